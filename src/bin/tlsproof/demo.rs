@@ -1,0 +1,163 @@
+//! `tlsproof demo`: starts the fixture and the proxy, serves www/ (with the COOP/COEP headers
+//! threads need) and drives headless Chromium through the page once, printing what it got.
+
+use axum::extract::State;
+use axum::http::{header, HeaderValue};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
+use tokio::sync::mpsc;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Where to serve the page.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The demo page directory.
+    #[arg(long, default_value = "www")]
+    www: PathBuf,
+    /// The wasm-pack output (`--target web`), served under /pkg.
+    #[arg(long, default_value = "pkg")]
+    pkg: PathBuf,
+    /// Chromium binary used to drive the page once.
+    #[arg(long, default_value = "/usr/bin/chromium")]
+    chromium: PathBuf,
+    /// Exit after the headless run instead of serving the page until Ctrl-C.
+    #[arg(long)]
+    once: bool,
+    /// Seconds to wait for the headless run.
+    #[arg(long, default_value_t = 180)]
+    timeout: u64,
+}
+
+#[derive(Clone)]
+struct AppState {
+    config: serde_json::Value,
+    results: mpsc::UnboundedSender<serde_json::Value>,
+}
+
+pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse()?, KeyType::EcdsaP256, 30).await?;
+    let fixture_addr = fixture.local_addr()?;
+    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let plain_addr = plain.local_addr()?;
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    tokio::spawn(tlsproof::fixture::run_plain(plain));
+
+    let allow = AllowList::parse(&format!("{fixture_addr},{plain_addr}"))?;
+    let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow, ..ProxyConfig::default() }).await?;
+    let proxy_addr = proxy.local_addr()?;
+    tokio::spawn(proxy.run());
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let state = AppState {
+        config: serde_json::json!({
+            "proxyUrl": format!("ws://{proxy_addr}/"),
+            "httpsTarget": fixture_addr.to_string(),
+            "httpTarget": plain_addr.to_string(),
+            "serverName": "localhost",
+            "caPem": ca_pem,
+        }),
+        results: tx,
+    };
+    let app = Router::new()
+        .route("/demo-config.json", get(|State(s): State<AppState>| async move { Json(s.config) }))
+        .route(
+            "/demo-result",
+            post(|State(s): State<AppState>, Json(v): Json<serde_json::Value>| async move {
+                let _ = s.results.send(v);
+                "ok"
+            }),
+        )
+        .nest_service("/pkg", ServeDir::new(&args.pkg))
+        .fallback_service(ServeDir::new(&args.www))
+        .with_state(state)
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::HeaderName::from_static("cross-origin-embedder-policy"),
+            HeaderValue::from_static("require-corp"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let page = format!("http://{}/?auto=1", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    println!("fixture https://{fixture_addr}  proxy ws://{proxy_addr}  page {page}");
+
+    let profile = tempdir()?;
+    let mut chromium = tokio::process::Command::new(&args.chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(&page)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", args.chromium.display()))?;
+
+    let result = tokio::time::timeout(Duration::from_secs(args.timeout), rx.recv()).await;
+    let _ = chromium.kill().await;
+    let _ = std::fs::remove_dir_all(&profile);
+    let ok = match result {
+        Ok(Some(v)) => {
+            print_result(&v);
+            v.get("ok").and_then(|x| x.as_bool()).unwrap_or(false)
+        }
+        _ => {
+            eprintln!("the headless run did not report within {} s", args.timeout);
+            false
+        }
+    };
+    if !ok {
+        return Err("demo run failed".into());
+    }
+    if !args.once {
+        println!("\nServing the demo page at {page} — open it in a browser; Ctrl-C to stop.");
+        tokio::signal::ctrl_c().await?;
+    }
+    Ok(())
+}
+
+fn print_result(v: &serde_json::Value) {
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("");
+    println!("=== headless Chromium run ===");
+    println!("ok:      {}", v.get("ok").unwrap_or(&serde_json::Value::Null));
+    println!("what:    {}", get("what"));
+    if !get("error").is_empty() {
+        println!("error:   {}", get("error"));
+    }
+    if let Some(t) = v.get("timings") {
+        println!("timings: {t}");
+    }
+    println!("--- received ---\n{}\n----------------", get("text"));
+}
+
+fn tempdir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("tlsproof-chromium-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}
+

@@ -1,0 +1,28 @@
+//! tlsproof — prove to a verifier that bytes really came from a TLS server, from a browser
+//! (Rust compiled to multithreaded WebAssembly) or natively.
+//!
+//! The crate is one package with a native side (verifier, WebSocket-to-TCP proxy, local HTTPS
+//! fixture, CLI) and a browser side (the wasm prover). Protocol logic is sans-IO so the same code
+//! runs on both; tokio and web-sys live only at the edges ([`transport`], the CLI, [`wasm`]).
+//!
+//! ```no_run
+//! # #[cfg(not(target_arch = "wasm32"))]
+//! # async fn demo() -> Result<(), tlsproof::transport::TransportError> {
+//! use tlsproof::transport::WsStream;
+//! // A byte stream to a TCP target through `tlsproof proxy`.
+//! let mut s = WsStream::connect("ws://127.0.0.1:9000/?target=127.0.0.1:4443").await?;
+//! s.write_all(b"hello").await?;
+//! s.shutdown_write().await?;
+//! let reply = s.read_to_end(1 << 20).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod transport;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fixture;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod proxy;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;

@@ -1,0 +1,123 @@
+//! A byte stream over one WebSocket, the same API natively (tokio-tungstenite) and in the
+//! browser (web-sys `WebSocket`).
+//!
+//! Framing convention shared with `tlsproof proxy`: every binary message carries stream bytes;
+//! an **empty** binary message means "no more bytes in this direction" (a TCP half-close);
+//! a close frame ends both directions and carries the reason (e.g. why the proxy refused).
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
+#[cfg(target_arch = "wasm32")]
+mod web;
+
+#[cfg(not(target_arch = "wasm32"))]
+use native::Socket;
+#[cfg(target_arch = "wasm32")]
+use web::Socket;
+
+/// Largest payload we put in one WebSocket message (the proxy's default limit is larger).
+pub const MAX_CHUNK: usize = 16 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("could not open WebSocket to {url}: {reason}")]
+    Connect { url: String, reason: String },
+    /// The peer closed the WebSocket; `code` and `reason` are what it said (RFC 6455 §7.4).
+    #[error("connection closed by peer (code {code}): {reason}")]
+    Closed { code: u16, reason: String },
+    #[error("peer sent a non-binary message")]
+    UnexpectedMessage,
+    #[error("stream exceeded the limit of {limit} bytes")]
+    LimitExceeded { limit: usize },
+    #[error("write after shutdown_write")]
+    WriteAfterShutdown,
+    #[error("transport error: {0}")]
+    Io(String),
+}
+
+/// A duplex byte stream carried in binary WebSocket messages.
+pub struct WsStream {
+    socket: Socket,
+    /// Bytes received but not yet handed to `read`.
+    pending: Vec<u8>,
+    pending_pos: usize,
+    /// The peer half-closed (sent an empty message).
+    read_eof: bool,
+    write_shut: bool,
+}
+
+impl WsStream {
+    /// Opens a WebSocket to `url` (for the proxy: `ws://HOST:PORT/?target=HOST:PORT`).
+    pub async fn connect(url: &str) -> Result<WsStream, TransportError> {
+        let socket = Socket::connect(url).await?;
+        Ok(WsStream { socket, pending: Vec::new(), pending_pos: 0, read_eof: false, write_shut: false })
+    }
+
+    /// Sends all of `data`, in messages of at most [`MAX_CHUNK`] bytes. Waits while the
+    /// socket's send buffer is full (backpressure).
+    pub async fn write_all(&mut self, data: &[u8]) -> Result<(), TransportError> {
+        if self.write_shut {
+            return Err(TransportError::WriteAfterShutdown);
+        }
+        for chunk in data.chunks(MAX_CHUNK) {
+            self.socket.send(chunk).await?;
+        }
+        Ok(())
+    }
+
+    /// Half-closes: tells the peer no more bytes follow from us. Reading still works.
+    pub async fn shutdown_write(&mut self) -> Result<(), TransportError> {
+        if !self.write_shut {
+            self.write_shut = true;
+            self.socket.send(&[]).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads some bytes into `buf`; `Ok(0)` means the peer half-closed.
+    pub async fn read(&mut self, buf: &mut [u8]) -> Result<usize, TransportError> {
+        while self.pending_pos == self.pending.len() {
+            if self.read_eof {
+                return Ok(0);
+            }
+            match self.socket.recv().await? {
+                Some(msg) if msg.is_empty() => self.read_eof = true,
+                Some(msg) => {
+                    self.pending = msg;
+                    self.pending_pos = 0;
+                }
+                None => return Err(TransportError::Closed { code: 1006, reason: "connection dropped".into() }),
+            }
+        }
+        let n = buf.len().min(self.pending.len() - self.pending_pos);
+        buf[..n].copy_from_slice(&self.pending[self.pending_pos..self.pending_pos + n]);
+        self.pending_pos += n;
+        Ok(n)
+    }
+
+    /// Reads until the peer half-closes or closes normally, refusing more than `limit` bytes.
+    pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, TransportError> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; MAX_CHUNK];
+        loop {
+            let n = match self.read(&mut buf).await {
+                Ok(n) => n,
+                // A normal close after the data counts as end of stream.
+                Err(TransportError::Closed { code: 1000, .. }) => 0,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                return Ok(out);
+            }
+            if out.len() + n > limit {
+                return Err(TransportError::LimitExceeded { limit });
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// Closes the WebSocket normally.
+    pub async fn close(mut self) -> Result<(), TransportError> {
+        self.socket.close().await
+    }
+}

@@ -1,0 +1,58 @@
+//! Native WebSocket client (tokio-tungstenite).
+
+use super::TransportError;
+use futures::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::{protocol::CloseFrame, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub(super) struct Socket {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Socket {
+    pub(super) async fn connect(url: &str) -> Result<Socket, TransportError> {
+        let (ws, _resp) = tokio_tungstenite::connect_async(url)
+            .await
+            .map_err(|e| TransportError::Connect { url: url.to_string(), reason: e.to_string() })?;
+        Ok(Socket { ws })
+    }
+
+    pub(super) async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+        // `send` flushes, so a slow peer applies backpressure through TCP.
+        self.ws.send(Message::binary(data.to_vec())).await.map_err(io)
+    }
+
+    /// Next binary payload; `None` if the connection ended without a close frame.
+    pub(super) async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        loop {
+            match self.ws.next().await {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(io(e)),
+                Some(Ok(Message::Binary(b))) => return Ok(Some(b.to_vec())),
+                Some(Ok(Message::Close(frame))) => return Err(closed(frame)),
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Ok(Message::Text(_))) => return Err(TransportError::UnexpectedMessage),
+            }
+        }
+    }
+
+    pub(super) async fn close(&mut self) -> Result<(), TransportError> {
+        match self.ws.close(None).await {
+            Ok(()) => Ok(()),
+            Err(tokio_tungstenite::tungstenite::Error::ConnectionClosed) => Ok(()),
+            Err(e) => Err(io(e)),
+        }
+    }
+}
+
+fn io(e: tokio_tungstenite::tungstenite::Error) -> TransportError {
+    TransportError::Io(e.to_string())
+}
+
+fn closed(frame: Option<CloseFrame>) -> TransportError {
+    match frame {
+        Some(f) => TransportError::Closed { code: f.code.into(), reason: f.reason.to_string() },
+        None => TransportError::Closed { code: 1005, reason: String::new() },
+    }
+}

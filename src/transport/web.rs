@@ -1,0 +1,140 @@
+//! Browser WebSocket client (web-sys). Works on the main thread and in Web Workers.
+
+use super::TransportError;
+use futures::channel::mpsc;
+use futures::StreamExt;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{BinaryType, CloseEvent, MessageEvent, WebSocket};
+
+/// Above this many buffered (unsent) bytes, `send` waits: the browser would otherwise queue
+/// without limit.
+const HIGH_WATER: u32 = 1 << 20;
+
+enum SocketEvent {
+    Open,
+    Message(Vec<u8>),
+    NonBinary,
+    Error,
+    Close { code: u16, reason: String },
+}
+
+pub(super) struct Socket {
+    ws: WebSocket,
+    events: mpsc::UnboundedReceiver<SocketEvent>,
+    // Keep the callbacks alive as long as the socket.
+    _on_open: Closure<dyn FnMut(JsValue)>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(JsValue)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+}
+
+impl Socket {
+    pub(super) async fn connect(url: &str) -> Result<Socket, TransportError> {
+        let connect_err = |reason: String| TransportError::Connect { url: url.to_string(), reason };
+        let ws = WebSocket::new(url).map_err(|e| connect_err(format!("{e:?}")))?;
+        ws.set_binary_type(BinaryType::Arraybuffer);
+        let (tx, events) = mpsc::unbounded();
+
+        let t = tx.clone();
+        let on_open = Closure::<dyn FnMut(JsValue)>::new(move |_| {
+            let _ = t.unbounded_send(SocketEvent::Open);
+        });
+        let t = tx.clone();
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let ev = match e.data().dyn_into::<js_sys::ArrayBuffer>() {
+                Ok(buf) => SocketEvent::Message(js_sys::Uint8Array::new(&buf).to_vec()),
+                Err(_) => SocketEvent::NonBinary,
+            };
+            let _ = t.unbounded_send(ev);
+        });
+        let t = tx.clone();
+        let on_error = Closure::<dyn FnMut(JsValue)>::new(move |_| {
+            let _ = t.unbounded_send(SocketEvent::Error);
+        });
+        let t = tx;
+        let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |e: CloseEvent| {
+            let _ = t.unbounded_send(SocketEvent::Close { code: e.code(), reason: e.reason() });
+        });
+        ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+
+        let mut socket = Socket {
+            ws,
+            events,
+            _on_open: on_open,
+            _on_message: on_message,
+            _on_error: on_error,
+            _on_close: on_close,
+        };
+        loop {
+            match socket.events.next().await {
+                Some(SocketEvent::Open) => return Ok(socket),
+                Some(SocketEvent::Close { code, reason }) => {
+                    return Err(connect_err(format!("closed with code {code}: {reason}")))
+                }
+                Some(SocketEvent::Error) | None => {
+                    // The close event that follows carries the details, if any.
+                    if let Some(SocketEvent::Close { code, reason }) = socket.events.next().await {
+                        return Err(connect_err(format!("closed with code {code}: {reason}")));
+                    }
+                    return Err(connect_err("connection failed".into()));
+                }
+                Some(_) => continue,
+            }
+        }
+    }
+
+    pub(super) async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+        while self.ws.buffered_amount() > HIGH_WATER {
+            sleep_ms(2).await;
+        }
+        if self.ws.ready_state() != WebSocket::OPEN {
+            return Err(TransportError::Closed { code: 1006, reason: "socket is not open".into() });
+        }
+        self.ws.send_with_u8_array(data).map_err(|e| TransportError::Io(format!("{e:?}")))
+    }
+
+    pub(super) async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        loop {
+            match self.events.next().await {
+                None => return Ok(None),
+                Some(SocketEvent::Message(b)) => return Ok(Some(b)),
+                Some(SocketEvent::NonBinary) => return Err(TransportError::UnexpectedMessage),
+                Some(SocketEvent::Close { code, reason }) => return Err(TransportError::Closed { code, reason }),
+                Some(SocketEvent::Open | SocketEvent::Error) => continue,
+            }
+        }
+    }
+
+    pub(super) async fn close(&mut self) -> Result<(), TransportError> {
+        self.ws.close().map_err(|e| TransportError::Io(format!("{e:?}")))
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.ws.set_onopen(None);
+        self.ws.set_onmessage(None);
+        self.ws.set_onerror(None);
+        self.ws.set_onclose(None);
+        let _ = self.ws.close();
+    }
+}
+
+/// Resolves after `ms` milliseconds; works in windows and workers alike.
+pub(crate) async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let global = js_sys::global();
+        if let Ok(set_timeout) = js_sys::Reflect::get(&global, &JsValue::from_str("setTimeout")) {
+            if let Ok(f) = set_timeout.dyn_into::<js_sys::Function>() {
+                let _ = f.call2(&global, &resolve, &JsValue::from(ms));
+                return;
+            }
+        }
+        let _ = resolve.call0(&JsValue::NULL);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
