@@ -18,6 +18,7 @@
 //! ```
 
 pub mod transport;
+pub mod zk;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fixture;

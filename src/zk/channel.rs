@@ -1,0 +1,66 @@
+//! The engine talks through an abstract duplex message channel: an in-memory pipe in tests,
+//! a multiplexed WebSocket channel in the protocol.
+
+use futures::channel::mpsc;
+use futures::StreamExt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    #[error("peer closed the channel")]
+    Closed,
+    #[error("message of {len} bytes exceeds the limit of {max}")]
+    TooLarge { len: usize, max: usize },
+    #[error("transport error: {0}")]
+    Transport(String),
+}
+
+/// A reliable, ordered duplex channel of byte messages.
+#[allow(async_fn_in_trait)]
+pub trait Channel {
+    async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError>;
+    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError>;
+    /// Total payload bytes sent so far (for benchmarks).
+    fn bytes_sent(&self) -> u64;
+    /// Total payload bytes received so far.
+    fn bytes_received(&self) -> u64;
+}
+
+/// One end of an in-memory channel pair.
+pub struct MemoryChannel {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    max_message: usize,
+    sent: u64,
+    received: u64,
+}
+
+/// Two connected in-memory ends; messages above `max_message` bytes are refused.
+pub fn memory_pair(max_message: usize) -> (MemoryChannel, MemoryChannel) {
+    let (atx, brx) = mpsc::unbounded();
+    let (btx, arx) = mpsc::unbounded();
+    let mk = |tx, rx| MemoryChannel { tx, rx, max_message, sent: 0, received: 0 };
+    (mk(atx, arx), mk(btx, brx))
+}
+
+impl Channel for MemoryChannel {
+    async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError> {
+        if msg.len() > self.max_message {
+            return Err(ChannelError::TooLarge { len: msg.len(), max: self.max_message });
+        }
+        self.sent += msg.len() as u64;
+        self.tx.unbounded_send(msg).map_err(|_| ChannelError::Closed)
+    }
+
+    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
+        let msg = self.rx.next().await.ok_or(ChannelError::Closed)?;
+        self.received += msg.len() as u64;
+        Ok(msg)
+    }
+
+    fn bytes_sent(&self) -> u64 {
+        self.sent
+    }
+    fn bytes_received(&self) -> u64 {
+        self.received
+    }
+}

@@ -1,0 +1,4 @@
+//! VOLE-based zero-knowledge engine (QuickSilver-style).
+pub mod channel;
+pub mod field;
+pub mod ot;

@@ -1,0 +1,163 @@
+//! Bit-matrix helpers for IKNP: per-column AES-CTR PRGs and the 128×128 bit transpose.
+//!
+//! Bit order everywhere: bit `i` of a column byte string is bit `i % 8` of byte `i / 8`
+//! (LSB first), and bit `j` of a row `u128` is column `j`.
+
+use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+use aes::Aes128;
+use rayon::prelude::*;
+
+/// Expands one base-OT seed into an unbounded bit stream: AES-128 keyed by the seed, in CTR
+/// mode. The counter persists so successive `extend` calls use fresh output.
+pub(crate) struct ColumnPrg {
+    cipher: Aes128,
+    counter: u128,
+}
+
+impl ColumnPrg {
+    pub(crate) fn new(seed: &[u8; 16]) -> Self {
+        ColumnPrg {
+            cipher: Aes128::new(GenericArray::from_slice(seed)),
+            counter: 0,
+        }
+    }
+
+    /// Fill `out` (a multiple of 16 bytes) with the next PRG output.
+    pub(crate) fn fill(&mut self, out: &mut [u8]) {
+        debug_assert_eq!(out.len() % 16, 0);
+        ctr_fill(&self.cipher, self.counter, out);
+        self.counter += (out.len() / 16) as u128;
+    }
+}
+
+/// AES-CTR: block k of `out` = E(start + k) with the counter encoded little-endian.
+pub(crate) fn ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
+    const BATCH: usize = 32;
+    let mut blocks = [GenericArray::<u8, aes::cipher::consts::U16>::default(); BATCH];
+    let mut ctr = start;
+    for piece in out.chunks_mut(16 * BATCH) {
+        let nb = piece.len() / 16;
+        for b in blocks.iter_mut().take(nb) {
+            b.copy_from_slice(&ctr.to_le_bytes());
+            ctr = ctr.wrapping_add(1);
+        }
+        cipher.encrypt_blocks(&mut blocks[..nb]);
+        for (dst, b) in piece.chunks_exact_mut(16).zip(blocks.iter()) {
+            dst.copy_from_slice(b);
+        }
+    }
+    // the batch buffer held key stream: clear it
+    for b in blocks.iter_mut() {
+        b.iter_mut().for_each(|x| *x = 0);
+    }
+}
+
+/// In-place transpose of a 128×128 bit matrix: afterwards bit `c` of `a[r]` is the former bit
+/// `r` of `a[c]`. Recursive block swaps (Eklundh), 7 rounds of 64 masked swaps, branch-free.
+pub(crate) fn transpose128(a: &mut [u128; 128]) {
+    const LEVELS: [(usize, u128); 7] = [
+        (64, 0x0000_0000_0000_0000_FFFF_FFFF_FFFF_FFFF),
+        (32, 0x0000_0000_FFFF_FFFF_0000_0000_FFFF_FFFF),
+        (16, 0x0000_FFFF_0000_FFFF_0000_FFFF_0000_FFFF),
+        (8, 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF),
+        (4, 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F),
+        (2, 0x3333_3333_3333_3333_3333_3333_3333_3333),
+        (1, 0x5555_5555_5555_5555_5555_5555_5555_5555),
+    ];
+    for &(w, mask) in LEVELS.iter() {
+        let mut base = 0;
+        while base < 128 {
+            for r in base..base + w {
+                let t = ((a[r] >> w) ^ a[r + w]) & mask;
+                a[r] ^= t << w;
+                a[r + w] ^= t;
+            }
+            base += 2 * w;
+        }
+    }
+}
+
+/// Turn a column-major 128 × (8·col_len) bit matrix (column `j` = `cols[j*col_len..][..col_len]`)
+/// into its rows. `col_len` must be a multiple of 16; `rows.len() == 8 * col_len`.
+pub(crate) fn columns_to_rows(cols: &[u8], col_len: usize, rows: &mut [u128]) {
+    debug_assert_eq!(col_len % 16, 0);
+    debug_assert_eq!(cols.len(), 128 * col_len);
+    debug_assert_eq!(rows.len(), 8 * col_len);
+    rows.par_chunks_mut(128).enumerate().for_each(|(blk, out)| {
+        let mut m = [0u128; 128];
+        for (j, mj) in m.iter_mut().enumerate() {
+            let off = j * col_len + 16 * blk;
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&cols[off..off + 16]);
+            *mj = u128::from_le_bytes(b);
+        }
+        transpose128(&mut m);
+        out.copy_from_slice(&m);
+        m.iter_mut().for_each(|x| *x = 0);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    fn bit(x: u128, i: usize) -> bool {
+        (x >> i) & 1 == 1
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn transpose128_matches_naive() {
+        let mut rng = rand::rng();
+        for _ in 0..20 {
+            let orig: [u128; 128] = core::array::from_fn(|_| rng.random());
+            let mut t = orig;
+            transpose128(&mut t);
+            for r in 0..128 {
+                for c in 0..128 {
+                    assert_eq!(bit(t[r], c), bit(orig[c], r), "r={r} c={c}");
+                }
+            }
+            transpose128(&mut t);
+            assert_eq!(t, orig, "transpose is an involution");
+        }
+    }
+
+    #[test]
+    fn columns_to_rows_matches_naive() {
+        let mut rng = rand::rng();
+        let col_len = 48; // 384 rows
+        let cols: Vec<u8> = (0..128 * col_len).map(|_| rng.random()).collect();
+        let mut rows = vec![0u128; 8 * col_len];
+        columns_to_rows(&cols, col_len, &mut rows);
+        for (i, row) in rows.iter().enumerate() {
+            for j in 0..128 {
+                let b = (cols[j * col_len + i / 8] >> (i % 8)) & 1 == 1;
+                assert_eq!(bit(*row, j), b, "row {i} col {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn column_prg_continues_its_stream_and_matches_aes_ctr() {
+        let seed = [7u8; 16];
+        let mut whole = vec![0u8; 160];
+        ColumnPrg::new(&seed).fill(&mut whole);
+        let mut p = ColumnPrg::new(&seed);
+        let mut a = vec![0u8; 48];
+        let mut b = vec![0u8; 112];
+        p.fill(&mut a);
+        p.fill(&mut b);
+        assert_eq!([a, b].concat(), whole);
+        // block 3 is AES_seed(3)
+        let cipher = Aes128::new(GenericArray::from_slice(&seed));
+        let mut blk = GenericArray::clone_from_slice(&3u128.to_le_bytes());
+        cipher.encrypt_block(&mut blk);
+        assert_eq!(&whole[48..64], blk.as_slice());
+        // different seeds give different streams
+        let mut other = vec![0u8; 160];
+        ColumnPrg::new(&[8u8; 16]).fill(&mut other);
+        assert_ne!(other, whole);
+    }
+}

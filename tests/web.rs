@@ -1,0 +1,110 @@
+//! Browser tests (headless Chrome via `wasm-pack test`), run in a dedicated worker so rayon
+//! may block. `npm test` starts the servers and passes their addresses at build time.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::Cell;
+use tlsproof::transport::{TransportError, WsStream};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+thread_local! {
+    static POOL_STARTED: Cell<bool> = const { Cell::new(false) };
+}
+
+async fn ensure_pool() {
+    if !POOL_STARTED.get() {
+        wasm_bindgen_futures::JsFuture::from(tlsproof::wasm::init_thread_pool(2)).await.expect("init_thread_pool(2)");
+        POOL_STARTED.set(true);
+    }
+}
+
+fn server(var: Option<&'static str>, name: &str) -> &'static str {
+    var.unwrap_or_else(|| panic!("{name} was not set at build time; run the browser tests through `npm test`"))
+}
+
+fn proxy() -> &'static str {
+    server(option_env!("TLSPROOF_TEST_PROXY"), "TLSPROOF_TEST_PROXY")
+}
+
+#[wasm_bindgen_test]
+async fn rayon_pool_of_two_workers_computes_in_parallel() {
+    ensure_pool().await;
+    assert_eq!(rayon::current_num_threads(), 2);
+    let n = 1_000_000u32;
+    assert_eq!(tlsproof::wasm::parallel_sum(n), (n as f64) * (n as f64 - 1.0) / 2.0);
+    // Work really spreads over both workers.
+    use rayon::prelude::*;
+    let ids: std::collections::BTreeSet<usize> =
+        (0..64).into_par_iter().map(|_| {
+            let mut x = 0u64;
+            for i in 0..200_000u64 { x = x.wrapping_mul(6364136223846793005).wrapping_add(i); }
+            std::hint::black_box(x);
+            rayon::current_thread_index().unwrap_or(usize::MAX)
+        }).collect();
+    assert!(ids.iter().all(|i| *i < 2), "{ids:?}");
+}
+
+#[wasm_bindgen_test]
+async fn websocket_stream_through_proxy_to_echo() {
+    let echo = server(option_env!("TLSPROOF_TEST_ECHO"), "TLSPROOF_TEST_ECHO");
+    let mut s = WsStream::connect(&format!("{}?target={echo}", proxy())).await.expect("connect");
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+    s.write_all(&data).await.unwrap();
+    s.shutdown_write().await.unwrap();
+    let back = s.read_to_end(1 << 20).await.unwrap();
+    assert_eq!(back.len(), data.len());
+    assert!(back == data, "echoed bytes differ");
+}
+
+#[wasm_bindgen_test]
+async fn proxy_refusal_reason_reaches_the_browser() {
+    let mut s = WsStream::connect(&format!("{}?target=127.0.0.1:1", proxy())).await.expect("connect");
+    let mut buf = [0u8; 8];
+    match s.read(&mut buf).await {
+        Err(TransportError::Closed { code, reason }) => {
+            assert_eq!(code, 1008);
+            assert!(reason.contains("not on the proxy's allow-list"), "{reason}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn exchange_with_the_fixture_gets_a_tls_server_hello() {
+    // A minimal TLS 1.2 ClientHello; the fixture (rustls) must answer with a handshake record.
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let mut s = WsStream::connect(&format!("{}?target={fixture}", proxy())).await.expect("connect");
+    s.write_all(&minimal_client_hello()).await.unwrap();
+    let mut head = [0u8; 5];
+    let mut got = 0;
+    while got < 5 {
+        let n = s.read(&mut head[got..]).await.unwrap();
+        assert!(n > 0, "fixture closed before answering");
+        got += n;
+    }
+    assert_eq!(head[0], 22, "expected a handshake record, got {head:?}");
+    assert_eq!(&head[1..3], &[3, 3]);
+}
+
+fn minimal_client_hello() -> Vec<u8> {
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&[7u8; 32]); // random
+    body.push(0); // session id
+    body.extend_from_slice(&[0, 2, 0xc0, 0x2b]); // ECDHE-ECDSA-AES128-GCM-SHA256
+    body.extend_from_slice(&[1, 0]); // null compression
+    let ext: Vec<u8> = [
+        &[0x00, 0x0a, 0, 4, 0, 2, 0, 23][..],             // supported_groups: secp256r1
+        &[0x00, 0x0b, 0, 2, 1, 0][..],                    // ec_point_formats
+        &[0x00, 0x0d, 0, 4, 0, 2, 4, 3][..],              // signature_algorithms: ecdsa_secp256r1_sha256
+        &[0xff, 0x01, 0, 1, 0][..],                       // renegotiation_info
+    ]
+    .concat();
+    body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+    body.extend_from_slice(&ext);
+    let mut hs = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
+    hs.extend_from_slice(&body);
+    let mut rec = vec![22, 3, 1, (hs.len() >> 8) as u8, hs.len() as u8];
+    rec.extend_from_slice(&hs);
+    rec
+}
