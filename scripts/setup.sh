@@ -59,7 +59,8 @@ fi
 cat >> .tlsproof/toolchain.env <<'ENV'
 export CC_wasm32_unknown_unknown=clang-22
 export AR_wasm32_unknown_unknown=llvm-ar-22
-export TLSPROOF_WASM_BUILD_STD="-Z build-std=std,panic_abort"
+# -Z build-std for wasm builds (wasm-pack does not pass extra cargo flags to every build).
+export TLSPROOF_WASM_ENV="CARGO_UNSTABLE_BUILD_STD=std,panic_abort"
 ENV
 # shellcheck disable=SC1091
 . .tlsproof/toolchain.env

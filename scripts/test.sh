@@ -25,7 +25,7 @@ export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
 export TLSPROOF_TEST_FIXTURE="$(cat "$run/fixture")"
 export WASM_BINDGEN_TEST_TIMEOUT=300
 # shellcheck disable=SC2086
-wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release -- $TLSPROOF_WASM_BUILD_STD --test web
+env $TLSPROOF_WASM_ENV wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release . -- --test web
 
 echo "== end to end: the demo page in headless Chromium =="
 bash scripts/build-wasm.sh

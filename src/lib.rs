@@ -17,6 +17,9 @@
 //! # Ok(()) }
 //! ```
 
+pub mod http;
+pub mod protocol;
+pub mod tls;
 pub mod transport;
 pub mod zk;
 

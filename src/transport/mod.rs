@@ -10,10 +10,11 @@ mod native;
 #[cfg(target_arch = "wasm32")]
 mod web;
 
+/// One WebSocket carrying binary messages (native: tokio-tungstenite; browser: web-sys).
 #[cfg(not(target_arch = "wasm32"))]
-use native::Socket;
+pub use native::WsSocket;
 #[cfg(target_arch = "wasm32")]
-use web::Socket;
+pub use web::WsSocket;
 
 /// Largest payload we put in one WebSocket message (the proxy's default limit is larger).
 pub const MAX_CHUNK: usize = 16 * 1024;
@@ -37,7 +38,7 @@ pub enum TransportError {
 
 /// A duplex byte stream carried in binary WebSocket messages.
 pub struct WsStream {
-    socket: Socket,
+    socket: WsSocket,
     /// Bytes received but not yet handed to `read`.
     pending: Vec<u8>,
     pending_pos: usize,
@@ -49,7 +50,7 @@ pub struct WsStream {
 impl WsStream {
     /// Opens a WebSocket to `url` (for the proxy: `ws://HOST:PORT/?target=HOST:PORT`).
     pub async fn connect(url: &str) -> Result<WsStream, TransportError> {
-        let socket = Socket::connect(url).await?;
+        let socket = WsSocket::connect(url).await?;
         Ok(WsStream { socket, pending: Vec::new(), pending_pos: 0, read_eof: false, write_shut: false })
     }
 
@@ -119,5 +120,41 @@ impl WsStream {
     /// Closes the WebSocket normally.
     pub async fn close(mut self) -> Result<(), TransportError> {
         self.socket.close().await
+    }
+}
+
+/// A reliable, ordered channel of binary messages: what the session multiplexer runs on.
+/// Implemented by [`WsSocket`] on both platforms (client and, natively, server side).
+#[allow(async_fn_in_trait)]
+pub trait MessageSocket {
+    async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError>;
+    /// `None` when the connection ended without a close frame.
+    async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError>;
+    async fn close(&mut self) -> Result<(), TransportError>;
+}
+
+#[cfg(target_arch = "wasm32")]
+impl MessageSocket for WsSocket {
+    async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError> {
+        WsSocket::send(self, msg).await
+    }
+    async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        WsSocket::recv(self).await
+    }
+    async fn close(&mut self) -> Result<(), TransportError> {
+        WsSocket::close(self).await
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> MessageSocket for WsSocket<S> {
+    async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError> {
+        WsSocket::send(self, msg).await
+    }
+    async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        WsSocket::recv(self).await
+    }
+    async fn close(&mut self) -> Result<(), TransportError> {
+        WsSocket::close(self).await
     }
 }

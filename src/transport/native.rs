@@ -2,29 +2,40 @@
 
 use super::TransportError;
 use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::{protocol::CloseFrame, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-pub(super) struct Socket {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+/// A WebSocket, client or server side (`S` is the underlying byte stream).
+pub struct WsSocket<S = MaybeTlsStream<TcpStream>> {
+    ws: WebSocketStream<S>,
 }
 
-impl Socket {
-    pub(super) async fn connect(url: &str) -> Result<Socket, TransportError> {
+impl WsSocket {
+    /// Opens a WebSocket to `url` and waits until it is open.
+    pub async fn connect(url: &str) -> Result<WsSocket, TransportError> {
         let (ws, _resp) = tokio_tungstenite::connect_async(url)
             .await
             .map_err(|e| TransportError::Connect { url: url.to_string(), reason: e.to_string() })?;
-        Ok(Socket { ws })
+        Ok(WsSocket { ws })
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> WsSocket<S> {
+    /// Wraps an accepted (server-side) or otherwise established WebSocket.
+    pub fn from_stream(ws: WebSocketStream<S>) -> Self {
+        WsSocket { ws }
     }
 
-    pub(super) async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+    /// Sends one binary message, waiting while the send buffer is full.
+    pub async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
         // `send` flushes, so a slow peer applies backpressure through TCP.
         self.ws.send(Message::binary(data.to_vec())).await.map_err(io)
     }
 
     /// Next binary payload; `None` if the connection ended without a close frame.
-    pub(super) async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+    pub async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
         loop {
             match self.ws.next().await {
                 None => return Ok(None),
@@ -37,7 +48,8 @@ impl Socket {
         }
     }
 
-    pub(super) async fn close(&mut self) -> Result<(), TransportError> {
+    /// Starts the closing handshake.
+    pub async fn close(&mut self) -> Result<(), TransportError> {
         match self.ws.close(None).await {
             Ok(()) => Ok(()),
             Err(tokio_tungstenite::tungstenite::Error::ConnectionClosed) => Ok(()),

@@ -19,7 +19,7 @@ enum SocketEvent {
     Close { code: u16, reason: String },
 }
 
-pub(super) struct Socket {
+pub struct WsSocket {
     ws: WebSocket,
     events: mpsc::UnboundedReceiver<SocketEvent>,
     // Keep the callbacks alive as long as the socket.
@@ -29,8 +29,9 @@ pub(super) struct Socket {
     _on_close: Closure<dyn FnMut(CloseEvent)>,
 }
 
-impl Socket {
-    pub(super) async fn connect(url: &str) -> Result<Socket, TransportError> {
+impl WsSocket {
+    /// Opens a WebSocket to `url` and waits until it is open.
+    pub async fn connect(url: &str) -> Result<WsSocket, TransportError> {
         let connect_err = |reason: String| TransportError::Connect { url: url.to_string(), reason };
         let ws = WebSocket::new(url).map_err(|e| connect_err(format!("{e:?}")))?;
         ws.set_binary_type(BinaryType::Arraybuffer);
@@ -61,7 +62,7 @@ impl Socket {
         ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
 
-        let mut socket = Socket {
+        let mut socket = WsSocket {
             ws,
             events,
             _on_open: on_open,
@@ -87,7 +88,8 @@ impl Socket {
         }
     }
 
-    pub(super) async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+    /// Sends one binary message, waiting while the send buffer is full.
+    pub async fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
         while self.ws.buffered_amount() > HIGH_WATER {
             sleep_ms(2).await;
         }
@@ -97,7 +99,8 @@ impl Socket {
         self.ws.send_with_u8_array(data).map_err(|e| TransportError::Io(format!("{e:?}")))
     }
 
-    pub(super) async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+    /// Next binary payload; `None` if the connection ended without a close frame.
+    pub async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
         loop {
             match self.events.next().await {
                 None => return Ok(None),
@@ -109,12 +112,13 @@ impl Socket {
         }
     }
 
-    pub(super) async fn close(&mut self) -> Result<(), TransportError> {
+    /// Starts the closing handshake.
+    pub async fn close(&mut self) -> Result<(), TransportError> {
         self.ws.close().map_err(|e| TransportError::Io(format!("{e:?}")))
     }
 }
 
-impl Drop for Socket {
+impl Drop for WsSocket {
     fn drop(&mut self) {
         self.ws.set_onopen(None);
         self.ws.set_onmessage(None);

@@ -1,0 +1,3 @@
+//! The prover–verifier session protocol (proxy mode first).
+
+pub mod mux;

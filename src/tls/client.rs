@@ -1,0 +1,958 @@
+//! The sans-IO TLS 1.2 client state machine.
+
+use super::certs::{verify_server_chain, verify_server_key_exchange, RootStore};
+use super::codec::{
+    self, ext, handshake_message, hs, parse_record_header, put_u16, put_vec16, put_vec8,
+    CipherSuite, ContentType, HandshakeJoiner, NamedGroup, Reader, SignatureScheme, MAX_CIPHERTEXT,
+    MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12,
+};
+use super::crypto::{
+    random_bytes, KeyExchange, RecordCryptoFactory, RingKeyExchange, RingRecordCryptoFactory,
+};
+use super::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
+use super::keys::{self, KeyBlock, MasterSecret, PreMasterSecret};
+use super::record::DirectionState;
+use super::transcript::{Direction, Transcript, TranscriptRecord};
+use ring::digest;
+use rustls_pki_types::{ServerName, UnixTime};
+use std::sync::Arc;
+
+/// How the ECDHE step is performed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyExchangeMode {
+    /// The client generates an ephemeral `ring` key itself when ServerHelloDone arrives.
+    Local,
+    /// The client stops after ServerHelloDone; the caller reads
+    /// [`Client::key_exchange_request`] and answers with [`Client::complete_key_exchange`]
+    /// (e.g. from an async backend).
+    External,
+}
+
+/// Client configuration.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    /// Trust anchors for the server certificate.
+    pub roots: RootStore,
+    /// Offered cipher suites, in preference order.
+    pub cipher_suites: Vec<CipherSuite>,
+    /// Offered ECDHE groups, in preference order.
+    pub groups: Vec<NamedGroup>,
+    /// Accepted ServerKeyExchange signature schemes.
+    pub signature_schemes: Vec<SignatureScheme>,
+    /// Offer RFC 7627 extended master secret.
+    pub offer_extended_master_secret: bool,
+    /// Abort if the server does not negotiate EMS.
+    pub require_extended_master_secret: bool,
+    /// Offer an empty SessionTicket extension (server may send NewSessionTicket; we never
+    /// resume).
+    pub offer_session_ticket: bool,
+    /// Local or externally driven key exchange.
+    pub key_exchange: KeyExchangeMode,
+    /// Builds the record protection of each direction at ChangeCipherSpec.
+    pub record_crypto: Arc<dyn RecordCryptoFactory>,
+}
+
+impl ClientConfig {
+    /// Defaults: both AES-128-GCM suites, P-256 then X25519, all schemes, EMS offered.
+    pub fn new(roots: RootStore) -> Self {
+        Self {
+            roots,
+            cipher_suites: CipherSuite::ALL.to_vec(),
+            groups: vec![NamedGroup::Secp256r1, NamedGroup::X25519],
+            signature_schemes: SignatureScheme::ALL.to_vec(),
+            offer_extended_master_secret: true,
+            require_extended_master_secret: false,
+            offer_session_ticket: false,
+            key_exchange: KeyExchangeMode::Local,
+            record_crypto: Arc::new(RingRecordCryptoFactory),
+        }
+    }
+}
+
+/// The server's ECDHE parameters and their signature, as received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerKeyExchangeInfo {
+    pub group: NamedGroup,
+    /// The server's public share.
+    pub public: Vec<u8>,
+    /// curve_type ‖ named_curve ‖ public — the signed params.
+    pub params: Vec<u8>,
+    pub scheme: SignatureScheme,
+    pub signature: Vec<u8>,
+}
+
+/// One handshake message as hashed in the transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandshakeMessage {
+    pub sender: Direction,
+    pub typ: u8,
+    /// type ‖ u24 length ‖ body.
+    pub raw: Vec<u8>,
+}
+
+/// What the caller must compute in [`KeyExchangeMode::External`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyExchangeRequest {
+    pub group: NamedGroup,
+    pub server_public: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    ExpectServerHello,
+    ExpectCertificate,
+    ExpectServerKeyExchange,
+    ExpectServerHelloDone,
+    KeyExchangePending,
+    ExpectNewSessionTicketOrCcs,
+    ExpectCcs,
+    ExpectFinished,
+    Connected,
+}
+
+impl State {
+    fn expected(self) -> &'static str {
+        match self {
+            State::ExpectServerHello => "ServerHello",
+            State::ExpectCertificate => "Certificate",
+            State::ExpectServerKeyExchange => "ServerKeyExchange",
+            State::ExpectServerHelloDone => "ServerHelloDone",
+            State::KeyExchangePending => "nothing (key exchange pending)",
+            State::ExpectNewSessionTicketOrCcs => "NewSessionTicket or ChangeCipherSpec",
+            State::ExpectCcs => "ChangeCipherSpec",
+            State::ExpectFinished => "Finished",
+            State::Connected => "application data",
+        }
+    }
+}
+
+/// Bound on buffered-but-unprocessed input (only reached while a key exchange is pending).
+const MAX_PENDING_INPUT: usize = 4 * (RECORD_HEADER_LEN + MAX_CIPHERTEXT);
+
+/// A sans-IO TLS 1.2 client connection.
+pub struct Client {
+    config: ClientConfig,
+    server_name: ServerName<'static>,
+    now: UnixTime,
+    state: State,
+    client_random: [u8; 32],
+    server_random: [u8; 32],
+    suite: Option<CipherSuite>,
+    group: Option<NamedGroup>,
+    ems: bool,
+    ticket_acked: bool,
+    cert_requested: bool,
+    cert_chain: Vec<Vec<u8>>,
+    ske: Option<ServerKeyExchangeInfo>,
+    messages: Vec<HandshakeMessage>,
+    session_hash: Option<[u8; 32]>,
+    client_finished_hash: Option<[u8; 32]>,
+    server_finished_hash: Option<[u8; 32]>,
+    client_verify_data: Option<[u8; 12]>,
+    server_verify_data: Option<[u8; 12]>,
+    client_public: Vec<u8>,
+    pms: Option<PreMasterSecret>,
+    ms: Option<MasterSecret>,
+    key_block: Option<KeyBlock>,
+    joiner: HandshakeJoiner,
+    read: DirectionState,
+    write: DirectionState,
+    in_buf: Vec<u8>,
+    out_buf: Vec<u8>,
+    plaintext: Vec<u8>,
+    transcript: Transcript,
+    received_close_notify: bool,
+    sent_close_notify: bool,
+    failed: Option<Error>,
+}
+
+fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
+    let mut ctx = digest::Context::new(&digest::SHA256);
+    for m in parts {
+        ctx.update(&m.raw);
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ctx.finish().as_ref());
+    out
+}
+
+fn content_name(t: u8) -> &'static str {
+    match ContentType::from_u8(t) {
+        Some(ContentType::ChangeCipherSpec) => "ChangeCipherSpec",
+        Some(ContentType::Alert) => "Alert",
+        Some(ContentType::Handshake) => "Handshake",
+        Some(ContentType::ApplicationData) => "ApplicationData",
+        None => "unknown record",
+    }
+}
+
+impl Client {
+    /// Start a connection to `server_name` (DNS name or IP literal), validating certificates at
+    /// `now`. Queues the ClientHello.
+    pub fn new(config: ClientConfig, server_name: &str, now: UnixTime) -> Result<Self, Error> {
+        let mut random = [0u8; 32];
+        random_bytes(&mut random)?;
+        Self::with_client_random(config, server_name, now, random)
+    }
+
+    /// Like [`Client::new`] with a caller-chosen client_random (e.g. from a joint coin flip).
+    pub fn with_client_random(
+        config: ClientConfig,
+        server_name: &str,
+        now: UnixTime,
+        client_random: [u8; 32],
+    ) -> Result<Self, Error> {
+        let server_name =
+            ServerName::try_from(server_name.to_string()).map_err(|_| Error::InvalidServerName)?;
+        if config.cipher_suites.is_empty() || config.groups.is_empty() {
+            return Err(Error::InvalidState("no cipher suites or groups configured"));
+        }
+        let mut c = Client {
+            config,
+            server_name,
+            now,
+            state: State::ExpectServerHello,
+            client_random,
+            server_random: [0; 32],
+            suite: None,
+            group: None,
+            ems: false,
+            ticket_acked: false,
+            cert_requested: false,
+            cert_chain: Vec::new(),
+            ske: None,
+            messages: Vec::new(),
+            session_hash: None,
+            client_finished_hash: None,
+            server_finished_hash: None,
+            client_verify_data: None,
+            server_verify_data: None,
+            client_public: Vec::new(),
+            pms: None,
+            ms: None,
+            key_block: None,
+            joiner: HandshakeJoiner::default(),
+            read: DirectionState::default(),
+            write: DirectionState::default(),
+            in_buf: Vec::new(),
+            out_buf: Vec::new(),
+            plaintext: Vec::new(),
+            transcript: Transcript::default(),
+            received_close_notify: false,
+            sent_close_notify: false,
+            failed: None,
+        };
+        let hello = c.client_hello();
+        c.send_handshake(hello)?;
+        Ok(c)
+    }
+
+    fn client_hello(&self) -> Vec<u8> {
+        let cfg = &self.config;
+        let mut b = Vec::new();
+        put_u16(&mut b, TLS12);
+        b.extend_from_slice(&self.client_random);
+        put_vec8(&mut b, &[]); // empty session id: no resumption
+        let mut suites = Vec::new();
+        for s in &cfg.cipher_suites {
+            put_u16(&mut suites, s.id());
+        }
+        put_vec16(&mut b, &suites);
+        put_vec8(&mut b, &[0]); // null compression
+        let mut exts = Vec::new();
+        let mut add = |t: u16, body: &[u8]| {
+            put_u16(&mut exts, t);
+            put_vec16(&mut exts, body);
+        };
+        if let ServerName::DnsName(dns) = &self.server_name {
+            let host = dns.as_ref().as_bytes();
+            let mut entry = vec![0u8];
+            put_vec16(&mut entry, host);
+            let mut list = Vec::new();
+            put_vec16(&mut list, &entry);
+            add(ext::SERVER_NAME, &list);
+        }
+        let mut groups = Vec::new();
+        for g in &cfg.groups {
+            put_u16(&mut groups, g.id());
+        }
+        let mut gl = Vec::new();
+        put_vec16(&mut gl, &groups);
+        add(ext::SUPPORTED_GROUPS, &gl);
+        add(ext::EC_POINT_FORMATS, &[1, 0]);
+        let mut schemes = Vec::new();
+        for s in &cfg.signature_schemes {
+            put_u16(&mut schemes, s.id());
+        }
+        let mut sl = Vec::new();
+        put_vec16(&mut sl, &schemes);
+        add(ext::SIGNATURE_ALGORITHMS, &sl);
+        if cfg.offer_extended_master_secret {
+            add(ext::EXTENDED_MASTER_SECRET, &[]);
+        }
+        if cfg.offer_session_ticket {
+            add(ext::SESSION_TICKET, &[]);
+        }
+        add(ext::RENEGOTIATION_INFO, &[0]);
+        put_vec16(&mut b, &exts);
+        handshake_message(hs::CLIENT_HELLO, &b)
+    }
+
+    // ----- output -----
+
+    fn push_record(&mut self, content_type: u8, payload: &[u8]) -> Result<(), Error> {
+        for chunk in payload.chunks(MAX_PLAINTEXT) {
+            let rec = self.write.seal_record(content_type, chunk)?;
+            self.out_buf.extend_from_slice(&rec.raw);
+            self.transcript.records.push(rec);
+        }
+        Ok(())
+    }
+
+    fn send_handshake(&mut self, msg: Vec<u8>) -> Result<(), Error> {
+        self.push_record(ContentType::Handshake as u8, &msg)?;
+        self.messages.push(HandshakeMessage {
+            sender: Direction::Sent,
+            typ: msg[0],
+            raw: msg,
+        });
+        Ok(())
+    }
+
+    fn send_alert(&mut self, fatal: bool, desc: AlertDescription) {
+        let level = if fatal { 2 } else { 1 };
+        // Ignore failure: we are already reporting an error.
+        let _ = self.push_record(ContentType::Alert as u8, &[level, desc.0]);
+    }
+
+    /// True if there are bytes to send to the server.
+    pub fn wants_write(&self) -> bool {
+        !self.out_buf.is_empty()
+    }
+
+    /// Take the bytes to send to the server.
+    pub fn take_outgoing(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out_buf)
+    }
+
+    /// Queue application data (split into records of at most 16 KiB).
+    pub fn write_plaintext(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::Connected {
+            return Err(Error::InvalidState("handshake not complete"));
+        }
+        if self.sent_close_notify {
+            return Err(Error::Closed);
+        }
+        self.push_record(ContentType::ApplicationData as u8, data)
+    }
+
+    /// Queue a close_notify alert.
+    pub fn send_close_notify(&mut self) -> Result<(), Error> {
+        if !self.sent_close_notify {
+            self.sent_close_notify = true;
+            self.push_record(ContentType::Alert as u8, &[1, 0])?;
+        }
+        Ok(())
+    }
+
+    // ----- input -----
+
+    fn check_failed(&self) -> Result<(), Error> {
+        match &self.failed {
+            Some(e) => Err(Error::AlreadyFailed(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        if let Some(a) = e.alert() {
+            self.send_alert(true, a);
+        }
+        self.failed = Some(e.clone());
+        e
+    }
+
+    /// Feed bytes received from the server and process every complete record.
+    pub fn feed(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.check_failed()?;
+        self.in_buf.extend_from_slice(data);
+        let mut r = self.process();
+        if r.is_ok() && self.in_buf.len() > MAX_PENDING_INPUT {
+            // Only reachable while an external key exchange is pending: the server must not
+            // send anything then.
+            r = Err(unexpected(
+                self.state.expected(),
+                "data while key exchange pending",
+            ));
+        }
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// Tell the client the server closed the TCP stream. Errors if this truncates the
+    /// connection (no close_notify received).
+    pub fn feed_eof(&mut self) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.received_close_notify {
+            return Ok(());
+        }
+        let e = if self.state == State::Connected {
+            PeerMisbehaved::TruncatedWithoutCloseNotify
+        } else {
+            PeerMisbehaved::UnexpectedEof
+        };
+        self.failed = Some(e.clone().into());
+        Err(e.into())
+    }
+
+    fn process(&mut self) -> Result<(), Error> {
+        loop {
+            if self.state == State::KeyExchangePending {
+                if self.config.key_exchange == KeyExchangeMode::Local {
+                    self.local_key_exchange()?;
+                    continue;
+                }
+                return Ok(());
+            }
+            let Some(h) = parse_record_header(&self.in_buf)? else {
+                return Ok(());
+            };
+            if self.in_buf.len() < RECORD_HEADER_LEN + h.length {
+                return Ok(());
+            }
+            let rest = self.in_buf.split_off(RECORD_HEADER_LEN + h.length);
+            let raw = std::mem::replace(&mut self.in_buf, rest);
+            self.process_record(h.content_type, h.version, raw)?;
+        }
+    }
+
+    fn process_record(
+        &mut self,
+        content_type: u8,
+        version: u16,
+        raw: Vec<u8>,
+    ) -> Result<(), Error> {
+        if self.received_close_notify {
+            return Err(PeerMisbehaved::DataAfterCloseNotify.into());
+        }
+        let entry = match self.read.open_record(content_type, version, raw) {
+            Ok(e) => e,
+            Err(boxed) => {
+                let (err, entry) = *boxed;
+                self.transcript.records.push(entry);
+                return Err(err);
+            }
+        };
+        let payload = entry.plaintext.clone().unwrap_or_default();
+        self.transcript.records.push(entry);
+        let ct = ContentType::from_u8(content_type)
+            .ok_or(PeerMisbehaved::UnknownContentType(content_type))?;
+        if payload.is_empty() && ct != ContentType::ApplicationData {
+            return Err(PeerMisbehaved::EmptyFragment.into());
+        }
+        if ct != ContentType::Handshake && !self.joiner.is_empty() {
+            // Another record type interleaved with a fragmented handshake message.
+            return Err(unexpected(
+                "rest of handshake message",
+                content_name(content_type),
+            ));
+        }
+        match ct {
+            ContentType::ChangeCipherSpec => self.handle_ccs(&payload),
+            ContentType::Alert => self.handle_alert(&payload),
+            ContentType::Handshake => {
+                self.joiner.push(&payload);
+                while let Some((typ, msg)) = self.joiner.pop()? {
+                    self.handle_handshake(typ, msg)?;
+                }
+                Ok(())
+            }
+            ContentType::ApplicationData => {
+                if self.state != State::Connected {
+                    return Err(unexpected(self.state.expected(), "ApplicationData"));
+                }
+                self.plaintext.extend_from_slice(&payload);
+                Ok(())
+            }
+        }
+    }
+
+    fn handle_ccs(&mut self, payload: &[u8]) -> Result<(), Error> {
+        if payload != [1] {
+            return Err(PeerMisbehaved::BadChangeCipherSpec.into());
+        }
+        match self.state {
+            State::ExpectCcs | State::ExpectNewSessionTicketOrCcs => {}
+            State::ExpectCertificate => return Err(PeerMisbehaved::ResumptionAttempted.into()),
+            s => return Err(unexpected(s.expected(), "ChangeCipherSpec")),
+        }
+        let kb = self
+            .key_block
+            .as_ref()
+            .ok_or(Error::InvalidState("no keys at CCS"))?;
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let crypto = self.config.record_crypto.new_record_crypto(
+            suite,
+            false,
+            &kb.server_write_key,
+            &kb.server_write_iv,
+        )?;
+        self.read.install(crypto);
+        self.state = State::ExpectFinished;
+        Ok(())
+    }
+
+    fn handle_alert(&mut self, payload: &[u8]) -> Result<(), Error> {
+        if payload.len() != 2 {
+            return Err(decode("alert length"));
+        }
+        let desc = AlertDescription(payload[1]);
+        if desc == AlertDescription::CLOSE_NOTIFY {
+            if self.state != State::Connected {
+                return Err(PeerMisbehaved::FatalAlert(desc).into());
+            }
+            self.received_close_notify = true;
+            return Ok(());
+        }
+        if payload[0] != 1 {
+            // Fatal (or an unknown level, treated as fatal).
+            return Err(PeerMisbehaved::FatalAlert(desc).into());
+        }
+        // Warnings (e.g. unrecognized_name during the handshake, no_renegotiation) are
+        // ignored, as RFC 5246 §7.2 allows.
+        Ok(())
+    }
+
+    fn push_received(&mut self, typ: u8, raw: Vec<u8>) {
+        self.messages.push(HandshakeMessage {
+            sender: Direction::Received,
+            typ,
+            raw,
+        });
+    }
+
+    fn handle_handshake(&mut self, typ: u8, msg: Vec<u8>) -> Result<(), Error> {
+        let body = &msg[4..];
+        if typ == hs::HELLO_REQUEST {
+            if !body.is_empty() {
+                return Err(decode("HelloRequest body"));
+            }
+            if self.state == State::Connected {
+                // RFC 5746/5246: refuse renegotiation with a warning and carry on.
+                self.send_alert(false, AlertDescription::NO_RENEGOTIATION);
+            }
+            // During a handshake HelloRequest is ignored (RFC 5246 §7.4.1.1). Not hashed.
+            return Ok(());
+        }
+        match (self.state, typ) {
+            (State::ExpectServerHello, hs::SERVER_HELLO) => {
+                self.handle_server_hello(body)?;
+                self.push_received(typ, msg);
+                self.state = State::ExpectCertificate;
+            }
+            (State::ExpectCertificate, hs::CERTIFICATE) => {
+                let chain = codec::parse_certificate(body)?;
+                if chain.is_empty() {
+                    return Err(PeerMisbehaved::NoCertificate.into());
+                }
+                verify_server_chain(&self.config.roots, &chain, &self.server_name, self.now)?;
+                self.cert_chain = chain;
+                self.push_received(typ, msg);
+                self.state = State::ExpectServerKeyExchange;
+            }
+            (State::ExpectServerKeyExchange, hs::SERVER_KEY_EXCHANGE) => {
+                self.handle_server_key_exchange(body)?;
+                self.push_received(typ, msg);
+                self.state = State::ExpectServerHelloDone;
+            }
+            (State::ExpectServerHelloDone, hs::CERTIFICATE_REQUEST) if !self.cert_requested => {
+                // We have no client certificate; we answer with an empty Certificate.
+                self.cert_requested = true;
+                self.push_received(typ, msg);
+            }
+            (State::ExpectServerHelloDone, hs::SERVER_HELLO_DONE) => {
+                if !body.is_empty() {
+                    return Err(decode("ServerHelloDone body"));
+                }
+                self.push_received(typ, msg);
+                self.state = State::KeyExchangePending;
+            }
+            (State::ExpectNewSessionTicketOrCcs, hs::NEW_SESSION_TICKET) => {
+                let mut r = Reader::new(body);
+                r.u32("ticket lifetime")?;
+                r.vec16("ticket")?;
+                r.finish("NewSessionTicket trailing bytes")?;
+                self.push_received(typ, msg);
+                self.state = State::ExpectCcs;
+            }
+            (State::ExpectFinished, hs::FINISHED) => {
+                if body.len() != 12 {
+                    return Err(decode("Finished length"));
+                }
+                let h_s = sha256(&self.messages);
+                let ms = self
+                    .ms
+                    .as_ref()
+                    .ok_or(Error::InvalidState("no master secret"))?;
+                let expected = keys::verify_data(ms, b"server finished", &h_s);
+                #[allow(deprecated)]
+                let ok = ring::constant_time::verify_slices_are_equal(&expected, body).is_ok();
+                if !ok {
+                    return Err(PeerMisbehaved::BadFinished.into());
+                }
+                self.server_finished_hash = Some(h_s);
+                self.server_verify_data = Some(expected);
+                self.push_received(typ, msg);
+                self.state = State::Connected;
+            }
+            (s, t) => {
+                if s == State::ExpectCertificate && t == hs::FINISHED {
+                    return Err(PeerMisbehaved::ResumptionAttempted.into());
+                }
+                return Err(unexpected(s.expected(), hs::name(t)));
+            }
+        }
+        Ok(())
+    }
+
+    fn handle_server_hello(&mut self, body: &[u8]) -> Result<(), Error> {
+        let sh = codec::parse_server_hello(body)?;
+        if sh.version != TLS12 {
+            return Err(PeerMisbehaved::UnsupportedVersion(sh.version).into());
+        }
+        let suite = CipherSuite::from_id(sh.cipher_suite)
+            .filter(|s| self.config.cipher_suites.contains(s))
+            .ok_or(PeerMisbehaved::UnofferedCipherSuite(sh.cipher_suite))?;
+        if sh.compression != 0 {
+            return Err(PeerMisbehaved::UnofferedCompression(sh.compression).into());
+        }
+        let mut seen = Vec::new();
+        let mut ems = false;
+        for (t, b) in &sh.extensions {
+            if seen.contains(t) {
+                return Err(PeerMisbehaved::DuplicateExtension(*t).into());
+            }
+            seen.push(*t);
+            match *t {
+                ext::RENEGOTIATION_INFO => {
+                    if b.as_slice() != [0] {
+                        return Err(PeerMisbehaved::BadRenegotiationInfo.into());
+                    }
+                }
+                ext::EXTENDED_MASTER_SECRET if self.config.offer_extended_master_secret => {
+                    if !b.is_empty() {
+                        return Err(decode("extended_master_secret body"));
+                    }
+                    ems = true;
+                }
+                ext::EC_POINT_FORMATS => {
+                    let mut r = Reader::new(b);
+                    let formats = r.vec8("ec_point_formats")?;
+                    r.finish("ec_point_formats trailing")?;
+                    if !formats.contains(&0) {
+                        return Err(decode("server does not support uncompressed points"));
+                    }
+                }
+                ext::SERVER_NAME if matches!(self.server_name, ServerName::DnsName(_)) => {
+                    if !b.is_empty() {
+                        return Err(decode("server_name ack body"));
+                    }
+                }
+                ext::SESSION_TICKET if self.config.offer_session_ticket => {
+                    if !b.is_empty() {
+                        return Err(decode("session_ticket ack body"));
+                    }
+                    self.ticket_acked = true;
+                }
+                other => return Err(PeerMisbehaved::UnofferedExtension(other).into()),
+            }
+        }
+        if self.config.require_extended_master_secret && !ems {
+            return Err(PeerMisbehaved::UnexpectedMessage {
+                expected: "extended_master_secret in ServerHello",
+                got: "ServerHello without it".into(),
+            }
+            .into());
+        }
+        self.suite = Some(suite);
+        self.ems = ems;
+        self.server_random = sh.random;
+        Ok(())
+    }
+
+    fn handle_server_key_exchange(&mut self, body: &[u8]) -> Result<(), Error> {
+        let ske = codec::parse_server_key_exchange(body)?;
+        let group = NamedGroup::from_id(ske.named_group)
+            .filter(|g| self.config.groups.contains(g))
+            .ok_or(PeerMisbehaved::UnofferedGroup(ske.named_group))?;
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let scheme = SignatureScheme::from_id(ske.scheme)
+            .filter(|s| {
+                self.config.signature_schemes.contains(s) && s.is_ecdsa() == suite.is_ecdsa()
+            })
+            .ok_or(PeerMisbehaved::UnofferedSignatureScheme(ske.scheme))?;
+        let leaf = self
+            .cert_chain
+            .first()
+            .ok_or(PeerMisbehaved::NoCertificate)?;
+        verify_server_key_exchange(
+            leaf,
+            scheme,
+            &self.client_random,
+            &self.server_random,
+            &ske.params,
+            &ske.signature,
+        )?;
+        self.group = Some(group);
+        self.ske = Some(ServerKeyExchangeInfo {
+            group,
+            public: ske.public,
+            params: ske.params,
+            scheme,
+            signature: ske.signature,
+        });
+        Ok(())
+    }
+
+    fn local_key_exchange(&mut self) -> Result<(), Error> {
+        let req = self
+            .key_exchange_request()
+            .ok_or(Error::InvalidState("no key exchange"))?;
+        let kx = Box::new(RingKeyExchange::generate(req.group)?);
+        let public = kx.public_key().to_vec();
+        let pms = kx.complete(&req.server_public)?;
+        self.finish_key_exchange(public, pms)
+    }
+
+    /// In [`KeyExchangeMode::External`], after ServerHelloDone: the group and server share the
+    /// caller must answer with [`Client::complete_key_exchange`].
+    pub fn key_exchange_request(&self) -> Option<KeyExchangeRequest> {
+        if self.state != State::KeyExchangePending || self.failed.is_some() {
+            return None;
+        }
+        let ske = self.ske.as_ref()?;
+        Some(KeyExchangeRequest {
+            group: ske.group,
+            server_public: ske.public.clone(),
+        })
+    }
+
+    /// Supply our ECDHE public share and the pre-master secret; sends ClientKeyExchange,
+    /// ChangeCipherSpec and Finished, then continues with any buffered server bytes.
+    pub fn complete_key_exchange(
+        &mut self,
+        client_public: Vec<u8>,
+        pms: PreMasterSecret,
+    ) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::KeyExchangePending {
+            return Err(Error::InvalidState("no key exchange pending"));
+        }
+        let r = self
+            .finish_key_exchange(client_public, pms)
+            .and_then(|_| self.process());
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn finish_key_exchange(
+        &mut self,
+        client_public: Vec<u8>,
+        pms: PreMasterSecret,
+    ) -> Result<(), Error> {
+        if client_public.is_empty() || client_public.len() > 255 {
+            return Err(Error::Crypto("bad client public key length"));
+        }
+        if self.cert_requested {
+            self.send_handshake(handshake_message(hs::CERTIFICATE, &[0, 0, 0]))?;
+        }
+        let mut cke = Vec::new();
+        put_vec8(&mut cke, &client_public);
+        self.send_handshake(handshake_message(hs::CLIENT_KEY_EXCHANGE, &cke))?;
+        self.client_public = client_public;
+        let ms = if self.ems {
+            let h = sha256(&self.messages);
+            self.session_hash = Some(h);
+            keys::extended_master_secret(&pms, &h)
+        } else {
+            keys::master_secret(&pms, &self.client_random, &self.server_random)
+        };
+        let kb = keys::key_block(&ms, &self.client_random, &self.server_random);
+        self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let crypto = self.config.record_crypto.new_record_crypto(
+            suite,
+            true,
+            &kb.client_write_key,
+            &kb.client_write_iv,
+        )?;
+        self.write.install(crypto);
+        let h_c = sha256(&self.messages);
+        let vd = keys::verify_data(&ms, b"client finished", &h_c);
+        self.client_finished_hash = Some(h_c);
+        self.client_verify_data = Some(vd);
+        self.send_handshake(handshake_message(hs::FINISHED, &vd))?;
+        self.pms = Some(pms);
+        self.ms = Some(ms);
+        self.key_block = Some(kb);
+        self.state = if self.ticket_acked {
+            State::ExpectNewSessionTicketOrCcs
+        } else {
+            State::ExpectCcs
+        };
+        Ok(())
+    }
+
+    // ----- state and accessors -----
+
+    /// Take the application data received so far.
+    pub fn take_plaintext(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.plaintext)
+    }
+    /// Bytes of application data buffered.
+    pub fn plaintext_len(&self) -> usize {
+        self.plaintext.len()
+    }
+    pub fn is_handshaking(&self) -> bool {
+        self.state != State::Connected && self.failed.is_none()
+    }
+    pub fn is_connected(&self) -> bool {
+        self.state == State::Connected && self.failed.is_none()
+    }
+    pub fn received_close_notify(&self) -> bool {
+        self.received_close_notify
+    }
+    /// The error the connection failed with, if any.
+    pub fn error(&self) -> Option<&Error> {
+        self.failed.as_ref()
+    }
+    pub fn client_random(&self) -> &[u8; 32] {
+        &self.client_random
+    }
+    /// Zero until ServerHello.
+    pub fn server_random(&self) -> &[u8; 32] {
+        &self.server_random
+    }
+    pub fn cipher_suite(&self) -> Option<CipherSuite> {
+        self.suite
+    }
+    pub fn group(&self) -> Option<NamedGroup> {
+        self.group
+    }
+    /// Whether RFC 7627 extended master secret was negotiated.
+    pub fn extended_master_secret(&self) -> bool {
+        self.ems
+    }
+    /// Our ECDHE public share (as in ClientKeyExchange).
+    pub fn client_public_key(&self) -> &[u8] {
+        &self.client_public
+    }
+    /// The pre-master secret (local key exchange only).
+    pub fn pre_master_secret(&self) -> Option<&PreMasterSecret> {
+        self.pms.as_ref()
+    }
+    pub fn master_secret(&self) -> Option<&MasterSecret> {
+        self.ms.as_ref()
+    }
+    pub fn key_block(&self) -> Option<&KeyBlock> {
+        self.key_block.as_ref()
+    }
+    /// Handshake messages in order, both directions, as hashed (HelloRequest excluded).
+    pub fn handshake_messages(&self) -> &[HandshakeMessage] {
+        &self.messages
+    }
+    /// RFC 7627 session hash (messages through ClientKeyExchange), if EMS was used.
+    pub fn session_hash(&self) -> Option<&[u8; 32]> {
+        self.session_hash.as_ref()
+    }
+    /// H_c: hash of all messages before the client Finished.
+    pub fn client_finished_hash(&self) -> Option<&[u8; 32]> {
+        self.client_finished_hash.as_ref()
+    }
+    /// H_s: hash of all messages before the server Finished (includes the client Finished).
+    pub fn server_finished_hash(&self) -> Option<&[u8; 32]> {
+        self.server_finished_hash.as_ref()
+    }
+    pub fn client_verify_data(&self) -> Option<&[u8; 12]> {
+        self.client_verify_data.as_ref()
+    }
+    pub fn server_verify_data(&self) -> Option<&[u8; 12]> {
+        self.server_verify_data.as_ref()
+    }
+    /// Server certificate chain (DER, leaf first), validated.
+    pub fn server_cert_chain(&self) -> &[Vec<u8>] {
+        &self.cert_chain
+    }
+    pub fn server_key_exchange(&self) -> Option<&ServerKeyExchangeInfo> {
+        self.ske.as_ref()
+    }
+    /// Every record in both directions.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+    /// The server name this connection validates against.
+    pub fn server_name(&self) -> &ServerName<'static> {
+        &self.server_name
+    }
+}
+
+/// Convenience: the transcript entries that are encrypted application data.
+pub fn app_records(t: &Transcript, d: Direction) -> Vec<&TranscriptRecord> {
+    t.direction(d)
+        .filter(|r| r.content_type == ContentType::ApplicationData as u8)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tls::codec::{split_records, Reader};
+
+    #[test]
+    fn client_hello_offers_what_we_support() {
+        let cfg = ClientConfig::new(RootStore::default());
+        let mut c =
+            Client::with_client_random(cfg, "fixture.test", crate::tls::unix_time(0), [9; 32])
+                .unwrap();
+        let out = c.take_outgoing();
+        let (recs, used) = split_records(&out).unwrap();
+        assert_eq!(used, out.len());
+        assert_eq!(recs.len(), 1);
+        let msg = recs[0].1;
+        assert_eq!(msg[0], hs::CLIENT_HELLO);
+        let mut r = Reader::new(&msg[4..]);
+        assert_eq!(r.u16("v").unwrap(), 0x0303);
+        assert_eq!(r.take(32, "r").unwrap(), &[9u8; 32]);
+        assert!(r.vec8("sid").unwrap().is_empty());
+        assert_eq!(r.vec16("suites").unwrap(), &[0xc0, 0x2b, 0xc0, 0x2f]);
+        assert_eq!(r.vec8("comp").unwrap(), &[0]);
+        let mut er = Reader::new(r.vec16("ext").unwrap());
+        r.finish("end").unwrap();
+        let mut types = Vec::new();
+        while !er.is_empty() {
+            let t = er.u16("t").unwrap();
+            let b = er.vec16("b").unwrap();
+            if t == ext::SERVER_NAME {
+                assert!(b.ends_with(b"fixture.test"));
+            }
+            if t == ext::SUPPORTED_GROUPS {
+                assert_eq!(b, &[0, 4, 0, 23, 0, 29]);
+            }
+            if t == ext::RENEGOTIATION_INFO {
+                assert_eq!(b, &[0]);
+            }
+            types.push(t);
+        }
+        assert_eq!(types, vec![0, 10, 11, 13, 23, 0xff01]);
+        // An IP address gets no SNI.
+        let cfg = ClientConfig::new(RootStore::default());
+        let mut c = Client::new(cfg, "127.0.0.1", crate::tls::unix_time(0)).unwrap();
+        let out = c.take_outgoing();
+        assert!(!out.windows(4).any(|w| w == b"127."));
+        assert!(Client::new(
+            ClientConfig::new(RootStore::default()),
+            "bad name!",
+            crate::tls::unix_time(0)
+        )
+        .is_err());
+    }
+}

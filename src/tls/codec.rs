@@ -1,0 +1,522 @@
+//! Wire encoding of TLS 1.2 records and handshake messages (RFC 5246, RFC 8422, RFC 7627).
+//!
+//! Every parser works on untrusted bytes: lengths are checked against the remaining input
+//! before anything is sliced or allocated, and failures are [`PeerMisbehaved::DecodeError`].
+
+use super::error::{decode, Error};
+
+/// Record header length: type(1) ‖ version(2) ‖ length(2).
+pub const RECORD_HEADER_LEN: usize = 5;
+/// Maximum plaintext fragment length (2^14, RFC 5246 §6.2.1).
+pub const MAX_PLAINTEXT: usize = 16384;
+/// Maximum encrypted fragment length (2^14 + 2048, RFC 5246 §6.2.3).
+pub const MAX_CIPHERTEXT: usize = MAX_PLAINTEXT + 2048;
+/// Upper bound on one handshake message (certificate chains are the largest).
+pub const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
+/// TLS 1.2 protocol version on the wire.
+pub const TLS12: u16 = 0x0303;
+
+/// Record content types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ContentType {
+    ChangeCipherSpec = 20,
+    Alert = 21,
+    Handshake = 22,
+    ApplicationData = 23,
+}
+
+impl ContentType {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            20 => Self::ChangeCipherSpec,
+            21 => Self::Alert,
+            22 => Self::Handshake,
+            23 => Self::ApplicationData,
+            _ => return None,
+        })
+    }
+}
+
+/// Handshake message types we use.
+pub mod hs {
+    pub const HELLO_REQUEST: u8 = 0;
+    pub const CLIENT_HELLO: u8 = 1;
+    pub const SERVER_HELLO: u8 = 2;
+    pub const NEW_SESSION_TICKET: u8 = 4;
+    pub const CERTIFICATE: u8 = 11;
+    pub const SERVER_KEY_EXCHANGE: u8 = 12;
+    pub const CERTIFICATE_REQUEST: u8 = 13;
+    pub const SERVER_HELLO_DONE: u8 = 14;
+    pub const CLIENT_KEY_EXCHANGE: u8 = 16;
+    pub const FINISHED: u8 = 20;
+
+    /// Name of a handshake type for error messages.
+    pub fn name(t: u8) -> &'static str {
+        match t {
+            0 => "HelloRequest",
+            1 => "ClientHello",
+            2 => "ServerHello",
+            4 => "NewSessionTicket",
+            11 => "Certificate",
+            12 => "ServerKeyExchange",
+            13 => "CertificateRequest",
+            14 => "ServerHelloDone",
+            15 => "CertificateVerify",
+            16 => "ClientKeyExchange",
+            20 => "Finished",
+            _ => "unknown handshake message",
+        }
+    }
+}
+
+/// Extension numbers we send or accept.
+pub mod ext {
+    pub const SERVER_NAME: u16 = 0;
+    pub const SUPPORTED_GROUPS: u16 = 10;
+    pub const EC_POINT_FORMATS: u16 = 11;
+    pub const SIGNATURE_ALGORITHMS: u16 = 13;
+    pub const EXTENDED_MASTER_SECRET: u16 = 23;
+    pub const SESSION_TICKET: u16 = 35;
+    pub const RENEGOTIATION_INFO: u16 = 0xff01;
+}
+
+/// Cipher suites this client implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CipherSuite {
+    /// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 (RFC 5289).
+    EcdheEcdsaAes128GcmSha256,
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RFC 5289).
+    EcdheRsaAes128GcmSha256,
+}
+
+impl CipherSuite {
+    pub const ALL: [CipherSuite; 2] = [
+        CipherSuite::EcdheEcdsaAes128GcmSha256,
+        CipherSuite::EcdheRsaAes128GcmSha256,
+    ];
+    pub fn id(self) -> u16 {
+        match self {
+            Self::EcdheEcdsaAes128GcmSha256 => 0xc02b,
+            Self::EcdheRsaAes128GcmSha256 => 0xc02f,
+        }
+    }
+    pub fn from_id(id: u16) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.id() == id)
+    }
+    /// AEAD key length in bytes.
+    pub fn key_len(self) -> usize {
+        16
+    }
+    /// Implicit (salt) IV length in bytes.
+    pub fn fixed_iv_len(self) -> usize {
+        4
+    }
+    /// Whether the server certificate carries an ECDSA key (else RSA).
+    pub fn is_ecdsa(self) -> bool {
+        matches!(self, Self::EcdheEcdsaAes128GcmSha256)
+    }
+}
+
+/// Named groups for ECDHE (RFC 8422).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NamedGroup {
+    Secp256r1,
+    X25519,
+}
+
+impl NamedGroup {
+    pub fn id(self) -> u16 {
+        match self {
+            Self::Secp256r1 => 23,
+            Self::X25519 => 29,
+        }
+    }
+    pub fn from_id(id: u16) -> Option<Self> {
+        match id {
+            23 => Some(Self::Secp256r1),
+            29 => Some(Self::X25519),
+            _ => None,
+        }
+    }
+}
+
+/// Signature schemes accepted on ServerKeyExchange (TLS 1.2 SignatureAndHashAlgorithm codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SignatureScheme {
+    EcdsaP256Sha256,
+    EcdsaP384Sha384,
+    RsaPkcs1Sha256,
+    RsaPkcs1Sha384,
+    RsaPkcs1Sha512,
+    RsaPssRsaeSha256,
+    RsaPssRsaeSha384,
+    RsaPssRsaeSha512,
+}
+
+impl SignatureScheme {
+    pub const ALL: [SignatureScheme; 8] = [
+        Self::EcdsaP256Sha256,
+        Self::EcdsaP384Sha384,
+        Self::RsaPssRsaeSha256,
+        Self::RsaPssRsaeSha384,
+        Self::RsaPssRsaeSha512,
+        Self::RsaPkcs1Sha256,
+        Self::RsaPkcs1Sha384,
+        Self::RsaPkcs1Sha512,
+    ];
+    pub fn id(self) -> u16 {
+        match self {
+            Self::EcdsaP256Sha256 => 0x0403,
+            Self::EcdsaP384Sha384 => 0x0503,
+            Self::RsaPkcs1Sha256 => 0x0401,
+            Self::RsaPkcs1Sha384 => 0x0501,
+            Self::RsaPkcs1Sha512 => 0x0601,
+            Self::RsaPssRsaeSha256 => 0x0804,
+            Self::RsaPssRsaeSha384 => 0x0805,
+            Self::RsaPssRsaeSha512 => 0x0806,
+        }
+    }
+    pub fn from_id(id: u16) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.id() == id)
+    }
+    pub fn is_ecdsa(self) -> bool {
+        matches!(self, Self::EcdsaP256Sha256 | Self::EcdsaP384Sha384)
+    }
+    /// The webpki verification algorithm for this scheme.
+    pub fn webpki_alg(self) -> &'static dyn rustls_pki_types::SignatureVerificationAlgorithm {
+        use webpki::ring as alg;
+        match self {
+            Self::EcdsaP256Sha256 => alg::ECDSA_P256_SHA256,
+            Self::EcdsaP384Sha384 => alg::ECDSA_P384_SHA384,
+            Self::RsaPkcs1Sha256 => alg::RSA_PKCS1_2048_8192_SHA256,
+            Self::RsaPkcs1Sha384 => alg::RSA_PKCS1_2048_8192_SHA384,
+            Self::RsaPkcs1Sha512 => alg::RSA_PKCS1_2048_8192_SHA512,
+            Self::RsaPssRsaeSha256 => alg::RSA_PSS_2048_8192_SHA256_LEGACY_KEY,
+            Self::RsaPssRsaeSha384 => alg::RSA_PSS_2048_8192_SHA384_LEGACY_KEY,
+            Self::RsaPssRsaeSha512 => alg::RSA_PSS_2048_8192_SHA512_LEGACY_KEY,
+        }
+    }
+}
+
+/// Bounds-checked reader over untrusted bytes.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+    pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Error> {
+        if n > self.remaining() {
+            return Err(decode(what));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    pub fn u8(&mut self, what: &'static str) -> Result<u8, Error> {
+        Ok(self.take(1, what)?[0])
+    }
+    pub fn u16(&mut self, what: &'static str) -> Result<u16, Error> {
+        let b = self.take(2, what)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    pub fn u24(&mut self, what: &'static str) -> Result<usize, Error> {
+        let b = self.take(3, what)?;
+        Ok(((b[0] as usize) << 16) | ((b[1] as usize) << 8) | b[2] as usize)
+    }
+    pub fn u32(&mut self, what: &'static str) -> Result<u32, Error> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub fn vec8(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+        let n = self.u8(what)? as usize;
+        self.take(n, what)
+    }
+    pub fn vec16(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+        let n = self.u16(what)? as usize;
+        self.take(n, what)
+    }
+    pub fn vec24(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+        let n = self.u24(what)?;
+        self.take(n, what)
+    }
+    /// Error unless all input was consumed.
+    pub fn finish(&self, what: &'static str) -> Result<(), Error> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(decode(what))
+        }
+    }
+}
+
+pub fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+pub fn put_u24(out: &mut Vec<u8>, v: usize) {
+    debug_assert!(v < (1 << 24));
+    out.extend_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
+}
+/// Append `body` with a 1-byte length prefix. Caller guarantees `body.len() < 256`.
+pub fn put_vec8(out: &mut Vec<u8>, body: &[u8]) {
+    debug_assert!(body.len() < 256);
+    out.push(body.len() as u8);
+    out.extend_from_slice(body);
+}
+/// Append `body` with a 2-byte length prefix. Caller guarantees `body.len() < 65536`.
+pub fn put_vec16(out: &mut Vec<u8>, body: &[u8]) {
+    debug_assert!(body.len() < 65536);
+    put_u16(out, body.len() as u16);
+    out.extend_from_slice(body);
+}
+
+/// Wrap a handshake body into a handshake message: type ‖ u24 length ‖ body.
+pub fn handshake_message(typ: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(4 + body.len());
+    m.push(typ);
+    put_u24(&mut m, body.len());
+    m.extend_from_slice(body);
+    m
+}
+
+/// A parsed record header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    pub content_type: u8,
+    pub version: u16,
+    pub length: usize,
+}
+
+/// Parse a record header from the start of `buf`; `Ok(None)` if fewer than 5 bytes.
+/// Rejects non-TLS bytes (version major != 3) and lengths above the ciphertext maximum.
+pub fn parse_record_header(buf: &[u8]) -> Result<Option<RecordHeader>, Error> {
+    use super::error::PeerMisbehaved;
+    if buf.len() < RECORD_HEADER_LEN {
+        return Ok(None);
+    }
+    let content_type = buf[0];
+    let version = u16::from_be_bytes([buf[1], buf[2]]);
+    let length = u16::from_be_bytes([buf[3], buf[4]]) as usize;
+    if ContentType::from_u8(content_type).is_none() {
+        return Err(PeerMisbehaved::UnknownContentType(content_type).into());
+    }
+    if buf[1] != 3 {
+        return Err(PeerMisbehaved::UnsupportedVersion(version).into());
+    }
+    if length > MAX_CIPHERTEXT {
+        return Err(PeerMisbehaved::RecordOverflow.into());
+    }
+    Ok(Some(RecordHeader {
+        content_type,
+        version,
+        length,
+    }))
+}
+
+/// Reassembles handshake messages from record fragments (messages may span records and records
+/// may hold several messages).
+#[derive(Default, Debug)]
+pub struct HandshakeJoiner {
+    buf: Vec<u8>,
+}
+
+impl HandshakeJoiner {
+    pub fn push(&mut self, fragment: &[u8]) {
+        self.buf.extend_from_slice(fragment);
+    }
+    /// True if no partial message is buffered (required before ChangeCipherSpec).
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    /// Pop one complete message (type, full raw bytes incl. 4-byte header), if available.
+    pub fn pop(&mut self) -> Result<Option<(u8, Vec<u8>)>, Error> {
+        use super::error::PeerMisbehaved;
+        if self.buf.len() < 4 {
+            return Ok(None);
+        }
+        let len =
+            ((self.buf[1] as usize) << 16) | ((self.buf[2] as usize) << 8) | self.buf[3] as usize;
+        if len > MAX_HANDSHAKE_MESSAGE {
+            return Err(PeerMisbehaved::HandshakeMessageTooLarge(len).into());
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        let typ = self.buf[0];
+        let rest = self.buf.split_off(4 + len);
+        let msg = std::mem::replace(&mut self.buf, rest);
+        Ok(Some((typ, msg)))
+    }
+}
+
+/// Parsed ServerHello.
+#[derive(Clone, Debug)]
+pub struct ServerHello {
+    pub version: u16,
+    pub random: [u8; 32],
+    pub session_id: Vec<u8>,
+    pub cipher_suite: u16,
+    pub compression: u8,
+    /// (type, body) in wire order.
+    pub extensions: Vec<(u16, Vec<u8>)>,
+}
+
+pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, Error> {
+    let mut r = Reader::new(body);
+    let version = r.u16("ServerHello version")?;
+    let mut random = [0u8; 32];
+    random.copy_from_slice(r.take(32, "ServerHello random")?);
+    let session_id = r.vec8("ServerHello session_id")?;
+    if session_id.len() > 32 {
+        return Err(decode("ServerHello session_id too long"));
+    }
+    let cipher_suite = r.u16("ServerHello cipher_suite")?;
+    let compression = r.u8("ServerHello compression")?;
+    let mut extensions = Vec::new();
+    if !r.is_empty() {
+        let mut er = Reader::new(r.vec16("ServerHello extensions")?);
+        while !er.is_empty() {
+            let t = er.u16("extension type")?;
+            let b = er.vec16("extension body")?;
+            extensions.push((t, b.to_vec()));
+        }
+    }
+    r.finish("ServerHello trailing bytes")?;
+    Ok(ServerHello {
+        version,
+        random,
+        session_id: session_id.to_vec(),
+        cipher_suite,
+        compression,
+        extensions,
+    })
+}
+
+/// Parse a Certificate message body into DER certificates (leaf first). Bounded by the
+/// handshake message size limit, so the count is bounded too.
+pub fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+    let mut r = Reader::new(body);
+    let list = r.vec24("Certificate list")?;
+    r.finish("Certificate trailing bytes")?;
+    let mut lr = Reader::new(list);
+    let mut certs = Vec::new();
+    while !lr.is_empty() {
+        let c = lr.vec24("certificate")?;
+        if c.is_empty() {
+            return Err(decode("empty certificate"));
+        }
+        certs.push(c.to_vec());
+    }
+    Ok(certs)
+}
+
+/// Parsed ECDHE ServerKeyExchange (RFC 8422 §5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EcdheServerKeyExchange {
+    /// curve_type ‖ named_curve ‖ public (the bytes that are signed with the randoms).
+    pub params: Vec<u8>,
+    pub named_group: u16,
+    pub public: Vec<u8>,
+    pub scheme: u16,
+    pub signature: Vec<u8>,
+}
+
+pub fn parse_server_key_exchange(body: &[u8]) -> Result<EcdheServerKeyExchange, Error> {
+    use super::error::PeerMisbehaved;
+    let mut r = Reader::new(body);
+    let curve_type = r.u8("ServerKeyExchange curve_type")?;
+    if curve_type != 3 {
+        return Err(PeerMisbehaved::UnofferedGroup(0xff00 | curve_type as u16).into());
+    }
+    let named_group = r.u16("ServerKeyExchange named_curve")?;
+    let public = r.vec8("ServerKeyExchange public")?;
+    if public.is_empty() {
+        return Err(decode("empty ECDHE public key"));
+    }
+    let params_len = 1 + 2 + 1 + public.len();
+    let scheme = r.u16("ServerKeyExchange signature scheme")?;
+    let signature = r.vec16("ServerKeyExchange signature")?;
+    r.finish("ServerKeyExchange trailing bytes")?;
+    Ok(EcdheServerKeyExchange {
+        params: body[..params_len].to_vec(),
+        named_group,
+        public: public.to_vec(),
+        scheme,
+        signature: signature.to_vec(),
+    })
+}
+
+/// Parse a record stream (plaintext framing only): returns (header, payload) pairs and the
+/// number of bytes consumed. Used by tests and the fuzz target.
+/// Records split out of a byte stream: (header, payload) pairs.
+pub type RecordSlices<'a> = Vec<(RecordHeader, &'a [u8])>;
+
+pub fn split_records(mut buf: &[u8]) -> Result<(RecordSlices<'_>, usize), Error> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    while let Some(h) = parse_record_header(buf)? {
+        if buf.len() < RECORD_HEADER_LEN + h.length {
+            break;
+        }
+        out.push((h, &buf[RECORD_HEADER_LEN..RECORD_HEADER_LEN + h.length]));
+        used += RECORD_HEADER_LEN + h.length;
+        buf = &buf[RECORD_HEADER_LEN + h.length..];
+    }
+    Ok((out, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joiner_fragments_and_coalesces() {
+        let m1 = handshake_message(2, &[1, 2, 3]);
+        let m2 = handshake_message(14, &[]);
+        let mut all = m1.clone();
+        all.extend_from_slice(&m2);
+        let mut j = HandshakeJoiner::default();
+        for b in &all[..5] {
+            j.push(&[*b]);
+            if j.buf.len() < m1.len() {
+                assert!(j.pop().unwrap().is_none());
+            }
+        }
+        j.push(&all[5..]);
+        assert_eq!(j.pop().unwrap(), Some((2, m1)));
+        assert_eq!(j.pop().unwrap(), Some((14, m2)));
+        assert!(j.pop().unwrap().is_none());
+        assert!(j.is_empty());
+    }
+
+    #[test]
+    fn oversized_handshake_message_rejected() {
+        let mut j = HandshakeJoiner::default();
+        j.push(&[11, 0x10, 0, 0]);
+        assert!(matches!(
+            j.pop(),
+            Err(Error::PeerMisbehaved(
+                crate::tls::PeerMisbehaved::HandshakeMessageTooLarge(_)
+            ))
+        ));
+    }
+
+    #[test]
+    fn truncated_inputs_are_decode_errors() {
+        assert!(parse_server_hello(&[3, 3, 0]).is_err());
+        assert!(parse_certificate(&[0, 0, 5, 0, 0, 9, 1]).is_err());
+        assert!(parse_server_key_exchange(&[3, 0, 23, 65, 4]).is_err());
+        assert!(parse_record_header(&[22, 3, 3, 0xff, 0xff]).is_err());
+        assert!(parse_record_header(&[99, 3, 3, 0, 1]).is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! Error types of the TLS client.
+
+use thiserror::Error;
+
+/// TLS alert descriptions we send or recognise (RFC 5246 §7.2, RFC 5746, RFC 7627).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlertDescription(pub u8);
+
+impl AlertDescription {
+    pub const CLOSE_NOTIFY: Self = Self(0);
+    pub const UNEXPECTED_MESSAGE: Self = Self(10);
+    pub const BAD_RECORD_MAC: Self = Self(20);
+    pub const RECORD_OVERFLOW: Self = Self(22);
+    pub const HANDSHAKE_FAILURE: Self = Self(40);
+    pub const BAD_CERTIFICATE: Self = Self(42);
+    pub const UNSUPPORTED_CERTIFICATE: Self = Self(43);
+    pub const CERTIFICATE_EXPIRED: Self = Self(45);
+    pub const CERTIFICATE_UNKNOWN: Self = Self(46);
+    pub const ILLEGAL_PARAMETER: Self = Self(47);
+    pub const UNKNOWN_CA: Self = Self(48);
+    pub const DECODE_ERROR: Self = Self(50);
+    pub const DECRYPT_ERROR: Self = Self(51);
+    pub const PROTOCOL_VERSION: Self = Self(70);
+    pub const INTERNAL_ERROR: Self = Self(80);
+    pub const NO_RENEGOTIATION: Self = Self(100);
+    pub const UNSUPPORTED_EXTENSION: Self = Self(110);
+}
+
+/// Something the server did that TLS 1.2 forbids or that we did not offer.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PeerMisbehaved {
+    /// ServerHello chose a cipher suite that was not in our ClientHello.
+    #[error("server chose a cipher suite we did not offer: {0:#06x}")]
+    UnofferedCipherSuite(u16),
+    /// ServerHello (or a record) carried a protocol version other than TLS 1.2.
+    #[error("unsupported protocol version {0:#06x}")]
+    UnsupportedVersion(u16),
+    /// ServerHello chose a compression method other than null.
+    #[error("server chose compression method {0}")]
+    UnofferedCompression(u8),
+    /// ServerHello contained an extension we did not offer.
+    #[error("server sent an extension we did not offer: {0}")]
+    UnofferedExtension(u16),
+    /// The same extension appeared twice.
+    #[error("duplicate extension {0}")]
+    DuplicateExtension(u16),
+    /// renegotiation_info was not empty on an initial handshake (RFC 5746 §3.4).
+    #[error("renegotiation_info not empty")]
+    BadRenegotiationInfo,
+    /// Server tried to resume a session (abbreviated handshake); we never offer resumption.
+    #[error("server tried to resume a session we never offered")]
+    ResumptionAttempted,
+    /// ServerKeyExchange used a group we did not offer or a non-named curve.
+    #[error("server chose a key exchange group we did not offer: {0:#06x}")]
+    UnofferedGroup(u16),
+    /// ServerKeyExchange used a signature scheme we did not offer.
+    #[error("server used a signature scheme we did not offer: {0:#06x}")]
+    UnofferedSignatureScheme(u16),
+    /// The server's ECDHE public key is not a valid point.
+    #[error("invalid server ECDHE public key")]
+    InvalidServerPublicKey,
+    /// The ServerKeyExchange signature does not verify under the certificate's key.
+    #[error("bad ServerKeyExchange signature")]
+    BadServerKeyExchangeSignature,
+    /// The server sent no certificate.
+    #[error("server sent an empty certificate chain")]
+    NoCertificate,
+    /// A record failed AEAD authentication.
+    #[error("bad record MAC")]
+    BadRecordMac,
+    /// A record exceeded the maximum size.
+    #[error("record overflow")]
+    RecordOverflow,
+    /// A handshake message exceeded our size bound.
+    #[error("handshake message too large: {0} bytes")]
+    HandshakeMessageTooLarge(usize),
+    /// A message arrived that is not allowed in the current state.
+    #[error("unexpected message: expected {expected}, got {got}")]
+    UnexpectedMessage { expected: &'static str, got: String },
+    /// A record had an unknown content type.
+    #[error("unknown record content type {0}")]
+    UnknownContentType(u8),
+    /// A zero-length handshake/alert/CCS fragment (RFC 5246 §6.2.1).
+    #[error("empty record fragment")]
+    EmptyFragment,
+    /// Bytes could not be decoded as the expected structure.
+    #[error("decode error: {0}")]
+    DecodeError(&'static str),
+    /// ChangeCipherSpec was not the single byte 1, or interleaved with a handshake message.
+    #[error("malformed ChangeCipherSpec")]
+    BadChangeCipherSpec,
+    /// The server Finished verify_data did not match.
+    #[error("server Finished verify_data mismatch")]
+    BadFinished,
+    /// The stream ended after the handshake without a close_notify alert (truncation attack).
+    #[error("stream truncated without close_notify")]
+    TruncatedWithoutCloseNotify,
+    /// The stream ended during the handshake.
+    #[error("unexpected end of stream during handshake")]
+    UnexpectedEof,
+    /// The server sent a fatal alert.
+    #[error("server sent fatal alert {0:?}")]
+    FatalAlert(AlertDescription),
+    /// Data arrived after close_notify.
+    #[error("data after close_notify")]
+    DataAfterCloseNotify,
+    /// The server asked for renegotiation; we refuse (no_renegotiation sent).
+    #[error("server requested renegotiation")]
+    RenegotiationRequested,
+}
+
+/// Errors of the TLS client.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Error {
+    /// The server violated the protocol.
+    #[error("peer misbehaved: {0}")]
+    PeerMisbehaved(#[from] PeerMisbehaved),
+    /// The server's certificate chain or name did not validate.
+    #[error("certificate error: {0}")]
+    Certificate(webpki::Error),
+    /// The configured server name is not a valid DNS name or IP address.
+    #[error("invalid server name")]
+    InvalidServerName,
+    /// A root certificate could not be parsed as a trust anchor.
+    #[error("invalid root certificate: {0}")]
+    InvalidRoot(webpki::Error),
+    /// The local crypto backend failed (RNG, key generation).
+    #[error("crypto backend failure: {0}")]
+    Crypto(&'static str),
+    /// Called in a state where this operation is not possible.
+    #[error("invalid state: {0}")]
+    InvalidState(&'static str),
+    /// The connection already failed with an earlier error.
+    #[error("connection failed earlier: {0}")]
+    AlreadyFailed(String),
+    /// I/O error in the async driver (not used by the sans-IO core).
+    #[error("io error: {0}")]
+    Io(String),
+    /// Application data could not be sent: the connection is closed.
+    #[error("connection closed")]
+    Closed,
+}
+
+impl PeerMisbehaved {
+    /// The alert TLS says to send for this error.
+    pub fn alert(&self) -> Option<AlertDescription> {
+        use PeerMisbehaved::*;
+        Some(match self {
+            UnofferedCipherSuite(_)
+            | UnofferedCompression(_)
+            | UnofferedGroup(_)
+            | UnofferedSignatureScheme(_)
+            | InvalidServerPublicKey
+            | ResumptionAttempted => AlertDescription::ILLEGAL_PARAMETER,
+            UnsupportedVersion(_) => AlertDescription::PROTOCOL_VERSION,
+            UnofferedExtension(_) => AlertDescription::UNSUPPORTED_EXTENSION,
+            DuplicateExtension(_) | DecodeError(_) | EmptyFragment | BadChangeCipherSpec => {
+                AlertDescription::DECODE_ERROR
+            }
+            BadRenegotiationInfo => AlertDescription::HANDSHAKE_FAILURE,
+            BadServerKeyExchangeSignature | BadFinished => AlertDescription::DECRYPT_ERROR,
+            NoCertificate => AlertDescription::BAD_CERTIFICATE,
+            BadRecordMac => AlertDescription::BAD_RECORD_MAC,
+            RecordOverflow | HandshakeMessageTooLarge(_) => AlertDescription::RECORD_OVERFLOW,
+            UnexpectedMessage { .. } | UnknownContentType(_) | DataAfterCloseNotify => {
+                AlertDescription::UNEXPECTED_MESSAGE
+            }
+            RenegotiationRequested => AlertDescription::NO_RENEGOTIATION,
+            TruncatedWithoutCloseNotify | UnexpectedEof | FatalAlert(_) => return None,
+        })
+    }
+}
+
+impl Error {
+    /// The fatal alert to send to the server for this error, if any.
+    pub fn alert(&self) -> Option<AlertDescription> {
+        match self {
+            Error::PeerMisbehaved(p) => p.alert(),
+            Error::Certificate(e) => Some(match e {
+                webpki::Error::UnknownIssuer => AlertDescription::UNKNOWN_CA,
+                webpki::Error::CertExpired { .. } | webpki::Error::CertNotValidYet { .. } => {
+                    AlertDescription::CERTIFICATE_EXPIRED
+                }
+                _ => AlertDescription::BAD_CERTIFICATE,
+            }),
+            Error::Crypto(_) => Some(AlertDescription::INTERNAL_ERROR),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand for an "unexpected message" error.
+pub(crate) fn unexpected(expected: &'static str, got: impl Into<String>) -> Error {
+    Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage {
+        expected,
+        got: got.into(),
+    })
+}
+
+/// Shorthand for a decode error.
+pub(crate) fn decode(what: &'static str) -> Error {
+    Error::PeerMisbehaved(PeerMisbehaved::DecodeError(what))
+}

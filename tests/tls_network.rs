@@ -1,0 +1,234 @@
+//! The async driver over real TCP on 127.0.0.1 (tokio + compat): against a rustls server in a
+//! thread, and against `openssl s_server -tls1_2 -www` when the binary exists.
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use tlsproof::http::{Limits, RequestBuilder, ResponseParser};
+use tlsproof::tls::{driver, Client, Error, PeerMisbehaved};
+use tokio_util::compat::TokioAsyncReadCompatExt;
+
+/// Serve one connection with rustls over std TCP; `close_notify=false` simulates truncation.
+fn spawn_rustls_server(pki: &Pki, close_notify: bool) -> (u16, std::thread::JoinHandle<()>) {
+    let (cfg, _) = server_config(pki, ServerOptions::default());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let t = std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        let conn = rustls::ServerConnection::new(cfg).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        let mut req = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tls.read(&mut buf).unwrap();
+            if n == 0 {
+                return;
+            }
+            req.extend_from_slice(&buf[..n]);
+        }
+        let line = String::from_utf8_lossy(&req)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        let path = line.split(' ').nth(1).unwrap().to_string();
+        let (resp, _) = http_response(&path);
+        tls.write_all(&resp).unwrap();
+        if close_notify {
+            tls.conn.send_close_notify();
+        }
+        tls.flush().unwrap();
+        let _ = tls.sock.shutdown(std::net::Shutdown::Write);
+        // drain until the client closes
+        let _ = tls.sock.read(&mut buf);
+    });
+    (port, t)
+}
+
+async fn fetch(
+    port: u16,
+    name: &str,
+    client: Client,
+    path: &str,
+) -> Result<(Client, Vec<u8>), Error> {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let mut io = tcp.compat();
+    let mut client = client;
+    let req = RequestBuilder::get(name, path).build().unwrap();
+    let mut parser = ResponseParser::new(Limits::default());
+    let mut fed = 0;
+    let got = driver::exchange(&mut client, &mut io, &req.bytes, |buf| {
+        let done = parser.feed(&buf[fed..]).unwrap();
+        fed = buf.len();
+        done
+    })
+    .await?;
+    Ok((client, got))
+}
+
+#[tokio::test]
+async fn driver_over_tcp_with_rustls() {
+    for (leaf, path) in [
+        (LeafKey::EcdsaP256, "/len/204800"),
+        (LeafKey::Rsa2048, "/chunked/1024"),
+    ] {
+        let pki = make_pki(PkiOptions {
+            leaf,
+            ..Default::default()
+        });
+        let (port, t) = spawn_rustls_server(&pki, true);
+        let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
+        let (_c, got) = fetch(port, "localhost", client, path).await.unwrap();
+        let (resp, _) = http_response(path);
+        assert_eq!(got, resp);
+        t.join().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn driver_reports_truncation() {
+    let pki = make_pki(PkiOptions::default());
+    let (port, t) = spawn_rustls_server(&pki, false);
+    let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
+    // The parser never completes an until-EOF read: ask for more than is sent.
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let mut io = tcp.compat();
+    let mut client = client;
+    let req = RequestBuilder::get("localhost", "/len/10").build().unwrap();
+    let r = driver::exchange(&mut client, &mut io, &req.bytes, |_| false).await;
+    assert_eq!(r, Err(PeerMisbehaved::TruncatedWithoutCloseNotify.into()));
+    drop(io);
+    t.join().unwrap();
+}
+
+// ----- openssl s_server interop -----
+
+struct OpensslServer {
+    child: Child,
+    port: u16,
+    _dir: PathBuf,
+}
+
+impl Drop for OpensslServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self._dir);
+    }
+}
+
+fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
+    let bin = "/usr/bin/openssl";
+    if !std::path::Path::new(bin).exists() {
+        eprintln!("openssl not found; skipping");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), no_ems));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("cert.pem"),
+        format!("{}{}", pki.leaf_pem, pki.ca_pem),
+    )
+    .unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
+    let conf = dir.join("openssl.cnf");
+    let options = if no_ems {
+        "Options = -ExtendedMasterSecret\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        &conf,
+        format!(
+            "openssl_conf = default_conf\n[default_conf]\nssl_conf = ssl_sect\n[ssl_sect]\nsystem_default = sd\n[sd]\n{options}"
+        ),
+    )
+    .unwrap();
+    Some(start_openssl_accepting(bin, &dir, &conf))
+}
+
+fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf) -> OpensslServer {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = Command::new(bin)
+        .env("OPENSSL_CONF", conf)
+        .args(["s_server", "-tls1_2", "-www", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(dir.join("cert.pem"))
+        .arg("-key")
+        .arg(dir.join("key.pem"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the port to listen without connecting (which would consume an accept).
+    for _ in 0..200 {
+        if TcpListener::bind(("127.0.0.1", port)).is_err() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    OpensslServer {
+        child,
+        port,
+        _dir: dir.clone(),
+    }
+}
+
+async fn openssl_get(leaf: LeafKey, no_ems: bool) {
+    let pki = make_pki(PkiOptions {
+        leaf,
+        ..Default::default()
+    });
+    let Some(server) = start_openssl(&pki, no_ems) else {
+        return;
+    };
+    let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+        .await
+        .unwrap();
+    let mut io = tcp.compat();
+    let mut client = client;
+    let req = RequestBuilder::get("localhost", "/").build().unwrap();
+    // -www answers HTTP/1.0 with a body delimited by connection close.
+    let res = driver::exchange(&mut client, &mut io, &req.bytes, |_| false).await;
+    let got = match res {
+        Ok(g) => g,
+        // openssl -www may close without close_notify; the plaintext received is still valid.
+        Err(Error::PeerMisbehaved(PeerMisbehaved::TruncatedWithoutCloseNotify)) => {
+            client.take_plaintext();
+            client
+                .transcript()
+                .app_plaintext(tlsproof::tls::Direction::Received)
+        }
+        Err(e) => panic!("openssl exchange failed: {e}"),
+    };
+    let mut p = ResponseParser::new(Limits::default());
+    p.feed(&got).unwrap();
+    p.feed_eof().unwrap();
+    let r = p.response().unwrap();
+    assert_eq!(r.status, 200);
+    let body = String::from_utf8_lossy(&r.body);
+    assert!(body.contains("ECDHE"), "{body}");
+    assert_eq!(client.extended_master_secret(), !no_ems);
+}
+
+#[tokio::test]
+async fn openssl_interop_ecdsa_with_ems() {
+    openssl_get(LeafKey::EcdsaP256, false).await;
+}
+
+#[tokio::test]
+async fn openssl_interop_rsa_without_ems() {
+    openssl_get(LeafKey::Rsa2048, true).await;
+}
