@@ -34,11 +34,169 @@ impl F128 {
         F128(u128::from_le_bytes(b))
     }
 
-    /// Field multiplication (portable, constant time).
+    /// Field multiplication (constant time; PCLMULQDQ on x86_64 when available).
+    #[inline]
     pub fn mul(self, rhs: F128) -> F128 {
-        let (lo, hi) = clmul128(self.0, rhs.0);
+        let (lo, hi) = clmul(self.0, rhs.0);
         F128(reduce(lo, hi))
     }
+
+    /// Unreduced 256-bit product, for sums of products that are reduced once at the end.
+    #[inline]
+    pub fn mul_wide(self, rhs: F128) -> Wide {
+        let (lo, hi) = clmul(self.0, rhs.0);
+        Wide { lo, hi }
+    }
+
+    /// `self^2`.
+    #[inline]
+    pub fn square(self) -> F128 {
+        self * self
+    }
+
+    /// `self^e` by square-and-multiply over a public exponent.
+    pub fn pow(self, mut e: u128) -> F128 {
+        let mut acc = F128::ONE;
+        let mut base = self;
+        while e != 0 {
+            if e & 1 == 1 {
+                acc *= base;
+            }
+            base = base.square();
+            e >>= 1;
+        }
+        acc
+    }
+
+    /// `x^i` for `i < 128` (the polynomial-basis element).
+    #[inline]
+    pub fn x_pow(i: usize) -> F128 {
+        F128(1u128 << i)
+    }
+
+    /// Σ a_i·b_i with a single reduction (over the shorter length).
+    pub fn inner_product(a: &[F128], b: &[F128]) -> F128 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+                // SAFETY: the CPU supports pclmulqdq (checked just above).
+                return unsafe { inner_product_pclmul(a, b) };
+            }
+        }
+        let mut acc = Wide::ZERO;
+        for (x, y) in a.iter().zip(b) {
+            let (lo, hi) = clmul128(x.0, y.0);
+            acc ^= Wide { lo, hi };
+        }
+        acc.reduce()
+    }
+
+    /// out_i = a_i · b_i (over the shortest length).
+    pub fn mul_slices(a: &[F128], b: &[F128], out: &mut [F128]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+                // SAFETY: the CPU supports pclmulqdq (checked just above).
+                unsafe { mul_slices_pclmul(a, b, out) };
+                return;
+            }
+        }
+        for ((x, y), o) in a.iter().zip(b).zip(out.iter_mut()) {
+            let (lo, hi) = clmul128(x.0, y.0);
+            *o = F128(reduce(lo, hi));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq,sse2")]
+unsafe fn inner_product_pclmul(a: &[F128], b: &[F128]) -> F128 {
+    let mut lo = 0u128;
+    let mut hi = 0u128;
+    for (x, y) in a.iter().zip(b) {
+        let (l, h) = clmul128_pclmul(x.0, y.0);
+        lo ^= l;
+        hi ^= h;
+    }
+    F128(reduce(lo, hi))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq,sse2")]
+unsafe fn mul_slices_pclmul(a: &[F128], b: &[F128], out: &mut [F128]) {
+    for ((x, y), o) in a.iter().zip(b).zip(out.iter_mut()) {
+        let (l, h) = clmul128_pclmul(x.0, y.0);
+        *o = F128(reduce(l, h));
+    }
+}
+
+/// An unreduced 256-bit carry-less product (or a XOR-sum of them).
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub struct Wide {
+    pub lo: u128,
+    pub hi: u128,
+}
+
+impl Wide {
+    pub const ZERO: Wide = Wide { lo: 0, hi: 0 };
+    /// Reduce modulo the field polynomial.
+    #[inline]
+    pub fn reduce(self) -> F128 {
+        F128(reduce(self.lo, self.hi))
+    }
+}
+
+impl BitXor for Wide {
+    type Output = Wide;
+    #[inline]
+    fn bitxor(self, r: Wide) -> Wide {
+        Wide { lo: self.lo ^ r.lo, hi: self.hi ^ r.hi }
+    }
+}
+impl BitXorAssign for Wide {
+    #[inline]
+    fn bitxor_assign(&mut self, r: Wide) {
+        self.lo ^= r.lo;
+        self.hi ^= r.hi;
+    }
+}
+
+impl zeroize::DefaultIsZeroes for F128 {}
+
+/// 128×128 → 256-bit carry-less multiply: hardware on x86_64 with PCLMULQDQ, else portable.
+#[inline]
+fn clmul(a: u128, b: u128) -> (u128, u128) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            // SAFETY: the CPU supports pclmulqdq (checked just above).
+            return unsafe { clmul128_pclmul(a, b) };
+        }
+    }
+    clmul128(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse2")]
+unsafe fn clmul128_pclmul(a: u128, b: u128) -> (u128, u128) {
+    use core::arch::x86_64::*;
+    let av = _mm_set_epi64x((a >> 64) as i64, a as i64);
+    let bv = _mm_set_epi64x((b >> 64) as i64, b as i64);
+    let z0 = _mm_clmulepi64_si128(av, bv, 0x00);
+    let z2 = _mm_clmulepi64_si128(av, bv, 0x11);
+    let m1 = _mm_clmulepi64_si128(av, bv, 0x10);
+    let m2 = _mm_clmulepi64_si128(av, bv, 0x01);
+    let z1 = _mm_xor_si128(m1, m2);
+    let to_u128 = |v: __m128i| -> u128 {
+        let mut out = [0u8; 16];
+        _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, v);
+        u128::from_le_bytes(out)
+    };
+    let z0 = to_u128(z0);
+    let z1 = to_u128(z1);
+    let z2 = to_u128(z2);
+    (z0 ^ (z1 << 64), z2 ^ (z1 >> 64))
 }
 
 /// 128×128 → 256-bit carry-less multiply, portable and branch-free.
@@ -55,7 +213,88 @@ fn clmul128(a: u128, b: u128) -> (u128, u128) {
     (lo, hi)
 }
 
+/// 64×64 → 128-bit carry-less multiply: on 32-bit targets (wasm32, where u128 products are
+/// emulated) by Karatsuba over 32-bit pieces, elsewhere with native 64×64 → 128 products.
+#[inline]
 fn clmul64(a: u64, b: u64) -> u128 {
+    #[cfg(target_pointer_width = "64")]
+    {
+        clmul64_wide(a, b)
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    {
+        clmul64_via32(a, b)
+    }
+}
+
+/// 32×32 → 64-bit carry-less multiply with 16 integer products on operands split into the
+/// four residue classes mod 4 (at most 8 ones summed per position: no carry into the class).
+#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+fn clmul32(a: u32, b: u32) -> u64 {
+    const M32: [u32; 4] = [0x1111_1111, 0x2222_2222, 0x4444_4444, 0x8888_8888];
+    const M64: [u64; 4] =
+        [0x1111_1111_1111_1111, 0x2222_2222_2222_2222, 0x4444_4444_4444_4444, 0x8888_8888_8888_8888];
+    let x = [a & M32[0], a & M32[1], a & M32[2], a & M32[3]];
+    let y = [b & M32[0], b & M32[1], b & M32[2], b & M32[3]];
+    let mut r = 0u64;
+    for c in 0..4 {
+        let mut z = 0u64;
+        for i in 0..4 {
+            z ^= (x[i] as u64).wrapping_mul(y[(c + 4 - i) % 4] as u64);
+        }
+        r |= z & M64[c];
+    }
+    r
+}
+
+#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+fn clmul64_via32(a: u64, b: u64) -> u128 {
+    let (a0, a1, b0, b1) = (a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32);
+    let z0 = clmul32(a0, b0) as u128;
+    let z2 = clmul32(a1, b1) as u128;
+    let z1 = clmul32(a0 ^ a1, b0 ^ b1) as u128 ^ z0 ^ z2;
+    z0 ^ (z1 << 32) ^ (z2 << 64)
+}
+
+/// 64×64 → 128-bit carry-less multiply with integer multiplies on "holey" operands:
+/// the bits are split into five residue classes mod 5, so each integer product has at most
+/// 13 ones summed per position, which never carries into a position of the same class.
+#[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+fn clmul64_wide(a: u64, b: u64) -> u128 {
+    const M64: [u64; 5] = {
+        let mut m = [0u64; 5];
+        let mut i = 0;
+        while i < 64 {
+            m[i % 5] |= 1u64 << i;
+            i += 1;
+        }
+        m
+    };
+    const M128: [u128; 5] = {
+        let mut m = [0u128; 5];
+        let mut i = 0;
+        while i < 128 {
+            m[i % 5] |= 1u128 << i;
+            i += 1;
+        }
+        m
+    };
+    let xa = [a & M64[0], a & M64[1], a & M64[2], a & M64[3], a & M64[4]];
+    let yb = [b & M64[0], b & M64[1], b & M64[2], b & M64[3], b & M64[4]];
+    let mut r = 0u128;
+    for c in 0..5 {
+        let mut z = 0u128;
+        for i in 0..5 {
+            let j = (c + 5 - i) % 5;
+            z ^= (xa[i] as u128).wrapping_mul(yb[j] as u128);
+        }
+        r |= z & M128[c];
+    }
+    r
+}
+
+#[cfg(test)]
+fn clmul64_reference(a: u64, b: u64) -> u128 {
     let mut r: u128 = 0;
     let a = a as u128;
     for i in 0..64 {
@@ -120,6 +359,38 @@ mod tests {
     fn x_times_x127_wraps_to_modulus_tail() {
         // x * x^127 = x^128 = x^7 + x^2 + x + 1
         assert_eq!(F128(2) * F128(1 << 127), F128(0x87));
+    }
+
+    #[test]
+    fn portable_and_hardware_multiplies_agree() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        for _ in 0..2000 {
+            let (a, b): (u64, u64) = (rng.random(), rng.random());
+            assert_eq!(clmul64_wide(a, b), clmul64_reference(a, b));
+            assert_eq!(clmul64_via32(a, b), clmul64_reference(a, b));
+            let (x, y): (u128, u128) = (rng.random(), rng.random());
+            assert_eq!(clmul(x, y), clmul128(x, y));
+        }
+        for (a, b) in [(u64::MAX, u64::MAX), (u64::MAX, 1), (0, u64::MAX)] {
+            assert_eq!(clmul64_wide(a, b), clmul64_reference(a, b));
+            assert_eq!(clmul64_via32(a, b), clmul64_reference(a, b));
+        }
+    }
+
+    #[test]
+    fn inner_product_matches_naive_sum() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let a: Vec<F128> = (0..50).map(|_| F128(rng.random())).collect();
+        let b: Vec<F128> = (0..50).map(|_| F128(rng.random())).collect();
+        let naive = a.iter().zip(&b).fold(F128::ZERO, |acc, (x, y)| acc + *x * *y);
+        assert_eq!(F128::inner_product(&a, &b), naive);
+        let mut prods = vec![F128::ZERO; 50];
+        F128::mul_slices(&a, &b, &mut prods);
+        assert!(prods.iter().zip(a.iter().zip(&b)).all(|(p, (x, y))| *p == *x * *y));
+        // Multiplicative group order is 2^128 - 1.
+        assert_eq!(a[0].pow(u128::MAX), F128::ONE);
     }
 
     #[test]

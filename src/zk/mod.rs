@@ -1,4 +1,6 @@
 //! VOLE-based zero-knowledge engine (QuickSilver-style).
 pub mod channel;
 pub mod field;
+pub mod gadgets;
 pub mod ot;
+pub mod quicksilver;

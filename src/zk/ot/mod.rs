@@ -58,6 +58,9 @@ pub mod base;
 mod bits;
 mod gf;
 pub mod kos;
+/// Trusted-dealer COT for unit tests only: never compiled into the library.
+#[cfg(test)]
+pub mod ideal;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,256 @@
+//! AES-128 (FIPS-197) over authenticated bits with the S-box proven by GF(2^8) inversion
+//! embedded in GF(2^128).
+//!
+//! S-box input s (8 bits) is mapped to φ(s) = Σ s_i·α^i ∈ GF(2^128), where α is a root of the
+//! AES polynomial x^8 + x^4 + x^3 + x + 1 in GF(2^128); φ is a field embedding
+//! GF(2^8) → GF(2^128) (8 | 128), so it is GF(2)-linear and commutes with products. The prover
+//! commits t = s^254 as 8 bits and two degree-2 constraints are checked:
+//! φ(s)²·φ(t) = φ(s) and φ(s)·φ(t)² = φ(t). For s ≠ 0 the first gives t = s⁻¹; for s = 0 the
+//! second gives t = 0. Squares are free: φ(s)² = Σ s_i·α^{2i}. The affine map, ShiftRows,
+//! MixColumns and AddRoundKey are GF(2)-linear on bits, hence free.
+//! Cost: 8 committed bits + 2 constraints per S-box (1,280 bits per block, 320 per key).
+//!
+//! How α is found ([`alpha`]): GF(2^8)* is the unique subgroup of order 255 in GF(2^128)*,
+//! so h = g^((2^128−1)/255) lies in GF(2^8) for any g. Trying g = x, x+1, x^2, … we take the
+//! first h of order exactly 255 (h^(255/p) ≠ 1 for p ∈ {3, 5, 17}), then the smallest k with
+//! p(h^k) = 0; α = h^k. Deterministic, computed once.
+
+use std::sync::OnceLock;
+
+use crate::zk::field::F128;
+use crate::zk::quicksilver::Backend;
+
+/// A 128-bit AES block / round key: 16 bytes in FIPS-197 order, 8 bits each LSB first.
+pub type Block<B> = [<B as Backend>::Bit; 128];
+
+/// An S-box implementation over a backend (field-embedding or boolean circuit).
+pub type SboxFn<B> = fn(&mut B, &[<B as Backend>::Bit; 8]) -> [<B as Backend>::Bit; 8];
+
+/// Expanded AES-128 key: 11 round keys.
+pub struct RoundKeys<B: Backend> {
+    pub keys: Vec<Block<B>>,
+}
+
+impl<B: Backend> Clone for RoundKeys<B> {
+    fn clone(&self) -> Self {
+        RoundKeys { keys: self.keys.clone() }
+    }
+}
+
+fn aes_poly(z: F128) -> F128 {
+    // z^8 + z^4 + z^3 + z + 1
+    z.pow(8) ^ z.pow(4) ^ z.pow(3) ^ z ^ F128::ONE
+}
+
+/// A root α of x^8 + x^4 + x^3 + x + 1 in GF(2^128) (see the module docs for the derivation).
+pub fn alpha() -> F128 {
+    static ALPHA: OnceLock<F128> = OnceLock::new();
+    *ALPHA.get_or_init(|| {
+        let e = u128::MAX / 255;
+        for g in 2u128.. {
+            let h = F128(g).pow(e);
+            if h.pow(85) == F128::ONE || h.pow(51) == F128::ONE || h.pow(15) == F128::ONE {
+                continue;
+            }
+            let mut beta = F128::ONE;
+            for _ in 0..255 {
+                if aes_poly(beta) == F128::ZERO {
+                    return beta;
+                }
+                beta *= h;
+            }
+        }
+        unreachable!("a generator of GF(2^8)* always has 8 powers that are roots")
+    })
+}
+
+/// [α^0..α^7] and [α^0, α^2, …, α^14] (the embedding and embedding-of-square bases).
+pub fn embedding_bases() -> &'static ([F128; 8], [F128; 8]) {
+    static BASES: OnceLock<([F128; 8], [F128; 8])> = OnceLock::new();
+    BASES.get_or_init(|| {
+        let a = alpha();
+        let lin = core::array::from_fn(|i| a.pow(i as u128));
+        let sq = core::array::from_fn(|i| a.pow(2 * i as u128));
+        (lin, sq)
+    })
+}
+
+/// GF(2^8) multiply modulo the AES polynomial, constant time.
+pub fn gf256_mul(a: u8, b: u8) -> u8 {
+    let mut r = 0u8;
+    let mut a = a;
+    for i in 0..8 {
+        r ^= a & 0u8.wrapping_sub((b >> i) & 1);
+        let hi = a >> 7;
+        a = (a << 1) ^ (0x1b & 0u8.wrapping_sub(hi));
+    }
+    r
+}
+
+/// s^254 (= s⁻¹, 0 ↦ 0) by a fixed addition chain, constant time.
+pub fn gf256_inv(s: u8) -> u8 {
+    let sq = |x: u8| gf256_mul(x, x);
+    let x3 = gf256_mul(sq(s), s);
+    let x15 = gf256_mul(sq(sq(x3)), x3);
+    let x63 = gf256_mul(sq(sq(x15)), x3);
+    let x127 = gf256_mul(sq(x63), s);
+    sq(x127)
+}
+
+/// The AES S-box on a plain byte (inversion + affine map), constant time.
+pub fn sbox_plain(s: u8) -> u8 {
+    let t = gf256_inv(s);
+    t ^ t.rotate_left(1) ^ t.rotate_left(2) ^ t.rotate_left(3) ^ t.rotate_left(4) ^ 0x63
+}
+
+/// The affine output map of the S-box on bits: b_i = t_i ⊕ t_{i+4} ⊕ t_{i+5} ⊕ t_{i+6} ⊕ t_{i+7} ⊕ c_i.
+pub fn sbox_affine<B: Backend>(b: &B, t: &[B::Bit; 8]) -> [B::Bit; 8] {
+    core::array::from_fn(|i| {
+        let mut acc = b.constant((0x63 >> i) & 1 == 1);
+        for k in [0, 4, 5, 6, 7] {
+            acc = b.xor(acc, t[(i + k) % 8]);
+        }
+        acc
+    })
+}
+
+/// Public-input shortcut shared by the S-box gadgets.
+pub(crate) fn sbox_if_public<B: Backend>(b: &B, s: &[B::Bit; 8]) -> Option<[B::Bit; 8]> {
+    let mut v = 0u8;
+    for (i, bit) in s.iter().enumerate() {
+        v |= (b.public_value(*bit)? as u8) << i;
+    }
+    let out = sbox_plain(v);
+    Some(core::array::from_fn(|i| b.constant((out >> i) & 1 == 1)))
+}
+
+/// S-box by field embedding: 8 committed bits and 2 GF(2^128) constraints.
+pub fn sbox_field<B: Backend>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
+    if let Some(out) = sbox_if_public(b, s) {
+        return out;
+    }
+    let sv: Option<u8> = s
+        .iter()
+        .enumerate()
+        .try_fold(0u8, |acc, (i, bit)| b.value(*bit).map(|v| acc | ((v as u8) << i)));
+    let tv = sv.map(gf256_inv);
+    let t: [B::Bit; 8] = core::array::from_fn(|i| b.commit(tv.map(|t| (t >> i) & 1 == 1)));
+    let (lin, sq) = embedding_bases();
+    let es = b.elem_from_bits(s, lin);
+    let es2 = b.elem_from_bits(s, sq);
+    let et = b.elem_from_bits(&t, lin);
+    let et2 = b.elem_from_bits(&t, sq);
+    b.assert_product(es2, et, es);
+    b.assert_product(es, et2, et);
+    sbox_affine(b, &t)
+}
+
+fn byte<B: Backend>(blk: &[B::Bit], i: usize) -> [B::Bit; 8] {
+    core::array::from_fn(|k| blk[i * 8 + k])
+}
+
+fn xtime<B: Backend>(b: &B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
+    // multiply by x modulo x^8 + x^4 + x^3 + x + 1
+    let h = x[7];
+    [x[7], b.xor(x[0], h), x[1], b.xor(x[2], h), b.xor(x[3], h), x[4], x[5], x[6]]
+}
+
+fn xor8<B: Backend>(b: &B, x: &[B::Bit; 8], y: &[B::Bit; 8]) -> [B::Bit; 8] {
+    core::array::from_fn(|i| b.xor(x[i], y[i]))
+}
+
+fn xor_block<B: Backend>(b: &B, x: &Block<B>, y: &Block<B>) -> Block<B> {
+    core::array::from_fn(|i| b.xor(x[i], y[i]))
+}
+
+fn sub_shift<B: Backend>(b: &mut B, st: &Block<B>, sbox: SboxFn<B>) -> Block<B> {
+    let mut out = *st;
+    for c in 0..4 {
+        for r in 0..4 {
+            // ShiftRows: new (r, c) takes old (r, c + r).
+            let src = r + 4 * ((c + r) % 4);
+            let sb = sbox(b, &byte::<B>(st, src));
+            out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].copy_from_slice(&sb);
+        }
+    }
+    out
+}
+
+fn mix_columns<B: Backend>(b: &B, st: &Block<B>) -> Block<B> {
+    let mut out = *st;
+    for c in 0..4 {
+        let a: [[B::Bit; 8]; 4] = core::array::from_fn(|r| byte::<B>(st, r + 4 * c));
+        for r in 0..4 {
+            // 2·a_r ⊕ 3·a_{r+1} ⊕ a_{r+2} ⊕ a_{r+3}
+            let a0 = &a[r];
+            let a1 = &a[(r + 1) % 4];
+            let two_a0 = xtime(b, a0);
+            let two_a1 = xtime(b, a1);
+            let three_a1 = xor8(b, &two_a1, a1);
+            let mut v = xor8(b, &two_a0, &three_a1);
+            v = xor8(b, &v, &a[(r + 2) % 4]);
+            v = xor8(b, &v, &a[(r + 3) % 4]);
+            out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].copy_from_slice(&v);
+        }
+    }
+    out
+}
+
+/// AES-128 key expansion with a given S-box (40 S-boxes).
+pub fn key_schedule_with<B: Backend>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
+    assert_eq!(key.len(), 128, "AES-128 key must be 128 bits");
+    let mut w: Vec<[B::Bit; 32]> =
+        (0..4).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
+    let rcon = [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+    for i in 4..44 {
+        let mut temp = w[i - 1];
+        if i % 4 == 0 {
+            let rot: [B::Bit; 32] = core::array::from_fn(|k| temp[(k + 8) % 32]);
+            let mut sub = rot;
+            for j in 0..4 {
+                let sb = sbox(b, &core::array::from_fn(|k| rot[j * 8 + k]));
+                sub[j * 8..j * 8 + 8].copy_from_slice(&sb);
+            }
+            for k in 0..8 {
+                let rc = b.constant((rcon[i / 4 - 1] >> k) & 1 == 1);
+                sub[k] = b.xor(sub[k], rc);
+            }
+            temp = sub;
+        }
+        let prev = w[i - 4];
+        w.push(core::array::from_fn(|k| b.xor(prev[k], temp[k])));
+    }
+    let keys = (0..11)
+        .map(|r| core::array::from_fn(|k| w[4 * r + k / 32][k % 32]))
+        .collect();
+    RoundKeys { keys }
+}
+
+/// AES-128 encryption of one block with a given S-box (160 S-boxes).
+pub fn encrypt_with<B: Backend>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    block: &[B::Bit],
+    sbox: SboxFn<B>,
+) -> Block<B> {
+    assert_eq!(block.len(), 128, "AES block must be 128 bits");
+    let input: Block<B> = core::array::from_fn(|i| block[i]);
+    let mut st = xor_block(b, &input, &rk.keys[0]);
+    for round in 1..10 {
+        st = sub_shift(b, &st, sbox);
+        st = mix_columns(b, &st);
+        st = xor_block(b, &st, &rk.keys[round]);
+    }
+    st = sub_shift(b, &st, sbox);
+    xor_block(b, &st, &rk.keys[10])
+}
+
+/// AES-128 key schedule with the field-embedding S-box.
+pub fn key_schedule<B: Backend>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
+    key_schedule_with(b, key, sbox_field::<B>)
+}
+
+/// AES-128 encryption with the field-embedding S-box.
+pub fn encrypt<B: Backend>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
+    encrypt_with(b, rk, block, sbox_field::<B>)
+}

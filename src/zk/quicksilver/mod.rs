@@ -1,0 +1,202 @@
+//! QuickSilver (Yang–Sarkar–Weng–Wang, CCS 2021) over GF(2) bits and GF(2^128) elements.
+//!
+//! Gadgets are written once against the [`Backend`] trait and run in lockstep on the prover
+//! ([`ProverBackend`]), the verifier ([`VerifierBackend`]) and a cleartext reference evaluator
+//! ([`PlainBackend`]). Gadget code is synchronous; the async drivers [`Prover::run`] and
+//! [`Verifier::run`] wrap one *batch*:
+//!
+//! 1. both sides run the gadget closure once in *counting mode* (no MACs, nothing sent) to learn
+//!    how many COTs the batch needs, then extend their COT pools by the same amount;
+//! 2. the prover runs the closure for real, buffering correction bits d = w ⊕ u for every
+//!    committed bit, claimed values of opened bits and hashes of their MACs, and the
+//!    multiplication triples to check; it sends the buffer;
+//! 3. the verifier runs the same closure, consuming the corrections (K_w = K_u ⊕ d·Δ) and
+//!    claimed opened values;
+//! 4. the verifier sends a fresh uniform challenge χ ∈ GF(2^128); multiplication i gets the
+//!    coefficient χ^(i+1); the prover answers with (U, V) =
+//!    (Σ χ_i·A0_i + M_r, Σ χ_i·A1_i + r) where r is a fresh random authenticated element built
+//!    from 128 COTs (it masks V); the verifier checks Σ χ_i·B_i + K_r = U + V·Δ and the
+//!    opening hashes.
+//!
+//! The closure therefore must build the same circuit structure in both passes and on both
+//! sides (structure must not depend on private values or on opened values). Wires returned by
+//! one batch stay valid in later batches (same Δ), and are only trustworthy once the batch that
+//! produced them has been accepted. The verifier's closure sees the prover's *claimed* opened
+//! values during its pass; they are checked before `run` returns, and `run` returns them only
+//! on success. Any error leaves both sides out of step: abort the session.
+//!
+//! Messages per batch (prover → verifier unless noted): whatever the COT source exchanges,
+//! a 32-byte header (counts of commits / openings / assertions and the payload length, which
+//! the verifier compares with its own circuit), the payload (correction bits ‖ claimed opened
+//! bits ‖ SHA-256 of the opened bits' MACs ‖ SHA-256 of the asserted bits' MACs) in chunks,
+//! verifier → prover: 16-byte challenge χ, then the 32-byte answer (U, V).
+
+mod check;
+mod plain;
+mod prover;
+mod verifier;
+
+#[cfg(test)]
+pub(crate) mod tests;
+#[cfg(test)]
+pub(crate) use prover::Cheat;
+
+pub use plain::{PlainBackend, PlainBit};
+pub use prover::{PBit, PElem, Prover, ProverBackend};
+pub use verifier::{VBit, Verifier, VerifierBackend};
+
+use crate::zk::channel::{Channel, ChannelError};
+use crate::zk::field::F128;
+use crate::zk::ot::{CotError, CotReceiver, CotSender};
+
+/// Largest single message the engine sends; bigger batch payloads are split.
+pub const MAX_MESSAGE: usize = 1 << 20;
+
+/// Largest number of committed bits / opened bits / multiplications in one batch
+/// (bounds the verifier's allocations; the caller splits larger work into several batches).
+pub const MAX_BATCH_ITEMS: usize = 1 << 26;
+
+/// Why a proof batch was rejected or could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProofError {
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error("COT error: {0}")]
+    Cot(#[from] CotError),
+    #[error("malformed proof message: {0}")]
+    Malformed(&'static str),
+    #[error("batch exceeds the engine limit of {MAX_BATCH_ITEMS} items")]
+    BatchTooLarge,
+    #[error("QuickSilver multiplication check failed (an AND gate or field constraint is false)")]
+    MultiplicationCheckFailed,
+    #[error("an opened value does not match its MAC")]
+    OpeningMacMismatch,
+    #[error("a value asserted equal to a public constant differs from it")]
+    ConstantMismatch,
+    #[error("the gadget closure built a different circuit in its two passes")]
+    NonDeterministicCircuit,
+    #[error("the prover had no witness value for a committed bit")]
+    MissingWitness,
+}
+
+/// One party's view of the authenticated-value machinery. Implemented by the prover
+/// (values + MACs), the verifier (keys) and a cleartext evaluator.
+pub trait Backend {
+    /// An authenticated bit.
+    type Bit: Copy;
+    /// An authenticated GF(2^128) element (a GF(2^128)-linear combination of bits).
+    type Elem: Copy;
+
+    /// A public constant bit (free).
+    fn constant(&self, v: bool) -> Self::Bit;
+    /// `Some(v)` if the bit is a public constant (structure, known to both sides).
+    fn public_value(&self, a: Self::Bit) -> Option<bool>;
+    /// The prover's cleartext value of a bit (`None` on the verifier).
+    fn value(&self, a: Self::Bit) -> Option<bool>;
+    /// a ⊕ b (free).
+    fn xor(&self, a: Self::Bit, b: Self::Bit) -> Self::Bit;
+    /// ¬a (free).
+    fn not(&self, a: Self::Bit) -> Self::Bit {
+        let one = self.constant(true);
+        self.xor(a, one)
+    }
+    /// a ∧ b: one committed bit and one multiplication check unless an input is public.
+    fn and(&mut self, a: Self::Bit, b: Self::Bit) -> Self::Bit;
+    /// Commit a private bit chosen by the prover (`Some` on the prover, `None` on the verifier).
+    fn commit(&mut self, v: Option<bool>) -> Self::Bit;
+    /// Open bits: the verifier learns the values (checked against MACs at the end of the batch).
+    fn open(&mut self, bits: &[Self::Bit]) -> Vec<bool>;
+    /// Assert that bits equal public values (nothing is sent but a MAC hash).
+    fn assert_constant(&mut self, bits: &[Self::Bit], expected: &[bool]);
+
+    /// A public GF(2^128) constant.
+    fn elem_constant(&self, c: F128) -> Self::Elem;
+    /// Σ coeffs_i · bits_i (free).
+    fn elem_from_bits(&self, bits: &[Self::Bit], coeffs: &[F128]) -> Self::Elem;
+    /// a + b (free).
+    fn elem_add(&self, a: Self::Elem, b: Self::Elem) -> Self::Elem;
+    /// c · a for public c (free).
+    fn elem_scale(&self, a: Self::Elem, c: F128) -> Self::Elem;
+    /// The prover's cleartext value (`None` on the verifier).
+    fn elem_value(&self, a: Self::Elem) -> Option<F128>;
+    /// Constrain a · b = c (one multiplication check).
+    fn assert_product(&mut self, a: Self::Elem, b: Self::Elem, c: Self::Elem);
+}
+
+/// Either side's batch driver ([`Prover`] or [`Verifier`]), so that protocol code can be
+/// written once over both parties: `async fn f<P: Party<C>, C: Channel>(party: &mut P, …)`.
+#[allow(async_fn_in_trait)]
+pub trait Party<C: Channel> {
+    type Backend: Backend;
+    /// Same as [`Prover::run`] / [`Verifier::run`].
+    async fn run_batch<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut dyn FnMut(&mut Self::Backend) -> T,
+    ) -> Result<T, ProofError>;
+}
+
+impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
+    type Backend = ProverBackend;
+    async fn run_batch<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut dyn FnMut(&mut ProverBackend) -> T,
+    ) -> Result<T, ProofError> {
+        self.run(ch, f).await
+    }
+}
+
+impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
+    type Backend = VerifierBackend;
+    async fn run_batch<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut dyn FnMut(&mut VerifierBackend) -> T,
+    ) -> Result<T, ProofError> {
+        self.run(ch, f).await
+    }
+}
+
+/// Circuit size counters of one batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Committed bits (AND outputs + witnesses + inputs).
+    pub commits: usize,
+    /// AND gates with two private inputs.
+    pub and_gates: usize,
+    /// GF(2^128) product constraints.
+    pub products: usize,
+    /// Opened private bits.
+    pub opened: usize,
+    /// Private bits asserted equal to constants.
+    pub asserted: usize,
+}
+
+/// Number of COTs a batch consumes: its commitments plus 128 for the check mask.
+pub(crate) fn cots_needed(stats: &BatchStats) -> usize {
+    stats.commits + 128
+}
+
+/// Pack bits LSB-first into bytes.
+pub(crate) fn pack_bits(bits: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, b) in bits.iter().enumerate() {
+        out[i / 8] |= (*b as u8) << (i % 8);
+    }
+    out
+}
+
+/// Shape header of a batch payload: three u64 counts, little endian.
+pub(crate) fn encode_header(stats: &BatchStats, total_len: usize) -> Vec<u8> {
+    let mut h = Vec::with_capacity(32);
+    for v in [stats.commits, stats.opened, stats.asserted, total_len] {
+        h.extend_from_slice(&(v as u64).to_le_bytes());
+    }
+    h
+}
+
+/// Payload length: corrections, opened values, two 32-byte MAC hashes.
+pub(crate) fn payload_len(stats: &BatchStats) -> usize {
+    stats.commits.div_ceil(8) + stats.opened.div_ceil(8) + 64
+}

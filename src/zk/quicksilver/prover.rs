@@ -1,0 +1,456 @@
+//! Prover side: authenticated values (x, M_x) and the async batch driver.
+
+use sha2::{Digest, Sha256};
+use zeroize::Zeroize;
+
+use super::check::{prover_and_sums, prover_product_sums, Challenge};
+use super::{
+    cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, ProofError,
+    MAX_BATCH_ITEMS, MAX_MESSAGE,
+};
+use crate::zk::channel::Channel;
+use crate::zk::field::{Wide, F128};
+use crate::zk::ot::CotReceiver;
+
+/// Prover's authenticated bit: value and MAC M = K ⊕ v·Δ. Public constants carry M = 0.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PBit {
+    pub(crate) m: F128,
+    pub(crate) v: bool,
+    pub(crate) public: bool,
+}
+
+/// Prover's authenticated GF(2^128) element.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PElem {
+    pub(crate) v: F128,
+    pub(crate) m: F128,
+}
+
+/// Test-only fault injection (indices count within the real pass of one batch).
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cheat {
+    /// Commit the wrong value for the k-th committed bit (AND outputs, witnesses, inputs).
+    pub flip_commit: Option<usize>,
+    /// Claim the wrong value for the k-th opened private bit (MAC left honest).
+    pub flip_open: Option<usize>,
+    /// Corrupt the MAC hashed for the k-th opened private bit (value left honest).
+    pub forge_open_mac: Option<usize>,
+    /// Add 1 to V in the check answer.
+    pub tamper_check: bool,
+}
+
+/// The prover's gadget backend: evaluates on cleartext values while building MACs,
+/// corrections and multiplication triples.
+pub struct ProverBackend {
+    counting: bool,
+    pool_bits: Vec<bool>,
+    pool_macs: Vec<F128>,
+    cursor: usize,
+    corrections: Vec<bool>,
+    open_values: Vec<bool>,
+    open_hash: Sha256,
+    const_hash: Sha256,
+    and_triples: Vec<[F128; 3]>,
+    product_triples: Vec<[F128; 5]>,
+    stats: BatchStats,
+    missing_witness: bool,
+    #[cfg(test)]
+    pub(crate) cheat: Cheat,
+}
+
+impl ProverBackend {
+    fn new() -> Self {
+        ProverBackend {
+            counting: true,
+            pool_bits: Vec::new(),
+            pool_macs: Vec::new(),
+            cursor: 0,
+            corrections: Vec::new(),
+            open_values: Vec::new(),
+            open_hash: Sha256::new(),
+            const_hash: Sha256::new(),
+            and_triples: Vec::new(),
+            product_triples: Vec::new(),
+            stats: BatchStats::default(),
+            missing_witness: false,
+            #[cfg(test)]
+            cheat: Cheat::default(),
+        }
+    }
+
+    /// Counters of the batch being evaluated.
+    pub fn stats(&self) -> BatchStats {
+        self.stats
+    }
+
+    fn reset_batch(&mut self, counting: bool) {
+        self.counting = counting;
+        self.corrections.zeroize();
+        self.corrections.clear();
+        self.open_values.zeroize();
+        self.open_values.clear();
+        self.open_hash = Sha256::new();
+        self.const_hash = Sha256::new();
+        self.and_triples.zeroize();
+        self.and_triples.clear();
+        self.product_triples.zeroize();
+        self.product_triples.clear();
+        self.stats = BatchStats::default();
+        self.missing_witness = false;
+    }
+
+    /// Take the next random COT (u, M_u) from the pool.
+    fn take_cot(&mut self) -> (bool, F128) {
+        match (self.pool_bits.get(self.cursor), self.pool_macs.get(self.cursor)) {
+            (Some(u), Some(m)) => {
+                self.cursor += 1;
+                (*u, *m)
+            }
+            // Only reachable if the closure built a bigger circuit in its second pass.
+            _ => {
+                self.missing_witness = true;
+                (false, F128::ZERO)
+            }
+        }
+    }
+
+    /// A random authenticated element r = Σ u_i x^i with M_r = Σ M_i x^i (the check mask).
+    fn random_elem(&mut self) -> PElem {
+        let mut v = 0u128;
+        let mut m = Wide::ZERO;
+        for i in 0..128 {
+            let (u, mac) = self.take_cot();
+            v |= (u as u128) << i;
+            m ^= mac.mul_wide(F128::x_pow(i));
+        }
+        PElem { v: F128(v), m: m.reduce() }
+    }
+
+    /// Drop the consumed prefix of the pool (MACs are wiped as they are overwritten).
+    fn compact_pool(&mut self) {
+        let used = self.cursor.min(self.pool_bits.len());
+        self.pool_bits.drain(..used);
+        self.pool_macs[..used].zeroize();
+        self.pool_macs.drain(..used);
+        self.cursor = 0;
+    }
+}
+
+impl Drop for ProverBackend {
+    fn drop(&mut self) {
+        self.pool_bits.zeroize();
+        self.pool_macs.zeroize();
+        self.corrections.zeroize();
+        self.open_values.zeroize();
+        self.and_triples.zeroize();
+        self.product_triples.zeroize();
+    }
+}
+
+impl Backend for ProverBackend {
+    type Bit = PBit;
+    type Elem = PElem;
+
+    #[inline]
+    fn constant(&self, v: bool) -> PBit {
+        PBit { m: F128::ZERO, v, public: true }
+    }
+
+    #[inline]
+    fn public_value(&self, a: PBit) -> Option<bool> {
+        if a.public {
+            Some(a.v)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn value(&self, a: PBit) -> Option<bool> {
+        Some(a.v)
+    }
+
+    #[inline]
+    fn xor(&self, a: PBit, b: PBit) -> PBit {
+        PBit { m: a.m ^ b.m, v: a.v ^ b.v, public: a.public & b.public }
+    }
+
+    fn and(&mut self, a: PBit, b: PBit) -> PBit {
+        if a.public {
+            return if a.v { b } else { self.constant(false) };
+        }
+        if b.public {
+            return if b.v { a } else { self.constant(false) };
+        }
+        let z = self.commit(Some(a.v & b.v));
+        self.stats.and_gates += 1;
+        if !self.counting {
+            let a1 = b.m.select(a.v) ^ a.m.select(b.v) ^ z.m;
+            self.and_triples.push([a.m, b.m, a1]);
+        }
+        z
+    }
+
+    fn commit(&mut self, v: Option<bool>) -> PBit {
+        let v = match v {
+            Some(v) => v,
+            None => {
+                self.missing_witness = true;
+                false
+            }
+        };
+        #[cfg(test)]
+        let v = if !self.counting && self.cheat.flip_commit == Some(self.stats.commits) {
+            !v
+        } else {
+            v
+        };
+        self.stats.commits += 1;
+        if self.counting {
+            return PBit { m: F128::ZERO, v, public: false };
+        }
+        let (u, m) = self.take_cot();
+        self.corrections.push(v ^ u);
+        PBit { m, v, public: false }
+    }
+
+    fn open(&mut self, bits: &[PBit]) -> Vec<bool> {
+        let mut out = Vec::with_capacity(bits.len());
+        for b in bits {
+            if b.public {
+                out.push(b.v);
+                continue;
+            }
+            #[cfg(test)]
+            let (claimed, mac) = {
+                let k = self.stats.opened;
+                let claimed = if !self.counting && self.cheat.flip_open == Some(k) { !b.v } else { b.v };
+                let mac = if !self.counting && self.cheat.forge_open_mac == Some(k) {
+                    b.m ^ F128::ONE
+                } else {
+                    b.m
+                };
+                (claimed, mac)
+            };
+            #[cfg(not(test))]
+            let (claimed, mac) = (b.v, b.m);
+            self.stats.opened += 1;
+            if !self.counting {
+                self.open_values.push(claimed);
+                self.open_hash.update(mac.to_le_bytes());
+            }
+            out.push(b.v);
+        }
+        out
+    }
+
+    fn assert_constant(&mut self, bits: &[PBit], expected: &[bool]) {
+        for (b, _e) in bits.iter().zip(expected) {
+            if b.public {
+                continue;
+            }
+            self.stats.asserted += 1;
+            if !self.counting {
+                self.const_hash.update(b.m.to_le_bytes());
+            }
+        }
+        // A length mismatch is rejected by the verifier (ConstantMismatch).
+    }
+
+    #[inline]
+    fn elem_constant(&self, c: F128) -> PElem {
+        PElem { v: c, m: F128::ZERO }
+    }
+
+    fn elem_from_bits(&self, bits: &[PBit], coeffs: &[F128]) -> PElem {
+        let mut v = F128::ZERO;
+        for (b, c) in bits.iter().zip(coeffs) {
+            v ^= c.select(b.v);
+        }
+        if self.counting {
+            return PElem { v, m: F128::ZERO };
+        }
+        // Public bits carry M = 0, so they drop out of the MAC sum by themselves.
+        let m = with_macs(bits, |b| b.m, |macs| F128::inner_product(coeffs, macs));
+        PElem { v, m }
+    }
+
+    #[inline]
+    fn elem_add(&self, a: PElem, b: PElem) -> PElem {
+        PElem { v: a.v ^ b.v, m: a.m ^ b.m }
+    }
+
+    fn elem_scale(&self, a: PElem, c: F128) -> PElem {
+        if self.counting {
+            return PElem { v: a.v * c, m: F128::ZERO };
+        }
+        PElem { v: a.v * c, m: a.m * c }
+    }
+
+    fn elem_value(&self, a: PElem) -> Option<F128> {
+        Some(a.v)
+    }
+
+    fn assert_product(&mut self, a: PElem, b: PElem, c: PElem) {
+        self.stats.products += 1;
+        if !self.counting {
+            self.product_triples.push([a.v, a.m, b.v, b.m, c.m]);
+        }
+    }
+}
+
+/// The QuickSilver prover: a COT source plus the backend state (COT pool) across batches.
+pub struct Prover<R: CotReceiver> {
+    cot: R,
+    backend: ProverBackend,
+    last_stats: BatchStats,
+    max_message: usize,
+}
+
+impl<R: CotReceiver> Prover<R> {
+    pub fn new(cot: R) -> Self {
+        Prover { cot, backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE }
+    }
+
+    /// Split batch payloads into messages of at most `n` bytes (default [`MAX_MESSAGE`]).
+    /// The verifier accepts any split.
+    pub fn set_max_message(&mut self, n: usize) {
+        self.max_message = n.max(64);
+    }
+
+    /// Circuit counters of the last completed batch.
+    pub fn last_stats(&self) -> BatchStats {
+        self.last_stats
+    }
+
+    /// Unused COTs left in the pool (carried over to the next batch).
+    pub fn pooled_cots(&self) -> usize {
+        self.backend.pool_bits.len() - self.backend.cursor
+    }
+
+    /// Give back the COT source.
+    pub fn into_cot(self) -> R {
+        self.cot
+    }
+
+    /// Test access to the fault-injection knobs.
+    #[cfg(test)]
+    pub(crate) fn cheat_mut(&mut self) -> &mut Cheat {
+        &mut self.backend.cheat
+    }
+
+    /// Prove one batch: `f` is run twice (count, then real) and must build the same circuit
+    /// as the verifier's closure. Returns `f`'s output of the real pass.
+    pub async fn run<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        mut f: impl FnMut(&mut ProverBackend) -> T,
+    ) -> Result<T, ProofError> {
+        // Pass 1: count.
+        self.backend.reset_batch(true);
+        drop(f(&mut self.backend));
+        let counted = self.backend.stats;
+        check_limits(&counted)?;
+        self.ensure_pool(ch, cots_needed(&counted)).await?;
+
+        // Pass 2: evaluate with MACs.
+        self.backend.reset_batch(false);
+        self.backend.corrections.reserve(counted.commits);
+        self.backend.open_values.reserve(counted.opened);
+        self.backend.and_triples.reserve(counted.and_gates);
+        self.backend.product_triples.reserve(counted.products);
+        let out = f(&mut self.backend);
+        if self.backend.stats != counted {
+            return Err(ProofError::NonDeterministicCircuit);
+        }
+        if self.backend.missing_witness {
+            return Err(ProofError::MissingWitness);
+        }
+
+        // Send corrections, opened values and MAC hashes.
+        let mut payload = pack_bits(&self.backend.corrections);
+        payload.extend_from_slice(&pack_bits(&self.backend.open_values));
+        let oh = std::mem::replace(&mut self.backend.open_hash, Sha256::new()).finalize();
+        let chh = std::mem::replace(&mut self.backend.const_hash, Sha256::new()).finalize();
+        payload.extend_from_slice(&oh);
+        payload.extend_from_slice(&chh);
+        debug_assert_eq!(payload.len(), payload_len(&counted));
+        ch.send(encode_header(&counted, payload.len())).await?;
+        for chunk in payload.chunks(self.max_message) {
+            ch.send(chunk.to_vec()).await?;
+        }
+
+        // Challenge, then the masked answer.
+        let seed_msg = ch.recv().await?;
+        let seed: [u8; 16] =
+            seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
+        let challenge = Challenge::new(seed);
+        let mask = self.backend.random_elem();
+        let n_and = self.backend.and_triples.len();
+        let (and_triples, product_triples) =
+            (&self.backend.and_triples, &self.backend.product_triples);
+        let ((u0, v0), (u1, v1)) = rayon::join(
+            || prover_and_sums(&challenge, and_triples),
+            || prover_product_sums(&challenge, n_and, product_triples),
+        );
+        let u = u0 ^ u1 ^ mask.m;
+        #[allow(unused_mut)]
+        let mut v = v0 ^ v1 ^ mask.v;
+        #[cfg(test)]
+        if self.backend.cheat.tamper_check {
+            v ^= F128::ONE;
+        }
+        let mut answer = Vec::with_capacity(32);
+        answer.extend_from_slice(&u.to_le_bytes());
+        answer.extend_from_slice(&v.to_le_bytes());
+        ch.send(answer).await?;
+        self.last_stats = counted;
+        self.backend.reset_batch(true);
+        Ok(out)
+    }
+
+    async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
+        self.backend.compact_pool();
+        let have = self.backend.pool_bits.len();
+        if have < need {
+            let (bits, macs) = self.cot.extend(ch, need - have).await?;
+            if bits.len() != need - have || macs.len() != need - have {
+                return Err(ProofError::Malformed("COT source returned a wrong count"));
+            }
+            self.backend.pool_bits.extend(bits);
+            self.backend.pool_macs.extend(macs);
+        }
+        Ok(())
+    }
+}
+
+/// Run `f` on the MACs (or keys) of `bits`, on the stack for short inputs.
+pub(crate) fn with_macs<T: Copy>(
+    bits: &[T],
+    get: impl Fn(&T) -> F128,
+    f: impl FnOnce(&[F128]) -> F128,
+) -> F128 {
+    if bits.len() <= 16 {
+        let mut buf = [F128::ZERO; 16];
+        for (o, b) in buf.iter_mut().zip(bits) {
+            *o = get(b);
+        }
+        f(&buf[..bits.len()])
+    } else {
+        let v: Vec<F128> = bits.iter().map(get).collect();
+        f(&v)
+    }
+}
+
+pub(crate) fn check_limits(s: &BatchStats) -> Result<(), ProofError> {
+    if s.commits > MAX_BATCH_ITEMS
+        || s.opened > MAX_BATCH_ITEMS
+        || s.asserted > MAX_BATCH_ITEMS
+        || s.products > MAX_BATCH_ITEMS
+    {
+        return Err(ProofError::BatchTooLarge);
+    }
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! Engine tests: completeness, soundness (fault injection), zero-knowledge sanity.
+
+use super::prover::Cheat;
+use super::*;
+use crate::zk::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
+use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
+use rand::Rng;
+
+/// Run one batch on both sides with an ideal COT; `cheat` configures the prover's faults.
+pub(crate) fn zk_run<T, U>(
+    cheat: Cheat,
+    pf: impl FnMut(&mut ProverBackend) -> T,
+    vf: impl FnMut(&mut VerifierBackend) -> U,
+) -> (Result<T, ProofError>, Result<U, ProofError>) {
+    let seed: [u8; 16] = rand::rng().random();
+    zk_run_with(IdealCotReceiver::new(seed), IdealCotSender::new(seed), cheat, pf, vf)
+}
+
+pub(crate) fn zk_run_with<T, U>(
+    recv: IdealCotReceiver,
+    send: IdealCotSender,
+    cheat: Cheat,
+    pf: impl FnMut(&mut ProverBackend) -> T,
+    vf: impl FnMut(&mut VerifierBackend) -> U,
+) -> (Result<T, ProofError>, Result<U, ProofError>) {
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut prover = Prover::new(recv);
+    // Small messages so that multi-chunk payloads are exercised too.
+    prover.set_max_message(4096);
+    *prover.cheat_mut() = cheat;
+    let mut verifier = Verifier::new(send);
+    futures::executor::block_on(async move {
+        let p = async move { prover.run(&mut a, pf).await };
+        let v = async move { verifier.run(&mut b, vf).await };
+        futures::future::join(p, v).await
+    })
+}
+
+/// Records every message the prover sends (the verifier's view).
+struct Tap {
+    inner: MemoryChannel,
+    log: Vec<Vec<u8>>,
+}
+
+impl Channel for Tap {
+    async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError> {
+        self.log.push(msg.clone());
+        self.inner.send(msg).await
+    }
+    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
+        self.inner.recv().await
+    }
+    fn bytes_sent(&self) -> u64 {
+        self.inner.bytes_sent()
+    }
+    fn bytes_received(&self) -> u64 {
+        self.inner.bytes_received()
+    }
+}
+
+fn random_bits(n: usize) -> Vec<bool> {
+    let mut rng = rand::rng();
+    (0..n).map(|_| rng.random()).collect()
+}
+
+/// Circuit: commit xs, ys; z_i = x_i ∧ y_i; w = ⊕ of z with a NOT; open all z and w.
+fn and_circuit<B: Backend>(b: &mut B, xs: Option<&[bool]>, ys: Option<&[bool]>, n: usize) -> Vec<bool> {
+    let x: Vec<B::Bit> = (0..n).map(|i| b.commit(xs.map(|v| v[i]))).collect();
+    let y: Vec<B::Bit> = (0..n).map(|i| b.commit(ys.map(|v| v[i]))).collect();
+    let mut zs = Vec::with_capacity(n + 1);
+    let mut acc = b.constant(false);
+    for i in 0..n {
+        let z = b.and(x[i], y[i]);
+        acc = b.xor(acc, z);
+        zs.push(z);
+    }
+    let nacc = b.not(acc);
+    zs.push(nacc);
+    b.open(&zs)
+}
+
+#[test]
+fn and_gates_prove_and_open_correctly() {
+    let n = 300;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let (p, v) = zk_run(
+        Cheat::default(),
+        |b| and_circuit(b, Some(&xs), Some(&ys), n),
+        |b| and_circuit(b, None, None, n),
+    );
+    let expected: Vec<bool> = {
+        let mut e: Vec<bool> = xs.iter().zip(&ys).map(|(x, y)| x & y).collect();
+        let par = e.iter().fold(false, |a, b| a ^ b);
+        e.push(!par);
+        e
+    };
+    assert_eq!(p.unwrap(), expected);
+    assert_eq!(v.unwrap(), expected);
+}
+
+#[test]
+fn wires_carry_over_between_batches_and_public_constants_fold() {
+    let seed: [u8; 16] = rand::rng().random();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut prover = Prover::new(IdealCotReceiver::new(seed));
+    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    let xs = random_bits(64);
+    let xs2 = xs.clone();
+    let (pr, vr) = futures::executor::block_on(async move {
+        let p = async move {
+            let w = prover.run(&mut a, |b| xs2.iter().map(|x| b.commit(Some(*x))).collect::<Vec<_>>()).await?;
+            prover
+                .run(&mut a, |b| {
+                    let one = b.constant(true);
+                    let zero = b.constant(false);
+                    let mut out: Vec<PBit> = w.windows(2).map(|p| b.and(p[0], p[1])).collect();
+                    out.push(b.and(w[0], one));
+                    out.push(b.and(zero, w[1]));
+                    out.push(b.xor(one, one));
+                    let opened = b.open(&out);
+                    (opened, b.stats())
+                })
+                .await
+        };
+        let v = async move {
+            let w = verifier.run(&mut b, |b| (0..64).map(|_| b.commit(None)).collect::<Vec<_>>()).await?;
+            verifier
+                .run(&mut b, |b| {
+                    let one = b.constant(true);
+                    let zero = b.constant(false);
+                    let mut out: Vec<VBit> = w.windows(2).map(|p| b.and(p[0], p[1])).collect();
+                    out.push(b.and(w[0], one));
+                    out.push(b.and(zero, w[1]));
+                    out.push(b.xor(one, one));
+                    b.open(&out)
+                })
+                .await
+        };
+        futures::future::join(p, v).await
+    });
+    let (popened, stats) = pr.unwrap();
+    let vopened = vr.unwrap();
+    let mut expected: Vec<bool> = xs.windows(2).map(|p| p[0] & p[1]).collect();
+    expected.extend([xs[0], false, false]);
+    assert_eq!(popened, expected);
+    assert_eq!(vopened, expected);
+    // ANDs with a public input cost nothing; the public XOR is not opened.
+    assert_eq!(stats.and_gates, 63);
+    assert_eq!(stats.opened, 64);
+}
+
+#[test]
+fn flipped_and_output_is_rejected() {
+    let n = 50;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    // Commit indices: 0..50 = xs, 50..100 = ys, 100.. = AND outputs.
+    let cheat = Cheat { flip_commit: Some(2 * n + 7), ..Default::default() };
+    let (p, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    assert!(p.is_ok());
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
+#[test]
+fn flipped_opened_value_is_rejected() {
+    let n = 20;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let cheat = Cheat { flip_open: Some(3), ..Default::default() };
+    let (_, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
+}
+
+#[test]
+fn forged_opening_mac_is_rejected() {
+    let n = 20;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let cheat = Cheat { forge_open_mac: Some(0), ..Default::default() };
+    let (_, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
+}
+
+#[test]
+fn tampered_check_answer_is_rejected() {
+    let n = 20;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let cheat = Cheat { tamper_check: true, ..Default::default() };
+    let (_, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
+#[test]
+fn tampered_cot_correlation_is_rejected() {
+    let n = 20;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let seed: [u8; 16] = rand::rng().random();
+    // COT 2n + 1 backs the second AND output: its MAC no longer matches the key.
+    let (_, v) = zk_run_with(
+        IdealCotReceiver::with_tampered_index(seed, 2 * n + 1),
+        IdealCotSender::new(seed),
+        Cheat::default(),
+        |b| and_circuit(b, Some(&xs), Some(&ys), n),
+        |b| and_circuit(b, None, None, n),
+    );
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+    // COT 0 backs input x_0, which is opened directly.
+    let xs2 = xs.clone();
+    let (_, v) = zk_run_with(
+        IdealCotReceiver::with_tampered_index(seed, 0),
+        IdealCotSender::new(seed),
+        Cheat::default(),
+        |b| {
+            let x = b.commit(Some(xs2[0]));
+            b.open(&[x])
+        },
+        |b| {
+            let x = b.commit(None);
+            b.open(&[x])
+        },
+    );
+    assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
+}
+
+#[test]
+fn wrong_constant_assertion_is_rejected() {
+    let bits = random_bits(16);
+    let claimed: Vec<bool> = bits.iter().enumerate().map(|(i, b)| if i == 5 { !b } else { *b }).collect();
+    let (_, ok) = zk_run(
+        Cheat::default(),
+        |b| {
+            let w: Vec<PBit> = bits.iter().map(|x| b.commit(Some(*x))).collect();
+            b.assert_constant(&w, &bits)
+        },
+        |b| {
+            let w: Vec<VBit> = (0..16).map(|_| b.commit(None)).collect();
+            b.assert_constant(&w, &bits)
+        },
+    );
+    assert!(ok.is_ok());
+    let (_, v) = zk_run(
+        Cheat::default(),
+        |b| {
+            let w: Vec<PBit> = bits.iter().map(|x| b.commit(Some(*x))).collect();
+            b.assert_constant(&w, &claimed)
+        },
+        |b| {
+            let w: Vec<VBit> = (0..16).map(|_| b.commit(None)).collect();
+            b.assert_constant(&w, &claimed)
+        },
+    );
+    assert!(matches!(v, Err(ProofError::ConstantMismatch)), "{v:?}");
+}
+
+#[test]
+fn field_product_constraints_check_and_reject() {
+    let mut rng = rand::rng();
+    let (x, y): (u128, u128) = (rng.random(), rng.random());
+    let z = (crate::zk::field::F128(x) * crate::zk::field::F128(y)).0;
+    let basis: Vec<crate::zk::field::F128> = (0..128).map(crate::zk::field::F128::x_pow).collect();
+    fn circuit<B: Backend>(b: &mut B, vals: Option<[u128; 3]>, basis: &[crate::zk::field::F128]) {
+        let mut es = Vec::new();
+        for k in 0..3 {
+            let bits: Vec<B::Bit> = (0..128).map(|i| b.commit(vals.map(|v| (v[k] >> i) & 1 == 1))).collect();
+            es.push(b.elem_from_bits(&bits, basis));
+        }
+        b.assert_product(es[0], es[1], es[2]);
+    }
+    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some([x, y, z]), &basis), |b| circuit(b, None, &basis));
+    assert!(p.is_ok() && v.is_ok(), "{v:?}");
+    let cheat = Cheat { flip_commit: Some(256 + 77), ..Default::default() };
+    let (_, v) = zk_run(cheat, |b| circuit(b, Some([x, y, z]), &basis), |b| circuit(b, None, &basis));
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
+#[test]
+fn verifier_rejects_batch_of_wrong_shape() {
+    // The prover's circuit commits one more bit than the verifier's.
+    let (_, v) = zk_run(
+        Cheat::default(),
+        |b| {
+            b.commit(Some(true));
+            b.commit(Some(false));
+        },
+        |b| {
+            b.commit(None);
+        },
+    );
+    assert!(matches!(v, Err(ProofError::Malformed(_)) | Err(ProofError::Cot(_))), "{v:?}");
+}
+
+#[test]
+fn corrections_of_fixed_witness_look_uniform() {
+    // ZK sanity: the verifier's view of committed-but-unopened bits (the corrections d = w ⊕ u)
+    // is independent of w: for an all-zero witness, about half the corrections are 1 and two
+    // runs with fresh COTs give unrelated corrections.
+    let n = 8192;
+    let mut views = Vec::new();
+    for _ in 0..2 {
+        let seed: [u8; 16] = rand::rng().random();
+        let (a, mut b) = memory_pair(MAX_MESSAGE);
+        let mut tap = Tap { inner: a, log: Vec::new() };
+        let mut prover = Prover::new(IdealCotReceiver::new(seed));
+        let mut verifier = Verifier::new(IdealCotSender::new(seed));
+        let (p, v) = futures::executor::block_on(async {
+            let p = prover.run(&mut tap, |b| {
+                for _ in 0..n {
+                    b.commit(Some(false));
+                }
+            });
+            let v = verifier.run(&mut b, |b| {
+                for _ in 0..n {
+                    b.commit(None);
+                }
+            });
+            futures::future::join(p, v).await
+        });
+        p.unwrap();
+        v.unwrap();
+        // log[0] = header, log[1] = payload (corrections first).
+        let corr = tap.log[1][..n / 8].to_vec();
+        views.push(corr);
+    }
+    for view in &views {
+        let ones: u32 = view.iter().map(|b| b.count_ones()).sum();
+        assert!((3700..4500).contains(&ones), "ones = {ones}");
+    }
+    let differing: u32 = views[0].iter().zip(&views[1]).map(|(a, b)| (a ^ b).count_ones()).sum();
+    assert!((3700..4500).contains(&differing), "differing = {differing}");
+}
+
+/// Flips one bit of the `msg_index`-th message the prover sends, at byte `byte`.
+struct Tamper {
+    inner: MemoryChannel,
+    sent: usize,
+    msg_index: usize,
+    byte: usize,
+    truncate: bool,
+}
+
+impl Channel for Tamper {
+    async fn send(&mut self, mut msg: Vec<u8>) -> Result<(), ChannelError> {
+        if self.sent == self.msg_index {
+            if self.truncate {
+                msg.pop();
+            } else if let Some(b) = msg.get_mut(self.byte) {
+                *b ^= 1;
+            }
+        }
+        self.sent += 1;
+        self.inner.send(msg).await
+    }
+    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
+        self.inner.recv().await
+    }
+    fn bytes_sent(&self) -> u64 {
+        self.inner.bytes_sent()
+    }
+    fn bytes_received(&self) -> u64 {
+        self.inner.bytes_received()
+    }
+}
+
+fn run_tampered(msg_index: usize, byte: usize, truncate: bool) -> Result<Vec<bool>, ProofError> {
+    let n = 40;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let seed: [u8; 16] = rand::rng().random();
+    let (a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut ch = Tamper { inner: a, sent: 0, msg_index, byte, truncate };
+    let mut prover = Prover::new(IdealCotReceiver::new(seed));
+    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    let (_, v) = futures::executor::block_on(async move {
+        let p = async move { prover.run(&mut ch, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await };
+        let v = async move { verifier.run(&mut b, |b| and_circuit(b, None, None, n)).await };
+        futures::future::join(p, v).await
+    });
+    v
+}
+
+#[test]
+fn tampered_wire_messages_are_rejected() {
+    // Messages: 0 = header, 1 = payload, 2 = check answer.
+    // Payload bytes: 120 commits → 15 correction bytes, 41 opened bits → 6 bytes, 2 hashes.
+    assert!(run_tampered(99, 0, false).is_ok());
+    // A correction bit of an AND output (commit 80 + 3 → byte 10).
+    assert!(matches!(run_tampered(1, 10, false), Err(ProofError::MultiplicationCheckFailed)));
+    // A claimed opened value.
+    assert!(matches!(run_tampered(1, 15, false), Err(ProofError::OpeningMacMismatch)));
+    // The opening MAC hash.
+    assert!(matches!(run_tampered(1, 21 + 3, false), Err(ProofError::OpeningMacMismatch)));
+    // The constant-assertion hash (no assertions in this circuit, still checked).
+    assert!(matches!(run_tampered(1, 21 + 40, false), Err(ProofError::ConstantMismatch)));
+    // The check answer.
+    assert!(matches!(run_tampered(2, 20, false), Err(ProofError::MultiplicationCheckFailed)));
+    assert!(matches!(run_tampered(2, 0, true), Err(ProofError::Malformed(_))));
+    // A header that does not match the verifier's circuit.
+    assert!(matches!(run_tampered(0, 0, false), Err(ProofError::Malformed(_))));
+}

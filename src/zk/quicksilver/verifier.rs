@@ -1,0 +1,378 @@
+//! Verifier side: keys K_x (with M_x = K_x ⊕ x·Δ on the prover) and the async batch driver.
+
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use super::check::{verifier_sums, Challenge};
+use super::prover::{check_limits, with_macs};
+use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, ProofError};
+use crate::zk::channel::Channel;
+use crate::zk::field::{Wide, F128};
+use crate::zk::ot::CotSender;
+
+/// Verifier's authenticated bit: its key. Public constants c carry K = c·Δ.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VBit {
+    pub(crate) k: F128,
+    pub(crate) public: bool,
+}
+
+/// The verifier's gadget backend: keys, corrections consumed from the prover's batch payload.
+pub struct VerifierBackend {
+    delta: F128,
+    counting: bool,
+    pool_keys: Vec<F128>,
+    cursor: usize,
+    corrections: Vec<u8>,
+    correction_cursor: usize,
+    open_values: Vec<u8>,
+    open_cursor: usize,
+    open_hash: Sha256,
+    const_hash: Sha256,
+    and_triples: Vec<[F128; 3]>,
+    product_triples: Vec<[F128; 3]>,
+    stats: BatchStats,
+    overrun: bool,
+    public_mismatch: bool,
+}
+
+fn bit_at(bytes: &[u8], i: usize) -> Option<bool> {
+    bytes.get(i / 8).map(|b| (b >> (i % 8)) & 1 == 1)
+}
+
+impl VerifierBackend {
+    fn new(delta: F128) -> Self {
+        VerifierBackend {
+            delta,
+            counting: true,
+            pool_keys: Vec::new(),
+            cursor: 0,
+            corrections: Vec::new(),
+            correction_cursor: 0,
+            open_values: Vec::new(),
+            open_cursor: 0,
+            open_hash: Sha256::new(),
+            const_hash: Sha256::new(),
+            and_triples: Vec::new(),
+            product_triples: Vec::new(),
+            stats: BatchStats::default(),
+            overrun: false,
+            public_mismatch: false,
+        }
+    }
+
+    /// Counters of the batch being evaluated.
+    pub fn stats(&self) -> BatchStats {
+        self.stats
+    }
+
+    fn reset_batch(&mut self, counting: bool) {
+        self.counting = counting;
+        self.corrections.clear();
+        self.correction_cursor = 0;
+        self.open_values.clear();
+        self.open_cursor = 0;
+        self.open_hash = Sha256::new();
+        self.const_hash = Sha256::new();
+        self.and_triples.clear();
+        self.product_triples.clear();
+        self.stats = BatchStats::default();
+        self.overrun = false;
+        self.public_mismatch = false;
+    }
+
+    fn take_key(&mut self) -> F128 {
+        match self.pool_keys.get(self.cursor) {
+            Some(k) => {
+                self.cursor += 1;
+                *k
+            }
+            None => {
+                self.overrun = true;
+                F128::ZERO
+            }
+        }
+    }
+
+    fn random_elem_key(&mut self) -> F128 {
+        let mut k = Wide::ZERO;
+        for i in 0..128 {
+            let key = self.take_key();
+            k ^= key.mul_wide(F128::x_pow(i));
+        }
+        k.reduce()
+    }
+}
+
+impl Backend for VerifierBackend {
+    type Bit = VBit;
+    type Elem = F128;
+
+    #[inline]
+    fn constant(&self, v: bool) -> VBit {
+        VBit { k: self.delta.select(v), public: true }
+    }
+
+    #[inline]
+    fn public_value(&self, a: VBit) -> Option<bool> {
+        if a.public {
+            Some(a.k == self.delta)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn value(&self, _a: VBit) -> Option<bool> {
+        None
+    }
+
+    #[inline]
+    fn xor(&self, a: VBit, b: VBit) -> VBit {
+        VBit { k: a.k ^ b.k, public: a.public & b.public }
+    }
+
+    fn and(&mut self, a: VBit, b: VBit) -> VBit {
+        if let Some(av) = self.public_value(a) {
+            return if av { b } else { self.constant(false) };
+        }
+        if let Some(bv) = self.public_value(b) {
+            return if bv { a } else { self.constant(false) };
+        }
+        let z = self.commit(None);
+        self.stats.and_gates += 1;
+        if !self.counting {
+            self.and_triples.push([a.k, b.k, z.k]);
+        }
+        z
+    }
+
+    fn commit(&mut self, _v: Option<bool>) -> VBit {
+        self.stats.commits += 1;
+        if self.counting {
+            return VBit { k: F128::ZERO, public: false };
+        }
+        let k = self.take_key();
+        let d = match bit_at(&self.corrections, self.correction_cursor) {
+            Some(d) => d,
+            None => {
+                self.overrun = true;
+                false
+            }
+        };
+        self.correction_cursor += 1;
+        VBit { k: k ^ self.delta.select(d), public: false }
+    }
+
+    fn open(&mut self, bits: &[VBit]) -> Vec<bool> {
+        let mut out = Vec::with_capacity(bits.len());
+        for b in bits {
+            if let Some(v) = self.public_value(*b) {
+                out.push(v);
+                continue;
+            }
+            self.stats.opened += 1;
+            if self.counting {
+                out.push(false);
+                continue;
+            }
+            let v = match bit_at(&self.open_values, self.open_cursor) {
+                Some(v) => v,
+                None => {
+                    self.overrun = true;
+                    false
+                }
+            };
+            self.open_cursor += 1;
+            let expected_mac = b.k ^ self.delta.select(v);
+            self.open_hash.update(expected_mac.to_le_bytes());
+            out.push(v);
+        }
+        out
+    }
+
+    fn assert_constant(&mut self, bits: &[VBit], expected: &[bool]) {
+        if bits.len() != expected.len() {
+            self.public_mismatch = true;
+        }
+        for (b, e) in bits.iter().zip(expected) {
+            if let Some(v) = self.public_value(*b) {
+                if v != *e {
+                    self.public_mismatch = true;
+                }
+                continue;
+            }
+            self.stats.asserted += 1;
+            if !self.counting {
+                let expected_mac = b.k ^ self.delta.select(*e);
+                self.const_hash.update(expected_mac.to_le_bytes());
+            }
+        }
+    }
+
+    #[inline]
+    fn elem_constant(&self, c: F128) -> F128 {
+        c * self.delta
+    }
+
+    fn elem_from_bits(&self, bits: &[VBit], coeffs: &[F128]) -> F128 {
+        if self.counting {
+            return F128::ZERO;
+        }
+        with_macs(bits, |b| b.k, |keys| F128::inner_product(coeffs, keys))
+    }
+
+    #[inline]
+    fn elem_add(&self, a: F128, b: F128) -> F128 {
+        a ^ b
+    }
+
+    fn elem_scale(&self, a: F128, c: F128) -> F128 {
+        if self.counting {
+            return F128::ZERO;
+        }
+        a * c
+    }
+
+    fn elem_value(&self, _a: F128) -> Option<F128> {
+        None
+    }
+
+    fn assert_product(&mut self, a: F128, b: F128, c: F128) {
+        self.stats.products += 1;
+        if !self.counting {
+            self.product_triples.push([a, b, c]);
+        }
+    }
+}
+
+/// The QuickSilver verifier: a COT source (holding Δ) plus the key pool across batches.
+pub struct Verifier<S: CotSender> {
+    cot: S,
+    backend: VerifierBackend,
+    last_stats: BatchStats,
+}
+
+impl<S: CotSender> Verifier<S> {
+    pub fn new(cot: S) -> Self {
+        let delta = cot.delta();
+        Verifier { cot, backend: VerifierBackend::new(delta), last_stats: BatchStats::default() }
+    }
+
+    /// Circuit counters of the last accepted batch.
+    pub fn last_stats(&self) -> BatchStats {
+        self.last_stats
+    }
+
+    /// Give back the COT source.
+    pub fn into_cot(self) -> S {
+        self.cot
+    }
+
+    /// Verify one batch built by `f` (the same circuit as the prover's closure). Returns `f`'s
+    /// output (e.g. opened values) only if every check of the batch passed.
+    pub async fn run<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        mut f: impl FnMut(&mut VerifierBackend) -> T,
+    ) -> Result<T, ProofError> {
+        // Pass 1: count, then extend the pool in lockstep with the prover.
+        self.backend.reset_batch(true);
+        drop(f(&mut self.backend));
+        let counted = self.backend.stats;
+        check_limits(&counted)?;
+        self.ensure_pool(ch, cots_needed(&counted)).await?;
+
+        // Receive the batch payload; its shape must be exactly what our circuit needs.
+        let expected_len = payload_len(&counted);
+        let header = ch.recv().await?;
+        if header != encode_header(&counted, expected_len) {
+            return Err(ProofError::Malformed("batch shape differs from the verifier's circuit"));
+        }
+        let mut payload = Vec::with_capacity(expected_len);
+        while payload.len() < expected_len {
+            let chunk = ch.recv().await?;
+            if chunk.is_empty() || chunk.len() > expected_len - payload.len() {
+                return Err(ProofError::Malformed("batch payload length"));
+            }
+            payload.extend_from_slice(&chunk);
+        }
+        let corr_len = counted.commits.div_ceil(8);
+        let open_len = counted.opened.div_ceil(8);
+        let claimed_open_hash: [u8; 32] = payload[corr_len + open_len..corr_len + open_len + 32]
+            .try_into()
+            .map_err(|_| ProofError::Malformed("open hash"))?;
+        let claimed_const_hash: [u8; 32] = payload[corr_len + open_len + 32..]
+            .try_into()
+            .map_err(|_| ProofError::Malformed("constant hash"))?;
+
+        // Pass 2: evaluate on keys.
+        self.backend.reset_batch(false);
+        self.backend.corrections = payload[..corr_len].to_vec();
+        self.backend.open_values = payload[corr_len..corr_len + open_len].to_vec();
+        self.backend.and_triples.reserve(counted.and_gates);
+        self.backend.product_triples.reserve(counted.products);
+        let out = f(&mut self.backend);
+        if self.backend.stats != counted || self.backend.overrun {
+            return Err(ProofError::NonDeterministicCircuit);
+        }
+
+        // Fresh challenge only now that the prover is bound to the batch.
+        let mut seed = [0u8; 16];
+        rand::rng().fill_bytes(&mut seed);
+        ch.send(seed.to_vec()).await?;
+        let challenge = Challenge::new(seed);
+        let mask_key = self.backend.random_elem_key();
+        if self.backend.overrun {
+            return Err(ProofError::NonDeterministicCircuit);
+        }
+        let n_and = self.backend.and_triples.len();
+        let ((a0, c0), (a1, c1)) = rayon::join(
+            || verifier_sums(&challenge, 0, &self.backend.and_triples),
+            || verifier_sums(&challenge, n_and, &self.backend.product_triples),
+        );
+        let delta = self.backend.delta;
+        let w = a0 ^ a1 ^ (delta * (c0 ^ c1)) ^ mask_key;
+
+        let answer = ch.recv().await?;
+        if answer.len() != 32 {
+            return Err(ProofError::Malformed("check answer length"));
+        }
+        let mut ub = [0u8; 16];
+        let mut vb = [0u8; 16];
+        ub.copy_from_slice(&answer[..16]);
+        vb.copy_from_slice(&answer[16..]);
+        let (u, v) = (F128::from_le_bytes(ub), F128::from_le_bytes(vb));
+        let mult_ok = w == u ^ (v * delta);
+        let open_ok = self.backend.open_hash.clone().finalize().as_slice() == claimed_open_hash;
+        let const_ok = self.backend.const_hash.clone().finalize().as_slice() == claimed_const_hash
+            && !self.backend.public_mismatch;
+        self.backend.reset_batch(true);
+        if !mult_ok {
+            return Err(ProofError::MultiplicationCheckFailed);
+        }
+        if !open_ok {
+            return Err(ProofError::OpeningMacMismatch);
+        }
+        if !const_ok {
+            return Err(ProofError::ConstantMismatch);
+        }
+        self.last_stats = counted;
+        Ok(out)
+    }
+
+    async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
+        let b = &mut self.backend;
+        b.pool_keys.drain(..b.cursor);
+        b.cursor = 0;
+        let have = b.pool_keys.len();
+        if have < need {
+            let keys = self.cot.extend(ch, need - have).await?;
+            if keys.len() != need - have {
+                return Err(ProofError::Malformed("COT source returned a wrong count"));
+            }
+            self.backend.pool_keys.extend(keys);
+        }
+        Ok(())
+    }
+}
