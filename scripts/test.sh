@@ -23,6 +23,7 @@ for _ in $(seq 100); do [ -s "$run/proxy" ] && break; sleep 0.1; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
 export TLSPROOF_TEST_FIXTURE="$(cat "$run/fixture")"
+export TLSPROOF_TEST_CA="$(cat "$run/ca.pem")"
 export WASM_BINDGEN_TEST_TIMEOUT=300
 # shellcheck disable=SC2086
 env $TLSPROOF_WASM_ENV wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release . -- --test web

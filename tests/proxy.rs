@@ -1,5 +1,6 @@
 //! The WebSocket-to-TCP proxy against real servers on 127.0.0.1: the fixture (TLS through the
 //! proxy), an echo server (half-close), and every refusal with its close code and reason.
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::{SinkExt, StreamExt};
 use std::net::SocketAddr;
@@ -192,4 +193,22 @@ async fn unreachable_target_is_bad_gateway() {
     drop(l);
     let proxy = start_proxy(allow(&dead.to_string())).await;
     expect_close(&format!("ws://{proxy}/?target={dead}"), close_code::BAD_GATEWAY, "cannot connect").await;
+}
+
+#[tokio::test]
+async fn our_tls_client_through_proxy_gets_json() {
+    use tlsproof::tls::{driver, unix_time, Client, ClientConfig, RootStore};
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let faddr = fixture.local_addr().unwrap();
+    let roots = RootStore::from_pem(&fixture.certs.ca_pem).unwrap();
+    tokio::spawn(fixture.run());
+    let proxy = start_proxy(allow(&faddr.to_string())).await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let mut client = Client::new(ClientConfig::new(roots), "localhost", unix_time(now)).unwrap();
+    let mut ws = WsStream::connect(&format!("ws://{proxy}/?target={faddr}")).await.unwrap();
+    let request = tlsproof::http::RequestBuilder::get("localhost", "/json").build().unwrap();
+    let resp = driver::http_exchange(&mut client, &mut ws, &request.bytes, Default::default()).await.unwrap();
+    let text = String::from_utf8(resp).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK") && text.ends_with(JSON_BODY), "{text}");
+    assert!(client.master_secret().is_some());
 }

@@ -1,6 +1,7 @@
 //! Handshake messages fragmented across records and coalesced within records, byte-at-a-time
 //! input, the record transcript against the wire, external key exchange, tickets,
 //! CertificateRequest.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 use common::*;
 use std::sync::Arc;

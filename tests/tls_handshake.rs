@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 use common::*;
 use tlsproof::http::{Limits, RequestBuilder, ResponseParser};

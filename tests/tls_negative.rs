@@ -1,5 +1,6 @@
 //! Every check the client makes, violated once: a specific error, an alert where TLS says so,
 //! and no panic.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 use common::*;
 use tlsproof::tls::codec::{handshake_message, split_records};

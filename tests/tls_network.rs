@@ -1,5 +1,6 @@
 //! The async driver over real TCP on 127.0.0.1 (tokio + compat): against a rustls server in a
 //! thread, and against `openssl s_server -tls1_2 -www` when the binary exists.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 use common::*;
 use std::io::{Read, Write};

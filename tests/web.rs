@@ -2,6 +2,8 @@
 //! may block. `npm test` starts the servers and passes their addresses at build time.
 #![cfg(target_arch = "wasm32")]
 
+mod zk_circuits;
+
 use std::cell::Cell;
 use tlsproof::transport::{TransportError, WsStream};
 use wasm_bindgen_test::*;
@@ -87,6 +89,31 @@ async fn exchange_with_the_fixture_gets_a_tls_server_hello() {
     assert_eq!(&head[1..3], &[3, 3]);
 }
 
+#[wasm_bindgen_test]
+async fn our_tls_client_in_wasm_fetches_json_through_proxy() {
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
+    let request = tlsproof::http::RequestBuilder::get("localhost", "/json").build().unwrap();
+    let resp = tlsproof::wasm::fetch_https_via_proxy(proxy().into(), fixture.into(), "localhost".into(), ca.into(), request.bytes)
+        .await
+        .unwrap_or_else(|e| panic!("fetch failed: {:?}", wasm_bindgen::JsValue::from(e)));
+    let text = String::from_utf8(resp).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert!(text.contains(r#""owner":"Alice Example""#), "{text}");
+}
+
+#[wasm_bindgen_test]
+async fn wasm_tls_client_rejects_a_wrong_server_name() {
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
+    let request = tlsproof::http::RequestBuilder::get("bank.example", "/json").build().unwrap();
+    let err = tlsproof::wasm::fetch_https_via_proxy(proxy().into(), fixture.into(), "bank.example".into(), ca.into(), request.bytes)
+        .await
+        .expect_err("a certificate for localhost must not pass for bank.example");
+    let msg = format!("{:?}", wasm_bindgen::JsValue::from(err));
+    assert!(msg.to_lowercase().contains("certificate"), "{msg}");
+}
+
 fn minimal_client_hello() -> Vec<u8> {
     let mut body = vec![3, 3];
     body.extend_from_slice(&[7u8; 32]); // random
@@ -107,4 +134,34 @@ fn minimal_client_hello() -> Vec<u8> {
     let mut rec = vec![22, 3, 1, (hs.len() >> 8) as u8, hs.len() as u8];
     rec.extend_from_slice(&hs);
     rec
+}
+
+#[wasm_bindgen_test]
+async fn zk_keystream_and_prf_proofs_pass_in_the_browser() {
+    ensure_pool().await;
+    let key: [u8; 16] = *b"0123456789abcdef";
+    let (salt, explicit) = ([1u8, 2, 3, 4], [9u8; 8]);
+    let (indices, positions) = ([0u32, 5], [0usize, 7, 15]);
+    let (p, v) = zk_circuits::prove(
+        |b| zk_circuits::keystream_circuit(b, Some(&key), Some(&salt), &explicit, &indices, &positions),
+        |b| zk_circuits::keystream_circuit(b, None, None, &explicit, &indices, &positions),
+    )
+    .await;
+    let expected = zk_circuits::reference_keystream(&key, &salt, &explicit, &indices, &positions);
+    assert_eq!(v.expect("verifier accepts the keystream proof"), expected);
+    assert_eq!(p.unwrap(), expected);
+
+    let ms = [7u8; 48];
+    let (cr, sr, hc) = ([1u8; 32], [2u8; 32], [3u8; 32]);
+    let (p, v) = zk_circuits::prove(
+        |b| zk_circuits::prf_circuit(b, Some(&ms), &cr, &sr, &hc),
+        |b| zk_circuits::prf_circuit(b, None, &cr, &sr, &hc),
+    )
+    .await;
+    let (kb, vd) = v.expect("verifier accepts the PRF proof");
+    assert_eq!(p.unwrap(), (kb.clone(), vd.clone()));
+    let ms = tlsproof::tls::keys::MasterSecret(ms);
+    let reference = tlsproof::tls::keys::key_block(&ms, &cr, &sr);
+    assert_eq!(&kb[16..32], &reference.server_write_key);
+    assert_eq!(vd, tlsproof::tls::keys::verify_data(&ms, b"client finished", &hc));
 }

@@ -11,7 +11,7 @@ const call = (op, args) => new Promise((resolve) => {
   worker.postMessage({ id, op, args });
 });
 
-$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · threads=${navigator.hardwareConcurrency} · proxy ${config.proxyUrl} · fixture ${config.httpTarget}`;
+$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · threads=${navigator.hardwareConcurrency} · proxy ${config.proxyUrl} · fixture https://${config.httpsTarget}`;
 
 async function run() {
   const path = $("path").value || "/json";
@@ -19,7 +19,7 @@ async function run() {
   $("status").className = "";
   const res = await call("fetch", {
     threads: Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 4)),
-    proxyUrl: config.proxyUrl, target: config.httpTarget, host: "localhost", path,
+    proxyUrl: config.proxyUrl, target: config.httpsTarget, serverName: config.serverName, caPem: config.caPem, host: config.serverName, path,
   });
   if (res.ok) {
     $("status").textContent = `done in ${res.ms.toFixed(0)} ms`;
@@ -29,7 +29,7 @@ async function run() {
     $("status").textContent = `failed: ${res.error}`;
     $("status").className = "err";
   }
-  return { ok: res.ok, what: `GET ${path} from the fixture through the proxy (wasm, ${self.crossOriginIsolated ? "threads" : "no threads"})`,
+  return { ok: res.ok, what: `GET https://${config.serverName}${path} with tlsproof's TLS 1.2 client in wasm, through the proxy (crossOriginIsolated=${self.crossOriginIsolated})`,
            text: res.text || "", error: res.error || "", timings: res.ok ? { total_ms: Math.round(res.ms) } : null };
 }
 

@@ -1,5 +1,5 @@
 // Runs the wasm module in a module Web Worker: rayon needs a thread that may block.
-import init, { initThreadPool, exchangeViaProxy } from "/pkg/tlsproof.js";
+import init, { initThreadPool, fetchHttpsViaProxy } from "/pkg/tlsproof.js";
 
 let ready = null;
 async function setup(threads) {
@@ -15,7 +15,7 @@ self.onmessage = async ({ data }) => {
       const request = new TextEncoder().encode(
         `GET ${args.path} HTTP/1.1\r\nHost: ${args.host}\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n`);
       const t0 = performance.now();
-      const reply = await exchangeViaProxy(args.proxyUrl, args.target, request, 1 << 24);
+      const reply = await fetchHttpsViaProxy(args.proxyUrl, args.target, args.serverName, args.caPem, request);
       self.postMessage({ id, ok: true, text: new TextDecoder().decode(reply), ms: performance.now() - t0 });
     }
   } catch (e) {

@@ -1,3 +1,26 @@
-//! The prover–verifier session protocol (proxy mode first).
+//! The prover–verifier session protocol, proxy mode (see docs/protocol.md).
+//!
+//! One WebSocket carries three channels ([`mux`]): control messages ([`messages`]), the TLS
+//! bytes the verifier relays to the server ([`tls_channel`]), and the ZK engine's traffic.
+//! The proof ([`proof`]) is written once and run by both sides; [`check`] is what the verifier
+//! does with the openings; [`output`] is the verdict.
 
+pub mod check;
+pub mod messages;
 pub mod mux;
+pub mod output;
+pub mod proof;
+pub mod prover;
+pub mod reveal;
+pub mod tls_channel;
+pub mod transcript;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod verifier;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod server;
+
+pub use output::{VerifiedDirection, VerifierOutput};
+pub use prover::{notarize, ProverConfig, ProverError, ProverOutput};
+pub use reveal::{Reveal, RevealConfig};
+#[cfg(not(target_arch = "wasm32"))]
+pub use verifier::{verify_session, VerifierConfig, VerifierError};

@@ -143,40 +143,56 @@ pub fn multiplex<S: MessageSocket>(
     };
 
     let driver = async move {
-        loop {
-            let event = {
-                let outgoing = out_rx.next().fuse();
-                let incoming = socket.recv().fuse();
-                futures::pin_mut!(outgoing, incoming);
-                futures::select_biased! {
-                    frame = incoming => Err(frame),
-                    frame = outgoing => Ok(frame),
-                }
-            };
-            match event {
-                Ok(Some(frame)) => socket.send(&frame).await?,
-                Ok(None) => {
-                    let _ = socket.close().await;
-                    return Ok(());
-                }
-                Err(incoming) => {
-                    let frame = incoming?.ok_or(MuxError::PeerClosed)?;
-                    let (&id, payload) = frame.split_first().ok_or(MuxError::EmptyFrame)?;
-                    let (channel, tx, buffered) = inboxes.get(id as usize).ok_or(MuxError::UnknownChannel(id))?;
-                    if payload.len() > limits.max_frame {
-                        return Err(MuxError::FrameTooLarge { channel: *channel, len: payload.len(), max: limits.max_frame });
-                    }
-                    let now = buffered.fetch_add(payload.len(), Ordering::Relaxed) + payload.len();
-                    if now > limits.max_buffered {
-                        return Err(MuxError::InboxOverflow { channel: *channel, max: limits.max_buffered });
-                    }
-                    // A handle that was dropped no longer wants its messages; that is fine.
-                    let _ = tx.unbounded_send(payload.to_vec());
-                }
-            }
-        }
+        let result = drive(&mut socket, &mut out_rx, &inboxes, limits).await;
+        // Wake every reader and writer: frames already routed stay readable, then the channels
+        // report closed instead of waiting forever.
+        drop(inboxes);
+        drop(out_rx);
+        result
     };
     (driver, channels)
+}
+
+type Inbox = (ChannelId, mpsc::UnboundedSender<Vec<u8>>, Arc<AtomicUsize>);
+
+async fn drive<S: MessageSocket>(
+    socket: &mut S,
+    out_rx: &mut mpsc::Receiver<Vec<u8>>,
+    inboxes: &[Inbox],
+    limits: MuxLimits,
+) -> Result<(), MuxError> {
+    loop {
+        let event = {
+            let outgoing = out_rx.next().fuse();
+            let incoming = socket.recv().fuse();
+            futures::pin_mut!(outgoing, incoming);
+            futures::select_biased! {
+                frame = incoming => Err(frame),
+                frame = outgoing => Ok(frame),
+            }
+        };
+        match event {
+            Ok(Some(frame)) => socket.send(&frame).await?,
+            Ok(None) => {
+                let _ = socket.close().await;
+                return Ok(());
+            }
+            Err(incoming) => {
+                let frame = incoming?.ok_or(MuxError::PeerClosed)?;
+                let (&id, payload) = frame.split_first().ok_or(MuxError::EmptyFrame)?;
+                let (channel, tx, buffered) = inboxes.get(id as usize).ok_or(MuxError::UnknownChannel(id))?;
+                if payload.len() > limits.max_frame {
+                    return Err(MuxError::FrameTooLarge { channel: *channel, len: payload.len(), max: limits.max_frame });
+                }
+                let now = buffered.fetch_add(payload.len(), Ordering::Relaxed) + payload.len();
+                if now > limits.max_buffered {
+                    return Err(MuxError::InboxOverflow { channel: *channel, max: limits.max_buffered });
+                }
+                // A handle that was dropped no longer wants its messages; that is fine.
+                let _ = tx.unbounded_send(payload.to_vec());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -94,3 +94,17 @@ pub fn verify_server_key_exchange(
             other => Error::Certificate(other),
         })
 }
+
+impl RootStore {
+    /// From PEM text holding one or more `CERTIFICATE` blocks (e.g. the fixture's `--ca-out`).
+    pub fn from_pem(pem: &str) -> Result<Self, Error> {
+        use rustls_pki_types::pem::PemObject;
+        let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| Error::InvalidState("malformed PEM certificate"))?;
+        if certs.is_empty() {
+            return Err(Error::InvalidState("no certificate in PEM"));
+        }
+        Self::from_der_certs(certs)
+    }
+}

@@ -1,32 +1,42 @@
-//! Small async driver: runs a [`Client`] over any `futures` AsyncRead + AsyncWrite.
+//! Small async driver: runs a [`Client`] over any [`ByteIo`] — a `futures` AsyncRead +
+//! AsyncWrite, or the WebSocket stream of [`crate::transport`] (natively and in the browser).
 
 use super::client::Client;
 use super::error::Error;
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+/// A duplex byte stream the driver can run TLS over.
+#[allow(async_fn_in_trait)]
+pub trait ByteIo {
+    /// Reads some bytes; `Ok(0)` is end of stream.
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error>;
+    async fn write_all(&mut self, data: &[u8]) -> Result<(), Error>;
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> ByteIo for S {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        AsyncReadExt::read(self, buf).await.map_err(|e| Error::Io(e.to_string()))
+    }
+    async fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
+        AsyncWriteExt::write_all(self, data).await.map_err(|e| Error::Io(e.to_string()))?;
+        self.flush().await.map_err(|e| Error::Io(e.to_string()))
+    }
+}
+
 const READ_CHUNK: usize = 16 * 1024;
 
-async fn flush_out<S: AsyncWrite + Unpin>(client: &mut Client, io: &mut S) -> Result<(), Error> {
+async fn flush_out<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<(), Error> {
     if client.wants_write() {
         let out = client.take_outgoing();
-        io.write_all(&out)
-            .await
-            .map_err(|e| Error::Io(e.to_string()))?;
-        io.flush().await.map_err(|e| Error::Io(e.to_string()))?;
+        io.write_all(&out).await?;
     }
     Ok(())
 }
 
 /// Read once from `io` and feed the client. Returns false on EOF (after `feed_eof`).
-async fn read_some<S: AsyncRead + AsyncWrite + Unpin>(
-    client: &mut Client,
-    io: &mut S,
-) -> Result<bool, Error> {
+async fn read_some<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<bool, Error> {
     let mut buf = vec![0u8; READ_CHUNK];
-    let n = io
-        .read(&mut buf)
-        .await
-        .map_err(|e| Error::Io(e.to_string()))?;
+    let n = io.read(&mut buf).await?;
     if n == 0 {
         flush_out(client, io).await.ok();
         client.feed_eof()?;
@@ -42,7 +52,7 @@ async fn read_some<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// Run the handshake to completion (or, in [`crate::tls::KeyExchangeMode::External`], until
 /// the key exchange is requested: complete it and call again).
-pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+pub async fn handshake<S: ByteIo>(
     client: &mut Client,
     io: &mut S,
 ) -> Result<(), Error> {
@@ -71,7 +81,7 @@ pub async fn exchange<S, F>(
     mut done: F,
 ) -> Result<Vec<u8>, Error>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: ByteIo,
     F: FnMut(&[u8]) -> bool,
 {
     handshake(client, io).await?;
@@ -90,5 +100,34 @@ where
     received.extend_from_slice(&client.take_plaintext());
     client.send_close_notify()?;
     flush_out(client, io).await.ok();
+    Ok(received)
+}
+
+/// One HTTP/1.1 request over TLS: handshake, send `request`, read until the response is
+/// complete (per its framing) or the server closes. Returns the response plaintext.
+pub async fn http_exchange<S: ByteIo>(
+    client: &mut Client,
+    io: &mut S,
+    request: &[u8],
+    limits: crate::http::Limits,
+) -> Result<Vec<u8>, Error> {
+    let mut parser = crate::http::ResponseParser::new(limits);
+    let mut fed = 0;
+    let mut bad = None;
+    let received = exchange(client, io, request, |so_far| {
+        let done = match parser.feed(&so_far[fed..]) {
+            Ok(done) => done,
+            Err(e) => {
+                bad = Some(e);
+                true
+            }
+        };
+        fed = so_far.len();
+        done
+    })
+    .await?;
+    if let Some(e) = bad {
+        return Err(Error::Http(e.to_string()));
+    }
     Ok(received)
 }

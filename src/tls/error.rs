@@ -136,6 +136,9 @@ pub enum Error {
     /// I/O error in the async driver (not used by the sans-IO core).
     #[error("io error: {0}")]
     Io(String),
+    /// The HTTP response over the connection was malformed or over a limit.
+    #[error("bad HTTP response: {0}")]
+    Http(String),
     /// Application data could not be sent: the connection is closed.
     #[error("connection closed")]
     Closed,

@@ -123,6 +123,16 @@ impl WsStream {
     }
 }
 
+/// TLS runs over the WebSocket stream unchanged (the proxy and the browser demo use this).
+impl crate::tls::driver::ByteIo for WsStream {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tls::Error> {
+        WsStream::read(self, buf).await.map_err(|e| crate::tls::Error::Io(e.to_string()))
+    }
+    async fn write_all(&mut self, data: &[u8]) -> Result<(), crate::tls::Error> {
+        WsStream::write_all(self, data).await.map_err(|e| crate::tls::Error::Io(e.to_string()))
+    }
+}
+
 /// A reliable, ordered channel of binary messages: what the session multiplexer runs on.
 /// Implemented by [`WsSocket`] on both platforms (client and, natively, server side).
 #[allow(async_fn_in_trait)]

@@ -27,3 +27,25 @@ pub fn parallel_sum(n: u32) -> f64 {
     use rayon::prelude::*;
     (0..n).into_par_iter().map(|x| x as f64).sum()
 }
+
+/// Fetches over HTTPS with tlsproof's own TLS 1.2 client, running in this browser tab: the
+/// TCP bytes go through `tlsproof proxy` at `proxy_url` to `target` (`HOST:PORT`). The server
+/// certificate is checked against `ca_pem` (empty: Mozilla's roots) for `server_name`.
+/// Returns the HTTP response bytes (status line, headers, body).
+#[wasm_bindgen(js_name = fetchHttpsViaProxy)]
+pub async fn fetch_https_via_proxy(
+    proxy_url: String,
+    target: String,
+    server_name: String,
+    ca_pem: String,
+    request: Vec<u8>,
+) -> Result<Vec<u8>, JsError> {
+    use crate::tls::{driver, unix_time, Client, ClientConfig, RootStore};
+    let roots = if ca_pem.trim().is_empty() { RootStore::mozilla() } else { RootStore::from_pem(&ca_pem)? };
+    let now = (js_sys::Date::now() / 1000.0) as u64;
+    let mut client = Client::new(ClientConfig::new(roots), &server_name, unix_time(now))?;
+    let mut stream = WsStream::connect(&format!("{proxy_url}?target={target}")).await?;
+    let response = driver::http_exchange(&mut client, &mut stream, &request, Default::default()).await?;
+    let _ = stream.close().await;
+    Ok(response)
+}

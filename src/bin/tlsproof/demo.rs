@@ -45,13 +45,10 @@ struct AppState {
 pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let fixture = FixtureServer::bind("127.0.0.1:0".parse()?, KeyType::EcdsaP256, 30).await?;
     let fixture_addr = fixture.local_addr()?;
-    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let plain_addr = plain.local_addr()?;
     let ca_pem = fixture.certs.ca_pem.clone();
     tokio::spawn(fixture.run());
-    tokio::spawn(tlsproof::fixture::run_plain(plain));
 
-    let allow = AllowList::parse(&format!("{fixture_addr},{plain_addr}"))?;
+    let allow = AllowList::parse(&fixture_addr.to_string())?;
     let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow, ..ProxyConfig::default() }).await?;
     let proxy_addr = proxy.local_addr()?;
     tokio::spawn(proxy.run());
@@ -61,7 +58,6 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         config: serde_json::json!({
             "proxyUrl": format!("ws://{proxy_addr}/"),
             "httpsTarget": fixture_addr.to_string(),
-            "httpTarget": plain_addr.to_string(),
             "serverName": "localhost",
             "caPem": ca_pem,
         }),

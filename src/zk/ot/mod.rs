@@ -57,6 +57,7 @@
 pub mod base;
 mod bits;
 mod gf;
+pub mod ferret;
 pub mod kos;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.
 #[cfg(test)]
@@ -68,6 +69,7 @@ mod tests;
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;
 
+pub use ferret::{FerretReceiver, FerretSender};
 pub use kos::{KosReceiver, KosSender};
 
 /// Failures of the base OT and of the OT extension.
@@ -95,6 +97,14 @@ pub enum CotError {
     /// A previous call on this instance failed; its state can no longer be trusted.
     #[error("this COT instance failed earlier and can no longer be used")]
     Poisoned,
+    /// Ferret (prover side): the verifier's GGM-tree messages are inconsistent (its check value
+    /// does not match); the verifier cheated or the data was corrupted.
+    #[error("Ferret SPCOT consistency check failed: the verifier's tree messages are inconsistent")]
+    SpcotCheckFailed,
+    /// Ferret (verifier side): the prover's check opening does not match the verifier's check
+    /// value; the prover deviated (e.g. an inconsistent x' in the check).
+    #[error("Ferret SPCOT consistency check failed: the prover's check opening is wrong")]
+    SpcotProverInconsistent,
 }
 
 /// Verifier side of random correlated OT: holds Δ and gets keys.

@@ -1,0 +1,108 @@
+//! The verifier's checks after the proof: every GCM tag, and the plaintext at the revealed
+//! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream).
+
+use super::proof::{touched_blocks, OpenedDirection};
+use super::transcript::EncryptedRecord;
+use std::ops::Range;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CheckError {
+    /// A record's GCM tag does not verify under the opened key or GHASH material: the prover
+    /// opened values that do not belong to this session, or a record was altered.
+    #[error("{direction} record {index}: GCM tag does not verify")]
+    BadTag { direction: &'static str, index: usize },
+    #[error("{direction}: the proof opened {got} keystream bytes, {expected} were needed")]
+    KeystreamLength { direction: &'static str, expected: usize, got: usize },
+    #[error("{direction}: the proof opened {got} J0 blocks for {expected} records")]
+    J0Count { direction: &'static str, expected: usize, got: usize },
+}
+
+fn ghash_tag(h: &[u8; 16], j0: &[u8; 16], r: &EncryptedRecord) -> [u8; 16] {
+    use ghash::universal_hash::{KeyInit, UniversalHash};
+    let mut g = ghash::GHash::new(h.into());
+    g.update_padded(&r.additional_data());
+    g.update_padded(&r.ciphertext);
+    let mut lens = [0u8; 16];
+    lens[..8].copy_from_slice(&(13u64 * 8).to_be_bytes());
+    lens[8..].copy_from_slice(&((r.ciphertext.len() as u64) * 8).to_be_bytes());
+    g.update(&[lens.into()]);
+    let mut tag: [u8; 16] = g.finalize().into();
+    for (t, k) in tag.iter_mut().zip(j0) {
+        *t ^= k;
+    }
+    tag
+}
+
+fn open_record(key: &[u8; 16], iv: &[u8; 4], r: &EncryptedRecord) -> Option<Vec<u8>> {
+    use ring::aead;
+    let key = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).ok()?);
+    let mut nonce = [0u8; 12];
+    nonce[..4].copy_from_slice(iv);
+    nonce[4..].copy_from_slice(&r.explicit_nonce);
+    let mut buf = r.ciphertext.clone();
+    buf.extend_from_slice(&r.tag);
+    let pt = key
+        .open_in_place(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(r.additional_data()), &mut buf)
+        .ok()?;
+    Some(pt.to_vec())
+}
+
+/// A direction's application-data plaintext as the verifier knows it: hidden bytes are 0.
+pub struct RecoveredDirection {
+    pub bytes: Vec<u8>,
+    pub revealed: Vec<Range<u64>>,
+    pub fast_path: bool,
+}
+
+/// Checks every tag of `records` against what the proof opened, and recovers the revealed
+/// plaintext. `reveal` must be canonical (checked by the caller).
+pub fn recover(
+    direction: &'static str,
+    records: &[EncryptedRecord],
+    opened: &OpenedDirection,
+    reveal: &[Range<u64>],
+) -> Result<RecoveredDirection, CheckError> {
+    let mut bytes = Vec::new();
+    match opened {
+        OpenedDirection::Key { key, iv } => {
+            for (index, r) in records.iter().enumerate() {
+                let pt = open_record(key, iv, r).ok_or(CheckError::BadTag { direction, index })?;
+                if index > 0 && r.content_type == 23 {
+                    bytes.extend_from_slice(&pt);
+                }
+            }
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true })
+        }
+        OpenedDirection::Keystream { h, j0, revealed_keystream } => {
+            if j0.len() != records.len() {
+                return Err(CheckError::J0Count { direction, expected: records.len(), got: j0.len() });
+            }
+            for (index, (r, j)) in records.iter().zip(j0).enumerate() {
+                if ghash_tag(h, j, r) != r.tag {
+                    return Err(CheckError::BadTag { direction, index });
+                }
+            }
+            let mut starts = Vec::with_capacity(records.len());
+            for r in records {
+                starts.push(bytes.len());
+                if r.content_type == 23 {
+                    bytes.resize(bytes.len() + r.ciphertext.len(), 0);
+                }
+            }
+            let touched = touched_blocks(records, reveal);
+            let needed: usize = touched.iter().map(|(_, _, p)| p.len()).sum();
+            if needed != revealed_keystream.len() {
+                return Err(CheckError::KeystreamLength { direction, expected: needed, got: revealed_keystream.len() });
+            }
+            let mut ks = revealed_keystream.iter();
+            for (rec, blk, positions) in touched {
+                for p in positions {
+                    let at = blk as usize * 16 + p;
+                    let k = ks.next().copied().unwrap_or(0);
+                    bytes[starts[rec] + at] = records[rec].ciphertext[at] ^ k;
+                }
+            }
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: false })
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Control messages between prover and verifier (postcard-encoded, one per control frame).
+//!
+//! Every message is decoded from one frame whose size the multiplexer already bounded; counts
+//! inside (reveal ranges) are checked against [`MAX_RANGES`] before use.
+
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// Bumped on any incompatible change; peers with another version are refused clearly.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// Most reveal ranges per direction.
+pub const MAX_RANGES: usize = 4096;
+
+/// Prover → verifier: what session the prover wants notarized.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRequest {
+    pub version: u16,
+    /// `HOST:PORT` the verifier should connect to.
+    pub server: String,
+    /// The name the certificate must be valid for (SNI).
+    pub server_name: String,
+    /// Most application bytes the prover will send / receive.
+    pub max_sent: u32,
+    pub max_recv: u32,
+}
+
+/// Prover → verifier after the TLS connection: how many raw bytes of each direction the
+/// proof covers. `sent` must be everything relayed; `received` may stop before bytes the
+/// server sent but the prover never used (e.g. a trailing close_notify).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsDone {
+    pub sent: u64,
+    pub received: u64,
+}
+
+/// Prover → verifier: the application-data plaintext ranges to reveal, per direction.
+/// A direction whose ranges cover all of it takes the fast path (its key is opened).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevealPlan {
+    pub sent: Vec<Range<u64>>,
+    pub received: Vec<Range<u64>>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ControlMessage {
+    Request(SessionRequest),
+    /// Verifier → prover: connected to the server at `connection_time` (Unix seconds).
+    Accepted { connection_time: u64 },
+    /// Either side: the session ends now, with a reason for the other side's user.
+    Abort { reason: String },
+    TlsDone(TlsDone),
+    Reveal(RevealPlan),
+    /// Verifier → prover: the verdict; the output as JSON so the prover can show exactly what
+    /// the verifier saw.
+    Verified { output_json: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MessageError {
+    #[error("malformed control message: {0}")]
+    Malformed(#[from] postcard::Error),
+}
+
+impl ControlMessage {
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("control messages always serialize")
+    }
+
+    pub fn decode(frame: &[u8]) -> Result<ControlMessage, MessageError> {
+        Ok(postcard::from_bytes(frame)?)
+    }
+
+    /// Short name for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ControlMessage::Request(_) => "Request",
+            ControlMessage::Accepted { .. } => "Accepted",
+            ControlMessage::Abort { .. } => "Abort",
+            ControlMessage::TlsDone(_) => "TlsDone",
+            ControlMessage::Reveal(_) => "Reveal",
+            ControlMessage::Verified { .. } => "Verified",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_garbage() {
+        let m = ControlMessage::Reveal(RevealPlan { sent: vec![0..5, 9..10], received: vec![0..100] });
+        let back = ControlMessage::decode(&m.encode()).unwrap();
+        assert!(matches!(back, ControlMessage::Reveal(p) if p.sent == vec![0..5, 9..10]));
+        for junk in [&[][..], &[0xff][..], &[4, 0xff, 0xff, 0xff, 0xff, 0x0f][..]] {
+            assert!(ControlMessage::decode(junk).is_err());
+        }
+    }
+}

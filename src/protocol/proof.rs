@@ -1,0 +1,229 @@
+//! The proxy-mode proof, written once and run by both parties in lockstep (DESIGN.md, "Proxy
+//! mode, step by step", 6). The prover's only private input is the master secret.
+//!
+//! Batches:
+//! 1. commit MS; key block = PRF(MS, "key expansion", sr ‖ cr); client verify_data =
+//!    PRF(MS, "client finished", H_c), **opened** (both sides need it for H_s).
+//! 2. server verify_data = PRF(MS, "server finished", H_s); both Finished records must decrypt
+//!    in ZK to `14 00 00 0c ‖ verify_data` (this binds MS to the real server's session); then
+//!    per direction either the fast path (write key + IV opened) or H = AES_K(0) and every
+//!    record's E_K(J0) opened so the verifier can check every GCM tag.
+//! 3. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
+//!    opened only at the revealed positions.
+
+use super::reveal::covers_all;
+use super::transcript::EncryptedRecord;
+use crate::zk::channel::Channel;
+use crate::zk::gadgets::aes::{key_schedule, RoundKeys};
+use crate::zk::gadgets::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
+use crate::zk::gadgets::keystream::{assert_decrypts_to, ghash_key, j0_block, keystream_blocks};
+use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
+use crate::zk::quicksilver::{Backend, Party, ProofError};
+use std::ops::Range;
+
+/// Most keystream blocks proven in one batch: bounds memory on both sides.
+pub const BLOCKS_PER_BATCH: usize = 256;
+
+/// The Finished message header: type 20, length 12.
+const FINISHED_HEADER: [u8; 4] = [0x14, 0, 0, 0x0c];
+
+/// What both parties know before the proof.
+pub struct PublicInputs<'a> {
+    pub client_random: [u8; 32],
+    pub server_random: [u8; 32],
+    /// Hash of the handshake messages up to ClientKeyExchange.
+    pub client_finished_hash: [u8; 32],
+    /// Encrypted records per direction, Finished first.
+    pub sent: &'a [EncryptedRecord],
+    pub received: &'a [EncryptedRecord],
+    /// Canonical reveal ranges per direction, in application-data plaintext positions.
+    pub reveal_sent: &'a [Range<u64>],
+    pub reveal_received: &'a [Range<u64>],
+}
+
+/// What the proof opened for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenedDirection {
+    /// Fast path: the write key and implicit IV.
+    Key { key: [u8; 16], iv: [u8; 4] },
+    /// ZK path: the GHASH key, E_K(J0) per record, and the keystream bytes at the revealed
+    /// positions (in increasing position order).
+    Keystream { h: [u8; 16], j0: Vec<[u8; 16]>, revealed_keystream: Vec<u8> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opened {
+    pub client_verify_data: [u8; 12],
+    pub sent: OpenedDirection,
+    pub received: OpenedDirection,
+}
+
+/// Which keystream blocks (per record) and which byte positions in them a reveal touches.
+/// `records` are the direction's encrypted records (Finished first); only application-data
+/// records (type 23) form the plaintext stream.
+pub fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    let mut r = 0;
+    for (i, rec) in records.iter().enumerate().skip(1) {
+        if rec.content_type != 23 {
+            continue;
+        }
+        let len = rec.ciphertext.len() as u64;
+        let (start, end) = (offset, offset + len);
+        while r < reveal.len() && reveal[r].end <= start {
+            r += 1;
+        }
+        let mut k = r;
+        let mut blocks: Vec<(u32, Vec<usize>)> = Vec::new();
+        while k < reveal.len() && reveal[k].start < end {
+            let lo = reveal[k].start.max(start) - start;
+            let hi = reveal[k].end.min(end) - start;
+            for p in lo..hi {
+                let (blk, pos) = ((p / 16) as u32, (p % 16) as usize);
+                match blocks.last_mut() {
+                    Some((b, ps)) if *b == blk => ps.push(pos),
+                    _ => blocks.push((blk, vec![pos])),
+                }
+            }
+            k += 1;
+        }
+        out.extend(blocks.into_iter().map(|(b, ps)| (i, b, ps)));
+        offset = end;
+    }
+    out
+}
+
+/// Total application-data plaintext length of a direction.
+pub fn app_len(records: &[EncryptedRecord]) -> u64 {
+    records.iter().skip(1).filter(|r| r.content_type == 23).map(|r| r.ciphertext.len() as u64).sum()
+}
+
+fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit> {
+    let mut iv = salt.to_vec();
+    iv.extend(constant_bytes(b, explicit));
+    iv
+}
+
+/// Runs the proof. `ms` is the master secret on the prover and `None` on the verifier;
+/// `server_finished_hash` computes H_s from the opened client verify_data.
+pub async fn run<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    ms: Option<&[u8; 48]>,
+    inputs: &PublicInputs<'_>,
+    server_finished_hash: impl FnOnce(&[u8; 12]) -> [u8; 32],
+) -> Result<Opened, ProofError> {
+    let (sr, cr, hc) = (&inputs.server_random, &inputs.client_random, &inputs.client_finished_hash);
+    let (fin_c, fin_s) = match (inputs.sent.first(), inputs.received.first()) {
+        (Some(c), Some(s)) => (c, s),
+        _ => return Err(ProofError::Malformed("a direction has no Finished record")),
+    };
+
+    // Batch 1: key derivation and the opened client verify_data.
+    let ((ms_key, key_block, cvd_bits), cvd) = party
+        .run_batch(ch, &mut |b: &mut P::Backend| {
+            let m = commit_bytes(b, ms.map(|x| &x[..]), 48);
+            let key = hmac_key(b, &m);
+            let kb = tls12_key_block(b, &key, sr, cr, 40);
+            let cvd = tls12_verify_data(b, &key, b"client finished", hc);
+            let opened = open_bytes(b, &cvd);
+            ((key, kb, cvd), opened)
+        })
+        .await?;
+    let client_verify_data: [u8; 12] = cvd.try_into().map_err(|_| ProofError::Malformed("verify_data length"))?;
+    let hs = server_finished_hash(&client_verify_data);
+
+    let fast = [
+        covers_all(inputs.reveal_sent, app_len(inputs.sent)),
+        covers_all(inputs.reveal_received, app_len(inputs.received)),
+    ];
+    let records = [inputs.sent, inputs.received];
+
+    // Batch 2: Finished records bound to the session; keys or GHASH material opened.
+    type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Backend>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
+    let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
+        .run_batch(ch, &mut |b: &mut P::Backend| {
+            let svd = tls12_verify_data(b, &ms_key, b"server finished", &hs);
+            let mut rks = Vec::with_capacity(2);
+            let mut salts = Vec::with_capacity(2);
+            let mut keys = [None, None];
+            let mut ghash = [None, None];
+            for side in 0..2 {
+                let key = &key_block[side * 128..side * 128 + 128];
+                let salt = key_block[256 + side * 32..256 + side * 32 + 32].to_vec();
+                let rk = key_schedule(b, key);
+                let fin = if side == 0 { fin_c } else { fin_s };
+                let ks = keystream_blocks(b, &rk, &iv_bits(b, &salt, &fin.explicit_nonce), &[0]);
+                let mut pt = constant_bytes(b, &FINISHED_HEADER);
+                pt.extend_from_slice(if side == 0 { &cvd_bits } else { &svd });
+                assert_decrypts_to(b, &ks[0], &fin.ciphertext, &pt);
+                if fast[side] {
+                    keys[side] = Some((open_bytes(b, key), open_bytes(b, &salt)));
+                } else {
+                    let h = ghash_key(b, &rk);
+                    let h = open_bytes(b, &h);
+                    let j0: Vec<Vec<u8>> = records[side]
+                        .iter()
+                        .map(|r| {
+                            let j = j0_block(b, &rk, &iv_bits(b, &salt, &r.explicit_nonce));
+                            open_bytes(b, &j)
+                        })
+                        .collect();
+                    ghash[side] = Some((h, j0));
+                }
+                rks.push(rk);
+                salts.push(salt);
+            }
+            let rks: [RoundKeys<P::Backend>; 2] = [rks[0].clone(), rks[1].clone()];
+            let salts = [salts[0].clone(), salts[1].clone()];
+            ((rks, salts, keys.clone()), ghash.clone())
+        })
+        .await
+        .map(|((rks, salts, keys), ghash)| (rks, salts, keys, ghash))?;
+
+    // Batches 3…: keystream at the revealed positions of ZK-path directions.
+    let reveals = [inputs.reveal_sent, inputs.reveal_received];
+    let mut revealed = [Vec::new(), Vec::new()];
+    for side in 0..2 {
+        if fast[side] {
+            continue;
+        }
+        let touched = touched_blocks(records[side], reveals[side]);
+        for chunk in touched.chunks(BLOCKS_PER_BATCH) {
+            let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
+            let bytes = party
+                .run_batch(ch, &mut |b: &mut P::Backend| {
+                    let mut out = Vec::new();
+                    for (rec, blk, positions) in chunk {
+                        let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
+                        let ks = keystream_blocks(b, rk, &iv, &[*blk]);
+                        out.extend(open_selected_bytes(b, &ks[0], positions));
+                    }
+                    out
+                })
+                .await?;
+            revealed[side].extend(bytes);
+        }
+    }
+
+    let opened_direction = |side: usize, revealed: Vec<u8>| -> Result<OpenedDirection, ProofError> {
+        let arr16 = |v: &[u8]| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
+        if let Some((key, iv)) = &keys[side] {
+            Ok(OpenedDirection::Key {
+                key: arr16(key)?,
+                iv: iv.as_slice().try_into().map_err(|_| ProofError::Malformed("iv length"))?,
+            })
+        } else if let Some((h, j0)) = &ghash[side] {
+            Ok(OpenedDirection::Keystream {
+                h: arr16(h)?,
+                j0: j0.iter().map(|j| arr16(j)).collect::<Result<_, _>>()?,
+                revealed_keystream: revealed,
+            })
+        } else {
+            Err(ProofError::Malformed("direction has neither key nor GHASH openings"))
+        }
+    };
+    let [rs, rr] = revealed;
+    Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)? })
+}

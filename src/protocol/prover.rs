@@ -1,0 +1,198 @@
+//! The prover's side of a proxy-mode session (native and browser): TLS through the verifier,
+//! then the proof of what it chose to reveal.
+
+use super::messages::{ControlMessage, MessageError, RevealPlan, SessionRequest, TlsDone, PROTOCOL_VERSION};
+use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
+use super::output::VerifierOutput;
+use super::reveal::{RevealConfig, RevealError};
+use super::tls_channel::TlsChannelIo;
+use super::transcript::{self, TranscriptError};
+use super::proof::{self, PublicInputs};
+use crate::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
+use crate::transport::MessageSocket;
+use crate::zk::channel::{Channel, ChannelError};
+use crate::zk::ot::{CotError, FerretReceiver};
+use crate::zk::quicksilver::{ProofError, Prover};
+use futures::FutureExt;
+use std::ops::Range;
+
+/// What the prover asks for.
+pub struct ProverConfig {
+    /// `HOST:PORT` of the server (the verifier connects to it).
+    pub server: String,
+    /// Name the server certificate must be valid for.
+    pub server_name: String,
+    /// Roots the prover itself checks the server against (the verifier checks too).
+    pub roots: RootStore,
+    /// Most application bytes sent / received; the verifier must accept these limits.
+    pub max_sent: u32,
+    pub max_recv: u32,
+    /// Current time (Unix seconds) for certificate validity.
+    pub now: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    #[error("session transport: {0}")]
+    Mux(#[from] MuxError),
+    #[error("channel: {0}")]
+    Channel(#[from] ChannelError),
+    #[error(transparent)]
+    Message(#[from] MessageError),
+    #[error("the verifier refused or aborted: {0}")]
+    VerifierRejected(String),
+    #[error("unexpected {got} message from the verifier (expected {expected})")]
+    UnexpectedMessage { expected: &'static str, got: &'static str },
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::Error),
+    #[error("request of {len} bytes exceeds max_sent = {max}")]
+    RequestTooLarge { len: usize, max: u32 },
+    #[error("reveal: {0}")]
+    Reveal(#[from] RevealError),
+    #[error("own transcript: {0}")]
+    Transcript(#[from] TranscriptError),
+    #[error("proof: {0}")]
+    Proof(#[from] ProofError),
+    #[error("correlated OT: {0}")]
+    Cot(#[from] CotError),
+    #[error("the verifier's verdict is unreadable: {0}")]
+    BadVerdict(String),
+}
+
+/// What the prover ends with.
+pub struct ProverOutput {
+    /// The HTTP request and response plaintext, in full (only the prover has them).
+    pub request: Vec<u8>,
+    pub response: Vec<u8>,
+    /// Exactly what the verifier verified.
+    pub verified: VerifierOutput,
+}
+
+/// Runs one proxy-mode session over `socket` (a WebSocket to `tlsproof verifier`): sends
+/// `request` to the server through the verifier, then proves what `reveal` selects.
+pub async fn notarize<S: MessageSocket>(
+    socket: S,
+    config: ProverConfig,
+    request: Vec<u8>,
+    reveal: RevealConfig,
+) -> Result<ProverOutput, ProverError> {
+    let (driver, channels) = multiplex(socket, MuxLimits::default());
+    let mut control = channels.control;
+    let outcome = {
+        let session = session(&mut control, channels.tls, channels.zk, config, request, reveal).fuse();
+        let driver = driver.fuse();
+        futures::pin_mut!(session, driver);
+        futures::select! {
+            result = session => result,
+            // Frames received before the socket ended are already in the channels' inboxes
+            // (e.g. the verdict, sent just before the verifier closed): let the session use
+            // them, and report the transport error only if the session cannot finish.
+            ended = driver => match (ended, session.await) {
+                (_, Ok(out)) => Ok(out),
+                (_, Err(e @ ProverError::VerifierRejected(_))) | (Ok(()), Err(e)) => Err(e),
+                (Err(transport), Err(_)) => Err(transport.into()),
+            },
+        }
+    };
+    // When the verifier gives up it says why on the control channel before closing; that
+    // reason explains a failure better than the closed channel the session ran into.
+    if outcome.is_err() {
+        if let Some(Ok(frame)) = control.recv().now_or_never() {
+            if let Ok(ControlMessage::Abort { reason }) = ControlMessage::decode(&frame) {
+                return Err(ProverError::VerifierRejected(reason));
+            }
+        }
+    }
+    outcome
+}
+
+async fn recv_control(control: &mut MuxChannel) -> Result<ControlMessage, ProverError> {
+    let msg = ControlMessage::decode(&control.recv().await?)?;
+    if let ControlMessage::Abort { reason } = msg {
+        return Err(ProverError::VerifierRejected(reason));
+    }
+    Ok(msg)
+}
+
+fn to_u64(ranges: Vec<Range<usize>>) -> Vec<Range<u64>> {
+    ranges.into_iter().map(|r| r.start as u64..r.end as u64).collect()
+}
+
+async fn session(
+    control: &mut MuxChannel,
+    mut tls: MuxChannel,
+    mut zk: MuxChannel,
+    config: ProverConfig,
+    request: Vec<u8>,
+    reveal: RevealConfig,
+) -> Result<ProverOutput, ProverError> {
+    if request.len() > config.max_sent as usize {
+        return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
+    }
+    let req = SessionRequest {
+        version: PROTOCOL_VERSION,
+        server: config.server.clone(),
+        server_name: config.server_name.clone(),
+        max_sent: config.max_sent,
+        max_recv: config.max_recv,
+    };
+    control.send(ControlMessage::Request(req).encode()).await?;
+    match recv_control(control).await? {
+        ControlMessage::Accepted { .. } => {}
+        other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
+    }
+
+    // Online phase: TLS through the verifier, with OT setup for the proof overlapping it.
+    let mut client = Client::new(ClientConfig::new(config.roots), &config.server_name, unix_time(config.now))?;
+    let mut cot = FerretReceiver::new();
+    let mut io = TlsChannelIo::new(&mut tls);
+    let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
+    let tls_part = async {
+        let response = driver::http_exchange(&mut client, &mut io, &request, limits).await?;
+        io.shutdown().await?;
+        Ok::<_, ProverError>(response)
+    };
+    let (response, setup) = futures::join!(tls_part, cot.setup(&mut zk));
+    let response = response?;
+    setup?;
+    let sent_raw = client.transcript().raw_bytes(Direction::Sent);
+    let received_raw = client.transcript().raw_bytes(Direction::Received);
+    if sent_raw.len() as u64 != io.written {
+        return Err(ProverError::Tls(crate::tls::Error::InvalidState("sent bytes differ from the transcript")));
+    }
+    let done = TlsDone { sent: io.written, received: received_raw.len() as u64 };
+    control.send(ControlMessage::TlsDone(done).encode()).await?;
+
+    // What to reveal, resolved against our own plaintext.
+    let session = transcript::parse(&sent_raw, &received_raw)?;
+    let sent_plain = client.transcript().app_plaintext(Direction::Sent);
+    let recv_plain = client.transcript().app_plaintext(Direction::Received);
+    let plan = RevealPlan {
+        sent: to_u64(reveal.sent.resolve(&sent_plain)?),
+        received: to_u64(reveal.received.resolve(&recv_plain)?),
+    };
+    control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
+
+    // The proof.
+    let ms = client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0;
+    let inputs = PublicInputs {
+        client_random: *session.client_random(),
+        server_random: *session.server_random(),
+        client_finished_hash: session.client_finished_hash(),
+        sent: session.encrypted_records(Direction::Sent),
+        received: session.encrypted_records(Direction::Received),
+        reveal_sent: &plan.sent,
+        reveal_received: &plan.received,
+    };
+    let mut prover = Prover::new(cot);
+    proof::run(&mut prover, &mut zk, Some(&ms), &inputs, |cvd| session.server_finished_hash(cvd)).await?;
+
+    match recv_control(control).await? {
+        ControlMessage::Verified { output_json } => {
+            let verified: VerifierOutput =
+                serde_json::from_str(&output_json).map_err(|e| ProverError::BadVerdict(e.to_string()))?;
+            Ok(ProverOutput { request: sent_plain, response, verified })
+        }
+        other => Err(ProverError::UnexpectedMessage { expected: "Verified", got: other.kind() }),
+    }
+}

@@ -1,0 +1,207 @@
+//! What the prover reveals, per direction, and the fast-path decision.
+//!
+//! Ranges are positions in a direction's application-data plaintext (the concatenation of its
+//! application-data records). A direction whose ranges cover all of it takes the **fast path**:
+//! its write key and IV are opened and the verifier decrypts every record itself. Otherwise
+//! only the keystream blocks that touch a revealed byte are computed in ZK.
+
+use std::ops::Range;
+
+/// The prover's choice for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reveal {
+    /// Every byte (fast path).
+    All,
+    /// Nothing but the length.
+    Nothing,
+    /// These byte ranges (in any order; overlaps are merged).
+    Ranges(Vec<Range<usize>>),
+    /// Everything except the values of these HTTP headers (case-insensitive names), e.g. the
+    /// request minus `Authorization` and `Cookie`.
+    AllExceptHeaders(Vec<String>),
+    /// Only the HTTP body (after the blank line that ends the head).
+    HttpBody,
+}
+
+/// What to reveal of the request (`sent`) and of the response (`received`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RevealConfig {
+    pub sent: Reveal,
+    pub received: Reveal,
+}
+
+impl Default for RevealConfig {
+    /// The common case: hide the request's credentials, reveal the whole response.
+    fn default() -> Self {
+        RevealConfig {
+            sent: Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()]),
+            received: Reveal::All,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RevealError {
+    #[error("reveal range {start}..{end} is inverted or empty")]
+    EmptyRange { start: u64, end: u64 },
+    #[error("reveal range {start}..{end} exceeds the transcript length {len}")]
+    OutOfBounds { start: u64, end: u64, len: u64 },
+    #[error("reveal ranges must be sorted and disjoint ({prev_end} > {start})")]
+    NotCanonical { prev_end: u64, start: u64 },
+    #[error("too many reveal ranges ({count}, limit {max})")]
+    TooMany { count: usize, max: usize },
+}
+
+impl Reveal {
+    /// Resolves to canonical ranges (sorted, disjoint, non-empty, merged) over `plaintext`.
+    pub fn resolve(&self, plaintext: &[u8]) -> Result<Vec<Range<usize>>, RevealError> {
+        let len = plaintext.len();
+        let raw: Vec<Range<usize>> = match self {
+            Reveal::All => vec![0..len],
+            Reveal::Nothing => vec![],
+            Reveal::Ranges(r) => r.clone(),
+            Reveal::AllExceptHeaders(names) => complement(&header_value_ranges(plaintext, names), len),
+            Reveal::HttpBody => match find_head_end(plaintext) {
+                Some(end) => vec![end..len],
+                None => vec![],
+            },
+        };
+        let mut ranges = Vec::with_capacity(raw.len());
+        for r in raw {
+            if r.end > len {
+                return Err(RevealError::OutOfBounds { start: r.start as u64, end: r.end as u64, len: len as u64 });
+            }
+            if r.start > r.end {
+                return Err(RevealError::EmptyRange { start: r.start as u64, end: r.end as u64 });
+            }
+            if r.start < r.end {
+                ranges.push(r);
+            }
+        }
+        ranges.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        Ok(merged)
+    }
+}
+
+/// Checks that `ranges` (from the peer) are canonical and inside `len`.
+pub fn check_canonical(ranges: &[Range<u64>], len: u64, max: usize) -> Result<(), RevealError> {
+    if ranges.len() > max {
+        return Err(RevealError::TooMany { count: ranges.len(), max });
+    }
+    let mut prev_end = None;
+    for r in ranges {
+        if r.start >= r.end {
+            return Err(RevealError::EmptyRange { start: r.start, end: r.end });
+        }
+        if r.end > len {
+            return Err(RevealError::OutOfBounds { start: r.start, end: r.end, len });
+        }
+        if let Some(p) = prev_end {
+            if r.start <= p {
+                return Err(RevealError::NotCanonical { prev_end: p, start: r.start });
+            }
+        }
+        prev_end = Some(r.end);
+    }
+    Ok(())
+}
+
+/// The fast-path rule, the same on both sides: canonical ranges covering all of a non-empty
+/// direction.
+pub fn covers_all(ranges: &[Range<u64>], len: u64) -> bool {
+    len > 0 && ranges.len() == 1 && ranges[0] == (0..len)
+}
+
+fn find_head_end(data: &[u8]) -> Option<usize> {
+    data.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
+}
+
+/// Byte ranges of the values of headers named in `names` in an HTTP message head.
+fn header_value_ranges(data: &[u8], names: &[String]) -> Vec<Range<usize>> {
+    let head_end = find_head_end(data).unwrap_or(data.len());
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for line in data[..head_end].split(|b| *b == b'\n') {
+        let start = pos;
+        pos += line.len() + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
+        let name = &line[..colon];
+        if names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name)) {
+            let mut v = colon + 1;
+            while v < line.len() && (line[v] == b' ' || line[v] == b'\t') {
+                v += 1;
+            }
+            if v < line.len() {
+                out.push(start + v..start + line.len());
+            }
+        }
+    }
+    out
+}
+
+/// The parts of `0..len` not in `hidden` (which is sorted by construction).
+fn complement(hidden: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for h in hidden {
+        if h.start > at {
+            out.push(at..h.start);
+        }
+        at = at.max(h.end);
+    }
+    if at < len {
+        out.push(at..len);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REQ: &[u8] = b"GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer s3cret\r\ncookie: id=42\r\n\r\nbody";
+
+    #[test]
+    fn hides_exactly_the_named_header_values() {
+        let r = Reveal::AllExceptHeaders(vec!["authorization".into(), "Cookie".into()]).resolve(REQ).unwrap();
+        let shown: Vec<u8> = r.iter().flat_map(|x| REQ[x.clone()].to_vec()).collect();
+        let text = String::from_utf8(shown).unwrap();
+        assert!(!text.contains("s3cret") && !text.contains("id=42"), "{text}");
+        assert!(text.contains("Authorization: ") && text.contains("Host: a") && text.ends_with("body"));
+        let hidden = REQ.len() - r.iter().map(|x| x.len()).sum::<usize>();
+        assert_eq!(hidden, "Bearer s3cret".len() + "id=42".len());
+    }
+
+    #[test]
+    fn resolves_all_body_nothing_and_merges() {
+        assert_eq!(Reveal::All.resolve(REQ).unwrap(), vec![0..REQ.len()]);
+        assert_eq!(Reveal::Nothing.resolve(REQ).unwrap(), vec![]);
+        let body = Reveal::HttpBody.resolve(REQ).unwrap();
+        assert_eq!(&REQ[body[0].clone()], b"body");
+        assert_eq!(Reveal::Ranges(vec![5..9, 0..3, 2..6, 9..9]).resolve(REQ).unwrap(), vec![0..9]);
+        assert!(matches!(Reveal::Ranges(vec![0..1000]).resolve(REQ), Err(RevealError::OutOfBounds { .. })));
+        #[allow(clippy::reversed_empty_ranges)]
+        let inverted = Reveal::Ranges(vec![5..2]).resolve(REQ);
+        assert!(matches!(inverted, Err(RevealError::EmptyRange { .. })));
+    }
+
+    #[test]
+    fn canonical_check_and_fast_path_rule() {
+        assert!(check_canonical(&[0..3, 5..9], 10, 8).is_ok());
+        assert_eq!(check_canonical(&[0..3, 2..9], 10, 8), Err(RevealError::NotCanonical { prev_end: 3, start: 2 }));
+        assert_eq!(check_canonical(&[0..3, 3..9], 10, 8), Err(RevealError::NotCanonical { prev_end: 3, start: 3 }));
+        assert_eq!(check_canonical(&[0..11], 10, 8), Err(RevealError::OutOfBounds { start: 0, end: 11, len: 10 }));
+        assert_eq!(check_canonical(&[4..4], 10, 8), Err(RevealError::EmptyRange { start: 4, end: 4 }));
+        assert_eq!(check_canonical(&[0..1, 2..3], 10, 1), Err(RevealError::TooMany { count: 2, max: 1 }));
+        assert!(covers_all(&[0..10], 10));
+        assert!(!covers_all(&[0..9], 10) && !covers_all(&[0..5, 6..10], 10) && !covers_all(&[], 0));
+    }
+}

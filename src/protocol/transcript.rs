@@ -1,0 +1,1907 @@
+//! The verifier's view of a proxy-mode TLS 1.2 session (sans-IO).
+//!
+//! In proxy mode the verifier relays the prover's TLS bytes to the server and records the raw
+//! byte stream of each direction. It holds no keys, so after the session it parses the two
+//! streams with [`parse`] into:
+//! - every record of each direction: plaintext records up to and including ChangeCipherSpec,
+//!   then [`EncryptedRecord`]s (the first one of each direction is the Finished);
+//! - the plaintext handshake (client/server random, cipher suite, extended master secret, the
+//!   server certificate chain and ServerKeyExchange), which the verifier checks itself with
+//!   [`SessionTranscript::validate_server`];
+//! - the public handshake hashes the Finished messages are computed over
+//!   ([`SessionTranscript::client_finished_hash`], [`SessionTranscript::server_finished_hash`]),
+//!   which the ZK proof binds the prover's master secret to.
+//!
+//! Every length is checked before anything is sliced or allocated, record and message counts
+//! are bounded, and every malformed input gives a specific [`TranscriptError`]; no input panics.
+
+use crate::tls::certs::{verify_server_chain, verify_server_key_exchange};
+use crate::tls::codec::{
+    self, ext, hs, parse_record_header, CipherSuite, HandshakeJoiner, NamedGroup, Reader,
+    SignatureScheme, MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12,
+};
+use crate::tls::crypto::{aead_aad, EXPLICIT_NONCE_LEN, TAG_LEN};
+use crate::tls::{Direction, HandshakeMessage, PeerMisbehaved, RootStore, ServerKeyExchangeInfo};
+use rustls_pki_types::{ServerName, UnixTime};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+/// Bound on records per direction (the policy's byte limits bound the streams anyway; this
+/// bounds the per-record bookkeeping of a stream of tiny records).
+pub const MAX_RECORDS_PER_DIRECTION: usize = 1 << 16;
+/// Bound on plaintext handshake messages per direction (a full handshake has at most six).
+pub const MAX_HANDSHAKE_MESSAGES: usize = 16;
+/// Largest encrypted record payload for AES-GCM: explicit nonce ‖ 2^14 plaintext ‖ tag.
+const MAX_ENCRYPTED_PAYLOAD: usize = EXPLICIT_NONCE_LEN + MAX_PLAINTEXT + TAG_LEN;
+/// Finished body length in TLS 1.2 (verify_data).
+const VERIFY_DATA_LEN: usize = 12;
+/// Encrypted Finished: 4-byte header ‖ 12-byte verify_data.
+const FINISHED_LEN: usize = 4 + VERIFY_DATA_LEN;
+/// TLS_EMPTY_RENEGOTIATION_INFO_SCSV (RFC 5746): allows renegotiation_info in ServerHello.
+const EMPTY_RENEGOTIATION_INFO_SCSV: u16 = 0x00ff;
+
+/// Why a recorded session could not be parsed or validated.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TranscriptError {
+    /// The stream ends inside a record or inside a handshake message.
+    #[error("{direction:?} stream is truncated")]
+    Truncated { direction: Direction },
+    /// More records than [`MAX_RECORDS_PER_DIRECTION`].
+    #[error("{direction:?} stream has too many records")]
+    TooManyRecords { direction: Direction },
+    /// More handshake messages than [`MAX_HANDSHAKE_MESSAGES`].
+    #[error("{direction:?} stream has too many handshake messages")]
+    TooManyHandshakeMessages { direction: Direction },
+    /// A record longer than TLS allows (plaintext 2^14, AES-GCM ciphertext 2^14 + 24).
+    #[error("{direction:?} record of {length} bytes exceeds the maximum")]
+    RecordOverflow { direction: Direction, length: usize },
+    /// A content type outside TLS 1.2's four.
+    #[error("{direction:?} record has unknown content type {content_type}")]
+    UnknownContentType {
+        direction: Direction,
+        content_type: u8,
+    },
+    /// A record version whose major byte is not 3.
+    #[error("{direction:?} record has version {version:#06x}")]
+    UnsupportedRecordVersion { direction: Direction, version: u16 },
+    /// A zero-length handshake, alert or ChangeCipherSpec record (RFC 5246 §6.2.1).
+    #[error("{direction:?} empty {content_type} record")]
+    EmptyFragment {
+        direction: Direction,
+        content_type: u8,
+    },
+    /// A handshake message longer than the codec's bound.
+    #[error("{direction:?} handshake message of {length} bytes is too large")]
+    HandshakeMessageTooLarge { direction: Direction, length: usize },
+    /// A non-handshake record arrived while a handshake message was only partly received.
+    #[error("{direction:?} record interleaved with a fragmented handshake message")]
+    InterleavedHandshakeFragment { direction: Direction },
+    /// A record type not allowed before ChangeCipherSpec (application data).
+    #[error("{direction:?} record type {content_type} before ChangeCipherSpec")]
+    UnexpectedPlaintextRecord {
+        direction: Direction,
+        content_type: u8,
+    },
+    /// A plaintext alert that is not two bytes.
+    #[error("{direction:?} malformed alert")]
+    BadAlert { direction: Direction },
+    /// A fatal plaintext alert during the handshake: the session failed.
+    #[error("{direction:?} fatal alert {description} during the handshake")]
+    FatalAlert {
+        direction: Direction,
+        description: u8,
+    },
+    /// ChangeCipherSpec payload was not the single byte 1.
+    #[error("{direction:?} malformed ChangeCipherSpec")]
+    BadChangeCipherSpec { direction: Direction },
+    /// A handshake message arrived where another one was required.
+    #[error("{direction:?} expected {expected}, got {got}")]
+    UnexpectedHandshake {
+        direction: Direction,
+        expected: &'static str,
+        got: &'static str,
+    },
+    /// A required message or record is absent.
+    #[error("missing {0}")]
+    MissingMessage(&'static str),
+    /// An encrypted record shorter than explicit nonce + tag.
+    #[error("{direction:?} encrypted record {seq} has only {length} bytes")]
+    EncryptedRecordTooShort {
+        direction: Direction,
+        seq: u64,
+        length: usize,
+    },
+    /// The first encrypted record (the Finished) is not of type handshake.
+    #[error("{direction:?} first encrypted record has content type {content_type}, not handshake")]
+    FinishedNotHandshake {
+        direction: Direction,
+        content_type: u8,
+    },
+    /// The encrypted Finished is not 16 bytes (4-byte header + 12-byte verify_data).
+    #[error("{direction:?} encrypted Finished has {length} bytes of ciphertext, expected 16")]
+    BadFinishedLength { direction: Direction, length: usize },
+    /// An encrypted alert whose ciphertext is not two bytes.
+    #[error("{direction:?} encrypted alert {seq} has {length} bytes, expected 2")]
+    BadEncryptedAlertLength {
+        direction: Direction,
+        seq: u64,
+        length: usize,
+    },
+    /// After the Finished only application data and alerts are allowed (no renegotiation).
+    #[error("{direction:?} encrypted record {seq} has disallowed content type {content_type}")]
+    DisallowedEncryptedRecord {
+        direction: Direction,
+        seq: u64,
+        content_type: u8,
+    },
+    /// An extension appears twice in a hello.
+    #[error("{direction:?} hello repeats extension {extension}")]
+    DuplicateExtension {
+        direction: Direction,
+        extension: u16,
+    },
+    /// ServerHello version other than TLS 1.2.
+    #[error("server negotiated version {0:#06x}, not TLS 1.2")]
+    UnsupportedServerVersion(u16),
+    /// The negotiated suite is not one we can prove (ECDHE + AES-128-GCM-SHA256).
+    #[error("unsupported cipher suite {0:#06x}")]
+    UnsupportedCipherSuite(u16),
+    /// The server chose a suite the ClientHello did not offer.
+    #[error("server chose cipher suite {0:#06x} that the client did not offer")]
+    CipherSuiteNotOffered(u16),
+    /// The server chose a compression method other than null.
+    #[error("server chose compression method {0}")]
+    UnsupportedCompression(u8),
+    /// The ClientHello did not offer null compression.
+    #[error("client did not offer null compression")]
+    NullCompressionNotOffered,
+    /// The server answered an extension the client did not offer.
+    #[error("server sent extension {0} the client did not offer")]
+    ExtensionNotOffered(u16),
+    /// The server resumed a session (abbreviated handshake); proofs need a full handshake.
+    #[error("server resumed a session; a full handshake is required")]
+    ResumptionNotSupported,
+    /// The server sent an empty certificate chain.
+    #[error("server certificate chain is empty")]
+    EmptyCertificateChain,
+    /// The client sent a non-empty certificate (client authentication is not supported).
+    #[error("client certificates are not supported")]
+    ClientCertificateNotSupported,
+    /// ServerKeyExchange used an unknown group or one the client did not offer.
+    #[error("unsupported or unoffered ECDHE group {0:#06x}")]
+    UnsupportedGroup(u16),
+    /// ServerKeyExchange used an unknown signature scheme, one the client did not offer, or one
+    /// whose key type does not match the cipher suite.
+    #[error("unsupported or unoffered signature scheme {0:#06x}")]
+    UnsupportedSignatureScheme(u16),
+    /// The server name given to [`SessionTranscript::validate_server`] is not a DNS name or IP.
+    #[error("invalid server name")]
+    InvalidServerName,
+    /// The certificate chain did not validate (issuer, name or validity time).
+    #[error("server certificate invalid: {0}")]
+    InvalidCertificate(crate::tls::Error),
+    /// The ServerKeyExchange signature does not verify under the leaf certificate's key.
+    #[error("bad ServerKeyExchange signature")]
+    BadServerKeyExchangeSignature,
+    /// A structure inside a message could not be decoded.
+    #[error("{direction:?}: {source}")]
+    Tls {
+        direction: Direction,
+        #[source]
+        source: crate::tls::Error,
+    },
+}
+
+/// A record before ChangeCipherSpec (or the ChangeCipherSpec itself), as on the wire.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaintextRecord {
+    pub content_type: u8,
+    pub version: u16,
+    pub payload: Vec<u8>,
+}
+
+/// An AES-128-GCM record after ChangeCipherSpec, split into its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncryptedRecord {
+    /// Sequence number in its direction, from 0 after ChangeCipherSpec (0 is the Finished).
+    pub seq: u64,
+    pub content_type: u8,
+    pub version: u16,
+    pub explicit_nonce: [u8; 8],
+    /// Ciphertext without nonce and tag; as long as the plaintext.
+    pub ciphertext: Vec<u8>,
+    pub tag: [u8; 16],
+}
+
+impl EncryptedRecord {
+    /// GCM additional data: seq(8) ‖ type(1) ‖ version(2) ‖ plaintext length(2)
+    /// (RFC 5246 §6.2.3.3). The length fits in 16 bits: records are bounded when parsed.
+    pub fn additional_data(&self) -> [u8; 13] {
+        aead_aad(
+            self.seq,
+            self.content_type,
+            self.version,
+            self.ciphertext.len(),
+        )
+    }
+}
+
+/// All records of one direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct DirectionRecords {
+    plaintext: Vec<PlaintextRecord>,
+    /// Non-empty after a successful parse: `[0]` is the Finished.
+    encrypted: Vec<EncryptedRecord>,
+}
+
+/// The parsed session: records of both directions and the checked plaintext handshake.
+#[derive(Clone, Debug)]
+pub struct SessionTranscript {
+    sent: DirectionRecords,
+    received: DirectionRecords,
+    client_random: [u8; 32],
+    server_random: [u8; 32],
+    cipher_suite: CipherSuite,
+    extended_master_secret: bool,
+    server_cert_chain: Vec<Vec<u8>>,
+    server_key_exchange: ServerKeyExchangeInfo,
+    /// Hashed messages through ClientKeyExchange, in protocol order.
+    messages: Vec<HandshakeMessage>,
+    /// The server's NewSessionTicket (hashed after the client Finished), if sent.
+    new_session_ticket: Option<HandshakeMessage>,
+}
+
+/// Parse the two recorded streams of a proxy-mode session: `sent` (prover → server) and
+/// `received` (server → prover). Does not validate the certificate chain or the
+/// ServerKeyExchange signature; call [`SessionTranscript::validate_server`] for that.
+pub fn parse(sent: &[u8], received: &[u8]) -> Result<SessionTranscript, TranscriptError> {
+    let s = parse_direction(Direction::Sent, sent)?;
+    let r = parse_direction(Direction::Received, received)?;
+    let hsk = parse_handshake(&s.messages, &r.messages)?;
+    Ok(SessionTranscript {
+        sent: s.records,
+        received: r.records,
+        client_random: hsk.client_random,
+        server_random: hsk.server_random,
+        cipher_suite: hsk.cipher_suite,
+        extended_master_secret: hsk.ems,
+        server_cert_chain: hsk.chain,
+        server_key_exchange: hsk.ske,
+        messages: hsk.messages,
+        new_session_ticket: hsk.nst,
+    })
+}
+
+impl SessionTranscript {
+    /// ClientHello.random.
+    pub fn client_random(&self) -> &[u8; 32] {
+        &self.client_random
+    }
+    /// ServerHello.random.
+    pub fn server_random(&self) -> &[u8; 32] {
+        &self.server_random
+    }
+    pub fn cipher_suite(&self) -> CipherSuite {
+        self.cipher_suite
+    }
+    /// Whether RFC 7627 extended master secret was negotiated (offered and accepted).
+    pub fn extended_master_secret(&self) -> bool {
+        self.extended_master_secret
+    }
+    /// Server certificate chain (DER, leaf first), as sent; see [`Self::validate_server`].
+    pub fn server_cert_chain(&self) -> &[Vec<u8>] {
+        &self.server_cert_chain
+    }
+    /// The server's ECDHE parameters and signature, as sent; see [`Self::validate_server`].
+    pub fn server_key_exchange(&self) -> &ServerKeyExchangeInfo {
+        &self.server_key_exchange
+    }
+    /// The plaintext handshake messages hashed for the client Finished, in protocol order.
+    pub fn handshake_messages(&self) -> &[HandshakeMessage] {
+        &self.messages
+    }
+    /// Plaintext records of one direction, up to and including its ChangeCipherSpec.
+    pub fn plaintext_records(&self, d: Direction) -> &[PlaintextRecord] {
+        &self.dir(d).plaintext
+    }
+    /// Encrypted records of one direction; the first is the Finished, then application data
+    /// and alerts.
+    pub fn encrypted_records(&self, d: Direction) -> &[EncryptedRecord] {
+        &self.dir(d).encrypted
+    }
+
+    fn dir(&self, d: Direction) -> &DirectionRecords {
+        match d {
+            Direction::Sent => &self.sent,
+            Direction::Received => &self.received,
+        }
+    }
+
+    /// H_c = SHA-256(ClientHello … ClientKeyExchange): the client Finished is
+    /// PRF(MS, "client finished", H_c). With EMS this is also the session hash.
+    pub fn client_finished_hash(&self) -> [u8; 32] {
+        self.hasher().finalize().into()
+    }
+
+    /// H_s = SHA-256(messages of H_c ‖ client Finished ‖ [NewSessionTicket]): the server
+    /// Finished is PRF(MS, "server finished", H_s). `client_verify_data` is the opened client
+    /// verify_data.
+    pub fn server_finished_hash(&self, client_verify_data: &[u8; 12]) -> [u8; 32] {
+        let mut h = self.hasher();
+        h.update([hs::FINISHED, 0, 0, VERIFY_DATA_LEN as u8]);
+        h.update(client_verify_data);
+        if let Some(nst) = &self.new_session_ticket {
+            h.update(&nst.raw);
+        }
+        h.finalize().into()
+    }
+
+    fn hasher(&self) -> Sha256 {
+        let mut h = Sha256::new();
+        for m in &self.messages {
+            h.update(&m.raw);
+        }
+        h
+    }
+
+    /// Check the server's certificate chain against `roots` for `server_name` at `now` (the
+    /// connection time), and the ServerKeyExchange signature over
+    /// client_random ‖ server_random ‖ params with the leaf's key.
+    pub fn validate_server(
+        &self,
+        roots: &RootStore,
+        server_name: &str,
+        now: UnixTime,
+    ) -> Result<(), TranscriptError> {
+        let name = ServerName::try_from(server_name.to_string())
+            .map_err(|_| TranscriptError::InvalidServerName)?;
+        verify_server_chain(roots, &self.server_cert_chain, &name, now)
+            .map_err(TranscriptError::InvalidCertificate)?;
+        let leaf = self
+            .server_cert_chain
+            .first()
+            .ok_or(TranscriptError::EmptyCertificateChain)?;
+        let ske = &self.server_key_exchange;
+        verify_server_key_exchange(
+            leaf,
+            ske.scheme,
+            &self.client_random,
+            &self.server_random,
+            &ske.params,
+            &ske.signature,
+        )
+        .map_err(|e| match e {
+            crate::tls::Error::PeerMisbehaved(PeerMisbehaved::BadServerKeyExchangeSignature) => {
+                TranscriptError::BadServerKeyExchangeSignature
+            }
+            other => TranscriptError::InvalidCertificate(other),
+        })
+    }
+}
+
+// ----- record layer -----
+
+/// One direction split into records, with its plaintext handshake messages.
+struct ParsedDirection {
+    records: DirectionRecords,
+    /// (type, raw message) before ChangeCipherSpec, HelloRequest excluded (never hashed).
+    messages: Vec<(u8, Vec<u8>)>,
+}
+
+fn map_tls(direction: Direction, e: crate::tls::Error) -> TranscriptError {
+    match e {
+        crate::tls::Error::PeerMisbehaved(p) => match p {
+            PeerMisbehaved::UnknownContentType(content_type) => {
+                TranscriptError::UnknownContentType {
+                    direction,
+                    content_type,
+                }
+            }
+            PeerMisbehaved::UnsupportedVersion(version) => {
+                TranscriptError::UnsupportedRecordVersion { direction, version }
+            }
+            PeerMisbehaved::HandshakeMessageTooLarge(length) => {
+                TranscriptError::HandshakeMessageTooLarge { direction, length }
+            }
+            other => TranscriptError::Tls {
+                direction,
+                source: other.into(),
+            },
+        },
+        other => TranscriptError::Tls {
+            direction,
+            source: other,
+        },
+    }
+}
+
+fn parse_direction(
+    direction: Direction,
+    stream: &[u8],
+) -> Result<ParsedDirection, TranscriptError> {
+    let mut records = DirectionRecords::default();
+    let mut messages = Vec::new();
+    let mut joiner = HandshakeJoiner::default();
+    let mut encrypted = false;
+    let mut count = 0usize;
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let header = match parse_record_header(rest) {
+            Ok(Some(h)) => h,
+            Ok(None) => return Err(TranscriptError::Truncated { direction }),
+            Err(crate::tls::Error::PeerMisbehaved(PeerMisbehaved::RecordOverflow)) => {
+                let length = match rest.get(3..5) {
+                    Some(l) => u16::from_be_bytes([l[0], l[1]]) as usize,
+                    None => 0,
+                };
+                return Err(TranscriptError::RecordOverflow { direction, length });
+            }
+            Err(e) => return Err(map_tls(direction, e)),
+        };
+        let total = RECORD_HEADER_LEN + header.length;
+        if rest.len() < total {
+            return Err(TranscriptError::Truncated { direction });
+        }
+        count += 1;
+        if count > MAX_RECORDS_PER_DIRECTION {
+            return Err(TranscriptError::TooManyRecords { direction });
+        }
+        let payload = &rest[RECORD_HEADER_LEN..total];
+        rest = &rest[total..];
+        let content_type = header.content_type;
+        if encrypted {
+            let seq = records.encrypted.len() as u64;
+            records.encrypted.push(encrypted_record(
+                direction,
+                seq,
+                content_type,
+                header.version,
+                payload,
+            )?);
+            continue;
+        }
+        if payload.len() > MAX_PLAINTEXT {
+            return Err(TranscriptError::RecordOverflow {
+                direction,
+                length: payload.len(),
+            });
+        }
+        if payload.is_empty() {
+            // Zero-length application data is legal but not before CCS; reported below.
+            if content_type != codec::ContentType::ApplicationData as u8 {
+                return Err(TranscriptError::EmptyFragment {
+                    direction,
+                    content_type,
+                });
+            }
+        }
+        if content_type != codec::ContentType::Handshake as u8 && !joiner.is_empty() {
+            return Err(TranscriptError::InterleavedHandshakeFragment { direction });
+        }
+        match content_type {
+            22 => {
+                joiner.push(payload);
+                while let Some((typ, msg)) = joiner.pop().map_err(|e| map_tls(direction, e))? {
+                    if typ == hs::HELLO_REQUEST && direction == Direction::Received {
+                        // Not hashed (RFC 5246 §7.4.1.1); ignored during a handshake.
+                        if msg.len() != 4 {
+                            return Err(TranscriptError::Tls {
+                                direction,
+                                source: crate::tls::error::decode("HelloRequest body"),
+                            });
+                        }
+                        continue;
+                    }
+                    if messages.len() >= MAX_HANDSHAKE_MESSAGES {
+                        return Err(TranscriptError::TooManyHandshakeMessages { direction });
+                    }
+                    messages.push((typ, msg));
+                }
+            }
+            21 => {
+                if payload.len() != 2 {
+                    return Err(TranscriptError::BadAlert { direction });
+                }
+                if payload[0] != 1 {
+                    return Err(TranscriptError::FatalAlert {
+                        direction,
+                        description: payload[1],
+                    });
+                }
+                // Warning alerts (e.g. unrecognized_name) are allowed during the handshake.
+            }
+            20 => {
+                if payload != [1] {
+                    return Err(TranscriptError::BadChangeCipherSpec { direction });
+                }
+                encrypted = true;
+            }
+            _ => {
+                return Err(TranscriptError::UnexpectedPlaintextRecord {
+                    direction,
+                    content_type,
+                })
+            }
+        }
+        records.plaintext.push(PlaintextRecord {
+            content_type,
+            version: header.version,
+            payload: payload.to_vec(),
+        });
+    }
+    if !joiner.is_empty() {
+        return Err(TranscriptError::Truncated { direction });
+    }
+    let (ccs, fin) = match direction {
+        Direction::Sent => ("client ChangeCipherSpec", "client Finished"),
+        Direction::Received => ("server ChangeCipherSpec", "server Finished"),
+    };
+    if !encrypted {
+        return Err(TranscriptError::MissingMessage(ccs));
+    }
+    if records.encrypted.is_empty() {
+        return Err(TranscriptError::MissingMessage(fin));
+    }
+    Ok(ParsedDirection { records, messages })
+}
+
+fn encrypted_record(
+    direction: Direction,
+    seq: u64,
+    content_type: u8,
+    version: u16,
+    payload: &[u8],
+) -> Result<EncryptedRecord, TranscriptError> {
+    let length = payload.len();
+    if length < EXPLICIT_NONCE_LEN + TAG_LEN {
+        return Err(TranscriptError::EncryptedRecordTooShort {
+            direction,
+            seq,
+            length,
+        });
+    }
+    if length > MAX_ENCRYPTED_PAYLOAD {
+        return Err(TranscriptError::RecordOverflow { direction, length });
+    }
+    let ct_len = length - EXPLICIT_NONCE_LEN - TAG_LEN;
+    if seq == 0 {
+        if content_type != codec::ContentType::Handshake as u8 {
+            return Err(TranscriptError::FinishedNotHandshake {
+                direction,
+                content_type,
+            });
+        }
+        if ct_len != FINISHED_LEN {
+            return Err(TranscriptError::BadFinishedLength {
+                direction,
+                length: ct_len,
+            });
+        }
+    } else {
+        match content_type {
+            23 => {}
+            21 if ct_len == 2 => {}
+            21 => {
+                return Err(TranscriptError::BadEncryptedAlertLength {
+                    direction,
+                    seq,
+                    length: ct_len,
+                })
+            }
+            _ => {
+                return Err(TranscriptError::DisallowedEncryptedRecord {
+                    direction,
+                    seq,
+                    content_type,
+                })
+            }
+        }
+    }
+    let mut explicit_nonce = [0u8; 8];
+    explicit_nonce.copy_from_slice(&payload[..EXPLICIT_NONCE_LEN]);
+    let mut tag = [0u8; 16];
+    tag.copy_from_slice(&payload[length - TAG_LEN..]);
+    Ok(EncryptedRecord {
+        seq,
+        content_type,
+        version,
+        explicit_nonce,
+        ciphertext: payload[EXPLICIT_NONCE_LEN..length - TAG_LEN].to_vec(),
+        tag,
+    })
+}
+
+// ----- handshake messages -----
+
+struct Handshake {
+    client_random: [u8; 32],
+    server_random: [u8; 32],
+    cipher_suite: CipherSuite,
+    ems: bool,
+    chain: Vec<Vec<u8>>,
+    ske: ServerKeyExchangeInfo,
+    messages: Vec<HandshakeMessage>,
+    nst: Option<HandshakeMessage>,
+}
+
+/// What the ClientHello offered.
+struct ClientOffer {
+    random: [u8; 32],
+    session_id: Vec<u8>,
+    suites: Vec<u16>,
+    extensions: std::collections::BTreeSet<u16>,
+    /// `None` if the extension was absent (then anything is allowed, RFC 8422 §4).
+    groups: Option<Vec<u16>>,
+    /// `None` if absent (RFC 5246 §7.4.1.4.1 defaults; we accept any known scheme).
+    schemes: Option<Vec<u16>>,
+}
+
+/// Iterator over one direction's messages with "expect this type next" checks.
+struct Messages<'a> {
+    direction: Direction,
+    it: std::iter::Peekable<std::slice::Iter<'a, (u8, Vec<u8>)>>,
+}
+
+impl<'a> Messages<'a> {
+    fn new(direction: Direction, msgs: &'a [(u8, Vec<u8>)]) -> Self {
+        Self {
+            direction,
+            it: msgs.iter().peekable(),
+        }
+    }
+    fn expect(&mut self, typ: u8) -> Result<&'a Vec<u8>, TranscriptError> {
+        match self.it.next() {
+            None => Err(TranscriptError::MissingMessage(hs::name(typ))),
+            Some((t, m)) if *t == typ => Ok(m),
+            Some((t, _)) => Err(TranscriptError::UnexpectedHandshake {
+                direction: self.direction,
+                expected: hs::name(typ),
+                got: hs::name(*t),
+            }),
+        }
+    }
+    fn optional(&mut self, typ: u8) -> Option<&'a Vec<u8>> {
+        match self.it.peek() {
+            Some((t, _)) if *t == typ => self.it.next().map(|(_, m)| m),
+            _ => None,
+        }
+    }
+    /// No messages may follow before ChangeCipherSpec.
+    fn end(&mut self) -> Result<(), TranscriptError> {
+        match self.it.next() {
+            None => Ok(()),
+            Some((t, _)) => Err(TranscriptError::UnexpectedHandshake {
+                direction: self.direction,
+                expected: "ChangeCipherSpec",
+                got: hs::name(*t),
+            }),
+        }
+    }
+}
+
+fn body(msg: &[u8]) -> &[u8] {
+    // Messages come from the joiner, which always yields the 4-byte header.
+    msg.get(4..).unwrap_or(&[])
+}
+
+fn parse_handshake(
+    sent: &[(u8, Vec<u8>)],
+    received: &[(u8, Vec<u8>)],
+) -> Result<Handshake, TranscriptError> {
+    use Direction::{Received, Sent};
+    let tls_s = |e| map_tls(Sent, e);
+    let tls_r = |e| map_tls(Received, e);
+    let mut c = Messages::new(Sent, sent);
+    let mut s = Messages::new(Received, received);
+    let mut messages = Vec::new();
+    let mut push = |sender, typ, raw: &Vec<u8>| {
+        messages.push(HandshakeMessage {
+            sender,
+            typ,
+            raw: raw.clone(),
+        })
+    };
+
+    let ch = c.expect(hs::CLIENT_HELLO)?;
+    let offer = parse_client_hello(body(ch))?;
+    push(Sent, hs::CLIENT_HELLO, ch);
+
+    let sh_msg = s.expect(hs::SERVER_HELLO)?;
+    let sh = codec::parse_server_hello(body(sh_msg)).map_err(tls_r)?;
+    if sh.version != TLS12 {
+        return Err(TranscriptError::UnsupportedServerVersion(sh.version));
+    }
+    let cipher_suite = CipherSuite::from_id(sh.cipher_suite)
+        .ok_or(TranscriptError::UnsupportedCipherSuite(sh.cipher_suite))?;
+    if !offer.suites.contains(&sh.cipher_suite) {
+        return Err(TranscriptError::CipherSuiteNotOffered(sh.cipher_suite));
+    }
+    if sh.compression != 0 {
+        return Err(TranscriptError::UnsupportedCompression(sh.compression));
+    }
+    if !offer.session_id.is_empty() && sh.session_id == offer.session_id {
+        return Err(TranscriptError::ResumptionNotSupported);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut ems = false;
+    let mut ticket_acked = false;
+    for (t, b) in &sh.extensions {
+        if !seen.insert(*t) {
+            return Err(TranscriptError::DuplicateExtension {
+                direction: Received,
+                extension: *t,
+            });
+        }
+        let offered = offer.extensions.contains(t)
+            || (*t == ext::RENEGOTIATION_INFO
+                && offer.suites.contains(&EMPTY_RENEGOTIATION_INFO_SCSV));
+        if !offered {
+            return Err(TranscriptError::ExtensionNotOffered(*t));
+        }
+        match *t {
+            ext::EXTENDED_MASTER_SECRET => {
+                if !b.is_empty() {
+                    return Err(tls_r(crate::tls::error::decode(
+                        "extended_master_secret body",
+                    )));
+                }
+                ems = true;
+            }
+            ext::SESSION_TICKET => ticket_acked = true,
+            _ => {}
+        }
+    }
+    push(Received, hs::SERVER_HELLO, sh_msg);
+
+    let cert_msg = s.expect(hs::CERTIFICATE)?;
+    let chain = codec::parse_certificate(body(cert_msg)).map_err(tls_r)?;
+    if chain.is_empty() {
+        return Err(TranscriptError::EmptyCertificateChain);
+    }
+    push(Received, hs::CERTIFICATE, cert_msg);
+
+    let ske_msg = s.expect(hs::SERVER_KEY_EXCHANGE)?;
+    let ske = codec::parse_server_key_exchange(body(ske_msg)).map_err(tls_r)?;
+    let group = NamedGroup::from_id(ske.named_group)
+        .filter(|_| {
+            offer
+                .groups
+                .as_ref()
+                .is_none_or(|g| g.contains(&ske.named_group))
+        })
+        .ok_or(TranscriptError::UnsupportedGroup(ske.named_group))?;
+    let scheme = SignatureScheme::from_id(ske.scheme)
+        .filter(|sc| sc.is_ecdsa() == cipher_suite.is_ecdsa())
+        .filter(|_| {
+            offer
+                .schemes
+                .as_ref()
+                .is_none_or(|l| l.contains(&ske.scheme))
+        })
+        .ok_or(TranscriptError::UnsupportedSignatureScheme(ske.scheme))?;
+    push(Received, hs::SERVER_KEY_EXCHANGE, ske_msg);
+
+    let cert_request = s.optional(hs::CERTIFICATE_REQUEST);
+    if let Some(cr) = cert_request {
+        let mut r = Reader::new(body(cr));
+        let types = r.vec8("CertificateRequest types").map_err(tls_r)?;
+        if types.is_empty() {
+            return Err(tls_r(crate::tls::error::decode("CertificateRequest types")));
+        }
+        r.vec16("CertificateRequest algorithms").map_err(tls_r)?;
+        r.vec16("CertificateRequest authorities").map_err(tls_r)?;
+        r.finish("CertificateRequest trailing bytes")
+            .map_err(tls_r)?;
+        push(Received, hs::CERTIFICATE_REQUEST, cr);
+    }
+    let shd = s.expect(hs::SERVER_HELLO_DONE)?;
+    if shd.len() != 4 {
+        return Err(tls_r(crate::tls::error::decode("ServerHelloDone body")));
+    }
+    push(Received, hs::SERVER_HELLO_DONE, shd);
+
+    if cert_request.is_some() {
+        let cc = c.expect(hs::CERTIFICATE)?;
+        let chain = codec::parse_certificate(body(cc)).map_err(tls_s)?;
+        if !chain.is_empty() {
+            return Err(TranscriptError::ClientCertificateNotSupported);
+        }
+        push(Sent, hs::CERTIFICATE, cc);
+    }
+    let cke = c.expect(hs::CLIENT_KEY_EXCHANGE)?;
+    let mut r = Reader::new(body(cke));
+    let public = r.vec8("ClientKeyExchange public").map_err(tls_s)?;
+    r.finish("ClientKeyExchange trailing bytes")
+        .map_err(tls_s)?;
+    if public.is_empty() {
+        return Err(tls_s(crate::tls::error::decode("empty ClientKeyExchange")));
+    }
+    push(Sent, hs::CLIENT_KEY_EXCHANGE, cke);
+    c.end()?;
+
+    // RFC 5077 §3.3: NewSessionTicket is sent iff the server acknowledged the extension.
+    let nst = if ticket_acked {
+        let m = s.expect(hs::NEW_SESSION_TICKET)?;
+        let mut r = Reader::new(body(m));
+        r.u32("ticket lifetime").map_err(tls_r)?;
+        r.vec16("ticket").map_err(tls_r)?;
+        r.finish("NewSessionTicket trailing bytes").map_err(tls_r)?;
+        Some(HandshakeMessage {
+            sender: Received,
+            typ: hs::NEW_SESSION_TICKET,
+            raw: m.clone(),
+        })
+    } else {
+        None
+    };
+    s.end()?;
+
+    Ok(Handshake {
+        client_random: offer.random,
+        server_random: sh.random,
+        cipher_suite,
+        ems,
+        chain,
+        ske: ServerKeyExchangeInfo {
+            group,
+            public: ske.public,
+            params: ske.params,
+            scheme,
+            signature: ske.signature,
+        },
+        messages,
+        nst,
+    })
+}
+
+fn parse_u16_list(body: &[u8], what: &'static str) -> Result<Vec<u16>, crate::tls::Error> {
+    let mut r = Reader::new(body);
+    let list = r.vec16(what)?;
+    r.finish(what)?;
+    if list.len() % 2 != 0 {
+        return Err(crate::tls::error::decode(what));
+    }
+    Ok(list
+        .chunks_exact(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+        .collect())
+}
+
+fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
+    let tls = |e| map_tls(Direction::Sent, e);
+    let decode = |w| tls(crate::tls::error::decode(w));
+    let mut r = Reader::new(body);
+    r.u16("ClientHello version").map_err(tls)?;
+    let mut random = [0u8; 32];
+    random.copy_from_slice(r.take(32, "ClientHello random").map_err(tls)?);
+    let session_id = r.vec8("ClientHello session_id").map_err(tls)?;
+    if session_id.len() > 32 {
+        return Err(decode("ClientHello session_id too long"));
+    }
+    let suites = r.vec16("ClientHello cipher_suites").map_err(tls)?;
+    if suites.is_empty() || suites.len() % 2 != 0 {
+        return Err(decode("ClientHello cipher_suites"));
+    }
+    let compression = r.vec8("ClientHello compression").map_err(tls)?;
+    if !compression.contains(&0) {
+        return Err(TranscriptError::NullCompressionNotOffered);
+    }
+    let mut extensions = std::collections::BTreeSet::new();
+    let mut groups = None;
+    let mut schemes = None;
+    if !r.is_empty() {
+        let mut er = Reader::new(r.vec16("ClientHello extensions").map_err(tls)?);
+        while !er.is_empty() {
+            let t = er.u16("extension type").map_err(tls)?;
+            let b = er.vec16("extension body").map_err(tls)?;
+            if !extensions.insert(t) {
+                return Err(TranscriptError::DuplicateExtension {
+                    direction: Direction::Sent,
+                    extension: t,
+                });
+            }
+            match t {
+                ext::SUPPORTED_GROUPS => {
+                    groups = Some(parse_u16_list(b, "supported_groups").map_err(tls)?)
+                }
+                ext::SIGNATURE_ALGORITHMS => {
+                    schemes = Some(parse_u16_list(b, "signature_algorithms").map_err(tls)?)
+                }
+                _ => {}
+            }
+        }
+    }
+    r.finish("ClientHello trailing bytes").map_err(tls)?;
+    Ok(ClientOffer {
+        random,
+        session_id: session_id.to_vec(),
+        suites: suites
+            .chunks_exact(2)
+            .map(|c| u16::from_be_bytes([c[0], c[1]]))
+            .collect(),
+        extensions,
+        groups,
+        schemes,
+    })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::fixture::{FixtureCerts, KeyType};
+    use crate::tls::codec::split_records;
+    use crate::tls::{keys, Client, ClientConfig};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+
+    const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+
+    struct Session {
+        client: Client,
+        roots: RootStore,
+        sent: Vec<u8>,
+        received: Vec<u8>,
+    }
+
+    #[derive(Clone, Copy)]
+    struct Opts {
+        key: KeyType,
+        tickets: bool,
+        max_fragment: Option<usize>,
+        response_len: usize,
+        /// Server sends CertificateRequest (client certificate optional).
+        client_auth: bool,
+    }
+
+    impl Default for Opts {
+        fn default() -> Self {
+            Opts {
+                key: KeyType::EcdsaP256,
+                tickets: false,
+                max_fragment: None,
+                response_len: 20_000,
+                client_auth: false,
+            }
+        }
+    }
+
+    fn pump_to_server(client: &mut Client, server: &mut rustls::ServerConnection) {
+        let out = client.take_outgoing();
+        let mut rd = &out[..];
+        while !rd.is_empty() {
+            server.read_tls(&mut rd).unwrap();
+            server.process_new_packets().unwrap();
+        }
+    }
+
+    fn pump_to_client(client: &mut Client, server: &mut rustls::ServerConnection) {
+        let mut out = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut out).unwrap();
+        }
+        if !out.is_empty() {
+            client.feed(&out).unwrap();
+        }
+    }
+
+    /// A full in-memory session: our client against a rustls server configured like the
+    /// fixture server (TLS 1.2 and 1.3 offered; our client negotiates 1.2).
+    fn run_session(opts: Opts) -> Session {
+        let certs = FixtureCerts::generate(opts.key, 30).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS12, &rustls::version::TLS13])
+            .unwrap();
+        let builder = if opts.client_auth {
+            let mut store = rustls::RootCertStore::empty();
+            store.add(certs.ca_der.clone()).unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(store),
+                provider,
+            )
+            .allow_unauthenticated()
+            .build()
+            .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let mut cfg = builder
+            .with_single_cert(certs.server_chain.clone(), certs.server_key.clone_key())
+            .unwrap();
+        cfg.max_fragment_size = opts.max_fragment;
+        if opts.tickets {
+            cfg.ticketer = rustls::crypto::ring::Ticketer::new().unwrap();
+        }
+        let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
+        let mut ccfg = ClientConfig::new(roots.clone());
+        ccfg.offer_session_ticket = opts.tickets;
+        let mut client = Client::new(ccfg, "localhost", UnixTime::now()).unwrap();
+        let mut server = rustls::ServerConnection::new(Arc::new(cfg)).unwrap();
+        for _ in 0..10 {
+            pump_to_server(&mut client, &mut server);
+            pump_to_client(&mut client, &mut server);
+            if client.is_connected() {
+                break;
+            }
+        }
+        assert!(client.is_connected());
+        client.write_plaintext(REQUEST).unwrap();
+        pump_to_server(&mut client, &mut server);
+        let mut req = vec![0u8; REQUEST.len()];
+        server.reader().read_exact(&mut req).unwrap();
+        assert_eq!(req, REQUEST);
+        let body: Vec<u8> = (0..opts.response_len).map(|i| (i % 251) as u8).collect();
+        server.writer().write_all(&body).unwrap();
+        server.send_close_notify();
+        pump_to_client(&mut client, &mut server);
+        assert_eq!(client.take_plaintext(), body);
+        assert!(client.received_close_notify());
+        client.send_close_notify().unwrap();
+        pump_to_server(&mut client, &mut server);
+        let sent = client.transcript().raw_bytes(Direction::Sent);
+        let received = client.transcript().raw_bytes(Direction::Received);
+        Session {
+            client,
+            roots,
+            sent,
+            received,
+        }
+    }
+
+    type Rec = (u8, u16, Vec<u8>);
+
+    fn records(stream: &[u8]) -> Vec<Rec> {
+        let (recs, used) = split_records(stream).unwrap();
+        assert_eq!(used, stream.len());
+        recs.into_iter()
+            .map(|(h, p)| (h.content_type, h.version, p.to_vec()))
+            .collect()
+    }
+
+    fn join(recs: &[Rec]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (t, v, p) in recs {
+            out.push(*t);
+            out.extend_from_slice(&v.to_be_bytes());
+            out.extend_from_slice(&(p.len() as u16).to_be_bytes());
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// Index of the ChangeCipherSpec record.
+    fn ccs_index(recs: &[Rec]) -> usize {
+        recs.iter().position(|r| r.0 == 20).unwrap()
+    }
+
+    /// The plaintext handshake messages of a stream (HelloRequest included).
+    fn messages_of(stream: &[u8]) -> Vec<Vec<u8>> {
+        let recs = records(stream);
+        let mut j = HandshakeJoiner::default();
+        for r in &recs[..ccs_index(&recs)] {
+            j.push(&r.2);
+        }
+        let mut out = Vec::new();
+        while let Some((_, m)) = j.pop().unwrap() {
+            out.push(m);
+        }
+        assert!(j.is_empty());
+        out
+    }
+
+    /// Replace the handshake part of `stream` with `msgs`, in records of `chunk` bytes.
+    fn with_messages(stream: &[u8], msgs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
+        let recs = records(stream);
+        let all: Vec<u8> = msgs.concat();
+        let mut out: Vec<Rec> = all.chunks(chunk).map(|c| (22, TLS12, c.to_vec())).collect();
+        out.extend_from_slice(&recs[ccs_index(&recs)..]);
+        join(&out)
+    }
+
+    fn gcm_open(key: &[u8; 16], iv: &[u8; 4], rec: &EncryptedRecord) -> Vec<u8> {
+        use ring::aead;
+        let k = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).unwrap());
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(iv);
+        nonce[4..].copy_from_slice(&rec.explicit_nonce);
+        let mut buf = rec.ciphertext.clone();
+        buf.extend_from_slice(&rec.tag);
+        let pt = k
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce),
+                aead::Aad::from(rec.additional_data()),
+                &mut buf,
+            )
+            .expect("record must authenticate with our additional data");
+        pt.to_vec()
+    }
+
+    /// Everything the verifier parses equals what our client knows about the same session.
+    fn check_matches_client(s: &Session, t: &SessionTranscript) {
+        let c = &s.client;
+        assert_eq!(t.client_random(), c.client_random());
+        assert_eq!(t.server_random(), c.server_random());
+        assert_eq!(Some(t.cipher_suite()), c.cipher_suite());
+        assert!(c.extended_master_secret(), "rustls always negotiates EMS");
+        assert_eq!(t.extended_master_secret(), c.extended_master_secret());
+        assert_eq!(t.server_cert_chain(), c.server_cert_chain());
+        assert_eq!(Some(t.server_key_exchange()), c.server_key_exchange());
+        let h_c = t.client_finished_hash();
+        assert_eq!(Some(&h_c), c.client_finished_hash());
+        assert_eq!(Some(&h_c), c.session_hash());
+        let vd_c = c.client_verify_data().unwrap();
+        let h_s = t.server_finished_hash(vd_c);
+        assert_eq!(Some(&h_s), c.server_finished_hash());
+        // Handshake messages: the client's list up to its Finished.
+        let upto = c
+            .handshake_messages()
+            .iter()
+            .position(|m| m.typ == hs::FINISHED)
+            .unwrap();
+        assert_eq!(t.handshake_messages(), &c.handshake_messages()[..upto]);
+
+        let ms = c.master_secret().unwrap();
+        let kb = c.key_block().unwrap();
+        for d in [Direction::Sent, Direction::Received] {
+            let ours = t.encrypted_records(d);
+            let theirs: Vec<_> = c
+                .transcript()
+                .direction(d)
+                .filter(|r| r.is_encrypted())
+                .collect();
+            assert_eq!(ours.len(), theirs.len());
+            assert!(ours.len() >= 3, "Finished, data, close_notify");
+            for (a, b) in ours.iter().zip(&theirs) {
+                assert_eq!(Some(a.seq), b.seq);
+                assert_eq!(a.content_type, b.content_type);
+                assert_eq!(a.version, b.version);
+                assert_eq!(Some(a.explicit_nonce), b.explicit_nonce);
+                assert_eq!(a.ciphertext, b.ciphertext);
+                assert_eq!(Some(a.tag), b.tag);
+            }
+            let plain: Vec<_> = c
+                .transcript()
+                .direction(d)
+                .filter(|r| !r.is_encrypted())
+                .collect();
+            assert_eq!(t.plaintext_records(d).len(), plain.len());
+            for (a, b) in t.plaintext_records(d).iter().zip(&plain) {
+                assert_eq!((a.content_type, a.version), (b.content_type, b.version));
+                assert_eq!(a.payload, b.ciphertext);
+            }
+            assert_eq!(t.plaintext_records(d).last().unwrap().content_type, 20);
+            // Known answer against ring: every record opens under the real keys with our
+            // additional data, and each Finished is 14 00 00 0c ‖ PRF(MS, label, our hash).
+            let (key, iv, label, hash) = match d {
+                Direction::Sent => (
+                    &kb.client_write_key,
+                    &kb.client_write_iv,
+                    &b"client finished"[..],
+                    h_c,
+                ),
+                Direction::Received => (
+                    &kb.server_write_key,
+                    &kb.server_write_iv,
+                    &b"server finished"[..],
+                    h_s,
+                ),
+            };
+            let fin = gcm_open(key, iv, &ours[0]);
+            let mut expected = vec![hs::FINISHED, 0, 0, 12];
+            expected.extend_from_slice(&keys::verify_data(ms, label, &hash));
+            assert_eq!(fin, expected);
+            let mut app = Vec::new();
+            for r in &ours[1..] {
+                let pt = gcm_open(key, iv, r);
+                if r.content_type == 23 {
+                    app.extend_from_slice(&pt);
+                } else {
+                    assert_eq!(pt, [1, 0], "close_notify");
+                }
+            }
+            assert_eq!(app, c.transcript().app_plaintext(d));
+        }
+    }
+
+    #[test]
+    fn real_sessions_match_the_client() {
+        let cases = [
+            Opts::default(),
+            Opts {
+                key: KeyType::Rsa2048,
+                ..Opts::default()
+            },
+            Opts {
+                key: KeyType::Rsa2048,
+                tickets: true,
+                ..Opts::default()
+            },
+            // CertificateRequest, answered with an empty client Certificate (both hashed).
+            Opts {
+                client_auth: true,
+                ..Opts::default()
+            },
+            // Tiny server records: handshake messages fragmented across many records.
+            Opts {
+                tickets: true,
+                max_fragment: Some(64),
+                response_len: 300,
+                ..Opts::default()
+            },
+        ];
+        for opts in cases {
+            let s = run_session(opts);
+            let t = parse(&s.sent, &s.received).unwrap();
+            check_matches_client(&s, &t);
+            let ecdsa = opts.key == KeyType::EcdsaP256;
+            assert_eq!(t.cipher_suite().is_ecdsa(), ecdsa);
+            assert_eq!(t.new_session_ticket.is_some(), opts.tickets);
+            let types: Vec<u8> = t.handshake_messages().iter().map(|m| m.typ).collect();
+            let mut want = vec![
+                hs::CLIENT_HELLO,
+                hs::SERVER_HELLO,
+                hs::CERTIFICATE,
+                hs::SERVER_KEY_EXCHANGE,
+            ];
+            if opts.client_auth {
+                want.extend([
+                    hs::CERTIFICATE_REQUEST,
+                    hs::SERVER_HELLO_DONE,
+                    hs::CERTIFICATE,
+                ]);
+            } else {
+                want.push(hs::SERVER_HELLO_DONE);
+            }
+            want.push(hs::CLIENT_KEY_EXCHANGE);
+            assert_eq!(types, want);
+            if opts.max_fragment.is_some() {
+                assert!(t.plaintext_records(Direction::Received).len() > 10);
+            }
+            t.validate_server(&s.roots, "localhost", UnixTime::now())
+                .unwrap();
+            t.validate_server(&s.roots, "127.0.0.1", UnixTime::now())
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn refragmented_coalesced_and_hello_request_parse_the_same() {
+        let s = run_session(Opts {
+            tickets: true,
+            ..Opts::default()
+        });
+        let base = parse(&s.sent, &s.received).unwrap();
+        // Client messages one byte per record; server messages coalesced into one record,
+        // with a HelloRequest (never hashed) in front.
+        let sent = with_messages(&s.sent, &messages_of(&s.sent), 1);
+        let mut server_msgs = vec![vec![hs::HELLO_REQUEST, 0, 0, 0]];
+        server_msgs.extend(messages_of(&s.received));
+        let received = with_messages(&s.received, &server_msgs, MAX_PLAINTEXT);
+        let t = parse(&sent, &received).unwrap();
+        assert!(t.plaintext_records(Direction::Sent).len() > 100);
+        assert_eq!(t.plaintext_records(Direction::Received).len(), 2);
+        assert_eq!(t.client_finished_hash(), base.client_finished_hash());
+        let vd = s.client.client_verify_data().unwrap();
+        assert_eq!(t.server_finished_hash(vd), base.server_finished_hash(vd));
+        assert_eq!(
+            t.encrypted_records(Direction::Received),
+            base.encrypted_records(Direction::Received)
+        );
+        // A different client verify_data gives a different server hash.
+        assert_ne!(
+            t.server_finished_hash(&[0; 12]),
+            base.server_finished_hash(vd)
+        );
+    }
+
+    #[test]
+    fn validate_server_rejects_wrong_name_untrusted_ca_expiry_and_tampering() {
+        for key in [KeyType::EcdsaP256, KeyType::Rsa2048] {
+            let s = run_session(Opts {
+                key,
+                ..Opts::default()
+            });
+            let now = UnixTime::now();
+            let t = parse(&s.sent, &s.received).unwrap();
+            t.validate_server(&s.roots, "localhost", now).unwrap();
+            assert!(matches!(
+                t.validate_server(&s.roots, "example.com", now),
+                Err(TranscriptError::InvalidCertificate(
+                    crate::tls::Error::Certificate(webpki::Error::CertNotValidForName(_))
+                ))
+            ));
+            assert_eq!(
+                t.validate_server(&s.roots, "not a name!", now),
+                Err(TranscriptError::InvalidServerName)
+            );
+            let other = FixtureCerts::generate(key, 30).unwrap();
+            let other_roots = RootStore::from_der_certs([other.ca_der.as_ref()]).unwrap();
+            // A CA with the same name but another key: the chain's signature fails.
+            assert!(matches!(
+                t.validate_server(&other_roots, "localhost", now),
+                Err(TranscriptError::InvalidCertificate(
+                    crate::tls::Error::Certificate(webpki::Error::InvalidSignatureForPublicKey)
+                ))
+            ));
+            assert!(matches!(
+                t.validate_server(&RootStore::mozilla(), "localhost", now),
+                Err(TranscriptError::InvalidCertificate(
+                    crate::tls::Error::Certificate(webpki::Error::UnknownIssuer)
+                ))
+            ));
+            let later = UnixTime::since_unix_epoch(std::time::Duration::from_secs(
+                now.as_secs() + 400 * 86400,
+            ));
+            assert!(matches!(
+                t.validate_server(&s.roots, "localhost", later),
+                Err(TranscriptError::InvalidCertificate(
+                    crate::tls::Error::Certificate(webpki::Error::CertExpired { .. })
+                ))
+            ));
+
+            // Tampered signature byte, params byte, or client_random byte: parses, but the
+            // signature check fails.
+            let ske = t.server_key_exchange().clone();
+            let find = |hay: &[u8], needle: &[u8]| {
+                hay.windows(needle.len()).position(|w| w == needle).unwrap()
+            };
+            let sig_at = find(&s.received, &ske.signature);
+            let params_at = find(&s.received, &ske.params);
+            for pos in [sig_at + ske.signature.len() - 1, sig_at + 10, params_at + 5] {
+                let mut received = s.received.clone();
+                received[pos] ^= 0x01;
+                let t2 = parse(&s.sent, &received).unwrap();
+                assert_eq!(
+                    t2.validate_server(&s.roots, "localhost", now),
+                    Err(TranscriptError::BadServerKeyExchangeSignature),
+                    "{key:?} byte {pos}"
+                );
+            }
+            let mut sent = s.sent.clone();
+            let cr_at = find(&sent, s.client.client_random());
+            sent[cr_at + 31] ^= 0x80;
+            let t3 = parse(&sent, &s.received).unwrap();
+            assert_eq!(
+                t3.validate_server(&s.roots, "localhost", now),
+                Err(TranscriptError::BadServerKeyExchangeSignature)
+            );
+        }
+    }
+
+    /// Offsets at which a prefix of `stream` is a complete, acceptable stream: record
+    /// boundaries at or after the end of the first encrypted record.
+    fn acceptable_prefixes(stream: &[u8]) -> Vec<usize> {
+        let recs = records(stream);
+        let fin = ccs_index(&recs) + 1;
+        let mut pos = 0;
+        let mut out = Vec::new();
+        for (i, r) in recs.iter().enumerate() {
+            pos += RECORD_HEADER_LEN + r.2.len();
+            if i >= fin {
+                out.push(pos);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn truncated_streams_are_rejected() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        for d in [Direction::Sent, Direction::Received] {
+            let full = match d {
+                Direction::Sent => &s.sent,
+                Direction::Received => &s.received,
+            };
+            let ok_at = acceptable_prefixes(full);
+            let boundaries: Vec<usize> = {
+                let mut pos = 0;
+                records(full)
+                    .iter()
+                    .map(|r| {
+                        pos += RECORD_HEADER_LEN + r.2.len();
+                        pos
+                    })
+                    .collect()
+            };
+            for n in 0..full.len().min(600) {
+                let prefix = &full[..n];
+                let r = match d {
+                    Direction::Sent => parse(prefix, &s.received),
+                    Direction::Received => parse(&s.sent, prefix),
+                };
+                if ok_at.contains(&n) {
+                    assert!(r.is_ok(), "{d:?} prefix {n}: {r:?}");
+                } else if n == 0 || boundaries.contains(&n) {
+                    assert!(
+                        matches!(r, Err(TranscriptError::MissingMessage(_))),
+                        "{d:?} {n}: {r:?}"
+                    );
+                } else {
+                    assert_eq!(
+                        r.err(),
+                        Some(TranscriptError::Truncated { direction: d }),
+                        "{n}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_and_mutations_never_panic() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let mut rng = StdRng::seed_from_u64(7);
+        for i in 0..3000 {
+            let len = rng.random_range(0..1500);
+            let mut g = vec![0u8; len];
+            rng.fill(&mut g[..]);
+            if i % 2 == 0 && len >= 5 {
+                // A plausible header so the parser goes deeper.
+                g[0] = rng.random_range(20..24);
+                g[1] = 3;
+                g[2] = 3;
+            }
+            assert!(parse(&g, &s.received).is_err());
+            assert!(parse(&s.sent, &g).is_err());
+            assert!(parse(&g, &g).is_err());
+        }
+        // Bit flips and byte edits of a real session: any result, but no panic.
+        for _ in 0..3000 {
+            let mut sent = s.sent.clone();
+            let mut received = s.received.clone();
+            for _ in 0..rng.random_range(1..4) {
+                let target = if rng.random_bool(0.5) {
+                    &mut sent
+                } else {
+                    &mut received
+                };
+                let pos = rng.random_range(0..target.len());
+                target[pos] = if rng.random_bool(0.5) {
+                    rng.random()
+                } else {
+                    target[pos] ^ 1
+                };
+            }
+            let _ = parse(&sent, &received);
+        }
+    }
+
+    #[test]
+    fn oversized_records_are_rejected() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        // Header claiming more than 2^14 + 2048 bytes.
+        let mut bad = vec![22, 3, 3, 0x48, 0x01];
+        bad.extend_from_slice(&s.sent);
+        assert_eq!(
+            parse(&bad, &s.received).err(),
+            Some(TranscriptError::RecordOverflow {
+                direction: Direction::Sent,
+                length: 0x4801
+            })
+        );
+        // A plaintext handshake record of 2^14 + 1 bytes (within the ciphertext bound).
+        let mut recs = records(&s.sent);
+        recs.insert(0, (22, TLS12, vec![0; MAX_PLAINTEXT + 1]));
+        assert_eq!(
+            parse(&join(&recs), &s.received).err(),
+            Some(TranscriptError::RecordOverflow {
+                direction: Direction::Sent,
+                length: MAX_PLAINTEXT + 1
+            })
+        );
+        // An encrypted record longer than 2^14 + 24.
+        let mut recs = records(&s.received);
+        recs.push((23, TLS12, vec![0; MAX_ENCRYPTED_PAYLOAD + 1]));
+        assert_eq!(
+            parse(&s.sent, &join(&recs)).err(),
+            Some(TranscriptError::RecordOverflow {
+                direction: Direction::Received,
+                length: MAX_ENCRYPTED_PAYLOAD + 1
+            })
+        );
+        // A handshake message header claiming more than the codec's bound.
+        let mut recs = records(&s.received);
+        recs.insert(0, (22, TLS12, vec![hs::CERTIFICATE, 0x10, 0, 0]));
+        assert_eq!(
+            parse(&s.sent, &join(&recs)).err(),
+            Some(TranscriptError::HandshakeMessageTooLarge {
+                direction: Direction::Received,
+                length: 0x100000
+            })
+        );
+        // Too many records (tiny valid warning alerts before the handshake).
+        let mut many = Vec::new();
+        for _ in 0..=MAX_RECORDS_PER_DIRECTION {
+            many.extend_from_slice(&[21, 3, 3, 0, 2, 1, 112]);
+        }
+        many.extend_from_slice(&s.sent);
+        assert_eq!(
+            parse(&many, &s.received).err(),
+            Some(TranscriptError::TooManyRecords {
+                direction: Direction::Sent
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_encrypted_records_are_rejected() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let sent = records(&s.sent);
+        let fin = ccs_index(&sent) + 1;
+        let check = |recs: &[Rec], want: TranscriptError| {
+            assert_eq!(parse(&join(recs), &s.received).err(), Some(want));
+        };
+        let d = Direction::Sent;
+        // Finished with one byte too many / too few.
+        let mut r = sent.clone();
+        r[fin].2.push(0);
+        check(
+            &r,
+            TranscriptError::BadFinishedLength {
+                direction: d,
+                length: 17,
+            },
+        );
+        let mut r = sent.clone();
+        r[fin].2.pop();
+        check(
+            &r,
+            TranscriptError::BadFinishedLength {
+                direction: d,
+                length: 15,
+            },
+        );
+        // First encrypted record not a handshake record.
+        let mut r = sent.clone();
+        r[fin].0 = 23;
+        check(
+            &r,
+            TranscriptError::FinishedNotHandshake {
+                direction: d,
+                content_type: 23,
+            },
+        );
+        // Missing Finished.
+        check(
+            &sent[..fin],
+            TranscriptError::MissingMessage("client Finished"),
+        );
+        // Missing CCS.
+        let mut r = sent.clone();
+        r.remove(fin - 1);
+        check(
+            &r[..fin - 1],
+            TranscriptError::MissingMessage("client ChangeCipherSpec"),
+        );
+        // Shorter than nonce + tag.
+        let mut r = sent.clone();
+        r.push((23, TLS12, vec![0; 23]));
+        check(
+            &r,
+            TranscriptError::EncryptedRecordTooShort {
+                direction: d,
+                seq: (r.len() - fin - 1) as u64,
+                length: 23,
+            },
+        );
+        // Record types not allowed after the Finished: handshake (renegotiation), CCS.
+        for ct in [22u8, 20] {
+            let mut r = sent.clone();
+            r.insert(fin + 1, (ct, TLS12, vec![0; 40]));
+            check(
+                &r,
+                TranscriptError::DisallowedEncryptedRecord {
+                    direction: d,
+                    seq: 1,
+                    content_type: ct,
+                },
+            );
+        }
+        // An encrypted alert that is not two bytes.
+        let mut r = sent.clone();
+        r.insert(fin + 1, (21, TLS12, vec![0; 27]));
+        check(
+            &r,
+            TranscriptError::BadEncryptedAlertLength {
+                direction: d,
+                seq: 1,
+                length: 3,
+            },
+        );
+        // Unknown content type anywhere.
+        let mut r = sent.clone();
+        r.insert(fin + 1, (99, TLS12, vec![0; 40]));
+        check(
+            &r,
+            TranscriptError::UnknownContentType {
+                direction: d,
+                content_type: 99,
+            },
+        );
+        // Record version with a major byte other than 3.
+        let mut r = sent.clone();
+        r[fin + 1].1 = 0x0203;
+        check(
+            &r,
+            TranscriptError::UnsupportedRecordVersion {
+                direction: d,
+                version: 0x0203,
+            },
+        );
+    }
+
+    #[test]
+    fn malformed_plaintext_phase_is_rejected() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let sent = records(&s.sent);
+        let recv = records(&s.received);
+        let ccs = ccs_index(&sent);
+        let chk_sent = |recs: &[Rec], want: TranscriptError| {
+            assert_eq!(parse(&join(recs), &s.received).err(), Some(want));
+        };
+        let chk_recv = |recs: &[Rec], want: TranscriptError| {
+            assert_eq!(parse(&s.sent, &join(recs)).err(), Some(want));
+        };
+        let (ds, dr) = (Direction::Sent, Direction::Received);
+        // Application data before CCS.
+        let mut r = sent.clone();
+        r.insert(1, (23, TLS12, vec![1, 2, 3]));
+        chk_sent(
+            &r,
+            TranscriptError::UnexpectedPlaintextRecord {
+                direction: ds,
+                content_type: 23,
+            },
+        );
+        // Empty handshake record.
+        let mut r = sent.clone();
+        r.insert(1, (22, TLS12, vec![]));
+        chk_sent(
+            &r,
+            TranscriptError::EmptyFragment {
+                direction: ds,
+                content_type: 22,
+            },
+        );
+        // Bad CCS payload.
+        let mut r = sent.clone();
+        r[ccs].2 = vec![2];
+        chk_sent(&r, TranscriptError::BadChangeCipherSpec { direction: ds });
+        // Fatal alert during the handshake; warnings pass.
+        let mut r = recv.clone();
+        r.insert(1, (21, TLS12, vec![2, 40]));
+        chk_recv(
+            &r,
+            TranscriptError::FatalAlert {
+                direction: dr,
+                description: 40,
+            },
+        );
+        let mut r = recv.clone();
+        r.insert(1, (21, TLS12, vec![1, 112]));
+        assert!(parse(&s.sent, &join(&r)).is_ok());
+        let mut r = recv.clone();
+        r.insert(1, (21, TLS12, vec![1, 112, 0]));
+        chk_recv(&r, TranscriptError::BadAlert { direction: dr });
+        // A CCS while a handshake message is half received.
+        let msgs = messages_of(&s.sent);
+        let mut r: Vec<Rec> = vec![(22, TLS12, msgs.concat()[..10].to_vec())];
+        r.extend_from_slice(&sent[ccs..]);
+        chk_sent(
+            &r,
+            TranscriptError::InterleavedHandshakeFragment { direction: ds },
+        );
+
+        // Message order and presence.
+        let srv = messages_of(&s.received);
+        let types: Vec<u8> = srv.iter().map(|m| m[0]).collect();
+        assert_eq!(
+            types,
+            [
+                hs::SERVER_HELLO,
+                hs::CERTIFICATE,
+                hs::SERVER_KEY_EXCHANGE,
+                hs::SERVER_HELLO_DONE
+            ]
+        );
+        let mut dropped = srv.clone();
+        dropped.remove(1);
+        assert_eq!(
+            parse(&s.sent, &with_messages(&s.received, &dropped, 1000)).err(),
+            Some(TranscriptError::UnexpectedHandshake {
+                direction: dr,
+                expected: "Certificate",
+                got: "ServerKeyExchange"
+            })
+        );
+        assert_eq!(
+            parse(&s.sent, &with_messages(&s.received, &srv[..3], 1000)).err(),
+            Some(TranscriptError::MissingMessage("ServerHelloDone"))
+        );
+        let cli = messages_of(&s.sent);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &cli[..1], 1000), &s.received).err(),
+            Some(TranscriptError::MissingMessage("ClientKeyExchange"))
+        );
+        let mut extra = cli.clone();
+        extra.push(vec![15, 0, 0, 0]);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &extra, 1000), &s.received).err(),
+            Some(TranscriptError::UnexpectedHandshake {
+                direction: ds,
+                expected: "ChangeCipherSpec",
+                got: "CertificateVerify"
+            })
+        );
+        // NewSessionTicket without the server acknowledging the extension.
+        let mut nst = srv.clone();
+        nst.push(vec![hs::NEW_SESSION_TICKET, 0, 0, 6, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(
+            parse(&s.sent, &with_messages(&s.received, &nst, 1000)).err(),
+            Some(TranscriptError::UnexpectedHandshake {
+                direction: dr,
+                expected: "ChangeCipherSpec",
+                got: "NewSessionTicket"
+            })
+        );
+        // ServerHello body edits: suite, version, compression.
+        let sid_len = srv[0][4 + 2 + 32] as usize;
+        let suite_at = 4 + 2 + 32 + 1 + sid_len;
+        let edit = |at: usize, bytes: &[u8]| {
+            let mut m = srv.clone();
+            m[0][at..at + bytes.len()].copy_from_slice(bytes);
+            parse(&s.sent, &with_messages(&s.received, &m, 1000)).err()
+        };
+        assert_eq!(
+            edit(suite_at, &[0xc0, 0x30]),
+            Some(TranscriptError::UnsupportedCipherSuite(0xc030))
+        );
+        // ECDHE-RSA with an ECDSA-signed ServerKeyExchange: scheme does not fit the suite.
+        assert_eq!(
+            edit(suite_at, &[0xc0, 0x2f]),
+            Some(TranscriptError::UnsupportedSignatureScheme(t_scheme(&s)))
+        );
+        assert_eq!(
+            edit(4, &[3, 4]),
+            Some(TranscriptError::UnsupportedServerVersion(0x0304))
+        );
+        assert_eq!(
+            edit(suite_at + 2, &[1]),
+            Some(TranscriptError::UnsupportedCompression(1))
+        );
+    }
+
+    fn t_scheme(s: &Session) -> u16 {
+        s.client.server_key_exchange().unwrap().scheme.id()
+    }
+
+    #[test]
+    fn unoffered_suite_and_extension_are_rejected() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let srv = messages_of(&s.received);
+        let cli = messages_of(&s.sent);
+        // Client offers only the RSA suite (edit its list in place), server picked ECDSA.
+        let ch = &cli[0];
+        let sid_len = ch[4 + 2 + 32] as usize;
+        let suites_at = 4 + 2 + 32 + 1 + sid_len;
+        assert_eq!(
+            &ch[suites_at..suites_at + 6],
+            &[0, 4, 0xc0, 0x2b, 0xc0, 0x2f]
+        );
+        let mut c2 = cli.clone();
+        c2[0][suites_at + 2..suites_at + 4].copy_from_slice(&[0xc0, 0x2f]);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &c2, 1000), &s.received).err(),
+            Some(TranscriptError::CipherSuiteNotOffered(0xc02b))
+        );
+        // Client without the EMS extension (rename it to an unused code): the server's EMS
+        // answer is then unoffered.
+        let mut c3 = cli.clone();
+        let ems_at = c3[0].windows(4).rposition(|w| w == [0, 23, 0, 0]).unwrap();
+        c3[0][ems_at..ems_at + 2].copy_from_slice(&[0xfa, 0xfa]);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &c3, 1000), &s.received).err(),
+            Some(TranscriptError::ExtensionNotOffered(
+                ext::EXTENDED_MASTER_SECRET
+            ))
+        );
+        // Duplicate extension in the ClientHello.
+        let mut c4 = cli.clone();
+        c4[0][ems_at..ems_at + 2].copy_from_slice(&[0xff, 0x01]);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &c4, 1000), &s.received).err(),
+            Some(TranscriptError::DuplicateExtension {
+                direction: Direction::Sent,
+                extension: 0xff01
+            })
+        );
+        // A ClientHello offering the session id the server then echoes: resumption.
+        let sid = srv[0][4 + 2 + 32 + 1..4 + 2 + 32 + 1 + srv[0][4 + 2 + 32] as usize].to_vec();
+        assert!(!sid.is_empty());
+        let mut body = cli[0][4..4 + 34].to_vec();
+        codec::put_vec8(&mut body, &sid);
+        body.extend_from_slice(&cli[0][4 + 35..]);
+        let c5 = vec![codec::handshake_message(hs::CLIENT_HELLO, &body), cli[1].clone()];
+        assert_eq!(
+            parse(&with_messages(&s.sent, &c5, 1000), &s.received).err(),
+            Some(TranscriptError::ResumptionNotSupported)
+        );
+    }
+
+    #[test]
+    fn client_certificate_rules() {
+        let s = run_session(Opts {
+            client_auth: true,
+            response_len: 100,
+            ..Opts::default()
+        });
+        let cli = messages_of(&s.sent);
+        let types: Vec<u8> = cli.iter().map(|m| m[0]).collect();
+        assert_eq!(
+            types,
+            [hs::CLIENT_HELLO, hs::CERTIFICATE, hs::CLIENT_KEY_EXCHANGE]
+        );
+        // Client Certificate missing although requested.
+        let dropped = vec![cli[0].clone(), cli[2].clone()];
+        assert_eq!(
+            parse(&with_messages(&s.sent, &dropped, 1000), &s.received).err(),
+            Some(TranscriptError::UnexpectedHandshake {
+                direction: Direction::Sent,
+                expected: "Certificate",
+                got: "ClientKeyExchange"
+            })
+        );
+        // A non-empty client certificate (would need CertificateVerify): not supported.
+        let leaf = s.client.server_cert_chain()[0].clone();
+        let mut list = Vec::new();
+        codec::put_u24(&mut list, leaf.len());
+        list.extend_from_slice(&leaf);
+        let mut body = Vec::new();
+        codec::put_u24(&mut body, list.len());
+        body.extend_from_slice(&list);
+        let with_cert = vec![
+            cli[0].clone(),
+            codec::handshake_message(hs::CERTIFICATE, &body),
+            cli[2].clone(),
+        ];
+        assert_eq!(
+            parse(&with_messages(&s.sent, &with_cert, 1000), &s.received).err(),
+            Some(TranscriptError::ClientCertificateNotSupported)
+        );
+        // Without a CertificateRequest, a client Certificate is out of order.
+        let plain = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let pc = messages_of(&plain.sent);
+        let extra = vec![pc[0].clone(), cli[1].clone(), pc[1].clone()];
+        assert_eq!(
+            parse(&with_messages(&plain.sent, &extra, 1000), &plain.received).err(),
+            Some(TranscriptError::UnexpectedHandshake {
+                direction: Direction::Sent,
+                expected: "ClientKeyExchange",
+                got: "Certificate"
+            })
+        );
+    }
+}

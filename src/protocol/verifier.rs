@@ -1,0 +1,275 @@
+//! The verifier's side of a proxy-mode session: policy, the relay to the server (recording
+//! every byte), the certificate checks, the proof, and the verdict. Native only: it opens the
+//! TCP connection to the server itself.
+
+use super::check::{recover, CheckError, RecoveredDirection};
+use super::messages::{ControlMessage, MessageError, SessionRequest, TlsDone, MAX_RANGES, PROTOCOL_VERSION};
+use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
+use super::output::{PhaseStats, SessionStats, VerifiedDirection, VerifierOutput};
+use super::proof::{self, app_len, PublicInputs};
+use super::reveal::{check_canonical, RevealError};
+use super::transcript::{self, TranscriptError};
+use crate::proxy::{AllowList, Refusal};
+use crate::tls::{unix_time, Direction, RootStore};
+use crate::transport::MessageSocket;
+use crate::zk::channel::{Channel, ChannelError};
+use crate::zk::ot::{CotError, FerretSender};
+use crate::zk::quicksilver::{ProofError, Verifier};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Raw TLS bytes allowed beyond the application-data limits (handshake, certificates, record
+/// overhead).
+const TLS_OVERHEAD: u64 = 64 * 1024;
+
+/// The verifier's policy and limits.
+#[derive(Clone)]
+pub struct VerifierConfig {
+    /// Servers the verifier will connect to (same rules as the proxy's allow-list).
+    pub allow: AllowList,
+    /// Roots for the server certificate.
+    pub roots: RootStore,
+    /// The largest `max_sent` / `max_recv` a prover may ask for.
+    pub max_sent: u32,
+    pub max_recv: u32,
+    /// Each wait for the prover or the server.
+    pub step_timeout: Duration,
+    /// The whole session.
+    pub session_timeout: Duration,
+}
+
+impl VerifierConfig {
+    pub fn new(allow: AllowList, roots: RootStore) -> Self {
+        VerifierConfig {
+            allow,
+            roots,
+            max_sent: 64 * 1024,
+            max_recv: 1024 * 1024,
+            step_timeout: Duration::from_secs(30),
+            session_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifierError {
+    #[error("session transport: {0}")]
+    Mux(#[from] MuxError),
+    #[error("channel: {0}")]
+    Channel(#[from] ChannelError),
+    #[error(transparent)]
+    Message(#[from] MessageError),
+    #[error("prover speaks protocol version {got}, this verifier {ours}")]
+    Version { got: u16, ours: u16 },
+    #[error("unexpected {got} message from the prover (expected {expected})")]
+    UnexpectedMessage { expected: &'static str, got: &'static str },
+    #[error("the prover aborted: {0}")]
+    ProverAborted(String),
+    #[error("server not allowed: {0}")]
+    Policy(#[from] Refusal),
+    #[error("requested {what} = {asked} exceeds this verifier's limit {limit}")]
+    LimitTooHigh { what: &'static str, asked: u32, limit: u32 },
+    #[error("cannot connect to the server: {0}")]
+    Connect(String),
+    #[error("transcript beyond the limits: {what} {got} bytes > {limit}")]
+    TranscriptTooLarge { what: &'static str, got: u64, limit: u64 },
+    #[error("the prover's byte counts ({claimed:?}) do not match what was relayed (sent {sent}, received {received})")]
+    CountMismatch { claimed: TlsDone, sent: u64, received: u64 },
+    #[error("server I/O: {0}")]
+    ServerIo(String),
+    #[error("transcript: {0}")]
+    Transcript(#[from] TranscriptError),
+    #[error("reveal plan ({direction}): {error}")]
+    Reveal { direction: &'static str, error: RevealError },
+    #[error("application data of {direction}: {got} bytes > max {limit}")]
+    AppDataTooLarge { direction: &'static str, got: u64, limit: u32 },
+    #[error("proof rejected: {0}")]
+    Proof(#[from] ProofError),
+    #[error("correlated OT: {0}")]
+    Cot(#[from] CotError),
+    #[error("check failed: {0}")]
+    Check(#[from] CheckError),
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+}
+
+async fn within<T>(d: Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, VerifierError> {
+    tokio::time::timeout(d, f).await.map_err(|_| VerifierError::Timeout(what))
+}
+
+async fn recv_control(control: &mut MuxChannel, d: Duration, what: &'static str) -> Result<ControlMessage, VerifierError> {
+    let frame = within(d, what, control.recv()).await??;
+    let msg = ControlMessage::decode(&frame)?;
+    if let ControlMessage::Abort { reason } = msg {
+        return Err(VerifierError::ProverAborted(reason));
+    }
+    Ok(msg)
+}
+
+/// Runs one session on `socket` to its verdict. On failure the prover is told why (best
+/// effort) before the error is returned.
+pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+    let (driver, channels) = multiplex(socket, MuxLimits::default());
+    let mut control = channels.control;
+    let (tls, zk) = (channels.tls, channels.zk);
+    let work = async {
+        let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, config))
+            .await
+            .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
+        let reply = match &result {
+            Ok(out) => ControlMessage::Verified { output_json: serde_json::to_string(out).unwrap_or_default() },
+            Err(e) => ControlMessage::Abort { reason: e.to_string() },
+        };
+        let _ = control.send(reply.encode()).await;
+        drop(control);
+        result
+    };
+    let (result, driven) = futures::join!(work, driver);
+    match (result, driven) {
+        (Ok(out), _) => Ok(out),
+        // A transport failure usually explains the session error better.
+        (Err(VerifierError::Channel(_)), Err(e)) => Err(e.into()),
+        (Err(e), _) => Err(e),
+    }
+}
+
+async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+    let step = config.step_timeout;
+    let t0 = Instant::now();
+    let req: SessionRequest = match recv_control(control, step, "the session request").await? {
+        ControlMessage::Request(r) => r,
+        other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
+    };
+    if req.version != PROTOCOL_VERSION {
+        return Err(VerifierError::Version { got: req.version, ours: PROTOCOL_VERSION });
+    }
+    for (what, asked, limit) in [("max_sent", req.max_sent, config.max_sent), ("max_recv", req.max_recv, config.max_recv)] {
+        if asked > limit {
+            return Err(VerifierError::LimitTooHigh { what, asked, limit });
+        }
+    }
+    let addrs = within(step, "DNS", config.allow.resolve(&req.server)).await??;
+    let tcp = within(step, "the server to accept", TcpStream::connect(&addrs[..]))
+        .await?
+        .map_err(|e| VerifierError::Connect(e.to_string()))?;
+    let _ = tcp.set_nodelay(true);
+    let connection_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
+
+    // Online: relay and record the TLS bytes; OT setup runs alongside.
+    let t_online = Instant::now();
+    let mut cot = FerretSender::new();
+    let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
+    let (relayed, setup) = futures::join!(relay(&mut tls, tcp, limits, step), cot.setup(&mut zk));
+    let (mut sent_raw, mut received_raw) = relayed?;
+    setup?;
+    let done = match recv_control(control, step, "TlsDone").await? {
+        ControlMessage::TlsDone(d) => d,
+        other => return Err(VerifierError::UnexpectedMessage { expected: "TlsDone", got: other.kind() }),
+    };
+    if done.sent != sent_raw.len() as u64 || done.received > received_raw.len() as u64 {
+        return Err(VerifierError::CountMismatch { claimed: done, sent: sent_raw.len() as u64, received: received_raw.len() as u64 });
+    }
+    received_raw.truncate(done.received as usize);
+    sent_raw.shrink_to_fit();
+    let online_ms = t_online.elapsed().as_secs_f64() * 1e3;
+
+    // The server really is who it claims: chain, name, validity, key-exchange signature.
+    let t_prove = Instant::now();
+    let up0 = zk.bytes_received() + tls.bytes_received();
+    let down0 = zk.bytes_sent() + tls.bytes_sent();
+    let transcript = transcript::parse(&sent_raw, &received_raw)?;
+    transcript.validate_server(&config.roots, &req.server_name, unix_time(connection_time))?;
+
+    let plan = match recv_control(control, step, "the reveal plan").await? {
+        ControlMessage::Reveal(p) => p,
+        other => return Err(VerifierError::UnexpectedMessage { expected: "Reveal", got: other.kind() }),
+    };
+    let (sent_len, recv_len) = (app_len(transcript.encrypted_records(Direction::Sent)), app_len(transcript.encrypted_records(Direction::Received)));
+    for (direction, len, limit) in [("sent", sent_len, req.max_sent), ("received", recv_len, req.max_recv)] {
+        if len > limit as u64 {
+            return Err(VerifierError::AppDataTooLarge { direction, got: len, limit });
+        }
+    }
+    check_canonical(&plan.sent, sent_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "sent", error })?;
+    check_canonical(&plan.received, recv_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "received", error })?;
+
+    let inputs = PublicInputs {
+        client_random: *transcript.client_random(),
+        server_random: *transcript.server_random(),
+        client_finished_hash: transcript.client_finished_hash(),
+        sent: transcript.encrypted_records(Direction::Sent),
+        received: transcript.encrypted_records(Direction::Received),
+        reveal_sent: &plan.sent,
+        reveal_received: &plan.received,
+    };
+    let mut verifier = Verifier::new(cot);
+    let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, &inputs, |cvd| {
+        transcript.server_finished_hash(cvd)
+    }))
+    .await??;
+    let sent = recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
+    let received = recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
+
+    let phase = |ms: f64, up: u64, down: u64| PhaseStats { millis: ms, bytes_up: up, bytes_down: down };
+    let up = zk.bytes_received() + tls.bytes_received();
+    let down = zk.bytes_sent() + tls.bytes_sent();
+    let stats = SessionStats {
+        preprocess: phase(0.0, 0, 0),
+        online: phase(online_ms, up0, down0),
+        prove: phase(t_prove.elapsed().as_secs_f64() * 1e3, up - up0, down - down0),
+    };
+    let _ = t0;
+    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path };
+    Ok(VerifierOutput {
+        server_name: req.server_name,
+        server: req.server,
+        connection_time,
+        sent: direction(sent),
+        received: direction(received),
+        stats,
+    })
+}
+
+/// Relays between the prover's TLS channel and the server until the prover half-closes,
+/// recording both directions. Returns (client→server bytes, server→client bytes).
+async fn relay(tls: &mut MuxChannel, tcp: TcpStream, limits: (u64, u64), step: Duration) -> Result<(Vec<u8>, Vec<u8>), VerifierError> {
+    let (mut r, mut w) = tcp.into_split();
+    let (mut sent, mut received) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut server_open = true;
+    loop {
+        tokio::select! {
+            frame = tls.recv() => {
+                let frame = frame?;
+                if frame.is_empty() {
+                    let _ = w.shutdown().await;
+                    return Ok((sent, received));
+                }
+                if sent.len() as u64 + frame.len() as u64 > limits.0 {
+                    return Err(VerifierError::TranscriptTooLarge { what: "sent", got: sent.len() as u64 + frame.len() as u64, limit: limits.0 });
+                }
+                sent.extend_from_slice(&frame);
+                within(step, "the server to read", w.write_all(&frame)).await?.map_err(|e| VerifierError::ServerIo(e.to_string()))?;
+            }
+            n = r.read(&mut buf), if server_open => {
+                let n = n.map_err(|e| VerifierError::ServerIo(e.to_string()))?;
+                if n == 0 {
+                    server_open = false;
+                    tls.send(Vec::new()).await?;
+                    continue;
+                }
+                if received.len() as u64 + n as u64 > limits.1 {
+                    return Err(VerifierError::TranscriptTooLarge { what: "received", got: received.len() as u64 + n as u64, limit: limits.1 });
+                }
+                received.extend_from_slice(&buf[..n]);
+                tls.send(buf[..n].to_vec()).await?;
+            }
+            _ = tokio::time::sleep(step) => return Err(VerifierError::Timeout("TLS traffic")),
+        }
+    }
+}

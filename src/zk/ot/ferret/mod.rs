@@ -1,0 +1,685 @@
+//! Ferret silent OT extension (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast Extension for
+//! coRRElated oT with small communication", CCS 2020): primal LPN with regular noise,
+//! bootstrapped from KOS and then from its own output. Same roles and correlation as the rest
+//! of [`crate::zk::ot`]: verifier = COT sender holding Δ, prover = COT receiver,
+//! `M_i = K_i ⊕ u_i·Δ`, and Δ is the one of the wrapped [`KosSender`], so KOS-served and
+//! Ferret-served correlations of a session share one Δ.
+//!
+//! # One iteration with parameters (n, k, t), block size ℓ = n/t = 2^h
+//! Consumes R = k + t·h + 128 base COTs (u, M) / K:
+//! * the first k are the LPN secret,
+//! * t·h feed the GGM trees of t single-point COTs ([`spcot`]), one per noise block,
+//! * 128 build the check value of the malicious consistency check.
+//!
+//! The MPCOT gives v (verifier) and (e, w) (prover) with w = v ⊕ e·Δ and e regular (exactly one
+//! 1 in each block of ℓ). Then with the local linear code A ([`lpn`], 10 nonzeros per column)
+//! the outputs are K' = v ⊕ K·A, u' = e ⊕ u·A, M' = w ⊕ M·A, so M' = K' ⊕ u'·Δ.
+//!
+//! The LPN matrix seed is fresh per iteration and chosen by the **prover**: the matrix only
+//! protects the prover's bits from the verifier (LPN), and the correlation holds for every
+//! matrix, so the verifier needs no say (and the prover cannot gain anything by choosing it).
+//!
+//! # Bootstrapping and buffering
+//! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
+//! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
+//! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
+//! COTs and adds n). The very first base COTs come from KOS.
+//!
+//! # Small-session strategy
+//! * Until the session has asked for more than [`FerretConfig::kos_direct_limit`] correlations
+//!   in total, demands are served straight from KOS (no LPN instance at all).
+//! * After that, the buffer is bootstrapped with KOS for the *setup* parameter set, and setup
+//!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
+//!   would cost ≥ 25% more bytes than one *main* iteration (≈10.2M net); only then does the
+//!   main set run, and it stays in use (its base COTs are reserved from then on). With the
+//!   default sets: demand ≤ 72k → KOS only; up to ≈1.2M → setup iterations; beyond → main.
+//!
+//! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
+//!
+//! # Parameters (regular noise, Ferret Table 2)
+//! * main [`LpnParams::MAIN`]: n = 10,805,248, k = 589,760, t = 1,319 (ℓ = 2^13).
+//! * setup [`LpnParams::SETUP`]: n = 649,728, t = 1,269 (ℓ = 2^9), k = 37,248.
+//!
+//! Source note (the paper PDF itself was not available to us): the tuples
+//! (10,616,092, 588,160, 1,324) / (616,092, 37,248, 1,254) are the paper's *uniform*-noise
+//! sets; the regular-noise sets above are as quoted from the paper by a third-party design
+//! note, and the setup tuple (649,728, 36,288, 1,269) also appears in an older emp-ot
+//! `constants.h` (the authors' implementation). We use k = 37,248 instead of 36,288 for the
+//! setup set (more secret bits, never less security; the same note reports ≈126.6 bits for
+//! k = 36,288 under a hybrid attack with a public LPN estimator, so the setup set is the weak
+//! link). emp-ot's current default pair `ferret_b13` is offered as
+//! [`LpnParams::EMP_B13_MAIN`] / [`LpnParams::EMP_B13_SETUP`] (cheaper bootstrap), unverified.
+//!
+//! # Costs (measured with `examples/ferret_bench.rs`, 2 shared cores, both parties in one process)
+//! * Per iteration: V → P t·(2h+1)·16 B of tree messages + 32 B; P → V 16 B LPN seed,
+//!   ⌈t·h/8⌉ B of choice bits, 48 B of check. Main set: 572,048 B for 10,198,213 net COTs
+//!   (0.449 bit/COT); setup set: 387,300 B for 600,931 (5.16 bit/COT). The prover uploads
+//!   only ≈2.3 kB per iteration (plus the one-time KOS bootstrap, 781 kB).
+//! * Fresh session incl. base OTs and bootstrap: 1M COTs 1,563,160 B (12.5 bit/COT),
+//!   10M COTs 1,747,908 B (1.40 bit/COT); 20M 0.93 bit/COT. The bootstrap alone (KOS for
+//!   48,797 base COTs + one setup iteration) is 1,175,860 B, so ≤ 1 bit/COT at exactly 10M and
+//!   ≤ 8 bit/COT at 1M are out of reach with these parameter sets and a KOS bootstrap.
+//! * Speed: ≈0.8–1.0× KOS per correlation here (both ≈8–10 M COT/s at 10M); Ferret's work is
+//!   memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is AES + transposes.
+//!
+//! # What leaks (malicious security)
+//! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
+//! positions α (selective failure, then the session aborts); a malicious prover learns nothing
+//! about Δ beyond the KOS bootstrap leakage documented in [`crate::zk::ot`]. After any error
+//! the instance is poisoned ([`CotError::Poisoned`]).
+
+pub mod ggm;
+pub mod lpn;
+pub mod spcot;
+
+#[cfg(test)]
+mod tests;
+
+use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
+use crate::zk::channel::Channel;
+use crate::zk::field::F128;
+use ggm::FixedKeyAes;
+use rand::RngCore;
+use zeroize::{Zeroize, Zeroizing};
+
+pub use spcot::CHECK_COTS;
+
+/// Most correlations one `extend` call may produce (same limit as KOS).
+pub const MAX_EXTEND: usize = super::kos::MAX_EXTEND;
+
+/// One regular-noise LPN parameter set: n outputs, secret length k, t noise blocks of
+/// 2^`log_block` each (n = t·2^log_block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LpnParams {
+    pub n: usize,
+    pub k: usize,
+    pub t: usize,
+    pub log_block: usize,
+}
+
+impl LpnParams {
+    /// Ferret's main regular-noise set (≥128-bit LPN security per the paper).
+    pub const MAIN: LpnParams = LpnParams {
+        n: 10_805_248,
+        k: 589_760,
+        t: 1_319,
+        log_block: 13,
+    };
+    /// Ferret's setup regular-noise set (see the module docs for the k source note).
+    pub const SETUP: LpnParams = LpnParams {
+        n: 649_728,
+        k: 37_248,
+        t: 1_269,
+        log_block: 9,
+    };
+    /// Alternative main set `ferret_b13` of emp-ot (the Ferret authors' implementation, commit
+    /// 18f83b8): smaller k and bootstrap. Security per its authors; not re-estimated here.
+    pub const EMP_B13_MAIN: LpnParams = LpnParams {
+        n: 10_485_760,
+        k: 452_000,
+        t: 1_280,
+        log_block: 13,
+    };
+    /// Setup set paired with [`LpnParams::EMP_B13_MAIN`] in emp-ot.
+    pub const EMP_B13_SETUP: LpnParams = LpnParams {
+        n: 470_016,
+        k: 32_768,
+        t: 918,
+        log_block: 9,
+    };
+
+    /// Base COTs one iteration consumes: k + t·h + 128.
+    pub const fn base_cots(&self) -> usize {
+        self.k + self.t * self.log_block + CHECK_COTS
+    }
+
+    /// Net new correlations per iteration when its base COTs are reserved for the next one.
+    pub const fn net_output(&self) -> usize {
+        self.n.saturating_sub(self.base_cots())
+    }
+
+    /// Bytes on the wire for one iteration (both directions).
+    pub const fn iteration_bytes(&self) -> usize {
+        let h = self.log_block;
+        16 // LPN seed
+            + (self.t * h).div_ceil(8)
+            + self.t * (2 * h + 1) * 16
+            + 32 + 32 + 16 // check
+    }
+
+    fn validate(&self) -> Result<(), FerretConfigError> {
+        let bad = |why| Err(FerretConfigError::InvalidParams { params: *self, why });
+        if self.log_block == 0 || self.log_block > 24 {
+            return bad("block size must be 2^1 ..= 2^24");
+        }
+        if self.t == 0
+            || self.t.checked_shl(self.log_block as u32) != Some(self.n)
+            || self.t > (1 << 20)
+        {
+            return bad("n must equal t·2^log_block (t ≤ 2^20)");
+        }
+        if self.k < lpn::D || self.k > u32::MAX as usize {
+            return bad("k must be at least the column weight 10");
+        }
+        if self.n > MAX_EXTEND || self.n <= 2 * self.base_cots() {
+            return bad("n must exceed twice the base COTs and be ≤ MAX_EXTEND");
+        }
+        Ok(())
+    }
+}
+
+/// Which parameter sets to use and when to bypass LPN entirely.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FerretConfig {
+    /// Parameter set bootstrapped from KOS and used for moderate demand.
+    pub setup: LpnParams,
+    /// Large parameter set used once a demand exceeds one setup iteration (None: never).
+    pub main: Option<LpnParams>,
+    /// Serve demands straight from KOS while the session's total stays at or below this.
+    pub kos_direct_limit: usize,
+}
+
+/// Default KOS-direct threshold, just below the measured byte crossover: bootstrapping costs
+/// 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration), KOS costs ≈16 B per
+/// COT, so KOS is cheaper on the wire up to ≈73k COTs (`examples/ferret_bench.rs`). KOS is
+/// also faster in wall time at every size up to one setup iteration (≈600k).
+pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 72_000;
+
+impl Default for FerretConfig {
+    fn default() -> Self {
+        FerretConfig {
+            setup: LpnParams::SETUP,
+            main: Some(LpnParams::MAIN),
+            kos_direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
+        }
+    }
+}
+
+impl FerretConfig {
+    pub fn validate(&self) -> Result<(), FerretConfigError> {
+        self.setup.validate()?;
+        if let Some(m) = self.main {
+            m.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// A parameter set that the implementation cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum FerretConfigError {
+    #[error("invalid LPN parameters {params:?}: {why}")]
+    InvalidParams {
+        params: LpnParams,
+        why: &'static str,
+    },
+}
+
+/// What to do next for a demand of `n` (identical on both sides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    KosDirect,
+    Bootstrap(usize),
+    Iterate(LpnParams),
+    Serve,
+}
+
+/// Shared deterministic bookkeeping of both sides.
+#[derive(Clone, Debug)]
+struct Planner {
+    config: FerretConfig,
+    bootstrapped: bool,
+    main_active: bool,
+    reserve: usize,
+    kos_direct_used: usize,
+    iterations: u64,
+}
+
+impl Planner {
+    fn new(config: FerretConfig) -> Self {
+        Planner {
+            config,
+            bootstrapped: false,
+            main_active: false,
+            reserve: 0,
+            kos_direct_used: 0,
+            iterations: 0,
+        }
+    }
+
+    fn next(&self, available: usize, n: usize) -> Step {
+        let cfg = &self.config;
+        if !self.bootstrapped {
+            if self.kos_direct_used + n <= cfg.kos_direct_limit {
+                return Step::KosDirect;
+            }
+            return Step::Bootstrap(cfg.setup.base_cots());
+        }
+        if available >= n + self.reserve {
+            return Step::Serve;
+        }
+        let deficit = n + self.reserve - available;
+        if let Some(main) = cfg.main {
+            // Setup iterations cost about as much compute per COT as main ones but do not
+            // overshoot the demand; prefer them unless covering the deficit with them would
+            // cost ≥ 25% more bytes than one main iteration. Once main ran, stay with it.
+            let setups = deficit.div_ceil(cfg.setup.net_output().max(1));
+            let setup_bytes = setups.saturating_mul(cfg.setup.iteration_bytes());
+            let main_cheaper = setup_bytes.saturating_mul(4) > main.iteration_bytes() * 5;
+            if (self.main_active || main_cheaper) && available >= main.base_cots() {
+                return Step::Iterate(main);
+            }
+        }
+        Step::Iterate(cfg.setup)
+    }
+
+    fn done(&mut self, step: Step, n: usize) {
+        match step {
+            Step::KosDirect => self.kos_direct_used += n,
+            Step::Bootstrap(_) => {
+                self.bootstrapped = true;
+                self.reserve = self.config.setup.base_cots();
+            }
+            Step::Iterate(p) => {
+                self.iterations += 1;
+                if Some(p) == self.config.main {
+                    self.main_active = true;
+                    self.reserve = p.base_cots().max(self.config.setup.base_cots());
+                }
+            }
+            Step::Serve => {}
+        }
+    }
+
+    /// Tweak prefix unique to this iteration within the session.
+    fn tweak_base(&self) -> u128 {
+        ((self.iterations + 1) as u128) << 64
+    }
+}
+
+/// Split `v` into its first `n` elements (returned, in the original allocation) and the rest
+/// (left in `v`, freshly allocated); the rest is wiped from the returned allocation's spare
+/// capacity so no secret outlives its owner.
+fn split_front<T: Copy + Zeroize>(v: &mut Vec<T>, n: usize) -> Vec<T>
+where
+    [T]: Zeroize,
+{
+    let rest = v[n..].to_vec();
+    v[n..].zeroize();
+    v.truncate(n);
+    std::mem::replace(v, rest)
+}
+
+fn check_n(n: usize) -> Result<(), CotError> {
+    if n > MAX_EXTEND {
+        return Err(CotError::TooMany {
+            requested: n,
+            max: MAX_EXTEND,
+        });
+    }
+    Ok(())
+}
+
+/// Verifier side of Ferret: COT sender holding Δ.
+pub struct FerretSender {
+    kos: KosSender,
+    planner: Planner,
+    prg: FixedKeyAes,
+    /// Buffered keys; `keys[pos..]` are unused.
+    keys: Vec<u128>,
+    pos: usize,
+    poisoned: bool,
+}
+
+impl Default for FerretSender {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FerretSender {
+    /// Fresh random Δ, default parameters.
+    pub fn new() -> Self {
+        Self::from_kos(KosSender::new(), FerretConfig::default()).expect("default config is valid")
+    }
+
+    /// Wrap a KOS sender (its Δ and session id are used) with the given parameters.
+    pub fn from_kos(kos: KosSender, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        config.validate()?;
+        Ok(FerretSender {
+            kos,
+            planner: Planner::new(config),
+            prg: FixedKeyAes::new(),
+            keys: Vec::new(),
+            pos: 0,
+            poisoned: false,
+        })
+    }
+
+    /// Run the KOS base OTs now (no-op if already done).
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        self.kos.setup(ch).await
+    }
+
+    pub fn config(&self) -> &FerretConfig {
+        &self.planner.config
+    }
+
+    /// LPN iterations run so far.
+    pub fn iterations(&self) -> u64 {
+        self.planner.iterations
+    }
+
+    /// Correlations currently buffered (including the reserve for the next iteration).
+    pub fn buffered(&self) -> usize {
+        self.keys.len() - self.pos
+    }
+
+    async fn iterate<C: Channel>(&mut self, ch: &mut C, p: LpnParams) -> Result<(), CotError> {
+        let r = p.base_cots();
+        if self.buffered() < r {
+            return Err(CotError::Poisoned);
+        }
+        let base: Zeroizing<Vec<u128>> = Zeroizing::new(self.keys[self.pos..self.pos + r].to_vec());
+        self.keys[self.pos..self.pos + r].zeroize();
+        self.pos += r;
+
+        let seed_msg = ch.recv().await?;
+        if seed_msg.len() != 16 {
+            return Err(CotError::Malformed {
+                what: "LPN seed",
+                expected: 16,
+                got: seed_msg.len(),
+            });
+        }
+        let mut lpn_seed = [0u8; 16];
+        lpn_seed.copy_from_slice(&seed_msg);
+
+        let (k, th) = (p.k, p.t * p.log_block);
+        let mut v = Zeroizing::new(vec![0u128; p.n]);
+        let delta = self.kos.delta().0;
+        let tweak = self.planner.tweak_base();
+        spcot::send(
+            ch,
+            &self.prg,
+            delta,
+            p.t,
+            p.log_block,
+            &base[k..k + th],
+            &base[k + th..],
+            tweak,
+            &mut v,
+        )
+        .await?;
+        lpn::encode_keys(&lpn_seed, &base[..k], &mut v);
+
+        // new outputs first, then the older leftovers (the order only has to match the peer's)
+        let mut next = std::mem::take(&mut *v);
+        next.extend_from_slice(&self.keys[self.pos..]);
+        // invariant: everything before `pos` was wiped when it was served or consumed
+        self.keys[self.pos..].zeroize();
+        self.keys = next;
+        self.pos = 0;
+        Ok(())
+    }
+
+    fn take(&mut self, n: usize) -> Vec<F128> {
+        if self.pos == 0 && 2 * n >= self.keys.len() {
+            // hand the buffer itself to the caller (no copy of the n outputs)
+            return split_front(&mut self.keys, n).into_iter().map(F128).collect();
+        }
+        let out = self.keys[self.pos..self.pos + n]
+            .iter()
+            .map(|&k| F128(k))
+            .collect();
+        self.keys[self.pos..self.pos + n].zeroize();
+        self.pos += n;
+        if self.pos > self.keys.len() / 2 {
+            self.keys.drain(..self.pos);
+            self.pos = 0;
+        }
+        out
+    }
+
+    async fn extend_inner<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<Vec<F128>, CotError> {
+        loop {
+            let step = self.planner.next(self.buffered(), n);
+            match step {
+                Step::KosDirect => {
+                    let out = self.kos.extend(ch, n).await?;
+                    self.planner.done(step, n);
+                    return Ok(out);
+                }
+                Step::Bootstrap(r) => {
+                    self.keys = self
+                        .kos
+                        .extend(ch, r)
+                        .await?
+                        .into_iter()
+                        .map(|k| k.0)
+                        .collect();
+                    self.pos = 0;
+                }
+                Step::Iterate(p) => self.iterate(ch, p).await?,
+                Step::Serve => return Ok(self.take(n)),
+            }
+            self.planner.done(step, n);
+        }
+    }
+}
+
+impl CotSender for FerretSender {
+    fn delta(&self) -> F128 {
+        self.kos.delta()
+    }
+
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
+        if self.poisoned {
+            return Err(CotError::Poisoned);
+        }
+        check_n(n)?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.poisoned = true;
+        let out = self.extend_inner(ch, n).await?;
+        self.poisoned = false;
+        Ok(out)
+    }
+}
+
+impl Drop for FerretSender {
+    fn drop(&mut self) {
+        self.keys[self.pos..].zeroize();
+    }
+}
+
+/// Prover side of Ferret: COT receiver getting random bits and MACs.
+pub struct FerretReceiver {
+    kos: KosReceiver,
+    planner: Planner,
+    prg: FixedKeyAes,
+    /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused.
+    bits: Vec<u8>,
+    macs: Vec<u128>,
+    pos: usize,
+    poisoned: bool,
+}
+
+impl Default for FerretReceiver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FerretReceiver {
+    /// Default parameters.
+    pub fn new() -> Self {
+        Self::from_kos(KosReceiver::new(), FerretConfig::default())
+            .expect("default config is valid")
+    }
+
+    /// Wrap a KOS receiver (its session id is used) with the given parameters (must equal the
+    /// verifier's).
+    pub fn from_kos(kos: KosReceiver, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        config.validate()?;
+        Ok(FerretReceiver {
+            kos,
+            planner: Planner::new(config),
+            prg: FixedKeyAes::new(),
+            bits: Vec::new(),
+            macs: Vec::new(),
+            pos: 0,
+            poisoned: false,
+        })
+    }
+
+    /// Run the KOS base OTs now (no-op if already done).
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        self.kos.setup(ch).await
+    }
+
+    pub fn config(&self) -> &FerretConfig {
+        &self.planner.config
+    }
+
+    /// LPN iterations run so far.
+    pub fn iterations(&self) -> u64 {
+        self.planner.iterations
+    }
+
+    /// Correlations currently buffered (including the reserve for the next iteration).
+    pub fn buffered(&self) -> usize {
+        self.macs.len() - self.pos
+    }
+
+    async fn iterate<C: Channel>(&mut self, ch: &mut C, p: LpnParams) -> Result<(), CotError> {
+        let r = p.base_cots();
+        if self.buffered() < r {
+            return Err(CotError::Poisoned);
+        }
+        let range = self.pos..self.pos + r;
+        let base_u: Zeroizing<Vec<u8>> = Zeroizing::new(self.bits[range.clone()].to_vec());
+        let base_m: Zeroizing<Vec<u128>> = Zeroizing::new(self.macs[range.clone()].to_vec());
+        self.bits[range.clone()].zeroize();
+        self.macs[range].zeroize();
+        self.pos += r;
+
+        let mut lpn_seed = [0u8; 16];
+        rand::rng().fill_bytes(&mut lpn_seed);
+        ch.send(lpn_seed.to_vec()).await?;
+
+        let (k, th) = (p.k, p.t * p.log_block);
+        let mut w = Zeroizing::new(vec![0u128; p.n]);
+        let mut e = Zeroizing::new(vec![0u8; p.n]);
+        let tweak = self.planner.tweak_base();
+        spcot::receive(
+            ch,
+            &self.prg,
+            p.t,
+            p.log_block,
+            &base_u[k..k + th],
+            &base_m[k..k + th],
+            &base_u[k + th..],
+            &base_m[k + th..],
+            tweak,
+            &mut w,
+            &mut e,
+        )
+        .await?;
+        lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], &mut e, &mut w);
+
+        // new outputs first, then the older leftovers (same order as the verifier)
+        let mut bits = std::mem::take(&mut *e);
+        bits.extend_from_slice(&self.bits[self.pos..]);
+        let mut macs = std::mem::take(&mut *w);
+        macs.extend_from_slice(&self.macs[self.pos..]);
+        // invariant: everything before `pos` was wiped when it was served or consumed
+        self.bits[self.pos..].zeroize();
+        self.macs[self.pos..].zeroize();
+        self.bits = bits;
+        self.macs = macs;
+        self.pos = 0;
+        Ok(())
+    }
+
+    fn take(&mut self, n: usize) -> (Vec<bool>, Vec<F128>) {
+        if self.pos == 0 && 2 * n >= self.macs.len() {
+            // hand the buffers themselves to the caller (no copy of the n outputs)
+            let bits = split_front(&mut self.bits, n).into_iter().map(|b| b == 1).collect();
+            let macs = split_front(&mut self.macs, n).into_iter().map(F128).collect();
+            return (bits, macs);
+        }
+        let range = self.pos..self.pos + n;
+        let out = (
+            self.bits[range.clone()].iter().map(|&b| b == 1).collect(),
+            self.macs[range.clone()].iter().map(|&m| F128(m)).collect(),
+        );
+        self.bits[range.clone()].zeroize();
+        self.macs[range].zeroize();
+        self.pos += n;
+        if self.pos > self.macs.len() / 2 {
+            self.bits.drain(..self.pos);
+            self.macs.drain(..self.pos);
+            self.pos = 0;
+        }
+        out
+    }
+
+    async fn extend_inner<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+        loop {
+            let step = self.planner.next(self.buffered(), n);
+            match step {
+                Step::KosDirect => {
+                    let out = self.kos.extend(ch, n).await?;
+                    self.planner.done(step, n);
+                    return Ok(out);
+                }
+                Step::Bootstrap(r) => {
+                    let (b, m) = self.kos.extend(ch, r).await?;
+                    self.bits = b.into_iter().map(|x| x as u8).collect();
+                    self.macs = m.into_iter().map(|x| x.0).collect();
+                    self.pos = 0;
+                }
+                Step::Iterate(p) => self.iterate(ch, p).await?,
+                Step::Serve => return Ok(self.take(n)),
+            }
+            self.planner.done(step, n);
+        }
+    }
+}
+
+impl CotReceiver for FerretReceiver {
+    async fn extend<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+        if self.poisoned {
+            return Err(CotError::Poisoned);
+        }
+        check_n(n)?;
+        if n == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        self.poisoned = true;
+        let out = self.extend_inner(ch, n).await?;
+        self.poisoned = false;
+        Ok(out)
+    }
+}
+
+impl Drop for FerretReceiver {
+    fn drop(&mut self) {
+        self.bits[self.pos..].zeroize();
+        self.macs[self.pos..].zeroize();
+    }
+}

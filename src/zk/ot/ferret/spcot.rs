@@ -1,0 +1,320 @@
+//! Multi-point COT from t single-point COTs (one GGM tree per regular-noise block), with the
+//! batched malicious consistency check of Ferret (Yang et al., CCS 2020, §4, Fig. 6/7).
+//!
+//! Inputs per iteration: t·h base COTs for the trees (h = log2 of the block size) and 128
+//! base COTs for the check value. Output: verifier v ∈ F^n, prover w ∈ F^n and e ∈ {0,1}^n with
+//! exactly one 1 per block at α_b, and w = v ⊕ e·Δ.
+//!
+//! Messages (P = prover/COT receiver, V = verifier/COT sender holding Δ):
+//! 1. P → V: d_{b,L} = u_{b,L} ⊕ α_{b,L} ⊕ 1 (packed bits; derandomizes the base COTs so that
+//!    P's known key is the one for the off-path side).
+//! 2. V → P, per tree: for each level L, c⁰ = S⁰_L ⊕ H(K ⊕ d·Δ, τ), c¹ = S¹_L ⊕ H(K ⊕ ¬d·Δ, τ)
+//!    (S^b_L = XOR of the b-side children at level L+1), then the leaf correction
+//!    c = Δ ⊕ ⊕_j v_j. P learns S^{¬α_L}_L from H(M, τ) and rebuilds all leaves but α, and sets
+//!    w_α = c ⊕ ⊕_{j≠α} w_j = v_α ⊕ Δ.
+//! 3. Check: P picks a seed for χ_j = AES_seed(j) (after all of V's tree messages are fixed)
+//!    and sends it with x' = x* ⊕ Σ_b χ_{α_b}, where (x*, z*) / y* is a random VOLE built from
+//!    the 128 check COTs: x* = Σ u_i·X^i, z* = Σ M_i·X^i, y* = Σ K_i·X^i, so z* = y* ⊕ x*·Δ.
+//! 4. V computes V = Σ_j χ_j·v_j ⊕ y* ⊕ x'·Δ and sends only a hash of it, H_eq(V).
+//!    P computes Z = Σ_j χ_j·w_j ⊕ z*; honest: Z = V. P rejects
+//!    ([`CotError::SpcotCheckFailed`]) if H_eq(Z) ≠ H_eq(V).
+//! 5. P → V: Z (reveals nothing new once it equals V); V rejects
+//!    ([`CotError::SpcotProverInconsistent`]) if Z ≠ V.
+//!
+//! Why V sends a hash and not V itself: a prover that lied in x' by δ would get
+//! V = Z ⊕ δ·Δ and learn Δ. From H_eq(V) it can only test guesses of Δ offline.
+//! Why P does not send Z first: if V cheated in some tree, Z depends on α through the
+//! error terms and would leak α beyond the one accept/reject bit.
+//!
+//! Leakage (the selective failure the Ferret functionality allows): a malicious V can send
+//! inconsistent tree messages such that the check passes iff the α_b lie in a set of its
+//! choice; it learns that one predicate bit (and a failure aborts the session). Nothing else
+//! about α leaks: χ is chosen by P after V's messages are fixed, so a nonzero error pattern in
+//! P's w survives the random linear combination except with probability 2^-128, and V only
+//! ever sees the accept/reject outcome (P sends Z only after it matched H_eq(V)).
+//! A malicious P can choose α (any d is some valid α) and x', but passing the check with an
+//! inconsistent x' requires guessing Δ; it never sees anything depending on Δ except through
+//! H over correlation-robust inputs.
+
+use super::super::bits::ctr_fill;
+use super::super::gf;
+use super::ggm::{bit_mask, eq_mask, expand_full, expand_punctured, FixedKeyAes};
+use crate::zk::channel::Channel;
+use crate::zk::ot::{kos::MAX_MESSAGE_BYTES, CotError};
+use aes::cipher::{generic_array::GenericArray, KeyInit};
+use aes::Aes128;
+use rand::{Rng, RngCore};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+/// Base COTs used by the check (one GF(2^128) VOLE value).
+pub const CHECK_COTS: usize = 128;
+/// Inner-product piece size for the check.
+const PIECE: usize = 2048;
+
+/// Bytes V sends per tree: two masked sums per level plus the leaf correction.
+pub(crate) fn tree_message_bytes(h: usize) -> usize {
+    (2 * h + 1) * 16
+}
+
+/// Trees per V → P message so that no message exceeds [`MAX_MESSAGE_BYTES`].
+fn trees_per_message(h: usize) -> usize {
+    (MAX_MESSAGE_BYTES / tree_message_bytes(h)).max(1)
+}
+
+fn d_message_bytes(t: usize, h: usize) -> usize {
+    (t * h).div_ceil(8)
+}
+
+/// Multiply by X in GF(2^128) (modulus x^128 + x^7 + x^2 + x + 1), branch-free.
+fn mul_x(a: u128) -> u128 {
+    (a << 1) ^ (0x87 & bit_mask(a >> 127 == 1))
+}
+
+/// Σ_i vals[i]·X^i (Horner).
+fn pack_powers(vals: &[u128]) -> u128 {
+    vals.iter().rev().fold(0u128, |acc, &v| mul_x(acc) ^ v)
+}
+
+fn f_mul(a: u128, b: u128) -> u128 {
+    (crate::zk::field::F128(a) * crate::zk::field::F128(b)).0
+}
+
+/// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = AES_seed(j); `e` optional (0/1 bytes).
+fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
+    let cipher = Aes128::new(GenericArray::from_slice(seed));
+    let (lo, hi, x) = vals
+        .par_chunks(PIECE)
+        .enumerate()
+        .map(|(p, piece)| {
+            let first = p * PIECE;
+            let mut buf = vec![0u8; 16 * piece.len()];
+            ctr_fill(&cipher, first as u128, &mut buf);
+            let chis: Vec<u128> = buf
+                .chunks_exact(16)
+                .map(|c| u128::from_le_bytes(c.try_into().expect("16-byte chunk")))
+                .collect();
+            let (lo, hi) = gf::inner_product_wide(&chis, piece);
+            let mut x = 0u128;
+            if let Some(e) = e {
+                for (chi, &bit) in chis.iter().zip(&e[first..first + piece.len()]) {
+                    x ^= chi & bit_mask(bit == 1);
+                }
+            }
+            (lo, hi, x)
+        })
+        .reduce(|| (0, 0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1, a.2 ^ b.2));
+    (gf::reduce(lo, hi), x)
+}
+
+fn eq_hash(tweak_base: u128, v: u128) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"tlsproof/zk/ot/ferret/mpcot-check");
+    h.update(tweak_base.to_le_bytes());
+    h.update(v.to_le_bytes());
+    h.finalize().into()
+}
+
+fn expect_len(what: &'static str, msg: &[u8], expected: usize) -> Result<(), CotError> {
+    if msg.len() != expected {
+        return Err(CotError::Malformed {
+            what,
+            expected,
+            got: msg.len(),
+        });
+    }
+    Ok(())
+}
+
+fn read_u128(b: &[u8]) -> u128 {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&b[..16]);
+    u128::from_le_bytes(a)
+}
+
+/// Verifier (COT sender) side. `tree_keys`: t·h base keys (tree b, level L at b·h + L);
+/// `check_keys`: 128 base keys. Fills `v` (length t·2^h).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn send<C: Channel>(
+    ch: &mut C,
+    prg: &FixedKeyAes,
+    delta: u128,
+    t: usize,
+    h: usize,
+    tree_keys: &[u128],
+    check_keys: &[u128],
+    tweak_base: u128,
+    v: &mut [u128],
+) -> Result<(), CotError> {
+    let leaves = 1usize << h;
+    debug_assert_eq!(v.len(), t * leaves);
+    debug_assert_eq!(tree_keys.len(), t * h);
+    debug_assert_eq!(check_keys.len(), CHECK_COTS);
+
+    let d_msg = ch.recv().await?;
+    expect_len("MPCOT choice bits", &d_msg, d_message_bytes(t, h))?;
+
+    let mut seeds = Zeroizing::new(vec![0u128; t]);
+    let mut rng = rand::rng();
+    seeds.iter_mut().for_each(|s| *s = rng.random());
+
+    let per_tree = tree_message_bytes(h);
+    let mut out = vec![0u8; t * per_tree];
+    v.par_chunks_mut(leaves)
+        .zip(out.par_chunks_mut(per_tree))
+        .zip(seeds.par_iter())
+        .enumerate()
+        .for_each(|(b, ((leaf, msg), &seed))| {
+            let mut sums = Zeroizing::new(vec![(0u128, 0u128); h]);
+            expand_full(prg, seed, leaf, &mut sums);
+            for (l, &(s0, s1)) in sums.iter().enumerate() {
+                let g = b * h + l;
+                let d = (d_msg[g / 8] >> (g % 8)) & 1 == 1;
+                let tw = tweak_base | g as u128;
+                let k0 = tree_keys[g] ^ (delta & bit_mask(d));
+                let k1 = tree_keys[g] ^ (delta & bit_mask(!d));
+                let c0 = s0 ^ prg.hash(k0, tw);
+                let c1 = s1 ^ prg.hash(k1, tw);
+                msg[32 * l..32 * l + 16].copy_from_slice(&c0.to_le_bytes());
+                msg[32 * l + 16..32 * l + 32].copy_from_slice(&c1.to_le_bytes());
+            }
+            let cor = leaf.iter().fold(delta, |a, &x| a ^ x);
+            msg[32 * h..].copy_from_slice(&cor.to_le_bytes());
+        });
+    for piece in out.chunks(trees_per_message(h) * per_tree) {
+        ch.send(piece.to_vec()).await?;
+    }
+
+    let chk = ch.recv().await?;
+    expect_len("MPCOT check challenge", &chk, 32)?;
+    let mut chi_seed = [0u8; 16];
+    chi_seed.copy_from_slice(&chk[..16]);
+    let x_prime = read_u128(&chk[16..]);
+    let y_star = pack_powers(check_keys);
+    let (sum, _) = chi_sums(&chi_seed, v, None);
+    let value = sum ^ y_star ^ f_mul(x_prime, delta);
+    ch.send(eq_hash(tweak_base, value).to_vec()).await?;
+
+    let z_msg = ch.recv().await?;
+    expect_len("MPCOT check opening", &z_msg, 16)?;
+    if !bool::from(z_msg.as_slice().ct_eq(&value.to_le_bytes()[..])) {
+        return Err(CotError::SpcotProverInconsistent);
+    }
+    Ok(())
+}
+
+/// Prover (COT receiver) side. `tree_u`/`tree_m`: t·h base COTs (bits as 0/1 bytes);
+/// `check_u`/`check_m`: 128 base COTs. Fills `w` (length t·2^h) and `e` (0/1 bytes, one 1 per
+/// block).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn receive<C: Channel>(
+    ch: &mut C,
+    prg: &FixedKeyAes,
+    t: usize,
+    h: usize,
+    tree_u: &[u8],
+    tree_m: &[u128],
+    check_u: &[u8],
+    check_m: &[u128],
+    tweak_base: u128,
+    w: &mut [u128],
+    e: &mut [u8],
+) -> Result<(), CotError> {
+    let leaves = 1usize << h;
+    debug_assert_eq!(w.len(), t * leaves);
+    debug_assert_eq!(e.len(), t * leaves);
+
+    let mut rng = rand::rng();
+    let alphas: Zeroizing<Vec<usize>> =
+        Zeroizing::new((0..t).map(|_| rng.random_range(0..leaves)).collect());
+    let mut d_msg = vec![0u8; d_message_bytes(t, h)];
+    for (b, &alpha) in alphas.iter().enumerate() {
+        for l in 0..h {
+            let g = b * h + l;
+            let a = ((alpha >> (h - 1 - l)) & 1) as u8;
+            d_msg[g / 8] |= (tree_u[g] ^ a ^ 1) << (g % 8);
+        }
+    }
+    ch.send(d_msg).await?;
+
+    let per_tree = tree_message_bytes(h);
+    let per_msg = trees_per_message(h) * per_tree;
+    let total = t * per_tree;
+    let mut msgs = Vec::with_capacity(total);
+    while msgs.len() < total {
+        let m = ch.recv().await?;
+        expect_len("MPCOT tree messages", &m, per_msg.min(total - msgs.len()))?;
+        msgs.extend_from_slice(&m);
+    }
+
+    w.par_chunks_mut(leaves)
+        .zip(e.par_chunks_mut(leaves))
+        .zip(msgs.par_chunks(per_tree))
+        .zip(alphas.par_iter())
+        .enumerate()
+        .for_each(|(b, (((leaf, eb), msg), &alpha))| {
+            let mut off = Zeroizing::new(vec![0u128; h]);
+            for (l, o) in off.iter_mut().enumerate() {
+                let g = b * h + l;
+                let tw = tweak_base | g as u128;
+                let c0 = read_u128(&msg[32 * l..]);
+                let c1 = read_u128(&msg[32 * l + 16..]);
+                // off-path side is ¬α_L: take c1 if α_L = 0, c0 if α_L = 1
+                let a = bit_mask((alpha >> (h - 1 - l)) & 1 == 1);
+                *o = ((c0 & a) | (c1 & !a)) ^ prg.hash(tree_m[g], tw);
+            }
+            expand_punctured(prg, alpha, &off, leaf);
+            let cor = read_u128(&msg[32 * h..]);
+            let w_alpha = leaf.iter().fold(cor, |acc, &x| acc ^ x);
+            for (j, (x, ej)) in leaf.iter_mut().zip(eb.iter_mut()).enumerate() {
+                let m = eq_mask(j, alpha);
+                *x |= w_alpha & m;
+                *ej = (m & 1) as u8;
+            }
+        });
+
+    let mut chi_seed = [0u8; 16];
+    rng.fill_bytes(&mut chi_seed);
+    let x_star = check_u
+        .iter()
+        .enumerate()
+        .fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
+    let z_star = pack_powers(check_m);
+    let (sum, chi_alpha) = chi_sums(&chi_seed, w, Some(e));
+    let mut chk = Vec::with_capacity(32);
+    chk.extend_from_slice(&chi_seed);
+    chk.extend_from_slice(&(x_star ^ chi_alpha).to_le_bytes());
+    ch.send(chk).await?;
+
+    let value = sum ^ z_star;
+    let h_msg = ch.recv().await?;
+    expect_len("MPCOT check hash", &h_msg, 32)?;
+    if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(tweak_base, value)[..])) {
+        return Err(CotError::SpcotCheckFailed);
+    }
+    ch.send(value.to_le_bytes().to_vec()).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zk::field::F128;
+
+    #[test]
+    fn pack_powers_is_sum_of_scaled_powers() {
+        let vals: Vec<u128> = (0..128)
+            .map(|i| (i as u128 + 1) * 0x1234_5678_9abc)
+            .collect();
+        let mut xi = F128::ONE;
+        let mut expect = F128::ZERO;
+        for &v in &vals {
+            expect += F128(v) * xi;
+            xi *= F128(2);
+        }
+        assert_eq!(pack_powers(&vals), expect.0);
+        assert_eq!(mul_x(1 << 127), 0x87);
+    }
+}
