@@ -1,5 +1,5 @@
-// The demo page: asks the worker to fetch from the local fixture through the proxy and shows
-// the answer. With ?auto=1 (used by `npm start`) it runs once and reports to the demo server.
+// The demo page: notarizes a request to the local fixture and shows what the verifier saw,
+// hidden bytes blacked out. With ?auto=1 (used by `npm start`) it runs once and reports back.
 const $ = (id) => document.getElementById(id);
 const config = await (await fetch("/demo-config.json")).json();
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
@@ -11,26 +11,52 @@ const call = (op, args) => new Promise((resolve) => {
   worker.postMessage({ id, op, args });
 });
 
-$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · threads=${navigator.hardwareConcurrency} · proxy ${config.proxyUrl} · fixture https://${config.httpsTarget}`;
+$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · threads=${navigator.hardwareConcurrency} · verifier ${config.verifierUrl} · server https://${config.serverName} (${config.httpsTarget})`;
+
+/** Renders a verified direction: revealed bytes as text, hidden ones as black boxes. */
+function render(el, dir) {
+  el.textContent = "";
+  let at = 0;
+  const text = (a, b) => new TextDecoder().decode(new Uint8Array(dir.bytes.slice(a, b)));
+  const hidden = (n) => { const s = document.createElement("span"); s.className = "hidden"; s.textContent = "█".repeat(n); el.append(s); };
+  for (const r of dir.revealed) {
+    if (r.start > at) hidden(r.start - at);
+    el.append(text(r.start, r.end));
+    at = r.end;
+  }
+  if (dir.len > at) hidden(dir.len - at);
+}
 
 async function run() {
   const path = $("path").value || "/json";
-  $("status").textContent = "fetching…";
+  $("status").textContent = "notarizing…";
   $("status").className = "";
-  const res = await call("fetch", {
+  const res = await call("notarize", {
     threads: Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 4)),
-    proxyUrl: config.proxyUrl, target: config.httpsTarget, serverName: config.serverName, caPem: config.caPem, host: config.serverName, path,
+    verifierUrl: config.verifierUrl, server: config.httpsTarget, serverName: config.serverName,
+    caPem: config.caPem, path, secret: $("secret").value.trim(), reveal: $("reveal").value,
   });
-  if (res.ok) {
-    $("status").textContent = `done in ${res.ms.toFixed(0)} ms`;
-    $("status").className = "ok";
-    $("out").textContent = res.text;
-  } else {
+  if (!res.ok) {
     $("status").textContent = `failed: ${res.error}`;
     $("status").className = "err";
+    return { ok: false, error: res.error };
   }
-  return { ok: res.ok, what: `GET https://${config.serverName}${path} with tlsproof's TLS 1.2 client in wasm, through the proxy (crossOriginIsolated=${self.crossOriginIsolated})`,
-           text: res.text || "", error: res.error || "", timings: res.ok ? { total_ms: Math.round(res.ms) } : null };
+  const v = res.result.verified;
+  $("status").textContent = `verified in ${res.ms.toFixed(0)} ms`;
+  $("status").className = "ok";
+  render($("sent"), v.sent);
+  render($("recv"), v.received);
+  const path_ = (d) => d.fast_path ? "fast path: key opened, verifier decrypted" : "ZK path: keystream proven for revealed blocks";
+  $("sent-path").textContent = path_(v.sent);
+  $("recv-path").textContent = path_(v.received);
+  const s = v.stats;
+  $("timings").textContent = `online ${s.online.millis.toFixed(0)} ms · prove ${s.prove.millis.toFixed(0)} ms · prover→verifier ${(s.online.bytes_up + s.prove.bytes_up)} B`;
+  return {
+    ok: true,
+    what: `notarized GET https://${config.serverName}${path} from wasm (crossOriginIsolated=${self.crossOriginIsolated})`,
+    text: `request:  ${res.result.sentPrintable}\nresponse: ${res.result.receivedPrintable}`,
+    timings: { total_ms: Math.round(res.ms), online_ms: Math.round(s.online.millis), prove_ms: Math.round(s.prove.millis) },
+  };
 }
 
 $("form").addEventListener("submit", (e) => { e.preventDefault(); run(); });

@@ -96,7 +96,11 @@ impl WsSocket {
         if self.ws.ready_state() != WebSocket::OPEN {
             return Err(TransportError::Closed { code: 1006, reason: "socket is not open".into() });
         }
-        self.ws.send_with_u8_array(data).map_err(|e| TransportError::Io(format!("{e:?}")))
+        // Wasm memory is a SharedArrayBuffer when threads are on, and WebSocket.send refuses
+        // views of shared memory: copy into a fresh (unshared) buffer first.
+        let copy = js_sys::Uint8Array::new_with_length(data.len() as u32);
+        copy.copy_from(data);
+        self.ws.send_with_array_buffer(&copy.buffer()).map_err(|e| TransportError::Io(format!("{e:?}")))
     }
 
     /// Next binary payload; `None` if the connection ended without a close frame.

@@ -49,3 +49,45 @@ pub async fn fetch_https_via_proxy(
     let _ = stream.close().await;
     Ok(response)
 }
+
+/// Notarizes one HTTPS request in proxy mode: the request goes to `server` (`HOST:PORT`)
+/// through the verifier at `verifier_url`, then the prover proves the response (revealed per
+/// `reveal_received`: `"all"` — the fast path —, `"body"` or `"none"`) and the request with the
+/// values of `redact_headers` hidden. Resolves to the verifier's verdict as JSON.
+#[wasm_bindgen(js_name = notarize)]
+pub async fn notarize_js(
+    verifier_url: String,
+    server: String,
+    server_name: String,
+    ca_pem: String,
+    request: Vec<u8>,
+    redact_headers: Vec<String>,
+    reveal_received: String,
+) -> Result<String, JsError> {
+    use crate::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
+    use crate::tls::RootStore;
+    let roots = if ca_pem.trim().is_empty() { RootStore::mozilla() } else { RootStore::from_pem(&ca_pem)? };
+    let received = match reveal_received.as_str() {
+        "all" => Reveal::All,
+        "body" => Reveal::HttpBody,
+        "none" => Reveal::Nothing,
+        other => return Err(JsError::new(&format!("reveal_received must be all, body or none, not {other:?}"))),
+    };
+    let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
+    let config = ProverConfig {
+        server,
+        server_name,
+        roots,
+        max_sent: 16 * 1024,
+        max_recv: 256 * 1024,
+        now: (js_sys::Date::now() / 1000.0) as u64,
+    };
+    let socket = crate::transport::WsSocket::connect(&verifier_url).await?;
+    let out = notarize(socket, config, request, RevealConfig { sent, received }).await?;
+    Ok(serde_json::json!({
+        "verified": out.verified,
+        "sentPrintable": out.verified.sent.printable(),
+        "receivedPrintable": out.verified.received.printable(),
+    })
+    .to_string())
+}

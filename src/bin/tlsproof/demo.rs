@@ -9,6 +9,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::protocol::server::VerifierServer;
+use tlsproof::protocol::VerifierConfig;
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
 use tokio::sync::mpsc;
 use tower_http::services::ServeDir;
@@ -49,14 +51,21 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(fixture.run());
 
     let allow = AllowList::parse(&fixture_addr.to_string())?;
-    let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow, ..ProxyConfig::default() }).await?;
+    let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow: allow.clone(), ..ProxyConfig::default() }).await?;
     let proxy_addr = proxy.local_addr()?;
     tokio::spawn(proxy.run());
+
+    let roots = tlsproof::tls::RootStore::from_pem(&ca_pem)?;
+    let verifier = VerifierServer::bind("127.0.0.1:0".parse()?, VerifierConfig::new(allow, roots)).await?;
+    let verifier_addr = verifier.local_addr()?;
+    let (report_tx, mut reports) = mpsc::unbounded_channel();
+    tokio::spawn(verifier.run(report_tx));
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let state = AppState {
         config: serde_json::json!({
             "proxyUrl": format!("ws://{proxy_addr}/"),
+            "verifierUrl": format!("ws://{verifier_addr}/"),
             "httpsTarget": fixture_addr.to_string(),
             "serverName": "localhost",
             "caPem": ca_pem,
@@ -87,7 +96,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let page = format!("http://{}/?auto=1", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
-    println!("fixture https://{fixture_addr}  proxy ws://{proxy_addr}  page {page}");
+    println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {page}");
 
     let profile = tempdir()?;
     let mut chromium = tokio::process::Command::new(&args.chromium)
@@ -110,10 +119,27 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", args.chromium.display()))?;
 
-    let result = tokio::time::timeout(Duration::from_secs(args.timeout), rx.recv()).await;
+    let deadline = Duration::from_secs(args.timeout);
+    let result = tokio::time::timeout(deadline, rx.recv()).await;
+    // The verifier's own account of the session the page ran.
+    let verdict = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await;
     let _ = chromium.kill().await;
     let _ = std::fs::remove_dir_all(&profile);
-    let ok = match result {
+    let verified = match verdict {
+        Ok(Some((peer, Ok(output)))) => {
+            println!("=== the verifier verified (session from {peer}) ===\n{output}\n");
+            true
+        }
+        Ok(Some((peer, Err(e)))) => {
+            println!("=== the verifier REJECTED the session from {peer}: {e} ===\n");
+            false
+        }
+        _ => {
+            println!("=== no session reached the verifier ===\n");
+            false
+        }
+    };
+    let page_ok = match result {
         Ok(Some(v)) => {
             print_result(&v);
             v.get("ok").and_then(|x| x.as_bool()).unwrap_or(false)
@@ -123,6 +149,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
             false
         }
     };
+    let ok = verified && page_ok;
     if !ok {
         return Err("demo run failed".into());
     }
@@ -135,7 +162,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_result(v: &serde_json::Value) {
     let get = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("");
-    println!("=== headless Chromium run ===");
+    println!("=== what the page (the prover, in wasm) got back ===");
     println!("ok:      {}", v.get("ok").unwrap_or(&serde_json::Value::Null));
     println!("what:    {}", get("what"));
     if !get("error").is_empty() {
@@ -144,7 +171,7 @@ fn print_result(v: &serde_json::Value) {
     if let Some(t) = v.get("timings") {
         println!("timings: {t}");
     }
-    println!("--- received ---\n{}\n----------------", get("text"));
+    println!("--- prover's view of the verdict ---\n{}\n----------------", get("text"));
 }
 
 fn tempdir() -> std::io::Result<PathBuf> {
