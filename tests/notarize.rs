@@ -78,7 +78,8 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
         assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "secret leaked");
         assert!(sent.starts_with(&format!("GET /bytes?n={n} HTTP/1.1")), "{sent}");
         let (_, report) = env.reports.recv().await.unwrap();
-        assert_eq!(report.unwrap(), out.verified);
+        let report = report.unwrap();
+        assert_eq!((&report.sent, &report.received), (&out.verified.sent, &out.verified.received));
     }
 }
 
@@ -87,29 +88,79 @@ async fn redacted_response_takes_the_zk_path() {
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     for n in [1024usize, 51 * 1024] {
         // Hide only the last byte of the response (the reference benchmark's "redacted" case).
-        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig { sent: Reveal::All, received: Reveal::Ranges(vec![]) })
-            .await
-            .map(|_| ())
-            .err();
-        assert!(out.is_none(), "{out:?}");
-        let _ = env.reports.recv().await;
-        let total = {
-            // Learn the response length from a fast-path run, then hide its last byte.
-            let full = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig { sent: Reveal::All, received: Reveal::All }).await.unwrap();
-            let _ = env.reports.recv().await;
-            full.response.len()
-        };
-        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig { sent: Reveal::All, received: Reveal::Ranges(vec![0..total - 1]) })
+        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig { sent: Reveal::All, received: Reveal::AllButLast(1) })
             .await
             .expect("notarization");
         let v = &out.verified;
+        let total = out.response.len();
         assert!(v.sent.fast_path && !v.received.fast_path);
+        assert_eq!(v.received.len as usize, total);
         assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
         assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte is not revealed");
         assert!(v.received.printable().ends_with('█'));
         let (_, report) = env.reports.recv().await.unwrap();
         report.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_reach_the_prover_with_reasons() {
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    // Response larger than the limits the prover asked for.
+    let err = run(&env, "/bytes?n=200000", &[], RevealConfig::default()).await.err().expect("over the limit");
+    // Whichever side notices first: the prover's HTTP limit or the verifier's relay limit.
+    let msg = err.to_string();
+    assert!(msg.contains("body larger than 131072 bytes") || msg.contains("transcript beyond the limits"), "{msg}");
+    let (_, report) = env.reports.recv().await.unwrap();
+    assert!(report.is_err());
+
+    // A server the verifier does not allow, and one that does not answer.
+    let dead = { let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); l.local_addr().unwrap() };
+    for (server, needle) in [(dead.to_string(), "not on the proxy's allow-list")] {
+        let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let config = ProverConfig {
+            server,
+            server_name: "localhost".into(),
+            roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+            max_sent: 4096,
+            max_recv: 4096,
+            now: now(),
+        };
+        let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+        let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
+        assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains(needle)), "{err}");
+        let (_, report) = env.reports.recv().await.unwrap();
+        assert!(matches!(report, Err(VerifierError::Policy(_))), "{report:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_sessions_do_not_disturb_a_good_one() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    // Garbage on the control channel, an unknown channel, and a client that leaves mid-session.
+    let (mut garbage, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    garbage.send(Message::binary(vec![0u8, 0xff, 0xff, 0xff])).await.unwrap();
+    let (mut unknown, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    unknown.send(Message::binary(vec![9u8, 1, 2, 3])).await.unwrap();
+    let (mut leaver, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    leaver.send(Message::binary(vec![0u8])).await.unwrap();
+    drop(leaver);
+    let good = run(&env, "/json", &[], RevealConfig::default()).await.expect("the good session");
+    assert!(good.verified.received.printable().contains("Alice Example"));
+    let mut oks = 0;
+    let mut errs = Vec::new();
+    for _ in 0..4 {
+        let (_, report) = tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap();
+        match report {
+            Ok(_) => oks += 1,
+            Err(e) => errs.push(e.to_string()),
+        }
+    }
+    assert_eq!(oks, 1, "{errs:?}");
+    assert_eq!(errs.len(), 3, "{errs:?}");
+    drop((garbage, unknown));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

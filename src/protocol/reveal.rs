@@ -21,6 +21,8 @@ pub enum Reveal {
     AllExceptHeaders(Vec<String>),
     /// Only the HTTP body (after the blank line that ends the head).
     HttpBody,
+    /// Everything except the last `n` bytes (the reference benchmark's "redacted" case).
+    AllButLast(usize),
 }
 
 /// What to reveal of the request (`sent`) and of the response (`received`).
@@ -61,6 +63,7 @@ impl Reveal {
             Reveal::Nothing => vec![],
             Reveal::Ranges(r) => r.clone(),
             Reveal::AllExceptHeaders(names) => complement(&header_value_ranges(plaintext, names), len),
+            Reveal::AllButLast(n) => vec![0..len.saturating_sub(*n)],
             Reveal::HttpBody => match find_head_end(plaintext) {
                 Some(end) => vec![end..len],
                 None => vec![],
@@ -184,6 +187,7 @@ mod tests {
     fn resolves_all_body_nothing_and_merges() {
         assert_eq!(Reveal::All.resolve(REQ).unwrap(), vec![0..REQ.len()]);
         assert_eq!(Reveal::Nothing.resolve(REQ).unwrap(), vec![]);
+        assert_eq!(Reveal::AllButLast(1).resolve(REQ).unwrap(), vec![0..REQ.len() - 1]);
         let body = Reveal::HttpBody.resolve(REQ).unwrap();
         assert_eq!(&REQ[body[0].clone()], b"body");
         assert_eq!(Reveal::Ranges(vec![5..9, 0..3, 2..6, 9..9]).resolve(REQ).unwrap(), vec![0..9]);

@@ -63,6 +63,55 @@ mod cli {
             #[arg(long)]
             addr_file: Option<PathBuf>,
         },
+        /// The verifier: relays provers' TLS sessions to allowed servers and verifies their proofs.
+        Verifier {
+            #[arg(long, default_value = "127.0.0.1:7047")]
+            listen: SocketAddr,
+            /// Servers provers may notarize, as for the proxy (empty: none).
+            #[arg(long, default_value = "")]
+            allow: String,
+            /// Trusted roots (PEM) for server certificates; default: Mozilla's roots.
+            #[arg(long)]
+            roots: Option<PathBuf>,
+            /// Largest max_sent / max_recv a prover may ask for, in bytes.
+            #[arg(long, default_value_t = 64 * 1024)]
+            max_sent: u32,
+            #[arg(long, default_value_t = 1024 * 1024)]
+            max_recv: u32,
+            /// Print each verdict as JSON instead of text.
+            #[arg(long)]
+            json: bool,
+            #[arg(long)]
+            addr_file: Option<PathBuf>,
+        },
+        /// Notarize one HTTPS GET through a verifier (proxy mode) and print what it verified.
+        Prove {
+            /// The verifier's WebSocket URL, e.g. ws://127.0.0.1:7047/
+            #[arg(long)]
+            verifier: String,
+            /// https://HOST[:PORT]/path
+            #[arg(long)]
+            url: String,
+            /// Certificate name if it differs from the URL's host.
+            #[arg(long)]
+            server_name: Option<String>,
+            /// Extra request header, `Name: value` (repeatable).
+            #[arg(long = "header")]
+            headers: Vec<String>,
+            /// Hide this header's value from the verifier (repeatable).
+            #[arg(long = "redact-header")]
+            redact_headers: Vec<String>,
+            /// What of the response to reveal: all (fast path), body, none, or all-but-last.
+            #[arg(long, default_value = "all")]
+            reveal_recv: String,
+            /// Trusted roots (PEM); default: Mozilla's roots.
+            #[arg(long)]
+            roots: Option<PathBuf>,
+            #[arg(long, default_value_t = 4096)]
+            max_sent: u32,
+            #[arg(long, default_value_t = 256 * 1024)]
+            max_recv: u32,
+        },
         /// TCP echo server (test helper).
         #[command(hide = true)]
         EchoServer {
@@ -81,6 +130,61 @@ mod cli {
             std::fs::write(&tmp, addr.to_string())?;
             std::fs::rename(tmp, p)?;
         }
+        Ok(())
+    }
+
+    fn load_roots(path: Option<&std::path::Path>) -> Result<tlsproof::tls::RootStore, Box<dyn std::error::Error>> {
+        Ok(match path {
+            Some(p) => tlsproof::tls::RootStore::from_pem(&std::fs::read_to_string(p)?)?,
+            None => tlsproof::tls::RootStore::mozilla(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn prove(
+        verifier: String,
+        url: String,
+        server_name: Option<String>,
+        headers: Vec<String>,
+        redact_headers: Vec<String>,
+        reveal_recv: String,
+        roots: Option<PathBuf>,
+        max_sent: u32,
+        max_recv: u32,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use tlsproof::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
+        let url = url::Url::parse(&url)?;
+        if url.scheme() != "https" {
+            return Err("only https:// URLs can be notarized".into());
+        }
+        let host = url.host_str().ok_or("URL has no host")?.to_string();
+        let port = url.port().unwrap_or(443);
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        };
+        let server_name = server_name.unwrap_or_else(|| host.clone());
+        let mut req = tlsproof::http::RequestBuilder::get(&server_name, &path);
+        for h in &headers {
+            let (k, v) = h.split_once(':').ok_or_else(|| format!("header {h:?} is not `Name: value`"))?;
+            req = req.header(k.trim(), v.trim());
+        }
+        let request = req.build()?.bytes;
+        let received = match reveal_recv.as_str() {
+            "all" => Reveal::All,
+            "body" => Reveal::HttpBody,
+            "none" => Reveal::Nothing,
+            "all-but-last" => Reveal::AllButLast(1),
+            other => return Err(format!("--reveal-recv must be all, body, none or all-but-last, not {other:?}").into()),
+        };
+        let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+        let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now };
+        let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
+        let started = std::time::Instant::now();
+        let out = notarize(socket, config, request, RevealConfig { sent, received }).await?;
+        println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
         Ok(())
     }
 
@@ -129,6 +233,28 @@ mod cli {
                 write_addr(&addr_file, addr)?;
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
+            }
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, json, addr_file } => {
+                let roots = load_roots(roots.as_deref())?;
+                let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
+                config.max_sent = max_sent;
+                config.max_recv = max_recv;
+                let server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
+                let addr = server.local_addr()?;
+                write_addr(&addr_file, addr)?;
+                println!("tlsproof verifier listening on ws://{addr}/");
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                tokio::spawn(server.run(tx));
+                while let Some((peer, result)) = rx.recv().await {
+                    match result {
+                        Ok(out) if json => println!("{}", serde_json::to_string(&out)?),
+                        Ok(out) => println!("=== verified session from {peer} ===\n{out}\n"),
+                        Err(e) => println!("=== rejected session from {peer}: {e} ===\n"),
+                    }
+                }
+            }
+            Cmd::Prove { verifier, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
+                prove(verifier, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
             }
             Cmd::Demo(args) => crate::demo::run(args).await?,
         }
