@@ -165,3 +165,38 @@ async fn zk_keystream_and_prf_proofs_pass_in_the_browser() {
     assert_eq!(&kb[16..32], &reference.server_write_key);
     assert_eq!(vd, tlsproof::tls::keys::verify_data(&ms, b"client finished", &hc));
 }
+
+#[wasm_bindgen_test]
+async fn notarization_in_the_browser_fast_path_and_redacted() {
+    ensure_pool().await;
+    let verifier = server(option_env!("TLSPROOF_TEST_VERIFIER"), "TLSPROOF_TEST_VERIFIER");
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
+    for (reveal, fast) in [("all", true), ("body", false)] {
+        let request = tlsproof::http::RequestBuilder::get("localhost", "/bytes?n=2048")
+            .header("Authorization", "Bearer browser-secret")
+            .build()
+            .unwrap();
+        let json = tlsproof::wasm::notarize_js(
+            verifier.into(),
+            fixture.into(),
+            "localhost".into(),
+            ca.into(),
+            request.bytes,
+            vec!["authorization".into()],
+            reveal.into(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("notarize({reveal}) failed: {:?}", wasm_bindgen::JsValue::from(e)));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["verified"]["received"]["fast_path"], fast, "{reveal}");
+        assert_eq!(v["verified"]["sent"]["fast_path"], false);
+        let sent = v["sentPrintable"].as_str().unwrap();
+        assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
+        let received = v["receivedPrintable"].as_str().unwrap();
+        assert!(received.ends_with("abcdefghijklmnopqrstuvwxyz") || received.contains("abcdefghijklmnopqrstuvwxyz"), "{received}");
+        if !fast {
+            assert!(received.starts_with('█'), "the head is hidden when only the body is revealed: {received}");
+        }
+    }
+}
