@@ -88,7 +88,7 @@ async fn redacted_response_takes_the_zk_path() {
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     for n in [1024usize, 51 * 1024] {
         // Hide only the last byte of the response (the reference benchmark's "redacted" case).
-        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig { sent: Reveal::All, received: Reveal::AllButLast(1) })
+        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1)))
             .await
             .expect("notarization");
         let v = &out.verified;
@@ -132,6 +132,26 @@ async fn refusals_reach_the_prover_with_reasons() {
         let (_, report) = env.reports.recv().await.unwrap();
         assert!(matches!(report, Err(VerifierError::Policy(_))), "{report:?}");
     }
+
+    // An allowed server that does not answer.
+    let config = VerifierConfig::new(AllowList::parse(&dead.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
+    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let vaddr = server.local_addr().unwrap();
+    let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(server.run(tx));
+    let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
+    let config = ProverConfig {
+        server: dead.to_string(),
+        server_name: "localhost".into(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 4096,
+        max_recv: 4096,
+        now: now(),
+    };
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("unreachable");
+    assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("cannot connect to the server")), "{err}");
+    assert!(matches!(reports.recv().await.unwrap().1, Err(VerifierError::Connect(_))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -172,4 +192,29 @@ async fn verifier_with_other_roots_rejects_the_server() {
     assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("InvalidSignatureForPublicKey")), "{err}");
     let (_, report) = env.reports.recv().await.unwrap();
     assert!(matches!(report, Err(VerifierError::Transcript(_))), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commitment_to_the_hidden_token_opens_with_its_blinder() {
+    use sha2::{Digest, Sha256};
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let token = "Bearer committed-token-42";
+    let mut config = RevealConfig::default();
+    // Find the token's position in the request the builder will produce.
+    let request = RequestBuilder::get("localhost", "/json").header("Authorization", token).build().unwrap().bytes;
+    let at = request.windows(token.len()).position(|w| w == token.as_bytes()).unwrap();
+    config.commit_sent = Reveal::Ranges(vec![at..at + token.len()]);
+    let out = run(&env, "/json", &[("Authorization", token)], config).await.expect("notarization");
+    let (_, report) = env.reports.recv().await.unwrap();
+    let verified = report.unwrap();
+    assert_eq!(verified.commitments.len(), 1);
+    let c = &verified.commitments[0];
+    assert_eq!((c.direction.as_str(), c.range.clone()), ("sent", at as u64..(at + token.len()) as u64));
+    assert!(!String::from_utf8_lossy(&verified.sent.bytes).contains("committed-token"));
+    let (mine, blinder) = &out.commitments[0];
+    assert_eq!(mine, c);
+    let mut h = Sha256::new();
+    h.update(token.as_bytes());
+    h.update(blinder);
+    assert_eq!(h.finalize().as_slice(), &c.digest, "the digest opens to the token with the prover's blinder");
 }

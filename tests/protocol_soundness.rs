@@ -74,6 +74,8 @@ fn prove(s: &Session, v: &Views) -> Result<(Opened, Result<[Vec<u8>; 2], CheckEr
             received: &records[1],
             reveal_sent: &plan[0],
             reveal_received: &plan[1],
+            commit_sent: &[],
+            commit_received: &[],
         }
     };
     let (pi, vi) = (inputs(&v.prover_records, &v.prover_plan), inputs(&v.verifier_records, &v.verifier_plan));
@@ -81,11 +83,11 @@ fn prove(s: &Session, v: &Views) -> Result<(Opened, Result<[Vec<u8>; 2], CheckEr
     let ms = v.prover_ms;
     let p = async move {
         let mut prover = Prover::new(KosReceiver::new());
-        proof::run(&mut prover, &mut a, Some(&ms), &pi, |cvd| t_hash(s, cvd)).await
+        proof::run(&mut prover, &mut a, Some(&ms), Some(&[]), &pi, |cvd| t_hash(s, cvd)).await
     };
     let vf = async move {
         let mut verifier = Verifier::new(KosSender::new());
-        proof::run(&mut verifier, &mut b, None, &vi, |cvd| t_hash(s, cvd)).await
+        proof::run(&mut verifier, &mut b, None, None, &vi, |cvd| t_hash(s, cvd)).await
     };
     let (_, opened) = futures::executor::block_on(async { futures::join!(p, vf) });
     let opened = opened?;

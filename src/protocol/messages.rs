@@ -40,6 +40,10 @@ pub struct TlsDone {
 pub struct RevealPlan {
     pub sent: Vec<Range<u64>>,
     pub received: Vec<Range<u64>>,
+    /// Hidden ranges to commit to: SHA-256(plaintext ‖ 16-byte blinder) is proven and the
+    /// digest given to the verifier; the blinder stays with the prover.
+    pub commit_sent: Vec<Range<u64>>,
+    pub commit_received: Vec<Range<u64>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -90,7 +94,7 @@ mod tests {
 
     #[test]
     fn roundtrip_and_garbage() {
-        let m = ControlMessage::Reveal(RevealPlan { sent: vec![0..5, 9..10], received: vec![0..100] });
+        let m = ControlMessage::Reveal(RevealPlan { sent: vec![0..5, 9..10], received: vec![0..100], commit_sent: vec![], commit_received: vec![2..4] });
         let back = ControlMessage::decode(&m.encode()).unwrap();
         assert!(matches!(back, ControlMessage::Reveal(p) if p.sent == vec![0..5, 9..10]));
         for junk in [&[][..], &[0xff][..], &[4, 0xff, 0xff, 0xff, 0xff, 0x0f][..]] {

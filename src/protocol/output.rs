@@ -66,6 +66,8 @@ pub struct VerifierOutput {
     pub connection_time: u64,
     pub sent: VerifiedDirection,
     pub received: VerifiedDirection,
+    /// Proven SHA-256 commitments to (hidden) ranges.
+    pub commitments: Vec<super::proof::Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
     pub stats: SessionStats,
 }
@@ -78,6 +80,10 @@ impl std::fmt::Display for VerifierOutput {
         writeln!(f, "{}", self.sent.printable())?;
         writeln!(f, "received {} bytes, {}:", self.received.len, path(&self.received))?;
         writeln!(f, "{}", self.received.printable())?;
+        for c in &self.commitments {
+            let hex: String = c.digest.iter().map(|b| format!("{b:02x}")).collect();
+            writeln!(f, "commitment to {} bytes {}..{}: SHA-256 {hex}", c.direction, c.range.start, c.range.end)?;
+        }
         let s = &self.stats;
         write!(
             f,

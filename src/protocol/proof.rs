@@ -17,6 +17,7 @@ use crate::zk::channel::Channel;
 use crate::zk::gadgets::aes::{key_schedule, RoundKeys};
 use crate::zk::gadgets::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
 use crate::zk::gadgets::keystream::{assert_decrypts_to, ghash_key, j0_block, keystream_blocks};
+use crate::zk::gadgets::sha256::sha256;
 use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
 use crate::zk::quicksilver::{Backend, Party, ProofError};
 use std::ops::Range;
@@ -39,6 +40,18 @@ pub struct PublicInputs<'a> {
     /// Canonical reveal ranges per direction, in application-data plaintext positions.
     pub reveal_sent: &'a [Range<u64>],
     pub reveal_received: &'a [Range<u64>],
+    /// Ranges to hash-commit to, per direction (canonical).
+    pub commit_sent: &'a [Range<u64>],
+    pub commit_received: &'a [Range<u64>],
+}
+
+/// A proven SHA-256 commitment to a plaintext range: digest = SHA-256(plaintext ‖ blinder).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Commitment {
+    /// "sent" or "received".
+    pub direction: String,
+    pub range: Range<u64>,
+    pub digest: [u8; 32],
 }
 
 /// What the proof opened for one direction.
@@ -56,6 +69,7 @@ pub struct Opened {
     pub client_verify_data: [u8; 12],
     pub sent: OpenedDirection,
     pub received: OpenedDirection,
+    pub commitments: Vec<Commitment>,
 }
 
 /// Which keystream blocks (per record) and which byte positions in them a reveal touches.
@@ -111,6 +125,7 @@ pub async fn run<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     ms: Option<&[u8; 48]>,
+    blinders: Option<&[[u8; 16]]>,
     inputs: &PublicInputs<'_>,
     server_finished_hash: impl FnOnce(&[u8; 12]) -> [u8; 32],
 ) -> Result<Opened, ProofError> {
@@ -207,6 +222,44 @@ pub async fn run<P: Party<C>, C: Channel>(
         }
     }
 
+    // Hash commitments: plaintext = ciphertext ⊕ keystream in ZK, then SHA-256 with a private
+    // 16-byte blinder; only the digest is opened.
+    let commits = [inputs.commit_sent, inputs.commit_received];
+    let mut commitments = Vec::new();
+    let mut k = 0;
+    for side in 0..2 {
+        for range in commits[side] {
+            let blinder = match blinders {
+                Some(b) => Some(*b.get(k).ok_or(ProofError::MissingWitness)?),
+                None => None,
+            };
+            k += 1;
+            let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
+            let touched = touched_blocks(recs, std::slice::from_ref(range));
+            let digest = party
+                .run_batch(ch, &mut |b: &mut P::Backend| {
+                    let mut msg = Vec::new();
+                    for (rec, blk, positions) in &touched {
+                        let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
+                        let ks = keystream_blocks(b, rk, &iv, &[*blk]);
+                        let ct = &recs[*rec].ciphertext;
+                        for p in positions {
+                            let c = ct.get(*blk as usize * 16 + p).copied().unwrap_or(0);
+                            for i in 0..8 {
+                                msg.push(b.xor(ks[0][p * 8 + i], b.constant((c >> i) & 1 == 1)));
+                            }
+                        }
+                    }
+                    msg.extend(commit_bytes(b, blinder.as_ref().map(|x| &x[..]), 16));
+                    let digest = sha256(b, &msg);
+                    open_bytes(b, &digest)
+                })
+                .await?;
+            let digest: [u8; 32] = digest.try_into().map_err(|_| ProofError::Malformed("digest length"))?;
+            commitments.push(Commitment { direction: ["sent", "received"][side].into(), range: range.clone(), digest });
+        }
+    }
+
     let opened_direction = |side: usize, revealed: Vec<u8>| -> Result<OpenedDirection, ProofError> {
         let arr16 = |v: &[u8]| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
         if let Some((key, iv)) = &keys[side] {
@@ -225,5 +278,5 @@ pub async fn run<P: Party<C>, C: Channel>(
         }
     };
     let [rs, rr] = revealed;
-    Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)? })
+    Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)?, commitments })
 }

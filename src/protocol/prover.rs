@@ -66,6 +66,8 @@ pub struct ProverOutput {
     pub response: Vec<u8>,
     /// Exactly what the verifier verified.
     pub verified: VerifierOutput,
+    /// Each commitment with its blinder: keep both to open the commitment later.
+    pub commitments: Vec<(proof::Commitment, [u8; 16])>,
 }
 
 /// Runs one proxy-mode session over `socket` (a WebSocket to `tlsproof verifier`): sends
@@ -170,6 +172,8 @@ async fn session(
     let plan = RevealPlan {
         sent: to_u64(reveal.sent.resolve(&sent_plain)?),
         received: to_u64(reveal.received.resolve(&recv_plain)?),
+        commit_sent: to_u64(reveal.commit_sent.resolve(&sent_plain)?),
+        commit_received: to_u64(reveal.commit_received.resolve(&recv_plain)?),
     };
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
@@ -183,15 +187,19 @@ async fn session(
         received: session.encrypted_records(Direction::Received),
         reveal_sent: &plan.sent,
         reveal_received: &plan.received,
+        commit_sent: &plan.commit_sent,
+        commit_received: &plan.commit_received,
     };
+    let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
     let mut prover = Prover::new(cot);
-    proof::run(&mut prover, &mut zk, Some(&ms), &inputs, |cvd| session.server_finished_hash(cvd)).await?;
+    let opened = proof::run(&mut prover, &mut zk, Some(&ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)).await?;
+    let commitments = opened.commitments.into_iter().zip(blinders).collect();
 
     match recv_control(control).await? {
         ControlMessage::Verified { output_json } => {
             let verified: VerifierOutput =
                 serde_json::from_str(&output_json).map_err(|e| ProverError::BadVerdict(e.to_string()))?;
-            Ok(ProverOutput { request: sent_plain, response, verified })
+            Ok(ProverOutput { request: sent_plain, response, verified, commitments })
         }
         other => Err(ProverError::UnexpectedMessage { expected: "Verified", got: other.kind() }),
     }

@@ -30,15 +30,22 @@ pub enum Reveal {
 pub struct RevealConfig {
     pub sent: Reveal,
     pub received: Reveal,
+    /// Ranges to commit to (hash commitments), per direction; usually hidden ones.
+    pub commit_sent: Reveal,
+    pub commit_received: Reveal,
+}
+
+impl RevealConfig {
+    /// Reveal `sent` and `received` as given, with no commitments.
+    pub fn new(sent: Reveal, received: Reveal) -> Self {
+        RevealConfig { sent, received, commit_sent: Reveal::Nothing, commit_received: Reveal::Nothing }
+    }
 }
 
 impl Default for RevealConfig {
     /// The common case: hide the request's credentials, reveal the whole response.
     fn default() -> Self {
-        RevealConfig {
-            sent: Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()]),
-            received: Reveal::All,
-        }
+        RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()]), Reveal::All)
     }
 }
 

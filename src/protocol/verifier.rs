@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// Most hash commitments per direction (each costs a SHA-256 proof).
+const MAX_COMMITMENTS: usize = 64;
+
 /// Raw TLS bytes allowed beyond the application-data limits (handshake, certificates, record
 /// overhead).
 const TLS_OVERHEAD: u64 = 64 * 1024;
@@ -197,6 +200,9 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     }
     check_canonical(&plan.sent, sent_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "sent", error })?;
     check_canonical(&plan.received, recv_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "received", error })?;
+    check_canonical(&plan.commit_sent, sent_len, MAX_COMMITMENTS).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
+    check_canonical(&plan.commit_received, recv_len, MAX_COMMITMENTS)
+        .map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
 
     let inputs = PublicInputs {
         client_random: *transcript.client_random(),
@@ -206,9 +212,11 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         received: transcript.encrypted_records(Direction::Received),
         reveal_sent: &plan.sent,
         reveal_received: &plan.received,
+        commit_sent: &plan.commit_sent,
+        commit_received: &plan.commit_received,
     };
     let mut verifier = Verifier::new(cot);
-    let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, &inputs, |cvd| {
+    let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, None, &inputs, |cvd| {
         transcript.server_finished_hash(cvd)
     }))
     .await??;
@@ -231,6 +239,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         connection_time,
         sent: direction(sent),
         received: direction(received),
+        commitments: opened.commitments,
         stats,
     })
 }

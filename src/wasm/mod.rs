@@ -83,7 +83,7 @@ pub async fn notarize_js(
         now: (js_sys::Date::now() / 1000.0) as u64,
     };
     let socket = crate::transport::WsSocket::connect(&verifier_url).await?;
-    let out = notarize(socket, config, request, RevealConfig { sent, received }).await?;
+    let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await?;
     Ok(serde_json::json!({
         "verified": out.verified,
         "sentPrintable": out.verified.sent.printable(),

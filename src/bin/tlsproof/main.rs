@@ -183,7 +183,7 @@ mod cli {
         let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
-        let out = notarize(socket, config, request, RevealConfig { sent, received }).await?;
+        let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await?;
         println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
         Ok(())
     }
