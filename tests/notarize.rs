@@ -50,6 +50,7 @@ async fn run(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConf
         max_sent: 4096,
         max_recv: 128 * 1024,
         now: now(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
     };
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     notarize(socket, config, request, reveal).await
@@ -125,6 +126,7 @@ async fn refusals_reach_the_prover_with_reasons() {
             max_sent: 4096,
             max_recv: 4096,
             now: now(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         };
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
@@ -147,6 +149,7 @@ async fn refusals_reach_the_prover_with_reasons() {
         max_sent: 4096,
         max_recv: 4096,
         now: now(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
     };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("unreachable");
@@ -217,4 +220,51 @@ async fn commitment_to_the_hidden_token_opens_with_its_blinder() {
     h.update(token.as_bytes());
     h.update(blinder);
     assert_eq!(h.finalize().as_slice(), &c.digest, "the digest opens to the token with the prover's blinder");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
+    // A "verifier" that accepts the WebSocket and never answers.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((tcp, _)) = l.accept().await {
+            held.push(tokio_tungstenite::accept_async(tcp).await);
+        }
+    });
+    let env = env_with(KeyType::EcdsaP256, None).await;
+    let config = |server: String| ProverConfig {
+        server,
+        server_name: "localhost".into(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 4096,
+        max_recv: 4096,
+        now: now(),
+        step_timeout: std::time::Duration::from_millis(300),
+    };
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let socket = WsSocket::connect(&format!("ws://{silent}/")).await.unwrap();
+    let err = notarize(socket, config(env.fixture.to_string()), request.clone(), RevealConfig::default()).await.err().unwrap();
+    assert!(matches!(err, ProverError::Timeout("the verifier to accept")), "{err}");
+
+    // A server that accepts TCP and closes at once: a clear TLS error, not a hang.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let closer = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = l.accept().await {
+            drop(tcp);
+        }
+    });
+    let vconfig = VerifierConfig::new(AllowList::parse(&closer.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
+    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
+    let vaddr = server.local_addr().unwrap();
+    let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(server.run(tx));
+    let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
+    let mut c = config(closer.to_string());
+    c.step_timeout = std::time::Duration::from_secs(10);
+    let err = notarize(socket, c, request, RevealConfig::default()).await.err().unwrap();
+    assert!(matches!(err, ProverError::Tls(_) | ProverError::VerifierRejected(_)), "{err}");
+    assert!(reports.recv().await.unwrap().1.is_err());
 }

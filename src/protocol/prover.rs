@@ -29,7 +29,12 @@ pub struct ProverConfig {
     pub max_recv: u32,
     /// Current time (Unix seconds) for certificate validity.
     pub now: u64,
+    /// Longest wait for any one step (the verifier's answer, the TLS exchange, the proof).
+    pub step_timeout: std::time::Duration,
 }
+
+/// The default for [`ProverConfig::step_timeout`].
+pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProverError {
@@ -57,6 +62,8 @@ pub enum ProverError {
     Cot(#[from] CotError),
     #[error("the verifier's verdict is unreadable: {0}")]
     BadVerdict(String),
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
 }
 
 /// What the prover ends with.
@@ -108,8 +115,12 @@ pub async fn notarize<S: MessageSocket>(
     outcome
 }
 
-async fn recv_control(control: &mut MuxChannel) -> Result<ControlMessage, ProverError> {
-    let msg = ControlMessage::decode(&control.recv().await?)?;
+async fn within<T>(d: std::time::Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, ProverError> {
+    crate::transport::timeout(d, f).await.ok_or(ProverError::Timeout(what))
+}
+
+async fn recv_control(control: &mut MuxChannel, d: std::time::Duration, what: &'static str) -> Result<ControlMessage, ProverError> {
+    let msg = ControlMessage::decode(&within(d, what, control.recv()).await??)?;
     if let ControlMessage::Abort { reason } = msg {
         return Err(ProverError::VerifierRejected(reason));
     }
@@ -139,7 +150,8 @@ async fn session(
         max_recv: config.max_recv,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
-    match recv_control(control).await? {
+    let step = config.step_timeout;
+    match recv_control(control, step, "the verifier to accept").await? {
         ControlMessage::Accepted { .. } => {}
         other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
     }
@@ -154,7 +166,7 @@ async fn session(
         io.shutdown().await?;
         Ok::<_, ProverError>(response)
     };
-    let (response, setup) = futures::join!(tls_part, cot.setup(&mut zk));
+    let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, cot.setup(&mut zk)) }).await?;
     let response = response?;
     setup?;
     let sent_raw = client.transcript().raw_bytes(Direction::Sent);
@@ -192,10 +204,11 @@ async fn session(
     };
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
     let mut prover = Prover::new(cot);
-    let opened = proof::run(&mut prover, &mut zk, Some(&ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)).await?;
+    let proof = proof::run(&mut prover, &mut zk, Some(&ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
+    let opened = within(step * 5, "the proof", proof).await??;
     let commitments = opened.commitments.into_iter().zip(blinders).collect();
 
-    match recv_control(control).await? {
+    match recv_control(control, step, "the verdict").await? {
         ControlMessage::Verified { output_json } => {
             let verified: VerifierOutput =
                 serde_json::from_str(&output_json).map_err(|e| ProverError::BadVerdict(e.to_string()))?;

@@ -139,7 +139,6 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
 
 async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
     let step = config.step_timeout;
-    let t0 = Instant::now();
     let req: SessionRequest = match recv_control(control, step, "the session request").await? {
         ControlMessage::Request(r) => r,
         other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
@@ -167,7 +166,14 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     let t_online = Instant::now();
     let mut cot = FerretSender::new();
     let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
-    let (relayed, setup) = futures::join!(relay(&mut tls, tcp, limits, step), cot.setup(&mut zk));
+    let timed_setup = async {
+        let t = Instant::now();
+        let up0 = zk.bytes_received();
+        let down0 = zk.bytes_sent();
+        let r = cot.setup(&mut zk).await;
+        (r, PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: zk.bytes_received() - up0, bytes_down: zk.bytes_sent() - down0 })
+    };
+    let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, limits, step), timed_setup);
     let (mut sent_raw, mut received_raw) = relayed?;
     setup?;
     let done = match recv_control(control, step, "TlsDone").await? {
@@ -185,6 +191,8 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     let t_prove = Instant::now();
     let up0 = zk.bytes_received() + tls.bytes_received();
     let down0 = zk.bytes_sent() + tls.bytes_sent();
+    let online_up = tls.bytes_received();
+    let online_down = tls.bytes_sent();
     let transcript = transcript::parse(&sent_raw, &received_raw)?;
     transcript.validate_server(&config.roots, &req.server_name, unix_time(connection_time))?;
 
@@ -227,11 +235,10 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     let up = zk.bytes_received() + tls.bytes_received();
     let down = zk.bytes_sent() + tls.bytes_sent();
     let stats = SessionStats {
-        preprocess: phase(0.0, 0, 0),
-        online: phase(online_ms, up0, down0),
+        preprocess,
+        online: phase(online_ms, online_up, online_down),
         prove: phase(t_prove.elapsed().as_secs_f64() * 1e3, up - up0, down - down0),
     };
-    let _ = t0;
     let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path };
     Ok(VerifierOutput {
         server_name: req.server_name,

@@ -168,3 +168,23 @@ impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> MessageSocket for 
         WsSocket::close(self).await
     }
 }
+
+/// Sleeps without blocking the thread, natively (tokio) and in the browser (setTimeout).
+pub async fn sleep(d: std::time::Duration) {
+    #[cfg(not(target_arch = "wasm32"))]
+    tokio::time::sleep(d).await;
+    #[cfg(target_arch = "wasm32")]
+    web::sleep_ms(d.as_millis().min(i32::MAX as u128) as i32).await;
+}
+
+/// Runs `f`, or gives up with `None` after `d`.
+pub async fn timeout<T>(d: std::time::Duration, f: impl std::future::Future<Output = T>) -> Option<T> {
+    use futures::FutureExt;
+    let f = f.fuse();
+    let t = sleep(d).fuse();
+    futures::pin_mut!(f, t);
+    futures::select! {
+        v = f => Some(v),
+        _ = t => None,
+    }
+}

@@ -81,6 +81,7 @@ pub async fn notarize_js(
         max_sent: 16 * 1024,
         max_recv: 256 * 1024,
         now: (js_sys::Date::now() / 1000.0) as u64,
+        step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
     };
     let socket = crate::transport::WsSocket::connect(&verifier_url).await?;
     let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await?;
