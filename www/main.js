@@ -60,7 +60,10 @@ async function run() {
 }
 
 $("form").addEventListener("submit", (e) => { e.preventDefault(); run(); });
-if (new URLSearchParams(location.search).has("auto")) {
+const query = new URLSearchParams(location.search);
+if (query.has("path")) $("path").value = query.get("path");
+if (query.has("reveal")) $("reveal").value = query.get("reveal");
+if (query.has("auto")) {
   let report;
   try { report = await run(); } catch (e) { report = { ok: false, error: String(e) }; }
   await fetch("/demo-result", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(report) });

@@ -36,6 +36,12 @@ pub struct DemoArgs {
     /// Seconds to wait for the headless run.
     #[arg(long, default_value_t = 180)]
     timeout: u64,
+    /// Path the headless run notarizes on the fixture.
+    #[arg(long, default_value = "/json")]
+    path: String,
+    /// What of the response the headless run reveals: all (fast path), body or none.
+    #[arg(long, default_value = "all")]
+    reveal: String,
 }
 
 #[derive(Clone)]
@@ -94,7 +100,8 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         ))
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    let page = format!("http://{}/?auto=1", listener.local_addr()?);
+    let base = format!("http://{}/", listener.local_addr()?);
+    let page = format!("{base}?auto=1&path={}&reveal={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal);
     tokio::spawn(async move { axum::serve(listener, app).await });
     println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {page}");
 
@@ -154,7 +161,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         return Err("demo run failed".into());
     }
     if !args.once {
-        println!("\nServing the demo page at {page} — open it in a browser; Ctrl-C to stop.");
+        println!("\nServing the demo page at {base} — open it in a browser; Ctrl-C to stop.");
         tokio::signal::ctrl_c().await?;
     }
     Ok(())
