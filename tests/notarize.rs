@@ -170,11 +170,14 @@ async fn bad_sessions_do_not_disturb_a_good_one() {
     let (mut leaver, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
     leaver.send(Message::binary(vec![0u8])).await.unwrap();
     drop(leaver);
+    // An oversized message (3 MiB, over the 2 MiB frame limit).
+    let (mut huge, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    let _ = huge.send(Message::binary(vec![2u8; 3 << 20])).await;
     let good = run(&env, "/json", &[], RevealConfig::default()).await.expect("the good session");
     assert!(good.verified.received.printable().contains("Alice Example"));
     let mut oks = 0;
     let mut errs = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..5 {
         let (_, report) = tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap();
         match report {
             Ok(_) => oks += 1,
@@ -182,8 +185,8 @@ async fn bad_sessions_do_not_disturb_a_good_one() {
         }
     }
     assert_eq!(oks, 1, "{errs:?}");
-    assert_eq!(errs.len(), 3, "{errs:?}");
-    drop((garbage, unknown));
+    assert_eq!(errs.len(), 4, "{errs:?}");
+    drop((garbage, unknown, huge));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

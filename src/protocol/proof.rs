@@ -22,6 +22,11 @@ use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected
 use crate::zk::quicksilver::{Backend, Party, ProofError};
 use std::ops::Range;
 
+/// COTs generated while the TLS session runs: enough for the key-derivation batch (committing
+/// the master secret and the PRF's ≈ 23 SHA-256 compressions at ≈ 22.6k AND gates each), which
+/// every session needs whatever it reveals. Both sides use this same number.
+pub const PREPROCESS_COTS: usize = 560_000;
+
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
 pub const BLOCKS_PER_BATCH: usize = 256;
 

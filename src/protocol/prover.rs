@@ -11,7 +11,7 @@ use super::proof::{self, PublicInputs};
 use crate::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::zk::channel::{Channel, ChannelError};
-use crate::zk::ot::{CotError, FerretReceiver};
+use crate::zk::ot::FerretReceiver;
 use crate::zk::quicksilver::{ProofError, Prover};
 use futures::FutureExt;
 use std::ops::Range;
@@ -58,8 +58,6 @@ pub enum ProverError {
     Transcript(#[from] TranscriptError),
     #[error("proof: {0}")]
     Proof(#[from] ProofError),
-    #[error("correlated OT: {0}")]
-    Cot(#[from] CotError),
     #[error("the verifier's verdict is unreadable: {0}")]
     BadVerdict(String),
     #[error("timed out waiting for {0}")]
@@ -158,7 +156,7 @@ async fn session(
 
     // Online phase: TLS through the verifier, with OT setup for the proof overlapping it.
     let mut client = Client::new(ClientConfig::new(config.roots), &config.server_name, unix_time(config.now))?;
-    let mut cot = FerretReceiver::new();
+    let mut prover = Prover::new(FerretReceiver::new());
     let mut io = TlsChannelIo::new(&mut tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {
@@ -166,7 +164,8 @@ async fn session(
         io.shutdown().await?;
         Ok::<_, ProverError>(response)
     };
-    let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, cot.setup(&mut zk)) }).await?;
+    let preprocess = prover.preprocess(&mut zk, proof::PREPROCESS_COTS);
+    let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = response?;
     setup?;
     let sent_raw = client.transcript().raw_bytes(Direction::Sent);
@@ -203,7 +202,6 @@ async fn session(
         commit_received: &plan.commit_received,
     };
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
-    let mut prover = Prover::new(cot);
     let proof = proof::run(&mut prover, &mut zk, Some(&ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
     let opened = within(step * 5, "the proof", proof).await??;
     let commitments = opened.commitments.into_iter().zip(blinders).collect();

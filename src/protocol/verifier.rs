@@ -13,7 +13,7 @@ use crate::proxy::{AllowList, Refusal};
 use crate::tls::{unix_time, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::zk::channel::{Channel, ChannelError};
-use crate::zk::ot::{CotError, FerretSender};
+use crate::zk::ot::FerretSender;
 use crate::zk::quicksilver::{ProofError, Verifier};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -89,8 +89,6 @@ pub enum VerifierError {
     AppDataTooLarge { direction: &'static str, got: u64, limit: u32 },
     #[error("proof rejected: {0}")]
     Proof(#[from] ProofError),
-    #[error("correlated OT: {0}")]
-    Cot(#[from] CotError),
     #[error("check failed: {0}")]
     Check(#[from] CheckError),
     #[error("timed out waiting for {0}")]
@@ -164,13 +162,13 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 
     // Online: relay and record the TLS bytes; OT setup runs alongside.
     let t_online = Instant::now();
-    let mut cot = FerretSender::new();
+    let mut verifier = Verifier::new(FerretSender::new());
     let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
     let timed_setup = async {
         let t = Instant::now();
         let up0 = zk.bytes_received();
         let down0 = zk.bytes_sent();
-        let r = cot.setup(&mut zk).await;
+        let r = verifier.preprocess(&mut zk, proof::PREPROCESS_COTS).await;
         (r, PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: zk.bytes_received() - up0, bytes_down: zk.bytes_sent() - down0 })
     };
     let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, limits, step), timed_setup);
@@ -223,7 +221,6 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         commit_sent: &plan.commit_sent,
         commit_received: &plan.commit_received,
     };
-    let mut verifier = Verifier::new(cot);
     let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, None, &inputs, |cvd| {
         transcript.server_finished_hash(cvd)
     }))

@@ -411,6 +411,12 @@ impl<R: CotReceiver> Prover<R> {
         Ok(out)
     }
 
+    /// Generates COTs ahead of the proof (e.g. while the TLS session runs) so the first
+    /// batches find them in the pool. The verifier must call its `preprocess` with the same `n`.
+    pub async fn preprocess<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
+        self.ensure_pool(ch, n).await
+    }
+
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
         self.backend.compact_pool();
         let have = self.backend.pool_bits.len();

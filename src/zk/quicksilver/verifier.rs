@@ -361,6 +361,11 @@ impl<S: CotSender> Verifier<S> {
         Ok(out)
     }
 
+    /// Generates COTs ahead of the proof, in lockstep with [`Prover::preprocess`](super::Prover::preprocess).
+    pub async fn preprocess<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
+        self.ensure_pool(ch, n).await
+    }
+
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
         let b = &mut self.backend;
         b.pool_keys.drain(..b.cursor);
