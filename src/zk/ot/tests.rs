@@ -2,42 +2,10 @@
 
 use super::kos::{padded_rows, prover_bytes_for, CHUNK_ROWS, MAX_MESSAGE_BYTES};
 use super::*;
+use crate::zk::channel::test_util::tampering;
 use crate::zk::channel::{memory_pair, ChannelError, MemoryChannel};
 use futures::executor::block_on;
 use futures::future::join;
-
-/// Wraps a channel and lets a test rewrite the k-th message this end sends (k counts from 0
-/// at wrapping time): a man in the middle standing in for a cheating party.
-struct Tampering<F: FnMut(usize, &mut Vec<u8>)> {
-    inner: MemoryChannel,
-    sent: usize,
-    tamper: F,
-}
-
-impl<F: FnMut(usize, &mut Vec<u8>)> Channel for Tampering<F> {
-    async fn send(&mut self, mut msg: Vec<u8>) -> Result<(), ChannelError> {
-        (self.tamper)(self.sent, &mut msg);
-        self.sent += 1;
-        self.inner.send(msg).await
-    }
-    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
-        self.inner.recv().await
-    }
-    fn bytes_sent(&self) -> u64 {
-        self.inner.bytes_sent()
-    }
-    fn bytes_received(&self) -> u64 {
-        self.inner.bytes_received()
-    }
-}
-
-fn tampering<F: FnMut(usize, &mut Vec<u8>)>(inner: MemoryChannel, tamper: F) -> Tampering<F> {
-    Tampering {
-        inner,
-        sent: 0,
-        tamper,
-    }
-}
 
 fn channels() -> (MemoryChannel, MemoryChannel) {
     memory_pair(MAX_MESSAGE_BYTES)

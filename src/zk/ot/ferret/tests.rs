@@ -2,43 +2,12 @@
 
 use super::spcot;
 use super::*;
-use crate::zk::channel::{memory_pair, ChannelError, MemoryChannel};
+use crate::zk::channel::test_util::tampering;
+use crate::zk::channel::memory_pair;
 use crate::zk::ot::kos::MAX_MESSAGE_BYTES;
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
-
-/// Rewrites the k-th message this end sends (a man in the middle / cheating party).
-struct Tampering<F: FnMut(usize, &mut Vec<u8>)> {
-    inner: MemoryChannel,
-    sent: usize,
-    tamper: F,
-}
-
-impl<F: FnMut(usize, &mut Vec<u8>)> Channel for Tampering<F> {
-    async fn send(&mut self, mut msg: Vec<u8>) -> Result<(), ChannelError> {
-        (self.tamper)(self.sent, &mut msg);
-        self.sent += 1;
-        self.inner.send(msg).await
-    }
-    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
-        self.inner.recv().await
-    }
-    fn bytes_sent(&self) -> u64 {
-        self.inner.bytes_sent()
-    }
-    fn bytes_received(&self) -> u64 {
-        self.inner.bytes_received()
-    }
-}
-
-fn tampering<F: FnMut(usize, &mut Vec<u8>)>(inner: MemoryChannel, tamper: F) -> Tampering<F> {
-    Tampering {
-        inner,
-        sent: 0,
-        tamper,
-    }
-}
 
 /// Insecure toy sizes so tests run fast; structure identical to the real sets.
 const TEST_SETUP: LpnParams = LpnParams {
