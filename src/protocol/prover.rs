@@ -188,8 +188,8 @@ async fn session(
     };
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
-    // The proof.
-    let ms = client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0;
+    // The proof, on a copy of the master secret that is wiped when the session ends.
+    let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
     let inputs = PublicInputs {
         client_random: *session.client_random(),
         server_random: *session.server_random(),
@@ -202,7 +202,7 @@ async fn session(
         commit_received: &plan.commit_received,
     };
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
-    let proof = proof::run(&mut prover, &mut zk, Some(&ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
+    let proof = proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
     let opened = within(step * 5, "the proof", proof).await??;
     let commitments = opened.commitments.into_iter().zip(blinders).collect();
 
