@@ -161,3 +161,37 @@ mod tests {
         assert_ne!(other, whole);
     }
 }
+
+/// The random linear combination both OT consistency checks use (KOS, Ferret's SPCOT):
+/// `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with `χ_i = AES_seed(i)`. Without `bit`
+/// the second sum is 0. Parallel over pieces of `piece_len` values; branch-free in `bit`.
+pub(crate) fn chi_sums(
+    seed: &[u8; 16],
+    vals: &[u128],
+    piece_len: usize,
+    bit: Option<&(dyn Fn(usize) -> bool + Sync)>,
+) -> (u128, u128) {
+    use crate::zk::field::F128;
+    let cipher = Aes128::new(GenericArray::from_slice(seed));
+    vals.par_chunks(piece_len.max(1))
+        .enumerate()
+        .map(|(p, piece)| {
+            let first = p * piece_len;
+            let mut buf = vec![0u8; 16 * piece.len()];
+            ctr_fill(&cipher, first as u128, &mut buf);
+            let chis: Vec<F128> = buf
+                .chunks_exact(16)
+                .map(|c| F128(u128::from_le_bytes(c.try_into().expect("16-byte chunk"))))
+                .collect();
+            let vals: Vec<F128> = piece.iter().map(|v| F128(*v)).collect();
+            let sum = F128::inner_product(&chis, &vals).0;
+            let mut x = 0u128;
+            if let Some(bit) = bit {
+                for (k, chi) in chis.iter().enumerate() {
+                    x ^= chi.0 & 0u128.wrapping_sub(bit(first + k) as u128);
+                }
+            }
+            (sum, x)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
+}

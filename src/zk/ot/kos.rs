@@ -12,13 +12,10 @@
 //! 5. outputs for i < n: verifier K_i = q_i; prover u_i = r_i, M_i = t_i.
 
 use super::base;
-use super::bits::{columns_to_rows, ctr_fill, ColumnPrg};
-use super::gf;
+use super::bits::{chi_sums, columns_to_rows, ColumnPrg};
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
-use aes::cipher::{generic_array::GenericArray, KeyInit};
-use aes::Aes128;
 use rand::RngCore;
 use rayon::prelude::*;
 use zeroize::{Zeroize, Zeroizing};
@@ -69,35 +66,10 @@ fn check_n(n: usize) -> Result<(), CotError> {
 /// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i = AES_seed(i); without `bits` the
 /// second sum is 0. Parallel over pieces of rows.
 fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
-    let (lo, hi, x) = rows
-        .par_chunks(CHECK_PIECE_ROWS)
-        .enumerate()
-        .map(|(p, piece)| {
-            let first = p * CHECK_PIECE_ROWS;
-            let mut buf = vec![0u8; 16 * piece.len()];
-            ctr_fill(&cipher, first as u128, &mut buf);
-            let chis: Vec<u128> = buf
-                .chunks_exact(16)
-                .map(|c| {
-                    let mut b = [0u8; 16];
-                    b.copy_from_slice(c);
-                    u128::from_le_bytes(b)
-                })
-                .collect();
-            let (lo, hi) = gf::inner_product_wide(&chis, piece);
-            let mut x = 0u128;
-            if let Some(bits) = bits {
-                for (k, chi) in chis.iter().enumerate() {
-                    let i = first + k;
-                    let bit = (bits[i / 8] >> (i % 8)) & 1;
-                    x ^= chi & 0u128.wrapping_sub(bit as u128);
-                }
-            }
-            (lo, hi, x)
-        })
-        .reduce(|| (0, 0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1, a.2 ^ b.2));
-    (gf::reduce(lo, hi), x)
+    match bits {
+        Some(bits) => chi_sums(seed, rows, CHECK_PIECE_ROWS, Some(&|i: usize| (bits[i / 8] >> (i % 8)) & 1 == 1)),
+        None => chi_sums(seed, rows, CHECK_PIECE_ROWS, None),
+    }
 }
 
 fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {

@@ -56,7 +56,6 @@
 
 pub mod base;
 mod bits;
-mod gf;
 pub mod ferret;
 pub mod kos;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.

@@ -36,13 +36,10 @@
 //! inconsistent x' requires guessing Δ; it never sees anything depending on Δ except through
 //! H over correlation-robust inputs.
 
-use super::super::bits::ctr_fill;
-use super::super::gf;
+use super::super::bits;
 use super::ggm::{bit_mask, eq_mask, expand_full, expand_punctured, FixedKeyAes};
 use crate::zk::channel::Channel;
 use crate::zk::ot::{kos::MAX_MESSAGE_BYTES, CotError};
-use aes::cipher::{generic_array::GenericArray, KeyInit};
-use aes::Aes128;
 use rand::{Rng, RngCore};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -84,29 +81,10 @@ fn f_mul(a: u128, b: u128) -> u128 {
 
 /// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = AES_seed(j); `e` optional (0/1 bytes).
 fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
-    let (lo, hi, x) = vals
-        .par_chunks(PIECE)
-        .enumerate()
-        .map(|(p, piece)| {
-            let first = p * PIECE;
-            let mut buf = vec![0u8; 16 * piece.len()];
-            ctr_fill(&cipher, first as u128, &mut buf);
-            let chis: Vec<u128> = buf
-                .chunks_exact(16)
-                .map(|c| u128::from_le_bytes(c.try_into().expect("16-byte chunk")))
-                .collect();
-            let (lo, hi) = gf::inner_product_wide(&chis, piece);
-            let mut x = 0u128;
-            if let Some(e) = e {
-                for (chi, &bit) in chis.iter().zip(&e[first..first + piece.len()]) {
-                    x ^= chi & bit_mask(bit == 1);
-                }
-            }
-            (lo, hi, x)
-        })
-        .reduce(|| (0, 0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1, a.2 ^ b.2));
-    (gf::reduce(lo, hi), x)
+    match e {
+        Some(e) => bits::chi_sums(seed, vals, PIECE, Some(&|j: usize| e[j] == 1)),
+        None => bits::chi_sums(seed, vals, PIECE, None),
+    }
 }
 
 fn eq_hash(tweak_base: u128, v: u128) -> [u8; 32] {
