@@ -2,6 +2,7 @@
 
 use super::prover::Cheat;
 use super::*;
+use crate::zk::channel::test_util::tampering;
 use crate::zk::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
 use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
 use rand::Rng;
@@ -332,45 +333,22 @@ fn corrections_of_fixed_witness_look_uniform() {
     assert!((3700..4500).contains(&differing), "differing = {differing}");
 }
 
-/// Flips one bit of the `msg_index`-th message the prover sends, at byte `byte`.
-struct Tamper {
-    inner: MemoryChannel,
-    sent: usize,
-    msg_index: usize,
-    byte: usize,
-    truncate: bool,
-}
-
-impl Channel for Tamper {
-    async fn send(&mut self, mut msg: Vec<u8>) -> Result<(), ChannelError> {
-        if self.sent == self.msg_index {
-            if self.truncate {
-                msg.pop();
-            } else if let Some(b) = msg.get_mut(self.byte) {
-                *b ^= 1;
-            }
-        }
-        self.sent += 1;
-        self.inner.send(msg).await
-    }
-    async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
-        self.inner.recv().await
-    }
-    fn bytes_sent(&self) -> u64 {
-        self.inner.bytes_sent()
-    }
-    fn bytes_received(&self) -> u64 {
-        self.inner.bytes_received()
-    }
-}
-
 fn run_tampered(msg_index: usize, byte: usize, truncate: bool) -> Result<Vec<bool>, ProofError> {
     let n = 40;
     let xs = random_bits(n);
     let ys = random_bits(n);
     let seed: [u8; 16] = rand::rng().random();
     let (a, mut b) = memory_pair(MAX_MESSAGE);
-    let mut ch = Tamper { inner: a, sent: 0, msg_index, byte, truncate };
+    // Flips one bit of the `msg_index`-th message the prover sends (or drops its last byte).
+    let mut ch = tampering(a, move |k, msg: &mut Vec<u8>| {
+        if k == msg_index {
+            if truncate {
+                msg.pop();
+            } else if let Some(b) = msg.get_mut(byte) {
+                *b ^= 1;
+            }
+        }
+    });
     let mut prover = Prover::new(IdealCotReceiver::new(seed));
     let mut verifier = Verifier::new(IdealCotSender::new(seed));
     let (_, v) = futures::executor::block_on(async move {
