@@ -165,11 +165,9 @@ pub async fn run<P: Party<C>, C: Channel>(
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
             let svd = tls12_verify_data(b, &ms_key, b"server finished", &hs);
-            let mut rks = Vec::with_capacity(2);
-            let mut salts = Vec::with_capacity(2);
             let mut keys = [None, None];
             let mut ghash = [None, None];
-            for side in 0..2 {
+            let [(rk0, s0), (rk1, s1)] = [0usize, 1].map(|side| {
                 let key = &key_block[side * 128..side * 128 + 128];
                 let salt = key_block[256 + side * 32..256 + side * 32 + 32].to_vec();
                 let rk = key_schedule(b, key);
@@ -192,15 +190,11 @@ pub async fn run<P: Party<C>, C: Channel>(
                         .collect();
                     ghash[side] = Some((h, j0));
                 }
-                rks.push(rk);
-                salts.push(salt);
-            }
-            let rks: [RoundKeys<P::Backend>; 2] = [rks[0].clone(), rks[1].clone()];
-            let salts = [salts[0].clone(), salts[1].clone()];
-            ((rks, salts, keys.clone()), ghash.clone())
+                (rk, salt)
+            });
+            ([rk0, rk1], [s0, s1], keys, ghash)
         })
-        .await
-        .map(|((rks, salts, keys), ghash)| (rks, salts, keys, ghash))?;
+        .await?;
 
     // Batches 3…: keystream at the revealed positions of ZK-path directions.
     let reveals = [inputs.reveal_sent, inputs.reveal_received];
