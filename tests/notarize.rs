@@ -271,3 +271,40 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
     assert!(matches!(err, ProverError::Tls(_) | ProverError::VerifierRejected(_)), "{err}");
     assert!(reports.recv().await.unwrap().1.is_err());
 }
+
+/// Sends one raw control frame as a (possibly misbehaving) prover and returns the verifier's
+/// report for that session.
+async fn raw_request(env: &mut Env, msg: tlsproof::protocol::messages::ControlMessage) -> Result<tlsproof::protocol::VerifierOutput, VerifierError> {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    let mut frame = vec![0u8];
+    frame.extend(msg.encode());
+    ws.send(Message::binary(frame)).await.unwrap();
+    let report = tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
+    drop(ws);
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verifier_refuses_other_versions_and_excessive_limits() {
+    use tlsproof::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let server = env.fixture.to_string();
+    let request = |version, max_recv| {
+        ControlMessage::Request(SessionRequest {
+            version,
+            server: server.clone(),
+            server_name: "localhost".into(),
+            max_sent: 1024,
+            max_recv,
+        })
+    };
+    let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024)).await;
+    assert!(matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION), "{r:?}");
+    let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX)).await;
+    assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "max_recv", .. })), "{r:?}");
+    // A session that starts with anything but a request is refused too.
+    let r = raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 })).await;
+    assert!(matches!(r, Err(VerifierError::UnexpectedMessage { expected: "Request", got: "TlsDone" })), "{r:?}");
+}
