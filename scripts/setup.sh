@@ -23,8 +23,9 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# C toolchain for ring's wasm build, wasm-opt, Chromium + ChromeDriver, openssl (interop tests).
-apt_install clang-22 lld-22 binaryen chromium chromium-driver openssl pkg-config
+# C toolchain for ring's wasm build, wasm-opt, Chromium + ChromeDriver, openssl (interop tests),
+# a font for the benchmark plots' PNG text.
+apt_install clang-22 lld-22 binaryen chromium chromium-driver openssl pkg-config fonts-dejavu-core
 
 # --- Rust toolchain that can -Z build-std for wasm32 ---
 toolchain=""

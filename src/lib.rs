@@ -24,6 +24,8 @@ pub mod transport;
 pub mod zk;
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod bench;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod fixture;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod proxy;

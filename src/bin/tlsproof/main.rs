@@ -5,6 +5,8 @@ fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 mod demo;
+#[cfg(not(target_arch = "wasm32"))]
+mod bench;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
@@ -122,6 +124,8 @@ mod cli {
         },
         /// Build-free demo: fixture + proxy + the web page, driven once in headless Chromium.
         Demo(crate::demo::DemoArgs),
+        /// Benchmarks under an emulated network (see benches/ and docs/benchmarks.md).
+        Bench(crate::bench::BenchArgs),
     }
 
     fn write_addr(path: &Option<PathBuf>, addr: SocketAddr) -> std::io::Result<()> {
@@ -257,6 +261,7 @@ mod cli {
                 prove(verifier, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
             }
             Cmd::Demo(args) => crate::demo::run(args).await?,
+            Cmd::Bench(args) => crate::bench::run(args).await?,
         }
         Ok(())
     }

@@ -1,0 +1,332 @@
+//! The benchmark configuration: a TOML file of groups and benches, expanded into the concrete
+//! [`BenchCase`]s the runner measures.
+//!
+//! ```toml
+//! [[group]]
+//! name = "download_sweep"
+//! profile = "cable"            # cable | mobile_5g | fiber | local
+//! samples = 10
+//! upload_size = 1024
+//! request_redaction = "authorization"
+//!
+//! [[bench]]
+//! group = "download_sweep"
+//! download_size = [1024, 5120, 52224]      # a list expands into one case per value
+//! reveal_recv = ["all", "all_but_last"]
+//! ```
+//!
+//! A bench inherits every field of its group, a group every field of its profile, and a profile
+//! the built-in defaults; a field set closer to the bench wins. Any field may be a list: the
+//! cases are the cartesian product of all lists, in file order.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Largest request and response the bench will ask for (the prover's limits are set from them).
+pub const MAX_UPLOAD: usize = 64 * 1024;
+pub const MAX_DOWNLOAD: usize = 1024 * 1024;
+/// The request must at least hold the request line, Host, the secret header and padding header.
+pub const MIN_UPLOAD: usize = 128;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("bench #{index}: no group named {group:?}")]
+    UnknownGroup { index: usize, group: String },
+    #[error("unknown profile {0:?} (expected cable, mobile_5g, fiber or local)")]
+    UnknownProfile(String),
+    #[error("case {case}: {message}")]
+    Invalid { case: String, message: String },
+    #[error("the configuration has no [[bench]] entries")]
+    Empty,
+    #[error("{0} cases: more than the limit of 10000 (check the lists)")]
+    TooManyCases(usize),
+}
+
+/// How the prover reaches the server. Only proxy mode exists so far; MPC mode joins later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Proxy,
+}
+
+/// How much of the response the prover reveals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevealRecv {
+    /// The whole response: the full-reveal fast path.
+    All,
+    /// All but the last byte: the ZK path over len − 1 bytes.
+    AllButLast,
+}
+
+/// Where the prover runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    Native,
+    Browser,
+}
+
+/// One measured configuration (every field resolved).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchCase {
+    pub group: String,
+    pub mode: Mode,
+    /// The profile the network figures came from (`custom` when set by hand).
+    pub profile: String,
+    /// Prover ↔ verifier round trip, milliseconds.
+    pub protocol_latency: f64,
+    /// Verifier ↔ server round trip (in proxy mode the verifier talks to the server), ms.
+    pub app_latency: f64,
+    /// Prover ↔ verifier bandwidth, each direction, Mbit/s (0 = unshaped).
+    pub bandwidth: f64,
+    /// Verifier ↔ server bandwidth, Mbit/s (0 = unshaped).
+    pub app_bandwidth: f64,
+    /// Request bytes (the whole HTTP request).
+    pub upload_size: usize,
+    /// Response body bytes.
+    pub download_size: usize,
+    pub reveal_recv: RevealRecv,
+    /// Request header whose value is hidden from the verifier, or `none`.
+    pub request_redaction: String,
+    pub samples: usize,
+    pub target: Target,
+}
+
+impl BenchCase {
+    /// A short label for tables and plots, e.g. `proxy/cable/all/native`.
+    pub fn series(&self) -> String {
+        let reveal = match self.reveal_recv {
+            RevealRecv::All => "reveal all",
+            RevealRecv::AllButLast => "redacted",
+        };
+        let target = match self.target {
+            Target::Native => "native",
+            Target::Browser => "browser",
+        };
+        format!("{:?} {} {reveal} ({target})", self.mode, self.profile).to_lowercase()
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |message: String| Err(ConfigError::Invalid { case: self.series(), message });
+        if !(MIN_UPLOAD..=MAX_UPLOAD).contains(&self.upload_size) {
+            return bad(format!("upload_size {} is outside {MIN_UPLOAD}..={MAX_UPLOAD}", self.upload_size));
+        }
+        if !(1..=MAX_DOWNLOAD).contains(&self.download_size) {
+            return bad(format!("download_size {} is outside 1..={MAX_DOWNLOAD}", self.download_size));
+        }
+        if !(1..=1000).contains(&self.samples) {
+            return bad(format!("samples {} is outside 1..=1000", self.samples));
+        }
+        for (name, v) in [
+            ("protocol_latency", self.protocol_latency),
+            ("app_latency", self.app_latency),
+            ("bandwidth", self.bandwidth),
+            ("app_bandwidth", self.app_bandwidth),
+        ] {
+            if !(v.is_finite() && (0.0..=100_000.0).contains(&v)) {
+                return bad(format!("{name} = {v} must be a number in 0..=100000"));
+            }
+        }
+        let r = self.request_redaction.as_str();
+        if r != "none" && (r.is_empty() || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')) {
+            return bad(format!("request_redaction {r:?} must be a header name or \"none\""));
+        }
+        Ok(())
+    }
+}
+
+/// The network figures of a named profile: (protocol RTT ms, bandwidth Mbit/s).
+pub fn profile(name: &str) -> Result<(f64, f64), ConfigError> {
+    Ok(match name {
+        "cable" => (20.0, 20.0),
+        "mobile_5g" => (30.0, 30.0),
+        "fiber" => (15.0, 100.0),
+        "local" => (0.0, 0.0),
+        other => return Err(ConfigError::UnknownProfile(other.to_string())),
+    })
+}
+
+/// Default verifier ↔ server round trip, ms.
+pub const DEFAULT_APP_LATENCY: f64 = 50.0;
+
+type Table = toml::map::Map<String, toml::Value>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    group: Vec<Table>,
+    #[serde(default)]
+    bench: Vec<Table>,
+}
+
+/// Parses a configuration and expands it into cases.
+pub fn parse(text: &str) -> Result<Vec<BenchCase>, ConfigError> {
+    let file: File = toml::from_str(text)?;
+    if file.bench.is_empty() {
+        return Err(ConfigError::Empty);
+    }
+    let groups: BTreeMap<String, &Table> = file
+        .group
+        .iter()
+        .filter_map(|g| g.get("name").and_then(|n| n.as_str()).map(|n| (n.to_string(), g)))
+        .collect();
+    let mut cases = Vec::new();
+    for (index, bench) in file.bench.iter().enumerate() {
+        let group_name = bench.get("group").and_then(|g| g.as_str()).unwrap_or("default").to_string();
+        let mut merged = Table::new();
+        if bench.contains_key("group") {
+            let group = groups.get(&group_name).ok_or(ConfigError::UnknownGroup { index, group: group_name.clone() })?;
+            for (k, v) in group.iter().filter(|(k, _)| *k != "name") {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in bench.iter() {
+            merged.insert(k.clone(), v.clone());
+        }
+        merged.insert("group".into(), toml::Value::String(group_name));
+        for combo in expand(&merged) {
+            if cases.len() >= 10_000 {
+                return Err(ConfigError::TooManyCases(cases.len() + 1));
+            }
+            cases.push(resolve(combo)?);
+        }
+    }
+    Ok(cases)
+}
+
+/// The cartesian product over every array-valued field.
+fn expand(table: &Table) -> Vec<Table> {
+    let mut out = vec![Table::new()];
+    for (k, v) in table {
+        let values: Vec<toml::Value> = match v {
+            toml::Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        out = out
+            .into_iter()
+            .flat_map(|t| {
+                values.iter().map(move |v| {
+                    let mut t = t.clone();
+                    t.insert(k.clone(), v.clone());
+                    t
+                })
+            })
+            .take(10_001)
+            .collect();
+    }
+    out
+}
+
+/// Fills in a single combination: profile figures, then defaults, then checks.
+fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
+    let explicit_network = t.contains_key("protocol_latency") || t.contains_key("bandwidth");
+    let profile_name = match t.get("profile").and_then(|p| p.as_str()) {
+        Some(p) => p.to_string(),
+        None if explicit_network => "custom".to_string(),
+        None => "local".to_string(),
+    };
+    let (rtt, bw) = if profile_name == "custom" { (0.0, 0.0) } else { profile(&profile_name)? };
+    t.insert("profile".into(), profile_name.into());
+    let mut default = |k: &str, v: toml::Value| {
+        t.entry(k.to_string()).or_insert(v);
+    };
+    default("mode", "proxy".into());
+    default("protocol_latency", rtt.into());
+    default("bandwidth", bw.into());
+    default("app_latency", DEFAULT_APP_LATENCY.into());
+    default("app_bandwidth", 0.0.into());
+    default("upload_size", 1024.into());
+    default("download_size", 1024.into());
+    default("reveal_recv", "all".into());
+    default("request_redaction", "authorization".into());
+    default("samples", 10.into());
+    default("target", "native".into());
+    // Integers are fine where the struct wants a float.
+    for k in ["protocol_latency", "bandwidth", "app_latency", "app_bandwidth"] {
+        if let Some(toml::Value::Integer(i)) = t.get(k) {
+            let f = *i as f64;
+            t.insert(k.into(), f.into());
+        }
+    }
+    // A profile whose figures were overridden is no longer that profile.
+    let net = (t.get("protocol_latency").and_then(|v| v.as_float()), t.get("bandwidth").and_then(|v| v.as_float()));
+    if explicit_network && net != (Some(rtt), Some(bw)) {
+        t.insert("profile".into(), "custom".into());
+    }
+    let case: BenchCase = toml::Value::Table(t.clone()).try_into().map_err(|e: toml::de::Error| ConfigError::Invalid {
+        case: format!("{t}").replace('\n', " "),
+        message: e.message().to_string(),
+    })?;
+    case.validate()?;
+    Ok(case)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_profiles_and_lists_expand() {
+        let cases = parse(
+            r#"
+            [[group]]
+            name = "sweep"
+            profile = "cable"
+            samples = 3
+            [[bench]]
+            group = "sweep"
+            download_size = [1024, 2048]
+            reveal_recv = ["all", "all_but_last"]
+            [[bench]]
+            profile = "local"
+            bandwidth = 5
+            "#,
+        )
+        .unwrap();
+        assert_eq!(cases.len(), 5);
+        let c = &cases[0];
+        assert_eq!((c.protocol_latency, c.bandwidth, c.app_latency, c.samples), (20.0, 20.0, 50.0, 3));
+        assert_eq!(c.profile, "cable");
+        let sizes: Vec<_> = cases[..4].iter().map(|c| (c.download_size, c.reveal_recv)).collect();
+        assert_eq!(
+            sizes,
+            [
+                (1024, RevealRecv::All),
+                (1024, RevealRecv::AllButLast),
+                (2048, RevealRecv::All),
+                (2048, RevealRecv::AllButLast)
+            ]
+        );
+        // A field set on the bench beats its profile.
+        assert_eq!((cases[4].protocol_latency, cases[4].bandwidth, cases[4].samples), (0.0, 5.0, 10));
+        assert_eq!(cases[4].group, "default");
+        assert_eq!(cases[4].profile, "custom");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        assert!(matches!(parse(""), Err(ConfigError::Empty)));
+        assert!(matches!(parse("[[bench]]\ngroup = \"x\""), Err(ConfigError::UnknownGroup { .. })));
+        assert!(matches!(parse("[[bench]]\nprofile = \"dialup\""), Err(ConfigError::UnknownProfile(_))));
+        assert!(matches!(parse("[[bench]]\ndownload_size = 0"), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(parse("[[bench]]\nupload_size = 10"), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(parse("[[bench]]\nreveal_recv = \"some\""), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(parse("[[bench]]\nrequest_redaction = \"a b\""), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(parse("[[bench]]\nbandwidth = -1"), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(parse("[[bench]]\ncolour = 1"), Err(ConfigError::Invalid { .. })));
+        let big = format!("[[bench]]\ndownload_size = [{}]\nupload_size = [{}]", vec!["1"; 200].join(","), vec!["200"; 200].join(","));
+        assert!(matches!(parse(&big), Err(ConfigError::TooManyCases(_))));
+    }
+
+    #[test]
+    fn the_seed_sweep_parses() {
+        let cases = parse(include_str!("../../benches/seed_sweep.toml")).unwrap();
+        assert!(cases.len() >= 14);
+        assert!(cases.iter().any(|c| c.download_size == 51 * 1024 && c.reveal_recv == RevealRecv::AllButLast));
+    }
+}

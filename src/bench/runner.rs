@@ -1,0 +1,235 @@
+//! Runs cases: a testbed per case (fixture, verifier, shaped links), then the samples, each a
+//! real notarization whose verdict is checked — a failed or wrong session stops the run.
+
+use super::config::{BenchCase, Target};
+use super::netem::{LinkShape, ShapedRelay};
+use super::report::SampleRow;
+use super::workload::{Workload, WorkloadError, SERVER_NAME};
+use crate::fixture::{FixtureServer, KeyType};
+use crate::protocol::server::{SessionReport, VerifierServer};
+use crate::protocol::{ProverConfig, VerifierConfig, VerifierOutput};
+use crate::proxy::AllowList;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Longest a single sample may take before the bench gives up on it.
+pub const SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("fixture: {0}")]
+    Fixture(#[from] crate::fixture::FixtureError),
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    #[error("{case}, sample {sample}: the prover failed: {message}")]
+    ProverFailed { case: String, sample: usize, message: String },
+    #[error("{case}, sample {sample}: the verifier rejected the session: {message}")]
+    Rejected { case: String, sample: usize, message: String },
+    #[error("{case}, sample {sample}: no verdict from the verifier within {secs} s")]
+    NoVerdict { case: String, sample: usize, secs: u64 },
+    #[error("{case}, sample {sample}: {source}")]
+    WrongVerdict { case: String, sample: usize, source: WorkloadError },
+    #[error("browser: {0}")]
+    Browser(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One prover run as reported by the prover process (`tlsproof bench prover`) or the browser.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProverSample {
+    /// Wall clock from opening the connection to the verdict, seconds.
+    pub time_total: f64,
+    /// Peak resident memory of the prover (native) or its wasm memory (browser), bytes.
+    pub peak_memory: Option<u64>,
+    pub verified: VerifierOutput,
+}
+
+/// A running fixture + verifier with shaped links in front of both, for one case.
+pub struct Testbed {
+    /// Where the prover connects (`ws://…/`), behind the prover ↔ verifier link.
+    pub verifier_url: String,
+    /// The server address the prover names; behind the verifier ↔ server link.
+    pub server: SocketAddr,
+    pub ca_pem: String,
+    reports: mpsc::UnboundedReceiver<SessionReport>,
+    /// Verifier ↔ server, prover ↔ verifier.
+    relays: [ShapedRelay; 2],
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Testbed {
+    pub async fn start(case: &BenchCase) -> Result<Testbed, BenchError> {
+        let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("literal"), KeyType::EcdsaP256, 30).await?;
+        let fixture_addr = fixture.local_addr()?;
+        let ca_pem = fixture.certs.ca_pem.clone();
+        let mut tasks = vec![tokio::spawn(fixture.run())];
+
+        let app = LinkShape::from_rtt(case.app_latency, case.app_bandwidth);
+        let app_relay = ShapedRelay::start(fixture_addr, app, app)?;
+        let server = app_relay.local_addr();
+
+        let allow = AllowList::parse(&server.to_string()).map_err(|e| BenchError::Other(e.to_string()))?;
+        let roots = crate::tls::RootStore::from_pem(&ca_pem).map_err(|e| BenchError::Other(e.to_string()))?;
+        let mut config = VerifierConfig::new(allow, roots);
+        config.max_recv = config.max_recv.max(super::config::MAX_DOWNLOAD as u32 + 4096);
+        let verifier = VerifierServer::bind("127.0.0.1:0".parse().expect("literal"), config).await?;
+        let verifier_addr = verifier.local_addr()?;
+        let (report_tx, reports) = mpsc::unbounded_channel();
+        tasks.push(tokio::spawn(verifier.run(report_tx)));
+
+        let protocol = LinkShape::from_rtt(case.protocol_latency, case.bandwidth);
+        let protocol_relay = ShapedRelay::start(verifier_addr, protocol, protocol)?;
+        let verifier_url = format!("ws://{}/", protocol_relay.local_addr());
+        Ok(Testbed { verifier_url, server, ca_pem, reports, relays: [app_relay, protocol_relay], tasks })
+    }
+
+    /// Bytes (up, down) that crossed the prover ↔ verifier link so far.
+    pub fn protocol_traffic(&self) -> (u64, u64) {
+        let t = self.relays[1].traffic();
+        (t.up.load(Ordering::Relaxed), t.down.load(Ordering::Relaxed))
+    }
+
+    /// The verifier's verdict on the next session.
+    pub async fn next_verdict(&mut self, case: &BenchCase, sample: usize) -> Result<VerifierOutput, BenchError> {
+        let secs = 30;
+        match tokio::time::timeout(Duration::from_secs(secs), self.reports.recv()).await {
+            Ok(Some((_, Ok(out)))) => Ok(out),
+            Ok(Some((_, Err(e)))) => Err(BenchError::Rejected { case: case.series(), sample, message: e.to_string() }),
+            _ => Err(BenchError::NoVerdict { case: case.series(), sample, secs }),
+        }
+    }
+}
+
+/// Runs `case` natively: each sample is a fresh `tlsproof bench prover` process (so its peak
+/// memory is the prover's alone).
+pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut(&str)) -> Result<Vec<SampleRow>, BenchError> {
+    let workload = Workload::for_case(case)?;
+    let mut bed = Testbed::start(case).await?;
+    let dir = std::env::temp_dir().join(format!("tlsproof-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &bed.ca_pem)?;
+    let case_json = serde_json::to_string(case).map_err(|e| BenchError::Other(e.to_string()))?;
+    let mut rows = Vec::with_capacity(case.samples);
+    for sample in 0..case.samples {
+        let (up0, down0) = bed.protocol_traffic();
+        let child = tokio::process::Command::new(prover_exe)
+            .args(["bench", "prover", "--verifier", &bed.verifier_url, "--server", &bed.server.to_string(), "--ca"])
+            .arg(&ca_file)
+            .args(["--case", &case_json])
+            .kill_on_drop(true)
+            .output();
+        let failed = |message: String| BenchError::ProverFailed { case: case.series(), sample, message };
+        let output = tokio::time::timeout(SAMPLE_TIMEOUT, child)
+            .await
+            .map_err(|_| failed(format!("no result within {} s", SAMPLE_TIMEOUT.as_secs())))??;
+        if !output.status.success() {
+            return Err(failed(String::from_utf8_lossy(&output.stderr).trim().to_string()));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let line = stdout.lines().last().unwrap_or("");
+        let prover: ProverSample = serde_json::from_str(line).map_err(|e| failed(format!("unreadable result {line:?}: {e}")))?;
+        let verdict = bed.next_verdict(case, sample).await?;
+        workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
+        let (up1, down1) = bed.protocol_traffic();
+        let row = SampleRow::new(case, sample, &prover, &verdict.stats, (up1 - up0, down1 - down0));
+        log(&row.one_line());
+        rows.push(row);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(rows)
+}
+
+/// The prover process of a native sample: one notarization of `case`'s workload, printed as a
+/// [`ProverSample`] JSON line.
+pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, case_json: &str) -> Result<ProverSample, BenchError> {
+    let case: BenchCase = serde_json::from_str(case_json).map_err(|e| BenchError::Other(format!("--case: {e}")))?;
+    let workload = Workload::for_case(&case)?;
+    let ca = std::fs::read_to_string(ca_file)?;
+    let roots = crate::tls::RootStore::from_pem(&ca).map_err(|e| BenchError::Other(e.to_string()))?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| BenchError::Other(e.to_string()))?.as_secs();
+    let config = ProverConfig {
+        server: server.to_string(),
+        server_name: SERVER_NAME.to_string(),
+        roots,
+        max_sent: workload.request.bytes.len() as u32,
+        max_recv: workload.response.len() as u32,
+        now,
+        step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
+    };
+    let started = Instant::now();
+    let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;
+    let out = crate::protocol::notarize(socket, config, workload.request.bytes.clone(), workload.reveal())
+        .await
+        .map_err(|e| BenchError::Other(e.to_string()))?;
+    let time_total = started.elapsed().as_secs_f64();
+    Ok(ProverSample { time_total, peak_memory: peak_rss(), verified: out.verified })
+}
+
+/// This process's peak resident set (Linux `VmHWM`), bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    Some(kb * 1024)
+}
+
+/// Where the bench writes, and how it runs the prover.
+pub struct RunOptions {
+    /// The `tlsproof` executable (spawned as `tlsproof bench prover` for native samples).
+    pub prover_exe: PathBuf,
+    /// Browser samples: a runner for the headless-Chromium target, if configured.
+    pub browser: Option<Box<dyn BrowserRunner>>,
+}
+
+/// Runs a case's samples in a browser (see `tlsproof bench` for the headless-Chromium one).
+pub trait BrowserRunner {
+    fn run<'a>(
+        &'a mut self,
+        case: &'a BenchCase,
+        workload: &'a Workload,
+        bed: &'a mut Testbed,
+        log: &'a mut dyn FnMut(&str),
+    ) -> futures::future::LocalBoxFuture<'a, Result<Vec<SampleRow>, BenchError>>;
+}
+
+/// Runs every case in order, stopping at the first failure.
+pub async fn run_all(cases: &[BenchCase], opts: &mut RunOptions, log: &mut dyn FnMut(&str)) -> Result<Vec<SampleRow>, BenchError> {
+    let mut rows = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        log(&format!(
+            "[{}/{}] {} — {} B up, {} B down, {} samples",
+            i + 1,
+            cases.len(),
+            case.series(),
+            case.upload_size,
+            case.download_size,
+            case.samples
+        ));
+        match case.target {
+            Target::Native => rows.extend(run_native(case, &opts.prover_exe, log).await?),
+            Target::Browser => {
+                let runner = opts.browser.as_mut().ok_or_else(|| BenchError::Browser("no browser runner configured".into()))?;
+                let workload = Workload::for_case(case)?;
+                let mut bed = Testbed::start(case).await?;
+                rows.extend(runner.run(case, &workload, &mut bed, log).await?);
+            }
+        }
+    }
+    Ok(rows)
+}

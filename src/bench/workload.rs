@@ -1,0 +1,192 @@
+//! What every sample of a case sends and expects: the same request bytes and the same response
+//! bytes each time, so samples differ only in timing.
+
+use super::config::{BenchCase, RevealRecv};
+use crate::fixture::http::{respond, RequestHead};
+use crate::http::{EncodedRequest, RequestBuilder};
+use crate::protocol::{Reveal, RevealConfig, VerifierOutput};
+
+/// The hidden header value (fixed, so the request is the same every sample).
+pub const SECRET: &str = "Bearer bench-secret-3f9c0a7d51e2b8c46a0d";
+/// The certificate name of the fixture server.
+pub const SERVER_NAME: &str = "localhost";
+const PADDING_HEADER: &str = "X-Padding";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("cannot build a {want}-byte request: the smallest is {min} bytes")]
+    RequestTooSmall { want: usize, min: usize },
+    #[error("request: {0}")]
+    Http(#[from] crate::http::HttpError),
+    #[error("the verifier's verdict differs from the workload: {0}")]
+    Verdict(String),
+}
+
+/// A case's request and the response the fixture will send back.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Request target on the fixture, `/bytes?n=…`.
+    pub path: String,
+    /// Headers in order, as passed to the request builder (native) or the JS API (browser).
+    pub headers: Vec<(String, String)>,
+    /// The header whose value is hidden, if any.
+    pub redact: Option<String>,
+    pub reveal_recv: RevealRecv,
+    pub request: EncodedRequest,
+    pub response: Vec<u8>,
+}
+
+impl Workload {
+    /// A GET of `download_size` body bytes whose request is exactly `upload_size` bytes long,
+    /// padded with an `X-Padding` header.
+    pub fn for_case(case: &BenchCase) -> Result<Workload, WorkloadError> {
+        let path = format!("/bytes?n={}", case.download_size);
+        let redact = (case.request_redaction != "none").then(|| case.request_redaction.clone());
+        let mut headers = Vec::new();
+        if let Some(name) = &redact {
+            headers.push((name.clone(), SECRET.to_string()));
+        }
+        let build = |headers: &[(String, String)]| {
+            headers.iter().fold(RequestBuilder::get(SERVER_NAME, &path), |b, (k, v)| b.header(k, v)).build()
+        };
+        let mut padded = headers.clone();
+        padded.push((PADDING_HEADER.to_string(), "p".into()));
+        let min = build(&padded)?.bytes.len();
+        if case.upload_size < min {
+            return Err(WorkloadError::RequestTooSmall { want: case.upload_size, min });
+        }
+        padded.last_mut().expect("just pushed").1 = "p".repeat(1 + case.upload_size - min);
+        let request = build(&padded)?;
+        debug_assert_eq!(request.bytes.len(), case.upload_size);
+        let head_end = request.bytes.len() - 4;
+        let head = RequestHead::parse(&request.bytes[..head_end]).ok_or(WorkloadError::Verdict("unparsable request".into()))?;
+        let response = respond(&head, b"");
+        Ok(Workload { path, headers: padded, redact, reveal_recv: case.reveal_recv, request, response })
+    }
+
+    /// What the prover reveals.
+    pub fn reveal(&self) -> RevealConfig {
+        let sent = match &self.redact {
+            Some(h) => Reveal::AllExceptHeaders(vec![h.clone()]),
+            None => Reveal::All,
+        };
+        let received = match self.reveal_recv {
+            RevealRecv::All => Reveal::All,
+            RevealRecv::AllButLast => Reveal::AllButLast(1),
+        };
+        RevealConfig::new(sent, received)
+    }
+
+    /// Checks that the verifier verified exactly this workload: every byte it saw matches, the
+    /// secret stayed hidden, and the response took the path the case is about.
+    pub fn check(&self, out: &VerifierOutput) -> Result<(), WorkloadError> {
+        let bad = |m: String| Err(WorkloadError::Verdict(m));
+        let (sent, recv) = (&out.sent, &out.received);
+        if sent.len != self.request.bytes.len() as u64 || recv.len != self.response.len() as u64 {
+            return bad(format!(
+                "lengths sent {} / received {}, expected {} / {}",
+                sent.len,
+                recv.len,
+                self.request.bytes.len(),
+                self.response.len()
+            ));
+        }
+        let expected_recv = match self.reveal_recv {
+            RevealRecv::All => 0..recv.len,
+            RevealRecv::AllButLast => 0..recv.len - 1,
+        };
+        if recv.revealed != [expected_recv.clone()] || recv.fast_path != (self.reveal_recv == RevealRecv::All) {
+            return bad(format!("response revealed {:?} (fast path {}), expected {expected_recv:?}", recv.revealed, recv.fast_path));
+        }
+        let hidden = self.redact.as_ref().and_then(|h| self.request.header(h)).map(|h| h.range.value.clone());
+        for r in &sent.revealed {
+            if hidden.as_ref().is_some_and(|h| r.start < h.end as u64 && (h.start as u64) < r.end) {
+                return bad("the secret header value was revealed".into());
+            }
+        }
+        let revealed_sent: u64 = sent.revealed.iter().map(|r| r.end - r.start).sum();
+        let hidden_len = hidden.map_or(0, |h| h.len() as u64);
+        if revealed_sent != sent.len - hidden_len {
+            return bad(format!("{revealed_sent} request bytes revealed, expected {}", sent.len - hidden_len));
+        }
+        let same = |d: &crate::protocol::VerifiedDirection, expected: &[u8]| {
+            d.revealed.iter().all(|r| d.bytes[r.start as usize..r.end as usize] == expected[r.start as usize..r.end as usize])
+        };
+        if !same(sent, &self.request.bytes) || !same(recv, &self.response) {
+            return bad("revealed bytes differ from what was sent/received".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(upload: usize, download: usize, redaction: &str) -> BenchCase {
+        let text = format!("[[bench]]\nupload_size = {upload}\ndownload_size = {download}\nrequest_redaction = \"{redaction}\"");
+        super::super::config::parse(&text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn request_has_the_exact_size_and_the_secret() {
+        for upload in [200, 1024, 4000] {
+            let w = Workload::for_case(&case(upload, 5120, "authorization")).unwrap();
+            assert_eq!(w.request.bytes.len(), upload);
+            assert_eq!(w.request.header("authorization").unwrap().value, SECRET);
+            let body_start = w.response.len() - 5120;
+            assert!(w.response.starts_with(b"HTTP/1.1 200 OK\r\n"));
+            assert_eq!(w.response[body_start], b'a');
+        }
+        let w = Workload::for_case(&case(1024, 10, "none")).unwrap();
+        assert!(w.redact.is_none() && w.request.header("authorization").is_none());
+        assert!(matches!(Workload::for_case(&case(130, 10, "authorization")), Err(WorkloadError::RequestTooSmall { .. })));
+    }
+
+    /// The verdict an honest session of `w` produces.
+    fn honest(w: &Workload) -> VerifierOutput {
+        use crate::protocol::VerifiedDirection;
+        let secret = w.request.header("authorization").unwrap().range.value.clone();
+        let mut sent_bytes = w.request.bytes.clone();
+        sent_bytes[secret.clone()].fill(0);
+        let recv_len = w.response.len() as u64;
+        let mut recv_bytes = w.response.clone();
+        *recv_bytes.last_mut().unwrap() = 0;
+        VerifierOutput {
+            server_name: SERVER_NAME.into(),
+            server: "127.0.0.1:1".into(),
+            connection_time: 0,
+            sent: VerifiedDirection {
+                len: sent_bytes.len() as u64,
+                bytes: sent_bytes.clone(),
+                revealed: vec![0..secret.start as u64, secret.end as u64..sent_bytes.len() as u64],
+                fast_path: false,
+            },
+            received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false },
+            commitments: Vec::new(),
+            stats: Default::default(),
+        }
+    }
+
+    #[test]
+    fn check_rejects_any_verdict_that_differs_from_the_workload() {
+        let mut c = case(1024, 300, "authorization");
+        c.reveal_recv = RevealRecv::AllButLast;
+        let w = Workload::for_case(&c).unwrap();
+        let good = honest(&w);
+        w.check(&good).unwrap();
+        let tampered: Vec<(&str, Box<dyn Fn(&mut VerifierOutput)>)> = vec![
+            ("a revealed byte changed", Box::new(|o| o.received.bytes[20] ^= 1)),
+            ("the secret revealed", Box::new(|o| o.sent.revealed = vec![0..o.sent.len])),
+            ("less of the response revealed", Box::new(|o| o.received.revealed = vec![0..o.received.len - 2])),
+            ("fast path claimed", Box::new(|o| o.received.fast_path = true)),
+            ("response length", Box::new(|o| o.received.len += 1)),
+            ("a request byte hidden too", Box::new(|o| o.sent.revealed[0].start = 1)),
+        ];
+        for (what, f) in tampered {
+            let mut bad = good.clone();
+            f(&mut bad);
+            assert!(matches!(w.check(&bad), Err(WorkloadError::Verdict(_))), "{what} was accepted");
+        }
+    }
+}

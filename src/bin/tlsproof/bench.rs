@@ -1,0 +1,172 @@
+//! `tlsproof bench`: runs a benchmark configuration (see `tlsproof::bench`), checks the link
+//! emulator, and hosts the native prover process of each sample.
+
+use std::path::{Path, PathBuf};
+use tlsproof::bench::config::{self, Target};
+use tlsproof::bench::netem::{self, LinkShape};
+use tlsproof::bench::{report, runner, RunOptions};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    cmd: BenchCmd,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchCmd {
+    /// Run a configuration (e.g. benches/seed_sweep.toml); writes CSV, summary and plots.
+    Run {
+        config: PathBuf,
+        /// 3 samples per case instead of the configured number.
+        #[arg(long)]
+        quick: bool,
+        /// Override every case's sample count.
+        #[arg(long)]
+        samples: Option<usize>,
+        /// Run every case on this target instead of the configured one.
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
+        /// Output directory (default: benches/results/<config name>[-<target>]).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check the link emulator: a 1 MB upload and 20 ping-pongs through each profile.
+    Calibrate {
+        #[arg(long, default_value = "cable,mobile_5g,fiber")]
+        profiles: String,
+        /// Also write calibration.csv here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// (internal) The prover process of one native sample.
+    #[command(hide = true)]
+    Prover {
+        #[arg(long)]
+        verifier: String,
+        #[arg(long)]
+        server: String,
+        #[arg(long)]
+        ca: PathBuf,
+        #[arg(long)]
+        case: String,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TargetArg {
+    Native,
+    Browser,
+}
+
+/// Calibration fails when a measurement is further than this from the configured figure.
+const CALIBRATION_TOLERANCE: f64 = 0.10;
+
+pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
+    match args.cmd {
+        BenchCmd::Prover { verifier, server, ca, case } => {
+            let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
+            println!("{}", serde_json::to_string(&sample)?);
+        }
+        BenchCmd::Calibrate { profiles, out } => {
+            let names: Vec<&str> = profiles.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            let mut shapes = Vec::new();
+            for name in names {
+                let (rtt, bw) = config::profile(name)?;
+                shapes.push((name.to_string(), rtt, bw));
+            }
+            let ok = calibrate(&shapes, out.as_deref()).await?;
+            if !ok {
+                return Err(format!("the link emulator is off by more than {:.0}%", CALIBRATION_TOLERANCE * 100.0).into());
+            }
+        }
+        BenchCmd::Run { config: path, quick, samples, target, out } => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut cases = config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            for c in &mut cases {
+                if let Some(n) = samples.or(quick.then_some(3)) {
+                    c.samples = n;
+                }
+                if let Some(t) = target {
+                    c.target = match t {
+                        TargetArg::Native => Target::Native,
+                        TargetArg::Browser => Target::Browser,
+                    };
+                }
+            }
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("bench").to_string();
+            let suffix = match target {
+                Some(TargetArg::Browser) => "-browser",
+                _ => "",
+            };
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("benches/results/{stem}{suffix}")));
+            std::fs::create_dir_all(&out)?;
+            println!("machine: {}", machine());
+            let mut shapes: Vec<(String, f64, f64)> = Vec::new();
+            for c in &cases {
+                let s = (c.profile.clone(), c.protocol_latency, c.bandwidth);
+                if (c.protocol_latency > 0.0 || c.bandwidth > 0.0) && !shapes.contains(&s) {
+                    shapes.push(s);
+                }
+            }
+            if !shapes.is_empty() && !calibrate(&shapes, Some(&out)).await? {
+                eprintln!("WARNING: the link emulator is off by more than {:.0}% on this machine right now", CALIBRATION_TOLERANCE * 100.0);
+            }
+            let mut opts = RunOptions { prover_exe: std::env::current_exe()?, browser: None };
+            let mut log = |line: &str| println!("{line}");
+            let rows = runner::run_all(&cases, &mut opts, &mut log).await?;
+            let written = report::write_all(&out, &rows)?;
+            println!("\n{}", report::summary_markdown(&report::summarize(&rows)));
+            println!("wrote {} in {}", written.join(", "), out.display());
+        }
+    }
+    Ok(())
+}
+
+/// Calibrates each (profile, RTT ms, Mbit/s) and prints a table; false if any is off.
+async fn calibrate(shapes: &[(String, f64, f64)], out: Option<&Path>) -> Result<bool, Box<dyn std::error::Error>> {
+    let mut csv = String::from("profile,rtt_ms,bandwidth_mbps,transfer_bytes,transfer_expected_s,transfer_measured_s,rtt_expected_ms,rtt_measured_ms,worst_error\n");
+    let mut ok = true;
+    println!("link emulator calibration (1 MB upload + ack, median of 20 one-byte ping-pongs):");
+    for (name, rtt, bw) in shapes {
+        let shape = LinkShape::from_rtt(*rtt, *bw);
+        let c = tokio::task::spawn_blocking(move || netem::calibrate(shape, 1_000_000, 20)).await??;
+        let err = c.worst_error();
+        ok &= err <= CALIBRATION_TOLERANCE;
+        println!(
+            "  {name:<10} {rtt:>5} ms / {bw:>5} Mbit/s: 1 MB in {:.3} s (expected {:.3}), RTT {:.1} ms (expected {:.1}) — off by {:.1}%{}",
+            c.transfer_measured.as_secs_f64(),
+            c.transfer_expected.as_secs_f64(),
+            c.rtt_measured.as_secs_f64() * 1e3,
+            c.rtt_expected.as_secs_f64() * 1e3,
+            err * 100.0,
+            if err <= CALIBRATION_TOLERANCE { "" } else { "  <-- OUT OF TOLERANCE" }
+        );
+        csv.push_str(&format!(
+            "{name},{rtt},{bw},{},{:.4},{:.4},{:.2},{:.2},{:.4}\n",
+            c.transfer_bytes,
+            c.transfer_expected.as_secs_f64(),
+            c.transfer_measured.as_secs_f64(),
+            c.rtt_expected.as_secs_f64() * 1e3,
+            c.rtt_measured.as_secs_f64() * 1e3,
+            err
+        ));
+    }
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("calibration.csv"), csv)?;
+    }
+    Ok(ok)
+}
+
+/// The machine, for the record: CPU model and count, memory.
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_string())))
+        .unwrap_or_default();
+    format!("{cpu}, {} cores, {mem}", std::thread::available_parallelism().map_or(0, |n| n.get()))
+}
