@@ -2,30 +2,34 @@
 //! mode, step by step", 6). The prover's only private input is the master secret.
 //!
 //! Batches:
-//! 1. commit MS; key block = PRF(MS, "key expansion", sr ‖ cr); client verify_data =
-//!    PRF(MS, "client finished", H_c), **opened** (both sides need it for H_s).
-//! 2. server verify_data = PRF(MS, "server finished", H_s); both Finished records must decrypt
-//!    in ZK to `14 00 00 0c ‖ verify_data` (this binds MS to the real server's session); then
-//!    per direction either the fast path (write key + IV opened) or H = AES_K(0) and every
+//! 1. commit MS; its HMAC pad states; the inner state is **opened** (see [`PublicInner`]).
+//! 2.–4. (deferred: checked together with 5) the PRF with public inner hashes, one outer
+//!    compression per HMAC: A(i) of "key expansion", "client finished" and "server finished"
+//!    opened; key block = P_SHA256(MS, "key expansion" ‖ sr ‖ cr)[..40] private; client
+//!    verify_data **opened** (both sides need it for H_s).
+//! 5. server verify_data (private); both Finished records must decrypt in ZK to
+//!    `14 00 00 0c ‖ verify_data` (this binds MS to the real server's session); then per
+//!    direction either the fast path (write key + IV opened) or H = AES_K(0) and every
 //!    record's E_K(J0) opened so the verifier can check every GCM tag.
-//! 3. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
+//! 6. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
 //!    opened only at the revealed positions.
 
 use super::reveal::covers_all;
 use super::transcript::EncryptedRecord;
 use crate::zk::channel::Channel;
 use crate::zk::gadgets::aes::{key_schedule, RoundKeys};
-use crate::zk::gadgets::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
+use crate::zk::gadgets::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::zk::gadgets::keystream::{assert_decrypts_to, ghash_key, j0_block, keystream_blocks};
-use crate::zk::gadgets::sha256::sha256;
+use crate::zk::gadgets::sha256::{sha256, state_to_bytes};
 use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
 use crate::zk::quicksilver::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// COTs generated while the TLS session runs: enough for the key-derivation batch (committing
-/// the master secret and the PRF's ≈ 23 SHA-256 compressions at ≈ 22.6k AND gates each), which
-/// every session needs whatever it reveals. Both sides use this same number.
-pub const PREPROCESS_COTS: usize = 560_000;
+/// COTs generated while the TLS session runs: enough for the key derivation and the Finished
+/// checks (the master secret, 2 full SHA-256 compressions for the HMAC pads and 8 outer
+/// compressions with public message blocks, ≈ 190k AND gates; two AES key schedules and
+/// blocks), which every session needs whatever it reveals. Both sides use this same number.
+pub const PREPROCESS_COTS: usize = 200_000;
 
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
 pub const BLOCKS_PER_BATCH: usize = 256;
@@ -140,19 +144,50 @@ pub async fn run<P: Party<C>, C: Channel>(
         _ => return Err(ProofError::Malformed("a direction has no Finished record")),
     };
 
-    // Batch 1: key derivation and the opened client verify_data.
-    let ((ms_key, key_block, cvd_bits), cvd) = party
-        .run_batch(ch, &mut |b: &mut P::Backend| {
+    // The TLS 1.2 PRF, P_SHA256 keyed by MS, with MS's HMAC inner state opened (see
+    // `PublicInner`): every inner hash is public, so each HMAC is one outer compression in ZK
+    // (10 compressions for the whole key schedule instead of 23). The A(i) chain is opened
+    // (it is never key material); the key block and server verify_data stay private. The
+    // batches feed each other opened values, so all but the last are deferred: one round trip.
+    let (ms_outer, inner) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
             let m = commit_bytes(b, ms.map(|x| &x[..]), 48);
             let key = hmac_key(b, &m);
-            let kb = tls12_key_block(b, &key, sr, cr, 40);
-            let cvd = tls12_verify_data(b, &key, b"client finished", hc);
-            let opened = open_bytes(b, &cvd);
-            ((key, kb, cvd), opened)
+            let inner = open_bytes(b, &state_to_bytes::<P::Backend>(&key.inner));
+            (key.outer, inner)
+        })
+        .await?;
+    let inner = PublicInner::from_bytes(&inner.try_into().map_err(|_| ProofError::Malformed("inner state length"))?);
+    let seed_ke = [&b"key expansion"[..], sr, cr].concat();
+    let seed_cf = [&b"client finished"[..], hc].concat();
+    let prf = |b: &mut P::Backend, msg: &[u8]| hmac_public_inner(b, &ms_outer, &inner, msg);
+
+    let (a1_ke, a1_cf) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let a1_ke = prf(b, &seed_ke);
+            let a1_cf = prf(b, &seed_cf);
+            (open_bytes(b, &a1_ke), open_bytes(b, &a1_cf))
+        })
+        .await?;
+    let ((p1_ke, cvd_bits), (a2_ke, cvd)) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let p1 = prf(b, &[&a1_ke[..], &seed_ke].concat());
+            let a2 = prf(b, &a1_ke);
+            let cvd = prf(b, &[&a1_cf[..], &seed_cf].concat())[..96].to_vec();
+            let opened = (open_bytes(b, &a2), open_bytes(b, &cvd));
+            ((p1, cvd), opened)
         })
         .await?;
     let client_verify_data: [u8; 12] = cvd.try_into().map_err(|_| ProofError::Malformed("verify_data length"))?;
-    let hs = server_finished_hash(&client_verify_data);
+    let seed_sf = [&b"server finished"[..], &server_finished_hash(&client_verify_data)].concat();
+    let (key_block, a1_sf) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let mut kb = p1_ke.clone();
+            kb.extend_from_slice(&prf(b, &[&a2_ke[..], &seed_ke].concat())[..64]);
+            let a1_sf = prf(b, &seed_sf);
+            (kb, open_bytes(b, &a1_sf))
+        })
+        .await?;
 
     let fast = [
         covers_all(inputs.reveal_sent, app_len(inputs.sent)),
@@ -160,11 +195,12 @@ pub async fn run<P: Party<C>, C: Channel>(
     ];
     let records = [inputs.sent, inputs.received];
 
-    // Batch 2: Finished records bound to the session; keys or GHASH material opened.
+    // Finished records bound to the session; keys or GHASH material opened. Checked: this
+    // also checks every deferred PRF batch.
     type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Backend>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
-            let svd = tls12_verify_data(b, &ms_key, b"server finished", &hs);
+            let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();
             let mut keys = [None, None];
             let mut ghash = [None, None];
             let [(rk0, s0), (rk1, s1)] = [0usize, 1].map(|side| {
@@ -276,6 +312,9 @@ pub async fn run<P: Party<C>, C: Channel>(
             Err(ProofError::Malformed("direction has neither key nor GHASH openings"))
         }
     };
+    if party.check_pending() {
+        return Err(ProofError::Malformed("a deferred batch was never checked"));
+    }
     let [rs, rr] = revealed;
     Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)?, commitments })
 }

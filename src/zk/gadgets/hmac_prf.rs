@@ -100,3 +100,49 @@ pub fn tls12_verify_data<B: Backend>(
 ) -> Vec<B::Bit> {
     tls12_prf(b, ms_key, label, handshake_hash, 12)
 }
+
+/// The public half of an HMAC key whose inner state was opened: the inner hash of any message
+/// is then a public function both sides compute in the clear, and only the outer compression
+/// (keyed by the still-private outer state) runs in ZK — 1 compression per HMAC instead of
+/// 2+, and with a public message block, so its message schedule costs nothing.
+///
+/// Opening the inner state is safe for the same reason HMAC is a PRF: its proof treats the
+/// inner and outer states as independent keys (compression keyed through its data input,
+/// under the ipad/opad related keys), and with the inner state public the outputs are
+/// F(outer, ·) on distinct single-block inputs, which stay pseudorandom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublicInner {
+    state: [u32; 8],
+}
+
+impl PublicInner {
+    /// From the opened state bytes (big-endian words, as [`super::sha256::state_to_bytes`]).
+    pub fn from_bytes(bytes: &[u8; 32]) -> Self {
+        PublicInner { state: core::array::from_fn(|i| u32::from_be_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]])) }
+    }
+
+    /// SHA-256 continued from the inner state (64 bytes already absorbed) over `msg`.
+    pub fn inner_hash(&self, msg: &[u8]) -> [u8; 32] {
+        let mut data = msg.to_vec();
+        data.push(0x80);
+        while data.len() % 64 != 56 {
+            data.push(0);
+        }
+        data.extend_from_slice(&(((64 + msg.len()) as u64) * 8).to_be_bytes());
+        let mut state = self.state;
+        let blocks: Vec<sha2::digest::generic_array::GenericArray<u8, _>> =
+            data.chunks(64).map(|c| *sha2::digest::generic_array::GenericArray::from_slice(c)).collect();
+        sha2::compress256(&mut state, &blocks);
+        let mut out = [0u8; 32];
+        for (i, w) in state.iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
+        }
+        out
+    }
+}
+
+/// HMAC(key, msg) in ZK given the key's opened inner state: the outer compression only.
+pub fn hmac_public_inner<B: Backend>(b: &mut B, outer: &State<B>, inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
+    let ih = constant_bytes(b, &inner.inner_hash(msg));
+    finish(b, outer, 64, &ih)
+}

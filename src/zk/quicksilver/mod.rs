@@ -18,6 +18,12 @@
 //!    from 128 COTs (it masks V); the verifier checks Σ χ_i·B_i + K_r = U + V·Δ and the
 //!    opening hashes.
 //!
+//! A *deferred* batch ([`Prover::run_deferred`]) stops after step 3 (the verifier checks its
+//! opening hashes on arrival) and its multiplications join the next checked batch's sum, whose
+//! χ is drawn after all of them were sent: still one polynomial of degree ≤ n in χ per false
+//! constraint, so the same bound holds, and a chain of batches that feed each other opened
+//! values (the PRF's A(i) chain) costs one round trip instead of one per batch.
+//!
 //! The closure therefore must build the same circuit structure in both passes and on both
 //! sides (structure must not depend on private values or on opened values). Wires returned by
 //! one batch stay valid in later batches (same Δ), and are only trustworthy once the batch that
@@ -134,6 +140,10 @@ pub trait Party<C: Channel> {
         ch: &mut C,
         f: &mut dyn FnMut(&mut Self::Backend) -> T,
     ) -> Result<T, ProofError>;
+    /// Same as [`Prover::run_deferred`] / [`Verifier::run_deferred`].
+    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError>;
+    /// Whether a deferred batch still waits for a checked one.
+    fn check_pending(&self) -> bool;
 }
 
 impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
@@ -145,6 +155,12 @@ impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
     ) -> Result<T, ProofError> {
         self.run(ch, f).await
     }
+    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+        self.run_deferred(ch, f).await
+    }
+    fn check_pending(&self) -> bool {
+        Prover::check_pending(self)
+    }
 }
 
 impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
@@ -155,6 +171,12 @@ impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
         f: &mut dyn FnMut(&mut VerifierBackend) -> T,
     ) -> Result<T, ProofError> {
         self.run(ch, f).await
+    }
+    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+        self.run_deferred(ch, f).await
+    }
+    fn check_pending(&self) -> bool {
+        Verifier::check_pending(self)
     }
 }
 

@@ -93,12 +93,16 @@ impl ProverBackend {
         self.open_values.clear();
         self.open_hash = Sha256::new();
         self.const_hash = Sha256::new();
+        self.stats = BatchStats::default();
+        self.missing_witness = false;
+    }
+
+    /// Multiplication triples wait here, across deferred batches, until a checked batch.
+    fn clear_triples(&mut self) {
         self.and_triples.zeroize();
         self.and_triples.clear();
         self.product_triples.zeroize();
         self.product_triples.clear();
-        self.stats = BatchStats::default();
-        self.missing_witness = false;
     }
 
     /// Take the next random COT (u, M_u) from the pool.
@@ -343,10 +347,28 @@ impl<R: CotReceiver> Prover<R> {
 
     /// Prove one batch: `f` is run twice (count, then real) and must build the same circuit
     /// as the verifier's closure. Returns `f`'s output of the real pass.
-    pub async fn run<C: Channel, T>(
+    pub async fn run<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+        self.run_batch(ch, f, true).await
+    }
+
+    /// Like [`run`](Self::run), but without the multiplication check: the batch's triples join
+    /// the next checked batch's check (one round trip for several batches). Openings are still
+    /// checked by the verifier on arrival; values this batch opens may feed later batches as
+    /// public constants, and the proof is only accepted once a checked batch has run.
+    pub async fn run_deferred<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+        self.run_batch(ch, f, false).await
+    }
+
+    /// Whether a deferred batch still waits for its multiplication check.
+    pub fn check_pending(&self) -> bool {
+        !self.backend.and_triples.is_empty() || !self.backend.product_triples.is_empty()
+    }
+
+    async fn run_batch<C: Channel, T>(
         &mut self,
         ch: &mut C,
         mut f: impl FnMut(&mut ProverBackend) -> T,
+        check: bool,
     ) -> Result<T, ProofError> {
         // Pass 1: count.
         self.backend.reset_batch(true);
@@ -381,8 +403,13 @@ impl<R: CotReceiver> Prover<R> {
         for chunk in payload.chunks(self.max_message) {
             ch.send(chunk.to_vec()).await?;
         }
+        if !check {
+            self.last_stats = counted;
+            self.backend.reset_batch(true);
+            return Ok(out);
+        }
 
-        // Challenge, then the masked answer.
+        // Challenge, then the masked answer (over this batch's triples and any deferred ones).
         let seed_msg = ch.recv().await?;
         let seed: [u8; 16] =
             seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
@@ -408,6 +435,7 @@ impl<R: CotReceiver> Prover<R> {
         ch.send(answer).await?;
         self.last_stats = counted;
         self.backend.reset_batch(true);
+        self.backend.clear_triples();
         Ok(out)
     }
 

@@ -378,3 +378,63 @@ fn tampered_wire_messages_are_rejected() {
     // A header that does not match the verifier's circuit.
     assert!(matches!(run_tampered(0, 0, false), Err(ProofError::Malformed(_))));
 }
+
+/// A deferred AND batch, then a small checked batch; returns both sides' results and whether
+/// a check was still pending after the deferred batch.
+fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
+    let n = 40;
+    let (xs, ys) = (random_bits(n), random_bits(n));
+    let seed: [u8; 16] = rand::rng().random();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut prover = Prover::new(IdealCotReceiver::new(seed));
+    *prover.cheat_mut() = cheat;
+    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    futures::executor::block_on(async move {
+        let p = async move {
+            prover.run_deferred(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await?;
+            let pending = prover.check_pending();
+            let last = prover.run(&mut a, |b| {
+                let w = b.commit(Some(true));
+                b.open(&[w])
+            });
+            last.await.map(|v| (v, pending))
+        };
+        let v = async move {
+            let first = verifier.run_deferred(&mut b, |b| and_circuit(b, None, None, n)).await?;
+            verifier
+                .run(&mut b, |b| {
+                    let w = b.commit(None);
+                    b.open(&[w])
+                })
+                .await?;
+            assert!(!verifier.check_pending());
+            Ok(first)
+        };
+        let (p, v) = futures::future::join(p, v).await;
+        let pending = p.as_ref().map(|x| x.1).unwrap_or(false);
+        (p.map(|x| x.0), v, pending)
+    })
+}
+
+#[test]
+fn deferred_batches_are_checked_by_the_next_checked_batch() {
+    let (p, v, pending) = deferred_then_checked(Cheat::default());
+    assert_eq!(p.unwrap(), vec![true]);
+    assert_eq!(v.unwrap().len(), 41);
+    assert!(pending, "the deferred batch's triples wait for the checked batch");
+}
+
+#[test]
+fn a_false_and_in_a_deferred_batch_fails_the_later_check() {
+    // Commit indices of the deferred batch: 0..40 xs, 40..80 ys, 80.. AND outputs.
+    let (_, v, _) = deferred_then_checked(Cheat { flip_commit: Some(85), ..Default::default() });
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
+#[test]
+fn a_forged_opening_in_a_deferred_batch_is_rejected_on_arrival() {
+    for cheat in [Cheat { flip_open: Some(1), ..Default::default() }, Cheat { forge_open_mac: Some(0), ..Default::default() }] {
+        let (_, v, _) = deferred_then_checked(cheat);
+        assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
+    }
+}

@@ -74,8 +74,6 @@ impl VerifierBackend {
         self.open_cursor = 0;
         self.open_hash = Sha256::new();
         self.const_hash = Sha256::new();
-        self.and_triples.clear();
-        self.product_triples.clear();
         self.stats = BatchStats::default();
         self.overrun = false;
         self.public_mismatch = false;
@@ -271,10 +269,27 @@ impl<S: CotSender> Verifier<S> {
 
     /// Verify one batch built by `f` (the same circuit as the prover's closure). Returns `f`'s
     /// output (e.g. opened values) only if every check of the batch passed.
-    pub async fn run<C: Channel, T>(
+    pub async fn run<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+        self.run_batch(ch, f, true).await
+    }
+
+    /// In lockstep with [`Prover::run_deferred`](super::Prover::run_deferred): checks the
+    /// batch's openings and constants now and its multiplications with the next checked batch.
+    /// What it returns is only trustworthy once a later [`run`](Self::run) has succeeded.
+    pub async fn run_deferred<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+        self.run_batch(ch, f, false).await
+    }
+
+    /// Whether a deferred batch still waits for its multiplication check.
+    pub fn check_pending(&self) -> bool {
+        !self.backend.and_triples.is_empty() || !self.backend.product_triples.is_empty()
+    }
+
+    async fn run_batch<C: Channel, T>(
         &mut self,
         ch: &mut C,
         mut f: impl FnMut(&mut VerifierBackend) -> T,
+        check: bool,
     ) -> Result<T, ProofError> {
         // Pass 1: count, then extend the pool in lockstep with the prover.
         self.backend.reset_batch(true);
@@ -316,8 +331,14 @@ impl<S: CotSender> Verifier<S> {
         if self.backend.stats != counted || self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
+        if !check {
+            self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
+            self.last_stats = counted;
+            self.backend.reset_batch(true);
+            return Ok(out);
+        }
 
-        // Fresh challenge only now that the prover is bound to the batch.
+        // Fresh challenge only now that the prover is bound to the batch (and every deferred one).
         let mut seed = [0u8; 16];
         rand::rng().fill_bytes(&mut seed);
         ch.send(seed.to_vec()).await?;
@@ -344,21 +365,31 @@ impl<S: CotSender> Verifier<S> {
         vb.copy_from_slice(&answer[16..]);
         let (u, v) = (F128::from_le_bytes(ub), F128::from_le_bytes(vb));
         let mult_ok = w == u ^ (v * delta);
-        let open_ok = self.backend.open_hash.clone().finalize().as_slice() == claimed_open_hash;
-        let const_ok = self.backend.const_hash.clone().finalize().as_slice() == claimed_const_hash
-            && !self.backend.public_mismatch;
-        self.backend.reset_batch(true);
+        self.backend.and_triples.clear();
+        self.backend.product_triples.clear();
         if !mult_ok {
+            self.backend.reset_batch(true);
             return Err(ProofError::MultiplicationCheckFailed);
         }
+        self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
+        self.last_stats = counted;
+        self.backend.reset_batch(true);
+        Ok(out)
+    }
+
+    /// The batch's opened values and asserted constants against the prover's MAC hashes.
+    fn check_openings(&mut self, claimed_open_hash: &[u8; 32], claimed_const_hash: &[u8; 32]) -> Result<(), ProofError> {
+        let open_ok = self.backend.open_hash.clone().finalize().as_slice() == claimed_open_hash;
+        let const_ok = self.backend.const_hash.clone().finalize().as_slice() == claimed_const_hash && !self.backend.public_mismatch;
         if !open_ok {
+            self.backend.reset_batch(true);
             return Err(ProofError::OpeningMacMismatch);
         }
         if !const_ok {
+            self.backend.reset_batch(true);
             return Err(ProofError::ConstantMismatch);
         }
-        self.last_stats = counted;
-        Ok(out)
+        Ok(())
     }
 
     /// Generates COTs ahead of the proof, in lockstep with [`Prover::preprocess`](super::Prover::preprocess).
