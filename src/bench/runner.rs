@@ -183,7 +183,7 @@ pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, ca
 }
 
 /// This process's peak resident set (Linux `VmHWM`), bytes.
-fn peak_rss() -> Option<u64> {
+pub fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
     Some(kb * 1024)

@@ -1,4 +1,5 @@
 //! VOLE-based zero-knowledge engine (QuickSilver-style).
+pub mod bench;
 pub mod channel;
 pub mod field;
 pub mod gadgets;

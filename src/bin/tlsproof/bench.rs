@@ -38,6 +38,16 @@ enum BenchCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The ZK engine alone: COT sources, AND gates, SHA-256, AES (both S-box styles), and a
+    /// 64 KiB keystream proof with its peak memory.
+    Zk {
+        /// Smaller sizes (1M COTs, 1M ANDs).
+        #[arg(long)]
+        quick: bool,
+        /// Also write the figures as zk.csv here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// (internal) The prover process of one native sample.
     #[command(hide = true)]
     Prover {
@@ -66,6 +76,20 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         BenchCmd::Prover { verifier, server, ca, case } => {
             let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
+        }
+        BenchCmd::Zk { quick, out } => {
+            println!("machine: {}", machine());
+            let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
+            let sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
+            let figures = tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??;
+            if let Some(dir) = out {
+                std::fs::create_dir_all(&dir)?;
+                let mut csv = String::from("figure,value,unit\n");
+                for f in &figures {
+                    csv.push_str(&format!("\"{}\",{:.4},{}\n", f.name, f.value, f.unit));
+                }
+                std::fs::write(dir.join("zk.csv"), csv)?;
+            }
         }
         BenchCmd::Calibrate { profiles, out } => {
             let names: Vec<&str> = profiles.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
@@ -120,6 +144,12 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// Seconds since the first call (the engine bench's clock).
+fn seconds() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
 }
 
 /// Calibrates each (profile, RTT ms, Mbit/s) and prints a table; false if any is off.
