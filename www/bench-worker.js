@@ -1,0 +1,30 @@
+// Runs bench samples for bench.js with the package's direct API (the prover in this worker).
+import { initProver, notarize, defaultThreads } from "/pkg/direct.js";
+import init, * as wasm from "/pkg/wasm/tlsproof.js";
+
+// The wasm memory only grows, so its size after a session is the session's high-water mark.
+const wasmMemory = async () => (await init()).memory.buffer.byteLength;
+const failure = (e) => ({ ok: false, error: { code: e?.code || "INTERNAL", message: String(e?.message || e) } });
+
+self.onmessage = async ({ data }) => {
+  try {
+    if (data.type === "init") {
+      const threads = defaultThreads();
+      await initProver({ threads });
+      self.postMessage({ ok: true, threads });
+    } else if (data.type === "notarize") {
+      const t0 = performance.now();
+      const result = await notarize(data.options);
+      const totalMs = performance.now() - t0;
+      self.postMessage({ ok: true, totalMs, peakMemory: await wasmMemory(), result });
+    } else if (data.type === "zk") {
+      const t0 = performance.now();
+      const figures = JSON.parse(wasm.benchZk(!!data.quick));
+      self.postMessage({ ok: true, totalMs: performance.now() - t0, peakMemory: await wasmMemory(), figures });
+    } else {
+      self.postMessage(failure(new Error(`unknown job ${data.type}`)));
+    }
+  } catch (e) {
+    self.postMessage(failure(e));
+  }
+};
