@@ -58,18 +58,22 @@ pub mod base;
 mod bits;
 pub mod ferret;
 pub mod kos;
+pub mod softspoken;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.
 #[cfg(test)]
 pub mod ideal;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod softspoken_tests;
 
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;
 
 pub use ferret::{FerretReceiver, FerretSender};
 pub use kos::{KosReceiver, KosSender};
+pub use softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 
 /// Failures of the base OT and of the OT extension.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +108,10 @@ pub enum CotError {
     /// value; the prover deviated (e.g. an inconsistent x' in the check).
     #[error("Ferret SPCOT consistency check failed: the prover's check opening is wrong")]
     SpcotProverInconsistent,
+    /// SoftSpokenOT (verifier side): the prover's syndrome / GGM messages are inconsistent with
+    /// its check response: it cheated (or the data was corrupted).
+    #[error("SoftSpokenOT consistency check failed: the prover's OT extension messages are inconsistent")]
+    SoftSpokenCheckFailed,
 }
 
 /// Verifier side of random correlated OT: holds Δ and gets keys.
