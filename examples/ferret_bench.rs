@@ -99,9 +99,9 @@ fn main() {
         line("Ferret (emp-ot b13 params)", n, ferret(emp, &[n])[0]);
     }
 
-    println!("small sessions: KOS vs Ferret forced to bootstrap (kos_direct_limit = 0):");
+    println!("small sessions: KOS vs Ferret forced to bootstrap (direct_limit = 0):");
     let forced = FerretConfig {
-        kos_direct_limit: 0,
+        direct_limit: 0,
         ..FerretConfig::default()
     };
     for n in [16_384usize, 65_536, 131_072, 262_144, 600_000] {

@@ -71,7 +71,7 @@ mod softspoken_tests;
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;
 
-pub use ferret::{FerretReceiver, FerretSender};
+pub use ferret::{BaseCotReceiver, BaseCotSender, FerretReceiver, FerretSender};
 pub use kos::{KosReceiver, KosSender};
 pub use softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 

@@ -26,7 +26,7 @@
 //! COTs and adds n). The very first base COTs come from KOS.
 //!
 //! # Small-session strategy
-//! * Until the session has asked for more than [`FerretConfig::kos_direct_limit`] correlations
+//! * Until the session has asked for more than [`FerretConfig::direct_limit`] correlations
 //!   in total, demands are served straight from KOS (no LPN instance at all).
 //! * After that, the buffer is bootstrapped with KOS for the *setup* parameter set, and setup
 //!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
@@ -75,6 +75,7 @@ pub mod spcot;
 #[cfg(test)]
 mod tests;
 
+use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -86,6 +87,88 @@ pub use spcot::CHECK_COTS;
 
 /// Most correlations one `extend` call may produce (same limit as KOS).
 pub const MAX_EXTEND: usize = super::kos::MAX_EXTEND;
+
+/// The OT extension that bootstraps Ferret and serves small demands directly (verifier side).
+/// Its Δ is Ferret's Δ.
+pub enum BaseCotSender {
+    Kos(KosSender),
+    SoftSpoken(SoftSpokenSender),
+}
+
+/// Prover side of [`BaseCotSender`]; must be the same kind (and, for SoftSpoken, the same k).
+pub enum BaseCotReceiver {
+    Kos(KosReceiver),
+    SoftSpoken(SoftSpokenReceiver),
+}
+
+impl From<KosSender> for BaseCotSender {
+    fn from(s: KosSender) -> Self {
+        BaseCotSender::Kos(s)
+    }
+}
+impl From<SoftSpokenSender> for BaseCotSender {
+    fn from(s: SoftSpokenSender) -> Self {
+        BaseCotSender::SoftSpoken(s)
+    }
+}
+impl From<KosReceiver> for BaseCotReceiver {
+    fn from(r: KosReceiver) -> Self {
+        BaseCotReceiver::Kos(r)
+    }
+}
+impl From<SoftSpokenReceiver> for BaseCotReceiver {
+    fn from(r: SoftSpokenReceiver) -> Self {
+        BaseCotReceiver::SoftSpoken(r)
+    }
+}
+
+impl BaseCotSender {
+    /// Run the base OTs (and SoftSpoken's GGM setup) now; no-op if done.
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        match self {
+            BaseCotSender::Kos(s) => s.setup(ch).await,
+            BaseCotSender::SoftSpoken(s) => s.setup(ch).await,
+        }
+    }
+}
+
+impl CotSender for BaseCotSender {
+    fn delta(&self) -> F128 {
+        match self {
+            BaseCotSender::Kos(s) => s.delta(),
+            BaseCotSender::SoftSpoken(s) => s.delta(),
+        }
+    }
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
+        match self {
+            BaseCotSender::Kos(s) => s.extend(ch, n).await,
+            BaseCotSender::SoftSpoken(s) => s.extend(ch, n).await,
+        }
+    }
+}
+
+impl BaseCotReceiver {
+    /// Run the base OTs (and SoftSpoken's GGM setup) now; no-op if done.
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        match self {
+            BaseCotReceiver::Kos(r) => r.setup(ch).await,
+            BaseCotReceiver::SoftSpoken(r) => r.setup(ch).await,
+        }
+    }
+}
+
+impl CotReceiver for BaseCotReceiver {
+    async fn extend<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+        match self {
+            BaseCotReceiver::Kos(r) => r.extend(ch, n).await,
+            BaseCotReceiver::SoftSpoken(r) => r.extend(ch, n).await,
+        }
+    }
+}
 
 /// One regular-noise LPN parameter set: n outputs, secret length k, t noise blocks of
 /// 2^`log_block` each (n = t·2^log_block).
@@ -171,26 +254,43 @@ impl LpnParams {
 /// Which parameter sets to use and when to bypass LPN entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
-    /// Parameter set bootstrapped from KOS and used for moderate demand.
+    /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
     pub main: Option<LpnParams>,
-    /// Serve demands straight from KOS while the session's total stays at or below this.
-    pub kos_direct_limit: usize,
+    /// Serve demands straight from the base extension (SoftSpokenOT or KOS) while the
+    /// session's total stays at or below this.
+    pub direct_limit: usize,
 }
 
-/// Default KOS-direct threshold, just below the measured byte crossover: bootstrapping costs
-/// 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration), KOS costs ≈16 B per
-/// COT, so KOS is cheaper on the wire up to ≈73k COTs (`examples/ferret_bench.rs`). KOS is
-/// also faster in wall time at every size up to one setup iteration (≈600k).
+/// Direct-serving threshold for a KOS bootstrap, just below the measured byte crossover:
+/// bootstrapping costs 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration),
+/// KOS costs ≈16 B per COT, so KOS is cheaper on the wire up to ≈73k COTs
+/// (`examples/ferret_bench.rs`). KOS is also faster in wall time at every size up to one setup
+/// iteration (≈600k).
 pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 72_000;
 
+/// Direct-serving threshold for the default SoftSpokenOT (k = 8) bootstrap. See the module
+/// docs ("Small-session strategy") for the measurement behind it.
+pub const DEFAULT_DIRECT_LIMIT: usize = 72_000;
+
 impl Default for FerretConfig {
+    /// Parameters for the default SoftSpokenOT bootstrap.
     fn default() -> Self {
         FerretConfig {
             setup: LpnParams::SETUP,
             main: Some(LpnParams::MAIN),
-            kos_direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
+            direct_limit: DEFAULT_DIRECT_LIMIT,
+        }
+    }
+}
+
+impl FerretConfig {
+    /// Parameters tuned for a KOS bootstrap (only the direct-serving threshold differs).
+    pub fn for_kos() -> Self {
+        FerretConfig {
+            direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
+            ..Self::default()
         }
     }
 }
@@ -218,7 +318,7 @@ pub enum FerretConfigError {
 /// What to do next for a demand of `n` (identical on both sides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    KosDirect,
+    Direct,
     Bootstrap(usize),
     Iterate(LpnParams),
     Serve,
@@ -231,7 +331,7 @@ struct Planner {
     bootstrapped: bool,
     main_active: bool,
     reserve: usize,
-    kos_direct_used: usize,
+    direct_used: usize,
     iterations: u64,
 }
 
@@ -242,7 +342,7 @@ impl Planner {
             bootstrapped: false,
             main_active: false,
             reserve: 0,
-            kos_direct_used: 0,
+            direct_used: 0,
             iterations: 0,
         }
     }
@@ -250,8 +350,8 @@ impl Planner {
     fn next(&self, available: usize, n: usize) -> Step {
         let cfg = &self.config;
         if !self.bootstrapped {
-            if self.kos_direct_used + n <= cfg.kos_direct_limit {
-                return Step::KosDirect;
+            if self.direct_used + n <= cfg.direct_limit {
+                return Step::Direct;
             }
             return Step::Bootstrap(cfg.setup.base_cots());
         }
@@ -275,7 +375,7 @@ impl Planner {
 
     fn done(&mut self, step: Step, n: usize) {
         match step {
-            Step::KosDirect => self.kos_direct_used += n,
+            Step::Direct => self.direct_used += n,
             Step::Bootstrap(_) => {
                 self.bootstrapped = true;
                 self.reserve = self.config.setup.base_cots();
@@ -322,7 +422,7 @@ fn check_n(n: usize) -> Result<(), CotError> {
 
 /// Verifier side of Ferret: COT sender holding Δ.
 pub struct FerretSender {
-    kos: KosSender,
+    base: BaseCotSender,
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered keys; `keys[pos..]` are unused.
@@ -338,16 +438,33 @@ impl Default for FerretSender {
 }
 
 impl FerretSender {
-    /// Fresh random Δ, default parameters.
+    /// Fresh random Δ, default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_kos(KosSender::new(), FerretConfig::default()).expect("default config is valid")
+        Self::from_base(SoftSpokenSender::new(), FerretConfig::default())
+            .expect("default config is valid")
     }
 
     /// Wrap a KOS sender (its Δ and session id are used) with the given parameters.
     pub fn from_kos(kos: KosSender, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        Self::from_base(kos, config)
+    }
+
+    /// Wrap a SoftSpokenOT sender (its Δ, k and session id are used).
+    pub fn from_softspoken(
+        ss: SoftSpokenSender,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
+        Self::from_base(ss, config)
+    }
+
+    /// Wrap any base extension (its Δ and session id are used) with the given parameters.
+    pub fn from_base(
+        base: impl Into<BaseCotSender>,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretSender {
-            kos,
+            base: base.into(),
             planner: Planner::new(config),
             prg: FixedKeyAes::new(),
             keys: Vec::new(),
@@ -356,9 +473,14 @@ impl FerretSender {
         })
     }
 
-    /// Run the KOS base OTs now (no-op if already done).
+    /// Run the base extension's base OTs now (no-op if already done).
     pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
-        self.kos.setup(ch).await
+        self.base.setup(ch).await
+    }
+
+    /// The bootstrap source.
+    pub fn base(&self) -> &BaseCotSender {
+        &self.base
     }
 
     pub fn config(&self) -> &FerretConfig {
@@ -397,7 +519,7 @@ impl FerretSender {
 
         let (k, th) = (p.k, p.t * p.log_block);
         let mut v = Zeroizing::new(vec![0u128; p.n]);
-        let delta = self.kos.delta().0;
+        let delta = self.base.delta().0;
         let tweak = self.planner.tweak_base();
         spcot::send(
             ch,
@@ -449,14 +571,14 @@ impl FerretSender {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
-                Step::KosDirect => {
-                    let out = self.kos.extend(ch, n).await?;
+                Step::Direct => {
+                    let out = self.base.extend(ch, n).await?;
                     self.planner.done(step, n);
                     return Ok(out);
                 }
                 Step::Bootstrap(r) => {
                     self.keys = self
-                        .kos
+                        .base
                         .extend(ch, r)
                         .await?
                         .into_iter()
@@ -474,7 +596,7 @@ impl FerretSender {
 
 impl CotSender for FerretSender {
     fn delta(&self) -> F128 {
-        self.kos.delta()
+        self.base.delta()
     }
 
     async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
@@ -500,7 +622,7 @@ impl Drop for FerretSender {
 
 /// Prover side of Ferret: COT receiver getting random bits and MACs.
 pub struct FerretReceiver {
-    kos: KosReceiver,
+    base: BaseCotReceiver,
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused.
@@ -517,18 +639,35 @@ impl Default for FerretReceiver {
 }
 
 impl FerretReceiver {
-    /// Default parameters.
+    /// Default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_kos(KosReceiver::new(), FerretConfig::default())
+        Self::from_base(SoftSpokenReceiver::new(), FerretConfig::default())
             .expect("default config is valid")
     }
 
     /// Wrap a KOS receiver (its session id is used) with the given parameters (must equal the
     /// verifier's).
     pub fn from_kos(kos: KosReceiver, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        Self::from_base(kos, config)
+    }
+
+    /// Wrap a SoftSpokenOT receiver (its k and session id are used).
+    pub fn from_softspoken(
+        ss: SoftSpokenReceiver,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
+        Self::from_base(ss, config)
+    }
+
+    /// Wrap any base extension (of the same kind as the verifier's) with the given parameters
+    /// (must equal the verifier's).
+    pub fn from_base(
+        base: impl Into<BaseCotReceiver>,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretReceiver {
-            kos,
+            base: base.into(),
             planner: Planner::new(config),
             prg: FixedKeyAes::new(),
             bits: Vec::new(),
@@ -538,9 +677,14 @@ impl FerretReceiver {
         })
     }
 
-    /// Run the KOS base OTs now (no-op if already done).
+    /// Run the base extension's base OTs now (no-op if already done).
     pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
-        self.kos.setup(ch).await
+        self.base.setup(ch).await
+    }
+
+    /// The bootstrap source.
+    pub fn base(&self) -> &BaseCotReceiver {
+        &self.base
     }
 
     pub fn config(&self) -> &FerretConfig {
@@ -638,13 +782,13 @@ impl FerretReceiver {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
-                Step::KosDirect => {
-                    let out = self.kos.extend(ch, n).await?;
+                Step::Direct => {
+                    let out = self.base.extend(ch, n).await?;
                     self.planner.done(step, n);
                     return Ok(out);
                 }
                 Step::Bootstrap(r) => {
-                    let (b, m) = self.kos.extend(ch, r).await?;
+                    let (b, m) = self.base.extend(ch, r).await?;
                     self.bits = b.into_iter().map(|x| x as u8).collect();
                     self.macs = m.into_iter().map(|x| x.0).collect();
                     self.pos = 0;
