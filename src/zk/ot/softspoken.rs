@@ -49,12 +49,24 @@
 //!   t = Σ χ_i·M_i; the verifier accepts iff Σ χ_i·K_i = t ⊕ x·Δ. The m − n ≥ 168 = κ + s
 //!   extra rows are uniformly random masks that hide the prover's bits in x and are dropped.
 //!
-//! # Traffic
-//! Setup: base OTs (32 B verifier-side... see [`super::base`]: 32 B + 128·32 B) plus the
-//! GGM messages Σ_b 32·(k_b − 1) B from the prover. Per `extend(n)`: prover → verifier
-//! `(B − 1)·m/8` bytes plus 32 bytes of check, verifier → prover 16 bytes. See
-//! [`prover_bytes_for`]. Compute: each side evaluates ≈ B·2^k AES blocks per 128 rows
-//! (k = 8: 4,096, vs 256/128 for the KOS prover/verifier), the price of the smaller message.
+//! # Traffic and cost
+//! Setup: the base OTs ([`super::base`]: prover 32 B, verifier 128·32 B) plus the GGM messages
+//! Σ_b 32·(k_b − 1) B from the prover ([`setup_message_bytes`]: 3,584 B for k = 8). Per
+//! `extend(n)`: prover → verifier `(B − 1)·m/8` bytes plus 32 bytes of check, verifier → prover
+//! 16 bytes ([`prover_bytes_for`]). Compute: each side evaluates ≈ B·2^k AES-128 blocks per
+//! 128 rows (k = 8: 4,096, i.e. 32 per COT; KOS: 2 and 1), the price of the smaller message.
+//!
+//! Measured (`examples/cot_bench.rs`, 2 cores shared with other jobs, both parties in one
+//! process, so noisy): per COT, both parties, 1M COTs on 2 threads: KOS ≈100–155 ns
+//! (128 bit/COT), k = 1 ≈120 ns (127), k = 2 ≈135 ns (63), k = 4 ≈100–180 ns (31),
+//! k = 5 ≈210 ns (25), k = 6 ≈270 ns (21), k = 8 ≈300–580 ns (15). For Ferret's bootstrap
+//! (48,797 COTs, 1 thread) k = 8 takes ≈15–19 ms for both parties vs ≈5–10 ms for KOS and
+//! k ≤ 5. In wasm (AES ≈10× slower) that is ≈0.1 s per party for k = 8, ≈0.03 s for k = 5.
+//!
+//! **Default k = 8** ([`DEFAULT_K`]): it minimises the prover's upload (the resource that
+//! competes with the TLS handshake), meets issue #5's byte targets with margin, and its compute
+//! is only paid on the ≈49k bootstrap COTs. If wasm profiling shows the bootstrap compute on
+//! the critical path, k = 5 costs 61 kB more upload for ≈3× less PRG work.
 //!
 //! # What leaks
 //! * To a malicious **prover**, exactly the KOS-style selective failure on Δ: a prover that
@@ -84,8 +96,8 @@ use zeroize::{Zeroize, Zeroizing};
 
 pub use super::kos::{padded_rows, CHECK_ROWS, CHUNK_ROWS, KAPPA, MAX_EXTEND, MAX_MESSAGE_BYTES};
 
-/// Default k: the smallest upload (15 bits per COT) at a compute cost that is negligible for
-/// Ferret's bootstrap (measured in `examples/ferret_bench.rs`, see [`super::ferret`]).
+/// Default k: the smallest upload (15 bits per COT) at a compute cost that is small for
+/// Ferret's ≈49k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
 pub const DEFAULT_K: usize = 8;
 /// Largest supported k (the verifier keeps 2^k AES keys per block: 4,096 keys at k = 8).
 pub const MAX_K: usize = 8;
@@ -94,7 +106,7 @@ const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/softspoken/default-session";
 /// Rows per rayon task in the consistency check.
 const CHECK_PIECE_ROWS: usize = 4096;
 /// Bytes of each leaf's PRG stream processed at once (1,024 rows): 2^k of these fit in L1/L2.
-const SEGMENT_BYTES: usize = 128;
+const SEGMENT_BYTES: usize = 512;
 
 /// An unusable parameter choice.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,9 +1,10 @@
 //! Ferret silent OT extension (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast Extension for
 //! coRRElated oT with small communication", CCS 2020): primal LPN with regular noise,
-//! bootstrapped from KOS and then from its own output. Same roles and correlation as the rest
-//! of [`crate::zk::ot`]: verifier = COT sender holding Δ, prover = COT receiver,
-//! `M_i = K_i ⊕ u_i·Δ`, and Δ is the one of the wrapped [`KosSender`], so KOS-served and
-//! Ferret-served correlations of a session share one Δ.
+//! bootstrapped from a base OT extension and then from its own output. Same roles and
+//! correlation as the rest of [`crate::zk::ot`]: verifier = COT sender holding Δ, prover = COT
+//! receiver, `M_i = K_i ⊕ u_i·Δ`, and Δ is the one of the wrapped base extension
+//! ([`BaseCotSender`]: [`SoftSpokenSender`] by default, or [`KosSender`]), so directly served
+//! and Ferret-served correlations of a session share one Δ.
 //!
 //! # One iteration with parameters (n, k, t), block size ℓ = n/t = 2^h
 //! Consumes R = k + t·h + 128 base COTs (u, M) / K:
@@ -23,16 +24,21 @@
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
 //! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
-//! COTs and adds n). The very first base COTs come from KOS.
+//! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
+//! k = 8 ([`super::softspoken`], 15 bits of prover upload per COT) for [`FerretSender::new`] /
+//! [`FerretReceiver::new`], or KOS (128 bits per COT) via `from_kos`; `from_base` takes either.
 //!
 //! # Small-session strategy
 //! * Until the session has asked for more than [`FerretConfig::direct_limit`] correlations
-//!   in total, demands are served straight from KOS (no LPN instance at all).
-//! * After that, the buffer is bootstrapped with KOS for the *setup* parameter set, and setup
+//!   in total, demands are served straight from the base extension (no LPN instance at all).
+//! * After that, the buffer is bootstrapped from the base extension for the *setup* parameter
+//!   set, and setup
 //!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
 //!   would cost ≥ 25% more bytes than one *main* iteration (≈10.2M net); only then does the
 //!   main set run, and it stays in use (its base COTs are reserved from then on). With the
-//!   default sets: demand ≤ 72k → KOS only; up to ≈1.2M → setup iterations; beyond → main.
+//!   default sets: demand ≤ 50k ([`DEFAULT_DIRECT_LIMIT`]; 72k with
+//!   [`FerretConfig::for_kos`]) → base extension only; up to ≈1.2M → setup iterations; beyond →
+//!   main.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
@@ -50,22 +56,38 @@
 //! link). emp-ot's current default pair `ferret_b13` is offered as
 //! [`LpnParams::EMP_B13_MAIN`] / [`LpnParams::EMP_B13_SETUP`] (cheaper bootstrap), unverified.
 //!
-//! # Costs (measured with `examples/ferret_bench.rs`, 2 shared cores, both parties in one process)
+//! # Costs (measured with `examples/ferret_bench.rs` on 2 cores shared with other jobs, both
+//! parties in one process; times are noisy, bytes exact)
 //! * Per iteration: V → P t·(2h+1)·16 B of tree messages + 32 B; P → V 16 B LPN seed,
 //!   ⌈t·h/8⌉ B of choice bits, 48 B of check. Main set: 572,048 B for 10,198,213 net COTs
 //!   (0.449 bit/COT); setup set: 387,300 B for 600,931 (5.16 bit/COT). The prover uploads
-//!   only ≈2.3 kB per iteration (plus the one-time KOS bootstrap, 781 kB).
-//! * Fresh session incl. base OTs and bootstrap: 1M COTs 1,563,160 B (12.5 bit/COT),
-//!   10M COTs 1,747,908 B (1.40 bit/COT); 20M 0.93 bit/COT. The bootstrap alone (KOS for
-//!   48,797 base COTs + one setup iteration) is 1,175,860 B, so ≤ 1 bit/COT at exactly 10M and
-//!   ≤ 8 bit/COT at 1M are out of reach with these parameter sets and a KOS bootstrap.
-//! * Speed: ≈0.8–1.0× KOS per correlation here (both ≈8–10 M COT/s at 10M); Ferret's work is
-//!   memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is AES + transposes.
+//!   only ≈2.3–3 kB per iteration; the bootstrap is what it uploads.
+//! * Bootstrap of the setup set (48,797 base COTs), prover upload: KOS 784,416 B + 4 kB base OT;
+//!   SoftSpokenOT k = 8 91,952 B + 3,584 B GGM setup + 4 kB base OT (k = 5: 153,232 B;
+//!   k = 4: 190,000 B).
+//! * Fresh session incl. base OTs and bootstrap, total bytes both directions (prover upload):
+//!
+//!   | demand | Ferret over KOS               | Ferret over SoftSpoken k = 8 |
+//!   |--------|-------------------------------|------------------------------|
+//!   | 1M     | 1,563,160 B = 12.5 bit/COT (787 kB) | 874,280 B = **6.99** bit/COT (98.6 kB) |
+//!   | 10M    | 1,747,908 B = 1.40 bit/COT (788 kB) | 1,059,028 B = **0.847** bit/COT (99.3 kB) |
+//!   | 20M    | 0.93 bit/COT                  | 0.652 bit/COT                |
+//!
+//!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with the SoftSpoken bootstrap
+//!   (k = 5: 7.48 / 0.896; k = 4: 7.78 / 0.925). KOS alone: 128 bit/COT; SoftSpoken k = 8
+//!   alone: 15.0 bit/COT.
+//! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
+//!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
+//!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
+//!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 219 ms vs 157 ms); SoftSpoken
+//!   k = 8 alone runs at ≈2–3 M COT/s vs ≈10 for KOS (it evaluates 32 AES blocks per COT and
+//!   party). In wasm, where AES is ≈10× slower, expect ≈0.1 s per party for the bootstrap.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
 //! positions α (selective failure, then the session aborts); a malicious prover learns nothing
-//! about Δ beyond the KOS bootstrap leakage documented in [`crate::zk::ot`]. After any error
+//! about Δ beyond the base extension's selective-failure leakage (KOS: [`crate::zk::ot`];
+//! SoftSpokenOT: [`super::softspoken`], same rate). After any error
 //! the instance is poisoned ([`CotError::Poisoned`]).
 
 pub mod ggm;
@@ -270,9 +292,13 @@ pub struct FerretConfig {
 /// iteration (≈600k).
 pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 72_000;
 
-/// Direct-serving threshold for the default SoftSpokenOT (k = 8) bootstrap. See the module
-/// docs ("Small-session strategy") for the measurement behind it.
-pub const DEFAULT_DIRECT_LIMIT: usize = 72_000;
+/// Direct-serving threshold for the default SoftSpokenOT (k = 8) bootstrap, from
+/// `examples/ferret_bench.rs`: bootstrapping (SoftSpoken for 48,797 base COTs + one setup
+/// iteration) costs 486,980 B in total but only ≈97 kB of prover upload and ≈80 ms; direct
+/// SoftSpoken costs ≈1.9 B per COT (all upload) and ≈0.5 µs per COT here. Up to ≈50k direct
+/// serving is no worse in upload and better in total bytes and time; beyond it the bootstrap
+/// wins on upload (the scarce direction for a prover) and, from ≈170k, on time.
+pub const DEFAULT_DIRECT_LIMIT: usize = 50_000;
 
 impl Default for FerretConfig {
     /// Parameters for the default SoftSpokenOT bootstrap.
