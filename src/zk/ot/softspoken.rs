@@ -120,7 +120,7 @@ pub enum SoftSpokenConfigError {
 /// Sizes of the blocks of Δ for parameter k: ⌊128/k⌋ blocks of k, plus the remainder.
 fn block_sizes(k: usize) -> Vec<usize> {
     let mut v = vec![k; KAPPA / k];
-    if KAPPA % k != 0 {
+    if !KAPPA.is_multiple_of(k) {
         v.push(KAPPA % k);
     }
     v
@@ -183,7 +183,8 @@ fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
 #[inline]
 fn xor_into(dst: &mut [u8], src: &[u8]) {
     for (d, s) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
-        let x = u128::from_le_bytes((&*d).try_into().expect("16")) ^ u128::from_le_bytes(s.try_into().expect("16"));
+        let x = u128::from_le_bytes((&*d).try_into().expect("16"))
+            ^ u128::from_le_bytes(s.try_into().expect("16"));
         d.copy_from_slice(&x.to_le_bytes());
     }
 }
@@ -198,7 +199,13 @@ struct Block {
 /// The XOR fold of one block over one chunk: for every leaf index i (skipping i = 0 when
 /// `skip_zero`), r_i = next `col_len` bytes of PRG i; writes column j of `out` (k columns of
 /// `col_len` bytes) = ⊕_{i: bit j of i} r_i and, if asked, `u_out` = ⊕_i r_i.
-fn fold_block(block: &mut Block, col_len: usize, out: &mut [u8], mut u_out: Option<&mut [u8]>, skip_zero: bool) {
+fn fold_block(
+    block: &mut Block,
+    col_len: usize,
+    out: &mut [u8],
+    mut u_out: Option<&mut [u8]>,
+    skip_zero: bool,
+) {
     let k = block.k;
     let leaves = 1usize << k;
     debug_assert_eq!(out.len(), k * col_len);
@@ -222,7 +229,10 @@ fn fold_block(block: &mut Block, col_len: usize, out: &mut [u8], mut u_out: Opti
                 let (lo, hi) = scratch.split_at_mut(i * SEGMENT_BYTES);
                 let item = &hi[..s];
                 xor_into(col, item);
-                xor_into(&mut lo[(i - step) * SEGMENT_BYTES..(i - step) * SEGMENT_BYTES + s], item);
+                xor_into(
+                    &mut lo[(i - step) * SEGMENT_BYTES..(i - step) * SEGMENT_BYTES + s],
+                    item,
+                );
                 i += 2 * step;
             }
         }
@@ -246,8 +256,14 @@ fn split_blocks<'a>(mut cols: &'a mut [u8], sizes: &[usize], col_len: usize) -> 
 
 /// GGM tree of depth `kb` from the base-OT keys of columns off..off+kb (prover side):
 /// returns the 2^kb leaves and appends the 2·(kb − 1) padded level sums to `msg`.
-fn ggm_expand(prg: &FixedKeyAes, keys: &[(base::OtKey, base::OtKey)], kb: usize, msg: &mut Vec<u8>) -> Zeroizing<Vec<u128>> {
-    let key = |c: usize, side: usize| u128::from_le_bytes(if side == 0 { keys[c].0 } else { keys[c].1 });
+fn ggm_expand(
+    prg: &FixedKeyAes,
+    keys: &[(base::OtKey, base::OtKey)],
+    kb: usize,
+    msg: &mut Vec<u8>,
+) -> Zeroizing<Vec<u128>> {
+    let key =
+        |c: usize, side: usize| u128::from_le_bytes(if side == 0 { keys[c].0 } else { keys[c].1 });
     let mut nodes = Zeroizing::new(vec![key(kb - 1, 0), key(kb - 1, 1)]);
     for l in 2..=kb {
         let c = kb - l;
@@ -267,7 +283,13 @@ fn ggm_expand(prg: &FixedKeyAes, keys: &[(base::OtKey, base::OtKey)], kb: usize,
 
 /// Verifier side of [`ggm_expand`]: from k_c^{¬Δ_c} for the block's columns, its Δ_b and the
 /// prover's level sums, all leaves except x = Δ_b (left as 0), indexed by x.
-fn ggm_puncture(prg: &FixedKeyAes, keys: &[base::OtKey], delta_b: usize, kb: usize, msg: &[u8]) -> Zeroizing<Vec<u128>> {
+fn ggm_puncture(
+    prg: &FixedKeyAes,
+    keys: &[base::OtKey],
+    delta_b: usize,
+    kb: usize,
+    msg: &[u8],
+) -> Zeroizing<Vec<u128>> {
     let bit = |c: usize| (delta_b >> c) & 1;
     let top = kb - 1;
     let mut nodes = Zeroizing::new(vec![0u128; 2]);
@@ -311,7 +333,12 @@ fn leaf_prgs(leaves: &[u128]) -> Vec<ColumnPrg> {
 
 fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
     match bits {
-        Some(bits) => chi_sums(seed, rows, CHECK_PIECE_ROWS, Some(&|i: usize| (bits[i / 8] >> (i % 8)) & 1 == 1)),
+        Some(bits) => chi_sums(
+            seed,
+            rows,
+            CHECK_PIECE_ROWS,
+            Some(&|i: usize| (bits[i / 8] >> (i % 8)) & 1 == 1),
+        ),
         None => chi_sums(seed, rows, CHECK_PIECE_ROWS, None),
     }
 }
@@ -385,10 +412,15 @@ impl SoftSpokenSender {
         }
         self.poisoned = true;
         let choices: Vec<bool> = (0..KAPPA).map(|j| (self.delta.0 >> j) & 1 == 0).collect();
-        let mut keys = base::receive(ch, &base_session_id(&self.session_id, self.k), &choices).await?;
+        let mut keys =
+            base::receive(ch, &base_session_id(&self.session_id, self.k), &choices).await?;
         let sizes = block_sizes(self.k);
         let expected: usize = sizes.iter().map(|&kb| 32 * (kb - 1)).sum();
-        let msg = if expected > 0 { ch.recv().await? } else { Vec::new() };
+        let msg = if expected > 0 {
+            ch.recv().await?
+        } else {
+            Vec::new()
+        };
         if msg.len() != expected {
             keys.iter_mut().for_each(|k| k.zeroize());
             return Err(CotError::Malformed {
@@ -402,10 +434,20 @@ impl SoftSpokenSender {
         let (mut off, mut moff) = (0, 0);
         for &kb in &sizes {
             let delta_b = ((self.delta.0 >> off) as usize) & ((1 << kb) - 1);
-            let leaves = ggm_puncture(&prg, &keys[off..off + kb], delta_b, kb, &msg[moff..moff + 32 * (kb - 1)]);
+            let leaves = ggm_puncture(
+                &prg,
+                &keys[off..off + kb],
+                delta_b,
+                kb,
+                &msg[moff..moff + 32 * (kb - 1)],
+            );
             // re-index by y = x ⊕ Δ_b; y = 0 (the punctured leaf) keeps the zero seed
-            let by_y: Zeroizing<Vec<u128>> = Zeroizing::new((0..1usize << kb).map(|y| leaves[y ^ delta_b]).collect());
-            blocks.push(Block { k: kb, leaves: leaf_prgs(&by_y) });
+            let by_y: Zeroizing<Vec<u128>> =
+                Zeroizing::new((0..1usize << kb).map(|y| leaves[y ^ delta_b]).collect());
+            blocks.push(Block {
+                k: kb,
+                leaves: leaf_prgs(&by_y),
+            });
             off += kb;
             moff += 32 * (kb - 1);
         }
@@ -415,11 +457,22 @@ impl SoftSpokenSender {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
+    async fn extend_inner<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<Vec<F128>, CotError> {
         let delta = self.delta.0;
         let blocks = self.blocks.as_mut().ok_or(CotError::Poisoned)?;
         let sizes: Vec<usize> = blocks.iter().map(|b| b.k).collect();
-        let offsets: Vec<usize> = sizes.iter().scan(0, |o, &kb| { let r = *o; *o += kb; Some(r) }).collect();
+        let offsets: Vec<usize> = sizes
+            .iter()
+            .scan(0, |o, &kb| {
+                let r = *o;
+                *o += kb;
+                Some(r)
+            })
+            .collect();
         let nb = blocks.len();
         let m = padded_rows(n);
         let mut rows = Zeroizing::new(vec![0u128; m]);
@@ -565,7 +618,10 @@ impl SoftSpokenReceiver {
         let mut off = 0;
         for &kb in &sizes {
             let leaves = ggm_expand(&prg, &keys[off..off + kb], kb, &mut msg);
-            blocks.push(Block { k: kb, leaves: leaf_prgs(&leaves) });
+            blocks.push(Block {
+                k: kb,
+                leaves: leaf_prgs(&leaves),
+            });
             off += kb;
         }
         keys.iter_mut().for_each(|(a, b)| {
@@ -580,7 +636,11 @@ impl SoftSpokenReceiver {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend_inner<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         let blocks = self.blocks.as_mut().ok_or(CotError::Poisoned)?;
         let sizes: Vec<usize> = blocks.iter().map(|b| b.k).collect();
         let nb = blocks.len();
@@ -626,7 +686,11 @@ impl SoftSpokenReceiver {
 }
 
 impl CotReceiver for SoftSpokenReceiver {
-    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         if self.poisoned {
             return Err(CotError::Poisoned);
         }
@@ -652,18 +716,29 @@ mod unit_tests {
         let prg = FixedKeyAes::new();
         let mut rng = rand::rng();
         for kb in 1..=MAX_K {
-            let keys: Vec<(base::OtKey, base::OtKey)> = (0..kb).map(|_| (rng.random(), rng.random())).collect();
+            let keys: Vec<(base::OtKey, base::OtKey)> =
+                (0..kb).map(|_| (rng.random(), rng.random())).collect();
             let mut msg = Vec::new();
             let full = ggm_expand(&prg, &keys, kb, &mut msg);
             assert_eq!(msg.len(), 32 * (kb - 1));
             assert_eq!(full.len(), 1 << kb);
             for delta_b in 0..1usize << kb {
-                let mine: Vec<base::OtKey> =
-                    (0..kb).map(|c| if (delta_b >> c) & 1 == 1 { keys[c].0 } else { keys[c].1 }).collect();
+                let mine: Vec<base::OtKey> = (0..kb)
+                    .map(|c| {
+                        if (delta_b >> c) & 1 == 1 {
+                            keys[c].0
+                        } else {
+                            keys[c].1
+                        }
+                    })
+                    .collect();
                 let punct = ggm_puncture(&prg, &mine, delta_b, kb, &msg);
                 for x in 0..1usize << kb {
                     if x == delta_b {
-                        assert_eq!(punct[x], 0, "kb={kb} Δ={delta_b}: punctured leaf must stay unknown");
+                        assert_eq!(
+                            punct[x], 0,
+                            "kb={kb} Δ={delta_b}: punctured leaf must stay unknown"
+                        );
                     } else {
                         assert_eq!(punct[x], full[x], "kb={kb} Δ={delta_b} x={x}");
                     }
@@ -683,7 +758,10 @@ mod unit_tests {
         let kb = 3;
         let col_len = 32;
         let seeds: Vec<u128> = (0..8u128).map(|i| i * 0x1234_5678_9abc + 99).collect();
-        let mut block = Block { k: kb, leaves: leaf_prgs(&seeds) };
+        let mut block = Block {
+            k: kb,
+            leaves: leaf_prgs(&seeds),
+        };
         let mut v = vec![0u8; kb * col_len];
         let mut u = vec![0u8; col_len];
         fold_block(&mut block, col_len, &mut v, Some(&mut u), false);
@@ -699,14 +777,21 @@ mod unit_tests {
             let all = streams.iter().fold(0u8, |a, s| a ^ s[byte]);
             assert_eq!(u[byte], all);
             for j in 0..kb {
-                let want = (0..8).filter(|x| (x >> j) & 1 == 1).fold(0u8, |a, x| a ^ streams[x][byte]);
+                let want = (0..8)
+                    .filter(|x| (x >> j) & 1 == 1)
+                    .fold(0u8, |a, x| a ^ streams[x][byte]);
                 assert_eq!(v[j * col_len + byte], want);
             }
         }
         // verifier with Δ_b = 5: leaves by y = x ⊕ 5, y = 0 dummy; w = v ⊕ u·Δ_b
         let d = 5usize;
-        let by_y: Vec<u128> = (0..8).map(|y| if y == 0 { 0 } else { seeds[y ^ d] }).collect();
-        let mut vb = Block { k: kb, leaves: leaf_prgs(&by_y) };
+        let by_y: Vec<u128> = (0..8)
+            .map(|y| if y == 0 { 0 } else { seeds[y ^ d] })
+            .collect();
+        let mut vb = Block {
+            k: kb,
+            leaves: leaf_prgs(&by_y),
+        };
         let mut w = vec![0u8; kb * col_len];
         fold_block(&mut vb, col_len, &mut w, None, true);
         for j in 0..kb {
