@@ -57,9 +57,9 @@
 //! 128 rows (k = 8: 4,096, i.e. 32 per COT; KOS: 2 and 1), the price of the smaller message.
 //!
 //! Measured (`examples/cot_bench.rs`, 2 cores shared with other jobs, both parties in one
-//! process, so noisy): per COT, both parties, 1M COTs on 2 threads: KOS ≈100–155 ns
-//! (128 bit/COT), k = 1 ≈120 ns (127), k = 2 ≈135 ns (63), k = 4 ≈100–180 ns (31),
-//! k = 5 ≈210 ns (25), k = 6 ≈270 ns (21), k = 8 ≈300–580 ns (15). For Ferret's bootstrap
+//! process, so noisy): per COT, both parties, 1M COTs on 2 threads (two runs): KOS ≈100–155 ns
+//! (128 bit/COT), k = 1 ≈120 ns (127), k = 2 ≈85–135 ns (63), k = 4 ≈100–180 ns (31),
+//! k = 5 ≈120–210 ns (25), k = 6 ≈270 ns (21), k = 8 ≈300–580 ns (15). For Ferret's bootstrap
 //! (48,797 COTs, 1 thread) k = 8 takes ≈15–19 ms for both parties vs ≈5–10 ms for KOS and
 //! k ≤ 5. In wasm (AES ≈10× slower) that is ≈0.1 s per party for k = 8, ≈0.03 s for k = 5.
 //!

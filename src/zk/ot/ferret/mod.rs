@@ -79,7 +79,8 @@
 //! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
 //!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
 //!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
-//!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 219 ms vs 157 ms); SoftSpoken
+//!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 169–219 ms vs
+//!   157–160 ms in two runs); SoftSpoken
 //!   k = 8 alone runs at ≈2–3 M COT/s vs ≈10 for KOS (it evaluates 32 AES blocks per COT and
 //!   party). In wasm, where AES is ≈10× slower, expect ≈0.1 s per party for the bootstrap.
 //!
