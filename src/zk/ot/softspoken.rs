@@ -25,7 +25,7 @@
 //!    sits at the path given by the bits of x (most significant bit = level 1); level l decides
 //!    bit k_b − l of x, i.e. column off_b + k_b − l. The verifier, knowing the key of the side
 //!    *off* its path at every level, rebuilds every leaf except the punctured one x = Δ_b.
-//! 3. Every leaf seed keys an AES-128-CTR stream ([`super::bits::ColumnPrg`]; the counter
+//! 3. Every leaf seed keys an AES-128-CTR stream (`bits::ColumnPrg`; the counter
 //!    continues across `extend` calls), r_x = PRG(s_x) ∈ {0,1}^m for the m rows of a call.
 //!
 //! **Extend(n)**, on m = [`padded_rows`]`(n)` rows (n + κ + s rounded up to 128), in chunks
