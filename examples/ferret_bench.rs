@@ -1,6 +1,7 @@
-//! Ferret vs KOS, side by side: bytes on the wire per correlation (amortized, base OTs and
-//! bootstrap included) and correlations per second, both parties in one process over an
-//! in-memory channel. Run with `cargo run --release --example ferret_bench`.
+//! Ferret (bootstrapped from KOS or from SoftSpokenOT) vs KOS and SoftSpokenOT alone, side by
+//! side: bytes on the wire per correlation (amortized, base OTs and bootstrap included; total
+//! and prover upload) and correlations per second, both parties in one process over an
+//! in-memory channel. Run with `cargo run --release --example ferret_bench [quick]`.
 
 use futures::executor::block_on;
 use futures::future::join;
@@ -9,9 +10,14 @@ use tlsproof::zk::channel::{memory_pair, Channel, MemoryChannel};
 use tlsproof::zk::field::F128;
 use tlsproof::zk::ot::ferret::{FerretConfig, LpnParams};
 use tlsproof::zk::ot::kos::MAX_MESSAGE_BYTES;
+use tlsproof::zk::ot::softspoken::DEFAULT_K;
 use tlsproof::zk::ot::{
     CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender,
+    SoftSpokenReceiver, SoftSpokenSender,
 };
+
+/// (seconds, bytes both directions, bytes prover → verifier) of one extend call.
+type Sample = (f64, u64, u64);
 
 fn spot_check(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
     assert_eq!(keys.len(), macs.len());
@@ -24,12 +30,13 @@ fn spot_check(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
     }
 }
 
-/// Successive `extend` calls on one pair; per call: (seconds, bytes both directions), times and
-/// bytes include the base OTs and (for Ferret) the KOS bootstrap in the first call.
-fn run<S: CotSender, R: CotReceiver>(mut s: S, mut r: R, ns: &[usize]) -> Vec<(f64, u64)> {
+/// Successive `extend` calls on one pair; per call: (seconds, bytes both directions, prover
+/// bytes); times and bytes include the base OTs and (for Ferret) the bootstrap in the first call.
+fn run<S: CotSender, R: CotReceiver>(mut s: S, mut r: R, ns: &[usize]) -> Vec<Sample> {
     let (mut cv, mut cp): (MemoryChannel, MemoryChannel) = memory_pair(MAX_MESSAGE_BYTES);
     let mut out = vec![];
     let mut before = 0;
+    let mut up_before = 0;
     for &n in ns {
         let t = Instant::now();
         let (keys, cots) = block_on(join(s.extend(&mut cv, n), r.extend(&mut cp, n)));
@@ -38,17 +45,26 @@ fn run<S: CotSender, R: CotReceiver>(mut s: S, mut r: R, ns: &[usize]) -> Vec<(f
         let (bits, macs) = cots.expect("prover");
         spot_check(s.delta(), &keys, &bits, &macs);
         let total = cv.bytes_sent() + cp.bytes_sent();
-        out.push((secs, total - before));
+        out.push((secs, total - before, cp.bytes_sent() - up_before));
         before = total;
+        up_before = cp.bytes_sent();
     }
     out
 }
 
-fn kos(ns: &[usize]) -> Vec<(f64, u64)> {
+fn kos(ns: &[usize]) -> Vec<Sample> {
     run(KosSender::new(), KosReceiver::new(), ns)
 }
 
-fn ferret(cfg: FerretConfig, ns: &[usize]) -> Vec<(f64, u64)> {
+fn softspoken(k: usize, ns: &[usize]) -> Vec<Sample> {
+    run(
+        SoftSpokenSender::new().with_k(k).unwrap(),
+        SoftSpokenReceiver::new().with_k(k).unwrap(),
+        ns,
+    )
+}
+
+fn ferret_kos(cfg: FerretConfig, ns: &[usize]) -> Vec<Sample> {
     run(
         FerretSender::from_kos(KosSender::new(), cfg).unwrap(),
         FerretReceiver::from_kos(KosReceiver::new(), cfg).unwrap(),
@@ -56,17 +72,32 @@ fn ferret(cfg: FerretConfig, ns: &[usize]) -> Vec<(f64, u64)> {
     )
 }
 
-fn line(name: &str, n: usize, (secs, bytes): (f64, u64)) {
+fn ferret_ss(k: usize, cfg: FerretConfig, ns: &[usize]) -> Vec<Sample> {
+    run(
+        FerretSender::from_softspoken(SoftSpokenSender::new().with_k(k).unwrap(), cfg).unwrap(),
+        FerretReceiver::from_softspoken(SoftSpokenReceiver::new().with_k(k).unwrap(), cfg).unwrap(),
+        ns,
+    )
+}
+
+fn line(name: &str, n: usize, (secs, bytes, up): Sample) {
     println!(
-        "  {name:<28} n={n:>10}  {:>9.1} ms  {:>6.2} M COT/s  {:>11} B  {:>8.3} bits/COT",
+        "  {name:<34} n={n:>10}  {:>9.1} ms  {:>6.2} M COT/s  {:>10} B {:>8.3} bits/COT | upload {:>10} B {:>8.3} bits/COT",
         secs * 1e3,
         n as f64 / secs / 1e6,
         bytes,
-        8.0 * bytes as f64 / n as f64
+        8.0 * bytes as f64 / n as f64,
+        up,
+        8.0 * up as f64 / n as f64,
     );
 }
 
+fn add(a: Sample, b: Sample) -> Sample {
+    (a.0 + b.0, a.1 + b.1, a.2 + b.2)
+}
+
 fn main() {
+    let quick = std::env::args().nth(1).as_deref() == Some("quick");
     println!("threads: {}", rayon::current_num_threads());
     for p in [
         LpnParams::SETUP,
@@ -83,29 +114,46 @@ fn main() {
         );
     }
 
+    let ss_name = format!("SoftSpoken k={DEFAULT_K}");
+    let fss_name = format!("Ferret/SoftSpoken k={DEFAULT_K}");
     for n in [1_000_000usize, 10_000_000] {
         println!("fresh session, one extend({n}) (base OT + bootstrap included):");
         line("KOS", n, kos(&[n])[0]);
-        let f = ferret(FerretConfig::default(), &[n, n]);
-        line("Ferret (default config)", n, f[0]);
-        line("Ferret, next extend (warm)", n, f[1]);
-        let both = (f[0].0 + f[1].0, f[0].1 + f[1].1);
-        line("Ferret, both calls", 2 * n, both);
-        let emp = FerretConfig {
-            setup: LpnParams::EMP_B13_SETUP,
-            main: Some(LpnParams::EMP_B13_MAIN),
-            ..FerretConfig::default()
-        };
-        line("Ferret (emp-ot b13 params)", n, ferret(emp, &[n])[0]);
+        line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);
+        let f = ferret_kos(FerretConfig::for_kos(), &[n, n]);
+        line("Ferret/KOS", n, f[0]);
+        line("Ferret/KOS, next extend (warm)", n, f[1]);
+        let f = ferret_ss(DEFAULT_K, FerretConfig::default(), &[n, n]);
+        line(&fss_name, n, f[0]);
+        line(&format!("{fss_name}, warm"), n, f[1]);
+        line(&format!("{fss_name}, both calls"), 2 * n, add(f[0], f[1]));
+        if !quick {
+            for k in [4usize, 5] {
+                line(&format!("Ferret/SoftSpoken k={k}"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
+            }
+            let emp = FerretConfig {
+                setup: LpnParams::EMP_B13_SETUP,
+                main: Some(LpnParams::EMP_B13_MAIN),
+                ..FerretConfig::default()
+            };
+            line(&format!("{fss_name} (emp-ot b13 params)"), n, ferret_ss(DEFAULT_K, emp, &[n])[0]);
+        }
     }
 
-    println!("small sessions: KOS vs Ferret forced to bootstrap (kos_direct_limit = 0):");
+    println!("small sessions: direct KOS / SoftSpoken vs Ferret forced to bootstrap (direct_limit = 0):");
     let forced = FerretConfig {
-        kos_direct_limit: 0,
+        direct_limit: 0,
         ..FerretConfig::default()
     };
-    for n in [16_384usize, 65_536, 131_072, 262_144, 600_000] {
+    let sizes: &[usize] = if quick {
+        &[65_536, 262_144]
+    } else {
+        &[16_384, 65_536, 131_072, 262_144, 400_000, 600_000]
+    };
+    for &n in sizes {
         line("KOS", n, kos(&[n])[0]);
-        line("Ferret (forced bootstrap)", n, ferret(forced, &[n])[0]);
+        line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);
+        line("Ferret/KOS (forced bootstrap)", n, ferret_kos(forced, &[n])[0]);
+        line(&format!("{fss_name} (forced bootstrap)"), n, ferret_ss(DEFAULT_K, forced, &[n])[0]);
     }
 }

@@ -19,7 +19,10 @@
 //!    in IKNP: the verifier is the base-OT *receiver* with the bits of Δ as choices, the prover
 //!    the base-OT *sender* of 128 random seed pairs. Keys are SHA-256 of the session id, the
 //!    OT index, both transcript points and the shared point.
-//! 2. **OT extension** ([`kos`]): IKNP, with every base seed expanded by AES-128 in CTR mode
+//! 2. **OT extension**, two implementations with the same interface and Δ semantics:
+//!    [`softspoken`] (SoftSpokenOT, Roy CRYPTO 2022: ≈128/k bits per COT, k = 8 by default,
+//!    the default bootstrap of [`ferret`]; see its module docs) and, described below,
+//!    [`kos`]: IKNP, with every base seed expanded by AES-128 in CTR mode
 //!    (one key per seed; counters continue across `extend` calls), and the outputs left
 //!    *correlated* (no hashing), followed by the KOS15 consistency check (Keller–Orsini–Scholl,
 //!    "Actively Secure OT Extension with Optimal Overhead", CRYPTO 2015).
@@ -51,25 +54,30 @@
 //! After any error an instance is *poisoned* (its PRG counters may be out of step with the
 //! peer) and further `extend` calls return [`CotError::Poisoned`].
 //!
-//! The COT source is behind the [`CotSender`]/[`CotReceiver`] traits so a later Ferret (LPN)
-//! extension can be swapped in and bootstrap itself from these KOS correlations.
+//! The COT source is behind the [`CotSender`]/[`CotReceiver`] traits; Ferret (LPN,
+//! [`ferret`]) is the engine's default source and bootstraps itself from SoftSpokenOT (or KOS)
+//! correlations.
 
 pub mod base;
 mod bits;
 pub mod ferret;
 pub mod kos;
+pub mod softspoken;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.
 #[cfg(test)]
 pub mod ideal;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod softspoken_tests;
 
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;
 
-pub use ferret::{FerretReceiver, FerretSender};
+pub use ferret::{BaseCotReceiver, BaseCotSender, FerretReceiver, FerretSender};
 pub use kos::{KosReceiver, KosSender};
+pub use softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 
 /// Failures of the base OT and of the OT extension.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +112,10 @@ pub enum CotError {
     /// value; the prover deviated (e.g. an inconsistent x' in the check).
     #[error("Ferret SPCOT consistency check failed: the prover's check opening is wrong")]
     SpcotProverInconsistent,
+    /// SoftSpokenOT (verifier side): the prover's syndrome / GGM messages are inconsistent with
+    /// its check response: it cheated (or the data was corrupted).
+    #[error("SoftSpokenOT consistency check failed: the prover's OT extension messages are inconsistent")]
+    SoftSpokenCheckFailed,
 }
 
 /// Verifier side of random correlated OT: holds Δ and gets keys.

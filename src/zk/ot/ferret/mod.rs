@@ -1,9 +1,10 @@
 //! Ferret silent OT extension (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast Extension for
 //! coRRElated oT with small communication", CCS 2020): primal LPN with regular noise,
-//! bootstrapped from KOS and then from its own output. Same roles and correlation as the rest
-//! of [`crate::zk::ot`]: verifier = COT sender holding Δ, prover = COT receiver,
-//! `M_i = K_i ⊕ u_i·Δ`, and Δ is the one of the wrapped [`KosSender`], so KOS-served and
-//! Ferret-served correlations of a session share one Δ.
+//! bootstrapped from a base OT extension and then from its own output. Same roles and
+//! correlation as the rest of [`crate::zk::ot`]: verifier = COT sender holding Δ, prover = COT
+//! receiver, `M_i = K_i ⊕ u_i·Δ`, and Δ is the one of the wrapped base extension
+//! ([`BaseCotSender`]: [`SoftSpokenSender`] by default, or [`KosSender`]), so directly served
+//! and Ferret-served correlations of a session share one Δ.
 //!
 //! # One iteration with parameters (n, k, t), block size ℓ = n/t = 2^h
 //! Consumes R = k + t·h + 128 base COTs (u, M) / K:
@@ -23,16 +24,21 @@
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
 //! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
-//! COTs and adds n). The very first base COTs come from KOS.
+//! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
+//! k = 8 ([`super::softspoken`], 15 bits of prover upload per COT) for [`FerretSender::new`] /
+//! [`FerretReceiver::new`], or KOS (128 bits per COT) via `from_kos`; `from_base` takes either.
 //!
 //! # Small-session strategy
-//! * Until the session has asked for more than [`FerretConfig::kos_direct_limit`] correlations
-//!   in total, demands are served straight from KOS (no LPN instance at all).
-//! * After that, the buffer is bootstrapped with KOS for the *setup* parameter set, and setup
+//! * Until the session has asked for more than [`FerretConfig::direct_limit`] correlations
+//!   in total, demands are served straight from the base extension (no LPN instance at all).
+//! * After that, the buffer is bootstrapped from the base extension for the *setup* parameter
+//!   set, and setup
 //!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
 //!   would cost ≥ 25% more bytes than one *main* iteration (≈10.2M net); only then does the
 //!   main set run, and it stays in use (its base COTs are reserved from then on). With the
-//!   default sets: demand ≤ 72k → KOS only; up to ≈1.2M → setup iterations; beyond → main.
+//!   default sets: demand ≤ 50k ([`DEFAULT_DIRECT_LIMIT`]; 72k with
+//!   [`FerretConfig::for_kos`]) → base extension only; up to ≈1.2M → setup iterations; beyond →
+//!   main.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
@@ -50,22 +56,39 @@
 //! link). emp-ot's current default pair `ferret_b13` is offered as
 //! [`LpnParams::EMP_B13_MAIN`] / [`LpnParams::EMP_B13_SETUP`] (cheaper bootstrap), unverified.
 //!
-//! # Costs (measured with `examples/ferret_bench.rs`, 2 shared cores, both parties in one process)
+//! # Costs (measured with `examples/ferret_bench.rs` on 2 cores shared with other jobs, both
+//! parties in one process; times are noisy, bytes exact)
 //! * Per iteration: V → P t·(2h+1)·16 B of tree messages + 32 B; P → V 16 B LPN seed,
 //!   ⌈t·h/8⌉ B of choice bits, 48 B of check. Main set: 572,048 B for 10,198,213 net COTs
 //!   (0.449 bit/COT); setup set: 387,300 B for 600,931 (5.16 bit/COT). The prover uploads
-//!   only ≈2.3 kB per iteration (plus the one-time KOS bootstrap, 781 kB).
-//! * Fresh session incl. base OTs and bootstrap: 1M COTs 1,563,160 B (12.5 bit/COT),
-//!   10M COTs 1,747,908 B (1.40 bit/COT); 20M 0.93 bit/COT. The bootstrap alone (KOS for
-//!   48,797 base COTs + one setup iteration) is 1,175,860 B, so ≤ 1 bit/COT at exactly 10M and
-//!   ≤ 8 bit/COT at 1M are out of reach with these parameter sets and a KOS bootstrap.
-//! * Speed: ≈0.8–1.0× KOS per correlation here (both ≈8–10 M COT/s at 10M); Ferret's work is
-//!   memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is AES + transposes.
+//!   only ≈2.3–3 kB per iteration; the bootstrap is what it uploads.
+//! * Bootstrap of the setup set (48,797 base COTs), prover upload: KOS 784,416 B + 4 kB base OT;
+//!   SoftSpokenOT k = 8 91,952 B + 3,584 B GGM setup + 4 kB base OT (k = 5: 153,232 B;
+//!   k = 4: 190,000 B).
+//! * Fresh session incl. base OTs and bootstrap, total bytes both directions (prover upload):
+//!
+//!   | demand | Ferret over KOS               | Ferret over SoftSpoken k = 8 |
+//!   |--------|-------------------------------|------------------------------|
+//!   | 1M     | 1,563,160 B = 12.5 bit/COT (787 kB) | 874,280 B = **6.99** bit/COT (98.6 kB) |
+//!   | 10M    | 1,747,908 B = 1.40 bit/COT (788 kB) | 1,059,028 B = **0.847** bit/COT (99.3 kB) |
+//!   | 20M    | 0.93 bit/COT                  | 0.652 bit/COT                |
+//!
+//!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with the SoftSpoken bootstrap
+//!   (k = 5: 7.48 / 0.896; k = 4: 7.78 / 0.925). KOS alone: 128 bit/COT; SoftSpoken k = 8
+//!   alone: 15.0 bit/COT.
+//! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
+//!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
+//!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
+//!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 169–219 ms vs
+//!   157–160 ms in two runs); SoftSpoken
+//!   k = 8 alone runs at ≈2–3 M COT/s vs ≈10 for KOS (it evaluates 32 AES blocks per COT and
+//!   party). In wasm, where AES is ≈10× slower, expect ≈0.1 s per party for the bootstrap.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
 //! positions α (selective failure, then the session aborts); a malicious prover learns nothing
-//! about Δ beyond the KOS bootstrap leakage documented in [`crate::zk::ot`]. After any error
+//! about Δ beyond the base extension's selective-failure leakage (KOS: [`crate::zk::ot`];
+//! SoftSpokenOT: [`super::softspoken`], same rate). After any error
 //! the instance is poisoned ([`CotError::Poisoned`]).
 
 pub mod ggm;
@@ -75,6 +98,7 @@ pub mod spcot;
 #[cfg(test)]
 mod tests;
 
+use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -86,6 +110,88 @@ pub use spcot::CHECK_COTS;
 
 /// Most correlations one `extend` call may produce (same limit as KOS).
 pub const MAX_EXTEND: usize = super::kos::MAX_EXTEND;
+
+/// The OT extension that bootstraps Ferret and serves small demands directly (verifier side).
+/// Its Δ is Ferret's Δ.
+pub enum BaseCotSender {
+    Kos(KosSender),
+    SoftSpoken(SoftSpokenSender),
+}
+
+/// Prover side of [`BaseCotSender`]; must be the same kind (and, for SoftSpoken, the same k).
+pub enum BaseCotReceiver {
+    Kos(KosReceiver),
+    SoftSpoken(SoftSpokenReceiver),
+}
+
+impl From<KosSender> for BaseCotSender {
+    fn from(s: KosSender) -> Self {
+        BaseCotSender::Kos(s)
+    }
+}
+impl From<SoftSpokenSender> for BaseCotSender {
+    fn from(s: SoftSpokenSender) -> Self {
+        BaseCotSender::SoftSpoken(s)
+    }
+}
+impl From<KosReceiver> for BaseCotReceiver {
+    fn from(r: KosReceiver) -> Self {
+        BaseCotReceiver::Kos(r)
+    }
+}
+impl From<SoftSpokenReceiver> for BaseCotReceiver {
+    fn from(r: SoftSpokenReceiver) -> Self {
+        BaseCotReceiver::SoftSpoken(r)
+    }
+}
+
+impl BaseCotSender {
+    /// Run the base OTs (and SoftSpoken's GGM setup) now; no-op if done.
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        match self {
+            BaseCotSender::Kos(s) => s.setup(ch).await,
+            BaseCotSender::SoftSpoken(s) => s.setup(ch).await,
+        }
+    }
+}
+
+impl CotSender for BaseCotSender {
+    fn delta(&self) -> F128 {
+        match self {
+            BaseCotSender::Kos(s) => s.delta(),
+            BaseCotSender::SoftSpoken(s) => s.delta(),
+        }
+    }
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
+        match self {
+            BaseCotSender::Kos(s) => s.extend(ch, n).await,
+            BaseCotSender::SoftSpoken(s) => s.extend(ch, n).await,
+        }
+    }
+}
+
+impl BaseCotReceiver {
+    /// Run the base OTs (and SoftSpoken's GGM setup) now; no-op if done.
+    pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
+        match self {
+            BaseCotReceiver::Kos(r) => r.setup(ch).await,
+            BaseCotReceiver::SoftSpoken(r) => r.setup(ch).await,
+        }
+    }
+}
+
+impl CotReceiver for BaseCotReceiver {
+    async fn extend<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        n: usize,
+    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+        match self {
+            BaseCotReceiver::Kos(r) => r.extend(ch, n).await,
+            BaseCotReceiver::SoftSpoken(r) => r.extend(ch, n).await,
+        }
+    }
+}
 
 /// One regular-noise LPN parameter set: n outputs, secret length k, t noise blocks of
 /// 2^`log_block` each (n = t·2^log_block).
@@ -171,26 +277,47 @@ impl LpnParams {
 /// Which parameter sets to use and when to bypass LPN entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
-    /// Parameter set bootstrapped from KOS and used for moderate demand.
+    /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
     pub main: Option<LpnParams>,
-    /// Serve demands straight from KOS while the session's total stays at or below this.
-    pub kos_direct_limit: usize,
+    /// Serve demands straight from the base extension (SoftSpokenOT or KOS) while the
+    /// session's total stays at or below this.
+    pub direct_limit: usize,
 }
 
-/// Default KOS-direct threshold, just below the measured byte crossover: bootstrapping costs
-/// 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration), KOS costs ≈16 B per
-/// COT, so KOS is cheaper on the wire up to ≈73k COTs (`examples/ferret_bench.rs`). KOS is
-/// also faster in wall time at every size up to one setup iteration (≈600k).
+/// Direct-serving threshold for a KOS bootstrap, just below the measured byte crossover:
+/// bootstrapping costs 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration),
+/// KOS costs ≈16 B per COT, so KOS is cheaper on the wire up to ≈73k COTs
+/// (`examples/ferret_bench.rs`). KOS is also faster in wall time at every size up to one setup
+/// iteration (≈600k).
 pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 72_000;
 
+/// Direct-serving threshold for the default SoftSpokenOT (k = 8) bootstrap, from
+/// `examples/ferret_bench.rs`: bootstrapping (SoftSpoken for 48,797 base COTs + one setup
+/// iteration) costs 486,980 B in total but only ≈97 kB of prover upload and ≈80 ms; direct
+/// SoftSpoken costs ≈1.9 B per COT (all upload) and ≈0.5 µs per COT here. Up to ≈50k direct
+/// serving is no worse in upload and better in total bytes and time; beyond it the bootstrap
+/// wins on upload (the scarce direction for a prover) and, from ≈170k, on time.
+pub const DEFAULT_DIRECT_LIMIT: usize = 50_000;
+
 impl Default for FerretConfig {
+    /// Parameters for the default SoftSpokenOT bootstrap.
     fn default() -> Self {
         FerretConfig {
             setup: LpnParams::SETUP,
             main: Some(LpnParams::MAIN),
-            kos_direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
+            direct_limit: DEFAULT_DIRECT_LIMIT,
+        }
+    }
+}
+
+impl FerretConfig {
+    /// Parameters tuned for a KOS bootstrap (only the direct-serving threshold differs).
+    pub fn for_kos() -> Self {
+        FerretConfig {
+            direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
+            ..Self::default()
         }
     }
 }
@@ -218,7 +345,7 @@ pub enum FerretConfigError {
 /// What to do next for a demand of `n` (identical on both sides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    KosDirect,
+    Direct,
     Bootstrap(usize),
     Iterate(LpnParams),
     Serve,
@@ -231,7 +358,7 @@ struct Planner {
     bootstrapped: bool,
     main_active: bool,
     reserve: usize,
-    kos_direct_used: usize,
+    direct_used: usize,
     iterations: u64,
 }
 
@@ -242,7 +369,7 @@ impl Planner {
             bootstrapped: false,
             main_active: false,
             reserve: 0,
-            kos_direct_used: 0,
+            direct_used: 0,
             iterations: 0,
         }
     }
@@ -250,8 +377,8 @@ impl Planner {
     fn next(&self, available: usize, n: usize) -> Step {
         let cfg = &self.config;
         if !self.bootstrapped {
-            if self.kos_direct_used + n <= cfg.kos_direct_limit {
-                return Step::KosDirect;
+            if self.direct_used + n <= cfg.direct_limit {
+                return Step::Direct;
             }
             return Step::Bootstrap(cfg.setup.base_cots());
         }
@@ -275,7 +402,7 @@ impl Planner {
 
     fn done(&mut self, step: Step, n: usize) {
         match step {
-            Step::KosDirect => self.kos_direct_used += n,
+            Step::Direct => self.direct_used += n,
             Step::Bootstrap(_) => {
                 self.bootstrapped = true;
                 self.reserve = self.config.setup.base_cots();
@@ -322,7 +449,7 @@ fn check_n(n: usize) -> Result<(), CotError> {
 
 /// Verifier side of Ferret: COT sender holding Δ.
 pub struct FerretSender {
-    kos: KosSender,
+    base: BaseCotSender,
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered keys; `keys[pos..]` are unused.
@@ -338,16 +465,33 @@ impl Default for FerretSender {
 }
 
 impl FerretSender {
-    /// Fresh random Δ, default parameters.
+    /// Fresh random Δ, default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_kos(KosSender::new(), FerretConfig::default()).expect("default config is valid")
+        Self::from_base(SoftSpokenSender::new(), FerretConfig::default())
+            .expect("default config is valid")
     }
 
     /// Wrap a KOS sender (its Δ and session id are used) with the given parameters.
     pub fn from_kos(kos: KosSender, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        Self::from_base(kos, config)
+    }
+
+    /// Wrap a SoftSpokenOT sender (its Δ, k and session id are used).
+    pub fn from_softspoken(
+        ss: SoftSpokenSender,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
+        Self::from_base(ss, config)
+    }
+
+    /// Wrap any base extension (its Δ and session id are used) with the given parameters.
+    pub fn from_base(
+        base: impl Into<BaseCotSender>,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretSender {
-            kos,
+            base: base.into(),
             planner: Planner::new(config),
             prg: FixedKeyAes::new(),
             keys: Vec::new(),
@@ -356,9 +500,14 @@ impl FerretSender {
         })
     }
 
-    /// Run the KOS base OTs now (no-op if already done).
+    /// Run the base extension's base OTs now (no-op if already done).
     pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
-        self.kos.setup(ch).await
+        self.base.setup(ch).await
+    }
+
+    /// The bootstrap source.
+    pub fn base(&self) -> &BaseCotSender {
+        &self.base
     }
 
     pub fn config(&self) -> &FerretConfig {
@@ -397,7 +546,7 @@ impl FerretSender {
 
         let (k, th) = (p.k, p.t * p.log_block);
         let mut v = Zeroizing::new(vec![0u128; p.n]);
-        let delta = self.kos.delta().0;
+        let delta = self.base.delta().0;
         let tweak = self.planner.tweak_base();
         spcot::send(
             ch,
@@ -449,14 +598,14 @@ impl FerretSender {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
-                Step::KosDirect => {
-                    let out = self.kos.extend(ch, n).await?;
+                Step::Direct => {
+                    let out = self.base.extend(ch, n).await?;
                     self.planner.done(step, n);
                     return Ok(out);
                 }
                 Step::Bootstrap(r) => {
                     self.keys = self
-                        .kos
+                        .base
                         .extend(ch, r)
                         .await?
                         .into_iter()
@@ -474,7 +623,7 @@ impl FerretSender {
 
 impl CotSender for FerretSender {
     fn delta(&self) -> F128 {
-        self.kos.delta()
+        self.base.delta()
     }
 
     async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
@@ -500,7 +649,7 @@ impl Drop for FerretSender {
 
 /// Prover side of Ferret: COT receiver getting random bits and MACs.
 pub struct FerretReceiver {
-    kos: KosReceiver,
+    base: BaseCotReceiver,
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused.
@@ -517,18 +666,35 @@ impl Default for FerretReceiver {
 }
 
 impl FerretReceiver {
-    /// Default parameters.
+    /// Default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_kos(KosReceiver::new(), FerretConfig::default())
+        Self::from_base(SoftSpokenReceiver::new(), FerretConfig::default())
             .expect("default config is valid")
     }
 
     /// Wrap a KOS receiver (its session id is used) with the given parameters (must equal the
     /// verifier's).
     pub fn from_kos(kos: KosReceiver, config: FerretConfig) -> Result<Self, FerretConfigError> {
+        Self::from_base(kos, config)
+    }
+
+    /// Wrap a SoftSpokenOT receiver (its k and session id are used).
+    pub fn from_softspoken(
+        ss: SoftSpokenReceiver,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
+        Self::from_base(ss, config)
+    }
+
+    /// Wrap any base extension (of the same kind as the verifier's) with the given parameters
+    /// (must equal the verifier's).
+    pub fn from_base(
+        base: impl Into<BaseCotReceiver>,
+        config: FerretConfig,
+    ) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretReceiver {
-            kos,
+            base: base.into(),
             planner: Planner::new(config),
             prg: FixedKeyAes::new(),
             bits: Vec::new(),
@@ -538,9 +704,14 @@ impl FerretReceiver {
         })
     }
 
-    /// Run the KOS base OTs now (no-op if already done).
+    /// Run the base extension's base OTs now (no-op if already done).
     pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
-        self.kos.setup(ch).await
+        self.base.setup(ch).await
+    }
+
+    /// The bootstrap source.
+    pub fn base(&self) -> &BaseCotReceiver {
+        &self.base
     }
 
     pub fn config(&self) -> &FerretConfig {
@@ -638,13 +809,13 @@ impl FerretReceiver {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
-                Step::KosDirect => {
-                    let out = self.kos.extend(ch, n).await?;
+                Step::Direct => {
+                    let out = self.base.extend(ch, n).await?;
                     self.planner.done(step, n);
                     return Ok(out);
                 }
                 Step::Bootstrap(r) => {
-                    let (b, m) = self.kos.extend(ch, r).await?;
+                    let (b, m) = self.base.extend(ch, r).await?;
                     self.bits = b.into_iter().map(|x| x as u8).collect();
                     self.macs = m.into_iter().map(|x| x.0).collect();
                     self.pos = 0;

@@ -5,6 +5,7 @@ use super::*;
 use crate::zk::channel::test_util::tampering;
 use crate::zk::channel::memory_pair;
 use crate::zk::ot::kos::MAX_MESSAGE_BYTES;
+use crate::zk::ot::softspoken;
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
@@ -27,7 +28,7 @@ fn test_config() -> FerretConfig {
     FerretConfig {
         setup: TEST_SETUP,
         main: Some(TEST_MAIN),
-        kos_direct_limit: 1000,
+        direct_limit: 1000,
     }
 }
 
@@ -37,6 +38,18 @@ fn pair(config: FerretConfig) -> (FerretSender, FerretReceiver) {
         FerretReceiver::from_kos(KosReceiver::new(), config).unwrap(),
     )
 }
+
+fn pair_ss(config: FerretConfig, delta: F128, k: usize) -> (FerretSender, FerretReceiver) {
+    (
+        FerretSender::from_softspoken(SoftSpokenSender::with_delta(delta).with_k(k).unwrap(), config)
+            .unwrap(),
+        FerretReceiver::from_softspoken(SoftSpokenReceiver::new().with_k(k).unwrap(), config)
+            .unwrap(),
+    )
+}
+
+/// A Δ with every 8-bit block nonzero (so any SoftSpoken syndrome flip must be caught).
+const DELTA_ALL_BLOCKS_NONZERO: F128 = F128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3211);
 
 fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
     assert_eq!(keys.len(), bits.len());
@@ -149,7 +162,7 @@ fn real_setup_parameter_set_runs_and_is_correct() {
     let cfg = FerretConfig {
         setup: LpnParams::SETUP,
         main: None,
-        kos_direct_limit: 0,
+        direct_limit: 0,
     };
     let (mut s, mut r) = pair(cfg);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
@@ -411,7 +424,7 @@ fn wrong_size_messages_are_malformed_not_panics() {
 #[test]
 fn malformed_lpn_seed_and_poisoning() {
     let (mut s, mut r) = pair(FerretConfig {
-        kos_direct_limit: 0,
+        direct_limit: 0,
         ..test_config()
     });
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
@@ -491,7 +504,7 @@ fn plan(p: &mut Planner, available: &mut usize, n: usize) -> Vec<Step> {
         let step = p.next(*available, n);
         steps.push(step);
         match step {
-            Step::KosDirect => {
+            Step::Direct => {
                 p.done(step, n);
                 return steps;
             }
@@ -515,8 +528,8 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // tiny sessions never touch LPN
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    assert_eq!(plan(&mut p, &mut avail, 40_000), [Step::KosDirect]);
-    assert_eq!(plan(&mut p, &mut avail, 30_000), [Step::KosDirect]);
+    assert_eq!(plan(&mut p, &mut avail, 30_000), [Step::Direct]);
+    assert_eq!(plan(&mut p, &mut avail, 20_000), [Step::Direct]);
     // crossing the limit bootstraps the setup set; 1M is covered by setup iterations only
     let steps = plan(&mut p, &mut avail, 1_000_000);
     assert_eq!(steps[0], Step::Bootstrap(LpnParams::SETUP.base_cots()));
@@ -541,4 +554,107 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
             Step::Serve
         ]
     );
+}
+
+// ---- Ferret over a SoftSpokenOT bootstrap ----
+
+#[test]
+fn correlations_hold_over_a_softspoken_bootstrap_for_several_k() {
+    for k in [8usize, 5, 2] {
+        let (mut s, mut r) = pair_ss(test_config(), DELTA_ALL_BLOCKS_NONZERO, k);
+        assert_eq!(s.delta(), DELTA_ALL_BLOCKS_NONZERO, "Δ comes from the base source");
+        let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
+        let mut all_keys = vec![];
+        let mut iters = vec![];
+        for n in [100usize, 900, 3000, 1, 20_000, 40_000, 77_777] {
+            let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+            let keys = keys.unwrap();
+            let (bits, macs) = cots.unwrap();
+            assert_correlated(DELTA_ALL_BLOCKS_NONZERO, &keys, &bits, &macs);
+            assert_eq!(s.buffered(), r.buffered());
+            iters.push(s.iterations());
+            all_keys.extend(keys);
+            (cv, cp) = (v.unwrap(), p.unwrap());
+        }
+        assert_eq!(iters[..2], [0, 0], "first 1000 served directly by SoftSpoken");
+        assert!(iters[2] >= 1 && s.planner.main_active);
+        let mut sorted: Vec<u128> = all_keys.iter().map(|k| k.0).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all_keys.len());
+    }
+}
+
+#[test]
+fn default_constructors_bootstrap_from_softspoken() {
+    let (mut s, mut r) = (FerretSender::new(), FerretReceiver::new());
+    assert!(matches!(s.base(), BaseCotSender::SoftSpoken(x) if x.k() == softspoken::DEFAULT_K));
+    assert!(matches!(r.base(), BaseCotReceiver::SoftSpoken(_)));
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let ((_, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, 5000);
+    let (bits, macs) = cots.unwrap();
+    assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
+    // served directly: base OT + GGM setup + one SoftSpoken extend
+    let expect = 32 + softspoken::setup_message_bytes(softspoken::DEFAULT_K)
+        + softspoken::prover_bytes_for(softspoken::DEFAULT_K, 5000);
+    assert_eq!(p.unwrap().bytes_sent(), expect as u64);
+}
+
+#[test]
+fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
+    let cfg = FerretConfig {
+        setup: LpnParams::SETUP,
+        main: None,
+        direct_limit: 0,
+    };
+    let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 8);
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let n = LpnParams::SETUP.net_output();
+    let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+    let (bits, macs) = cots.unwrap();
+    assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
+    assert_eq!(s.iterations(), 1);
+    let (v, p) = (v.unwrap(), p.unwrap());
+    let total = (v.bytes_sent() + p.bytes_sent()) as usize;
+    let base_ot = 32 + 128 * 32;
+    let ss = softspoken::setup_message_bytes(8)
+        + softspoken::prover_bytes_for(8, LpnParams::SETUP.base_cots())
+        + 16;
+    assert_eq!(total, base_ot + ss + LpnParams::SETUP.iteration_bytes());
+    // the bootstrap upload is 15 bits per base COT instead of KOS's 128
+    assert!(ss * 8 < 16 * LpnParams::SETUP.base_cots() + 8 * 4096);
+}
+
+#[test]
+fn tampered_softspoken_bootstrap_is_caught_through_ferret() {
+    let cfg = FerretConfig {
+        direct_limit: 0,
+        ..test_config()
+    };
+    let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 8);
+    let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let (a, b) = block_on(join(s.setup(&mut cv), r.setup(&mut cp)));
+    a.unwrap();
+    b.unwrap();
+    // the prover's first message after the setup is the bootstrap's syndrome chunk
+    let cp = tampering(cp, |i, m| {
+        if i == 0 {
+            let mid = m.len() / 2;
+            m[mid] ^= 0x40;
+        }
+    });
+    let ((_, keys), _) = run_extend(&mut s, &mut r, cv, cp, 10);
+    assert!(matches!(keys, Err(CotError::SoftSpokenCheckFailed)), "{keys:?}");
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let ((_, again), _) = run_extend(&mut s, &mut r, cv, cp, 10);
+    assert!(matches!(again, Err(CotError::Poisoned)));
+}
+
+#[test]
+fn mismatched_bootstrap_sources_fail_cleanly() {
+    let mut s = FerretSender::from_kos(KosSender::new(), test_config()).unwrap();
+    let mut r = FerretReceiver::from_softspoken(SoftSpokenReceiver::new(), test_config()).unwrap();
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let ((_, keys), (_, cots)) = run_extend(&mut s, &mut r, cv, cp, 100);
+    assert!(keys.is_err() || cots.is_err());
 }
