@@ -14,7 +14,7 @@ run=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$run"; }
 trap cleanup EXIT
-bin=target/release/tlsproof
+bin="${CARGO_TARGET_DIR:-target}/release/tlsproof"
 $bin echo-server --listen 127.0.0.1:0 --addr-file "$run/echo" >/dev/null & pids+=($!)
 $bin fixture-server --listen 127.0.0.1:0 --addr-file "$run/fixture" --ca-out "$run/ca.pem" >/dev/null & pids+=($!)
 for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
@@ -32,7 +32,7 @@ env $TLSPROOF_WASM_ENV wasm-pack --log-level warn test --headless --chrome --chr
 
 echo "== end to end: the demo page in headless Chromium =="
 bash scripts/build-wasm.sh
-out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg pkg --timeout 180)
+out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg dist/tlsproof --timeout 180)
 echo "$out"
 if echo "$out" | grep -q "the verifier verified" && echo "$out" | grep -q "Alice Example" && ! echo "$out" | grep -q "demo-secret-token"; then
   echo "end-to-end: 1 passed, 0 failed"
