@@ -2,7 +2,7 @@
 //! (serde-wasm-bindgen), progress through a callback, cancellation through an `AbortSignal`,
 //! failures as `Error` objects with a `code`.
 
-use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError};
+use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, OPTION_FIELDS, REVEAL_FIELDS};
 use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
 use crate::protocol::{notarize_with_progress, Phase, Progress, ProverConfig};
 use crate::transport::{WsSocket, WsStream};
@@ -118,9 +118,26 @@ impl Drop for AbortWatch {
     }
 }
 
+/// Refuses keys of `obj` not in `known` (a misspelt option would otherwise be ignored).
+fn check_keys(obj: &JsValue, known: &[&str], prefix: &str) -> Result<(), OptionsError> {
+    for key in Object::keys(obj.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known.contains(&key.as_str()) {
+            return Err(OptionsError::Shape(format!("unknown option {prefix}{key} (known: {})", known.join(", "))));
+        }
+    }
+    Ok(())
+}
+
 async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<JsValue, ApiError> {
     if !options.is_object() || Array::is_array(&options) {
         return Err(OptionsError::Shape("notarize options must be an object".into()).into());
+    }
+    check_keys(&options, OPTION_FIELDS, "")?;
+    if let Ok(reveal) = Reflect::get(&options, &"reveal".into()) {
+        if reveal.is_object() && !Array::is_array(&reveal) {
+            check_keys(&reveal, REVEAL_FIELDS, "reveal.")?;
+        }
     }
     let opts: NotarizeOptions = serde_wasm_bindgen::from_value(options).map_err(|e| OptionsError::Shape(e.to_string()))?;
     let plan = opts.plan()?;

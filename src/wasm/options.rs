@@ -11,6 +11,16 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_MAX_SENT: u32 = 16 * 1024;
 pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
 
+/// The fields of [`NotarizeOptions`] and of [`RevealOptions`]. serde-wasm-bindgen reads a
+/// struct by looking up its fields, so it never sees unknown ones and `deny_unknown_fields`
+/// cannot catch a misspelt option there; the bindings check keys against these lists first
+/// (a test keeps them in step with the structs).
+pub const OPTION_FIELDS: &[&str] = &[
+    "verifierUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body", "reveal",
+    "maxSentBytes", "maxRecvBytes", "timeoutMs",
+];
+pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
+
 /// `notarize(options)`: what to request and what to reveal.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -539,6 +549,26 @@ mod tests {
         }
         let none = opts(serde_json::json!({"verifierUrl": "ws://v/"})).unwrap().plan().unwrap_err();
         assert_eq!(none, OptionsError::NoTarget);
+    }
+
+    #[test]
+    fn field_lists_match_the_structs() {
+        let base = serde_json::json!({"verifierUrl": "ws://v/"});
+        for f in OPTION_FIELDS {
+            let mut v = base.clone();
+            v[*f] = serde_json::json!(null);
+            if let Err(e) = opts(v) {
+                assert!(!e.to_string().contains("unknown field"), "{f}: {e}");
+            }
+        }
+        let unknown = opts(serde_json::json!({"verifierUrl": "ws://v/", "x": 1})).unwrap_err().to_string();
+        let listed = unknown.split("expected one of ").nth(1).unwrap_or_default().matches('`').count() / 2;
+        assert_eq!(listed, OPTION_FIELDS.len(), "{unknown}");
+        for f in REVEAL_FIELDS {
+            serde_json::from_value::<RevealOptions>(serde_json::json!({*f: "all"})).unwrap();
+        }
+        let unknown = serde_json::from_value::<RevealOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
+        assert_eq!(unknown.matches('`').count() / 2 - 1, REVEAL_FIELDS.len(), "{unknown}");
     }
 
     #[test]
