@@ -1,6 +1,8 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
 import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, type NotarizeResult, type Progress } from "tlsproof";
-import { initProver, notarize as notarizeInThisWorker } from "tlsproof/direct";
+import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout } from "tlsproof/direct";
+// @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
+import { Prover as NoProverHere } from "tlsproof/direct";
 
 export async function everything(): Promise<string> {
   const controller = new AbortController();
@@ -41,6 +43,8 @@ export async function oneCall(): Promise<string> {
 
 export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });
+  void NoProverHere;
+  void DirectTimeout;
   return notarizeInThisWorker({ verifierUrl: "ws://127.0.0.1:7047/", url: "https://localhost:4443/json", headers: { Accept: "*/*" } });
 }
 
