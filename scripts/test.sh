@@ -14,7 +14,10 @@ run=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$run"; }
 trap cleanup EXIT
-bin="${CARGO_TARGET_DIR:-target}/release/tlsproof"
+# A private copy: a target dir shared with another checkout (CARGO_TARGET_DIR) may get a
+# different build of the binary while these tests run.
+cp "${CARGO_TARGET_DIR:-target}/release/tlsproof" "$run/tlsproof"
+bin="$run/tlsproof"
 $bin echo-server --listen 127.0.0.1:0 --addr-file "$run/echo" >/dev/null & pids+=($!)
 $bin fixture-server --listen 127.0.0.1:0 --addr-file "$run/fixture" --ca-out "$run/ca.pem" >/dev/null & pids+=($!)
 for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
@@ -54,6 +57,7 @@ echo "== browser end to end: tlsproof verifier --www, driven through chromedrive
 $bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/www-verifier" \
   --www www --pkg dist/tlsproof >"$run/www-verifier.log" 2>&1 & pids+=($!)
 for _ in $(seq 100); do [ -s "$run/www-verifier" ] && break; sleep 0.1; done
+[ -s "$run/www-verifier" ] || { echo "the verifier with --www did not start:"; cat "$run/www-verifier.log"; exit 1; }
 node tests/e2e/demo-page.mjs "http://$(cat "$run/www-verifier")/" test-artifacts
 echo "screenshots: test-artifacts/demo-page.png, test-artifacts/dapp-example.png"
 
