@@ -8,4 +8,4 @@ bash scripts/setup.sh
 . scripts/env.sh
 bash scripts/build-wasm.sh
 cargo build --release --bin tlsproof
-exec target/release/tlsproof demo --www www --pkg pkg "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/tlsproof" demo --www www --pkg dist/tlsproof "$@"

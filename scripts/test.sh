@@ -14,12 +14,15 @@ run=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$run"; }
 trap cleanup EXIT
-bin=target/release/tlsproof
+# A private copy: a target dir shared with another checkout (CARGO_TARGET_DIR) may get a
+# different build of the binary while these tests run.
+cp "${CARGO_TARGET_DIR:-target}/release/tlsproof" "$run/tlsproof"
+bin="$run/tlsproof"
 $bin echo-server --listen 127.0.0.1:0 --addr-file "$run/echo" >/dev/null & pids+=($!)
 $bin fixture-server --listen 127.0.0.1:0 --addr-file "$run/fixture" --ca-out "$run/ca.pem" >/dev/null & pids+=($!)
 for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 $bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$(cat "$run/fixture")" --addr-file "$run/proxy" >/dev/null & pids+=($!)
-$bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/verifier" >/dev/null & pids+=($!)
+$bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/verifier" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
 for f in proxy verifier; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
@@ -30,12 +33,53 @@ export WASM_BINDGEN_TEST_TIMEOUT=300
 # shellcheck disable=SC2086
 env $TLSPROOF_WASM_ENV wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release .
 
-echo "== end to end: the demo page in headless Chromium =="
+# The abort test closed a session mid-proof (and the bad-option tests had sessions refused):
+# the verifier must report rejected sessions and still be serving.
+if grep -q "=== rejected session" "$run/verifier.log" && kill -0 "$verifier_pid" 2>/dev/null; then
+  echo "verifier after the aborted session: rejected it, still serving"
+else
+  echo "the verifier did not report the aborted session or stopped:"; cat "$run/verifier.log"; exit 1
+fi
+
+echo "== package: build, npm pack, TypeScript declarations =="
 bash scripts/build-wasm.sh
-out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg pkg --timeout 180)
+(cd dist/tlsproof && npm pack --dry-run --json >"$run/pack.json" 2>/dev/null)
+node -e '
+  const files = JSON.parse(require("fs").readFileSync(process.argv[1]))[0].files.map((f) => f.path);
+  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
+  const missing = need.filter((f) => !files.includes(f));
+  if (missing.length || !files.some((f) => f.startsWith("wasm/snippets/"))) { console.error("npm pack misses", missing); process.exit(1); }
+  console.log(`npm pack: ${files.length} files`);' "$run/pack.json"
+node_modules/.bin/tsc -p tests/types && echo "tsc: tests/types/usage.ts compiles against the package's .d.ts"
+node tests/readme-snippets.mjs
+
+echo "== browser end to end: tlsproof verifier --www, driven through chromedriver =="
+$bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/www-verifier" \
+  --www www --pkg dist/tlsproof >"$run/www-verifier.log" 2>&1 & pids+=($!)
+for _ in $(seq 100); do [ -s "$run/www-verifier" ] && break; sleep 0.1; done
+[ -s "$run/www-verifier" ] || { echo "the verifier with --www did not start:"; cat "$run/www-verifier.log"; exit 1; }
+node tests/e2e/demo-page.mjs "http://$(cat "$run/www-verifier")/" test-artifacts
+echo "screenshots: test-artifacts/demo-page.png, test-artifacts/dapp-example.png"
+
+echo "== end to end: the demo page in headless Chromium (tlsproof demo) =="
+out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg dist/tlsproof --timeout 180)
 echo "$out"
 if echo "$out" | grep -q "the verifier verified" && echo "$out" | grep -q "Alice Example" && ! echo "$out" | grep -q "demo-secret-token"; then
   echo "end-to-end: 1 passed, 0 failed"
 else
   echo "end-to-end: 0 passed, 1 failed"; exit 1
 fi
+
+echo "== bench: one tiny case per target, sessions checked, CSV and plots written =="
+cat >"$run/tiny.toml" <<'TOML'
+[[bench]]
+protocol_latency = 4
+bandwidth = 200
+app_latency = 2
+download_size = 2000
+reveal_recv = ["all", "all_but_last"]
+samples = 1
+TOML
+$bin bench run "$run/tiny.toml" --target browser --out "$run/bench-browser" --www www --pkg dist/tlsproof | tail -6
+for f in samples.csv summary.md runtime.svg runtime.png; do [ -s "$run/bench-browser/$f" ] || { echo "browser bench: $f missing"; exit 1; }; done
+echo "bench (browser target): 1 passed, 0 failed"

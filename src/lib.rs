@@ -30,5 +30,4 @@ pub mod fixture;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod proxy;
 
-#[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -131,6 +131,7 @@ async fn refusals_reach_the_prover_with_reasons() {
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
         assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains(needle)), "{err}");
+        assert_eq!(err.code(), "SERVER_NOT_ALLOWED");
         let (_, report) = env.reports.recv().await.unwrap();
         assert!(matches!(report, Err(VerifierError::Policy(_))), "{report:?}");
     }
@@ -154,6 +155,7 @@ async fn refusals_reach_the_prover_with_reasons() {
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("unreachable");
     assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("cannot connect to the server")), "{err}");
+    assert_eq!(err.code(), "SERVER_UNREACHABLE");
     assert!(matches!(reports.recv().await.unwrap().1, Err(VerifierError::Connect(_))));
 }
 
@@ -250,6 +252,7 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
     let socket = WsSocket::connect(&format!("ws://{silent}/")).await.unwrap();
     let err = notarize(socket, config(env.fixture.to_string()), request.clone(), RevealConfig::default()).await.err().unwrap();
     assert!(matches!(err, ProverError::Timeout("the verifier to accept")), "{err}");
+    assert_eq!(err.code(), "TIMEOUT");
 
     // A server that accepts TCP and closes at once: a clear TLS error, not a hang.
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -307,4 +310,21 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     // A session that starts with anything but a request is refused too.
     let r = raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 })).await;
     assert!(matches!(r, Err(VerifierError::UnexpectedMessage { expected: "Request", got: "TlsDone" })), "{r:?}");
+}
+
+/// The browser API's error codes for verifier refusals come from the verifier's messages:
+/// this pins the messages the classification relies on.
+#[test]
+fn verifier_refusals_map_to_stable_error_codes() {
+    use tlsproof::proxy::Refusal;
+    let code = |e: VerifierError| ProverError::VerifierRejected(e.to_string()).code();
+    assert_eq!(code(VerifierError::Connect("refused".into())), "SERVER_UNREACHABLE");
+    assert_eq!(code(VerifierError::Policy(Refusal::Unresolvable("x:1".into()))), "SERVER_UNREACHABLE");
+    assert_eq!(code(VerifierError::Policy(Refusal::NotAllowed("x:1".into()))), "SERVER_NOT_ALLOWED");
+    assert_eq!(code(VerifierError::LimitTooHigh { what: "max_recv", asked: 2, limit: 1 }), "LIMIT_EXCEEDED");
+    assert_eq!(code(VerifierError::TranscriptTooLarge { what: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
+    assert_eq!(code(VerifierError::AppDataTooLarge { direction: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
+    assert_eq!(code(VerifierError::Timeout("the proof")), "TIMEOUT");
+    assert_eq!(code(VerifierError::ProverAborted("x".into())), "VERIFIER_REJECTED");
+    assert_eq!(code(VerifierError::Version { got: 9, ours: 1 }), "VERIFIER_REJECTED");
 }

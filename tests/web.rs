@@ -166,37 +166,141 @@ async fn zk_keystream_and_prf_proofs_pass_in_the_browser() {
     assert_eq!(vd, tlsproof::tls::keys::verify_data(&ms, b"client finished", &hc));
 }
 
-#[wasm_bindgen_test]
-async fn notarization_in_the_browser_fast_path_and_redacted() {
-    ensure_pool().await;
-    let verifier = server(option_env!("TLSPROOF_TEST_VERIFIER"), "TLSPROOF_TEST_VERIFIER");
+fn verifier() -> &'static str {
+    server(option_env!("TLSPROOF_TEST_VERIFIER"), "TLSPROOF_TEST_VERIFIER")
+}
+
+/// Options for the local fixture's `path`, plus `extra` fields, as the plain JS object a page
+/// would pass.
+fn options(path: &str, extra: serde_json::Value) -> wasm_bindgen::JsValue {
     let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
     let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
-    for (reveal, fast) in [("all", true), ("body", false)] {
-        let request = tlsproof::http::RequestBuilder::get("localhost", "/bytes?n=2048")
-            .header("Authorization", "Bearer browser-secret")
-            .build()
-            .unwrap();
-        let json = tlsproof::wasm::notarize_js(
-            verifier.into(),
-            fixture.into(),
-            "localhost".into(),
-            ca.into(),
-            request.bytes,
-            vec!["authorization".into()],
-            reveal.into(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("notarize({reveal}) failed: {:?}", wasm_bindgen::JsValue::from(e)));
-        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["verified"]["received"]["fast_path"], fast, "{reveal}");
-        assert_eq!(v["verified"]["sent"]["fast_path"], false);
-        let sent = v["sentPrintable"].as_str().unwrap();
-        assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
-        let received = v["receivedPrintable"].as_str().unwrap();
-        assert!(received.ends_with("abcdefghijklmnopqrstuvwxyz") || received.contains("abcdefghijklmnopqrstuvwxyz"), "{received}");
-        if !fast {
-            assert!(received.starts_with('█'), "the head is hidden when only the body is revealed: {received}");
-        }
+    let mut o = serde_json::json!({
+        "verifierUrl": verifier(),
+        "url": format!("https://{fixture}{path}"),
+        "serverName": "localhost",
+        "caPem": ca,
+        "headers": {"Authorization": "Bearer browser-secret", "Accept": "*/*"},
+    });
+    for (k, v) in extra.as_object().expect("extra options are an object") {
+        o[k] = v.clone();
     }
+    js_sys::JSON::parse(&o.to_string()).expect("options are JSON")
+}
+
+/// The result object as JSON (its Uint8Arrays become index maps, which these tests ignore).
+fn as_json(v: &wasm_bindgen::JsValue) -> serde_json::Value {
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(v).expect("stringify"))).expect("result is JSON")
+}
+
+fn error_code(e: &wasm_bindgen::JsValue) -> String {
+    let code = js_sys::Reflect::get(e, &"code".into()).ok().and_then(|c| c.as_string());
+    let message = js_sys::Reflect::get(e, &"message".into()).ok().and_then(|c| c.as_string());
+    format!("{}: {}", code.unwrap_or_default(), message.unwrap_or_default())
+}
+
+async fn notarize(options: wasm_bindgen::JsValue) -> Result<serde_json::Value, String> {
+    tlsproof::wasm::notarize(options, None, None).await.map(|v| as_json(&v)).map_err(|e| error_code(&e))
+}
+
+#[wasm_bindgen_test]
+async fn notarize_api_fast_path_redacted_and_json_fields() {
+    ensure_pool().await;
+    // Everything revealed: both directions take the fast path.
+    let all = serde_json::json!({"reveal": {"sent": "all", "recv": "all"}});
+    let v = notarize(options("/bytes?n=2048", all)).await.unwrap_or_else(|e| panic!("fast path: {e}"));
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("fast"), Some("fast")), "{v}");
+    assert_eq!(v["sent"]["hidden"], serde_json::json!([]));
+    assert!(v["sent"]["printable"].as_str().unwrap().contains("Bearer browser-secret"));
+    assert!(v["recv"]["printable"].as_str().unwrap().contains("abcdefghijklmnopqrstuvwxyz"));
+    assert!(v["timings"]["totalMs"].as_f64().unwrap() > 0.0 && v["bytes"]["proverToVerifier"].as_u64().unwrap() > 0);
+
+    // The default reveal hides Authorization; the body alone takes the ZK path.
+    let body = serde_json::json!({"reveal": {"recv": "body"}});
+    let v = notarize(options("/bytes?n=2048", body)).await.unwrap_or_else(|e| panic!("redacted: {e}"));
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
+    assert_eq!(v["sent"]["hidden"].as_array().unwrap().len(), 1);
+    let recv = v["recv"]["printable"].as_str().unwrap();
+    assert!(recv.starts_with('█') && recv.contains("abcdefghijklmnopqrstuvwxyz"), "{recv}");
+
+    // JSON fields, through a Prover with defaults, reporting progress.
+    let prover = tlsproof::wasm::Prover::new(options("/json", serde_json::json!({}))).expect("prover");
+    let phases = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let seen = phases.clone();
+    let on_progress = wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
+        let phase = js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().unwrap();
+        let fraction = js_sys::Reflect::get(&p, &"fraction".into()).unwrap().as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&fraction));
+        seen.borrow_mut().push(phase);
+    });
+    use wasm_bindgen::JsCast;
+    let json = js_sys::JSON::parse(r#"{"reveal": {"recv": {"jsonFields": ["owner"]}}}"#).unwrap();
+    let promise = prover.notarize(json, Some(on_progress.as_ref().unchecked_ref::<js_sys::Function>().clone()), None);
+    let v = wasm_bindgen_futures::JsFuture::from(promise).await.map(|v| as_json(&v)).unwrap_or_else(|e| panic!("json fields: {}", error_code(&e)));
+    let recv = v["recv"]["printable"].as_str().unwrap();
+    assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("ACC-0042") && !recv.contains("1234.56"), "{recv}");
+    assert_eq!(v["recv"]["revealed"].as_array().unwrap().len(), 1);
+    let phases = phases.borrow().clone();
+    assert_eq!(phases.first().map(String::as_str), Some("connect"), "{phases:?}");
+    assert_eq!(phases.last().map(String::as_str), Some("done"), "{phases:?}");
+    for p in ["preprocess", "request", "prove"] {
+        assert!(phases.iter().any(|x| x == p), "{p} missing from {phases:?}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn notarize_api_rejects_bad_options_with_codes() {
+    ensure_pool().await;
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let bad = |code: &str, r: Result<serde_json::Value, String>, what: &str| match r {
+        Err(e) => assert!(e.starts_with(&format!("{code}:")), "{what}: expected {code}, got {e}"),
+        Ok(v) => panic!("{what}: expected {code}, got a verdict {v}"),
+    };
+    bad("BAD_OPTIONS", notarize(wasm_bindgen::JsValue::from_str("https://x/")).await, "a string");
+    bad("BAD_OPTIONS", notarize(js_sys::JSON::parse(r#"{"url":"https://x/"}"#).unwrap()).await, "no verifierUrl");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"revael": {}}))).await, "unknown field");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"rcv": "all"}}))).await, "unknown reveal field");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": "everything"}}))).await, "reveal word");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"url": "http://x/"}))).await, "http URL");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": [{"start": 0, "end": 100000}]}}))).await, "range past the end");
+    bad("LIMIT_EXCEEDED", notarize(options("/json", serde_json::json!({"maxSentBytes": 10}))).await, "request over maxSentBytes");
+    bad("LIMIT_EXCEEDED", notarize(options("/json", serde_json::json!({"maxRecvBytes": 64 << 20}))).await, "more than the verifier allows");
+    bad("LIMIT_EXCEEDED", notarize(options("/bytes?n=9000", serde_json::json!({"maxRecvBytes": 4096}))).await, "response over maxRecvBytes");
+    bad("SERVER_NOT_ALLOWED", notarize(options("/json", serde_json::json!({"url": "https://127.0.0.1:1/json"}))).await, "not on the allow-list");
+    bad("VERIFIER_UNREACHABLE", notarize(options("/json", serde_json::json!({"verifierUrl": "ws://127.0.0.1:1/"}))).await, "no verifier");
+    bad("TLS_ERROR", notarize(options("/json", serde_json::json!({"serverName": "bank.example"}))).await, "wrong certificate name");
+    let aborted = web_sys::AbortController::new().unwrap();
+    aborted.abort();
+    let r = tlsproof::wasm::notarize(options("/json", serde_json::json!({})), None, Some(aborted.signal())).await;
+    bad("ABORTED", r.map(|v| as_json(&v)).map_err(|e| error_code(&e)), "already aborted");
+    let _ = fixture;
+}
+
+#[wasm_bindgen_test]
+async fn abort_mid_session_leaves_both_sides_clean() {
+    ensure_pool().await;
+    use wasm_bindgen::JsCast;
+    let controller = web_sys::AbortController::new().unwrap();
+    let c = controller.clone();
+    // Abort once the proof starts: the verifier is then deep in the session.
+    let on_progress = wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
+        if js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().as_deref() == Some("prove") {
+            c.abort();
+        }
+    });
+    let started = js_sys::Date::now();
+    let r = tlsproof::wasm::notarize(
+        options("/bytes?n=4096", serde_json::json!({"reveal": {"recv": "body"}})),
+        Some(on_progress.as_ref().unchecked_ref::<js_sys::Function>().clone()),
+        Some(controller.signal()),
+    )
+    .await;
+    let e = r.map(|v| as_json(&v)).expect_err("the session was aborted");
+    assert!(error_code(&e).starts_with("ABORTED:"), "{}", error_code(&e));
+    assert!(js_sys::Date::now() - started < 60_000.0);
+    // The verifier ended that session (scripts/test.sh checks its log) and still serves.
+    let v = notarize(options("/json", serde_json::json!({}))).await.unwrap_or_else(|e| panic!("after abort: {e}"));
+    assert!(v["recv"]["printable"].as_str().unwrap().contains("Alice Example"));
 }

@@ -1,70 +1,104 @@
-// The demo page: notarizes a request to the local fixture and shows what the verifier saw,
-// hidden bytes blacked out. With ?auto=1 (used by `npm start`) it runs once and reports back.
+// The demo page: notarizes one HTTPS request with the tlsproof package and shows what the
+// verifier verified, revealed bytes highlighted and hidden ones blacked out. With ?auto=1
+// (`tlsproof demo`, `npm start`) it runs once and reports the outcome to the server.
+import { Prover } from "tlsproof";
+
 const $ = (id) => document.getElementById(id);
 const config = await (await fetch("/demo-config.json")).json();
-const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-let nextId = 0;
-const call = (op, args) => new Promise((resolve) => {
-  const id = nextId++;
-  const onMsg = ({ data }) => { if (data.id === id) { worker.removeEventListener("message", onMsg); resolve(data); } };
-  worker.addEventListener("message", onMsg);
-  worker.postMessage({ id, op, args });
-});
+const query = new URLSearchParams(location.search);
 
-$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · threads=${navigator.hardwareConcurrency} · verifier ${config.verifierUrl} · server https://${config.serverName} (${config.httpsTarget})`;
+$("url").value = query.has("path") ? new URL(query.get("path"), config.url).href : config.url;
+$("server-name").value = config.serverName || "";
+$("verifier-url").value = config.verifierUrl || `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+if (query.has("reveal")) document.querySelector(`input[name=reveal][value=${CSS.escape(query.get("reveal"))}]`).checked = true;
+$("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · cores=${navigator.hardwareConcurrency}`;
 
-/** Renders a verified direction: revealed bytes as text, hidden ones as black boxes. */
-function render(el, dir) {
-  el.textContent = "";
-  let at = 0;
-  const text = (a, b) => new TextDecoder().decode(new Uint8Array(dir.bytes.slice(a, b)));
-  const hidden = (n) => { const s = document.createElement("span"); s.className = "hidden"; s.textContent = "█".repeat(n); el.append(s); };
-  for (const r of dir.revealed) {
-    if (r.start > at) hidden(r.start - at);
-    el.append(text(r.start, r.end));
-    at = r.end;
+const prover = new Prover({ threads: Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 4)) });
+
+/** The form as notarize() options. */
+function options() {
+  const headers = [];
+  const hidden = [];
+  for (const row of $("headers").tBodies[0].rows) {
+    const name = row.querySelector(".h-name").value.trim();
+    if (!name) continue;
+    headers.push([name, row.querySelector(".h-value").value]);
+    if (row.querySelector(".h-hide").checked) hidden.push(name);
   }
-  if (dir.len > at) hidden(dir.len - at);
-}
-
-async function run() {
-  const path = $("path").value || "/json";
-  $("status").textContent = "notarizing…";
-  $("status").className = "";
-  const res = await call("notarize", {
-    threads: Math.max(2, Math.min(navigator.hardwareConcurrency || 2, 4)),
-    verifierUrl: config.verifierUrl, server: config.httpsTarget, serverName: config.serverName,
-    caPem: config.caPem, path, secret: $("secret").value.trim(), reveal: $("reveal").value,
-  });
-  if (!res.ok) {
-    $("status").textContent = `failed: ${res.error}`;
-    $("status").className = "err";
-    return { ok: false, error: res.error };
-  }
-  const v = res.result.verified;
-  $("status").textContent = `verified in ${res.ms.toFixed(0)} ms`;
-  $("status").className = "ok";
-  render($("sent"), v.sent);
-  render($("recv"), v.received);
-  const path_ = (d) => d.fast_path ? "fast path: key opened, verifier decrypted" : "ZK path: keystream proven for revealed blocks";
-  $("sent-path").textContent = path_(v.sent);
-  $("recv-path").textContent = path_(v.received);
-  const s = v.stats;
-  $("timings").textContent = `online ${s.online.millis.toFixed(0)} ms · prove ${s.prove.millis.toFixed(0)} ms · prover→verifier ${(s.online.bytes_up + s.prove.bytes_up)} B`;
+  const choice = document.querySelector("input[name=reveal]:checked").value;
+  const recv = choice === "json" ? { jsonFields: $("json-fields").value.split(",").map((s) => s.trim()).filter(Boolean) } : choice;
   return {
-    ok: true,
-    what: `notarized GET https://${config.serverName}${path} from wasm (crossOriginIsolated=${self.crossOriginIsolated})`,
-    text: `request:  ${res.result.sentPrintable}\nresponse: ${res.result.receivedPrintable}`,
-    timings: { total_ms: Math.round(res.ms), online_ms: Math.round(s.online.millis), prove_ms: Math.round(s.prove.millis) },
+    verifierUrl: $("verifier-url").value,
+    url: $("url").value,
+    serverName: $("server-name").value.trim() || undefined,
+    caPem: config.caPem || undefined,
+    headers,
+    // Revealing all of a direction takes the fast path; hiding anything takes the ZK path.
+    reveal: { sent: hidden.length ? { redactHeaders: hidden } : "all", recv },
   };
 }
 
+/** A verified direction: revealed ranges as highlighted text, hidden ranges as black boxes. */
+function render(el, dir) {
+  el.textContent = "";
+  const decode = (r) => new TextDecoder().decode(dir.bytes.subarray(r.start, r.end));
+  const spans = [...dir.revealed.map((r) => ({ ...r, shown: true })), ...dir.hidden.map((r) => ({ ...r, shown: false }))]
+    .sort((a, b) => a.start - b.start);
+  for (const r of spans) {
+    const s = document.createElement("span");
+    s.className = r.shown ? "revealed" : "hidden";
+    s.textContent = r.shown ? decode(r) : "█".repeat(r.end - r.start);
+    if (!r.shown) s.title = `${r.end - r.start} hidden bytes`;
+    el.append(s);
+  }
+}
+
+const pathText = (d) => d.path === "fast" ? "fast path: key opened, the verifier decrypted it" : "ZK path: revealed blocks proven in zero knowledge";
+let controller = null;
+
+async function run() {
+  controller = new AbortController();
+  $("notarize").disabled = true;
+  $("cancel").disabled = false;
+  $("status").textContent = "notarizing…";
+  $("status").className = "";
+  $("verdict").hidden = true;
+  const opts = options();
+  try {
+    const result = await prover.notarize({
+      ...opts,
+      signal: controller.signal,
+      onProgress: ({ phase, fraction }) => { $("progress").value = fraction; $("phase").textContent = phase; },
+    });
+    $("status").textContent = `verified: ${result.serverName} (${result.server}), ${result.recv.length} response bytes`;
+    $("status").className = "ok";
+    render($("sent"), result.sent);
+    render($("recv"), result.recv);
+    $("sent-path").textContent = pathText(result.sent);
+    $("recv-path").textContent = pathText(result.recv);
+    const t = result.timings;
+    $("timings").textContent = `total ${t.totalMs.toFixed(0)} ms · preprocess ${t.preprocessMs.toFixed(0)} ms · online ${t.onlineMs.toFixed(0)} ms · ` +
+      `prove ${t.proveMs.toFixed(0)} ms · prover→verifier ${result.bytes.proverToVerifier} B, verifier→prover ${result.bytes.verifierToProver} B`;
+    $("verdict").hidden = false;
+    return {
+      ok: true,
+      what: `notarized ${opts.url} from wasm (crossOriginIsolated=${self.crossOriginIsolated})`,
+      text: `request (${result.sent.path} path):  ${result.sent.printable}\nresponse (${result.recv.path} path): ${result.recv.printable}`,
+      timings: { total_ms: Math.round(t.totalMs), online_ms: Math.round(t.onlineMs), prove_ms: Math.round(t.proveMs) },
+    };
+  } catch (e) {
+    $("status").textContent = `failed (${e.code || e.name}): ${e.message}`;
+    $("status").className = "err";
+    return { ok: false, error: `${e.code || e.name}: ${e.message}` };
+  } finally {
+    $("notarize").disabled = false;
+    $("cancel").disabled = true;
+  }
+}
+
 $("form").addEventListener("submit", (e) => { e.preventDefault(); run(); });
-const query = new URLSearchParams(location.search);
-if (query.has("path")) $("path").value = query.get("path");
-if (query.has("reveal")) $("reveal").value = query.get("reveal");
+$("cancel").addEventListener("click", () => controller?.abort());
 if (query.has("auto")) {
-  let report;
-  try { report = await run(); } catch (e) { report = { ok: false, error: String(e) }; }
+  const report = await run();
   await fetch("/demo-result", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(report) });
 }

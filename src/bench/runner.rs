@@ -206,6 +206,8 @@ pub trait BrowserRunner {
         bed: &'a mut Testbed,
         log: &'a mut dyn FnMut(&str),
     ) -> futures::future::LocalBoxFuture<'a, Result<Vec<SampleRow>, BenchError>>;
+    /// Closes the browser.
+    fn stop(self: Box<Self>) -> futures::future::LocalBoxFuture<'static, ()>;
 }
 
 /// Runs every case in order, stopping at the first failure.

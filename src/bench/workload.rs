@@ -42,7 +42,9 @@ impl Workload {
     pub fn for_case(case: &BenchCase) -> Result<Workload, WorkloadError> {
         let path = format!("/bytes?n={}", case.download_size);
         let redact = (case.request_redaction != "none").then(|| case.request_redaction.clone());
-        let mut headers = Vec::new();
+        // An explicit Host (the browser API would otherwise add the port to it), so native and
+        // browser provers send the same bytes.
+        let mut headers = vec![("Host".to_string(), SERVER_NAME.to_string())];
         if let Some(name) = &redact {
             headers.push((name.clone(), SECRET.to_string()));
         }

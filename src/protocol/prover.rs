@@ -64,6 +64,84 @@ pub enum ProverError {
     Timeout(&'static str),
 }
 
+impl ProverError {
+    /// A stable, machine-readable name for this failure: the browser API's error `code`.
+    ///
+    /// The verifier's refusals arrive as text (`Abort { reason }`, its `VerifierError`
+    /// message); they are classified by those messages, which a native test pins down.
+    pub fn code(&self) -> &'static str {
+        use crate::tls::Error as Tls;
+        match self {
+            ProverError::VerifierRejected(reason) => rejection_code(reason),
+            ProverError::Timeout(_) => "TIMEOUT",
+            ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
+            ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
+            ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
+            ProverError::Tls(_) => "TLS_ERROR",
+            ProverError::Reveal(_) => "BAD_OPTIONS",
+            ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
+            ProverError::Message(_)
+            | ProverError::UnexpectedMessage { .. }
+            | ProverError::Transcript(_)
+            | ProverError::Proof(_)
+            | ProverError::BadVerdict(_) => "PROTOCOL_ERROR",
+        }
+    }
+}
+
+/// Classifies a verifier's refusal by its `VerifierError` message.
+fn rejection_code(reason: &str) -> &'static str {
+    if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
+        "SERVER_UNREACHABLE"
+    } else if reason.starts_with("server not allowed") {
+        "SERVER_NOT_ALLOWED"
+    } else if reason.contains("exceeds this verifier's limit")
+        || reason.starts_with("transcript beyond the limits")
+        || reason.starts_with("application data of")
+    {
+        "LIMIT_EXCEEDED"
+    } else if reason.starts_with("timed out") {
+        "TIMEOUT"
+    } else {
+        "VERIFIER_REJECTED"
+    }
+}
+
+/// Where a session is, for progress displays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Opening the session; the verifier connects to the server.
+    Connect,
+    /// Oblivious-transfer setup for the proof (runs alongside the request).
+    Preprocess,
+    /// The TLS exchange with the server.
+    Request,
+    /// Proving what is revealed, then waiting for the verdict.
+    Prove,
+    /// The verdict arrived.
+    Done,
+}
+
+impl Phase {
+    /// The lower-case name the browser API reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Connect => "connect",
+            Phase::Preprocess => "preprocess",
+            Phase::Request => "request",
+            Phase::Prove => "prove",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// A progress report: the phase just entered and a rough overall fraction (0 to 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub phase: Phase,
+    pub fraction: f64,
+}
+
 /// What the prover ends with.
 pub struct ProverOutput {
     /// The HTTP request and response plaintext, in full (only the prover has them).
@@ -83,10 +161,21 @@ pub async fn notarize<S: MessageSocket>(
     request: Vec<u8>,
     reveal: RevealConfig,
 ) -> Result<ProverOutput, ProverError> {
+    notarize_with_progress(socket, config, request, reveal, |_| {}).await
+}
+
+/// [`notarize`], calling `progress` as the session enters each [`Phase`] (for UIs).
+pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
+    socket: S,
+    config: ProverConfig,
+    request: Vec<u8>,
+    reveal: RevealConfig,
+    progress: P,
+) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let mut control = channels.control;
     let outcome = {
-        let session = session(&mut control, channels.tls, channels.zk, config, request, reveal).fuse();
+        let session = session(&mut control, channels.tls, channels.zk, config, request, reveal, &progress).fuse();
         let driver = driver.fuse();
         futures::pin_mut!(session, driver);
         futures::select! {
@@ -136,7 +225,10 @@ async fn session(
     config: ProverConfig,
     request: Vec<u8>,
     reveal: RevealConfig,
+    progress: &dyn Fn(Progress),
 ) -> Result<ProverOutput, ProverError> {
+    let report = |phase, fraction| progress(Progress { phase, fraction });
+    report(Phase::Connect, 0.02);
     if request.len() > config.max_sent as usize {
         return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
     }
@@ -164,7 +256,9 @@ async fn session(
         io.shutdown().await?;
         Ok::<_, ProverError>(response)
     };
+    report(Phase::Preprocess, 0.05);
     let preprocess = prover.preprocess(&mut zk, proof::PREPROCESS_COTS);
+    report(Phase::Request, 0.1);
     let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = response?;
     setup?;
@@ -188,6 +282,7 @@ async fn session(
     };
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
+    report(Phase::Prove, 0.4);
     // The proof, on a copy of the master secret that is wiped when the session ends.
     let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
     let inputs = PublicInputs {
@@ -210,6 +305,7 @@ async fn session(
         ControlMessage::Verified { output_json } => {
             let verified: VerifierOutput =
                 serde_json::from_str(&output_json).map_err(|e| ProverError::BadVerdict(e.to_string()))?;
+            report(Phase::Done, 1.0);
             Ok(ProverOutput { request: sent_plain, response, verified, commitments })
         }
         other => Err(ProverError::UnexpectedMessage { expected: "Verified", got: other.kind() }),

@@ -21,6 +21,9 @@ pub enum Reveal {
     AllExceptHeaders(Vec<String>),
     /// Only the HTTP body (after the blank line that ends the head).
     HttpBody,
+    /// The `"name": value` members of the JSON in the HTTP body whose name is listed, at any
+    /// depth (names compare as raw bytes; a revealed member's nested members come with it).
+    JsonFields(Vec<String>),
     /// Everything except the last `n` bytes (the reference benchmark's "redacted" case).
     AllButLast(usize),
 }
@@ -70,6 +73,7 @@ impl Reveal {
             Reveal::Nothing => vec![],
             Reveal::Ranges(r) => r.clone(),
             Reveal::AllExceptHeaders(names) => complement(&header_value_ranges(plaintext, names), len),
+            Reveal::JsonFields(names) => json_member_ranges(plaintext, find_head_end(plaintext).unwrap_or(0), names),
             Reveal::AllButLast(n) => vec![0..len.saturating_sub(*n)],
             Reveal::HttpBody => match find_head_end(plaintext) {
                 Some(end) => vec![end..len],
@@ -157,6 +161,87 @@ fn header_value_ranges(data: &[u8], names: &[String]) -> Vec<Range<usize>> {
     out
 }
 
+/// Byte ranges of the `"name": value` members in the JSON text from `start` on whose name is
+/// in `names`. A scanner, not a validating parser: it only has to find member boundaries in
+/// the prover's own plaintext, and anything it cannot delimit stays hidden.
+fn json_member_ranges(data: &[u8], start: usize, names: &[String]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = start;
+    while i < data.len() {
+        if data[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let Some(key_end) = json_string_end(data, i) else { break };
+        let colon = skip_json_ws(data, key_end);
+        if data.get(colon) == Some(&b':') && names.iter().any(|n| n.as_bytes() == &data[i + 1..key_end - 1]) {
+            let value = skip_json_ws(data, colon + 1);
+            if let Some(end) = json_value_end(data, value) {
+                out.push(i..end);
+                i = end;
+                continue;
+            }
+        }
+        i = key_end;
+    }
+    out
+}
+
+/// Index just past the string that opens at `data[i] == '"'`.
+fn json_string_end(data: &[u8], i: usize) -> Option<usize> {
+    let mut k = i + 1;
+    while k < data.len() {
+        match data[k] {
+            b'\\' => k += 2,
+            b'"' => return Some(k + 1),
+            _ => k += 1,
+        }
+    }
+    None
+}
+
+fn skip_json_ws(data: &[u8], mut i: usize) -> usize {
+    while i < data.len() && matches!(data[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// Index just past the JSON value starting at `i`.
+fn json_value_end(data: &[u8], i: usize) -> Option<usize> {
+    match *data.get(i)? {
+        b'"' => json_string_end(data, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut k = i;
+            while k < data.len() {
+                match data[k] {
+                    b'"' => {
+                        k = json_string_end(data, k)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(k + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
+            None
+        }
+        _ => {
+            let end = (i..data.len())
+                .find(|&k| matches!(data[k], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(data.len());
+            (end > i).then_some(end)
+        }
+    }
+}
+
 /// The parts of `0..len` not in `hidden` (which is sorted by construction).
 fn complement(hidden: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
     let mut out = Vec::new();
@@ -202,6 +287,20 @@ mod tests {
         #[allow(clippy::reversed_empty_ranges)]
         let inverted = Reveal::Ranges(vec![5..2]).resolve(REQ);
         assert!(matches!(inverted, Err(RevealError::EmptyRange { .. })));
+    }
+
+    #[test]
+    fn json_fields_reveal_whole_members_at_any_depth() {
+        let head = &b"HTTP/1.1 200 OK\r\nX-Owner: \"owner\": 1\r\n\r\n"[..];
+        let resp = &[head, br#"{"account":{"id":"A\"1","owner":"Alice","balance":{"amount":"12.5","currency":"EUR"}},"n":-3,"status":"ok"}"#].concat()[..];
+        let names = |v: &[&str]| Reveal::JsonFields(v.iter().map(|s| s.to_string()).collect());
+        let shown = |r: Vec<Range<usize>>| r.iter().map(|x| String::from_utf8_lossy(&resp[x.clone()]).into_owned()).collect::<Vec<_>>();
+        // The header that looks like a member is not in the body, so it stays hidden.
+        assert_eq!(shown(names(&["owner", "n"]).resolve(resp).unwrap()), [r#""owner":"Alice""#, r#""n":-3"#]);
+        assert_eq!(shown(names(&["balance"]).resolve(resp).unwrap()), [r#""balance":{"amount":"12.5","currency":"EUR"}"#]);
+        // Keys inside strings are not keys; an escaped quote does not end a string.
+        assert_eq!(shown(names(&["id", "missing"]).resolve(resp).unwrap()), [r#""id":"A\"1""#]);
+        assert_eq!(names(&["status"]).resolve(b"HTTP/1.1 200 OK\r\n\r\n{\"status\":").unwrap(), vec![]);
     }
 
     #[test]

@@ -29,6 +29,8 @@ enum BenchCmd {
         /// Output directory (default: benches/results/<config name>[-<target>]).
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        browser: BrowserArgs,
     },
     /// Check the link emulator: a 1 MB upload and 20 ping-pongs through each profile.
     Calibrate {
@@ -47,6 +49,11 @@ enum BenchCmd {
         /// Also write the figures as zk.csv here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Where the engine runs.
+        #[arg(long, value_enum, default_value = "native")]
+        target: TargetArg,
+        #[command(flatten)]
+        browser: BrowserArgs,
     },
     /// (internal) The prover process of one native sample.
     #[command(hide = true)]
@@ -60,6 +67,25 @@ enum BenchCmd {
         #[arg(long)]
         case: String,
     },
+}
+
+/// Where the browser target finds its page, the package and Chromium.
+#[derive(clap::Args)]
+struct BrowserArgs {
+    /// The page directory (bench.html).
+    #[arg(long, default_value = "www")]
+    www: PathBuf,
+    /// The npm package (scripts/build-wasm.sh).
+    #[arg(long, default_value = "dist/tlsproof")]
+    pkg: PathBuf,
+    #[arg(long, default_value = "/usr/bin/chromium")]
+    chromium: PathBuf,
+}
+
+impl BrowserArgs {
+    async fn start(&self) -> Result<crate::bench_browser::BrowserBench, Box<dyn std::error::Error>> {
+        Ok(crate::bench_browser::BrowserBench::start(self.www.clone(), self.pkg.clone(), self.chromium.clone()).await?)
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -77,11 +103,26 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
         }
-        BenchCmd::Zk { quick, out } => {
+        BenchCmd::Zk { quick, out, target, browser } => {
             println!("machine: {}", machine());
-            let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
-            let sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
-            let figures = tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??;
+            let figures = match target {
+                TargetArg::Native => {
+                    let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    let sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
+                    tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
+                }
+                TargetArg::Browser => {
+                    let mut page = browser.start().await?;
+                    let figures = page.zk(quick).await;
+                    page.shutdown().await;
+                    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(figures?)?;
+                    println!("(headless Chromium, both parties in one worker)");
+                    for f in &figures {
+                        println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
+                    }
+                    figures
+                }
+            };
             if let Some(dir) = out {
                 std::fs::create_dir_all(&dir)?;
                 let mut csv = String::from("figure,value,unit\n");
@@ -103,7 +144,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 return Err(format!("the link emulator is off by more than {:.0}%", CALIBRATION_TOLERANCE * 100.0).into());
             }
         }
-        BenchCmd::Run { config: path, quick, samples, target, out } => {
+        BenchCmd::Run { config: path, quick, samples, target, out, browser } => {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let mut cases = config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             for c in &mut cases {
@@ -135,9 +176,14 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             if !shapes.is_empty() && !calibrate(&shapes, Some(&out)).await? {
                 eprintln!("WARNING: the link emulator is off by more than {:.0}% on this machine right now", CALIBRATION_TOLERANCE * 100.0);
             }
-            let mut opts = RunOptions { prover_exe: std::env::current_exe()?, browser: None };
+            let page = if cases.iter().any(|c| c.target == Target::Browser) { Some(browser.start().await?) } else { None };
+            let mut opts = RunOptions { prover_exe: std::env::current_exe()?, browser: page.map(|p| Box::new(p) as Box<dyn runner::BrowserRunner>) };
             let mut log = |line: &str| println!("{line}");
-            let rows = runner::run_all(&cases, &mut opts, &mut log).await?;
+            let rows = runner::run_all(&cases, &mut opts, &mut log).await;
+            if let Some(page) = opts.browser.take() {
+                page.stop().await;
+            }
+            let rows = rows?;
             let written = report::write_all(&out, &rows)?;
             println!("\n{}", report::summary_markdown(&report::summarize(&rows)));
             println!("wrote {} in {}", written.join(", "), out.display());

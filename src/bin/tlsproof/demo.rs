@@ -1,31 +1,26 @@
-//! `tlsproof demo`: starts the fixture and the proxy, serves www/ (with the COOP/COEP headers
-//! threads need) and drives headless Chromium through the page once, printing what it got.
+//! `tlsproof demo`: starts the fixture, the proxy and the verifier, which serves www/ (with
+//! the COOP/COEP headers threads need); drives headless Chromium through the page once and
+//! prints what the verifier verified, then keeps serving until Ctrl-C (or exits: `--once`).
 
-use axum::extract::State;
-use axum::http::{header, HeaderValue};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::protocol::server::VerifierServer;
 use tlsproof::protocol::VerifierConfig;
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
 use tokio::sync::mpsc;
-use tower_http::services::ServeDir;
-use tower_http::set_header::SetResponseHeaderLayer;
 
 #[derive(clap::Args)]
 pub struct DemoArgs {
-    /// Where to serve the page.
+    /// Where the verifier listens and serves the page.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// The demo page directory.
     #[arg(long, default_value = "www")]
     www: PathBuf,
-    /// The wasm-pack output (`--target web`), served under /pkg.
-    #[arg(long, default_value = "pkg")]
+    /// The npm package (scripts/build-wasm.sh), served under /pkg.
+    #[arg(long, default_value = "dist/tlsproof")]
     pkg: PathBuf,
     /// Chromium binary used to drive the page once.
     #[arg(long, default_value = "/usr/bin/chromium")]
@@ -39,15 +34,9 @@ pub struct DemoArgs {
     /// Path the headless run notarizes on the fixture.
     #[arg(long, default_value = "/json")]
     path: String,
-    /// What of the response the headless run reveals: all (fast path), body or none.
+    /// What of the response the headless run reveals: all (fast path), body, json or none.
     #[arg(long, default_value = "all")]
     reveal: String,
-}
-
-#[derive(Clone)]
-struct AppState {
-    config: serde_json::Value,
-    results: mpsc::UnboundedSender<serde_json::Value>,
 }
 
 pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -61,70 +50,29 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let proxy_addr = proxy.local_addr()?;
     tokio::spawn(proxy.run());
 
+    // The verifier serves the page on its own port, as `tlsproof verifier --www` does.
     let roots = tlsproof::tls::RootStore::from_pem(&ca_pem)?;
-    let verifier = VerifierServer::bind("127.0.0.1:0".parse()?, VerifierConfig::new(allow, roots)).await?;
+    let (http_tx, http_rx) = mpsc::unbounded_channel();
+    let verifier = VerifierServer::bind(args.listen, VerifierConfig::new(allow, roots)).await?.with_http(http_tx);
     let verifier_addr = verifier.local_addr()?;
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     tokio::spawn(verifier.run(report_tx));
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let state = AppState {
-        config: serde_json::json!({
-            "proxyUrl": format!("ws://{proxy_addr}/"),
-            "verifierUrl": format!("ws://{verifier_addr}/"),
-            "httpsTarget": fixture_addr.to_string(),
-            "serverName": "localhost",
-            "caPem": ca_pem,
-        }),
-        results: tx,
-    };
-    let app = Router::new()
-        .route("/demo-config.json", get(|State(s): State<AppState>| async move { Json(s.config) }))
-        .route(
-            "/demo-result",
-            post(|State(s): State<AppState>, Json(v): Json<serde_json::Value>| async move {
-                let _ = s.results.send(v);
-                "ok"
-            }),
-        )
-        .nest_service("/pkg", ServeDir::new(&args.pkg))
-        .fallback_service(ServeDir::new(&args.www))
-        .with_state(state)
-        .layer(SetResponseHeaderLayer::overriding(
-            header::HeaderName::from_static("cross-origin-opener-policy"),
-            HeaderValue::from_static("same-origin"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::HeaderName::from_static("cross-origin-embedder-policy"),
-            HeaderValue::from_static("require-corp"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    let base = format!("http://{}/", listener.local_addr()?);
+    let config = serde_json::json!({
+        "verifierUrl": format!("ws://{verifier_addr}/"),
+        "proxyUrl": format!("ws://{proxy_addr}/"),
+        "url": format!("https://{fixture_addr}/json"),
+        "serverName": "localhost",
+        "caPem": ca_pem,
+    });
+    let app = crate::web::page_router(&args.www, &args.pkg, config, Some(tx));
+    tokio::spawn(crate::web::serve_handed_over(app, http_rx, verifier_addr));
+    let base = format!("http://{verifier_addr}/");
     let page = format!("{base}?auto=1&path={}&reveal={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {page}");
+    println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {base}");
 
-    let profile = tempdir()?;
-    let mut chromium = tokio::process::Command::new(&args.chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--remote-debugging-port=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(&page)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", args.chromium.display()))?;
+    let (mut chromium, profile) = launch_chromium(&args.chromium, &page).await?;
 
     let deadline = Duration::from_secs(args.timeout);
     let result = tokio::time::timeout(deadline, rx.recv()).await;
@@ -179,6 +127,31 @@ fn print_result(v: &serde_json::Value) {
         println!("timings: {t}");
     }
     println!("--- prover's view of the verdict ---\n{}\n----------------", get("text"));
+}
+
+/// Headless Chromium on `url` with a fresh profile (removed by the caller when done).
+pub async fn launch_chromium(binary: &Path, url: &str) -> Result<(tokio::process::Child, PathBuf), String> {
+    let profile = tempdir().map_err(|e| format!("cannot make a Chromium profile directory: {e}"))?;
+    let child = tokio::process::Command::new(binary)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    Ok((child, profile))
 }
 
 fn tempdir() -> std::io::Result<PathBuf> {

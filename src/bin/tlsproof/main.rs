@@ -7,6 +7,10 @@ fn main() {}
 mod demo;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
+#[cfg(not(target_arch = "wasm32"))]
+mod bench_browser;
+#[cfg(not(target_arch = "wasm32"))]
+mod web;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
@@ -85,6 +89,13 @@ mod cli {
             json: bool,
             #[arg(long)]
             addr_file: Option<PathBuf>,
+            /// Also serve this directory (the demo page) on the same port, with the COOP/COEP
+            /// headers wasm threads need.
+            #[arg(long)]
+            www: Option<PathBuf>,
+            /// The npm package the page loads, served under /pkg (scripts/build-wasm.sh).
+            #[arg(long, default_value = "dist/tlsproof")]
+            pkg: PathBuf,
         },
         /// Notarize one HTTPS GET through a verifier (proxy mode) and print what it verified.
         Prove {
@@ -238,13 +249,21 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, json, addr_file } => {
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, json, addr_file, www, pkg } => {
+                let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
                 config.max_sent = max_sent;
                 config.max_recv = max_recv;
-                let server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
+                let mut server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
                 let addr = server.local_addr()?;
+                if let Some(www) = www {
+                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                    server = server.with_http(tx);
+                    let page = crate::web::verifier_page_config(&allow, roots_pem.as_deref());
+                    tokio::spawn(crate::web::serve_handed_over(crate::web::page_router(&www, &pkg, page, None), rx, addr));
+                    println!("tlsproof verifier serving the page at http://{addr}/");
+                }
                 write_addr(&addr_file, addr)?;
                 println!("tlsproof verifier listening on ws://{addr}/");
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

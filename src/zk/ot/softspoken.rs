@@ -98,7 +98,7 @@ pub use super::kos::{padded_rows, CHECK_ROWS, CHUNK_ROWS, KAPPA, MAX_EXTEND, MAX
 
 /// Default k: the smallest upload (15 bits per COT) at a compute cost that is small for
 /// Ferret's ≈49k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
-pub const DEFAULT_K: usize = 8;
+pub const DEFAULT_K: usize = 5;
 /// Largest supported k (the verifier keeps 2^k AES keys per block: 4,096 keys at k = 8).
 pub const MAX_K: usize = 8;
 

@@ -1,0 +1,53 @@
+// Errors of the tlsproof package: one subclass per stable `code`, so callers can branch with
+// `instanceof` or on `err.code` alike.
+
+export class TlsproofError extends Error {
+  /** @param {string} code @param {string} message @param {ErrorOptions} [options] */
+  constructor(code, message, options) {
+    super(message, options);
+    this.name = "TlsproofError";
+    this.code = code;
+  }
+}
+
+const make = (code, name) => class extends TlsproofError {
+  constructor(message, options) {
+    super(code, message, options);
+    this.name = name;
+  }
+};
+
+export const BadOptionsError = make("BAD_OPTIONS", "BadOptionsError");
+export const VerifierUnreachableError = make("VERIFIER_UNREACHABLE", "VerifierUnreachableError");
+export const VerifierRejectedError = make("VERIFIER_REJECTED", "VerifierRejectedError");
+export const ServerNotAllowedError = make("SERVER_NOT_ALLOWED", "ServerNotAllowedError");
+export const ServerUnreachableError = make("SERVER_UNREACHABLE", "ServerUnreachableError");
+export const LimitExceededError = make("LIMIT_EXCEEDED", "LimitExceededError");
+export const TimeoutError = make("TIMEOUT", "TimeoutError");
+// Named like the DOM's abort errors, so `err.name === "AbortError"` checks keep working.
+export const AbortError = make("ABORTED", "AbortError");
+export const TlsError = make("TLS_ERROR", "TlsError");
+export const ConnectionLostError = make("CONNECTION_LOST", "ConnectionLostError");
+export const ProtocolError = make("PROTOCOL_ERROR", "ProtocolError");
+export const NotIsolatedError = make("NOT_ISOLATED", "NotIsolatedError");
+export const InternalError = make("INTERNAL", "InternalError");
+
+const byCode = Object.fromEntries([
+  BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
+  ServerUnreachableError, LimitExceededError, TimeoutError, AbortError, TlsError,
+  ConnectionLostError, ProtocolError, NotIsolatedError, InternalError,
+].map((C) => [new C("").code, C]));
+
+/** The error class for `code` (`TlsproofError` itself for codes this version does not know). */
+export function errorFromCode(code, message) {
+  const C = byCode[code];
+  return C ? new C(message) : new TlsproofError(String(code), message);
+}
+
+/** Turns whatever was thrown (the wasm module's `{code, message}` errors included) into a TlsproofError. */
+export function toTlsproofError(e) {
+  if (e instanceof TlsproofError) return e;
+  if (e && typeof e.code === "string" && typeof e.message === "string") return errorFromCode(e.code, e.message);
+  if (e && e.name === "AbortError") return new AbortError(e.message || "aborted by the caller");
+  return new InternalError(String(e && e.message || e), { cause: e });
+}

@@ -1,0 +1,153 @@
+// Types of the tlsproof package (index.js: main thread; direct.js: inside a worker).
+
+/** A half-open byte range `[start, end)` of a direction's plaintext. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * What one direction reveals. `"all"` takes the fast path (the direction's key is opened and
+ * the verifier decrypts it itself); anything else is proven in zero knowledge.
+ * - `"none"`: only the length; `"body"`: the HTTP body after the head;
+ * - a list of ranges; `{ redactHeaders }`: all but these headers' values (case-insensitive);
+ * - `{ jsonFields }`: the `"name": value` members with these names in a JSON body.
+ */
+export type RevealChoice =
+  | "all"
+  | "none"
+  | "body"
+  | ByteRange[]
+  | { redactHeaders: string[] }
+  | { jsonFields: string[] };
+
+export interface RevealOptions {
+  /** The request. Default `{ redactHeaders: ["authorization", "cookie"] }`. */
+  sent?: RevealChoice;
+  /** The response. Default `"all"` (fast path). */
+  recv?: RevealChoice;
+}
+
+export type Phase = "connect" | "preprocess" | "request" | "prove" | "done";
+
+export interface Progress {
+  phase: Phase;
+  /** Rough overall progress, 0 to 1. */
+  fraction: number;
+}
+
+export interface NotarizeOptions {
+  /** `ws://` or `wss://` URL of `tlsproof verifier`. */
+  verifierUrl: string;
+  /** `https://host[:port]/path?query`. Give this, or `server` with `path`. */
+  url?: string;
+  /** `HOST:PORT` for the verifier to connect to (instead of `url`). */
+  server?: string;
+  path?: string;
+  /** Name the certificate must be valid for; default: the URL's host. */
+  serverName?: string;
+  /** Trusted roots (PEM); default: Mozilla's roots. */
+  caPem?: string;
+  /** Default `"GET"`. */
+  method?: string;
+  /** Request headers, kept in order. `Host`, `Connection: close` and `Accept-Encoding: identity` are added unless given. */
+  headers?: Record<string, string> | Array<[string, string]>;
+  body?: string;
+  reveal?: RevealOptions;
+  /** Most request bytes (default 16 KiB); the verifier must allow it. */
+  maxSentBytes?: number;
+  /** Most response bytes (default 256 KiB); the verifier must allow it. */
+  maxRecvBytes?: number;
+  /** Longest the whole session may take (default: 60 s per step). */
+  timeoutMs?: number;
+  onProgress?: (progress: Progress) => void;
+  /** Aborting closes the session; the promise rejects with an `AbortError` (code `ABORTED`). */
+  signal?: AbortSignal;
+}
+
+/** One direction as the verifier verified it. */
+export interface DirectionResult {
+  /** Plaintext length; every byte's existence is proven. */
+  length: number;
+  /** The plaintext with hidden bytes zeroed. */
+  bytes: Uint8Array;
+  revealed: ByteRange[];
+  hidden: ByteRange[];
+  /** `"fast"`: fully revealed, key opened; `"zk"`: proven in zero knowledge. */
+  path: "fast" | "zk";
+  /** Revealed bytes as text, hidden bytes as `█`. */
+  printable: string;
+}
+
+export interface NotarizeResult {
+  /** The name the verifier validated the certificate for. */
+  serverName: string;
+  /** `HOST:PORT` the verifier connected to. */
+  server: string;
+  /** Unix seconds when the verifier connected to the server. */
+  connectionTime: number;
+  sent: DirectionResult;
+  recv: DirectionResult;
+  /** Hex SHA-256 commitments the verifier holds. */
+  commitments: string[];
+  timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };
+  bytes: { proverToVerifier: number; verifierToProver: number };
+}
+
+export type ErrorCode =
+  | "BAD_OPTIONS"
+  | "VERIFIER_UNREACHABLE"
+  | "VERIFIER_REJECTED"
+  | "SERVER_NOT_ALLOWED"
+  | "SERVER_UNREACHABLE"
+  | "LIMIT_EXCEEDED"
+  | "TIMEOUT"
+  | "ABORTED"
+  | "TLS_ERROR"
+  | "CONNECTION_LOST"
+  | "PROTOCOL_ERROR"
+  | "NOT_ISOLATED"
+  | "INTERNAL";
+
+export class TlsproofError extends Error {
+  constructor(code: string, message: string, options?: ErrorOptions);
+  readonly code: ErrorCode | (string & {});
+}
+export class BadOptionsError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BAD_OPTIONS"; }
+export class VerifierUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "VERIFIER_UNREACHABLE"; }
+export class VerifierRejectedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "VERIFIER_REJECTED"; }
+export class ServerNotAllowedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NOT_ALLOWED"; }
+export class ServerUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_UNREACHABLE"; }
+export class LimitExceededError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "LIMIT_EXCEEDED"; }
+export class TimeoutError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TIMEOUT"; }
+export class AbortError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "ABORTED"; }
+export class TlsError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TLS_ERROR"; }
+export class ConnectionLostError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "CONNECTION_LOST"; }
+export class ProtocolError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "PROTOCOL_ERROR"; }
+export class NotIsolatedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "NOT_ISOLATED"; }
+export class InternalError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "INTERNAL"; }
+
+/** The error class for a code (plain `TlsproofError` for codes this version does not know). */
+export function errorFromCode(code: string, message: string): TlsproofError;
+export function toTlsproofError(e: unknown): TlsproofError;
+
+export interface ProverConfig {
+  /** Threads for the proof; default: the reported cores, at most 8. */
+  threads?: number;
+  /** Where worker.js is, if a bundler moved it. */
+  workerUrl?: string | URL;
+}
+
+/** A prover running in its own module Web Worker. */
+export class Prover {
+  constructor(config?: ProverConfig);
+  /** Resolves once the worker has loaded the wasm and started its threads. */
+  readonly ready: Promise<void>;
+  static create(config?: ProverConfig): Promise<Prover>;
+  notarize(options: NotarizeOptions): Promise<NotarizeResult>;
+  /** Stops the worker; running calls reject with ABORTED. */
+  terminate(): void;
+}
+
+/** One call: notarizes with a shared Prover started on first use. */
+export function notarize(options: NotarizeOptions): Promise<NotarizeResult>;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Assembles the npm package dist/tlsproof/ from wasm-pack's output (pkg/) and the JS wrapper
+# (js/), runs binaryen's wasm-opt on the wasm and reports its size before and after.
+# `npm pack dist/tlsproof` makes the tarball. TLSPROOF_WASM_OPT=0 skips wasm-opt.
+#
+# wasm-opt comes from the npm `binaryen` package (a dev dependency): Debian's binaryen 108
+# corrupts the export of wasm-bindgen's externref table, which is why wasm-pack's own
+# wasm-opt step is off in Cargo.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f pkg/tlsproof_bg.wasm ] || { echo "[package] pkg/ is missing: run scripts/build-wasm.sh" >&2; exit 1; }
+out=dist/tlsproof
+rm -rf "$out"
+mkdir -p "$out/wasm"
+cp -r pkg/tlsproof.js pkg/tlsproof.d.ts pkg/tlsproof_bg.wasm.d.ts pkg/snippets "$out/wasm/"
+cp js/index.js js/direct.js js/worker.js js/errors.js js/index.d.ts js/direct.d.ts js/README.md "$out/"
+version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
+sed "s/\"version\": \"0.0.0\"/\"version\": \"$version\"/" js/package.json > "$out/package.json"
+
+kib() { echo "$(( $(stat -c %s "$1") / 1024 )) KiB ($(( $(gzip -9c "$1" | wc -c) / 1024 )) KiB gzipped)"; }
+echo "[package] wasm as wasm-bindgen left it: $(kib pkg/tlsproof_bg.wasm)"
+if [ "${TLSPROOF_WASM_OPT:-1}" != 0 ]; then
+  [ -x node_modules/.bin/wasm-opt ] || npm ci --no-audit --no-fund --loglevel=error
+  # Features as rustc emits them for this target (+atomics,+bulk-memory,+simd128 on top of
+  # the defaults); -O2 rather than -O3/-O4: most of the size win for a fraction of the time.
+  node_modules/.bin/wasm-opt -O2 \
+    --enable-threads --enable-bulk-memory --enable-simd --enable-mutable-globals --enable-sign-ext \
+    --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
+    pkg/tlsproof_bg.wasm -o "$out/wasm/tlsproof_bg.wasm"
+  echo "[package] wasm after wasm-opt -O2:          $(kib "$out/wasm/tlsproof_bg.wasm")"
+else
+  cp pkg/tlsproof_bg.wasm "$out/wasm/"
+fi
+echo "[package] $out ($version) ready; npm pack $out makes the tarball"

@@ -1,0 +1,23 @@
+//! `benchZk`: the engine benchmark (`tlsproof::zk::bench`) in the browser, for
+//! `tlsproof bench zk --target browser`. Call it from a Web Worker (it blocks while it runs).
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Runs the engine benchmark; resolves to a JSON array of `{name, value, unit}`.
+#[wasm_bindgen(js_name = benchZk)]
+pub fn bench_zk(quick: bool) -> Result<String, JsError> {
+    use crate::zk::bench::{run, Platform, Sizes};
+    let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
+    let sizes = if quick { Sizes::QUICK } else { Sizes::FULL };
+    let figures = run(&platform, sizes, &mut |_| {}).map_err(|e| JsError::new(&e))?;
+    Ok(serde_json::to_string(&figures)?)
+}
+
+/// The wasm linear memory's size: it never shrinks, so this is its high-water mark.
+fn wasm_memory() -> Option<u64> {
+    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().dyn_into().ok()?;
+    let buffer = memory.buffer();
+    let len = js_sys::Reflect::get(&buffer, &JsValue::from_str("byteLength")).ok()?.as_f64()?;
+    Some(len as u64)
+}

@@ -1,0 +1,584 @@
+//! The browser API's options and result objects, as plain serde types.
+//!
+//! They carry no wasm-bindgen types so that the parsing and validation of what a web page
+//! passes in (untrusted: any JS value) is unit-tested natively; `js.rs` only moves them across
+//! the boundary with serde-wasm-bindgen.
+
+use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
+use serde::{Deserialize, Serialize};
+
+/// Default limits: a request with a few headers, a response of a typical API call.
+pub const DEFAULT_MAX_SENT: u32 = 16 * 1024;
+pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
+
+/// The fields of [`NotarizeOptions`] and of [`RevealOptions`]. serde-wasm-bindgen reads a
+/// struct by looking up its fields, so it never sees unknown ones and `deny_unknown_fields`
+/// cannot catch a misspelt option there; the bindings check keys against these lists first
+/// (a test keeps them in step with the structs).
+pub const OPTION_FIELDS: &[&str] = &[
+    "verifierUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body", "reveal",
+    "maxSentBytes", "maxRecvBytes", "timeoutMs",
+];
+pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
+
+/// `notarize(options)`: what to request and what to reveal.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotarizeOptions {
+    /// `ws://` or `wss://` URL of `tlsproof verifier`.
+    pub verifier_url: String,
+    /// `https://host[:port]/path?query`; or give `server` and `path` instead.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `HOST:PORT` the verifier connects to (with `path`), when there is no `url`.
+    #[serde(default)]
+    pub server: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Name the certificate must be valid for; default: the URL's host.
+    #[serde(default)]
+    pub server_name: Option<String>,
+    /// Trusted roots (PEM); default: Mozilla's roots.
+    #[serde(default)]
+    pub ca_pem: Option<String>,
+    /// HTTP method; default `GET`.
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub headers: Headers,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub reveal: RevealOptions,
+    #[serde(default)]
+    pub max_sent_bytes: Option<u32>,
+    #[serde(default)]
+    pub max_recv_bytes: Option<u32>,
+    /// Longest the whole session may take, in milliseconds (also bounds each step).
+    #[serde(default)]
+    pub timeout_ms: Option<f64>,
+}
+
+/// Request headers, in order: a `{name: value}` object or a list of `[name, value]` pairs.
+#[derive(Debug, Default)]
+pub struct Headers(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Headers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Headers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("headers as an object {name: value} or a list of [name, value] pairs")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Headers, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = m.next_entry::<String, String>()? {
+                    out.push(kv);
+                }
+                Ok(Headers(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Headers, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = s.next_element::<(String, String)>()? {
+                    out.push(kv);
+                }
+                Ok(Headers(out))
+            }
+            fn visit_unit<E>(self) -> Result<Headers, E> {
+                Ok(Headers::default())
+            }
+            fn visit_none<E>(self) -> Result<Headers, E> {
+                Ok(Headers::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What the verifier gets to see, per direction.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevealOptions {
+    /// Default: everything but the values of `Authorization` and `Cookie`.
+    #[serde(default = "default_sent")]
+    pub sent: RevealSpec,
+    /// Default: all of the response (the fast path).
+    #[serde(default = "default_recv")]
+    pub recv: RevealSpec,
+}
+
+fn default_sent() -> RevealSpec {
+    RevealSpec::Redact(RedactHeaders { redact_headers: vec!["authorization".into(), "cookie".into()] })
+}
+
+fn default_recv() -> RevealSpec {
+    RevealSpec::Word("all".into())
+}
+
+impl Default for RevealOptions {
+    fn default() -> Self {
+        RevealOptions { sent: default_sent(), recv: default_recv() }
+    }
+}
+
+/// One direction's reveal choice as JS spells it.
+#[derive(Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = r#"a reveal choice: "all", "none", "body", a list of {start, end}, {redactHeaders: [...]} or {jsonFields: [...]}"#
+)]
+pub enum RevealSpec {
+    Word(String),
+    Ranges(Vec<ByteRange>),
+    Redact(RedactHeaders),
+    Json(JsonFields),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RedactHeaders {
+    pub redact_headers: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonFields {
+    pub json_fields: Vec<String>,
+}
+
+/// A half-open byte range `[start, end)` in a direction's plaintext.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ByteRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl RevealSpec {
+    fn to_reveal(&self, direction: &'static str) -> Result<Reveal, OptionsError> {
+        Ok(match self {
+            RevealSpec::Word(w) => match w.as_str() {
+                "all" => Reveal::All,
+                "none" => Reveal::Nothing,
+                "body" => Reveal::HttpBody,
+                other => return Err(OptionsError::RevealWord { direction, word: other.to_string() }),
+            },
+            RevealSpec::Ranges(ranges) => {
+                let mut out = Vec::with_capacity(ranges.len());
+                for r in ranges {
+                    if r.start >= r.end {
+                        return Err(OptionsError::EmptyRange { direction, start: r.start, end: r.end });
+                    }
+                    let start = usize::try_from(r.start).map_err(|_| OptionsError::EmptyRange { direction, start: r.start, end: r.end })?;
+                    let end = usize::try_from(r.end).map_err(|_| OptionsError::EmptyRange { direction, start: r.start, end: r.end })?;
+                    out.push(start..end);
+                }
+                Reveal::Ranges(out)
+            }
+            RevealSpec::Redact(r) => Reveal::AllExceptHeaders(r.redact_headers.clone()),
+            RevealSpec::Json(j) => Reveal::JsonFields(j.json_fields.clone()),
+        })
+    }
+}
+
+/// Options that cannot describe a session (the API's `BAD_OPTIONS`).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OptionsError {
+    #[error("options: {0}")]
+    Shape(String),
+    #[error("verifierUrl must be a ws:// or wss:// URL, not {0:?}")]
+    VerifierUrl(String),
+    #[error("give either url or server (with path), not both")]
+    UrlAndServer,
+    #[error("give url (https://host/path) or server (HOST:PORT) with path")]
+    NoTarget,
+    #[error("url must be https://host[:port]/path, not {0:?}")]
+    Url(String),
+    #[error("server must be HOST:PORT, not {0:?}")]
+    Server(String),
+    #[error("reveal.{direction} must be \"all\", \"none\" or \"body\" (or ranges, redactHeaders, jsonFields), not {word:?}")]
+    RevealWord { direction: &'static str, word: String },
+    #[error("reveal.{direction}: range {start}..{end} is empty or inverted")]
+    EmptyRange { direction: &'static str, start: u64, end: u64 },
+    #[error("{0} must be a positive number")]
+    NotPositive(&'static str),
+    #[error("the request cannot be encoded: {0}")]
+    Request(String),
+    #[error("caPem: {0}")]
+    CaPem(String),
+}
+
+/// Everything a session needs, resolved from the options.
+#[derive(Debug)]
+pub struct SessionPlan {
+    pub verifier_url: String,
+    /// `HOST:PORT` for the verifier to connect to.
+    pub server: String,
+    pub server_name: String,
+    /// PEM roots; `None`: Mozilla's.
+    pub ca_pem: Option<String>,
+    pub request: Vec<u8>,
+    pub reveal: RevealConfig,
+    pub max_sent: u32,
+    pub max_recv: u32,
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl NotarizeOptions {
+    /// Validates the options and encodes the HTTP request.
+    pub fn plan(&self) -> Result<SessionPlan, OptionsError> {
+        let v = self.verifier_url.trim();
+        if !(v.starts_with("ws://") || v.starts_with("wss://")) || v.len() <= "wss://".len() {
+            return Err(OptionsError::VerifierUrl(self.verifier_url.clone()));
+        }
+        let (host, port, path) = match (&self.url, &self.server) {
+            (Some(_), Some(_)) => return Err(OptionsError::UrlAndServer),
+            (Some(url), None) => parse_https_url(url)?,
+            (None, Some(server)) => {
+                let (host, port) = split_host_port(server).ok_or_else(|| OptionsError::Server(server.clone()))?;
+                (host, port, self.path.clone().unwrap_or_else(|| "/".into()))
+            }
+            (None, None) => return Err(OptionsError::NoTarget),
+        };
+        let server = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+        let server_name = self.server_name.clone().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| host.clone());
+        let host_header = if port == 443 { server_name.clone() } else { format!("{server_name}:{port}") };
+        let method = self.method.as_deref().unwrap_or("GET");
+        let mut req = crate::http::RequestBuilder::new(method, &host_header, &path);
+        for (k, val) in &self.headers.0 {
+            req = req.header(k, val);
+        }
+        if let Some(body) = &self.body {
+            req = req.body(body.as_bytes().to_vec());
+        }
+        let request = req.build().map_err(|e| OptionsError::Request(e.to_string()))?.bytes;
+        let positive = |x: Option<u32>, name, default| match x {
+            Some(0) => Err(OptionsError::NotPositive(name)),
+            Some(n) => Ok(n),
+            None => Ok(default),
+        };
+        let timeout = match self.timeout_ms {
+            None => None,
+            Some(ms) if ms.is_finite() && ms > 0.0 => Some(std::time::Duration::from_secs_f64(ms / 1e3)),
+            Some(_) => return Err(OptionsError::NotPositive("timeoutMs")),
+        };
+        let ca_pem = self.ca_pem.clone().filter(|p| !p.trim().is_empty());
+        if let Some(pem) = &ca_pem {
+            crate::tls::RootStore::from_pem(pem).map_err(|e| OptionsError::CaPem(e.to_string()))?;
+        }
+        Ok(SessionPlan {
+            verifier_url: v.to_string(),
+            server,
+            server_name,
+            ca_pem,
+            request,
+            reveal: RevealConfig::new(self.reveal.sent.to_reveal("sent")?, self.reveal.recv.to_reveal("recv")?),
+            max_sent: positive(self.max_sent_bytes, "maxSentBytes", DEFAULT_MAX_SENT)?,
+            max_recv: positive(self.max_recv_bytes, "maxRecvBytes", DEFAULT_MAX_RECV)?,
+            timeout,
+        })
+    }
+}
+
+/// `https://host[:port][/path][?query][#fragment]` → (host, port, path with query). IPv6
+/// hosts come bracketed in the URL and bare here.
+fn parse_https_url(url: &str) -> Result<(String, u16, String), OptionsError> {
+    let bad = || OptionsError::Url(url.to_string());
+    let rest = url.trim().strip_prefix("https://").ok_or_else(bad)?;
+    let rest = rest.split('#').next().unwrap_or("");
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(split);
+    if authority.contains('@') {
+        return Err(bad());
+    }
+    let (host, port) = if authority.ends_with(']') || !authority.contains(':') {
+        (authority.to_string(), 443)
+    } else {
+        split_host_port(authority).ok_or_else(bad)?
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    if host.is_empty() || host.contains(['[', ']', ' ']) {
+        return Err(bad());
+    }
+    let path = match path {
+        "" => "/".to_string(),
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_string(),
+    };
+    Ok((host.to_ascii_lowercase(), port, path))
+}
+
+/// `host:port` or `[v6]:port` → (host without brackets, port).
+fn split_host_port(s: &str) -> Option<(String, u16)> {
+    let (host, port) = s.trim().rsplit_once(':')?;
+    let port: u16 = port.parse().ok().filter(|p| *p != 0)?;
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    if host.is_empty() || host.contains(['[', ']', '/', ' ']) || (host.contains(':') && !s.trim().starts_with('[')) {
+        return None;
+    }
+    Some((host.to_string(), port))
+}
+
+/// A failure as the API reports it: a stable [`code`](ApiError::code) and a readable message.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    #[error("cannot reach the verifier: {0}")]
+    VerifierUnreachable(crate::transport::TransportError),
+    #[error(transparent)]
+    Prover(#[from] crate::protocol::ProverError),
+    #[error("aborted by the caller")]
+    Aborted,
+    #[error("the session took longer than timeoutMs = {0} ms")]
+    Timeout(f64),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The stable `code` string JS sees (documented in the package's `index.d.ts`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Options(_) => "BAD_OPTIONS",
+            ApiError::VerifierUnreachable(_) => "VERIFIER_UNREACHABLE",
+            ApiError::Prover(e) => e.code(),
+            ApiError::Aborted => "ABORTED",
+            ApiError::Timeout(_) => "TIMEOUT",
+            ApiError::Internal(_) => "INTERNAL",
+        }
+    }
+}
+
+/// `notarize` resolves to this: what the verifier verified, as a page can use it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotarizeResult {
+    /// The name the server certificate was validated for, and the address the verifier used.
+    pub server_name: String,
+    pub server: String,
+    /// Unix seconds when the verifier connected to the server.
+    pub connection_time: u64,
+    pub sent: DirectionResult,
+    pub recv: DirectionResult,
+    /// Hex SHA-256 commitments the verifier holds (none unless requested).
+    pub commitments: Vec<String>,
+    pub timings: Timings,
+    pub bytes: Traffic,
+}
+
+/// One direction as the verifier saw it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectionResult {
+    /// Plaintext length; every byte's existence is proven.
+    pub length: u64,
+    /// The plaintext with hidden bytes zeroed (a `Uint8Array` in JS).
+    #[serde(serialize_with = "as_bytes")]
+    pub bytes: Vec<u8>,
+    pub revealed: Vec<ByteRange>,
+    pub hidden: Vec<ByteRange>,
+    /// `"fast"`: the direction was fully revealed and its key opened; `"zk"`: proven in ZK.
+    pub path: &'static str,
+    /// Revealed bytes as text, hidden ones as `█`.
+    pub printable: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    pub preprocess_ms: f64,
+    pub online_ms: f64,
+    pub prove_ms: f64,
+    /// Wall time of the whole call, as the prover measured it.
+    pub total_ms: f64,
+}
+
+/// Session traffic as the verifier counted it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Traffic {
+    pub prover_to_verifier: u64,
+    pub verifier_to_prover: u64,
+}
+
+fn as_bytes<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(v)
+}
+
+impl DirectionResult {
+    fn from_verified(d: &VerifiedDirection) -> Self {
+        let revealed: Vec<ByteRange> = d.revealed.iter().map(|r| ByteRange { start: r.start, end: r.end }).collect();
+        let mut hidden = Vec::new();
+        let mut at = 0;
+        for r in &d.revealed {
+            if r.start > at {
+                hidden.push(ByteRange { start: at, end: r.start });
+            }
+            at = r.end;
+        }
+        if d.len > at {
+            hidden.push(ByteRange { start: at, end: d.len });
+        }
+        DirectionResult {
+            length: d.len,
+            bytes: d.bytes.clone(),
+            revealed,
+            hidden,
+            path: if d.fast_path { "fast" } else { "zk" },
+            printable: d.printable(),
+        }
+    }
+}
+
+impl NotarizeResult {
+    pub fn new(out: &ProverOutput, total_ms: f64) -> Self {
+        let v = &out.verified;
+        let s = &v.stats;
+        let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        NotarizeResult {
+            server_name: v.server_name.clone(),
+            server: v.server.clone(),
+            connection_time: v.connection_time,
+            sent: DirectionResult::from_verified(&v.sent),
+            recv: DirectionResult::from_verified(&v.received),
+            commitments: v.commitments.iter().map(|c| hex(&c.digest)).collect(),
+            timings: Timings {
+                preprocess_ms: s.preprocess.millis,
+                online_ms: s.online.millis,
+                prove_ms: s.prove.millis,
+                total_ms,
+            },
+            bytes: Traffic {
+                prover_to_verifier: s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
+                verifier_to_prover: s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(json: serde_json::Value) -> Result<NotarizeOptions, serde_json::Error> {
+        serde_json::from_value(json)
+    }
+
+    #[test]
+    fn url_form_builds_the_request_and_defaults() {
+        let o = opts(serde_json::json!({
+            "verifierUrl": "ws://127.0.0.1:7047/",
+            "url": "https://127.0.0.1:4443/json?x=1#frag",
+            "serverName": "localhost",
+            "headers": {"Authorization": "Bearer t", "X-A": "1"},
+        }))
+        .unwrap();
+        let p = o.plan().unwrap();
+        assert_eq!((p.server.as_str(), p.server_name.as_str()), ("127.0.0.1:4443", "localhost"));
+        let req = String::from_utf8(p.request).unwrap();
+        assert!(req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"), "{req}");
+        assert_eq!(p.reveal, RevealConfig::default());
+        assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
+    }
+
+    #[test]
+    fn server_form_post_with_body_and_every_reveal_shape() {
+        let o = opts(serde_json::json!({
+            "verifierUrl": "wss://v.example/",
+            "server": "[::1]:8443", "path": "/api", "method": "POST", "body": "{\"a\":1}",
+            "headers": [["Cookie", "id=1"]],
+            "reveal": {"sent": [{"start": 0, "end": 4}], "recv": {"jsonFields": ["a"]}},
+            "maxSentBytes": 100, "timeoutMs": 1500,
+        }))
+        .unwrap();
+        let p = o.plan().unwrap();
+        assert_eq!((p.server.as_str(), p.server_name.as_str()), ("[::1]:8443", "::1"));
+        assert!(String::from_utf8(p.request).unwrap().ends_with("Content-Length: 7\r\n\r\n{\"a\":1}"));
+        assert_eq!(p.reveal, RevealConfig::new(Reveal::Ranges(vec![0..4]), Reveal::JsonFields(vec!["a".into()])));
+        assert_eq!((p.max_sent, p.timeout), (100, Some(std::time::Duration::from_millis(1500))));
+        for (spec, want) in [
+            (serde_json::json!("none"), Reveal::Nothing),
+            (serde_json::json!("body"), Reveal::HttpBody),
+            (serde_json::json!({"redactHeaders": ["x"]}), Reveal::AllExceptHeaders(vec!["x".into()])),
+        ] {
+            let o = opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": {"recv": spec}})).unwrap();
+            assert_eq!(o.plan().unwrap().reveal.received, want);
+        }
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let base = |extra: serde_json::Value| {
+            let mut v = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/"});
+            for (k, x) in extra.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            v
+        };
+        // Shape errors (serde): unknown fields, wrong types, unknown reveal shapes.
+        for bad in [
+            serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "revael": {}}),
+            base(serde_json::json!({"headers": "Authorization: x"})),
+            base(serde_json::json!({"reveal": {"recv": 5}})),
+            base(serde_json::json!({"reveal": {"recv": {"redactHeader": []}}})),
+            base(serde_json::json!({"maxSentBytes": -1})),
+            serde_json::json!({"url": "https://h/"}),
+        ] {
+            assert!(opts(bad.clone()).is_err(), "{bad}");
+        }
+        // Semantic errors.
+        let cases = [
+            (serde_json::json!({"verifierUrl": "http://v/"}), "verifierUrl"),
+            (serde_json::json!({"url": "http://h/"}), "url must be https"),
+            (serde_json::json!({"url": "https://user@h/"}), "url must be https"),
+            (serde_json::json!({"url": "https://h:99999/"}), "url must be https"),
+            (serde_json::json!({"server": "h:1"}), "not both"),
+            (serde_json::json!({"reveal": {"recv": "everything"}}), "reveal.recv"),
+            (serde_json::json!({"reveal": {"sent": [{"start": 5, "end": 5}]}}), "reveal.sent: range 5..5"),
+            (serde_json::json!({"maxRecvBytes": 0}), "maxRecvBytes"),
+            (serde_json::json!({"timeoutMs": 0}), "timeoutMs"),
+            (serde_json::json!({"method": "G T"}), "cannot be encoded"),
+            (serde_json::json!({"headers": {"X": "a\nb"}}), "cannot be encoded"),
+            (serde_json::json!({"caPem": "not a pem"}), "caPem"),
+        ];
+        for (extra, needle) in cases {
+            let err = opts(base(extra.clone())).unwrap().plan().err().unwrap_or_else(|| panic!("accepted {extra}"));
+            assert!(err.to_string().contains(needle), "{extra}: {err}");
+        }
+        let none = opts(serde_json::json!({"verifierUrl": "ws://v/"})).unwrap().plan().unwrap_err();
+        assert_eq!(none, OptionsError::NoTarget);
+    }
+
+    #[test]
+    fn field_lists_match_the_structs() {
+        let base = serde_json::json!({"verifierUrl": "ws://v/"});
+        for f in OPTION_FIELDS {
+            let mut v = base.clone();
+            v[*f] = serde_json::json!(null);
+            if let Err(e) = opts(v) {
+                assert!(!e.to_string().contains("unknown field"), "{f}: {e}");
+            }
+        }
+        let unknown = opts(serde_json::json!({"verifierUrl": "ws://v/", "x": 1})).unwrap_err().to_string();
+        let listed = unknown.split("expected one of ").nth(1).unwrap_or_default().matches('`').count() / 2;
+        assert_eq!(listed, OPTION_FIELDS.len(), "{unknown}");
+        for f in REVEAL_FIELDS {
+            serde_json::from_value::<RevealOptions>(serde_json::json!({*f: "all"})).unwrap();
+        }
+        let unknown = serde_json::from_value::<RevealOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
+        assert_eq!(unknown.matches('`').count() / 2 - 1, REVEAL_FIELDS.len(), "{unknown}");
+    }
+
+    #[test]
+    fn result_lists_hidden_ranges_and_the_path() {
+        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false };
+        let r = DirectionResult::from_verified(&d);
+        assert_eq!(r.hidden, vec![ByteRange { start: 2, end: 5 }, ByteRange { start: 9, end: 10 }]);
+        assert_eq!((r.path, r.printable.as_str()), ("zk", "ab███fghi█"));
+        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true };
+        let r = DirectionResult::from_verified(&all);
+        assert!(r.hidden.is_empty() && r.path == "fast");
+    }
+}

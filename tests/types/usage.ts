@@ -1,0 +1,59 @@
+// Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
+import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, type NotarizeResult, type Progress } from "tlsproof";
+import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout } from "tlsproof/direct";
+// @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
+import { Prover as NoProverHere } from "tlsproof/direct";
+
+export async function everything(): Promise<string> {
+  const controller = new AbortController();
+  const prover = await Prover.create({ threads: 4 });
+  try {
+    const r: NotarizeResult = await prover.notarize({
+      verifierUrl: "wss://verifier.example/",
+      url: "https://api.example/v1/me",
+      serverName: "api.example",
+      method: "POST",
+      headers: [["Authorization", "Bearer x"], ["Content-Type", "application/json"]],
+      body: "{}",
+      reveal: { sent: [{ start: 0, end: 4 }], recv: { jsonFields: ["owner"] } },
+      maxSentBytes: 4096,
+      maxRecvBytes: 65536,
+      timeoutMs: 30_000,
+      onProgress: (p: Progress) => console.log(p.phase, p.fraction.toFixed(2)),
+      signal: controller.signal,
+    });
+    const path: "fast" | "zk" = r.recv.path;
+    const firstHidden: number | undefined = r.sent.hidden[0]?.start;
+    const bytes: Uint8Array = r.recv.bytes;
+    return `${path} ${firstHidden} ${bytes.length} ${r.timings.totalMs} ${r.bytes.proverToVerifier} ${r.commitments.length}`;
+  } catch (e) {
+    if (e instanceof LimitExceededError) return `too big: ${e.message}`;
+    if (e instanceof AbortError) return "cancelled";
+    if (e instanceof TlsproofError && e.code === "SERVER_UNREACHABLE") return "server down";
+    throw e;
+  } finally {
+    prover.terminate();
+  }
+}
+
+export async function oneCall(): Promise<string> {
+  const r = await notarize({ verifierUrl: "ws://127.0.0.1:7047/", server: "127.0.0.1:4443", path: "/json", reveal: { recv: "body" } });
+  return r.sent.printable;
+}
+
+export async function inAWorker(): Promise<NotarizeResult> {
+  await initProver({ threads: 2 });
+  void NoProverHere;
+  void DirectTimeout;
+  return notarizeInThisWorker({ verifierUrl: "ws://127.0.0.1:7047/", url: "https://localhost:4443/json", headers: { Accept: "*/*" } });
+}
+
+export function misuse(): void {
+  // @ts-expect-error: verifierUrl is required
+  void notarize({ url: "https://h/" });
+  // @ts-expect-error: reveal words are checked
+  void notarize({ verifierUrl: "ws://v/", url: "https://h/", reveal: { recv: "everything" } });
+  // @ts-expect-error: error codes are a closed set on the subclasses
+  const code: "TIMEOUT" = new AbortError("x").code;
+  void code;
+}
