@@ -63,10 +63,10 @@
 //! (48,797 COTs, 1 thread) k = 8 takes ≈15–19 ms for both parties vs ≈5–10 ms for KOS and
 //! k ≤ 5. In wasm (AES ≈10× slower) that is ≈0.1 s per party for k = 8, ≈0.03 s for k = 5.
 //!
-//! **Default k = 8** ([`DEFAULT_K`]): it minimises the prover's upload (the resource that
-//! competes with the TLS handshake), meets issue #5's byte targets with margin, and its compute
-//! is only paid on the ≈49k bootstrap COTs. If wasm profiling shows the bootstrap compute on
-//! the critical path, k = 5 costs 61 kB more upload for ≈3× less PRG work.
+//! **Default k = 5** ([`DEFAULT_K`]): k = 8 minimises the prover's upload, but its 2^k PRG
+//! work per block landed on the browser prover's critical path: measured in headless Chromium
+//! (fast-path session, local), preprocessing took 0.55 s with k = 8 and 0.45 s with k = 5, for
+//! 61 kB more upload (≈25 ms at 20 Mbit/s). Both meet issue #5's byte targets.
 //!
 //! # What leaks
 //! * To a malicious **prover**, exactly the KOS-style selective failure on Δ: a prover that

@@ -25,7 +25,8 @@
 //! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
-//! k = 8 ([`super::softspoken`], 15 bits of prover upload per COT) for [`FerretSender::new`] /
+//! its default k = 5 ([`super::softspoken`], 25 bits of prover upload per COT; the figures
+//! below also give k = 8's) for [`FerretSender::new`] /
 //! [`FerretReceiver::new`], or KOS (128 bits per COT) via `from_kos`; `from_base` takes either.
 //!
 //! # Small-session strategy
