@@ -19,6 +19,11 @@ pub use web::WsSocket;
 /// Largest payload we put in one WebSocket message (the proxy's default limit is larger).
 pub const MAX_CHUNK: usize = 16 * 1024;
 
+/// Largest WebSocket message a client accepts (the session multiplexer's frames are at most
+/// 2 MiB; the proxy's chunks far less). Bigger ones end the connection with
+/// [`TransportError::MessageTooBig`] before they are copied anywhere.
+pub const MAX_INCOMING_MESSAGE: usize = 4 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
     #[error("could not open WebSocket to {url}: {reason}")]
@@ -30,6 +35,8 @@ pub enum TransportError {
     UnexpectedMessage,
     #[error("stream exceeded the limit of {limit} bytes")]
     LimitExceeded { limit: usize },
+    #[error("peer sent a WebSocket message of {len} bytes, more than the limit of {max}")]
+    MessageTooBig { len: usize, max: usize },
     #[error("write after shutdown_write")]
     WriteAfterShutdown,
     #[error("transport error: {0}")]

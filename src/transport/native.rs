@@ -4,7 +4,9 @@ use super::TransportError;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::{protocol::CloseFrame, Message};
+use tokio_tungstenite::tungstenite::error::CapacityError;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// A WebSocket, client or server side (`S` is the underlying byte stream).
@@ -15,7 +17,10 @@ pub struct WsSocket<S = MaybeTlsStream<TcpStream>> {
 impl WsSocket {
     /// Opens a WebSocket to `url` and waits until it is open.
     pub async fn connect(url: &str) -> Result<WsSocket, TransportError> {
-        let (ws, _resp) = tokio_tungstenite::connect_async(url)
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(super::MAX_INCOMING_MESSAGE))
+            .max_frame_size(Some(super::MAX_INCOMING_MESSAGE));
+        let (ws, _resp) = tokio_tungstenite::connect_async_with_config(url, Some(config), false)
             .await
             .map_err(|e| TransportError::Connect { url: url.to_string(), reason: e.to_string() })?;
         Ok(WsSocket { ws })
@@ -59,12 +64,42 @@ impl<S: AsyncRead + AsyncWrite + Unpin> WsSocket<S> {
 }
 
 fn io(e: tokio_tungstenite::tungstenite::Error) -> TransportError {
-    TransportError::Io(e.to_string())
+    match e {
+        tokio_tungstenite::tungstenite::Error::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
+            TransportError::MessageTooBig { len: size, max: max_size }
+        }
+        e => TransportError::Io(e.to_string()),
+    }
 }
 
 fn closed(frame: Option<CloseFrame>) -> TransportError {
     match frame {
         Some(f) => TransportError::Closed { code: f.code.into(), reason: f.reason.to_string() },
         None => TransportError::Closed { code: 1005, reason: String::new() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A peer's oversized message ends the connection with a specific error, and messages up
+    /// to the limit still arrive.
+    #[tokio::test]
+    async fn oversized_incoming_message_is_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+            ws.send(Message::binary(vec![1u8; super::super::MAX_INCOMING_MESSAGE])).await.unwrap();
+            let _ = ws.send(Message::binary(vec![2u8; super::super::MAX_INCOMING_MESSAGE + 1])).await;
+        });
+        let mut client = WsSocket::connect(&format!("ws://{addr}/")).await.unwrap();
+        assert_eq!(client.recv().await.unwrap().map(|m| m.len()), Some(super::super::MAX_INCOMING_MESSAGE));
+        match client.recv().await {
+            Err(TransportError::MessageTooBig { len, max }) => assert!(len > max, "{len} {max}"),
+            other => panic!("expected MessageTooBig, got {other:?}"),
+        }
     }
 }

@@ -14,6 +14,7 @@ const HIGH_WATER: u32 = 1 << 20;
 enum SocketEvent {
     Open,
     Message(Vec<u8>),
+    TooBig(usize),
     NonBinary,
     Error,
     Close { code: u16, reason: String },
@@ -44,6 +45,8 @@ impl WsSocket {
         let t = tx.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let ev = match e.data().dyn_into::<js_sys::ArrayBuffer>() {
+                // Checked before copying into wasm memory.
+                Ok(buf) if buf.byte_length() as usize > super::MAX_INCOMING_MESSAGE => SocketEvent::TooBig(buf.byte_length() as usize),
                 Ok(buf) => SocketEvent::Message(js_sys::Uint8Array::new(&buf).to_vec()),
                 Err(_) => SocketEvent::NonBinary,
             };
@@ -109,6 +112,10 @@ impl WsSocket {
             match self.events.next().await {
                 None => return Ok(None),
                 Some(SocketEvent::Message(b)) => return Ok(Some(b)),
+                Some(SocketEvent::TooBig(len)) => {
+                    let _ = self.ws.close_with_code_and_reason(1009, "message too big");
+                    return Err(TransportError::MessageTooBig { len, max: super::MAX_INCOMING_MESSAGE });
+                }
                 Some(SocketEvent::NonBinary) => return Err(TransportError::UnexpectedMessage),
                 Some(SocketEvent::Close { code, reason }) => return Err(TransportError::Closed { code, reason }),
                 Some(SocketEvent::Open | SocketEvent::Error) => continue,
