@@ -328,3 +328,57 @@ fn verifier_refusals_map_to_stable_error_codes() {
     assert_eq!(code(VerifierError::ProverAborted("x".into())), "VERIFIER_REJECTED");
     assert_eq!(code(VerifierError::Version { got: 9, ours: 1 }), "VERIFIER_REJECTED");
 }
+
+/// A prover whose TlsDone claims other byte counts than it exchanged.
+struct MiscountingSocket {
+    inner: WsSocket,
+    sent_delta: i64,
+    received_delta: i64,
+}
+
+impl tlsproof::transport::MessageSocket for MiscountingSocket {
+    async fn send(&mut self, msg: &[u8]) -> Result<(), tlsproof::transport::TransportError> {
+        use tlsproof::protocol::messages::ControlMessage;
+        // Control frames are channel 0.
+        if let Some((0, payload)) = msg.split_first() {
+            if let Ok(ControlMessage::TlsDone(mut done)) = ControlMessage::decode(payload) {
+                done.sent = done.sent.saturating_add_signed(self.sent_delta);
+                done.received = done.received.saturating_add_signed(self.received_delta);
+                let mut frame = vec![0u8];
+                frame.extend(ControlMessage::TlsDone(done).encode());
+                return self.inner.send(&frame).await;
+            }
+        }
+        self.inner.send(msg).await
+    }
+    async fn recv(&mut self) -> Result<Option<Vec<u8>>, tlsproof::transport::TransportError> {
+        self.inner.recv().await
+    }
+    async fn close(&mut self) -> Result<(), tlsproof::transport::TransportError> {
+        self.inner.close().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn byte_counts_that_differ_from_the_relayed_session_are_rejected() {
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    // Claiming fewer sent bytes (to drop a record), or more received bytes than were relayed.
+    for (sent_delta, received_delta) in [(-1i64, 0i64), (1, 0), (0, 1)] {
+        let config = ProverConfig {
+            server: env.fixture.to_string(),
+            server_name: "localhost".into(),
+            roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+            max_sent: 4096,
+            max_recv: 128 * 1024,
+            now: now(),
+            step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        };
+        let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+        let inner = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let socket = MiscountingSocket { inner, sent_delta, received_delta };
+        let prover = notarize(socket, config, request, RevealConfig::new(Reveal::All, Reveal::All)).await;
+        assert!(matches!(prover, Err(ProverError::VerifierRejected(_))), "{:?}", prover.err());
+        let report = tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
+        assert!(matches!(report, Err(VerifierError::CountMismatch { .. })), "({sent_delta}, {received_delta}): {report:?}");
+    }
+}
