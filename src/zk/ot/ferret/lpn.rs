@@ -21,7 +21,7 @@ const BLOCKS_PER_COL: usize = 3;
 const CHUNK: usize = 4096;
 
 /// Row indices of columns `first_col .. first_col + out.len() / D` into `out`.
-fn columns_indices(cipher: &Aes128, first_col: usize, k: usize, out: &mut [u32]) {
+pub(crate) fn columns_indices(cipher: &Aes128, first_col: usize, k: usize, out: &mut [u32]) {
     /// Columns per AES batch (48 blocks on the stack).
     const BATCH_COLS: usize = 16;
     let mut blocks = [Block::default(); BLOCKS_PER_COL * BATCH_COLS];
@@ -85,6 +85,44 @@ fn prefetch_rows(base: &[u128], idx: &[u32], col: usize) {
     }
 }
 
+/// `out[j] ^= Σ_{r ∈ idx[D·j..D·j+D]} base[r]` (the gathers of [`encode_keys`]).
+pub(crate) fn gather_keys(base: &[u128], idx: &[u32], out: &mut [u128]) {
+    for c in 0..PREFETCH_AHEAD {
+        prefetch_rows(base, idx, c);
+    }
+    for (c, (o, rows)) in out.iter_mut().zip(idx.chunks_exact(D)).enumerate() {
+        prefetch_rows(base, idx, c + PREFETCH_AHEAD);
+        let mut acc = 0u128;
+        for &r in rows {
+            acc ^= base[r as usize];
+        }
+        *o ^= acc;
+    }
+}
+
+/// Prover-side gathers of [`encode_cots`]: MACs from `base_m`, bits from the packed `packed`.
+pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut [u128], cu: &mut [u8]) {
+    for c in 0..PREFETCH_AHEAD {
+        prefetch_rows(base_m, idx, c);
+    }
+    for (c, ((om, ou), rows)) in cm
+        .iter_mut()
+        .zip(cu.iter_mut())
+        .zip(idx.chunks_exact(D))
+        .enumerate()
+    {
+        prefetch_rows(base_m, idx, c + PREFETCH_AHEAD);
+        let mut acc = 0u128;
+        let mut bit = 0u64;
+        for &r in rows {
+            acc ^= base_m[r as usize];
+            bit ^= packed[r as usize / 64] >> (r % 64);
+        }
+        *om ^= acc;
+        *ou ^= (bit & 1) as u8;
+    }
+}
+
 /// Verifier side: `out[j] ^= Σ_{r ∈ col(j)} base[r]`.
 pub(crate) fn encode_keys(seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
     let cipher = Aes128::new(GenericArray::from_slice(seed));
@@ -94,17 +132,7 @@ pub(crate) fn encode_keys(seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
         .for_each(|(c, chunk)| {
             let mut idx = vec![0u32; D * chunk.len()];
             columns_indices(&cipher, c * CHUNK, k, &mut idx);
-            for c in 0..PREFETCH_AHEAD {
-                prefetch_rows(base, &idx, c);
-            }
-            for (c, (o, rows)) in chunk.iter_mut().zip(idx.chunks_exact(D)).enumerate() {
-                prefetch_rows(base, &idx, c + PREFETCH_AHEAD);
-                let mut acc = 0u128;
-                for &r in rows {
-                    acc ^= base[r as usize];
-                }
-                *o ^= acc;
-            }
+            gather_keys(base, &idx, chunk);
         });
 }
 
@@ -132,25 +160,7 @@ pub(crate) fn encode_cots(
         .for_each(|(c, (cm, cu))| {
             let mut idx = vec![0u32; D * cm.len()];
             columns_indices(&cipher, c * CHUNK, k, &mut idx);
-            for c in 0..PREFETCH_AHEAD {
-                prefetch_rows(base_m, &idx, c);
-            }
-            for (c, ((om, ou), rows)) in cm
-                .iter_mut()
-                .zip(cu.iter_mut())
-                .zip(idx.chunks_exact(D))
-                .enumerate()
-            {
-                prefetch_rows(base_m, &idx, c + PREFETCH_AHEAD);
-                let mut acc = 0u128;
-                let mut bit = 0u64;
-                for &r in rows {
-                    acc ^= base_m[r as usize];
-                    bit ^= packed[r as usize / 64] >> (r % 64);
-                }
-                *om ^= acc;
-                *ou ^= (bit & 1) as u8;
-            }
+            gather_cots(base_m, packed, &idx, cm, cu);
         });
 }
 

@@ -95,6 +95,9 @@
 pub mod ggm;
 pub mod lpn;
 pub mod spcot;
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub mod profile;
 
 #[cfg(test)]
 mod tests;
