@@ -82,8 +82,8 @@ fn f_mul(a: u128, b: u128) -> u128 {
 /// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = AES_seed(j); `e` optional (0/1 bytes).
 pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
     match e {
-        Some(e) => bits::chi_sums(seed, vals, PIECE, Some(&|j: usize| e[j] == 1)),
-        None => bits::chi_sums(seed, vals, PIECE, None),
+        Some(e) => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::Bytes(e)),
+        None => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::None),
     }
 }
 
