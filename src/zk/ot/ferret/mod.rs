@@ -22,7 +22,10 @@
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
-//! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
+//! while keeping `reserve` COTs for the next iteration (R of the parameter set in use).
+//! The buffer's allocation is reused by every iteration ([`make_room`]: base COTs copied out,
+//! leftovers moved to the front, the n new outputs written after them), and serving only
+//! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer. When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
 //! its default k = 5 ([`super::softspoken`], 25 bits of prover upload per COT; the figures
@@ -77,6 +80,10 @@
 //!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with the SoftSpoken bootstrap
 //!   (k = 5: 7.48 / 0.896; k = 4: 7.78 / 0.925). KOS alone: 128 bit/COT; SoftSpoken k = 8
 //!   alone: 15.0 bit/COT.
+//! * Per-phase split of one iteration: `cargo run --release --example ferret_bench phases`
+//!   (setup set on 2 shared cores, each phase alone: GGM ≈5.5 ms sender / 6.3 ms receiver,
+//!   χ sums ≈2 ms each, LPN encode ≈5 ms sender / 7.4 ms receiver of which index generation
+//!   ≈3 ms per side; a warm `extend(328k)` that runs one setup iteration ≈27–35 ms).
 //! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
 //!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
 //!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
