@@ -96,8 +96,61 @@ fn add(a: Sample, b: Sample) -> Sample {
     (a.0 + b.0, a.1 + b.1, a.2 + b.2)
 }
 
+/// Per-phase split of one iteration (medians of `reps` runs) and the end-to-end time of warm
+/// `extend(m)` calls on a bootstrapped pair (prover on its own thread, as in `tlsproof bench
+/// zk`), split into calls that ran an LPN iteration and calls served from the buffer.
+fn phases(reps: usize, m: usize) {
+    use tlsproof::zk::ot::ferret::profile::iteration_phases;
+    for p in [LpnParams::SETUP, LpnParams::MAIN] {
+        println!("phases of one iteration, n = {}, k = {}, t = {} (median of {reps}):", p.n, p.k, p.t);
+        let runs: Vec<Vec<(&str, f64)>> = (0..reps).map(|_| iteration_phases(p)).collect();
+        let mut total = 0.0;
+        for i in 0..runs[0].len() {
+            let mut xs: Vec<f64> = runs.iter().map(|r| r[i].1).collect();
+            xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let med = xs[xs.len() / 2];
+            if !runs[0][i].0.contains("total") {
+                total += med;
+            }
+            println!("  {:<40} {:>8.2} ms", runs[0][i].0, med * 1e3);
+        }
+        println!("  {:<40} {:>8.2} ms", "sum of the separate phases", total * 1e3);
+    }
+    let cfg = FerretConfig { direct_limit: 0, ..FerretConfig::default() };
+    let mut s = FerretSender::from_softspoken(SoftSpokenSender::new().with_k(DEFAULT_K).unwrap(), cfg).unwrap();
+    let mut r = FerretReceiver::from_softspoken(SoftSpokenReceiver::new().with_k(DEFAULT_K).unwrap(), cfg).unwrap();
+    let (mut cv, mut cp): (MemoryChannel, MemoryChannel) = memory_pair(MAX_MESSAGE_BYTES);
+    let calls = 3 * reps.max(3);
+    let handle = std::thread::spawn(move || {
+        for i in 0..=calls {
+            let (bits, macs) = block_on(r.extend(&mut cp, if i == 0 { 1 } else { m })).expect("prover");
+            std::hint::black_box((bits, macs));
+        }
+    });
+    block_on(s.extend(&mut cv, 1)).expect("verifier bootstrap");
+    let (mut with_iter, mut served) = (vec![], vec![]);
+    for _ in 0..calls {
+        let before = s.iterations();
+        let t = Instant::now();
+        let keys = block_on(s.extend(&mut cv, m)).expect("verifier");
+        let dt = t.elapsed().as_secs_f64();
+        std::hint::black_box(keys);
+        if s.iterations() > before { with_iter.push(dt) } else { served.push(dt) }
+    }
+    handle.join().unwrap();
+    let med = |v: &mut Vec<f64>| { v.sort_by(|a, b| a.partial_cmp(b).unwrap()); v.get(v.len() / 2).copied().unwrap_or(f64::NAN) * 1e3 };
+    println!("warm extend({m}) on the verifier, setup parameters: with an iteration {:.2} ms (median of {}), from the buffer {:.2} ms (median of {})",
+        med(&mut with_iter), with_iter.len(), med(&mut served), served.len());
+}
+
 fn main() {
-    let quick = std::env::args().nth(1).as_deref() == Some("quick");
+    let arg = std::env::args().nth(1);
+    if arg.as_deref() == Some("phases") {
+        let reps = std::env::args().nth(2).and_then(|x| x.parse().ok()).unwrap_or(5);
+        phases(reps, 328_000);
+        return;
+    }
+    let quick = arg.as_deref() == Some("quick");
     println!("threads: {}", rayon::current_num_threads());
     for p in [
         LpnParams::SETUP,

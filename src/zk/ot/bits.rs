@@ -162,36 +162,76 @@ mod tests {
     }
 }
 
-/// The random linear combination both OT consistency checks use (KOS, Ferret's SPCOT):
-/// `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with `χ_i = AES_seed(i)`. Without `bit`
-/// the second sum is 0. Parallel over pieces of `piece_len` values; branch-free in `bit`.
-pub(crate) fn chi_sums(
-    seed: &[u8; 16],
-    vals: &[u128],
-    piece_len: usize,
-    bit: Option<&(dyn Fn(usize) -> bool + Sync)>,
-) -> (u128, u128) {
+/// The selection bits of [`chi_sums`]' second sum.
+#[derive(Clone, Copy)]
+pub(crate) enum CheckBits<'a> {
+    /// No second sum (it is 0).
+    None,
+    /// Bit i is bit `i % 8` of byte `i / 8`.
+    Packed(&'a [u8]),
+    /// Bit i is byte i (0 or 1).
+    Bytes(&'a [u8]),
+}
+
+impl CheckBits<'_> {
+    /// All-ones if bit `i` is set, else zero (branch-free; out-of-range bits read as 0).
+    #[inline(always)]
+    fn mask(&self, i: usize) -> u128 {
+        let b = match *self {
+            CheckBits::None => 0,
+            CheckBits::Packed(p) => p.get(i / 8).map_or(0, |x| (x >> (i % 8)) & 1),
+            CheckBits::Bytes(b) => b.get(i).map_or(0, |x| x & 1),
+        };
+        0u128.wrapping_sub(b as u128)
+    }
+}
+
+/// View `u128`s as AES blocks in place; the block of `x` holds `x.to_le()`'s memory bytes, so
+/// callers convert with `to_le` / `from_le` (no-ops on little-endian targets) around AES.
+pub(crate) fn as_blocks(x: &mut [u128]) -> &mut [GenericArray<u8, aes::cipher::consts::U16>] {
+    // SAFETY: `GenericArray<u8, U16>` is a `#[repr(transparent)]` wrapper of `[u8; 16]`: same
+    // size as `u128`, alignment 1 ≤ 16, and every bit pattern is valid for both types; the
+    // returned slice borrows `x` mutably, so there is no aliasing.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len()) }
+}
+
+/// The random linear combination both OT consistency checks use (KOS, SoftSpokenOT, Ferret's
+/// SPCOT): `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with `χ_i = AES_seed(i)`. Without
+/// bits the second sum is 0. Parallel over pieces of `piece_len` values; branch-free in the
+/// bits. The χ are public (the seed is sent), so their buffers need no wiping; the values are
+/// read in place (no copy).
+pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: CheckBits<'_>) -> (u128, u128) {
     use crate::zk::field::F128;
+    /// Values per inner product (stack buffers).
+    const SUB: usize = 64;
     let cipher = Aes128::new(GenericArray::from_slice(seed));
-    vals.par_chunks(piece_len.max(1))
+    let piece_len = piece_len.max(1);
+    vals.par_chunks(piece_len)
         .enumerate()
         .map(|(p, piece)| {
             let first = p * piece_len;
-            let mut buf = vec![0u8; 16 * piece.len()];
-            ctr_fill(&cipher, first as u128, &mut buf);
-            let chis: Vec<F128> = buf
-                .chunks_exact(16)
-                .map(|c| F128(u128::from_le_bytes(c.try_into().expect("16-byte chunk"))))
-                .collect();
-            let vals: Vec<F128> = piece.iter().map(|v| F128(*v)).collect();
-            let sum = F128::inner_product(&chis, &vals).0;
+            let mut sum = F128::ZERO;
             let mut x = 0u128;
-            if let Some(bit) = bit {
-                for (k, chi) in chis.iter().enumerate() {
-                    x ^= chi.0 & 0u128.wrapping_sub(bit(first + k) as u128);
+            let mut ctr = [0u128; SUB];
+            let mut chis = [F128::ZERO; SUB];
+            let mut vs = [F128::ZERO; SUB];
+            for (s, sub) in piece.chunks(SUB).enumerate() {
+                let start = first + s * SUB;
+                let m = sub.len();
+                for (i, c) in ctr[..m].iter_mut().enumerate() {
+                    *c = ((start + i) as u128).to_le();
                 }
+                cipher.encrypt_blocks(as_blocks(&mut ctr[..m]));
+                for (i, ((ch, v), (&c, &val))) in chis.iter_mut().zip(vs.iter_mut()).zip(ctr.iter().zip(sub)).enumerate() {
+                    *ch = F128(u128::from_le(c));
+                    *v = F128(val);
+                    x ^= ch.0 & bits.mask(start + i);
+                }
+                sum += F128::inner_product(&chis[..m], &vs[..m]);
             }
-            (sum, x)
+            // the values were secret (MACs / keys): wipe their stack copies
+            zeroize::Zeroize::zeroize(&mut vs);
+            (sum.0, x)
         })
         .reduce(|| (0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }

@@ -12,7 +12,7 @@
 //! 5. outputs for i < n: verifier K_i = q_i; prover u_i = r_i, M_i = t_i.
 
 use super::base;
-use super::bits::{chi_sums, columns_to_rows, ColumnPrg};
+use super::bits::{chi_sums, columns_to_rows, CheckBits, ColumnPrg};
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -66,10 +66,8 @@ fn check_n(n: usize) -> Result<(), CotError> {
 /// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i = AES_seed(i); without `bits` the
 /// second sum is 0. Parallel over pieces of rows.
 fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
-    match bits {
-        Some(bits) => chi_sums(seed, rows, CHECK_PIECE_ROWS, Some(&|i: usize| (bits[i / 8] >> (i % 8)) & 1 == 1)),
-        None => chi_sums(seed, rows, CHECK_PIECE_ROWS, None),
-    }
+    let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
+    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
 }
 
 fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {

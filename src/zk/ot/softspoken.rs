@@ -85,7 +85,7 @@
 //! After any error an instance is poisoned ([`CotError::Poisoned`]).
 
 use super::base;
-use super::bits::{chi_sums, columns_to_rows, ColumnPrg};
+use super::bits::{chi_sums, columns_to_rows, CheckBits, ColumnPrg};
 use super::ferret::ggm::FixedKeyAes;
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
@@ -332,15 +332,8 @@ fn leaf_prgs(leaves: &[u128]) -> Vec<ColumnPrg> {
 }
 
 fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
-    match bits {
-        Some(bits) => chi_sums(
-            seed,
-            rows,
-            CHECK_PIECE_ROWS,
-            Some(&|i: usize| (bits[i / 8] >> (i % 8)) & 1 == 1),
-        ),
-        None => chi_sums(seed, rows, CHECK_PIECE_ROWS, None),
-    }
+    let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
+    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
 }
 
 /// Verifier side of SoftSpokenOT: COT sender holding Δ.

@@ -132,12 +132,20 @@ impl ProverBackend {
         PElem { v: F128(v), m: m.reduce() }
     }
 
-    /// Drop the consumed prefix of the pool (MACs are wiped as they are overwritten).
+    /// Drop the consumed prefix of the pool, wiping it first. A fully consumed pool (the usual
+    /// case: batches ask for exactly what they use) is just cleared, keeping its allocation;
+    /// otherwise the unused tail moves to the front.
     fn compact_pool(&mut self) {
         let used = self.cursor.min(self.pool_bits.len());
-        self.pool_bits.drain(..used);
+        self.pool_bits[..used].zeroize();
         self.pool_macs[..used].zeroize();
-        self.pool_macs.drain(..used);
+        if used == self.pool_bits.len() {
+            self.pool_bits.clear();
+            self.pool_macs.clear();
+        } else {
+            self.pool_bits.drain(..used);
+            self.pool_macs.drain(..used);
+        }
         self.cursor = 0;
     }
 }
@@ -445,16 +453,26 @@ impl<R: CotReceiver> Prover<R> {
         self.ensure_pool(ch, n).await
     }
 
+    /// Make at least `need` unused COTs available. The consumed prefix is only dropped when
+    /// the pool has to grow (so a large preprocessed pool is not shifted at every batch), and
+    /// an empty pool adopts the source's vectors instead of copying them.
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
+        let have = self.backend.pool_bits.len().saturating_sub(self.backend.cursor);
+        if have >= need {
+            return Ok(());
+        }
         self.backend.compact_pool();
-        let have = self.backend.pool_bits.len();
-        if have < need {
-            let (bits, macs) = self.cot.extend(ch, need - have).await?;
-            if bits.len() != need - have || macs.len() != need - have {
-                return Err(ProofError::Malformed("COT source returned a wrong count"));
-            }
-            self.backend.pool_bits.extend(bits);
-            self.backend.pool_macs.extend(macs);
+        let (bits, macs) = self.cot.extend(ch, need - have).await?;
+        if bits.len() != need - have || macs.len() != need - have {
+            return Err(ProofError::Malformed("COT source returned a wrong count"));
+        }
+        let b = &mut self.backend;
+        if b.pool_bits.is_empty() && b.pool_macs.is_empty() {
+            b.pool_bits = bits;
+            b.pool_macs = macs;
+        } else {
+            b.pool_bits.extend(bits);
+            b.pool_macs.extend(macs);
         }
         Ok(())
     }

@@ -397,17 +397,31 @@ impl<S: CotSender> Verifier<S> {
         self.ensure_pool(ch, n).await
     }
 
+    /// Make at least `need` unused keys available. The consumed prefix is only dropped when
+    /// the pool has to grow (no shifting of a large preprocessed pool at every batch), a fully
+    /// consumed pool is cleared without a memmove, and an empty pool adopts the source's vector.
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
         let b = &mut self.backend;
-        b.pool_keys.drain(..b.cursor);
+        let have = b.pool_keys.len().saturating_sub(b.cursor);
+        if have >= need {
+            return Ok(());
+        }
+        let used = b.cursor.min(b.pool_keys.len());
+        if used == b.pool_keys.len() {
+            b.pool_keys.clear();
+        } else {
+            b.pool_keys.drain(..used);
+        }
         b.cursor = 0;
-        let have = b.pool_keys.len();
-        if have < need {
-            let keys = self.cot.extend(ch, need - have).await?;
-            if keys.len() != need - have {
-                return Err(ProofError::Malformed("COT source returned a wrong count"));
-            }
-            self.backend.pool_keys.extend(keys);
+        let keys = self.cot.extend(ch, need - have).await?;
+        if keys.len() != need - have {
+            return Err(ProofError::Malformed("COT source returned a wrong count"));
+        }
+        let b = &mut self.backend;
+        if b.pool_keys.is_empty() {
+            b.pool_keys = keys;
+        } else {
+            b.pool_keys.extend(keys);
         }
         Ok(())
     }

@@ -15,6 +15,8 @@ use aes::Aes128;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
+pub(crate) use super::super::bits::as_blocks;
+
 type Block = GenericArray<u8, U16>;
 
 /// AES blocks per batched encryption call (lets AES-NI pipeline).
@@ -42,27 +44,29 @@ impl FixedKeyAes {
     }
 
     /// children[2p] = π_L(parents[p]) ⊕ parents[p], children[2p+1] = π_R(parents[p]) ⊕ parents[p].
+    ///
+    /// The AES inputs/outputs live in one `u128` stack buffer that is viewed as AES blocks
+    /// ([`as_blocks`]) and wiped once per call with 16-byte writes. (Wiping `GenericArray`
+    /// blocks goes byte by byte through volatile writes: 2 KiB of them per call, which cost
+    /// more than the AES itself for the small trees of the setup parameters.)
     pub(crate) fn expand(&self, parents: &[u128], children: &mut [u128]) {
         debug_assert_eq!(children.len(), 2 * parents.len());
-        let mut lb = [Block::default(); BATCH];
-        let mut rb = [Block::default(); BATCH];
+        let mut buf = [0u128; 2 * BATCH];
         for (pc, cc) in parents.chunks(BATCH).zip(children.chunks_mut(2 * BATCH)) {
             let m = pc.len();
-            for (i, &p) in pc.iter().enumerate() {
-                let b = Block::from(p.to_le_bytes());
-                lb[i] = b;
-                rb[i] = b;
+            let (lb, rb) = buf.split_at_mut(BATCH);
+            for ((l, r), &p) in lb.iter_mut().zip(rb.iter_mut()).zip(pc) {
+                *l = p.to_le();
+                *r = p.to_le();
             }
-            self.left.encrypt_blocks(&mut lb[..m]);
-            self.right.encrypt_blocks(&mut rb[..m]);
-            for (i, &p) in pc.iter().enumerate() {
-                cc[2 * i] = u128::from_le_bytes(lb[i].into()) ^ p;
-                cc[2 * i + 1] = u128::from_le_bytes(rb[i].into()) ^ p;
+            self.left.encrypt_blocks(as_blocks(&mut lb[..m]));
+            self.right.encrypt_blocks(as_blocks(&mut rb[..m]));
+            for (((c, &l), &r), &p) in cc.chunks_exact_mut(2).zip(lb.iter()).zip(rb.iter()).zip(pc) {
+                c[0] = u128::from_le(l) ^ p;
+                c[1] = u128::from_le(r) ^ p;
             }
         }
-        lb.iter_mut()
-            .chain(rb.iter_mut())
-            .for_each(|b| b.as_mut_slice().zeroize());
+        buf.zeroize();
     }
 
     /// Tweakable correlation-robust hash H(x, τ).

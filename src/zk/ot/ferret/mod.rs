@@ -22,7 +22,10 @@
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
-//! while keeping `reserve` COTs for the next iteration (R of the parameter set in use). When
+//! while keeping `reserve` COTs for the next iteration (R of the parameter set in use).
+//! The buffer's allocation is reused by every iteration ([`make_room`]: base COTs copied out,
+//! leftovers moved to the front, the n new outputs written after them), and serving only
+//! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer. When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
 //! its default k = 5 ([`super::softspoken`], 25 bits of prover upload per COT; the figures
@@ -77,6 +80,10 @@
 //!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with the SoftSpoken bootstrap
 //!   (k = 5: 7.48 / 0.896; k = 4: 7.78 / 0.925). KOS alone: 128 bit/COT; SoftSpoken k = 8
 //!   alone: 15.0 bit/COT.
+//! * Per-phase split of one iteration: `cargo run --release --example ferret_bench phases`
+//!   (setup set on 2 shared cores, each phase alone: GGM ≈5.5 ms sender / 6.3 ms receiver,
+//!   χ sums ≈2 ms each, LPN encode ≈5 ms sender / 7.4 ms receiver of which index generation
+//!   ≈3 ms per side; a warm `extend(328k)` that runs one setup iteration ≈27–35 ms).
 //! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
 //!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
 //!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
@@ -95,6 +102,9 @@
 pub mod ggm;
 pub mod lpn;
 pub mod spcot;
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub mod profile;
 
 #[cfg(test)]
 mod tests;
@@ -105,7 +115,7 @@ use crate::zk::channel::Channel;
 use crate::zk::field::F128;
 use ggm::FixedKeyAes;
 use rand::RngCore;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroize;
 
 pub use spcot::CHECK_COTS;
 
@@ -425,17 +435,34 @@ impl Planner {
     }
 }
 
-/// Split `v` into its first `n` elements (returned, in the original allocation) and the rest
-/// (left in `v`, freshly allocated); the rest is wiped from the returned allocation's spare
-/// capacity so no secret outlives its owner.
-fn split_front<T: Copy + Zeroize>(v: &mut Vec<T>, n: usize) -> Vec<T>
+/// Start an iteration in the buffer `buf` (unused part `buf[pos..]`): copy the next `r`
+/// entries (the iteration's base COTs) into `base` and wipe them there, move the `left`
+/// leftovers after them to the front, and size `buf` to `left + n` so that `buf[left..]` takes
+/// the n new outputs. The allocation is reused across iterations (no fresh pages to fault in,
+/// no n-sized copy); `buf[left..]` holds stale data that the iteration overwrites completely,
+/// and anything cut off by the resize is wiped first. Returns `left`.
+fn make_room<T: Copy + Default + Zeroize>(
+    buf: &mut Vec<T>,
+    pos: usize,
+    r: usize,
+    n: usize,
+    base: &mut Vec<T>,
+) -> usize
 where
     [T]: Zeroize,
 {
-    let rest = v[n..].to_vec();
-    v[n..].zeroize();
-    v.truncate(n);
-    std::mem::replace(v, rest)
+    base.zeroize();
+    base.clear();
+    base.extend_from_slice(&buf[pos..pos + r]);
+    buf[pos..pos + r].zeroize();
+    let left = buf.len() - pos - r;
+    buf.copy_within(pos + r.., 0);
+    let new_len = left + n;
+    if buf.len() > new_len {
+        buf[new_len..].zeroize();
+    }
+    buf.resize(new_len, T::default());
+    left
 }
 
 fn check_n(n: usize) -> Result<(), CotError> {
@@ -453,9 +480,12 @@ pub struct FerretSender {
     base: BaseCotSender,
     planner: Planner,
     prg: FixedKeyAes,
-    /// Buffered keys; `keys[pos..]` are unused.
+    /// Buffered keys; `keys[pos..]` are unused, `keys[..pos]` are wiped. The allocation is
+    /// kept across iterations (see [`make_room`]); served keys are copied out.
     keys: Vec<u128>,
     pos: usize,
+    /// The current iteration's base keys (reused allocation, wiped after use).
+    base_keys: Vec<u128>,
     poisoned: bool,
 }
 
@@ -497,6 +527,7 @@ impl FerretSender {
             prg: FixedKeyAes::new(),
             keys: Vec::new(),
             pos: 0,
+            base_keys: Vec::new(),
             poisoned: false,
         })
     }
@@ -530,9 +561,12 @@ impl FerretSender {
         if self.buffered() < r {
             return Err(CotError::Poisoned);
         }
-        let base: Zeroizing<Vec<u128>> = Zeroizing::new(self.keys[self.pos..self.pos + r].to_vec());
-        self.keys[self.pos..self.pos + r].zeroize();
-        self.pos += r;
+        let left = make_room(&mut self.keys, self.pos, r, p.n, &mut self.base_keys);
+        self.pos = 0;
+        // layout from here on: the older leftovers first, then the new outputs (the order only
+        // has to match the peer's); until the iteration completes, the instance is poisoned
+        let base = &self.base_keys;
+        let v = &mut self.keys[left..];
 
         let seed_msg = ch.recv().await?;
         if seed_msg.len() != 16 {
@@ -546,7 +580,6 @@ impl FerretSender {
         lpn_seed.copy_from_slice(&seed_msg);
 
         let (k, th) = (p.k, p.t * p.log_block);
-        let mut v = Zeroizing::new(vec![0u128; p.n]);
         let delta = self.base.delta().0;
         let tweak = self.planner.tweak_base();
         spcot::send(
@@ -558,36 +591,21 @@ impl FerretSender {
             &base[k..k + th],
             &base[k + th..],
             tweak,
-            &mut v,
+            v,
         )
         .await?;
-        lpn::encode_keys(&lpn_seed, &base[..k], &mut v);
-
-        // new outputs first, then the older leftovers (the order only has to match the peer's)
-        let mut next = std::mem::take(&mut *v);
-        next.extend_from_slice(&self.keys[self.pos..]);
-        // invariant: everything before `pos` was wiped when it was served or consumed
-        self.keys[self.pos..].zeroize();
-        self.keys = next;
-        self.pos = 0;
+        lpn::encode_keys(&lpn_seed, &base[..k], v);
+        self.base_keys.zeroize();
         Ok(())
     }
 
+    /// Copy the next `n` buffered keys out and wipe them in the buffer (no shifting: the
+    /// buffer is compacted only when the next iteration starts).
     fn take(&mut self, n: usize) -> Vec<F128> {
-        if self.pos == 0 && 2 * n >= self.keys.len() {
-            // hand the buffer itself to the caller (no copy of the n outputs)
-            return split_front(&mut self.keys, n).into_iter().map(F128).collect();
-        }
-        let out = self.keys[self.pos..self.pos + n]
-            .iter()
-            .map(|&k| F128(k))
-            .collect();
-        self.keys[self.pos..self.pos + n].zeroize();
+        let range = self.pos..self.pos + n;
+        let out = self.keys[range.clone()].iter().map(|&k| F128(k)).collect();
+        self.keys[range].zeroize();
         self.pos += n;
-        if self.pos > self.keys.len() / 2 {
-            self.keys.drain(..self.pos);
-            self.pos = 0;
-        }
         out
     }
 
@@ -645,6 +663,7 @@ impl CotSender for FerretSender {
 impl Drop for FerretSender {
     fn drop(&mut self) {
         self.keys[self.pos..].zeroize();
+        self.base_keys.zeroize();
     }
 }
 
@@ -653,10 +672,14 @@ pub struct FerretReceiver {
     base: BaseCotReceiver,
     planner: Planner,
     prg: FixedKeyAes,
-    /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused.
+    /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused,
+    /// everything before `pos` is wiped. Allocations are kept across iterations.
     bits: Vec<u8>,
     macs: Vec<u128>,
     pos: usize,
+    /// The current iteration's base COTs (reused allocations, wiped after use).
+    base_bits: Vec<u8>,
+    base_macs: Vec<u128>,
     poisoned: bool,
 }
 
@@ -701,6 +724,8 @@ impl FerretReceiver {
             bits: Vec::new(),
             macs: Vec::new(),
             pos: 0,
+            base_bits: Vec::new(),
+            base_macs: Vec::new(),
             poisoned: false,
         })
     }
@@ -734,20 +759,20 @@ impl FerretReceiver {
         if self.buffered() < r {
             return Err(CotError::Poisoned);
         }
-        let range = self.pos..self.pos + r;
-        let base_u: Zeroizing<Vec<u8>> = Zeroizing::new(self.bits[range.clone()].to_vec());
-        let base_m: Zeroizing<Vec<u128>> = Zeroizing::new(self.macs[range.clone()].to_vec());
-        self.bits[range.clone()].zeroize();
-        self.macs[range].zeroize();
-        self.pos += r;
+        let left = make_room(&mut self.bits, self.pos, r, p.n, &mut self.base_bits);
+        let left_m = make_room(&mut self.macs, self.pos, r, p.n, &mut self.base_macs);
+        debug_assert_eq!(left, left_m);
+        self.pos = 0;
+        // leftovers first, then the new outputs (same order as the verifier)
+        let (base_u, base_m) = (&self.base_bits, &self.base_macs);
+        let e = &mut self.bits[left..];
+        let w = &mut self.macs[left..];
 
         let mut lpn_seed = [0u8; 16];
         rand::rng().fill_bytes(&mut lpn_seed);
         ch.send(lpn_seed.to_vec()).await?;
 
         let (k, th) = (p.k, p.t * p.log_block);
-        let mut w = Zeroizing::new(vec![0u128; p.n]);
-        let mut e = Zeroizing::new(vec![0u8; p.n]);
         let tweak = self.planner.tweak_base();
         spcot::receive(
             ch,
@@ -759,33 +784,18 @@ impl FerretReceiver {
             &base_u[k + th..],
             &base_m[k + th..],
             tweak,
-            &mut w,
-            &mut e,
+            w,
+            e,
         )
         .await?;
-        lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], &mut e, &mut w);
-
-        // new outputs first, then the older leftovers (same order as the verifier)
-        let mut bits = std::mem::take(&mut *e);
-        bits.extend_from_slice(&self.bits[self.pos..]);
-        let mut macs = std::mem::take(&mut *w);
-        macs.extend_from_slice(&self.macs[self.pos..]);
-        // invariant: everything before `pos` was wiped when it was served or consumed
-        self.bits[self.pos..].zeroize();
-        self.macs[self.pos..].zeroize();
-        self.bits = bits;
-        self.macs = macs;
-        self.pos = 0;
+        lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], e, w);
+        self.base_bits.zeroize();
+        self.base_macs.zeroize();
         Ok(())
     }
 
+    /// Copy the next `n` buffered COTs out and wipe them in the buffer (no shifting).
     fn take(&mut self, n: usize) -> (Vec<bool>, Vec<F128>) {
-        if self.pos == 0 && 2 * n >= self.macs.len() {
-            // hand the buffers themselves to the caller (no copy of the n outputs)
-            let bits = split_front(&mut self.bits, n).into_iter().map(|b| b == 1).collect();
-            let macs = split_front(&mut self.macs, n).into_iter().map(F128).collect();
-            return (bits, macs);
-        }
         let range = self.pos..self.pos + n;
         let out = (
             self.bits[range.clone()].iter().map(|&b| b == 1).collect(),
@@ -794,11 +804,6 @@ impl FerretReceiver {
         self.bits[range.clone()].zeroize();
         self.macs[range].zeroize();
         self.pos += n;
-        if self.pos > self.macs.len() / 2 {
-            self.bits.drain(..self.pos);
-            self.macs.drain(..self.pos);
-            self.pos = 0;
-        }
         out
     }
 
@@ -853,5 +858,7 @@ impl Drop for FerretReceiver {
     fn drop(&mut self) {
         self.bits[self.pos..].zeroize();
         self.macs[self.pos..].zeroize();
+        self.base_bits.zeroize();
+        self.base_macs.zeroize();
     }
 }

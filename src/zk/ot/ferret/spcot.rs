@@ -80,10 +80,10 @@ fn f_mul(a: u128, b: u128) -> u128 {
 }
 
 /// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = AES_seed(j); `e` optional (0/1 bytes).
-fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
+pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
     match e {
-        Some(e) => bits::chi_sums(seed, vals, PIECE, Some(&|j: usize| e[j] == 1)),
-        None => bits::chi_sums(seed, vals, PIECE, None),
+        Some(e) => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::Bytes(e)),
+        None => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::None),
     }
 }
 
@@ -140,27 +140,7 @@ pub(crate) async fn send<C: Channel>(
 
     let per_tree = tree_message_bytes(h);
     let mut out = vec![0u8; t * per_tree];
-    v.par_chunks_mut(leaves)
-        .zip(out.par_chunks_mut(per_tree))
-        .zip(seeds.par_iter())
-        .enumerate()
-        .for_each(|(b, ((leaf, msg), &seed))| {
-            let mut sums = Zeroizing::new(vec![(0u128, 0u128); h]);
-            expand_full(prg, seed, leaf, &mut sums);
-            for (l, &(s0, s1)) in sums.iter().enumerate() {
-                let g = b * h + l;
-                let d = (d_msg[g / 8] >> (g % 8)) & 1 == 1;
-                let tw = tweak_base | g as u128;
-                let k0 = tree_keys[g] ^ (delta & bit_mask(d));
-                let k1 = tree_keys[g] ^ (delta & bit_mask(!d));
-                let c0 = s0 ^ prg.hash(k0, tw);
-                let c1 = s1 ^ prg.hash(k1, tw);
-                msg[32 * l..32 * l + 16].copy_from_slice(&c0.to_le_bytes());
-                msg[32 * l + 16..32 * l + 32].copy_from_slice(&c1.to_le_bytes());
-            }
-            let cor = leaf.iter().fold(delta, |a, &x| a ^ x);
-            msg[32 * h..].copy_from_slice(&cor.to_le_bytes());
-        });
+    sender_trees(prg, delta, h, tree_keys, &d_msg, &seeds, tweak_base, v, &mut out);
     for piece in out.chunks(trees_per_message(h) * per_tree) {
         ch.send(piece.to_vec()).await?;
     }
@@ -227,6 +207,87 @@ pub(crate) async fn receive<C: Channel>(
         msgs.extend_from_slice(&m);
     }
 
+    receiver_trees(prg, h, tree_m, &msgs, &alphas, tweak_base, w, e);
+
+    let mut chi_seed = [0u8; 16];
+    rng.fill_bytes(&mut chi_seed);
+    let x_star = check_u
+        .iter()
+        .enumerate()
+        .fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
+    let z_star = pack_powers(check_m);
+    let (sum, chi_alpha) = chi_sums(&chi_seed, w, Some(e));
+    let mut chk = Vec::with_capacity(32);
+    chk.extend_from_slice(&chi_seed);
+    chk.extend_from_slice(&(x_star ^ chi_alpha).to_le_bytes());
+    ch.send(chk).await?;
+
+    let value = sum ^ z_star;
+    let h_msg = ch.recv().await?;
+    expect_len("MPCOT check hash", &h_msg, 32)?;
+    if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(tweak_base, value)[..])) {
+        return Err(CotError::SpcotCheckFailed);
+    }
+    ch.send(value.to_le_bytes().to_vec()).await?;
+    Ok(())
+}
+
+/// The verifier's per-tree work (parallel over trees): expand tree b from `seeds[b]` into
+/// `v[b·2^h..]` and write its message (masked level sums, leaf correction) into
+/// `out[b·tree_message_bytes(h)..]`. `d_msg` is the prover's (length-checked) choice bits.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sender_trees(
+    prg: &FixedKeyAes,
+    delta: u128,
+    h: usize,
+    tree_keys: &[u128],
+    d_msg: &[u8],
+    seeds: &[u128],
+    tweak_base: u128,
+    v: &mut [u128],
+    out: &mut [u8],
+) {
+    let leaves = 1usize << h;
+    let per_tree = tree_message_bytes(h);
+    v.par_chunks_mut(leaves)
+        .zip(out.par_chunks_mut(per_tree))
+        .zip(seeds.par_iter())
+        .enumerate()
+        .for_each(|(b, ((leaf, msg), &seed))| {
+            let mut sums = Zeroizing::new(vec![(0u128, 0u128); h]);
+            expand_full(prg, seed, leaf, &mut sums);
+            for (l, &(s0, s1)) in sums.iter().enumerate() {
+                let g = b * h + l;
+                let d = (d_msg[g / 8] >> (g % 8)) & 1 == 1;
+                let tw = tweak_base | g as u128;
+                let k0 = tree_keys[g] ^ (delta & bit_mask(d));
+                let k1 = tree_keys[g] ^ (delta & bit_mask(!d));
+                let c0 = s0 ^ prg.hash(k0, tw);
+                let c1 = s1 ^ prg.hash(k1, tw);
+                msg[32 * l..32 * l + 16].copy_from_slice(&c0.to_le_bytes());
+                msg[32 * l + 16..32 * l + 32].copy_from_slice(&c1.to_le_bytes());
+            }
+            let cor = leaf.iter().fold(delta, |a, &x| a ^ x);
+            msg[32 * h..].copy_from_slice(&cor.to_le_bytes());
+        });
+}
+
+/// The prover's per-tree work (parallel over trees): rebuild tree b's leaves but `alphas[b]`
+/// from its message, set w at α_b from the leaf correction and e to the unit vector at α_b.
+/// Branch-free and access-pattern-free in the α_b.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn receiver_trees(
+    prg: &FixedKeyAes,
+    h: usize,
+    tree_m: &[u128],
+    msgs: &[u8],
+    alphas: &[usize],
+    tweak_base: u128,
+    w: &mut [u128],
+    e: &mut [u8],
+) {
+    let leaves = 1usize << h;
+    let per_tree = tree_message_bytes(h);
     w.par_chunks_mut(leaves)
         .zip(e.par_chunks_mut(leaves))
         .zip(msgs.par_chunks(per_tree))
@@ -252,28 +313,6 @@ pub(crate) async fn receive<C: Channel>(
                 *ej = (m & 1) as u8;
             }
         });
-
-    let mut chi_seed = [0u8; 16];
-    rng.fill_bytes(&mut chi_seed);
-    let x_star = check_u
-        .iter()
-        .enumerate()
-        .fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
-    let z_star = pack_powers(check_m);
-    let (sum, chi_alpha) = chi_sums(&chi_seed, w, Some(e));
-    let mut chk = Vec::with_capacity(32);
-    chk.extend_from_slice(&chi_seed);
-    chk.extend_from_slice(&(x_star ^ chi_alpha).to_le_bytes());
-    ch.send(chk).await?;
-
-    let value = sum ^ z_star;
-    let h_msg = ch.recv().await?;
-    expect_len("MPCOT check hash", &h_msg, 32)?;
-    if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(tweak_base, value)[..])) {
-        return Err(CotError::SpcotCheckFailed);
-    }
-    ch.send(value.to_le_bytes().to_vec()).await?;
-    Ok(())
 }
 
 #[cfg(test)]
