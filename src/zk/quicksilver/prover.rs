@@ -179,9 +179,11 @@ impl Backend for ProverBackend {
         }
     }
 
+    /// `None` while counting: the circuit's structure may not depend on private values, so
+    /// gadgets skip computing witnesses (e.g. S-box inverses) in that pass.
     #[inline]
     fn value(&self, a: PBit) -> Option<bool> {
-        Some(a.v)
+        (!self.counting).then_some(a.v)
     }
 
     #[inline]
@@ -277,12 +279,12 @@ impl Backend for ProverBackend {
     }
 
     fn elem_from_bits(&self, bits: &[PBit], coeffs: &[F128]) -> PElem {
+        if self.counting {
+            return PElem::default();
+        }
         let mut v = F128::ZERO;
         for (b, c) in bits.iter().zip(coeffs) {
             v ^= c.select(b.v);
-        }
-        if self.counting {
-            return PElem { v, m: F128::ZERO };
         }
         // Public bits carry M = 0, so they drop out of the MAC sum by themselves.
         let m = with_macs(bits, |b| b.m, |macs| F128::inner_product(coeffs, macs));
@@ -296,7 +298,7 @@ impl Backend for ProverBackend {
 
     fn elem_scale(&self, a: PElem, c: F128) -> PElem {
         if self.counting {
-            return PElem { v: a.v * c, m: F128::ZERO };
+            return PElem::default();
         }
         PElem { v: a.v * c, m: a.m * c }
     }
