@@ -43,7 +43,12 @@ async fn run(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConf
         req = req.header(k, v);
     }
     let request = req.build().unwrap().bytes;
-    let config = ProverConfig {
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    notarize(socket, prover_config(env), request, reveal).await
+}
+
+fn prover_config(env: &Env) -> ProverConfig {
+    ProverConfig {
         server: env.fixture.to_string(),
         server_name: "localhost".into(),
         roots: RootStore::from_pem(&env.ca_pem).unwrap(),
@@ -51,9 +56,7 @@ async fn run(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConf
         max_recv: 128 * 1024,
         now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-    };
-    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    notarize(socket, config, request, reveal).await
+    }
 }
 
 fn body_of(response: &[u8]) -> &[u8] {
@@ -364,15 +367,7 @@ async fn byte_counts_that_differ_from_the_relayed_session_are_rejected() {
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     // Claiming fewer sent bytes (to drop a record), or more received bytes than were relayed.
     for (sent_delta, received_delta) in [(-1i64, 0i64), (1, 0), (0, 1)] {
-        let config = ProverConfig {
-            server: env.fixture.to_string(),
-            server_name: "localhost".into(),
-            roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-            max_sent: 4096,
-            max_recv: 128 * 1024,
-            now: now(),
-            step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        };
+        let config = prover_config(&env);
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let inner = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
         let socket = MiscountingSocket { inner, sent_delta, received_delta };

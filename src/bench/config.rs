@@ -97,17 +97,9 @@ pub struct BenchCase {
 }
 
 impl BenchCase {
-    /// A short label for tables and plots, e.g. `proxy/cable/all/native`.
+    /// A short label for tables and plots, e.g. `proxy cable reveal all (native)`.
     pub fn series(&self) -> String {
-        let reveal = match self.reveal_recv {
-            RevealRecv::All => "reveal all",
-            RevealRecv::AllButLast => "redacted",
-        };
-        let target = match self.target {
-            Target::Native => "native",
-            Target::Browser => "browser",
-        };
-        format!("{:?} {} {reveal} ({target})", self.mode, self.profile).to_lowercase()
+        format!("{:?} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -137,6 +129,19 @@ impl BenchCase {
         }
         Ok(())
     }
+}
+
+/// `<profile> <reveal> (<target>)`: the line a case belongs to in tables and plots.
+pub fn series_label(profile: &str, reveal: RevealRecv, target: Target) -> String {
+    let reveal = match reveal {
+        RevealRecv::All => "reveal all",
+        RevealRecv::AllButLast => "redacted",
+    };
+    let target = match target {
+        Target::Native => "native",
+        Target::Browser => "browser",
+    };
+    format!("{profile} {reveal} ({target})")
 }
 
 /// The network figures of a named profile: (protocol RTT ms, bandwidth Mbit/s).

@@ -108,15 +108,7 @@ impl SampleRow {
 
     /// The line in a plot this row belongs to (every parameter but the response size).
     pub fn series(&self) -> String {
-        let reveal = match self.reveal_recv {
-            RevealRecv::All => "reveal all",
-            RevealRecv::AllButLast => "redacted",
-        };
-        let target = match self.target {
-            Target::Native => "native",
-            Target::Browser => "browser",
-        };
-        format!("{} {reveal} ({target})", self.profile)
+        super::config::series_label(&self.profile, self.reveal_recv, self.target)
     }
 }
 

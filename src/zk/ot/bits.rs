@@ -235,3 +235,63 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
         })
         .reduce(|| (0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
+
+
+/// Rows per rayon task in the consistency check.
+const CHECK_PIECE_ROWS: usize = 4096;
+
+/// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i = AES_seed(i); without `bits` the
+/// second sum is 0. Parallel over pieces of rows.
+fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
+    let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
+    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
+}
+
+/// The COT sender's (verifier's) side of the KOS-form consistency check, shared by KOS and
+/// SoftSpokenOT: a fresh seed for χ, then the receiver's (x, t) must satisfy
+/// Σ χ_i·q_i = t ⊕ x·Δ over the sender's rows q_i.
+pub(crate) async fn check_as_sender<C: crate::zk::channel::Channel>(
+    ch: &mut C,
+    rows: &[u128],
+    delta: crate::zk::field::F128,
+    what: &'static str,
+    failed: super::CotError,
+) -> Result<(), super::CotError> {
+    use crate::zk::field::F128;
+    use rand::RngCore;
+    let mut seed = [0u8; 16];
+    rand::rng().fill_bytes(&mut seed);
+    ch.send(seed.to_vec()).await?;
+    let resp = ch.recv().await?;
+    let resp: [u8; 32] = resp.as_slice().try_into().map_err(|_| malformed(what, 32, resp.len()))?;
+    let (mut x, mut t) = ([0u8; 16], [0u8; 16]);
+    x.copy_from_slice(&resp[..16]);
+    t.copy_from_slice(&resp[16..]);
+    let (q, _) = check_sums(&seed, rows, None);
+    if F128(q) != F128::from_le_bytes(t) + F128::from_le_bytes(x) * delta {
+        return Err(failed);
+    }
+    Ok(())
+}
+
+/// The COT receiver's (prover's) side: answers the sender's seed with x = Σ χ_i·r_i and
+/// t = Σ χ_i·t_i over its rows t_i and packed choice bits r.
+pub(crate) async fn check_as_receiver<C: crate::zk::channel::Channel>(
+    ch: &mut C,
+    rows: &[u128],
+    bits: &[u8],
+    what: &'static str,
+) -> Result<(), super::CotError> {
+    let seed_msg = ch.recv().await?;
+    let seed: [u8; 16] = seed_msg.as_slice().try_into().map_err(|_| malformed(what, 16, seed_msg.len()))?;
+    let (t, x) = check_sums(&seed, rows, Some(bits));
+    let mut resp = Vec::with_capacity(32);
+    resp.extend_from_slice(&x.to_le_bytes());
+    resp.extend_from_slice(&t.to_le_bytes());
+    ch.send(resp).await?;
+    Ok(())
+}
+
+fn malformed(what: &'static str, expected: usize, got: usize) -> super::CotError {
+    super::CotError::Malformed { what, expected, got }
+}

@@ -12,7 +12,7 @@
 //! 5. outputs for i < n: verifier K_i = q_i; prover u_i = r_i, M_i = t_i.
 
 use super::base;
-use super::bits::{chi_sums, columns_to_rows, CheckBits, ColumnPrg};
+use super::bits::{check_as_receiver, check_as_sender, columns_to_rows, ColumnPrg};
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -34,8 +34,6 @@ pub const MAX_MESSAGE_BYTES: usize = CHUNK_ROWS * 16;
 pub const MAX_EXTEND: usize = 1 << 26;
 
 const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/kos/default-session";
-/// Rows per rayon task in the consistency check.
-const CHECK_PIECE_ROWS: usize = 4096;
 
 /// Rows of the extension matrix used for `n` correlations: n + κ + s, rounded up to a
 /// multiple of 128 (whole 128×128 transpose blocks). All rows ≥ n are discarded.
@@ -61,13 +59,6 @@ fn check_n(n: usize) -> Result<(), CotError> {
         });
     }
     Ok(())
-}
-
-/// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i = AES_seed(i); without `bits` the
-/// second sum is 0. Parallel over pieces of rows.
-fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
-    let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
-    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
 }
 
 fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
@@ -168,27 +159,7 @@ impl KosSender {
             columns_to_rows(&q, col_len, &mut rows[start..start + len]);
         }
 
-        let mut seed = [0u8; 16];
-        rand::rng().fill_bytes(&mut seed);
-        ch.send(seed.to_vec()).await?;
-
-        let resp = ch.recv().await?;
-        if resp.len() != 32 {
-            return Err(CotError::Malformed {
-                what: "KOS check response",
-                expected: 32,
-                got: resp.len(),
-            });
-        }
-        let mut xb = [0u8; 16];
-        let mut tb = [0u8; 16];
-        xb.copy_from_slice(&resp[..16]);
-        tb.copy_from_slice(&resp[16..]);
-        let (x, t) = (F128::from_le_bytes(xb), F128::from_le_bytes(tb));
-        let (q, _) = check_sums(&seed, &rows, None);
-        if F128(q) != t + x * self.delta {
-            return Err(CotError::ConsistencyCheckFailed);
-        }
+        check_as_sender(ch, &rows, self.delta, "KOS check response", CotError::ConsistencyCheckFailed).await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -303,21 +274,7 @@ impl KosReceiver {
             ch.send(msg).await?;
         }
 
-        let seed_msg = ch.recv().await?;
-        if seed_msg.len() != 16 {
-            return Err(CotError::Malformed {
-                what: "KOS check seed",
-                expected: 16,
-                got: seed_msg.len(),
-            });
-        }
-        let mut seed = [0u8; 16];
-        seed.copy_from_slice(&seed_msg);
-        let (t, x) = check_sums(&seed, &rows, Some(&bits));
-        let mut resp = Vec::with_capacity(32);
-        resp.extend_from_slice(&x.to_le_bytes());
-        resp.extend_from_slice(&t.to_le_bytes());
-        ch.send(resp).await?;
+        check_as_receiver(ch, &rows, &bits, "KOS check seed").await?;
 
         let choice: Vec<bool> = (0..n).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
         Ok((choice, rows[..n].iter().map(|&t| F128(t)).collect()))

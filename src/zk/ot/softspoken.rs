@@ -85,7 +85,7 @@
 //! After any error an instance is poisoned ([`CotError::Poisoned`]).
 
 use super::base;
-use super::bits::{chi_sums, columns_to_rows, CheckBits, ColumnPrg};
+use super::bits::{check_as_receiver, check_as_sender, columns_to_rows, ColumnPrg};
 use super::ferret::ggm::FixedKeyAes;
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
@@ -103,8 +103,6 @@ pub const DEFAULT_K: usize = 5;
 pub const MAX_K: usize = 8;
 
 const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/softspoken/default-session";
-/// Rows per rayon task in the consistency check.
-const CHECK_PIECE_ROWS: usize = 4096;
 /// Bytes of each leaf's PRG stream processed at once (1,024 rows): 2^k of these fit in L1/L2.
 const SEGMENT_BYTES: usize = 512;
 
@@ -331,11 +329,6 @@ fn leaf_prgs(leaves: &[u128]) -> Vec<ColumnPrg> {
         .collect()
 }
 
-fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
-    let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
-    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
-}
-
 /// Verifier side of SoftSpokenOT: COT sender holding Δ.
 pub struct SoftSpokenSender {
     delta: F128,
@@ -499,24 +492,7 @@ impl SoftSpokenSender {
             columns_to_rows(&w, col_len, &mut rows[start..start + len]);
         }
 
-        let mut seed = [0u8; 16];
-        rand::rng().fill_bytes(&mut seed);
-        ch.send(seed.to_vec()).await?;
-
-        let resp = ch.recv().await?;
-        if resp.len() != 32 {
-            return Err(CotError::Malformed {
-                what: "SoftSpokenOT check response",
-                expected: 32,
-                got: resp.len(),
-            });
-        }
-        let x = F128::from_le_bytes(resp[..16].try_into().expect("16"));
-        let t = F128::from_le_bytes(resp[16..].try_into().expect("16"));
-        let (q, _) = check_sums(&seed, &rows, None);
-        if F128(q) != t + x * self.delta {
-            return Err(CotError::SoftSpokenCheckFailed);
-        }
+        check_as_sender(ch, &rows, self.delta, "SoftSpokenOT check response", CotError::SoftSpokenCheckFailed).await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -658,20 +634,7 @@ impl SoftSpokenReceiver {
             ch.send(msg).await?;
         }
 
-        let seed_msg = ch.recv().await?;
-        if seed_msg.len() != 16 {
-            return Err(CotError::Malformed {
-                what: "SoftSpokenOT check seed",
-                expected: 16,
-                got: seed_msg.len(),
-            });
-        }
-        let seed: [u8; 16] = seed_msg[..].try_into().expect("16");
-        let (t, x) = check_sums(&seed, &rows, Some(&bits));
-        let mut resp = Vec::with_capacity(32);
-        resp.extend_from_slice(&x.to_le_bytes());
-        resp.extend_from_slice(&t.to_le_bytes());
-        ch.send(resp).await?;
+        check_as_receiver(ch, &rows, &bits, "SoftSpokenOT check seed").await?;
 
         let choice: Vec<bool> = (0..n).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
         Ok((choice, rows[..n].iter().map(|&t| F128(t)).collect()))
