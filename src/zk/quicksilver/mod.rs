@@ -144,6 +144,8 @@ pub trait Party<C: Channel> {
     async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError>;
     /// Whether a deferred batch still waits for a checked one.
     fn check_pending(&self) -> bool;
+    /// Same as [`Prover::preprocess`] / [`Verifier::preprocess`].
+    async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError>;
 }
 
 impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
@@ -161,6 +163,9 @@ impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
     fn check_pending(&self) -> bool {
         Prover::check_pending(self)
     }
+    async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
+        Prover::preprocess(self, ch, n).await
+    }
 }
 
 impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
@@ -177,6 +182,9 @@ impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
     }
     fn check_pending(&self) -> bool {
         Verifier::check_pending(self)
+    }
+    async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
+        Verifier::preprocess(self, ch, n).await
     }
 }
 
