@@ -61,6 +61,12 @@ for _ in $(seq 100); do [ -s "$run/www-verifier" ] && break; sleep 0.1; done
 node tests/e2e/demo-page.mjs "http://$(cat "$run/www-verifier")/" test-artifacts
 echo "screenshots: test-artifacts/demo-page.png, test-artifacts/dapp-example.png"
 
+echo "== browser extension: examples/extension (MV3, offscreen document) in headless Chromium =="
+# Node 20 has a global WebSocket (the test's CDP log reader) behind a flag; Node 22 by default.
+ws_flag=$(node -e 'process.stdout.write(typeof WebSocket === "undefined" ? "--experimental-websocket" : "")')
+node $ws_flag tests/e2e/extension.mjs examples/extension dist/tlsproof "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" test-artifacts
+echo "screenshot: test-artifacts/extension.png"
+
 echo "== end to end: the demo page in headless Chromium (tlsproof demo) =="
 out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg dist/tlsproof --timeout 180)
 echo "$out"

@@ -1,9 +1,21 @@
-// The README's code must be the code the tests run: its dApp example is www/example.js.
+// The README's code must be the code the tests run: its dApp example is www/example.js (run
+// by tests/e2e/demo-page.mjs), its extension snippets are examples/extension/ (run by
+// tests/e2e/extension.mjs).
 import { readFileSync } from "node:fs";
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const example = readFileSync(new URL("../www/example.js", import.meta.url), "utf8");
-if (!readme.includes("```js\n" + example + "```")) {
-  console.error("README.md's dApp example differs from www/example.js (the code the browser e2e test runs)");
-  process.exit(1);
+const snippets = [
+  ["js", "www/example.js", "dApp example"],
+  ["json", "examples/extension/manifest.json", "extension manifest"],
+  ["js", "examples/extension/offscreen.js", "extension's offscreen document"],
+];
+let bad = 0;
+for (const [lang, file, what] of snippets) {
+  const code = readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
+  if (readme.includes("```" + lang + "\n" + code + "```")) {
+    console.log(`README: the ${what} is ${file}, verbatim`);
+  } else {
+    console.error(`README.md's ${what} differs from ${file} (the code a browser e2e test runs)`);
+    bad++;
+  }
 }
-console.log("README: the dApp example is www/example.js, verbatim");
+process.exit(bad ? 1 : 0);

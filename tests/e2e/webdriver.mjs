@@ -17,7 +17,8 @@ function freePort() {
 }
 
 export class Browser {
-  static async start({ chromedriver = "/usr/bin/chromedriver", chromium = "/usr/bin/chromium" } = {}) {
+  /** `args`: more Chromium switches (e.g. `--load-extension=DIR`). */
+  static async start({ chromedriver = "/usr/bin/chromedriver", chromium = "/usr/bin/chromium", args: extra = [] } = {}) {
     const port = await freePort();
     const driver = spawn(chromedriver, [`--port=${port}`], { stdio: "ignore" });
     const base = `http://127.0.0.1:${port}`;
@@ -29,9 +30,10 @@ export class Browser {
     const profile = mkdtempSync(join(tmpdir(), "tlsproof-e2e-"));
     const b = new Browser(driver, base, profile);
     const args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--window-size=1200,1500", `--user-data-dir=${profile}`];
+      "--disable-component-update", "--disable-sync", "--window-size=1200,1500", `--user-data-dir=${profile}`, ...extra];
     const s = await b.#cmd("POST", "/session", { capabilities: { alwaysMatch: { browserName: "chrome", "goog:chromeOptions": { binary: chromium, args } } } });
     b.session = s.sessionId;
+    b.capabilities = s.capabilities;
     return b;
   }
 
