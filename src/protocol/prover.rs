@@ -58,8 +58,6 @@ pub enum ProverError {
     Transcript(#[from] TranscriptError),
     #[error("proof: {0}")]
     Proof(#[from] ProofError),
-    #[error("the verifier's verdict is unreadable: {0}")]
-    BadVerdict(String),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
 }
@@ -83,8 +81,7 @@ impl ProverError {
             ProverError::Message(_)
             | ProverError::UnexpectedMessage { .. }
             | ProverError::Transcript(_)
-            | ProverError::Proof(_)
-            | ProverError::BadVerdict(_) => "PROTOCOL_ERROR",
+            | ProverError::Proof(_) => "PROTOCOL_ERROR",
         }
     }
 }
@@ -302,9 +299,8 @@ async fn session(
     let commitments = opened.commitments.into_iter().zip(blinders).collect();
 
     match recv_control(control, step, "the verdict").await? {
-        ControlMessage::Verified { output_json } => {
-            let verified: VerifierOutput =
-                serde_json::from_str(&output_json).map_err(|e| ProverError::BadVerdict(e.to_string()))?;
+        ControlMessage::Verified { output } => {
+            let verified: VerifierOutput = *output;
             report(Phase::Done, 1.0);
             Ok(ProverOutput { request: sent_plain, response, verified, commitments })
         }

@@ -119,7 +119,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
         let reply = match &result {
-            Ok(out) => ControlMessage::Verified { output_json: serde_json::to_string(out).unwrap_or_default() },
+            Ok(out) => ControlMessage::Verified { output: Box::new(out.clone()) },
             Err(e) => ControlMessage::Abort { reason: e.to_string() },
         };
         let _ = control.send(reply.encode()).await;
