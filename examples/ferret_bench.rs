@@ -99,6 +99,8 @@ fn add(a: Sample, b: Sample) -> Sample {
 /// Per-phase split of one iteration (medians of `reps` runs) and the end-to-end time of warm
 /// `extend(m)` calls on a bootstrapped pair (prover on its own thread, as in `tlsproof bench
 /// zk`), split into calls that ran an LPN iteration and calls served from the buffer.
+/// Native only (the profiling module and threads).
+#[cfg(not(target_arch = "wasm32"))]
 fn phases(reps: usize, m: usize) {
     use tlsproof::zk::ot::ferret::profile::iteration_phases;
     for p in [LpnParams::SETUP, LpnParams::MAIN] {
@@ -145,6 +147,7 @@ fn phases(reps: usize, m: usize) {
 
 fn main() {
     let arg = std::env::args().nth(1);
+    #[cfg(not(target_arch = "wasm32"))]
     if arg.as_deref() == Some("phases") {
         let reps = std::env::args().nth(2).and_then(|x| x.parse().ok()).unwrap_or(5);
         phases(reps, 328_000);

@@ -6,7 +6,9 @@
 //! the parallel parts. Memory: both parties live in one process / one wasm instance, so the
 //! figure reported is an upper bound on the prover's alone.
 
-use crate::zk::channel::{memory_pair, Channel, MemoryChannel};
+use crate::zk::channel::{memory_pair, Channel};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::zk::channel::MemoryChannel;
 use crate::zk::gadgets::aes::{encrypt, key_schedule};
 use crate::zk::gadgets::aes_bool::{encrypt_bool, key_schedule_bool};
 use crate::zk::gadgets::keystream::keystream_blocks;
