@@ -140,3 +140,31 @@ fn large_response_uses_many_records() {
         assert!(r.plaintext.as_ref().unwrap().len() <= 16384);
     }
 }
+
+/// False Start: the request can go out with our Finished, before the server's Finished has
+/// arrived; the server decrypts it, and the handshake then completes as usual.
+#[test]
+fn request_goes_out_before_the_server_finished() {
+    let pki = make_pki(PkiOptions::default());
+    let (scfg, _) = server_config(&pki, ServerOptions::default());
+    let client = tlsproof::tls::Client::new(client_config(&pki), "fixture.test", now()).unwrap();
+    let mut h = Harness::new(client, scfg);
+    let req = RequestBuilder::get("fixture.test", "/").build().unwrap();
+    assert!(h.client.write_plaintext(&req.bytes).is_err(), "no application data before the key exchange");
+    let mut early = false;
+    for _ in 0..10 {
+        if h.client.can_false_start() && !early {
+            assert!(!h.client.is_connected(), "the server's Finished has not been processed yet");
+            h.client.write_plaintext(&req.bytes).unwrap();
+            early = true;
+        }
+        h.to_server(&mut no_hook()).unwrap();
+        if h.client.is_connected() {
+            break;
+        }
+        h.to_client(&mut no_hook()).unwrap();
+    }
+    assert!(early && h.client.is_connected());
+    assert_eq!(h.request_seen, req.bytes, "the server decrypted the early request");
+    assert_eq!(h.client.transcript().app_plaintext(Direction::Sent), req.bytes);
+}

@@ -56,8 +56,19 @@ pub async fn handshake<S: ByteIo>(
     client: &mut Client,
     io: &mut S,
 ) -> Result<(), Error> {
+    handshake_sending(client, io, None).await
+}
+
+/// [`handshake`], sending `early` application data as soon as [`Client::can_false_start`]
+/// allows (or at the end, if the handshake never offered that point).
+async fn handshake_sending<S: ByteIo>(client: &mut Client, io: &mut S, mut early: Option<&[u8]>) -> Result<(), Error> {
     flush_out(client, io).await?;
     while client.is_handshaking() {
+        if let Some(data) = early.filter(|_| client.can_false_start()) {
+            client.write_plaintext(data)?;
+            flush_out(client, io).await?;
+            early = None;
+        }
         if client.key_exchange_request().is_some() {
             // External key exchange: the caller must complete it, then call again.
             return Err(Error::InvalidState("external key exchange pending"));
@@ -69,11 +80,16 @@ pub async fn handshake<S: ByteIo>(
     if let Some(e) = client.error() {
         return Err(e.clone());
     }
+    if let Some(data) = early {
+        client.write_plaintext(data)?;
+        flush_out(client, io).await?;
+    }
     Ok(())
 }
 
-/// Send `request`, then read until `done(plaintext_so_far)` is true or the server closes with
-/// close_notify. Returns all received plaintext. Sends close_notify at the end.
+/// Handshake and send `request` (under False Start, right after our Finished), then read
+/// until `done(plaintext_so_far)` is true or the server closes with close_notify. Returns all
+/// received plaintext. Sends close_notify at the end.
 pub async fn exchange<S, F>(
     client: &mut Client,
     io: &mut S,
@@ -84,9 +100,8 @@ where
     S: ByteIo,
     F: FnMut(&[u8]) -> bool,
 {
-    handshake(client, io).await?;
-    client.write_plaintext(request)?;
-    flush_out(client, io).await?;
+    // The request goes out with our Finished (False Start), a round trip before the server's.
+    handshake_sending(client, io, Some(request)).await?;
     let mut received = Vec::new();
     loop {
         received.extend_from_slice(&client.take_plaintext());
