@@ -168,12 +168,13 @@ impl BrowserRunner for BrowserBench {
                 let verdict = bed.next_verdict(case, sample).await?;
                 workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
                 let (up1, down1) = bed.protocol_traffic();
+                let stats = verdict.stats;
                 let prover = ProverSample {
                     time_total: answer.get("totalMs").and_then(Value::as_f64).unwrap_or(f64::NAN) / 1e3,
                     peak_memory: answer.get("peakMemory").and_then(Value::as_u64),
-                    verified: verdict.clone(),
+                    verified: verdict,
                 };
-                let row = SampleRow::new(case, sample, &prover, &verdict.stats, (up1 - up0, down1 - down0));
+                let row = SampleRow::new(case, sample, &prover, &stats, (up1 - up0, down1 - down0));
                 log(&row.one_line());
                 rows.push(row);
             }

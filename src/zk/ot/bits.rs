@@ -295,3 +295,20 @@ pub(crate) async fn check_as_receiver<C: crate::zk::channel::Channel>(
 fn malformed(what: &'static str, expected: usize, got: usize) -> super::CotError {
     super::CotError::Malformed { what, expected, got }
 }
+
+/// Refuses an `extend` of more than [`super::kos::MAX_EXTEND`] correlations (every COT source
+/// shares the bound), before anything is allocated for it.
+pub(crate) fn check_n(n: usize) -> Result<(), super::CotError> {
+    use super::kos::MAX_EXTEND;
+    if n > MAX_EXTEND {
+        return Err(super::CotError::TooMany { requested: n, max: MAX_EXTEND });
+    }
+    Ok(())
+}
+
+/// (start, length) of each extension-matrix chunk of at most [`super::kos::CHUNK_ROWS`] rows
+/// (KOS and SoftSpokenOT send their matrices in these chunks).
+pub(crate) fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
+    use super::kos::CHUNK_ROWS;
+    (0..m).step_by(CHUNK_ROWS).map(move |start| (start, CHUNK_ROWS.min(m - start)))
+}

@@ -12,7 +12,7 @@
 //! 5. outputs for i < n: verifier K_i = q_i; prover u_i = r_i, M_i = t_i.
 
 use super::base;
-use super::bits::{check_as_receiver, check_as_sender, columns_to_rows, ColumnPrg};
+use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -49,22 +49,6 @@ pub fn prover_bytes_for(n: usize) -> usize {
     } else {
         16 * padded_rows(n) + 32
     }
-}
-
-fn check_n(n: usize) -> Result<(), CotError> {
-    if n > MAX_EXTEND {
-        return Err(CotError::TooMany {
-            requested: n,
-            max: MAX_EXTEND,
-        });
-    }
-    Ok(())
-}
-
-fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..m)
-        .step_by(CHUNK_ROWS)
-        .map(move |start| (start, CHUNK_ROWS.min(m - start)))
 }
 
 /// Verifier side of KOS: COT sender holding Δ.

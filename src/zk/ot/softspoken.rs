@@ -85,7 +85,7 @@
 //! After any error an instance is poisoned ([`CotError::Poisoned`]).
 
 use super::base;
-use super::bits::{check_as_receiver, check_as_sender, columns_to_rows, ColumnPrg};
+use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
 use super::ferret::ggm::FixedKeyAes;
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
@@ -155,27 +155,11 @@ fn check_k(k: usize) -> Result<(), SoftSpokenConfigError> {
     }
 }
 
-fn check_n(n: usize) -> Result<(), CotError> {
-    if n > MAX_EXTEND {
-        return Err(CotError::TooMany {
-            requested: n,
-            max: MAX_EXTEND,
-        });
-    }
-    Ok(())
-}
-
 fn base_session_id(session_id: &[u8], k: usize) -> Vec<u8> {
     let mut s = b"tlsproof/zk/ot/softspoken/v1/k=".to_vec();
     s.push(k as u8);
     s.extend_from_slice(session_id);
     s
-}
-
-fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..m)
-        .step_by(CHUNK_ROWS)
-        .map(move |start| (start, CHUNK_ROWS.min(m - start)))
 }
 
 #[inline]

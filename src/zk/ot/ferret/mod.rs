@@ -110,6 +110,7 @@ pub mod profile;
 mod tests;
 
 use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
+use super::bits::check_n;
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -463,16 +464,6 @@ where
     }
     buf.resize(new_len, T::default());
     left
-}
-
-fn check_n(n: usize) -> Result<(), CotError> {
-    if n > MAX_EXTEND {
-        return Err(CotError::TooMany {
-            requested: n,
-            max: MAX_EXTEND,
-        });
-    }
-    Ok(())
 }
 
 /// Verifier side of Ferret: COT sender holding Δ.
