@@ -260,8 +260,7 @@ impl LpnParams {
     pub const fn iteration_bytes(&self) -> usize {
         let h = self.log_block;
         16 // LPN seed
-            + (self.t * h).div_ceil(8)
-            + self.t * (2 * h + 1) * 16
+            + self.t * h * 16 // half trees
             + 32 + 32 + 16 // check
     }
 
@@ -559,17 +558,6 @@ impl FerretSender {
         let base = &self.base_keys;
         let v = &mut self.keys[left..];
 
-        let seed_msg = ch.recv().await?;
-        if seed_msg.len() != 16 {
-            return Err(CotError::Malformed {
-                what: "LPN seed",
-                expected: 16,
-                got: seed_msg.len(),
-            });
-        }
-        let mut lpn_seed = [0u8; 16];
-        lpn_seed.copy_from_slice(&seed_msg);
-
         let (k, th) = (p.k, p.t * p.log_block);
         let delta = self.base.delta().0;
         let tweak = self.planner.tweak_base();
@@ -585,6 +573,17 @@ impl FerretSender {
             v,
         )
         .await?;
+        let seed_msg = ch.recv().await?;
+        if seed_msg.len() != 16 {
+            return Err(CotError::Malformed {
+                what: "LPN seed",
+                expected: 16,
+                got: seed_msg.len(),
+            });
+        }
+        let mut lpn_seed = [0u8; 16];
+        lpn_seed.copy_from_slice(&seed_msg);
+
         lpn::encode_keys(&lpn_seed, &base[..k], v);
         self.base_keys.zeroize();
         Ok(())
@@ -759,9 +758,6 @@ impl FerretReceiver {
         let e = &mut self.bits[left..];
         let w = &mut self.macs[left..];
 
-        let mut lpn_seed = [0u8; 16];
-        rand::rng().fill_bytes(&mut lpn_seed);
-        ch.send(lpn_seed.to_vec()).await?;
 
         let (k, th) = (p.k, p.t * p.log_block);
         let tweak = self.planner.tweak_base();
@@ -779,6 +775,9 @@ impl FerretReceiver {
             e,
         )
         .await?;
+        let mut lpn_seed = [0u8; 16];
+        rand::rng().fill_bytes(&mut lpn_seed);
+        ch.send(lpn_seed.to_vec()).await?;
         lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], e, w);
         self.base_bits.zeroize();
         self.base_macs.zeroize();

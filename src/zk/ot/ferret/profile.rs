@@ -31,24 +31,21 @@ pub fn iteration_phases(p: LpnParams) -> Vec<(&'static str, f64)> {
     let tree_keys: Vec<u128> = (0..th).map(|_| rng.random()).collect();
     let tree_u: Vec<u8> = (0..th).map(|_| rng.random::<u8>() & 1).collect();
     let tree_m: Vec<u128> = (0..th).map(|_| rng.random()).collect();
-    let d_msg: Vec<u8> = (0..th.div_ceil(8)).map(|_| rng.random()).collect();
     let seeds: Vec<u128> = (0..t).map(|_| rng.random()).collect();
-    let alphas: Vec<usize> = (0..t).map(|_| rng.random_range(0..1usize << h)).collect();
     let base_k: Vec<u128> = (0..k).map(|_| rng.random()).collect();
     let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
     let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
     let seed: [u8; 16] = rng.random();
-    let _ = tree_u;
 
     let mut out = Vec::new();
     let mut v = timed(&mut out, "alloc v (n u128, zeroed)", || vec![0u128; n]);
     let (mut w, mut e) = timed(&mut out, "alloc w, e (prover)", || (vec![0u128; n], vec![0u8; n]));
     let mut msgs = vec![0u8; t * spcot::tree_message_bytes(h)];
-    timed(&mut out, "GGM sender (t full trees + msgs)", || {
-        spcot::sender_trees(&prg, delta, h, &tree_keys, &d_msg, &seeds, tweak, &mut v, &mut msgs)
+    timed(&mut out, "half trees sender (t trees + msgs)", || {
+        spcot::sender_trees(&prg, delta, h, &tree_keys, &seeds, tweak, &mut v, &mut msgs)
     });
-    timed(&mut out, "GGM receiver (t punctured trees)", || {
-        spcot::receiver_trees(&prg, h, &tree_m, &msgs, &alphas, tweak, &mut w, &mut e)
+    timed(&mut out, "half trees receiver (t punctured)", || {
+        spcot::receiver_trees(&prg, h, &tree_u, &tree_m, &msgs, tweak, &mut w, &mut e)
     });
     timed(&mut out, "check sender (chi sums)", || black_box(spcot::chi_sums(&seed, &v, None)));
     timed(&mut out, "check receiver (chi sums + e)", || black_box(spcot::chi_sums(&seed, &w, Some(&e))));

@@ -6,19 +6,19 @@
 //! exactly one 1 per block at α_b, and w = v ⊕ e·Δ.
 //!
 //! Messages (P = prover/COT receiver, V = verifier/COT sender holding Δ):
-//! 1. P → V: d_{b,L} = u_{b,L} ⊕ α_{b,L} ⊕ 1 (packed bits; derandomizes the base COTs so that
-//!    P's known key is the one for the off-path side).
-//! 2. V → P, per tree: for each level L, c⁰ = S⁰_L ⊕ H(K ⊕ d·Δ, τ), c¹ = S¹_L ⊕ H(K ⊕ ¬d·Δ, τ)
-//!    (S^b_L = XOR of the b-side children at level L+1), then the leaf correction
-//!    c = Δ ⊕ ⊕_j v_j. P learns S^{¬α_L}_L from H(M, τ) and rebuilds all leaves but α, and sets
-//!    w_α = c ⊕ ⊕_{j≠α} w_j = v_α ⊕ Δ.
-//! 3. Check: P picks a seed for χ_j = AES_seed(j) (after all of V's tree messages are fixed)
+//! 1. V → P, per tree b: half-tree ([`super::ggm`]) from a fresh seed, level 1 = (s, s ⊕ Δ), so
+//!    the level sums satisfy S⁰_L ⊕ S¹_L = Δ; for each level L, c_L = S⁰_L ⊕ K_{b,L}. P holds
+//!    M = K ⊕ u·Δ and gets c_L ⊕ M = S^{u}_L, the off-path side: its noise position is
+//!    α_b = the bits ¬u_{b,L} (random, unknown to V, no derandomization message). P rebuilds
+//!    all leaves but α_b and sets w_α = ⊕_{j≠α} w_j = v_α ⊕ Δ (V's leaves XOR to Δ).
+//!    V sends this before hearing from P, so an iteration costs P one round trip less.
+//! 2. Check: P picks a seed for χ_j = AES_seed(j) (after all of V's tree messages are fixed)
 //!    and sends it with x' = x* ⊕ Σ_b χ_{α_b}, where (x*, z*) / y* is a random VOLE built from
 //!    the 128 check COTs: x* = Σ u_i·X^i, z* = Σ M_i·X^i, y* = Σ K_i·X^i, so z* = y* ⊕ x*·Δ.
-//! 4. V computes V = Σ_j χ_j·v_j ⊕ y* ⊕ x'·Δ and sends only a hash of it, H_eq(V).
+//! 3. V computes V = Σ_j χ_j·v_j ⊕ y* ⊕ x'·Δ and sends only a hash of it, H_eq(V).
 //!    P computes Z = Σ_j χ_j·w_j ⊕ z*; honest: Z = V. P rejects
 //!    ([`CotError::SpcotCheckFailed`]) if H_eq(Z) ≠ H_eq(V).
-//! 5. P → V: Z (reveals nothing new once it equals V); V rejects
+//! 4. P → V: Z (reveals nothing new once it equals V); V rejects
 //!    ([`CotError::SpcotProverInconsistent`]) if Z ≠ V.
 //!
 //! Why V sends a hash and not V itself: a prover that lied in x' by δ would get
@@ -32,12 +32,13 @@
 //! about α leaks: χ is chosen by P after V's messages are fixed, so a nonzero error pattern in
 //! P's w survives the random linear combination except with probability 2^-128, and V only
 //! ever sees the accept/reject outcome (P sends Z only after it matched H_eq(V)).
-//! A malicious P can choose α (any d is some valid α) and x', but passing the check with an
-//! inconsistent x' requires guessing Δ; it never sees anything depending on Δ except through
-//! H over correlation-robust inputs.
+//! A malicious P can choose α (through its base COT bits) and x', but passing the check with an
+//! inconsistent x' requires guessing Δ; what it sees of V's trees is, per level, the sum of
+//! its own side (the other is that ⊕ Δ, hidden by the base COT as in any COT), and nodes below
+//! an unknown one are H of inputs it knows only up to ⊕ Δ (circular correlation robustness).
 
 use super::super::bits;
-use super::ggm::{bit_mask, eq_mask, expand_full, expand_punctured, FixedKeyAes};
+use super::ggm::{bit_mask, eq_mask, half_tree_full, half_tree_punctured, FixedKeyAes};
 use crate::zk::channel::Channel;
 use crate::zk::ot::{kos::MAX_MESSAGE_BYTES, CotError};
 use rand::{Rng, RngCore};
@@ -51,18 +52,14 @@ pub const CHECK_COTS: usize = 128;
 /// Inner-product piece size for the check.
 const PIECE: usize = 2048;
 
-/// Bytes V sends per tree: two masked sums per level plus the leaf correction.
+/// Bytes V sends per tree: one masked left-side sum per level.
 pub(crate) fn tree_message_bytes(h: usize) -> usize {
-    (2 * h + 1) * 16
+    h * 16
 }
 
 /// Trees per V → P message so that no message exceeds [`MAX_MESSAGE_BYTES`].
 fn trees_per_message(h: usize) -> usize {
     (MAX_MESSAGE_BYTES / tree_message_bytes(h)).max(1)
-}
-
-fn d_message_bytes(t: usize, h: usize) -> usize {
-    (t * h).div_ceil(8)
 }
 
 /// Multiply by X in GF(2^128) (modulus x^128 + x^7 + x^2 + x + 1), branch-free.
@@ -131,16 +128,13 @@ pub(crate) async fn send<C: Channel>(
     debug_assert_eq!(tree_keys.len(), t * h);
     debug_assert_eq!(check_keys.len(), CHECK_COTS);
 
-    let d_msg = ch.recv().await?;
-    expect_len("MPCOT choice bits", &d_msg, d_message_bytes(t, h))?;
-
     let mut seeds = Zeroizing::new(vec![0u128; t]);
     let mut rng = rand::rng();
     seeds.iter_mut().for_each(|s| *s = rng.random());
 
     let per_tree = tree_message_bytes(h);
     let mut out = vec![0u8; t * per_tree];
-    sender_trees(prg, delta, h, tree_keys, &d_msg, &seeds, tweak_base, v, &mut out);
+    sender_trees(prg, delta, h, tree_keys, &seeds, tweak_base, v, &mut out);
     for piece in out.chunks(trees_per_message(h) * per_tree) {
         ch.send(piece.to_vec()).await?;
     }
@@ -184,19 +178,6 @@ pub(crate) async fn receive<C: Channel>(
     debug_assert_eq!(w.len(), t * leaves);
     debug_assert_eq!(e.len(), t * leaves);
 
-    let mut rng = rand::rng();
-    let alphas: Zeroizing<Vec<usize>> =
-        Zeroizing::new((0..t).map(|_| rng.random_range(0..leaves)).collect());
-    let mut d_msg = vec![0u8; d_message_bytes(t, h)];
-    for (b, &alpha) in alphas.iter().enumerate() {
-        for l in 0..h {
-            let g = b * h + l;
-            let a = ((alpha >> (h - 1 - l)) & 1) as u8;
-            d_msg[g / 8] |= (tree_u[g] ^ a ^ 1) << (g % 8);
-        }
-    }
-    ch.send(d_msg).await?;
-
     let per_tree = tree_message_bytes(h);
     let per_msg = trees_per_message(h) * per_tree;
     let total = t * per_tree;
@@ -207,10 +188,10 @@ pub(crate) async fn receive<C: Channel>(
         msgs.extend_from_slice(&m);
     }
 
-    receiver_trees(prg, h, tree_m, &msgs, &alphas, tweak_base, w, e);
+    receiver_trees(prg, h, tree_u, tree_m, &msgs, tweak_base, w, e);
 
     let mut chi_seed = [0u8; 16];
-    rng.fill_bytes(&mut chi_seed);
+    rand::rng().fill_bytes(&mut chi_seed);
     let x_star = check_u
         .iter()
         .enumerate()
@@ -233,15 +214,14 @@ pub(crate) async fn receive<C: Channel>(
 }
 
 /// The verifier's per-tree work (parallel over trees): expand tree b from `seeds[b]` into
-/// `v[b·2^h..]` and write its message (masked level sums, leaf correction) into
-/// `out[b·tree_message_bytes(h)..]`. `d_msg` is the prover's (length-checked) choice bits.
+/// `v[b·2^h..]` and write its message (the masked left-side level sums) into
+/// `out[b·tree_message_bytes(h)..]`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sender_trees(
     prg: &FixedKeyAes,
     delta: u128,
     h: usize,
     tree_keys: &[u128],
-    d_msg: &[u8],
     seeds: &[u128],
     tweak_base: u128,
     v: &mut [u128],
@@ -254,34 +234,24 @@ pub(crate) fn sender_trees(
         .zip(seeds.par_iter())
         .enumerate()
         .for_each(|(b, ((leaf, msg), &seed))| {
-            let mut sums = Zeroizing::new(vec![(0u128, 0u128); h]);
-            expand_full(prg, seed, leaf, &mut sums);
-            for (l, &(s0, s1)) in sums.iter().enumerate() {
-                let g = b * h + l;
-                let d = (d_msg[g / 8] >> (g % 8)) & 1 == 1;
-                let tw = tweak_base | g as u128;
-                let k0 = tree_keys[g] ^ (delta & bit_mask(d));
-                let k1 = tree_keys[g] ^ (delta & bit_mask(!d));
-                let c0 = s0 ^ prg.hash(k0, tw);
-                let c1 = s1 ^ prg.hash(k1, tw);
-                msg[32 * l..32 * l + 16].copy_from_slice(&c0.to_le_bytes());
-                msg[32 * l + 16..32 * l + 32].copy_from_slice(&c1.to_le_bytes());
+            let mut sums = Zeroizing::new(vec![0u128; h]);
+            half_tree_full(prg, seed, delta, tweak_base, b, leaf, &mut sums);
+            for ((c, &s0), &k) in msg.chunks_exact_mut(16).zip(sums.iter()).zip(&tree_keys[b * h..]) {
+                c.copy_from_slice(&(s0 ^ k).to_le_bytes());
             }
-            let cor = leaf.iter().fold(delta, |a, &x| a ^ x);
-            msg[32 * h..].copy_from_slice(&cor.to_le_bytes());
         });
 }
 
-/// The prover's per-tree work (parallel over trees): rebuild tree b's leaves but `alphas[b]`
-/// from its message, set w at α_b from the leaf correction and e to the unit vector at α_b.
-/// Branch-free and access-pattern-free in the α_b.
-#[allow(clippy::too_many_arguments)]
+/// The prover's per-tree work (parallel over trees): α_b is given by tree b's base COT bits
+/// (bit L of α_b, from the top, is ¬u_{b,L}); rebuild the leaves but α_b from the message, set
+/// w at α_b to the XOR of the others and e to the unit vector at α_b. Branch-free and
+/// access-pattern-free in the α_b.
 pub(crate) fn receiver_trees(
     prg: &FixedKeyAes,
     h: usize,
+    tree_u: &[u8],
     tree_m: &[u128],
     msgs: &[u8],
-    alphas: &[usize],
     tweak_base: u128,
     w: &mut [u128],
     e: &mut [u8],
@@ -291,22 +261,15 @@ pub(crate) fn receiver_trees(
     w.par_chunks_mut(leaves)
         .zip(e.par_chunks_mut(leaves))
         .zip(msgs.par_chunks(per_tree))
-        .zip(alphas.par_iter())
         .enumerate()
-        .for_each(|(b, (((leaf, eb), msg), &alpha))| {
-            let mut off = Zeroizing::new(vec![0u128; h]);
-            for (l, o) in off.iter_mut().enumerate() {
-                let g = b * h + l;
-                let tw = tweak_base | g as u128;
-                let c0 = read_u128(&msg[32 * l..]);
-                let c1 = read_u128(&msg[32 * l + 16..]);
-                // off-path side is ¬α_L: take c1 if α_L = 0, c0 if α_L = 1
-                let a = bit_mask((alpha >> (h - 1 - l)) & 1 == 1);
-                *o = ((c0 & a) | (c1 & !a)) ^ prg.hash(tree_m[g], tw);
-            }
-            expand_punctured(prg, alpha, &off, leaf);
-            let cor = read_u128(&msg[32 * h..]);
-            let w_alpha = leaf.iter().fold(cor, |acc, &x| acc ^ x);
+        .for_each(|(b, ((leaf, eb), msg))| {
+            let (u, m) = (&tree_u[b * h..(b + 1) * h], &tree_m[b * h..(b + 1) * h]);
+            let alpha = u.iter().fold(0usize, |a, &bit| (a << 1) | ((bit & 1) ^ 1) as usize);
+            let off: Zeroizing<Vec<u128>> = Zeroizing::new(
+                msg.chunks_exact(16).zip(m).map(|(c, &mac)| read_u128(c) ^ mac).collect(),
+            );
+            half_tree_punctured(prg, alpha, &off, tweak_base, b, leaf);
+            let w_alpha = leaf.iter().fold(0u128, |acc, &x| acc ^ x);
             for (j, (x, ej)) in leaf.iter_mut().zip(eb.iter_mut()).enumerate() {
                 let m = eq_mask(j, alpha);
                 *x |= w_alpha & m;

@@ -297,74 +297,46 @@ fn mpcot_noise_is_regular_and_correlated() {
 }
 
 #[test]
-fn flipped_leaf_correction_is_caught_by_prover() {
-    let base = deal(T * H + 128);
-    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+fn flipped_level_sums_are_caught_by_prover_whatever_alpha() {
+    // Each level has one message, and the prover always uses it: a flip makes the sibling
+    // subtree (and w at α) wrong for every α, so the check fails every time. (With GGM's two
+    // messages per level a one-sided flip was caught only for half of the α.)
     let per_tree = spcot::tree_message_bytes(H);
-    let cv = tampering(cv, |k, m| {
-        if k == 0 {
-            m[3 * per_tree + 2 * H * 16 + 5] ^= 1; // tree 3's leaf correction
-        }
-    });
-    let (_, p) = run_mpcot(&base, T, H, cv, cp);
-    assert!(matches!(p, Err(CotError::SpcotCheckFailed)), "{p:?}");
-}
-
-#[test]
-fn flipped_sibling_sums_are_caught_by_prover() {
-    let base = deal(T * H + 128);
-    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let per_tree = spcot::tree_message_bytes(H);
-    let cv = tampering(cv, |k, m| {
-        if k == 0 {
-            // both masked level sums of tree 5, level 2: the prover uses one of them
-            m[5 * per_tree + 2 * 32] ^= 0x80;
-            m[5 * per_tree + 2 * 32 + 16] ^= 0x80;
-        }
-    });
-    let (_, p) = run_mpcot(&base, T, H, cv, cp);
-    assert!(matches!(p, Err(CotError::SpcotCheckFailed)), "{p:?}");
-}
-
-#[test]
-fn one_sided_sibling_flip_is_the_selective_failure_leak() {
-    // Flipping only c0 of level 0 is noticed iff the prover's α has top bit 1 (it then uses
-    // c0): the verifier learns exactly that bit from the outcome, nothing else. When the check
-    // passes the correlation is intact.
-    let mut outcomes = [0usize; 2];
-    for _ in 0..12 {
-        let base = deal(T * H + 128);
-        let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-        let cv = tampering(cv, |k, m| {
-            if k == 0 {
-                m[0] ^= 1;
-            }
-        });
-        let (v, p) = run_mpcot(&base, T, H, cv, cp);
-        match p {
-            Ok((e, w)) => {
-                let top = e[..1 << H].iter().position(|&x| x == 1).unwrap() >> (H - 1);
-                assert_eq!(top, 0, "passed although the prover used the flipped sum");
-                let v = v.unwrap();
-                for j in 0..T << H {
-                    assert_eq!(w[j], v[j] ^ (base.delta * e[j] as u128));
+    for (tree, level, byte, bit) in [(0, 0, 0, 1u8), (3, H - 1, 5, 1), (5, 2, 15, 0x80), (T - 1, 4, 7, 2)] {
+        for _ in 0..3 {
+            let base = deal(T * H + 128);
+            let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+            let cv = tampering(cv, move |k, m| {
+                if k == 0 {
+                    m[tree * per_tree + level * 16 + byte] ^= bit;
                 }
-                outcomes[0] += 1;
-            }
-            Err(CotError::SpcotCheckFailed) => outcomes[1] += 1,
-            Err(other) => panic!("unexpected {other:?}"),
+            });
+            let (_, p) = run_mpcot(&base, T, H, cv, cp);
+            assert!(matches!(p, Err(CotError::SpcotCheckFailed)), "tree {tree} level {level}: {p:?}");
         }
     }
-    assert_eq!(outcomes[0] + outcomes[1], 12);
+}
+
+#[test]
+fn noise_position_is_the_negated_base_choice_bits() {
+    let base = deal(T * H + 128);
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let (_, p) = run_mpcot(&base, T, H, cv, cp);
+    let (e, _) = p.unwrap();
+    for b in 0..T {
+        let alpha = e[b << H..(b + 1) << H].iter().position(|&x| x == 1).unwrap();
+        let expect = (0..H).fold(0, |a, l| (a << 1) | (1 - base.bits[b * H + l] as usize));
+        assert_eq!(alpha, expect, "tree {b}");
+    }
 }
 
 #[test]
 fn inconsistent_prover_opening_is_caught_by_verifier() {
     let base = deal(T * H + 128);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    // prover messages: 0 = choice bits, 1 = χ seed ‖ x', 2 = opening Z
+    // prover messages: 0 = χ seed ‖ x', 1 = opening Z
     let cp = tampering(cp, |k, m| {
-        if k == 2 {
+        if k == 1 {
             m[0] ^= 1;
         }
     });
@@ -377,7 +349,7 @@ fn prover_lying_in_x_prime_cannot_pass() {
     let base = deal(T * H + 128);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let cp = tampering(cp, |k, m| {
-        if k == 1 {
+        if k == 0 {
             m[20] ^= 4;
         }
     });
@@ -391,12 +363,11 @@ fn prover_lying_in_x_prime_cannot_pass() {
 #[test]
 fn wrong_size_messages_are_malformed_not_panics() {
     // (sender end tampered?, message index, new length, expected side)
-    let cases: [(bool, usize, usize); 5] = [
-        (false, 0, 3),  // choice bits too short -> verifier
+    let cases: [(bool, usize, usize); 4] = [
         (true, 0, 100), // tree messages wrong size -> prover
-        (false, 1, 31), // check challenge -> verifier
+        (false, 0, 31), // check challenge -> verifier
         (true, 1, 0),   // check hash -> prover
-        (false, 2, 17), // opening -> verifier
+        (false, 1, 17), // opening -> verifier
     ];
     for (tamper_verifier, idx, len) in cases {
         let base = deal(T * H + 128);
@@ -428,15 +399,18 @@ fn malformed_lpn_seed_and_poisoning() {
         ..test_config()
     });
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    // prover's first message after the KOS bootstrap is the LPN seed: find it by size 16
-    let mut done = false;
+    // the prover's 16-byte messages after the KOS bootstrap: the check opening Z, then the LPN
+    // seed; lengthen the second
+    let mut seen = 0;
     let cp = tampering(cp, move |_, m| {
-        if m.len() == 16 && !done {
-            m.push(0);
-            done = true;
+        if m.len() == 16 {
+            seen += 1;
+            if seen == 2 {
+                m.push(0);
+            }
         }
     });
-    // run the base OTs first so that the 16-byte heuristic only hits the LPN seed
+    // run the base OTs first so that the 16-byte count only sees the iteration's messages
     let ((_, keys), (_, _)) = {
         let (mut cv, mut cp) = (cv, cp);
         let (a, b) = block_on(join(s.setup(&mut cv), r.setup(&mut cp)));
