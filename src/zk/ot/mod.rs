@@ -104,7 +104,7 @@ pub enum CotError {
     /// A previous call on this instance failed; its state can no longer be trusted.
     #[error("this COT instance failed earlier and can no longer be used")]
     Poisoned,
-    /// Ferret (prover side): the verifier's GGM-tree messages are inconsistent (its check value
+    /// Ferret (prover side): the verifier's half-tree messages are inconsistent (its check value
     /// does not match); the verifier cheated or the data was corrupted.
     #[error("Ferret SPCOT consistency check failed: the verifier's tree messages are inconsistent")]
     SpcotCheckFailed,

@@ -16,9 +16,10 @@
 //! 1 in each block of ℓ). Then with the local linear code A ([`lpn`], 10 nonzeros per column)
 //! the outputs are K' = v ⊕ K·A, u' = e ⊕ u·A, M' = w ⊕ M·A, so M' = K' ⊕ u'·Δ.
 //!
-//! The LPN matrix seed is fresh per iteration and chosen by the **prover**: the matrix only
-//! protects the prover's bits from the verifier (LPN), and the correlation holds for every
-//! matrix, so the verifier needs no say (and the prover cannot gain anything by choosing it).
+//! The LPN matrix seed is fresh per iteration and chosen by the **prover**, which sends it last
+//! (after the MPCOT check, so it costs no round trip): the matrix only protects the prover's
+//! bits from the verifier (LPN), and the correlation holds for every matrix, so the verifier
+//! needs no say (and the prover cannot gain anything by choosing it).
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
@@ -40,7 +41,7 @@
 //!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
 //!   would cost ≥ 25% more bytes than one *main* iteration (≈10.2M net); only then does the
 //!   main set run, and it stays in use (its base COTs are reserved from then on). With the
-//!   default sets: demand ≤ 50k ([`DEFAULT_DIRECT_LIMIT`]; 72k with
+//!   default sets: demand ≤ 50k ([`DEFAULT_DIRECT_LIMIT`]; 60k with
 //!   [`FerretConfig::for_kos`]) → base extension only; up to ≈1.2M → setup iterations; beyond →
 //!   main.
 //!
@@ -62,24 +63,23 @@
 //!
 //! # Costs (measured with `examples/ferret_bench.rs` on 2 cores shared with other jobs, both
 //! parties in one process; times are noisy, bytes exact)
-//! * Per iteration: V → P t·(2h+1)·16 B of tree messages + 32 B; P → V 16 B LPN seed,
-//!   ⌈t·h/8⌉ B of choice bits, 48 B of check. Main set: 572,048 B for 10,198,213 net COTs
-//!   (0.449 bit/COT); setup set: 387,300 B for 600,931 (5.16 bit/COT). The prover uploads
-//!   only ≈2.3–3 kB per iteration; the bootstrap is what it uploads.
+//! * Per iteration: V → P t·h·16 B of half-tree messages + 32 B; P → V 48 B of check and the
+//!   16 B LPN seed. Main set: 274,448 B for 10,198,213 net COTs (0.215 bit/COT); setup set:
+//!   182,832 B for 600,931 (2.43 bit/COT). (The GGM trees of earlier versions sent
+//!   t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits: 572,048 B and 387,300 B.)
 //! * Bootstrap of the setup set (48,797 base COTs), prover upload: KOS 784,416 B + 4 kB base OT;
-//!   SoftSpokenOT k = 8 91,952 B + 3,584 B GGM setup + 4 kB base OT (k = 5: 153,232 B;
-//!   k = 4: 190,000 B).
+//!   SoftSpokenOT k = 5 153,232 B + GGM setup + base OT (k = 8: 91,952 B; k = 4: 190,000 B).
 //! * Fresh session incl. base OTs and bootstrap, total bytes both directions (prover upload):
 //!
-//!   | demand | Ferret over KOS               | Ferret over SoftSpoken k = 8 |
-//!   |--------|-------------------------------|------------------------------|
-//!   | 1M     | 1,563,160 B = 12.5 bit/COT (787 kB) | 874,280 B = **6.99** bit/COT (98.6 kB) |
-//!   | 10M    | 1,747,908 B = 1.40 bit/COT (788 kB) | 1,059,028 B = **0.847** bit/COT (99.3 kB) |
-//!   | 20M    | 0.93 bit/COT                  | 0.652 bit/COT                |
+//!   | demand | Ferret over KOS                       | Ferret over SoftSpoken k = 5          |
+//!   |--------|---------------------------------------|---------------------------------------|
+//!   | 1M     | 1,154,224 B = 9.23 bit/COT (785 kB)   | 526,304 B = **4.21** bit/COT (157 kB) |
+//!   | 10M    | 1,245,840 B = 0.997 bit/COT (785 kB)  | 617,920 B = **0.494** bit/COT (157 kB)|
+//!   | 20M    | —                                     | 892,368 B = 0.357 bit/COT             |
 //!
-//!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with the SoftSpoken bootstrap
-//!   (k = 5: 7.48 / 0.896; k = 4: 7.78 / 0.925). KOS alone: 128 bit/COT; SoftSpoken k = 8
-//!   alone: 15.0 bit/COT.
+//!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with either bootstrap. KOS
+//!   alone: 128 bit/COT; SoftSpoken k = 5 alone: 25 bit/COT. The fast path's 200k COTs cost
+//!   343,472 B (13.7 bit/COT, 9.3× below KOS; the one setup iteration makes 600k).
 //! * Per-phase split of one iteration: `cargo run --release --example ferret_bench phases`
 //!   (setup set on 2 shared cores, each phase alone: GGM ≈5.5 ms sender / 6.3 ms receiver,
 //!   χ sums ≈2 ms each, LPN encode ≈5 ms sender / 7.4 ms receiver of which index generation
@@ -298,18 +298,17 @@ pub struct FerretConfig {
 }
 
 /// Direct-serving threshold for a KOS bootstrap, just below the measured byte crossover:
-/// bootstrapping costs 1,175,860 B (KOS for 48,797 base COTs + one 387,300 B setup iteration),
-/// KOS costs ≈16 B per COT, so KOS is cheaper on the wire up to ≈73k COTs
-/// (`examples/ferret_bench.rs`). KOS is also faster in wall time at every size up to one setup
-/// iteration (≈600k).
-pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 72_000;
+/// bootstrapping costs 971,392 B (KOS for 48,797 base COTs + one 182,832 B setup iteration),
+/// KOS costs ≈16 B per COT, so KOS is cheaper on the wire up to ≈60.7k COTs
+/// (`examples/ferret_bench.rs`).
+pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 60_000;
 
-/// Direct-serving threshold for the default SoftSpokenOT (k = 8) bootstrap, from
+/// Direct-serving threshold for the default SoftSpokenOT (k = 5) bootstrap, from
 /// `examples/ferret_bench.rs`: bootstrapping (SoftSpoken for 48,797 base COTs + one setup
-/// iteration) costs 486,980 B in total but only ≈97 kB of prover upload and ≈80 ms; direct
-/// SoftSpoken costs ≈1.9 B per COT (all upload) and ≈0.5 µs per COT here. Up to ≈50k direct
-/// serving is no worse in upload and better in total bytes and time; beyond it the bootstrap
-/// wins on upload (the scarce direction for a prover) and, from ≈170k, on time.
+/// iteration) costs 343,472 B in total of which 156.6 kB prover upload, and ≈55–65 ms; direct
+/// SoftSpoken costs ≈3.2 B per COT (all upload). Up to ≈50k direct serving is no worse in
+/// upload and better in total bytes and time; beyond it the bootstrap wins on upload (the
+/// scarce direction for a prover), from ≈107k on total bytes and from ≈400k on time.
 pub const DEFAULT_DIRECT_LIMIT: usize = 50_000;
 
 impl Default for FerretConfig {

@@ -1,4 +1,4 @@
-//! Multi-point COT from t single-point COTs (one GGM tree per regular-noise block), with the
+//! Multi-point COT from t single-point COTs (one half tree per regular-noise block), with the
 //! batched malicious consistency check of Ferret (Yang et al., CCS 2020, §4, Fig. 6/7).
 //!
 //! Inputs per iteration: t·h base COTs for the trees (h = log2 of the block size) and 128
