@@ -45,7 +45,30 @@ pub struct Sizes {
     pub keystream_kib: usize,
 }
 
+/// One part of the engine bench, to run alone (`tlsproof bench zk --only`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Keystream,
+    Cot,
+    And,
+    Sha,
+    Aes,
+}
+
 impl Sizes {
+    /// These sizes with every section but `keep` set to zero (skipped).
+    pub fn only(self, keep: Section) -> Sizes {
+        let on = |s: Section, n: usize| if s == keep { n } else { 0 };
+        Sizes {
+            cots: if keep == Section::Cot { self.cots } else { &[] },
+            ands: on(Section::And, self.ands),
+            sha: on(Section::Sha, self.sha),
+            aes_field: on(Section::Aes, self.aes_field),
+            aes_bool: on(Section::Aes, self.aes_bool),
+            keystream_kib: on(Section::Keystream, self.keystream_kib),
+        }
+    }
+
     pub const FULL: Sizes = Sizes { cots: &[1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64 };
     pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64 };
 }
@@ -198,13 +221,15 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     log(&format!("rayon threads: {}", rayon::current_num_threads()));
 
     // First, while the process's peak memory is still this proof's own.
-    let blocks = (sizes.keystream_kib * 1024 / 16) as u32;
-    let before = (platform.peak_memory)();
-    let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), Job::Keystream { blocks })?;
-    fig(format!("{} KiB GCM keystream proof", sizes.keystream_kib), c.secs, "s", log);
-    if let Some(peak) = (platform.peak_memory)() {
-        let note = if before.is_some_and(|b| b >= peak) { " (reached before it)" } else { "" };
-        fig(format!("peak memory, both parties, {} KiB keystream proof{note}", sizes.keystream_kib), peak as f64 / 1e6, "MB", log);
+    if sizes.keystream_kib > 0 {
+        let blocks = (sizes.keystream_kib * 1024 / 16) as u32;
+        let before = (platform.peak_memory)();
+        let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), Job::Keystream { blocks })?;
+        fig(format!("{} KiB GCM keystream proof", sizes.keystream_kib), c.secs, "s", log);
+        if let Some(peak) = (platform.peak_memory)() {
+            let note = if before.is_some_and(|b| b >= peak) { " (reached before it)" } else { "" };
+            fig(format!("peak memory, both parties, {} KiB keystream proof{note}", sizes.keystream_kib), peak as f64 / 1e6, "MB", log);
+        }
     }
 
     for &n in sizes.cots {
@@ -216,23 +241,30 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         }
     }
 
-    let per = 250_000;
-    let batches = sizes.ands.div_ceil(per);
-    let n = (batches * per) as f64;
-    let job = Job::And { batches, per };
-    let kos = run_job(platform, KosSender::new(), KosReceiver::new(), job)?;
-    let ferret = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
-    for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
-        fig(format!("AND gates end to end ({name} COTs)"), n / c.secs / 1e6, "M AND/s", log);
-        fig(format!("AND gates, prover -> verifier ({name} COTs)"), c.up as f64 * 8.0 / n, "bits/AND", log);
+    if sizes.ands > 0 {
+        let per = 250_000;
+        let batches = sizes.ands.div_ceil(per);
+        let n = (batches * per) as f64;
+        let job = Job::And { batches, per };
+        let kos = run_job(platform, KosSender::new(), KosReceiver::new(), job)?;
+        let ferret = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
+        for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
+            fig(format!("AND gates end to end ({name} COTs)"), n / c.secs / 1e6, "M AND/s", log);
+            fig(format!("AND gates, prover -> verifier ({name} COTs)"), c.up as f64 * 8.0 / n, "bits/AND", log);
+        }
     }
 
-    let per = 10;
-    let job = Job::Sha { batches: sizes.sha.div_ceil(per), per };
-    let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
-    fig("SHA-256 compressions (private state and block)".into(), (sizes.sha.div_ceil(per) * per) as f64 / c.secs, "/s", log);
+    if sizes.sha > 0 {
+        let per = 10;
+        let job = Job::Sha { batches: sizes.sha.div_ceil(per), per };
+        let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
+        fig("SHA-256 compressions (private state and block)".into(), (sizes.sha.div_ceil(per) * per) as f64 / c.secs, "/s", log);
+    }
 
     for (boolean, count, label) in [(false, sizes.aes_field, "S-box constraints"), (true, sizes.aes_bool, "boolean S-box")] {
+        if count == 0 {
+            continue;
+        }
         let per = 64.min(count);
         let batches = count.div_ceil(per);
         let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), Job::Aes { batches, per, boolean })?;

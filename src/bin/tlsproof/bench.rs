@@ -52,6 +52,9 @@ enum BenchCmd {
         /// Where the engine runs.
         #[arg(long, value_enum, default_value = "native")]
         target: TargetArg,
+        /// Run one section alone (native only), e.g. to profile it.
+        #[arg(long, value_enum)]
+        only: Option<SectionArg>,
         #[command(flatten)]
         browser: BrowserArgs,
     },
@@ -89,6 +92,28 @@ impl BrowserArgs {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+enum SectionArg {
+    Keystream,
+    Cot,
+    And,
+    Sha,
+    Aes,
+}
+
+impl From<SectionArg> for tlsproof::zk::bench::Section {
+    fn from(s: SectionArg) -> Self {
+        use tlsproof::zk::bench::Section;
+        match s {
+            SectionArg::Keystream => Section::Keystream,
+            SectionArg::Cot => Section::Cot,
+            SectionArg::And => Section::And,
+            SectionArg::Sha => Section::Sha,
+            SectionArg::Aes => Section::Aes,
+        }
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 enum TargetArg {
     Native,
     Browser,
@@ -103,12 +128,18 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
         }
-        BenchCmd::Zk { quick, out, target, browser } => {
+        BenchCmd::Zk { quick, out, target, only, browser } => {
+            if only.is_some() && matches!(target, TargetArg::Browser) {
+                return Err("--only runs natively; the browser target runs every section".into());
+            }
             println!("machine: {}", machine());
             let figures = match target {
                 TargetArg::Native => {
                     let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
-                    let sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
+                    let mut sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
+                    if let Some(section) = only {
+                        sizes = sizes.only(section.into());
+                    }
                     tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
                 }
                 TargetArg::Browser => {
