@@ -130,6 +130,75 @@ unsafe fn mul_slices_pclmul(a: &[F128], b: &[F128], out: &mut [F128]) {
     }
 }
 
+/// The QuickSilver check's sums, fused so that no per-column copies or product vectors are
+/// made: one definition, instantiated with the hardware and the portable multiply.
+macro_rules! check_kernels {
+    ($and:ident, $product:ident, $clmul:ident $(, #[$attr:meta])*) => {
+        $(#[$attr])*
+        unsafe fn $and(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
+            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
+            for (c, t) in coeffs.iter().zip(items) {
+                let (l, h) = $clmul(t[0].0, t[1].0);
+                let (l0, h0) = $clmul(c.0, reduce(l, h));
+                let (l1, h1) = $clmul(c.0, t[2].0);
+                s0 ^= Wide { lo: l0, hi: h0 };
+                s1 ^= Wide { lo: l1, hi: h1 };
+            }
+            (s0.reduce(), s1.reduce())
+        }
+
+        $(#[$attr])*
+        unsafe fn $product(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
+            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
+            for (c, t) in coeffs.iter().zip(items) {
+                let [a, ma, b, mb, mc] = *t;
+                let (l, h) = $clmul(ma.0, mb.0);
+                let (xl, xh) = $clmul(a.0, mb.0);
+                let (yl, yh) = $clmul(b.0, ma.0);
+                let a1 = reduce(xl ^ yl, xh ^ yh) ^ mc.0;
+                let (l0, h0) = $clmul(c.0, reduce(l, h));
+                let (l1, h1) = $clmul(c.0, a1);
+                s0 ^= Wide { lo: l0, hi: h0 };
+                s1 ^= Wide { lo: l1, hi: h1 };
+            }
+            (s0.reduce(), s1.reduce())
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+check_kernels!(and_sums_pclmul, product_sums_pclmul, clmul128_pclmul, #[target_feature(enable = "pclmulqdq,sse2")]);
+check_kernels!(and_sums_portable, product_sums_portable, clmul128);
+
+impl F128 {
+    /// (Σ c_i·x_i·y_i, Σ c_i·z_i) over triples [x, y, z]: the AND check's two sums.
+    pub fn and_sums(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+                // SAFETY: the CPU supports pclmulqdq (checked just above).
+                return unsafe { and_sums_pclmul(coeffs, items) };
+            }
+        }
+        // SAFETY: the portable kernel has no preconditions (it is `unsafe` only by the macro).
+        unsafe { and_sums_portable(coeffs, items) }
+    }
+
+    /// (Σ c_i·M_a·M_b, Σ c_i·(a·M_b + b·M_a + M_c)) over [a, M_a, b, M_b, M_c]: the sums of the
+    /// check of products of authenticated field elements.
+    pub fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+                // SAFETY: the CPU supports pclmulqdq (checked just above).
+                return unsafe { product_sums_pclmul(coeffs, items) };
+            }
+        }
+        // SAFETY: as in `and_sums`.
+        unsafe { product_sums_portable(coeffs, items) }
+    }
+}
+
 /// An unreduced 256-bit carry-less product (or a XOR-sum of them).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub struct Wide {
@@ -376,6 +445,33 @@ mod tests {
             assert_eq!(clmul64_wide(a, b), clmul64_reference(a, b));
             assert_eq!(clmul64_via32(a, b), clmul64_reference(a, b));
         }
+    }
+
+    #[test]
+    fn fused_check_sums_match_the_definition() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let r = |rng: &mut rand::rngs::ThreadRng| F128(rng.random());
+        let n = 37;
+        let coeffs: Vec<F128> = (0..n).map(|_| r(&mut rng)).collect();
+        let and: Vec<[F128; 3]> = (0..n).map(|_| [r(&mut rng), r(&mut rng), r(&mut rng)]).collect();
+        let prod: Vec<[F128; 5]> = (0..n).map(|_| [0; 5].map(|_: i32| r(&mut rng))).collect();
+        let (mut e0, mut e1) = (F128::ZERO, F128::ZERO);
+        for (c, t) in coeffs.iter().zip(&and) {
+            e0 += *c * t[0] * t[1];
+            e1 += *c * t[2];
+        }
+        assert_eq!(F128::and_sums(&coeffs, &and), (e0, e1));
+        // SAFETY: the portable kernel has no preconditions.
+        assert_eq!(unsafe { and_sums_portable(&coeffs, &and) }, (e0, e1));
+        let (mut e0, mut e1) = (F128::ZERO, F128::ZERO);
+        for (c, [a, ma, b, mb, mc]) in coeffs.iter().zip(&prod) {
+            e0 += *c * *ma * *mb;
+            e1 += *c * (*a * *mb + *b * *ma + *mc);
+        }
+        assert_eq!(F128::product_sums(&coeffs, &prod), (e0, e1));
+        // SAFETY: as above.
+        assert_eq!(unsafe { product_sums_portable(&coeffs, &prod) }, (e0, e1));
     }
 
     #[test]

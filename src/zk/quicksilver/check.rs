@@ -21,9 +21,10 @@ impl Challenge {
         Challenge { chi: F128::from_le_bytes(seed) }
     }
 
-    fn coeffs(&self, start: usize, n: usize) -> Vec<F128> {
+    /// χ^1 ..= χ^n.
+    fn powers(&self, n: usize) -> Vec<F128> {
         let mut out = Vec::with_capacity(n);
-        let mut c = self.chi.pow(start as u128 + 1);
+        let mut c = self.chi;
         for _ in 0..n {
             out.push(c);
             c *= self.chi;
@@ -32,40 +33,34 @@ impl Challenge {
     }
 }
 
-/// Parallel Σ over chunks of `items`: `f` turns (coefficients, chunk) into the two sums.
+/// Parallel Σ_i χ^(offset+i+1)·(terms of items[i]): every chunk is summed against the same
+/// table χ^1..χ^CHUNK and then scaled by χ^(its start), so each item costs no power of its
+/// own. `f` turns (coefficients, chunk) into the chunk's two sums.
 fn par_sums<T: Sync>(
     ch: &Challenge,
     offset: usize,
     items: &[T],
     f: impl Fn(&[F128], &[T]) -> (F128, F128) + Sync,
 ) -> (F128, F128) {
+    if items.is_empty() {
+        return (F128::ZERO, F128::ZERO);
+    }
+    let table = ch.powers(CHUNK.min(items.len()));
     items
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(ci, chunk)| {
-            let coeffs = ch.coeffs(offset + ci * CHUNK, chunk.len());
-            f(&coeffs, chunk)
+            let scale = ch.chi.pow((offset + ci * CHUNK) as u128);
+            let (a, b) = f(&table, chunk);
+            (a * scale, b * scale)
         })
         .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
-}
-
-fn column<const N: usize>(chunk: &[[F128; N]], i: usize) -> Vec<F128> {
-    chunk.iter().map(|t| t[i]).collect()
-}
-
-fn products(a: &[F128], b: &[F128]) -> Vec<F128> {
-    let mut out = vec![F128::ZERO; a.len()];
-    F128::mul_slices(a, b, &mut out);
-    out
 }
 
 /// Prover, AND triples stored as [M_x, M_y, A1 = x·M_y ⊕ y·M_x ⊕ M_z]:
 /// returns (Σ χ_i·M_x·M_y, Σ χ_i·A1_i).
 pub(crate) fn prover_and_sums(ch: &Challenge, triples: &[[F128; 3]]) -> (F128, F128) {
-    par_sums(ch, 0, triples, |coeffs, chunk| {
-        let a0 = products(&column(chunk, 0), &column(chunk, 1));
-        (F128::inner_product(coeffs, &a0), F128::inner_product(coeffs, &column(chunk, 2)))
-    })
+    par_sums(ch, 0, triples, F128::and_sums)
 }
 
 /// Prover, field triples [a, M_a, b, M_b, M_c]: A0 = M_a·M_b, A1 = a·M_b + b·M_a + M_c.
@@ -74,22 +69,11 @@ pub(crate) fn prover_product_sums(
     offset: usize,
     triples: &[[F128; 5]],
 ) -> (F128, F128) {
-    par_sums(ch, offset, triples, |coeffs, chunk| {
-        let (a, ma, b, mb, mc) =
-            (column(chunk, 0), column(chunk, 1), column(chunk, 2), column(chunk, 3), column(chunk, 4));
-        let a0 = products(&ma, &mb);
-        let x = products(&a, &mb);
-        let y = products(&b, &ma);
-        let a1: Vec<F128> = x.iter().zip(&y).zip(&mc).map(|((p, q), r)| *p ^ *q ^ *r).collect();
-        (F128::inner_product(coeffs, &a0), F128::inner_product(coeffs, &a1))
-    })
+    par_sums(ch, offset, triples, F128::product_sums)
 }
 
 /// Verifier, triples [K_a, K_b, K_c]: returns (Σ χ_i·K_a·K_b, Σ χ_i·K_c); the caller forms
 /// B = first + Δ·second.
 pub(crate) fn verifier_sums(ch: &Challenge, offset: usize, triples: &[[F128; 3]]) -> (F128, F128) {
-    par_sums(ch, offset, triples, |coeffs, chunk| {
-        let a0 = products(&column(chunk, 0), &column(chunk, 1));
-        (F128::inner_product(coeffs, &a0), F128::inner_product(coeffs, &column(chunk, 2)))
-    })
+    par_sums(ch, offset, triples, F128::and_sums)
 }
