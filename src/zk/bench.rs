@@ -1,11 +1,13 @@
 //! The engine's benchmark (`tlsproof bench zk` natively, `benchZk` in the browser): prover and
-//! verifier over an in-memory channel, COT generation included in every figure.
+//! verifier over an in-memory channel, COT generation included in every figure, batches
+//! scheduled as in the protocol (three deferred into every fourth, checked one).
 //!
 //! Natively the two parties run on two OS threads (as two machines would); in the browser
 //! they share the worker that calls it (joined futures), with rayon's Web Worker pool for
 //! the parallel parts. Memory: both parties live in one process / one wasm instance, so the
 //! figure reported is an upper bound on the prover's alone.
 
+use crate::protocol::proof::CHECK_EVERY;
 use crate::zk::channel::{memory_pair, Channel};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::zk::channel::MemoryChannel;
@@ -86,21 +88,38 @@ enum Job {
     Keystream { blocks: u32 },
 }
 
+/// Batch `k` of `total`, scheduled as the protocol schedules its proof: only every
+/// [`CHECK_EVERY`]-th batch (and the last) waits for its check, the others are deferred into
+/// it, so the prover runs ahead of the verifier.
+async fn batch<P: Party<C>, C: Channel, T>(
+    party: &mut P,
+    ch: &mut C,
+    k: usize,
+    total: usize,
+    f: &mut dyn FnMut(&mut P::Backend) -> T,
+) -> Result<T, ProofError> {
+    if (k + 1) % CHECK_EVERY == 0 || k + 1 == total {
+        party.run_batch(ch, f).await
+    } else {
+        party.run_batch_deferred(ch, f).await
+    }
+}
+
 async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witness: bool) -> Result<(), ProofError> {
     match job {
         Job::And { batches, per } => {
-            for _ in 0..batches {
-                party.run_batch(ch, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
+            for k in 0..batches {
+                batch(party, ch, k, batches, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
             }
         }
         Job::Sha { batches, per } => {
-            for _ in 0..batches {
-                party.run_batch(ch, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
+            for k in 0..batches {
+                batch(party, ch, k, batches, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
             }
         }
         Job::Aes { batches, per, boolean } => {
-            for _ in 0..batches {
-                party.run_batch(ch, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
+            for k in 0..batches {
+                batch(party, ch, k, batches, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
             }
         }
         Job::Keystream { blocks } => {
@@ -112,9 +131,10 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
                     (key_schedule(b, &kb), iv)
                 })
                 .await?;
-            for first in (0..blocks).step_by(256) {
+            let total = blocks.div_ceil(256) as usize;
+            for (k, first) in (0..blocks).step_by(256).enumerate() {
                 let n = 256.min(blocks - first);
-                party.run_batch(ch, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
+                batch(party, ch, k, total, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
             }
         }
     }
