@@ -159,38 +159,36 @@ fn xor8<B: Backend>(b: &B, x: &[B::Bit; 8], y: &[B::Bit; 8]) -> [B::Bit; 8] {
     core::array::from_fn(|i| b.xor(x[i], y[i]))
 }
 
-fn xor_block<B: Backend>(b: &B, x: &Block<B>, y: &Block<B>) -> Block<B> {
-    core::array::from_fn(|i| b.xor(x[i], y[i]))
-}
-
-fn sub_shift<B: Backend>(b: &mut B, st: &Block<B>, sbox: SboxFn<B>) -> Block<B> {
-    let mut out = *st;
-    for c in 0..4 {
-        for r in 0..4 {
-            // ShiftRows: new (r, c) takes old (r, c + r).
-            let src = r + 4 * ((c + r) % 4);
-            let sb = sbox(b, &byte::<B>(st, src));
-            out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].copy_from_slice(&sb);
-        }
+/// SubBytes in place (it commutes with ShiftRows, which [`shift_mix_add`] applies by
+/// indexing).
+fn sub_bytes<B: Backend>(b: &mut B, st: &mut Block<B>, sbox: SboxFn<B>) {
+    for i in 0..16 {
+        let sb = sbox(b, &byte::<B>(st, i));
+        st[i * 8..i * 8 + 8].copy_from_slice(&sb);
     }
-    out
 }
 
-fn mix_columns<B: Backend>(b: &B, st: &Block<B>) -> Block<B> {
-    let mut out = *st;
+/// ShiftRows, then MixColumns unless `last`, then AddRoundKey, into one new state (the 128
+/// bits are 4 KiB of MACs on the prover: one pass instead of a copy per step).
+fn shift_mix_add<B: Backend>(b: &B, st: &Block<B>, key: &Block<B>, last: bool) -> Block<B> {
+    let mut out = *key;
     for c in 0..4 {
-        let a: [[B::Bit; 8]; 4] = core::array::from_fn(|r| byte::<B>(st, r + 4 * c));
+        // ShiftRows: new (r, c) takes old (r, c + r).
+        let a: [[B::Bit; 8]; 4] = core::array::from_fn(|r| byte::<B>(st, r + 4 * ((c + r) % 4)));
         for r in 0..4 {
-            // 2·a_r ⊕ 3·a_{r+1} ⊕ a_{r+2} ⊕ a_{r+3}
-            let a0 = &a[r];
-            let a1 = &a[(r + 1) % 4];
-            let two_a0 = xtime(b, a0);
-            let two_a1 = xtime(b, a1);
-            let three_a1 = xor8(b, &two_a1, a1);
-            let mut v = xor8(b, &two_a0, &three_a1);
-            v = xor8(b, &v, &a[(r + 2) % 4]);
-            v = xor8(b, &v, &a[(r + 3) % 4]);
-            out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].copy_from_slice(&v);
+            let v = if last {
+                a[r]
+            } else {
+                // 2·a_r ⊕ 3·a_{r+1} ⊕ a_{r+2} ⊕ a_{r+3}
+                let two_a0 = xtime(b, &a[r]);
+                let a1 = &a[(r + 1) % 4];
+                let three_a1 = xor8(b, &xtime(b, a1), a1);
+                let v = xor8(b, &two_a0, &three_a1);
+                xor8(b, &xor8(b, &v, &a[(r + 2) % 4]), &a[(r + 3) % 4])
+            };
+            for (o, x) in out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].iter_mut().zip(v) {
+                *o = b.xor(*o, x);
+            }
         }
     }
     out
@@ -234,15 +232,12 @@ pub fn encrypt_with<B: Backend>(
     sbox: SboxFn<B>,
 ) -> Block<B> {
     assert_eq!(block.len(), 128, "AES block must be 128 bits");
-    let input: Block<B> = core::array::from_fn(|i| block[i]);
-    let mut st = xor_block(b, &input, &rk.keys[0]);
-    for round in 1..10 {
-        st = sub_shift(b, &st, sbox);
-        st = mix_columns(b, &st);
-        st = xor_block(b, &st, &rk.keys[round]);
+    let mut st: Block<B> = core::array::from_fn(|i| b.xor(block[i], rk.keys[0][i]));
+    for round in 1..=10 {
+        sub_bytes(b, &mut st, sbox);
+        st = shift_mix_add(b, &st, &rk.keys[round], round == 10);
     }
-    st = sub_shift(b, &st, sbox);
-    xor_block(b, &st, &rk.keys[10])
+    st
 }
 
 /// AES-128 key schedule with the field-embedding S-box.
