@@ -8,6 +8,7 @@ use core::ops::{Add, AddAssign, BitXor, BitXorAssign, Mul, MulAssign};
 
 /// An element of GF(2^128).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Hash, Debug)]
+#[repr(transparent)]
 pub struct F128(pub u128);
 
 impl F128 {
@@ -80,7 +81,7 @@ impl F128 {
         {
             if std::arch::is_x86_feature_detected!("pclmulqdq") {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
-                return unsafe { inner_product_pclmul(a, b) };
+                return unsafe { simd::inner_product(a, b) };
             }
         }
         let mut acc = Wide::ZERO;
@@ -97,7 +98,7 @@ impl F128 {
         {
             if std::arch::is_x86_feature_detected!("pclmulqdq") {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
-                unsafe { mul_slices_pclmul(a, b, out) };
+                unsafe { simd::mul_slices(a, b, out) };
                 return;
             }
         }
@@ -108,67 +109,137 @@ impl F128 {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "pclmulqdq,sse2")]
-unsafe fn inner_product_pclmul(a: &[F128], b: &[F128]) -> F128 {
-    let mut lo = 0u128;
-    let mut hi = 0u128;
-    for (x, y) in a.iter().zip(b) {
-        let (l, h) = clmul128_pclmul(x.0, y.0);
-        lo ^= l;
-        hi ^= h;
-    }
-    F128(reduce(lo, hi))
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "pclmulqdq,sse2")]
-unsafe fn mul_slices_pclmul(a: &[F128], b: &[F128], out: &mut [F128]) {
-    for ((x, y), o) in a.iter().zip(b).zip(out.iter_mut()) {
-        let (l, h) = clmul128_pclmul(x.0, y.0);
-        *o = F128(reduce(l, h));
-    }
-}
-
 /// The QuickSilver check's sums, fused so that no per-column copies or product vectors are
-/// made: one definition, instantiated with the hardware and the portable multiply.
-macro_rules! check_kernels {
-    ($and:ident, $product:ident, $clmul:ident $(, #[$attr:meta])*) => {
-        $(#[$attr])*
-        unsafe fn $and(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
-            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
-            for (c, t) in coeffs.iter().zip(items) {
-                let (l, h) = $clmul(t[0].0, t[1].0);
-                let (l0, h0) = $clmul(c.0, reduce(l, h));
-                let (l1, h1) = $clmul(c.0, t[2].0);
-                s0 ^= Wide { lo: l0, hi: h0 };
-                s1 ^= Wide { lo: l1, hi: h1 };
-            }
-            (s0.reduce(), s1.reduce())
-        }
-
-        $(#[$attr])*
-        unsafe fn $product(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
-            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
-            for (c, t) in coeffs.iter().zip(items) {
-                let [a, ma, b, mb, mc] = *t;
-                let (l, h) = $clmul(ma.0, mb.0);
-                let (xl, xh) = $clmul(a.0, mb.0);
-                let (yl, yh) = $clmul(b.0, ma.0);
-                let a1 = reduce(xl ^ yl, xh ^ yh) ^ mc.0;
-                let (l0, h0) = $clmul(c.0, reduce(l, h));
-                let (l1, h1) = $clmul(c.0, a1);
-                s0 ^= Wide { lo: l0, hi: h0 };
-                s1 ^= Wide { lo: l1, hi: h1 };
-            }
-            (s0.reduce(), s1.reduce())
-        }
-    };
+/// made (portable form; [`simd`] has the PCLMULQDQ one).
+fn and_sums_portable(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
+    let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
+    for (c, t) in coeffs.iter().zip(items) {
+        s0 ^= c.mul_wide(t[0] * t[1]);
+        s1 ^= c.mul_wide(t[2]);
+    }
+    (s0.reduce(), s1.reduce())
 }
 
+fn product_sums_portable(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
+    let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
+    for (c, t) in coeffs.iter().zip(items) {
+        let [a, ma, b, mb, mc] = *t;
+        let a1 = (a.mul_wide(mb) ^ b.mul_wide(ma)).reduce() ^ mc;
+        s0 ^= c.mul_wide(ma * mb);
+        s1 ^= c.mul_wide(a1);
+    }
+    (s0.reduce(), s1.reduce())
+}
+
+/// Slice kernels with PCLMULQDQ that keep operands and accumulators in XMM registers (the
+/// scalar [`clmul128_pclmul`] round-trips through general registers, which costs more than
+/// the multiplies) and reduce with three more carry-less multiplies by 0x87.
 #[cfg(target_arch = "x86_64")]
-check_kernels!(and_sums_pclmul, product_sums_pclmul, clmul128_pclmul, #[target_feature(enable = "pclmulqdq,sse2")]);
-check_kernels!(and_sums_portable, product_sums_portable, clmul128);
+mod simd {
+    use super::F128;
+    use core::arch::x86_64::*;
+
+    /// An unreduced sum of 256-bit products, lo + mid·x^64 + hi·x^128.
+    #[derive(Clone, Copy)]
+    struct Acc {
+        lo: __m128i,
+        mid: __m128i,
+        hi: __m128i,
+    }
+
+    #[inline(always)]
+    unsafe fn load(x: &F128) -> __m128i {
+        // F128 is repr(transparent) over u128, little-endian: lane 0 holds the low 64 bits.
+        _mm_loadu_si128(x as *const F128 as *const __m128i)
+    }
+
+    #[inline(always)]
+    unsafe fn to_f128(v: __m128i) -> F128 {
+        let mut out = F128::ZERO;
+        _mm_storeu_si128(&mut out as *mut F128 as *mut __m128i, v);
+        out
+    }
+
+    #[inline(always)]
+    unsafe fn zero() -> Acc {
+        Acc { lo: _mm_setzero_si128(), mid: _mm_setzero_si128(), hi: _mm_setzero_si128() }
+    }
+
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    unsafe fn mul_acc(acc: &mut Acc, a: __m128i, b: __m128i) {
+        acc.lo = _mm_xor_si128(acc.lo, _mm_clmulepi64_si128::<0x00>(a, b));
+        acc.hi = _mm_xor_si128(acc.hi, _mm_clmulepi64_si128::<0x11>(a, b));
+        let m = _mm_xor_si128(_mm_clmulepi64_si128::<0x10>(a, b), _mm_clmulepi64_si128::<0x01>(a, b));
+        acc.mid = _mm_xor_si128(acc.mid, m);
+    }
+
+    /// Reduce modulo x^128 + x^7 + x^2 + x + 1: the high half H folds in as H·0x87, and the
+    /// ≤ 7 bits of that above x^128 fold once more.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    unsafe fn reduce(acc: Acc) -> __m128i {
+        let l = _mm_xor_si128(acc.lo, _mm_slli_si128::<8>(acc.mid));
+        let h = _mm_xor_si128(acc.hi, _mm_srli_si128::<8>(acc.mid));
+        let p = _mm_set_epi64x(0, 0x87);
+        let t0 = _mm_clmulepi64_si128::<0x00>(h, p);
+        let t1 = _mm_clmulepi64_si128::<0x01>(h, p);
+        let r = _mm_xor_si128(l, _mm_xor_si128(t0, _mm_slli_si128::<8>(t1)));
+        let t2 = _mm_clmulepi64_si128::<0x00>(_mm_srli_si128::<8>(t1), p);
+        _mm_xor_si128(r, t2)
+    }
+
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    unsafe fn mul(a: __m128i, b: __m128i) -> __m128i {
+        let mut acc = zero();
+        mul_acc(&mut acc, a, b);
+        reduce(acc)
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(super) unsafe fn inner_product(a: &[F128], b: &[F128]) -> F128 {
+        let mut acc = zero();
+        for (x, y) in a.iter().zip(b) {
+            mul_acc(&mut acc, load(x), load(y));
+        }
+        to_f128(reduce(acc))
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(super) unsafe fn mul_slices(a: &[F128], b: &[F128], out: &mut [F128]) {
+        for ((x, y), o) in a.iter().zip(b).zip(out.iter_mut()) {
+            *o = to_f128(mul(load(x), load(y)));
+        }
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(super) unsafe fn and_sums(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
+        let (mut s0, mut s1) = (zero(), zero());
+        for (c, t) in coeffs.iter().zip(items) {
+            let c = load(c);
+            mul_acc(&mut s0, c, mul(load(&t[0]), load(&t[1])));
+            mul_acc(&mut s1, c, load(&t[2]));
+        }
+        (to_f128(reduce(s0)), to_f128(reduce(s1)))
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(super) unsafe fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
+        let (mut s0, mut s1) = (zero(), zero());
+        for (c, t) in coeffs.iter().zip(items) {
+            let c = load(c);
+            let (a, ma, b, mb, mc) = (load(&t[0]), load(&t[1]), load(&t[2]), load(&t[3]), load(&t[4]));
+            let mut x = zero();
+            mul_acc(&mut x, a, mb);
+            mul_acc(&mut x, b, ma);
+            let a1 = _mm_xor_si128(reduce(x), mc);
+            mul_acc(&mut s0, c, mul(ma, mb));
+            mul_acc(&mut s1, c, a1);
+        }
+        (to_f128(reduce(s0)), to_f128(reduce(s1)))
+    }
+}
 
 impl F128 {
     /// (Σ c_i·x_i·y_i, Σ c_i·z_i) over triples [x, y, z]: the AND check's two sums.
@@ -177,11 +248,10 @@ impl F128 {
         {
             if std::arch::is_x86_feature_detected!("pclmulqdq") {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
-                return unsafe { and_sums_pclmul(coeffs, items) };
+                return unsafe { simd::and_sums(coeffs, items) };
             }
         }
-        // SAFETY: the portable kernel has no preconditions (it is `unsafe` only by the macro).
-        unsafe { and_sums_portable(coeffs, items) }
+        and_sums_portable(coeffs, items)
     }
 
     /// (Σ c_i·M_a·M_b, Σ c_i·(a·M_b + b·M_a + M_c)) over [a, M_a, b, M_b, M_c]: the sums of the
@@ -191,11 +261,10 @@ impl F128 {
         {
             if std::arch::is_x86_feature_detected!("pclmulqdq") {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
-                return unsafe { product_sums_pclmul(coeffs, items) };
+                return unsafe { simd::product_sums(coeffs, items) };
             }
         }
-        // SAFETY: as in `and_sums`.
-        unsafe { product_sums_portable(coeffs, items) }
+        product_sums_portable(coeffs, items)
     }
 }
 
@@ -462,16 +531,14 @@ mod tests {
             e1 += *c * t[2];
         }
         assert_eq!(F128::and_sums(&coeffs, &and), (e0, e1));
-        // SAFETY: the portable kernel has no preconditions.
-        assert_eq!(unsafe { and_sums_portable(&coeffs, &and) }, (e0, e1));
+        assert_eq!(and_sums_portable(&coeffs, &and), (e0, e1));
         let (mut e0, mut e1) = (F128::ZERO, F128::ZERO);
         for (c, [a, ma, b, mb, mc]) in coeffs.iter().zip(&prod) {
             e0 += *c * *ma * *mb;
             e1 += *c * (*a * *mb + *b * *ma + *mc);
         }
         assert_eq!(F128::product_sums(&coeffs, &prod), (e0, e1));
-        // SAFETY: as above.
-        assert_eq!(unsafe { product_sums_portable(&coeffs, &prod) }, (e0, e1));
+        assert_eq!(product_sums_portable(&coeffs, &prod), (e0, e1));
     }
 
     #[test]
@@ -487,6 +554,20 @@ mod tests {
         assert!(prods.iter().zip(a.iter().zip(&b)).all(|(p, (x, y))| *p == *x * *y));
         // Multiplicative group order is 2^128 - 1.
         assert_eq!(a[0].pow(u128::MAX), F128::ONE);
+        // extremes for the folds of the reduction (top bits set, all ones)
+        let ext = [u128::MAX, 1 << 127, (1 << 127) | 1, u64::MAX as u128, !(u64::MAX as u128), 0x87 << 120];
+        for &x in &ext {
+            for &y in &ext {
+                let (x, y) = (F128(x), F128(y));
+                let (lo, hi) = clmul128(x.0, y.0);
+                let expect = F128(reduce(lo, hi));
+                let mut p = [F128::ZERO];
+                F128::mul_slices(&[x], &[y], &mut p);
+                assert_eq!(p[0], expect);
+                assert_eq!(F128::inner_product(&[x], &[y]), expect);
+                assert_eq!(F128::inner_product(&[x, y], &[y, x]), F128::ZERO);
+            }
+        }
     }
 
     #[test]
