@@ -81,12 +81,12 @@
 //!   alone: 128 bit/COT; SoftSpoken k = 5 alone: 25 bit/COT. The fast path's 200k COTs cost
 //!   343,472 B (13.7 bit/COT, 9.3× below KOS; the one setup iteration makes 600k).
 //! * Per-phase split of one iteration: `cargo run --release --example ferret_bench phases`
-//!   (setup set on 2 shared cores, each phase alone: GGM ≈5.5 ms sender / 6.3 ms receiver,
-//!   χ sums ≈2 ms each, LPN encode ≈5 ms sender / 7.4 ms receiver of which index generation
-//!   ≈3 ms per side; a warm `extend(328k)` that runs one setup iteration ≈27–35 ms).
-//! * Speed: Ferret ≈0.8–1.0× KOS per correlation here (≈8–10 M COT/s at 10M, either
-//!   bootstrap); Ferret's work is memory-bound LPN gathers (≈50%) and GGM/index AES, KOS's is
-//!   AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
+//!   (main set, 2 noisy shared cores, each phase alone on touched buffers: half trees ≈55 ms
+//!   sender / 80 ms receiver, χ sums ≈55–60 ms each, LPN encode ≈220 ms sender / 330 ms
+//!   receiver of which index generation ≈70 ms per side; the gathers are memory-bound).
+//! * Speed: Ferret ≈0.55–1.0× KOS per correlation here (≈8–13 M COT/s at 10M, either
+//!   bootstrap; the half trees made a warm iteration ≈7% faster); Ferret's work is memory-bound
+//!   LPN gathers (≈50%) plus tree and index AES, KOS's is AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
 //!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 169–219 ms vs
 //!   157–160 ms in two runs); SoftSpoken
 //!   k = 8 alone runs at ≈2–3 M COT/s vs ≈10 for KOS (it evaluates 32 AES blocks per COT and
