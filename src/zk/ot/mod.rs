@@ -71,6 +71,8 @@ pub mod ideal;
 mod tests;
 #[cfg(test)]
 mod softspoken_tests;
+#[cfg(test)]
+mod test_util;
 
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;

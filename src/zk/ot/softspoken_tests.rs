@@ -10,6 +10,7 @@ use crate::zk::channel::{memory_pair, ChannelError, MemoryChannel};
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
+use super::test_util::{assert_correlated, run_extend};
 
 type S = SoftSpokenSender;
 type R = SoftSpokenReceiver;
@@ -34,57 +35,6 @@ fn setup_pair(k: usize, delta: Option<F128>) -> (S, R, MemoryChannel, MemoryChan
     a.unwrap();
     b.unwrap();
     (s, r, cv, cp)
-}
-
-fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
-    assert_eq!(keys.len(), bits.len());
-    assert_eq!(keys.len(), macs.len());
-    for i in 0..keys.len() {
-        assert_eq!(
-            macs[i],
-            keys[i] + delta.select(bits[i]),
-            "correlation {i} broken"
-        );
-    }
-}
-
-struct Outcome<A, B> {
-    sender: S,
-    receiver: R,
-    cv: Option<A>,
-    cp: Option<B>,
-    keys: Result<Vec<F128>, CotError>,
-    cots: Result<(Vec<bool>, Vec<F128>), CotError>,
-}
-
-/// One extend on both sides; a failing side drops its channel end so the peer returns.
-fn run_extend<A: Channel, B: Channel>(
-    mut sender: S,
-    mut receiver: R,
-    mut cv: A,
-    mut cp: B,
-    n: usize,
-) -> Outcome<A, B> {
-    let ((sender, cv, keys), (receiver, cp, cots)) = block_on(join(
-        async move {
-            let res = sender.extend(&mut cv, n).await;
-            let cv = if res.is_ok() { Some(cv) } else { None };
-            (sender, cv, res)
-        },
-        async move {
-            let res = receiver.extend(&mut cp, n).await;
-            let cp = if res.is_ok() { Some(cp) } else { None };
-            (receiver, cp, res)
-        },
-    ));
-    Outcome {
-        sender,
-        receiver,
-        cv,
-        cp,
-        keys,
-        cots,
-    }
 }
 
 fn delta_block(delta: F128, k: usize, b: usize) -> u128 {

@@ -6,6 +6,7 @@ use crate::zk::channel::test_util::tampering;
 use crate::zk::channel::{memory_pair, ChannelError, MemoryChannel};
 use futures::executor::block_on;
 use futures::future::join;
+use super::test_util::{assert_correlated, run_extend};
 
 fn channels() -> (MemoryChannel, MemoryChannel) {
     memory_pair(MAX_MESSAGE_BYTES)
@@ -20,59 +21,6 @@ fn setup_pair() -> (KosSender, KosReceiver, MemoryChannel, MemoryChannel) {
     a.unwrap();
     b.unwrap();
     (s, r, cv, cp)
-}
-
-fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
-    assert_eq!(keys.len(), bits.len());
-    assert_eq!(keys.len(), macs.len());
-    for i in 0..keys.len() {
-        assert_eq!(
-            macs[i],
-            keys[i] + delta.select(bits[i]),
-            "correlation {i} broken"
-        );
-    }
-}
-
-struct Outcome<A, B> {
-    sender: KosSender,
-    receiver: KosReceiver,
-    /// Channel ends, `None` if that side failed (its end was dropped to unblock the peer).
-    cv: Option<A>,
-    cp: Option<B>,
-    keys: Result<Vec<F128>, CotError>,
-    cots: Result<(Vec<bool>, Vec<F128>), CotError>,
-}
-
-/// Run one extend on both sides; each side owns its channel end so that an abort on one side
-/// closes the channel and the other side returns instead of waiting forever.
-fn run_extend<A: Channel, B: Channel>(
-    mut sender: KosSender,
-    mut receiver: KosReceiver,
-    mut cv: A,
-    mut cp: B,
-    n: usize,
-) -> Outcome<A, B> {
-    let ((sender, cv, keys), (receiver, cp, cots)) = block_on(join(
-        async move {
-            let res = sender.extend(&mut cv, n).await;
-            let cv = if res.is_ok() { Some(cv) } else { None };
-            (sender, cv, res)
-        },
-        async move {
-            let res = receiver.extend(&mut cp, n).await;
-            let cp = if res.is_ok() { Some(cp) } else { None };
-            (receiver, cp, res)
-        },
-    ));
-    Outcome {
-        sender,
-        receiver,
-        cv,
-        cp,
-        keys,
-        cots,
-    }
 }
 
 /// Index of a column j with Δ_j == want.

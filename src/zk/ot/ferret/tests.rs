@@ -9,6 +9,7 @@ use crate::zk::ot::softspoken;
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
+use crate::zk::ot::test_util::{assert_correlated, extend_both};
 
 /// Insecure toy sizes so tests run fast; structure identical to the real sets.
 const TEST_SETUP: LpnParams = LpnParams {
@@ -51,42 +52,6 @@ fn pair_ss(config: FerretConfig, delta: F128, k: usize) -> (FerretSender, Ferret
 /// A Δ with every 8-bit block nonzero (so any SoftSpoken syndrome flip must be caught).
 const DELTA_ALL_BLOCKS_NONZERO: F128 = F128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3211);
 
-fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
-    assert_eq!(keys.len(), bits.len());
-    assert_eq!(keys.len(), macs.len());
-    for i in 0..keys.len() {
-        assert_eq!(
-            macs[i],
-            keys[i] + delta.select(bits[i]),
-            "correlation {i} broken"
-        );
-    }
-}
-
-type SendOut<A> = (Option<A>, Result<Vec<F128>, CotError>);
-type RecvOut<B> = (Option<B>, Result<(Vec<bool>, Vec<F128>), CotError>);
-
-/// One extend on both sides; a failing side drops its channel end so the peer returns.
-fn run_extend<A: Channel, B: Channel>(
-    s: &mut FerretSender,
-    r: &mut FerretReceiver,
-    cv: A,
-    cp: B,
-    n: usize,
-) -> (SendOut<A>, RecvOut<B>) {
-    let fv = async {
-        let mut cv = cv;
-        let res = s.extend(&mut cv, n).await;
-        (res.is_ok().then_some(cv), res)
-    };
-    let fp = async {
-        let mut cp = cp;
-        let res = r.extend(&mut cp, n).await;
-        (res.is_ok().then_some(cp), res)
-    };
-    block_on(join(fv, fp))
-}
-
 #[test]
 fn correlations_hold_across_kos_direct_bootstrap_setup_and_main_iterations() {
     let (mut s, mut r) = pair(test_config());
@@ -95,7 +60,7 @@ fn correlations_hold_across_kos_direct_bootstrap_setup_and_main_iterations() {
     let mut seen_iterations = vec![];
     let mut all_keys = vec![];
     for n in [100usize, 900, 3000, 1, 2500, 20_000, 40_000, 77_777, 5] {
-        let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+        let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
         let keys = keys.unwrap();
         let (bits, macs) = cots.unwrap();
         assert_eq!(keys.len(), n);
@@ -124,7 +89,7 @@ fn correlations_hold_across_kos_direct_bootstrap_setup_and_main_iterations() {
 fn small_demand_is_served_by_kos_only() {
     let (mut s, mut r) = pair(FerretConfig::default());
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, 5000);
+    let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, 5000);
     let (bits, macs) = cots.unwrap();
     assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
     assert_eq!(s.iterations(), 0);
@@ -140,7 +105,7 @@ fn outputs_are_not_trivially_biased() {
     let (mut s, mut r) = pair(test_config());
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let n = 60_000;
-    let ((_, keys), (_, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+    let ((_, keys), (_, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
     let keys = keys.unwrap();
     let (bits, macs) = cots.unwrap();
     assert!(s.iterations() >= 2);
@@ -167,7 +132,7 @@ fn real_setup_parameter_set_runs_and_is_correct() {
     let (mut s, mut r) = pair(cfg);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let n = LpnParams::SETUP.net_output();
-    let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+    let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
     let (bits, macs) = cots.unwrap();
     assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
     assert_eq!(s.iterations(), 1);
@@ -416,7 +381,7 @@ fn malformed_lpn_seed_and_poisoning() {
         let (a, b) = block_on(join(s.setup(&mut cv), r.setup(&mut cp)));
         a.unwrap();
         b.unwrap();
-        run_extend(&mut s, &mut r, cv, cp, 10)
+        extend_both(&mut s, &mut r, cv, cp, 10)
     };
     assert!(
         matches!(
@@ -429,7 +394,7 @@ fn malformed_lpn_seed_and_poisoning() {
         "{keys:?}"
     );
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((_, again), _) = run_extend(&mut s, &mut r, cv, cp, 10);
+    let ((_, again), _) = extend_both(&mut s, &mut r, cv, cp, 10);
     assert!(matches!(again, Err(CotError::Poisoned)));
 }
 
@@ -437,9 +402,9 @@ fn malformed_lpn_seed_and_poisoning() {
 fn too_many_and_zero_and_bad_configs() {
     let (mut s, mut r) = pair(test_config());
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((cv, z), (cp, zr)) = run_extend(&mut s, &mut r, cv, cp, 0);
+    let ((cv, z), (cp, zr)) = extend_both(&mut s, &mut r, cv, cp, 0);
     assert!(z.unwrap().is_empty() && zr.unwrap().0.is_empty());
-    let ((_, big), _) = run_extend(&mut s, &mut r, cv.unwrap(), cp.unwrap(), MAX_EXTEND + 1);
+    let ((_, big), _) = extend_both(&mut s, &mut r, cv.unwrap(), cp.unwrap(), MAX_EXTEND + 1);
     assert!(matches!(big, Err(CotError::TooMany { .. })));
     for bad in [
         LpnParams {
@@ -541,7 +506,7 @@ fn correlations_hold_over_a_softspoken_bootstrap_for_several_k() {
         let mut all_keys = vec![];
         let mut iters = vec![];
         for n in [100usize, 900, 3000, 1, 20_000, 40_000, 77_777] {
-            let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+            let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
             let keys = keys.unwrap();
             let (bits, macs) = cots.unwrap();
             assert_correlated(DELTA_ALL_BLOCKS_NONZERO, &keys, &bits, &macs);
@@ -565,7 +530,7 @@ fn default_constructors_bootstrap_from_softspoken() {
     assert!(matches!(s.base(), BaseCotSender::SoftSpoken(x) if x.k() == softspoken::DEFAULT_K));
     assert!(matches!(r.base(), BaseCotReceiver::SoftSpoken(_)));
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((_, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, 5000);
+    let ((_, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, 5000);
     let (bits, macs) = cots.unwrap();
     assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
     // served directly: base OT + GGM setup + one SoftSpoken extend
@@ -584,7 +549,7 @@ fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
     let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 8);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let n = LpnParams::SETUP.net_output();
-    let ((v, keys), (p, cots)) = run_extend(&mut s, &mut r, cv, cp, n);
+    let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
     let (bits, macs) = cots.unwrap();
     assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
     assert_eq!(s.iterations(), 1);
@@ -617,10 +582,10 @@ fn tampered_softspoken_bootstrap_is_caught_through_ferret() {
             m[mid] ^= 0x40;
         }
     });
-    let ((_, keys), _) = run_extend(&mut s, &mut r, cv, cp, 10);
+    let ((_, keys), _) = extend_both(&mut s, &mut r, cv, cp, 10);
     assert!(matches!(keys, Err(CotError::SoftSpokenCheckFailed)), "{keys:?}");
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((_, again), _) = run_extend(&mut s, &mut r, cv, cp, 10);
+    let ((_, again), _) = extend_both(&mut s, &mut r, cv, cp, 10);
     assert!(matches!(again, Err(CotError::Poisoned)));
 }
 
@@ -629,6 +594,6 @@ fn mismatched_bootstrap_sources_fail_cleanly() {
     let mut s = FerretSender::from_kos(KosSender::new(), test_config()).unwrap();
     let mut r = FerretReceiver::from_softspoken(SoftSpokenReceiver::new(), test_config()).unwrap();
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    let ((_, keys), (_, cots)) = run_extend(&mut s, &mut r, cv, cp, 100);
+    let ((_, keys), (_, cots)) = extend_both(&mut s, &mut r, cv, cp, 100);
     assert!(keys.is_err() || cots.is_err());
 }
