@@ -3,7 +3,8 @@
 // page's main thread may not do. From a page or an offscreen document use index.js instead,
 // which starts a worker running this module.
 import init, { initThreadPool, notarize as wasmNotarize } from "./wasm/tlsproof.js";
-import { AbortError, BadOptionsError, NotIsolatedError, toTlsproofError } from "./errors.js";
+import { NotIsolatedError, toTlsproofError } from "./errors.js";
+import { splitCallOptions, throwIfAborted } from "./call-options.js";
 
 export * from "./errors.js";
 
@@ -37,16 +38,10 @@ export function initProver({ threads, wasmUrl } = {}) {
 
 /** Notarizes one HTTPS request; see index.d.ts for the options and the result. */
 export async function notarize(options) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw new BadOptionsError("notarize options must be an object");
-  }
-  const { onProgress, signal, ...rest } = options;
-  if (onProgress !== undefined && typeof onProgress !== "function") throw new BadOptionsError("onProgress must be a function");
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new BadOptionsError("signal must be an AbortSignal");
-  if (signal?.aborted) throw new AbortError("aborted by the caller");
+  const { onProgress, signal, rest } = splitCallOptions(options);
   try {
     await initProver();
-    if (signal?.aborted) throw new AbortError("aborted by the caller");
+    throwIfAborted(signal);
     return await wasmNotarize(rest, onProgress, signal);
   } catch (e) {
     throw toTlsproofError(e);

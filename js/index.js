@@ -1,6 +1,7 @@
 // tlsproof for pages, extensions' offscreen documents and workers: the prover runs as
 // multithreaded wasm in a module Web Worker this module starts; calls are promises.
 import { AbortError, BadOptionsError, InternalError, errorFromCode } from "./errors.js";
+import { splitCallOptions, throwIfAborted } from "./call-options.js";
 
 export * from "./errors.js";
 
@@ -32,15 +33,9 @@ export class Prover {
 
   /** Notarizes one HTTPS request; see index.d.ts. */
   async notarize(options) {
-    if (options === null || typeof options !== "object" || Array.isArray(options)) {
-      throw new BadOptionsError("notarize options must be an object");
-    }
-    const { onProgress, signal, ...rest } = options;
-    if (onProgress !== undefined && typeof onProgress !== "function") throw new BadOptionsError("onProgress must be a function");
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new BadOptionsError("signal must be an AbortSignal");
-    if (signal?.aborted) throw new AbortError("aborted by the caller");
+    const { onProgress, signal, rest } = splitCallOptions(options);
     await this.ready;
-    if (signal?.aborted) throw new AbortError("aborted by the caller");
+    throwIfAborted(signal);
     return this.#call("notarize", { options: rest, wantsProgress: !!onProgress }, { onProgress, signal });
   }
 

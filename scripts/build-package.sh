@@ -15,7 +15,7 @@ mkdir -p "$out/wasm"
 cp -r pkg/tlsproof.js pkg/tlsproof.d.ts pkg/tlsproof_bg.wasm.d.ts pkg/snippets "$out/wasm/"
 # Thread workers from a file URL, not blob: (which an extension's CSP breaks); see the script.
 node scripts/patch-worker-helpers.mjs "$out/wasm/snippets"
-cp js/index.js js/direct.js js/worker.js js/errors.js js/index.d.ts js/direct.d.ts js/README.md "$out/"
+cp js/index.js js/direct.js js/worker.js js/errors.js js/call-options.js js/index.d.ts js/direct.d.ts js/README.md "$out/"
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$version\"/" js/package.json > "$out/package.json"
 

@@ -46,7 +46,7 @@ bash scripts/build-wasm.sh
 (cd dist/tlsproof && npm pack --dry-run --json >"$run/pack.json" 2>/dev/null)
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1]))[0].files.map((f) => f.path);
-  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
+  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "call-options.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
   const missing = need.filter((f) => !files.includes(f));
   if (missing.length || !files.some((f) => f.startsWith("wasm/snippets/"))) { console.error("npm pack misses", missing); process.exit(1); }
   console.log(`npm pack: ${files.length} files`);' "$run/pack.json"
