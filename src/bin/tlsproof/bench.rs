@@ -1,6 +1,7 @@
 //! `tlsproof bench`: runs a benchmark configuration (see `tlsproof::bench`), checks the link
 //! emulator, and hosts the native prover process of each sample.
 
+use crate::demo::PageArgs;
 use std::path::{Path, PathBuf};
 use tlsproof::bench::config::{self, Target};
 use tlsproof::bench::netem::{self, LinkShape};
@@ -30,7 +31,7 @@ enum BenchCmd {
         #[arg(long)]
         out: Option<PathBuf>,
         #[command(flatten)]
-        browser: BrowserArgs,
+        browser: PageArgs,
     },
     /// Check the link emulator: a 1 MB upload and 20 ping-pongs through each profile.
     Calibrate {
@@ -56,7 +57,7 @@ enum BenchCmd {
         #[arg(long, value_enum)]
         only: Option<SectionArg>,
         #[command(flatten)]
-        browser: BrowserArgs,
+        browser: PageArgs,
     },
     /// (internal) The prover process of one native sample.
     #[command(hide = true)]
@@ -72,20 +73,7 @@ enum BenchCmd {
     },
 }
 
-/// Where the browser target finds its page, the package and Chromium.
-#[derive(clap::Args)]
-struct BrowserArgs {
-    /// The page directory (bench.html).
-    #[arg(long, default_value = "www")]
-    www: PathBuf,
-    /// The npm package (scripts/build-wasm.sh).
-    #[arg(long, default_value = "dist/tlsproof")]
-    pkg: PathBuf,
-    #[arg(long, default_value = "/usr/bin/chromium")]
-    chromium: PathBuf,
-}
-
-impl BrowserArgs {
+impl PageArgs {
     async fn start(&self) -> Result<crate::bench_browser::BrowserBench, Box<dyn std::error::Error>> {
         Ok(crate::bench_browser::BrowserBench::start(self.www.clone(), self.pkg.clone(), self.chromium.clone()).await?)
     }

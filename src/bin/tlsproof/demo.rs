@@ -11,20 +11,27 @@ use tlsproof::protocol::VerifierConfig;
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
 use tokio::sync::mpsc;
 
+/// Where a headless-Chromium run finds its page, the package and Chromium (demo and bench).
+#[derive(clap::Args)]
+pub struct PageArgs {
+    /// The page directory (index.html for the demo, bench.html for the bench).
+    #[arg(long, default_value = "www")]
+    pub www: PathBuf,
+    /// The npm package (scripts/build-package.sh), served under /pkg.
+    #[arg(long, default_value = "dist/tlsproof")]
+    pub pkg: PathBuf,
+    /// The Chromium binary that drives the page.
+    #[arg(long, default_value = "/usr/bin/chromium")]
+    pub chromium: PathBuf,
+}
+
 #[derive(clap::Args)]
 pub struct DemoArgs {
     /// Where the verifier listens and serves the page.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// The demo page directory.
-    #[arg(long, default_value = "www")]
-    www: PathBuf,
-    /// The npm package (scripts/build-wasm.sh), served under /pkg.
-    #[arg(long, default_value = "dist/tlsproof")]
-    pkg: PathBuf,
-    /// Chromium binary used to drive the page once.
-    #[arg(long, default_value = "/usr/bin/chromium")]
-    chromium: PathBuf,
+    #[command(flatten)]
+    page: PageArgs,
     /// Exit after the headless run instead of serving the page until Ctrl-C.
     #[arg(long)]
     once: bool,
@@ -66,13 +73,13 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         "serverName": "localhost",
         "caPem": ca_pem,
     });
-    let app = crate::web::page_router(&args.www, &args.pkg, config, Some(tx));
+    let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx));
     tokio::spawn(crate::web::serve_handed_over(app, http_rx, verifier_addr));
     let base = format!("http://{verifier_addr}/");
     let page = format!("{base}?auto=1&path={}&reveal={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal);
     println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {base}");
 
-    let (mut chromium, profile) = launch_chromium(&args.chromium, &page).await?;
+    let (mut chromium, profile) = launch_chromium(&args.page.chromium, &page).await?;
 
     let deadline = Duration::from_secs(args.timeout);
     let result = tokio::time::timeout(deadline, rx.recv()).await;
