@@ -283,11 +283,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             }
             out
         };
-        let bytes = if (k + 1) % CHECK_EVERY == 0 || k + 1 == jobs.len() {
-            party.run_batch(ch, &mut batch).await?
-        } else {
-            party.run_batch_deferred(ch, &mut batch).await?
-        };
+        let bytes = party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut batch).await?;
         revealed[*side].extend(bytes);
     }
 

@@ -88,38 +88,21 @@ enum Job {
     Keystream { blocks: u32 },
 }
 
-/// Batch `k` of `total`, scheduled as the protocol schedules its proof: only every
-/// [`CHECK_EVERY`]-th batch (and the last) waits for its check, the others are deferred into
-/// it, so the prover runs ahead of the verifier.
-async fn batch<P: Party<C>, C: Channel, T>(
-    party: &mut P,
-    ch: &mut C,
-    k: usize,
-    total: usize,
-    f: &mut dyn FnMut(&mut P::Backend) -> T,
-) -> Result<T, ProofError> {
-    if (k + 1) % CHECK_EVERY == 0 || k + 1 == total {
-        party.run_batch(ch, f).await
-    } else {
-        party.run_batch_deferred(ch, f).await
-    }
-}
-
 async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witness: bool) -> Result<(), ProofError> {
     match job {
         Job::And { batches, per } => {
             for k in 0..batches {
-                batch(party, ch, k, batches, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
+                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
             }
         }
         Job::Sha { batches, per } => {
             for k in 0..batches {
-                batch(party, ch, k, batches, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
+                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
             }
         }
         Job::Aes { batches, per, boolean } => {
             for k in 0..batches {
-                batch(party, ch, k, batches, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
+                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
             }
         }
         Job::Keystream { blocks } => {
@@ -134,7 +117,7 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
             let total = blocks.div_ceil(256) as usize;
             for (k, first) in (0..blocks).step_by(256).enumerate() {
                 let n = 256.min(blocks - first);
-                batch(party, ch, k, total, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
+                party.run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
             }
         }
     }

@@ -146,6 +146,23 @@ pub trait Party<C: Channel> {
     fn check_pending(&self) -> bool;
     /// Same as [`Prover::preprocess`] / [`Verifier::preprocess`].
     async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError>;
+    /// Batch `k` (from 0) of a run of `total` in which only every `every`-th batch and the last
+    /// wait for their multiplication check and the others are deferred into it, so the prover
+    /// runs ahead of the verifier for up to `every` batches.
+    async fn run_batch_every<T>(
+        &mut self,
+        ch: &mut C,
+        k: usize,
+        total: usize,
+        every: usize,
+        f: &mut dyn FnMut(&mut Self::Backend) -> T,
+    ) -> Result<T, ProofError> {
+        if (k + 1) % every.max(1) == 0 || k + 1 >= total {
+            self.run_batch(ch, f).await
+        } else {
+            self.run_batch_deferred(ch, f).await
+        }
+    }
 }
 
 impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {

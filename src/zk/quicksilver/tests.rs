@@ -438,3 +438,46 @@ fn a_forged_opening_in_a_deferred_batch_is_rejected_on_arrival() {
         assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
     }
 }
+
+/// Three AND batches scheduled with `run_batch_every(.., every = 4)`: the first two are
+/// deferred, the last (the run's end) is checked. Returns the verifier's result and, per batch,
+/// whether the prover still had a check pending after it.
+fn scheduled_batches(cheat: Cheat) -> (Result<(), ProofError>, Vec<bool>) {
+    let n = 40;
+    let (xs, ys) = (random_bits(n), random_bits(n));
+    let seed: [u8; 16] = rand::rng().random();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut prover = Prover::new(IdealCotReceiver::new(seed));
+    *prover.cheat_mut() = cheat;
+    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    futures::executor::block_on(async move {
+        let p = async move {
+            let mut pending = Vec::new();
+            for k in 0..3 {
+                let f = &mut |b: &mut ProverBackend| and_circuit(b, Some(&xs), Some(&ys), n);
+                if prover.run_batch_every(&mut a, k, 3, 4, f).await.is_err() {
+                    break;
+                }
+                pending.push(prover.check_pending());
+            }
+            pending
+        };
+        let v = async move {
+            for k in 0..3 {
+                verifier.run_batch_every(&mut b, k, 3, 4, &mut |b| and_circuit(b, None, None, n)).await?;
+            }
+            Ok(())
+        };
+        futures::future::join(v, p).await
+    })
+}
+
+#[test]
+fn run_batch_every_defers_until_the_kth_or_last_batch_and_that_check_covers_them() {
+    let (v, pending) = scheduled_batches(Cheat::default());
+    v.unwrap();
+    assert_eq!(pending, [true, true, false]);
+    // a false AND output in the deferred batches is caught by the last batch's check
+    let (v, _) = scheduled_batches(Cheat { flip_commit: Some(85), ..Default::default() });
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
