@@ -69,6 +69,13 @@ impl F128 {
         acc
     }
 
+    /// Views raw `u128` elements as field elements, without a copy.
+    pub fn from_u128_slice(v: &[u128]) -> &[F128] {
+        // SAFETY: F128 is repr(transparent) over u128 (same size, alignment and validity), and
+        // the returned slice borrows `v` for its whole lifetime.
+        unsafe { core::slice::from_raw_parts(v.as_ptr() as *const F128, v.len()) }
+    }
+
     /// `x^i` for `i < 128` (the polynomial-basis element).
     #[inline]
     pub fn x_pow(i: usize) -> F128 {

@@ -199,7 +199,7 @@ pub(crate) fn as_blocks(x: &mut [u128]) -> &mut [GenericArray<u8, aes::cipher::c
 /// SPCOT): `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with `χ_i = AES_seed(i)`. Without
 /// bits the second sum is 0. Parallel over pieces of `piece_len` values; branch-free in the
 /// bits. The χ are public (the seed is sent), so their buffers need no wiping; the values are
-/// read in place (no copy).
+/// read in place (no copy, so no secret copies to wipe).
 pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: CheckBits<'_>) -> (u128, u128) {
     use crate::zk::field::F128;
     /// Values per inner product (stack buffers).
@@ -214,7 +214,6 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
             let mut x = 0u128;
             let mut ctr = [0u128; SUB];
             let mut chis = [F128::ZERO; SUB];
-            let mut vs = [F128::ZERO; SUB];
             for (s, sub) in piece.chunks(SUB).enumerate() {
                 let start = first + s * SUB;
                 let m = sub.len();
@@ -222,20 +221,16 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
                     *c = ((start + i) as u128).to_le();
                 }
                 cipher.encrypt_blocks(as_blocks(&mut ctr[..m]));
-                for (i, ((ch, v), (&c, &val))) in chis.iter_mut().zip(vs.iter_mut()).zip(ctr.iter().zip(sub)).enumerate() {
+                for (i, (ch, &c)) in chis.iter_mut().zip(ctr.iter()).enumerate().take(m) {
                     *ch = F128(u128::from_le(c));
-                    *v = F128(val);
                     x ^= ch.0 & bits.mask(start + i);
                 }
-                sum += F128::inner_product(&chis[..m], &vs[..m]);
+                sum += F128::inner_product(&chis[..m], F128::from_u128_slice(sub));
             }
-            // the values were secret (MACs / keys): wipe their stack copies
-            zeroize::Zeroize::zeroize(&mut vs);
             (sum.0, x)
         })
         .reduce(|| (0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
-
 
 /// Rows per rayon task in the consistency check.
 const CHECK_PIECE_ROWS: usize = 4096;
