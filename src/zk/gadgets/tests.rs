@@ -695,23 +695,27 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
 
     let key = rand_bytes(48);
     let msgs: Vec<Vec<u8>> = [0usize, 32, 55, 56, 77, 109, 200].iter().map(|n| rand_bytes(*n)).collect();
-    let seed: [u8; 16] = rand::rng().random();
-    let (mut a, mut c) = memory_pair(MAX_MESSAGE);
-    let mut prover = Prover::new(IdealCotReceiver::new(seed));
-    let mut verifier = Verifier::new(IdealCotSender::new(seed));
-    let (k, m) = (&key, &msgs);
-    let (p, v) = futures::executor::block_on(futures::future::join(
-        async move {
-            let (outer, inner) = prover.run_deferred(&mut a, |b| pads(b, Some(k))).await?;
-            let inner = PublicInner::from_bytes(&inner);
-            prover.run(&mut a, |b| (macs(b, &outer, &inner, m), b.stats())).await
-        },
-        async move {
-            let (outer, inner) = verifier.run_deferred(&mut c, |b| pads(b, None)).await?;
-            let inner = PublicInner::from_bytes(&inner);
-            verifier.run(&mut c, |b| macs(b, &outer, &inner, m)).await
-        },
-    ));
+    let run = |cheat: crate::zk::quicksilver::Cheat| {
+        let seed: [u8; 16] = rand::rng().random();
+        let (mut a, mut c) = memory_pair(MAX_MESSAGE);
+        let mut prover = Prover::new(IdealCotReceiver::new(seed));
+        *prover.cheat_mut() = cheat;
+        let mut verifier = Verifier::new(IdealCotSender::new(seed));
+        let (k, m) = (&key, &msgs);
+        futures::executor::block_on(futures::future::join(
+            async move {
+                let (outer, inner) = prover.run_deferred(&mut a, |b| pads(b, Some(k))).await?;
+                let inner = PublicInner::from_bytes(&inner);
+                prover.run(&mut a, |b| (macs(b, &outer, &inner, m), b.stats())).await
+            },
+            async move {
+                let (outer, inner) = verifier.run_deferred(&mut c, |b| pads(b, None)).await?;
+                let inner = PublicInner::from_bytes(&inner);
+                verifier.run(&mut c, |b| macs(b, &outer, &inner, m)).await
+            },
+        ))
+    };
+    let (p, v) = run(Default::default());
     let (outs, stats): (Vec<Vec<u8>>, _) = p.unwrap();
     for (m, out) in msgs.iter().zip(&outs) {
         assert_eq!(*out, ring_hmac(&key, m));
@@ -719,4 +723,8 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
     assert_eq!(v.unwrap(), outs);
     // 7 outer compressions, none with message-schedule ANDs (a full one has 22,573).
     assert!(stats.and_gates <= 7 * 18_300, "{} AND gates", stats.and_gates);
+
+    // A prover that opens a false inner-state bit is rejected when the opening arrives.
+    let (_, v) = run(crate::zk::quicksilver::Cheat { flip_open: Some(100), ..Default::default() });
+    assert!(matches!(v, Err(crate::zk::quicksilver::ProofError::OpeningMacMismatch)), "{v:?}");
 }
