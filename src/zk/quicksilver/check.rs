@@ -14,44 +14,42 @@ const CHUNK: usize = 2048;
 /// computed independently, which keeps the sums parallel.
 pub(crate) struct Challenge {
     chi: F128,
+    /// χ^1 ..= χ^m, m = min(CHUNK, the longest list the check sums): every chunk is summed
+    /// against this one table.
+    table: Vec<F128>,
 }
 
 impl Challenge {
-    pub(crate) fn new(seed: [u8; 16]) -> Self {
-        Challenge { chi: F128::from_le_bytes(seed) }
-    }
-
-    /// χ^1 ..= χ^n.
-    fn powers(&self, n: usize) -> Vec<F128> {
-        let mut out = Vec::with_capacity(n);
-        let mut c = self.chi;
-        for _ in 0..n {
-            out.push(c);
-            c *= self.chi;
+    /// The challenge from its seed, for sums over lists of at most `max_items` entries.
+    pub(crate) fn new(seed: [u8; 16], max_items: usize) -> Self {
+        let chi = F128::from_le_bytes(seed);
+        let m = CHUNK.min(max_items);
+        let mut table = Vec::with_capacity(m);
+        let mut c = chi;
+        for _ in 0..m {
+            table.push(c);
+            c *= chi;
         }
-        out
+        Challenge { chi, table }
     }
 }
 
-/// Parallel Σ_i χ^(offset+i+1)·(terms of items[i]): every chunk is summed against the same
-/// table χ^1..χ^CHUNK and then scaled by χ^(its start), so each item costs no power of its
-/// own. `f` turns (coefficients, chunk) into the chunk's two sums.
+/// Parallel Σ_i χ^(offset+i+1)·(terms of items[i]): every chunk is summed against the
+/// challenge's table χ^1..χ^CHUNK and then scaled by χ^(its start), so each item costs no power
+/// of its own. `f` turns (coefficients, chunk) into the chunk's two sums.
 fn par_sums<T: Sync>(
     ch: &Challenge,
     offset: usize,
     items: &[T],
     f: impl Fn(&[F128], &[T]) -> (F128, F128) + Sync,
 ) -> (F128, F128) {
-    if items.is_empty() {
-        return (F128::ZERO, F128::ZERO);
-    }
-    let table = ch.powers(CHUNK.min(items.len()));
+    debug_assert!(ch.table.len() >= CHUNK.min(items.len()), "challenge table too short");
     items
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(ci, chunk)| {
             let scale = ch.chi.pow((offset + ci * CHUNK) as u128);
-            let (a, b) = f(&table, chunk);
+            let (a, b) = f(&ch.table[..chunk.len()], chunk);
             (a * scale, b * scale)
         })
         .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))

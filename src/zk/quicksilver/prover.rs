@@ -423,9 +423,9 @@ impl<R: CotReceiver> Prover<R> {
         let seed_msg = ch.recv().await?;
         let seed: [u8; 16] =
             seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
-        let challenge = Challenge::new(seed);
-        let mask = self.backend.random_elem();
         let n_and = self.backend.and_triples.len();
+        let challenge = Challenge::new(seed, n_and.max(self.backend.product_triples.len()));
+        let mask = self.backend.random_elem();
         let (and_triples, product_triples) =
             (&self.backend.and_triples, &self.backend.product_triples);
         let ((u0, v0), (u1, v1)) = rayon::join(

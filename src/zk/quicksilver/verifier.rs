@@ -342,12 +342,12 @@ impl<S: CotSender> Verifier<S> {
         let mut seed = [0u8; 16];
         rand::rng().fill_bytes(&mut seed);
         ch.send(seed.to_vec()).await?;
-        let challenge = Challenge::new(seed);
+        let n_and = self.backend.and_triples.len();
+        let challenge = Challenge::new(seed, n_and.max(self.backend.product_triples.len()));
         let mask_key = self.backend.random_elem_key();
         if self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
-        let n_and = self.backend.and_triples.len();
         let ((a0, c0), (a1, c1)) = rayon::join(
             || verifier_sums(&challenge, 0, &self.backend.and_triples),
             || verifier_sums(&challenge, n_and, &self.backend.product_triples),
