@@ -157,7 +157,7 @@ pub trait Party<C: Channel> {
         every: usize,
         f: &mut dyn FnMut(&mut Self::Backend) -> T,
     ) -> Result<T, ProofError> {
-        if (k + 1) % every.max(1) == 0 || k + 1 >= total {
+        if (k + 1).is_multiple_of(every.max(1)) || k + 1 >= total {
             self.run_batch(ch, f).await
         } else {
             self.run_batch_deferred(ch, f).await

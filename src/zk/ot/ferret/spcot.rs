@@ -246,6 +246,7 @@ pub(crate) fn sender_trees(
 /// (bit L of α_b, from the top, is ¬u_{b,L}); rebuild the leaves but α_b from the message, set
 /// w at α_b to the XOR of the others and e to the unit vector at α_b. Branch-free and
 /// access-pattern-free in the α_b.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn receiver_trees(
     prg: &FixedKeyAes,
     h: usize,
