@@ -265,7 +265,11 @@ fn inconsistent_choice_bits_in_one_block_of_the_second_chunk_are_caught() {
     // The prover uses u' ≠ u in block b (its syndrome hides a random nonzero difference) in the
     // second chunk only: different choice bits in different columns and chunks.
     for b in [1usize, 9, 15] {
-        let (s, r, cv, cp) = setup_pair(8, None);
+        // Δ_b ≠ 0: with Δ_b = 0 the flip passes, which is the documented selective-failure leak
+        // (a random Δ made this test fail about once in 80 runs)
+        let mut delta = F128(rand::rng().random());
+        delta.0 |= 1 << (8 * b);
+        let (s, r, cv, cp) = setup_pair(8, Some(delta));
         let n = CHUNK_ROWS + 3000;
         let col_len = (padded_rows(n) - CHUNK_ROWS) / 8;
         let cp = tampering(cp, move |i, msg| {
