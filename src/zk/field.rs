@@ -76,6 +76,12 @@ impl F128 {
         unsafe { core::slice::from_raw_parts(v.as_ptr() as *const F128, v.len()) }
     }
 
+    /// `self·x`: a shift and a constant-time fold of the top bit.
+    #[inline]
+    pub fn mul_x(self) -> F128 {
+        F128((self.0 << 1) ^ (0u128.wrapping_sub(self.0 >> 127) & 0x87))
+    }
+
     /// `x^i` for `i < 128` (the polynomial-basis element).
     #[inline]
     pub fn x_pow(i: usize) -> F128 {
@@ -86,7 +92,7 @@ impl F128 {
     pub fn inner_product(a: &[F128], b: &[F128]) -> F128 {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if has_pclmul() {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
                 return unsafe { simd::inner_product(a, b) };
             }
@@ -103,7 +109,7 @@ impl F128 {
     pub fn mul_slices(a: &[F128], b: &[F128], out: &mut [F128]) {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if has_pclmul() {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
                 unsafe { simd::mul_slices(a, b, out) };
                 return;
@@ -125,6 +131,15 @@ fn and_sums_portable(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
         s1 ^= c.mul_wide(t[2]);
     }
     (s0.reduce(), s1.reduce())
+}
+
+fn and_row_sums_portable(items: &[[F128; 3]]) -> (F128, F128) {
+    let (mut s0, mut s1) = (F128::ZERO, F128::ZERO);
+    for t in items {
+        s0 = s0.mul_x() ^ (t[0] * t[1]);
+        s1 = s1.mul_x() ^ t[2];
+    }
+    (s0, s1)
 }
 
 fn product_sums_portable(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
@@ -231,6 +246,25 @@ mod simd {
         (to_f128(reduce(s0)), to_f128(reduce(s1)))
     }
 
+    /// `acc·x ⊕ w`: both 64-bit lanes shift left by one; the low lane's top bit carries into
+    /// the high lane and the high lane's top bit folds back as 0x87 (masks, no branch).
+    #[inline(always)]
+    unsafe fn mul_x_add(acc: __m128i, w: __m128i) -> __m128i {
+        let tops = _mm_shuffle_epi32::<0x4E>(_mm_srli_epi64::<63>(acc));
+        let fold = _mm_and_si128(_mm_sub_epi64(_mm_setzero_si128(), tops), _mm_set_epi64x(1, 0x87));
+        _mm_xor_si128(_mm_xor_si128(_mm_slli_epi64::<1>(acc), fold), w)
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(super) unsafe fn and_row_sums(items: &[[F128; 3]]) -> (F128, F128) {
+        let (mut s0, mut s1) = (_mm_setzero_si128(), _mm_setzero_si128());
+        for t in items {
+            s0 = mul_x_add(s0, mul(load(&t[0]), load(&t[1])));
+            s1 = mul_x_add(s1, load(&t[2]));
+        }
+        (to_f128(s0), to_f128(s1))
+    }
+
     #[target_feature(enable = "pclmulqdq,sse2")]
     pub(super) unsafe fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
         let (mut s0, mut s1) = (zero(), zero());
@@ -253,7 +287,7 @@ impl F128 {
     pub fn and_sums(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if has_pclmul() {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
                 return unsafe { simd::and_sums(coeffs, items) };
             }
@@ -261,12 +295,25 @@ impl F128 {
         and_sums_portable(coeffs, items)
     }
 
+    /// (Σ_j x^(L−1−j)·x_j·y_j, Σ_j x^(L−1−j)·z_j) over a row of L triples [x, y, z], by
+    /// Horner's rule: the AND check's sums of one packed row (see `quicksilver::check`).
+    pub fn and_row_sums(items: &[[F128; 3]]) -> (F128, F128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has_pclmul() {
+                // SAFETY: the CPU supports pclmulqdq (checked just above).
+                return unsafe { simd::and_row_sums(items) };
+            }
+        }
+        and_row_sums_portable(items)
+    }
+
     /// (Σ c_i·M_a·M_b, Σ c_i·(a·M_b + b·M_a + M_c)) over [a, M_a, b, M_b, M_c]: the sums of the
     /// check of products of authenticated field elements.
     pub fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if has_pclmul() {
                 // SAFETY: the CPU supports pclmulqdq (checked just above).
                 return unsafe { simd::product_sums(coeffs, items) };
             }
@@ -308,12 +355,21 @@ impl BitXorAssign for Wide {
 
 impl zeroize::DefaultIsZeroes for F128 {}
 
+/// Whether the PCLMULQDQ kernels may run. Building with `--cfg tlsproof_portable` turns them
+/// off (and uses wasm32's 32-bit multiplies), so the browser's arithmetic can be profiled
+/// natively, e.g. with `perf` (add `--cfg aes_force_soft` for software AES too).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_pclmul() -> bool {
+    !cfg!(tlsproof_portable) && std::arch::is_x86_feature_detected!("pclmulqdq")
+}
+
 /// 128×128 → 256-bit carry-less multiply: hardware on x86_64 with PCLMULQDQ, else portable.
 #[inline]
 fn clmul(a: u128, b: u128) -> (u128, u128) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("pclmulqdq") {
+        if has_pclmul() {
             // SAFETY: the CPU supports pclmulqdq (checked just above).
             return unsafe { clmul128_pclmul(a, b) };
         }
@@ -362,11 +418,11 @@ fn clmul128(a: u128, b: u128) -> (u128, u128) {
 /// emulated) by Karatsuba over 32-bit pieces, elsewhere with native 64×64 → 128 products.
 #[inline]
 fn clmul64(a: u64, b: u64) -> u128 {
-    #[cfg(target_pointer_width = "64")]
+    #[cfg(all(target_pointer_width = "64", not(tlsproof_portable)))]
     {
         clmul64_wide(a, b)
     }
-    #[cfg(not(target_pointer_width = "64"))]
+    #[cfg(any(not(target_pointer_width = "64"), tlsproof_portable))]
     {
         clmul64_via32(a, b)
     }
@@ -374,7 +430,7 @@ fn clmul64(a: u64, b: u64) -> u128 {
 
 /// 32×32 → 64-bit carry-less multiply with 16 integer products on operands split into the
 /// four residue classes mod 4 (at most 8 ones summed per position: no carry into the class).
-#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+#[cfg_attr(all(target_pointer_width = "64", not(tlsproof_portable)), allow(dead_code))]
 fn clmul32(a: u32, b: u32) -> u64 {
     const M32: [u32; 4] = [0x1111_1111, 0x2222_2222, 0x4444_4444, 0x8888_8888];
     const M64: [u64; 4] =
@@ -392,7 +448,7 @@ fn clmul32(a: u32, b: u32) -> u64 {
     r
 }
 
-#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+#[cfg_attr(all(target_pointer_width = "64", not(tlsproof_portable)), allow(dead_code))]
 fn clmul64_via32(a: u64, b: u64) -> u128 {
     let (a0, a1, b0, b1) = (a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32);
     let z0 = clmul32(a0, b0) as u128;
@@ -404,7 +460,7 @@ fn clmul64_via32(a: u64, b: u64) -> u128 {
 /// 64×64 → 128-bit carry-less multiply with integer multiplies on "holey" operands:
 /// the bits are split into five residue classes mod 5, so each integer product has at most
 /// 13 ones summed per position, which never carries into a position of the same class.
-#[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+#[cfg_attr(any(not(target_pointer_width = "64"), tlsproof_portable), allow(dead_code))]
 fn clmul64_wide(a: u64, b: u64) -> u128 {
     const M64: [u64; 5] = {
         let mut m = [0u64; 5];
@@ -546,6 +602,29 @@ mod tests {
         }
         assert_eq!(F128::product_sums(&coeffs, &prod), (e0, e1));
         assert_eq!(product_sums_portable(&coeffs, &prod), (e0, e1));
+    }
+
+    #[test]
+    fn and_row_sums_weight_the_row_by_descending_powers_of_x() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let r = |rng: &mut rand::rngs::ThreadRng| F128(rng.random());
+        for len in [0, 1, 2, 77, 128] {
+            let mut row: Vec<[F128; 3]> = (0..len).map(|_| [r(&mut rng), r(&mut rng), r(&mut rng)]).collect();
+            if let Some(t) = row.first_mut() {
+                // Top bits set, so the Horner steps fold through the modulus.
+                *t = [F128(u128::MAX), F128(1 << 127), F128(u128::MAX)];
+            }
+            let (mut e0, mut e1) = (F128::ZERO, F128::ZERO);
+            for (j, t) in row.iter().enumerate() {
+                let w = F128::x_pow(1).pow((len - 1 - j) as u128);
+                e0 += w * t[0] * t[1];
+                e1 += w * t[2];
+            }
+            assert_eq!(F128::and_row_sums(&row), (e0, e1), "len {len}");
+            assert_eq!(and_row_sums_portable(&row), (e0, e1), "len {len}");
+        }
+        assert_eq!(F128(1 << 127).mul_x(), F128(0x87));
     }
 
     #[test]

@@ -1,36 +1,58 @@
 //! The batched QuickSilver check: the verifier's challenge χ and the (parallel) random linear
-//! combinations with coefficients χ, χ², χ³, ….
+//! combinations it defines.
+//!
+//! Every constraint i of a batch satisfies B_i = A0_i + A1_i·Δ + e_i·Δ², where e_i is zero
+//! exactly when the constraint holds; the check tests Σ c_i·B_i = Σ c_i·A0_i + Σ c_i·A1_i·Δ
+//! (plus a random mask). A cheating prover escapes only if Σ c_i·e_i = 0 (or, with probability
+//! ≤ 2/2^128, by guessing Δ), so the coefficients c_i must make that sum nonzero for every
+//! nonzero error vector fixed before χ is drawn:
+//!
+//! * **AND gates** have errors e_i = x_i·y_i ⊕ z_i ∈ GF(2), since every committed wire is a bit.
+//!   The gates are packed in rows of [`AND_ROW`] = 128: gate j of row r (of length L) gets
+//!   c = χ^(r+1)·x^(L−1−j). The bits of row r's errors are then the coefficients of a
+//!   polynomial of degree < 128, so g_r = Σ_j x^(L−1−j)·e_rj is nonzero exactly when the row
+//!   has a false gate, and the checked sum Σ_r χ^(r+1)·g_r is a nonzero polynomial of degree
+//!   ≤ R in χ when any gate is false: it vanishes with probability ≤ R / 2^128
+//!   (Schwartz–Zippel). Weighting by x^k is a shift, so a gate costs one field multiplication
+//!   per side (its A0 or K_a·K_b) instead of three.
+//! * **Products of field elements** can have any error in GF(2^128), which packing would let
+//!   cancel, so they keep a power each: constraint i gets χ^(R+i+1), after the R AND rows.
 
 use rayon::prelude::*;
 
-use crate::zk::field::F128;
+use crate::zk::field::{Wide, F128};
 
-/// Work unit for the rayon pool.
+/// Work unit for the rayon pool (a whole number of AND rows).
 const CHUNK: usize = 2048;
+/// AND gates per packed row: a row's error bits are one field element's coefficients.
+pub(crate) const AND_ROW: usize = 128;
+const _: () = assert!(CHUNK % AND_ROW == 0);
 
-/// Coefficients χ_i = χ^(i+1) for a uniform χ chosen by the verifier after the batch is
-/// fixed. A false constraint makes the checked sum a nonzero polynomial of degree ≤ n in χ,
-/// so it vanishes with probability ≤ n / 2^128 (Schwartz–Zippel); any range of powers can be
-/// computed independently, which keeps the sums parallel.
+/// The verifier's χ (uniform, drawn after the batch is fixed) with a table of its powers, for a
+/// batch of `n_and` AND gates and `n_products` field-product constraints. Any range of powers
+/// can be computed independently, which keeps the sums parallel.
 pub(crate) struct Challenge {
     chi: F128,
-    /// χ^1 ..= χ^m, m = min(CHUNK, the longest list the check sums): every chunk is summed
-    /// against this one table.
+    /// χ^1 ..= χ^m, m = min(CHUNK, the longest list of coefficients a sum needs): every chunk
+    /// is summed against this one table.
     table: Vec<F128>,
+    /// R: the number of AND rows, i.e. the powers χ^1..χ^R the AND gates use.
+    and_rows: usize,
 }
 
 impl Challenge {
-    /// The challenge from its seed, for sums over lists of at most `max_items` entries.
-    pub(crate) fn new(seed: [u8; 16], max_items: usize) -> Self {
+    /// The challenge from its seed, for a batch of `n_and` AND gates and `n_products` products.
+    pub(crate) fn new(seed: [u8; 16], n_and: usize, n_products: usize) -> Self {
         let chi = F128::from_le_bytes(seed);
-        let m = CHUNK.min(max_items);
+        let and_rows = n_and.div_ceil(AND_ROW);
+        let m = CHUNK.min(and_rows.max(n_products));
         let mut table = Vec::with_capacity(m);
         let mut c = chi;
         for _ in 0..m {
             table.push(c);
             c *= chi;
         }
-        Challenge { chi, table }
+        Challenge { chi, table, and_rows }
     }
 }
 
@@ -55,23 +77,35 @@ fn par_sums<T: Sync>(
         .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
 
-/// Prover, AND triples stored as [M_x, M_y, A1 = x·M_y ⊕ y·M_x ⊕ M_z]:
-/// returns (Σ χ_i·M_x·M_y, Σ χ_i·A1_i).
-pub(crate) fn prover_and_sums(ch: &Challenge, triples: &[[F128; 3]]) -> (F128, F128) {
-    par_sums(ch, 0, triples, F128::and_sums)
+/// AND triples, packed in rows: (Σ c_i·x_i·y_i, Σ c_i·z_i) with c_i = χ^(r+1)·x^(L−1−j) for
+/// gate j of row r. The prover passes [M_x, M_y, A1 = x·M_y ⊕ y·M_x ⊕ M_z] and gets
+/// (ΣA0, ΣA1); the verifier passes [K_x, K_y, K_z] and forms B = first + Δ·second.
+pub(crate) fn and_sums(ch: &Challenge, triples: &[[F128; 3]]) -> (F128, F128) {
+    debug_assert!(ch.and_rows == triples.len().div_ceil(AND_ROW), "challenge drawn for another batch");
+    triples
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(ci, chunk)| {
+            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
+            for (row, c) in chunk.chunks(AND_ROW).zip(&ch.table) {
+                let (g0, g1) = F128::and_row_sums(row);
+                s0 ^= c.mul_wide(g0);
+                s1 ^= c.mul_wide(g1);
+            }
+            let scale = ch.chi.pow((ci * CHUNK / AND_ROW) as u128);
+            (s0.reduce() * scale, s1.reduce() * scale)
+        })
+        .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
 
-/// Prover, field triples [a, M_a, b, M_b, M_c]: A0 = M_a·M_b, A1 = a·M_b + b·M_a + M_c.
-pub(crate) fn prover_product_sums(
-    ch: &Challenge,
-    offset: usize,
-    triples: &[[F128; 5]],
-) -> (F128, F128) {
-    par_sums(ch, offset, triples, F128::product_sums)
+/// Prover, field triples [a, M_a, b, M_b, M_c]: A0 = M_a·M_b, A1 = a·M_b + b·M_a + M_c, with
+/// the powers after the AND rows.
+pub(crate) fn prover_product_sums(ch: &Challenge, triples: &[[F128; 5]]) -> (F128, F128) {
+    par_sums(ch, ch.and_rows, triples, F128::product_sums)
 }
 
-/// Verifier, triples [K_a, K_b, K_c]: returns (Σ χ_i·K_a·K_b, Σ χ_i·K_c); the caller forms
-/// B = first + Δ·second.
-pub(crate) fn verifier_sums(ch: &Challenge, offset: usize, triples: &[[F128; 3]]) -> (F128, F128) {
-    par_sums(ch, offset, triples, F128::and_sums)
+/// Verifier, field triples [K_a, K_b, K_c]: (Σ χ_i·K_a·K_b, Σ χ_i·K_c), with the powers after
+/// the AND rows; the caller forms B = first + Δ·second.
+pub(crate) fn verifier_product_sums(ch: &Challenge, triples: &[[F128; 3]]) -> (F128, F128) {
+    par_sums(ch, ch.and_rows, triples, F128::and_sums)
 }

@@ -3,7 +3,7 @@
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
-use super::check::{prover_and_sums, prover_product_sums, Challenge};
+use super::check::{and_sums, prover_product_sums, Challenge};
 use super::{
     cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, ProofError,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
@@ -33,6 +33,8 @@ pub struct PElem {
 pub(crate) struct Cheat {
     /// Commit the wrong value for the k-th committed bit (AND outputs, witnesses, inputs).
     pub flip_commit: Option<usize>,
+    /// Flip this committed bit as well (two false gates whose errors must not cancel).
+    pub flip_commit_too: Option<usize>,
     /// Claim the wrong value for the k-th opened private bit (MAC left honest).
     pub flip_open: Option<usize>,
     /// Corrupt the MAC hashed for the k-th opened private bit (value left honest).
@@ -216,7 +218,9 @@ impl Backend for ProverBackend {
             }
         };
         #[cfg(test)]
-        let v = if !self.counting && self.cheat.flip_commit == Some(self.stats.commits) {
+        let v = if !self.counting
+            && [self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits))
+        {
             !v
         } else {
             v
@@ -424,13 +428,13 @@ impl<R: CotReceiver> Prover<R> {
         let seed: [u8; 16] =
             seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
         let n_and = self.backend.and_triples.len();
-        let challenge = Challenge::new(seed, n_and.max(self.backend.product_triples.len()));
+        let challenge = Challenge::new(seed, n_and, self.backend.product_triples.len());
         let mask = self.backend.random_elem();
         let (and_triples, product_triples) =
             (&self.backend.and_triples, &self.backend.product_triples);
         let ((u0, v0), (u1, v1)) = rayon::join(
-            || prover_and_sums(&challenge, and_triples),
-            || prover_product_sums(&challenge, n_and, product_triples),
+            || and_sums(&challenge, and_triples),
+            || prover_product_sums(&challenge, product_triples),
         );
         let u = u0 ^ u1 ^ mask.m;
         #[allow(unused_mut)]

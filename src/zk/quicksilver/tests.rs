@@ -163,6 +163,22 @@ fn flipped_and_output_is_rejected() {
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
 }
 
+/// The AND check packs 128 gates per row into one field element; false gates in one row, in
+/// different rows, or in the last, partial row must never cancel.
+#[test]
+fn two_flipped_and_outputs_are_rejected_in_one_row_or_across_rows() {
+    let n = 300;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let gate = |i: usize| Some(2 * n + i);
+    for (a, b) in [(0, 127), (5, 6), (127, 128), (3, 131), (130, 299), (299, 298)] {
+        let cheat = Cheat { flip_commit: gate(a), flip_commit_too: gate(b), ..Default::default() };
+        let (p, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+        assert!(p.is_ok());
+        assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "gates {a}, {b}: {v:?}");
+    }
+}
+
 #[test]
 fn flipped_opened_value_is_rejected() {
     let n = 20;

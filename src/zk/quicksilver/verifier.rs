@@ -3,7 +3,7 @@
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use super::check::{verifier_sums, Challenge};
+use super::check::{and_sums, verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
 use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, ProofError};
 use crate::zk::channel::Channel;
@@ -343,14 +343,14 @@ impl<S: CotSender> Verifier<S> {
         rand::rng().fill_bytes(&mut seed);
         ch.send(seed.to_vec()).await?;
         let n_and = self.backend.and_triples.len();
-        let challenge = Challenge::new(seed, n_and.max(self.backend.product_triples.len()));
+        let challenge = Challenge::new(seed, n_and, self.backend.product_triples.len());
         let mask_key = self.backend.random_elem_key();
         if self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
         let ((a0, c0), (a1, c1)) = rayon::join(
-            || verifier_sums(&challenge, 0, &self.backend.and_triples),
-            || verifier_sums(&challenge, n_and, &self.backend.product_triples),
+            || and_sums(&challenge, &self.backend.and_triples),
+            || verifier_product_sums(&challenge, &self.backend.product_triples),
         );
         let delta = self.backend.delta;
         let w = a0 ^ a1 ^ (delta * (c0 ^ c1)) ^ mask_key;
