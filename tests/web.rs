@@ -47,6 +47,28 @@ async fn rayon_pool_of_two_workers_computes_in_parallel() {
     assert!(ids.iter().all(|i| *i < 2), "{ids:?}");
 }
 
+/// The engine's wasm AES is its own bitsliced SIMD128 code: it must equal the `aes` crate (and
+/// FIPS-197) here, where it runs, on any batch length.
+#[wasm_bindgen_test]
+fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
+    use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+    let key = [0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c];
+    let pt = [0x32, 0x43, 0xf6, 0xa8, 0x88, 0x5a, 0x30, 0x8d, 0x31, 0x31, 0x98, 0xa2, 0xe0, 0x37, 0x07, 0x34];
+    let ct = [0x39, 0x25, 0x84, 0x1d, 0x02, 0xdc, 0x09, 0xfb, 0xdc, 0x11, 0x85, 0x97, 0x19, 0x6a, 0x0b, 0x32];
+    let mut b = GenericArray::from(pt);
+    tlsproof::zk::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_block(&mut b);
+    assert_eq!(b.as_slice(), &ct);
+    for (len, seed) in [(1usize, 1u8), (8, 2), (13, 3), (64, 4)] {
+        let key: [u8; 16] = core::array::from_fn(|i| seed.wrapping_mul(31).wrapping_add(i as u8 * 7));
+        let mut blocks: Vec<_> =
+            (0..len).map(|j| GenericArray::from(core::array::from_fn::<u8, 16, _>(|i| (j * 16 + i) as u8 ^ seed))).collect();
+        let mut want = blocks.clone();
+        aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut want);
+        tlsproof::zk::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut blocks);
+        assert_eq!(blocks, want, "len {len}");
+    }
+}
+
 #[wasm_bindgen_test]
 async fn websocket_stream_through_proxy_to_echo() {
     let echo = server(option_env!("TLSPROOF_TEST_ECHO"), "TLSPROOF_TEST_ECHO");

@@ -45,6 +45,8 @@ pub struct Sizes {
     pub aes_field: usize,
     pub aes_bool: usize,
     pub keystream_kib: usize,
+    /// The primitives' single-thread speed (AES-128, GF(2^128) products), which bounds the rest.
+    pub primitives: bool,
 }
 
 /// One part of the engine bench, to run alone (`tlsproof bench zk --only`).
@@ -55,6 +57,7 @@ pub enum Section {
     And,
     Sha,
     Aes,
+    Primitives,
 }
 
 impl Sizes {
@@ -68,11 +71,12 @@ impl Sizes {
             aes_field: on(Section::Aes, self.aes_field),
             aes_bool: on(Section::Aes, self.aes_bool),
             keystream_kib: on(Section::Keystream, self.keystream_kib),
+            primitives: keep == Section::Primitives,
         }
     }
 
-    pub const FULL: Sizes = Sizes { cots: &[1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64 };
-    pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64 };
+    pub const FULL: Sizes = Sizes { cots: &[1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true };
+    pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true };
 }
 
 /// A workload both parties run in lockstep.
@@ -279,7 +283,44 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         fig(format!("AES-128 ({label}): prover -> verifier per block"), c.up as f64 * 8.0 / blocks, "bits", log);
     }
 
+    if sizes.primitives {
+        let (aes, mul, ip) = primitive_rates(platform);
+        fig("AES-128, one key, one thread".into(), aes / 1e6, "M blocks/s", log);
+        fig("GF(2^128) products, one thread".into(), mul / 1e6, "M/s", log);
+        fig("GF(2^128) inner-product terms, one thread".into(), ip / 1e6, "M/s", log);
+    }
+
     Ok(out)
+}
+
+/// Single-thread rates (per second) of bulk AES-128 under one key, GF(2^128) products and
+/// inner-product terms: what every COT, gate and check is made of. The hardware paths
+/// (AES-NI, PCLMULQDQ) run natively when the CPU has them; the browser runs the portable code.
+fn primitive_rates(platform: &Platform) -> (f64, f64, f64) {
+    use crate::zk::field::F128;
+    use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+    const N: usize = 4096;
+    /// Repeats `f` (which does N operations) for about 0.3 s; returns operations per second.
+    fn rate(platform: &Platform, mut f: impl FnMut()) -> f64 {
+        let start = (platform.now)();
+        let mut reps = 0usize;
+        while (platform.now)() - start < 0.3 {
+            f();
+            reps += 1;
+        }
+        (reps * N) as f64 / ((platform.now)() - start)
+    }
+    let cipher = aes::Aes128::new(GenericArray::from_slice(&[7u8; 16]));
+    let mut blocks = vec![GenericArray::from([0u8; 16]); N];
+    let aes = rate(platform, || cipher.encrypt_blocks(core::hint::black_box(&mut blocks)));
+    let a: Vec<F128> = (0..N as u128).map(|i| F128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ i)).collect();
+    let b: Vec<F128> = a.iter().map(|x| F128(x.0.rotate_left(61) ^ 0x87)).collect();
+    let mut out = vec![F128::ZERO; N];
+    let mul = rate(platform, || F128::mul_slices(core::hint::black_box(&a), &b, &mut out));
+    let mut acc = F128::ZERO;
+    let ip = rate(platform, || acc ^= F128::inner_product(core::hint::black_box(&a), &b));
+    core::hint::black_box((out, acc));
+    (aes, mul, ip)
 }
 
 /// n AND gates, each on fresh committed inputs' chain.

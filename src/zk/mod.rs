@@ -4,4 +4,5 @@ pub mod channel;
 pub mod field;
 pub mod gadgets;
 pub mod ot;
+pub mod prp;
 pub mod quicksilver;

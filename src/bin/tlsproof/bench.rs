@@ -86,6 +86,7 @@ enum SectionArg {
     And,
     Sha,
     Aes,
+    Primitives,
 }
 
 impl From<SectionArg> for tlsproof::zk::bench::Section {
@@ -97,6 +98,7 @@ impl From<SectionArg> for tlsproof::zk::bench::Section {
             SectionArg::And => Section::And,
             SectionArg::Sha => Section::Sha,
             SectionArg::Aes => Section::Aes,
+            SectionArg::Primitives => Section::Primitives,
         }
     }
 }

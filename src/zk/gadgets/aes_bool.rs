@@ -8,19 +8,44 @@
 //!   inverse of a·z + b is (a·z + (a + b))·N⁻¹ with N = νa² + ab + b²: one GF(16) product,
 //!   one GF(16) inverse, two GF(16) products = 36 AND.
 //! - The AES field maps into the tower by x ↦ β, β the first tower element that is a root of
-//!   x^8 + x^4 + x^3 + x + 1 (found by search at first use); the map and its inverse are
+//!   x^8 + x^4 + x^3 + x + 1 (found by search at compile time); the map and its inverse are
 //!   GF(2)-linear, so free, as is the affine output map.
 //!
 //! 36 AND per S-box: 5,760 per block plus 1,440 for the key schedule.
 
-use std::sync::OnceLock;
-
-use super::aes::{encrypt_with, key_schedule_with, sbox_affine, sbox_if_public, Block, RoundKeys};
+use super::aes::{encrypt_with, key_schedule_with, sbox_if_public, Block, RoundKeys};
 use crate::zk::quicksilver::Backend;
 
-// ---- cleartext tower arithmetic (used to derive the constants and linear maps) ----
+/// The gates the tower-field S-box is built from. The ZK backends implement them (XOR free,
+/// AND one committed bit), and so does the bitsliced software AES of [`crate::zk::prp`],
+/// which evaluates the same circuit on whole registers.
+pub(crate) trait Gates {
+    type Bit: Copy;
+    fn xor(&self, a: Self::Bit, b: Self::Bit) -> Self::Bit;
+    fn and(&mut self, a: Self::Bit, b: Self::Bit) -> Self::Bit;
+    fn zero(&self) -> Self::Bit;
+}
 
-fn gf4_mul(x: u8, y: u8) -> u8 {
+impl<B: Backend> Gates for B {
+    type Bit = B::Bit;
+    #[inline]
+    fn xor(&self, a: B::Bit, b: B::Bit) -> B::Bit {
+        Backend::xor(self, a, b)
+    }
+    #[inline]
+    fn and(&mut self, a: B::Bit, b: B::Bit) -> B::Bit {
+        Backend::and(self, a, b)
+    }
+    #[inline]
+    fn zero(&self) -> B::Bit {
+        self.constant(false)
+    }
+}
+
+// ---- cleartext tower arithmetic (const: derives the circuits' linear maps at compile time,
+// so the bitsliced software AES gets them folded into straight-line code) ----
+
+const fn gf4_mul(x: u8, y: u8) -> u8 {
     let (x0, x1, y0, y1) = (x & 1, (x >> 1) & 1, y & 1, (y >> 1) & 1);
     let m0 = x0 & y0;
     let m1 = x1 & y1;
@@ -30,7 +55,7 @@ fn gf4_mul(x: u8, y: u8) -> u8 {
 
 const MU: u8 = 0b10; // u
 
-fn gf16_mul(x: u8, y: u8) -> u8 {
+const fn gf16_mul(x: u8, y: u8) -> u8 {
     let (x0, x1, y0, y1) = (x & 3, x >> 2, y & 3, y >> 2);
     let m0 = gf4_mul(x0, y0);
     let m1 = gf4_mul(x1, y1);
@@ -38,62 +63,121 @@ fn gf16_mul(x: u8, y: u8) -> u8 {
     (m0 ^ gf4_mul(MU, m1)) | ((m2 ^ m0) << 2)
 }
 
-struct Tower {
-    nu: u8,
-    /// images of the AES polynomial-basis bits x^i in the tower (the map AES → tower)
-    to_tower: [u8; 8],
-    /// images of the tower basis bits in the AES field (the map tower → AES)
-    from_tower: [u8; 8],
-}
+/// ν: the first element of GF(16) with z² + z + ν irreducible.
+const NU: u8 = {
+    let mut nu = 1u8;
+    'search: loop {
+        let mut z = 0u8;
+        while z < 16 {
+            if gf16_mul(z, z) ^ z == nu {
+                nu += 1;
+                continue 'search;
+            }
+            z += 1;
+        }
+        break nu;
+    }
+};
 
-fn gf256_tower_mul(nu: u8, x: u8, y: u8) -> u8 {
+const fn gf256_tower_mul(x: u8, y: u8) -> u8 {
     let (x0, x1, y0, y1) = (x & 15, x >> 4, y & 15, y >> 4);
     let m0 = gf16_mul(x0, y0);
     let m1 = gf16_mul(x1, y1);
     let m2 = gf16_mul(x0 ^ x1, y0 ^ y1);
-    (m0 ^ gf16_mul(nu, m1)) | ((m2 ^ m0) << 4)
+    (m0 ^ gf16_mul(NU, m1)) | ((m2 ^ m0) << 4)
 }
 
-fn tower() -> &'static Tower {
-    static T: OnceLock<Tower> = OnceLock::new();
-    T.get_or_init(|| {
-        let nu = (1u8..16)
-            .find(|nu| (0u8..16).all(|z| gf16_mul(z, z) ^ z != *nu))
-            .expect("an irreducible z^2 + z + nu exists");
-        let mul = |x, y| gf256_tower_mul(nu, x, y);
-        let pow = |x: u8, e: u32| (0..e).fold(1u8, |acc, _| mul(acc, x));
-        let beta = (2u8..=255)
-            .find(|b| pow(*b, 8) ^ pow(*b, 4) ^ pow(*b, 3) ^ *b ^ 1 == 0)
-            .expect("the AES polynomial splits in GF(256)");
-        let to_tower: [u8; 8] = core::array::from_fn(|i| pow(beta, i as u32));
-        let apply = |s: u8| (0..8).fold(0u8, |acc, i| if (s >> i) & 1 == 1 { acc ^ to_tower[i] } else { acc });
-        let from_tower: [u8; 8] = core::array::from_fn(|j| {
-            (0u8..=255).find(|s| apply(*s) == 1 << j).expect("the map is a bijection")
-        });
-        Tower { nu, to_tower, from_tower }
-    })
+const fn tower_pow(x: u8, e: u32) -> u8 {
+    let mut acc = 1u8;
+    let mut i = 0;
+    while i < e {
+        acc = gf256_tower_mul(acc, x);
+        i += 1;
+    }
+    acc
 }
+
+/// The image of `s` under the GF(2)-linear map with basis images `images`.
+const fn apply_linear(images: &[u8; 8], s: u8) -> u8 {
+    let mut acc = 0u8;
+    let mut i = 0;
+    while i < 8 {
+        if (s >> i) & 1 == 1 {
+            acc ^= images[i];
+        }
+        i += 1;
+    }
+    acc
+}
+
+/// Images of the AES polynomial-basis bits x^i in the tower (the map AES → tower): x ↦ β,
+/// β the first tower element that is a root of x^8 + x^4 + x^3 + x + 1.
+const TO_TOWER: [u8; 8] = {
+    let mut beta = 2u8;
+    while tower_pow(beta, 8) ^ tower_pow(beta, 4) ^ tower_pow(beta, 3) ^ beta ^ 1 != 0 {
+        beta += 1;
+    }
+    let mut t = [0u8; 8];
+    let mut i = 0;
+    while i < 8 {
+        t[i] = tower_pow(beta, i as u32);
+        i += 1;
+    }
+    t
+};
+
+/// Images of the tower basis bits under the map back to the AES field followed by the linear
+/// part of the S-box's affine map, b ↦ b ⊕ (b ⋘ 1) ⊕ (b ⋘ 2) ⊕ (b ⋘ 3) ⊕ (b ⋘ 4).
+const OUT_IMAGES: [u8; 8] = {
+    let mut t = [0u8; 8];
+    let mut j = 0;
+    while j < 8 {
+        let mut s = 0u8;
+        while apply_linear(&TO_TOWER, s) != 1 << j {
+            s += 1;
+        }
+        t[j] = s ^ s.rotate_left(1) ^ s.rotate_left(2) ^ s.rotate_left(3) ^ s.rotate_left(4);
+        j += 1;
+    }
+    t
+};
+
+/// Basis images of v ↦ μ·v, v ↦ v² and v ↦ μ·v² on GF(4), and of v ↦ v² and v ↦ ν·v² on GF(16).
+const GF4_MU: [u8; 2] = [gf4_mul(MU, 1), gf4_mul(MU, 2)];
+const GF4_SQ: [u8; 2] = [gf4_mul(1, 1), gf4_mul(2, 2)];
+const GF4_MU_SQ: [u8; 2] = [gf4_mul(MU, gf4_mul(1, 1)), gf4_mul(MU, gf4_mul(2, 2))];
+const GF16_SQ: [u8; 4] = [gf16_mul(1, 1), gf16_mul(2, 2), gf16_mul(4, 4), gf16_mul(8, 8)];
+const GF16_NU_SQ: [u8; 4] = [
+    gf16_mul(NU, gf16_mul(1, 1)),
+    gf16_mul(NU, gf16_mul(2, 2)),
+    gf16_mul(NU, gf16_mul(4, 4)),
+    gf16_mul(NU, gf16_mul(8, 8)),
+];
 
 // ---- circuits ----
 
-/// A GF(2)-linear map on bit vectors given by the images of the input basis bits.
-fn linear<B: Backend, const N: usize>(b: &B, x: &[B::Bit], images: &[u8]) -> [B::Bit; N] {
+/// A GF(2)-linear map on bit vectors given by the images of the input basis bits (the images
+/// are public constants: the loop shape depends on them only).
+#[inline]
+fn linear<G: Gates, const N: usize>(g: &G, x: &[G::Bit], images: &[u8]) -> [G::Bit; N] {
     core::array::from_fn(|j| {
-        let mut acc = b.constant(false);
+        let mut acc = None;
         for (i, img) in images.iter().enumerate() {
             if (img >> j) & 1 == 1 {
-                acc = b.xor(acc, x[i]);
+                acc = Some(acc.map_or(x[i], |a| g.xor(a, x[i])));
             }
         }
-        acc
+        acc.unwrap_or_else(|| g.zero())
     })
 }
 
-fn xor_n<B: Backend, const N: usize>(b: &B, x: &[B::Bit; N], y: &[B::Bit; N]) -> [B::Bit; N] {
+#[inline]
+fn xor_n<B: Gates, const N: usize>(b: &B, x: &[B::Bit; N], y: &[B::Bit; N]) -> [B::Bit; N] {
     core::array::from_fn(|i| b.xor(x[i], y[i]))
 }
 
-fn gf4_mul_c<B: Backend>(b: &mut B, x: &[B::Bit; 2], y: &[B::Bit; 2]) -> [B::Bit; 2] {
+#[inline]
+fn gf4_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 2], y: &[B::Bit; 2]) -> [B::Bit; 2] {
     let m0 = b.and(x[0], y[0]);
     let m1 = b.and(x[1], y[1]);
     let xs = b.xor(x[0], x[1]);
@@ -102,11 +186,8 @@ fn gf4_mul_c<B: Backend>(b: &mut B, x: &[B::Bit; 2], y: &[B::Bit; 2]) -> [B::Bit
     [b.xor(m0, m1), b.xor(m2, m0)]
 }
 
-fn images4(f: impl Fn(u8) -> u8, bits: usize) -> Vec<u8> {
-    (0..bits).map(|i| f(1 << i)).collect()
-}
-
-fn gf16_mul_c<B: Backend>(b: &mut B, x: &[B::Bit; 4], y: &[B::Bit; 4]) -> [B::Bit; 4] {
+#[inline]
+fn gf16_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 4], y: &[B::Bit; 4]) -> [B::Bit; 4] {
     let (x0, x1) = ([x[0], x[1]], [x[2], x[3]]);
     let (y0, y1) = ([y[0], y[1]], [y[2], y[3]]);
     let m0 = gf4_mul_c(b, &x0, &y0);
@@ -114,21 +195,20 @@ fn gf16_mul_c<B: Backend>(b: &mut B, x: &[B::Bit; 4], y: &[B::Bit; 4]) -> [B::Bi
     let xs = xor_n(b, &x0, &x1);
     let ys = xor_n(b, &y0, &y1);
     let m2 = gf4_mul_c(b, &xs, &ys);
-    let mu_m1: [B::Bit; 2] = linear(b, &m1, &images4(|v| gf4_mul(MU, v), 2));
+    let mu_m1: [B::Bit; 2] = linear(b, &m1, &GF4_MU);
     let lo = xor_n(b, &m0, &mu_m1);
     let hi = xor_n(b, &m2, &m0);
     [lo[0], lo[1], hi[0], hi[1]]
 }
 
-fn gf16_inv_c<B: Backend>(b: &mut B, x: &[B::Bit; 4]) -> [B::Bit; 4] {
+#[inline]
+fn gf16_inv_c<B: Gates>(b: &mut B, x: &[B::Bit; 4]) -> [B::Bit; 4] {
     let (d, c) = ([x[0], x[1]], [x[2], x[3]]);
-    let sq = images4(|v| gf4_mul(v, v), 2);
-    let mu_sq = images4(|v| gf4_mul(MU, gf4_mul(v, v)), 2);
-    let mu_c2: [B::Bit; 2] = linear(b, &c, &mu_sq);
-    let d2: [B::Bit; 2] = linear(b, &d, &sq);
+    let mu_c2: [B::Bit; 2] = linear(b, &c, &GF4_MU_SQ);
+    let d2: [B::Bit; 2] = linear(b, &d, &GF4_SQ);
     let cd = gf4_mul_c(b, &c, &d);
     let n = xor_n(b, &xor_n(b, &mu_c2, &d2), &cd);
-    let ninv: [B::Bit; 2] = linear(b, &n, &sq);
+    let ninv: [B::Bit; 2] = linear(b, &n, &GF4_SQ);
     let hi = gf4_mul_c(b, &c, &ninv);
     let cd_sum = xor_n(b, &c, &d);
     let lo = gf4_mul_c(b, &cd_sum, &ninv);
@@ -136,12 +216,12 @@ fn gf16_inv_c<B: Backend>(b: &mut B, x: &[B::Bit; 4]) -> [B::Bit; 4] {
 }
 
 /// GF(256) inversion in the tower representation (36 AND; 0 ↦ 0).
-fn gf256_inv_tower_c<B: Backend>(b: &mut B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
-    let nu = tower().nu;
+#[inline]
+fn gf256_inv_tower_c<B: Gates>(b: &mut B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
     let lo: [B::Bit; 4] = core::array::from_fn(|i| x[i]);
     let hi: [B::Bit; 4] = core::array::from_fn(|i| x[4 + i]);
-    let nu_sq: [B::Bit; 4] = linear(b, &hi, &images4(|v| gf16_mul(nu, gf16_mul(v, v)), 4));
-    let b_sq: [B::Bit; 4] = linear(b, &lo, &images4(|v| gf16_mul(v, v), 4));
+    let nu_sq: [B::Bit; 4] = linear(b, &hi, &GF16_NU_SQ);
+    let b_sq: [B::Bit; 4] = linear(b, &lo, &GF16_SQ);
     let ab = gf16_mul_c(b, &hi, &lo);
     let n = xor_n(b, &xor_n(b, &nu_sq, &b_sq), &ab);
     let ninv = gf16_inv_c(b, &n);
@@ -151,16 +231,22 @@ fn gf256_inv_tower_c<B: Backend>(b: &mut B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
     core::array::from_fn(|i| if i < 4 { out_lo[i] } else { out_hi[i - 4] })
 }
 
+/// The AES S-box up to its additive constant 0x63: map into the tower, invert there (36 AND),
+/// map back and apply the affine map's linear part (one merged linear map).
+#[inline]
+pub(crate) fn sbox_without_constant<G: Gates>(g: &mut G, s: &[G::Bit; 8]) -> [G::Bit; 8] {
+    let x: [G::Bit; 8] = linear(g, s, &TO_TOWER);
+    let inv_t = gf256_inv_tower_c(g, &x);
+    linear(g, &inv_t, &OUT_IMAGES)
+}
+
 /// The AES S-box as a boolean circuit (36 AND).
 pub fn sbox_bool<B: Backend>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
     if let Some(out) = sbox_if_public(b, s) {
         return out;
     }
-    let t = tower();
-    let x: [B::Bit; 8] = linear(b, s, &t.to_tower);
-    let inv_t = gf256_inv_tower_c(b, &x);
-    let inv: [B::Bit; 8] = linear(b, &inv_t, &t.from_tower);
-    sbox_affine(b, &inv)
+    let out = sbox_without_constant(b, s);
+    core::array::from_fn(|i| if (0x63 >> i) & 1 == 1 { b.not(out[i]) } else { out[i] })
 }
 
 /// AES-128 key schedule as a boolean circuit.

@@ -3,8 +3,8 @@
 //! Bit order everywhere: bit `i` of a column byte string is bit `i % 8` of byte `i / 8`
 //! (LSB first), and bit `j` of a row `u128` is column `j`.
 
-use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
-use aes::Aes128;
+use aes::cipher::generic_array::GenericArray;
+use crate::zk::prp::Aes128;
 use rayon::prelude::*;
 
 /// Expands one base-OT seed into an unbounded bit stream: AES-128 keyed by the seed, in CTR
@@ -100,6 +100,9 @@ pub(crate) fn columns_to_rows(cols: &[u8], col_len: usize, rows: &mut [u128]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // Known answers come from the `aes` crate, the reference for `prp::Aes128`.
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    use aes::Aes128;
     use rand::Rng;
 
     fn bit(x: u128, i: usize) -> bool {

@@ -17,8 +17,8 @@
 //! correlation robustness is what the nodes need, since the receiver knows each on-path node
 //! up to an XOR with Δ.
 
-use aes::cipher::{consts::U16, generic_array::GenericArray, BlockEncrypt, KeyInit};
-use aes::Aes128;
+use aes::cipher::{consts::U16, generic_array::GenericArray};
+use crate::zk::prp::Aes128;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -216,6 +216,9 @@ pub(crate) fn half_tree_punctured(
 #[cfg(test)]
 mod tests {
     use super::*;
+    // Known answers come from the `aes` crate, the reference for `prp::Aes128`.
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    use aes::Aes128;
     use rand::Rng;
 
     #[test]

@@ -15,8 +15,8 @@
 //! [`SUB`] columns at a time into a stack buffer that stays in L1 next to the gathers.
 
 use super::ggm::as_blocks;
-use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
-use aes::Aes128;
+use aes::cipher::generic_array::GenericArray;
+use crate::zk::prp::Aes128;
 use rayon::prelude::*;
 
 /// Nonzeros per column of the LPN matrix.
@@ -182,6 +182,9 @@ pub(crate) fn encode_cots(
 #[cfg(test)]
 mod tests {
     use super::*;
+    // Known answers come from the `aes` crate, the reference for `prp::Aes128`.
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    use aes::Aes128;
     use rand::Rng;
 
     #[test]

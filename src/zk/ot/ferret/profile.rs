@@ -6,8 +6,8 @@
 
 use super::ggm::FixedKeyAes;
 use super::{lpn, spcot, LpnParams};
-use aes::cipher::{generic_array::GenericArray, KeyInit};
-use aes::Aes128;
+use aes::cipher::generic_array::GenericArray;
+use crate::zk::prp::Aes128;
 use rand::Rng;
 use rayon::prelude::*;
 use std::hint::black_box;
