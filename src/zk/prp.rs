@@ -27,51 +27,56 @@ use aes::cipher::{consts::U16, generic_array::GenericArray};
 pub type Block = GenericArray<u8, U16>;
 
 /// AES-128 encryption under one expanded key (the subset of `aes::Aes128`'s API the engine
-/// uses, so either backend drops in). Round keys are wiped on drop.
+/// uses). Round keys are wiped on drop.
 pub struct Aes128 {
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-    inner: aes::Aes128,
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    inner: bitsliced::Cipher<simd128::Reg>,
+    inner: Inner,
 }
 
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+/// Natively: the `aes` crate.
+#[cfg(not(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64"))))]
+type Inner = crate_backend::Cipher;
+/// In wasm, and natively under `--cfg tlsproof_portable` (which profiles the browser's costs
+/// with `perf`, like the portable field arithmetic): the bitsliced code.
+#[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64")))]
+type Inner = bitsliced::Cipher<simd::Reg>;
+
 impl Aes128 {
     pub fn new(key: &Block) -> Self {
-        use aes::cipher::KeyInit;
-        Aes128 { inner: aes::Aes128::new(key) }
+        Aes128 { inner: Inner::new(key.as_ref()) }
     }
 
     #[inline]
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
-        use aes::cipher::BlockEncrypt;
         self.inner.encrypt_blocks(blocks);
     }
 
     #[inline]
-    pub fn encrypt_block(&self, block: &mut Block) {
-        use aes::cipher::BlockEncrypt;
-        self.inner.encrypt_block(block);
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-impl Aes128 {
-    pub fn new(key: &Block) -> Self {
-        Aes128 { inner: bitsliced::Cipher::new(key.as_ref()) }
-    }
-
-    pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
-        self.inner.encrypt_blocks(blocks);
-    }
-
     pub fn encrypt_block(&self, block: &mut Block) {
         self.inner.encrypt_blocks(core::slice::from_mut(block));
     }
 }
 
+#[allow(dead_code)]
+mod crate_backend {
+    use super::Block;
+    use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+
+    pub(crate) struct Cipher(aes::Aes128);
+
+    impl Cipher {
+        pub(crate) fn new(key: &[u8; 16]) -> Self {
+            Cipher(aes::Aes128::new(GenericArray::from_slice(key)))
+        }
+
+        #[inline]
+        pub(crate) fn encrypt_blocks(&self, blocks: &mut [Block]) {
+            self.0.encrypt_blocks(blocks);
+        }
+    }
+}
+
 /// Bitsliced AES-128, generic over the register type.
-#[cfg_attr(not(all(target_arch = "wasm32", target_feature = "simd128")), allow(dead_code))]
+#[allow(dead_code)]
 pub(crate) mod bitsliced {
     use core::ops::{BitAnd, BitXor, Not};
 
@@ -185,9 +190,12 @@ pub(crate) mod bitsliced {
     /// MixColumns is b = 2·t ⊕ rot1(a) ⊕ rot2(t); 2·t is xtime on bit registers.
     #[inline(always)]
     fn shift_mix_add<R: Reg>(x: &mut [R; 8], rk: &[R; 8]) {
-        let s: [R; 8] = core::array::from_fn(|b| x[b].shuffle(SHIFT_ROWS));
-        let r1: [R; 8] = core::array::from_fn(|b| x[b].shuffle(SHIFT_ROT1));
-        let t: [R; 8] = core::array::from_fn(|b| s[b] ^ r1[b]);
+        let mut r1 = *x;
+        let mut t = *x;
+        for b in 0..8 {
+            r1[b] = x[b].shuffle(SHIFT_ROT1);
+            t[b] = x[b].shuffle(SHIFT_ROWS) ^ r1[b];
+        }
         let t7 = t[7];
         let xt = [t7, t[0] ^ t7, t[1], t[2] ^ t7, t[3] ^ t7, t[4], t[5], t[6]];
         for b in 0..8 {
@@ -243,7 +251,10 @@ pub(crate) mod bitsliced {
         /// Encrypts 8 blocks.
         #[inline]
         fn encrypt8(&self, blocks: &mut [[u8; 16]; 8]) {
-            let mut x: [R; 8] = core::array::from_fn(|j| R::load(&blocks[j]));
+            let mut x = [R::default(); 8];
+            for (xj, blk) in x.iter_mut().zip(blocks.iter()) {
+                *xj = R::load(blk);
+            }
             transpose(&mut x);
             for (xb, kb) in x.iter_mut().zip(&self.rk[0]) {
                 *xb = *xb ^ *kb;
@@ -411,7 +422,7 @@ pub(crate) mod bitsliced {
 
 /// The SIMD128 register for the bitsliced core.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd128 {
+mod simd {
     use core::arch::wasm32::*;
     use core::ops::{BitAnd, BitXor, Not};
 
@@ -475,6 +486,76 @@ mod simd128 {
         fn shuffle(self, i: [u8; 16]) -> Self {
             let idx = u8x16(i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[9], i[10], i[11], i[12], i[13], i[14], i[15]);
             Reg(u8x16_swizzle(self.0, idx))
+        }
+    }
+}
+
+/// The same register on SSSE3, for `--cfg tlsproof_portable` profiling builds (build them with
+/// `-C target-feature=+ssse3`).
+#[cfg(all(tlsproof_portable, target_arch = "x86_64"))]
+mod simd {
+    use core::arch::x86_64::*;
+    use core::ops::{BitAnd, BitXor, Not};
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Reg(__m128i);
+
+    // SAFETY (every block below): SSE2 is baseline on x86_64, SSSE3 is required by the cfg's
+    // build flags, and the loads/stores touch exactly 16 bytes of their array.
+    impl Default for Reg {
+        #[inline(always)]
+        fn default() -> Self {
+            Reg(unsafe { _mm_setzero_si128() })
+        }
+    }
+    impl BitXor for Reg {
+        type Output = Self;
+        #[inline(always)]
+        fn bitxor(self, r: Self) -> Self {
+            Reg(unsafe { _mm_xor_si128(self.0, r.0) })
+        }
+    }
+    impl BitAnd for Reg {
+        type Output = Self;
+        #[inline(always)]
+        fn bitand(self, r: Self) -> Self {
+            Reg(unsafe { _mm_and_si128(self.0, r.0) })
+        }
+    }
+    impl Not for Reg {
+        type Output = Self;
+        #[inline(always)]
+        fn not(self) -> Self {
+            Reg(unsafe { _mm_xor_si128(self.0, _mm_set1_epi8(-1)) })
+        }
+    }
+    impl zeroize::DefaultIsZeroes for Reg {}
+    impl super::bitsliced::Reg for Reg {
+        #[inline(always)]
+        fn load(bytes: &[u8; 16]) -> Self {
+            Reg(unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) })
+        }
+        #[inline(always)]
+        fn store(self) -> [u8; 16] {
+            let mut out = [0u8; 16];
+            unsafe { _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, self.0) };
+            out
+        }
+        #[inline(always)]
+        fn splat(b: u8) -> Self {
+            Reg(unsafe { _mm_set1_epi8(b as i8) })
+        }
+        #[inline(always)]
+        fn shr64(self, s: u32) -> Self {
+            Reg(unsafe { _mm_srl_epi64(self.0, _mm_cvtsi32_si128(s as i32)) })
+        }
+        #[inline(always)]
+        fn shl64(self, s: u32) -> Self {
+            Reg(unsafe { _mm_sll_epi64(self.0, _mm_cvtsi32_si128(s as i32)) })
+        }
+        #[inline(always)]
+        fn shuffle(self, i: [u8; 16]) -> Self {
+            Reg(unsafe { _mm_shuffle_epi8(self.0, _mm_loadu_si128(i.as_ptr() as *const __m128i)) })
         }
     }
 }

@@ -156,27 +156,34 @@ const GF16_NU_SQ: [u8; 4] = [
 
 // ---- circuits ----
 
-/// A GF(2)-linear map on bit vectors given by the images of the input basis bits (the images
-/// are public constants: the loop shape depends on them only).
-#[inline]
-fn linear<G: Gates, const N: usize>(g: &G, x: &[G::Bit], images: &[u8]) -> [G::Bit; N] {
-    core::array::from_fn(|j| {
-        let mut acc = None;
-        for (i, img) in images.iter().enumerate() {
-            if (img >> j) & 1 == 1 {
-                acc = Some(acc.map_or(x[i], |a| g.xor(a, x[i])));
+/// A GF(2)-linear map on bit vectors given by the images of the input basis bits. The images
+/// are compile-time constants, so once inlined the loops and tests fold into straight-line
+/// XORs (which matters for the bitsliced software AES).
+#[inline(always)]
+fn linear<G: Gates, const K: usize, const N: usize>(g: &G, x: &[G::Bit; K], images: &[u8; K]) -> [G::Bit; N] {
+    let mut out = [g.zero(); N];
+    let mut started = [false; N];
+    for i in 0..K {
+        for j in 0..N {
+            if (images[i] >> j) & 1 == 1 {
+                out[j] = if started[j] { g.xor(out[j], x[i]) } else { x[i] };
+                started[j] = true;
             }
         }
-        acc.unwrap_or_else(|| g.zero())
-    })
+    }
+    out
 }
 
-#[inline]
+#[inline(always)]
 fn xor_n<B: Gates, const N: usize>(b: &B, x: &[B::Bit; N], y: &[B::Bit; N]) -> [B::Bit; N] {
-    core::array::from_fn(|i| b.xor(x[i], y[i]))
+    let mut out = *x;
+    for i in 0..N {
+        out[i] = b.xor(x[i], y[i]);
+    }
+    out
 }
 
-#[inline]
+#[inline(always)]
 fn gf4_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 2], y: &[B::Bit; 2]) -> [B::Bit; 2] {
     let m0 = b.and(x[0], y[0]);
     let m1 = b.and(x[1], y[1]);
@@ -186,7 +193,7 @@ fn gf4_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 2], y: &[B::Bit; 2]) -> [B::Bit; 
     [b.xor(m0, m1), b.xor(m2, m0)]
 }
 
-#[inline]
+#[inline(always)]
 fn gf16_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 4], y: &[B::Bit; 4]) -> [B::Bit; 4] {
     let (x0, x1) = ([x[0], x[1]], [x[2], x[3]]);
     let (y0, y1) = ([y[0], y[1]], [y[2], y[3]]);
@@ -201,7 +208,7 @@ fn gf16_mul_c<B: Gates>(b: &mut B, x: &[B::Bit; 4], y: &[B::Bit; 4]) -> [B::Bit;
     [lo[0], lo[1], hi[0], hi[1]]
 }
 
-#[inline]
+#[inline(always)]
 fn gf16_inv_c<B: Gates>(b: &mut B, x: &[B::Bit; 4]) -> [B::Bit; 4] {
     let (d, c) = ([x[0], x[1]], [x[2], x[3]]);
     let mu_c2: [B::Bit; 2] = linear(b, &c, &GF4_MU_SQ);
@@ -216,10 +223,10 @@ fn gf16_inv_c<B: Gates>(b: &mut B, x: &[B::Bit; 4]) -> [B::Bit; 4] {
 }
 
 /// GF(256) inversion in the tower representation (36 AND; 0 ↦ 0).
-#[inline]
+#[inline(always)]
 fn gf256_inv_tower_c<B: Gates>(b: &mut B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
-    let lo: [B::Bit; 4] = core::array::from_fn(|i| x[i]);
-    let hi: [B::Bit; 4] = core::array::from_fn(|i| x[4 + i]);
+    let lo = [x[0], x[1], x[2], x[3]];
+    let hi = [x[4], x[5], x[6], x[7]];
     let nu_sq: [B::Bit; 4] = linear(b, &hi, &GF16_NU_SQ);
     let b_sq: [B::Bit; 4] = linear(b, &lo, &GF16_SQ);
     let ab = gf16_mul_c(b, &hi, &lo);
@@ -228,12 +235,12 @@ fn gf256_inv_tower_c<B: Gates>(b: &mut B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
     let out_hi = gf16_mul_c(b, &hi, &ninv);
     let sum = xor_n(b, &hi, &lo);
     let out_lo = gf16_mul_c(b, &sum, &ninv);
-    core::array::from_fn(|i| if i < 4 { out_lo[i] } else { out_hi[i - 4] })
+    [out_lo[0], out_lo[1], out_lo[2], out_lo[3], out_hi[0], out_hi[1], out_hi[2], out_hi[3]]
 }
 
 /// The AES S-box up to its additive constant 0x63: map into the tower, invert there (36 AND),
 /// map back and apply the affine map's linear part (one merged linear map).
-#[inline]
+#[inline(always)]
 pub(crate) fn sbox_without_constant<G: Gates>(g: &mut G, s: &[G::Bit; 8]) -> [G::Bit; 8] {
     let x: [G::Bit; 8] = linear(g, s, &TO_TOWER);
     let inv_t = gf256_inv_tower_c(g, &x);
