@@ -322,6 +322,111 @@ impl F128 {
     }
 }
 
+impl F128 {
+    /// `out[r][s] = Σ_i sets[s][i]·rows[r][i]`: many rows combined with a few fixed coefficient
+    /// vectors (the AES S-box's byte embeddings), in parallel.
+    ///
+    /// With PCLMULQDQ these are inner products. Without it (wasm) a GF(2^128) product costs
+    /// about 150 integer multiplies, so rows are instead combined 128 at a time as a GF(2)-linear
+    /// map on bit slices: the rows' bits are transposed into 128-bit words (word k of column i
+    /// holds bit k of every row's element i), and output bit j of set s is the XOR of the words
+    /// where sets[s][i]·x^k has bit j. The XORs go through tables of all XOR-combinations of 8
+    /// consecutive words (the "method of four Russians"), indexed by the constants' bits, so
+    /// memory accesses depend only on the public coefficients.
+    pub fn fixed_combinations<const S: usize>(sets: &[[F128; 8]; S], rows: &[[F128; 8]], out: &mut [[F128; S]]) {
+        use rayon::prelude::*;
+        debug_assert_eq!(rows.len(), out.len());
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has_pclmul() {
+                rows.par_chunks(1024).zip(out.par_chunks_mut(1024)).for_each(|(rows, out)| {
+                    for (o, r) in out.iter_mut().zip(rows) {
+                        for (os, set) in o.iter_mut().zip(sets) {
+                            // SAFETY: the CPU supports pclmulqdq (checked just above).
+                            *os = unsafe { simd::inner_product(set, r) };
+                        }
+                    }
+                });
+                return;
+            }
+        }
+        let tables = bitsliced::Tables::new(sets);
+        rows.par_chunks(128).zip(out.par_chunks_mut(128)).for_each(|(rows, out)| tables.combine(rows, out));
+    }
+}
+
+/// The bit-sliced form of [`F128::fixed_combinations`].
+mod bitsliced {
+    use super::F128;
+    use crate::zk::ot::bits::transpose128;
+    use zeroize::Zeroize;
+
+    /// For set s, element i, byte g of the bit index k = 8g + b and output bit j: a byte whose bit
+    /// b is bit j of sets[s][i]·x^k (which words of group g feed output bit j).
+    pub(super) struct Tables<const S: usize> {
+        select: Vec<[[[u8; 128]; 16]; 8]>,
+    }
+
+    impl<const S: usize> Tables<S> {
+        pub(super) fn new(sets: &[[F128; 8]; S]) -> Self {
+            let select = sets
+                .iter()
+                .map(|set| {
+                    let mut t = [[[0u8; 128]; 16]; 8];
+                    for (ti, c) in t.iter_mut().zip(set) {
+                        let mut v = *c;
+                        for k in 0..128 {
+                            for (j, sel) in ti[k / 8].iter_mut().enumerate() {
+                                *sel |= (((v.0 >> j) & 1) as u8) << (k % 8);
+                            }
+                            v = v.mul_x();
+                        }
+                    }
+                    t
+                })
+                .collect();
+            Tables { select }
+        }
+
+        /// Up to 128 rows.
+        pub(super) fn combine(&self, rows: &[[F128; 8]], out: &mut [[F128; S]]) {
+            debug_assert!(rows.len() <= 128 && out.len() == rows.len());
+            let mut acc = [[0u128; 128]; S];
+            let mut words = [0u128; 128];
+            let mut combos = [0u128; 256];
+            for i in 0..8 {
+                words.iter_mut().for_each(|w| *w = 0);
+                for (w, row) in words.iter_mut().zip(rows) {
+                    *w = row[i].0;
+                }
+                transpose128(&mut words);
+                for g in 0..16 {
+                    for b in 0..8 {
+                        let (w, h) = (words[8 * g + b], 1usize << b);
+                        for v in 0..h {
+                            combos[h + v] = combos[v] ^ w;
+                        }
+                    }
+                    for (acc_s, select) in acc.iter_mut().zip(&self.select) {
+                        for (a, &sel) in acc_s.iter_mut().zip(select[i][g].iter()) {
+                            *a ^= combos[sel as usize];
+                        }
+                    }
+                }
+            }
+            for (s, acc_s) in acc.iter_mut().enumerate() {
+                transpose128(acc_s);
+                for (o, a) in out.iter_mut().zip(acc_s.iter()) {
+                    o[s] = F128(*a);
+                }
+            }
+            acc.zeroize();
+            words.zeroize();
+            combos.zeroize();
+        }
+    }
+}
+
 /// An unreduced 256-bit carry-less product (or a XOR-sum of them).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub struct Wide {
@@ -625,6 +730,31 @@ mod tests {
             assert_eq!(and_row_sums_portable(&row), (e0, e1), "len {len}");
         }
         assert_eq!(F128(1 << 127).mul_x(), F128(0x87));
+    }
+
+    #[test]
+    fn fixed_combinations_match_inner_products_on_both_paths() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let r = |rng: &mut rand::rngs::ThreadRng| F128(rng.random());
+        let sets: [[F128; 8]; 2] = [[0; 8].map(|_: i32| r(&mut rng)), [0; 8].map(|_: i32| r(&mut rng))];
+        for n in [0usize, 1, 5, 128, 129, 300] {
+            let mut rows: Vec<[F128; 8]> = (0..n).map(|_| [0; 8].map(|_: i32| r(&mut rng))).collect();
+            if let Some(row) = rows.first_mut() {
+                *row = [F128(u128::MAX); 8];
+            }
+            let want: Vec<[F128; 2]> =
+                rows.iter().map(|row| [F128::inner_product(&sets[0], row), F128::inner_product(&sets[1], row)]).collect();
+            let mut got = vec![[F128::ZERO; 2]; n];
+            F128::fixed_combinations(&sets, &rows, &mut got);
+            assert_eq!(got, want, "n = {n}");
+            let mut sliced = vec![[F128::ZERO; 2]; n];
+            let tables = bitsliced::Tables::new(&sets);
+            for (rows, out) in rows.chunks(128).zip(sliced.chunks_mut(128)) {
+                tables.combine(rows, out);
+            }
+            assert_eq!(sliced, want, "bit-sliced, n = {n}");
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@
 //! correlations.
 
 pub mod base;
-mod bits;
+pub(crate) mod bits;
 pub mod ferret;
 pub mod kos;
 pub mod softspoken;

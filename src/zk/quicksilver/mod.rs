@@ -54,6 +54,7 @@ pub use verifier::{VBit, Verifier, VerifierBackend};
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::field::F128;
 use crate::zk::ot::{CotError, CotReceiver, CotSender};
+use zeroize::Zeroize;
 
 /// Largest single message the engine sends; bigger batch payloads are split.
 pub const MAX_MESSAGE: usize = 1 << 20;
@@ -127,6 +128,69 @@ pub trait Backend {
     fn elem_value(&self, a: Self::Elem) -> Option<F128>;
     /// Constrain a · b = c (one multiplication check).
     fn assert_product(&mut self, a: Self::Elem, b: Self::Elem, c: Self::Elem);
+    /// Constrain t = s^254 in the AES field (the S-box's inversion, 0 ↦ 0) for bytes given as
+    /// bits (bit i = coefficient of x^i): with both embedded in GF(2^128)
+    /// ([`crate::zk::gadgets::aes::embedding_bases`]), s²·t = s and s·t² = t, two
+    /// multiplication checks. The prover and verifier collect the bytes and embed all of a
+    /// batch's at once ([`F128::fixed_combinations`]), which is several times cheaper without
+    /// a carry-less multiply instruction (wasm).
+    fn assert_byte_inverse(&mut self, s: &[Self::Bit; 8], t: &[Self::Bit; 8]) {
+        let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
+        let es = self.elem_from_bits(s, lin);
+        let es2 = self.elem_from_bits(s, sq);
+        let et = self.elem_from_bits(t, lin);
+        let et2 = self.elem_from_bits(t, sq);
+        self.assert_product(es2, et, es);
+        self.assert_product(es, et2, et);
+    }
+}
+
+/// Bytes of [`Backend::assert_byte_inverse`] awaiting their embeddings, as (s, t) pairs of
+/// per-bit MACs (prover) or keys (verifier), with the prover's byte values.
+#[derive(Default)]
+pub(crate) struct PendingInverses {
+    /// [s row, t row] per constraint pair: the 8 bits' MACs or keys.
+    rows: Vec<[F128; 8]>,
+    /// [s, t] per pair (prover only).
+    bytes: Vec<u8>,
+}
+
+impl PendingInverses {
+    /// Room for `pairs` more pairs (the batch's counted products / 2).
+    pub(crate) fn reserve(&mut self, pairs: usize, with_bytes: bool) {
+        self.rows.reserve_exact(2 * pairs);
+        if with_bytes {
+            self.bytes.reserve_exact(2 * pairs);
+        }
+    }
+
+    pub(crate) fn push(&mut self, s: [F128; 8], t: [F128; 8], bytes: Option<(u8, u8)>) {
+        self.rows.push(s);
+        self.rows.push(t);
+        if let Some((s, t)) = bytes {
+            self.bytes.push(s);
+            self.bytes.push(t);
+        }
+    }
+
+    /// The embeddings of every pending pair, [[s, s²], [t, t²]] (MACs or keys), then empty.
+    /// The caller wipes the result.
+    pub(crate) fn take_embedded(&mut self) -> (Vec<[F128; 2]>, Vec<u8>) {
+        let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
+        let mut out = vec![[F128::ZERO; 2]; self.rows.len()];
+        F128::fixed_combinations(&[*lin, *sq], &self.rows, &mut out);
+        // Wiped and freed: a batch's rows are 256 B per S-box, no need to keep them around.
+        self.rows.zeroize();
+        self.rows = Vec::new();
+        (out, std::mem::take(&mut self.bytes))
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.rows.zeroize();
+        self.rows.clear();
+        self.bytes.zeroize();
+        self.bytes.clear();
+    }
 }
 
 /// Either side's batch driver ([`Prover`] or [`Verifier`]), so that protocol code can be

@@ -5,6 +5,7 @@ use zeroize::Zeroize;
 
 use super::check::{and_sums, prover_product_sums, Challenge};
 use super::{
+    PendingInverses,
     cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, ProofError,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
 };
@@ -56,6 +57,7 @@ pub struct ProverBackend {
     const_hash: Sha256,
     and_triples: Vec<[F128; 3]>,
     product_triples: Vec<[F128; 5]>,
+    inverses: PendingInverses,
     stats: BatchStats,
     missing_witness: bool,
     #[cfg(test)]
@@ -75,6 +77,7 @@ impl ProverBackend {
             const_hash: Sha256::new(),
             and_triples: Vec::new(),
             product_triples: Vec::new(),
+            inverses: PendingInverses::default(),
             stats: BatchStats::default(),
             missing_witness: false,
             #[cfg(test)]
@@ -97,6 +100,25 @@ impl ProverBackend {
         self.const_hash = Sha256::new();
         self.stats = BatchStats::default();
         self.missing_witness = false;
+        self.inverses.clear();
+    }
+
+    /// Turns the batch's [`Backend::assert_byte_inverse`] pairs into product triples
+    /// (embedding every byte at once), in the order they were asserted.
+    fn flush_inverses(&mut self) {
+        let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
+        let (mut macs, mut bytes) = self.inverses.take_embedded();
+        let embed = |set: &[F128; 8], v: u8| {
+            set.iter().enumerate().fold(F128::ZERO, |acc, (i, c)| acc ^ c.select((v >> i) & 1 == 1))
+        };
+        for (m, v) in macs.chunks_exact(2).zip(bytes.chunks_exact(2)) {
+            let ([ms, ms2], [mt, mt2], s, t) = (m[0], m[1], v[0], v[1]);
+            // s²·t = s, then s·t² = t, as [a, M_a, b, M_b, M_c].
+            self.product_triples.push([embed(sq, s), ms2, embed(lin, t), mt, ms]);
+            self.product_triples.push([embed(lin, s), ms, embed(sq, t), mt2, mt]);
+        }
+        macs.zeroize();
+        bytes.zeroize();
     }
 
     /// Multiplication triples wait here, across deferred batches, until a checked batch.
@@ -317,6 +339,14 @@ impl Backend for ProverBackend {
             self.product_triples.push([a.v, a.m, b.v, b.m, c.m]);
         }
     }
+
+    fn assert_byte_inverse(&mut self, s: &[PBit; 8], t: &[PBit; 8]) {
+        self.stats.products += 2;
+        if !self.counting {
+            let byte = |x: &[PBit; 8]| x.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((b.v as u8) << i));
+            self.inverses.push(s.map(|b| b.m), t.map(|b| b.m), Some((byte(s), byte(t))));
+        }
+    }
 }
 
 /// The QuickSilver prover: a COT source plus the backend state (COT pool) across batches.
@@ -397,6 +427,7 @@ impl<R: CotReceiver> Prover<R> {
         self.backend.open_values.reserve(counted.opened);
         self.backend.and_triples.reserve(counted.and_gates);
         self.backend.product_triples.reserve(counted.products);
+        self.backend.inverses.reserve(counted.products / 2, true);
         let out = f(&mut self.backend);
         if self.backend.stats != counted {
             return Err(ProofError::NonDeterministicCircuit);
@@ -417,6 +448,7 @@ impl<R: CotReceiver> Prover<R> {
         for chunk in payload.chunks(self.max_message) {
             ch.send(chunk.to_vec()).await?;
         }
+        self.backend.flush_inverses();
         if !check {
             self.last_stats = counted;
             self.backend.reset_batch(true);

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 
 use super::check::{and_sums, verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
-use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, ProofError};
+use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError};
 use crate::zk::channel::Channel;
 use crate::zk::field::{Wide, F128};
 use crate::zk::ot::CotSender;
@@ -31,6 +31,7 @@ pub struct VerifierBackend {
     const_hash: Sha256,
     and_triples: Vec<[F128; 3]>,
     product_triples: Vec<[F128; 3]>,
+    inverses: PendingInverses,
     stats: BatchStats,
     overrun: bool,
     public_mismatch: bool,
@@ -55,6 +56,7 @@ impl VerifierBackend {
             const_hash: Sha256::new(),
             and_triples: Vec::new(),
             product_triples: Vec::new(),
+            inverses: PendingInverses::default(),
             stats: BatchStats::default(),
             overrun: false,
             public_mismatch: false,
@@ -77,6 +79,17 @@ impl VerifierBackend {
         self.stats = BatchStats::default();
         self.overrun = false;
         self.public_mismatch = false;
+        self.inverses.clear();
+    }
+
+    /// The verifier's side of the prover's `flush_inverses`: the same triples on keys.
+    fn flush_inverses(&mut self) {
+        let (keys, _) = self.inverses.take_embedded();
+        for k in keys.chunks_exact(2) {
+            let ([ks, ks2], [kt, kt2]) = (k[0], k[1]);
+            self.product_triples.push([ks2, kt, ks]);
+            self.product_triples.push([ks, kt2, kt]);
+        }
     }
 
     fn take_key(&mut self) -> F128 {
@@ -242,6 +255,13 @@ impl Backend for VerifierBackend {
             self.product_triples.push([a, b, c]);
         }
     }
+
+    fn assert_byte_inverse(&mut self, s: &[VBit; 8], t: &[VBit; 8]) {
+        self.stats.products += 2;
+        if !self.counting {
+            self.inverses.push(s.map(|b| b.k), t.map(|b| b.k), None);
+        }
+    }
 }
 
 /// The QuickSilver verifier: a COT source (holding Δ) plus the key pool across batches.
@@ -327,10 +347,12 @@ impl<S: CotSender> Verifier<S> {
         self.backend.open_values = payload[corr_len..corr_len + open_len].to_vec();
         self.backend.and_triples.reserve(counted.and_gates);
         self.backend.product_triples.reserve(counted.products);
+        self.backend.inverses.reserve(counted.products / 2, false);
         let out = f(&mut self.backend);
         if self.backend.stats != counted || self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
+        self.backend.flush_inverses();
         if !check {
             self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
             self.last_stats = counted;
