@@ -1,4 +1,5 @@
-//! Plain boolean-circuit AES-128 (baseline and cross-check for the field-embedding S-box).
+//! Plain boolean-circuit AES-128 (baseline and cross-check for the field-embedding S-box). Its
+//! S-box circuit is also the SubBytes of the bitsliced software AES in [`crate::zk::prp`].
 //!
 //! The S-box inversion runs in the tower field GF(((2^2)^2)^2), where an inverse costs 36 AND:
 //! - GF(4) = GF(2)[u]/(u² + u + 1): product by Karatsuba (3 AND); inverse = square (free).

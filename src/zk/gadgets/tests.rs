@@ -728,3 +728,49 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
     let (_, v) = run(crate::zk::quicksilver::Cheat { flip_open: Some(100), ..Default::default() });
     assert!(matches!(v, Err(crate::zk::quicksilver::ProofError::OpeningMacMismatch)), "{v:?}");
 }
+
+/// S-box constraints are collected per batch and embedded together at its end. In a deferred
+/// batch that also has direct product constraints before and after them, an honest proof
+/// passes and one flipped S-box witness bit is caught by the next checked batch.
+#[test]
+fn sbox_constraints_of_a_deferred_batch_are_checked_by_the_next_batch() {
+    use crate::zk::channel::memory_pair;
+    use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
+    use crate::zk::quicksilver::{Backend, Prover, Verifier, MAX_MESSAGE};
+    fn deferred<B: Backend>(b: &mut B, key: Option<&[u8]>) {
+        let kb = commit_bytes(b, key, 16);
+        let (lin, _) = embedding_bases();
+        let one = b.elem_constant(F128::ONE);
+        let e0 = b.elem_from_bits(&kb[..8], lin);
+        b.assert_product(e0, one, e0);
+        drop(key_schedule(b, &kb));
+        let e1 = b.elem_from_bits(&kb[8..16], lin);
+        b.assert_product(one, e1, e1);
+    }
+    let key = rand_bytes(16);
+    // Commits 0..128 = key; 128 + 8·3 + 5 is bit 5 of the 4th key-schedule S-box witness.
+    for (cheat, honest) in [(Cheat::default(), true), (Cheat { flip_commit: Some(128 + 8 * 3 + 5), ..Default::default() }, false)] {
+        let seed: [u8; 16] = rand::rng().random();
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let mut prover = Prover::new(IdealCotReceiver::new(seed));
+        *prover.cheat_mut() = cheat;
+        let mut verifier = Verifier::new(IdealCotSender::new(seed));
+        let key = key.clone();
+        let (p, v) = futures::executor::block_on(async move {
+            let p = async move {
+                prover.run_deferred(&mut a, |b| deferred(b, Some(&key))).await?;
+                prover.run(&mut a, |b| b.commit(Some(true)).m).await.map(|_| ())
+            };
+            let v = async move {
+                verifier.run_deferred(&mut b, |b| deferred(b, None)).await?;
+                verifier.run(&mut b, |b| b.commit(None).k).await.map(|_| ())
+            };
+            futures::future::join(p, v).await
+        });
+        if honest {
+            assert!(p.is_ok() && v.is_ok(), "{p:?} {v:?}");
+        } else {
+            assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+        }
+    }
+}

@@ -5,8 +5,7 @@ use zeroize::Zeroize;
 
 use super::check::{and_sums, prover_product_sums, Challenge};
 use super::{
-    PendingInverses,
-    cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, ProofError,
+    cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
 };
 use crate::zk::channel::Channel;

@@ -2,6 +2,7 @@
 
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+use zeroize::Zeroize;
 
 use super::check::{and_sums, verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
@@ -84,12 +85,13 @@ impl VerifierBackend {
 
     /// The verifier's side of the prover's `flush_inverses`: the same triples on keys.
     fn flush_inverses(&mut self) {
-        let (keys, _) = self.inverses.take_embedded();
+        let (mut keys, _) = self.inverses.take_embedded();
         for k in keys.chunks_exact(2) {
             let ([ks, ks2], [kt, kt2]) = (k[0], k[1]);
             self.product_triples.push([ks2, kt, ks]);
             self.product_triples.push([ks, kt2, kt]);
         }
+        keys.zeroize();
     }
 
     fn take_key(&mut self) -> F128 {
