@@ -774,3 +774,33 @@ fn sbox_constraints_of_a_deferred_batch_are_checked_by_the_next_batch() {
         }
     }
 }
+
+/// Enough S-boxes in one batch that their embeddings are flushed mid-batch (every 4,096
+/// pairs): the ciphertexts still open correctly, and a fault in an S-box of the first flush or
+/// of the batch's final one is rejected.
+#[test]
+fn many_sbox_constraints_across_embedding_flushes() {
+    let key = rand_bytes(16);
+    let blocks: Vec<Vec<u8>> = (0..30).map(|_| rand_bytes(16)).collect();
+    let want: Vec<Vec<u8>> = blocks.iter().map(|pt| aes_ref(&key, pt)).collect();
+    fn circuit<B: crate::zk::quicksilver::Backend>(b: &mut B, key: Option<&[u8]>, pts: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let kb = commit_bytes(b, key, 16);
+        let rk = key_schedule(b, &kb);
+        pts.iter()
+            .map(|pt| {
+                let pb = constant_bytes(b, pt);
+                let out = encrypt(b, &rk, &pb);
+                open_bytes(b, &out)
+            })
+            .collect()
+    }
+    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), &blocks), |b| circuit(b, None, &blocks));
+    assert_eq!(p.unwrap(), want);
+    assert_eq!(v.unwrap(), want);
+    // 40 + 30·160 = 4,840 S-boxes; S-box k's witness bits are commits 128 + 8k ..
+    for sbox in [100, 4500] {
+        let cheat = Cheat { flip_commit: Some(128 + 8 * sbox + 1), ..Default::default() };
+        let (_, v) = zk_run(cheat, |b| circuit(b, Some(&key), &blocks), |b| circuit(b, None, &blocks));
+        assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "S-box {sbox}: {v:?}");
+    }
+}

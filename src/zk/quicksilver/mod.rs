@@ -156,12 +156,24 @@ pub(crate) struct PendingInverses {
 }
 
 impl PendingInverses {
-    /// Room for `pairs` more pairs (the batch's counted products / 2).
+    /// Pairs embedded together: enough for the bit-sliced path to fill its 128-row blocks on
+    /// every thread, few enough (1 MiB of rows) that the buffer is reused, not regrown, batch
+    /// after batch (wasm memory never shrinks, so regrown buffers fragment it). Both sides
+    /// flush at the same points, so their product triples stay in the same order.
+    const FLUSH_PAIRS: usize = 4096;
+
+    /// Room for up to `pairs` more pairs (the batch's counted products / 2).
     pub(crate) fn reserve(&mut self, pairs: usize, with_bytes: bool) {
-        self.rows.reserve_exact(2 * pairs);
+        let rows = 2 * pairs.min(Self::FLUSH_PAIRS);
+        self.rows.reserve_exact(rows.saturating_sub(self.rows.len()));
         if with_bytes {
-            self.bytes.reserve_exact(2 * pairs);
+            self.bytes.reserve_exact(rows.saturating_sub(self.bytes.len()));
         }
+    }
+
+    /// Whether it is time to embed the pending pairs.
+    pub(crate) fn is_full(&self) -> bool {
+        self.rows.len() >= 2 * Self::FLUSH_PAIRS
     }
 
     pub(crate) fn push(&mut self, s: [F128; 8], t: [F128; 8], bytes: Option<(u8, u8)>) {
@@ -173,16 +185,15 @@ impl PendingInverses {
         }
     }
 
-    /// The embeddings of every pending pair, [[s, s²], [t, t²]] (MACs or keys), then empty.
-    /// The caller wipes the result.
+    /// The embeddings of every pending pair, [[s, s²], [t, t²]] (MACs or keys), and the byte
+    /// values; then empty (wiped, capacity kept). The caller wipes the results.
     pub(crate) fn take_embedded(&mut self) -> (Vec<[F128; 2]>, Vec<u8>) {
         let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
         let mut out = vec![[F128::ZERO; 2]; self.rows.len()];
         F128::fixed_combinations(&[*lin, *sq], &self.rows, &mut out);
-        // Wiped and freed: a batch's rows are 256 B per S-box, no need to keep them around.
-        self.rows.zeroize();
-        self.rows = Vec::new();
-        (out, std::mem::take(&mut self.bytes))
+        let bytes = self.bytes.clone();
+        self.clear();
+        (out, bytes)
     }
 
     pub(crate) fn clear(&mut self) {

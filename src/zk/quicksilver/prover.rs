@@ -344,6 +344,9 @@ impl Backend for ProverBackend {
         if !self.counting {
             let byte = |x: &[PBit; 8]| x.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((b.v as u8) << i));
             self.inverses.push(s.map(|b| b.m), t.map(|b| b.m), Some((byte(s), byte(t))));
+            if self.inverses.is_full() {
+                self.flush_inverses();
+            }
         }
     }
 }

@@ -262,6 +262,9 @@ impl Backend for VerifierBackend {
         self.stats.products += 2;
         if !self.counting {
             self.inverses.push(s.map(|b| b.k), t.map(|b| b.k), None);
+            if self.inverses.is_full() {
+                self.flush_inverses();
+            }
         }
     }
 }
