@@ -54,27 +54,28 @@ pub(crate) fn ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
 
 /// In-place transpose of a 128×128 bit matrix: afterwards bit `c` of `a[r]` is the former bit
 /// `r` of `a[c]`. Recursive block swaps (Eklundh), 7 rounds of 64 masked swaps, branch-free.
+/// Each round is its own instantiation so that every shift is by a constant: wasm has no
+/// 128-bit shift, and a shift by a variable amount becomes a call to a runtime helper.
 pub(crate) fn transpose128(a: &mut [u128; 128]) {
-    const LEVELS: [(usize, u128); 7] = [
-        (64, 0x0000_0000_0000_0000_FFFF_FFFF_FFFF_FFFF),
-        (32, 0x0000_0000_FFFF_FFFF_0000_0000_FFFF_FFFF),
-        (16, 0x0000_FFFF_0000_FFFF_0000_FFFF_0000_FFFF),
-        (8, 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF),
-        (4, 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F),
-        (2, 0x3333_3333_3333_3333_3333_3333_3333_3333),
-        (1, 0x5555_5555_5555_5555_5555_5555_5555_5555),
-    ];
-    for &(w, mask) in LEVELS.iter() {
+    #[inline(always)]
+    fn round<const W: usize>(a: &mut [u128; 128], mask: u128) {
         let mut base = 0;
         while base < 128 {
-            for r in base..base + w {
-                let t = ((a[r] >> w) ^ a[r + w]) & mask;
-                a[r] ^= t << w;
-                a[r + w] ^= t;
+            for r in base..base + W {
+                let t = ((a[r] >> W) ^ a[r + W]) & mask;
+                a[r] ^= t << W;
+                a[r + W] ^= t;
             }
-            base += 2 * w;
+            base += 2 * W;
         }
     }
+    round::<64>(a, 0x0000_0000_0000_0000_FFFF_FFFF_FFFF_FFFF);
+    round::<32>(a, 0x0000_0000_FFFF_FFFF_0000_0000_FFFF_FFFF);
+    round::<16>(a, 0x0000_FFFF_0000_FFFF_0000_FFFF_0000_FFFF);
+    round::<8>(a, 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF);
+    round::<4>(a, 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F);
+    round::<2>(a, 0x3333_3333_3333_3333_3333_3333_3333_3333);
+    round::<1>(a, 0x5555_5555_5555_5555_5555_5555_5555_5555);
 }
 
 /// Turn a column-major 128 × (8·col_len) bit matrix (column `j` = `cols[j*col_len..][..col_len]`)
