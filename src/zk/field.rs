@@ -391,9 +391,9 @@ mod bitsliced {
         /// Up to 128 rows.
         pub(super) fn combine(&self, rows: &[[F128; 8]], out: &mut [[F128; S]]) {
             debug_assert!(rows.len() <= 128 && out.len() == rows.len());
-            let mut acc = [[0u128; 128]; S];
+            let mut acc = [[Word::default(); 128]; S];
             let mut words = [0u128; 128];
-            let mut combos = [0u128; 256];
+            let mut combos = [Word::default(); 256];
             for i in 0..8 {
                 words.iter_mut().for_each(|w| *w = 0);
                 for (w, row) in words.iter_mut().zip(rows) {
@@ -402,27 +402,86 @@ mod bitsliced {
                 transpose128(&mut words);
                 for g in 0..16 {
                     for b in 0..8 {
-                        let (w, h) = (words[8 * g + b], 1usize << b);
+                        let (w, h) = (Word::from_u128(words[8 * g + b]), 1usize << b);
                         for v in 0..h {
-                            combos[h + v] = combos[v] ^ w;
+                            combos[h + v] = combos[v].xor(w);
                         }
                     }
                     for (acc_s, select) in acc.iter_mut().zip(&self.select) {
                         for (a, &sel) in acc_s.iter_mut().zip(select[i][g].iter()) {
-                            *a ^= combos[sel as usize];
+                            *a = a.xor(combos[sel as usize]);
                         }
                     }
                 }
             }
-            for (s, acc_s) in acc.iter_mut().enumerate() {
-                transpose128(acc_s);
-                for (o, a) in out.iter_mut().zip(acc_s.iter()) {
-                    o[s] = F128(*a);
+            for (s, acc_s) in acc.iter().enumerate() {
+                for (w, a) in words.iter_mut().zip(acc_s.iter()) {
+                    *w = a.to_u128();
+                }
+                transpose128(&mut words);
+                for (o, w) in out.iter_mut().zip(words.iter()) {
+                    o[s] = F128(*w);
                 }
             }
             acc.zeroize();
             words.zeroize();
             combos.zeroize();
+        }
+    }
+
+    /// A 128-bit word of the tables: a SIMD128 register in wasm (one instruction per XOR, not
+    /// two 64-bit ones), a `u128` elsewhere.
+    #[derive(Clone, Copy, Default)]
+    struct Word(
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))] Simd,
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))] u128,
+    );
+
+    impl zeroize::DefaultIsZeroes for Word {}
+
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    impl Word {
+        #[inline(always)]
+        fn from_u128(x: u128) -> Self {
+            Word(x)
+        }
+        #[inline(always)]
+        fn to_u128(self) -> u128 {
+            self.0
+        }
+        #[inline(always)]
+        fn xor(self, o: Self) -> Self {
+            Word(self.0 ^ o.0)
+        }
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    use core::arch::wasm32::{u64x2, u64x2_extract_lane, v128, v128_xor};
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[derive(Clone, Copy)]
+    struct Simd(v128);
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    impl Default for Simd {
+        fn default() -> Self {
+            Simd(u64x2(0, 0))
+        }
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    impl Word {
+        #[inline(always)]
+        fn from_u128(x: u128) -> Self {
+            Word(Simd(u64x2(x as u64, (x >> 64) as u64)))
+        }
+        #[inline(always)]
+        fn to_u128(self) -> u128 {
+            (u64x2_extract_lane::<0>(self.0 .0) as u128) | ((u64x2_extract_lane::<1>(self.0 .0) as u128) << 64)
+        }
+        #[inline(always)]
+        fn xor(self, o: Self) -> Self {
+            Word(Simd(v128_xor(self.0 .0, o.0 .0)))
         }
     }
 }
