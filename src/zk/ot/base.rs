@@ -124,13 +124,7 @@ pub async fn receive<C: Channel>(
         });
     }
     let msg = ch.recv().await?;
-    if msg.len() != 32 {
-        return Err(CotError::Malformed {
-            what: "base OT sender point",
-            expected: 32,
-            got: msg.len(),
-        });
-    }
+    CotError::expect_len("base OT sender point", &msg, 32)?;
     let big_a = decode_point(&msg, "base OT sender point A")?;
     if big_a == RistrettoPoint::identity() {
         return Err(CotError::BaseOtInvalidPoint {

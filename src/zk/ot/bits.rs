@@ -262,7 +262,7 @@ pub(crate) async fn check_as_sender<C: crate::zk::channel::Channel>(
     rand::rng().fill_bytes(&mut seed);
     ch.send(seed.to_vec()).await?;
     let resp = ch.recv().await?;
-    let resp: [u8; 32] = resp.as_slice().try_into().map_err(|_| malformed(what, 32, resp.len()))?;
+    super::CotError::expect_len(what, &resp, 32)?;
     let (mut x, mut t) = ([0u8; 16], [0u8; 16]);
     x.copy_from_slice(&resp[..16]);
     t.copy_from_slice(&resp[16..]);
@@ -282,17 +282,15 @@ pub(crate) async fn check_as_receiver<C: crate::zk::channel::Channel>(
     what: &'static str,
 ) -> Result<(), super::CotError> {
     let seed_msg = ch.recv().await?;
-    let seed: [u8; 16] = seed_msg.as_slice().try_into().map_err(|_| malformed(what, 16, seed_msg.len()))?;
+    super::CotError::expect_len(what, &seed_msg, 16)?;
+    let mut seed = [0u8; 16];
+    seed.copy_from_slice(&seed_msg);
     let (t, x) = check_sums(&seed, rows, Some(bits));
     let mut resp = Vec::with_capacity(32);
     resp.extend_from_slice(&x.to_le_bytes());
     resp.extend_from_slice(&t.to_le_bytes());
     ch.send(resp).await?;
     Ok(())
-}
-
-fn malformed(what: &'static str, expected: usize, got: usize) -> super::CotError {
-    super::CotError::Malformed { what, expected, got }
 }
 
 /// Refuses an `extend` of more than [`super::kos::MAX_EXTEND`] correlations (every COT source

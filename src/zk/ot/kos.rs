@@ -123,13 +123,7 @@ impl KosSender {
         for (start, len) in chunk_lengths(m) {
             let col_len = len / 8;
             let msg = ch.recv().await?;
-            if msg.len() != 128 * col_len {
-                return Err(CotError::Malformed {
-                    what: "OT extension matrix chunk",
-                    expected: 128 * col_len,
-                    got: msg.len(),
-                });
-            }
+            CotError::expect_len("OT extension matrix chunk", &msg, 128 * col_len)?;
             let mut q = Zeroizing::new(vec![0u8; 128 * col_len]);
             prgs.par_iter_mut()
                 .zip(q.par_chunks_mut(col_len))

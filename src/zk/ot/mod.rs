@@ -120,6 +120,17 @@ pub enum CotError {
     SoftSpokenCheckFailed,
 }
 
+impl CotError {
+    /// `Ok` if the peer's message `msg` is exactly `expected` bytes, else [`CotError::Malformed`].
+    pub(crate) fn expect_len(what: &'static str, msg: &[u8], expected: usize) -> Result<(), CotError> {
+        if msg.len() == expected {
+            Ok(())
+        } else {
+            Err(CotError::Malformed { what, expected, got: msg.len() })
+        }
+    }
+}
+
 /// Verifier side of random correlated OT: holds Δ and gets keys.
 #[allow(async_fn_in_trait)]
 pub trait CotSender {

@@ -573,13 +573,7 @@ impl FerretSender {
         )
         .await?;
         let seed_msg = ch.recv().await?;
-        if seed_msg.len() != 16 {
-            return Err(CotError::Malformed {
-                what: "LPN seed",
-                expected: 16,
-                got: seed_msg.len(),
-            });
-        }
+        CotError::expect_len("LPN seed", &seed_msg, 16)?;
         let mut lpn_seed = [0u8; 16];
         lpn_seed.copy_from_slice(&seed_msg);
 

@@ -92,17 +92,6 @@ fn eq_hash(tweak_base: u128, v: u128) -> [u8; 32] {
     h.finalize().into()
 }
 
-fn expect_len(what: &'static str, msg: &[u8], expected: usize) -> Result<(), CotError> {
-    if msg.len() != expected {
-        return Err(CotError::Malformed {
-            what,
-            expected,
-            got: msg.len(),
-        });
-    }
-    Ok(())
-}
-
 fn read_u128(b: &[u8]) -> u128 {
     let mut a = [0u8; 16];
     a.copy_from_slice(&b[..16]);
@@ -140,7 +129,7 @@ pub(crate) async fn send<C: Channel>(
     }
 
     let chk = ch.recv().await?;
-    expect_len("MPCOT check challenge", &chk, 32)?;
+    CotError::expect_len("MPCOT check challenge", &chk, 32)?;
     let mut chi_seed = [0u8; 16];
     chi_seed.copy_from_slice(&chk[..16]);
     let x_prime = read_u128(&chk[16..]);
@@ -150,7 +139,7 @@ pub(crate) async fn send<C: Channel>(
     ch.send(eq_hash(tweak_base, value).to_vec()).await?;
 
     let z_msg = ch.recv().await?;
-    expect_len("MPCOT check opening", &z_msg, 16)?;
+    CotError::expect_len("MPCOT check opening", &z_msg, 16)?;
     if !bool::from(z_msg.as_slice().ct_eq(&value.to_le_bytes()[..])) {
         return Err(CotError::SpcotProverInconsistent);
     }
@@ -184,7 +173,7 @@ pub(crate) async fn receive<C: Channel>(
     let mut msgs = Vec::with_capacity(total);
     while msgs.len() < total {
         let m = ch.recv().await?;
-        expect_len("MPCOT tree messages", &m, per_msg.min(total - msgs.len()))?;
+        CotError::expect_len("MPCOT tree messages", &m, per_msg.min(total - msgs.len()))?;
         msgs.extend_from_slice(&m);
     }
 
@@ -205,7 +194,7 @@ pub(crate) async fn receive<C: Channel>(
 
     let value = sum ^ z_star;
     let h_msg = ch.recv().await?;
-    expect_len("MPCOT check hash", &h_msg, 32)?;
+    CotError::expect_len("MPCOT check hash", &h_msg, 32)?;
     if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(tweak_base, value)[..])) {
         return Err(CotError::SpcotCheckFailed);
     }
