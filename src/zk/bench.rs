@@ -51,6 +51,7 @@ pub struct Sizes {
 
 /// One part of the engine bench, to run alone (`tlsproof bench zk --only`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum Section {
     Keystream,
     Cot,

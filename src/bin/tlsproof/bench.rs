@@ -55,7 +55,7 @@ enum BenchCmd {
         target: TargetArg,
         /// Run one section alone (native only), e.g. to profile it.
         #[arg(long, value_enum)]
-        only: Option<SectionArg>,
+        only: Option<tlsproof::zk::bench::Section>,
         #[command(flatten)]
         browser: PageArgs,
     },
@@ -76,30 +76,6 @@ enum BenchCmd {
 impl PageArgs {
     async fn start(&self) -> Result<crate::bench_browser::BrowserBench, Box<dyn std::error::Error>> {
         Ok(crate::bench_browser::BrowserBench::start(self.www.clone(), self.pkg.clone(), self.chromium.clone()).await?)
-    }
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum SectionArg {
-    Keystream,
-    Cot,
-    And,
-    Sha,
-    Aes,
-    Primitives,
-}
-
-impl From<SectionArg> for tlsproof::zk::bench::Section {
-    fn from(s: SectionArg) -> Self {
-        use tlsproof::zk::bench::Section;
-        match s {
-            SectionArg::Keystream => Section::Keystream,
-            SectionArg::Cot => Section::Cot,
-            SectionArg::And => Section::And,
-            SectionArg::Sha => Section::Sha,
-            SectionArg::Aes => Section::Aes,
-            SectionArg::Primitives => Section::Primitives,
-        }
     }
 }
 
@@ -128,7 +104,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                     let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
                     let mut sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
                     if let Some(section) = only {
-                        sizes = sizes.only(section.into());
+                        sizes = sizes.only(section);
                     }
                     tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
                 }
