@@ -670,8 +670,7 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
     use super::hmac_prf::{hmac_public_inner, HmacKey, PublicInner};
     use super::sha256::{state_to_bytes, State};
     use crate::zk::channel::memory_pair;
-    use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
-    use crate::zk::quicksilver::{Backend, Prover, Verifier, MAX_MESSAGE};
+    use crate::zk::quicksilver::{Backend, MAX_MESSAGE};
     fn pads<B: Backend>(b: &mut B, key: Option<&[u8]>) -> (State<B>, [u8; 32]) {
         let kb = commit_bytes(b, key, 48);
         let hk: HmacKey<B> = hmac_key(b, &kb);
@@ -696,11 +695,8 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
     let key = rand_bytes(48);
     let msgs: Vec<Vec<u8>> = [0usize, 32, 55, 56, 77, 109, 200].iter().map(|n| rand_bytes(*n)).collect();
     let run = |cheat: crate::zk::quicksilver::Cheat| {
-        let seed: [u8; 16] = rand::rng().random();
         let (mut a, mut c) = memory_pair(MAX_MESSAGE);
-        let mut prover = Prover::new(IdealCotReceiver::new(seed));
-        *prover.cheat_mut() = cheat;
-        let mut verifier = Verifier::new(IdealCotSender::new(seed));
+        let (mut prover, mut verifier) = crate::zk::quicksilver::tests::ideal_parties(cheat);
         let (k, m) = (&key, &msgs);
         futures::executor::block_on(futures::future::join(
             async move {
@@ -735,8 +731,7 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
 #[test]
 fn sbox_constraints_of_a_deferred_batch_are_checked_by_the_next_batch() {
     use crate::zk::channel::memory_pair;
-    use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
-    use crate::zk::quicksilver::{Backend, Prover, Verifier, MAX_MESSAGE};
+    use crate::zk::quicksilver::{Backend, MAX_MESSAGE};
     fn deferred<B: Backend>(b: &mut B, key: Option<&[u8]>) {
         let kb = commit_bytes(b, key, 16);
         let (lin, _) = embedding_bases();
@@ -750,11 +745,8 @@ fn sbox_constraints_of_a_deferred_batch_are_checked_by_the_next_batch() {
     let key = rand_bytes(16);
     // Commits 0..128 = key; 128 + 8·3 + 5 is bit 5 of the 4th key-schedule S-box witness.
     for (cheat, honest) in [(Cheat::default(), true), (Cheat { flip_commit: Some(128 + 8 * 3 + 5), ..Default::default() }, false)] {
-        let seed: [u8; 16] = rand::rng().random();
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let mut prover = Prover::new(IdealCotReceiver::new(seed));
-        *prover.cheat_mut() = cheat;
-        let mut verifier = Verifier::new(IdealCotSender::new(seed));
+        let (mut prover, mut verifier) = crate::zk::quicksilver::tests::ideal_parties(cheat);
         let key = key.clone();
         let (p, v) = futures::executor::block_on(async move {
             let p = async move {

@@ -7,6 +7,14 @@ use crate::zk::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
 use crate::zk::ot::ideal::{IdealCotReceiver, IdealCotSender};
 use rand::Rng;
 
+/// A prover and verifier over one ideal COT (fresh seed); `cheat` sets the prover's faults.
+pub(crate) fn ideal_parties(cheat: Cheat) -> (Prover<IdealCotReceiver>, Verifier<IdealCotSender>) {
+    let seed: [u8; 16] = rand::rng().random();
+    let mut prover = Prover::new(IdealCotReceiver::new(seed));
+    *prover.cheat_mut() = cheat;
+    (prover, Verifier::new(IdealCotSender::new(seed)))
+}
+
 /// Run one batch on both sides with an ideal COT; `cheat` configures the prover's faults.
 pub(crate) fn zk_run<T, U>(
     cheat: Cheat,
@@ -102,10 +110,8 @@ fn and_gates_prove_and_open_correctly() {
 
 #[test]
 fn wires_carry_over_between_batches_and_public_constants_fold() {
-    let seed: [u8; 16] = rand::rng().random();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let mut prover = Prover::new(IdealCotReceiver::new(seed));
-    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let xs = random_bits(64);
     let xs2 = xs.clone();
     let (pr, vr) = futures::executor::block_on(async move {
@@ -400,11 +406,8 @@ fn tampered_wire_messages_are_rejected() {
 fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
     let n = 40;
     let (xs, ys) = (random_bits(n), random_bits(n));
-    let seed: [u8; 16] = rand::rng().random();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let mut prover = Prover::new(IdealCotReceiver::new(seed));
-    *prover.cheat_mut() = cheat;
-    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    let (mut prover, mut verifier) = ideal_parties(cheat);
     futures::executor::block_on(async move {
         let p = async move {
             prover.run_deferred(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await?;
@@ -461,11 +464,8 @@ fn a_forged_opening_in_a_deferred_batch_is_rejected_on_arrival() {
 fn scheduled_batches(cheat: Cheat) -> (Result<(), ProofError>, Vec<bool>) {
     let n = 40;
     let (xs, ys) = (random_bits(n), random_bits(n));
-    let seed: [u8; 16] = rand::rng().random();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let mut prover = Prover::new(IdealCotReceiver::new(seed));
-    *prover.cheat_mut() = cheat;
-    let mut verifier = Verifier::new(IdealCotSender::new(seed));
+    let (mut prover, mut verifier) = ideal_parties(cheat);
     futures::executor::block_on(async move {
         let p = async move {
             let mut pending = Vec::new();
