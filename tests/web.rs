@@ -73,7 +73,7 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
 /// the bit-sliced four-Russians path with SIMD128 words: it must equal the inner products.
 #[wasm_bindgen_test]
 async fn bitsliced_fixed_combinations_match_inner_products() {
-    use tlsproof::zk::field::F128;
+    use tlsproof::zk::field::{FixedCombinations, F128};
     ensure_pool().await;
     let mut x = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835u128;
     let mut next = move || {
@@ -85,7 +85,7 @@ async fn bitsliced_fixed_combinations_match_inner_products() {
     let sets = [[(); 8].map(|_| next()), [(); 8].map(|_| next())];
     let rows: Vec<[F128; 8]> = (0..300).map(|_| [(); 8].map(|_| next())).collect();
     let mut got = vec![[F128::ZERO; 2]; rows.len()];
-    F128::fixed_combinations(&sets, &rows, &mut got);
+    FixedCombinations::new(sets).combine(&rows, &mut got);
     for (row, g) in rows.iter().zip(&got) {
         assert_eq!(*g, [F128::inner_product(&sets[0], row), F128::inner_product(&sets[1], row)]);
     }

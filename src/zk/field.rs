@@ -322,40 +322,51 @@ impl F128 {
     }
 }
 
-impl F128 {
-    /// `out[r][s] = Σ_i sets[s][i]·rows[r][i]`: many rows combined with a few fixed coefficient
-    /// vectors (the AES S-box's byte embeddings), in parallel.
-    ///
-    /// With PCLMULQDQ these are inner products. Without it (wasm) a GF(2^128) product costs
-    /// about 150 integer multiplies, so rows are instead combined 128 at a time as a GF(2)-linear
-    /// map on bit slices: the rows' bits are transposed into 128-bit words (word k of column i
-    /// holds bit k of every row's element i), and output bit j of set s is the XOR of the words
-    /// where sets[s][i]·x^k has bit j. The XORs go through tables of all XOR-combinations of 8
-    /// consecutive words (the "method of four Russians"), indexed by the constants' bits, so
-    /// memory accesses depend only on the public coefficients.
-    pub fn fixed_combinations<const S: usize>(sets: &[[F128; 8]; S], rows: &[[F128; 8]], out: &mut [[F128; S]]) {
+/// `out[r][s] = Σ_i sets[s][i]·rows[r][i]`: many rows combined with a few fixed coefficient
+/// vectors (the AES S-box's byte embeddings), in parallel. Built once per coefficient sets.
+///
+/// With PCLMULQDQ these are inner products. Without it (wasm) a GF(2^128) product costs about
+/// 150 integer multiplies, so rows are instead combined 128 at a time as a GF(2)-linear map on
+/// bit slices: the rows' bits are transposed into 128-bit words (word k of column i holds bit k
+/// of every row's element i), and output bit j of set s is the XOR of the words where
+/// sets[s][i]·x^k has bit j. The XORs go through tables of all XOR-combinations of 8
+/// consecutive words (the "method of four Russians"), indexed by the constants' bits, so
+/// memory accesses depend only on the public coefficients.
+pub struct FixedCombinations<const S: usize> {
+    sets: [[F128; 8]; S],
+    /// The bit-sliced selection tables; `None` when the inner products have PCLMULQDQ.
+    tables: Option<bitsliced::Tables<S>>,
+}
+
+impl<const S: usize> FixedCombinations<S> {
+    pub fn new(sets: [[F128; 8]; S]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        let hardware = has_pclmul();
+        #[cfg(not(target_arch = "x86_64"))]
+        let hardware = false;
+        let tables = (!hardware).then(|| bitsliced::Tables::new(&sets));
+        FixedCombinations { sets, tables }
+    }
+
+    pub fn combine(&self, rows: &[[F128; 8]], out: &mut [[F128; S]]) {
         use rayon::prelude::*;
         debug_assert_eq!(rows.len(), out.len());
-        #[cfg(target_arch = "x86_64")]
-        {
-            if has_pclmul() {
-                rows.par_chunks(1024).zip(out.par_chunks_mut(1024)).for_each(|(rows, out)| {
-                    for (o, r) in out.iter_mut().zip(rows) {
-                        for (os, set) in o.iter_mut().zip(sets) {
-                            // SAFETY: the CPU supports pclmulqdq (checked just above).
-                            *os = unsafe { simd::inner_product(set, r) };
-                        }
-                    }
-                });
-                return;
+        match &self.tables {
+            Some(tables) => {
+                rows.par_chunks(128).zip(out.par_chunks_mut(128)).for_each(|(rows, out)| tables.combine(rows, out));
             }
+            None => rows.par_chunks(1024).zip(out.par_chunks_mut(1024)).for_each(|(rows, out)| {
+                for (o, r) in out.iter_mut().zip(rows) {
+                    for (os, set) in o.iter_mut().zip(&self.sets) {
+                        *os = F128::inner_product(set, r);
+                    }
+                }
+            }),
         }
-        let tables = bitsliced::Tables::new(sets);
-        rows.par_chunks(128).zip(out.par_chunks_mut(128)).for_each(|(rows, out)| tables.combine(rows, out));
     }
 }
 
-/// The bit-sliced form of [`F128::fixed_combinations`].
+/// The bit-sliced form of [`FixedCombinations`].
 mod bitsliced {
     use super::F128;
     use crate::zk::ot::bits::transpose128;
@@ -521,7 +532,7 @@ impl zeroize::DefaultIsZeroes for F128 {}
 
 /// Whether the PCLMULQDQ kernels may run. Building with `--cfg tlsproof_portable` turns them
 /// off (and uses wasm32's 32-bit multiplies), so the browser's arithmetic can be profiled
-/// natively, e.g. with `perf` (add `--cfg aes_force_soft` for software AES too).
+/// natively, e.g. with `perf` (`crate::zk::prp` then runs its bit-sliced AES too).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_pclmul() -> bool {
@@ -805,7 +816,7 @@ mod tests {
             let want: Vec<[F128; 2]> =
                 rows.iter().map(|row| [F128::inner_product(&sets[0], row), F128::inner_product(&sets[1], row)]).collect();
             let mut got = vec![[F128::ZERO; 2]; n];
-            F128::fixed_combinations(&sets, &rows, &mut got);
+            FixedCombinations::new(sets).combine(&rows, &mut got);
             assert_eq!(got, want, "n = {n}");
             let mut sliced = vec![[F128::ZERO; 2]; n];
             let tables = bitsliced::Tables::new(&sets);

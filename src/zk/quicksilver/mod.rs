@@ -52,7 +52,7 @@ pub use prover::{PBit, PElem, Prover, ProverBackend};
 pub use verifier::{VBit, Verifier, VerifierBackend};
 
 use crate::zk::channel::{Channel, ChannelError};
-use crate::zk::field::F128;
+use crate::zk::field::{FixedCombinations, F128};
 use crate::zk::ot::{CotError, CotReceiver, CotSender};
 use zeroize::Zeroize;
 
@@ -132,7 +132,7 @@ pub trait Backend {
     /// bits (bit i = coefficient of x^i): with both embedded in GF(2^128)
     /// ([`crate::zk::gadgets::aes::embedding_bases`]), s²·t = s and s·t² = t, two
     /// multiplication checks. The prover and verifier collect the bytes and embed all of a
-    /// batch's at once ([`F128::fixed_combinations`]), which is several times cheaper without
+    /// batch's at once ([`FixedCombinations`]), which is several times cheaper without
     /// a carry-less multiply instruction (wasm).
     fn assert_byte_inverse(&mut self, s: &[Self::Bit; 8], t: &[Self::Bit; 8]) {
         let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
@@ -188,9 +188,13 @@ impl PendingInverses {
     /// The embeddings of every pending pair, [[s, s²], [t, t²]] (MACs or keys), and the byte
     /// values; then empty (wiped, capacity kept). The caller wipes the results.
     pub(crate) fn take_embedded(&mut self) -> (Vec<[F128; 2]>, Vec<u8>) {
-        let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
+        static EMBED: std::sync::OnceLock<FixedCombinations<2>> = std::sync::OnceLock::new();
+        let embed = EMBED.get_or_init(|| {
+            let (lin, sq) = crate::zk::gadgets::aes::embedding_bases();
+            FixedCombinations::new([*lin, *sq])
+        });
         let mut out = vec![[F128::ZERO; 2]; self.rows.len()];
-        F128::fixed_combinations(&[*lin, *sq], &self.rows, &mut out);
+        embed.combine(&self.rows, &mut out);
         let bytes = self.bytes.clone();
         self.clear();
         (out, bytes)
