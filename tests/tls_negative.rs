@@ -441,3 +441,35 @@ fn hello_request_after_handshake_is_refused_with_warning() {
         ))
     ));
 }
+
+/// False Start sends the request before the server's Finished; that Finished must still be
+/// checked: tampered, it fails the session, which never counts as connected.
+#[test]
+fn tampered_server_finished_after_false_start_is_rejected() {
+    let pki = make_pki(PkiOptions::default());
+    let (scfg, _) = server_config(&pki, ServerOptions::default());
+    let mut h = Harness::new(fresh(&pki, "fixture.test"), scfg);
+    let mut hook = |to_server: bool, b: &mut Vec<u8>| {
+        if !to_server && b.first() == Some(&20) {
+            let n = b.len();
+            b[n - 1] ^= 1;
+        }
+    };
+    let mut sent_early = false;
+    let mut result = Ok(());
+    for _ in 0..10 {
+        if h.client.can_false_start() && !sent_early {
+            h.client.write_plaintext(b"GET / HTTP/1.1\r\nHost: fixture.test\r\n\r\n").unwrap();
+            sent_early = true;
+        }
+        h.to_server(&mut hook).unwrap();
+        result = h.to_client(&mut hook);
+        if result.is_err() || h.client.is_connected() {
+            break;
+        }
+    }
+    assert!(sent_early, "the client reached the False Start point");
+    assert_eq!(result, Err(Error::PeerMisbehaved(PeerMisbehaved::BadRecordMac)));
+    assert!(!h.client.is_connected() && !h.client.can_false_start());
+    assert!(h.client.take_plaintext().is_empty());
+}
