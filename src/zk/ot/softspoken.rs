@@ -265,6 +265,9 @@ fn ggm_expand(
 
 /// Verifier side of [`ggm_expand`]: from k_c^{¬Δ_c} for the block's columns, its Δ_b and the
 /// prover's level sums, all leaves except x = Δ_b (left as 0), indexed by x.
+///
+/// Δ_b is secret, so nothing here branches on it or uses it as an index: every node slot is
+/// visited and the path's slots are picked with constant-time masks.
 fn ggm_puncture(
     prg: &FixedKeyAes,
     keys: &[base::OtKey],
@@ -272,33 +275,66 @@ fn ggm_puncture(
     kb: usize,
     msg: &[u8],
 ) -> Zeroizing<Vec<u128>> {
-    let bit = |c: usize| (delta_b >> c) & 1;
+    let bit = |c: usize| ((delta_b >> c) & 1) as u128;
     let top = kb - 1;
-    let mut nodes = Zeroizing::new(vec![0u128; 2]);
-    nodes[1 - bit(top)] = u128::from_le_bytes(keys[top]);
-    let mut path = bit(top);
+    let key_top = u128::from_le_bytes(keys[top]);
+    // the known top node is 1 − bit(top): slot 0 when the bit is 1, slot 1 when it is 0
+    let mut nodes = Zeroizing::new(vec![key_top & mask(bit(top)), key_top & !mask(bit(top))]);
+    let mut path = bit(top) as usize;
     for l in 2..=kb {
         let c = kb - l;
         let mut children = Zeroizing::new(vec![0u128; 2 * nodes.len()]);
         prg.expand(&nodes, &mut children);
         let d = bit(c);
-        let off = 32 * (l - 2) + 16 * (1 - d);
-        let padded = u128::from_le_bytes(msg[off..off + 16].try_into().expect("16"));
-        let mut sib = padded ^ u128::from_le_bytes(keys[c]);
-        let sib_idx = 2 * path + (1 - d);
+        let off = 32 * (l - 2);
+        let sum0 = u128::from_le_bytes(msg[off..off + 16].try_into().expect("16"));
+        let sum1 = u128::from_le_bytes(msg[off + 16..off + 32].try_into().expect("16"));
+        // the sibling off the path is on side 1 − d: its level sum is sum1 if d = 0, else sum0
+        let mut sib = ((sum1 & !mask(d)) | (sum0 & mask(d))) ^ u128::from_le_bytes(keys[c]);
         // children of the unknown path node are garbage: drop them, then solve for the sibling
-        children[2 * path] = 0;
-        children[2 * path + 1] = 0;
-        for (i, ch) in children.iter().enumerate() {
-            if i % 2 == 1 - d {
-                sib ^= ch;
-            }
+        for (i, ch) in children.iter_mut().enumerate() {
+            *ch &= !mask(eq(i >> 1, path));
+            sib ^= *ch & mask(((i & 1) as u128) ^ d);
         }
-        children[sib_idx] = sib;
-        path = 2 * path + d;
+        let sib_idx = 2 * path + (1 - d as usize);
+        for (i, ch) in children.iter_mut().enumerate() {
+            let m = mask(eq(i, sib_idx));
+            *ch = (sib & m) | (*ch & !m);
+        }
+        path = 2 * path + d as usize;
         nodes = children;
     }
     nodes
+}
+
+/// All ones if `b` is 1, zero if 0 (b must be 0 or 1).
+#[inline]
+fn mask(b: u128) -> u128 {
+    0u128.wrapping_sub(b)
+}
+
+/// 1 if a = b else 0, without a branch or a comparison the compiler could turn into one.
+#[inline]
+fn eq(a: usize, b: usize) -> u128 {
+    let x = (a ^ b) as u64;
+    // x | −x has its top bit set iff x ≠ 0
+    1 ^ ((x | x.wrapping_neg()) >> 63) as u128
+}
+
+/// `leaves` re-indexed by y = x ⊕ Δ_b, in constant time: one masked swap of halves per bit
+/// of Δ_b (XOR with a constant permutes by conditionally exchanging i and i ⊕ 2^c).
+fn reindex_by_y(leaves: &mut [u128], delta_b: usize, kb: usize) {
+    for c in 0..kb {
+        let m = mask(((delta_b >> c) & 1) as u128);
+        let step = 1usize << c;
+        for i in 0..leaves.len() {
+            if i & step == 0 {
+                let t = (leaves[i] ^ leaves[i | step]) & m;
+                leaves[i] ^= t;
+                leaves[i | step] ^= t;
+            }
+        }
+    }
 }
 
 fn leaf_prgs(leaves: &[u128]) -> Vec<ColumnPrg> {
@@ -404,7 +440,7 @@ impl SoftSpokenSender {
         let (mut off, mut moff) = (0, 0);
         for &kb in &sizes {
             let delta_b = ((self.delta.0 >> off) as usize) & ((1 << kb) - 1);
-            let leaves = ggm_puncture(
+            let mut leaves = ggm_puncture(
                 &prg,
                 &keys[off..off + kb],
                 delta_b,
@@ -412,11 +448,10 @@ impl SoftSpokenSender {
                 &msg[moff..moff + 32 * (kb - 1)],
             );
             // re-index by y = x ⊕ Δ_b; y = 0 (the punctured leaf) keeps the zero seed
-            let by_y: Zeroizing<Vec<u128>> =
-                Zeroizing::new((0..1usize << kb).map(|y| leaves[y ^ delta_b]).collect());
+            reindex_by_y(&mut leaves, delta_b, kb);
             blocks.push(Block {
                 k: kb,
-                leaves: leaf_prgs(&by_y),
+                leaves: leaf_prgs(&leaves),
             });
             off += kb;
             moff += 32 * (kb - 1);
@@ -689,6 +724,23 @@ mod unit_tests {
             l.sort_unstable();
             l.dedup();
             assert_eq!(l.len(), 1 << kb);
+        }
+    }
+
+    #[test]
+    fn constant_time_reindex_and_equality_match_their_definitions() {
+        for kb in 1..=MAX_K {
+            let leaves: Vec<u128> = (0..1u128 << kb).map(|x| x * 0x9e37_79b9 + 7).collect();
+            for delta_b in 0..1usize << kb {
+                let mut by_y = leaves.clone();
+                reindex_by_y(&mut by_y, delta_b, kb);
+                for y in 0..1usize << kb {
+                    assert_eq!(by_y[y], leaves[y ^ delta_b], "kb={kb} Δ={delta_b} y={y}");
+                }
+            }
+        }
+        for (a, b) in [(0, 0), (0, 1), (5, 5), (usize::MAX, usize::MAX), (usize::MAX, 0), (1 << 40, 0)] {
+            assert_eq!(eq(a, b), (a == b) as u128, "{a} {b}");
         }
     }
 
