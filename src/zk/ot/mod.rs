@@ -60,6 +60,7 @@
 
 pub mod base;
 pub(crate) mod bits;
+pub(crate) mod ct;
 pub mod ferret;
 pub mod kos;
 pub mod softspoken;

@@ -18,6 +18,7 @@
 //! up to an XOR with Δ.
 
 use aes::cipher::{consts::U16, generic_array::GenericArray};
+use crate::zk::ot::ct::{bit_mask, eq_mask};
 use crate::zk::prp::Aes128;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
@@ -129,20 +130,6 @@ fn sigma(x: u128) -> u128 {
     let hi = x >> 64;
     let lo = x & u64::MAX as u128;
     ((hi ^ lo) << 64) | hi
-}
-
-/// All-ones if `a == b`, else zero, computed without branching.
-#[inline]
-pub(crate) fn eq_mask(a: usize, b: usize) -> u128 {
-    let x = (a ^ b) as u64;
-    let nonzero = (x | x.wrapping_neg()) >> 63; // 1 iff x != 0
-    (nonzero as u128).wrapping_sub(1)
-}
-
-/// All-ones if `bit`, else zero.
-#[inline]
-pub(crate) fn bit_mask(bit: bool) -> u128 {
-    0u128.wrapping_sub(bit as u128)
 }
 
 /// The tweak of parent node `p` of level `lvl` (heap index 2^lvl + p) in tree `tree` of an

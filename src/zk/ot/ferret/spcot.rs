@@ -38,7 +38,8 @@
 //! an unknown one are H of inputs it knows only up to ⊕ Δ (circular correlation robustness).
 
 use super::super::bits;
-use super::ggm::{bit_mask, eq_mask, half_tree_full, half_tree_punctured, FixedKeyAes};
+use super::ggm::{half_tree_full, half_tree_punctured, FixedKeyAes};
+use crate::zk::ot::ct::{bit_mask, eq_mask};
 use crate::zk::channel::Channel;
 use crate::zk::ot::{kos::MAX_MESSAGE_BYTES, CotError};
 use rand::{Rng, RngCore};
