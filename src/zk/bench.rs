@@ -285,10 +285,11 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     }
 
     if sizes.primitives {
-        let (aes, mul, ip) = primitive_rates(platform);
-        fig("AES-128 (the engine's PRP), one key, one thread".into(), aes / 1e6, "M blocks/s", log);
-        fig("GF(2^128) products, one thread".into(), mul / 1e6, "M/s", log);
-        fig("GF(2^128) inner-product terms, one thread".into(), ip / 1e6, "M/s", log);
+        let p = primitive_rates(platform);
+        fig("AES-128 (the engine's PRP), one key, one thread".into(), p.aes / 1e6, "M blocks/s", log);
+        fig("GF(2^128) products, one thread".into(), p.mul / 1e6, "M/s", log);
+        fig("GF(2^128) inner-product terms, one thread".into(), p.ip / 1e6, "M/s", log);
+        fig("GF(2^128) public-coefficient sum terms (OT checks), one thread".into(), p.weighted / 1e6, "M/s", log);
     }
 
     Ok(out)
@@ -298,7 +299,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
 /// GF(2^128) products and inner-product terms: what every COT, gate and check is made of.
 /// Natively AES-NI and PCLMULQDQ run when the CPU has them; the browser runs the bitsliced
 /// SIMD128 AES and the portable field code.
-fn primitive_rates(platform: &Platform) -> (f64, f64, f64) {
+fn primitive_rates(platform: &Platform) -> Primitives {
     use crate::zk::field::F128;
     use aes::cipher::generic_array::GenericArray;
     const N: usize = 4096;
@@ -321,8 +322,21 @@ fn primitive_rates(platform: &Platform) -> (f64, f64, f64) {
     let mul = rate(platform, || F128::mul_slices(core::hint::black_box(&a), &b, &mut out));
     let mut acc = F128::ZERO;
     let ip = rate(platform, || acc ^= F128::inner_product(core::hint::black_box(&a), &b));
+    let weighted = rate(platform, || {
+        let mut sum = crate::zk::field::PublicWeightedSum::new();
+        sum.add(core::hint::black_box(&a), &b);
+        acc ^= sum.finish();
+    });
     core::hint::black_box((out, acc));
-    (aes, mul, ip)
+    Primitives { aes, mul, ip, weighted }
+}
+
+/// Single-thread rates of [`primitive_rates`], per second.
+struct Primitives {
+    aes: f64,
+    mul: f64,
+    ip: f64,
+    weighted: f64,
 }
 
 /// n AND gates, each on fresh committed inputs' chain.

@@ -125,12 +125,25 @@ impl F128 {
 /// The QuickSilver check's sums, fused so that no per-column copies or product vectors are
 /// made (portable form; [`simd`] has the PCLMULQDQ one).
 fn and_sums_portable(coeffs: &[F128], items: &[[F128; 3]]) -> (F128, F128) {
-    let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
-    for (c, t) in coeffs.iter().zip(items) {
-        s0 ^= c.mul_wide(t[0] * t[1]);
-        s1 ^= c.mul_wide(t[2]);
+    weighted_sums_portable(coeffs, items, |t| (t[0] * t[1], t[2]))
+}
+
+/// (Σ c_i·f(item_i).0, Σ c_i·f(item_i).1) with the public c_i applied by the bit-sliced
+/// [`PublicWeightedSum`] (no field product per coefficient), the f(item) staged 64 at a time and wiped.
+fn weighted_sums_portable<T>(coeffs: &[F128], items: &[T], f: impl Fn(&T) -> (F128, F128)) -> (F128, F128) {
+    const STAGE: usize = 64;
+    let (mut s0, mut s1) = (PublicWeightedSum::sliced(), PublicWeightedSum::sliced());
+    let (mut v0, mut v1) = ([F128::ZERO; STAGE], [F128::ZERO; STAGE]);
+    for (c, items) in coeffs.chunks(STAGE).zip(items.chunks(STAGE)) {
+        for ((a, b), t) in v0.iter_mut().zip(v1.iter_mut()).zip(items) {
+            (*a, *b) = f(t);
+        }
+        s0.add(c, &v0[..items.len()]);
+        s1.add(c, &v1[..items.len()]);
     }
-    (s0.reduce(), s1.reduce())
+    zeroize::Zeroize::zeroize(&mut v0);
+    zeroize::Zeroize::zeroize(&mut v1);
+    (s0.finish(), s1.finish())
 }
 
 fn and_row_sums_portable(items: &[[F128; 3]]) -> (F128, F128) {
@@ -143,14 +156,9 @@ fn and_row_sums_portable(items: &[[F128; 3]]) -> (F128, F128) {
 }
 
 fn product_sums_portable(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
-    let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
-    for (c, t) in coeffs.iter().zip(items) {
-        let [a, ma, b, mb, mc] = *t;
-        let a1 = (a.mul_wide(mb) ^ b.mul_wide(ma)).reduce() ^ mc;
-        s0 ^= c.mul_wide(ma * mb);
-        s1 ^= c.mul_wide(a1);
-    }
-    (s0.reduce(), s1.reduce())
+    weighted_sums_portable(coeffs, items, |&[a, ma, b, mb, mc]| {
+        (ma * mb, (a.mul_wide(mb) ^ b.mul_wide(ma)).reduce() ^ mc)
+    })
 }
 
 /// Slice kernels with PCLMULQDQ that keep operands and accumulators in XMM registers (the
@@ -366,6 +374,57 @@ impl<const S: usize> FixedCombinations<S> {
     }
 }
 
+/// Σ c_i·v_i over many terms whose coefficients c_i are public (an OT check's random χ) and
+/// whose values v_i are secret. With PCLMULQDQ it is an inner product. Without it (wasm) no
+/// field product is computed: writing c_i = Σ_a c_i[a]·x^a, the sum is Σ_a x^a·R_a with
+/// R_a = ⊕_{i: c_i[a] = 1} v_i, a GF(2) subset sum per coefficient bit. R is accumulated eight
+/// terms at a time through a table of all 256 XOR-combinations of their values, indexed by
+/// the byte of their coefficients' bits a (method of four Russians): about 40 word XORs per
+/// term instead of ~140 integer multiplies, and memory accesses that depend only on the
+/// public coefficients.
+pub struct PublicWeightedSum(WeightedSumState);
+
+enum WeightedSumState {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Clmul(F128),
+    Sliced(Box<bitsliced::SubsetSums>),
+}
+
+impl Default for PublicWeightedSum {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PublicWeightedSum {
+    pub fn new() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if has_pclmul() {
+            return PublicWeightedSum(WeightedSumState::Clmul(F128::ZERO));
+        }
+        Self::sliced()
+    }
+
+    fn sliced() -> Self {
+        PublicWeightedSum(WeightedSumState::Sliced(Box::default()))
+    }
+
+    /// Adds Σ coeffs_i·vals_i (over the shorter length).
+    pub fn add(&mut self, coeffs: &[F128], vals: &[F128]) {
+        match &mut self.0 {
+            WeightedSumState::Clmul(acc) => *acc += F128::inner_product(coeffs, vals),
+            WeightedSumState::Sliced(sums) => sums.add(coeffs, vals),
+        }
+    }
+
+    pub fn finish(self) -> F128 {
+        match self.0 {
+            WeightedSumState::Clmul(acc) => acc,
+            WeightedSumState::Sliced(sums) => sums.finish(),
+        }
+    }
+}
+
 /// The bit-sliced form of [`FixedCombinations`].
 mod bitsliced {
     use super::F128;
@@ -438,6 +497,87 @@ mod bitsliced {
             words.zeroize();
             combos.zeroize();
         }
+    }
+
+    /// The subset sums R_a of [`super::PublicWeightedSum`], one per coefficient bit a.
+    pub(super) struct SubsetSums {
+        sums: [Word; 128],
+        combos: [Word; 256],
+    }
+
+    impl Default for SubsetSums {
+        fn default() -> Self {
+            SubsetSums { sums: [Word::default(); 128], combos: [Word::default(); 256] }
+        }
+    }
+
+    impl Drop for SubsetSums {
+        fn drop(&mut self) {
+            self.sums.zeroize();
+            self.combos.zeroize();
+        }
+    }
+
+    impl SubsetSums {
+        pub(super) fn add(&mut self, coeffs: &[F128], vals: &[F128]) {
+            let n = coeffs.len().min(vals.len());
+            for (c8, v8) in coeffs[..n].chunks(8).zip(vals[..n].chunks(8)) {
+                let mut c = [0u128; 8];
+                for (d, s) in c.iter_mut().zip(c8) {
+                    *d = s.0;
+                }
+                let select_bytes = transpose_bytes(c);
+                let (lo4, hi4) = self.combos.split_at_mut(16);
+                for (half, table) in [(0usize, lo4), (1, &mut hi4[..16])] {
+                    for (b, v) in v8.iter().skip(4 * half).take(4).enumerate() {
+                        let (w, h) = (Word::from_u128(v.0), 1usize << b);
+                        let (lo, hi) = table.split_at_mut(h);
+                        for (d, s) in hi[..h].iter_mut().zip(lo.iter()) {
+                            *d = s.xor(w);
+                        }
+                    }
+                }
+                let (t0, t1) = self.combos.split_at(16);
+                // a short last chunk: coefficients beyond it are 0, so those entries are never read
+                for (p, sums) in self.sums.chunks_exact_mut(8).enumerate() {
+                    for (b, s) in sums.iter_mut().enumerate() {
+                        let i = select_bytes[b][p] as usize;
+                        *s = s.xor(t0[i & 15]).xor(t1[i >> 4]);
+                    }
+                }
+            }
+        }
+
+        pub(super) fn finish(&self) -> F128 {
+            let (mut lo, mut hi) = (self.sums[0].to_u128(), 0u128);
+            for (a, s) in self.sums.iter().enumerate().skip(1) {
+                let s = s.to_u128();
+                lo ^= s << a;
+                hi ^= s >> (128 - a);
+            }
+            F128(super::reduce(lo, hi))
+        }
+    }
+
+    /// The 8×8 bit transpose of every byte position of eight words: byte p of output word b has
+    /// bit j = bit 8p + b of input word j (three swap-move layers).
+    fn transpose_bytes(mut r: [u128; 8]) -> [[u8; 16]; 8] {
+        const M: [u128; 3] = [
+            0x5555_5555_5555_5555_5555_5555_5555_5555,
+            0x3333_3333_3333_3333_3333_3333_3333_3333,
+            0x0f0f_0f0f_0f0f_0f0f_0f0f_0f0f_0f0f_0f0f,
+        ];
+        for (layer, m) in M.iter().enumerate() {
+            let d = 1usize << layer;
+            for j in 0..8 {
+                if j & d == 0 {
+                    let t = ((r[j] >> d) ^ r[j + d]) & m;
+                    r[j + d] ^= t;
+                    r[j] ^= t << d;
+                }
+            }
+        }
+        r.map(u128::to_le_bytes)
     }
 
     /// A 128-bit word of the tables: a SIMD128 register in wasm (one instruction per XOR, not
@@ -759,7 +899,7 @@ mod tests {
         use rand::Rng;
         let mut rng = rand::rng();
         let r = |rng: &mut rand::rngs::ThreadRng| F128(rng.random());
-        let n = 37;
+        let n = 137; // crosses the portable kernels' 64-item stages
         let coeffs: Vec<F128> = (0..n).map(|_| r(&mut rng)).collect();
         let and: Vec<[F128; 3]> = (0..n).map(|_| [r(&mut rng), r(&mut rng), r(&mut rng)]).collect();
         let prod: Vec<[F128; 5]> = (0..n).map(|_| [0; 5].map(|_: i32| r(&mut rng))).collect();
@@ -825,6 +965,42 @@ mod tests {
             }
             assert_eq!(sliced, want, "bit-sliced, n = {n}");
         }
+    }
+
+    #[test]
+    fn public_weighted_sums_match_the_naive_sum_on_both_paths() {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let naive = |c: &[F128], v: &[F128]| c.iter().zip(v).fold(F128::ZERO, |acc, (c, v)| acc + c.mul(*v));
+        for n in [0usize, 1, 7, 8, 9, 64, 100, 1000] {
+            let mut c: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+            let mut v: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+            if n > 2 {
+                // extreme words: every coefficient bit selects, every bit of the value is set
+                c[0] = F128(u128::MAX);
+                v[1] = F128(u128::MAX);
+                c[2] = F128(1 << 127);
+            }
+            let want = naive(&c, &v);
+            // fed in uneven pieces, so short (padded) groups of eight occur mid-stream
+            for path in [PublicWeightedSum::new(), PublicWeightedSum::sliced()] {
+                let mut sum = path;
+                let mut at = 0;
+                for step in [3usize, 8, 13, 1, 64].iter().cycle() {
+                    if at >= n {
+                        break;
+                    }
+                    let end = (at + step).min(n);
+                    sum.add(&c[at..end], &v[at..end]);
+                    at = end;
+                }
+                assert_eq!(sum.finish(), want, "n = {n}");
+            }
+        }
+        // the extra elements of the longer slice are ignored
+        let mut sum = PublicWeightedSum::sliced();
+        sum.add(&[F128::ONE; 3], &[F128(5), F128(6)]);
+        assert_eq!(sum.finish(), F128(3));
     }
 
     #[test]

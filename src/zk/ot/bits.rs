@@ -205,7 +205,7 @@ pub(crate) fn as_blocks(x: &mut [u128]) -> &mut [GenericArray<u8, aes::cipher::c
 /// bits. The χ are public (the seed is sent), so their buffers need no wiping; the values are
 /// read in place (no copy, so no secret copies to wipe).
 pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: CheckBits<'_>) -> (u128, u128) {
-    use crate::zk::field::F128;
+    use crate::zk::field::{PublicWeightedSum, F128};
     /// Values per inner product (stack buffers).
     const SUB: usize = 64;
     let cipher = Aes128::new(GenericArray::from_slice(seed));
@@ -214,7 +214,7 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
         .enumerate()
         .map(|(p, piece)| {
             let first = p * piece_len;
-            let mut sum = F128::ZERO;
+            let mut sum = PublicWeightedSum::new();
             let mut x = 0u128;
             let mut ctr = [0u128; SUB];
             let mut chis = [F128::ZERO; SUB];
@@ -229,9 +229,9 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
                     *ch = F128(u128::from_le(c));
                     x ^= ch.0 & bits.mask(start + i);
                 }
-                sum += F128::inner_product(&chis[..m], F128::from_u128_slice(sub));
+                sum.add(&chis[..m], F128::from_u128_slice(sub));
             }
-            (sum.0, x)
+            (sum.finish().0, x)
         })
         .reduce(|| (0, 0), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
