@@ -9,7 +9,7 @@
 //! implementation on SIMD128 registers that encrypts 8 blocks per pass:
 //! * register b holds bit b of all 16 state bytes of all 8 blocks (its byte i, bit j is bit b of
 //!   byte i of block j), so SubBytes is one boolean circuit evaluated on whole registers (the
-//!   tower-field circuit of [`crate::zk::gadgets::aes_bool`]), and ShiftRows and MixColumns
+//!   128-gate Boyar–Peralta circuit of [`crate::zk::gadgets::aes_bool`]), and ShiftRows and MixColumns
 //!   are byte shuffles and XORs;
 //! * blocks enter and leave through an 8×8 bit transpose within every byte (three rounds of
 //!   masked swaps);
@@ -111,10 +111,6 @@ pub(crate) mod bitsliced {
         #[inline(always)]
         fn and(&mut self, a: R, b: R) -> R {
             a & b
-        }
-        #[inline(always)]
-        fn zero(&self) -> R {
-            R::default()
         }
     }
 
