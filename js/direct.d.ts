@@ -10,6 +10,12 @@ export {
 } from "./index.js";
 
 export function defaultThreads(): number;
-/** Loads the wasm and starts its thread pool (once); needs crossOriginIsolated. */
-export function initProver(config?: { threads?: number; wasmUrl?: string | URL }): Promise<void>;
+/** How long the thread pool may take to start by default (ms). */
+export const DEFAULT_START_TIMEOUT_MS: number;
+/**
+ * Loads the wasm and starts its thread pool (once); needs crossOriginIsolated. Rejects with
+ * TimeoutError if the pool's workers are not up within `startTimeoutMs` (default 30 s); a later
+ * call waits for the same start again.
+ */
+export function initProver(config?: { threads?: number; wasmUrl?: string | URL; startTimeoutMs?: number }): Promise<void>;
 export function notarize(options: NotarizeOptions): Promise<NotarizeResult>;

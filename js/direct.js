@@ -3,12 +3,18 @@
 // page's main thread may not do. From a page or an offscreen document use index.js instead,
 // which starts a worker running this module.
 import init, { initThreadPool, notarize as wasmNotarize } from "./wasm/tlsproof.js";
-import { NotIsolatedError, toTlsproofError } from "./errors.js";
+import { BadOptionsError, NotIsolatedError, TimeoutError, toTlsproofError } from "./errors.js";
 import { splitCallOptions, throwIfAborted } from "./call-options.js";
 
 export * from "./errors.js";
 
 let ready = null;
+// wasm-bindgen-rayon's initThreadPool may run once per module instance: a retry after a start
+// that timed out waits for this same start instead of calling it again.
+let poolStart = null;
+
+/** How long the thread pool may take to start (ms) before initProver gives up. */
+export const DEFAULT_START_TIMEOUT_MS = 30000;
 
 /** Threads for the proof: the cores the browser reports, capped (more brings little). */
 export function defaultThreads() {
@@ -18,9 +24,14 @@ export function defaultThreads() {
 
 /**
  * Loads the wasm module and starts its thread pool, once per thread; later calls return the
- * same promise. Threads need SharedArrayBuffer, hence a cross-origin isolated context.
+ * same promise. Threads need SharedArrayBuffer, hence a cross-origin isolated context. If the
+ * pool's workers do not come up within `startTimeoutMs` (their scripts failed to load, or a
+ * content security policy forbids them), rejects with TIMEOUT instead of waiting forever.
  */
-export function initProver({ threads, wasmUrl } = {}) {
+export function initProver({ threads, wasmUrl, startTimeoutMs = DEFAULT_START_TIMEOUT_MS } = {}) {
+  if (!(typeof startTimeoutMs === "number" && startTimeoutMs > 0)) {
+    return Promise.reject(new BadOptionsError("startTimeoutMs must be a positive number of milliseconds"));
+  }
   if (!ready) {
     ready = (async () => {
       if (!globalThis.crossOriginIsolated) {
@@ -28,12 +39,26 @@ export function initProver({ threads, wasmUrl } = {}) {
           "Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp");
       }
       await init(wasmUrl ? { module_or_path: wasmUrl } : undefined);
-      await initThreadPool(threads ?? defaultThreads());
+      const n = threads ?? defaultThreads();
+      if (!poolStart) {
+        poolStart = initThreadPool(n);
+        poolStart.catch(() => { poolStart = null; });
+      }
+      await withTimeout(poolStart, startTimeoutMs, () => new TimeoutError(
+        `the prover's thread pool did not start within ${startTimeoutMs} ms: its Web Workers did not come up ` +
+        "(check that the package's wasm/snippets/ directory is served and that no content security policy blocks workers)"));
     })();
     // A failed start may be retried (e.g. after fixing the headers); a started pool stays.
     ready.catch(() => { ready = null; });
   }
   return ready;
+}
+
+/** `promise`, or a rejection with `makeError()` once `ms` have passed. */
+function withTimeout(promise, ms, makeError) {
+  let timer;
+  const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(makeError()), ms); });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Notarizes one HTTPS request; see index.d.ts for the options and the result. */

@@ -136,6 +136,12 @@ export interface ProverConfig {
   threads?: number;
   /** Where worker.js is, if a bundler moved it. */
   workerUrl?: string | URL;
+  /**
+   * How long the worker's thread pool may take to start (ms, default 30000): past it, `ready`
+   * rejects with TimeoutError instead of waiting forever (e.g. when a content security policy
+   * blocks the pool's workers).
+   */
+  startTimeoutMs?: number;
 }
 
 /** A prover running in its own module Web Worker. */

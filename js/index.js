@@ -13,14 +13,14 @@ export class Prover {
   #broken = null;
 
   /** Starts the worker; `await prover.ready` (or use Prover.create) to know it is up. */
-  constructor({ threads, workerUrl } = {}) {
+  constructor({ threads, workerUrl, startTimeoutMs } = {}) {
     this.#worker = new Worker(workerUrl ?? new URL("./worker.js", import.meta.url), { type: "module", name: "tlsproof" });
     this.#worker.onmessage = ({ data }) => this.#receive(data);
     this.#worker.onerror = (e) => {
       e.preventDefault?.();
       this.#failAll(new InternalError(`the tlsproof worker failed: ${e.message || "could not load worker.js"}`));
     };
-    this.ready = this.#call("init", { config: { threads } });
+    this.ready = this.#call("init", { config: { threads, startTimeoutMs } });
     this.ready.catch(() => {});
   }
 

@@ -45,6 +45,30 @@ try {
   writeFileSync(join(outDir, "dapp-example.png"), await browser.screenshot());
   console.log(`dApp example: ${out}`);
   check(out.includes("Alice Example") && out.includes("fast"), "the dApp example notarized with the fast path");
+
+  // A thread pool that is not up in time rejects with TIMEOUT (1 ms is always too short), and a
+  // retry in the same module waits for that same start (a second initThreadPool would fail).
+  await browser.eval(`
+    const src = 'import { initProver } from "' + location.origin + '/pkg/direct.js";' +
+      'const code = (p) => p.then(() => "started", (e) => e.code);' +
+      'const first = await code(initProver({ startTimeoutMs: 1 }));' +
+      'const bad = await code(initProver({ startTimeoutMs: -5 }));' +
+      'postMessage([first, bad, await code(initProver({}))].join(","));';
+    const w = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })), { type: "module" });
+    w.onmessage = (e) => { window.__poolStart = e.data; w.terminate(); };
+    w.onerror = (e) => { window.__poolStart = "worker error: " + e.message; };`);
+  const pool = await browser.until(() => browser.eval("return window.__poolStart"), 60000, "the pool start test");
+  check(pool === "TIMEOUT,BAD_OPTIONS,started", `thread pool start: timeout, bad option, then started (${pool})`);
+  const proverStart = await browser.until(() => browser.eval(`
+    if (!window.__prover) {
+      window.__prover = "pending";
+      import("/pkg/index.js").then(({ Prover }) => {
+        const p = new Prover({ startTimeoutMs: 1 });
+        p.ready.then(() => "started", (e) => e.code).then((r) => { window.__prover = r; p.terminate(); });
+      });
+    }
+    return window.__prover === "pending" ? null : window.__prover;`), 60000, "the Prover start test");
+  check(proverStart === "TIMEOUT", `a Prover whose pool cannot start in time rejects ready with TIMEOUT (${proverStart})`);
 } finally {
   await browser.close();
 }
