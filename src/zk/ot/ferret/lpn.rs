@@ -132,50 +132,129 @@ pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut
     }
 }
 
-/// Verifier side: `out[j] ^= Σ_{r ∈ col(j)} base[r]`.
-pub(crate) fn encode_keys(seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
-    let k = base.len();
-    out.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let mut idx = [0u32; D * SUB];
-            for (s, sub) in chunk.chunks_mut(SUB).enumerate() {
-                let idx = &mut idx[..D * sub.len()];
-                columns_indices(&cipher, c * CHUNK + s * SUB, k, idx);
-                gather_keys(base, idx, sub);
-            }
-        });
+/// Where an encoding's column indices come from: generated from the seed, [`SUB`] columns at a
+/// time into a stack buffer, or read from a [`MatrixCache`].
+enum Columns<'a> {
+    Generate { cipher: Aes128, k: usize },
+    Cached(&'a [u32]),
 }
 
-/// Prover side: `out_m[j] ^= Σ base_m[r]` and `out_u[j] ^= ⊕ base_u[r]` over the same columns.
-/// `base_u` holds one bit per byte (0 or 1); it is bit-packed here so it stays in cache.
+impl Columns<'_> {
+    /// Calls `f(offset, indices)` for columns `first .. first + len`, [`SUB`] at a time, where
+    /// `indices` holds the D row indices of each column from `first + offset` on.
+    fn for_each(&self, first: usize, len: usize, mut f: impl FnMut(usize, &[u32])) {
+        let mut buf = [0u32; D * SUB];
+        for off in (0..len).step_by(SUB) {
+            let m = SUB.min(len - off);
+            match self {
+                Columns::Generate { cipher, k } => {
+                    let idx = &mut buf[..D * m];
+                    columns_indices(cipher, first + off, *k, idx);
+                    f(off, idx);
+                }
+                Columns::Cached(all) => f(off, &all[D * (first + off)..D * (first + off + m)]),
+            }
+        }
+    }
+}
+
+/// Column indices of at most this many columns are kept (32 MiB: the setup set's 649,728
+/// columns fit, the main set's 10.8M do not).
+const MAX_CACHED_COLUMNS: usize = 800_000;
+
+/// The prover's copy of an LPN matrix for the iterations that reuse it.
+///
+/// In wasm, generating the indices is 2.5 software-AES blocks per column, more than half of
+/// the prover's AES per correlation. The prover therefore keeps one seed for all iterations
+/// of a parameter set ([`MatrixCache::seed_for`]), and from the second iteration on reads the
+/// matrix from memory. One public matrix for many iterations is Ferret's own setting: each
+/// iteration is a fresh LPN instance (fresh secret and noise) under the same public code, so
+/// the instances stay pseudorandom by a hybrid argument. The first use generates inline as
+/// before, so a session with a single iteration (the fast path) never pays for the copy; the
+/// verifier, natively with AES-NI, always generates (and keeps no per-session copy).
+#[derive(Default)]
+pub(crate) struct MatrixCache {
+    /// The seed and shape (k, n) last encoded with.
+    id: Option<([u8; 16], usize, usize)>,
+    /// Its D·n indices once it has been used twice (empty before, or when too large).
+    indices: Vec<u32>,
+}
+
+impl MatrixCache {
+    /// The seed for an iteration with parameters (k, n): the previous one if the shape is the
+    /// same, else a fresh random seed.
+    pub(crate) fn seed_for(&self, k: usize, n: usize) -> [u8; 16] {
+        match self.id {
+            Some((seed, ck, cn)) if (ck, cn) == (k, n) => seed,
+            _ => {
+                let mut seed = [0u8; 16];
+                rand::RngCore::fill_bytes(&mut rand::rng(), &mut seed);
+                seed
+            }
+        }
+    }
+
+    /// The columns of the matrix (seed, k, n): cached if it was used before (materialising
+    /// it on its second use), generated otherwise.
+    fn columns(&mut self, seed: &[u8; 16], k: usize, n: usize) -> Columns<'_> {
+        let cipher = Aes128::new(GenericArray::from_slice(seed));
+        if self.id != Some((*seed, k, n)) {
+            self.id = Some((*seed, k, n));
+            self.indices = Vec::new();
+            return Columns::Generate { cipher, k };
+        }
+        if self.indices.is_empty() && n <= MAX_CACHED_COLUMNS {
+            self.indices = vec![0u32; D * n];
+            self.indices
+                .par_chunks_mut(D * CHUNK)
+                .enumerate()
+                .for_each(|(c, idx)| columns_indices(&cipher, c * CHUNK, k, idx));
+        }
+        if self.indices.is_empty() {
+            Columns::Generate { cipher, k }
+        } else {
+            Columns::Cached(&self.indices)
+        }
+    }
+}
+
+/// Verifier side: `out[j] ^= Σ_{r ∈ col(j)} base[r]`.
+pub(crate) fn encode_keys(seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
+    let k = base.len();
+    let columns = Columns::Generate { cipher: Aes128::new(GenericArray::from_slice(seed)), k };
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        columns.for_each(c * CHUNK, chunk.len(), |off, idx| gather_keys(base, idx, &mut chunk[off..off + idx.len() / D]));
+    });
+}
+
+/// Prover side: `out_m[j] ^= Σ base_m[r]` and `out_u[j] ^= ⊕ base_u[r]` over the same columns
+/// (from `cache` when this matrix was used before). `base_u` holds one bit per byte (0 or 1);
+/// it is bit-packed here so it stays in cache.
 pub(crate) fn encode_cots(
     seed: &[u8; 16],
     base_u: &[u8],
     base_m: &[u128],
     out_u: &mut [u8],
     out_m: &mut [u128],
+    cache: &mut MatrixCache,
 ) {
     debug_assert_eq!(base_u.len(), base_m.len());
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
     let k = base_m.len();
     let mut packed = zeroize::Zeroizing::new(vec![0u64; k.div_ceil(64)]);
     for (i, &b) in base_u.iter().enumerate() {
         packed[i / 64] |= ((b & 1) as u64) << (i % 64);
     }
     let packed = &packed;
+    let columns = cache.columns(seed, k, out_m.len());
     out_m
         .par_chunks_mut(CHUNK)
         .zip(out_u.par_chunks_mut(CHUNK))
         .enumerate()
         .for_each(|(c, (cm, cu))| {
-            let mut idx = [0u32; D * SUB];
-            for (s, (sm, su)) in cm.chunks_mut(SUB).zip(cu.chunks_mut(SUB)).enumerate() {
-                let idx = &mut idx[..D * sm.len()];
-                columns_indices(&cipher, c * CHUNK + s * SUB, k, idx);
-                gather_cots(base_m, packed, idx, sm, su);
-            }
+            columns.for_each(c * CHUNK, cm.len(), |off, idx| {
+                let m = idx.len() / D;
+                gather_cots(base_m, packed, idx, &mut cm[off..off + m], &mut cu[off..off + m]);
+            });
         });
 }
 
@@ -207,6 +286,44 @@ mod tests {
             }
             assert_eq!(column(&seed, k as usize, j), expect, "column {j}");
         }
+    }
+
+    #[test]
+    fn cached_matrix_encodes_like_the_generated_one_on_every_use() {
+        let mut rng = rand::rng();
+        let k = 777;
+        let n = 2 * CHUNK + 300;
+        let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
+        let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
+        let mut cache = MatrixCache::default();
+        // encodes random outputs of n columns with `seed` through the cache and checks them
+        // against the column definition; returns whether the matrix was then held in memory
+        let mut round = |cache: &mut MatrixCache, seed: [u8; 16], n: usize| -> bool {
+            let u0: Vec<u8> = (0..n).map(|_| rng.random::<u8>() & 1).collect();
+            let m0: Vec<u128> = (0..n).map(|_| rng.random()).collect();
+            let (mut u, mut m) = (u0.clone(), m0.clone());
+            encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, cache);
+            for j in [0, 1, CHUNK - 1, CHUNK, n - 1] {
+                let (eu, em) = column(&seed, k, j)
+                    .iter()
+                    .fold((u0[j], m0[j]), |(u, m), &r| (u ^ base_u[r as usize], m ^ base_m[r as usize]));
+                assert_eq!((u[j], m[j]), (eu, em), "column {j}");
+            }
+            !cache.indices.is_empty()
+        };
+        let seed = cache.seed_for(k, n);
+        assert!(!round(&mut cache, seed, n), "first use: generated inline, nothing kept");
+        assert_eq!(cache.seed_for(k, n), seed, "the prover keeps its seed for the same shape");
+        assert!(round(&mut cache, seed, n), "second use: materialised");
+        assert!(round(&mut cache, seed, n), "third use: read from memory");
+        let other = cache.seed_for(k, n - 1);
+        assert_ne!(other, seed, "another shape gets another matrix");
+        assert!(!round(&mut cache, other, n - 1), "a new matrix drops the old copy");
+        // a seed the cache has not seen starts over
+        let fresh = cache.seed_for(k, n);
+        assert_ne!(fresh, seed);
+        assert!(!round(&mut cache, fresh, n));
+        assert!(round(&mut cache, fresh, n));
     }
 
     #[test]

@@ -16,10 +16,12 @@
 //! 1 in each block of ℓ). Then with the local linear code A ([`lpn`], 10 nonzeros per column)
 //! the outputs are K' = v ⊕ K·A, u' = e ⊕ u·A, M' = w ⊕ M·A, so M' = K' ⊕ u'·Δ.
 //!
-//! The LPN matrix seed is fresh per iteration and chosen by the **prover**, which sends it last
+//! The LPN matrix seed is chosen by the **prover**, which sends it last in every iteration
 //! (after the MPCOT check, so it costs no round trip): the matrix only protects the prover's
 //! bits from the verifier (LPN), and the correlation holds for every matrix, so the verifier
-//! needs no say (and the prover cannot gain anything by choosing it).
+//! needs no say (and the prover cannot gain anything by choosing it). The prover keeps one
+//! seed per parameter set and reuses that matrix from memory ([`lpn::MatrixCache`]); the
+//! verifier accepts any seed in any iteration.
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
@@ -115,7 +117,6 @@ use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
 use ggm::FixedKeyAes;
-use rand::RngCore;
 use zeroize::Zeroize;
 
 pub use spcot::CHECK_COTS;
@@ -663,6 +664,8 @@ pub struct FerretReceiver {
     /// The current iteration's base COTs (reused allocations, wiped after use).
     base_bits: Vec<u8>,
     base_macs: Vec<u128>,
+    /// The LPN matrix, reused by the iterations of one parameter set.
+    lpn_matrix: lpn::MatrixCache,
     poisoned: bool,
 }
 
@@ -709,6 +712,7 @@ impl FerretReceiver {
             pos: 0,
             base_bits: Vec::new(),
             base_macs: Vec::new(),
+            lpn_matrix: lpn::MatrixCache::default(),
             poisoned: false,
         })
     }
@@ -768,10 +772,9 @@ impl FerretReceiver {
             e,
         )
         .await?;
-        let mut lpn_seed = [0u8; 16];
-        rand::rng().fill_bytes(&mut lpn_seed);
+        let lpn_seed = self.lpn_matrix.seed_for(k, w.len());
         ch.send(lpn_seed.to_vec()).await?;
-        lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], e, w);
+        lpn::encode_cots(&lpn_seed, &base_u[..k], &base_m[..k], e, w, &mut self.lpn_matrix);
         self.base_bits.zeroize();
         self.base_macs.zeroize();
         Ok(())
