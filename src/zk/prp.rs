@@ -40,6 +40,19 @@ type Inner = crate_backend::Cipher;
 #[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64")))]
 type Inner = bitsliced::Cipher<simd::Reg>;
 
+/// Whether AES runs on a hardware instruction here (AES-NI natively on x86_64): callers may then
+/// recompute AES outputs rather than keep them in memory.
+pub fn is_hardware() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(tlsproof_portable)))]
+    {
+        std::arch::is_x86_feature_detected!("aes")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(tlsproof_portable))))]
+    {
+        false
+    }
+}
+
 impl Aes128 {
     pub fn new(key: &Block) -> Self {
         Aes128 { inner: Inner::new(key.as_ref()) }

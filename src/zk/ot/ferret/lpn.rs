@@ -12,7 +12,8 @@
 //!
 //! Encoding runs in place over the SPCOT output vector (y = v ⊕ A·K), in parallel chunks, so
 //! no extra n-sized buffer is allocated; within a chunk, indices are generated for
-//! [`SUB`] columns at a time into a stack buffer that stays in L1 next to the gathers.
+//! [`SUB`] columns at a time into a stack buffer that stays in L1 next to the gathers. The
+//! prover keeps a matrix it uses again in memory instead ([`MatrixCache`]).
 
 use super::ggm::as_blocks;
 use aes::cipher::generic_array::GenericArray;
@@ -170,14 +171,23 @@ const MAX_CACHED_COLUMNS: usize = 800_000;
 /// matrix from memory. One public matrix for many iterations is Ferret's own setting: each
 /// iteration is a fresh LPN instance (fresh secret and noise) under the same public code, so
 /// the instances stay pseudorandom by a hybrid argument. The first use generates inline as
-/// before, so a session with a single iteration (the fast path) never pays for the copy; the
-/// verifier, natively with AES-NI, always generates (and keeps no per-session copy).
-#[derive(Default)]
+/// before, so a session with a single iteration (the fast path) never pays for the copy. With
+/// AES-NI, generating is as fast as reading the copy back (measured: 51 KB redacted sessions
+/// within noise), so there nothing is kept; nor does the verifier, which always generates.
 pub(crate) struct MatrixCache {
     /// The seed and shape (k, n) last encoded with.
     id: Option<([u8; 16], usize, usize)>,
     /// Its D·n indices once it has been used twice (empty before, or when too large).
     indices: Vec<u32>,
+    /// Whether a matrix used twice is kept at all.
+    keep: bool,
+}
+
+impl Default for MatrixCache {
+    /// Keeps matrices where AES is software (wasm).
+    fn default() -> Self {
+        MatrixCache { id: None, indices: Vec::new(), keep: !crate::zk::prp::is_hardware() }
+    }
 }
 
 impl MatrixCache {
@@ -203,7 +213,7 @@ impl MatrixCache {
             self.indices = Vec::new();
             return Columns::Generate { cipher, k };
         }
-        if self.indices.is_empty() && n <= MAX_CACHED_COLUMNS {
+        if self.keep && self.indices.is_empty() && n <= MAX_CACHED_COLUMNS {
             self.indices = vec![0u32; D * n];
             self.indices
                 .par_chunks_mut(D * CHUNK)
@@ -295,7 +305,7 @@ mod tests {
         let n = 2 * CHUNK + 300;
         let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
         let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
-        let mut cache = MatrixCache::default();
+        let mut cache = MatrixCache { keep: true, ..MatrixCache::default() };
         // encodes random outputs of n columns with `seed` through the cache and checks them
         // against the column definition; returns whether the matrix was then held in memory
         let mut round = |cache: &mut MatrixCache, seed: [u8; 16], n: usize| -> bool {
@@ -324,6 +334,11 @@ mod tests {
         assert_ne!(fresh, seed);
         assert!(!round(&mut cache, fresh, n));
         assert!(round(&mut cache, fresh, n));
+        // where AES is hardware nothing is kept, and the encodings are the same
+        let mut recompute = MatrixCache { keep: false, ..MatrixCache::default() };
+        for _ in 0..3 {
+            assert!(!round(&mut recompute, seed, n));
+        }
     }
 
     #[test]
