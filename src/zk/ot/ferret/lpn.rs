@@ -134,10 +134,10 @@ pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut
 }
 
 /// Where an encoding's column indices come from: generated from the seed, [`SUB`] columns at a
-/// time into a stack buffer, or read from a [`MatrixCache`].
+/// time into a stack buffer, or widened from a [`MatrixCache`]'s 16-bit copy.
 enum Columns<'a> {
     Generate { cipher: Aes128, k: usize },
-    Cached(&'a [u32]),
+    Cached(&'a [u16]),
 }
 
 impl Columns<'_> {
@@ -153,15 +153,22 @@ impl Columns<'_> {
                     columns_indices(cipher, first + off, *k, idx);
                     f(off, idx);
                 }
-                Columns::Cached(all) => f(off, &all[D * (first + off)..D * (first + off + m)]),
+                Columns::Cached(all) => {
+                    let idx = &mut buf[..D * m];
+                    for (i, &c) in idx.iter_mut().zip(&all[D * (first + off)..D * (first + off + m)]) {
+                        *i = c as u32;
+                    }
+                    f(off, idx);
+                }
             }
         }
     }
 }
 
-/// Column indices of at most this many columns are kept (32 MiB: the setup set's 649,728
-/// columns fit, the main set's 10.8M do not).
+/// Column indices of at most this many columns are kept (16 MB: the setup set's 649,728
+/// columns fit, the main set's 10.8M do not), and only for k ≤ 2^16 (16-bit indices).
 const MAX_CACHED_COLUMNS: usize = 800_000;
+const MAX_CACHED_K: usize = 1 << 16;
 
 /// The prover's copy of an LPN matrix for the iterations that reuse it.
 ///
@@ -178,7 +185,7 @@ pub(crate) struct MatrixCache {
     /// The seed and shape (k, n) last encoded with.
     id: Option<([u8; 16], usize, usize)>,
     /// Its D·n indices once it has been used twice (empty before, or when too large).
-    indices: Vec<u32>,
+    indices: Vec<u16>,
     /// Whether a matrix used twice is kept at all.
     keep: bool,
 }
@@ -213,12 +220,16 @@ impl MatrixCache {
             self.indices = Vec::new();
             return Columns::Generate { cipher, k };
         }
-        if self.keep && self.indices.is_empty() && n <= MAX_CACHED_COLUMNS {
-            self.indices = vec![0u32; D * n];
-            self.indices
-                .par_chunks_mut(D * CHUNK)
-                .enumerate()
-                .for_each(|(c, idx)| columns_indices(&cipher, c * CHUNK, k, idx));
+        if self.keep && self.indices.is_empty() && n <= MAX_CACHED_COLUMNS && k <= MAX_CACHED_K {
+            self.indices = vec![0u16; D * n];
+            self.indices.par_chunks_mut(D * SUB).enumerate().for_each(|(c, out)| {
+                let mut buf = [0u32; D * SUB];
+                let idx = &mut buf[..out.len()];
+                columns_indices(&cipher, c * SUB, k, idx);
+                for (o, &i) in out.iter_mut().zip(idx.iter()) {
+                    *o = i as u16; // i < k ≤ 2^16
+                }
+            });
         }
         if self.indices.is_empty() {
             Columns::Generate { cipher, k }
@@ -338,6 +349,16 @@ mod tests {
         let mut recompute = MatrixCache { keep: false, ..MatrixCache::default() };
         for _ in 0..3 {
             assert!(!round(&mut recompute, seed, n));
+        }
+        // nor is a matrix whose indices do not fit 16 bits
+        let big_k = MAX_CACHED_K + 1;
+        let base_m: Vec<u128> = vec![1; big_k];
+        let base_u = vec![0u8; big_k];
+        let mut cache = MatrixCache { keep: true, ..MatrixCache::default() };
+        for _ in 0..2 {
+            let (mut u, mut m) = (vec![0u8; 100], vec![0u128; 100]);
+            encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, &mut cache);
+            assert!(cache.indices.is_empty());
         }
     }
 

@@ -87,11 +87,11 @@
 //!   sender / 80 ms receiver, χ sums ≈55–60 ms each, LPN encode ≈220 ms sender / 330 ms
 //!   receiver of which index generation ≈70 ms per side; the gathers are memory-bound).
 //! * The prover reuses one LPN matrix per parameter set and, where AES is software (wasm),
-//!   reads the setup set's column indices from memory (26 MB) from its second iteration on
-//!   instead of generating them (2.5 AES blocks per column): a 51 KB redacted session in
-//!   Chromium went from 2.00 to 1.84 s (medians of 5, back to back). With AES-NI the copy
-//!   gains nothing (measured within noise) and is not made; the main set's indices (432 MB)
-//!   are never kept.
+//!   reads the setup set's column indices from memory (13 MB of 16-bit indices) from its
+//!   second iteration on instead of generating them (2.5 AES blocks per column): a 51 KB
+//!   redacted session in Chromium went from 2.00 to 1.84 s (medians of 5, back to back). With
+//!   AES-NI the copy gains nothing (measured within noise) and is not made; the main set's
+//!   indices (k > 2^16, 10.8M columns) are never kept.
 //! * Speed: Ferret ≈0.55–1.0× KOS per correlation here (≈8–13 M COT/s at 10M, either
 //!   bootstrap; the half trees made a warm iteration ≈7% faster); Ferret's work is memory-bound
 //!   LPN gathers (≈50%) plus tree and index AES, KOS's is AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
