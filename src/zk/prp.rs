@@ -91,14 +91,14 @@ mod crate_backend {
 /// Bitsliced AES-128, generic over the register type.
 #[allow(dead_code)]
 pub(crate) mod bitsliced {
-    use core::ops::{BitAnd, BitXor, Not};
+    use core::ops::{BitAnd, BitXor};
 
     use super::Block;
     use crate::zk::gadgets::aes_bool::{sbox_without_constant, Gates};
 
     /// A 128-bit register seen as 16 bytes (byte i = bits 8i..8i+7, little-endian).
     pub(crate) trait Reg:
-        Copy + Default + zeroize::DefaultIsZeroes + BitXor<Output = Self> + BitAnd<Output = Self> + Not<Output = Self>
+        Copy + Default + zeroize::DefaultIsZeroes + BitXor<Output = Self> + BitAnd<Output = Self>
     {
         fn load(bytes: &[u8; 16]) -> Self;
         fn store(self) -> [u8; 16];
@@ -324,7 +324,7 @@ pub(crate) mod bitsliced {
     #[cfg(test)]
     mod portable {
         use super::U128Reg;
-        use core::ops::{BitAnd, BitXor, Not};
+        use core::ops::{BitAnd, BitXor};
 
         impl BitXor for U128Reg {
             type Output = Self;
@@ -336,12 +336,6 @@ pub(crate) mod bitsliced {
             type Output = Self;
             fn bitand(self, r: Self) -> Self {
                 U128Reg(self.0 & r.0)
-            }
-        }
-        impl Not for U128Reg {
-            type Output = Self;
-            fn not(self) -> Self {
-                U128Reg(!self.0)
             }
         }
         impl zeroize::DefaultIsZeroes for U128Reg {}
@@ -433,7 +427,7 @@ pub(crate) mod bitsliced {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd {
     use core::arch::wasm32::*;
-    use core::ops::{BitAnd, BitXor, Not};
+    use core::ops::{BitAnd, BitXor};
 
     #[derive(Clone, Copy)]
     pub(crate) struct Reg(v128);
@@ -456,13 +450,6 @@ mod simd {
         #[inline(always)]
         fn bitand(self, r: Self) -> Self {
             Reg(v128_and(self.0, r.0))
-        }
-    }
-    impl Not for Reg {
-        type Output = Self;
-        #[inline(always)]
-        fn not(self) -> Self {
-            Reg(v128_not(self.0))
         }
     }
     impl zeroize::DefaultIsZeroes for Reg {}
@@ -504,7 +491,7 @@ mod simd {
 #[cfg(all(tlsproof_portable, target_arch = "x86_64"))]
 mod simd {
     use core::arch::x86_64::*;
-    use core::ops::{BitAnd, BitXor, Not};
+    use core::ops::{BitAnd, BitXor};
 
     #[derive(Clone, Copy)]
     pub(crate) struct Reg(__m128i);
@@ -529,13 +516,6 @@ mod simd {
         #[inline(always)]
         fn bitand(self, r: Self) -> Self {
             Reg(unsafe { _mm_and_si128(self.0, r.0) })
-        }
-    }
-    impl Not for Reg {
-        type Output = Self;
-        #[inline(always)]
-        fn not(self) -> Self {
-            Reg(unsafe { _mm_xor_si128(self.0, _mm_set1_epi8(-1)) })
         }
     }
     impl zeroize::DefaultIsZeroes for Reg {}
