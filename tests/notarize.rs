@@ -38,13 +38,17 @@ fn now() -> u64 {
 }
 
 async fn run(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConfig) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
+    run_with(env, path, headers, reveal, prover_config(env)).await
+}
+
+async fn run_with(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConfig, config: ProverConfig) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
     let mut req = RequestBuilder::get("localhost", path);
     for (k, v) in headers {
         req = req.header(k, v);
     }
     let request = req.build().unwrap().bytes;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    notarize(socket, prover_config(env), request, reveal).await
+    notarize(socket, config, request, reveal).await
 }
 
 fn prover_config(env: &Env) -> ProverConfig {
@@ -56,8 +60,11 @@ fn prover_config(env: &Env) -> ProverConfig {
         max_recv: 128 * 1024,
         now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
     }
 }
+
+use tlsproof::zk::prg::PrgKind;
 
 fn body_of(response: &[u8]) -> &[u8] {
     let i = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
@@ -90,9 +97,11 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redacted_response_takes_the_zk_path() {
     let mut env = env_with(KeyType::EcdsaP256, None).await;
-    for n in [1024usize, 51 * 1024] {
+    // the 1 KB session uses ChaCha12 as the engine's PRG, as a browser prover does
+    for (n, prg) in [(1024usize, PrgKind::ChaCha12), (51 * 1024, PrgKind::fastest_here())] {
         // Hide only the last byte of the response (the reference benchmark's "redacted" case).
-        let out = run(&env, &format!("/bytes?n={n}"), &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1)))
+        let config = ProverConfig { prg, ..prover_config(&env) };
+        let out = run_with(&env, &format!("/bytes?n={n}"), &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1)), config)
             .await
             .expect("notarization");
         let v = &out.verified;
@@ -130,6 +139,7 @@ async fn refusals_reach_the_prover_with_reasons() {
             max_recv: 4096,
             now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
         };
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
@@ -154,6 +164,7 @@ async fn refusals_reach_the_prover_with_reasons() {
         max_recv: 4096,
         now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
     };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("unreachable");
@@ -250,6 +261,7 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
         max_recv: 4096,
         now: now(),
         step_timeout: std::time::Duration::from_millis(300),
+        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
     };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let socket = WsSocket::connect(&format!("ws://{silent}/")).await.unwrap();
@@ -304,6 +316,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
             server_name: "localhost".into(),
             max_sent: 1024,
             max_recv,
+            prg: Default::default(),
         })
     };
     let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024)).await;

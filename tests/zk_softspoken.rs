@@ -54,6 +54,25 @@ fn prf_proof_with_default_ferret_over_softspoken_matches_the_tls_key_schedule() 
     assert_eq!(vd, verify_data(&MasterSecret(ms), b"client finished", &hc));
 }
 
+/// What a browser prover runs: the session's PRG is ChaCha12 (no AES instruction there).
+#[test]
+fn prf_proof_with_ferret_over_chacha12_matches_the_tls_key_schedule() {
+    use tlsproof::zk::prg::PrgKind;
+    let ms: [u8; 48] = rand::random();
+    let (cr, sr, hc): ([u8; 32], [u8; 32], [u8; 32]) = (rand::random(), rand::random(), rand::random());
+    let (p, v) = block_on(prove_with(
+        FerretReceiver::with_prg(PrgKind::ChaCha12),
+        FerretSender::with_prg(PrgKind::ChaCha12),
+        |b| prf_circuit(b, Some(&ms), &cr, &sr, &hc),
+        |b| prf_circuit(b, None, &cr, &sr, &hc),
+    ));
+    let (kb_bytes, vd) = v.expect("verifier accepts");
+    assert_eq!(p.unwrap(), (kb_bytes.clone(), vd.clone()));
+    let reference = key_block(&MasterSecret(ms), &cr, &sr);
+    assert_eq!(&kb_bytes[..16], &reference.client_write_key);
+    assert_eq!(vd, verify_data(&MasterSecret(ms), b"client finished", &hc));
+}
+
 #[test]
 fn keystream_proof_with_softspoken_alone_matches_aes() {
     let (key, salt, explicit): ([u8; 16], [u8; 4], [u8; 8]) = (rand::random(), rand::random(), rand::random());

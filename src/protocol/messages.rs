@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;
@@ -23,6 +23,9 @@ pub struct SessionRequest {
     /// Most application bytes the prover will send / receive.
     pub max_sent: u32,
     pub max_recv: u32,
+    /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
+    /// browser, AES-128-CTR with AES-NI); the verifier accepts either.
+    pub prg: crate::zk::prg::PrgKind,
 }
 
 /// Prover → verifier after the TLS connection: how many raw bytes of each direction the

@@ -12,6 +12,7 @@ use crate::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::zk::channel::{Channel, ChannelError};
 use crate::zk::ot::FerretReceiver;
+use crate::zk::prg::PrgKind;
 use crate::zk::quicksilver::{ProofError, Prover};
 use futures::FutureExt;
 use std::ops::Range;
@@ -31,6 +32,8 @@ pub struct ProverConfig {
     pub now: u64,
     /// Longest wait for any one step (the verifier's answer, the TLS exchange, the proof).
     pub step_timeout: std::time::Duration,
+    /// The proof engine's PRG; [`PrgKind::fastest_here`] unless testing.
+    pub prg: PrgKind,
 }
 
 /// The default for [`ProverConfig::step_timeout`].
@@ -235,6 +238,7 @@ async fn session(
         server_name: config.server_name.clone(),
         max_sent: config.max_sent,
         max_recv: config.max_recv,
+        prg: config.prg,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
     let step = config.step_timeout;
@@ -245,7 +249,7 @@ async fn session(
 
     // Online phase: TLS through the verifier, with OT setup for the proof overlapping it.
     let mut client = Client::new(ClientConfig::new(config.roots), &config.server_name, unix_time(config.now))?;
-    let mut prover = Prover::new(FerretReceiver::new());
+    let mut prover = Prover::new(FerretReceiver::with_prg(config.prg));
     let mut io = TlsChannelIo::new(&mut tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {

@@ -162,7 +162,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 
     // Online: relay and record the TLS bytes; OT setup runs alongside.
     let t_online = Instant::now();
-    let mut verifier = Verifier::new(FerretSender::new());
+    let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
     let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
     let timed_setup = async {
         let t = Instant::now();

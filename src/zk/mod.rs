@@ -4,5 +4,6 @@ pub mod channel;
 pub mod field;
 pub mod gadgets;
 pub mod ot;
+pub mod prg;
 pub mod prp;
 pub mod quicksilver;

@@ -1,54 +1,29 @@
-//! Bit-matrix helpers for IKNP: per-column AES-CTR PRGs and the 128×128 bit transpose.
+//! Bit-matrix helpers for IKNP: per-column PRG streams and the 128×128 bit transpose.
 //!
 //! Bit order everywhere: bit `i` of a column byte string is bit `i % 8` of byte `i / 8`
 //! (LSB first), and bit `j` of a row `u128` is column `j`.
 
 use aes::cipher::generic_array::GenericArray;
-use crate::zk::prp::Aes128;
+use crate::zk::prg::{Prg, PrgKind};
 use rayon::prelude::*;
 
-/// Expands one base-OT seed into an unbounded bit stream: AES-128 keyed by the seed, in CTR
-/// mode. The counter persists so successive `extend` calls use fresh output.
+/// Expands one base-OT seed into an unbounded bit stream: the session's PRG keyed by the seed.
+/// The position persists so successive `extend` calls use fresh output.
 pub(crate) struct ColumnPrg {
-    cipher: Aes128,
+    prg: Prg,
     counter: u128,
 }
 
 impl ColumnPrg {
-    pub(crate) fn new(seed: &[u8; 16]) -> Self {
-        ColumnPrg {
-            cipher: Aes128::new(GenericArray::from_slice(seed)),
-            counter: 0,
-        }
+    pub(crate) fn new(kind: PrgKind, seed: &[u8; 16]) -> Self {
+        ColumnPrg { prg: kind.keyed(seed), counter: 0 }
     }
 
     /// Fill `out` (a multiple of 16 bytes) with the next PRG output.
     pub(crate) fn fill(&mut self, out: &mut [u8]) {
         debug_assert_eq!(out.len() % 16, 0);
-        ctr_fill(&self.cipher, self.counter, out);
+        self.prg.fill(self.counter, out);
         self.counter += (out.len() / 16) as u128;
-    }
-}
-
-/// AES-CTR: block k of `out` = E(start + k) with the counter encoded little-endian.
-pub(crate) fn ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
-    const BATCH: usize = 32;
-    let mut blocks = [GenericArray::<u8, aes::cipher::consts::U16>::default(); BATCH];
-    let mut ctr = start;
-    for piece in out.chunks_mut(16 * BATCH) {
-        let nb = piece.len() / 16;
-        for b in blocks.iter_mut().take(nb) {
-            b.copy_from_slice(&ctr.to_le_bytes());
-            ctr = ctr.wrapping_add(1);
-        }
-        cipher.encrypt_blocks(&mut blocks[..nb]);
-        for (dst, b) in piece.chunks_exact_mut(16).zip(blocks.iter()) {
-            dst.copy_from_slice(b);
-        }
-    }
-    // the batch buffer held key stream: clear it
-    for b in blocks.iter_mut() {
-        b.iter_mut().for_each(|x| *x = 0);
     }
 }
 
@@ -147,8 +122,8 @@ mod tests {
     fn column_prg_continues_its_stream_and_matches_aes_ctr() {
         let seed = [7u8; 16];
         let mut whole = vec![0u8; 160];
-        ColumnPrg::new(&seed).fill(&mut whole);
-        let mut p = ColumnPrg::new(&seed);
+        ColumnPrg::new(PrgKind::Aes128Ctr, &seed).fill(&mut whole);
+        let mut p = ColumnPrg::new(PrgKind::Aes128Ctr, &seed);
         let mut a = vec![0u8; 48];
         let mut b = vec![0u8; 112];
         p.fill(&mut a);
@@ -161,7 +136,7 @@ mod tests {
         assert_eq!(&whole[48..64], blk.as_slice());
         // different seeds give different streams
         let mut other = vec![0u8; 160];
-        ColumnPrg::new(&[8u8; 16]).fill(&mut other);
+        ColumnPrg::new(PrgKind::Aes128Ctr, &[8u8; 16]).fill(&mut other);
         assert_ne!(other, whole);
     }
 }
@@ -200,15 +175,14 @@ pub(crate) fn as_blocks(x: &mut [u128]) -> &mut [GenericArray<u8, aes::cipher::c
 }
 
 /// The random linear combination both OT consistency checks use (KOS, SoftSpokenOT, Ferret's
-/// SPCOT): `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with `χ_i = AES_seed(i)`. Without
-/// bits the second sum is 0. Parallel over pieces of `piece_len` values; branch-free in the
-/// bits. The χ are public (the seed is sent), so their buffers need no wiping; the values are
-/// read in place (no copy, so no secret copies to wipe).
-pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: CheckBits<'_>) -> (u128, u128) {
+/// SPCOT): `(Σ χ_i·vals_i, Σ_{bit(i)} χ_i)` over GF(2^128), with χ_i block i of the PRG stream
+/// under the check's seed. Without bits the second sum is 0. Parallel over pieces of
+/// `piece_len` values; branch-free in the bits. The χ are public (the seed is sent), so their
+/// buffers need no wiping; the values are read in place (no copy, so no secret copies to wipe).
+pub(crate) fn chi_sums(chi: &Prg, vals: &[u128], piece_len: usize, bits: CheckBits<'_>) -> (u128, u128) {
     use crate::zk::field::{PublicWeightedSum, F128};
     /// Values per inner product (stack buffers).
     const SUB: usize = 64;
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
     let piece_len = piece_len.max(1);
     vals.par_chunks(piece_len)
         .enumerate()
@@ -216,17 +190,14 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
             let first = p * piece_len;
             let mut sum = PublicWeightedSum::new();
             let mut x = 0u128;
-            let mut ctr = [0u128; SUB];
+            let mut words = [0u128; SUB];
             let mut chis = [F128::ZERO; SUB];
             for (s, sub) in piece.chunks(SUB).enumerate() {
                 let start = first + s * SUB;
                 let m = sub.len();
-                for (i, c) in ctr[..m].iter_mut().enumerate() {
-                    *c = ((start + i) as u128).to_le();
-                }
-                cipher.encrypt_blocks(as_blocks(&mut ctr[..m]));
-                for (i, (ch, &c)) in chis.iter_mut().zip(ctr.iter()).enumerate().take(m) {
-                    *ch = F128(u128::from_le(c));
+                chi.fill_u128(start as u128, &mut words[..m]);
+                for (i, (ch, &c)) in chis.iter_mut().zip(words.iter()).enumerate().take(m) {
+                    *ch = F128(c);
                     x ^= ch.0 & bits.mask(start + i);
                 }
                 sum.add(&chis[..m], F128::from_u128_slice(sub));
@@ -239,11 +210,11 @@ pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], piece_len: usize, bits: C
 /// Rows per rayon task in the consistency check.
 const CHECK_PIECE_ROWS: usize = 4096;
 
-/// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i = AES_seed(i); without `bits` the
-/// second sum is 0. Parallel over pieces of rows.
-fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
+/// (Σ χ_i·rows_i, Σ χ_i·bit_i) over GF(2^128) with χ_i from the PRG under `seed`; without
+/// `bits` the second sum is 0. Parallel over pieces of rows.
+fn check_sums(prg: PrgKind, seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u128) {
     let bits = bits.map_or(CheckBits::None, CheckBits::Packed);
-    chi_sums(seed, rows, CHECK_PIECE_ROWS, bits)
+    chi_sums(&prg.keyed(seed), rows, CHECK_PIECE_ROWS, bits)
 }
 
 /// The COT sender's (verifier's) side of the KOS-form consistency check, shared by KOS and
@@ -251,6 +222,7 @@ fn check_sums(seed: &[u8; 16], rows: &[u128], bits: Option<&[u8]>) -> (u128, u12
 /// Σ χ_i·q_i = t ⊕ x·Δ over the sender's rows q_i.
 pub(crate) async fn check_as_sender<C: crate::zk::channel::Channel>(
     ch: &mut C,
+    prg: PrgKind,
     rows: &[u128],
     delta: crate::zk::field::F128,
     what: &'static str,
@@ -266,7 +238,7 @@ pub(crate) async fn check_as_sender<C: crate::zk::channel::Channel>(
     let (mut x, mut t) = ([0u8; 16], [0u8; 16]);
     x.copy_from_slice(&resp[..16]);
     t.copy_from_slice(&resp[16..]);
-    let (q, _) = check_sums(&seed, rows, None);
+    let (q, _) = check_sums(prg, &seed, rows, None);
     if F128(q) != F128::from_le_bytes(t) + F128::from_le_bytes(x) * delta {
         return Err(failed);
     }
@@ -277,6 +249,7 @@ pub(crate) async fn check_as_sender<C: crate::zk::channel::Channel>(
 /// t = Σ χ_i·t_i over its rows t_i and packed choice bits r.
 pub(crate) async fn check_as_receiver<C: crate::zk::channel::Channel>(
     ch: &mut C,
+    prg: PrgKind,
     rows: &[u128],
     bits: &[u8],
     what: &'static str,
@@ -285,7 +258,7 @@ pub(crate) async fn check_as_receiver<C: crate::zk::channel::Channel>(
     super::CotError::expect_len(what, &seed_msg, 16)?;
     let mut seed = [0u8; 16];
     seed.copy_from_slice(&seed_msg);
-    let (t, x) = check_sums(&seed, rows, Some(bits));
+    let (t, x) = check_sums(prg, &seed, rows, Some(bits));
     let mut resp = Vec::with_capacity(32);
     resp.extend_from_slice(&x.to_le_bytes());
     resp.extend_from_slice(&t.to_le_bytes());

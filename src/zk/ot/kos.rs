@@ -6,13 +6,14 @@
 //! 1. prover: picks random bits r ∈ {0,1}^m; for every column j, T0_j = PRG(k_j^0),
 //!    T1_j = PRG(k_j^1), and sends U_j = T0_j ⊕ T1_j ⊕ r (chunk by chunk, 16 bytes per row).
 //! 2. verifier: Q_j = PRG(k_j^{Δ_j}) ⊕ Δ_j·U_j = T0_j ⊕ Δ_j·r, so row i is q_i = t_i ⊕ r_i·Δ.
-//! 3. verifier → prover: a fresh 16-byte seed; χ_i = AES_seed(i).
+//! 3. verifier → prover: a fresh 16-byte seed; χ_i = PRG_seed(i) (block i of [`crate::zk::prg`]).
 //! 4. prover → verifier: x = Σ χ_i·r_i and t = Σ χ_i·t_i (32 bytes); the verifier checks
 //!    Σ χ_i·q_i = t ⊕ x·Δ.
 //! 5. outputs for i < n: verifier K_i = q_i; prover u_i = r_i, M_i = t_i.
 
 use super::base;
 use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
+use crate::zk::prg::PrgKind;
 use super::{CotError, CotReceiver, CotSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -55,6 +56,8 @@ pub fn prover_bytes_for(n: usize) -> usize {
 pub struct KosSender {
     delta: F128,
     session_id: Vec<u8>,
+    /// The PRG that expands the base-OT seeds and the check's coefficients.
+    prg: PrgKind,
     /// PRGs seeded with k_j^{Δ_j}, one per column; `None` until the base OTs ran.
     prgs: Option<Vec<ColumnPrg>>,
     poisoned: bool,
@@ -82,6 +85,7 @@ impl KosSender {
         KosSender {
             delta,
             session_id: DEFAULT_SESSION_ID.to_vec(),
+            prg: PrgKind::default(),
             prgs: None,
             poisoned: false,
         }
@@ -91,6 +95,18 @@ impl KosSender {
     pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
+    }
+
+    /// Expand with `prg` (must equal the prover's; default AES-128-CTR). Before `setup` only.
+    pub fn with_prg(mut self, prg: PrgKind) -> Self {
+        debug_assert!(self.prgs.is_none(), "with_prg after setup");
+        self.prg = prg;
+        self
+    }
+
+    /// The PRG this sender expands with.
+    pub fn prg(&self) -> PrgKind {
+        self.prg
     }
 
     /// Run the 128 base OTs now (no-op if already done).
@@ -104,7 +120,7 @@ impl KosSender {
         self.poisoned = true;
         let choices: Vec<bool> = (0..KAPPA).map(|j| (self.delta.0 >> j) & 1 == 1).collect();
         let mut keys = base::receive(ch, &self.session_id, &choices).await?;
-        self.prgs = Some(keys.iter().map(ColumnPrg::new).collect());
+        self.prgs = Some(keys.iter().map(|k| ColumnPrg::new(self.prg, k)).collect());
         keys.iter_mut().for_each(|k| k.zeroize());
         self.poisoned = false;
         Ok(())
@@ -137,7 +153,7 @@ impl KosSender {
             columns_to_rows(&q, col_len, &mut rows[start..start + len]);
         }
 
-        check_as_sender(ch, &rows, self.delta, "KOS check response", CotError::ConsistencyCheckFailed).await?;
+        check_as_sender(ch, self.prg, &rows, self.delta, "KOS check response", CotError::ConsistencyCheckFailed).await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -172,6 +188,8 @@ impl Drop for KosSender {
 /// Prover side of KOS: COT receiver getting random bits and MACs.
 pub struct KosReceiver {
     session_id: Vec<u8>,
+    /// The PRG that expands the base-OT seeds and the check's coefficients.
+    prg: PrgKind,
     /// PRGs seeded with (k_j^0, k_j^1), one pair per column; `None` until the base OTs ran.
     prgs: Option<Vec<(ColumnPrg, ColumnPrg)>>,
     poisoned: bool,
@@ -188,6 +206,7 @@ impl KosReceiver {
     pub fn new() -> Self {
         KosReceiver {
             session_id: DEFAULT_SESSION_ID.to_vec(),
+            prg: PrgKind::default(),
             prgs: None,
             poisoned: false,
         }
@@ -197,6 +216,18 @@ impl KosReceiver {
     pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
+    }
+
+    /// Expand with `prg` (must equal the verifier's; default AES-128-CTR). Before `setup` only.
+    pub fn with_prg(mut self, prg: PrgKind) -> Self {
+        debug_assert!(self.prgs.is_none(), "with_prg after setup");
+        self.prg = prg;
+        self
+    }
+
+    /// The PRG this receiver expands with.
+    pub fn prg(&self) -> PrgKind {
+        self.prg
     }
 
     /// Run the 128 base OTs now (no-op if already done).
@@ -211,7 +242,7 @@ impl KosReceiver {
         let mut keys = base::send(ch, &self.session_id, KAPPA).await?;
         self.prgs = Some(
             keys.iter()
-                .map(|(k0, k1)| (ColumnPrg::new(k0), ColumnPrg::new(k1)))
+                .map(|(k0, k1)| (ColumnPrg::new(self.prg, k0), ColumnPrg::new(self.prg, k1)))
                 .collect(),
         );
         keys.iter_mut().for_each(|(k0, k1)| {
@@ -252,7 +283,7 @@ impl KosReceiver {
             ch.send(msg).await?;
         }
 
-        check_as_receiver(ch, &rows, &bits, "KOS check seed").await?;
+        check_as_receiver(ch, self.prg, &rows, &bits, "KOS check seed").await?;
 
         let choice: Vec<bool> = (0..n).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
         Ok((choice, rows[..n].iter().map(|&t| F128(t)).collect()))

@@ -22,8 +22,9 @@
 //! 2. **OT extension**, two implementations with the same interface and Δ semantics:
 //!    [`softspoken`] (SoftSpokenOT, Roy CRYPTO 2022: ≈128/k bits per COT, k = 8 by default,
 //!    the default bootstrap of [`ferret`]; see its module docs) and, described below,
-//!    [`kos`]: IKNP, with every base seed expanded by AES-128 in CTR mode
-//!    (one key per seed; counters continue across `extend` calls), and the outputs left
+//!    [`kos`]: IKNP, with every base seed expanded by the session's PRG ([`crate::zk::prg`]:
+//!    AES-128-CTR, or ChaCha12 where AES is software; one stream per seed, positions continue
+//!    across `extend` calls), and the outputs left
 //!    *correlated* (no hashing), followed by the KOS15 consistency check (Keller–Orsini–Scholl,
 //!    "Actively Secure OT Extension with Optimal Overhead", CRYPTO 2015).
 //!
@@ -33,7 +34,7 @@
 //!   `m − n ≥ 168 = κ + s` extra rows (s = 40 statistical security) are random masks that hide
 //!   the prover's bits in the check and are discarded afterwards.
 //! * Check: the verifier picks a fresh 128-bit seed *after* receiving the whole matrix; both
-//!   sides derive χ_i = AES_seed(i) ∈ GF(2^128); the prover sends x = Σ χ_i·u_i and
+//!   sides derive χ_i = PRG_seed(i) ∈ GF(2^128); the prover sends x = Σ χ_i·u_i and
 //!   t = Σ χ_i·M_i; the verifier accepts iff Σ χ_i·K_i = t ⊕ x·Δ.
 //! * Traffic: 16·m bytes prover → verifier (≈ 128 bits per COT) in messages of at most
 //!   [`kos::MAX_MESSAGE_BYTES`], plus 16 bytes and 32 bytes for the check.

@@ -25,7 +25,7 @@
 //!    sits at the path given by the bits of x (most significant bit = level 1); level l decides
 //!    bit k_b − l of x, i.e. column off_b + k_b − l. The verifier, knowing the key of the side
 //!    *off* its path at every level, rebuilds every leaf except the punctured one x = Δ_b.
-//! 3. Every leaf seed keys an AES-128-CTR stream (`bits::ColumnPrg`; the counter
+//! 3. Every leaf seed keys a PRG stream (`bits::ColumnPrg`, [`crate::zk::prg`]; the counter
 //!    continues across `extend` calls), r_x = PRG(s_x) ∈ {0,1}^m for the m rows of a call.
 //!
 //! **Extend(n)**, on m = [`padded_rows`]`(n)` rows (n + κ + s rounded up to 128), in chunks
@@ -45,7 +45,7 @@
 //!   in GF(2^k) is ever needed).
 //! * Consistency check (the paper's malicious check for the binary repetition-code case, in
 //!   the KOS form used by [`super::kos`]): after the whole syndrome arrived, the verifier sends a
-//!   fresh 16-byte seed, χ_i = AES_seed(i) ∈ GF(2^128); the prover answers x = Σ χ_i·u_i and
+//!   fresh 16-byte seed, χ_i = PRG_seed(i) ∈ GF(2^128); the prover answers x = Σ χ_i·u_i and
 //!   t = Σ χ_i·M_i; the verifier accepts iff Σ χ_i·K_i = t ⊕ x·Δ. The m − n ≥ 168 = κ + s
 //!   extra rows are uniformly random masks that hide the prover's bits in x and are dropped.
 //!
@@ -86,6 +86,7 @@
 
 use super::base;
 use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
+use crate::zk::prg::PrgKind;
 use super::ct::{bit_mask, eq_mask};
 use super::ferret::ggm::FixedKeyAes;
 use super::{CotError, CotReceiver, CotSender};
@@ -325,12 +326,12 @@ fn reindex_by_y(leaves: &mut [u128], delta_b: usize, kb: usize) {
     }
 }
 
-fn leaf_prgs(leaves: &[u128]) -> Vec<ColumnPrg> {
+fn leaf_prgs(kind: PrgKind, leaves: &[u128]) -> Vec<ColumnPrg> {
     leaves
         .iter()
         .map(|s| {
             let mut b = s.to_le_bytes();
-            let p = ColumnPrg::new(&b);
+            let p = ColumnPrg::new(kind, &b);
             b.zeroize();
             p
         })
@@ -342,6 +343,8 @@ pub struct SoftSpokenSender {
     delta: F128,
     k: usize,
     session_id: Vec<u8>,
+    /// The PRG of the leaf streams and of the check's coefficients.
+    prg: PrgKind,
     /// Per block: leaves indexed by y = x ⊕ Δ_b (y = 0 is a never-used dummy); `None` until
     /// the setup ran.
     blocks: Option<Vec<Block>>,
@@ -371,6 +374,7 @@ impl SoftSpokenSender {
             delta,
             k: DEFAULT_K,
             session_id: DEFAULT_SESSION_ID.to_vec(),
+            prg: PrgKind::default(),
             blocks: None,
             poisoned: false,
         }
@@ -394,6 +398,20 @@ impl SoftSpokenSender {
 
     pub fn k(&self) -> usize {
         self.k
+    }
+
+    /// Expand with `prg` (both sides must agree; default AES-128-CTR). Only before the setup ran.
+    pub fn with_prg(mut self, prg: PrgKind) -> Result<Self, SoftSpokenConfigError> {
+        if self.blocks.is_some() {
+            return Err(SoftSpokenConfigError::AlreadySetUp);
+        }
+        self.prg = prg;
+        Ok(self)
+    }
+
+    /// The PRG of the leaf streams.
+    pub fn prg(&self) -> PrgKind {
+        self.prg
     }
 
     /// Run the base OTs and the GGM setup now (no-op if already done).
@@ -439,7 +457,7 @@ impl SoftSpokenSender {
             reindex_by_y(&mut leaves, delta_b, kb);
             blocks.push(Block {
                 k: kb,
-                leaves: leaf_prgs(&leaves),
+                leaves: leaf_prgs(self.prg, &leaves),
             });
             off += kb;
             moff += 32 * (kb - 1);
@@ -499,7 +517,7 @@ impl SoftSpokenSender {
             columns_to_rows(&w, col_len, &mut rows[start..start + len]);
         }
 
-        check_as_sender(ch, &rows, self.delta, "SoftSpokenOT check response", CotError::SoftSpokenCheckFailed).await?;
+        check_as_sender(ch, self.prg, &rows, self.delta, "SoftSpokenOT check response", CotError::SoftSpokenCheckFailed).await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -535,6 +553,8 @@ impl Drop for SoftSpokenSender {
 pub struct SoftSpokenReceiver {
     k: usize,
     session_id: Vec<u8>,
+    /// The PRG of the leaf streams and of the check's coefficients.
+    prg: PrgKind,
     /// Per block: all 2^k leaves indexed by x; `None` until the setup ran.
     blocks: Option<Vec<Block>>,
     poisoned: bool,
@@ -552,6 +572,7 @@ impl SoftSpokenReceiver {
         SoftSpokenReceiver {
             k: DEFAULT_K,
             session_id: DEFAULT_SESSION_ID.to_vec(),
+            prg: PrgKind::default(),
             blocks: None,
             poisoned: false,
         }
@@ -577,6 +598,20 @@ impl SoftSpokenReceiver {
         self.k
     }
 
+    /// Expand with `prg` (both sides must agree; default AES-128-CTR). Only before the setup ran.
+    pub fn with_prg(mut self, prg: PrgKind) -> Result<Self, SoftSpokenConfigError> {
+        if self.blocks.is_some() {
+            return Err(SoftSpokenConfigError::AlreadySetUp);
+        }
+        self.prg = prg;
+        Ok(self)
+    }
+
+    /// The PRG of the leaf streams.
+    pub fn prg(&self) -> PrgKind {
+        self.prg
+    }
+
     /// Run the base OTs and the GGM setup now (no-op if already done).
     pub async fn setup<C: Channel>(&mut self, ch: &mut C) -> Result<(), CotError> {
         if self.poisoned {
@@ -596,7 +631,7 @@ impl SoftSpokenReceiver {
             let leaves = ggm_expand(&prg, &keys[off..off + kb], kb, &mut msg);
             blocks.push(Block {
                 k: kb,
-                leaves: leaf_prgs(&leaves),
+                leaves: leaf_prgs(self.prg, &leaves),
             });
             off += kb;
         }
@@ -641,7 +676,7 @@ impl SoftSpokenReceiver {
             ch.send(msg).await?;
         }
 
-        check_as_receiver(ch, &rows, &bits, "SoftSpokenOT check seed").await?;
+        check_as_receiver(ch, self.prg, &rows, &bits, "SoftSpokenOT check seed").await?;
 
         let choice: Vec<bool> = (0..n).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
         Ok((choice, rows[..n].iter().map(|&t| F128(t)).collect()))
@@ -737,7 +772,7 @@ mod unit_tests {
         let seeds: Vec<u128> = (0..8u128).map(|i| i * 0x1234_5678_9abc + 99).collect();
         let mut block = Block {
             k: kb,
-            leaves: leaf_prgs(&seeds),
+            leaves: leaf_prgs(PrgKind::Aes128Ctr, &seeds),
         };
         let mut v = vec![0u8; kb * col_len];
         let mut u = vec![0u8; col_len];
@@ -746,7 +781,7 @@ mod unit_tests {
             .iter()
             .map(|s| {
                 let mut o = vec![0u8; col_len];
-                ColumnPrg::new(&s.to_le_bytes()).fill(&mut o);
+                ColumnPrg::new(PrgKind::Aes128Ctr, &s.to_le_bytes()).fill(&mut o);
                 o
             })
             .collect();
@@ -767,7 +802,7 @@ mod unit_tests {
             .collect();
         let mut vb = Block {
             k: kb,
-            leaves: leaf_prgs(&by_y),
+            leaves: leaf_prgs(PrgKind::Aes128Ctr, &by_y),
         };
         let mut w = vec![0u8; kb * col_len];
         fold_block(&mut vb, col_len, &mut w, None, true);

@@ -7,6 +7,7 @@ use crate::zk::channel::{memory_pair, ChannelError, MemoryChannel};
 use futures::executor::block_on;
 use futures::future::join;
 use super::test_util::{assert_correlated, run_extend};
+use crate::zk::prg::PrgKind;
 
 fn channels() -> (MemoryChannel, MemoryChannel) {
     memory_pair(MAX_MESSAGE_BYTES)
@@ -14,9 +15,13 @@ fn channels() -> (MemoryChannel, MemoryChannel) {
 
 /// Set up a sender/receiver pair (base OTs done) over fresh channels.
 fn setup_pair() -> (KosSender, KosReceiver, MemoryChannel, MemoryChannel) {
+    setup_pair_with(PrgKind::default())
+}
+
+fn setup_pair_with(prg: PrgKind) -> (KosSender, KosReceiver, MemoryChannel, MemoryChannel) {
     let (mut cv, mut cp) = channels();
-    let mut s = KosSender::new();
-    let mut r = KosReceiver::new();
+    let mut s = KosSender::new().with_prg(prg);
+    let mut r = KosReceiver::new().with_prg(prg);
     let (a, b) = block_on(join(s.setup(&mut cv), r.setup(&mut cp)));
     a.unwrap();
     b.unwrap();
@@ -32,7 +37,13 @@ fn column_with_delta_bit(delta: F128, want: bool) -> usize {
 
 #[test]
 fn extend_gives_correlations_under_one_delta_for_various_n() {
-    let (s, r, cv, cp) = setup_pair();
+    for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+        extend_gives_correlations_with(prg);
+    }
+}
+
+fn extend_gives_correlations_with(prg: PrgKind) {
+    let (s, r, cv, cp) = setup_pair_with(prg);
     let delta = s.delta();
     let (mut s, mut r, mut cv, mut cp) = (s, r, cv, cp);
     let mut all_keys = Vec::new();
@@ -110,7 +121,13 @@ fn traffic_is_exactly_sixteen_bytes_per_row_plus_check() {
 
 #[test]
 fn flipped_matrix_bit_in_a_delta_one_column_is_caught() {
-    let (s, r, cv, cp) = setup_pair();
+    for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+        flipped_matrix_bit_is_caught_with(prg);
+    }
+}
+
+fn flipped_matrix_bit_is_caught_with(prg: PrgKind) {
+    let (s, r, cv, cp) = setup_pair_with(prg);
     let j = column_with_delta_bit(s.delta(), true);
     let n = 1000;
     let col_len = padded_rows(n) / 8;

@@ -1,23 +1,20 @@
 //! The local linear code of primal LPN: output j gets the XOR of the k-vector entries at
-//! [`D`] row indices read from AES-128 in CTR mode under a per-iteration public seed: the key
-//! stream E(0) ‖ E(1) ‖ … is cut into little-endian 32-bit lanes, column j takes lanes
+//! [`D`] row indices read from the session's PRG ([`crate::zk::prg`]) under a public seed: the
+//! stream (AES-128: E(0) ‖ E(1) ‖ …) is cut into little-endian 32-bit lanes, column j takes lanes
 //! 10j .. 10j + 10 (2.5 blocks per column), and a lane x becomes the index ⌊x·k / 2^32⌋
 //! (bias ≤ k/2^32). Repeated indices in one column are kept (they cancel), as in the random
 //! local code of the Ferret paper.
 //!
 //! The matrix is public randomness from a seed, so any secure PRG serves; the lanes are packed
 //! densely (earlier versions spent 3 blocks per column and dropped 2 lanes), which is the same
-//! PRG output distribution per lane with 17% fewer AES calls — that matters in wasm, where AES
-//! is software.
+//! PRG output distribution per lane with 17% fewer PRG blocks.
 //!
 //! Encoding runs in place over the SPCOT output vector (y = v ⊕ A·K), in parallel chunks, so
 //! no extra n-sized buffer is allocated; within a chunk, indices are generated for
 //! [`SUB`] columns at a time into a stack buffer that stays in L1 next to the gathers. The
 //! prover keeps a matrix it uses again in memory instead ([`MatrixCache`]).
 
-use super::ggm::as_blocks;
-use aes::cipher::generic_array::GenericArray;
-use crate::zk::prp::Aes128;
+use crate::zk::prg::{Prg, PrgKind};
 use rayon::prelude::*;
 
 /// Nonzeros per column of the LPN matrix.
@@ -28,8 +25,8 @@ const CHUNK: usize = 4096;
 const SUB: usize = 256;
 
 /// Row indices of columns `first_col .. first_col + out.len() / D` into `out`.
-pub(crate) fn columns_indices(cipher: &Aes128, first_col: usize, k: usize, out: &mut [u32]) {
-    /// Columns per AES batch: 320 lanes, 80 blocks (+1 when the first lane is mid-block).
+pub(crate) fn columns_indices(prg: &Prg, first_col: usize, k: usize, out: &mut [u32]) {
+    /// Columns per PRG call: 320 lanes, 80 blocks (+1 when the first lane is mid-block).
     const BATCH_COLS: usize = 32;
     const BLOCKS: usize = BATCH_COLS * D / 4 + 1;
     let mut blocks = [0u128; BLOCKS];
@@ -39,12 +36,8 @@ pub(crate) fn columns_indices(cipher: &Aes128, first_col: usize, k: usize, out: 
         let lane0 = (first_col + bi * BATCH_COLS) * D;
         let (blk0, skip) = (lane0 / 4, lane0 % 4);
         let nb = (skip + batch.len()).div_ceil(4);
-        for (i, b) in blocks[..nb].iter_mut().enumerate() {
-            *b = ((blk0 + i) as u128).to_le();
-        }
-        cipher.encrypt_blocks(as_blocks(&mut blocks[..nb]));
-        for (l, &b) in lanes.chunks_exact_mut(4).zip(&blocks[..nb]) {
-            let w = u128::from_le(b);
+        prg.fill_u128(blk0 as u128, &mut blocks[..nb]);
+        for (l, &w) in lanes.chunks_exact_mut(4).zip(&blocks[..nb]) {
             l[0] = w as u32;
             l[1] = (w >> 32) as u32;
             l[2] = (w >> 64) as u32;
@@ -58,10 +51,9 @@ pub(crate) fn columns_indices(cipher: &Aes128, first_col: usize, k: usize, out: 
 
 /// The D row indices of column `j` (for tests and documentation).
 #[cfg(test)]
-pub(crate) fn column(seed: &[u8; 16], k: usize, j: usize) -> Vec<u32> {
-    let cipher = Aes128::new(GenericArray::from_slice(seed));
+pub(crate) fn column(kind: PrgKind, seed: &[u8; 16], k: usize, j: usize) -> Vec<u32> {
     let mut v = vec![0u32; D];
-    columns_indices(&cipher, j, k, &mut v);
+    columns_indices(&kind.keyed(seed), j, k, &mut v);
     v
 }
 
@@ -136,7 +128,7 @@ pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut
 /// Where an encoding's column indices come from: generated from the seed, [`SUB`] columns at a
 /// time into a stack buffer, or widened from a [`MatrixCache`]'s 16-bit copy.
 enum Columns<'a> {
-    Generate { cipher: Aes128, k: usize },
+    Generate { prg: Prg, k: usize },
     Cached(&'a [u16]),
 }
 
@@ -148,9 +140,9 @@ impl Columns<'_> {
         for off in (0..len).step_by(SUB) {
             let m = SUB.min(len - off);
             match self {
-                Columns::Generate { cipher, k } => {
+                Columns::Generate { prg, k } => {
                     let idx = &mut buf[..D * m];
-                    columns_indices(cipher, first + off, *k, idx);
+                    columns_indices(prg, first + off, *k, idx);
                     f(off, idx);
                 }
                 Columns::Cached(all) => {
@@ -172,8 +164,8 @@ const MAX_CACHED_K: usize = 1 << 16;
 
 /// The prover's copy of an LPN matrix for the iterations that reuse it.
 ///
-/// In wasm, generating the indices is 2.5 software-AES blocks per column, more than half of
-/// the prover's AES per correlation. The prover therefore keeps one seed for all iterations
+/// Generating the indices is 2.5 PRG blocks per column; with software AES (before wasm
+/// sessions switched to ChaCha12) that was more than half of the prover's AES per correlation. The prover therefore keeps one seed for all iterations
 /// of a parameter set ([`MatrixCache::seed_for`]), and from the second iteration on reads the
 /// matrix from memory. One public matrix for many iterations is Ferret's own setting: each
 /// iteration is a fresh LPN instance (fresh secret and noise) under the same public code, so
@@ -182,6 +174,8 @@ const MAX_CACHED_K: usize = 1 << 16;
 /// AES-NI, generating is as fast as reading the copy back (measured: 51 KB redacted sessions
 /// within noise), so there nothing is kept; nor does the verifier, which always generates.
 pub(crate) struct MatrixCache {
+    /// The PRG that generates the matrices.
+    kind: PrgKind,
     /// The seed and shape (k, n) last encoded with.
     id: Option<([u8; 16], usize, usize)>,
     /// Its D·n indices once it has been used twice (empty before, or when too large).
@@ -190,14 +184,12 @@ pub(crate) struct MatrixCache {
     keep: bool,
 }
 
-impl Default for MatrixCache {
-    /// Keeps matrices where AES is software (wasm).
-    fn default() -> Self {
-        MatrixCache { id: None, indices: Vec::new(), keep: !crate::zk::prp::is_hardware() }
-    }
-}
-
 impl MatrixCache {
+    /// Keeps matrices where AES is software (wasm).
+    pub(crate) fn new(kind: PrgKind) -> Self {
+        MatrixCache { kind, id: None, indices: Vec::new(), keep: !crate::zk::prp::is_hardware() }
+    }
+
     /// The seed for an iteration with parameters (k, n): the previous one if the shape is the
     /// same, else a fresh random seed.
     pub(crate) fn seed_for(&self, k: usize, n: usize) -> [u8; 16] {
@@ -214,25 +206,25 @@ impl MatrixCache {
     /// The columns of the matrix (seed, k, n): cached if it was used before (materialising
     /// it on its second use), generated otherwise.
     fn columns(&mut self, seed: &[u8; 16], k: usize, n: usize) -> Columns<'_> {
-        let cipher = Aes128::new(GenericArray::from_slice(seed));
+        let prg = self.kind.keyed(seed);
         if self.id != Some((*seed, k, n)) {
             self.id = Some((*seed, k, n));
             self.indices = Vec::new();
-            return Columns::Generate { cipher, k };
+            return Columns::Generate { prg, k };
         }
         if self.keep && self.indices.is_empty() && n <= MAX_CACHED_COLUMNS && k <= MAX_CACHED_K {
             self.indices = vec![0u16; D * n];
             self.indices.par_chunks_mut(D * SUB).enumerate().for_each(|(c, out)| {
                 let mut buf = [0u32; D * SUB];
                 let idx = &mut buf[..out.len()];
-                columns_indices(&cipher, c * SUB, k, idx);
+                columns_indices(&prg, c * SUB, k, idx);
                 for (o, &i) in out.iter_mut().zip(idx.iter()) {
                     *o = i as u16; // i < k ≤ 2^16
                 }
             });
         }
         if self.indices.is_empty() {
-            Columns::Generate { cipher, k }
+            Columns::Generate { prg, k }
         } else {
             Columns::Cached(&self.indices)
         }
@@ -240,9 +232,9 @@ impl MatrixCache {
 }
 
 /// Verifier side: `out[j] ^= Σ_{r ∈ col(j)} base[r]`.
-pub(crate) fn encode_keys(seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
+pub(crate) fn encode_keys(kind: PrgKind, seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
     let k = base.len();
-    let columns = Columns::Generate { cipher: Aes128::new(GenericArray::from_slice(seed)), k };
+    let columns = Columns::Generate { prg: kind.keyed(seed), k };
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         columns.for_each(c * CHUNK, chunk.len(), |off, idx| gather_keys(base, idx, &mut chunk[off..off + idx.len() / D]));
     });
@@ -283,7 +275,7 @@ pub(crate) fn encode_cots(
 mod tests {
     use super::*;
     // Known answers come from the `aes` crate, the reference for `prp::Aes128`.
-    use aes::cipher::{BlockEncrypt, KeyInit};
+    use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
     use aes::Aes128;
     use rand::Rng;
 
@@ -305,18 +297,24 @@ mod tests {
                 let r = u32::from_le_bytes(b[off..off + 4].try_into().unwrap()) as u64;
                 expect.push(((r * k) >> 32) as u32);
             }
-            assert_eq!(column(&seed, k as usize, j), expect, "column {j}");
+            assert_eq!(column(PrgKind::Aes128Ctr, &seed, k as usize, j), expect, "column {j}");
         }
     }
 
     #[test]
     fn cached_matrix_encodes_like_the_generated_one_on_every_use() {
+        for kind in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+            cached_matrix_encodes_like_the_generated_one_with(kind);
+        }
+    }
+
+    fn cached_matrix_encodes_like_the_generated_one_with(kind: PrgKind) {
         let mut rng = rand::rng();
         let k = 777;
         let n = 2 * CHUNK + 300;
         let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
         let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
-        let mut cache = MatrixCache { keep: true, ..MatrixCache::default() };
+        let mut cache = MatrixCache { keep: true, ..MatrixCache::new(kind) };
         // encodes random outputs of n columns with `seed` through the cache and checks them
         // against the column definition; returns whether the matrix was then held in memory
         let mut round = |cache: &mut MatrixCache, seed: [u8; 16], n: usize| -> bool {
@@ -325,7 +323,7 @@ mod tests {
             let (mut u, mut m) = (u0.clone(), m0.clone());
             encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, cache);
             for j in [0, 1, CHUNK - 1, CHUNK, n - 1] {
-                let (eu, em) = column(&seed, k, j)
+                let (eu, em) = column(kind, &seed, k, j)
                     .iter()
                     .fold((u0[j], m0[j]), |(u, m), &r| (u ^ base_u[r as usize], m ^ base_m[r as usize]));
                 assert_eq!((u[j], m[j]), (eu, em), "column {j}");
@@ -346,7 +344,7 @@ mod tests {
         assert!(!round(&mut cache, fresh, n));
         assert!(round(&mut cache, fresh, n));
         // where AES is hardware nothing is kept, and the encodings are the same
-        let mut recompute = MatrixCache { keep: false, ..MatrixCache::default() };
+        let mut recompute = MatrixCache { keep: false, ..MatrixCache::new(kind) };
         for _ in 0..3 {
             assert!(!round(&mut recompute, seed, n));
         }
@@ -354,7 +352,7 @@ mod tests {
         let big_k = MAX_CACHED_K + 1;
         let base_m: Vec<u128> = vec![1; big_k];
         let base_u = vec![0u8; big_k];
-        let mut cache = MatrixCache { keep: true, ..MatrixCache::default() };
+        let mut cache = MatrixCache { keep: true, ..MatrixCache::new(kind) };
         for _ in 0..2 {
             let (mut u, mut m) = (vec![0u8; 100], vec![0u128; 100]);
             encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, &mut cache);
@@ -364,6 +362,12 @@ mod tests {
 
     #[test]
     fn encoding_matches_column_definition_and_spreads_indices() {
+        for kind in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+            encoding_matches_column_definition_with(kind);
+        }
+    }
+
+    fn encoding_matches_column_definition_with(kind: PrgKind) {
         let mut rng = rand::rng();
         let seed: [u8; 16] = rng.random();
         let k = 1000;
@@ -371,16 +375,16 @@ mod tests {
         let base: Vec<u128> = (0..k).map(|_| rng.random()).collect();
         let orig: Vec<u128> = (0..n).map(|_| rng.random()).collect();
         let mut out = orig.clone();
-        encode_keys(&seed, &base, &mut out);
+        encode_keys(kind, &seed, &base, &mut out);
         let mut hits = vec![0usize; k];
         for j in [0usize, 1, CHUNK - 1, CHUNK, 2 * CHUNK + 5, n - 1] {
-            let col = column(&seed, k, j);
+            let col = column(kind, &seed, k, j);
             assert_eq!(col.len(), D);
             let expect = col.iter().fold(orig[j], |a, &r| a ^ base[r as usize]);
             assert_eq!(out[j], expect, "column {j}");
         }
         for j in 0..n {
-            for r in column(&seed, k, j) {
+            for r in column(kind, &seed, k, j) {
                 assert!((r as usize) < k);
                 hits[r as usize] += 1;
             }
@@ -390,6 +394,6 @@ mod tests {
         assert!(hits.iter().all(|&h| h > 0 && (h as f64) < 2.0 * mean));
         // a different seed gives a different code
         let other: [u8; 16] = rng.random();
-        assert_ne!(column(&seed, k, 7), column(&other, k, 7));
+        assert_ne!(column(kind, &seed, k, 7), column(kind, &other, k, 7));
     }
 }

@@ -119,6 +119,7 @@ mod tests;
 
 use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 use super::bits::check_n;
+use crate::zk::prg::PrgKind;
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::zk::channel::Channel;
 use crate::zk::field::F128;
@@ -172,6 +173,14 @@ impl BaseCotSender {
             BaseCotSender::SoftSpoken(s) => s.setup(ch).await,
         }
     }
+
+    /// The session's PRG, which Ferret's check and LPN matrix use too.
+    pub fn prg(&self) -> PrgKind {
+        match self {
+            BaseCotSender::Kos(s) => s.prg(),
+            BaseCotSender::SoftSpoken(s) => s.prg(),
+        }
+    }
 }
 
 impl CotSender for BaseCotSender {
@@ -195,6 +204,14 @@ impl BaseCotReceiver {
         match self {
             BaseCotReceiver::Kos(r) => r.setup(ch).await,
             BaseCotReceiver::SoftSpoken(r) => r.setup(ch).await,
+        }
+    }
+
+    /// The session's PRG, which Ferret's check and LPN matrix use too.
+    pub fn prg(&self) -> PrgKind {
+        match self {
+            BaseCotReceiver::Kos(r) => r.prg(),
+            BaseCotReceiver::SoftSpoken(r) => r.prg(),
         }
     }
 }
@@ -494,8 +511,13 @@ impl Default for FerretSender {
 impl FerretSender {
     /// Fresh random Δ, default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_base(SoftSpokenSender::new(), FerretConfig::default())
-            .expect("default config is valid")
+        Self::with_prg(PrgKind::default())
+    }
+
+    /// As [`FerretSender::new`], with the session's PRG (must equal the prover's).
+    pub fn with_prg(prg: PrgKind) -> Self {
+        let base = SoftSpokenSender::new().with_prg(prg).expect("not set up yet");
+        Self::from_base(base, FerretConfig::default()).expect("default config is valid")
     }
 
     /// Wrap a KOS sender (its Δ and session id are used) with the given parameters.
@@ -570,6 +592,7 @@ impl FerretSender {
         spcot::send(
             ch,
             &self.prg,
+            self.base.prg(),
             delta,
             p.t,
             p.log_block,
@@ -584,7 +607,7 @@ impl FerretSender {
         let mut lpn_seed = [0u8; 16];
         lpn_seed.copy_from_slice(&seed_msg);
 
-        lpn::encode_keys(&lpn_seed, &base[..k], v);
+        lpn::encode_keys(self.base.prg(), &lpn_seed, &base[..k], v);
         self.base_keys.zeroize();
         Ok(())
     }
@@ -684,7 +707,13 @@ impl Default for FerretReceiver {
 impl FerretReceiver {
     /// Default parameters, bootstrapped from SoftSpokenOT with its default k.
     pub fn new() -> Self {
-        Self::from_base(SoftSpokenReceiver::new(), FerretConfig::default())
+        Self::with_prg(PrgKind::default())
+    }
+
+    /// As [`FerretReceiver::new`], with the session's PRG (must equal the verifier's).
+    pub fn with_prg(prg: PrgKind) -> Self {
+        let base = SoftSpokenReceiver::new().with_prg(prg).expect("not set up yet");
+        Self::from_base(base, FerretConfig::default())
             .expect("default config is valid")
     }
 
@@ -709,8 +738,10 @@ impl FerretReceiver {
         config: FerretConfig,
     ) -> Result<Self, FerretConfigError> {
         config.validate()?;
+        let base = base.into();
+        let prg = base.prg();
         Ok(FerretReceiver {
-            base: base.into(),
+            base,
             planner: Planner::new(config),
             prg: FixedKeyAes::new(),
             bits: Vec::new(),
@@ -718,7 +749,7 @@ impl FerretReceiver {
             pos: 0,
             base_bits: Vec::new(),
             base_macs: Vec::new(),
-            lpn_matrix: lpn::MatrixCache::default(),
+            lpn_matrix: lpn::MatrixCache::new(prg),
             poisoned: false,
         })
     }
@@ -767,6 +798,7 @@ impl FerretReceiver {
         spcot::receive(
             ch,
             &self.prg,
+            self.base.prg(),
             p.t,
             p.log_block,
             &base_u[k..k + th],

@@ -6,8 +6,7 @@
 
 use super::ggm::FixedKeyAes;
 use super::{lpn, spcot, LpnParams};
-use aes::cipher::generic_array::GenericArray;
-use crate::zk::prp::Aes128;
+use crate::zk::prg::PrgKind;
 use rand::Rng;
 use rayon::prelude::*;
 use std::hint::black_box;
@@ -37,6 +36,7 @@ pub fn iteration_phases(p: LpnParams) -> Vec<(&'static str, f64)> {
     let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
     let seed: [u8; 16] = rng.random();
 
+    let kind = PrgKind::fastest_here();
     let mut out = Vec::new();
     // The protocol reuses its output buffers across iterations, so the phases below are timed
     // on touched memory: a fresh zeroed allocation would charge its page faults to the trees.
@@ -49,9 +49,9 @@ pub fn iteration_phases(p: LpnParams) -> Vec<(&'static str, f64)> {
     timed(&mut out, "half trees receiver (t punctured)", || {
         spcot::receiver_trees(&prg, h, &tree_u, &tree_m, &msgs, tweak, &mut w, &mut e)
     });
-    timed(&mut out, "check sender (chi sums)", || black_box(spcot::chi_sums(&seed, &v, None)));
-    timed(&mut out, "check receiver (chi sums + e)", || black_box(spcot::chi_sums(&seed, &w, Some(&e))));
-    let cipher = Aes128::new(GenericArray::from_slice(&seed));
+    timed(&mut out, "check sender (chi sums)", || black_box(spcot::chi_sums(kind, &seed, &v, None)));
+    timed(&mut out, "check receiver (chi sums + e)", || black_box(spcot::chi_sums(kind, &seed, &w, Some(&e))));
+    let cipher = kind.keyed(&seed);
     const CHUNK: usize = 4096;
     timed(&mut out, "LPN index generation (one side)", || {
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|c| {
@@ -78,9 +78,9 @@ pub fn iteration_phases(p: LpnParams) -> Vec<(&'static str, f64)> {
             .zip(idx.par_chunks(lpn::D * CHUNK))
             .for_each(|((m, u), ix)| lpn::gather_cots(&base_m, &packed, ix, m, u))
     });
-    timed(&mut out, "LPN encode sender (total)", || lpn::encode_keys(&seed, &base_k, &mut v));
+    timed(&mut out, "LPN encode sender (total)", || lpn::encode_keys(kind, &seed, &base_k, &mut v));
     // a fresh cache: the first use of a matrix generates its indices, as in a first iteration
-    let mut fresh = lpn::MatrixCache::default();
+    let mut fresh = lpn::MatrixCache::new(kind);
     timed(&mut out, "LPN encode receiver (total)", || lpn::encode_cots(&seed, &base_u, &base_m, &mut e, &mut w, &mut fresh));
     black_box((&v, &w, &e));
     out

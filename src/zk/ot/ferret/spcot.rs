@@ -12,7 +12,7 @@
 //!    α_b = the bits ¬u_{b,L} (random, unknown to V, no derandomization message). P rebuilds
 //!    all leaves but α_b and sets w_α = ⊕_{j≠α} w_j = v_α ⊕ Δ (V's leaves XOR to Δ).
 //!    V sends this before hearing from P, so an iteration costs P one round trip less.
-//! 2. Check: P picks a seed for χ_j = AES_seed(j) (after all of V's tree messages are fixed)
+//! 2. Check: P picks a seed for χ_j = PRG_seed(j) ([`crate::zk::prg`]) (after all of V's tree messages are fixed)
 //!    and sends it with x' = x* ⊕ Σ_b χ_{α_b}, where (x*, z*) / y* is a random VOLE built from
 //!    the 128 check COTs: x* = Σ u_i·X^i, z* = Σ M_i·X^i, y* = Σ K_i·X^i, so z* = y* ⊕ x*·Δ.
 //! 3. V computes V = Σ_j χ_j·v_j ⊕ y* ⊕ x'·Δ and sends only a hash of it, H_eq(V).
@@ -42,6 +42,7 @@ use super::ggm::{half_tree_full, half_tree_punctured, FixedKeyAes};
 use crate::zk::ot::ct::{bit_mask, eq_mask};
 use crate::zk::channel::Channel;
 use crate::zk::ot::{kos::MAX_MESSAGE_BYTES, CotError};
+use crate::zk::prg::PrgKind;
 use rand::{Rng, RngCore};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -77,12 +78,10 @@ fn f_mul(a: u128, b: u128) -> u128 {
     (crate::zk::field::F128(a) * crate::zk::field::F128(b)).0
 }
 
-/// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = AES_seed(j); `e` optional (0/1 bytes).
-pub(crate) fn chi_sums(seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
-    match e {
-        Some(e) => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::Bytes(e)),
-        None => bits::chi_sums(seed, vals, PIECE, bits::CheckBits::None),
-    }
+/// (Σ χ_j·vals_j, Σ_{e_j = 1} χ_j) with χ_j = PRG_seed(j); `e` optional (0/1 bytes).
+pub(crate) fn chi_sums(kind: PrgKind, seed: &[u8; 16], vals: &[u128], e: Option<&[u8]>) -> (u128, u128) {
+    let bits = e.map_or(bits::CheckBits::None, bits::CheckBits::Bytes);
+    bits::chi_sums(&kind.keyed(seed), vals, PIECE, bits)
 }
 
 fn eq_hash(tweak_base: u128, v: u128) -> [u8; 32] {
@@ -105,6 +104,7 @@ fn read_u128(b: &[u8]) -> u128 {
 pub(crate) async fn send<C: Channel>(
     ch: &mut C,
     prg: &FixedKeyAes,
+    chi: PrgKind,
     delta: u128,
     t: usize,
     h: usize,
@@ -135,7 +135,7 @@ pub(crate) async fn send<C: Channel>(
     chi_seed.copy_from_slice(&chk[..16]);
     let x_prime = read_u128(&chk[16..]);
     let y_star = pack_powers(check_keys);
-    let (sum, _) = chi_sums(&chi_seed, v, None);
+    let (sum, _) = chi_sums(chi, &chi_seed, v, None);
     let value = sum ^ y_star ^ f_mul(x_prime, delta);
     ch.send(eq_hash(tweak_base, value).to_vec()).await?;
 
@@ -154,6 +154,7 @@ pub(crate) async fn send<C: Channel>(
 pub(crate) async fn receive<C: Channel>(
     ch: &mut C,
     prg: &FixedKeyAes,
+    chi: PrgKind,
     t: usize,
     h: usize,
     tree_u: &[u8],
@@ -187,7 +188,7 @@ pub(crate) async fn receive<C: Channel>(
         .enumerate()
         .fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
     let z_star = pack_powers(check_m);
-    let (sum, chi_alpha) = chi_sums(&chi_seed, w, Some(e));
+    let (sum, chi_alpha) = chi_sums(chi, &chi_seed, w, Some(e));
     let mut chk = Vec::with_capacity(32);
     chk.extend_from_slice(&chi_seed);
     chk.extend_from_slice(&(x_star ^ chi_alpha).to_le_bytes());

@@ -41,12 +41,13 @@ fn pair(config: FerretConfig) -> (FerretSender, FerretReceiver) {
 }
 
 fn pair_ss(config: FerretConfig, delta: F128, k: usize) -> (FerretSender, FerretReceiver) {
-    (
-        FerretSender::from_softspoken(SoftSpokenSender::with_delta(delta).with_k(k).unwrap(), config)
-            .unwrap(),
-        FerretReceiver::from_softspoken(SoftSpokenReceiver::new().with_k(k).unwrap(), config)
-            .unwrap(),
-    )
+    pair_ss_with(config, delta, k, PrgKind::default())
+}
+
+fn pair_ss_with(config: FerretConfig, delta: F128, k: usize, prg: PrgKind) -> (FerretSender, FerretReceiver) {
+    let s = SoftSpokenSender::with_delta(delta).with_k(k).unwrap().with_prg(prg).unwrap();
+    let r = SoftSpokenReceiver::new().with_k(k).unwrap().with_prg(prg).unwrap();
+    (FerretSender::from_softspoken(s, config).unwrap(), FerretReceiver::from_softspoken(r, config).unwrap())
 }
 
 /// A Δ with every 8-bit block nonzero (so any SoftSpoken syndrome flip must be caught).
@@ -190,6 +191,7 @@ fn run_mpcot<A: Channel, B: Channel>(base: &Base, t: usize, h: usize, cv: A, cp:
         let res = spcot::send(
             &mut cv,
             &prg,
+            PrgKind::ChaCha12,
             base.delta,
             t,
             h,
@@ -209,6 +211,7 @@ fn run_mpcot<A: Channel, B: Channel>(base: &Base, t: usize, h: usize, cv: A, cp:
         let res = spcot::receive(
             &mut cp,
             &prg,
+            PrgKind::ChaCha12,
             t,
             h,
             &base.bits[..th],
@@ -498,9 +501,10 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
 // ---- Ferret over a SoftSpokenOT bootstrap ----
 
 #[test]
-fn correlations_hold_over_a_softspoken_bootstrap_for_several_k() {
-    for k in [8usize, 5, 2] {
-        let (mut s, mut r) = pair_ss(test_config(), DELTA_ALL_BLOCKS_NONZERO, k);
+fn correlations_hold_over_a_softspoken_bootstrap_for_several_k_and_both_prgs() {
+    for (k, prg) in [(8usize, PrgKind::Aes128Ctr), (5, PrgKind::Aes128Ctr), (2, PrgKind::Aes128Ctr), (5, PrgKind::ChaCha12), (8, PrgKind::ChaCha12)] {
+        let (mut s, mut r) = pair_ss_with(test_config(), DELTA_ALL_BLOCKS_NONZERO, k, prg);
+        assert_eq!((s.base().prg(), r.base().prg()), (prg, prg));
         assert_eq!(s.delta(), DELTA_ALL_BLOCKS_NONZERO, "Δ comes from the base source");
         let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
         let mut all_keys = vec![];
@@ -587,6 +591,18 @@ fn tampered_softspoken_bootstrap_is_caught_through_ferret() {
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let ((_, again), _) = extend_both(&mut s, &mut r, cv, cp, 10);
     assert!(matches!(again, Err(CotError::Poisoned)));
+}
+
+#[test]
+fn mismatched_prgs_fail_the_bootstrap_check() {
+    // the verifier expands with AES, the prover with ChaCha12: the leaf streams differ, so the
+    // SoftSpokenOT check (whose χ differ too) fails on the verifier's side
+    let cfg = FerretConfig { direct_limit: 0, ..test_config() };
+    let (mut s, _) = pair_ss_with(cfg, DELTA_ALL_BLOCKS_NONZERO, 5, PrgKind::Aes128Ctr);
+    let (_, mut r) = pair_ss_with(cfg, DELTA_ALL_BLOCKS_NONZERO, 5, PrgKind::ChaCha12);
+    let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let ((_, keys), _) = extend_both(&mut s, &mut r, cv, cp, 10);
+    assert!(matches!(keys, Err(CotError::SoftSpokenCheckFailed)), "{keys:?}");
 }
 
 #[test]
