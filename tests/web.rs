@@ -71,6 +71,12 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
 
 /// Without a carry-less multiply, fixed combinations of many rows (the S-box embeddings) take
 /// the bit-sliced four-Russians path with SIMD128 words: it must equal the inner products.
+/// The engine's ChaCha12 runs on SIMD128 registers here: RFC 8439's vectors in every lane.
+#[wasm_bindgen_test]
+fn simd128_chacha_matches_rfc8439() {
+    tlsproof::zk::prg::chacha_known_answers().unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn bitsliced_fixed_combinations_match_inner_products() {
     use tlsproof::zk::field::{FixedCombinations, F128};
