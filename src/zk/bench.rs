@@ -18,6 +18,7 @@ use crate::zk::gadgets::sha256::{compress, state_from_bytes};
 use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
 use crate::zk::ot::kos::MAX_MESSAGE_BYTES;
 use crate::zk::ot::{CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender};
+use crate::zk::prg::PrgKind;
 use crate::zk::quicksilver::{Backend, Party, PlainBackend, ProofError, Prover, Verifier, MAX_MESSAGE};
 
 /// One measured figure.
@@ -232,7 +233,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if sizes.keystream_kib > 0 {
         let blocks = (sizes.keystream_kib * 1024 / 16) as u32;
         let before = (platform.peak_memory)();
-        let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), Job::Keystream { blocks })?;
+        let c = run_job(platform, ferret_sender(), ferret_receiver(), Job::Keystream { blocks })?;
         fig(format!("{} KiB GCM keystream proof", sizes.keystream_kib), c.secs, "s", log);
         if let Some(peak) = (platform.peak_memory)() {
             let note = if before.is_some_and(|b| b >= peak) { " (reached before it)" } else { "" };
@@ -241,8 +242,8 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     }
 
     for &n in sizes.cots {
-        let kos = run_cots(platform, KosSender::new(), KosReceiver::new(), n)?;
-        let ferret = run_cots(platform, FerretSender::new(), FerretReceiver::new(), n)?;
+        let kos = run_cots(platform, KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), n)?;
+        let ferret = run_cots(platform, ferret_sender(), ferret_receiver(), n)?;
         for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
             fig(format!("COT {name}, {n} fresh: rate"), n as f64 / c.secs / 1e6, "M COT/s", log);
             fig(format!("COT {name}, {n} fresh: traffic (both ways)"), (c.up + c.down) as f64 * 8.0 / n as f64, "bits/COT", log);
@@ -254,8 +255,8 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         let batches = sizes.ands.div_ceil(per);
         let n = (batches * per) as f64;
         let job = Job::And { batches, per };
-        let kos = run_job(platform, KosSender::new(), KosReceiver::new(), job)?;
-        let ferret = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
+        let kos = run_job(platform, KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), job)?;
+        let ferret = run_job(platform, ferret_sender(), ferret_receiver(), job)?;
         for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
             fig(format!("AND gates end to end ({name} COTs)"), n / c.secs / 1e6, "M AND/s", log);
             fig(format!("AND gates, prover -> verifier ({name} COTs)"), c.up as f64 * 8.0 / n, "bits/AND", log);
@@ -265,7 +266,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if sizes.sha > 0 {
         let per = 10;
         let job = Job::Sha { batches: sizes.sha.div_ceil(per), per };
-        let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), job)?;
+        let c = run_job(platform, ferret_sender(), ferret_receiver(), job)?;
         fig("SHA-256 compressions (private state and block)".into(), (sizes.sha.div_ceil(per) * per) as f64 / c.secs, "/s", log);
     }
 
@@ -275,7 +276,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         }
         let per = 64.min(count);
         let batches = count.div_ceil(per);
-        let c = run_job(platform, FerretSender::new(), FerretReceiver::new(), Job::Aes { batches, per, boolean })?;
+        let c = run_job(platform, ferret_sender(), ferret_receiver(), Job::Aes { batches, per, boolean })?;
         let blocks = (batches * per) as f64;
         let one = stats_of(|b| aes_blocks(b, 1, true, boolean));
         let two = stats_of(|b| aes_blocks(b, 2, true, boolean));
@@ -287,6 +288,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if sizes.primitives {
         let p = primitive_rates(platform);
         fig("AES-128 (the engine's PRP), one key, one thread".into(), p.aes / 1e6, "M blocks/s", log);
+        fig("ChaCha12 (the PRG where AES is software), 16-byte blocks, one thread".into(), p.chacha / 1e6, "M blocks/s", log);
         fig("GF(2^128) products, one thread".into(), p.mul / 1e6, "M/s", log);
         fig("GF(2^128) inner-product terms, one thread".into(), p.ip / 1e6, "M/s", log);
         fig("GF(2^128) public-coefficient sum terms (OT checks), one thread".into(), p.weighted / 1e6, "M/s", log);
@@ -295,10 +297,19 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     Ok(out)
 }
 
-/// Single-thread rates (per second) of bulk AES-128 under one key ([`crate::zk::prp`]),
-/// GF(2^128) products and inner-product terms: what every COT, gate and check is made of.
-/// Natively AES-NI and PCLMULQDQ run when the CPU has them; the browser runs the bitsliced
-/// SIMD128 AES and the portable field code.
+/// The engine as a session here runs it: with this platform's PRG (ChaCha12 in the browser).
+fn ferret_sender() -> FerretSender {
+    FerretSender::with_prg(PrgKind::fastest_here())
+}
+
+fn ferret_receiver() -> FerretReceiver {
+    FerretReceiver::with_prg(PrgKind::fastest_here())
+}
+
+/// Single-thread rates (per second) of bulk AES-128 under one key ([`crate::zk::prp`]), the
+/// ChaCha12 PRG ([`crate::zk::prg`]), GF(2^128) products and inner-product terms: what every
+/// COT, gate and check is made of. Natively AES-NI and PCLMULQDQ run when the CPU has them;
+/// the browser runs the bitsliced SIMD128 AES, the SIMD128 ChaCha and the portable field code.
 fn primitive_rates(platform: &Platform) -> Primitives {
     use crate::zk::field::F128;
     use aes::cipher::generic_array::GenericArray;
@@ -316,6 +327,9 @@ fn primitive_rates(platform: &Platform) -> Primitives {
     let cipher = crate::zk::prp::Aes128::new(GenericArray::from_slice(&[7u8; 16]));
     let mut blocks = vec![GenericArray::from([0u8; 16]); N];
     let aes = rate(platform, || cipher.encrypt_blocks(core::hint::black_box(&mut blocks)));
+    let chacha_prg = PrgKind::ChaCha12.keyed(&[7u8; 16]);
+    let mut stream = vec![0u8; 16 * N];
+    let chacha = rate(platform, || chacha_prg.fill(0, core::hint::black_box(&mut stream)));
     let a: Vec<F128> = (0..N as u128).map(|i| F128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ i)).collect();
     let b: Vec<F128> = a.iter().map(|x| F128(x.0.rotate_left(61) ^ 0x87)).collect();
     let mut out = vec![F128::ZERO; N];
@@ -328,12 +342,13 @@ fn primitive_rates(platform: &Platform) -> Primitives {
         acc ^= sum.finish();
     });
     core::hint::black_box((out, acc));
-    Primitives { aes, mul, ip, weighted }
+    Primitives { aes, chacha, mul, ip, weighted }
 }
 
 /// Single-thread rates of [`primitive_rates`], per second.
 struct Primitives {
     aes: f64,
+    chacha: f64,
     mul: f64,
     ip: f64,
     weighted: f64,
