@@ -71,6 +71,12 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
 
 /// Without a carry-less multiply, fixed combinations of many rows (the S-box embeddings) take
 /// the bit-sliced four-Russians path with SIMD128 words: it must equal the inner products.
+/// The field's carry-less multiplies run on SIMD128 here.
+#[wasm_bindgen_test]
+fn simd128_carry_less_multiply_matches_its_definition() {
+    tlsproof::zk::field::clmul_known_answers().unwrap();
+}
+
 /// The engine's ChaCha12 runs on SIMD128 registers here: RFC 8439's vectors in every lane.
 #[wasm_bindgen_test]
 fn simd128_chacha_matches_rfc8439() {

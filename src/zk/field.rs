@@ -740,10 +740,53 @@ fn clmul64(a: u64, b: u64) -> u128 {
     }
 }
 
+/// 32×32 → 64-bit carry-less multiply: on SIMD128 in wasm (1.4× the products per second
+/// of the scalar form in Chromium), scalar elsewhere.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn clmul32(a: u32, b: u32) -> u64 {
+    clmul32_simd128(a, b)
+}
+
+/// [`clmul32_scalar`] on SIMD128: the four classes of `a` sit in the four 32-bit lanes, and
+/// for class c of the product the lanes of `b` are rotated so that lane i holds class c − i;
+/// two widening multiplies (lanes 0–1, 2–3 → 64-bit) then give the four integer products.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn clmul32_simd128(a: u32, b: u32) -> u64 {
+    use core::arch::wasm32::*;
+    let m32 = u32x4(0x1111_1111, 0x2222_2222, 0x4444_4444, 0x8888_8888);
+    let x = v128_and(u32x4_splat(a), m32);
+    let y = v128_and(u32x4_splat(b), m32);
+    #[inline(always)]
+    fn class(x: v128, yc: v128, mask: u64) -> v128 {
+        let p = v128_xor(u64x2_extmul_low_u32x4(x, yc), u64x2_extmul_high_u32x4(x, yc));
+        v128_and(p, u64x2_splat(mask))
+    }
+    let z = v128_xor(
+        v128_xor(
+            class(x, i32x4_shuffle::<0, 3, 2, 1>(y, y), 0x1111_1111_1111_1111),
+            class(x, i32x4_shuffle::<1, 0, 3, 2>(y, y), 0x2222_2222_2222_2222),
+        ),
+        v128_xor(
+            class(x, i32x4_shuffle::<2, 1, 0, 3>(y, y), 0x4444_4444_4444_4444),
+            class(x, i32x4_shuffle::<3, 2, 1, 0>(y, y), 0x8888_8888_8888_8888),
+        ),
+    );
+    u64x2_extract_lane::<0>(z) ^ u64x2_extract_lane::<1>(z)
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[cfg_attr(all(target_pointer_width = "64", not(tlsproof_portable)), allow(dead_code))]
+#[inline(always)]
+fn clmul32(a: u32, b: u32) -> u64 {
+    clmul32_scalar(a, b)
+}
+
 /// 32×32 → 64-bit carry-less multiply with 16 integer products on operands split into the
 /// four residue classes mod 4 (at most 8 ones summed per position: no carry into the class).
 #[cfg_attr(all(target_pointer_width = "64", not(tlsproof_portable)), allow(dead_code))]
-fn clmul32(a: u32, b: u32) -> u64 {
+fn clmul32_scalar(a: u32, b: u32) -> u64 {
     const M32: [u32; 4] = [0x1111_1111, 0x2222_2222, 0x4444_4444, 0x8888_8888];
     const M64: [u64; 4] =
         [0x1111_1111_1111_1111, 0x2222_2222_2222_2222, 0x4444_4444_4444_4444, 0x8888_8888_8888_8888];
@@ -804,6 +847,34 @@ fn clmul64_wide(a: u64, b: u64) -> u128 {
         r |= z & M128[c];
     }
     r
+}
+
+/// The target's 32- and 64-bit carry-less multiplies against the bit-by-bit definition on
+/// edge and pseudo-random operands (the browser tests run this on the SIMD128 form).
+#[doc(hidden)]
+pub fn clmul_known_answers() -> Result<(), String> {
+    fn reference(a: u64, b: u64) -> u128 {
+        (0..64).fold(0u128, |r, i| r ^ ((a as u128) << i) & 0u128.wrapping_sub(((b >> i) & 1) as u128))
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut cases = vec![(0, 0), (u64::MAX, u64::MAX), (1, u64::MAX), (0x8000_0000_0000_0000, 3), (0xffff_ffff, 0xffff_ffff)];
+    cases.extend((0..2000).map(|_| (next(), next())));
+    for (a, b) in cases {
+        let (a32, b32) = (a as u32, b as u32);
+        if clmul32(a32, b32) as u128 != reference(a32 as u64, b32 as u64) {
+            return Err(format!("clmul32({a32:#x}, {b32:#x})"));
+        }
+        if clmul64_via32(a, b) != reference(a, b) {
+            return Err(format!("clmul64_via32({a:#x}, {b:#x})"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -889,6 +960,7 @@ mod tests {
             assert_eq!(clmul64_wide(a, b), clmul64_reference(a, b));
             assert_eq!(clmul64_via32(a, b), clmul64_reference(a, b));
         }
+        super::clmul_known_answers().unwrap();
     }
 
     #[test]
