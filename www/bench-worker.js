@@ -19,7 +19,7 @@ self.onmessage = async ({ data }) => {
       self.postMessage({ ok: true, totalMs, peakMemory: await wasmMemory(), result });
     } else if (data.type === "zk") {
       const t0 = performance.now();
-      const figures = JSON.parse(wasm.benchZk(!!data.quick));
+      const figures = JSON.parse(wasm.benchZk(!!data.quick, data.only ?? undefined));
       self.postMessage({ ok: true, totalMs: performance.now() - t0, peakMemory: await wasmMemory(), figures });
     } else {
       self.postMessage(failure(new Error(`unknown job ${data.type}`)));

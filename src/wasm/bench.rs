@@ -4,12 +4,17 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// Runs the engine benchmark; resolves to a JSON array of `{name, value, unit}`.
+/// Runs the engine benchmark (`only`: one section, named as `tlsproof bench zk --only` names
+/// it); resolves to a JSON array of `{name, value, unit}`.
 #[wasm_bindgen(js_name = benchZk)]
-pub fn bench_zk(quick: bool) -> Result<String, JsError> {
-    use crate::zk::bench::{run, Platform, Sizes};
+pub fn bench_zk(quick: bool, only: Option<String>) -> Result<String, JsError> {
+    use crate::zk::bench::{run, Platform, Section, Sizes};
     let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
-    let sizes = if quick { Sizes::QUICK } else { Sizes::FULL };
+    let mut sizes = if quick { Sizes::QUICK } else { Sizes::FULL };
+    if let Some(name) = only {
+        let section = Section::from_name(&name).ok_or_else(|| JsError::new(&format!("no bench section {name:?}")))?;
+        sizes = sizes.only(section);
+    }
     let figures = run(&platform, sizes, &mut |_| {}).map_err(|e| JsError::new(&e))?;
     Ok(serde_json::to_string(&figures)?)
 }

@@ -62,6 +62,15 @@ pub enum Section {
     Primitives,
 }
 
+impl Section {
+    /// The section of a lower-case name (as on the command line).
+    pub fn from_name(name: &str) -> Option<Section> {
+        [Section::Keystream, Section::Cot, Section::And, Section::Sha, Section::Aes, Section::Primitives]
+            .into_iter()
+            .find(|s| format!("{s:?}").eq_ignore_ascii_case(name))
+    }
+}
+
 impl Sizes {
     /// These sizes with every section but `keep` set to zero (skipped).
     pub fn only(self, keep: Section) -> Sizes {

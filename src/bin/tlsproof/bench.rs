@@ -53,7 +53,7 @@ enum BenchCmd {
         /// Where the engine runs.
         #[arg(long, value_enum, default_value = "native")]
         target: TargetArg,
-        /// Run one section alone (native only), e.g. to profile it.
+        /// Run one section alone, e.g. to profile it or to compare two builds of it.
         #[arg(long, value_enum)]
         only: Option<tlsproof::zk::bench::Section>,
         #[command(flatten)]
@@ -95,9 +95,6 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             println!("{}", serde_json::to_string(&sample)?);
         }
         BenchCmd::Zk { quick, out, target, only, browser } => {
-            if only.is_some() && matches!(target, TargetArg::Browser) {
-                return Err("--only runs natively; the browser target runs every section".into());
-            }
             println!("machine: {}", machine());
             let figures = match target {
                 TargetArg::Native => {
@@ -110,7 +107,8 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 TargetArg::Browser => {
                     let mut page = browser.start().await?;
-                    let figures = page.zk(quick).await;
+                    let only = only.and_then(|s| clap::ValueEnum::to_possible_value(&s)).map(|v| v.get_name().to_string());
+                    let figures = page.zk(quick, only.as_deref()).await;
                     page.shutdown().await;
                     let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(figures?)?;
                     println!("(headless Chromium, both parties in one worker)");

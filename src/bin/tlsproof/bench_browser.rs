@@ -99,8 +99,8 @@ impl BrowserBench {
     }
 
     /// The engine benchmark in the page's worker.
-    pub async fn zk(&mut self, quick: bool) -> Result<Value, BenchError> {
-        let mut answers = self.run_job("zk", "zk engine", 1, json!({ "quick": quick })).await?;
+    pub async fn zk(&mut self, quick: bool, only: Option<&str>) -> Result<Value, BenchError> {
+        let mut answers = self.run_job("zk", "zk engine", 1, json!({ "quick": quick, "only": only })).await?;
         Ok(answers.pop().and_then(|a| a.get("figures").cloned()).unwrap_or(Value::Null))
     }
 

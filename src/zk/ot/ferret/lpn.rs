@@ -164,15 +164,17 @@ const MAX_CACHED_K: usize = 1 << 16;
 
 /// The prover's copy of an LPN matrix for the iterations that reuse it.
 ///
-/// Generating the indices is 2.5 PRG blocks per column; with software AES (before wasm
-/// sessions switched to ChaCha12) that was more than half of the prover's AES per correlation. The prover therefore keeps one seed for all iterations
-/// of a parameter set ([`MatrixCache::seed_for`]), and from the second iteration on reads the
-/// matrix from memory. One public matrix for many iterations is Ferret's own setting: each
+/// Generating the indices is 2.5 PRG blocks per column; with software AES (wasm sessions
+/// before they switched to ChaCha12) that was more than half of the prover's AES per
+/// correlation. The prover therefore keeps one seed for all iterations of a parameter set
+/// ([`MatrixCache::seed_for`]), and from the second iteration on reads the matrix from
+/// memory. One public matrix for many iterations is Ferret's own setting: each
 /// iteration is a fresh LPN instance (fresh secret and noise) under the same public code, so
 /// the instances stay pseudorandom by a hybrid argument. The first use generates inline as
 /// before, so a session with a single iteration (the fast path) never pays for the copy. With
 /// AES-NI, generating is as fast as reading the copy back (measured: 51 KB redacted sessions
-/// within noise), so there nothing is kept; nor does the verifier, which always generates.
+/// within noise), so there nothing is kept, nor with ChaCha12 ([`MatrixCache::new`]); nor does
+/// the verifier, which always generates.
 pub(crate) struct MatrixCache {
     /// The PRG that generates the matrices.
     kind: PrgKind,
@@ -185,9 +187,12 @@ pub(crate) struct MatrixCache {
 }
 
 impl MatrixCache {
-    /// Keeps matrices where AES is software (wasm).
+    /// Keeps matrices only when they come from software AES: ChaCha12 (the PRG of sessions
+    /// without AES-NI, [`PrgKind::fastest_here`]) generates the indices at ≈50 M columns/s per
+    /// thread in wasm, about as fast as the copy would be read back, and AES-NI faster still.
     pub(crate) fn new(kind: PrgKind) -> Self {
-        MatrixCache { kind, id: None, indices: Vec::new(), keep: !crate::zk::prp::is_hardware() }
+        let keep = kind == PrgKind::Aes128Ctr && !crate::zk::prp::is_hardware();
+        MatrixCache { kind, id: None, indices: Vec::new(), keep }
     }
 
     /// The seed for an iteration with parameters (k, n): the previous one if the shape is the
