@@ -101,26 +101,18 @@ impl Prg {
     }
 }
 
-/// AES-CTR: block k of `out` = E(start + k) with the counter encoded little-endian.
+/// AES-CTR: block k of `out` = E(start + k) with the counter encoded little-endian, encrypted
+/// in place (no buffer holds key stream).
 fn aes_ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
-    const BATCH: usize = 32;
-    let mut blocks = [GenericArray::<u8, aes::cipher::consts::U16>::default(); BATCH];
-    let mut ctr = start;
-    for piece in out.chunks_mut(16 * BATCH) {
-        let nb = piece.len() / 16;
-        for b in blocks.iter_mut().take(nb) {
-            b.copy_from_slice(&ctr.to_le_bytes());
-            ctr = ctr.wrapping_add(1);
-        }
-        cipher.encrypt_blocks(&mut blocks[..nb]);
-        for (dst, b) in piece.chunks_exact_mut(16).zip(blocks.iter()) {
-            dst.copy_from_slice(b);
-        }
+    let n = out.len() / 16;
+    // SAFETY: `Block` (`GenericArray<u8, U16>`) is a `#[repr(transparent)]` wrapper of
+    // `[u8; 16]` (size 16, alignment 1), so the first 16·n bytes of `out` are n blocks; the
+    // slice borrows `out` mutably, so nothing aliases it.
+    let blocks = unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<crate::zk::prp::Block>(), n) };
+    for (i, b) in blocks.iter_mut().enumerate() {
+        b.copy_from_slice(&start.wrapping_add(i as u128).to_le_bytes());
     }
-    // the batch buffer held key stream: clear it
-    for b in blocks.iter_mut() {
-        b.iter_mut().for_each(|x| *x = 0);
-    }
+    cipher.encrypt_blocks(blocks);
 }
 
 /// Bytes of four ChaCha blocks, the core's unit.

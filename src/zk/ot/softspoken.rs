@@ -53,7 +53,7 @@
 //! Setup: the base OTs ([`super::base`]: prover 32 B, verifier 128·32 B) plus the GGM messages
 //! Σ_b 32·(k_b − 1) B from the prover ([`setup_message_bytes`]: 3,584 B for k = 8). Per
 //! `extend(n)`: prover → verifier `(B − 1)·m/8` bytes plus 32 bytes of check, verifier → prover
-//! 16 bytes ([`prover_bytes_for`]). Compute: each side evaluates ≈ B·2^k AES-128 blocks per
+//! 16 bytes ([`prover_bytes_for`]). Compute: each side evaluates ≈ B·2^k PRG blocks per
 //! 128 rows (k = 8: 4,096, i.e. 32 per COT; KOS: 2 and 1), the price of the smaller message.
 //!
 //! Measured (`examples/cot_bench.rs`, 2 cores shared with other jobs, both parties in one
@@ -61,7 +61,8 @@
 //! (128 bit/COT), k = 1 ≈120 ns (127), k = 2 ≈85–135 ns (63), k = 4 ≈100–180 ns (31),
 //! k = 5 ≈120–210 ns (25), k = 6 ≈270 ns (21), k = 8 ≈300–580 ns (15). For Ferret's bootstrap
 //! (48,797 COTs, 1 thread) k = 8 takes ≈15–19 ms for both parties vs ≈5–10 ms for KOS and
-//! k ≤ 5. In wasm (AES ≈10× slower) that is ≈0.1 s per party for k = 8, ≈0.03 s for k = 5.
+//! k ≤ 5 (AES-NI). In wasm the PRG is ChaCha12 ([`crate::zk::prg`]), ≈5× slower than
+//! AES-NI per block, so expect ≈5× these there.
 //!
 //! **Default k = 5** ([`DEFAULT_K`]): k = 8 minimises the prover's upload, but its 2^k PRG
 //! work per block landed on the browser prover's critical path: measured in headless Chromium
@@ -101,7 +102,7 @@ pub use super::kos::{padded_rows, CHECK_ROWS, CHUNK_ROWS, KAPPA, MAX_EXTEND, MAX
 /// Default k: the smallest upload (15 bits per COT) at a compute cost that is small for
 /// Ferret's ≈49k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
 pub const DEFAULT_K: usize = 5;
-/// Largest supported k (the verifier keeps 2^k AES keys per block: 4,096 keys at k = 8).
+/// Largest supported k (the verifier keeps 2^k PRG keys per block: 4,096 keys at k = 8).
 pub const MAX_K: usize = 8;
 
 const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/softspoken/default-session";
