@@ -1,6 +1,7 @@
 //! The ZK engine end to end with the default COT source (Ferret bootstrapped from SoftSpokenOT,
-//! as `FerretSender::new()` / `FerretReceiver::new()` in the protocol) and with SoftSpokenOT
-//! alone: PRF and GCM keystream proofs against independent implementations, and a cheater.
+//! as the protocol builds it with `FerretSender::with_prg` / `FerretReceiver::with_prg`) and
+//! with SoftSpokenOT alone: PRF and GCM keystream proofs against independent implementations,
+//! and a cheater.
 #![cfg(not(target_arch = "wasm32"))]
 
 #[allow(dead_code)]
@@ -14,6 +15,7 @@ use tlsproof::zk::ot::{
     SoftSpokenReceiver, SoftSpokenSender,
 };
 use tlsproof::zk::quicksilver::{ProofError, Prover, ProverBackend, Verifier, VerifierBackend, MAX_MESSAGE};
+use tlsproof::zk::prg::PrgKind;
 use zk_circuits::*;
 
 async fn prove_with<T, R: CotReceiver, S: CotSender>(
@@ -36,13 +38,14 @@ fn default_sources_bootstrap_ferret_from_softspoken() {
     assert!(matches!(FerretReceiver::new().base(), BaseCotReceiver::SoftSpoken(_)));
 }
 
-#[test]
-fn prf_proof_with_default_ferret_over_softspoken_matches_the_tls_key_schedule() {
+/// A PRF proof over Ferret with `prg` as the session's PRG opens the TLS key block and
+/// verify_data.
+fn prf_proof_over_ferret_matches_the_tls_key_schedule(prg: PrgKind) {
     let ms: [u8; 48] = rand::random();
     let (cr, sr, hc): ([u8; 32], [u8; 32], [u8; 32]) = (rand::random(), rand::random(), rand::random());
     let (p, v) = block_on(prove_with(
-        FerretReceiver::new(),
-        FerretSender::new(),
+        FerretReceiver::with_prg(prg),
+        FerretSender::with_prg(prg),
         |b| prf_circuit(b, Some(&ms), &cr, &sr, &hc),
         |b| prf_circuit(b, None, &cr, &sr, &hc),
     ));
@@ -54,23 +57,15 @@ fn prf_proof_with_default_ferret_over_softspoken_matches_the_tls_key_schedule() 
     assert_eq!(vd, verify_data(&MasterSecret(ms), b"client finished", &hc));
 }
 
+#[test]
+fn prf_proof_with_default_ferret_over_softspoken_matches_the_tls_key_schedule() {
+    prf_proof_over_ferret_matches_the_tls_key_schedule(PrgKind::default());
+}
+
 /// What a browser prover runs: the session's PRG is ChaCha12 (no AES instruction there).
 #[test]
 fn prf_proof_with_ferret_over_chacha12_matches_the_tls_key_schedule() {
-    use tlsproof::zk::prg::PrgKind;
-    let ms: [u8; 48] = rand::random();
-    let (cr, sr, hc): ([u8; 32], [u8; 32], [u8; 32]) = (rand::random(), rand::random(), rand::random());
-    let (p, v) = block_on(prove_with(
-        FerretReceiver::with_prg(PrgKind::ChaCha12),
-        FerretSender::with_prg(PrgKind::ChaCha12),
-        |b| prf_circuit(b, Some(&ms), &cr, &sr, &hc),
-        |b| prf_circuit(b, None, &cr, &sr, &hc),
-    ));
-    let (kb_bytes, vd) = v.expect("verifier accepts");
-    assert_eq!(p.unwrap(), (kb_bytes.clone(), vd.clone()));
-    let reference = key_block(&MasterSecret(ms), &cr, &sr);
-    assert_eq!(&kb_bytes[..16], &reference.client_write_key);
-    assert_eq!(vd, verify_data(&MasterSecret(ms), b"client finished", &hc));
+    prf_proof_over_ferret_matches_the_tls_key_schedule(PrgKind::ChaCha12);
 }
 
 #[test]

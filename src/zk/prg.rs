@@ -54,11 +54,12 @@ impl PrgKind {
         match self {
             PrgKind::Aes128Ctr => Prg::Aes(Aes128::new(GenericArray::from_slice(seed))),
             PrgKind::ChaCha12 => {
-                let mut key = [0u32; 8];
-                for (k, c) in key.iter_mut().zip(seed.chunks_exact(4)) {
+                // built in place, so no copy of the key words is left behind unwiped
+                let mut key = ChaChaKey([0u32; 8]);
+                for (k, c) in key.0.iter_mut().zip(seed.chunks_exact(4)) {
                     *k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
-                Prg::ChaCha(ChaChaKey(key))
+                Prg::ChaCha(key)
             }
         }
     }
