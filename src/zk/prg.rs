@@ -66,6 +66,15 @@ impl PrgKind {
 }
 
 /// A keyed PRG stream ([`PrgKind::keyed`]). Key material is wiped on drop.
+///
+/// ```
+/// use tlsproof::zk::prg::PrgKind;
+/// let prg = PrgKind::ChaCha12.keyed(&[7; 16]);
+/// let (mut all, mut tail) = ([0u8; 64], [0u8; 32]);
+/// prg.fill(0, &mut all); // blocks 0..4
+/// prg.fill(2, &mut tail); // blocks 2..4, read directly
+/// assert_eq!(&all[32..], &tail[..]);
+/// ```
 pub enum Prg {
     Aes(Aes128),
     ChaCha(ChaChaKey),
@@ -118,6 +127,8 @@ fn aes_ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
 
 /// Bytes of four ChaCha blocks, the core's unit.
 const FOUR: usize = 256;
+/// ChaCha12: six double rounds.
+const DOUBLE_ROUNDS: usize = 6;
 
 /// ChaCha12 stream blocks `start ..` (16-byte blocks) into `out`.
 fn chacha_fill(key: &[u32; 8], start: u128, out: &mut [u8]) {
@@ -129,10 +140,10 @@ fn chacha_fill(key: &[u32; 8], start: u128, out: &mut [u8]) {
         let rest = &mut out[pos..];
         if skip == 0 && rest.len() >= FOUR {
             let (four, _) = rest.split_at_mut(FOUR);
-            four_blocks::<Native>(key, block, 6, four.try_into().expect("256 bytes"));
+            four_blocks::<Native>(key, block, DOUBLE_ROUNDS, four.try_into().expect("256 bytes"));
             pos += FOUR;
         } else {
-            four_blocks::<Native>(key, block, 6, &mut buf);
+            four_blocks::<Native>(key, block, DOUBLE_ROUNDS, &mut buf);
             let take = (FOUR - skip).min(rest.len());
             rest[..take].copy_from_slice(&buf[skip..skip + take]);
             pos += take;
