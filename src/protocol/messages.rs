@@ -105,4 +105,20 @@ mod tests {
             assert!(ControlMessage::decode(junk).is_err());
         }
     }
+
+    #[test]
+    fn session_request_carries_the_engine_prg_and_refuses_unknown_ones() {
+        use crate::zk::prg::PrgKind;
+        for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+            let req = SessionRequest { version: PROTOCOL_VERSION, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, prg };
+            let frame = ControlMessage::Request(req.clone()).encode();
+            assert!(matches!(ControlMessage::decode(&frame), Ok(ControlMessage::Request(r)) if r == req));
+            // the PRG is the last field: a variant index past the known ones is malformed
+            let mut bad = frame.clone();
+            *bad.last_mut().unwrap() = 2;
+            assert!(matches!(ControlMessage::decode(&bad), Err(MessageError::Malformed(_))));
+            // and a request without it (protocol version 2) is refused too
+            assert!(ControlMessage::decode(&frame[..frame.len() - 1]).is_err());
+        }
+    }
 }
