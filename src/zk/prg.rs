@@ -125,47 +125,114 @@ fn aes_ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
     cipher.encrypt_blocks(blocks);
 }
 
-/// Bytes of four ChaCha blocks, the core's unit.
-const FOUR: usize = 256;
 /// ChaCha12: six double rounds.
 const DOUBLE_ROUNDS: usize = 6;
+/// Bytes of one ChaCha block.
+const BLOCK: usize = 64;
 
-/// ChaCha12 stream blocks `start ..` (16-byte blocks) into `out`.
+/// ChaCha12 stream blocks `start ..` (16-byte blocks) into `out`, on the widest register here.
 fn chacha_fill(key: &[u32; 8], start: u128, out: &mut [u8]) {
+    #[cfg(all(target_arch = "x86_64", not(tlsproof_portable)))]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::fill(key, start, out) };
+    }
+    fill_with::<Native>(key, start, out)
+}
+
+/// [`chacha_fill`] on register `L`, [`Lanes::BLOCKS`] ChaCha blocks per pass.
+#[inline(always)]
+fn fill_with<L: Lanes>(key: &[u32; 8], start: u128, out: &mut [u8]) {
+    let unit = BLOCK * L::BLOCKS;
     let mut block = (start / 4) as u64; // the stream repeats after 2^64 ChaCha blocks
     let mut skip = (start % 4) as usize * 16;
-    let mut buf = [0u8; FOUR];
+    let mut buf = [0u8; 8 * BLOCK];
     let mut pos = 0;
     while pos < out.len() {
         let rest = &mut out[pos..];
-        if skip == 0 && rest.len() >= FOUR {
-            let (four, _) = rest.split_at_mut(FOUR);
-            four_blocks::<Native>(key, block, DOUBLE_ROUNDS, four.try_into().expect("256 bytes"));
-            pos += FOUR;
+        if skip == 0 && rest.len() >= unit {
+            blocks::<L>(key, block, DOUBLE_ROUNDS, &mut rest[..unit]);
+            pos += unit;
         } else {
-            four_blocks::<Native>(key, block, DOUBLE_ROUNDS, &mut buf);
-            let take = (FOUR - skip).min(rest.len());
+            blocks::<L>(key, block, DOUBLE_ROUNDS, &mut buf[..unit]);
+            let take = (unit - skip).min(rest.len());
             rest[..take].copy_from_slice(&buf[skip..skip + take]);
             pos += take;
             skip = 0;
         }
-        block = block.wrapping_add(4);
+        block = block.wrapping_add(L::BLOCKS as u64);
     }
     buf.zeroize();
 }
 
-/// A register of four 32-bit lanes; lane j of the core's state word i belongs to block j.
+/// A register of [`Lanes::BLOCKS`] 32-bit lanes; lane j of the core's state word i belongs to
+/// block j of a pass.
 pub(crate) trait Lanes: Copy {
+    /// Lanes, i.e. ChaCha blocks per pass.
+    const BLOCKS: usize;
+    fn splat(x: u32) -> Self;
+    /// Lane j = the low (first) and high (second) 32 bits of `counter + j`.
+    fn counters(counter: u64) -> (Self, Self);
+    fn add(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    /// Each lane rotated left by `N`.
+    fn rotl<const N: u32>(self) -> Self;
+    /// Writes words 4g .. 4g + 4 of every block, where `m[i]` holds word 4g + i of all of
+    /// them, into `out` (`BLOCKS` consecutive 64-byte blocks).
+    fn store_words(m: [Self; 4], g: usize, out: &mut [u8]);
+}
+
+/// A register of four 32-bit lanes (SIMD128, SSE2, or an array): the [`Lanes`] of 4-block
+/// passes, with a 4×4 transpose to write the blocks out.
+pub(crate) trait Quad: Copy {
     fn splat(x: u32) -> Self;
     fn new(a: [u32; 4]) -> Self;
     fn add(self, o: Self) -> Self;
     fn xor(self, o: Self) -> Self;
-    /// Each lane rotated left by `N`.
     fn rotl<const N: u32>(self) -> Self;
     /// The 4×4 transpose: lane i of output r = lane r of input i.
     fn transpose(m: [Self; 4]) -> [Self; 4];
     /// The lanes as 16 little-endian bytes.
     fn store(self, out: &mut [u8]);
+}
+
+impl<Q: Quad> Lanes for Q {
+    const BLOCKS: usize = 4;
+    #[inline(always)]
+    fn splat(x: u32) -> Self {
+        Quad::splat(x)
+    }
+    #[inline(always)]
+    fn counters(counter: u64) -> (Self, Self) {
+        let (low, high) = counter_words::<4>(counter);
+        (Q::new(low), Q::new(high))
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Quad::add(self, o)
+    }
+    #[inline(always)]
+    fn xor(self, o: Self) -> Self {
+        Quad::xor(self, o)
+    }
+    #[inline(always)]
+    fn rotl<const N: u32>(self) -> Self {
+        Quad::rotl::<N>(self)
+    }
+    #[inline(always)]
+    fn store_words(m: [Self; 4], g: usize, out: &mut [u8]) {
+        // row j of the transpose = words 4g .. 4g + 4 of block j
+        for (j, row) in Q::transpose(m).into_iter().enumerate() {
+            row.store(&mut out[BLOCK * j + 16 * g..BLOCK * j + 16 * g + 16]);
+        }
+    }
+}
+
+/// Lane j of the counters `counter + j`, split into low and high words.
+#[inline(always)]
+fn counter_words<const N: usize>(counter: u64) -> ([u32; N], [u32; N]) {
+    let c: [u64; N] = core::array::from_fn(|j| counter.wrapping_add(j as u64));
+    (c.map(|x| x as u32), c.map(|x| (x >> 32) as u32))
 }
 
 /// The register used here (SSE2 also under `--cfg tlsproof_portable`, whose profiles stand in
@@ -177,19 +244,18 @@ type Native = sse2::Reg;
 #[cfg(not(any(all(target_arch = "wasm32", target_feature = "simd128"), target_arch = "x86_64")))]
 type Native = Portable;
 
-/// ChaCha blocks `counter .. counter + 4` (64-bit counter, zero nonce) with `double_rounds`
-/// double rounds, as 256 bytes.
+/// ChaCha blocks `counter .. counter + L::BLOCKS` (64-bit counter, zero nonce) with
+/// `double_rounds` double rounds, into `out` (64 bytes per block).
 #[inline(always)]
-pub(crate) fn four_blocks<L: Lanes>(key: &[u32; 8], counter: u64, double_rounds: usize, out: &mut [u8; FOUR]) {
-    let c = [counter, counter.wrapping_add(1), counter.wrapping_add(2), counter.wrapping_add(3)];
-    let low = L::new([c[0] as u32, c[1] as u32, c[2] as u32, c[3] as u32]);
-    let high = L::new([(c[0] >> 32) as u32, (c[1] >> 32) as u32, (c[2] >> 32) as u32, (c[3] >> 32) as u32]);
-    four_blocks_with::<L>(key, low, high, L::splat(0), L::splat(0), double_rounds, out)
+fn blocks<L: Lanes>(key: &[u32; 8], counter: u64, double_rounds: usize, out: &mut [u8]) {
+    let (low, high) = L::counters(counter);
+    blocks_with::<L>(key, low, high, L::splat(0), L::splat(0), double_rounds, out)
 }
 
-/// The core on explicit words 12–15 (counter and nonce), for four blocks at once.
+/// The core on explicit words 12–15 (counter and nonce), for `L::BLOCKS` blocks at once.
 #[inline(always)]
-fn four_blocks_with<L: Lanes>(key: &[u32; 8], w12: L, w13: L, w14: L, w15: L, double_rounds: usize, out: &mut [u8; FOUR]) {
+fn blocks_with<L: Lanes>(key: &[u32; 8], w12: L, w13: L, w14: L, w15: L, double_rounds: usize, out: &mut [u8]) {
+    debug_assert_eq!(out.len(), BLOCK * L::BLOCKS);
     /// "expand 32-byte k"
     const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
     let input = [
@@ -239,10 +305,7 @@ fn four_blocks_with<L: Lanes>(key: &[u32; 8], w12: L, w13: L, w14: L, w15: L, do
             x[4 * g + 2].add(input[4 * g + 2]),
             x[4 * g + 3].add(input[4 * g + 3]),
         ];
-        // row j of the transpose = words 4g .. 4g + 4 of block j
-        for (j, row) in L::transpose(words).into_iter().enumerate() {
-            row.store(&mut out[64 * j + 16 * g..64 * j + 16 * g + 16]);
-        }
+        L::store_words(words, g, out);
     }
 }
 
@@ -251,7 +314,7 @@ fn four_blocks_with<L: Lanes>(key: &[u32; 8], w12: L, w13: L, w14: L, w15: L, do
 #[derive(Clone, Copy)]
 pub(crate) struct Portable([u32; 4]);
 
-impl Lanes for Portable {
+impl Quad for Portable {
     #[inline(always)]
     fn splat(x: u32) -> Self {
         Portable([x; 4])
@@ -294,7 +357,7 @@ pub(crate) mod sse2 {
 
     // SAFETY (all blocks below): SSE2 is part of the x86_64 baseline, so these intrinsics are
     // always available; loads and stores are unaligned and touch exactly 16 bytes.
-    impl super::Lanes for Reg {
+    impl super::Quad for Reg {
         #[inline(always)]
         fn splat(x: u32) -> Self {
             Reg(unsafe { _mm_set1_epi32(x as i32) })
@@ -351,6 +414,105 @@ pub(crate) mod sse2 {
     }
 }
 
+/// AVX2: eight blocks per pass. Used natively when the CPU has it (runtime-detected), which
+/// is where the verifier of browser sessions runs ChaCha12.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use core::arch::x86_64::*;
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Reg(__m256i);
+
+    /// [`super::chacha_fill`] with eight blocks per pass.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn fill(key: &[u32; 8], start: u128, out: &mut [u8]) {
+        super::fill_with::<Reg>(key, start, out)
+    }
+
+    /// The core's known answers on this register.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn known_answers() -> Result<(), String> {
+        super::chacha_known_answers_on::<Reg>()
+    }
+
+    // SAFETY (all blocks below): these run only inlined into the `avx2` functions above, whose
+    // callers checked for AVX2; stores are unaligned and touch exactly 16 bytes each.
+    impl super::Lanes for Reg {
+        const BLOCKS: usize = 8;
+        #[inline(always)]
+        fn splat(x: u32) -> Self {
+            Reg(unsafe { _mm256_set1_epi32(x as i32) })
+        }
+        #[inline(always)]
+        fn counters(counter: u64) -> (Self, Self) {
+            let (l, h) = super::counter_words::<8>(counter);
+            let set = |w: [u32; 8]| unsafe {
+                _mm256_set_epi32(w[7] as i32, w[6] as i32, w[5] as i32, w[4] as i32, w[3] as i32, w[2] as i32, w[1] as i32, w[0] as i32)
+            };
+            (Reg(set(l)), Reg(set(h)))
+        }
+        #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            Reg(unsafe { _mm256_add_epi32(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn xor(self, o: Self) -> Self {
+            Reg(unsafe { _mm256_xor_si256(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn rotl<const N: u32>(self) -> Self {
+            unsafe {
+                let x = self.0;
+                Reg(match N {
+                    16 => _mm256_shuffle_epi8(
+                        x,
+                        _mm256_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2),
+                    ),
+                    8 => _mm256_shuffle_epi8(
+                        x,
+                        _mm256_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3),
+                    ),
+                    12 => _mm256_or_si256(_mm256_slli_epi32::<12>(x), _mm256_srli_epi32::<20>(x)),
+                    7 => _mm256_or_si256(_mm256_slli_epi32::<7>(x), _mm256_srli_epi32::<25>(x)),
+                    _ => _mm256_or_si256(
+                        _mm256_sll_epi32(x, _mm_cvtsi32_si128(N as i32)),
+                        _mm256_srl_epi32(x, _mm_cvtsi32_si128(32 - N as i32)),
+                    ),
+                })
+            }
+        }
+        #[inline(always)]
+        fn store_words(m: [Self; 4], g: usize, out: &mut [u8]) {
+            assert!(out.len() >= 8 * super::BLOCK);
+            unsafe {
+                // the 4×4 transpose within each 128-bit half: half 0 holds blocks 0–3, half 1
+                // blocks 4–7
+                let t0 = _mm256_unpacklo_epi32(m[0].0, m[1].0);
+                let t1 = _mm256_unpacklo_epi32(m[2].0, m[3].0);
+                let t2 = _mm256_unpackhi_epi32(m[0].0, m[1].0);
+                let t3 = _mm256_unpackhi_epi32(m[2].0, m[3].0);
+                let rows = [
+                    _mm256_unpacklo_epi64(t0, t1),
+                    _mm256_unpackhi_epi64(t0, t1),
+                    _mm256_unpacklo_epi64(t2, t3),
+                    _mm256_unpackhi_epi64(t2, t3),
+                ];
+                for (j, r) in rows.into_iter().enumerate() {
+                    let (a, b) = (super::BLOCK * j + 16 * g, super::BLOCK * (j + 4) + 16 * g);
+                    _mm_storeu_si128(out.as_mut_ptr().add(a) as *mut __m128i, _mm256_castsi256_si128(r));
+                    _mm_storeu_si128(out.as_mut_ptr().add(b) as *mut __m128i, _mm256_extracti128_si256::<1>(r));
+                }
+            }
+        }
+    }
+}
+
 /// SIMD128: rotations by 16 and 8 are byte shuffles.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub(crate) mod simd128 {
@@ -359,7 +521,7 @@ pub(crate) mod simd128 {
     #[derive(Clone, Copy)]
     pub(crate) struct Reg(v128);
 
-    impl super::Lanes for Reg {
+    impl super::Quad for Reg {
         #[inline(always)]
         fn splat(x: u32) -> Self {
             Reg(u32x4_splat(x))
@@ -407,9 +569,15 @@ pub(crate) mod simd128 {
     }
 }
 
-/// Known answers for whichever register the target uses: the wasm browser tests call this too.
+/// Known answers for whichever registers the target uses (natively also AVX2 when the CPU has
+/// it): the wasm browser tests call this too.
 #[doc(hidden)]
 pub fn chacha_known_answers() -> Result<(), String> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { avx2::known_answers() }?;
+    }
     chacha_known_answers_on::<Native>()
 }
 
@@ -428,12 +596,14 @@ fn chacha_known_answers_on<L: Lanes>() -> Result<(), String> {
                     8a3b0aa372600a92b57974cded2b9334794cba40c63e34cdea212c4cf07d41b7";
     for (nonce0, want) in [(0x0900_0000u32, want_232), (0, want_242)] {
         let want: Vec<u8> = (0..want.len() / 2).map(|i| u8::from_str_radix(&want[2 * i..2 * i + 2], 16).unwrap_or(0)).collect();
-        for lane in 0..4u32 {
-            // block `lane` of the four has counter 1: the others count from 1 − lane
-            let ctr: [u32; 4] = core::array::from_fn(|j| (1 + j as u32).wrapping_sub(lane));
-            let mut out = [0u8; FOUR];
-            four_blocks_with::<L>(&key, L::new(ctr), L::splat(nonce0), L::splat(0x4a00_0000), L::splat(0), 10, &mut out);
-            let got = &out[64 * lane as usize..64 * lane as usize + 64];
+        for lane in 0..L::BLOCKS {
+            // block `lane` of the pass has counter 1: the others count from 1 − lane (the low
+            // words; word 13 is the nonce's first word here)
+            let (ctr, _) = L::counters(1u64.wrapping_sub(lane as u64));
+            let mut out = [0u8; 8 * BLOCK];
+            let out = &mut out[..BLOCK * L::BLOCKS];
+            blocks_with::<L>(&key, ctr, L::splat(nonce0), L::splat(0x4a00_0000), L::splat(0), 10, out);
+            let got = &out[BLOCK * lane..BLOCK * lane + BLOCK];
             if got != &want[..] {
                 return Err(format!("ChaCha20 block, nonce word {nonce0:#x}, lane {lane}: got {got:02x?}"));
             }
@@ -452,6 +622,18 @@ mod tests {
         chacha_known_answers_on::<Portable>().unwrap();
         #[cfg(target_arch = "x86_64")]
         chacha_known_answers_on::<sse2::Reg>().unwrap();
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // the eight-block stream equals the four-block one from any position
+            let key = [1, 2, 3, 4, 5, 6, 7, 8];
+            for (start, len) in [(0u128, 16 * 40), (3, 16 * 33), (4 * ((1u128 << 32) - 3) + 1, 16 * 70)] {
+                let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+                // SAFETY: as above
+                unsafe { avx2::fill(&key, start, &mut a) };
+                fill_with::<sse2::Reg>(&key, start, &mut b);
+                assert_eq!(a, b, "start {start}");
+            }
+        }
         chacha_known_answers().unwrap();
     }
 
