@@ -427,6 +427,7 @@ pub(crate) mod avx2 {
     ///
     /// # Safety
     /// The CPU must support AVX2.
+    #[cfg_attr(tlsproof_portable, allow(dead_code))] // the browser stand-in stays on 4 lanes
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn fill(key: &[u32; 8], start: u128, out: &mut [u8]) {
         super::fill_with::<Reg>(key, start, out)
