@@ -19,9 +19,11 @@
 //! ([`crate::zk::ot::ferret::ggm`]) need a (circular) correlation-robust permutation and stay
 //! AES everywhere.
 //!
-//! The ChaCha core is generic over a register of four 32-bit lanes ([`Lanes`]): SIMD128 in
-//! wasm, SSE2 natively on x86_64, plain arrays elsewhere; all are tested against RFC 8439's
-//! vectors and `rand_chacha`. It has no data-dependent branch or index.
+//! The ChaCha core is generic over a register of 32-bit lanes, one block per lane ([`Lanes`]):
+//! SIMD128 in wasm, SSE2 natively on x86_64 or AVX2 (eight blocks per pass, 300 vs 156 M
+//! blocks/s here) when the CPU has it, plain arrays elsewhere; all are tested against RFC
+//! 8439's vectors, the AVX2 stream against the SSE2 one, and the stream against `rand_chacha`.
+//! It has no data-dependent branch or index.
 
 use crate::zk::prp::Aes128;
 use aes::cipher::generic_array::GenericArray;
