@@ -67,7 +67,12 @@
 //! **Default k = 5** ([`DEFAULT_K`]): k = 8 minimises the prover's upload, but its 2^k PRG
 //! work per block landed on the browser prover's critical path: measured in headless Chromium
 //! (fast-path session, local), preprocessing took 0.55 s with k = 8 and 0.45 s with k = 5, for
-//! 61 kB more upload (≈25 ms at 20 Mbit/s). Both meet issue #5's byte targets.
+//! 61 kB more upload (≈25 ms at 20 Mbit/s). Both meet issue #5's byte targets. Measured again
+//! once the browser's PRG was ChaCha12 (two back-to-back rounds, medians of 8, browser
+//! fast path): cable 0.537 / 0.525 s with k = 5 against 0.523 / 0.561 s with k = 8, local
+//! 0.207 / 0.198 against 0.206 / 0.195 s, so the smaller upload (195 → 134 kB) no longer costs
+//! time but does not gain any either, and k = 8 grew the page's wasm memory (94–162 vs 73 MB);
+//! k = 5 stays.
 //!
 //! # What leaks
 //! * To a malicious **prover**, exactly the KOS-style selective failure on Δ: a prover that
