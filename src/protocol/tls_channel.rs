@@ -1,5 +1,5 @@
 //! The relayed TLS byte stream as a [`ByteIo`] on the session's TLS channel: one frame per
-//! write of at most [`FRAME`] bytes; an empty frame is end of stream (half-close).
+//! write of at most `FRAME` bytes; an empty frame is end of stream (half-close).
 
 use super::mux::MuxChannel;
 use crate::tls::driver::ByteIo;

@@ -323,7 +323,7 @@ impl SessionTranscript {
         self.hasher().finalize().into()
     }
 
-    /// H_s = SHA-256(messages of H_c ‖ client Finished ‖ [NewSessionTicket]): the server
+    /// H_s = SHA-256(messages of H_c ‖ client Finished ‖ \[NewSessionTicket\]): the server
     /// Finished is PRF(MS, "server finished", H_s). `client_verify_data` is the opened client
     /// verify_data.
     pub fn server_finished_hash(&self, client_verify_data: &[u8; 12]) -> [u8; 32] {

@@ -1,7 +1,7 @@
 //! Wire encoding of TLS 1.2 records and handshake messages (RFC 5246, RFC 8422, RFC 7627).
 //!
 //! Every parser works on untrusted bytes: lengths are checked against the remaining input
-//! before anything is sliced or allocated, and failures are [`PeerMisbehaved::DecodeError`].
+//! before anything is sliced or allocated, and failures are [`PeerMisbehaved::DecodeError`](super::error::PeerMisbehaved::DecodeError).
 
 use super::error::{decode, Error};
 

@@ -337,7 +337,7 @@ impl F128 {
 /// 150 integer multiplies, so rows are instead combined 128 at a time as a GF(2)-linear map on
 /// bit slices: the rows' bits are transposed into 128-bit words (word k of column i holds bit k
 /// of every row's element i), and output bit j of set s is the XOR of the words where
-/// sets[s][i]·x^k has bit j. The XORs go through tables of all XOR-combinations of 8
+/// `sets[s][i]·x^k` has bit j. The XORs go through tables of all XOR-combinations of 8
 /// consecutive words (the "method of four Russians"), indexed by the constants' bits, so
 /// memory accesses depend only on the public coefficients.
 pub struct FixedCombinations<const S: usize> {
@@ -376,8 +376,8 @@ impl<const S: usize> FixedCombinations<S> {
 
 /// Σ c_i·v_i over many terms whose coefficients c_i are public (an OT check's random χ) and
 /// whose values v_i are secret. With PCLMULQDQ it is an inner product. Without it (wasm) no
-/// field product is computed: writing c_i = Σ_a c_i[a]·x^a, the sum is Σ_a x^a·R_a with
-/// R_a = ⊕_{i: c_i[a] = 1} v_i, a GF(2) subset sum per coefficient bit. R is accumulated eight
+/// field product is computed: writing `c_i = Σ_a c_i[a]·x^a`, the sum is Σ_a x^a·R_a with
+/// `R_a = ⊕_{i: c_i[a] = 1} v_i`, a GF(2) subset sum per coefficient bit. R is accumulated eight
 /// terms at a time: their coefficients are bit-transposed (byte a holds bit a of all eight),
 /// and each half of that byte indexes a table of the 16 XOR-combinations of four of the
 /// values (method of four Russians). That is about 36 word XORs per term instead of ~140

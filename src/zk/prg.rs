@@ -19,7 +19,7 @@
 //! ([`crate::zk::ot::ferret::ggm`]) need a (circular) correlation-robust permutation and stay
 //! AES everywhere.
 //!
-//! The ChaCha core is generic over a register of 32-bit lanes, one block per lane ([`Lanes`]):
+//! The ChaCha core is generic over a register of 32-bit lanes, one block per lane (`Lanes`):
 //! SIMD128 in wasm, SSE2 natively on x86_64 or AVX2 (eight blocks per pass, 300 vs 156 M
 //! blocks/s here) when the CPU has it, plain arrays elsewhere; all are tested against RFC
 //! 8439's vectors, the AVX2 stream against the SSE2 one, and the stream against `rand_chacha`.

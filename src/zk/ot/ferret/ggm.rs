@@ -13,7 +13,7 @@
 //! the punctured leaf needs no correction message either.
 //! H(x, τ) = π_H(σ(x) ⊕ τ) ⊕ σ(x) with σ(x_hi ‖ x_lo) = (x_hi ⊕ x_lo) ‖ x_hi, the tweakable
 //! circular-correlation-robust construction of Guo–Katz–Wang–Yu (S&P 2020) on a third fixed-key
-//! AES permutation; τ is unique per node in a session ([`node_tweak`]), and circular
+//! AES permutation; τ is unique per node in a session (`node_tweak`), and circular
 //! correlation robustness is what the nodes need, since the receiver knows each on-path node
 //! up to an XOR with Δ.
 

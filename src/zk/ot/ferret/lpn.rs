@@ -11,8 +11,8 @@
 //!
 //! Encoding runs in place over the SPCOT output vector (y = v ⊕ A·K), in parallel chunks, so
 //! no extra n-sized buffer is allocated; within a chunk, indices are generated for
-//! [`SUB`] columns at a time into a stack buffer that stays in L1 next to the gathers. The
-//! prover keeps a matrix it uses again in memory instead ([`MatrixCache`]).
+//! `SUB` columns at a time into a stack buffer that stays in L1 next to the gathers. The
+//! prover keeps a matrix it uses again in memory instead (`MatrixCache`).
 
 use crate::zk::prg::{Prg, PrgKind};
 use rayon::prelude::*;

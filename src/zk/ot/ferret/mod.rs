@@ -21,12 +21,12 @@
 //! bits from the verifier (LPN), and the correlation holds for every matrix, so the verifier
 //! needs no say (and the prover cannot gain anything by choosing it). The prover keeps one
 //! seed per parameter set, so in wasm it can reuse that matrix from memory
-//! ([`lpn::MatrixCache`]); the verifier accepts any seed in any iteration.
+//! (`lpn::MatrixCache`); the verifier accepts any seed in any iteration.
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
 //! while keeping `reserve` COTs for the next iteration (R of the parameter set in use).
-//! The buffer's allocation is reused by every iteration ([`make_room`]: base COTs copied out,
+//! The buffer's allocation is reused by every iteration (`make_room`: base COTs copied out,
 //! leftovers moved to the front, the n new outputs written after them), and serving only
 //! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer. When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
