@@ -11,8 +11,9 @@
 //!
 //! Encoding runs in place over the SPCOT output vector (y = v ⊕ A·K), in parallel chunks, so
 //! no extra n-sized buffer is allocated; within a chunk, indices are generated for
-//! `SUB` columns at a time into a stack buffer that stays in L1 next to the gathers. The
-//! prover keeps a matrix it uses again in memory instead (`MatrixCache`).
+//! `SUB` columns at a time into a stack buffer that stays in L1 next to the gathers. (Session 5
+//! kept a matrix the prover used again in memory, for wasm's software AES; with ChaCha12 as the
+//! browser's PRG generating the indices is about as fast as reading them back, so it went.)
 
 use crate::zk::prg::{Prg, PrgKind};
 use rayon::prelude::*;
@@ -125,136 +126,34 @@ pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut
     }
 }
 
-/// Where an encoding's column indices come from: generated from the seed, [`SUB`] columns at a
-/// time into a stack buffer, or widened from a [`MatrixCache`]'s 16-bit copy.
-enum Columns<'a> {
-    Generate { prg: Prg, k: usize },
-    Cached(&'a [u16]),
-}
-
-impl Columns<'_> {
-    /// Calls `f(offset, indices)` for columns `first .. first + len`, [`SUB`] at a time, where
-    /// `indices` holds the D row indices of each column from `first + offset` on.
-    fn for_each(&self, first: usize, len: usize, mut f: impl FnMut(usize, &[u32])) {
-        let mut buf = [0u32; D * SUB];
-        for off in (0..len).step_by(SUB) {
-            let m = SUB.min(len - off);
-            match self {
-                Columns::Generate { prg, k } => {
-                    let idx = &mut buf[..D * m];
-                    columns_indices(prg, first + off, *k, idx);
-                    f(off, idx);
-                }
-                Columns::Cached(all) => {
-                    let idx = &mut buf[..D * m];
-                    for (i, &c) in idx.iter_mut().zip(&all[D * (first + off)..D * (first + off + m)]) {
-                        *i = c as u32;
-                    }
-                    f(off, idx);
-                }
-            }
-        }
-    }
-}
-
-/// Column indices of at most this many columns are kept (16 MB: the setup set's 649,728
-/// columns fit, the main set's 10.8M do not), and only for k ≤ 2^16 (16-bit indices).
-const MAX_CACHED_COLUMNS: usize = 800_000;
-const MAX_CACHED_K: usize = 1 << 16;
-
-/// The prover's copy of an LPN matrix for the iterations that reuse it.
-///
-/// Generating the indices is 2.5 PRG blocks per column; with software AES (wasm sessions
-/// before they switched to ChaCha12) that was more than half of the prover's AES per
-/// correlation. The prover therefore keeps one seed for all iterations of a parameter set
-/// ([`MatrixCache::seed_for`]), and from the second iteration on reads the matrix from
-/// memory. One public matrix for many iterations is Ferret's own setting: each
-/// iteration is a fresh LPN instance (fresh secret and noise) under the same public code, so
-/// the instances stay pseudorandom by a hybrid argument. The first use generates inline as
-/// before, so a session with a single iteration (the fast path) never pays for the copy. With
-/// AES-NI, generating is as fast as reading the copy back (measured: 51 KB redacted sessions
-/// within noise), so there nothing is kept, nor with ChaCha12 ([`MatrixCache::new`]); nor does
-/// the verifier, which always generates.
-pub(crate) struct MatrixCache {
-    /// The PRG that generates the matrices.
-    kind: PrgKind,
-    /// The seed and shape (k, n) last encoded with.
-    id: Option<([u8; 16], usize, usize)>,
-    /// Its D·n indices once it has been used twice (empty before, or when too large).
-    indices: Vec<u16>,
-    /// Whether a matrix used twice is kept at all.
-    keep: bool,
-}
-
-impl MatrixCache {
-    /// Keeps matrices only when they come from software AES: ChaCha12 (the PRG of sessions
-    /// without AES-NI, [`PrgKind::fastest_here`]) generates the indices at ≈50 M columns/s per
-    /// thread in wasm, about as fast as the copy would be read back, and AES-NI faster still.
-    pub(crate) fn new(kind: PrgKind) -> Self {
-        let keep = kind == PrgKind::Aes128Ctr && !crate::zk::prp::is_hardware();
-        MatrixCache { kind, id: None, indices: Vec::new(), keep }
-    }
-
-    /// The seed for an iteration with parameters (k, n): the previous one if the shape is the
-    /// same, else a fresh random seed.
-    pub(crate) fn seed_for(&self, k: usize, n: usize) -> [u8; 16] {
-        match self.id {
-            Some((seed, ck, cn)) if (ck, cn) == (k, n) => seed,
-            _ => {
-                let mut seed = [0u8; 16];
-                rand::RngCore::fill_bytes(&mut rand::rng(), &mut seed);
-                seed
-            }
-        }
-    }
-
-    /// The columns of the matrix (seed, k, n): cached if it was used before (materialising
-    /// it on its second use), generated otherwise.
-    fn columns(&mut self, seed: &[u8; 16], k: usize, n: usize) -> Columns<'_> {
-        let prg = self.kind.keyed(seed);
-        if self.id != Some((*seed, k, n)) {
-            self.id = Some((*seed, k, n));
-            self.indices = Vec::new();
-            return Columns::Generate { prg, k };
-        }
-        if self.keep && self.indices.is_empty() && n <= MAX_CACHED_COLUMNS && k <= MAX_CACHED_K {
-            self.indices = vec![0u16; D * n];
-            self.indices.par_chunks_mut(D * SUB).enumerate().for_each(|(c, out)| {
-                let mut buf = [0u32; D * SUB];
-                let idx = &mut buf[..out.len()];
-                columns_indices(&prg, c * SUB, k, idx);
-                for (o, &i) in out.iter_mut().zip(idx.iter()) {
-                    *o = i as u16; // i < k ≤ 2^16
-                }
-            });
-        }
-        if self.indices.is_empty() {
-            Columns::Generate { prg, k }
-        } else {
-            Columns::Cached(&self.indices)
-        }
+/// Calls `f(offset, indices)` for columns `first .. first + len`, [`SUB`] at a time, where
+/// `indices` holds the D row indices of each column from `first + offset` on.
+fn for_each_columns(prg: &Prg, k: usize, first: usize, len: usize, mut f: impl FnMut(usize, &[u32])) {
+    let mut buf = [0u32; D * SUB];
+    for off in (0..len).step_by(SUB) {
+        let idx = &mut buf[..D * SUB.min(len - off)];
+        columns_indices(prg, first + off, k, idx);
+        f(off, idx);
     }
 }
 
 /// Verifier side: `out[j] ^= Σ_{r ∈ col(j)} base[r]`.
 pub(crate) fn encode_keys(kind: PrgKind, seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
-    let k = base.len();
-    let columns = Columns::Generate { prg: kind.keyed(seed), k };
+    let (prg, k) = (kind.keyed(seed), base.len());
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        columns.for_each(c * CHUNK, chunk.len(), |off, idx| gather_keys(base, idx, &mut chunk[off..off + idx.len() / D]));
+        for_each_columns(&prg, k, c * CHUNK, chunk.len(), |off, idx| gather_keys(base, idx, &mut chunk[off..off + idx.len() / D]));
     });
 }
 
-/// Prover side: `out_m[j] ^= Σ base_m[r]` and `out_u[j] ^= ⊕ base_u[r]` over the same columns
-/// (from `cache` when this matrix was used before). `base_u` holds one bit per byte (0 or 1);
-/// it is bit-packed here so it stays in cache.
+/// Prover side: `out_m[j] ^= Σ base_m[r]` and `out_u[j] ^= ⊕ base_u[r]` over the same columns.
+/// `base_u` holds one bit per byte (0 or 1); it is bit-packed here so it stays in cache.
 pub(crate) fn encode_cots(
+    kind: PrgKind,
     seed: &[u8; 16],
     base_u: &[u8],
     base_m: &[u128],
     out_u: &mut [u8],
     out_m: &mut [u128],
-    cache: &mut MatrixCache,
 ) {
     debug_assert_eq!(base_u.len(), base_m.len());
     let k = base_m.len();
@@ -262,14 +161,13 @@ pub(crate) fn encode_cots(
     for (i, &b) in base_u.iter().enumerate() {
         packed[i / 64] |= ((b & 1) as u64) << (i % 64);
     }
-    let packed = &packed;
-    let columns = cache.columns(seed, k, out_m.len());
+    let (packed, prg) = (&packed, kind.keyed(seed));
     out_m
         .par_chunks_mut(CHUNK)
         .zip(out_u.par_chunks_mut(CHUNK))
         .enumerate()
         .for_each(|(c, (cm, cu))| {
-            columns.for_each(c * CHUNK, cm.len(), |off, idx| {
+            for_each_columns(&prg, k, c * CHUNK, cm.len(), |off, idx| {
                 let m = idx.len() / D;
                 gather_cots(base_m, packed, idx, &mut cm[off..off + m], &mut cu[off..off + m]);
             });
@@ -307,65 +205,6 @@ mod tests {
     }
 
     #[test]
-    fn cached_matrix_encodes_like_the_generated_one_on_every_use() {
-        for kind in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
-            cached_matrix_encodes_like_the_generated_one_with(kind);
-        }
-    }
-
-    fn cached_matrix_encodes_like_the_generated_one_with(kind: PrgKind) {
-        let mut rng = rand::rng();
-        let k = 777;
-        let n = 2 * CHUNK + 300;
-        let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
-        let base_m: Vec<u128> = (0..k).map(|_| rng.random()).collect();
-        let mut cache = MatrixCache { keep: true, ..MatrixCache::new(kind) };
-        // encodes random outputs of n columns with `seed` through the cache and checks them
-        // against the column definition; returns whether the matrix was then held in memory
-        let mut round = |cache: &mut MatrixCache, seed: [u8; 16], n: usize| -> bool {
-            let u0: Vec<u8> = (0..n).map(|_| rng.random::<u8>() & 1).collect();
-            let m0: Vec<u128> = (0..n).map(|_| rng.random()).collect();
-            let (mut u, mut m) = (u0.clone(), m0.clone());
-            encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, cache);
-            for j in [0, 1, CHUNK - 1, CHUNK, n - 1] {
-                let (eu, em) = column(kind, &seed, k, j)
-                    .iter()
-                    .fold((u0[j], m0[j]), |(u, m), &r| (u ^ base_u[r as usize], m ^ base_m[r as usize]));
-                assert_eq!((u[j], m[j]), (eu, em), "column {j}");
-            }
-            !cache.indices.is_empty()
-        };
-        let seed = cache.seed_for(k, n);
-        assert!(!round(&mut cache, seed, n), "first use: generated inline, nothing kept");
-        assert_eq!(cache.seed_for(k, n), seed, "the prover keeps its seed for the same shape");
-        assert!(round(&mut cache, seed, n), "second use: materialised");
-        assert!(round(&mut cache, seed, n), "third use: read from memory");
-        let other = cache.seed_for(k, n - 1);
-        assert_ne!(other, seed, "another shape gets another matrix");
-        assert!(!round(&mut cache, other, n - 1), "a new matrix drops the old copy");
-        // a seed the cache has not seen starts over
-        let fresh = cache.seed_for(k, n);
-        assert_ne!(fresh, seed);
-        assert!(!round(&mut cache, fresh, n));
-        assert!(round(&mut cache, fresh, n));
-        // where AES is hardware nothing is kept, and the encodings are the same
-        let mut recompute = MatrixCache { keep: false, ..MatrixCache::new(kind) };
-        for _ in 0..3 {
-            assert!(!round(&mut recompute, seed, n));
-        }
-        // nor is a matrix whose indices do not fit 16 bits
-        let big_k = MAX_CACHED_K + 1;
-        let base_m: Vec<u128> = vec![1; big_k];
-        let base_u = vec![0u8; big_k];
-        let mut cache = MatrixCache { keep: true, ..MatrixCache::new(kind) };
-        for _ in 0..2 {
-            let (mut u, mut m) = (vec![0u8; 100], vec![0u128; 100]);
-            encode_cots(&seed, &base_u, &base_m, &mut u, &mut m, &mut cache);
-            assert!(cache.indices.is_empty());
-        }
-    }
-
-    #[test]
     fn encoding_matches_column_definition_and_spreads_indices() {
         for kind in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
             encoding_matches_column_definition_with(kind);
@@ -381,12 +220,19 @@ mod tests {
         let orig: Vec<u128> = (0..n).map(|_| rng.random()).collect();
         let mut out = orig.clone();
         encode_keys(kind, &seed, &base, &mut out);
+        // the prover's side over the same matrix: MACs and bits
+        let base_u: Vec<u8> = (0..k).map(|_| rng.random::<u8>() & 1).collect();
+        let u0: Vec<u8> = (0..n).map(|_| rng.random::<u8>() & 1).collect();
+        let (mut u, mut m) = (u0.clone(), orig.clone());
+        encode_cots(kind, &seed, &base_u, &base, &mut u, &mut m);
         let mut hits = vec![0usize; k];
         for j in [0usize, 1, CHUNK - 1, CHUNK, 2 * CHUNK + 5, n - 1] {
             let col = column(kind, &seed, k, j);
             assert_eq!(col.len(), D);
             let expect = col.iter().fold(orig[j], |a, &r| a ^ base[r as usize]);
             assert_eq!(out[j], expect, "column {j}");
+            let expect_u = col.iter().fold(u0[j], |a, &r| a ^ base_u[r as usize]);
+            assert_eq!((u[j], m[j]), (expect_u, expect), "prover's column {j}");
         }
         for j in 0..n {
             for r in column(kind, &seed, k, j) {
