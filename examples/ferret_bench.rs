@@ -156,10 +156,9 @@ fn main() {
     let quick = arg.as_deref() == Some("quick");
     println!("threads: {}", rayon::current_num_threads());
     for p in [
+        LpnParams::SMALL,
         LpnParams::SETUP,
         LpnParams::MAIN,
-        LpnParams::EMP_B13_SETUP,
-        LpnParams::EMP_B13_MAIN,
     ] {
         println!(
             "params {p:?}: base COTs {}, net output {}, iteration bytes {} ({:.3} bits per net COT)",
@@ -172,6 +171,18 @@ fn main() {
 
     let ss_name = format!("SoftSpoken k={DEFAULT_K}");
     let fss_name = format!("Ferret/SoftSpoken k={DEFAULT_K}");
+    let n = tlsproof::protocol::proof::PREPROCESS_COTS;
+    println!("the protocol's preprocessing, one extend({n}) in a fresh session:");
+    line("KOS", n, kos(&[n])[0]);
+    line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);
+    let no_small = FerretConfig { small: None, ..FerretConfig::default() };
+    for k in [5, DEFAULT_K] {
+        line(&format!("Ferret/SoftSpoken k={k}, small set"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
+        line(&format!("Ferret/SoftSpoken k={k}, setup set"), n, ferret_ss(k, no_small, &[n])[0]);
+    }
+    if arg.as_deref() == Some("preprocess") {
+        return;
+    }
     for n in [1_000_000usize, 10_000_000] {
         println!("fresh session, one extend({n}) (base OT + bootstrap included):");
         line("KOS", n, kos(&[n])[0]);
@@ -187,12 +198,6 @@ fn main() {
             for k in [4usize, 5] {
                 line(&format!("Ferret/SoftSpoken k={k}"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
             }
-            let emp = FerretConfig {
-                setup: LpnParams::EMP_B13_SETUP,
-                main: Some(LpnParams::EMP_B13_MAIN),
-                ..FerretConfig::default()
-            };
-            line(&format!("{fss_name} (emp-ot b13 params)"), n, ferret_ss(DEFAULT_K, emp, &[n])[0]);
         }
     }
 
@@ -204,7 +209,7 @@ fn main() {
     let sizes: &[usize] = if quick {
         &[65_536, 262_144]
     } else {
-        &[16_384, 65_536, 131_072, 262_144, 400_000, 600_000]
+        &[16_384, 40_000, 45_000, 65_536, 131_072, 262_144, 400_000, 600_000]
     };
     for &n in sizes {
         line("KOS", n, kos(&[n])[0]);

@@ -86,7 +86,9 @@ impl Sizes {
         }
     }
 
-    pub const FULL: Sizes = Sizes { cots: &[1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true };
+    /// The COT sizes: the protocol's preprocessing demand (every session's first), then the
+    /// issue's 1M and 10M.
+    pub const FULL: Sizes = Sizes { cots: &[crate::protocol::proof::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true };
     pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true };
 }
 

@@ -64,15 +64,18 @@
 //! k ≤ 5 (AES-NI). In wasm the PRG is ChaCha12 ([`crate::zk::prg`]), ≈5× slower than
 //! AES-NI per block, so expect ≈5× these there.
 //!
-//! **Default k = 5** ([`DEFAULT_K`]): k = 8 minimises the prover's upload, but its 2^k PRG
-//! work per block landed on the browser prover's critical path: measured in headless Chromium
-//! (fast-path session, local), preprocessing took 0.55 s with k = 8 and 0.45 s with k = 5, for
-//! 61 kB more upload (≈25 ms at 20 Mbit/s). Both meet issue #5's byte targets. Measured again
-//! once the browser's PRG was ChaCha12 (two back-to-back rounds, medians of 8, browser
-//! fast path): cable 0.537 / 0.525 s with k = 5 against 0.523 / 0.561 s with k = 8, local
-//! 0.207 / 0.198 against 0.206 / 0.195 s, so the smaller upload (195 → 134 kB) no longer costs
-//! time but does not gain any either, and k = 8 grew the page's wasm memory (94–162 vs 73 MB);
-//! k = 5 stays.
+//! **Default k = 6** ([`DEFAULT_K`]). k = 8 minimises the prover's upload, but its 2^k PRG
+//! work per block landed on the browser prover's critical path while the browser's PRG was
+//! bitsliced AES: preprocessing (fast-path session, local, headless Chromium) took 0.55 s with
+//! k = 8 and 0.45 s with k = 5, for 61 kB less upload. With ChaCha12 in the browser (two
+//! back-to-back rounds, medians of 8, browser fast path) k = 8 no longer cost time (cable
+//! 0.523 / 0.561 s against 0.537 / 0.525 s with k = 5, local 0.206 / 0.195 against
+//! 0.207 / 0.198 s) but gained none either, and grew the page's wasm memory (94–162 vs 73 MB).
+//! Since Ferret's small parameter set ([`super::ferret::LpnParams::SMALL`]) made the bootstrap
+//! most of a session's upload, the default is k = 6: 21 instead of 25 bits per COT (the
+//! protocol's preprocessing 8.1 → 7.3 bits per COT in all, see [`super::ferret`]) for
+//! 11 instead of 6.5 PRG blocks per COT and party, about 2 ms of ChaCha12 per party in the
+//! browser for the ≈38k bootstrap COTs.
 //!
 //! # What leaks
 //! * To a malicious **prover**, exactly the KOS-style selective failure on Δ: a prover that
@@ -104,9 +107,9 @@ use zeroize::{Zeroize, Zeroizing};
 
 pub use super::kos::{padded_rows, CHECK_ROWS, CHUNK_ROWS, KAPPA, MAX_EXTEND, MAX_MESSAGE_BYTES};
 
-/// Default k: the smallest upload (15 bits per COT) at a compute cost that is small for
-/// Ferret's ≈49k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
-pub const DEFAULT_K: usize = 5;
+/// Default k: 21 bits of upload per COT at a compute cost that is small for Ferret's
+/// ≈38k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
+pub const DEFAULT_K: usize = 6;
 /// Largest supported k (the verifier keeps 2^k PRG keys per block: 4,096 keys at k = 8).
 pub const MAX_K: usize = 8;
 

@@ -30,76 +30,102 @@
 //! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer. When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
-//! its default k = 5 ([`super::softspoken`], 25 bits of prover upload per COT; the figures
-//! below also give k = 8's) for [`FerretSender::new`] /
-//! [`FerretReceiver::new`], or KOS (128 bits per COT) via `from_kos`; `from_base` takes either.
+//! its default k = 6 ([`super::softspoken`], 21 bits of prover upload per COT) for
+//! [`FerretSender::new`] / [`FerretReceiver::new`], or KOS (128 bits per COT) via `from_kos`;
+//! `from_base` takes either.
 //!
 //! # Small-session strategy
 //! * Until the session has asked for more than [`FerretConfig::direct_limit`] correlations
 //!   in total, demands are served straight from the base extension (no LPN instance at all).
-//! * After that, the buffer is bootstrapped from the base extension for the *setup* parameter
-//!   set, and setup
-//!   iterations (≈600k net each) cover the demand unless covering it with setup iterations
-//!   would cost ≥ 25% more bytes than one *main* iteration (≈10.2M net); only then does the
-//!   main set run, and it stays in use (its base COTs are reserved from then on). With the
-//!   default sets: demand ≤ 50k ([`DEFAULT_DIRECT_LIMIT`]; 60k with
-//!   [`FerretConfig::for_kos`]) → base extension only; up to ≈1.2M → setup iterations; beyond →
-//!   main.
+//! * The demand that crosses it bootstraps the *small* set if one iteration of it covers that
+//!   demand (≈224k net: the protocol's preprocessing of 200k), else the *setup* set.
+//! * Later shortfalls run the active set or a larger one (small → setup ≈600k net → main
+//!   ≈10.2M net): the one covering the demand with the fewest bytes, where a larger set must
+//!   save ≥ 20% to win over a smaller one (it overshoots the demand more). A set never gives way
+//!   to a smaller one again, since its base COTs are what the buffer keeps in reserve.
+//! * With the default sets: demand ≤ 38k ([`DEFAULT_DIRECT_LIMIT`]; 43k with
+//!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if it covers the
+//!   demand; setup iterations up to ≈1.2M; beyond → main.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
-//! # Parameters (regular noise, Ferret Table 2)
-//! * main [`LpnParams::MAIN`]: n = 10,805,248, k = 589,760, t = 1,319 (ℓ = 2^13).
-//! * setup [`LpnParams::SETUP`]: n = 649,728, t = 1,269 (ℓ = 2^9), k = 37,248.
+//! # Parameters (regular noise) and their security
+//! | set | n | k | t (block ℓ) | net COTs per iteration | bits | cheapest attack |
+//! |---|---|---|---|---|---|---|
+//! | main [`LpnParams::MAIN`] | 10,805,248 | 589,760 | 1,319 (2^13) | 10,198,213 | 149.9 | hybrid |
+//! | setup [`LpnParams::SETUP`] | 649,728 | 38,400 | 1,269 (2^9) | 599,779 | 128.4 | hybrid |
+//! | small [`LpnParams::SMALL`] | 262,144 | 33,536 | 512 (2^9) | 223,872 | 128.3 | ISD |
 //!
-//! Source note (the paper PDF itself was not available to us): the tuples
-//! (10,616,092, 588,160, 1,324) / (616,092, 37,248, 1,254) are the paper's *uniform*-noise
-//! sets; the regular-noise sets above are as quoted from the paper by a third-party design
-//! note, and the setup tuple (649,728, 36,288, 1,269) also appears in an older emp-ot
-//! `constants.h` (the authors' implementation). We use k = 37,248 instead of 36,288 for the
-//! setup set (more secret bits, never less security; the same note reports ≈126.6 bits for
-//! k = 36,288 under a hybrid attack with a public LPN estimator, so the setup set is the weak
-//! link). emp-ot's current default pair `ferret_b13` is offered as
-//! [`LpnParams::EMP_B13_MAIN`] / [`LpnParams::EMP_B13_SETUP`] (cheaper bootstrap), unverified.
+//! * **Where n and t come from.** Main and setup are Ferret's regular-noise sets (CCS 2020,
+//!   Table 2, as quoted by a third-party design note; the paper PDF was not available to us).
+//!   The setup tuple (649,728, 36,288, 1,269) also appears in an older emp-ot `constants.h`
+//!   (the authors' implementation). The paper's uniform-noise sets are (10,616,092, 588,160,
+//!   1,324) and (616,092, 37,248, 1,254).
+//! * **How the bits were estimated.** With the LPN estimator of Yu, Yang, Wang, Wang, Wang,
+//!   Liu, Hao, Dong and Li (lpnestimator.com, 2025; its code is GitHub
+//!   `1234wangtr/Code_estimators`, run outside this repository, newest commits c93f87c /
+//!   c7344ea). For primal LPN over GF(2) with regular noise it takes the cheapest of:
+//!   - LWYY22 (eprint 2022/712): Pooled Gauss, statistical decoding 1.0/2.0, SD-ISD and
+//!     BJMM-ISD after the regular-to-exact reduction, and the algebraic attack AGB;
+//!   - the hybrid attack (eprint 2025/1284);
+//!   - Esser–Santini's regular ISD (eprint 2023/1568);
+//!   - AGB 2.0 (eprint 2025/1476). Its search did not finish in 14 minutes on the setup set;
+//!     on (2^14, 3,482, 198) and (2^14, 3,482, 338) it came out 5.3 and 8.1 bits below AGB,
+//!     while AGB lies ≥ 13 (setup: 141.0 already at k = 37,248) and 22 (small: 150.7) bits
+//!     above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
+//!     search takes too long at that n), whose cheapest attacks sit at ≈150.
+//!   Two crashes of the estimator's newest code were patched at run time without changing
+//!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
+//!   hybrid for candidates costing over 2^1024.
+//! * **The setup k.** The paper's k = 36,288 now estimates at 122.1 bits and the 37,248 we
+//!   used before at 125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
+//!   multiple of 256 at ≥ 128 bits (ISD 138.2 there).
+//! * **The small set.** It is ours. n = 2^18 covers the protocol's 200k demand in one
+//!   iteration, and k is the smallest multiple of 256 at ≥ 128 bits.
+//!   - Blocks of 2^9 need a larger k than blocks of 2^8, which would need only k ≥ 19,712
+//!     (hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs 131.1 kB) for
+//!     +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
+//!   - n = 327,680 (blocks of 2^8: k ≥ 20,992; of 2^9: k ≥ 34,048) only adds bytes at this
+//!     demand.
+//! * emp-ot's current `ferret_b13` pair (470,016, 32,768, 918) / (10,485,760, 452,000, 1,280)
+//!   estimates at 119.8 / 138.8 bits (hybrid), so it is not offered.
 //!
 //! # Costs (measured with `examples/ferret_bench.rs` on 2 cores shared with other jobs, both
 //! parties in one process; times are noisy, bytes exact)
-//! * Per iteration: V → P t·h·16 B of half-tree messages + 32 B; P → V 48 B of check and the
-//!   16 B LPN seed. Main set: 274,448 B for 10,198,213 net COTs (0.215 bit/COT); setup set:
-//!   182,832 B for 600,931 (2.43 bit/COT). (The GGM trees of earlier versions sent
-//!   t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits: 572,048 B and 387,300 B.)
-//! * Bootstrap of the setup set (48,797 base COTs), prover upload: KOS 784,416 B + 4 kB base OT;
-//!   SoftSpokenOT k = 5 153,232 B + GGM setup + base OT (k = 8: 91,952 B; k = 4: 190,000 B).
-//! * Fresh session incl. base OTs and bootstrap, total bytes both directions (prover upload):
+//! * **Per iteration.** V → P: t·h·16 B of half-tree messages + 32 B. P → V: 48 B of check
+//!   and the 16 B LPN seed. Bytes per net COT:
+//!   - main: 274,448 B for 10,198,213 net COTs (0.215 bit/COT);
+//!   - setup: 182,832 B for 599,779 (2.44 bit/COT);
+//!   - small: 73,824 B for 223,872 (2.64 bit/COT).
 //!
-//!   | demand | Ferret over KOS                       | Ferret over SoftSpoken k = 5          |
-//!   |--------|---------------------------------------|---------------------------------------|
-//!   | 1M     | 1,154,224 B = 9.23 bit/COT (785 kB)   | 526,304 B = **4.21** bit/COT (157 kB) |
-//!   | 10M    | 1,245,840 B = 0.997 bit/COT (785 kB)  | 617,920 B = **0.494** bit/COT (157 kB)|
-//!   | 20M    | —                                     | 892,368 B = 0.357 bit/COT             |
+//!   (The GGM trees of earlier versions sent t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits.)
+//! * **Fresh session**, base OTs and bootstrap included: total bytes both directions (prover
+//!   upload in brackets). KOS alone costs 128 bit/COT; SoftSpokenOT k = 6 alone costs 21.
 //!
-//!   so issue #5's targets (≤ 8 bit/COT at 1M, ≤ 1 at 10M) hold with either bootstrap. KOS
-//!   alone: 128 bit/COT; SoftSpoken k = 5 alone: 25 bit/COT. The fast path's 200k COTs cost
-//!   343,472 B (13.7 bit/COT, 9.3× below KOS; the one setup iteration makes 600k).
-//! * Per-phase split of one iteration: `cargo run --release --example ferret_bench phases`
-//!   (main set, 2 noisy shared cores, each phase alone on touched buffers: half trees ≈55 ms
-//!   sender / 80 ms receiver, χ sums ≈55–60 ms each, LPN encode ≈220 ms sender / 330 ms
-//!   receiver of which index generation ≈70 ms per side; the gathers are memory-bound).
-//! * The session's PRG ([`crate::zk::prg`], chosen by the prover) expands the SPCOT check's χ
-//!   and the LPN matrix: AES-128-CTR with AES-NI, ChaCha12 in the browser, where it runs ≈7×
-//!   faster than bitsliced AES (Ferret 10M COTs in Chromium: 2.1 → 5.2 M COT/s with it). The
-//!   trees' fixed-key hashes stay AES.
-//! * Session 5's prover kept the setup set's LPN column indices in memory (13 MB) for its
-//!   later iterations, which took a 51 KB redacted session in Chromium from 2.00 to 1.84 s while
-//!   the PRG was software AES; with ChaCha12 (and natively AES-NI) generating is about as fast
-//!   as reading a copy, so it was removed.
-//! * Speed: Ferret ≈0.55–1.0× KOS per correlation here (≈8–13 M COT/s at 10M, either
-//!   bootstrap; the half trees made a warm iteration ≈7% faster); Ferret's work is memory-bound
-//!   LPN gathers (≈50%) plus tree and index AES, KOS's is AES + transposes. The SoftSpoken k = 8 bootstrap adds ≈20 ms over a KOS one natively
-//!   (≈9 ms per party single-threaded for 48,797 COTs; 1M fresh: 169–219 ms vs
-//!   157–160 ms in two runs); SoftSpoken
-//!   k = 8 alone runs at ≈2–3 M COT/s vs ≈10 for KOS (it evaluates 32 AES blocks per COT and
-//!   party). In wasm the leaf streams are ChaCha12 ([`crate::zk::prg`]).
+//!   | demand | Ferret over KOS | Ferret over SoftSpokenOT k = 6 | vs KOS in the same run |
+//!   |---|---|---|---|
+//!   | 200k (the protocol's preprocessing) | — | 182,528 B = **7.30** bit/COT (105 kB) | 17.6× fewer |
+//!   | 1M | 1,172,656 B = 9.38 bit/COT (803 kB) | 504,944 B = **4.04** bit/COT (135 kB) | 31.7× fewer |
+//!   | 10M | 1,264,272 B = 1.01 bit/COT (803 kB) | 596,560 B = **0.477** bit/COT (135 kB) | 268× fewer |
+//!
+//!   So issue #5's byte targets hold: ≤ 8 bit/COT at 1M, ≤ 1 at 10M, and ≥ 16× below KOS at
+//!   each size. At 200k the setup set would have cost 322,112 B (12.9 bit/COT), and SoftSpokenOT
+//!   k = 5 would give 201,664 B (8.07 bit/COT).
+//! * **Time at 200k.** Both parties together take ≈38 ms with the small set against ≈68 ms
+//!   with the setup set, and ≈32 ms for KOS.
+//! * **Per-phase split of one iteration**: `cargo run --release --example ferret_bench phases`.
+//!   Main set, 2 noisy shared cores, each phase alone on touched buffers:
+//!   - half trees ≈55 ms sender / 80 ms receiver;
+//!   - χ sums ≈55–60 ms each;
+//!   - LPN encode ≈220 ms sender / 330 ms receiver, of which index generation is ≈70 ms per
+//!     side. The gathers are memory-bound.
+//! * **The PRG.** The session's PRG ([`crate::zk::prg`], chosen by the prover) expands the SPCOT
+//!   check's χ and the LPN matrix: AES-128-CTR with AES-NI, ChaCha12 in the browser. There
+//!   ChaCha12 runs ≈7× faster than bitsliced AES (Ferret 10M COTs in Chromium: 2.1 → 5.2 M
+//!   COT/s with it). The trees' fixed-key hashes stay AES.
+//! * **Speed.** Ferret runs at ≈0.55–1.0× KOS's rate per correlation here (≈8–13 M COT/s at 10M,
+//!   either bootstrap). Ferret's work is memory-bound LPN gathers (≈50%) plus tree and index
+//!   AES; KOS's is AES plus transposes.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
@@ -248,29 +274,23 @@ impl LpnParams {
         t: 1_319,
         log_block: 13,
     };
-    /// Ferret's setup regular-noise set (see the module docs for the k source note).
+    /// Ferret's setup regular-noise set, with k raised to 38,400 for 128 bits against the
+    /// hybrid attack (see the module docs).
     pub const SETUP: LpnParams = LpnParams {
         n: 649_728,
-        k: 37_248,
+        k: 38_400,
         t: 1_269,
         log_block: 9,
     };
-    /// Alternative main set `ferret_b13` of emp-ot (the Ferret authors' implementation, commit
-    /// 18f83b8): smaller k and bootstrap. Security per its authors; not re-estimated here.
-    pub const EMP_B13_MAIN: LpnParams = LpnParams {
-        n: 10_485_760,
-        k: 452_000,
-        t: 1_280,
-        log_block: 13,
-    };
-    /// Setup set paired with [`LpnParams::EMP_B13_MAIN`] in emp-ot.
-    pub const EMP_B13_SETUP: LpnParams = LpnParams {
-        n: 470_016,
-        k: 32_768,
-        t: 918,
+    /// Small set for sessions whose first demand is at most its net output (223,872): the
+    /// protocol's preprocessing of 200,000 correlations. Sized with the LPN estimator of Yu,
+    /// Yang, Wang et al. (lpnestimator.com; see the module docs for the figures).
+    pub const SMALL: LpnParams = LpnParams {
+        n: 262_144,
+        k: 33_536,
+        t: 512,
         log_block: 9,
     };
-
     /// Base COTs one iteration consumes: k + t·h + 128.
     pub const fn base_cots(&self) -> usize {
         self.k + self.t * self.log_block + CHECK_COTS
@@ -313,6 +333,9 @@ impl LpnParams {
 /// Which parameter sets to use and when to bypass LPN entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
+    /// Parameter set bootstrapped from the base extension instead of `setup` when one
+    /// iteration of it covers the demand that starts LPN (None: always `setup`).
+    pub small: Option<LpnParams>,
     /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
@@ -322,24 +345,24 @@ pub struct FerretConfig {
     pub direct_limit: usize,
 }
 
-/// Direct-serving threshold for a KOS bootstrap, just below the measured byte crossover:
-/// bootstrapping costs 971,392 B (KOS for 48,797 base COTs + one 182,832 B setup iteration),
-/// KOS costs ≈16 B per COT, so KOS is cheaper on the wire up to ≈60.7k COTs
-/// (`examples/ferret_bench.rs`).
-pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 60_000;
+/// Direct-serving threshold for a KOS bootstrap, just below the measured byte crossover
+/// (`examples/ferret_bench.rs`): bootstrapping the small set costs 694,448 B (KOS for its
+/// 38,272 base COTs + one 73,824 B iteration), KOS ≈16.2 B per COT, so KOS is cheaper on the
+/// wire up to ≈43k COTs.
+pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 43_000;
 
-/// Direct-serving threshold for the default SoftSpokenOT (k = 5) bootstrap, from
-/// `examples/ferret_bench.rs`: bootstrapping (SoftSpoken for 48,797 base COTs + one setup
-/// iteration) costs 343,472 B in total of which 156.6 kB prover upload, and ≈55–65 ms; direct
-/// SoftSpoken costs ≈3.2 B per COT (all upload). Up to ≈50k direct serving is no worse in
-/// upload and better in total bytes and time; beyond it the bootstrap wins on upload (the
-/// scarce direction for a prover), from ≈107k on total bytes and from ≈400k on time.
-pub const DEFAULT_DIRECT_LIMIT: usize = 50_000;
+/// Direct-serving threshold for the default SoftSpokenOT (k = 6) bootstrap, at the measured
+/// upload crossover (`examples/ferret_bench.rs`): bootstrapping the small set uploads
+/// 104,656 B (182,528 B both ways), direct SoftSpokenOT ≈2.65 B per COT (all upload), so up to
+/// ≈38k direct serving uploads no more and is cheaper in total bytes and time; beyond it the
+/// bootstrap wins on upload (the scarce direction for a prover), from ≈67k on total bytes.
+pub const DEFAULT_DIRECT_LIMIT: usize = 38_000;
 
 impl Default for FerretConfig {
     /// Parameters for the default SoftSpokenOT bootstrap.
     fn default() -> Self {
         FerretConfig {
+            small: Some(LpnParams::SMALL),
             setup: LpnParams::SETUP,
             main: Some(LpnParams::MAIN),
             direct_limit: DEFAULT_DIRECT_LIMIT,
@@ -359,11 +382,15 @@ impl FerretConfig {
 
 impl FerretConfig {
     pub fn validate(&self) -> Result<(), FerretConfigError> {
-        self.setup.validate()?;
-        if let Some(m) = self.main {
-            m.validate()?;
+        for p in self.ladder().into_iter().flatten() {
+            p.validate()?;
         }
         Ok(())
+    }
+
+    /// The parameter sets from small to large; the planner never steps back down it.
+    fn ladder(&self) -> [Option<LpnParams>; 3] {
+        [self.small, Some(self.setup), self.main]
     }
 }
 
@@ -381,7 +408,8 @@ pub enum FerretConfigError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Direct,
-    Bootstrap(usize),
+    /// Fetch the base COTs of this set's first iteration from the base extension.
+    Bootstrap(LpnParams),
     Iterate(LpnParams),
     Serve,
 }
@@ -391,7 +419,9 @@ enum Step {
 struct Planner {
     config: FerretConfig,
     bootstrapped: bool,
-    main_active: bool,
+    /// Position in [`FerretConfig::ladder`] of the largest set run so far: later iterations
+    /// use it or a larger one, since its base COTs are what the buffer keeps in reserve.
+    active: usize,
     reserve: usize,
     direct_used: usize,
     iterations: u64,
@@ -402,7 +432,7 @@ impl Planner {
         Planner {
             config,
             bootstrapped: false,
-            main_active: false,
+            active: 0,
             reserve: 0,
             direct_used: 0,
             iterations: 0,
@@ -415,42 +445,56 @@ impl Planner {
             if self.direct_used + n <= cfg.direct_limit {
                 return Step::Direct;
             }
-            return Step::Bootstrap(cfg.setup.base_cots());
+            // the small set only when one iteration of it covers this demand: otherwise its
+            // iterations would cost more bytes per COT than the setup set's
+            let first = cfg.small.filter(|s| s.net_output() >= n).unwrap_or(cfg.setup);
+            return Step::Bootstrap(first);
         }
         if available >= n + self.reserve {
             return Step::Serve;
         }
-        let deficit = n + self.reserve - available;
-        if let Some(main) = cfg.main {
-            // Setup iterations cost about as much compute per COT as main ones but do not
-            // overshoot the demand; prefer them unless covering the deficit with them would
-            // cost ≥ 25% more bytes than one main iteration. Once main ran, stay with it.
-            let setups = deficit.div_ceil(cfg.setup.net_output().max(1));
-            let setup_bytes = setups.saturating_mul(cfg.setup.iteration_bytes());
-            let main_cheaper = setup_bytes.saturating_mul(4) > main.iteration_bytes() * 5;
-            if (self.main_active || main_cheaper) && available >= main.base_cots() {
-                return Step::Iterate(main);
+        // Of the sets from the active one up that the buffer can start, the one covering the
+        // demand with the fewest bytes; a smaller set wins unless a larger one saves ≥ 20% of
+        // them, since a smaller set overshoots the demand less (about the same compute per
+        // COT). With the default sets: setup iterations up to ≈1.2M, then main.
+        let mut best: Option<(LpnParams, usize)> = None;
+        for p in cfg.ladder().into_iter().skip(self.active).flatten() {
+            if available < p.base_cots() {
+                continue;
+            }
+            let short = (n + self.reserve.max(p.base_cots())).saturating_sub(available);
+            let bytes = short
+                .div_ceil(p.net_output().max(1))
+                .saturating_mul(p.iteration_bytes());
+            if best.is_none_or(|(_, b)| b.saturating_mul(4) > bytes.saturating_mul(5)) {
+                best = Some((p, bytes));
             }
         }
-        Step::Iterate(cfg.setup)
+        // the active set always qualifies (available ≥ reserve ≥ its base COTs), so `best` is
+        // only None if the bookkeeping broke; iterating the setup set then fails cleanly
+        Step::Iterate(best.map_or(cfg.setup, |(p, _)| p))
     }
 
     fn done(&mut self, step: Step, n: usize) {
         match step {
             Step::Direct => self.direct_used += n,
-            Step::Bootstrap(_) => {
+            Step::Bootstrap(p) => {
                 self.bootstrapped = true;
-                self.reserve = self.config.setup.base_cots();
+                self.reserve = p.base_cots();
+                self.active = self.position(p);
             }
             Step::Iterate(p) => {
                 self.iterations += 1;
-                if Some(p) == self.config.main {
-                    self.main_active = true;
-                    self.reserve = p.base_cots().max(self.config.setup.base_cots());
-                }
+                self.active = self.active.max(self.position(p));
+                self.reserve = self.reserve.max(p.base_cots());
             }
             Step::Serve => {}
         }
+    }
+
+    fn position(&self, p: LpnParams) -> usize {
+        let ladder = self.config.ladder();
+        ladder.iter().rposition(|&q| q == Some(p)).unwrap_or(1)
     }
 
     /// Tweak prefix unique to this iteration within the session.
@@ -636,10 +680,10 @@ impl FerretSender {
                     self.planner.done(step, n);
                     return Ok(out);
                 }
-                Step::Bootstrap(r) => {
+                Step::Bootstrap(p) => {
                     self.keys = self
                         .base
-                        .extend(ch, r)
+                        .extend(ch, p.base_cots())
                         .await?
                         .into_iter()
                         .map(|k| k.0)
@@ -842,8 +886,8 @@ impl FerretReceiver {
                     self.planner.done(step, n);
                     return Ok(out);
                 }
-                Step::Bootstrap(r) => {
-                    let (b, m) = self.base.extend(ch, r).await?;
+                Step::Bootstrap(p) => {
+                    let (b, m) = self.base.extend(ch, p.base_cots()).await?;
                     self.bits = b.into_iter().map(|x| x as u8).collect();
                     self.macs = m.into_iter().map(|x| x.0).collect();
                     self.pos = 0;

@@ -18,6 +18,12 @@ const TEST_SETUP: LpnParams = LpnParams {
     t: 32,
     log_block: 7,
 };
+const TEST_SMALL: LpnParams = LpnParams {
+    n: 2048,
+    k: 256,
+    t: 32,
+    log_block: 6,
+};
 const TEST_MAIN: LpnParams = LpnParams {
     n: 32768,
     k: 2048,
@@ -27,6 +33,7 @@ const TEST_MAIN: LpnParams = LpnParams {
 
 fn test_config() -> FerretConfig {
     FerretConfig {
+        small: None,
         setup: TEST_SETUP,
         main: Some(TEST_MAIN),
         direct_limit: 1000,
@@ -83,7 +90,7 @@ fn correlations_hold_across_kos_direct_bootstrap_setup_and_main_iterations() {
     assert_eq!(sorted.len(), all_keys.len());
     assert_eq!(s.delta(), delta);
     // the large demands switched both sides to the main parameter set
-    assert!(s.planner.main_active && r.planner.main_active);
+    assert!(s.planner.active == 2 && r.planner.active == 2);
 }
 
 #[test]
@@ -126,6 +133,7 @@ fn outputs_are_not_trivially_biased() {
 #[test]
 fn real_setup_parameter_set_runs_and_is_correct() {
     let cfg = FerretConfig {
+        small: None,
         setup: LpnParams::SETUP,
         main: None,
         direct_limit: 0,
@@ -450,7 +458,7 @@ fn plan(p: &mut Planner, available: &mut usize, n: usize) -> Vec<Step> {
                 p.done(step, n);
                 return steps;
             }
-            Step::Bootstrap(r) => *available = r,
+            Step::Bootstrap(q) => *available = q.base_cots(),
             Step::Iterate(q) => *available = *available - q.base_cots() + q.n,
             Step::Serve => {
                 *available -= n;
@@ -471,18 +479,28 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     assert_eq!(plan(&mut p, &mut avail, 30_000), [Step::Direct]);
-    assert_eq!(plan(&mut p, &mut avail, 20_000), [Step::Direct]);
-    // crossing the limit bootstraps the setup set; 1M is covered by setup iterations only
+    assert_eq!(plan(&mut p, &mut avail, 8_000), [Step::Direct]);
+    // crossing the limit with more than a small iteration makes bootstraps the setup set; 1M
+    // is covered by setup iterations only
     let steps = plan(&mut p, &mut avail, 1_000_000);
-    assert_eq!(steps[0], Step::Bootstrap(LpnParams::SETUP.base_cots()));
+    assert_eq!(steps[0], Step::Bootstrap(LpnParams::SETUP));
     assert_eq!(steps[1..], [setup, setup, Step::Serve]);
     // a big demand switches to the main set, which then stays
     let steps = plan(&mut p, &mut avail, 5_000_000);
     assert!(steps.contains(&main) && steps.ends_with(&[Step::Serve]));
-    assert!(p.main_active && p.reserve == LpnParams::MAIN.base_cots());
+    assert!(p.active == 2 && p.reserve == LpnParams::MAIN.base_cots());
     let steps = plan(&mut p, &mut avail, 6_000_000);
     assert_eq!(steps, [main, Step::Serve]);
     assert!(avail >= LpnParams::MAIN.base_cots());
+    // the protocol's preprocessing: one small iteration
+    let mut p = Planner::new(FerretConfig::default());
+    let mut avail = 0;
+    let pre = crate::protocol::proof::PREPROCESS_COTS;
+    assert_eq!(
+        plan(&mut p, &mut avail, pre),
+        [Step::Bootstrap(LpnParams::SMALL), Step::Iterate(LpnParams::SMALL), Step::Serve]
+    );
+    assert!(avail >= LpnParams::SMALL.base_cots());
     // a fresh 10M session: bootstrap, one setup (to afford the main base), one main
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
@@ -490,12 +508,71 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     assert_eq!(
         steps,
         [
-            Step::Bootstrap(LpnParams::SETUP.base_cots()),
+            Step::Bootstrap(LpnParams::SETUP),
             setup,
             main,
             Step::Serve
         ]
     );
+}
+
+#[test]
+fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() {
+    let cfg = FerretConfig {
+        small: Some(TEST_SMALL),
+        direct_limit: 0,
+        ..test_config()
+    };
+    let fits = TEST_SMALL.net_output();
+    let mut p = Planner::new(cfg);
+    let mut avail = 0;
+    assert_eq!(
+        plan(&mut p, &mut avail, fits),
+        [Step::Bootstrap(TEST_SMALL), Step::Iterate(TEST_SMALL), Step::Serve]
+    );
+    assert_eq!((p.active, p.reserve, avail), (0, TEST_SMALL.base_cots(), TEST_SMALL.base_cots()));
+    // a later big demand climbs to the setup set once the buffer can start it, then to main,
+    // and never steps back down
+    let steps = plan(&mut p, &mut avail, 40_000);
+    assert_eq!(steps[0], Step::Iterate(TEST_SMALL), "the buffer cannot start setup yet");
+    assert!(steps.contains(&Step::Iterate(TEST_SETUP)) && steps.contains(&Step::Iterate(TEST_MAIN)));
+    let after_main = steps.iter().position(|s| *s == Step::Iterate(TEST_MAIN)).unwrap();
+    assert!(steps[after_main..].iter().all(|s| matches!(s, Step::Iterate(TEST_MAIN) | Step::Serve)));
+    assert_eq!((p.active, p.reserve), (2, TEST_MAIN.base_cots()));
+    assert_eq!(plan(&mut p, &mut avail, 10), [Step::Serve]);
+
+    // one more than a small iteration makes: bootstrap the setup set as before
+    let mut p = Planner::new(cfg);
+    let mut avail = 0;
+    let steps = plan(&mut p, &mut avail, fits + 1);
+    assert_eq!(steps[..2], [Step::Bootstrap(TEST_SETUP), Step::Iterate(TEST_SETUP)]);
+    assert_eq!(p.active, 1);
+}
+
+#[test]
+fn correlations_hold_across_the_small_setup_and_main_sets() {
+    let cfg = FerretConfig {
+        small: Some(TEST_SMALL),
+        direct_limit: 0,
+        ..test_config()
+    };
+    let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 5);
+    let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let mut all = vec![];
+    for n in [TEST_SMALL.net_output(), 3000, 40_000, 5] {
+        let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
+        let keys = keys.unwrap();
+        let (bits, macs) = cots.unwrap();
+        assert_correlated(DELTA_ALL_BLOCKS_NONZERO, &keys, &bits, &macs);
+        assert_eq!((s.buffered(), s.planner.active), (r.buffered(), r.planner.active));
+        all.extend(keys.into_iter().map(|k| k.0));
+        (cv, cp) = (v.unwrap(), p.unwrap());
+    }
+    assert_eq!(s.planner.active, 2);
+    let len = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), len, "no correlation is handed out twice");
 }
 
 // ---- Ferret over a SoftSpokenOT bootstrap ----
@@ -520,7 +597,7 @@ fn correlations_hold_over_a_softspoken_bootstrap_for_several_k_and_both_prgs() {
             (cv, cp) = (v.unwrap(), p.unwrap());
         }
         assert_eq!(iters[..2], [0, 0], "first 1000 served directly by SoftSpoken");
-        assert!(iters[2] >= 1 && s.planner.main_active);
+        assert!(iters[2] >= 1 && s.planner.active == 2);
         let mut sorted: Vec<u128> = all_keys.iter().map(|k| k.0).collect();
         sorted.sort_unstable();
         sorted.dedup();
@@ -546,6 +623,7 @@ fn default_constructors_bootstrap_from_softspoken() {
 #[test]
 fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
     let cfg = FerretConfig {
+        small: None,
         setup: LpnParams::SETUP,
         main: None,
         direct_limit: 0,
