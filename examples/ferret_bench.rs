@@ -157,6 +157,7 @@ fn main() {
     println!("threads: {}", rayon::current_num_threads());
     for p in [
         LpnParams::SMALL,
+        LpnParams::MEDIUM,
         LpnParams::SETUP,
         LpnParams::MAIN,
     ] {
@@ -175,7 +176,7 @@ fn main() {
     println!("the protocol's preprocessing, one extend({n}) in a fresh session:");
     line("KOS", n, kos(&[n])[0]);
     line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);
-    let no_small = FerretConfig { small: None, ..FerretConfig::default() };
+    let no_small = FerretConfig { small: &[], ..FerretConfig::default() };
     for k in [5, DEFAULT_K] {
         line(&format!("Ferret/SoftSpoken k={k}, small set"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
         line(&format!("Ferret/SoftSpoken k={k}, setup set"), n, ferret_ss(k, no_small, &[n])[0]);

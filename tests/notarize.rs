@@ -309,20 +309,25 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.fixture.to_string();
-    let request = |version, max_recv| {
+    let pre = tlsproof::protocol::proof::preprocess_cots(1024, false) as u32;
+    let request = |version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
             server: server.clone(),
             server_name: "localhost".into(),
             max_sent: 1024,
             max_recv,
+            preprocess,
             prg: Default::default(),
         })
     };
-    let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024)).await;
+    let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024, pre)).await;
     assert!(matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION), "{r:?}");
-    let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX)).await;
+    let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX, pre)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "max_recv", .. })), "{r:?}");
+    // preprocessing beyond what a 1 KB request can use would make the verifier work for nothing
+    let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
+    assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
     // A session that starts with anything but a request is refused too.
     let r = raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 })).await;
     assert!(matches!(r, Err(VerifierError::UnexpectedMessage { expected: "Request", got: "TlsDone" })), "{r:?}");

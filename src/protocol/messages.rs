@@ -23,6 +23,10 @@ pub struct SessionRequest {
     /// Most application bytes the prover will send / receive.
     pub max_sent: u32,
     pub max_recv: u32,
+    /// Correlations both sides generate while the TLS session runs
+    /// ([`proof::preprocess_cots`](super::proof::preprocess_cots)); the verifier refuses more
+    /// than the request size limit can use.
+    pub preprocess: u32,
     /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
     /// browser, AES-128-CTR with AES-NI); the verifier accepts either.
     pub prg: crate::zk::prg::PrgKind,
@@ -110,7 +114,7 @@ mod tests {
     fn session_request_carries_the_engine_prg_and_refuses_unknown_ones() {
         use crate::zk::prg::PrgKind;
         for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
-            let req = SessionRequest { version: PROTOCOL_VERSION, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, prg };
+            let req = SessionRequest { version: PROTOCOL_VERSION, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, preprocess: 200_000, prg };
             let frame = ControlMessage::Request(req.clone()).encode();
             assert!(matches!(ControlMessage::decode(&frame), Ok(ControlMessage::Request(r)) if r == req));
             // the PRG is the last field: a variant index past the known ones is malformed

@@ -25,11 +25,27 @@ use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected
 use crate::zk::quicksilver::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// COTs generated while the TLS session runs: enough for the key derivation and the Finished
-/// checks (the master secret, 2 full SHA-256 compressions for the HMAC pads and 8 outer
-/// compressions with public message blocks, ≈ 190k AND gates; two AES key schedules and
-/// blocks), which every session needs whatever it reveals. Both sides use this same number.
+/// COTs for the key derivation and the Finished checks (the master secret, 2 full SHA-256
+/// compressions for the HMAC pads and 8 outer compressions with public message blocks,
+/// ≈ 190k AND gates; two AES key schedules and blocks), which every session needs whatever it
+/// reveals: the least a session generates while its TLS session runs ([`preprocess_cots`]).
 pub const PREPROCESS_COTS: usize = 200_000;
+
+/// COTs of the keystream proof for `len` bytes of one direction's application data at most:
+/// every block touched, records of at most 2^14 bytes, a check's 128 per batch.
+pub fn keystream_cots(len: usize) -> usize {
+    let blocks = len.div_ceil(16) + len.div_ceil(1 << 14);
+    blocks * COTS_PER_KEYSTREAM_BLOCK + 128 * blocks.div_ceil(BLOCKS_PER_BATCH)
+}
+
+/// What the prover asks both sides to generate while the TLS session runs
+/// ([`SessionRequest::preprocess`](super::messages::SessionRequest)): the key derivation's
+/// COTs plus, unless the request is revealed whole (then it takes the fast path), those of its
+/// keystream proof, so that a fast-path session needs no LPN iteration after TLS. The
+/// verifier accepts up to `preprocess_cots(max_sent, false)`.
+pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool) -> usize {
+    PREPROCESS_COTS + if request_revealed_whole { 0 } else { keystream_cots(request_len) }
+}
 
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
 pub const BLOCKS_PER_BATCH: usize = 256;

@@ -4,7 +4,7 @@
 use super::messages::{ControlMessage, MessageError, RevealPlan, SessionRequest, TlsDone, PROTOCOL_VERSION};
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::VerifierOutput;
-use super::reveal::{RevealConfig, RevealError};
+use super::reveal::{covers_all, RevealConfig, RevealError};
 use super::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
@@ -232,12 +232,20 @@ async fn session(
     if request.len() > config.max_sent as usize {
         return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
     }
+    // The request is the sent direction's whole plaintext, so whether it takes the fast path
+    // is known now (a selector that does not resolve fails later, with its own error).
+    let request_whole = reveal
+        .sent
+        .resolve(&request)
+        .is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
+    let preprocess = proof::preprocess_cots(request.len(), request_whole);
     let req = SessionRequest {
         version: PROTOCOL_VERSION,
         server: config.server.clone(),
         server_name: config.server_name.clone(),
         max_sent: config.max_sent,
         max_recv: config.max_recv,
+        preprocess: u32::try_from(preprocess).unwrap_or(u32::MAX),
         prg: config.prg,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
@@ -258,7 +266,7 @@ async fn session(
         Ok::<_, ProverError>(response)
     };
     report(Phase::Preprocess, 0.05);
-    let preprocess = prover.preprocess(&mut zk, proof::PREPROCESS_COTS);
+    let preprocess = prover.preprocess(&mut zk, preprocess);
     report(Phase::Request, 0.1);
     let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = response?;

@@ -144,7 +144,12 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     if req.version != PROTOCOL_VERSION {
         return Err(VerifierError::Version { got: req.version, ours: PROTOCOL_VERSION });
     }
-    for (what, asked, limit) in [("max_sent", req.max_sent, config.max_sent), ("max_recv", req.max_recv, config.max_recv)] {
+    let max_preprocess = u32::try_from(proof::preprocess_cots(req.max_sent as usize, false)).unwrap_or(u32::MAX);
+    for (what, asked, limit) in [
+        ("max_sent", req.max_sent, config.max_sent),
+        ("max_recv", req.max_recv, config.max_recv),
+        ("preprocess", req.preprocess, max_preprocess),
+    ] {
         if asked > limit {
             return Err(VerifierError::LimitTooHigh { what, asked, limit });
         }
@@ -168,7 +173,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         let t = Instant::now();
         let up0 = zk.bytes_received();
         let down0 = zk.bytes_sent();
-        let r = verifier.preprocess(&mut zk, proof::PREPROCESS_COTS).await;
+        let r = verifier.preprocess(&mut zk, req.preprocess as usize).await;
         (r, PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: zk.bytes_received() - up0, bytes_down: zk.bytes_sent() - down0 })
     };
     let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, limits, step), timed_setup);

@@ -291,6 +291,15 @@ impl LpnParams {
         t: 512,
         log_block: 9,
     };
+    /// Next set up, for first demands up to its net output (287,744): the preprocessing of a
+    /// session whose request (up to ≈1 KB) is proven too. Sized like [`LpnParams::SMALL`].
+    pub const MEDIUM: LpnParams = LpnParams {
+        n: 327_680,
+        k: 34_048,
+        t: 640,
+        log_block: 9,
+    };
+
     /// Base COTs one iteration consumes: k + t·h + 128.
     pub const fn base_cots(&self) -> usize {
         self.k + self.t * self.log_block + CHECK_COTS
@@ -333,9 +342,10 @@ impl LpnParams {
 /// Which parameter sets to use and when to bypass LPN entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FerretConfig {
-    /// Parameter set bootstrapped from the base extension instead of `setup` when one
-    /// iteration of it covers the demand that starts LPN (None: always `setup`).
-    pub small: Option<LpnParams>,
+    /// Parameter sets, smallest first, bootstrapped from the base extension instead of
+    /// `setup` when one iteration of one of them covers the demand that starts LPN (the
+    /// smallest such).
+    pub small: &'static [LpnParams],
     /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
@@ -362,7 +372,7 @@ impl Default for FerretConfig {
     /// Parameters for the default SoftSpokenOT bootstrap.
     fn default() -> Self {
         FerretConfig {
-            small: Some(LpnParams::SMALL),
+            small: &[LpnParams::SMALL, LpnParams::MEDIUM],
             setup: LpnParams::SETUP,
             main: Some(LpnParams::MAIN),
             direct_limit: DEFAULT_DIRECT_LIMIT,
@@ -382,15 +392,18 @@ impl FerretConfig {
 
 impl FerretConfig {
     pub fn validate(&self) -> Result<(), FerretConfigError> {
-        for p in self.ladder().into_iter().flatten() {
+        for p in self.ladder() {
             p.validate()?;
         }
         Ok(())
     }
 
     /// The parameter sets from small to large; the planner never steps back down it.
-    fn ladder(&self) -> [Option<LpnParams>; 3] {
-        [self.small, Some(self.setup), self.main]
+    fn ladder(&self) -> Vec<LpnParams> {
+        let mut sets = self.small.to_vec();
+        sets.push(self.setup);
+        sets.extend(self.main);
+        sets
     }
 }
 
@@ -447,7 +460,7 @@ impl Planner {
             }
             // the small set only when one iteration of it covers this demand: otherwise its
             // iterations would cost more bytes per COT than the setup set's
-            let first = cfg.small.filter(|s| s.net_output() >= n).unwrap_or(cfg.setup);
+            let first = cfg.small.iter().find(|s| s.net_output() >= n).copied().unwrap_or(cfg.setup);
             return Step::Bootstrap(first);
         }
         if available >= n + self.reserve {
@@ -458,7 +471,7 @@ impl Planner {
         // them, since a smaller set overshoots the demand less (about the same compute per
         // COT). With the default sets: setup iterations up to ≈1.2M, then main.
         let mut best: Option<(LpnParams, usize)> = None;
-        for p in cfg.ladder().into_iter().skip(self.active).flatten() {
+        for p in cfg.ladder().into_iter().skip(self.active) {
             if available < p.base_cots() {
                 continue;
             }
@@ -494,7 +507,7 @@ impl Planner {
 
     fn position(&self, p: LpnParams) -> usize {
         let ladder = self.config.ladder();
-        ladder.iter().rposition(|&q| q == Some(p)).unwrap_or(1)
+        ladder.iter().rposition(|&q| q == p).unwrap_or(self.config.small.len())
     }
 
     /// Tweak prefix unique to this iteration within the session.

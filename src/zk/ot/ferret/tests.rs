@@ -33,7 +33,7 @@ const TEST_MAIN: LpnParams = LpnParams {
 
 fn test_config() -> FerretConfig {
     FerretConfig {
-        small: None,
+        small: &[],
         setup: TEST_SETUP,
         main: Some(TEST_MAIN),
         direct_limit: 1000,
@@ -90,7 +90,7 @@ fn correlations_hold_across_kos_direct_bootstrap_setup_and_main_iterations() {
     assert_eq!(sorted.len(), all_keys.len());
     assert_eq!(s.delta(), delta);
     // the large demands switched both sides to the main parameter set
-    assert!(s.planner.active == 2 && r.planner.active == 2);
+    assert!(active_set(&s.planner) == TEST_MAIN && active_set(&r.planner) == TEST_MAIN);
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn outputs_are_not_trivially_biased() {
 #[test]
 fn real_setup_parameter_set_runs_and_is_correct() {
     let cfg = FerretConfig {
-        small: None,
+        small: &[],
         setup: LpnParams::SETUP,
         main: None,
         direct_limit: 0,
@@ -447,6 +447,11 @@ fn too_many_and_zero_and_bad_configs() {
     assert!(FerretConfig::default().validate().is_ok());
 }
 
+/// The parameter set the planner last climbed to.
+fn active_set(p: &Planner) -> LpnParams {
+    p.config.ladder()[p.active]
+}
+
 /// Replays the planner for one demand from a given state; returns the steps taken.
 fn plan(p: &mut Planner, available: &mut usize, n: usize) -> Vec<Step> {
     let mut steps = vec![];
@@ -488,7 +493,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // a big demand switches to the main set, which then stays
     let steps = plan(&mut p, &mut avail, 5_000_000);
     assert!(steps.contains(&main) && steps.ends_with(&[Step::Serve]));
-    assert!(p.active == 2 && p.reserve == LpnParams::MAIN.base_cots());
+    assert!(active_set(&p) == LpnParams::MAIN && p.reserve == LpnParams::MAIN.base_cots());
     let steps = plan(&mut p, &mut avail, 6_000_000);
     assert_eq!(steps, [main, Step::Serve]);
     assert!(avail >= LpnParams::MAIN.base_cots());
@@ -501,6 +506,15 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         [Step::Bootstrap(LpnParams::SMALL), Step::Iterate(LpnParams::SMALL), Step::Serve]
     );
     assert!(avail >= LpnParams::SMALL.base_cots());
+    // with a 1 KB request proven too: one medium iteration
+    let mut p = Planner::new(FerretConfig::default());
+    let mut avail = 0;
+    let pre = crate::protocol::proof::preprocess_cots(1024, false);
+    assert!(pre > LpnParams::SMALL.net_output() && pre <= LpnParams::MEDIUM.net_output());
+    assert_eq!(
+        plan(&mut p, &mut avail, pre),
+        [Step::Bootstrap(LpnParams::MEDIUM), Step::Iterate(LpnParams::MEDIUM), Step::Serve]
+    );
     // a fresh 10M session: bootstrap, one setup (to afford the main base), one main
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
@@ -519,7 +533,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
 #[test]
 fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() {
     let cfg = FerretConfig {
-        small: Some(TEST_SMALL),
+        small: &[TEST_SMALL],
         direct_limit: 0,
         ..test_config()
     };
@@ -530,7 +544,7 @@ fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() 
         plan(&mut p, &mut avail, fits),
         [Step::Bootstrap(TEST_SMALL), Step::Iterate(TEST_SMALL), Step::Serve]
     );
-    assert_eq!((p.active, p.reserve, avail), (0, TEST_SMALL.base_cots(), TEST_SMALL.base_cots()));
+    assert_eq!((active_set(&p), p.reserve, avail), (TEST_SMALL, TEST_SMALL.base_cots(), TEST_SMALL.base_cots()));
     // a later big demand climbs to the setup set once the buffer can start it, then to main,
     // and never steps back down
     let steps = plan(&mut p, &mut avail, 40_000);
@@ -538,7 +552,7 @@ fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() 
     assert!(steps.contains(&Step::Iterate(TEST_SETUP)) && steps.contains(&Step::Iterate(TEST_MAIN)));
     let after_main = steps.iter().position(|s| *s == Step::Iterate(TEST_MAIN)).unwrap();
     assert!(steps[after_main..].iter().all(|s| matches!(s, Step::Iterate(TEST_MAIN) | Step::Serve)));
-    assert_eq!((p.active, p.reserve), (2, TEST_MAIN.base_cots()));
+    assert_eq!((active_set(&p), p.reserve), (TEST_MAIN, TEST_MAIN.base_cots()));
     assert_eq!(plan(&mut p, &mut avail, 10), [Step::Serve]);
 
     // one more than a small iteration makes: bootstrap the setup set as before
@@ -546,13 +560,13 @@ fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() 
     let mut avail = 0;
     let steps = plan(&mut p, &mut avail, fits + 1);
     assert_eq!(steps[..2], [Step::Bootstrap(TEST_SETUP), Step::Iterate(TEST_SETUP)]);
-    assert_eq!(p.active, 1);
+    assert_eq!(active_set(&p), TEST_SETUP);
 }
 
 #[test]
 fn correlations_hold_across_the_small_setup_and_main_sets() {
     let cfg = FerretConfig {
-        small: Some(TEST_SMALL),
+        small: &[TEST_SMALL],
         direct_limit: 0,
         ..test_config()
     };
@@ -568,7 +582,7 @@ fn correlations_hold_across_the_small_setup_and_main_sets() {
         all.extend(keys.into_iter().map(|k| k.0));
         (cv, cp) = (v.unwrap(), p.unwrap());
     }
-    assert_eq!(s.planner.active, 2);
+    assert_eq!(active_set(&s.planner), TEST_MAIN);
     let len = all.len();
     all.sort_unstable();
     all.dedup();
@@ -597,7 +611,7 @@ fn correlations_hold_over_a_softspoken_bootstrap_for_several_k_and_both_prgs() {
             (cv, cp) = (v.unwrap(), p.unwrap());
         }
         assert_eq!(iters[..2], [0, 0], "first 1000 served directly by SoftSpoken");
-        assert!(iters[2] >= 1 && s.planner.active == 2);
+        assert!(iters[2] >= 1 && active_set(&s.planner) == TEST_MAIN);
         let mut sorted: Vec<u128> = all_keys.iter().map(|k| k.0).collect();
         sorted.sort_unstable();
         sorted.dedup();
@@ -623,7 +637,7 @@ fn default_constructors_bootstrap_from_softspoken() {
 #[test]
 fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
     let cfg = FerretConfig {
-        small: None,
+        small: &[],
         setup: LpnParams::SETUP,
         main: None,
         direct_limit: 0,
