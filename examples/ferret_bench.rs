@@ -156,8 +156,10 @@ fn main() {
     let quick = arg.as_deref() == Some("quick");
     println!("threads: {}", rayon::current_num_threads());
     for p in [
-        LpnParams::SMALL,
-        LpnParams::MEDIUM,
+        LpnParams::SMALL_256K,
+        LpnParams::SMALL_320K,
+        LpnParams::SMALL_384K,
+        LpnParams::SMALL_512K,
         LpnParams::SETUP,
         LpnParams::MAIN,
     ] {
@@ -180,6 +182,13 @@ fn main() {
     for k in [5, DEFAULT_K] {
         line(&format!("Ferret/SoftSpoken k={k}, small set"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
         line(&format!("Ferret/SoftSpoken k={k}, setup set"), n, ferret_ss(k, no_small, &[n])[0]);
+    }
+    println!("fresh sessions of the default Ferret (SoftSpoken k={DEFAULT_K}) just past each set's net output, against KOS:");
+    let sets = [LpnParams::SMALL_SETS, &[LpnParams::SETUP]].concat();
+    for n in sets.iter().map(|p| p.net_output() + 1) {
+        let (f, k) = (ferret_ss(DEFAULT_K, FerretConfig::default(), &[n])[0], kos(&[n])[0]);
+        line(&fss_name, n, f);
+        println!("    KOS {:.3} bits/COT: {:.1}× fewer", 8.0 * k.1 as f64 / n as f64, k.1 as f64 / f.1 as f64);
     }
     if arg.as_deref() == Some("preprocess") {
         return;

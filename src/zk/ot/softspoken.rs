@@ -71,7 +71,7 @@
 //! back-to-back rounds, medians of 8, browser fast path) k = 8 no longer cost time (cable
 //! 0.523 / 0.561 s against 0.537 / 0.525 s with k = 5, local 0.206 / 0.195 against
 //! 0.207 / 0.198 s) but gained none either, and grew the page's wasm memory (94–162 vs 73 MB).
-//! Since Ferret's small parameter set ([`super::ferret::LpnParams::SMALL`]) made the bootstrap
+//! Since Ferret's small parameter set ([`super::ferret::LpnParams::SMALL_256K`]) made the bootstrap
 //! most of a session's upload, the default is k = 6: 21 instead of 25 bits per COT (the
 //! protocol's preprocessing 8.1 → 7.3 bits per COT in all, see [`super::ferret`]) for
 //! 11 instead of 6.5 PRG blocks per COT and party, about 2 ms of ChaCha12 per party in the

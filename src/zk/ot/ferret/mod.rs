@@ -37,15 +37,17 @@
 //! # Small-session strategy
 //! * Until the session has asked for more than [`FerretConfig::direct_limit`] correlations
 //!   in total, demands are served straight from the base extension (no LPN instance at all).
-//! * The demand that crosses it bootstraps the *small* set if one iteration of it covers that
-//!   demand (≈224k net: the protocol's preprocessing of 200k), else the *setup* set.
-//! * Later shortfalls run the active set or a larger one (small → setup ≈600k net → main
+//! * The demand that crosses it bootstraps the smallest of the *small* sets
+//!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
+//!   the *setup* set. The protocol's preprocessing (200k plus the request's keystream proof,
+//!   [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized iteration.
+//! * Later shortfalls run the active set or a larger one (small sets → setup ≈600k net → main
 //!   ≈10.2M net): the one covering the demand with the fewest bytes, where a larger set must
 //!   save ≥ 20% to win over a smaller one (it overshoots the demand more). A set never gives way
 //!   to a smaller one again, since its base COTs are what the buffer keeps in reserve.
 //! * With the default sets: demand ≤ 38k ([`DEFAULT_DIRECT_LIMIT`]; 43k with
-//!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if it covers the
-//!   demand; setup iterations up to ≈1.2M; beyond → main.
+//!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if one covers
+//!   the demand; setup iterations up to ≈1.2M; beyond → main.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
@@ -54,7 +56,10 @@
 //! |---|---|---|---|---|---|---|
 //! | main [`LpnParams::MAIN`] | 10,805,248 | 589,760 | 1,319 (2^13) | 10,198,213 | 149.9 | hybrid |
 //! | setup [`LpnParams::SETUP`] | 649,728 | 38,400 | 1,269 (2^9) | 599,779 | 128.4 | hybrid |
-//! | small [`LpnParams::SMALL`] | 262,144 | 33,536 | 512 (2^9) | 223,872 | 128.3 | ISD |
+//! | [`LpnParams::SMALL_512K`] | 524,288 | 36,608 | 1,024 (2^9) | 478,336 | 128.7 | hybrid |
+//! | [`LpnParams::SMALL_384K`] | 393,216 | 34,304 | 768 (2^9) | 351,872 | 128.5 | hybrid |
+//! | [`LpnParams::SMALL_320K`] | 327,680 | 34,048 | 640 (2^9) | 287,744 | 128.6 | ISD |
+//! | [`LpnParams::SMALL_256K`] | 262,144 | 33,536 | 512 (2^9) | 223,872 | 128.3 | ISD |
 //!
 //! * **Where n and t come from.** Main and setup are Ferret's regular-noise sets (CCS 2020,
 //!   Table 2, as quoted by a third-party design note; the paper PDF was not available to us).
@@ -71,8 +76,8 @@
 //!   - Esser–Santini's regular ISD (eprint 2023/1568);
 //!   - AGB 2.0 (eprint 2025/1476). Its search did not finish in 14 minutes on the setup set;
 //!     on (2^14, 3,482, 198) and (2^14, 3,482, 338) it came out 5.3 and 8.1 bits below AGB,
-//!     while AGB lies ≥ 13 (setup: 141.0 already at k = 37,248) and 22 (small: 150.7) bits
-//!     above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
+//!     while AGB lies ≥ 13 (setup: 141.0 already at k = 37,248) and ≈20 (small sets: 148.4 at
+//!     320K, 150.7 at 256K) bits above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
 //!     search takes too long at that n), whose cheapest attacks sit at ≈150.
 //!   Two crashes of the estimator's newest code were patched at run time without changing
 //!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
@@ -80,13 +85,12 @@
 //! * **The setup k.** The paper's k = 36,288 now estimates at 122.1 bits and the 37,248 we
 //!   used before at 125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
 //!   multiple of 256 at ≥ 128 bits (ISD 138.2 there).
-//! * **The small set.** It is ours. n = 2^18 covers the protocol's 200k demand in one
-//!   iteration, and k is the smallest multiple of 256 at ≥ 128 bits.
-//!   - Blocks of 2^9 need a larger k than blocks of 2^8, which would need only k ≥ 19,712
-//!     (hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs 131.1 kB) for
-//!     +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
-//!   - n = 327,680 (blocks of 2^8: k ≥ 20,992; of 2^9: k ≥ 34,048) only adds bytes at this
-//!     demand.
+//! * **The small sets.** They are ours: n steps from 2^18 (the protocol's 200k demand in one
+//!   iteration) to 2^19 so that a demand just past one set's net output still costs ≤ 7.4 bits
+//!   per COT with the next; each k is the smallest multiple of 256 at ≥ 128 bits.
+//!   - Blocks of 2^9 need a larger k than blocks of 2^8 (at n = 2^18: k ≥ 19,712, at 327,680:
+//!     k ≥ 20,992, both hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs
+//!     131.1 kB at 2^18) for +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
 //! * emp-ot's current `ferret_b13` pair (470,016, 32,768, 918) / (10,485,760, 452,000, 1,280)
 //!   estimates at 119.8 / 138.8 bits (hybrid), so it is not offered.
 //!
@@ -96,7 +100,7 @@
 //!   and the 16 B LPN seed. Bytes per net COT:
 //!   - main: 274,448 B for 10,198,213 net COTs (0.215 bit/COT);
 //!   - setup: 182,832 B for 599,779 (2.44 bit/COT);
-//!   - small: 73,824 B for 223,872 (2.64 bit/COT).
+//!   - small sets: 73,824 B for 223,872 (2.64 bit/COT) … 147,552 B for 478,336 (2.47).
 //!
 //!   (The GGM trees of earlier versions sent t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits.)
 //! * **Fresh session**, base OTs and bootstrap included: total bytes both directions (prover
@@ -109,8 +113,11 @@
 //!   | 10M | 1,264,272 B = 1.01 bit/COT (803 kB) | 596,560 B = **0.477** bit/COT (135 kB) | 268× fewer |
 //!
 //!   So issue #5's byte targets hold: ≤ 8 bit/COT at 1M, ≤ 1 at 10M, and ≥ 16× below KOS at
-//!   each size. At 200k the setup set would have cost 322,112 B (12.9 bit/COT), and SoftSpokenOT
-//!   k = 5 would give 201,664 B (8.07 bit/COT).
+//!   every size the protocol asks for first (from 200k on). The costliest points sit just
+//!   past a set's net output: 223,873 → 7.34, 287,745 → 6.32, 351,873 → 6.28, 478,337 → 5.39,
+//!   599,780 → 6.74 bit/COT (17.5–23.8× below KOS; a unit test pins ≤ 8 from the formulas). At
+//!   200k the setup set would have cost 322,112 B (12.9 bit/COT), and SoftSpokenOT k = 5
+//!   201,664 B (8.07 bit/COT).
 //! * **Time at 200k.** Both parties together take ≈38 ms with the small set against ≈68 ms
 //!   with the setup set, and ≈32 ms for KOS.
 //! * **Per-phase split of one iteration**: `cargo run --release --example ferret_bench phases`.
@@ -282,23 +289,45 @@ impl LpnParams {
         t: 1_269,
         log_block: 9,
     };
-    /// Small set for sessions whose first demand is at most its net output (223,872): the
-    /// protocol's preprocessing of 200,000 correlations. Sized with the LPN estimator of Yu,
-    /// Yang, Wang et al. (lpnestimator.com; see the module docs for the figures).
-    pub const SMALL: LpnParams = LpnParams {
+    /// The smallest set: n = 2^18, for first demands up to its net output of 223,872 such as
+    /// the protocol's preprocessing when the request is revealed whole (200,000). k is the
+    /// smallest multiple of 256 at ≥ 128 bits per the LPN estimator of Yu, Yang, Wang et al.
+    /// (see the module docs), as for the other small sets.
+    pub const SMALL_256K: LpnParams = LpnParams {
         n: 262_144,
         k: 33_536,
         t: 512,
         log_block: 9,
     };
-    /// Next set up, for first demands up to its net output (287,744): the preprocessing of a
-    /// session whose request (up to ≈1 KB) is proven too. Sized like [`LpnParams::SMALL`].
-    pub const MEDIUM: LpnParams = LpnParams {
+    /// n = 327,680 (net 287,744): preprocessing with a request of up to ≈1 KB proven.
+    pub const SMALL_320K: LpnParams = LpnParams {
         n: 327_680,
         k: 34_048,
         t: 640,
         log_block: 9,
     };
+    /// n = 393,216 (net 351,872).
+    pub const SMALL_384K: LpnParams = LpnParams {
+        n: 393_216,
+        k: 34_304,
+        t: 768,
+        log_block: 9,
+    };
+    /// n = 524,288 (net 478,336); larger first demands bootstrap [`LpnParams::SETUP`].
+    pub const SMALL_512K: LpnParams = LpnParams {
+        n: 524_288,
+        k: 36_608,
+        t: 1_024,
+        log_block: 9,
+    };
+    /// The small sets, smallest first ([`FerretConfig::small`]): together with the setup set
+    /// they keep a fresh session of any size within ≈7.4 bits per COT.
+    pub const SMALL_SETS: &'static [LpnParams] = &[
+        LpnParams::SMALL_256K,
+        LpnParams::SMALL_320K,
+        LpnParams::SMALL_384K,
+        LpnParams::SMALL_512K,
+    ];
 
     /// Base COTs one iteration consumes: k + t·h + 128.
     pub const fn base_cots(&self) -> usize {
@@ -372,7 +401,7 @@ impl Default for FerretConfig {
     /// Parameters for the default SoftSpokenOT bootstrap.
     fn default() -> Self {
         FerretConfig {
-            small: &[LpnParams::SMALL, LpnParams::MEDIUM],
+            small: LpnParams::SMALL_SETS,
             setup: LpnParams::SETUP,
             main: Some(LpnParams::MAIN),
             direct_limit: DEFAULT_DIRECT_LIMIT,

@@ -503,17 +503,17 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let pre = crate::protocol::proof::PREPROCESS_COTS;
     assert_eq!(
         plan(&mut p, &mut avail, pre),
-        [Step::Bootstrap(LpnParams::SMALL), Step::Iterate(LpnParams::SMALL), Step::Serve]
+        [Step::Bootstrap(LpnParams::SMALL_256K), Step::Iterate(LpnParams::SMALL_256K), Step::Serve]
     );
-    assert!(avail >= LpnParams::SMALL.base_cots());
+    assert!(avail >= LpnParams::SMALL_256K.base_cots());
     // with a 1 KB request proven too: one medium iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     let pre = crate::protocol::proof::preprocess_cots(1024, false);
-    assert!(pre > LpnParams::SMALL.net_output() && pre <= LpnParams::MEDIUM.net_output());
+    assert!(pre > LpnParams::SMALL_256K.net_output() && pre <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre),
-        [Step::Bootstrap(LpnParams::MEDIUM), Step::Iterate(LpnParams::MEDIUM), Step::Serve]
+        [Step::Bootstrap(LpnParams::SMALL_320K), Step::Iterate(LpnParams::SMALL_320K), Step::Serve]
     );
     // a fresh 10M session: bootstrap, one setup (to afford the main base), one main
     let mut p = Planner::new(FerretConfig::default());
@@ -587,6 +587,32 @@ fn correlations_hold_across_the_small_setup_and_main_sets() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), len, "no correlation is handed out twice");
+}
+
+#[test]
+fn every_first_demand_from_the_protocols_least_costs_at_most_8_bits_per_cot() {
+    // exact wire bytes of a fresh session (base OTs, SoftSpokenOT setup and bootstrap, LPN
+    // iterations) at the protocol's least demand and just past each set's net output, where a
+    // session pays the most per COT: ≤ 8 bits is 16× below KOS's 128
+    let cfg = FerretConfig::default();
+    let mut demands = vec![crate::protocol::proof::PREPROCESS_COTS];
+    demands.extend(cfg.ladder().iter().map(|p| p.net_output() + 1));
+    let k = softspoken::DEFAULT_K;
+    for n in demands {
+        let mut p = Planner::new(cfg);
+        let mut avail = 0;
+        let steps = plan(&mut p, &mut avail, n);
+        let Step::Bootstrap(first) = steps[0] else { panic!("{n}: {steps:?}") };
+        let lpn: usize = steps
+            .iter()
+            .map(|s| if let Step::Iterate(q) = s { q.iteration_bytes() } else { 0 })
+            .sum();
+        let bootstrap = 32 + 128 * 32 + softspoken::setup_message_bytes(k)
+            + softspoken::prover_bytes_for(k, first.base_cots())
+            + 16;
+        let bits = 8.0 * (bootstrap + lpn) as f64 / n as f64;
+        assert!(bits <= 8.0, "demand {n}: {bits:.2} bits per COT via {steps:?}");
+    }
 }
 
 // ---- Ferret over a SoftSpokenOT bootstrap ----
