@@ -41,10 +41,11 @@
 //!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
 //!   the *setup* set. The protocol's preprocessing (200k plus the request's keystream proof,
 //!   [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized iteration.
-//! * Later shortfalls run the active set or a larger one (small sets → setup ≈600k net → main
-//!   ≈10.2M net): the one covering the demand with the fewest bytes, where a larger set must
-//!   save ≥ 20% to win over a smaller one (it overshoots the demand more). A set never gives way
-//!   to a smaller one again, since its base COTs are what the buffer keeps in reserve.
+//! * Later shortfalls run the largest set below main that the buffer can start (the small
+//!   sets and setup cost about the same bytes per COT, and larger iterations amortise their
+//!   fixed costs), or main once covering the shortfall that way would cost ≥ 25% more bytes
+//!   than one main iteration. No set gives way to a smaller one again, since the active set's
+//!   base COTs are what the buffer keeps in reserve.
 //! * With the default sets: demand ≤ 38k ([`DEFAULT_DIRECT_LIMIT`]; 43k with
 //!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if one covers
 //!   the demand; setup iterations up to ≈1.2M; beyond → main.
@@ -76,8 +77,8 @@
 //!   - Esser–Santini's regular ISD (eprint 2023/1568);
 //!   - AGB 2.0 (eprint 2025/1476). Its search did not finish in 14 minutes on the setup set;
 //!     on (2^14, 3,482, 198) and (2^14, 3,482, 338) it came out 5.3 and 8.1 bits below AGB,
-//!     while AGB lies ≥ 13 (setup: 141.0 already at k = 37,248) and ≈20 (small sets: 148.4 at
-//!     320K, 150.7 at 256K) bits above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
+//!     while AGB lies 16 (setup: 144.4) and 17–22 (small sets: 145.7–150.7) bits above the
+//!     cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
 //!     search takes too long at that n), whose cheapest attacks sit at ≈150.
 //!   Two crashes of the estimator's newest code were patched at run time without changing
 //!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
@@ -495,26 +496,34 @@ impl Planner {
         if available >= n + self.reserve {
             return Step::Serve;
         }
-        // Of the sets from the active one up that the buffer can start, the one covering the
-        // demand with the fewest bytes; a smaller set wins unless a larger one saves ≥ 20% of
-        // them, since a smaller set overshoots the demand less (about the same compute per
-        // COT). With the default sets: setup iterations up to ≈1.2M, then main.
-        let mut best: Option<(LpnParams, usize)> = None;
-        for p in cfg.ladder().into_iter().skip(self.active) {
-            if available < p.base_cots() {
-                continue;
-            }
+        // The largest set below main that the buffer can start, from the active one up: the
+        // small sets and setup cost about the same bytes per COT, so fewer, larger iterations
+        // win (less per-iteration work and fewer round trips). Main instead when covering the
+        // shortfall with that set would cost ≥ 25% more bytes than with main (main overshoots
+        // the demand much more), and from then on. With the default sets: setup iterations up
+        // to ≈1.2M, then main.
+        let bytes = |p: LpnParams| {
             let short = (n + self.reserve.max(p.base_cots())).saturating_sub(available);
-            let bytes = short
-                .div_ceil(p.net_output().max(1))
-                .saturating_mul(p.iteration_bytes());
-            if best.is_none_or(|(_, b)| b.saturating_mul(4) > bytes.saturating_mul(5)) {
-                best = Some((p, bytes));
-            }
+            short.div_ceil(p.net_output().max(1)).saturating_mul(p.iteration_bytes())
+        };
+        let ladder = cfg.ladder();
+        let Some(&active) = ladder.get(self.active) else {
+            // unreachable (`active` indexes the ladder); iterating setup then fails cleanly
+            return Step::Iterate(cfg.setup);
+        };
+        let Some(main) = cfg.main.filter(|&m| available >= m.base_cots()) else {
+            let mid = ladder[self.active..].iter().filter(|p| Some(**p) != cfg.main);
+            return Step::Iterate(mid.filter(|p| available >= p.base_cots()).last().copied().unwrap_or(active));
+        };
+        let mid = ladder[self.active..]
+            .iter()
+            .filter(|p| **p != main && available >= p.base_cots())
+            .last()
+            .copied();
+        match mid {
+            Some(p) if bytes(p).saturating_mul(4) <= bytes(main).saturating_mul(5) => Step::Iterate(p),
+            _ => Step::Iterate(main),
         }
-        // the active set always qualifies (available ≥ reserve ≥ its base COTs), so `best` is
-        // only None if the bookkeeping broke; iterating the setup set then fails cleanly
-        Step::Iterate(best.map_or(cfg.setup, |(p, _)| p))
     }
 
     fn done(&mut self, step: Step, n: usize) {
