@@ -309,7 +309,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.fixture.to_string();
-    let pre = tlsproof::protocol::proof::preprocess_cots(1024, false) as u32;
+    let pre = tlsproof::protocol::proof::preprocess_cots(1024, false, true) as u32;
     let request = |version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
@@ -325,7 +325,8 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     assert!(matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION), "{r:?}");
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX, pre)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "max_recv", .. })), "{r:?}");
-    // preprocessing beyond what a 1 KB request can use would make the verifier work for nothing
+    // preprocessing beyond what a session with a 1 KB request can use would make the verifier
+    // work for nothing
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
     // A session that starts with anything but a request is refused too.

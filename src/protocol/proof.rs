@@ -41,10 +41,18 @@ pub fn keystream_cots(len: usize) -> usize {
 /// What the prover asks both sides to generate while the TLS session runs
 /// ([`SessionRequest::preprocess`](super::messages::SessionRequest)): the key derivation's
 /// COTs plus, unless the request is revealed whole (then it takes the fast path), those of its
-/// keystream proof, so that a fast-path session needs no LPN iteration after TLS. The
-/// verifier accepts up to `preprocess_cots(max_sent, false)`.
-pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool) -> usize {
-    PREPROCESS_COTS + if request_revealed_whole { 0 } else { keystream_cots(request_len) }
+/// keystream proof, so that a fast-path session needs no LPN iteration after TLS. A response
+/// that will be partly revealed (the ZK path) needs more, of a size not known yet: then the
+/// demand is at least one setup-set iteration's output, which runs during the TLS session
+/// and leaves a small response's COTs ready. The verifier accepts up to
+/// `preprocess_cots(max_sent, false, true)`.
+pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
+    let least = PREPROCESS_COTS + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
+    if response_partly_revealed {
+        least.max(crate::zk::ot::ferret::LpnParams::SETUP.net_output())
+    } else {
+        least
+    }
 }
 
 /// Most keystream blocks proven in one batch: bounds memory on both sides.

@@ -4,7 +4,7 @@
 use super::messages::{ControlMessage, MessageError, RevealPlan, SessionRequest, TlsDone, PROTOCOL_VERSION};
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::VerifierOutput;
-use super::reveal::{covers_all, RevealConfig, RevealError};
+use super::reveal::{covers_all, Reveal, RevealConfig, RevealError};
 use super::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
@@ -238,7 +238,8 @@ async fn session(
         .sent
         .resolve(&request)
         .is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
-    let preprocess = proof::preprocess_cots(request.len(), request_whole);
+    let response_partly = !matches!(reveal.received, Reveal::All | Reveal::Nothing);
+    let preprocess = proof::preprocess_cots(request.len(), request_whole, response_partly);
     let req = SessionRequest {
         version: PROTOCOL_VERSION,
         server: config.server.clone(),

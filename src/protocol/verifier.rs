@@ -144,7 +144,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     if req.version != PROTOCOL_VERSION {
         return Err(VerifierError::Version { got: req.version, ours: PROTOCOL_VERSION });
     }
-    let max_preprocess = u32::try_from(proof::preprocess_cots(req.max_sent as usize, false)).unwrap_or(u32::MAX);
+    let max_preprocess = u32::try_from(proof::preprocess_cots(req.max_sent as usize, false, true)).unwrap_or(u32::MAX);
     for (what, asked, limit) in [
         ("max_sent", req.max_sent, config.max_sent),
         ("max_recv", req.max_recv, config.max_recv),

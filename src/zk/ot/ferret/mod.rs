@@ -39,8 +39,10 @@
 //!   in total, demands are served straight from the base extension (no LPN instance at all).
 //! * The demand that crosses it bootstraps the smallest of the *small* sets
 //!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
-//!   the *setup* set. The protocol's preprocessing (200k plus the request's keystream proof,
-//!   [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized iteration.
+//!   the *setup* set. The protocol's fast-path preprocessing (200k plus the request's
+//!   keystream proof, [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized
+//!   iteration; a session whose response will be partly revealed asks for a setup iteration's
+//!   output instead, so that it runs during the TLS session.
 //! * Later shortfalls run the largest set below main that the buffer can start (the small
 //!   sets and setup cost about the same bytes per COT, and larger iterations amortise their
 //!   fixed costs), or main once covering the shortfall that way would cost ≥ 25% more bytes
