@@ -25,7 +25,7 @@ pub struct SessionRequest {
     pub max_recv: u32,
     /// Correlations both sides generate while the TLS session runs
     /// ([`proof::preprocess_cots`](super::proof::preprocess_cots)); the verifier refuses more
-    /// than the request size limit can use.
+    /// than a session within `max_sent` can use.
     pub preprocess: u32,
     /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
     /// browser, AES-128-CTR with AES-NI); the verifier accepts either.
