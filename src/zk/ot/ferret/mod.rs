@@ -72,7 +72,8 @@
 //! * **How the bits were estimated.** With the LPN estimator of Yu, Yang, Wang, Wang, Wang,
 //!   Liu, Hao, Dong and Li (lpnestimator.com, 2025; its code is GitHub
 //!   `1234wangtr/Code_estimators`, run outside this repository, newest commits c93f87c /
-//!   c7344ea). For primal LPN over GF(2) with regular noise it takes the cheapest of:
+//!   c7344ea; its outputs are in `benches/results/lpn_estimates.txt`). For primal LPN over
+//!   GF(2) with regular noise it takes the cheapest of:
 //!   - LWYY22 (eprint 2022/712): Pooled Gauss, statistical decoding 1.0/2.0, SD-ISD and
 //!     BJMM-ISD after the regular-to-exact reduction, and the algebraic attack AGB;
 //!   - the hybrid attack (eprint 2025/1284);
