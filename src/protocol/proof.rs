@@ -32,10 +32,15 @@ use std::ops::Range;
 pub const PREPROCESS_COTS: usize = 200_000;
 
 /// COTs of the keystream proof for `len` bytes of one direction's application data at most:
-/// every block touched, records of at most 2^14 bytes, a check's 128 per batch.
+/// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them.
 pub fn keystream_cots(len: usize) -> usize {
     let blocks = len.div_ceil(16) + len.div_ceil(1 << 14);
-    blocks * COTS_PER_KEYSTREAM_BLOCK + 128 * blocks.div_ceil(BLOCKS_PER_BATCH)
+    (0..blocks).step_by(BLOCKS_PER_BATCH).map(|start| batch_cots((blocks - start).min(BLOCKS_PER_BATCH))).sum()
+}
+
+/// COTs of one keystream batch of `blocks` blocks: their committed bits and the check's 128.
+fn batch_cots(blocks: usize) -> usize {
+    blocks * COTS_PER_KEYSTREAM_BLOCK + 128
 }
 
 /// What the prover asks both sides to generate while the TLS session runs
@@ -283,7 +288,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();
-    let cots_for = |chunk: &[(usize, u32, Vec<usize>)]| chunk.len() * COTS_PER_KEYSTREAM_BLOCK + 128;
+    let cots_for = |chunk: &[(usize, u32, Vec<usize>)]| batch_cots(chunk.len());
     let mut ready = 0usize;
     for (k, (side, chunk)) in jobs.iter().enumerate() {
         if ready < cots_for(chunk) {

@@ -510,23 +510,19 @@ impl Planner {
             short.div_ceil(p.net_output().max(1)).saturating_mul(p.iteration_bytes())
         };
         let ladder = cfg.ladder();
-        let Some(&active) = ladder.get(self.active) else {
-            // unreachable (`active` indexes the ladder); iterating setup then fails cleanly
-            return Step::Iterate(cfg.setup);
+        let from_active = ladder.get(self.active..).unwrap_or_default();
+        let startable = |p: &LpnParams| available >= p.base_cots();
+        let mid = from_active.iter().filter(|p| Some(**p) != cfg.main && startable(p)).last();
+        let main = cfg.main.filter(|m| startable(m));
+        let set = match (mid, main) {
+            (Some(&p), Some(m)) if bytes(p).saturating_mul(4) > bytes(m).saturating_mul(5) => m,
+            (Some(&p), _) => p,
+            (None, Some(m)) => m,
+            // unreachable: the active set is always startable (available ≥ reserve ≥ its base
+            // COTs); iterating setup then fails cleanly
+            (None, None) => cfg.setup,
         };
-        let Some(main) = cfg.main.filter(|&m| available >= m.base_cots()) else {
-            let mid = ladder[self.active..].iter().filter(|p| Some(**p) != cfg.main);
-            return Step::Iterate(mid.filter(|p| available >= p.base_cots()).last().copied().unwrap_or(active));
-        };
-        let mid = ladder[self.active..]
-            .iter()
-            .filter(|p| **p != main && available >= p.base_cots())
-            .last()
-            .copied();
-        match mid {
-            Some(p) if bytes(p).saturating_mul(4) <= bytes(main).saturating_mul(5) => Step::Iterate(p),
-            _ => Step::Iterate(main),
-        }
+        Step::Iterate(set)
     }
 
     fn done(&mut self, step: Step, n: usize) {
