@@ -27,7 +27,8 @@
 //! while keeping `reserve` COTs for the next iteration (R of the parameter set in use).
 //! The buffer's allocation is reused by every iteration (`make_room`: base COTs copied out,
 //! leftovers moved to the front, the n new outputs written after them), and serving only
-//! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer. When
+//! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer; a
+//! take of at least half the buffer hands the allocation itself to the caller (`serve`). When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
 //! its default k = 6 ([`super::softspoken`], 21 bits of prover upload per COT) for
@@ -558,7 +559,10 @@ impl Planner {
 /// leftovers after them to the front, and size `buf` to `left + n` so that `buf[left..]` takes
 /// the n new outputs. The allocation is reused across iterations (no fresh pages to fault in,
 /// no n-sized copy); `buf[left..]` holds stale data that the iteration overwrites completely,
-/// and anything cut off by the resize is wiped first. Returns `left`.
+/// and anything cut off by the resize is wiped first. When the allocation is too small (the
+/// first iteration of a larger set, or after [`serve`] handed the buffer out), a fresh zeroed
+/// one is taken instead of growing it: its pages are then faulted in by the iteration's own
+/// writes rather than written once more by the resize. Returns `left`.
 fn make_room<T: Copy + Default + Zeroize>(
     buf: &mut Vec<T>,
     pos: usize,
@@ -574,13 +578,43 @@ where
     base.extend_from_slice(&buf[pos..pos + r]);
     buf[pos..pos + r].zeroize();
     let left = buf.len() - pos - r;
-    buf.copy_within(pos + r.., 0);
     let new_len = left + n;
+    if new_len > buf.capacity() {
+        let mut grown = vec![T::default(); new_len];
+        grown[..left].copy_from_slice(&buf[pos + r..]);
+        buf.zeroize();
+        *buf = grown;
+        return left;
+    }
+    buf.copy_within(pos + r.., 0);
     if buf.len() > new_len {
         buf[new_len..].zeroize();
     }
     buf.resize(new_len, T::default());
     left
+}
+
+/// Serve the `n` entries `buf[pos..pos + n]` and return them with the buffer's new cursor.
+/// A small take is copied out and wiped in place. A take of at least half of what is buffered
+/// hands the allocation itself to the caller and keeps a copy of the (smaller) rest instead,
+/// which spares copying, wiping and faulting in up to n entries.
+fn serve<T: Copy + Zeroize>(buf: &mut Vec<T>, pos: usize, n: usize) -> (Vec<T>, usize)
+where
+    [T]: Zeroize,
+{
+    let end = pos + n;
+    if 2 * n < buf.len() - pos {
+        let out = buf[pos..end].to_vec();
+        buf[pos..end].zeroize();
+        return (out, end);
+    }
+    let rest = buf[end..].to_vec();
+    buf[end..].zeroize();
+    let mut out = core::mem::replace(buf, rest);
+    out.truncate(end);
+    // `out[..pos]` was served before and is wiped already
+    out.drain(..pos);
+    (out, 0)
 }
 
 /// Verifier side of Ferret: COT sender holding Δ.
@@ -589,7 +623,7 @@ pub struct FerretSender {
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered keys; `keys[pos..]` are unused, `keys[..pos]` are wiped. The allocation is
-    /// kept across iterations (see [`make_room`]); served keys are copied out.
+    /// kept across iterations (see [`make_room`]) unless a large take hands it out ([`serve`]).
     keys: Vec<u128>,
     pos: usize,
     /// The current iteration's base keys (reused allocation, wiped after use).
@@ -707,14 +741,12 @@ impl FerretSender {
         Ok(())
     }
 
-    /// Copy the next `n` buffered keys out and wipe them in the buffer (no shifting: the
-    /// buffer is compacted only when the next iteration starts).
+    /// The next `n` buffered keys ([`serve`]).
     fn take(&mut self, n: usize) -> Vec<F128> {
-        let range = self.pos..self.pos + n;
-        let out = self.keys[range.clone()].iter().map(|&k| F128(k)).collect();
-        self.keys[range].zeroize();
-        self.pos += n;
-        out
+        let (out, pos) = serve(&mut self.keys, self.pos, n);
+        self.pos = pos;
+        // same layout: collected in place
+        out.into_iter().map(F128).collect()
     }
 
     async fn extend_inner<C: Channel>(
@@ -781,14 +813,14 @@ pub struct FerretReceiver {
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused,
-    /// everything before `pos` is wiped. Allocations are kept across iterations.
+    /// everything before `pos` is wiped. Allocations are kept across iterations (as the
+    /// verifier's).
     bits: Vec<u8>,
     macs: Vec<u128>,
     pos: usize,
     /// The current iteration's base COTs (reused allocations, wiped after use).
     base_bits: Vec<u8>,
     base_macs: Vec<u128>,
-    /// The LPN matrix, reused by the iterations of one parameter set.
     poisoned: bool,
 }
 
@@ -910,17 +942,13 @@ impl FerretReceiver {
         Ok(())
     }
 
-    /// Copy the next `n` buffered COTs out and wipe them in the buffer (no shifting).
+    /// The next `n` buffered COTs ([`serve`]).
     fn take(&mut self, n: usize) -> (Vec<bool>, Vec<F128>) {
-        let range = self.pos..self.pos + n;
-        let out = (
-            self.bits[range.clone()].iter().map(|&b| b == 1).collect(),
-            self.macs[range.clone()].iter().map(|&m| F128(m)).collect(),
-        );
-        self.bits[range.clone()].zeroize();
-        self.macs[range].zeroize();
-        self.pos += n;
-        out
+        let (bits, pos) = serve(&mut self.bits, self.pos, n);
+        let (macs, _) = serve(&mut self.macs, self.pos, n);
+        self.pos = pos;
+        // same layouts: collected in place
+        (bits.into_iter().map(|b| b == 1).collect(), macs.into_iter().map(F128).collect())
     }
 
     async fn extend_inner<C: Channel>(
