@@ -44,14 +44,17 @@
 //!   keystream proof, [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized
 //!   iteration; a session whose response will be partly revealed asks for a setup iteration's
 //!   output instead, so that it runs during the TLS session.
-//! * Later shortfalls run the largest set below main that the buffer can start (the small
-//!   sets and setup cost about the same bytes per COT, and larger iterations amortise their
-//!   fixed costs), or main once covering the shortfall that way would cost ≥ 25% more bytes
-//!   than one main iteration. No set gives way to a smaller one again, since the active set's
-//!   base COTs are what the buffer keeps in reserve.
+//! * Later shortfalls run the largest of the small sets and setup that the buffer can start
+//!   (they cost about the same bytes per COT, and larger iterations amortise their fixed
+//!   costs); then a *mid* set ([`LpnParams::MID_2M`]) once covering the shortfall that way
+//!   would cost ≥ 25% more bytes than with it, and main once that holds against the set
+//!   chosen so far. No set gives way to a smaller one again, since the active set's base COTs
+//!   are what the buffer keeps in reserve.
 //! * With the default sets: demand ≤ 38k ([`DEFAULT_DIRECT_LIMIT`]; 43k with
 //!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if one covers
-//!   the demand; setup iterations up to ≈1.2M; beyond → main.
+//!   the demand; setup iterations up to ≈1.2M; 2M-set iterations for later shortfalls of
+//!   ≈0.5–2.5M (the ≈1M-COT requests of a redacted response's keystream proof: 180 kB per
+//!   1.96M COTs, where setup iterations cost 183 kB per 0.6M); beyond → main.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
@@ -59,6 +62,7 @@
 //! | set | n | k | t (block ℓ) | net COTs per iteration | bits | cheapest attack |
 //! |---|---|---|---|---|---|---|
 //! | main [`LpnParams::MAIN`] | 10,805,248 | 589,760 | 1,319 (2^13) | 10,198,213 | 149.9 | hybrid |
+//! | [`LpnParams::MID_2M`] | 2,097,152 | 126,976 | 1,024 (2^11) | 1,958,784 | 128.2 | hybrid |
 //! | setup [`LpnParams::SETUP`] | 649,728 | 38,400 | 1,269 (2^9) | 599,779 | 128.4 | hybrid |
 //! | [`LpnParams::SMALL_512K`] | 524,288 | 36,608 | 1,024 (2^9) | 478,336 | 128.7 | hybrid |
 //! | [`LpnParams::SMALL_384K`] | 393,216 | 34,304 | 768 (2^9) | 351,872 | 128.5 | hybrid |
@@ -96,6 +100,10 @@
 //!   - Blocks of 2^9 need a larger k than blocks of 2^8 (at n = 2^18: k ≥ 19,712, at 327,680:
 //!     k ≥ 20,992, both hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs
 //!     131.1 kB at 2^18) for +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
+//! * **The mid set** is ours too: n = 2^21 with blocks of 2^11 (t = 1,024), k the smallest
+//!   multiple of 256 at ≥ 128 bits (128.2 hybrid, 129.7 ISD; 126,720 gives 127.998). Blocks
+//!   of 2^12 (t = 512) would halve the tree messages but need k > 224k (ISD 122.9 there),
+//!   which leaves less net output and a larger reserve.
 //! * emp-ot's current `ferret_b13` pair (470,016, 32,768, 918) / (10,485,760, 452,000, 1,280)
 //!   estimates at 119.8 / 138.8 bits (hybrid), so it is not offered.
 //!
@@ -104,6 +112,7 @@
 //! * **Per iteration.** V → P: t·h·16 B of half-tree messages + 32 B. P → V: 48 B of check
 //!   and the 16 B LPN seed. Bytes per net COT:
 //!   - main: 274,448 B for 10,198,213 net COTs (0.215 bit/COT);
+//!   - mid (2M): 180,320 B for 1,958,784 (0.74 bit/COT);
 //!   - setup: 182,832 B for 599,779 (2.44 bit/COT);
 //!   - small sets: 73,824 B for 223,872 (2.64 bit/COT) … 147,552 B for 478,336 (2.47).
 //!
@@ -325,6 +334,15 @@ impl LpnParams {
         t: 1_024,
         log_block: 9,
     };
+    /// n = 2^21 (net 1,958,784), between setup and main: ≈0.74 bits per net COT where setup
+    /// costs 2.4, for the ≈1M-COT demands of a proof of a redacted response that main would
+    /// overshoot tenfold. k is the smallest multiple of 256 at ≥ 128 bits, as for the small sets.
+    pub const MID_2M: LpnParams = LpnParams {
+        n: 2_097_152,
+        k: 126_976,
+        t: 1_024,
+        log_block: 11,
+    };
     /// The small sets, smallest first ([`FerretConfig::small`]): together with the setup set
     /// they keep a fresh session of any size within ≈7.4 bits per COT.
     pub const SMALL_SETS: &'static [LpnParams] = &[
@@ -382,6 +400,9 @@ pub struct FerretConfig {
     pub small: &'static [LpnParams],
     /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
+    /// Parameter sets between setup and main, smallest first: each is used for a shortfall it
+    /// covers with enough fewer bytes than the smaller sets (see [`FerretConfig::ladder`]).
+    pub mid: &'static [LpnParams],
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
     pub main: Option<LpnParams>,
     /// Serve demands straight from the base extension (SoftSpokenOT or KOS) while the
@@ -408,6 +429,7 @@ impl Default for FerretConfig {
         FerretConfig {
             small: LpnParams::SMALL_SETS,
             setup: LpnParams::SETUP,
+            mid: &[LpnParams::MID_2M],
             main: Some(LpnParams::MAIN),
             direct_limit: DEFAULT_DIRECT_LIMIT,
         }
@@ -436,8 +458,14 @@ impl FerretConfig {
     fn ladder(&self) -> Vec<LpnParams> {
         let mut sets = self.small.to_vec();
         sets.push(self.setup);
+        sets.extend_from_slice(self.mid);
         sets.extend(self.main);
         sets
+    }
+
+    /// The mid sets and main: the sets a shortfall moves up to only for fewer bytes.
+    fn is_large(&self, p: &LpnParams) -> bool {
+        self.mid.contains(p) || self.main == Some(*p)
     }
 }
 
@@ -500,30 +528,31 @@ impl Planner {
         if available >= n + self.reserve {
             return Step::Serve;
         }
-        // The largest set below main that the buffer can start, from the active one up: the
-        // small sets and setup cost about the same bytes per COT, so fewer, larger iterations
-        // win (less per-iteration work and fewer round trips). Main instead when covering the
-        // shortfall with that set would cost ≥ 25% more bytes than with main (main overshoots
-        // the demand much more), and from then on. With the default sets: setup iterations up
-        // to ≈1.2M, then main.
+        // From the active set up, among the sets the buffer can start: the largest of the
+        // small sets and setup, which cost about the same bytes per COT, so fewer, larger
+        // iterations win (less per-iteration work and fewer round trips). Then each larger set
+        // (the mid sets, then main) in turn instead, when covering the shortfall with the set
+        // chosen so far would cost ≥ 25% more bytes than with it (a larger set overshoots the
+        // demand more, and its base COTs become the reserve), and from then on. With the
+        // default sets: setup iterations up to ≈1.2M in one demand; 2M-set iterations for
+        // shortfalls of ≈0.5–2.5M when the buffer holds their base COTs; main beyond.
         let bytes = |p: LpnParams| {
             let short = (n + self.reserve.max(p.base_cots())).saturating_sub(available);
             short.div_ceil(p.net_output().max(1)).saturating_mul(p.iteration_bytes())
         };
         let ladder = cfg.ladder();
         let from_active = ladder.get(self.active..).unwrap_or_default();
-        let startable = |p: &LpnParams| available >= p.base_cots();
-        let mid = from_active.iter().filter(|p| Some(**p) != cfg.main && startable(p)).last();
-        let main = cfg.main.filter(|m| startable(m));
-        let set = match (mid, main) {
-            (Some(&p), Some(m)) if bytes(p).saturating_mul(4) > bytes(m).saturating_mul(5) => m,
-            (Some(&p), _) => p,
-            (None, Some(m)) => m,
-            // unreachable: the active set is always startable (available ≥ reserve ≥ its base
-            // COTs); iterating setup then fails cleanly
-            (None, None) => cfg.setup,
-        };
-        Step::Iterate(set)
+        let startable = |p: &&LpnParams| available >= p.base_cots();
+        let mut set = from_active.iter().filter(|p| !cfg.is_large(p)).filter(startable).last().copied();
+        for &p in from_active.iter().filter(|p| cfg.is_large(p)).filter(startable) {
+            set = match set {
+                Some(c) if bytes(c).saturating_mul(4) <= bytes(p).saturating_mul(5) => Some(c),
+                _ => Some(p),
+            };
+        }
+        // `None` is unreachable: the active set is always startable (available ≥ reserve ≥ its
+        // base COTs); iterating setup then fails cleanly
+        Step::Iterate(set.unwrap_or(cfg.setup))
     }
 
     fn done(&mut self, step: Step, n: usize) {

@@ -24,6 +24,12 @@ const TEST_SMALL: LpnParams = LpnParams {
     t: 32,
     log_block: 6,
 };
+const TEST_MID: LpnParams = LpnParams {
+    n: 8192,
+    k: 768,
+    t: 32,
+    log_block: 8,
+};
 const TEST_MAIN: LpnParams = LpnParams {
     n: 32768,
     k: 2048,
@@ -35,6 +41,7 @@ fn test_config() -> FerretConfig {
     FerretConfig {
         small: &[],
         setup: TEST_SETUP,
+        mid: &[],
         main: Some(TEST_MAIN),
         direct_limit: 1000,
     }
@@ -135,6 +142,7 @@ fn real_setup_parameter_set_runs_and_is_correct() {
     let cfg = FerretConfig {
         small: &[],
         setup: LpnParams::SETUP,
+        mid: &[],
         main: None,
         direct_limit: 0,
     };
@@ -490,11 +498,12 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let steps = plan(&mut p, &mut avail, 1_000_000);
     assert_eq!(steps[0], Step::Bootstrap(LpnParams::SETUP));
     assert_eq!(steps[1..], [setup, setup, Step::Serve]);
-    // a big demand switches to the main set, which then stays
+    // a big demand switches to the main set (through one 2M iteration, since the buffer
+    // cannot start main yet), which then stays
     let steps = plan(&mut p, &mut avail, 5_000_000);
-    assert!(steps.contains(&main) && steps.ends_with(&[Step::Serve]));
+    assert_eq!(steps, [Step::Iterate(LpnParams::MID_2M), main, Step::Serve]);
     assert!(active_set(&p) == LpnParams::MAIN && p.reserve == LpnParams::MAIN.base_cots());
-    let steps = plan(&mut p, &mut avail, 6_000_000);
+    let steps = plan(&mut p, &mut avail, 9_000_000);
     assert_eq!(steps, [main, Step::Serve]);
     assert!(avail >= LpnParams::MAIN.base_cots());
     // the protocol's preprocessing: one small iteration
@@ -536,6 +545,69 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
             Step::Serve
         ]
     );
+}
+
+/// The `extend` sizes of a 51 KB response proven all but its last record (recorded from
+/// `tlsproof bench run`, proxy mode): the preprocessing during TLS, the key derivation, then
+/// the keystream batches in requests of at most `KEYSTREAM_PREPROCESS`.
+const REDACTED_51KB_DEMANDS: [usize; 6] = [599_779, 339_522, 983_040, 983_168, 983_168, 582_400];
+
+/// (steps, LPN bytes) of a fresh session's demands under `cfg`.
+fn replay(cfg: FerretConfig, demands: &[usize]) -> (Vec<Step>, usize) {
+    let (mut p, mut avail) = (Planner::new(cfg), 0);
+    let steps: Vec<Step> = demands.iter().flat_map(|&n| plan(&mut p, &mut avail, n)).collect();
+    let bytes = steps.iter().map(|s| if let Step::Iterate(q) = s { q.iteration_bytes() } else { 0 }).sum();
+    (steps, bytes)
+}
+
+#[test]
+fn planner_covers_a_redacted_responses_keystream_with_mid_set_iterations() {
+    let mid = Step::Iterate(LpnParams::MID_2M);
+    let (steps, bytes) = replay(FerretConfig::default(), &REDACTED_51KB_DEMANDS);
+    // setup during TLS and for the key derivation (the buffer cannot start the 2M set yet),
+    // then one 2M iteration per two keystream requests
+    let iterations: Vec<Step> = steps.iter().copied().filter(|s| matches!(s, Step::Iterate(_))).collect();
+    let setup = Step::Iterate(LpnParams::SETUP);
+    assert_eq!(iterations, [setup, setup, mid, mid], "{steps:?}");
+    // against setup iterations alone: 8 of them, 4× the bytes (≈1.1 MB more down the wire)
+    let (_, without) = replay(FerretConfig { mid: &[], ..FerretConfig::default() }, &REDACTED_51KB_DEMANDS);
+    assert_eq!(without, 8 * LpnParams::SETUP.iteration_bytes());
+    assert_eq!(bytes, 2 * LpnParams::SETUP.iteration_bytes() + 2 * LpnParams::MID_2M.iteration_bytes());
+    assert!(bytes * 2 < without);
+    // a shortfall the 2M set does not cover with ≥ 25% fewer bytes stays on setup (1M fresh),
+    // and a 10M one still goes to main, straight past it
+    let (steps, _) = replay(FerretConfig::default(), &[1_000_000]);
+    assert!(!steps.contains(&mid), "{steps:?}");
+    let (steps, _) = replay(FerretConfig::default(), &[10_000_000]);
+    assert_eq!(steps[1..], [setup, Step::Iterate(LpnParams::MAIN), Step::Serve]);
+    // once on the 2M set, the planner never steps back down to setup
+    let (steps, _) = replay(FerretConfig::default(), &[599_779, 339_522, 983_040, 10, 700_000, 300_000, 1_500_000]);
+    let first_mid = steps.iter().position(|s| *s == mid).unwrap();
+    assert!(steps[first_mid..].iter().all(|s| matches!(s, Step::Serve) || *s == mid || *s == Step::Iterate(LpnParams::MAIN)));
+}
+
+#[test]
+fn correlations_hold_across_the_setup_mid_and_main_sets() {
+    let cfg = FerretConfig { mid: &[TEST_MID], direct_limit: 0, ..test_config() };
+    let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 5);
+    let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
+    let (mut all, mut sets) = (vec![], vec![]);
+    for n in [TEST_SETUP.net_output(), 4000, 5000, 9000, 100, 60_000, 7] {
+        let ((v, keys), (p, cots)) = extend_both(&mut s, &mut r, cv, cp, n);
+        let keys = keys.unwrap();
+        let (bits, macs) = cots.unwrap();
+        assert_correlated(DELTA_ALL_BLOCKS_NONZERO, &keys, &bits, &macs);
+        assert_eq!((s.buffered(), s.planner.active), (r.buffered(), r.planner.active));
+        sets.push(active_set(&s.planner));
+        all.extend(keys.into_iter().map(|k| k.0));
+        (cv, cp) = (v.unwrap(), p.unwrap());
+    }
+    assert!(sets.contains(&TEST_MID), "{sets:?}");
+    assert_eq!(active_set(&s.planner), TEST_MAIN);
+    let len = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), len, "no correlation is handed out twice");
 }
 
 #[test]
@@ -673,6 +745,7 @@ fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
     let cfg = FerretConfig {
         small: &[],
         setup: LpnParams::SETUP,
+        mid: &[],
         main: None,
         direct_limit: 0,
     };
