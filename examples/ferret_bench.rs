@@ -117,6 +117,7 @@ fn phases(reps: usize, m: usize) {
             println!("  {:<40} {:>8.2} ms", runs[0][i].0, med * 1e3);
         }
         println!("  {:<40} {:>8.2} ms", "sum of the separate phases", total * 1e3);
+        println!("  {:<40} {:>8.2} ns", "that sum per net COT", total / p.net_output() as f64 * 1e9);
     }
     let cfg = FerretConfig { direct_limit: 0, ..FerretConfig::default() };
     let mut s = FerretSender::from_softspoken(SoftSpokenSender::new().with_k(DEFAULT_K).unwrap(), cfg).unwrap();
@@ -195,7 +196,9 @@ fn main() {
     }
     for n in [1_000_000usize, 10_000_000] {
         println!("fresh session, one extend({n}) (base OT + bootstrap included):");
-        line("KOS", n, kos(&[n])[0]);
+        let k = kos(&[n, n]);
+        line("KOS", n, k[0]);
+        line("KOS, next extend (warm)", n, k[1]);
         line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);
         let f = ferret_kos(FerretConfig::for_kos(), &[n, n]);
         line("Ferret/KOS", n, f[0]);

@@ -85,8 +85,8 @@
 //!   - Esser–Santini's regular ISD (eprint 2023/1568);
 //!   - AGB 2.0 (eprint 2025/1476). Its search did not finish in 14 minutes on the setup set;
 //!     on (2^14, 3,482, 198) and (2^14, 3,482, 338) it came out 5.3 and 8.1 bits below AGB,
-//!     while AGB lies 16 (setup: 144.4) and 17–22 (small sets: 145.7–150.7) bits above the
-//!     cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
+//!     while AGB lies 16 (setup: 144.4; mid: 144.0) and 17–22 (small sets: 145.7–150.7) bits
+//!     above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
 //!     search takes too long at that n), whose cheapest attacks sit at ≈150.
 //!   Two crashes of the estimator's newest code were patched at run time without changing
 //!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
