@@ -401,7 +401,8 @@ pub struct FerretConfig {
     /// Parameter set bootstrapped from the base extension and used for moderate demand.
     pub setup: LpnParams,
     /// Parameter sets between setup and main, smallest first: each is used for a shortfall it
-    /// covers with enough fewer bytes than the smaller sets (see [`FerretConfig::ladder`]).
+    /// covers with ≥ 25% fewer bytes than the smaller sets (module docs, "Small-session
+    /// strategy").
     pub mid: &'static [LpnParams],
     /// Large parameter set used once a demand exceeds one setup iteration (None: never).
     pub main: Option<LpnParams>,
