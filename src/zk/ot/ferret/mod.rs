@@ -843,8 +843,8 @@ pub struct FerretReceiver {
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused,
-    /// everything before `pos` is wiped. Allocations are kept across iterations (as the
-    /// verifier's).
+    /// everything before `pos` is wiped. Allocations are kept across iterations unless a
+    /// large take hands them out ([`serve`]).
     bits: Vec<u8>,
     macs: Vec<u128>,
     pos: usize,
