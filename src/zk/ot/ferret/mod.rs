@@ -28,7 +28,7 @@
 //! The buffer's allocation is reused by every iteration (`make_room`: base COTs copied out,
 //! leftovers moved to the front, the n new outputs written after them), and serving only
 //! advances a cursor, so an iteration neither faults in fresh pages nor shifts the buffer; a
-//! take of at least half the buffer hands the allocation itself to the caller (`serve`). When
+//! take of nearly the whole buffer hands the allocation itself to the caller (`serve`). When
 //! the buffer would drop below `m + reserve`, new iterations run first (each eats R buffered
 //! COTs and adds n). The very first base COTs come from the base extension: SoftSpokenOT with
 //! its default k = 6 ([`super::softspoken`], 21 bits of prover upload per COT) for
@@ -625,15 +625,17 @@ where
 }
 
 /// Serve the `n` entries `buf[pos..pos + n]` and return them with the buffer's new cursor.
-/// A small take is copied out and wiped in place. A take of at least half of what is buffered
-/// hands the allocation itself to the caller and keeps a copy of the (smaller) rest instead,
-/// which spares copying, wiping and faulting in up to n entries.
+/// A take is copied out and wiped in place, unless it is nearly the whole buffer (everything
+/// else, served or not, at most n/8): then the allocation itself goes to the caller (at most
+/// 12.5% larger than its contents) and a copy of the small rest stays, which spares copying,
+/// wiping and faulting in n entries. Not for takes of a mere half: the next iteration would
+/// then need a fresh allocation instead of reusing this one.
 fn serve<T: Copy + Zeroize>(buf: &mut Vec<T>, pos: usize, n: usize) -> (Vec<T>, usize)
 where
     [T]: Zeroize,
 {
     let end = pos + n;
-    if 2 * n < buf.len() - pos {
+    if 8 * (buf.len() - n) > n {
         let out = buf[pos..end].to_vec();
         buf[pos..end].zeroize();
         return (out, end);
@@ -653,7 +655,8 @@ pub struct FerretSender {
     planner: Planner,
     prg: FixedKeyAes,
     /// Buffered keys; `keys[pos..]` are unused, `keys[..pos]` are wiped. The allocation is
-    /// kept across iterations (see [`make_room`]) unless a large take hands it out ([`serve`]).
+    /// kept across iterations (see [`make_room`]) unless a take of nearly all of it hands it
+    /// out ([`serve`]).
     keys: Vec<u128>,
     pos: usize,
     /// The current iteration's base keys (reused allocation, wiped after use).
@@ -844,7 +847,7 @@ pub struct FerretReceiver {
     prg: FixedKeyAes,
     /// Buffered correlations (bits as 0/1 bytes); `bits[pos..]`, `macs[pos..]` are unused,
     /// everything before `pos` is wiped. Allocations are kept across iterations unless a
-    /// large take hands them out ([`serve`]).
+    /// take of nearly all of them hands them out ([`serve`]).
     bits: Vec<u8>,
     macs: Vec<u128>,
     pos: usize,

@@ -814,21 +814,26 @@ fn mismatched_bootstrap_sources_fail_cleanly() {
 }
 
 #[test]
-fn serve_copies_small_takes_and_hands_large_ones_out_without_losing_or_repeating_entries() {
+fn serve_copies_takes_and_hands_nearly_whole_buffers_out_without_losing_or_repeating_entries() {
     let mut buf: Vec<u128> = (1..=100).collect();
-    // small take from the front: copied, wiped in place, cursor advances
-    let (a, pos) = serve(&mut buf, 0, 10);
-    assert_eq!((a, pos, buf.len()), ((1..=10).collect::<Vec<_>>(), 10, 100));
-    assert!(buf[..10].iter().all(|&x| x == 0));
-    // a take of at least half of the 90 left: the allocation goes to the caller, the rest stays
+    // a take from the front: copied, wiped in place, cursor advances
+    let (a, pos) = serve(&mut buf, 0, 5);
+    assert_eq!((a, pos, buf.len()), ((1..=5).collect::<Vec<_>>(), 5, 100));
+    assert!(buf[..5].iter().all(|&x| x == 0));
+    // half of what is left is still copied (the allocation stays for the next iteration)
+    let mut half: Vec<u128> = (1..=100).collect();
+    let (h, hpos) = serve(&mut half, 50, 50);
+    assert_eq!((h, hpos, half.len()), ((51..=100).collect::<Vec<_>>(), 100, 100));
+    // 90 of the 95 left, with the 5 served before: 10 ≤ 90/8 others, so the allocation goes
+    // to the caller and the rest stays
     let ptr = buf.as_ptr();
-    let (b, pos) = serve(&mut buf, pos, 45);
-    assert_eq!(b, (11..=55).collect::<Vec<_>>());
+    let (b, pos) = serve(&mut buf, pos, 90);
+    assert_eq!(b, (6..=95).collect::<Vec<_>>());
     assert_eq!(b.as_ptr(), ptr, "handed out, not copied");
-    assert_eq!((pos, buf.clone()), (0, (56..=100).collect::<Vec<_>>()));
+    assert_eq!((pos, buf.clone()), (0, (96..=100).collect::<Vec<_>>()));
     // and the remaining buffer keeps serving in order, down to the last entry
-    let (c, pos) = serve(&mut buf, pos, 44);
-    assert_eq!((c, pos), ((56..=99).collect::<Vec<_>>(), 0));
+    let (c, pos) = serve(&mut buf, pos, 4);
+    assert_eq!((c, pos), ((96..=99).collect::<Vec<_>>(), 4));
     let (d, pos) = serve(&mut buf, pos, 1);
-    assert_eq!((d, pos, buf.len()), (vec![100], 0, 0));
+    assert_eq!((d, pos), (vec![100], 5));
 }
