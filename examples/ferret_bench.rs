@@ -103,7 +103,7 @@ fn add(a: Sample, b: Sample) -> Sample {
 #[cfg(not(target_arch = "wasm32"))]
 fn phases(reps: usize, m: usize) {
     use tlsproof::zk::ot::ferret::profile::iteration_phases;
-    for p in [LpnParams::SETUP, LpnParams::MAIN] {
+    for p in [LpnParams::SETUP, LpnParams::MID_2M, LpnParams::MAIN] {
         println!("phases of one iteration, n = {}, k = {}, t = {} (median of {reps}):", p.n, p.k, p.t);
         let runs: Vec<Vec<(&str, f64)>> = (0..reps).map(|_| iteration_phases(p)).collect();
         let mut total = 0.0;
