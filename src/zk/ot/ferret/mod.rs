@@ -135,18 +135,21 @@
 //! * **Time at 200k.** Both parties together take ≈38 ms with the small set against ≈68 ms
 //!   with the setup set, and ≈32 ms for KOS.
 //! * **Per-phase split of one iteration**: `cargo run --release --example ferret_bench phases`.
-//!   Main set, 2 noisy shared cores, each phase alone on touched buffers:
-//!   - half trees ≈55 ms sender / 80 ms receiver;
-//!   - χ sums ≈55–60 ms each;
-//!   - LPN encode ≈220 ms sender / 330 ms receiver, of which index generation is ≈70 ms per
-//!     side. The gathers are memory-bound.
+//!   2 noisy shared cores, each phase alone on touched buffers, session 8 (medians of 7):
+//!   - main: half trees 32 ms sender / 51 ms receiver; χ sums 30 / 33 ms; LPN encode 119 / 159
+//!     ms, of which index generation ≈52 ms per side; 51.6 ns per net COT in all;
+//!   - the 2M set: 43.0 ns per net COT; setup: 34.5 ns (its 600 kB LPN secret fits the 1 MB
+//!     L2, where a gather costs ≈0.57 ns against ≈0.83 ns from main's 9.4 MB).
 //! * **The PRG.** The session's PRG ([`crate::zk::prg`], chosen by the prover) expands the SPCOT
 //!   check's χ and the LPN matrix: AES-128-CTR with AES-NI, ChaCha12 in the browser. There
 //!   ChaCha12 runs ≈7× faster than bitsliced AES (Ferret 10M COTs in Chromium: 2.1 → 5.2 M
 //!   COT/s with it). The trees' fixed-key hashes stay AES.
-//! * **Speed.** Ferret runs at ≈0.55–1.0× KOS's rate per correlation here (≈8–13 M COT/s at 10M,
-//!   either bootstrap). Ferret's work is memory-bound LPN gathers (≈50%) plus tree and index
-//!   AES; KOS's is AES plus transposes.
+//! * **Speed.** Ferret runs at ≈0.7–0.9× KOS's rate per correlation here (17 against 19 M COT/s
+//!   at 10M, session 8's medians), and no implementation of it reaches 2×: per correlation and
+//!   side it computes ≈4.5 AES blocks, one field product and 10 random reads where KOS computes
+//!   1.5–3 AES blocks, a share of a transpose and one product (`docs/benchmarks.md`, "Ferret
+//!   against KOS on one machine"). What Ferret saves is the wire: 0.48 instead of 128 bits per
+//!   correlation at 10M.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
