@@ -1,6 +1,7 @@
 //! The engine's benchmark (`tlsproof bench zk` natively, `benchZk` in the browser): prover and
 //! verifier over an in-memory channel, COT generation included in every figure, batches
-//! scheduled as in the protocol (three deferred into every fourth, checked one).
+//! scheduled as in the protocol (three deferred into every fourth, checked one). Natively, the
+//! `links` section also runs KOS and Ferret over emulated links ([`LINK_CASES`]).
 //!
 //! Natively the two parties run on two OS threads (as two machines would); in the browser
 //! they share the worker that calls it (joined futures), with rayon's Web Worker pool for
@@ -8,9 +9,7 @@
 //! figure reported is an upper bound on the prover's alone.
 
 use crate::protocol::proof::CHECK_EVERY;
-use crate::zk::channel::{memory_pair, Channel};
-#[cfg(not(target_arch = "wasm32"))]
-use crate::zk::channel::MemoryChannel;
+use crate::zk::channel::{memory_pair, Channel, MemoryChannel};
 use crate::zk::gadgets::aes::{encrypt, key_schedule};
 use crate::zk::gadgets::aes_bool::{encrypt_bool, key_schedule_bool};
 use crate::zk::gadgets::keystream::keystream_blocks;
@@ -48,6 +47,8 @@ pub struct Sizes {
     pub keystream_kib: usize,
     /// The primitives' single-thread speed (AES-128, GF(2^128) products), which bounds the rest.
     pub primitives: bool,
+    /// KOS against Ferret over emulated links ([`LINK_CASES`]; natively only).
+    pub links: bool,
 }
 
 /// One part of the engine bench, to run alone (`tlsproof bench zk --only`).
@@ -60,12 +61,13 @@ pub enum Section {
     Sha,
     Aes,
     Primitives,
+    Links,
 }
 
 impl Section {
     /// The section of a lower-case name (as on the command line).
     pub fn from_name(name: &str) -> Option<Section> {
-        [Section::Keystream, Section::Cot, Section::And, Section::Sha, Section::Aes, Section::Primitives]
+        [Section::Keystream, Section::Cot, Section::And, Section::Sha, Section::Aes, Section::Primitives, Section::Links]
             .into_iter()
             .find(|s| format!("{s:?}").eq_ignore_ascii_case(name))
     }
@@ -83,14 +85,23 @@ impl Sizes {
             aes_bool: on(Section::Aes, self.aes_bool),
             keystream_kib: on(Section::Keystream, self.keystream_kib),
             primitives: keep == Section::Primitives,
+            links: keep == Section::Links,
         }
     }
 
     /// The COT sizes: the protocol's preprocessing demand (every session's first), then the
     /// issue's 1M and 10M.
-    pub const FULL: Sizes = Sizes { cots: &[crate::protocol::proof::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true };
-    pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true };
+    pub const FULL: Sizes = Sizes { cots: &[crate::protocol::proof::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true, links: true };
+    pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true, links: false };
 }
+
+/// The links of the [`Section::Links`] figures: (name, round trip in ms, Mbit/s each way, COTs).
+/// KOS needs 128 bits per COT on the wire, so each case's KOS run takes ≈1.3 s of link time.
+pub const LINK_CASES: &[(&str, f64, f64, usize)] = &[
+    ("LAN 1 Gbit/s, 0.2 ms RTT", 0.2, 1000.0, 10_000_000),
+    ("fiber 100 Mbit/s, 15 ms RTT", 15.0, 100.0, 1_000_000),
+    ("cable 20 Mbit/s, 20 ms RTT", 20.0, 20.0, 200_000),
+];
 
 /// A workload both parties run in lockstep.
 #[derive(Clone, Copy, Debug)]
@@ -150,14 +161,15 @@ struct Cost {
     down: u64,
 }
 
-/// Runs `prover` (on its own thread) and `verifier` to completion over a fresh in-memory channel.
+/// Runs `prover` (on its own thread) and `verifier` to completion over the channel pair
+/// `(prover's end, verifier's end)`.
 #[cfg(not(target_arch = "wasm32"))]
-fn pair<P, V>(platform: &Platform, prover: P, verifier: V) -> Result<Cost, String>
+fn pair<Ch, P, V>(platform: &Platform, (mut pc, mut vc): (Ch, Ch), prover: P, verifier: V) -> Result<Cost, String>
 where
-    P: FnOnce(&mut MemoryChannel) -> Result<(), String> + Send + 'static,
-    V: FnOnce(&mut MemoryChannel) -> Result<(), String>,
+    Ch: Channel + Send + 'static,
+    P: FnOnce(&mut Ch) -> Result<(), String> + Send + 'static,
+    V: FnOnce(&mut Ch) -> Result<(), String>,
 {
-    let (mut pc, mut vc) = memory_pair(MAX_MESSAGE.max(MAX_MESSAGE_BYTES));
     let start = (platform.now)();
     let handle = std::thread::spawn(move || {
         let r = prover(&mut pc);
@@ -168,6 +180,11 @@ where
     p.map_err(|e| format!("prover: {e}"))?;
     v.map_err(|e| format!("verifier: {e}"))?;
     Ok(Cost { secs: (platform.now)() - start, up, down: vc.bytes_sent() })
+}
+
+/// A fresh in-memory channel pair (prover's end first).
+fn memory_channels() -> (MemoryChannel, MemoryChannel) {
+    memory_pair(MAX_MESSAGE.max(MAX_MESSAGE_BYTES))
 }
 
 /// A job with the given COT sources.
@@ -183,6 +200,7 @@ where
 fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platform, mut p: Prover<R>, mut v: Verifier<S>, job: Job) -> Result<Cost, String> {
     pair(
         platform,
+        memory_channels(),
         move |ch| futures::executor::block_on(side(&mut p, ch, job, true)).map_err(|e| e.to_string()),
         |ch| futures::executor::block_on(side(&mut v, ch, job, false)).map_err(|e| e.to_string()),
     )
@@ -191,7 +209,7 @@ fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platfor
 /// In the browser both parties share the calling worker and take turns at every message.
 #[cfg(target_arch = "wasm32")]
 fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platform, mut p: Prover<R>, mut v: Verifier<S>, job: Job) -> Result<Cost, String> {
-    let (mut pc, mut vc) = memory_pair(MAX_MESSAGE.max(MAX_MESSAGE_BYTES));
+    let (mut pc, mut vc) = memory_channels();
     let start = (platform.now)();
     let (a, b) = futures::executor::block_on(futures::future::join(side(&mut p, &mut pc, job, true), side(&mut v, &mut vc, job, false)));
     a.map_err(|e| format!("prover: {e}"))?;
@@ -200,27 +218,103 @@ fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platfor
 }
 
 /// n correlations, fresh instances (base OTs and any bootstrap included).
-fn run_cots<S, R>(platform: &Platform, mut sender: S, mut receiver: R, n: usize) -> Result<Cost, String>
+fn run_cots<S, R>(platform: &Platform, sender: S, receiver: R, n: usize) -> Result<Cost, String>
 where
     S: CotSender,
     R: CotReceiver + Send + 'static,
 {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        pair(
-            platform,
-            move |ch| futures::executor::block_on(receiver.extend(ch, n)).map(|_| ()).map_err(|e| e.to_string()),
-            |ch| futures::executor::block_on(sender.extend(ch, n)).map(|_| ()).map_err(|e| e.to_string()),
-        )
+        run_cots_over(platform, memory_channels(), sender, receiver, n)
     }
     #[cfg(target_arch = "wasm32")]
     {
-        let (mut pc, mut vc) = memory_pair(MAX_MESSAGE.max(MAX_MESSAGE_BYTES));
+        let (mut sender, mut receiver) = (sender, receiver);
+        let (mut pc, mut vc) = memory_channels();
         let start = (platform.now)();
         let (a, b) = futures::executor::block_on(futures::future::join(receiver.extend(&mut pc, n), sender.extend(&mut vc, n)));
         a.map_err(|e| e.to_string())?;
         b.map_err(|e| e.to_string())?;
         Ok(Cost { secs: (platform.now)() - start, up: pc.bytes_sent(), down: vc.bytes_sent() })
+    }
+}
+
+/// [`run_cots`] over a given channel pair (prover's end first).
+#[cfg(not(target_arch = "wasm32"))]
+fn run_cots_over<Ch, S, R>(platform: &Platform, channels: (Ch, Ch), mut sender: S, mut receiver: R, n: usize) -> Result<Cost, String>
+where
+    Ch: Channel + Send + 'static,
+    S: CotSender,
+    R: CotReceiver + Send + 'static,
+{
+    pair(
+        platform,
+        channels,
+        move |ch| futures::executor::block_on(receiver.extend(ch, n)).map(|_| ()).map_err(|e| e.to_string()),
+        |ch| futures::executor::block_on(sender.extend(ch, n)).map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+/// An in-memory channel pair behind an emulated link, for the [`Section::Links`] figures: each
+/// direction is first in, first out, a message leaves when the link has sent the previous ones
+/// (serialisation delay len·8/bandwidth) and arrives a one-way delay later, as in
+/// [`crate::bench::netem`] (which shapes TCP for the end-to-end runs). The receiver sleeps until
+/// a message's arrival: each party runs on a thread of its own here.
+#[cfg(not(target_arch = "wasm32"))]
+mod link {
+    use crate::bench::netem::LinkShape;
+    use crate::zk::channel::{Channel, ChannelError};
+    use futures::channel::mpsc;
+    use futures::StreamExt;
+    use std::time::{Duration, Instant};
+
+    pub(super) struct LinkChannel {
+        tx: mpsc::UnboundedSender<(Instant, Vec<u8>)>,
+        rx: mpsc::UnboundedReceiver<(Instant, Vec<u8>)>,
+        shape: LinkShape,
+        /// When this end's outgoing link has sent everything queued so far.
+        free_at: Instant,
+        max_message: usize,
+        sent: u64,
+        received: u64,
+    }
+
+    /// Two connected ends, the same `shape` each way.
+    pub(super) fn pair(shape: LinkShape, max_message: usize) -> (LinkChannel, LinkChannel) {
+        let (atx, brx) = mpsc::unbounded();
+        let (btx, arx) = mpsc::unbounded();
+        let now = Instant::now();
+        let end = |tx, rx| LinkChannel { tx, rx, shape, free_at: now, max_message, sent: 0, received: 0 };
+        (end(atx, arx), end(btx, brx))
+    }
+
+    impl Channel for LinkChannel {
+        async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError> {
+            if msg.len() > self.max_message {
+                return Err(ChannelError::TooLarge { len: msg.len(), max: self.max_message });
+            }
+            let serialise = self.shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(msg.len() as f64 * 8.0 / bps));
+            self.free_at = self.free_at.max(Instant::now()) + serialise;
+            self.sent += msg.len() as u64;
+            self.tx.unbounded_send((self.free_at + self.shape.delay, msg)).map_err(|_| ChannelError::Closed)
+        }
+
+        async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
+            let (arrival, msg) = self.rx.next().await.ok_or(ChannelError::Closed)?;
+            let now = Instant::now();
+            if arrival > now {
+                std::thread::sleep(arrival - now);
+            }
+            self.received += msg.len() as u64;
+            Ok(msg)
+        }
+
+        fn bytes_sent(&self) -> u64 {
+            self.sent
+        }
+        fn bytes_received(&self) -> u64 {
+            self.received
+        }
     }
 }
 
@@ -258,6 +352,20 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
             fig(format!("COT {name}, {n} fresh: rate"), n as f64 / c.secs / 1e6, "M COT/s", log);
             fig(format!("COT {name}, {n} fresh: traffic (both ways)"), (c.up + c.down) as f64 * 8.0 / n as f64, "bits/COT", log);
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    if sizes.links {
+        for &(name, rtt_ms, mbps, n) in LINK_CASES {
+            let shape = crate::bench::netem::LinkShape::from_rtt(rtt_ms, mbps);
+            let channels = || link::pair(shape, MAX_MESSAGE.max(MAX_MESSAGE_BYTES));
+            let kos = run_cots_over(platform, channels(), KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), n)?;
+            let ferret = run_cots_over(platform, channels(), ferret_sender(), ferret_receiver(), n)?;
+            for (src, c) in [("KOS", kos), ("Ferret", ferret)] {
+                fig(format!("COT {src}, {n} fresh over {name}: rate"), n as f64 / c.secs / 1e6, "M COT/s", log);
+            }
+            fig(format!("COT Ferret / KOS rate over {name}"), kos.secs / ferret.secs, "x", log);
         }
     }
 
@@ -407,5 +515,33 @@ fn keystream<B: Backend>(b: &mut B, key: &crate::zk::gadgets::aes::RoundKeys<B>,
     let idx: Vec<u32> = (first..first + n).collect();
     for ks in keystream_blocks(b, key, iv, &idx) {
         open_selected_bytes(b, &ks, &(0..16).collect::<Vec<_>>());
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::link;
+    use crate::bench::netem::LinkShape;
+    use crate::zk::channel::Channel;
+    use futures::executor::block_on;
+    use std::time::Instant;
+
+    #[test]
+    fn emulated_link_delays_by_serialisation_then_propagation_in_order() {
+        // 10 Mbit/s, 10 ms one way: 12,500 B take 10 ms to send, so the second of two such
+        // messages sent at once arrives 20 + 10 ms after them, the first 10 + 10 ms
+        let (mut a, mut b) = link::pair(LinkShape::from_rtt(20.0, 10.0), 1 << 20);
+        let start = Instant::now();
+        block_on(a.send(vec![1; 12_500])).unwrap();
+        block_on(a.send(vec![2; 12_500])).unwrap();
+        let first = block_on(b.recv()).unwrap();
+        let t1 = start.elapsed().as_secs_f64();
+        let second = block_on(b.recv()).unwrap();
+        let t2 = start.elapsed().as_secs_f64();
+        assert_eq!((first[0], second[0]), (1, 2));
+        // lower bounds exact; upper ones loose, for a loaded machine's oversleeping
+        assert!((0.020..0.5).contains(&t1), "first arrived after {t1} s");
+        assert!(t2 >= 0.030 && t2 - t1 >= 0.009, "second arrived after {t2} s");
+        assert_eq!((a.bytes_sent(), b.bytes_received()), (25_000, 25_000));
     }
 }
