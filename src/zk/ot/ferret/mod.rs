@@ -149,7 +149,8 @@
 //!   side it computes ≈4.5 AES blocks, one field product and 10 random reads where KOS computes
 //!   1.5–3 AES blocks, a share of a transpose and one product (`docs/benchmarks.md`, "Ferret
 //!   against KOS on one machine"). What Ferret saves is the wire: 0.48 instead of 128 bits per
-//!   correlation at 10M.
+//!   correlation at 10M, so over emulated links it is 2.4–2.7× KOS's rate (1 Gbit/s LAN, 10M),
+//!   ≈6× (100 Mbit/s, 1M) and ≈7× (20 Mbit/s, 200k): `tlsproof bench zk --only links`.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
