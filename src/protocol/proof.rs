@@ -60,6 +60,14 @@ pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool, respons
     }
 }
 
+/// The shape of a keystream batch ([`Party::expect_shape`]): its circuit depends only on how
+/// many blocks it proves and how many of their bytes it opens, so batches alike in both skip
+/// the counting pass after the first.
+fn keystream_shape(chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
+    let opened: usize = chunk.iter().map(|(_, _, positions)| positions.len()).sum();
+    (0x6b73 << 48) | ((chunk.len() as u64) << 24) | opened as u64
+}
+
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
 pub const BLOCKS_PER_BATCH: usize = 256;
 
@@ -313,6 +321,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             }
             out
         };
+        party.expect_shape(keystream_shape(chunk));
         let bytes = party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut batch).await?;
         revealed[*side].extend(bytes);
     }

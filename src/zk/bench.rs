@@ -1,6 +1,7 @@
 //! The engine's benchmark (`tlsproof bench zk` natively, `benchZk` in the browser): prover and
 //! verifier over an in-memory channel, COT generation included in every figure, batches
-//! scheduled as in the protocol (three deferred into every fourth, checked one). Natively, the
+//! scheduled as in the protocol (three deferred into every fourth, checked one; batches of a
+//! shape seen before skip the counting pass, as the protocol's keystream batches do). Natively, the
 //! `links` section also runs KOS and Ferret over emulated links ([`LINK_CASES`]).
 //!
 //! Natively the two parties run on two OS threads (as two machines would); in the browser
@@ -120,16 +121,19 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
     match job {
         Job::And { batches, per } => {
             for k in 0..batches {
+                party.expect_shape(per as u64);
                 party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
             }
         }
         Job::Sha { batches, per } => {
             for k in 0..batches {
+                party.expect_shape(per as u64);
                 party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
             }
         }
         Job::Aes { batches, per, boolean } => {
             for k in 0..batches {
+                party.expect_shape(per as u64);
                 party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
             }
         }
@@ -145,6 +149,7 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
             let total = blocks.div_ceil(256) as usize;
             for (k, first) in (0..blocks).step_by(256).enumerate() {
                 let n = 256.min(blocks - first);
+                party.expect_shape(n as u64);
                 party.run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
             }
         }

@@ -6,7 +6,8 @@
 //! [`Verifier::run`] wrap one *batch*:
 //!
 //! 1. both sides run the gadget closure once in *counting mode* (no MACs, nothing sent) to learn
-//!    how many COTs the batch needs, then extend their COT pools by the same amount;
+//!    how many COTs the batch needs, then extend their COT pools by the same amount (a batch
+//!    whose shape the caller named and ran before skips this pass: [`Party::expect_shape`]);
 //! 2. the prover runs the closure for real, buffering correction bits d = w ⊕ u for every
 //!    committed bit, claimed values of opened bits and hashes of their MACs, and the
 //!    multiplication triples to check; it sends the buffer;
@@ -225,6 +226,8 @@ pub trait Party<C: Channel> {
     fn check_pending(&self) -> bool;
     /// Same as [`Prover::preprocess`] / [`Verifier::preprocess`].
     async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError>;
+    /// Same as [`Prover::expect_shape`] / [`Verifier::expect_shape`].
+    fn expect_shape(&mut self, key: u64);
     /// Batch `k` (from 0) of a run of `total` in which only every `every`-th batch and the last
     /// wait for their multiplication check and the others are deferred into it, so the prover
     /// runs ahead of the verifier for up to `every` batches.
@@ -262,6 +265,9 @@ impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
     async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
         Prover::preprocess(self, ch, n).await
     }
+    fn expect_shape(&mut self, key: u64) {
+        Prover::expect_shape(self, key)
+    }
 }
 
 impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
@@ -281,6 +287,50 @@ impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
     }
     async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError> {
         Verifier::preprocess(self, ch, n).await
+    }
+    fn expect_shape(&mut self, key: u64) {
+        Verifier::expect_shape(self, key)
+    }
+}
+
+/// The counts of batch shapes the caller named ([`Party::expect_shape`]), so that a batch of a
+/// shape run before skips its counting pass, which costs about what evaluating the circuit
+/// without MACs costs (≈15% of a keystream proof). Both sides name the same shapes at the same
+/// batches. The real pass's counts are still compared with the cached ones, so a key reused
+/// for a circuit of another shape fails the batch ([`ProofError::NonDeterministicCircuit`], or
+/// a header mismatch on the verifier); it cannot make anything pass.
+#[derive(Default)]
+pub(crate) struct ShapeCache {
+    next: Option<u64>,
+    known: Vec<(u64, BatchStats)>,
+}
+
+impl ShapeCache {
+    /// Shapes remembered at most (forgotten all at once beyond it).
+    const MAX: usize = 64;
+
+    /// The next batch has the shape `key`.
+    pub(crate) fn expect(&mut self, key: u64) {
+        self.next = Some(key);
+    }
+
+    /// The next batch's shape key and, if that shape ran before, its counts.
+    pub(crate) fn take(&mut self) -> (Option<u64>, Option<BatchStats>) {
+        let key = self.next.take();
+        let known = key.and_then(|k| self.known.iter().find(|(x, _)| *x == k).map(|(_, s)| *s));
+        (key, known)
+    }
+
+    /// Remember a batch's counts under its key (after its real pass matched them).
+    pub(crate) fn remember(&mut self, key: Option<u64>, stats: BatchStats) {
+        let Some(key) = key else { return };
+        if self.known.iter().any(|(x, _)| *x == key) {
+            return;
+        }
+        if self.known.len() >= Self::MAX {
+            self.known.clear();
+        }
+        self.known.push((key, stats));
     }
 }
 

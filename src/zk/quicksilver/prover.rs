@@ -5,7 +5,7 @@ use zeroize::Zeroize;
 
 use super::check::{and_sums, prover_product_sums, Challenge};
 use super::{
-    cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError,
+    cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
 };
 use crate::zk::channel::Channel;
@@ -357,11 +357,12 @@ pub struct Prover<R: CotReceiver> {
     backend: ProverBackend,
     last_stats: BatchStats,
     max_message: usize,
+    shapes: ShapeCache,
 }
 
 impl<R: CotReceiver> Prover<R> {
     pub fn new(cot: R) -> Self {
-        Prover { cot, backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE }
+        Prover { cot, backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE, shapes: ShapeCache::default() }
     }
 
     /// Split batch payloads into messages of at most `n` bytes (default [`MAX_MESSAGE`]).
@@ -416,10 +417,16 @@ impl<R: CotReceiver> Prover<R> {
         mut f: impl FnMut(&mut ProverBackend) -> T,
         check: bool,
     ) -> Result<T, ProofError> {
-        // Pass 1: count.
-        self.backend.reset_batch(true);
-        drop(f(&mut self.backend));
-        let counted = self.backend.stats;
+        // Pass 1: count (unless this shape ran before).
+        let (shape, known) = self.shapes.take();
+        let counted = match known {
+            Some(stats) => stats,
+            None => {
+                self.backend.reset_batch(true);
+                drop(f(&mut self.backend));
+                self.backend.stats
+            }
+        };
         check_limits(&counted)?;
         self.ensure_pool(ch, cots_needed(&counted)).await?;
 
@@ -434,6 +441,7 @@ impl<R: CotReceiver> Prover<R> {
         if self.backend.stats != counted {
             return Err(ProofError::NonDeterministicCircuit);
         }
+        self.shapes.remember(shape, counted);
         if self.backend.missing_witness {
             return Err(ProofError::MissingWitness);
         }
@@ -485,6 +493,13 @@ impl<R: CotReceiver> Prover<R> {
         self.backend.reset_batch(true);
         self.backend.clear_triples();
         Ok(out)
+    }
+
+    /// The next batch has the shape named `key` (a caller's choice, e.g. "256 keystream blocks,
+    /// 4,096 bytes opened"): when a batch of that key ran before, its counting pass is skipped
+    /// and its counts reused ([`ShapeCache`]). The verifier must name the same keys.
+    pub fn expect_shape(&mut self, key: u64) {
+        self.shapes.expect(key);
     }
 
     /// Generates COTs ahead of the proof (e.g. while the TLS session runs) so the first

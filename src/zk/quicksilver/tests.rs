@@ -497,3 +497,77 @@ fn run_batch_every_defers_until_the_kth_or_last_batch_and_that_check_covers_them
     let (v, _) = scheduled_batches(Cheat { flip_commit: Some(85), ..Default::default() });
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
 }
+
+/// Three batches of `and_circuit` over one prover/verifier pair, each named `shape` if given;
+/// `cheat` applies to the prover from the third batch on. The verifier's results and the
+/// prover's bytes sent.
+fn three_batches(shape: Option<u64>, cheat_third: Cheat) -> (Vec<Result<Vec<bool>, ProofError>>, u64) {
+    let n = 300;
+    let (xs, ys) = (random_bits(n), random_bits(n));
+    let (mut p, mut v) = ideal_parties(Cheat::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let mut results = vec![];
+    for k in 0..3 {
+        if let Some(key) = shape {
+            p.expect_shape(key);
+            v.expect_shape(key);
+        }
+        if k == 2 {
+            *p.cheat_mut() = cheat_third;
+        }
+        let (rp, rv) = futures::executor::block_on(futures::future::join(
+            p.run(&mut a, |bk| and_circuit(bk, Some(&xs), Some(&ys), n)),
+            v.run(&mut b, |bk| and_circuit(bk, None, None, n)),
+        ));
+        if let (Ok(po), Ok(vo)) = (&rp, &rv) {
+            assert_eq!(po, vo);
+        }
+        results.push(rv);
+    }
+    (results, a.bytes_sent())
+}
+
+#[test]
+fn named_shapes_skip_counting_without_changing_results_traffic_or_soundness() {
+    let (named, named_bytes) = three_batches(Some(7), Cheat::default());
+    let (plain, plain_bytes) = three_batches(None, Cheat::default());
+    assert!(named.iter().chain(&plain).all(|r| r.is_ok()));
+    assert_eq!(named_bytes, plain_bytes, "the same messages either way");
+    // a false AND output in a batch whose counting pass was skipped is still caught
+    let cheat = Cheat { flip_commit: Some(2 * 300 + 7), ..Default::default() };
+    let (results, _) = three_batches(Some(7), cheat);
+    assert!(results[0].is_ok() && results[1].is_ok());
+    assert!(matches!(results[2], Err(ProofError::MultiplicationCheckFailed)), "{:?}", results[2]);
+}
+
+#[test]
+fn a_shape_name_reused_for_another_circuit_fails_the_batch() {
+    let (mut p, mut v) = ideal_parties(Cheat::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let circuit = |n: usize, xs: &[bool]| {
+        let xs = xs.to_vec();
+        move |bk: &mut ProverBackend| and_circuit(bk, Some(&xs), Some(&xs), n)
+    };
+    let xs = random_bits(300);
+    for (k, n) in [(0, 300usize), (1, 200)] {
+        p.expect_shape(7);
+        v.expect_shape(7);
+        let prover = async {
+            let r = p.run(&mut a, circuit(n, &xs)).await;
+            (r, k)
+        };
+        if k == 0 {
+            let ((rp, _), rv) = futures::executor::block_on(futures::future::join(prover, v.run(&mut b, |bk| and_circuit(bk, None, None, n))));
+            assert!(rp.is_ok() && rv.is_ok());
+        } else {
+            // the second batch is smaller than its name says: the prover's real pass disagrees
+            // with the cached counts and it stops; the verifier never accepts
+            let (rp, _) = futures::executor::block_on(prover);
+            assert!(matches!(rp, Err(ProofError::NonDeterministicCircuit)), "{rp:?}");
+            drop(a);
+            let rv = futures::executor::block_on(v.run(&mut b, |bk| and_circuit(bk, None, None, n)));
+            assert!(rv.is_err(), "{rv:?}");
+            break;
+        }
+    }
+}

@@ -6,7 +6,7 @@ use zeroize::Zeroize;
 
 use super::check::{and_sums, verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
-use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError};
+use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache};
 use crate::zk::channel::Channel;
 use crate::zk::field::{Wide, F128};
 use crate::zk::ot::CotSender;
@@ -274,12 +274,13 @@ pub struct Verifier<S: CotSender> {
     cot: S,
     backend: VerifierBackend,
     last_stats: BatchStats,
+    shapes: ShapeCache,
 }
 
 impl<S: CotSender> Verifier<S> {
     pub fn new(cot: S) -> Self {
         let delta = cot.delta();
-        Verifier { cot, backend: VerifierBackend::new(delta), last_stats: BatchStats::default() }
+        Verifier { cot, backend: VerifierBackend::new(delta), last_stats: BatchStats::default(), shapes: ShapeCache::default() }
     }
 
     /// Circuit counters of the last accepted batch.
@@ -316,10 +317,17 @@ impl<S: CotSender> Verifier<S> {
         mut f: impl FnMut(&mut VerifierBackend) -> T,
         check: bool,
     ) -> Result<T, ProofError> {
-        // Pass 1: count, then extend the pool in lockstep with the prover.
-        self.backend.reset_batch(true);
-        drop(f(&mut self.backend));
-        let counted = self.backend.stats;
+        // Pass 1: count (unless this shape ran before), then extend the pool in lockstep with
+        // the prover.
+        let (shape, known) = self.shapes.take();
+        let counted = match known {
+            Some(stats) => stats,
+            None => {
+                self.backend.reset_batch(true);
+                drop(f(&mut self.backend));
+                self.backend.stats
+            }
+        };
         check_limits(&counted)?;
         self.ensure_pool(ch, cots_needed(&counted)).await?;
 
@@ -357,6 +365,7 @@ impl<S: CotSender> Verifier<S> {
         if self.backend.stats != counted || self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
+        self.shapes.remember(shape, counted);
         self.backend.flush_inverses();
         if !check {
             self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
@@ -417,6 +426,13 @@ impl<S: CotSender> Verifier<S> {
             return Err(ProofError::ConstantMismatch);
         }
         Ok(())
+    }
+
+    /// The next batch has the shape named `key`, as on the prover
+    /// ([`Prover::expect_shape`](super::Prover::expect_shape)): a shape run before skips the
+    /// counting pass.
+    pub fn expect_shape(&mut self, key: u64) {
+        self.shapes.expect(key);
     }
 
     /// Generates COTs ahead of the proof, in lockstep with [`Prover::preprocess`](super::Prover::preprocess).
