@@ -497,7 +497,8 @@ impl<R: CotReceiver> Prover<R> {
 
     /// The next batch has the shape named `key` (a caller's choice, e.g. "256 keystream blocks,
     /// 4,096 bytes opened"): when a batch of that key ran before, its counting pass is skipped
-    /// and its counts reused ([`ShapeCache`]). The verifier must name the same keys.
+    /// and its counts reused (a key reused for a circuit of another shape fails the batch). The
+    /// verifier must name the same keys.
     pub fn expect_shape(&mut self, key: u64) {
         self.shapes.expect(key);
     }
