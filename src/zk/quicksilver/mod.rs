@@ -314,11 +314,12 @@ impl ShapeCache {
         self.next = Some(key);
     }
 
-    /// The next batch's shape key and, if that shape ran before, its counts.
-    pub(crate) fn take(&mut self) -> (Option<u64>, Option<BatchStats>) {
+    /// The next batch's shape key and counts: remembered ones if that shape ran before, else
+    /// those of `count` (the counting pass).
+    pub(crate) fn counts(&mut self, count: impl FnOnce() -> BatchStats) -> (Option<u64>, BatchStats) {
         let key = self.next.take();
         let known = key.and_then(|k| self.known.iter().find(|(x, _)| *x == k).map(|(_, s)| *s));
-        (key, known)
+        (key, known.unwrap_or_else(count))
     }
 
     /// Remember a batch's counts under its key (after its real pass matched them).

@@ -319,15 +319,12 @@ impl<S: CotSender> Verifier<S> {
     ) -> Result<T, ProofError> {
         // Pass 1: count (unless this shape ran before), then extend the pool in lockstep with
         // the prover.
-        let (shape, known) = self.shapes.take();
-        let counted = match known {
-            Some(stats) => stats,
-            None => {
-                self.backend.reset_batch(true);
-                drop(f(&mut self.backend));
-                self.backend.stats
-            }
-        };
+        let backend = &mut self.backend;
+        let (shape, counted) = self.shapes.counts(|| {
+            backend.reset_batch(true);
+            drop(f(&mut *backend));
+            backend.stats
+        });
         check_limits(&counted)?;
         self.ensure_pool(ch, cots_needed(&counted)).await?;
 
