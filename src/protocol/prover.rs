@@ -239,14 +239,16 @@ async fn session(
         .resolve(&request)
         .is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
     let response_partly = !matches!(reveal.received, Reveal::All | Reveal::Nothing);
-    let preprocess = proof::preprocess_cots(request.len(), request_whole, response_partly);
+    // what the request names is what both sides generate (an over-large count is the
+    // verifier's to refuse)
+    let preprocess = u32::try_from(proof::preprocess_cots(request.len(), request_whole, response_partly)).unwrap_or(u32::MAX);
     let req = SessionRequest {
         version: PROTOCOL_VERSION,
         server: config.server.clone(),
         server_name: config.server_name.clone(),
         max_sent: config.max_sent,
         max_recv: config.max_recv,
-        preprocess: u32::try_from(preprocess).unwrap_or(u32::MAX),
+        preprocess,
         prg: config.prg,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
@@ -267,7 +269,7 @@ async fn session(
         Ok::<_, ProverError>(response)
     };
     report(Phase::Preprocess, 0.05);
-    let preprocess = prover.preprocess(&mut zk, preprocess);
+    let preprocess = prover.preprocess(&mut zk, preprocess as usize);
     report(Phase::Request, 0.1);
     let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = response?;
