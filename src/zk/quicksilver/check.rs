@@ -14,26 +14,26 @@
 //!   has a false gate, and the checked sum Σ_r χ^(r+1)·g_r is a nonzero polynomial of degree
 //!   ≤ R in χ when any gate is false: it vanishes with probability ≤ R / 2^128
 //!   (Schwartz–Zippel). Weighting by x^k is a shift, so a gate costs one field multiplication
-//!   per side (its A0 or K_a·K_b) instead of three.
+//!   per side (its A0 or K_a·K_b) instead of three. The row sums g_r do not involve χ, so both
+//!   sides compute them while the circuit is still running ([`super::and_rows`]).
 //! * **Products of field elements** can have any error in GF(2^128), which packing would let
 //!   cancel, so they keep a power each: constraint i gets χ^(R+i+1), after the R AND rows.
 
 use rayon::prelude::*;
 
-use crate::zk::field::{Wide, F128};
+use crate::zk::field::F128;
 
-/// Work unit for the rayon pool (a whole number of AND rows).
+/// Work unit for the rayon pool (product constraints).
 const CHUNK: usize = 2048;
 /// AND gates per packed row: a row's error bits are one field element's coefficients.
 pub(crate) const AND_ROW: usize = 128;
-const _: () = assert!(CHUNK % AND_ROW == 0);
 
 /// The verifier's χ (uniform, drawn after the batch is fixed) with a table of its powers, for a
 /// batch of `n_and` AND gates and `n_products` field-product constraints. Any range of powers
 /// can be computed independently, which keeps the sums parallel.
 pub(crate) struct Challenge {
     chi: F128,
-    /// χ^1 ..= χ^m, m = min(CHUNK, the longest list of coefficients a sum needs): every chunk
+    /// χ^1 ..= χ^m, m = min(CHUNK, the number of product constraints): every chunk of products
     /// is summed against this one table.
     table: Vec<F128>,
     /// R: the number of AND rows, i.e. the powers χ^1..χ^R the AND gates use.
@@ -45,7 +45,7 @@ impl Challenge {
     pub(crate) fn new(seed: [u8; 16], n_and: usize, n_products: usize) -> Self {
         let chi = F128::from_le_bytes(seed);
         let and_rows = n_and.div_ceil(AND_ROW);
-        let m = CHUNK.min(and_rows.max(n_products));
+        let m = CHUNK.min(n_products);
         let mut table = Vec::with_capacity(m);
         let mut c = chi;
         for _ in 0..m {
@@ -77,25 +77,13 @@ fn par_sums<T: Sync>(
         .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
 }
 
-/// AND triples, packed in rows: (Σ c_i·x_i·y_i, Σ c_i·z_i) with c_i = χ^(r+1)·x^(L−1−j) for
-/// gate j of row r. The prover passes [M_x, M_y, A1 = x·M_y ⊕ y·M_x ⊕ M_z] and gets
-/// (ΣA0, ΣA1); the verifier passes [K_x, K_y, K_z] and forms B = first + Δ·second.
-pub(crate) fn and_sums(ch: &Challenge, triples: &[[F128; 3]]) -> (F128, F128) {
-    debug_assert!(ch.and_rows == triples.len().div_ceil(AND_ROW), "challenge drawn for another batch");
-    triples
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(ci, chunk)| {
-            let (mut s0, mut s1) = (Wide::ZERO, Wide::ZERO);
-            for (row, c) in chunk.chunks(AND_ROW).zip(&ch.table) {
-                let (g0, g1) = F128::and_row_sums(row);
-                s0 ^= c.mul_wide(g0);
-                s1 ^= c.mul_wide(g1);
-            }
-            let scale = ch.chi.pow((ci * CHUNK / AND_ROW) as u128);
-            (s0.reduce() * scale, s1.reduce() * scale)
-        })
-        .reduce(|| (F128::ZERO, F128::ZERO), |a, b| (a.0 ^ b.0, a.1 ^ b.1))
+/// The AND gates' part of the check, (Σ_r χ^(r+1)·g0_r, Σ_r χ^(r+1)·g1_r), from the packed
+/// rows' sums ([`super::and_rows::AndRows`]: the prover's rows of [M_x, M_y, A1 = x·M_y ⊕
+/// y·M_x ⊕ M_z] give (ΣA0, ΣA1); the verifier's of [K_x, K_y, K_z] give the two parts of B =
+/// first + Δ·second), by Horner's rule.
+pub(crate) fn and_rows_sum(ch: &Challenge, rows: &[[F128; 2]]) -> (F128, F128) {
+    debug_assert!(ch.and_rows == rows.len(), "challenge drawn for another batch");
+    rows.iter().rev().fold((F128::ZERO, F128::ZERO), |(s0, s1), [g0, g1]| ((s0 ^ *g0) * ch.chi, (s1 ^ *g1) * ch.chi))
 }
 
 /// Prover, field triples [a, M_a, b, M_b, M_c]: A0 = M_a·M_b, A1 = a·M_b + b·M_a + M_c, with

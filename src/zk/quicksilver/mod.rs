@@ -38,6 +38,7 @@
 //! bits ‖ SHA-256 of the opened bits' MACs ‖ SHA-256 of the asserted bits' MACs) in chunks,
 //! verifier → prover: 16-byte challenge χ, then the 32-byte answer (U, V).
 
+mod and_rows;
 mod check;
 mod plain;
 mod prover;

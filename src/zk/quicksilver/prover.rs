@@ -3,7 +3,8 @@
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
-use super::check::{and_sums, prover_product_sums, Challenge};
+use super::and_rows::AndRows;
+use super::check::{and_rows_sum, prover_product_sums, Challenge};
 use super::{
     cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
@@ -54,7 +55,7 @@ pub struct ProverBackend {
     open_values: Vec<bool>,
     open_hash: Sha256,
     const_hash: Sha256,
-    and_triples: Vec<[F128; 3]>,
+    and_rows: AndRows,
     product_triples: Vec<[F128; 5]>,
     inverses: PendingInverses,
     stats: BatchStats,
@@ -74,7 +75,7 @@ impl ProverBackend {
             open_values: Vec::new(),
             open_hash: Sha256::new(),
             const_hash: Sha256::new(),
-            and_triples: Vec::new(),
+            and_rows: AndRows::default(),
             product_triples: Vec::new(),
             inverses: PendingInverses::default(),
             stats: BatchStats::default(),
@@ -122,8 +123,7 @@ impl ProverBackend {
 
     /// Multiplication triples wait here, across deferred batches, until a checked batch.
     fn clear_triples(&mut self) {
-        self.and_triples.zeroize();
-        self.and_triples.clear();
+        self.and_rows.clear();
         self.product_triples.zeroize();
         self.product_triples.clear();
     }
@@ -179,7 +179,6 @@ impl Drop for ProverBackend {
         self.pool_macs.zeroize();
         self.corrections.zeroize();
         self.open_values.zeroize();
-        self.and_triples.zeroize();
         self.product_triples.zeroize();
     }
 }
@@ -225,7 +224,7 @@ impl Backend for ProverBackend {
         self.stats.and_gates += 1;
         if !self.counting {
             let a1 = b.m.select(a.v) ^ a.m.select(b.v) ^ z.m;
-            self.and_triples.push([a.m, b.m, a1]);
+            self.and_rows.push([a.m, b.m, a1]);
         }
         z
     }
@@ -408,7 +407,7 @@ impl<R: CotReceiver> Prover<R> {
 
     /// Whether a deferred batch still waits for its multiplication check.
     pub fn check_pending(&self) -> bool {
-        !self.backend.and_triples.is_empty() || !self.backend.product_triples.is_empty()
+        !self.backend.and_rows.is_empty() || !self.backend.product_triples.is_empty()
     }
 
     async fn run_batch<C: Channel, T>(
@@ -431,7 +430,6 @@ impl<R: CotReceiver> Prover<R> {
         self.backend.reset_batch(false);
         self.backend.corrections.reserve(counted.commits);
         self.backend.open_values.reserve(counted.opened);
-        self.backend.and_triples.reserve(counted.and_gates);
         self.backend.product_triples.reserve(counted.products);
         self.backend.inverses.reserve(counted.products / 2, true);
         let out = f(&mut self.backend);
@@ -466,15 +464,12 @@ impl<R: CotReceiver> Prover<R> {
         let seed_msg = ch.recv().await?;
         let seed: [u8; 16] =
             seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
-        let n_and = self.backend.and_triples.len();
-        let challenge = Challenge::new(seed, n_and, self.backend.product_triples.len());
+        let challenge = Challenge::new(seed, self.backend.and_rows.gates(), self.backend.product_triples.len());
         let mask = self.backend.random_elem();
-        let (and_triples, product_triples) =
-            (&self.backend.and_triples, &self.backend.product_triples);
-        let ((u0, v0), (u1, v1)) = rayon::join(
-            || and_sums(&challenge, and_triples),
-            || prover_product_sums(&challenge, product_triples),
-        );
+        let mut rows = self.backend.and_rows.take_rows();
+        let (u0, v0) = and_rows_sum(&challenge, &rows);
+        rows.zeroize();
+        let (u1, v1) = prover_product_sums(&challenge, &self.backend.product_triples);
         let u = u0 ^ u1 ^ mask.m;
         #[allow(unused_mut)]
         let mut v = v0 ^ v1 ^ mask.v;

@@ -185,6 +185,24 @@ fn two_flipped_and_outputs_are_rejected_in_one_row_or_across_rows() {
     }
 }
 
+/// Both sides sum full chunks of 2,048 gates on the pool while the circuit runs: a batch of
+/// two such chunks and a staged tail proves honestly, and a false gate in either chunk or in
+/// the tail fails the check.
+#[test]
+fn false_gates_in_chunks_summed_on_the_pool_are_rejected() {
+    let n = 4500;
+    let xs = random_bits(n);
+    let ys = random_bits(n);
+    let (p, v) = zk_run(Cheat::default(), |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    assert_eq!(p.unwrap(), v.unwrap());
+    for gate in [3, 2047, 2048, 4095, 4096, 4499] {
+        let cheat = Cheat { flip_commit: Some(2 * n + gate), ..Default::default() };
+        let (p, v) = zk_run(cheat, |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+        assert!(p.is_ok());
+        assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "gate {gate}: {v:?}");
+    }
+}
+
 #[test]
 fn flipped_opened_value_is_rejected() {
     let n = 20;

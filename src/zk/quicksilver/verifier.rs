@@ -4,7 +4,8 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
-use super::check::{and_sums, verifier_product_sums, Challenge};
+use super::and_rows::AndRows;
+use super::check::{and_rows_sum, verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
 use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache};
 use crate::zk::channel::Channel;
@@ -30,7 +31,7 @@ pub struct VerifierBackend {
     open_cursor: usize,
     open_hash: Sha256,
     const_hash: Sha256,
-    and_triples: Vec<[F128; 3]>,
+    and_rows: AndRows,
     product_triples: Vec<[F128; 3]>,
     inverses: PendingInverses,
     stats: BatchStats,
@@ -55,7 +56,7 @@ impl VerifierBackend {
             open_cursor: 0,
             open_hash: Sha256::new(),
             const_hash: Sha256::new(),
-            and_triples: Vec::new(),
+            and_rows: AndRows::default(),
             product_triples: Vec::new(),
             inverses: PendingInverses::default(),
             stats: BatchStats::default(),
@@ -117,6 +118,15 @@ impl VerifierBackend {
     }
 }
 
+/// Δ and the keys, with Δ, open every MAC of the session: wiped when the verifier goes.
+impl Drop for VerifierBackend {
+    fn drop(&mut self) {
+        self.delta.zeroize();
+        self.pool_keys.zeroize();
+        self.product_triples.zeroize();
+    }
+}
+
 impl Backend for VerifierBackend {
     type Bit = VBit;
     type Elem = F128;
@@ -155,7 +165,7 @@ impl Backend for VerifierBackend {
         let z = self.commit(None);
         self.stats.and_gates += 1;
         if !self.counting {
-            self.and_triples.push([a.k, b.k, z.k]);
+            self.and_rows.push([a.k, b.k, z.k]);
         }
         z
     }
@@ -308,7 +318,7 @@ impl<S: CotSender> Verifier<S> {
 
     /// Whether a deferred batch still waits for its multiplication check.
     pub fn check_pending(&self) -> bool {
-        !self.backend.and_triples.is_empty() || !self.backend.product_triples.is_empty()
+        !self.backend.and_rows.is_empty() || !self.backend.product_triples.is_empty()
     }
 
     async fn run_batch<C: Channel, T>(
@@ -355,7 +365,6 @@ impl<S: CotSender> Verifier<S> {
         self.backend.reset_batch(false);
         self.backend.corrections = payload[..corr_len].to_vec();
         self.backend.open_values = payload[corr_len..corr_len + open_len].to_vec();
-        self.backend.and_triples.reserve(counted.and_gates);
         self.backend.product_triples.reserve(counted.products);
         self.backend.inverses.reserve(counted.products / 2, false);
         let out = f(&mut self.backend);
@@ -375,16 +384,15 @@ impl<S: CotSender> Verifier<S> {
         let mut seed = [0u8; 16];
         rand::rng().fill_bytes(&mut seed);
         ch.send(seed.to_vec()).await?;
-        let n_and = self.backend.and_triples.len();
-        let challenge = Challenge::new(seed, n_and, self.backend.product_triples.len());
+        let challenge = Challenge::new(seed, self.backend.and_rows.gates(), self.backend.product_triples.len());
         let mask_key = self.backend.random_elem_key();
         if self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
-        let ((a0, c0), (a1, c1)) = rayon::join(
-            || and_sums(&challenge, &self.backend.and_triples),
-            || verifier_product_sums(&challenge, &self.backend.product_triples),
-        );
+        let mut rows = self.backend.and_rows.take_rows();
+        let (a0, c0) = and_rows_sum(&challenge, &rows);
+        rows.zeroize();
+        let (a1, c1) = verifier_product_sums(&challenge, &self.backend.product_triples);
         let delta = self.backend.delta;
         let w = a0 ^ a1 ^ (delta * (c0 ^ c1)) ^ mask_key;
 
@@ -398,7 +406,7 @@ impl<S: CotSender> Verifier<S> {
         vb.copy_from_slice(&answer[16..]);
         let (u, v) = (F128::from_le_bytes(ub), F128::from_le_bytes(vb));
         let mult_ok = w == u ^ (v * delta);
-        self.backend.and_triples.clear();
+        self.backend.product_triples.zeroize();
         self.backend.product_triples.clear();
         if !mult_ok {
             self.backend.reset_batch(true);
