@@ -210,6 +210,12 @@ impl PendingInverses {
     }
 }
 
+impl Drop for PendingInverses {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
 /// Either side's batch driver ([`Prover`] or [`Verifier`]), so that protocol code can be
 /// written once over both parties: `async fn f<P: Party<C>, C: Channel>(party: &mut P, …)`.
 #[allow(async_fn_in_trait)]
