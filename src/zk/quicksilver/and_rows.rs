@@ -21,6 +21,9 @@ use crate::zk::field::F128;
 const CHUNK_GATES: usize = 2048;
 const CHUNK_ROWS: usize = CHUNK_GATES / AND_ROW;
 const _: () = assert!(CHUNK_GATES % AND_ROW == 0);
+/// Wiped chunk buffers kept for reuse (more are freed): enough for the chunks a pool of a few
+/// threads has in hand, so a long batch does not keep a buffer per chunk it made.
+const SPARE_MAX: usize = 8;
 
 /// One party's AND triples ([M_x, M_y, A1] or [K_x, K_y, K_z]) since the last check, as row
 /// sums (finished chunks) plus the triples of the chunk being filled.
@@ -73,9 +76,12 @@ impl AndRows {
     /// Waits for (or computes) the oldest pending chunk and appends its rows.
     fn collect_front(&mut self) {
         if let Some(slot) = self.pending.pop_front() {
-            let (sums, buffer) = slot.wait();
+            let (mut sums, buffer) = slot.wait();
             self.rows.extend_from_slice(&sums);
-            self.spare.push(buffer);
+            sums.zeroize();
+            if self.spare.len() < SPARE_MAX {
+                self.spare.push(buffer);
+            }
         }
     }
 
