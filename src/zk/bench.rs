@@ -263,62 +263,62 @@ where
 /// An in-memory channel pair behind an emulated link, for the [`Section::Links`] figures: each
 /// direction is first in, first out, a message leaves when the link has sent the previous ones
 /// (serialisation delay len·8/bandwidth) and arrives a one-way delay later, as in
-/// [`crate::bench::netem`] (which shapes TCP for the end-to-end runs). The receiver sleeps until
-/// a message's arrival: each party runs on a thread of its own here.
+/// [`crate::bench::netem`] (which shapes TCP for the end-to-end runs). The messages go through
+/// a [`MemoryChannel`](crate::zk::channel::MemoryChannel) (its size limit and byte counts), their
+/// arrival times through a queue beside it; the receiver sleeps until a message's arrival: each
+/// party runs on a thread of its own here.
 #[cfg(not(target_arch = "wasm32"))]
 mod link {
     use crate::bench::netem::LinkShape;
-    use crate::zk::channel::{Channel, ChannelError};
+    use crate::zk::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
     use futures::channel::mpsc;
     use futures::StreamExt;
     use std::time::{Duration, Instant};
 
     pub(super) struct LinkChannel {
-        tx: mpsc::UnboundedSender<(Instant, Vec<u8>)>,
-        rx: mpsc::UnboundedReceiver<(Instant, Vec<u8>)>,
+        inner: MemoryChannel,
+        /// The arrival time of every message this end sent, in order, and of the peer's.
+        arrivals_out: mpsc::UnboundedSender<Instant>,
+        arrivals_in: mpsc::UnboundedReceiver<Instant>,
         shape: LinkShape,
         /// When this end's outgoing link has sent everything queued so far.
         free_at: Instant,
-        max_message: usize,
-        sent: u64,
-        received: u64,
     }
 
     /// Two connected ends, the same `shape` each way.
     pub(super) fn pair(shape: LinkShape, max_message: usize) -> (LinkChannel, LinkChannel) {
+        let (a, b) = memory_pair(max_message);
         let (atx, brx) = mpsc::unbounded();
         let (btx, arx) = mpsc::unbounded();
         let now = Instant::now();
-        let end = |tx, rx| LinkChannel { tx, rx, shape, free_at: now, max_message, sent: 0, received: 0 };
-        (end(atx, arx), end(btx, brx))
+        let end = |inner, arrivals_out, arrivals_in| LinkChannel { inner, arrivals_out, arrivals_in, shape, free_at: now };
+        (end(a, atx, arx), end(b, btx, brx))
     }
 
     impl Channel for LinkChannel {
         async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError> {
-            if msg.len() > self.max_message {
-                return Err(ChannelError::TooLarge { len: msg.len(), max: self.max_message });
-            }
-            let serialise = self.shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(msg.len() as f64 * 8.0 / bps));
+            let len = msg.len();
+            self.inner.send(msg).await?;
+            let serialise = self.shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(len as f64 * 8.0 / bps));
             self.free_at = self.free_at.max(Instant::now()) + serialise;
-            self.sent += msg.len() as u64;
-            self.tx.unbounded_send((self.free_at + self.shape.delay, msg)).map_err(|_| ChannelError::Closed)
+            self.arrivals_out.unbounded_send(self.free_at + self.shape.delay).map_err(|_| ChannelError::Closed)
         }
 
         async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
-            let (arrival, msg) = self.rx.next().await.ok_or(ChannelError::Closed)?;
+            let msg = self.inner.recv().await?;
+            let arrival = self.arrivals_in.next().await.ok_or(ChannelError::Closed)?;
             let now = Instant::now();
             if arrival > now {
                 std::thread::sleep(arrival - now);
             }
-            self.received += msg.len() as u64;
             Ok(msg)
         }
 
         fn bytes_sent(&self) -> u64 {
-            self.sent
+            self.inner.bytes_sent()
         }
         fn bytes_received(&self) -> u64 {
-            self.received
+            self.inner.bytes_received()
         }
     }
 }
