@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use zeroize::Zeroize;
 
-use super::check::AND_ROW;
+use super::check::{and_rows_sum, Challenge, AND_ROW};
 use crate::zk::field::F128;
 
 /// Gates per chunk handed to the pool: whole rows, a task of tens of microseconds.
@@ -41,7 +41,7 @@ pub(crate) struct AndRows {
 }
 
 impl AndRows {
-    /// Gates since the last [`take_rows`](Self::take_rows).
+    /// Gates since the last check ([`take_sum`](Self::take_sum)).
     pub(crate) fn gates(&self) -> usize {
         self.gates
     }
@@ -85,9 +85,18 @@ impl AndRows {
         }
     }
 
+    /// The AND gates' part of the check under `ch` ([`and_rows_sum`] over every row); the rows
+    /// start again empty.
+    pub(crate) fn take_sum(&mut self, ch: &Challenge) -> (F128, F128) {
+        let mut rows = self.take_rows();
+        let sums = and_rows_sum(ch, &rows);
+        rows.zeroize();
+        sums
+    }
+
     /// Every row's sums (g0_r, g1_r), in row order; the rows start again empty. The last row
     /// may be partial. The caller wipes the result.
-    pub(crate) fn take_rows(&mut self) -> Vec<[F128; 2]> {
+    fn take_rows(&mut self) -> Vec<[F128; 2]> {
         while !self.pending.is_empty() {
             self.collect_front();
         }
@@ -205,7 +214,6 @@ fn sum_chunk(mut chunk: Vec<[F128; 3]>) -> ([[F128; 2]; CHUNK_ROWS], Vec<[F128; 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zk::quicksilver::check::{and_rows_sum, Challenge};
     use rand::Rng;
 
     fn random_triples(n: usize) -> Vec<[F128; 3]> {

@@ -4,7 +4,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 use super::and_rows::AndRows;
-use super::check::{and_rows_sum, prover_product_sums, Challenge};
+use super::check::{prover_product_sums, Challenge};
 use super::{
     cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
@@ -466,9 +466,7 @@ impl<R: CotReceiver> Prover<R> {
             seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
         let challenge = Challenge::new(seed, self.backend.and_rows.gates(), self.backend.product_triples.len());
         let mask = self.backend.random_elem();
-        let mut rows = self.backend.and_rows.take_rows();
-        let (u0, v0) = and_rows_sum(&challenge, &rows);
-        rows.zeroize();
+        let (u0, v0) = self.backend.and_rows.take_sum(&challenge);
         let (u1, v1) = prover_product_sums(&challenge, &self.backend.product_triples);
         let u = u0 ^ u1 ^ mask.m;
         #[allow(unused_mut)]

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 use super::and_rows::AndRows;
-use super::check::{and_rows_sum, verifier_product_sums, Challenge};
+use super::check::{verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
 use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache};
 use crate::zk::channel::Channel;
@@ -389,9 +389,7 @@ impl<S: CotSender> Verifier<S> {
         if self.backend.overrun {
             return Err(ProofError::NonDeterministicCircuit);
         }
-        let mut rows = self.backend.and_rows.take_rows();
-        let (a0, c0) = and_rows_sum(&challenge, &rows);
-        rows.zeroize();
+        let (a0, c0) = self.backend.and_rows.take_sum(&challenge);
         let (a1, c1) = verifier_product_sums(&challenge, &self.backend.product_triples);
         let delta = self.backend.delta;
         let w = a0 ^ a1 ^ (delta * (c0 ^ c1)) ^ mask_key;
