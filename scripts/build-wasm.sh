@@ -4,6 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-# shellcheck disable=SC2086
-env $TLSPROOF_WASM_ENV CARGO_PROFILE_RELEASE_LTO=thin wasm-pack --log-level warn build --target web --release --out-dir pkg --out-name tlsproof .
+wasm_env CARGO_PROFILE_RELEASE_LTO=thin wasm-pack --log-level warn build --target web --release --out-dir pkg --out-name tlsproof .
 bash scripts/build-package.sh

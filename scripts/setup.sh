@@ -3,13 +3,32 @@
 # (idempotent; a few seconds when all is present). Writes .tlsproof/toolchain.env, which
 # scripts/env.sh sources.
 #
-# Threaded wasm needs std rebuilt with atomics (-Z build-std), so a compiler with the std
-# sources: rustup's nightly + rust-src where rustup can download it, otherwise Debian's
-# rustc-web/cargo-web/rust-web-src with RUSTC_BOOTSTRAP=1.
+# Two Rust toolchains, chosen separately because they need different things:
+# - the host toolchain builds native code and installs the host tools (wasm-bindgen-cli, wasm-pack).
+#   It should be a released cargo: rustup's stable (or another numbered toolchain), else Debian's
+#   cargo. A nightly cargo is the last resort: a newer nightly has failed to resolve the tools'
+#   dependencies against the registry while the stable cargo resolved them.
+# - the wasm toolchain builds threaded wasm, which needs std rebuilt with atomics (-Z build-std),
+#   so a compiler with the std sources: rustup's nightly + rust-src where it is there or can be
+#   downloaded, otherwise Debian's rustc-web/cargo-web/rust-web-src with RUSTC_BOOTSTRAP=1. It is
+#   used for wasm builds only (scripts/env.sh: `wasm_env`).
+#
+# Pinned: wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock, wasm-pack at
+# WASM_PACK_VERSION; each is installed with its own published lock file (--locked) when the
+# registry serves every version in it, else resolved fresh.
+#
+# Environment:
+#   TLSPROOF_TOOL_ROOT       where `cargo install` puts the host tools (default: $CARGO_HOME or ~/.cargo)
+#   TLSPROOF_WASM_TOOLCHAIN  nightly | debian: force the wasm toolchain
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .tlsproof
 log() { echo "[setup] $*" >&2; }
+
+WASM_PACK_VERSION=0.13.1
+TOOL_ROOT="${TLSPROOF_TOOL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}"
+mkdir -p "$TOOL_ROOT/bin"
+TOOL_ROOT="$(cd "$TOOL_ROOT" && pwd)"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -22,68 +41,112 @@ apt_install() {
   log "apt-get install ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 }
+debian_rust() { apt_install rustc-web cargo-web rust-web-src; }
 
 # C toolchain for ring's wasm build, wasm-opt, Chromium + ChromeDriver, openssl (interop tests),
 # a font for the benchmark plots' PNG text.
 apt_install clang-22 lld-22 binaryen chromium chromium-driver openssl pkg-config fonts-dejavu-core
 
-# --- Rust toolchain that can -Z build-std for wasm32 ---
-toolchain=""
-if [ -z "${TLSPROOF_TOOLCHAIN:-}" ] || [ "${TLSPROOF_TOOLCHAIN}" = nightly ]; then
-  if command -v rustup >/dev/null 2>&1; then
-    if rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
-      toolchain=nightly
-    elif timeout 300 rustup toolchain install nightly --profile minimal --component rust-src >/dev/null 2>&1 \
-        && rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
-      toolchain=nightly
-    fi
+have_rustup=0
+command -v rustup >/dev/null 2>&1 && have_rustup=1
+rustup_toolchains() { [ $have_rustup = 1 ] && rustup toolchain list 2>/dev/null | awk '{print $1}'; }
+
+# --- host toolchain: released rustup toolchains (stable first), then Debian's cargo, then nightly ---
+host_candidates=()
+if [ $have_rustup = 1 ]; then
+  while read -r t; do case "$t" in stable-*) host_candidates+=("$t") ;; esac; done < <(rustup_toolchains)
+  while read -r t; do case "$t" in [0-9]*) host_candidates+=("$t") ;; esac; done < <(rustup_toolchains)
+fi
+host_candidates+=(debian)
+if [ $have_rustup = 1 ]; then
+  while read -r t; do case "$t" in nightly*|beta*) host_candidates+=("$t") ;; esac; done < <(rustup_toolchains)
+fi
+# Runs cargo of host toolchain $1 with the rest as arguments.
+host_cargo() {
+  local t=$1; shift
+  if [ "$t" = debian ]; then
+    env -u RUSTUP_TOOLCHAIN RUSTC=/usr/bin/rustc /usr/bin/cargo "$@"
+  else
+    rustup run "$t" cargo "$@"
+  fi
+}
+host_toolchain=""
+for t in "${host_candidates[@]}"; do
+  if [ "$t" = debian ] && [ $have_rustup = 1 ]; then continue; fi   # only as an installer fallback
+  host_toolchain=$t; break
+done
+if [ "$host_toolchain" = debian ]; then debian_rust; fi
+
+# Installs crate $1 at version $2 (binary $3) into $TOOL_ROOT, trying each host toolchain in
+# turn, each first with the crate's own lock file and then without.
+install_tool() {
+  local crate=$1 version=$2 bin=$3 t locked out
+  out=$(mktemp)
+  for t in "${host_candidates[@]}"; do
+    if [ "$t" = debian ]; then debian_rust; fi
+    for locked in --locked ""; do
+      log "cargo install $crate $version ${locked:+(locked) }with the $t toolchain (a few minutes)"
+      if host_cargo "$t" install -q --force $locked --root "$TOOL_ROOT" --version "=$version" "$crate" >"$out" 2>&1; then
+        rm -f "$out"; return 0
+      fi
+      log "  failed: $(grep -m1 -E '^error' "$out" || tail -1 "$out")"
+    done
+  done
+  cat "$out" >&2; rm -f "$out"
+  log "could not install $crate $version ($bin) with any toolchain: ${host_candidates[*]}"
+  exit 1
+}
+tool_version() { "$TOOL_ROOT/bin/$1" --version 2>/dev/null | awk '{print $2}'; }
+
+# --- wasm toolchain ---
+wasm_toolchain="${TLSPROOF_WASM_TOOLCHAIN:-}"
+has_nightly_src() { rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; }
+if [ -z "$wasm_toolchain" ] && [ $have_rustup = 1 ]; then
+  if has_nightly_src; then
+    wasm_toolchain=nightly
+  elif rustup_toolchains | grep -q '^nightly'; then
+    # Add rust-src to the nightly that is there; never update that toolchain.
+    timeout 300 rustup component add rust-src --toolchain nightly >/dev/null 2>&1 && has_nightly_src && wasm_toolchain=nightly
+  elif timeout 300 rustup toolchain install nightly --profile minimal --component rust-src >/dev/null 2>&1 \
+      && has_nightly_src; then
+    wasm_toolchain=nightly
   fi
 fi
-if [ -z "$toolchain" ]; then
-  log "using Debian's rustc-web toolchain"
-  apt_install rustc-web cargo-web rust-web-src
-  toolchain=debian
-fi
+[ -n "$wasm_toolchain" ] || wasm_toolchain=debian
+[ "$wasm_toolchain" = debian ] && debian_rust
 
-if [ "$toolchain" = nightly ]; then
-  cat > .tlsproof/toolchain.env <<ENV
-export RUSTUP_TOOLCHAIN=nightly
-export PATH="\$HOME/.cargo/bin:\$PATH"
-ENV
-else
-  cat > .tlsproof/toolchain.env <<ENV
-unset RUSTUP_TOOLCHAIN
-export PATH="/usr/bin:\$PATH:\$HOME/.cargo/bin"
-export RUSTC_BOOTSTRAP=1
-ENV
-fi
-cat >> .tlsproof/toolchain.env <<'ENV'
-export CC_wasm32_unknown_unknown=clang-22
-export AR_wasm32_unknown_unknown=llvm-ar-22
-# -Z build-std for wasm builds (wasm-pack does not pass extra cargo flags to every build).
-export TLSPROOF_WASM_ENV="CARGO_UNSTABLE_BUILD_STD=std,panic_abort"
-ENV
+{
+  echo "# Written by scripts/setup.sh."
+  # rustup's proxies, for a shell whose PATH lacks them
+  if [ $have_rustup = 1 ]; then echo "export PATH=\"$(dirname "$(command -v rustup)"):\$PATH\""; fi
+  echo "export PATH=\"$TOOL_ROOT/bin:\$PATH\""
+  if [ "$host_toolchain" = debian ]; then
+    echo "unset RUSTUP_TOOLCHAIN"
+    echo "export PATH=\"/usr/bin:\$PATH\""
+  else
+    echo "export RUSTUP_TOOLCHAIN=$host_toolchain"
+  fi
+  echo "export TLSPROOF_HOST_TOOLCHAIN=$host_toolchain"
+  echo "export TLSPROOF_WASM_TOOLCHAIN=$wasm_toolchain"
+  echo "export CC_wasm32_unknown_unknown=clang-22"
+  echo "export AR_wasm32_unknown_unknown=llvm-ar-22"
+} > .tlsproof/toolchain.env
 # shellcheck disable=SC1091
-. .tlsproof/toolchain.env
-log "toolchain: $toolchain ($(rustc --version))"
+. scripts/env.sh
+log "host toolchain: $host_toolchain ($(rustc --version)); wasm toolchain: $wasm_toolchain ($(wasm_env rustc --version))"
 
 # wasm-pack refuses to run when the sysroot has no wasm32 directory; build-std supplies std.
-sysroot_wasm="$(rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown/lib"
+sysroot_wasm="$(wasm_env rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown/lib"
 [ -d "$sysroot_wasm" ] || $SUDO mkdir -p "$sysroot_wasm"
 
-# --- wasm-bindgen CLI at exactly the version in Cargo.lock, and wasm-pack ---
+# --- host tools, at pinned versions ---
 [ -f Cargo.lock ] || cargo generate-lockfile
 wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]; then
-  log "cargo install wasm-bindgen-cli $wb_version (a few minutes)"
-  cargo install -q --force wasm-bindgen-cli --version "$wb_version"
-fi
-if ! command -v wasm-pack >/dev/null 2>&1; then
-  log "cargo install wasm-pack (a few minutes)"
-  cargo install -q wasm-pack
-fi
+[ "$(tool_version wasm-bindgen)" = "$wb_version" ] || install_tool wasm-bindgen-cli "$wb_version" wasm-bindgen
+[ "$(tool_version wasm-pack)" = "$WASM_PACK_VERSION" ] || install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack
+log "wasm-bindgen $(tool_version wasm-bindgen), wasm-pack $(tool_version wasm-pack) in $TOOL_ROOT/bin"
 
-# --- JavaScript dev dependencies (TypeScript, the browser driver) ---
+# --- JavaScript dev dependencies (TypeScript, wasm-opt for the package) ---
 if [ -f package-lock.json ] && [ ! -d node_modules ]; then
   log "npm ci"
   npm ci --no-audit --no-fund --loglevel=error

@@ -21,17 +21,18 @@ bin="$run/tlsproof"
 $bin echo-server --listen 127.0.0.1:0 --addr-file "$run/echo" >/dev/null & pids+=($!)
 $bin fixture-server --listen 127.0.0.1:0 --addr-file "$run/fixture" --ca-out "$run/ca.pem" >/dev/null & pids+=($!)
 for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
-$bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$(cat "$run/fixture")" --addr-file "$run/proxy" >/dev/null & pids+=($!)
-$bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/verifier" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
+# The verifier dials the name it certifies: the fixture's certificate is for localhost.
+fixture="localhost:$(sed 's/.*://' "$run/fixture")"
+$bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$fixture" --addr-file "$run/proxy" >/dev/null & pids+=($!)
+$bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
 for f in proxy verifier; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
 export TLSPROOF_TEST_VERIFIER="ws://$(cat "$run/verifier")/"
-export TLSPROOF_TEST_FIXTURE="$(cat "$run/fixture")"
+export TLSPROOF_TEST_FIXTURE="$fixture"
 export TLSPROOF_TEST_CA="$(cat "$run/ca.pem")"
 export WASM_BINDGEN_TEST_TIMEOUT=300
-# shellcheck disable=SC2086
-env $TLSPROOF_WASM_ENV wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release .
+wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release .
 
 # The abort test closed a session mid-proof (and the bad-option tests had sessions refused):
 # the verifier must report rejected sessions and still be serving.
@@ -54,7 +55,7 @@ node_modules/.bin/tsc -p tests/types && echo "tsc: tests/types/usage.ts compiles
 node tests/readme-snippets.mjs
 
 echo "== browser end to end: tlsproof verifier --www, driven through chromedriver =="
-$bin verifier --listen 127.0.0.1:0 --allow "$(cat "$run/fixture")" --roots "$run/ca.pem" --addr-file "$run/www-verifier" \
+$bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/www-verifier" \
   --www www --pkg dist/tlsproof >"$run/www-verifier.log" 2>&1 & pids+=($!)
 for _ in $(seq 100); do [ -s "$run/www-verifier" ] && break; sleep 0.1; done
 [ -s "$run/www-verifier" ] || { echo "the verifier with --www did not start:"; cat "$run/www-verifier.log"; exit 1; }

@@ -65,15 +65,15 @@
 //! AES-NI per block, so expect ≈5× these there.
 //!
 //! **Default k = 6** ([`DEFAULT_K`]). k = 8 minimises the prover's upload, but its 2^k PRG
-//! work per block landed on the browser prover's critical path while the browser's PRG was
+//! work per block lands on the browser prover's critical path when the browser's PRG is
 //! bitsliced AES: preprocessing (fast-path session, local, headless Chromium) took 0.55 s with
 //! k = 8 and 0.45 s with k = 5, for 61 kB less upload. With ChaCha12 in the browser (two
-//! back-to-back rounds, medians of 8, browser fast path) k = 8 no longer cost time (cable
+//! back-to-back rounds, medians of 8, browser fast path) k = 8 costs no time (cable
 //! 0.523 / 0.561 s against 0.537 / 0.525 s with k = 5, local 0.206 / 0.195 against
-//! 0.207 / 0.198 s) but gained none either, and grew the page's wasm memory (94–162 vs 73 MB).
-//! Since Ferret's small parameter set ([`super::ferret::LpnParams::SMALL_256K`]) made the bootstrap
-//! most of a session's upload, the default is k = 6: 21 instead of 25 bits per COT (the
-//! protocol's preprocessing 8.1 → 7.3 bits per COT in all, see [`super::ferret`]) for
+//! 0.207 / 0.198 s) but gains none either, and grows the page's wasm memory (94–162 vs 73 MB).
+//! With Ferret's small parameter set ([`super::ferret::LpnParams::SMALL_256K`]) the bootstrap is
+//! most of a session's upload, so the default is k = 6: 21 instead of 25 bits per COT (the
+//! protocol's preprocessing 7.3 instead of 8.1 bits per COT in all, see [`super::ferret`]) for
 //! 11 instead of 6.5 PRG blocks per COT and party, about 2 ms of ChaCha12 per party in the
 //! browser for the ≈38k bootstrap COTs.
 //!

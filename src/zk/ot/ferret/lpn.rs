@@ -6,14 +6,14 @@
 //! local code of the Ferret paper.
 //!
 //! The matrix is public randomness from a seed, so any secure PRG serves; the lanes are packed
-//! densely (earlier versions spent 3 blocks per column and dropped 2 lanes), which is the same
-//! PRG output distribution per lane with 17% fewer PRG blocks.
+//! densely (rather than 3 blocks per column with 2 lanes dropped), which is the same PRG output
+//! distribution per lane with 17% fewer PRG blocks.
 //!
 //! Encoding runs in place over the SPCOT output vector (y = v ⊕ A·K), in parallel chunks, so
 //! no extra n-sized buffer is allocated; within a chunk, indices are generated for
-//! `SUB` columns at a time into a stack buffer that stays in L1 next to the gathers. (Session 5
-//! kept a matrix the prover used again in memory, for wasm's software AES; with ChaCha12 as the
-//! browser's PRG generating the indices is about as fast as reading them back, so it went.)
+//! `SUB` columns at a time into a stack buffer that stays in L1 next to the gathers. The matrix
+//! is regenerated rather than kept in memory for reuse: with ChaCha12 as the browser's PRG,
+//! generating the indices is about as fast as reading them back.
 
 use crate::zk::prg::{Prg, PrgKind};
 use rayon::prelude::*;

@@ -91,8 +91,8 @@
 //!   Two crashes of the estimator's newest code were patched at run time without changing
 //!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
 //!   hybrid for candidates costing over 2^1024.
-//! * **The setup k.** The paper's k = 36,288 now estimates at 122.1 bits and the 37,248 we
-//!   used before at 125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
+//! * **The setup k.** The paper's k = 36,288 estimates at 122.1 bits and k = 37,248 at
+//!   125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
 //!   multiple of 256 at ≥ 128 bits (ISD 138.2 there).
 //! * **The small sets.** They are ours: n steps from 2^18 (the protocol's 200k demand in one
 //!   iteration) to 2^19 so that a demand just past one set's net output still costs ≤ 7.4 bits
@@ -116,7 +116,7 @@
 //!   - setup: 182,832 B for 599,779 (2.44 bit/COT);
 //!   - small sets: 73,824 B for 223,872 (2.64 bit/COT) … 147,552 B for 478,336 (2.47).
 //!
-//!   (The GGM trees of earlier versions sent t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits.)
+//!   (Full GGM trees would send t·(2h+1)·16 B plus ⌈t·h/8⌉ B of choice bits.)
 //! * **Fresh session**, base OTs and bootstrap included: total bytes both directions (prover
 //!   upload in brackets). KOS alone costs 128 bit/COT; SoftSpokenOT k = 6 alone costs 21.
 //!
@@ -135,22 +135,23 @@
 //! * **Time at 200k.** Both parties together take ≈38 ms with the small set against ≈68 ms
 //!   with the setup set, and ≈32 ms for KOS.
 //! * **Per-phase split of one iteration**: `cargo run --release --example ferret_bench phases`.
-//!   2 noisy shared cores, each phase alone on touched buffers, session 8 (medians of 7):
+//!   2 noisy shared cores, each phase alone on touched buffers (medians of 7):
 //!   - main: half trees 32 ms sender / 51 ms receiver; χ sums 30 / 33 ms; LPN encode 119 / 159
 //!     ms, of which index generation ≈52 ms per side; 51.6 ns per net COT in all;
 //!   - the 2M set: 43.0 ns per net COT; setup: 34.5 ns (its 600 kB LPN secret fits the 1 MB
 //!     L2, where a gather costs ≈0.57 ns against ≈0.83 ns from main's 9.4 MB).
 //! * **The PRG.** The session's PRG ([`crate::zk::prg`], chosen by the prover) expands the SPCOT
 //!   check's χ and the LPN matrix: AES-128-CTR with AES-NI, ChaCha12 in the browser. There
-//!   ChaCha12 runs ≈7× faster than bitsliced AES (Ferret 10M COTs in Chromium: 2.1 → 5.2 M
-//!   COT/s with it). The trees' fixed-key hashes stay AES.
-//! * **Speed.** Ferret runs at ≈0.7–0.9× KOS's rate per correlation here (17 against 19 M COT/s
-//!   at 10M, session 8's medians), and no implementation of it reaches 2×: per correlation and
-//!   side it computes ≈4.5 AES blocks, one field product and 10 random reads where KOS computes
-//!   1.5–3 AES blocks, a share of a transpose and one product (`docs/benchmarks.md`, "Ferret
-//!   against KOS on one machine"). What Ferret saves is the wire: 0.48 instead of 128 bits per
-//!   correlation at 10M, so over emulated links it is 2.4–2.7× KOS's rate (1 Gbit/s LAN, 10M),
-//!   ≈6× (100 Mbit/s, 1M) and ≈7× (20 Mbit/s, 200k): `tlsproof bench zk --only links`.
+//!   ChaCha12 runs ≈7× faster than bitsliced AES (Ferret 10M COTs in Chromium: 5.2 M COT/s
+//!   with it, 2.1 with bitsliced AES as the PRG). The trees' fixed-key hashes stay AES.
+//! * **Speed.** Over an in-memory channel Ferret runs below KOS's rate per correlation here
+//!   (18.3 against 22.9 M COT/s at 10M, the medians in `docs/benchmarks.md`), and no
+//!   implementation of it reaches 2×: per correlation and side it computes ≈4.5 AES blocks,
+//!   one field product and 10 random reads where KOS computes 1.5–3 AES blocks, a share of a
+//!   transpose and one product (`docs/benchmarks.md`, "Ferret against KOS"). What Ferret saves
+//!   is the wire: 0.48 instead of 128 bits per correlation at 10M, so over emulated links it is
+//!   2.4–2.8× KOS's rate (1 Gbit/s LAN, 10M), ≈6× (100 Mbit/s, 1M) and ≈7× (20 Mbit/s, 200k):
+//!   `tlsproof bench zk --only links`.
 //!
 //! # What leaks (malicious security)
 //! See [`spcot`]: a malicious verifier learns one predicate bit of its choice about the noise
