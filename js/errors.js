@@ -21,6 +21,7 @@ export const BadOptionsError = make("BAD_OPTIONS", "BadOptionsError");
 export const VerifierUnreachableError = make("VERIFIER_UNREACHABLE", "VerifierUnreachableError");
 export const VerifierRejectedError = make("VERIFIER_REJECTED", "VerifierRejectedError");
 export const ServerNotAllowedError = make("SERVER_NOT_ALLOWED", "ServerNotAllowedError");
+export const ServerNameMismatchError = make("SERVER_NAME_MISMATCH", "ServerNameMismatchError");
 export const ServerUnreachableError = make("SERVER_UNREACHABLE", "ServerUnreachableError");
 export const LimitExceededError = make("LIMIT_EXCEEDED", "LimitExceededError");
 export const TimeoutError = make("TIMEOUT", "TimeoutError");
@@ -34,7 +35,7 @@ export const InternalError = make("INTERNAL", "InternalError");
 
 const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
-  ServerUnreachableError, LimitExceededError, TimeoutError, AbortError, TlsError,
+  ServerNameMismatchError, ServerUnreachableError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError, NotIsolatedError, InternalError,
 ].map((C) => [new C("").code, C]));
 

@@ -44,7 +44,11 @@ export interface NotarizeOptions {
   /** `HOST:PORT` for the verifier to connect to (instead of `url`). */
   server?: string;
   path?: string;
-  /** Name the certificate must be valid for; default: the URL's host. */
+  /**
+   * Name the certificate must be valid for: the URL's (or `server`'s) host, which is also the
+   * default. The verifier certifies only the host it connects to, so another name is refused
+   * with `SERVER_NAME_MISMATCH`.
+   */
   serverName?: string;
   /** Trusted roots (PEM); default: Mozilla's roots. */
   caPem?: string;
@@ -75,15 +79,17 @@ export interface DirectionResult {
   hidden: ByteRange[];
   /** `"fast"`: fully revealed, key opened; `"zk"`: proven in zero knowledge. */
   path: "fast" | "zk";
-  /** Revealed bytes as text, hidden bytes as `█`. */
+  /** Revealed bytes as text, hidden bytes as `█`; control and invisible characters, `\` and a revealed `█` are escaped (`\r`, `\x1b`, `\u{2588}`), so only hidden bytes print as `█`. */
   printable: string;
 }
 
 export interface NotarizeResult {
   /** The name the verifier validated the certificate for. */
   serverName: string;
-  /** `HOST:PORT` the verifier connected to. */
+  /** `HOST:PORT` the verifier connected to: `serverName` and a port. */
   server: string;
+  /** The SNI the ClientHello carried, checked to be `serverName`; `null` when that is an IP address. */
+  sni: string | null;
   /** Unix seconds when the verifier connected to the server. */
   connectionTime: number;
   sent: DirectionResult;
@@ -99,6 +105,7 @@ export type ErrorCode =
   | "VERIFIER_UNREACHABLE"
   | "VERIFIER_REJECTED"
   | "SERVER_NOT_ALLOWED"
+  | "SERVER_NAME_MISMATCH"
   | "SERVER_UNREACHABLE"
   | "LIMIT_EXCEEDED"
   | "TIMEOUT"
@@ -117,6 +124,7 @@ export class BadOptionsError extends TlsproofError { constructor(message: string
 export class VerifierUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "VERIFIER_UNREACHABLE"; }
 export class VerifierRejectedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "VERIFIER_REJECTED"; }
 export class ServerNotAllowedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NOT_ALLOWED"; }
+export class ServerNameMismatchError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NAME_MISMATCH"; }
 export class ServerUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_UNREACHABLE"; }
 export class LimitExceededError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "LIMIT_EXCEEDED"; }
 export class TimeoutError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TIMEOUT"; }

@@ -10,10 +10,13 @@ use tlsproof::protocol::{notarize, ProverConfig, ProverError, Reveal, RevealConf
 use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
+use tlsproof::protocol::messages::ControlMessage;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 struct Env {
     fixture: SocketAddr,
+    /// `localhost:PORT` of the fixture: the certified name, as the verifier dials it.
+    server: String,
     verifier: SocketAddr,
     ca_pem: String,
     reports: UnboundedReceiver<SessionReport>,
@@ -25,12 +28,13 @@ async fn env_with(key_type: KeyType, verifier_roots: Option<RootStore>) -> Env {
     let ca_pem = fixture.certs.ca_pem.clone();
     tokio::spawn(fixture.run());
     let roots = verifier_roots.unwrap_or_else(|| RootStore::from_pem(&ca_pem).unwrap());
-    let config = VerifierConfig::new(AllowList::parse(&faddr.to_string()).unwrap(), roots);
-    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
-    let verifier = server.local_addr().unwrap();
+    let server = format!("localhost:{}", faddr.port());
+    let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), roots);
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = vserver.local_addr().unwrap();
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(server.run(tx));
-    Env { fixture: faddr, verifier, ca_pem, reports }
+    tokio::spawn(vserver.run(tx));
+    Env { fixture: faddr, server, verifier, ca_pem, reports }
 }
 
 fn now() -> u64 {
@@ -52,9 +56,14 @@ async fn run_with(env: &Env, path: &str, headers: &[(&str, &str)], reveal: Revea
 }
 
 fn prover_config(env: &Env) -> ProverConfig {
+    prover_config_for(env, env.server.clone())
+}
+
+/// A prover for `server` (`HOST:PORT`), certifying its host.
+fn prover_config_for(env: &Env, server: String) -> ProverConfig {
     ProverConfig {
-        server: env.fixture.to_string(),
-        server_name: "localhost".into(),
+        server_name: server.rsplit_once(':').unwrap().0.to_string(),
+        server,
         roots: RootStore::from_pem(&env.ca_pem).unwrap(),
         max_sent: 4096,
         max_recv: 128 * 1024,
@@ -80,6 +89,7 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
             Err(e) => panic!("prover: {e}; verifier: {:?}", env.reports.recv().await),
         };
         let v = &out.verified;
+        assert_eq!((v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()), ("localhost", env.server.as_str(), Some("localhost")));
         assert!(v.received.fast_path, "a fully revealed response takes the fast path");
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
@@ -131,16 +141,7 @@ async fn refusals_reach_the_prover_with_reasons() {
     let dead = { let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); l.local_addr().unwrap() };
     for (server, needle) in [(dead.to_string(), "not on the proxy's allow-list")] {
         let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-        let config = ProverConfig {
-            server,
-            server_name: "localhost".into(),
-            roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-            max_sent: 4096,
-            max_recv: 4096,
-            now: now(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
-        };
+        let config = ProverConfig { max_recv: 4096, ..prover_config_for(&env, server) };
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
         assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains(needle)), "{err}");
@@ -156,16 +157,7 @@ async fn refusals_reach_the_prover_with_reasons() {
     let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(server.run(tx));
     let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
-    let config = ProverConfig {
-        server: dead.to_string(),
-        server_name: "localhost".into(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
-        max_recv: 4096,
-        now: now(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
-    };
+    let config = ProverConfig { max_recv: 4096, ..prover_config_for(&env, dead.to_string()) };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("unreachable");
     assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("cannot connect to the server")), "{err}");
@@ -253,19 +245,10 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
         }
     });
     let env = env_with(KeyType::EcdsaP256, None).await;
-    let config = |server: String| ProverConfig {
-        server,
-        server_name: "localhost".into(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
-        max_recv: 4096,
-        now: now(),
-        step_timeout: std::time::Duration::from_millis(300),
-        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
-    };
+    let config = |server: String| ProverConfig { max_recv: 4096, step_timeout: std::time::Duration::from_millis(300), ..prover_config_for(&env, server) };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let socket = WsSocket::connect(&format!("ws://{silent}/")).await.unwrap();
-    let err = notarize(socket, config(env.fixture.to_string()), request.clone(), RevealConfig::default()).await.err().unwrap();
+    let err = notarize(socket, config(env.server.clone()), request.clone(), RevealConfig::default()).await.err().unwrap();
     assert!(matches!(err, ProverError::Timeout("the verifier to accept")), "{err}");
     assert_eq!(err.code(), "TIMEOUT");
 
@@ -290,9 +273,62 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
     assert!(reports.recv().await.unwrap().1.is_err());
 }
 
+/// A prover that points the verifier at a forwarder of its own (which would relay the real
+/// server's handshake, then inject records under the session key the prover knows) cannot get
+/// the real server's name certified: the verifier dials only the name it certifies, on the
+/// allow-list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarder_in_front_of_the_server_cannot_be_certified() {
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use tlsproof::protocol::target::TargetError;
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let forwarder = l.local_addr().unwrap();
+    let fixture = env.fixture;
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = l.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut server) = tokio::net::TcpStream::connect(fixture).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    // The forwarder's address with the real server's name: the prover refuses before connecting…
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let config = ProverConfig { server_name: "localhost".into(), ..prover_config_for(&env, forwarder.to_string()) };
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
+    assert!(matches!(&err, ProverError::Target(TargetError::NameMismatch { .. })), "{err}");
+    assert_eq!(err.code(), "SERVER_NAME_MISMATCH");
+    // (the verifier saw only a connection that closed without a request)
+    assert!(matches!(env.reports.recv().await.unwrap().1, Err(VerifierError::Mux(_))));
+    // …and so does the verifier, asked directly.
+    let request = |server: String, server_name: &str| {
+        ControlMessage::Request(SessionRequest {
+            version: PROTOCOL_VERSION,
+            server,
+            server_name: server_name.into(),
+            max_sent: 1024,
+            max_recv: 1024,
+            preprocess: 0,
+            prg: Default::default(),
+        })
+    };
+    let r = raw_request(&mut env, request(forwarder.to_string(), "localhost")).await;
+    assert!(matches!(&r, Err(VerifierError::Target(TargetError::NameMismatch { host, name })) if host == "127.0.0.1" && name == "localhost"), "{r:?}");
+    assert_eq!(ProverError::VerifierRejected(r.unwrap_err().to_string()).code(), "SERVER_NAME_MISMATCH");
+    // The forwarder by the certified name, or certified as its own IP: not on the allow-list.
+    for server in [format!("localhost:{}", forwarder.port()), forwarder.to_string()] {
+        let name = server.rsplit_once(':').unwrap().0.to_string();
+        let r = raw_request(&mut env, request(server, &name)).await;
+        assert!(matches!(r, Err(VerifierError::Policy(tlsproof::proxy::Refusal::NotAllowed(_)))), "{r:?}");
+    }
+}
+
 /// Sends one raw control frame as a (possibly misbehaving) prover and returns the verifier's
 /// report for that session.
-async fn raw_request(env: &mut Env, msg: tlsproof::protocol::messages::ControlMessage) -> Result<tlsproof::protocol::VerifierOutput, VerifierError> {
+async fn raw_request(env: &mut Env, msg: ControlMessage) -> Result<tlsproof::protocol::VerifierOutput, VerifierError> {
     use futures::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
@@ -306,9 +342,9 @@ async fn raw_request(env: &mut Env, msg: tlsproof::protocol::messages::ControlMe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verifier_refuses_other_versions_and_excessive_limits() {
-    use tlsproof::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
-    let server = env.fixture.to_string();
+    let server = env.server.clone();
     let pre = tlsproof::protocol::proof::preprocess_cots(1024, false, true) as u32;
     let request = |version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
@@ -338,11 +374,15 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
 /// this pins the messages the classification relies on.
 #[test]
 fn verifier_refusals_map_to_stable_error_codes() {
+    use tlsproof::protocol::target::TargetError;
     use tlsproof::proxy::Refusal;
     let code = |e: VerifierError| ProverError::VerifierRejected(e.to_string()).code();
     assert_eq!(code(VerifierError::Connect("refused".into())), "SERVER_UNREACHABLE");
     assert_eq!(code(VerifierError::Policy(Refusal::Unresolvable("x:1".into()))), "SERVER_UNREACHABLE");
     assert_eq!(code(VerifierError::Policy(Refusal::NotAllowed("x:1".into()))), "SERVER_NOT_ALLOWED");
+    let mismatch = TargetError::NameMismatch { host: "127.0.0.1".into(), name: "localhost".into() };
+    assert_eq!(code(VerifierError::Target(mismatch.clone())), "SERVER_NAME_MISMATCH");
+    assert_eq!(ProverError::Target(mismatch).code(), "SERVER_NAME_MISMATCH");
     assert_eq!(code(VerifierError::LimitTooHigh { what: "max_recv", asked: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::TranscriptTooLarge { what: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::AppDataTooLarge { direction: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
@@ -351,23 +391,19 @@ fn verifier_refusals_map_to_stable_error_codes() {
     assert_eq!(code(VerifierError::Version { got: 9, ours: 1 }), "VERIFIER_REJECTED");
 }
 
-/// A prover whose TlsDone claims other byte counts than it exchanged.
-struct MiscountingSocket {
+/// A prover whose control messages `tamper` rewrites on their way to the verifier.
+struct ControlTamperingSocket<F> {
     inner: WsSocket,
-    sent_delta: i64,
-    received_delta: i64,
+    tamper: F,
 }
 
-impl tlsproof::transport::MessageSocket for MiscountingSocket {
+impl<F: FnMut(ControlMessage) -> ControlMessage + Send> tlsproof::transport::MessageSocket for ControlTamperingSocket<F> {
     async fn send(&mut self, msg: &[u8]) -> Result<(), tlsproof::transport::TransportError> {
-        use tlsproof::protocol::messages::ControlMessage;
         // Control frames are channel 0.
         if let Some((0, payload)) = msg.split_first() {
-            if let Ok(ControlMessage::TlsDone(mut done)) = ControlMessage::decode(payload) {
-                done.sent = done.sent.saturating_add_signed(self.sent_delta);
-                done.received = done.received.saturating_add_signed(self.received_delta);
+            if let Ok(m) = ControlMessage::decode(payload) {
                 let mut frame = vec![0u8];
-                frame.extend(ControlMessage::TlsDone(done).encode());
+                frame.extend((self.tamper)(m).encode());
                 return self.inner.send(&frame).await;
             }
         }
@@ -389,10 +425,113 @@ async fn byte_counts_that_differ_from_the_relayed_session_are_rejected() {
         let config = prover_config(&env);
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
         let inner = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-        let socket = MiscountingSocket { inner, sent_delta, received_delta };
+        let socket = ControlTamperingSocket {
+            inner,
+            tamper: move |m| match m {
+                ControlMessage::TlsDone(mut done) => {
+                    done.sent = done.sent.saturating_add_signed(sent_delta);
+                    done.received = done.received.saturating_add_signed(received_delta);
+                    ControlMessage::TlsDone(done)
+                }
+                m => m,
+            },
+        };
         let prover = notarize(socket, config, request, RevealConfig::new(Reveal::All, Reveal::All)).await;
         assert!(matches!(prover, Err(ProverError::VerifierRejected(_))), "{:?}", prover.err());
         let report = tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
         assert!(matches!(report, Err(VerifierError::CountMismatch { .. })), "({sent_delta}, {received_delta}): {report:?}");
+    }
+}
+
+/// Commitments are bounded when the plan is checked, before any wire is built for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_commitments_are_refused_before_the_proof() {
+    use tlsproof::protocol::reveal::{RevealError, MAX_COMMITTED_BYTES};
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let inner = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let socket = ControlTamperingSocket {
+        inner,
+        tamper: |m| match m {
+            ControlMessage::Reveal(mut plan) => {
+                plan.commit_received = vec![0..MAX_COMMITTED_BYTES + 1];
+                ControlMessage::Reveal(plan)
+            }
+            m => m,
+        },
+    };
+    let request = RequestBuilder::get("localhost", "/bytes?n=20000").build().unwrap().bytes;
+    let prover = notarize(socket, prover_config(&env), request, RevealConfig::new(Reveal::All, Reveal::All)).await;
+    assert!(matches!(prover, Err(ProverError::VerifierRejected(_))), "{:?}", prover.err());
+    let report = tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
+    assert!(
+        matches!(report, Err(VerifierError::Reveal { direction: "received commitments", error: RevealError::CommitmentsTooLarge { bytes, .. } }) if bytes == MAX_COMMITTED_BYTES + 1),
+        "{report:?}"
+    );
+}
+
+/// The relay is no TCP pipe: bytes that are not a ClientHello for the certified name never
+/// reach the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
+    use futures::{SinkExt, StreamExt};
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use tlsproof::protocol::relay_guard::RelayError;
+    use tokio::io::AsyncReadExt;
+    use tokio_tungstenite::tungstenite::Message;
+    // An allowed "server" that counts what reaches it.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = l.local_addr().unwrap();
+    let (got_tx, mut got) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = l.accept().await {
+            let got_tx = got_tx.clone();
+            tokio::spawn(async move {
+                let mut all = Vec::new();
+                let _ = tcp.read_to_end(&mut all).await;
+                let _ = got_tx.send(all);
+            });
+        }
+    });
+    let config = VerifierConfig::new(AllowList::parse(&target.to_string()).unwrap(), RootStore::mozilla());
+    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let vaddr = server.local_addr().unwrap();
+    let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(server.run(tx));
+    let hello_for = |name: &str| {
+        let mut c = tlsproof::tls::Client::new(tlsproof::tls::ClientConfig::new(RootStore::mozilla()), name, tlsproof::tls::unix_time(now())).unwrap();
+        c.take_outgoing()
+    };
+    for (payload, want) in [
+        (b"POST /transfer HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec(), "not TLS"),
+        (hello_for("bank.example"), "SNI"),
+    ] {
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{vaddr}/")).await.unwrap();
+        let req = ControlMessage::Request(SessionRequest {
+            version: PROTOCOL_VERSION,
+            server: target.to_string(),
+            server_name: target.ip().to_string(),
+            max_sent: 1024,
+            max_recv: 1024,
+            preprocess: 0,
+            prg: Default::default(),
+        });
+        ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
+        // wait for Accepted, then send the payload on the TLS channel
+        loop {
+            let m = ws.next().await.unwrap().unwrap().into_data();
+            if m.first() == Some(&0) && matches!(ControlMessage::decode(&m[1..]), Ok(ControlMessage::Accepted { .. })) {
+                break;
+            }
+        }
+        ws.send(Message::binary([&[1u8][..], &payload].concat())).await.unwrap();
+        let report = tokio::time::timeout(std::time::Duration::from_secs(30), reports.recv()).await.unwrap().unwrap().1;
+        match (want, &report) {
+            ("not TLS", Err(VerifierError::Relay(RelayError::NotTls(_)))) => {}
+            ("SNI", Err(VerifierError::Relay(RelayError::SniMismatch { got: Some(g), expected: None }))) if g == "bank.example" => {}
+            _ => panic!("{want}: {report:?}"),
+        }
+        let reached = tokio::time::timeout(std::time::Duration::from_secs(10), got.recv()).await.unwrap().unwrap();
+        assert!(reached.is_empty(), "{want}: {} bytes reached the server", reached.len());
+        drop(ws);
     }
 }

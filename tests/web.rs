@@ -234,7 +234,6 @@ fn options(path: &str, extra: serde_json::Value) -> wasm_bindgen::JsValue {
     let mut o = serde_json::json!({
         "verifierUrl": verifier(),
         "url": format!("https://{fixture}{path}"),
-        "serverName": "localhost",
         "caPem": ca,
         "headers": {"Authorization": "Bearer browser-secret", "Accept": "*/*"},
     });
@@ -326,7 +325,7 @@ async fn notarize_api_rejects_bad_options_with_codes() {
     bad("LIMIT_EXCEEDED", notarize(options("/bytes?n=9000", serde_json::json!({"maxRecvBytes": 4096}))).await, "response over maxRecvBytes");
     bad("SERVER_NOT_ALLOWED", notarize(options("/json", serde_json::json!({"url": "https://127.0.0.1:1/json"}))).await, "not on the allow-list");
     bad("VERIFIER_UNREACHABLE", notarize(options("/json", serde_json::json!({"verifierUrl": "ws://127.0.0.1:1/"}))).await, "no verifier");
-    bad("TLS_ERROR", notarize(options("/json", serde_json::json!({"serverName": "bank.example"}))).await, "wrong certificate name");
+    bad("SERVER_NAME_MISMATCH", notarize(options("/json", serde_json::json!({"serverName": "bank.example"}))).await, "a name other than the host dialed");
     let aborted = web_sys::AbortController::new().unwrap();
     aborted.abort();
     let r = tlsproof::wasm::notarize(options("/json", serde_json::json!({})), None, Some(aborted.signal())).await;

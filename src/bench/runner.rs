@@ -10,7 +10,6 @@ use crate::protocol::server::{SessionReport, VerifierServer};
 use crate::protocol::{ProverConfig, VerifierConfig, VerifierOutput};
 use crate::proxy::AllowList;
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -56,8 +55,9 @@ pub struct ProverSample {
 pub struct Testbed {
     /// Where the prover connects (`ws://…/`), behind the prover ↔ verifier link.
     pub verifier_url: String,
-    /// The server address the prover names; behind the verifier ↔ server link.
-    pub server: SocketAddr,
+    /// `SERVER_NAME:PORT` the prover names (the verifier dials the certified name); behind the
+    /// verifier ↔ server link.
+    pub server: String,
     pub ca_pem: String,
     reports: mpsc::UnboundedReceiver<SessionReport>,
     /// Verifier ↔ server, prover ↔ verifier.
@@ -82,9 +82,9 @@ impl Testbed {
 
         let app = LinkShape::from_rtt(case.app_latency, case.app_bandwidth);
         let app_relay = ShapedRelay::start(fixture_addr, app, app)?;
-        let server = app_relay.local_addr();
+        let server = format!("{SERVER_NAME}:{}", app_relay.local_addr().port());
 
-        let allow = AllowList::parse(&server.to_string()).map_err(|e| BenchError::Other(e.to_string()))?;
+        let allow = AllowList::parse(&server).map_err(|e| BenchError::Other(e.to_string()))?;
         let roots = crate::tls::RootStore::from_pem(&ca_pem).map_err(|e| BenchError::Other(e.to_string()))?;
         let mut config = VerifierConfig::new(allow, roots);
         config.max_recv = config.max_recv.max(super::config::MAX_DOWNLOAD as u32 + 4096);
@@ -130,7 +130,7 @@ pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut
     for sample in 0..case.samples {
         let (up0, down0) = bed.protocol_traffic();
         let child = tokio::process::Command::new(prover_exe)
-            .args(["bench", "prover", "--verifier", &bed.verifier_url, "--server", &bed.server.to_string(), "--ca"])
+            .args(["bench", "prover", "--verifier", &bed.verifier_url, "--server", &bed.server, "--ca"])
             .arg(&ca_file)
             .args(["--case", &case_json])
             .kill_on_drop(true)

@@ -156,7 +156,8 @@ mod tests {
         *recv_bytes.last_mut().unwrap() = 0;
         VerifierOutput {
             server_name: SERVER_NAME.into(),
-            server: "127.0.0.1:1".into(),
+            server: "localhost:1".into(),
+            sni: Some(SERVER_NAME.into()),
             connection_time: 0,
             sent: VerifiedDirection {
                 len: sent_bytes.len() as u64,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 5;
+pub const PROTOCOL_VERSION: u16 = 6;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;
@@ -18,7 +18,8 @@ pub struct SessionRequest {
     pub version: u16,
     /// `HOST:PORT` the verifier should connect to.
     pub server: String,
-    /// The name the certificate must be valid for (SNI).
+    /// The name the certificate must be valid for (SNI): the host of `server`, or the verifier
+    /// refuses ([`ServerTarget`](super::target::ServerTarget)).
     pub server_name: String,
     /// Most application bytes the prover will send / receive.
     pub max_sent: u32,

@@ -11,7 +11,10 @@ pub mod mux;
 pub mod output;
 pub mod proof;
 pub mod prover;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod relay_guard;
 pub mod reveal;
+pub mod target;
 pub mod tls_channel;
 pub mod transcript;
 #[cfg(not(target_arch = "wasm32"))]

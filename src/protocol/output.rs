@@ -16,7 +16,11 @@ pub struct VerifiedDirection {
 }
 
 impl VerifiedDirection {
-    /// Revealed bytes as text (lossy UTF-8 per range), hidden bytes as `█`.
+    /// Revealed bytes as text, hidden bytes as `█`, such that the server's bytes cannot pass
+    /// for anything else: revealed text is lossy UTF-8 with control and invisible formatting
+    /// characters, `\\` and `█` itself escaped (`\r`, `\x1b`, `\u{202e}`, `\u{2588}`), so only
+    /// a hidden byte prints as `█` and no byte can move the cursor or rewrite a line. `\r\n`
+    /// and `\n` stay line breaks. The exact bytes are in [`Self::bytes`].
     pub fn printable(&self) -> String {
         let mut out = String::new();
         let mut at = 0u64;
@@ -24,7 +28,7 @@ impl VerifiedDirection {
             for _ in at..r.start {
                 out.push('█');
             }
-            out.push_str(&String::from_utf8_lossy(&self.bytes[r.start as usize..r.end as usize]));
+            push_escaped(&mut out, &String::from_utf8_lossy(&self.bytes[r.start as usize..r.end as usize]));
             at = r.end;
         }
         for _ in at..self.len {
@@ -36,6 +40,29 @@ impl VerifiedDirection {
     /// Whether every byte of `range` was revealed.
     pub fn is_revealed(&self, range: Range<u64>) -> bool {
         self.revealed.iter().any(|r| r.start <= range.start && range.end <= r.end)
+    }
+}
+
+/// Appends `text` with the escapes [`VerifiedDirection::printable`] describes.
+fn push_escaped(out: &mut String, text: &str) {
+    use std::fmt::Write;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push('\n'),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            // the redaction mark, and invisible or direction-changing formatting characters
+            '█' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
     }
 }
 
@@ -60,8 +87,10 @@ pub struct SessionStats {
 pub struct VerifierOutput {
     /// The name the server's certificate was validated for.
     pub server_name: String,
-    /// `HOST:PORT` the verifier connected to.
+    /// `HOST:PORT` the verifier connected to: always `server_name` and a port.
     pub server: String,
+    /// The ClientHello's SNI, checked to be `server_name` (none when that is an IP literal).
+    pub sni: Option<String>,
     /// Unix seconds when the verifier connected to the server.
     pub connection_time: u64,
     pub sent: VerifiedDirection,
@@ -72,10 +101,21 @@ pub struct VerifierOutput {
     pub stats: SessionStats,
 }
 
+/// Unix seconds as an RFC 3339 UTC time (`2026-12-01T07:53:54Z`); the number itself where it is
+/// beyond what a calendar date can show.
+fn rfc3339(unix: u64) -> String {
+    i64::try_from(unix)
+        .ok()
+        .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| format!("{unix} (unix)"))
+}
+
 impl std::fmt::Display for VerifierOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = |d: &VerifiedDirection| if d.fast_path { "fast path (key opened)" } else { "ZK path" };
-        writeln!(f, "server: {} ({}), connected at {} (unix)", self.server_name, self.server, self.connection_time)?;
+        let sni = self.sni.as_deref().unwrap_or("none (IP address)");
+        writeln!(f, "server: {} (dialed {}, SNI {sni}), connected at {}", self.server_name, self.server, rfc3339(self.connection_time))?;
         writeln!(f, "sent {} bytes, {}:", self.sent.len, path(&self.sent))?;
         writeln!(f, "{}", self.sent.printable())?;
         writeln!(f, "received {} bytes, {}:", self.received.len, path(&self.received))?;
@@ -106,5 +146,25 @@ mod tests {
         let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false };
         assert_eq!(d.printable(), "ab███fghij");
         assert!(d.is_revealed(6..9) && !d.is_revealed(1..3));
+    }
+
+    #[test]
+    fn revealed_bytes_cannot_imitate_a_redaction_or_rewrite_a_line() {
+        let text = "ok\r\nfake \u{2588}\u{2588}\rserver: bank\x1b[2K \\x1b \u{202e}\t\u{85}end\n";
+        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false };
+        assert_eq!(
+            d.printable(),
+            "ok\nfake \\u{2588}\\u{2588}\\rserver: bank\\x1b[2K \\\\x1b \\u{202e}\\t\\x85end\n██"
+        );
+        let p = d.printable();
+        assert_eq!(p.matches('█').count(), 2, "only the hidden bytes print as the mark");
+        assert!(!p.chars().any(|c| c.is_control() && c != '\n'), "{p:?}");
+    }
+
+    #[test]
+    fn connection_time_is_rfc3339_utc() {
+        assert_eq!(rfc3339(1_796_101_714), "2026-12-01T05:08:34Z");
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(u64::MAX), format!("{} (unix)", u64::MAX));
     }
 }

@@ -4,7 +4,8 @@
 use super::messages::{ControlMessage, MessageError, RevealPlan, SessionRequest, TlsDone, PROTOCOL_VERSION};
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::VerifierOutput;
-use super::reveal::{covers_all, Reveal, RevealConfig, RevealError};
+use super::reveal::{check_commitments, covers_all, Reveal, RevealConfig, RevealError};
+use super::target::{ServerTarget, TargetError};
 use super::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
@@ -21,7 +22,8 @@ use std::ops::Range;
 pub struct ProverConfig {
     /// `HOST:PORT` of the server (the verifier connects to it).
     pub server: String,
-    /// Name the server certificate must be valid for.
+    /// Name the server certificate must be valid for: the host of `server` (the verifier
+    /// certifies the host it dials, so a different name is refused before connecting).
     pub server_name: String,
     /// Roots the prover itself checks the server against (the verifier checks too).
     pub roots: RootStore,
@@ -51,6 +53,8 @@ pub enum ProverError {
     VerifierRejected(String),
     #[error("unexpected {got} message from the verifier (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
+    #[error(transparent)]
+    Target(#[from] TargetError),
     #[error("TLS: {0}")]
     Tls(#[from] crate::tls::Error),
     #[error("request of {len} bytes exceeds max_sent = {max}")]
@@ -75,6 +79,8 @@ impl ProverError {
         match self {
             ProverError::VerifierRejected(reason) => rejection_code(reason),
             ProverError::Timeout(_) => "TIMEOUT",
+            ProverError::Target(TargetError::NameMismatch { .. }) => "SERVER_NAME_MISMATCH",
+            ProverError::Target(_) => "BAD_OPTIONS",
             ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
@@ -93,6 +99,8 @@ impl ProverError {
 fn rejection_code(reason: &str) -> &'static str {
     if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
         "SERVER_UNREACHABLE"
+    } else if reason.starts_with("server name mismatch") {
+        "SERVER_NAME_MISMATCH"
     } else if reason.starts_with("server not allowed") {
         "SERVER_NOT_ALLOWED"
     } else if reason.contains("exceeds this verifier's limit")
@@ -229,6 +237,7 @@ async fn session(
 ) -> Result<ProverOutput, ProverError> {
     let report = |phase, fraction| progress(Progress { phase, fraction });
     report(Phase::Connect, 0.02);
+    let target = ServerTarget::new(&config.server, &config.server_name)?;
     if request.len() > config.max_sent as usize {
         return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
     }
@@ -244,8 +253,8 @@ async fn session(
     let preprocess = u32::try_from(proof::preprocess_cots(request.len(), request_whole, response_partly)).unwrap_or(u32::MAX);
     let req = SessionRequest {
         version: PROTOCOL_VERSION,
-        server: config.server.clone(),
-        server_name: config.server_name.clone(),
+        server: target.address(),
+        server_name: target.name().to_string(),
         max_sent: config.max_sent,
         max_recv: config.max_recv,
         preprocess,
@@ -259,7 +268,7 @@ async fn session(
     }
 
     // Online phase: TLS through the verifier, with OT setup for the proof overlapping it.
-    let mut client = Client::new(ClientConfig::new(config.roots), &config.server_name, unix_time(config.now))?;
+    let mut client = Client::new(ClientConfig::new(config.roots), target.name(), unix_time(config.now))?;
     let mut prover = Prover::new(FerretReceiver::with_prg(config.prg));
     let mut io = TlsChannelIo::new(&mut tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
@@ -292,6 +301,8 @@ async fn session(
         commit_sent: to_u64(reveal.commit_sent.resolve(&sent_plain)?),
         commit_received: to_u64(reveal.commit_received.resolve(&recv_plain)?),
     };
+    check_commitments(&plan.commit_sent, sent_plain.len() as u64)?;
+    check_commitments(&plan.commit_received, recv_plain.len() as u64)?;
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
     report(Phase::Prove, 0.4);

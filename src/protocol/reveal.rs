@@ -62,6 +62,27 @@ pub enum RevealError {
     NotCanonical { prev_end: u64, start: u64 },
     #[error("too many reveal ranges ({count}, limit {max})")]
     TooMany { count: usize, max: usize },
+    #[error("commitments cover {bytes} bytes of one direction, limit {max}")]
+    CommitmentsTooLarge { bytes: u64, max: u64 },
+}
+
+/// Most hash commitments per direction (each costs a SHA-256 proof).
+pub const MAX_COMMITMENTS: usize = 64;
+
+/// Most bytes one direction's commitments may cover together: each byte costs its keystream
+/// and SHA-256 in ZK, so this bounds the work a prover can ask of the verifier (a token or a
+/// cookie is far smaller).
+pub const MAX_COMMITTED_BYTES: u64 = 16 * 1024;
+
+/// Checks one direction's commitment ranges: canonical, in bounds, within [`MAX_COMMITMENTS`]
+/// and [`MAX_COMMITTED_BYTES`]. Both sides run it, the prover before it asks.
+pub fn check_commitments(ranges: &[Range<u64>], len: u64) -> Result<(), RevealError> {
+    check_canonical(ranges, len, MAX_COMMITMENTS)?;
+    let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    if bytes > MAX_COMMITTED_BYTES {
+        return Err(RevealError::CommitmentsTooLarge { bytes, max: MAX_COMMITTED_BYTES });
+    }
+    Ok(())
 }
 
 impl Reveal {
@@ -311,6 +332,11 @@ mod tests {
         assert_eq!(check_canonical(&[0..11], 10, 8), Err(RevealError::OutOfBounds { start: 0, end: 11, len: 10 }));
         assert_eq!(check_canonical(&[4..4], 10, 8), Err(RevealError::EmptyRange { start: 4, end: 4 }));
         assert_eq!(check_canonical(&[0..1, 2..3], 10, 1), Err(RevealError::TooMany { count: 2, max: 1 }));
+        let max = MAX_COMMITTED_BYTES;
+        assert_eq!(check_commitments(&[0..max], 1 << 20), Ok(()));
+        assert_eq!(check_commitments(&[0..max / 2, max..max * 3 / 2 + 1], 1 << 20), Err(RevealError::CommitmentsTooLarge { bytes: max + 1, max }));
+        let many: Vec<_> = (0..MAX_COMMITMENTS as u64 + 1).map(|i| 2 * i..2 * i + 1).collect();
+        assert_eq!(check_commitments(&many, 1 << 20), Err(RevealError::TooMany { count: MAX_COMMITMENTS + 1, max: MAX_COMMITMENTS }));
         assert!(covers_all(&[0..10], 10));
         assert!(!covers_all(&[0..9], 10) && !covers_all(&[0..5, 6..10], 10) && !covers_all(&[], 0));
     }

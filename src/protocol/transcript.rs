@@ -149,6 +149,18 @@ pub enum TranscriptError {
     /// The server chose a suite the ClientHello did not offer.
     #[error("server chose cipher suite {0:#06x} that the client did not offer")]
     CipherSuiteNotOffered(u16),
+    /// The ClientHello's server_name extension is malformed or names more than one host.
+    #[error("malformed server_name extension in the ClientHello")]
+    BadServerNameExtension,
+    /// The SNI is not the name the certificate is validated for (an IP-literal name has none).
+    #[error("the ClientHello's SNI {sni:?} is not the certified name {name:?}")]
+    SniMismatch { sni: Option<String>, name: String },
+    #[error("malformed ALPN extension")]
+    BadAlpnExtension,
+    /// ALPN offered or chosen with a protocol other than HTTP/1.1 (HTTP/2's header compression
+    /// would make revealed header bytes depend on hidden ones).
+    #[error("ALPN protocol other than http/1.1 {0:?}")]
+    AlpnNotHttp11(String),
     /// The server chose a compression method other than null.
     #[error("server chose compression method {0}")]
     UnsupportedCompression(u8),
@@ -245,6 +257,8 @@ pub struct SessionTranscript {
     extended_master_secret: bool,
     server_cert_chain: Vec<Vec<u8>>,
     server_key_exchange: ServerKeyExchangeInfo,
+    /// The ClientHello's server_name (SNI), if it sent one.
+    sni: Option<String>,
     /// Hashed messages through ClientKeyExchange, in protocol order.
     messages: Vec<HandshakeMessage>,
     /// The server's NewSessionTicket (hashed after the client Finished), if sent.
@@ -267,6 +281,7 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<SessionTranscript, Transcri
         extended_master_secret: hsk.ems,
         server_cert_chain: hsk.chain,
         server_key_exchange: hsk.ske,
+        sni: hsk.sni,
         messages: hsk.messages,
         new_session_ticket: hsk.nst,
     })
@@ -291,6 +306,10 @@ impl SessionTranscript {
     /// Server certificate chain (DER, leaf first), as sent; see [`Self::validate_server`].
     pub fn server_cert_chain(&self) -> &[Vec<u8>] {
         &self.server_cert_chain
+    }
+    /// The ClientHello's SNI host name, if it sent one; [`Self::validate_server`] checks it.
+    pub fn sni(&self) -> Option<&str> {
+        self.sni.as_deref()
     }
     /// The server's ECDHE parameters and signature, as sent; see [`Self::validate_server`].
     pub fn server_key_exchange(&self) -> &ServerKeyExchangeInfo {
@@ -345,8 +364,9 @@ impl SessionTranscript {
     }
 
     /// Check the server's certificate chain against `roots` for `server_name` at `now` (the
-    /// connection time), and the ServerKeyExchange signature over
-    /// client_random ‖ server_random ‖ params with the leaf's key.
+    /// connection time), that the ClientHello's SNI is that name (none for an IP literal),
+    /// and the ServerKeyExchange signature over client_random ‖ server_random ‖ params with
+    /// the leaf's key.
     pub fn validate_server(
         &self,
         roots: &RootStore,
@@ -357,6 +377,14 @@ impl SessionTranscript {
             .map_err(|_| TranscriptError::InvalidServerName)?;
         verify_server_chain(roots, &self.server_cert_chain, &name, now)
             .map_err(TranscriptError::InvalidCertificate)?;
+        let sni_ok = match (&name, &self.sni) {
+            (ServerName::DnsName(dns), Some(sni)) => sni.eq_ignore_ascii_case(dns.as_ref().trim_end_matches('.')),
+            (ServerName::IpAddress(_), None) => true,
+            _ => false,
+        };
+        if !sni_ok {
+            return Err(TranscriptError::SniMismatch { sni: self.sni.clone(), name: server_name.to_string() });
+        }
         let leaf = self
             .server_cert_chain
             .first()
@@ -620,6 +648,7 @@ struct Handshake {
     ems: bool,
     chain: Vec<Vec<u8>>,
     ske: ServerKeyExchangeInfo,
+    sni: Option<String>,
     messages: Vec<HandshakeMessage>,
     nst: Option<HandshakeMessage>,
 }
@@ -634,6 +663,8 @@ struct ClientOffer {
     groups: Option<Vec<u16>>,
     /// `None` if absent (RFC 5246 §7.4.1.4.1 defaults; we accept any known scheme).
     schemes: Option<Vec<u16>>,
+    /// The one host_name in server_name, if the extension was sent.
+    sni: Option<String>,
 }
 
 /// Iterator over one direction's messages with "expect this type next" checks.
@@ -748,6 +779,7 @@ fn parse_handshake(
                 ems = true;
             }
             ext::SESSION_TICKET => ticket_acked = true,
+            ext::ALPN => check_alpn(b)?,
             _ => {}
         }
     }
@@ -849,6 +881,7 @@ fn parse_handshake(
             scheme,
             signature: ske.signature,
         },
+        sni: offer.sni,
         messages,
         nst,
     })
@@ -889,6 +922,7 @@ fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
     let mut extensions = std::collections::BTreeSet::new();
     let mut groups = None;
     let mut schemes = None;
+    let mut sni = None;
     if !r.is_empty() {
         let mut er = Reader::new(r.vec16("ClientHello extensions").map_err(tls)?);
         while !er.is_empty() {
@@ -907,6 +941,8 @@ fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
                 ext::SIGNATURE_ALGORITHMS => {
                     schemes = Some(parse_u16_list(b, "signature_algorithms").map_err(tls)?)
                 }
+                ext::SERVER_NAME => sni = Some(parse_sni(b)?),
+                ext::ALPN => check_alpn(b)?,
                 _ => {}
             }
         }
@@ -922,14 +958,58 @@ fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
         extensions,
         groups,
         schemes,
+        sni,
     })
+}
+
+/// The SNI of the ClientHello at the start of `message` (a handshake message with its 4-byte
+/// header), checked as [`parse`] checks it; `Truncated` if the message is cut short.
+pub(crate) fn client_hello_sni(message: &[u8]) -> Result<Option<String>, TranscriptError> {
+    let truncated = TranscriptError::Truncated { direction: Direction::Sent };
+    let header = message.get(..4).ok_or(truncated.clone())?;
+    let len = u32::from_be_bytes([0, header[1], header[2], header[3]]) as usize;
+    let body = message.get(4..4 + len).ok_or(truncated)?;
+    Ok(parse_client_hello(body)?.sni)
+}
+
+/// The one host_name of a ClientHello's server_name extension (RFC 6066 §3).
+fn parse_sni(body: &[u8]) -> Result<String, TranscriptError> {
+    let bad = |_| TranscriptError::BadServerNameExtension;
+    let mut r = Reader::new(body);
+    let mut list = Reader::new(r.vec16("server_name list").map_err(bad)?);
+    r.finish("server_name").map_err(bad)?;
+    let name_type = list.u8("server_name type").map_err(bad)?;
+    let name = list.vec16("host_name").map_err(bad)?;
+    if name_type != 0 || !list.is_empty() || name.is_empty() || !name.iter().all(|c| c.is_ascii_graphic()) {
+        return Err(TranscriptError::BadServerNameExtension);
+    }
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+/// An ALPN extension body (a ClientHello's offer or a ServerHello's choice) must name
+/// http/1.1 and nothing else.
+fn check_alpn(body: &[u8]) -> Result<(), TranscriptError> {
+    let bad = |_| TranscriptError::BadAlpnExtension;
+    let mut r = Reader::new(body);
+    let mut list = Reader::new(r.vec16("ALPN list").map_err(bad)?);
+    r.finish("ALPN").map_err(bad)?;
+    if list.is_empty() {
+        return Err(TranscriptError::BadAlpnExtension);
+    }
+    while !list.is_empty() {
+        let p = list.vec8("ALPN protocol").map_err(bad)?;
+        if p != b"http/1.1" {
+            return Err(TranscriptError::AlpnNotHttp11(String::from_utf8_lossy(p).into_owned()));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::fixture::{FixtureCerts, KeyType};
-    use crate::tls::codec::split_records;
+    use crate::tls::codec::{put_vec16, put_vec8, split_records};
     use crate::tls::{keys, Client, ClientConfig};
     use rand::{rngs::StdRng, Rng, SeedableRng};
     use std::io::{Read, Write};
@@ -952,6 +1032,8 @@ mod tests {
         response_len: usize,
         /// Server sends CertificateRequest (client certificate optional).
         client_auth: bool,
+        /// The name our client connects to (its SNI unless an IP).
+        name: &'static str,
     }
 
     impl Default for Opts {
@@ -962,6 +1044,7 @@ mod tests {
                 max_fragment: None,
                 response_len: 20_000,
                 client_auth: false,
+                name: "localhost",
             }
         }
     }
@@ -1017,7 +1100,7 @@ mod tests {
         let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
         let mut ccfg = ClientConfig::new(roots.clone());
         ccfg.offer_session_ticket = opts.tickets;
-        let mut client = Client::new(ccfg, "localhost", UnixTime::now()).unwrap();
+        let mut client = Client::new(ccfg, opts.name, UnixTime::now()).unwrap();
         let mut server = rustls::ServerConnection::new(Arc::new(cfg)).unwrap();
         for _ in 0..10 {
             pump_to_server(&mut client, &mut server);
@@ -1261,8 +1344,7 @@ mod tests {
             }
             t.validate_server(&s.roots, "localhost", UnixTime::now())
                 .unwrap();
-            t.validate_server(&s.roots, "127.0.0.1", UnixTime::now())
-                .unwrap();
+            assert_eq!(t.sni(), Some("localhost"));
         }
     }
 
@@ -1294,6 +1376,60 @@ mod tests {
             t.server_finished_hash(&[0; 12]),
             base.server_finished_hash(vd)
         );
+    }
+
+    #[test]
+    fn the_sni_must_be_the_certified_name() {
+        let now = UnixTime::now();
+        // The certificate is valid for all three names; only the one the client named counts.
+        let s = run_session(Opts { name: "fixture.test", ..Opts::default() });
+        let t = parse(&s.sent, &s.received).unwrap();
+        t.validate_server(&s.roots, "FIXTURE.test", now).unwrap();
+        for other in ["localhost", "127.0.0.1"] {
+            assert_eq!(
+                t.validate_server(&s.roots, other, now),
+                Err(TranscriptError::SniMismatch { sni: Some("fixture.test".into()), name: other.into() })
+            );
+        }
+        // An IP-literal name sends no SNI (RFC 6066 §3), and certifies only that IP.
+        let s = run_session(Opts { name: "127.0.0.1", ..Opts::default() });
+        let t = parse(&s.sent, &s.received).unwrap();
+        assert_eq!(t.sni(), None);
+        t.validate_server(&s.roots, "127.0.0.1", now).unwrap();
+        assert_eq!(
+            t.validate_server(&s.roots, "localhost", now),
+            Err(TranscriptError::SniMismatch { sni: None, name: "localhost".into() })
+        );
+    }
+
+    #[test]
+    fn sni_and_alpn_extensions_are_parsed_strictly() {
+        let sni = |name: &[u8], typ: u8, extra: &[u8]| {
+            let mut entry = vec![typ];
+            put_vec16(&mut entry, name);
+            entry.extend_from_slice(extra);
+            let mut body = Vec::new();
+            put_vec16(&mut body, &entry);
+            body
+        };
+        assert_eq!(parse_sni(&sni(b"bank.example", 0, &[])), Ok("bank.example".into()));
+        for bad in [sni(b"", 0, &[]), sni(b"bank.example", 1, &[]), sni(b"a\x1b[2J", 0, &[]), sni(b"a", 0, &[0, 0, 1, b'b']), vec![0, 5, 0], vec![]] {
+            assert_eq!(parse_sni(&bad), Err(TranscriptError::BadServerNameExtension), "{bad:?}");
+        }
+        let alpn = |protos: &[&[u8]]| {
+            let mut list = Vec::new();
+            for p in protos {
+                put_vec8(&mut list, p);
+            }
+            let mut body = Vec::new();
+            put_vec16(&mut body, &list);
+            body
+        };
+        assert_eq!(check_alpn(&alpn(&[b"http/1.1"])), Ok(()));
+        assert_eq!(check_alpn(&alpn(&[b"http/1.1", b"h2"])), Err(TranscriptError::AlpnNotHttp11("h2".into())));
+        assert_eq!(check_alpn(&alpn(&[b"h2"])), Err(TranscriptError::AlpnNotHttp11("h2".into())));
+        assert_eq!(check_alpn(&alpn(&[])), Err(TranscriptError::BadAlpnExtension));
+        assert_eq!(check_alpn(&[0, 9, 8]), Err(TranscriptError::BadAlpnExtension));
     }
 
     #[test]

@@ -7,7 +7,9 @@ use super::messages::{ControlMessage, MessageError, SessionRequest, TlsDone, MAX
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::{PhaseStats, SessionStats, VerifiedDirection, VerifierOutput};
 use super::proof::{self, app_len, PublicInputs};
-use super::reveal::{check_canonical, RevealError};
+use super::relay_guard::{OutboundGuard, RelayError};
+use super::reveal::{check_canonical, check_commitments, RevealError};
+use super::target::{ServerTarget, TargetError};
 use super::transcript::{self, TranscriptError};
 use crate::proxy::{AllowList, Refusal};
 use crate::tls::{unix_time, Direction, RootStore};
@@ -18,9 +20,6 @@ use crate::zk::quicksilver::{ProofError, Verifier};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// Most hash commitments per direction (each costs a SHA-256 proof).
-const MAX_COMMITMENTS: usize = 64;
 
 /// Raw TLS bytes allowed beyond the application-data limits (handshake, certificates, record
 /// overhead).
@@ -69,6 +68,8 @@ pub enum VerifierError {
     UnexpectedMessage { expected: &'static str, got: &'static str },
     #[error("the prover aborted: {0}")]
     ProverAborted(String),
+    #[error(transparent)]
+    Target(#[from] TargetError),
     #[error("server not allowed: {0}")]
     Policy(#[from] Refusal),
     #[error("requested {what} = {asked} exceeds this verifier's limit {limit}")]
@@ -79,6 +80,8 @@ pub enum VerifierError {
     TranscriptTooLarge { what: &'static str, got: u64, limit: u64 },
     #[error("the prover's byte counts ({claimed:?}) do not match what was relayed (sent {sent}, received {received})")]
     CountMismatch { claimed: TlsDone, sent: u64, received: u64 },
+    #[error("relay: {0}")]
+    Relay(#[from] RelayError),
     #[error("server I/O: {0}")]
     ServerIo(String),
     #[error("transcript: {0}")]
@@ -154,7 +157,9 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
             return Err(VerifierError::LimitTooHigh { what, asked, limit });
         }
     }
-    let addrs = within(step, "DNS", config.allow.resolve(&req.server)).await??;
+    // The host dialed is the name certified (see `target`), checked against the allow-list.
+    let target = ServerTarget::new(&req.server, &req.server_name)?;
+    let addrs = within(step, "DNS", config.allow.resolve(&target.address())).await??;
     let tcp = within(step, "the server to accept", TcpStream::connect(&addrs[..]))
         .await?
         .map_err(|e| VerifierError::Connect(e.to_string()))?;
@@ -176,7 +181,8 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         let r = verifier.preprocess(&mut zk, req.preprocess as usize).await;
         (r, PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: zk.bytes_received() - up0, bytes_down: zk.bytes_sent() - down0 })
     };
-    let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, limits, step), timed_setup);
+    let guard = OutboundGuard::new((!target.is_ip()).then(|| target.name()));
+    let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, guard, limits, step), timed_setup);
     let (mut sent_raw, mut received_raw) = relayed?;
     setup?;
     let done = match recv_control(control, step, "TlsDone").await? {
@@ -197,7 +203,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     let online_up = tls.bytes_received();
     let online_down = tls.bytes_sent();
     let transcript = transcript::parse(&sent_raw, &received_raw)?;
-    transcript.validate_server(&config.roots, &req.server_name, unix_time(connection_time))?;
+    transcript.validate_server(&config.roots, target.name(), unix_time(connection_time))?;
 
     let plan = match recv_control(control, step, "the reveal plan").await? {
         ControlMessage::Reveal(p) => p,
@@ -211,9 +217,8 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     }
     check_canonical(&plan.sent, sent_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "sent", error })?;
     check_canonical(&plan.received, recv_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "received", error })?;
-    check_canonical(&plan.commit_sent, sent_len, MAX_COMMITMENTS).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
-    check_canonical(&plan.commit_received, recv_len, MAX_COMMITMENTS)
-        .map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
+    check_commitments(&plan.commit_sent, sent_len).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
+    check_commitments(&plan.commit_received, recv_len).map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
 
     let inputs = PublicInputs {
         client_random: *transcript.client_random(),
@@ -243,8 +248,9 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     };
     let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path };
     Ok(VerifierOutput {
-        server_name: req.server_name,
-        server: req.server,
+        server_name: target.name().to_string(),
+        server: target.address(),
+        sni: transcript.sni().map(str::to_string),
         connection_time,
         sent: direction(sent),
         received: direction(received),
@@ -254,8 +260,9 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 }
 
 /// Relays between the prover's TLS channel and the server until the prover half-closes,
-/// recording both directions. Returns (client→server bytes, server→client bytes).
-async fn relay(tls: &mut MuxChannel, tcp: TcpStream, limits: (u64, u64), step: Duration) -> Result<(Vec<u8>, Vec<u8>), VerifierError> {
+/// recording both directions; `guard` decides what of the prover's bytes may go out.
+/// Returns (client→server bytes, server→client bytes).
+async fn relay(tls: &mut MuxChannel, tcp: TcpStream, mut guard: OutboundGuard, limits: (u64, u64), step: Duration) -> Result<(Vec<u8>, Vec<u8>), VerifierError> {
     let (mut r, mut w) = tcp.into_split();
     let (mut sent, mut received) = (Vec::new(), Vec::new());
     let mut buf = vec![0u8; 16 * 1024];
@@ -271,8 +278,11 @@ async fn relay(tls: &mut MuxChannel, tcp: TcpStream, limits: (u64, u64), step: D
                 if sent.len() as u64 + frame.len() as u64 > limits.0 {
                     return Err(VerifierError::TranscriptTooLarge { what: "sent", got: sent.len() as u64 + frame.len() as u64, limit: limits.0 });
                 }
+                let out = guard.push(&frame)?;
                 sent.extend_from_slice(&frame);
-                within(step, "the server to read", w.write_all(&frame)).await?.map_err(|e| VerifierError::ServerIo(e.to_string()))?;
+                if !out.is_empty() {
+                    within(step, "the server to read", w.write_all(&out)).await?.map_err(|e| VerifierError::ServerIo(e.to_string()))?;
+                }
             }
             n = r.read(&mut buf), if server_open => {
                 let n = n.map_err(|e| VerifierError::ServerIo(e.to_string()))?;

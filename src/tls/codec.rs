@@ -75,6 +75,7 @@ pub mod ext {
     pub const SUPPORTED_GROUPS: u16 = 10;
     pub const EC_POINT_FORMATS: u16 = 11;
     pub const SIGNATURE_ALGORITHMS: u16 = 13;
+    pub const ALPN: u16 = 16;
     pub const EXTENDED_MASTER_SECRET: u16 = 23;
     pub const SESSION_TICKET: u16 = 35;
     pub const RENEGOTIATION_INFO: u16 = 0xff01;

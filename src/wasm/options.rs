@@ -207,6 +207,9 @@ pub enum OptionsError {
     Request(String),
     #[error("caPem: {0}")]
     CaPem(String),
+    /// `serverName` is not the host the verifier would connect to.
+    #[error(transparent)]
+    Target(#[from] crate::protocol::target::TargetError),
 }
 
 /// Everything a session needs, resolved from the options.
@@ -243,6 +246,8 @@ impl NotarizeOptions {
         };
         let server = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
         let server_name = self.server_name.clone().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| host.clone());
+        let target = crate::protocol::target::ServerTarget::new(&server, &server_name)?;
+        let (server, server_name) = (target.address(), target.name().to_string());
         let host_header = if port == 443 { server_name.clone() } else { format!("{server_name}:{port}") };
         let method = self.method.as_deref().unwrap_or("GET");
         let mut req = crate::http::RequestBuilder::new(method, &host_header, &path);
@@ -341,6 +346,7 @@ impl ApiError {
     /// The stable `code` string JS sees (documented in the package's `index.d.ts`).
     pub fn code(&self) -> &'static str {
         match self {
+            ApiError::Options(OptionsError::Target(crate::protocol::target::TargetError::NameMismatch { .. })) => "SERVER_NAME_MISMATCH",
             ApiError::Options(_) => "BAD_OPTIONS",
             ApiError::VerifierUnreachable(_) => "VERIFIER_UNREACHABLE",
             ApiError::Prover(e) => e.code(),
@@ -358,6 +364,8 @@ pub struct NotarizeResult {
     /// The name the server certificate was validated for, and the address the verifier used.
     pub server_name: String,
     pub server: String,
+    /// The ClientHello's SNI (none when the name is an IP address).
+    pub sni: Option<String>,
     /// Unix seconds when the verifier connected to the server.
     pub connection_time: u64,
     pub sent: DirectionResult,
@@ -381,7 +389,7 @@ pub struct DirectionResult {
     pub hidden: Vec<ByteRange>,
     /// `"fast"`: the direction was fully revealed and its key opened; `"zk"`: proven in ZK.
     pub path: &'static str,
-    /// Revealed bytes as text, hidden ones as `█`.
+    /// Revealed bytes as text (escaped: [`VerifiedDirection::printable`]), hidden ones as `█`.
     pub printable: String,
 }
 
@@ -440,6 +448,7 @@ impl NotarizeResult {
         NotarizeResult {
             server_name: v.server_name.clone(),
             server: v.server.clone(),
+            sni: v.sni.clone(),
             connection_time: v.connection_time,
             sent: DirectionResult::from_verified(&v.sent),
             recv: DirectionResult::from_verified(&v.received),
@@ -470,13 +479,13 @@ mod tests {
     fn url_form_builds_the_request_and_defaults() {
         let o = opts(serde_json::json!({
             "verifierUrl": "ws://127.0.0.1:7047/",
-            "url": "https://127.0.0.1:4443/json?x=1#frag",
+            "url": "https://LocalHost:4443/json?x=1#frag",
             "serverName": "localhost",
             "headers": {"Authorization": "Bearer t", "X-A": "1"},
         }))
         .unwrap();
         let p = o.plan().unwrap();
-        assert_eq!((p.server.as_str(), p.server_name.as_str()), ("127.0.0.1:4443", "localhost"));
+        assert_eq!((p.server.as_str(), p.server_name.as_str()), ("localhost:4443", "localhost"));
         let req = String::from_utf8(p.request).unwrap();
         assert!(req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"), "{req}");
         assert_eq!(p.reveal, RevealConfig::default());
@@ -549,6 +558,15 @@ mod tests {
         }
         let none = opts(serde_json::json!({"verifierUrl": "ws://v/"})).unwrap().plan().unwrap_err();
         assert_eq!(none, OptionsError::NoTarget);
+        // The verifier certifies the host it connects to, so another name has its own code.
+        for (extra, code) in [
+            (serde_json::json!({"url": "https://127.0.0.1:4443/", "serverName": "localhost"}), "SERVER_NAME_MISMATCH"),
+            (serde_json::json!({"serverName": "bank.example"}), "SERVER_NAME_MISMATCH"),
+            (serde_json::json!({"serverName": "not a name"}), "BAD_OPTIONS"),
+        ] {
+            let err = opts(base(extra.clone())).unwrap().plan().unwrap_err();
+            assert_eq!(ApiError::Options(err).code(), code, "{extra}");
+        }
     }
 
     #[test]

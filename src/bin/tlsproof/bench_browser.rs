@@ -139,7 +139,7 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
     };
     json!({
         "verifierUrl": bed.verifier_url,
-        "server": bed.server.to_string(),
+        "server": bed.server,
         "path": workload.path,
         "serverName": SERVER_NAME,
         "caPem": bed.ca_pem,

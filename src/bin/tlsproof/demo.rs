@@ -52,7 +52,9 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let ca_pem = fixture.certs.ca_pem.clone();
     tokio::spawn(fixture.run());
 
-    let allow = AllowList::parse(&fixture_addr.to_string())?;
+    // The verifier dials the name it certifies: the fixture's certificate is for `localhost`.
+    let server = format!("localhost:{}", fixture_addr.port());
+    let allow = AllowList::parse(&server)?;
     let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow: allow.clone(), ..ProxyConfig::default() }).await?;
     let proxy_addr = proxy.local_addr()?;
     tokio::spawn(proxy.run());
@@ -69,8 +71,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = serde_json::json!({
         "verifierUrl": format!("ws://{verifier_addr}/"),
         "proxyUrl": format!("ws://{proxy_addr}/"),
-        "url": format!("https://{fixture_addr}/json"),
-        "serverName": "localhost",
+        "url": format!("https://{server}/json"),
         "caPem": ca_pem,
     });
     let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx));

@@ -105,7 +105,8 @@ mod cli {
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
-            /// Certificate name if it differs from the URL's host.
+            /// Certificate name: the URL's host (the default); the verifier certifies the host it
+            /// dials, so another name is refused (SERVER_NAME_MISMATCH).
             #[arg(long)]
             server_name: Option<String>,
             /// Extra request header, `Name: value` (repeatable).
@@ -198,7 +199,8 @@ mod cli {
         let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::zk::prg::PrgKind::fastest_here() };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
-        let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await?;
+        // The same stable codes as the browser API's errors, so scripts can branch on them.
+        let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await.map_err(|e| format!("[{}] {e}", e.code()))?;
         println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
         Ok(())
     }

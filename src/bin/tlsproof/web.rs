@@ -80,16 +80,13 @@ impl axum::serve::Listener for HandedOver {
 }
 
 /// Defaults for the page's form when the verifier serves it: the first allowed server's
-/// `/json` (the local fixture's document), with the roots the verifier trusts. A loopback
-/// server is taken to be the fixture, whose certificate is for `localhost`.
+/// `/json` (the local fixture's document), with the roots the verifier trusts.
 pub fn verifier_page_config(allow: &str, roots_pem: Option<&str>) -> serde_json::Value {
     let first = allow.split(',').map(str::trim).find(|e| !e.is_empty() && !e.starts_with('*'));
     let url = first.map(|e| format!("https://{e}/json")).unwrap_or_else(|| "https://example.com/".into());
-    let loopback = first.is_some_and(|e| e.starts_with("127.") || e.starts_with("localhost") || e.starts_with("[::1]"));
     serde_json::json!({
         "verifierUrl": null,
         "url": url,
-        "serverName": if loopback { Some("localhost") } else { None },
         "caPem": roots_pem,
     })
 }
