@@ -5,7 +5,7 @@ export type {
 } from "./index.js";
 export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
-  ServerNameMismatchError, ServerUnreachableError, LimitExceededError, TimeoutError, AbortError, TlsError, ConnectionLostError, ProtocolError,
+  ServerNameMismatchError, ServerUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError, ConnectionLostError, ProtocolError,
   NotIsolatedError, InternalError, errorFromCode, toTlsproofError,
 } from "./index.js";
 

@@ -106,6 +106,7 @@ export type ErrorCode =
   | "VERIFIER_REJECTED"
   | "SERVER_NOT_ALLOWED"
   | "SERVER_NAME_MISMATCH"
+  | "BUSY"
   | "SERVER_UNREACHABLE"
   | "LIMIT_EXCEEDED"
   | "TIMEOUT"
@@ -126,6 +127,8 @@ export class VerifierRejectedError extends TlsproofError { constructor(message: 
 export class ServerNotAllowedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NOT_ALLOWED"; }
 export class ServerNameMismatchError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NAME_MISMATCH"; }
 export class ServerUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_UNREACHABLE"; }
+/** The verifier is serving as many sessions as it can; try again later. */
+export class BusyError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BUSY"; }
 export class LimitExceededError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "LIMIT_EXCEEDED"; }
 export class TimeoutError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TIMEOUT"; }
 export class AbortError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "ABORTED"; }

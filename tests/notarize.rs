@@ -23,13 +23,18 @@ struct Env {
 }
 
 async fn env_with(key_type: KeyType, verifier_roots: Option<RootStore>) -> Env {
+    env_configured(key_type, verifier_roots, |_| {}).await
+}
+
+async fn env_configured(key_type: KeyType, verifier_roots: Option<RootStore>, configure: impl FnOnce(&mut VerifierConfig)) -> Env {
     let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), key_type, 30).await.unwrap();
     let faddr = fixture.local_addr().unwrap();
     let ca_pem = fixture.certs.ca_pem.clone();
     tokio::spawn(fixture.run());
     let roots = verifier_roots.unwrap_or_else(|| RootStore::from_pem(&ca_pem).unwrap());
     let server = format!("localhost:{}", faddr.port());
-    let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), roots);
+    let mut config = VerifierConfig::new(AllowList::parse(&server).unwrap(), roots);
+    configure(&mut config);
     let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let verifier = vserver.local_addr().unwrap();
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
@@ -383,6 +388,7 @@ fn verifier_refusals_map_to_stable_error_codes() {
     let mismatch = TargetError::NameMismatch { host: "127.0.0.1".into(), name: "localhost".into() };
     assert_eq!(code(VerifierError::Target(mismatch.clone())), "SERVER_NAME_MISMATCH");
     assert_eq!(ProverError::Target(mismatch).code(), "SERVER_NAME_MISMATCH");
+    assert_eq!(code(VerifierError::Busy("8 sessions running and 64 waiting".into())), "BUSY");
     assert_eq!(code(VerifierError::LimitTooHigh { what: "max_recv", asked: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::TranscriptTooLarge { what: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::AppDataTooLarge { direction: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
@@ -533,5 +539,36 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
         let reached = tokio::time::timeout(std::time::Duration::from_secs(10), got.recv()).await.unwrap().unwrap();
         assert!(reached.is_empty(), "{want}: {} bytes reached the server", reached.len());
         drop(ws);
+    }
+}
+
+/// Admission: beyond `max_sessions` running and `max_queued` waiting, or `max_per_ip` from one
+/// address, a prover is refused BUSY with a reason, at once or when its wait runs out; the
+/// sessions already running are not disturbed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_beyond_the_limits_are_refused_busy() {
+    let busy = |e: &ProverError, needle: &str| matches!(e, ProverError::VerifierRejected(r) if r.contains(needle)) && e.code() == "BUSY";
+    for (max_queued, max_per_ip, needle) in [(0, 8, "1 sessions running and 0 waiting"), (1, 8, "no turn within 1 s"), (8, 1, "1 sessions from 127.0.0.1 already")] {
+        let mut env = env_configured(KeyType::EcdsaP256, None, |c| {
+            c.max_sessions = 1;
+            c.max_queued = max_queued;
+            c.max_per_ip = max_per_ip;
+            c.queue_timeout = std::time::Duration::from_secs(1);
+            c.step_timeout = std::time::Duration::from_secs(5);
+        })
+        .await;
+        // A client that takes the one place and says nothing (until the verifier's step timeout).
+        let (holder, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let err = run(&env, "/json", &[], RevealConfig::default()).await.err().expect("refused");
+        assert!(busy(&err, needle), "{err}");
+        let (_, report) = env.reports.recv().await.unwrap();
+        assert!(matches!(&report, Err(VerifierError::Busy(r)) if r.contains(needle)), "{report:?}");
+        // Once the place is free, the next prover is served.
+        drop(holder);
+        let (_, report) = env.reports.recv().await.unwrap();
+        assert!(report.is_err(), "the silent client's session ends without a verdict");
+        let out = run(&env, "/json", &[], RevealConfig::default()).await.expect("served after the holder left");
+        assert!(out.verified.received.printable().contains("Alice Example"));
     }
 }

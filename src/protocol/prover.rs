@@ -99,6 +99,8 @@ impl ProverError {
 fn rejection_code(reason: &str) -> &'static str {
     if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
         "SERVER_UNREACHABLE"
+    } else if reason.starts_with("verifier busy") {
+        "BUSY"
     } else if reason.starts_with("server name mismatch") {
         "SERVER_NAME_MISMATCH"
     } else if reason.starts_with("server not allowed") {

@@ -1,13 +1,28 @@
 //! `tlsproof verifier` as a server: accepts sessions on a WebSocket endpoint, each in its own
-//! task, so one bad session never affects another.
+//! task, so one bad session never affects another, and admits only as many as it can serve
+//! ([`VerifierConfig::max_sessions`]): the rest wait in a bounded queue or are refused `BUSY`
+//! with a reason, so a flood costs the verifier bounded memory and every prover an answer.
 
+use super::messages::ControlMessage;
 use super::verifier::{verify_session, VerifierConfig, VerifierError};
 use super::VerifierOutput;
 use crate::transport::WsSocket;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use futures::SinkExt;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_tungstenite::tungstenite::protocol::frame::{coding::CloseCode, CloseFrame};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// Most WebSocket handshakes in flight (before admission); connections beyond are dropped.
+const MAX_HANDSHAKES: usize = 256;
+
+/// How long a client may take over its WebSocket handshake.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Largest WebSocket message a prover may send (the multiplexer's frame limit plus its header).
 const MAX_WS_MESSAGE: usize = (2 << 20) + 16;
@@ -18,6 +33,7 @@ pub type SessionReport = (SocketAddr, Result<VerifierOutput, VerifierError>);
 pub struct VerifierServer {
     listener: TcpListener,
     config: Arc<VerifierConfig>,
+    admission: Arc<Admission>,
     /// Where connections that are not WebSocket upgrades go (e.g. a web server for a page
     /// that runs the prover); `None`: they fail the WebSocket handshake.
     http: Option<tokio::sync::mpsc::UnboundedSender<(TcpStream, SocketAddr)>>,
@@ -28,7 +44,8 @@ const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl VerifierServer {
     pub async fn bind(addr: SocketAddr, config: VerifierConfig) -> std::io::Result<VerifierServer> {
-        Ok(VerifierServer { listener: TcpListener::bind(addr).await?, config: Arc::new(config), http: None })
+        let admission = Arc::new(Admission::new(&config));
+        Ok(VerifierServer { listener: TcpListener::bind(addr).await?, config: Arc::new(config), admission, http: None })
     }
 
     /// Hands connections that are not WebSocket upgrades to `http` instead of failing them, so
@@ -42,42 +59,144 @@ impl VerifierServer {
         self.listener.local_addr()
     }
 
-    /// Serves forever; every finished session is sent to `reports`.
+    /// Serves forever; every finished or refused session is sent to `reports`.
     pub async fn run(self, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
+        let handshakes = Arc::new(Semaphore::new(MAX_HANDSHAKES));
         loop {
             let Ok((tcp, peer)) = self.listener.accept().await else { continue };
+            let Ok(slot) = handshakes.clone().try_acquire_owned() else { continue };
             let _ = tcp.set_nodelay(true);
-            if let Some(http) = &self.http {
-                let http = http.clone();
-                let config = self.config.clone();
-                let reports = reports.clone();
-                tokio::spawn(async move {
-                    if is_websocket_upgrade(&tcp).await {
-                        spawn_session(tcp, peer, config, reports);
-                    } else {
+            let http = self.http.clone();
+            let (config, admission, reports) = (self.config.clone(), self.admission.clone(), reports.clone());
+            tokio::spawn(async move {
+                if let Some(http) = http {
+                    if !is_websocket_upgrade(&tcp).await {
                         let _ = http.send((tcp, peer));
+                        return;
                     }
-                });
-                continue;
-            }
-            spawn_session(tcp, peer, self.config.clone(), reports.clone());
+                }
+                let ws_config = WebSocketConfig::default().max_message_size(Some(MAX_WS_MESSAGE)).max_frame_size(Some(MAX_WS_MESSAGE));
+                let accepted = tokio::time::timeout(HANDSHAKE_TIMEOUT, tokio_tungstenite::accept_async_with_config(tcp, Some(ws_config))).await;
+                drop(slot);
+                let Ok(Ok(ws)) = accepted else { return };
+                match admission.admit(peer.ip()).await {
+                    Ok(ticket) => spawn_session(ws, peer, ticket, config, reports),
+                    Err(busy) => {
+                        refuse(ws, &busy).await;
+                        let _ = reports.send((peer, Err(busy)));
+                    }
+                }
+            });
         }
     }
 }
 
-/// Runs one session on its own blocking thread, driven by the runtime's I/O: the proof
-/// futures are not `Send` (the engine is generic over `dyn FnMut` circuits) and CPU-heavy.
-fn spawn_session(tcp: TcpStream, peer: SocketAddr, config: Arc<VerifierConfig>, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
+/// Runs one admitted session on its own blocking thread, driven by the runtime's I/O: the
+/// proof futures are not `Send` (the engine is generic over `dyn FnMut` circuits) and
+/// CPU-heavy. The ticket is held until the session ends.
+fn spawn_session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, ticket: Ticket, config: Arc<VerifierConfig>, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || handle.block_on(async move {
-        let ws_config = WebSocketConfig::default()
-            .max_message_size(Some(MAX_WS_MESSAGE))
-            .max_frame_size(Some(MAX_WS_MESSAGE));
-        let accepted = tokio::time::timeout(config.step_timeout, tokio_tungstenite::accept_async_with_config(tcp, Some(ws_config))).await;
-        let Ok(Ok(ws)) = accepted else { return };
         let result = verify_session(WsSocket::from_stream(ws), &config).await;
+        drop(ticket);
         let _ = reports.send((peer, result));
     }));
+}
+
+/// Tells a prover it was not admitted: an `Abort` with the reason on the control channel (which
+/// the prover reports as code `BUSY`), then a close with 1013 "try again later".
+async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
+    let reason = busy.to_string();
+    let abort = [&[0u8][..], &ControlMessage::Abort { reason: reason.clone() }.encode()].concat();
+    let close = CloseFrame { code: CloseCode::Again, reason: reason.chars().take(120).collect::<String>().into() };
+    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+        ws.send(Message::binary(abort)).await?;
+        ws.close(Some(close)).await
+    })
+    .await;
+}
+
+/// Who may start a session now: a semaphore of `max_sessions` permits, a count of those
+/// waiting for one, and a count per client IP of those running or waiting.
+struct Admission {
+    running: Arc<Semaphore>,
+    max_sessions: usize,
+    max_queued: usize,
+    max_per_ip: usize,
+    queue_timeout: std::time::Duration,
+    state: Arc<Mutex<AdmissionState>>,
+}
+
+#[derive(Default)]
+struct AdmissionState {
+    queued: usize,
+    per_ip: HashMap<IpAddr, usize>,
+}
+
+/// A session's place: its permit to run and its share of its IP's count, given back on drop.
+struct Ticket {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    _ip: IpShare,
+}
+
+struct IpShare {
+    ip: IpAddr,
+    state: Arc<Mutex<AdmissionState>>,
+}
+
+impl Drop for IpShare {
+    fn drop(&mut self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = s.per_ip.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                s.per_ip.remove(&self.ip);
+            }
+        }
+    }
+}
+
+impl Admission {
+    fn new(config: &VerifierConfig) -> Self {
+        Admission {
+            running: Arc::new(Semaphore::new(config.max_sessions.max(1))),
+            max_sessions: config.max_sessions.max(1),
+            max_queued: config.max_queued,
+            max_per_ip: config.max_per_ip.max(1),
+            queue_timeout: config.queue_timeout,
+            state: Arc::default(),
+        }
+    }
+
+    /// A ticket to run now or after a wait in the queue; `VerifierError::Busy` if the client's
+    /// IP has too many sessions, the queue is full, or the wait ran out.
+    async fn admit(&self, ip: IpAddr) -> Result<Ticket, VerifierError> {
+        let share = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let n = s.per_ip.entry(ip).or_insert(0);
+            if *n >= self.max_per_ip {
+                return Err(VerifierError::Busy(format!("{} sessions from {ip} already", self.max_per_ip)));
+            }
+            *n += 1;
+            IpShare { ip, state: self.state.clone() }
+        };
+        if let Ok(permit) = self.running.clone().try_acquire_owned() {
+            return Ok(Ticket { _permit: permit, _ip: share });
+        }
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if s.queued >= self.max_queued {
+                return Err(VerifierError::Busy(format!("{} sessions running and {} waiting", self.max_sessions, self.max_queued)));
+            }
+            s.queued += 1;
+        }
+        let waited = tokio::time::timeout(self.queue_timeout, self.running.clone().acquire_owned()).await;
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= 1;
+        match waited {
+            Ok(Ok(permit)) => Ok(Ticket { _permit: permit, _ip: share }),
+            _ => Err(VerifierError::Busy(format!("no turn within {} s", self.queue_timeout.as_secs()))),
+        }
+    }
 }
 
 /// Whether the request head waiting on `tcp` asks for a WebSocket upgrade. Peeks (reads

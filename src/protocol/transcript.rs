@@ -121,6 +121,9 @@ pub enum TranscriptError {
     #[error("{direction:?} encrypted Finished has {length} bytes of ciphertext, expected 16")]
     BadFinishedLength { direction: Direction, length: usize },
     /// An encrypted alert whose ciphertext is not two bytes.
+    /// Two records of one direction share an explicit nonce: a replay, or a key's nonce used twice.
+    #[error("{direction:?} encrypted record {seq} repeats an earlier record's explicit nonce")]
+    RepeatedNonce { direction: Direction, seq: u64 },
     #[error("{direction:?} encrypted alert {seq} has {length} bytes, expected 2")]
     BadEncryptedAlertLength {
         direction: Direction,
@@ -451,6 +454,7 @@ fn parse_direction(
     let mut messages = Vec::new();
     let mut joiner = HandshakeJoiner::default();
     let mut encrypted = false;
+    let mut nonces = std::collections::HashSet::new();
     let mut count = 0usize;
     let mut rest = stream;
     while !rest.is_empty() {
@@ -478,14 +482,14 @@ fn parse_direction(
         rest = &rest[total..];
         let content_type = header.content_type;
         if encrypted {
+            // The sequence number is the record's position, never the prover-chosen explicit
+            // nonce: a replayed, dropped or reordered record then fails its tag.
             let seq = records.encrypted.len() as u64;
-            records.encrypted.push(encrypted_record(
-                direction,
-                seq,
-                content_type,
-                header.version,
-                payload,
-            )?);
+            let record = encrypted_record(direction, seq, content_type, header.version, payload)?;
+            if !nonces.insert(record.explicit_nonce) {
+                return Err(TranscriptError::RepeatedNonce { direction, seq });
+            }
+            records.encrypted.push(record);
             continue;
         }
         if payload.len() > MAX_PLAINTEXT {
@@ -964,6 +968,7 @@ fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
 
 /// The SNI of the ClientHello at the start of `message` (a handshake message with its 4-byte
 /// header), checked as [`parse`] checks it; `Truncated` if the message is cut short.
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn client_hello_sni(message: &[u8]) -> Result<Option<String>, TranscriptError> {
     let truncated = TranscriptError::Truncated { direction: Direction::Sent };
     let header = message.get(..4).ok_or(truncated.clone())?;
@@ -1376,6 +1381,39 @@ mod tests {
             t.server_finished_hash(&[0; 12]),
             base.server_finished_hash(vd)
         );
+    }
+
+    /// Records are bound to their position: a record moved or dropped on the way fails its tag
+    /// in the verifier's check, and a replayed one is refused when parsed.
+    #[test]
+    fn replayed_dropped_or_reordered_records_are_refused() {
+        use crate::protocol::check::{recover, CheckError};
+        use crate::protocol::proof::OpenedDirection;
+        let s = run_session(Opts { max_fragment: Some(4096), ..Opts::default() });
+        let kb = s.client.key_block().unwrap();
+        let cases = [
+            (Direction::Sent, "sent", &s.sent, OpenedDirection::Key { key: kb.client_write_key, iv: kb.client_write_iv }),
+            (Direction::Received, "received", &s.received, OpenedDirection::Key { key: kb.server_write_key, iv: kb.server_write_iv }),
+        ];
+        for (d, name, stream, opened) in cases {
+            let recs = records(stream);
+            let first = ccs_index(&recs) + 2; // the first record after the Finished
+            let check = |recs: &[Rec]| {
+                let (sent, received) = if d == Direction::Sent { (join(recs), s.received.clone()) } else { (s.sent.clone(), join(recs)) };
+                let t = parse(&sent, &received)?;
+                Ok::<_, TranscriptError>(recover(name, t.encrypted_records(d), &opened, &[]).map(|_| ()))
+            };
+            assert_eq!(check(&recs), Ok(Ok(())), "{name}: the stream as relayed");
+            let mut swapped = recs.clone();
+            swapped.swap(first, first + 1);
+            assert_eq!(check(&swapped), Ok(Err(CheckError::BadTag { direction: name, index: 1 })), "{name}: reordered");
+            let mut dropped = recs.clone();
+            dropped.remove(first);
+            assert_eq!(check(&dropped), Ok(Err(CheckError::BadTag { direction: name, index: 1 })), "{name}: dropped");
+            let mut replayed = recs.clone();
+            replayed.insert(first + 1, recs[first].clone());
+            assert_eq!(check(&replayed), Err(TranscriptError::RepeatedNonce { direction: d, seq: 2 }), "{name}: replayed");
+        }
     }
 
     #[test]

@@ -39,6 +39,13 @@ pub struct VerifierConfig {
     pub step_timeout: Duration,
     /// The whole session.
     pub session_timeout: Duration,
+    /// Admission ([`server`](super::server)): sessions proven at once, sessions waiting for a
+    /// turn (each at most `queue_timeout`), and sessions running or waiting per client IP.
+    /// Anyone beyond is refused `BUSY`.
+    pub max_sessions: usize,
+    pub max_queued: usize,
+    pub max_per_ip: usize,
+    pub queue_timeout: Duration,
 }
 
 impl VerifierConfig {
@@ -50,6 +57,12 @@ impl VerifierConfig {
             max_recv: 1024 * 1024,
             step_timeout: Duration::from_secs(30),
             session_timeout: Duration::from_secs(300),
+            // A redacted 51 KB session peaks near 125 MB for both parties and a fast-path one
+            // at a few MB; 8 at once keep a 2-core verifier busy without exhausting memory.
+            max_sessions: 8,
+            max_queued: 64,
+            max_per_ip: 8,
+            queue_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -96,6 +109,9 @@ pub enum VerifierError {
     Check(#[from] CheckError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
+    /// Not admitted ([`VerifierConfig::max_sessions`] and its queue, or the per-IP limit).
+    #[error("verifier busy: {0}; try again later")]
+    Busy(String),
 }
 
 async fn within<T>(d: Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, VerifierError> {

@@ -84,6 +84,15 @@ mod cli {
             max_sent: u32,
             #[arg(long, default_value_t = 1024 * 1024)]
             max_recv: u32,
+            /// Sessions proven at once; more wait (--max-queued) or are refused BUSY.
+            #[arg(long, default_value_t = 8)]
+            max_sessions: usize,
+            /// Sessions that may wait for a turn (each at most 30 s).
+            #[arg(long, default_value_t = 64)]
+            max_queued: usize,
+            /// Sessions running or waiting per client IP address.
+            #[arg(long, default_value_t = 8)]
+            max_per_ip: usize,
             /// Print each verdict as JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -251,12 +260,15 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, json, addr_file, www, pkg } => {
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
                 config.max_sent = max_sent;
                 config.max_recv = max_recv;
+                config.max_sessions = max_sessions;
+                config.max_queued = max_queued;
+                config.max_per_ip = max_per_ip;
                 let mut server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
                 let addr = server.local_addr()?;
                 if let Some(www) = www {

@@ -345,6 +345,27 @@ fn sbox_witness_fault_is_rejected() {
     }
 }
 
+/// Each of the two inverse equations is needed: a prover that chooses the S-box witness t
+/// itself passes `s·t² = t` with t = 0 for any s (forcing every S-box output to 0x63), and
+/// `s²·t = s` with any t for s = 0 (S(0) free). Only the true inverse (0 for 0) passes both.
+#[test]
+fn chosen_sbox_witnesses_fail_one_inverse_equation_each() {
+    use super::aes::gf256_inv;
+    fn circuit<B: crate::zk::quicksilver::Backend>(b: &mut B, st: Option<(u8, u8)>) {
+        let bits = |b: &mut B, v: Option<u8>| -> [B::Bit; 8] { core::array::from_fn(|i| b.commit(v.map(|x| (x >> i) & 1 == 1))) };
+        let s = bits(b, st.map(|p| p.0));
+        let t = bits(b, st.map(|p| p.1));
+        b.assert_byte_inverse(&s, &t);
+    }
+    let run = |s: u8, t: u8| zk_run(Cheat::default(), |b| circuit(b, Some((s, t))), |b| circuit(b, None)).1;
+    for s in [0u8, 1, 0x53, 0xff] {
+        assert!(run(s, gf256_inv(s)).is_ok(), "the true inverse of {s:#04x}");
+    }
+    for (s, t, fails) in [(0x53u8, 0u8, "s²·t = s"), (0x01, 0x00, "s²·t = s"), (0x00, 0x01, "s·t² = t"), (0x00, 0xca, "s·t² = t")] {
+        assert!(matches!(run(s, t), Err(ProofError::MultiplicationCheckFailed)), "s = {s:#04x}, t = {t:#04x} must fail {fails}");
+    }
+}
+
 #[test]
 fn gcm_keystream_j0_and_h_match_aes_crate_with_partial_opening() {
     let key = rand_bytes(16);
