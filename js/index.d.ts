@@ -81,6 +81,13 @@ export interface DirectionResult {
   path: "fast" | "zk";
   /** Revealed bytes as text, hidden bytes as `█`; control and invisible characters, `\` and a revealed `█` are escaped (`\r`, `\x1b`, `\u{2588}`), so only hidden bytes print as `█`. */
   printable: string;
+  /**
+   * How the direction ended in the proven transcript: `"close_notify"` (the sender said it was
+   * done), `"fatal_alert"`, or `"open"` (no ending alert: it may have been cut off).
+   */
+  ending: "close_notify" | "fatal_alert" | "open";
+  /** Its TLS alerts as `[level, description]`. */
+  alerts: Array<[number, number]>;
 }
 
 export interface NotarizeResult {

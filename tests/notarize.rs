@@ -11,6 +11,7 @@ use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
 use tlsproof::protocol::messages::ControlMessage;
+use tlsproof::protocol::output::Ending;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 struct Env {
@@ -96,6 +97,7 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
         let v = &out.verified;
         assert_eq!((v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()), ("localhost", env.server.as_str(), Some("localhost")));
         assert!(v.received.fast_path, "a fully revealed response takes the fast path");
+        assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify), "both sides closed cleanly");
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
         assert_eq!(body_of(&v.received.bytes).len(), n);
@@ -122,6 +124,8 @@ async fn redacted_response_takes_the_zk_path() {
         let v = &out.verified;
         let total = out.response.len();
         assert!(v.sent.fast_path && !v.received.fast_path);
+        // the ZK path opens the alerts' plaintext too
+        assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify));
         assert_eq!(v.received.len as usize, total);
         assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
         assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte is not revealed");

@@ -164,8 +164,9 @@ mod tests {
                 bytes: sent_bytes.clone(),
                 revealed: vec![0..secret.start as u64, secret.end as u64..sent_bytes.len() as u64],
                 fast_path: false,
+                alerts: vec![],
             },
-            received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false },
+            received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false, alerts: vec![] },
             commitments: Vec::new(),
             stats: Default::default(),
         }

@@ -1,7 +1,8 @@
-//! The verifier's checks after the proof: every GCM tag, and the plaintext at the revealed
-//! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream).
+//! The verifier's checks after the proof: every GCM tag, the plaintext at the revealed
+//! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream),
+//! and every alert, after which a direction may carry nothing more.
 
-use super::proof::{touched_blocks, OpenedDirection};
+use super::proof::{opened_blocks, OpenedDirection};
 use super::transcript::EncryptedRecord;
 use std::ops::Range;
 
@@ -15,6 +16,20 @@ pub enum CheckError {
     KeystreamLength { direction: &'static str, expected: usize, got: usize },
     #[error("{direction}: the proof opened {got} J0 blocks for {expected} records")]
     J0Count { direction: &'static str, expected: usize, got: usize },
+    #[error("{direction} record {index} is an alert of unknown level {level}")]
+    BadAlertLevel { direction: &'static str, index: usize, level: u8 },
+    /// A record after close_notify or a fatal alert: the exchange had ended, so nothing after
+    /// it can be part of what the server said.
+    #[error("{direction} record {index} follows the alert that ended the connection")]
+    DataAfterClose { direction: &'static str, index: usize },
+}
+
+/// An alert the verifier decrypted: level (1 warning, 2 fatal) and description (0 close_notify).
+pub type Alert = [u8; 2];
+
+/// Whether an alert ends its direction: close_notify or any fatal alert.
+pub fn ends_connection(alert: Alert) -> bool {
+    alert[1] == 0 || alert[0] == 2
 }
 
 fn ghash_tag(h: &[u8; 16], j0: &[u8; 16], r: &EncryptedRecord) -> [u8; 16] {
@@ -52,6 +67,27 @@ pub struct RecoveredDirection {
     pub bytes: Vec<u8>,
     pub revealed: Vec<Range<u64>>,
     pub fast_path: bool,
+    /// The direction's alerts, in order (the last one may have ended it).
+    pub alerts: Vec<Alert>,
+}
+
+/// Records the alert of record `index`, checking that nothing followed an ending one.
+fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
+    if !(1..=2).contains(&alert[0]) {
+        return Err(CheckError::BadAlertLevel { direction, index, level: alert[0] });
+    }
+    alerts.push((index, alert));
+    Ok(())
+}
+
+/// No record may follow an alert that ended the direction.
+fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
+    if let Some((index, _)) = alerts.iter().find(|(_, a)| ends_connection(*a)) {
+        if index + 1 < records {
+            return Err(CheckError::DataAfterClose { direction, index: index + 1 });
+        }
+    }
+    Ok(alerts.iter().map(|(_, a)| *a).collect())
 }
 
 /// Checks every tag of `records` against what the proof opened, and recovers the revealed
@@ -63,15 +99,20 @@ pub fn recover(
     reveal: &[Range<u64>],
 ) -> Result<RecoveredDirection, CheckError> {
     let mut bytes = Vec::new();
+    let mut alerts = Vec::new();
     match opened {
         OpenedDirection::Key { key, iv } => {
             for (index, r) in records.iter().enumerate() {
                 let pt = open_record(key, iv, r).ok_or(CheckError::BadTag { direction, index })?;
                 if index > 0 && r.content_type == 23 {
                     bytes.extend_from_slice(&pt);
+                } else if index > 0 && r.content_type == 21 {
+                    // the transcript parser admits only 2-byte alerts
+                    push_alert(direction, &mut alerts, index, [pt[0], pt[1]])?;
                 }
             }
-            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true })
+            let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true, alerts })
         }
         OpenedDirection::Keystream { h, j0, revealed_keystream } => {
             if j0.len() != records.len() {
@@ -89,20 +130,29 @@ pub fn recover(
                     bytes.resize(bytes.len() + r.ciphertext.len(), 0);
                 }
             }
-            let touched = touched_blocks(records, reveal);
+            let touched = opened_blocks(records, reveal);
             let needed: usize = touched.iter().map(|(_, _, p)| p.len()).sum();
             if needed != revealed_keystream.len() {
                 return Err(CheckError::KeystreamLength { direction, expected: needed, got: revealed_keystream.len() });
             }
             let mut ks = revealed_keystream.iter();
             for (rec, blk, positions) in touched {
-                for p in positions {
+                let r = &records[rec];
+                let mut plain = positions.iter().map(|p| {
                     let at = blk as usize * 16 + p;
-                    let k = ks.next().copied().unwrap_or(0);
-                    bytes[starts[rec] + at] = records[rec].ciphertext[at] ^ k;
+                    (at, r.ciphertext[at] ^ ks.next().copied().unwrap_or(0))
+                });
+                if r.content_type == 21 {
+                    let alert: Vec<u8> = plain.map(|(_, b)| b).collect();
+                    push_alert(direction, &mut alerts, rec, [alert[0], alert[1]])?;
+                } else {
+                    for (at, b) in &mut plain {
+                        bytes[starts[rec] + at] = b;
+                    }
                 }
             }
-            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: false })
+            let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: false, alerts })
         }
     }
 }

@@ -13,6 +13,31 @@ pub struct VerifiedDirection {
     pub revealed: Vec<Range<u64>>,
     /// Whether this direction took the full-reveal fast path (its key was opened).
     pub fast_path: bool,
+    /// The direction's TLS alerts as [level, description], in order; nothing follows one that
+    /// ended it (see [`Self::ending`]).
+    pub alerts: Vec<[u8; 2]>,
+}
+
+/// How a direction of the proven transcript ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// close_notify: the sender said it was done, so nothing was cut off at the TLS layer.
+    CloseNotify,
+    /// A fatal alert (its description).
+    FatalAlert(u8),
+    /// No ending alert in the proven transcript: it may have been cut off.
+    Open,
+}
+
+impl Ending {
+    /// The name used in the JS result and the JSON verdict.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::CloseNotify => "close_notify",
+            Ending::FatalAlert(_) => "fatal_alert",
+            Ending::Open => "open",
+        }
+    }
 }
 
 impl VerifiedDirection {
@@ -35,6 +60,15 @@ impl VerifiedDirection {
             out.push('█');
         }
         out
+    }
+
+    /// How the direction ended, from its alerts.
+    pub fn ending(&self) -> Ending {
+        match self.alerts.last() {
+            Some([_, 0]) => Ending::CloseNotify,
+            Some([2, d]) => Ending::FatalAlert(*d),
+            _ => Ending::Open,
+        }
     }
 
     /// Whether every byte of `range` was revealed.
@@ -113,7 +147,15 @@ fn rfc3339(unix: u64) -> String {
 
 impl std::fmt::Display for VerifierOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = |d: &VerifiedDirection| if d.fast_path { "fast path (key opened)" } else { "ZK path" };
+        let path = |d: &VerifiedDirection| {
+            let how = if d.fast_path { "fast path (key opened)" } else { "ZK path" };
+            let end = match d.ending() {
+                Ending::CloseNotify => "closed with close_notify".to_string(),
+                Ending::FatalAlert(x) => format!("ended by fatal alert {x}"),
+                Ending::Open => "no close_notify (may be cut off)".to_string(),
+            };
+            format!("{how}, {end}")
+        };
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
         writeln!(f, "server: {} (dialed {}, SNI {sni}), connected at {}", self.server_name, self.server, rfc3339(self.connection_time))?;
         writeln!(f, "sent {} bytes, {}:", self.sent.len, path(&self.sent))?;
@@ -143,7 +185,7 @@ mod tests {
 
     #[test]
     fn printable_marks_hidden_bytes() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false };
+        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false, alerts: vec![] };
         assert_eq!(d.printable(), "ab███fghij");
         assert!(d.is_revealed(6..9) && !d.is_revealed(1..3));
     }
@@ -151,7 +193,7 @@ mod tests {
     #[test]
     fn revealed_bytes_cannot_imitate_a_redaction_or_rewrite_a_line() {
         let text = "ok\r\nfake \u{2588}\u{2588}\rserver: bank\x1b[2K \\x1b \u{202e}\t\u{85}end\n";
-        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false };
+        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false, alerts: vec![] };
         assert_eq!(
             d.printable(),
             "ok\nfake \\u{2588}\\u{2588}\\rserver: bank\\x1b[2K \\\\x1b \\u{202e}\\t\\x85end\n██"

@@ -12,7 +12,8 @@
 //!    direction either the fast path (write key + IV opened) or H = AES_K(0) and every
 //!    record's E_K(J0) opened so the verifier can check every GCM tag.
 //! 6. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
-//!    opened only at the revealed positions.
+//!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
+//!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
 use super::reveal::covers_all;
 use super::transcript::EncryptedRecord;
@@ -169,6 +170,15 @@ pub fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec
     out
 }
 
+/// The keystream a ZK-path direction opens: the blocks the reveal touches, then the first two
+/// bytes of every encrypted alert (after the Finished), whose plaintext the verifier always
+/// learns. Both sides take the keystream in this order.
+pub fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
+    let mut out = touched_blocks(records, reveal);
+    out.extend(records.iter().enumerate().skip(1).filter(|(_, r)| r.content_type == 21).map(|(i, _)| (i, 0, vec![0, 1])));
+    out
+}
+
 /// Total application-data plaintext length of a direction.
 pub fn app_len(records: &[EncryptedRecord]) -> u64 {
     records.iter().skip(1).filter(|r| r.content_type == 23).map(|r| r.ciphertext.len() as u64).sum()
@@ -293,7 +303,7 @@ pub async fn run<P: Party<C>, C: Channel>(
     let jobs: Vec<(usize, Vec<(usize, u32, Vec<usize>)>)> = (0..2)
         .filter(|side| !fast[*side])
         .flat_map(|side| {
-            let touched = touched_blocks(records[side], reveals[side]);
+            let touched = opened_blocks(records[side], reveals[side]);
             touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();

@@ -38,6 +38,9 @@ pub struct ProverConfig {
     pub prg: PrgKind,
 }
 
+/// How long the prover waits for the server's close_notify after a complete response.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The default for [`ProverConfig::step_timeout`].
 pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -67,6 +70,10 @@ pub enum ProverError {
     Proof(#[from] ProofError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
+    /// The fast path opens the server's write key, which would let the verifier decrypt
+    /// server bytes it relayed that the proof does not cover.
+    #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
+    UnprovenReceived(u64),
 }
 
 impl ProverError {
@@ -85,7 +92,7 @@ impl ProverError {
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
             ProverError::Tls(_) => "TLS_ERROR",
-            ProverError::Reveal(_) => "BAD_OPTIONS",
+            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
             ProverError::Message(_)
             | ProverError::UnexpectedMessage { .. }
@@ -276,6 +283,10 @@ async fn session(
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {
         let response = driver::http_exchange(&mut client, &mut io, &request, limits).await?;
+        // The server's close_notify, when it follows the response, goes into the transcript
+        // so the verdict can say the response was not cut off; a server that keeps the
+        // connection open costs at most CLOSE_GRACE.
+        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
         io.shutdown().await?;
         Ok::<_, ProverError>(response)
     };
@@ -303,6 +314,10 @@ async fn session(
         commit_sent: to_u64(reveal.commit_sent.resolve(&sent_plain)?),
         commit_received: to_u64(reveal.commit_received.resolve(&recv_plain)?),
     };
+    let unproven = io.delivered().saturating_sub(received_raw.len() as u64);
+    if unproven > 0 && covers_all(&plan.received, recv_plain.len() as u64) {
+        return Err(ProverError::UnprovenReceived(unproven));
+    }
     check_commitments(&plan.commit_sent, sent_plain.len() as u64)?;
     check_commitments(&plan.commit_received, recv_plain.len() as u64)?;
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;

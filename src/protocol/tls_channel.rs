@@ -23,6 +23,11 @@ impl<'a> TlsChannelIo<'a> {
         TlsChannelIo { ch, pending: Vec::new(), pos: 0, eof: false, written: 0, read: 0 }
     }
 
+    /// Server bytes the relay delivered: those read plus those waiting to be read.
+    pub fn delivered(&self) -> u64 {
+        self.read + (self.pending.len() - self.pos) as u64
+    }
+
     /// Tells the relay that the client will send nothing more.
     pub async fn shutdown(&mut self) -> Result<(), Error> {
         self.ch.send(Vec::new()).await.map_err(|e| Error::Io(e.to_string()))

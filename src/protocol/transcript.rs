@@ -1416,6 +1416,54 @@ mod tests {
         }
     }
 
+    /// Seals `plaintext` as the direction's next record (sequence number = position).
+    fn seal_next(key: &[u8; 16], iv: &[u8; 4], records: &[EncryptedRecord], content_type: u8, plaintext: &[u8]) -> EncryptedRecord {
+        use ring::aead;
+        let seq = records.len() as u64;
+        let explicit_nonce = (seq + 1000).to_be_bytes();
+        let mut r = EncryptedRecord { seq, content_type, version: 0x0303, explicit_nonce, ciphertext: plaintext.to_vec(), tag: [0; 16] };
+        let k = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).unwrap());
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(iv);
+        nonce[4..].copy_from_slice(&explicit_nonce);
+        let tag = k
+            .seal_in_place_separate_tag(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(r.additional_data()), &mut r.ciphertext)
+            .unwrap();
+        r.tag.copy_from_slice(tag.as_ref());
+        r
+    }
+
+    /// The verifier learns every alert and how each direction ended; a record after
+    /// close_notify or a fatal alert, or an alert of no known level, is refused.
+    #[test]
+    fn alerts_end_a_direction_and_nothing_may_follow() {
+        use crate::protocol::check::{recover, CheckError};
+        use crate::protocol::proof::OpenedDirection;
+        let s = run_session(Opts::default());
+        let kb = s.client.key_block().unwrap();
+        let (key, iv) = (kb.server_write_key, kb.server_write_iv);
+        let opened = OpenedDirection::Key { key, iv };
+        let t = parse(&s.sent, &s.received).unwrap();
+        let honest = t.encrypted_records(Direction::Received).to_vec();
+        let d = recover("received", &honest, &opened, &[]).unwrap();
+        assert_eq!(d.alerts, vec![[1, 0]], "the server closed with close_notify");
+        // Application data after the close_notify.
+        let mut after = honest.clone();
+        after.push(seal_next(&key, &iv, &after, 23, b"HTTP/1.1 200 OK\r\n\r\nforged"));
+        assert_eq!(recover("received", &after, &opened, &[]).err(), Some(CheckError::DataAfterClose { direction: "received", index: honest.len() }));
+        // A fatal alert ends it too; a warning alert does not.
+        let mut cut = honest[..honest.len() - 1].to_vec();
+        cut.push(seal_next(&key, &iv, &cut, 21, &[1, 100])); // warning no_renegotiation
+        let d = recover("received", &cut, &opened, &[]).unwrap();
+        assert_eq!(d.alerts, vec![[1, 100]]);
+        cut.push(seal_next(&key, &iv, &cut, 21, &[2, 40])); // fatal handshake_failure
+        cut.push(seal_next(&key, &iv, &cut, 23, b"more"));
+        assert_eq!(recover("received", &cut, &opened, &[]).err(), Some(CheckError::DataAfterClose { direction: "received", index: cut.len() - 1 }));
+        let mut odd = honest[..honest.len() - 1].to_vec();
+        odd.push(seal_next(&key, &iv, &odd, 21, &[7, 0]));
+        assert_eq!(recover("received", &odd, &opened, &[]).err(), Some(CheckError::BadAlertLevel { direction: "received", index: odd.len() - 1, level: 7 }));
+    }
+
     #[test]
     fn the_sni_must_be_the_certified_name() {
         let now = UnixTime::now();

@@ -262,7 +262,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         online: phase(online_ms, online_up, online_down),
         prove: phase(t_prove.elapsed().as_secs_f64() * 1e3, up - up0, down - down0),
     };
-    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path };
+    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
     Ok(VerifierOutput {
         server_name: target.name().to_string(),
         server: target.address(),

@@ -120,6 +120,13 @@ where
 
 /// One HTTP/1.1 request over TLS: handshake, send `request`, read until the response is
 /// complete (per its framing) or the server closes. Returns the response plaintext.
+/// Reads on after an exchange until the server's close_notify (or EOF), so that a transcript
+/// shows how the server ended; the caller bounds the wait.
+pub async fn read_until_close<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<(), Error> {
+    while !client.received_close_notify() && read_some(client, io).await? {}
+    Ok(())
+}
+
 pub async fn http_exchange<S: ByteIo>(
     client: &mut Client,
     io: &mut S,

@@ -391,6 +391,11 @@ pub struct DirectionResult {
     pub path: &'static str,
     /// Revealed bytes as text (escaped: [`VerifiedDirection::printable`]), hidden ones as `█`.
     pub printable: String,
+    /// How the direction ended: `"close_notify"`, `"fatal_alert"` or `"open"` (no ending
+    /// alert in the proven transcript: it may have been cut off).
+    pub ending: &'static str,
+    /// Its TLS alerts as [level, description].
+    pub alerts: Vec<[u8; 2]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -436,6 +441,8 @@ impl DirectionResult {
             hidden,
             path: if d.fast_path { "fast" } else { "zk" },
             printable: d.printable(),
+            ending: d.ending().as_str(),
+            alerts: d.alerts.clone(),
         }
     }
 }
@@ -591,12 +598,12 @@ mod tests {
 
     #[test]
     fn result_lists_hidden_ranges_and_the_path() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false };
+        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false, alerts: vec![[1, 0]] };
         let r = DirectionResult::from_verified(&d);
         assert_eq!(r.hidden, vec![ByteRange { start: 2, end: 5 }, ByteRange { start: 9, end: 10 }]);
-        assert_eq!((r.path, r.printable.as_str()), ("zk", "ab███fghi█"));
-        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true };
+        assert_eq!((r.path, r.printable.as_str(), r.ending), ("zk", "ab███fghi█", "close_notify"));
+        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true, alerts: vec![] };
         let r = DirectionResult::from_verified(&all);
-        assert!(r.hidden.is_empty() && r.path == "fast");
+        assert!(r.hidden.is_empty() && r.path == "fast" && r.ending == "open");
     }
 }
