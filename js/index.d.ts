@@ -101,6 +101,13 @@ export interface NotarizeResult {
   connectionTime: number;
   sent: DirectionResult;
   recv: DirectionResult;
+  /** The exchange as the revealed bytes show it; `null` where that part was hidden. */
+  http: {
+    requestLine: string | null;
+    status: number | null;
+    /** Complete by its own framing (Content-Length, chunked, or close-delimited ended by close_notify). */
+    responseComplete: boolean | null;
+  };
   /** Hex SHA-256 commitments the verifier holds. */
   commitments: string[];
   timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };

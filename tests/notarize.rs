@@ -98,6 +98,8 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
         assert_eq!((v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()), ("localhost", env.server.as_str(), Some("localhost")));
         assert!(v.received.fast_path, "a fully revealed response takes the fast path");
         assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify), "both sides closed cleanly");
+        let want = tlsproof::protocol::exchange::HttpExchange { request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")), status: Some(200), response_complete: Some(true) };
+        assert_eq!(v.http, want);
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
         assert_eq!(body_of(&v.received.bytes).len(), n);

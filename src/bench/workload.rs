@@ -167,6 +167,7 @@ mod tests {
                 alerts: vec![],
             },
             received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false, alerts: vec![] },
+            http: crate::protocol::exchange::HttpExchange { request_line: None, status: None, response_complete: None },
             commitments: Vec::new(),
             stats: Default::default(),
         }

@@ -6,6 +6,7 @@
 //! does with the openings; [`output`] is the verdict.
 
 pub mod check;
+pub mod exchange;
 pub mod messages;
 pub mod mux;
 pub mod output;

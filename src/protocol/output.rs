@@ -129,6 +129,8 @@ pub struct VerifierOutput {
     pub connection_time: u64,
     pub sent: VerifiedDirection,
     pub received: VerifiedDirection,
+    /// The request and response as the revealed bytes show them.
+    pub http: super::exchange::HttpExchange,
     /// Proven SHA-256 commitments to (hidden) ranges.
     pub commitments: Vec<super::proof::Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
@@ -158,6 +160,16 @@ impl std::fmt::Display for VerifierOutput {
         };
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
         writeln!(f, "server: {} (dialed {}, SNI {sni}), connected at {}", self.server_name, self.server, rfc3339(self.connection_time))?;
+        let h = &self.http;
+        let complete = match h.response_complete {
+            Some(true) => "complete",
+            Some(false) => "INCOMPLETE (cut off by its own framing)",
+            None => "completeness unknown (framing hidden)",
+        };
+        let status = h.status.map(|s| s.to_string()).unwrap_or_else(|| "hidden".into());
+        let mut line = String::new();
+        push_escaped(&mut line, h.request_line.as_deref().unwrap_or("(hidden)"));
+        writeln!(f, "request: {line}; response status {status}, {complete}")?;
         writeln!(f, "sent {} bytes, {}:", self.sent.len, path(&self.sent))?;
         writeln!(f, "{}", self.sent.printable())?;
         writeln!(f, "received {} bytes, {}:", self.received.len, path(&self.received))?;

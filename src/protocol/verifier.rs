@@ -3,6 +3,7 @@
 //! TCP connection to the server itself.
 
 use super::check::{recover, CheckError, RecoveredDirection};
+use super::exchange::{check_exchange, ExchangeError, RevealPolicy};
 use super::messages::{ControlMessage, MessageError, SessionRequest, TlsDone, MAX_RANGES, PROTOCOL_VERSION};
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::{PhaseStats, SessionStats, VerifiedDirection, VerifierOutput};
@@ -44,6 +45,9 @@ pub struct VerifierConfig {
     /// Anyone beyond is refused `BUSY`.
     pub max_sessions: usize,
     pub max_queued: usize,
+    /// What of the request must be revealed (`--require-reveal`; default: the request line
+    /// and the Host header).
+    pub require_reveal: RevealPolicy,
     pub max_per_ip: usize,
     pub queue_timeout: Duration,
 }
@@ -61,6 +65,7 @@ impl VerifierConfig {
             // at a few MB; 8 at once keep a 2-core verifier busy without exhausting memory.
             max_sessions: 8,
             max_queued: 64,
+            require_reveal: RevealPolicy::default(),
             max_per_ip: 8,
             queue_timeout: Duration::from_secs(30),
         }
@@ -107,6 +112,8 @@ pub enum VerifierError {
     Proof(#[from] ProofError),
     #[error("check failed: {0}")]
     Check(#[from] CheckError),
+    #[error("HTTP exchange: {0}")]
+    Exchange(#[from] ExchangeError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
     /// Not admitted ([`VerifierConfig::max_sessions`] and its queue, or the per-IP limit).
@@ -263,13 +270,16 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         prove: phase(t_prove.elapsed().as_secs_f64() * 1e3, up - up0, down - down0),
     };
     let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
+    let (sent, received) = (direction(sent), direction(received));
+    let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
     Ok(VerifierOutput {
         server_name: target.name().to_string(),
         server: target.address(),
         sni: transcript.sni().map(str::to_string),
         connection_time,
-        sent: direction(sent),
-        received: direction(received),
+        sent,
+        received,
+        http,
         commitments: opened.commitments,
         stats,
     })

@@ -370,10 +370,21 @@ pub struct NotarizeResult {
     pub connection_time: u64,
     pub sent: DirectionResult,
     pub recv: DirectionResult,
+    /// The request line, the response status and whether the response is complete by its own
+    /// framing (`null`: that part was hidden).
+    pub http: HttpResult,
     /// Hex SHA-256 commitments the verifier holds (none unless requested).
     pub commitments: Vec<String>,
     pub timings: Timings,
     pub bytes: Traffic,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpResult {
+    pub request_line: Option<String>,
+    pub status: Option<u16>,
+    pub response_complete: Option<bool>,
 }
 
 /// One direction as the verifier saw it.
@@ -459,6 +470,7 @@ impl NotarizeResult {
             connection_time: v.connection_time,
             sent: DirectionResult::from_verified(&v.sent),
             recv: DirectionResult::from_verified(&v.received),
+            http: HttpResult { request_line: v.http.request_line.clone(), status: v.http.status, response_complete: v.http.response_complete },
             commitments: v.commitments.iter().map(|c| hex(&c.digest)).collect(),
             timings: Timings {
                 preprocess_ms: s.preprocess.millis,

@@ -84,6 +84,9 @@ mod cli {
             max_sent: u32,
             #[arg(long, default_value_t = 1024 * 1024)]
             max_recv: u32,
+            /// What of the request must be revealed: request-line, host (the certified name), or none.
+            #[arg(long, default_value = "request-line,host")]
+            require_reveal: String,
             /// Sessions proven at once; more wait (--max-queued) or are refused BUSY.
             #[arg(long, default_value_t = 8)]
             max_sessions: usize,
@@ -260,13 +263,14 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
                 config.max_sent = max_sent;
                 config.max_recv = max_recv;
                 config.max_sessions = max_sessions;
+                config.require_reveal = tlsproof::protocol::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
                 let mut server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;

@@ -1,0 +1,312 @@
+//! The HTTP exchange the verifier certifies, read from the revealed bytes: one HTTP/1.1
+//! request whose request line and `Host` header are revealed (the host being the certified
+//! name), and at most one response, with whether that response is complete by its own framing.
+//!
+//! Hidden bytes are zero in the verdict and unknown to the verifier, so only revealed bytes
+//! count: a request line or `Host` header that is not revealed is refused under the default
+//! policy, and a response whose head is hidden has unknown completeness. Hidden header values
+//! are not proven free of CR/LF, so they could carry further header lines; the response side
+//! (exactly one framed response) bounds what that gains. See docs/protocol.md.
+
+use super::output::{Ending, VerifiedDirection};
+use crate::http::{BodyFraming, Limits, ResponseParser};
+use serde::{Deserialize, Serialize};
+
+/// What the verifier requires to be revealed in the request (`--require-reveal`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RevealPolicy {
+    /// The request line (`METHOD target HTTP/1.1`).
+    pub request_line: bool,
+    /// A `Host` header naming the certified host.
+    pub host: bool,
+}
+
+impl Default for RevealPolicy {
+    fn default() -> Self {
+        RevealPolicy { request_line: true, host: true }
+    }
+}
+
+impl RevealPolicy {
+    /// Parses `request-line,host`, `request-line`, `host` or `none`.
+    pub fn parse(s: &str) -> Result<RevealPolicy, String> {
+        let mut p = RevealPolicy { request_line: false, host: false };
+        for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            match item {
+                "request-line" => p.request_line = true,
+                "host" => p.host = true,
+                "none" => {}
+                other => return Err(format!("unknown --require-reveal item {other:?} (request-line, host or none)")),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// The certified exchange, as far as the revealed bytes show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpExchange {
+    /// The revealed request line, without CRLF (`None` when not revealed and not required).
+    pub request_line: Option<String>,
+    /// The response status code, when the status line is revealed.
+    pub status: Option<u16>,
+    /// Whether the response is complete by its own framing (Content-Length, chunked, or
+    /// close-delimited and ended by close_notify); `None` when the framing is hidden.
+    pub response_complete: Option<bool>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ExchangeError {
+    #[error("the request line is not revealed (the verifier requires it)")]
+    RequestLineHidden,
+    #[error("the request line is not HTTP/1.1: {0:?}")]
+    BadRequestLine(String),
+    #[error("no revealed Host header names the certified host {0}")]
+    HostNotRevealed(String),
+    #[error("the revealed Host header names {got:?}, not the certified host {expected}")]
+    WrongHost { got: String, expected: String },
+    #[error("the request bytes hold more than one request (or a body without a revealed Content-Length)")]
+    NotOneRequest,
+    #[error("the response bytes hold more than one response ({extra} bytes follow the first)")]
+    NotOneResponse { extra: usize },
+}
+
+/// Whether `range` of `d` is revealed.
+fn revealed(d: &VerifiedDirection, start: usize, end: usize) -> bool {
+    end <= d.len as usize && d.is_revealed(start as u64..end as u64)
+}
+
+/// The revealed stretch of `d` starting at `start` (up to the next hidden byte).
+fn revealed_from(d: &VerifiedDirection, start: usize) -> &[u8] {
+    let end = d.revealed.iter().find(|r| r.start as usize <= start && start < r.end as usize).map(|r| r.end as usize).unwrap_or(start);
+    &d.bytes[start..end]
+}
+
+/// Checks the request against `policy` and reads the response's framing.
+pub fn check_exchange(sent: &VerifiedDirection, received: &VerifiedDirection, name: &str, policy: RevealPolicy) -> Result<HttpExchange, ExchangeError> {
+    let request_line = check_request(sent, name, policy)?;
+    let (status, response_complete) = check_response(received)?;
+    Ok(HttpExchange { request_line, status, response_complete })
+}
+
+fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> Result<Option<String>, ExchangeError> {
+    let first = revealed_from(sent, 0);
+    let line_end = first.windows(2).position(|w| w == b"\r\n");
+    let request_line = match line_end {
+        Some(end) => {
+            let line = String::from_utf8_lossy(&first[..end]).into_owned();
+            let parts: Vec<&str> = line.split(' ').collect();
+            let ok = parts.len() == 3
+                && !parts[0].is_empty()
+                && parts[0].bytes().all(|c| c.is_ascii_uppercase())
+                && parts[1].bytes().all(|c| c.is_ascii_graphic())
+                && parts[2] == "HTTP/1.1";
+            if !ok {
+                return Err(ExchangeError::BadRequestLine(line));
+            }
+            Some(line)
+        }
+        None if policy.request_line => return Err(ExchangeError::RequestLineHidden),
+        None => None,
+    };
+    if policy.host {
+        check_host(sent, name)?;
+    }
+    // One request: the head ends at the first revealed blank line, and whatever follows is a
+    // body that a revealed Content-Length accounts for exactly.
+    if let Some(head_end) = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4) {
+        let len = sent.len as usize;
+        if len > head_end {
+            let declared = revealed_header(sent, head_end, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
+            if declared != Some(len - head_end) {
+                return Err(ExchangeError::NotOneRequest);
+            }
+        }
+    } else if policy.request_line {
+        return Err(ExchangeError::NotOneRequest);
+    }
+    Ok(request_line)
+}
+
+/// The first position of `needle` wholly inside a revealed range.
+fn find_revealed(d: &VerifiedDirection, needle: &[u8]) -> Option<usize> {
+    d.revealed.iter().find_map(|r| {
+        let (s, e) = (r.start as usize, r.end as usize);
+        d.bytes[s..e].windows(needle.len()).position(|w| w == needle).map(|i| s + i)
+    })
+}
+
+/// The value of header `name` (lower case) if a whole `\r\nName: value\r\n` line before
+/// `head_end` is revealed.
+fn revealed_header(d: &VerifiedDirection, head_end: usize, name: &str) -> Option<String> {
+    let mut found = None;
+    for r in &d.revealed {
+        let (s, e) = (r.start as usize, (r.end as usize).min(head_end));
+        if s >= e {
+            continue;
+        }
+        let text = &d.bytes[s..e];
+        let mut at = 0;
+        while let Some(i) = text[at..].windows(2).position(|w| w == b"\r\n") {
+            let line_start = at + i + 2;
+            let Some(j) = text[line_start..].windows(2).position(|w| w == b"\r\n") else { break };
+            let line = String::from_utf8_lossy(&text[line_start..line_start + j]);
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case(name) {
+                    if found.is_some() {
+                        return None; // two revealed values: ambiguous
+                    }
+                    found = Some(v.trim().to_string());
+                }
+            }
+            at = line_start;
+        }
+    }
+    found
+}
+
+fn check_host(sent: &VerifiedDirection, name: &str) -> Result<(), ExchangeError> {
+    let head_end = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4).unwrap_or(sent.len as usize);
+    let host = revealed_header(sent, head_end, "host").ok_or_else(|| ExchangeError::HostNotRevealed(name.to_string()))?;
+    let bare = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').filter(|(_, p)| p.bytes().all(|c| c.is_ascii_digit())).map(|(h, _)| h).unwrap_or(&host),
+    };
+    let canon = |h: &str| h.trim_end_matches('.').to_ascii_lowercase();
+    if canon(bare) != canon(name) {
+        return Err(ExchangeError::WrongHost { got: host, expected: name.to_string() });
+    }
+    Ok(())
+}
+
+/// (status, complete) from a revealed response head; both `None` when it is hidden.
+fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<bool>), ExchangeError> {
+    let len = received.len as usize;
+    let Some(head_end) = find_revealed(received, b"\r\n\r\n").map(|i| i + 4) else { return Ok((None, None)) };
+    if !revealed(received, 0, head_end) {
+        return Ok((None, None));
+    }
+    let mut parser = ResponseParser::new(Limits { max_header_bytes: head_end, max_body_bytes: usize::MAX });
+    if parser.feed(&received.bytes[..head_end]).is_err() {
+        return Ok((None, Some(false)));
+    }
+    // The head is parsed once its blank line is in; the framing says what must follow.
+    let framing = if parser.is_complete() { BodyFraming::None } else { framing_of(&received.bytes[..head_end]) };
+    let status = std::str::from_utf8(&received.bytes[9..12.min(head_end)]).ok().and_then(|s| s.parse().ok());
+    let complete = match framing {
+        BodyFraming::None => {
+            if len > head_end {
+                return Err(ExchangeError::NotOneResponse { extra: len - head_end });
+            }
+            Some(true)
+        }
+        BodyFraming::ContentLength(n) => {
+            let end = head_end.saturating_add(n);
+            if len > end {
+                return Err(ExchangeError::NotOneResponse { extra: len - end });
+            }
+            Some(len == end)
+        }
+        BodyFraming::Chunked if revealed(received, head_end, len) => {
+            let mut p = ResponseParser::new(Limits { max_header_bytes: head_end, max_body_bytes: usize::MAX });
+            match p.feed(&received.bytes[..len]) {
+                Ok(true) if !p.trailing_bytes().is_empty() => return Err(ExchangeError::NotOneResponse { extra: p.trailing_bytes().len() }),
+                Ok(done) => Some(done),
+                Err(_) => Some(false),
+            }
+        }
+        BodyFraming::Chunked => None,
+        BodyFraming::UntilClose => Some(received.ending() == Ending::CloseNotify),
+    };
+    Ok((status, complete))
+}
+
+/// The body framing a complete response head declares.
+fn framing_of(head: &[u8]) -> BodyFraming {
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let value = |name: &str| text.split("\r\n").find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()));
+    if value("transfer-encoding").is_some_and(|v| v.split(',').any(|t| t.trim() == "chunked")) {
+        BodyFraming::Chunked
+    } else if let Some(n) = value("content-length").and_then(|v| v.parse().ok()) {
+        BodyFraming::ContentLength(n)
+    } else {
+        BodyFraming::UntilClose
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Range;
+
+    fn dir(bytes: &[u8], hidden: &[Range<usize>], alerts: Vec<[u8; 2]>) -> VerifiedDirection {
+        let mut revealed = Vec::new();
+        let mut at = 0;
+        for h in hidden {
+            if h.start > at {
+                revealed.push(at as u64..h.start as u64);
+            }
+            at = h.end;
+        }
+        if bytes.len() > at {
+            revealed.push(at as u64..bytes.len() as u64);
+        }
+        let mut b = bytes.to_vec();
+        for h in hidden {
+            b[h.clone()].fill(0);
+        }
+        VerifiedDirection { len: b.len() as u64, bytes: b, revealed, fast_path: hidden.is_empty(), alerts }
+    }
+
+    const REQ: &[u8] = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n";
+
+    fn token() -> Range<usize> {
+        let at = REQ.windows(6).position(|w| w == b"secret").unwrap();
+        at..at + 6
+    }
+
+    #[test]
+    fn request_line_and_host_must_be_revealed_and_name_the_certified_host() {
+        let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
+        let ok = check_exchange(&dir(REQ, &[token()], vec![]), &resp, "bank.example", RevealPolicy::default()).unwrap();
+        assert_eq!(ok, HttpExchange { request_line: Some("GET /json HTTP/1.1".into()), status: Some(200), response_complete: Some(true) });
+        let check = |req: VerifiedDirection, name: &str| check_exchange(&req, &resp, name, RevealPolicy::default());
+        assert_eq!(check(dir(REQ, &[5..9], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden));
+        let host_at = REQ.windows(12).position(|w| w == b"bank.example").unwrap();
+        assert_eq!(check(dir(REQ, &[host_at..host_at + 4], vec![]), "bank.example"), Err(ExchangeError::HostNotRevealed("bank.example".into())));
+        assert_eq!(check(dir(REQ, &[], vec![]), "evil.example"), Err(ExchangeError::WrongHost { got: "bank.example".into(), expected: "evil.example".into() }));
+        let with_port = b"GET / HTTP/1.1\r\nHost: BANK.example:8443\r\n\r\n";
+        assert!(check(dir(with_port, &[], vec![]), "bank.example").is_ok());
+        let pipelined = [REQ, b"GET /other HTTP/1.1\r\nHost: bank.example\r\n\r\n"].concat();
+        assert_eq!(check(dir(&pipelined, &[], vec![]), "bank.example"), Err(ExchangeError::NotOneRequest));
+        assert!(matches!(check(dir(b"GET /json HTTP/1.0\r\nHost: bank.example\r\n\r\n", &[], vec![]), "bank.example"), Err(ExchangeError::BadRequestLine(_))));
+        let post = b"POST /t HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 3\r\n\r\nabc";
+        assert!(check(dir(post, &[], vec![]), "bank.example").is_ok());
+        // The policy can be relaxed by the operator.
+        let none = RevealPolicy::parse("none").unwrap();
+        assert!(check_exchange(&dir(REQ, &[0..REQ.len()], vec![]), &resp, "bank.example", none).is_ok());
+        assert!(RevealPolicy::parse("request-line,host,body").is_err());
+    }
+
+    #[test]
+    fn a_response_is_complete_by_its_own_framing_and_alone() {
+        let req = dir(REQ, &[token()], vec![]);
+        let complete = |resp: &[u8], hidden: &[Range<usize>], alerts: Vec<[u8; 2]>| {
+            check_exchange(&req, &dir(resp, hidden, alerts), "bank.example", RevealPolicy::default()).map(|x| x.response_complete)
+        };
+        let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        assert_eq!(complete(cl, &[], vec![]), Ok(Some(true)));
+        assert_eq!(complete(&cl[..cl.len() - 2], &[], vec![]), Ok(Some(false)), "cut off");
+        assert_eq!(complete(&cl[..cl.len() - 2], &[39..40], vec![]), Ok(Some(false)), "a hidden body byte does not hide the length");
+        let two = [&cl[..], b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"].concat();
+        assert_eq!(complete(&two, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 38 }));
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        assert_eq!(complete(chunked, &[], vec![]), Ok(Some(true)));
+        assert_eq!(complete(&chunked[..chunked.len() - 5], &[], vec![]), Ok(Some(false)));
+        assert_eq!(complete(chunked, &[50..52], vec![]), Ok(None), "hidden chunk data: unknown");
+        let until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody";
+        assert_eq!(complete(until_close, &[], vec![[1, 0]]), Ok(Some(true)));
+        assert_eq!(complete(until_close, &[], vec![]), Ok(Some(false)), "no close_notify: maybe cut off");
+        assert_eq!(complete(cl, &[9..12], vec![]), Ok(None), "hidden status line: unknown");
+    }
+}
