@@ -77,6 +77,9 @@ else
   echo "end-to-end: 0 passed, 1 failed"; exit 1
 fi
 
+echo "== load: concurrent provers and hostile clients against one verifier process =="
+$bin bench load --provers 12 --hostile 12 --max-queued 4 | tail -7
+
 echo "== bench: one tiny case per target, sessions checked, CSV and plots written =="
 cat >"$run/tiny.toml" <<'TOML'
 [[bench]]

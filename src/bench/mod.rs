@@ -6,6 +6,7 @@
 //! and [`report`] writes CSV, a Markdown summary and plots.
 
 pub mod config;
+pub mod load;
 pub mod netem;
 pub mod plot;
 pub mod report;

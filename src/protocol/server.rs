@@ -18,11 +18,14 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-/// Most WebSocket handshakes in flight (before admission); connections beyond are dropped.
-const MAX_HANDSHAKES: usize = 256;
+/// Most WebSocket handshakes in flight (before admission); a connection beyond gets a bare
+/// `503 Service Unavailable` (each waiting handshake is a small task, so this is generous).
+const MAX_HANDSHAKES: usize = 1024;
 
 /// How long a client may take over its WebSocket handshake.
-const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
 /// Largest WebSocket message a prover may send (the multiplexer's frame limit plus its header).
 const MAX_WS_MESSAGE: usize = (2 << 20) + 16;
@@ -64,7 +67,14 @@ impl VerifierServer {
         let handshakes = Arc::new(Semaphore::new(MAX_HANDSHAKES));
         loop {
             let Ok((tcp, peer)) = self.listener.accept().await else { continue };
-            let Ok(slot) = handshakes.clone().try_acquire_owned() else { continue };
+            let Ok(slot) = handshakes.clone().try_acquire_owned() else {
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let mut tcp = tcp;
+                    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, tcp.write_all(BUSY_RESPONSE)).await;
+                });
+                continue;
+            };
             let _ = tcp.set_nodelay(true);
             let http = self.http.clone();
             let (config, admission, reports) = (self.config.clone(), self.admission.clone(), reports.clone());

@@ -38,6 +38,9 @@ pub struct VerifierConfig {
     pub max_recv: u32,
     /// Each wait for the prover or the server.
     pub step_timeout: Duration,
+    /// The wait for the session request, which a prover sends as soon as it is connected: a
+    /// client that says nothing gives its place up this soon.
+    pub request_timeout: Duration,
     /// The whole session.
     pub session_timeout: Duration,
     /// Admission ([`server`](super::server)): sessions proven at once, sessions waiting for a
@@ -60,10 +63,12 @@ impl VerifierConfig {
             max_sent: 64 * 1024,
             max_recv: 1024 * 1024,
             step_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(5),
             session_timeout: Duration::from_secs(300),
-            // A redacted 51 KB session peaks near 125 MB for both parties and a fast-path one
-            // at a few MB; 8 at once keep a 2-core verifier busy without exhausting memory.
-            max_sessions: 8,
+            // `tlsproof bench load`: a redacted 51 KB session holds ≈150 MB of the verifier's
+            // memory, a fast-path one far less; 4 at once keep a 2-core verifier's cores busy
+            // and its peak under 1 GB.
+            max_sessions: 4,
             max_queued: 64,
             require_reveal: RevealPolicy::default(),
             max_per_ip: 8,
@@ -163,7 +168,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
 
 async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
     let step = config.step_timeout;
-    let req: SessionRequest = match recv_control(control, step, "the session request").await? {
+    let req: SessionRequest = match recv_control(control, config.request_timeout, "the session request").await? {
         ControlMessage::Request(r) => r,
         other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
     };

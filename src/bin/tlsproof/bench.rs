@@ -59,6 +59,32 @@ enum BenchCmd {
         #[command(flatten)]
         browser: PageArgs,
     },
+    /// Load: concurrent provers and hostile clients against one verifier process; every prover
+    /// must end verified or refused BUSY, and the verifier stay up. Exits 1 otherwise.
+    Load {
+        #[arg(long, default_value_t = 200)]
+        provers: usize,
+        /// Garbage, slowloris, oversized and silent clients, in turn.
+        #[arg(long, default_value_t = 300)]
+        hostile: usize,
+        /// Response size in bytes.
+        #[arg(long, default_value_t = 1024)]
+        response: usize,
+        /// Hide the response's last byte (the ZK path) instead of revealing it all.
+        #[arg(long)]
+        redacted: bool,
+        /// The verifier's admission limits (see `tlsproof verifier --help`).
+        #[arg(long, default_value_t = 4)]
+        max_sessions: usize,
+        #[arg(long, default_value_t = 64)]
+        max_queued: usize,
+        /// Per client IP; every client here is 127.0.0.1, so the default lets the queue fill.
+        #[arg(long, default_value_t = 10_000)]
+        max_per_ip: usize,
+        /// Seconds after which a prover counts as hung.
+        #[arg(long, default_value_t = 180)]
+        prover_timeout: u64,
+    },
     /// (internal) The prover process of one native sample.
     #[command(hide = true)]
     Prover {
@@ -93,6 +119,27 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         BenchCmd::Prover { verifier, server, ca, case } => {
             let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
+        }
+        BenchCmd::Load { provers, hostile, response, redacted, max_sessions, max_queued, max_per_ip, prover_timeout } => {
+            let cfg = tlsproof::bench::load::LoadConfig {
+                exe: std::env::current_exe()?,
+                provers,
+                hostile,
+                response,
+                redacted,
+                max_sessions,
+                max_queued,
+                max_per_ip,
+                prover_timeout: std::time::Duration::from_secs(prover_timeout),
+            };
+            println!("machine: {}", machine());
+            println!("load: {provers} provers ({response} B response, {}) and {hostile} hostile clients; verifier --max-sessions {max_sessions} --max-queued {max_queued} --max-per-ip {max_per_ip}", if redacted { "last byte hidden" } else { "fast path" });
+            let report = tlsproof::bench::load::run_load(&cfg).await?;
+            println!("{report}");
+            if !report.passed() {
+                return Err("load: a prover hung, got a wrong verdict or an error other than BUSY, or the verifier went down".into());
+            }
+            println!("load: 1 passed, 0 failed");
         }
         BenchCmd::Zk { quick, out, target, only, browser } => {
             println!("machine: {}", machine());

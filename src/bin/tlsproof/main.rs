@@ -88,7 +88,7 @@ mod cli {
             #[arg(long, default_value = "request-line,host")]
             require_reveal: String,
             /// Sessions proven at once; more wait (--max-queued) or are refused BUSY.
-            #[arg(long, default_value_t = 8)]
+            #[arg(long, default_value_t = 4)]
             max_sessions: usize,
             /// Sessions that may wait for a turn (each at most 30 s).
             #[arg(long, default_value_t = 64)]

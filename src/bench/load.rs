@@ -1,0 +1,232 @@
+//! `tlsproof bench load`: many concurrent provers against one verifier process, with hostile
+//! clients beside them (garbage frames, slowloris, oversized messages, silent sessions). Every
+//! prover must end verified with the right verdict or refused `BUSY`, none may hang, and the
+//! verifier must stay up; the report gives the outcomes by code, the wall time and the
+//! verifier's peak resident memory. Everything runs on 127.0.0.1 and stops by itself.
+
+use super::runner::BenchError;
+use crate::fixture::{FixtureServer, KeyType};
+use crate::http::RequestBuilder;
+use crate::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+
+/// One load run.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    /// The `tlsproof` executable, run as the verifier process.
+    pub exe: PathBuf,
+    pub provers: usize,
+    pub hostile: usize,
+    /// Response size the provers ask the fixture for.
+    pub response: usize,
+    /// Hide the response's last byte (the ZK path) instead of revealing it all.
+    pub redacted: bool,
+    /// The verifier's admission limits.
+    pub max_sessions: usize,
+    pub max_queued: usize,
+    pub max_per_ip: usize,
+    /// Longest any one prover may take before it counts as hung.
+    pub prover_timeout: Duration,
+}
+
+/// What happened.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    pub verified: usize,
+    /// Prover failures by error code (`BUSY` expected; anything else is a finding).
+    pub refused: BTreeMap<String, usize>,
+    /// Verdicts that did not match what the fixture sent.
+    pub wrong_verdicts: usize,
+    /// Provers that did not finish within the timeout.
+    pub hung: usize,
+    /// Hostile clients by kind: (how many, how many the verifier closed or refused).
+    pub hostile: BTreeMap<&'static str, (usize, usize)>,
+    pub wall_seconds: f64,
+    /// The verifier process's peak resident set (Linux `VmHWM`), bytes.
+    pub verifier_peak_rss: Option<u64>,
+    /// Whether the verifier process was still running at the end.
+    pub verifier_alive: bool,
+}
+
+impl LoadReport {
+    /// The acceptance rule: every prover verified or refused BUSY, none hung, no wrong
+    /// verdict, the verifier still up.
+    pub fn passed(&self) -> bool {
+        self.hung == 0 && self.wrong_verdicts == 0 && self.verifier_alive && self.refused.keys().all(|k| k == "BUSY")
+    }
+}
+
+impl std::fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "provers: {} verified, refused {:?}, {} wrong verdicts, {} hung", self.verified, self.refused, self.wrong_verdicts, self.hung)?;
+        for (kind, (n, closed)) in &self.hostile {
+            writeln!(f, "hostile {kind}: {n}, {closed} closed or refused by the verifier")?;
+        }
+        let rss = self.verifier_peak_rss.map(|b| format!("{:.0} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
+        write!(f, "wall time {:.1} s; verifier peak RSS {rss}; verifier {}", self.wall_seconds, if self.verifier_alive { "still up" } else { "DOWN" })
+    }
+}
+
+/// Peak resident set of process `pid` (Linux `VmHWM`), bytes.
+pub fn peak_rss_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    Some(kb * 1024)
+}
+
+const HOSTILE_KINDS: [&str; 4] = ["garbage", "slowloris", "oversized", "silent"];
+
+pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("literal"), KeyType::EcdsaP256, 30).await?;
+    let port = fixture.local_addr()?.port();
+    let ca_pem = fixture.certs.ca_pem.clone();
+    let fixture_task = tokio::spawn(fixture.run());
+    let dir = std::env::temp_dir().join(format!("tlsproof-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (ca_file, addr_file) = (dir.join("ca.pem"), dir.join("verifier.addr"));
+    std::fs::write(&ca_file, &ca_pem)?;
+    let _ = std::fs::remove_file(&addr_file);
+    let server = format!("localhost:{port}");
+    let mut verifier = tokio::process::Command::new(&cfg.exe)
+        .args(["verifier", "--listen", "127.0.0.1:0", "--allow", &server, "--roots"])
+        .arg(&ca_file)
+        .arg("--addr-file")
+        .arg(&addr_file)
+        .args(["--max-sessions", &cfg.max_sessions.to_string(), "--max-queued", &cfg.max_queued.to_string(), "--max-per-ip", &cfg.max_per_ip.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut vaddr = String::new();
+    for _ in 0..100 {
+        vaddr = std::fs::read_to_string(&addr_file).unwrap_or_default().trim().to_string();
+        if !vaddr.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if vaddr.is_empty() {
+        return Err(BenchError::Other("the verifier process did not start".into()));
+    }
+    let url = format!("ws://{vaddr}/");
+    let started = Instant::now();
+
+    let hostile: Vec<_> = (0..cfg.hostile).map(|i| tokio::spawn(hostile_client(HOSTILE_KINDS[i % HOSTILE_KINDS.len()], vaddr.clone(), url.clone()))).collect();
+    let handle = tokio::runtime::Handle::current();
+    let provers: Vec<_> = (0..cfg.provers)
+        .map(|_| {
+            let (handle, url, server, ca_pem, cfg) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
+            // The prover's futures are not Send: each runs on a blocking thread of its own.
+            tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, one_prover(&url, &server, &ca_pem, &cfg))))
+        })
+        .collect();
+
+    let mut report = LoadReport::default();
+    for p in provers {
+        match p.await {
+            Ok(Ok(Ok(true))) => report.verified += 1,
+            Ok(Ok(Ok(false))) => report.wrong_verdicts += 1,
+            Ok(Ok(Err(code))) => *report.refused.entry(code).or_default() += 1,
+            Ok(Err(_)) | Err(_) => report.hung += 1,
+        }
+    }
+    for (i, h) in hostile.into_iter().enumerate() {
+        let e = report.hostile.entry(HOSTILE_KINDS[i % HOSTILE_KINDS.len()]).or_default();
+        e.0 += 1;
+        if h.await.unwrap_or(false) {
+            e.1 += 1;
+        }
+    }
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.verifier_alive = matches!(verifier.try_wait(), Ok(None));
+    report.verifier_peak_rss = verifier.id().and_then(peak_rss_of);
+    let _ = verifier.kill().await;
+    fixture_task.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(report)
+}
+
+/// One prover: `Ok(true)` verified with the right verdict, `Ok(false)` a wrong verdict,
+/// `Err(code)` refused.
+async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> Result<bool, String> {
+    let roots = crate::tls::RootStore::from_pem(ca_pem).map_err(|e| e.to_string())?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let config = ProverConfig {
+        server: server.to_string(),
+        server_name: "localhost".into(),
+        roots,
+        max_sent: 4096,
+        max_recv: (cfg.response + 4096) as u32,
+        now,
+        step_timeout: cfg.prover_timeout,
+        prg: crate::zk::prg::PrgKind::fastest_here(),
+    };
+    let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
+        .header("Authorization", "Bearer load-test-secret")
+        .build()
+        .map_err(|e| e.to_string())?
+        .bytes;
+    let recv = if cfg.redacted { Reveal::AllButLast(1) } else { Reveal::All };
+    let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), recv);
+    let socket = crate::transport::WsSocket::connect(url)
+        .await
+        .map_err(|e| if e.to_string().contains("503") { "BUSY".to_string() } else { format!("VERIFIER_UNREACHABLE ({e})") })?;
+    let out = notarize(socket, config, request, reveal).await.map_err(|e| e.code().to_string())?;
+    let v = &out.verified;
+    let n = out.response.len();
+    let hidden = usize::from(cfg.redacted);
+    Ok(v.server_name == "localhost"
+        && v.received.bytes.len() == n
+        && v.received.bytes[..n - hidden] == out.response[..n - hidden]
+        && v.http.response_complete == Some(true)
+        && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret"))
+}
+
+/// One hostile client; returns whether the verifier closed or refused it (rather than it
+/// giving up first).
+async fn hostile_client(kind: &'static str, addr: String, url: String) -> bool {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let limit = Duration::from_secs(45);
+    let run = async {
+        match kind {
+            "slowloris" => {
+                let Ok(mut tcp) = tokio::net::TcpStream::connect(&addr).await else { return true };
+                let head = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n";
+                for b in head.iter().cycle().take(40) {
+                    if tcp.write_all(&[*b]).await.is_err() {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                false
+            }
+            _ => {
+                let Ok((mut ws, _)) = tokio_tungstenite::connect_async(&url).await else { return true };
+                match kind {
+                    "garbage" => {
+                        for _ in 0..4 {
+                            let junk: Vec<u8> = (0..64).map(|_| rand::random()).collect();
+                            let _ = ws.send(Message::binary(junk)).await;
+                        }
+                    }
+                    "oversized" => {
+                        let _ = ws.send(Message::binary(vec![0u8; 3 << 20])).await;
+                    }
+                    _ => {} // silent: says nothing
+                }
+                // The verifier must end it (refusal, error or step timeout).
+                while let Some(m) = ws.next().await {
+                    if m.is_err() || matches!(m, Ok(Message::Close(_))) {
+                        return true;
+                    }
+                }
+                true
+            }
+        }
+    };
+    tokio::time::timeout(limit, run).await.unwrap_or(false)
+}
