@@ -179,6 +179,39 @@ pub fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<
     out
 }
 
+/// Test-only: how the prover's side of [`run`] cheats, set per thread by the cheating-prover
+/// tests (`protocol::cheating_prover`); never compiled outside tests.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ProofCheat {
+    /// On this direction's fast path, open a write key other than the derived one.
+    pub fast_key: Option<usize>,
+    /// In the commitment batches, a plaintext other than ciphertext ⊕ keystream (a false
+    /// witness in the keystream's AES).
+    pub commit_plaintext: bool,
+    /// In the commitment batches, a digest other than the computed SHA-256.
+    pub commit_digest: bool,
+}
+
+#[cfg(test)]
+thread_local! {
+    pub(crate) static PROOF_CHEAT: std::cell::Cell<ProofCheat> = std::cell::Cell::new(ProofCheat::default());
+}
+
+/// The cheat in force for this side (none on the verifier's).
+#[cfg(test)]
+fn cheat(is_prover: bool) -> ProofCheat {
+    if is_prover { PROOF_CHEAT.with(|c| c.get()) } else { ProofCheat::default() }
+}
+
+/// Test-only: makes the prover claim `bits` with their first bit flipped when it opens them.
+#[cfg(test)]
+fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit]) {
+    let mut claim: Vec<bool> = bits.iter().map(|w| b.value(*w).unwrap_or(false)).collect();
+    claim[0] ^= true;
+    b.cheat_claim_opens(&claim);
+}
+
 /// Total application-data plaintext length of a direction.
 pub fn app_len(records: &[EncryptedRecord]) -> u64 {
     records.iter().skip(1).filter(|r| r.content_type == 23).map(|r| r.ciphertext.len() as u64).sum()
@@ -201,6 +234,8 @@ pub async fn run<P: Party<C>, C: Channel>(
     server_finished_hash: impl FnOnce(&[u8; 12]) -> [u8; 32],
 ) -> Result<Opened, ProofError> {
     let (sr, cr, hc) = (&inputs.server_random, &inputs.client_random, &inputs.client_finished_hash);
+    #[cfg(test)]
+    let is_prover = ms.is_some();
     let (fin_c, fin_s) = match (inputs.sent.first(), inputs.received.first()) {
         (Some(c), Some(s)) => (c, s),
         _ => return Err(ProofError::Malformed("a direction has no Finished record")),
@@ -275,6 +310,10 @@ pub async fn run<P: Party<C>, C: Channel>(
                 pt.extend_from_slice(if side == 0 { &cvd_bits } else { &svd });
                 assert_decrypts_to(b, &ks[0], &fin.ciphertext, &pt);
                 if fast[side] {
+                    #[cfg(test)]
+                    if cheat(is_prover).fast_key == Some(side) {
+                        claim_flipped(b, key);
+                    }
                     keys[side] = Some((open_bytes(b, key), open_bytes(b, &salt)));
                 } else {
                     let h = ghash_key(b, &rk);
@@ -353,6 +392,10 @@ pub async fn run<P: Party<C>, C: Channel>(
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
                     let mut msg = Vec::new();
+                    #[cfg(test)]
+                    if cheat(is_prover).commit_plaintext {
+                        b.cheat_flip_next_commit();
+                    }
                     for (rec, blk, positions) in &touched {
                         let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
                         let ks = keystream_blocks(b, rk, &iv, &[*blk]);
@@ -366,6 +409,10 @@ pub async fn run<P: Party<C>, C: Channel>(
                     }
                     msg.extend(commit_bytes(b, blinder.as_ref().map(|x| &x[..]), 16));
                     let digest = sha256(b, &msg);
+                    #[cfg(test)]
+                    if cheat(is_prover).commit_digest {
+                        claim_flipped(b, &digest);
+                    }
                     open_bytes(b, &digest)
                 })
                 .await?;

@@ -1011,7 +1011,7 @@ fn check_alpn(body: &[u8]) -> Result<(), TranscriptError> {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fixture::{FixtureCerts, KeyType};
     use crate::tls::codec::{put_vec16, put_vec8, split_records};
@@ -1020,25 +1020,25 @@ mod tests {
     use std::io::{Read, Write};
     use std::sync::Arc;
 
-    const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    pub(crate) const REQUEST: &[u8] = b"GET /json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 
-    struct Session {
-        client: Client,
-        roots: RootStore,
-        sent: Vec<u8>,
-        received: Vec<u8>,
+    pub(crate) struct Session {
+        pub(crate) client: Client,
+        pub(crate) roots: RootStore,
+        pub(crate) sent: Vec<u8>,
+        pub(crate) received: Vec<u8>,
     }
 
     #[derive(Clone, Copy)]
-    struct Opts {
-        key: KeyType,
-        tickets: bool,
-        max_fragment: Option<usize>,
-        response_len: usize,
+    pub(crate) struct Opts {
+        pub(crate) key: KeyType,
+        pub(crate) tickets: bool,
+        pub(crate) max_fragment: Option<usize>,
+        pub(crate) response_len: usize,
         /// Server sends CertificateRequest (client certificate optional).
-        client_auth: bool,
+        pub(crate) client_auth: bool,
         /// The name our client connects to (its SNI unless an IP).
-        name: &'static str,
+        pub(crate) name: &'static str,
     }
 
     impl Default for Opts {
@@ -1075,7 +1075,7 @@ mod tests {
 
     /// A full in-memory session: our client against a rustls server configured like the
     /// fixture server (TLS 1.2 and 1.3 offered; our client negotiates 1.2).
-    fn run_session(opts: Opts) -> Session {
+    pub(crate) fn run_session(opts: Opts) -> Session {
         let certs = FixtureCerts::generate(opts.key, 30).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ServerConfig::builder_with_provider(provider.clone())

@@ -130,6 +130,16 @@ pub trait Backend {
     fn elem_value(&self, a: Self::Elem) -> Option<F128>;
     /// Constrain a · b = c (one multiplication check).
     fn assert_product(&mut self, a: Self::Elem, b: Self::Elem, c: Self::Elem);
+
+    /// Test-only cheating (a no-op but on the prover): the next private bits opened are
+    /// claimed to be `values` (their MACs left honest). Replaces any earlier claim, so a batch
+    /// closure may call it in both of its passes.
+    #[cfg(test)]
+    fn cheat_claim_opens(&mut self, _values: &[bool]) {}
+    /// Test-only cheating (a no-op but on the prover): the next committed bit of the real
+    /// pass is committed with the wrong value (a false witness).
+    #[cfg(test)]
+    fn cheat_flip_next_commit(&mut self) {}
     /// Constrain t = s^254 in the AES field (the S-box's inversion, 0 ↦ 0) for bytes given as
     /// bits (bit i = coefficient of x^i): with both embedded in GF(2^128)
     /// ([`crate::zk::gadgets::aes::embedding_bases`]), s²·t = s and s·t² = t, two

@@ -62,6 +62,12 @@ pub struct ProverBackend {
     missing_witness: bool,
     #[cfg(test)]
     pub(crate) cheat: Cheat,
+    /// [`Backend::cheat_claim_opens`]: values claimed for the next private openings.
+    #[cfg(test)]
+    claims: std::collections::VecDeque<bool>,
+    /// [`Backend::cheat_flip_next_commit`].
+    #[cfg(test)]
+    flip_next_commit: bool,
 }
 
 impl ProverBackend {
@@ -82,6 +88,10 @@ impl ProverBackend {
             missing_witness: false,
             #[cfg(test)]
             cheat: Cheat::default(),
+            #[cfg(test)]
+            claims: Default::default(),
+            #[cfg(test)]
+            flip_next_commit: false,
         }
     }
 
@@ -239,7 +249,7 @@ impl Backend for ProverBackend {
         };
         #[cfg(test)]
         let v = if !self.counting
-            && [self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits))
+            && ([self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits)) || std::mem::take(&mut self.flip_next_commit))
         {
             !v
         } else {
@@ -265,6 +275,7 @@ impl Backend for ProverBackend {
             let (claimed, mac) = {
                 let k = self.stats.opened;
                 let claimed = if !self.counting && self.cheat.flip_open == Some(k) { !b.v } else { b.v };
+                let claimed = if self.counting { claimed } else { self.claims.pop_front().unwrap_or(claimed) };
                 let mac = if !self.counting && self.cheat.forge_open_mac == Some(k) {
                     b.m ^ F128::ONE
                 } else {
@@ -336,6 +347,16 @@ impl Backend for ProverBackend {
         if !self.counting {
             self.product_triples.push([a.v, a.m, b.v, b.m, c.m]);
         }
+    }
+
+    #[cfg(test)]
+    fn cheat_claim_opens(&mut self, values: &[bool]) {
+        self.claims = values.iter().copied().collect();
+    }
+
+    #[cfg(test)]
+    fn cheat_flip_next_commit(&mut self) {
+        self.flip_next_commit = true;
     }
 
     fn assert_byte_inverse(&mut self, s: &[PBit; 8], t: &[PBit; 8]) {

@@ -1,0 +1,84 @@
+//! A cheating prover against the verifier's side of the proof, on real TLS sessions: the prover
+//! opens a write key other than the one it derived in ZK (fast path), or claims a commitment
+//! to a plaintext or with a digest other than the one the session's ciphertext and the
+//! in-ZK SHA-256 give. The cheats are [`proof::ProofCheat`], test-only hooks in the prover's
+//! side of `proof::run`; each test fails if the check it guards is removed.
+
+use super::check::recover;
+use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs, PROOF_CHEAT};
+use super::transcript::tests::{run_session, Opts, Session};
+use super::transcript::{self, SessionTranscript};
+use crate::tls::Direction;
+use crate::zk::channel::memory_pair;
+use crate::zk::quicksilver::tests::ideal_parties;
+use crate::zk::quicksilver::{Cheat, ProofError, MAX_MESSAGE};
+use sha2::{Digest, Sha256};
+use std::ops::Range;
+
+/// Both sides of the proof for `s` with `reveal` and `commit` ranges per direction, the
+/// prover cheating as `cheat` says; returns the verifier's result.
+fn prove(s: &Session, cheat: ProofCheat, reveal: &[Vec<Range<u64>>; 2], commit: &[Vec<Range<u64>>; 2], blinders: &[[u8; 16]]) -> Result<Opened, ProofError> {
+    let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
+    let inputs = PublicInputs {
+        client_random: *t.client_random(),
+        server_random: *t.server_random(),
+        client_finished_hash: t.client_finished_hash(),
+        sent: t.encrypted_records(Direction::Sent),
+        received: t.encrypted_records(Direction::Received),
+        reveal_sent: &reveal[0],
+        reveal_received: &reveal[1],
+        commit_sent: &commit[0],
+        commit_received: &commit[1],
+    };
+    let ms = s.client.master_secret().unwrap().0;
+    let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    PROOF_CHEAT.with(|c| c.set(cheat));
+    let p = proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd));
+    let v = proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd));
+    let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+    PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+    verified
+}
+
+fn all(s: &Session) -> [Vec<Range<u64>>; 2] {
+    let len = |d| s.client.transcript().app_plaintext(d).len() as u64;
+    [vec![0..len(Direction::Sent)], vec![0..len(Direction::Received)]]
+}
+
+/// The fast path's key is the derived key: a prover that opens another one is refused by the
+/// opening check, before any record is decrypted with it.
+#[test]
+fn a_fast_path_key_other_than_the_derived_one_is_refused() {
+    let s = run_session(Opts { response_len: 3000, ..Opts::default() });
+    let honest = prove(&s, ProofCheat::default(), &all(&s), &[vec![], vec![]], &[]).expect("honest prover");
+    let t = transcript::parse(&s.sent, &s.received).unwrap();
+    for (side, d, name, opened) in [(0, Direction::Sent, "sent", &honest.sent), (1, Direction::Received, "received", &honest.received)] {
+        assert!(matches!(opened, OpenedDirection::Key { .. }), "{name} takes the fast path");
+        recover(name, t.encrypted_records(d), opened, &all(&s)[side]).expect("the honest key opens every record");
+        let cheat = ProofCheat { fast_key: Some(side), ..Default::default() };
+        let r = prove(&s, cheat, &all(&s), &[vec![], vec![]], &[]);
+        assert!(matches!(r, Err(ProofError::OpeningMacMismatch)), "{name}: {:?}", r.map(|_| ()));
+    }
+}
+
+/// A commitment is to the session's plaintext (ciphertext ⊕ the proven keystream) and its
+/// digest is the in-ZK SHA-256 of it: a prover that claims another plaintext or another digest
+/// is refused.
+#[test]
+fn commitments_to_another_plaintext_or_digest_are_refused() {
+    let s = run_session(Opts { response_len: 3000, ..Opts::default() });
+    let plain = s.client.transcript().app_plaintext(Direction::Received);
+    let reveal = [all(&s)[0].clone(), vec![0..100]]; // the response on the ZK path
+    let commit = [vec![], vec![1000..1040]];
+    let blinder = [7u8; 16];
+    let honest = prove(&s, ProofCheat::default(), &reveal, &commit, &[blinder]).expect("honest prover");
+    let mut h = Sha256::new();
+    h.update(&plain[1000..1040]);
+    h.update(blinder);
+    assert_eq!(honest.commitments[0].digest, h.finalize().as_slice(), "the digest opens to the plaintext");
+    let r = prove(&s, ProofCheat { commit_plaintext: true, ..Default::default() }, &reveal, &commit, &[blinder]);
+    assert!(matches!(r, Err(ProofError::MultiplicationCheckFailed)), "another plaintext: {:?}", r.map(|_| ()));
+    let r = prove(&s, ProofCheat { commit_digest: true, ..Default::default() }, &reveal, &commit, &[blinder]);
+    assert!(matches!(r, Err(ProofError::OpeningMacMismatch)), "another digest: {:?}", r.map(|_| ()));
+}
