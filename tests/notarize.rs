@@ -578,3 +578,63 @@ async fn sessions_beyond_the_limits_are_refused_busy() {
         assert!(out.verified.received.printable().contains("Alice Example"));
     }
 }
+
+/// The fast path opens the server's write key, so a prover that holds relayed server bytes
+/// its proof does not cover (here the first bytes of a close_notify record whose rest never
+/// comes) refuses it; the ZK path still works, and the verdict says the response did not end
+/// with close_notify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fast_path_is_refused_over_relayed_bytes_the_proof_leaves_out() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let faddr = fixture.local_addr().unwrap();
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    // Between verifier and server: passes the server's records on whole, but of the first
+    // alert (the close_notify after the response) only its first 10 bytes, then stalls.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cut = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(faddr).await.unwrap();
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut cr, &mut sw).await;
+                });
+                let (mut held, mut buf) = (Vec::new(), vec![0u8; 16384]);
+                'relay: while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    held.extend_from_slice(&buf[..n]);
+                    while held.len() >= 5 {
+                        let end = 5 + u16::from_be_bytes([held[3], held[4]]) as usize;
+                        if held.len() < end {
+                            break;
+                        }
+                        let record: Vec<u8> = held.drain(..end).collect();
+                        let alert = record[0] == 21;
+                        if cw.write_all(if alert { &record[..10] } else { &record }).await.is_err() || alert {
+                            break 'relay;
+                        }
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            });
+        }
+    });
+    let server = format!("localhost:{}", cut.port());
+    let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&ca_pem).unwrap());
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = vserver.local_addr().unwrap();
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    let env = Env { fixture: faddr, server, verifier, ca_pem, reports };
+    let err = run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::All)).await.err().expect("fast path refused");
+    assert!(matches!(err, ProverError::UnprovenReceived(10)), "{err}");
+    let out = run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1))).await.expect("the ZK path");
+    assert_eq!(out.verified.received.ending(), Ending::Open, "no close_notify: the verdict says it may be cut off");
+    assert_eq!(out.verified.http.response_complete, Some(true), "complete by its Content-Length all the same");
+}
