@@ -1488,6 +1488,33 @@ pub(crate) mod tests {
         );
     }
 
+    /// A ClientHello that offers HTTP/2 by ALPN is refused when the session is parsed.
+    #[test]
+    fn a_client_hello_offering_h2_is_refused() {
+        let s = run_session(Opts::default());
+        let mut msgs = messages_of(&s.sent);
+        let ch = &mut msgs[0];
+        // version, random, session id, suites, compression, then the extensions' length
+        let mut at = 4 + 2 + 32;
+        at += 1 + ch[at] as usize;
+        at += 2 + u16::from_be_bytes([ch[at], ch[at + 1]]) as usize;
+        at += 1 + ch[at] as usize;
+        let mut alpn = Vec::new();
+        put_vec8(&mut alpn, b"h2");
+        put_vec8(&mut alpn, b"http/1.1");
+        let mut body = Vec::new();
+        put_vec16(&mut body, &alpn);
+        let mut ext = ext::ALPN.to_be_bytes().to_vec();
+        put_vec16(&mut ext, &body);
+        ch.extend_from_slice(&ext);
+        let ext_len = u16::from_be_bytes([ch[at], ch[at + 1]]) + ext.len() as u16;
+        ch[at..at + 2].copy_from_slice(&ext_len.to_be_bytes());
+        let hs_len = (ch.len() - 4) as u32;
+        ch[1..4].copy_from_slice(&hs_len.to_be_bytes()[1..]);
+        let sent = with_messages(&s.sent, &msgs, MAX_PLAINTEXT);
+        assert_eq!(parse(&sent, &s.received).err(), Some(TranscriptError::AlpnNotHttp11("h2".into())));
+    }
+
     #[test]
     fn sni_and_alpn_extensions_are_parsed_strictly() {
         let sni = |name: &[u8], typ: u8, extra: &[u8]| {
