@@ -192,7 +192,7 @@ fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<b
     }
     // The head is parsed once its blank line is in; the framing says what must follow.
     let framing = if parser.is_complete() { BodyFraming::None } else { framing_of(&received.bytes[..head_end]) };
-    let status = std::str::from_utf8(&received.bytes[9..12.min(head_end)]).ok().and_then(|s| s.parse().ok());
+    let status = received.bytes.get(9..12).and_then(|s| std::str::from_utf8(s).ok()).and_then(|s| s.parse().ok());
     let complete = match framing {
         BodyFraming::None => {
             if len > head_end {
