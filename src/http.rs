@@ -334,6 +334,11 @@ impl ResponseParser {
     pub fn is_complete(&self) -> bool {
         self.state == PState::Done
     }
+    /// The status line, headers and body framing, once the head is parsed (the body fields
+    /// fill in as the body arrives).
+    pub fn head(&self) -> Option<&Response> {
+        (!matches!(self.state, PState::StatusLine | PState::Headers)).then_some(&self.resp)
+    }
     /// The parsed response once complete.
     pub fn response(&self) -> Option<&Response> {
         self.is_complete().then_some(&self.resp)

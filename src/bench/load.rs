@@ -4,7 +4,7 @@
 //! verifier must stay up; the report gives the outcomes by code, the wall time and the
 //! verifier's peak resident memory. Everything runs on 127.0.0.1 and stops by itself.
 
-use super::runner::BenchError;
+use super::runner::{peak_rss_of, BenchError};
 use crate::fixture::{FixtureServer, KeyType};
 use crate::http::RequestBuilder;
 use crate::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
@@ -68,13 +68,6 @@ impl std::fmt::Display for LoadReport {
         let rss = self.verifier_peak_rss.map(|b| format!("{:.0} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
         write!(f, "wall time {:.1} s; verifier peak RSS {rss}; verifier {}", self.wall_seconds, if self.verifier_alive { "still up" } else { "DOWN" })
     }
-}
-
-/// Peak resident set of process `pid` (Linux `VmHWM`), bytes.
-pub fn peak_rss_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
-    Some(kb * 1024)
 }
 
 const HOSTILE_KINDS: [&str; 4] = ["garbage", "slowloris", "oversized", "silent"];
@@ -142,7 +135,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     }
     report.wall_seconds = started.elapsed().as_secs_f64();
     report.verifier_alive = matches!(verifier.try_wait(), Ok(None));
-    report.verifier_peak_rss = verifier.id().and_then(peak_rss_of);
+    report.verifier_peak_rss = verifier.id().and_then(|pid| peak_rss_of(&pid.to_string()));
     let _ = verifier.kill().await;
     fixture_task.abort();
     let _ = std::fs::remove_dir_all(&dir);
@@ -177,7 +170,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
     let out = notarize(socket, config, request, reveal).await.map_err(|e| e.code().to_string())?;
     let v = &out.verified;
     let n = out.response.len();
-    let hidden = usize::from(cfg.redacted);
+    let hidden = usize::from(cfg.redacted).min(n);
     Ok(v.server_name == "localhost"
         && v.received.bytes.len() == n
         && v.received.bytes[..n - hidden] == out.response[..n - hidden]

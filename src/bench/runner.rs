@@ -185,7 +185,12 @@ pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, ca
 
 /// This process's peak resident set (Linux `VmHWM`), bytes.
 pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    peak_rss_of("self")
+}
+
+/// Process `pid`'s peak resident set (Linux `VmHWM`; `"self"` for this one), bytes.
+pub fn peak_rss_of(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
     Some(kb * 1024)
 }

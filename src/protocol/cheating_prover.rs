@@ -5,6 +5,7 @@
 //! side of `proof::run`; each test fails if the check it guards is removed.
 
 use super::check::recover;
+use super::messages::RevealPlan;
 use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs, PROOF_CHEAT};
 use super::transcript::tests::{run_session, Opts, Session};
 use super::transcript::{self, SessionTranscript};
@@ -19,17 +20,8 @@ use std::ops::Range;
 /// prover cheating as `cheat` says; returns the verifier's result.
 fn prove(s: &Session, cheat: ProofCheat, reveal: &[Vec<Range<u64>>; 2], commit: &[Vec<Range<u64>>; 2], blinders: &[[u8; 16]]) -> Result<Opened, ProofError> {
     let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
-    let inputs = PublicInputs {
-        client_random: *t.client_random(),
-        server_random: *t.server_random(),
-        client_finished_hash: t.client_finished_hash(),
-        sent: t.encrypted_records(Direction::Sent),
-        received: t.encrypted_records(Direction::Received),
-        reveal_sent: &reveal[0],
-        reveal_received: &reveal[1],
-        commit_sent: &commit[0],
-        commit_received: &commit[1],
-    };
+    let plan = RevealPlan { sent: reveal[0].clone(), received: reveal[1].clone(), commit_sent: commit[0].clone(), commit_received: commit[1].clone() };
+    let inputs = PublicInputs::new(&t, &plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);

@@ -190,9 +190,10 @@ fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<b
     if parser.feed(&received.bytes[..head_end]).is_err() {
         return Ok((None, Some(false)));
     }
-    // The head is parsed once its blank line is in; the framing says what must follow.
-    let framing = if parser.is_complete() { BodyFraming::None } else { framing_of(&received.bytes[..head_end]) };
-    let status = received.bytes.get(9..12).and_then(|s| std::str::from_utf8(s).ok()).and_then(|s| s.parse().ok());
+    // The head is parsed once its blank line is in; the framing says what must follow (a head
+    // that completes the response, e.g. Content-Length: 0, is framed as having no body).
+    let Some(head) = parser.head() else { return Ok((None, Some(false))) };
+    let (status, framing) = (Some(head.status), if parser.is_complete() { BodyFraming::None } else { head.framing });
     let complete = match framing {
         BodyFraming::None => {
             if len > head_end {
@@ -219,19 +220,6 @@ fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<b
         BodyFraming::UntilClose => Some(received.ending() == Ending::CloseNotify),
     };
     Ok((status, complete))
-}
-
-/// The body framing a complete response head declares.
-fn framing_of(head: &[u8]) -> BodyFraming {
-    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
-    let value = |name: &str| text.split("\r\n").find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()));
-    if value("transfer-encoding").is_some_and(|v| v.split(',').any(|t| t.trim() == "chunked")) {
-        BodyFraming::Chunked
-    } else if let Some(n) = value("content-length").and_then(|v| v.parse().ok()) {
-        BodyFraming::ContentLength(n)
-    } else {
-        BodyFraming::UntilClose
-    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,24 @@ pub struct PublicInputs<'a> {
     pub commit_received: &'a [Range<u64>],
 }
 
+impl<'a> PublicInputs<'a> {
+    /// What both sides know of a session: its transcript and the prover's reveal plan.
+    pub fn new(t: &'a super::transcript::SessionTranscript, plan: &'a super::messages::RevealPlan) -> Self {
+        use crate::tls::Direction;
+        PublicInputs {
+            client_random: *t.client_random(),
+            server_random: *t.server_random(),
+            client_finished_hash: t.client_finished_hash(),
+            sent: t.encrypted_records(Direction::Sent),
+            received: t.encrypted_records(Direction::Received),
+            reveal_sent: &plan.sent,
+            reveal_received: &plan.received,
+            commit_sent: &plan.commit_sent,
+            commit_received: &plan.commit_received,
+        }
+    }
+}
+
 /// A proven SHA-256 commitment to a plaintext range: digest = SHA-256(plaintext ‖ blinder).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Commitment {

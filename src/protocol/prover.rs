@@ -325,17 +325,7 @@ async fn session(
     report(Phase::Prove, 0.4);
     // The proof, on a copy of the master secret that is wiped when the session ends.
     let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
-    let inputs = PublicInputs {
-        client_random: *session.client_random(),
-        server_random: *session.server_random(),
-        client_finished_hash: session.client_finished_hash(),
-        sent: session.encrypted_records(Direction::Sent),
-        received: session.encrypted_records(Direction::Received),
-        reveal_sent: &plan.sent,
-        reveal_received: &plan.received,
-        commit_sent: &plan.commit_sent,
-        commit_received: &plan.commit_received,
-    };
+    let inputs = PublicInputs::new(&session, &plan);
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
     let proof = proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
     let opened = within(step * 5, "the proof", proof).await??;

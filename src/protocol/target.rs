@@ -79,7 +79,7 @@ fn canonical(host: &str) -> Option<String> {
 }
 
 /// Splits `host:port` / `[v6]:port`; the host is returned without brackets.
-fn split_host_port(s: &str) -> Option<(String, u16)> {
+pub(crate) fn split_host_port(s: &str) -> Option<(String, u16)> {
     let s = s.trim();
     let (host, port) = match s.strip_prefix('[') {
         Some(rest) => rest.split_once("]:")?,

@@ -248,17 +248,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     check_commitments(&plan.commit_sent, sent_len).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
     check_commitments(&plan.commit_received, recv_len).map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
 
-    let inputs = PublicInputs {
-        client_random: *transcript.client_random(),
-        server_random: *transcript.server_random(),
-        client_finished_hash: transcript.client_finished_hash(),
-        sent: transcript.encrypted_records(Direction::Sent),
-        received: transcript.encrypted_records(Direction::Received),
-        reveal_sent: &plan.sent,
-        reveal_received: &plan.received,
-        commit_sent: &plan.commit_sent,
-        commit_received: &plan.commit_received,
-    };
+    let inputs = PublicInputs::new(&transcript, &plan);
     let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, None, &inputs, |cvd| {
         transcript.server_finished_hash(cvd)
     }))

@@ -5,6 +5,7 @@
 //! the boundary with serde-wasm-bindgen.
 
 use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
+use crate::protocol::target::split_host_port;
 use serde::{Deserialize, Serialize};
 
 /// Default limits: a request with a few headers, a response of a typical API call.
@@ -315,15 +316,6 @@ fn parse_https_url(url: &str) -> Result<(String, u16, String), OptionsError> {
 }
 
 /// `host:port` or `[v6]:port` → (host without brackets, port).
-fn split_host_port(s: &str) -> Option<(String, u16)> {
-    let (host, port) = s.trim().rsplit_once(':')?;
-    let port: u16 = port.parse().ok().filter(|p| *p != 0)?;
-    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    if host.is_empty() || host.contains(['[', ']', '/', ' ']) || (host.contains(':') && !s.trim().starts_with('[')) {
-        return None;
-    }
-    Some((host.to_string(), port))
-}
 
 /// A failure as the API reports it: a stable [`code`](ApiError::code) and a readable message.
 #[derive(Debug, thiserror::Error)]
