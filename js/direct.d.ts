@@ -6,7 +6,7 @@ export type {
 export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError, ConnectionLostError, ProtocolError,
-  NotIsolatedError, InternalError, errorFromCode, toTlsproofError,
+  NotIsolatedError, WorkerStartError, InternalError, errorFromCode, toTlsproofError,
 } from "./index.js";
 
 export function defaultThreads(): number;
@@ -14,8 +14,9 @@ export function defaultThreads(): number;
 export const DEFAULT_START_TIMEOUT_MS: number;
 /**
  * Loads the wasm and starts its thread pool (once); needs crossOriginIsolated. Rejects with
- * TimeoutError if the pool's workers are not up within `startTimeoutMs` (default 30 s); a later
- * call waits for the same start again.
+ * WorkerStartError if a thread worker fails to load or start, and with TimeoutError if the
+ * workers are not up within `startTimeoutMs` (default 30 s); a later call after a timeout waits
+ * for the same start again.
  */
 export function initProver(config?: { threads?: number; wasmUrl?: string | URL; startTimeoutMs?: number }): Promise<void>;
 export function notarize(options: NotarizeOptions): Promise<NotarizeResult>;

@@ -4,7 +4,7 @@
 // which starts a worker running this module.
 import init, { initThreadPool, notarize as wasmNotarize } from "./wasm/tlsproof.js";
 import { BadOptionsError, NotIsolatedError, TimeoutError, toTlsproofError } from "./errors.js";
-import { splitCallOptions, throwIfAborted } from "./call-options.js";
+import { splitCallOptions, throwIfAborted } from "./internal.js";
 
 export * from "./errors.js";
 
@@ -24,9 +24,9 @@ export function defaultThreads() {
 
 /**
  * Loads the wasm module and starts its thread pool, once per thread; later calls return the
- * same promise. Threads need SharedArrayBuffer, hence a cross-origin isolated context. If the
- * pool's workers do not come up within `startTimeoutMs` (their scripts failed to load, or a
- * content security policy forbids them), rejects with TIMEOUT instead of waiting forever.
+ * same promise. Threads need SharedArrayBuffer, hence a cross-origin isolated context. A thread
+ * worker that fails to load or start rejects with WORKER_START_FAILED (threads.js), and a pool
+ * not up within `startTimeoutMs` with TIMEOUT instead of waiting forever.
  */
 export function initProver({ threads, wasmUrl, startTimeoutMs = DEFAULT_START_TIMEOUT_MS } = {}) {
   if (!(typeof startTimeoutMs === "number" && startTimeoutMs > 0)) {
@@ -45,8 +45,8 @@ export function initProver({ threads, wasmUrl, startTimeoutMs = DEFAULT_START_TI
         poolStart.catch(() => { poolStart = null; });
       }
       await withTimeout(poolStart, startTimeoutMs, () => new TimeoutError(
-        `the prover's thread pool did not start within ${startTimeoutMs} ms: its Web Workers did not come up ` +
-        "(check that the package's wasm/snippets/ directory is served and that no content security policy blocks workers)"));
+        `the prover's thread pool did not start within ${startTimeoutMs} ms: its thread workers are still loading ` +
+        "(a slow network or a busy machine; startTimeoutMs sets the limit)"));
     })();
     // A failed start may be retried (e.g. after fixing the headers); a started pool stays.
     ready.catch(() => { ready = null; });

@@ -32,12 +32,14 @@ export const TlsError = make("TLS_ERROR", "TlsError");
 export const ConnectionLostError = make("CONNECTION_LOST", "ConnectionLostError");
 export const ProtocolError = make("PROTOCOL_ERROR", "ProtocolError");
 export const NotIsolatedError = make("NOT_ISOLATED", "NotIsolatedError");
+/** A worker of the prover (its main worker or a thread) failed to load or start. */
+export const WorkerStartError = make("WORKER_START_FAILED", "WorkerStartError");
 export const InternalError = make("INTERNAL", "InternalError");
 
 const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
-  ConnectionLostError, ProtocolError, NotIsolatedError, InternalError,
+  ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError,
 ].map((C) => [new C("").code, C]));
 
 /** The error class for `code` (`TlsproofError` itself for codes this version does not know). */

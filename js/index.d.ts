@@ -129,6 +129,7 @@ export type ErrorCode =
   | "CONNECTION_LOST"
   | "PROTOCOL_ERROR"
   | "NOT_ISOLATED"
+  | "WORKER_START_FAILED"
   | "INTERNAL";
 
 export class TlsproofError extends Error {
@@ -150,6 +151,8 @@ export class TlsError extends TlsproofError { constructor(message: string, optio
 export class ConnectionLostError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "CONNECTION_LOST"; }
 export class ProtocolError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "PROTOCOL_ERROR"; }
 export class NotIsolatedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "NOT_ISOLATED"; }
+/** The prover's worker or one of its thread workers did not load or start; the message names which and why. */
+export class WorkerStartError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "WORKER_START_FAILED"; }
 export class InternalError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "INTERNAL"; }
 
 /** The error class for a code (plain `TlsproofError` for codes this version does not know). */
@@ -159,12 +162,15 @@ export function toTlsproofError(e: unknown): TlsproofError;
 export interface ProverConfig {
   /** Threads for the proof; default: the reported cores, at most 8. */
   threads?: number;
-  /** Where worker.js is, if a bundler moved it. */
+  /**
+   * Where the package's worker.js is served, to start it from there instead of from next to
+   * index.js (bundlers find it without this).
+   */
   workerUrl?: string | URL;
   /**
    * How long the worker's thread pool may take to start (ms, default 30000): past it, `ready`
-   * rejects with TimeoutError instead of waiting forever (e.g. when a content security policy
-   * blocks the pool's workers).
+   * rejects with TimeoutError instead of waiting forever. A worker that fails to load rejects
+   * at once with WorkerStartError.
    */
   startTimeoutMs?: number;
 }

@@ -1,7 +1,7 @@
 // tlsproof for pages, extensions' offscreen documents and workers: the prover runs as
 // multithreaded wasm in a module Web Worker this module starts; calls are promises.
-import { AbortError, BadOptionsError, InternalError, errorFromCode } from "./errors.js";
-import { splitCallOptions, throwIfAborted } from "./call-options.js";
+import { AbortError, BadOptionsError, errorFromCode } from "./errors.js";
+import { splitCallOptions, throwIfAborted, workerStartError } from "./internal.js";
 
 export * from "./errors.js";
 
@@ -14,11 +14,15 @@ export class Prover {
 
   /** Starts the worker; `await prover.ready` (or use Prover.create) to know it is up. */
   constructor({ threads, workerUrl, startTimeoutMs } = {}) {
-    this.#worker = new Worker(workerUrl ?? new URL("./worker.js", import.meta.url), { type: "module", name: "tlsproof" });
+    // The static `new Worker(new URL(…, import.meta.url))` form: bundlers follow it and emit
+    // the worker, with the wasm it loads, as chunks of their own.
+    this.#worker = workerUrl
+      ? new Worker(workerUrl, { type: "module", name: "tlsproof" })
+      : new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "tlsproof" });
     this.#worker.onmessage = ({ data }) => this.#receive(data);
     this.#worker.onerror = (e) => {
       e.preventDefault?.();
-      this.#failAll(new InternalError(`the tlsproof worker failed: ${e.message || "could not load worker.js"}`));
+      this.#failAll(workerStartError("the tlsproof worker (worker.js)", e));
     };
     this.ready = this.#call("init", { config: { threads, startTimeoutMs } });
     this.ready.catch(() => {});

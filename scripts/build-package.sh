@@ -12,10 +12,16 @@ cd "$(dirname "$0")/.."
 out=dist/tlsproof
 rm -rf "$out"
 mkdir -p "$out/wasm"
-cp -r pkg/tlsproof.js pkg/tlsproof.d.ts pkg/tlsproof_bg.wasm.d.ts pkg/snippets "$out/wasm/"
-# Thread workers from a file URL, not blob: (which an extension's CSP breaks); see the script.
-node scripts/patch-worker-helpers.mjs "$out/wasm/snippets"
-cp js/index.js js/direct.js js/worker.js js/errors.js js/call-options.js js/index.d.ts js/direct.d.ts js/README.md "$out/"
+cp pkg/tlsproof.d.ts pkg/tlsproof_bg.wasm.d.ts "$out/wasm/"
+# wasm-bindgen-rayon's initThreadPool calls startWorkers() from its JS helper (a snippet), whose
+# thread workers import the glue by a computed URL: no bundler can follow that. The package's
+# own js/threads.js keeps the helper's contract with static worker URLs, so the glue imports it
+# instead and the snippet is not shipped.
+helper="import { startWorkers } from './snippets/wasm-bindgen-rayon-[0-9a-f]*/src/workerHelpers.js';"
+grep -qx "$helper" pkg/tlsproof.js || { echo "[package] pkg/tlsproof.js does not import wasm-bindgen-rayon's helper as expected (built with --features standalone-threads?)" >&2; exit 1; }
+sed "s|^$helper\$|import { startWorkers } from '../threads.js';|" pkg/tlsproof.js > "$out/wasm/tlsproof.js"
+if grep -q "snippets/" "$out/wasm/tlsproof.js"; then echo "[package] the glue imports a snippet the package does not ship" >&2; exit 1; fi
+cp js/index.js js/direct.js js/worker.js js/thread.js js/threads.js js/errors.js js/internal.js js/index.d.ts js/direct.d.ts js/README.md "$out/"
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$version\"/" js/package.json > "$out/package.json"
 

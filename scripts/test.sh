@@ -32,7 +32,7 @@ export TLSPROOF_TEST_VERIFIER="ws://$(cat "$run/verifier")/"
 export TLSPROOF_TEST_FIXTURE="$fixture"
 export TLSPROOF_TEST_CA="$(cat "$run/ca.pem")"
 export WASM_BINDGEN_TEST_TIMEOUT=300
-wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release .
+wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release . --features standalone-threads
 
 # The abort test closed a session mid-proof (and the bad-option tests had sessions refused):
 # the verifier must report rejected sessions and still be serving.
@@ -44,12 +44,14 @@ fi
 
 echo "== package: build, npm pack, TypeScript declarations =="
 bash scripts/build-wasm.sh
-(cd dist/tlsproof && npm pack --dry-run --json >"$run/pack.json" 2>/dev/null)
+(cd dist/tlsproof && npm pack --json --pack-destination "$run" >"$run/pack.json" 2>/dev/null)
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1]))[0].files.map((f) => f.path);
-  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "call-options.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
+  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "internal.js", "threads.js", "thread.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
   const missing = need.filter((f) => !files.includes(f));
-  if (missing.length || !files.some((f) => f.startsWith("wasm/snippets/"))) { console.error("npm pack misses", missing); process.exit(1); }
+  if (missing.length) { console.error("npm pack misses", missing); process.exit(1); }
+  const extra = files.filter((f) => f.startsWith("wasm/snippets/"));
+  if (extra.length) { console.error("npm pack ships snippets the glue does not import", extra); process.exit(1); }
   console.log(`npm pack: ${files.length} files`);' "$run/pack.json"
 node_modules/.bin/tsc -p tests/types && echo "tsc: tests/types/usage.ts compiles against the package's .d.ts"
 node tests/readme-snippets.mjs
@@ -62,9 +64,15 @@ for _ in $(seq 100); do [ -s "$run/www-verifier" ] && break; sleep 0.1; done
 node tests/e2e/demo-page.mjs "http://$(cat "$run/www-verifier")/" test-artifacts
 echo "screenshots: test-artifacts/demo-page.png, test-artifacts/dapp-example.png"
 
-echo "== browser extension: examples/extension (MV3, offscreen document) in headless Chromium =="
-# Node 20 has a global WebSocket (the test's CDP log reader) behind a flag; Node 22 by default.
+# Node 20 has a global WebSocket (the tests' CDP log reader) behind a flag; Node 22 by default.
 ws_flag=$(node -e 'process.stdout.write(typeof WebSocket === "undefined" ? "--experimental-websocket" : "")')
+
+echo "== bundlers: Vite 8, Vite 7 and webpack 5 apps install the packed tarball, built for production =="
+mkdir "$run/bundlers"
+mv "$run"/tlsproof-*.tgz "$run/bundlers/tlsproof.tgz"
+node $ws_flag tests/e2e/bundlers.mjs "$run/bundlers/tlsproof.tgz" "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" "$run/bundlers"
+
+echo "== browser extension: examples/extension (MV3, offscreen document) in headless Chromium =="
 node $ws_flag tests/e2e/extension.mjs examples/extension dist/tlsproof "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" test-artifacts
 echo "screenshot: test-artifacts/extension.png"
 

@@ -1,12 +1,13 @@
 // The README's code must be the code the tests run: its dApp example is www/example.js (run
 // by tests/e2e/demo-page.mjs), its extension snippets are examples/extension/ (run by
-// tests/e2e/extension.mjs).
+// tests/e2e/extension.mjs), its Vite config is tests/bundlers/vite/ (run by tests/e2e/bundlers.mjs).
 import { readFileSync } from "node:fs";
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const snippets = [
   ["js", "www/example.js", "dApp example"],
   ["json", "examples/extension/manifest.json", "extension manifest"],
   ["js", "examples/extension/offscreen.js", "extension's offscreen document"],
+  ["js", "tests/bundlers/vite/vite.config.js", "Vite config"],
 ];
 let bad = 0;
 for (const [lang, file, what] of snippets) {

@@ -48,9 +48,9 @@ try {
   check(out.startsWith("verified (zk, fast)"), "the offscreen document notarized (request: zk, response: fast path)");
   check(out.includes("Alice Example"), "the verified response is shown");
   check(out.includes("Authorization: █") && !out.includes(secret), "the secret header is hidden");
-  // The prover's threads: wasm-bindgen-rayon workers, started from the package's own file (a
+  // The prover's threads: the package's thread.js, started from its own file (a
   // blob: copy could not import the wasm glue under the extension's CSP).
-  const threads = logs.targets.filter((t) => t.startsWith("worker ") && t.endsWith("/workerHelpers.no-bundler.js"));
+  const threads = logs.targets.filter((t) => t.startsWith("worker ") && t.endsWith("/tlsproof/thread.js"));
   const blobWorkers = logs.targets.filter((t) => t.startsWith("worker blob:"));
   console.log(`thread workers: ${threads.length} (${threads[0] ?? "none"}), blob: workers: ${blobWorkers.length}`);
   check(threads.length >= 1 && threads.every((t) => t.startsWith(`worker chrome-extension://${id}/`)) && !blobWorkers.length,

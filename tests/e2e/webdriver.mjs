@@ -9,7 +9,7 @@ import { join } from "node:path";
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer().listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
     s.on("error", reject);

@@ -1,6 +1,6 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
-import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, type NotarizeResult, type Progress } from "tlsproof";
-import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout } from "tlsproof/direct";
+import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, type NotarizeResult, type Progress } from "tlsproof";
+import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
 // @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
 import { Prover as NoProverHere } from "tlsproof/direct";
 
@@ -29,6 +29,7 @@ export async function everything(): Promise<string> {
   } catch (e) {
     if (e instanceof LimitExceededError) return `too big: ${e.message}`;
     if (e instanceof AbortError) return "cancelled";
+    if (e instanceof WorkerStartError) return `not deployed right: ${e.message}`;
     if (e instanceof TlsproofError && e.code === "SERVER_UNREACHABLE") return "server down";
     throw e;
   } finally {
@@ -45,6 +46,7 @@ export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });
   void NoProverHere;
   void DirectTimeout;
+  void DirectWorkerStart;
   return notarizeInThisWorker({ verifierUrl: "ws://127.0.0.1:7047/", url: "https://localhost:4443/json", headers: { Accept: "*/*" } });
 }
 

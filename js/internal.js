@@ -1,5 +1,5 @@
-// Checks shared by index.js and direct.js (not part of the public API).
-import { AbortError, BadOptionsError } from "./errors.js";
+// Helpers shared by the package's modules (not part of the public API).
+import { AbortError, BadOptionsError, WorkerStartError } from "./errors.js";
 
 /** Splits notarize() options into the callbacks and the options for the prover, or throws. */
 export function splitCallOptions(options) {
@@ -16,4 +16,14 @@ export function splitCallOptions(options) {
 /** Rejects with ABORTED once the caller's signal has fired. */
 export function throwIfAborted(signal) {
   if (signal?.aborted) throw new AbortError("aborted by the caller");
+}
+
+/**
+ * The error for a worker's `error` event while it starts. When a module worker's script, or a
+ * module it imports, fails to load, the browser gives only a bare event (its console names the
+ * file); errors the worker's own code throws arrive with their message.
+ */
+export function workerStartError(which, event) {
+  return new WorkerStartError(`${which} failed: ${event?.message || "its script or a module it imports did not load " +
+    "(not served next to the package's other files, or blocked by a content security policy; the browser's console names the file)"}`);
 }

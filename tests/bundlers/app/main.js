@@ -1,0 +1,26 @@
+// A dApp page as a bundler user writes it: the package imported by name, nothing configured.
+// It runs one fast-path and one ZK-path notarization and prints both results as JSON in #out.
+// Where the verifier and the server are comes in the URL's fragment (so the page itself makes
+// no request for it): #{"verifierUrl": …, "fixture": "localhost:PORT", "caPem": …}.
+import { notarize } from "tlsproof";
+
+const out = document.getElementById("out");
+const config = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+const request = {
+  verifierUrl: config.verifierUrl,
+  url: `https://${config.fixture}/json`,
+  caPem: config.caPem,
+  headers: { Authorization: "Bearer bundler-secret-token" },
+};
+const summary = (r) => ({ sentPath: r.sent.path, recvPath: r.recv.path, sent: r.sent.printable, recv: r.recv.printable });
+
+async function run() {
+  const fast = await notarize({ ...request, reveal: { sent: { redactHeaders: ["authorization"] }, recv: "all" } });
+  const zk = await notarize({ ...request, reveal: { sent: { redactHeaders: ["authorization"] }, recv: { jsonFields: ["owner"] } } });
+  return { ok: true, fast: summary(fast), zk: summary(zk) };
+}
+
+run().then(
+  (result) => { out.textContent = JSON.stringify(result); },
+  (e) => { out.textContent = JSON.stringify({ ok: false, code: e.code, message: e.message }); },
+);
