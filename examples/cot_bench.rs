@@ -6,9 +6,9 @@
 use futures::executor::block_on;
 use futures::future::join;
 use std::time::Instant;
-use tlsproof::zk::channel::{memory_pair, Channel, MemoryChannel};
-use tlsproof::zk::ot::kos::MAX_MESSAGE_BYTES;
-use tlsproof::zk::ot::{
+use tlsproof::channel::{memory_pair, Channel, MemoryChannel};
+use tlsproof::ot::kos::MAX_MESSAGE_BYTES;
+use tlsproof::ot::{
     CotReceiver, CotSender, KosReceiver, KosSender, SoftSpokenReceiver, SoftSpokenSender,
 };
 

@@ -6,12 +6,12 @@
 use futures::executor::block_on;
 use futures::future::join;
 use std::time::Instant;
-use tlsproof::zk::channel::{memory_pair, Channel, MemoryChannel};
-use tlsproof::zk::field::F128;
-use tlsproof::zk::ot::ferret::{FerretConfig, LpnParams};
-use tlsproof::zk::ot::kos::MAX_MESSAGE_BYTES;
-use tlsproof::zk::ot::softspoken::DEFAULT_K;
-use tlsproof::zk::ot::{
+use tlsproof::channel::{memory_pair, Channel, MemoryChannel};
+use tlsproof::primitives::field::F128;
+use tlsproof::ot::ferret::{FerretConfig, LpnParams};
+use tlsproof::ot::kos::MAX_MESSAGE_BYTES;
+use tlsproof::ot::softspoken::DEFAULT_K;
+use tlsproof::ot::{
     CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender,
     SoftSpokenReceiver, SoftSpokenSender,
 };
@@ -102,7 +102,7 @@ fn add(a: Sample, b: Sample) -> Sample {
 /// Native only (the profiling module and threads).
 #[cfg(not(target_arch = "wasm32"))]
 fn phases(reps: usize, m: usize) {
-    use tlsproof::zk::ot::ferret::profile::iteration_phases;
+    use tlsproof::ot::ferret::profile::iteration_phases;
     for p in [LpnParams::SETUP, LpnParams::MID_2M, LpnParams::MAIN] {
         println!("phases of one iteration, n = {}, k = {}, t = {} (median of {reps}):", p.n, p.k, p.t);
         let runs: Vec<Vec<(&str, f64)>> = (0..reps).map(|_| iteration_phases(p)).collect();

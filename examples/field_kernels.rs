@@ -1,7 +1,7 @@
 //! GF(2^128) slice kernels against the scalar PCLMULQDQ path they replaced (native; `cargo run
 //! --release --example field_kernels`): the XMM-resident kernels measured ≈2× faster here.
 use std::time::Instant;
-use tlsproof::zk::field::{F128, Wide};
+use tlsproof::primitives::field::{F128, Wide};
 fn main() {
     let n = 1 << 16;
     let a: Vec<F128> = (0..n).map(|i| F128((i as u128).wrapping_mul(0x9e3779b97f4a7c15f39cc0605cedc835))).collect();

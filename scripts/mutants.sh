@@ -17,8 +17,8 @@ fi
 files=(
   src/protocol/check.rs src/protocol/proof.rs src/protocol/transcript.rs src/protocol/verifier.rs
   src/protocol/target.rs src/protocol/relay_guard.rs src/protocol/exchange.rs src/protocol/reveal.rs
-  src/zk/quicksilver/verifier.rs src/zk/quicksilver/check.rs
-  src/zk/ot/kos.rs src/zk/ot/softspoken.rs src/zk/ot/ferret/spcot.rs
+  src/zk/verifier.rs src/zk/check.rs
+  src/ot/kos.rs src/ot/softspoken.rs src/ot/ferret/spcot.rs
 )
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done

@@ -17,7 +17,11 @@
 //! # Ok(()) }
 //! ```
 
+pub mod channel;
+pub mod circuits;
 pub mod http;
+pub mod ot;
+pub mod primitives;
 pub mod protocol;
 pub mod tls;
 pub mod transport;

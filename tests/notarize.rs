@@ -75,11 +75,11 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
         max_recv: 128 * 1024,
         now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::zk::prg::PrgKind::fastest_here(),
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
     }
 }
 
-use tlsproof::zk::prg::PrgKind;
+use tlsproof::primitives::prg::PrgKind;
 
 fn body_of(response: &[u8]) -> &[u8] {
     let i = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();

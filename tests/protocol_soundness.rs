@@ -9,9 +9,9 @@ use tlsproof::protocol::check::{recover, CheckError};
 use tlsproof::protocol::proof::{self, Opened, PublicInputs};
 use tlsproof::protocol::transcript::{self, EncryptedRecord};
 use tlsproof::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
-use tlsproof::zk::channel::memory_pair;
-use tlsproof::zk::ot::{KosReceiver, KosSender};
-use tlsproof::zk::quicksilver::{ProofError, Prover, Verifier, MAX_MESSAGE};
+use tlsproof::channel::memory_pair;
+use tlsproof::ot::{KosReceiver, KosSender};
+use tlsproof::zk::{ProofError, Prover, Verifier, MAX_MESSAGE};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 
 struct Session {

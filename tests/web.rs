@@ -56,7 +56,7 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
     let pt = [0x32, 0x43, 0xf6, 0xa8, 0x88, 0x5a, 0x30, 0x8d, 0x31, 0x31, 0x98, 0xa2, 0xe0, 0x37, 0x07, 0x34];
     let ct = [0x39, 0x25, 0x84, 0x1d, 0x02, 0xdc, 0x09, 0xfb, 0xdc, 0x11, 0x85, 0x97, 0x19, 0x6a, 0x0b, 0x32];
     let mut b = GenericArray::from(pt);
-    tlsproof::zk::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_block(&mut b);
+    tlsproof::primitives::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_block(&mut b);
     assert_eq!(b.as_slice(), &ct);
     for (len, seed) in [(1usize, 1u8), (8, 2), (13, 3), (64, 4)] {
         let key: [u8; 16] = core::array::from_fn(|i| seed.wrapping_mul(31).wrapping_add(i as u8 * 7));
@@ -64,7 +64,7 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
             (0..len).map(|j| GenericArray::from(core::array::from_fn::<u8, 16, _>(|i| (j * 16 + i) as u8 ^ seed))).collect();
         let mut want = blocks.clone();
         aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut want);
-        tlsproof::zk::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut blocks);
+        tlsproof::primitives::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut blocks);
         assert_eq!(blocks, want, "len {len}");
     }
 }
@@ -74,18 +74,18 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
 /// The field's carry-less multiplies run on SIMD128 here.
 #[wasm_bindgen_test]
 fn simd128_carry_less_multiply_matches_its_definition() {
-    tlsproof::zk::field::clmul_known_answers().unwrap();
+    tlsproof::primitives::field::clmul_known_answers().unwrap();
 }
 
 /// The engine's ChaCha12 runs on SIMD128 registers here: RFC 8439's vectors in every lane.
 #[wasm_bindgen_test]
 fn simd128_chacha_matches_rfc8439() {
-    tlsproof::zk::prg::chacha_known_answers().unwrap();
+    tlsproof::primitives::prg::chacha_known_answers().unwrap();
 }
 
 #[wasm_bindgen_test]
 async fn bitsliced_fixed_combinations_match_inner_products() {
-    use tlsproof::zk::field::{FixedCombinations, F128};
+    use tlsproof::primitives::field::{FixedCombinations, F128};
     ensure_pool().await;
     let mut x = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835u128;
     let mut next = move || {

@@ -155,7 +155,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         max_recv: (cfg.response + 4096) as u32,
         now,
         step_timeout: cfg.prover_timeout,
-        prg: crate::zk::prg::PrgKind::fastest_here(),
+        prg: crate::primitives::prg::PrgKind::fastest_here(),
     };
     let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
         .header("Authorization", "Bearer load-test-secret")

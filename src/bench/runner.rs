@@ -172,7 +172,7 @@ pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, ca
         max_recv: workload.response.len() as u32,
         now,
         step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: crate::zk::prg::PrgKind::fastest_here(),
+        prg: crate::primitives::prg::PrgKind::fastest_here(),
     };
     let started = Instant::now();
     let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;

@@ -10,9 +10,9 @@ use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs, PROO
 use super::transcript::tests::{run_session, Opts, Session};
 use super::transcript::{self, SessionTranscript};
 use crate::tls::Direction;
-use crate::zk::channel::memory_pair;
-use crate::zk::quicksilver::tests::ideal_parties;
-use crate::zk::quicksilver::{Cheat, ProofError, MAX_MESSAGE};
+use crate::channel::memory_pair;
+use crate::zk::tests::ideal_parties;
+use crate::zk::{Cheat, ProofError, MAX_MESSAGE};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 

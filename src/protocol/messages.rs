@@ -30,7 +30,7 @@ pub struct SessionRequest {
     pub preprocess: u32,
     /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
     /// browser, AES-128-CTR with AES-NI); the verifier accepts either.
-    pub prg: crate::zk::prg::PrgKind,
+    pub prg: crate::primitives::prg::PrgKind,
 }
 
 /// Prover → verifier after the TLS connection: how many raw bytes of each direction the
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn session_request_carries_the_engine_prg_and_refuses_unknown_ones() {
-        use crate::zk::prg::PrgKind;
+        use crate::primitives::prg::PrgKind;
         for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
             let req = SessionRequest { version: PROTOCOL_VERSION, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, preprocess: 200_000, prg };
             let frame = ControlMessage::Request(req.clone()).encode();

@@ -7,7 +7,7 @@
 //! memory without limit.
 
 use crate::transport::{MessageSocket, TransportError};
-use crate::zk::channel::{Channel, ChannelError};
+use crate::channel::{Channel, ChannelError};
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, StreamExt};
 use std::sync::atomic::{AtomicUsize, Ordering};

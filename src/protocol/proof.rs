@@ -17,13 +17,15 @@
 
 use super::reveal::covers_all;
 use super::transcript::EncryptedRecord;
-use crate::zk::channel::Channel;
-use crate::zk::gadgets::aes::{key_schedule, RoundKeys};
-use crate::zk::gadgets::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
-use crate::zk::gadgets::keystream::{assert_decrypts_to, ghash_key, j0_block, keystream_blocks};
-use crate::zk::gadgets::sha256::{sha256, state_to_bytes};
-use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
-use crate::zk::quicksilver::{Backend, Party, ProofError};
+use crate::channel::Channel;
+use crate::circuits::aes::{key_schedule, RoundKeys};
+use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
+use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
+use crate::zk::bytes::assert_decrypts_to;
+use crate::circuits::sha256::{sha256, state_to_bytes};
+use crate::circuits::{constant_bytes, Circuit, Gates};
+use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
 /// COTs for the key derivation and the Finished checks (the master secret, 2 full SHA-256
@@ -55,7 +57,7 @@ fn batch_cots(blocks: usize) -> usize {
 pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
     let least = PREPROCESS_COTS + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
     if response_partly_revealed {
-        least.max(crate::zk::ot::ferret::LpnParams::SETUP.net_output())
+        least.max(crate::ot::ferret::LpnParams::SETUP.net_output())
     } else {
         least
     }
@@ -312,7 +314,7 @@ pub async fn run<P: Party<C>, C: Channel>(
 
     // Finished records bound to the session; keys or GHASH material opened. Checked: this
     // also checks every deferred PRF batch.
-    type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Backend>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
+    type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Gates>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
             let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();

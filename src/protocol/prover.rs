@@ -11,10 +11,10 @@ use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
 use crate::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
-use crate::zk::channel::{Channel, ChannelError};
-use crate::zk::ot::FerretReceiver;
-use crate::zk::prg::PrgKind;
-use crate::zk::quicksilver::{ProofError, Prover};
+use crate::channel::{Channel, ChannelError};
+use crate::ot::FerretReceiver;
+use crate::primitives::prg::PrgKind;
+use crate::zk::{ProofError, Prover};
 use futures::FutureExt;
 use std::ops::Range;
 

@@ -4,7 +4,7 @@
 use super::mux::MuxChannel;
 use crate::tls::driver::ByteIo;
 use crate::tls::Error;
-use crate::zk::channel::Channel;
+use crate::channel::Channel;
 
 const FRAME: usize = 16 * 1024;
 

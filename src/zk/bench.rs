@@ -10,16 +10,17 @@
 //! figure reported is an upper bound on the prover's alone.
 
 use crate::protocol::proof::CHECK_EVERY;
-use crate::zk::channel::{memory_pair, Channel, MemoryChannel};
-use crate::zk::gadgets::aes::{encrypt, key_schedule};
-use crate::zk::gadgets::aes_bool::{encrypt_bool, key_schedule_bool};
-use crate::zk::gadgets::keystream::keystream_blocks;
-use crate::zk::gadgets::sha256::{compress, state_from_bytes};
-use crate::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
-use crate::zk::ot::kos::MAX_MESSAGE_BYTES;
-use crate::zk::ot::{CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender};
-use crate::zk::prg::PrgKind;
-use crate::zk::quicksilver::{Backend, Party, PlainBackend, ProofError, Prover, Verifier, MAX_MESSAGE};
+use crate::channel::{memory_pair, Channel, MemoryChannel};
+use crate::circuits::aes::{encrypt, key_schedule};
+use crate::circuits::aes_bool::{encrypt_bool, key_schedule_bool};
+use crate::circuits::keystream::keystream_blocks;
+use crate::circuits::sha256::{compress, state_from_bytes};
+use crate::circuits::constant_bytes;
+use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::ot::kos::MAX_MESSAGE_BYTES;
+use crate::ot::{CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender};
+use crate::primitives::prg::PrgKind;
+use crate::zk::{Backend, Party, PlainBackend, ProofError, Prover, Verifier, MAX_MESSAGE};
 
 /// One measured figure.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -264,13 +265,13 @@ where
 /// direction is first in, first out, a message leaves when the link has sent the previous ones
 /// (serialisation delay len·8/bandwidth) and arrives a one-way delay later, as in
 /// [`crate::bench::netem`] (which shapes TCP for the end-to-end runs). The messages go through
-/// a [`MemoryChannel`](crate::zk::channel::MemoryChannel) (its size limit and byte counts), their
+/// a [`MemoryChannel`](crate::channel::MemoryChannel) (its size limit and byte counts), their
 /// arrival times through a queue beside it; the receiver sleeps until a message's arrival: each
 /// party runs on a thread of its own here.
 #[cfg(not(target_arch = "wasm32"))]
 mod link {
     use crate::bench::netem::LinkShape;
-    use crate::zk::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
+    use crate::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
     use futures::channel::mpsc;
     use futures::StreamExt;
     use std::time::{Duration, Instant};
@@ -324,7 +325,7 @@ mod link {
 }
 
 /// Circuit size of `f` on the cleartext evaluator.
-fn stats_of(f: impl FnOnce(&mut PlainBackend)) -> crate::zk::quicksilver::BatchStats {
+fn stats_of(f: impl FnOnce(&mut PlainBackend)) -> crate::zk::BatchStats {
     let mut b = PlainBackend::new();
     f(&mut b);
     b.stats()
@@ -430,12 +431,12 @@ fn ferret_receiver() -> FerretReceiver {
     FerretReceiver::with_prg(PrgKind::fastest_here())
 }
 
-/// Single-thread rates (per second) of bulk AES-128 under one key ([`crate::zk::prp`]), the
-/// ChaCha12 PRG ([`crate::zk::prg`]), GF(2^128) products and inner-product terms: what every
+/// Single-thread rates (per second) of bulk AES-128 under one key ([`crate::primitives::prp`]), the
+/// ChaCha12 PRG ([`crate::primitives::prg`]), GF(2^128) products and inner-product terms: what every
 /// COT, gate and check is made of. Natively AES-NI and PCLMULQDQ run when the CPU has them;
 /// the browser runs the bitsliced SIMD128 AES, the SIMD128 ChaCha and the portable field code.
 fn primitive_rates(platform: &Platform) -> Primitives {
-    use crate::zk::field::F128;
+    use crate::primitives::field::F128;
     use aes::cipher::generic_array::GenericArray;
     const N: usize = 4096;
     /// Repeats `f` (which does N operations) for about 0.3 s; returns operations per second.
@@ -448,7 +449,7 @@ fn primitive_rates(platform: &Platform) -> Primitives {
         }
         (reps * N) as f64 / ((platform.now)() - start)
     }
-    let cipher = crate::zk::prp::Aes128::new(GenericArray::from_slice(&[7u8; 16]));
+    let cipher = crate::primitives::prp::Aes128::new(GenericArray::from_slice(&[7u8; 16]));
     let mut blocks = vec![GenericArray::from([0u8; 16]); N];
     let aes = rate(platform, || cipher.encrypt_blocks(core::hint::black_box(&mut blocks)));
     let chacha_prg = PrgKind::ChaCha12.keyed(&[7u8; 16]);
@@ -461,7 +462,7 @@ fn primitive_rates(platform: &Platform) -> Primitives {
     let mut acc = F128::ZERO;
     let ip = rate(platform, || acc ^= F128::inner_product(core::hint::black_box(&a), &b));
     let weighted = rate(platform, || {
-        let mut sum = crate::zk::field::PublicWeightedSum::new();
+        let mut sum = crate::primitives::field::PublicWeightedSum::new();
         sum.add(core::hint::black_box(&a), &b);
         acc ^= sum.finish();
     });
@@ -516,7 +517,7 @@ fn aes_blocks<B: Backend>(b: &mut B, n: usize, witness: bool, boolean: bool) {
 
 /// GCM keystream blocks `first..first + n` under a committed key, every byte opened (as for
 /// a revealed response on the ZK path).
-fn keystream<B: Backend>(b: &mut B, key: &crate::zk::gadgets::aes::RoundKeys<B>, iv: &[B::Bit], first: u32, n: u32) {
+fn keystream<B: Backend>(b: &mut B, key: &crate::circuits::aes::RoundKeys<B>, iv: &[B::Bit], first: u32, n: u32) {
     let idx: Vec<u32> = (first..first + n).collect();
     for ks in keystream_blocks(b, key, iv, &idx) {
         open_selected_bytes(b, &ks, &(0..16).collect::<Vec<_>>());
@@ -527,7 +528,7 @@ fn keystream<B: Backend>(b: &mut B, key: &crate::zk::gadgets::aes::RoundKeys<B>,
 mod tests {
     use super::link;
     use crate::bench::netem::LinkShape;
-    use crate::zk::channel::Channel;
+    use crate::channel::Channel;
     use futures::executor::block_on;
     use std::time::Instant;
 

@@ -1,13 +1,14 @@
 //! Proof circuits shared by the native and the browser engine tests: prover and verifier run
 //! the same gadget code over an in-memory channel with real KOS15 correlated OT.
 
-use tlsproof::zk::channel::memory_pair;
-use tlsproof::zk::gadgets::aes::key_schedule;
-use tlsproof::zk::gadgets::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
-use tlsproof::zk::gadgets::keystream::keystream_blocks;
-use tlsproof::zk::gadgets::{commit_bytes, constant_bytes, open_bytes, open_selected_bytes};
-use tlsproof::zk::ot::{KosReceiver, KosSender};
-use tlsproof::zk::quicksilver::{Backend, ProofError, Prover, Verifier, MAX_MESSAGE};
+use tlsproof::channel::memory_pair;
+use tlsproof::circuits::aes::key_schedule;
+use tlsproof::circuits::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
+use tlsproof::circuits::keystream::keystream_blocks;
+use tlsproof::circuits::constant_bytes;
+use tlsproof::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use tlsproof::ot::{KosReceiver, KosSender};
+use tlsproof::zk::{Backend, ProofError, Prover, Verifier, MAX_MESSAGE};
 
 /// Key block (40 bytes) and client verify_data from a private master secret, both opened.
 pub fn prf_circuit<B: Backend>(b: &mut B, ms: Option<&[u8]>, cr: &[u8; 32], sr: &[u8; 32], hc: &[u8; 32]) -> (Vec<u8>, Vec<u8>) {
@@ -38,8 +39,8 @@ pub fn keystream_circuit<B: Backend>(
 
 /// Runs one batch on both sides concurrently; returns (prover's, verifier's) results.
 pub async fn prove<T>(
-    mut pf: impl FnMut(&mut tlsproof::zk::quicksilver::ProverBackend) -> T,
-    mut vf: impl FnMut(&mut tlsproof::zk::quicksilver::VerifierBackend) -> T,
+    mut pf: impl FnMut(&mut tlsproof::zk::ProverBackend) -> T,
+    mut vf: impl FnMut(&mut tlsproof::zk::VerifierBackend) -> T,
 ) -> (Result<T, ProofError>, Result<T, ProofError>) {
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let mut prover = Prover::new(KosReceiver::new());

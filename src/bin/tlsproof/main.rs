@@ -208,7 +208,7 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::zk::prg::PrgKind::fastest_here() };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here() };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.

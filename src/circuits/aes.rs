@@ -1,0 +1,177 @@
+//! AES-128 (FIPS-197) over a boolean circuit backend. The S-box is the backend's own
+//! ([`Circuit::aes_sbox`]): the Boyar–Peralta circuit by default (garbled circuits, the
+//! cleartext evaluator), the field-embedding inversion check in the ZK engine
+//! ([`crate::zk::sbox`]). ShiftRows, MixColumns and AddRoundKey are GF(2)-linear, hence free.
+
+use super::{Circuit, Gates};
+
+/// A 128-bit AES block / round key: 16 bytes in FIPS-197 order, 8 bits each LSB first.
+pub type Block<B> = [<B as Gates>::Bit; 128];
+
+/// An S-box implementation over a backend (field-embedding or boolean circuit).
+pub type SboxFn<B> = fn(&mut B, &[<B as Gates>::Bit; 8]) -> [<B as Gates>::Bit; 8];
+
+/// Expanded AES-128 key: 11 round keys.
+pub struct RoundKeys<B: Circuit> {
+    pub keys: Vec<Block<B>>,
+}
+
+impl<B: Circuit> Clone for RoundKeys<B> {
+    fn clone(&self) -> Self {
+        RoundKeys { keys: self.keys.clone() }
+    }
+}
+
+/// GF(2^8) multiply modulo the AES polynomial, constant time.
+pub fn gf256_mul(a: u8, b: u8) -> u8 {
+    let mut r = 0u8;
+    let mut a = a;
+    for i in 0..8 {
+        r ^= a & 0u8.wrapping_sub((b >> i) & 1);
+        let hi = a >> 7;
+        a = (a << 1) ^ (0x1b & 0u8.wrapping_sub(hi));
+    }
+    r
+}
+
+/// s^254 (= s⁻¹, 0 ↦ 0) by a fixed addition chain, constant time.
+pub fn gf256_inv(s: u8) -> u8 {
+    let sq = |x: u8| gf256_mul(x, x);
+    let x3 = gf256_mul(sq(s), s);
+    let x15 = gf256_mul(sq(sq(x3)), x3);
+    let x63 = gf256_mul(sq(sq(x15)), x3);
+    let x127 = gf256_mul(sq(x63), s);
+    sq(x127)
+}
+
+/// The AES S-box on a plain byte (inversion + affine map), constant time.
+pub fn sbox_plain(s: u8) -> u8 {
+    let t = gf256_inv(s);
+    t ^ t.rotate_left(1) ^ t.rotate_left(2) ^ t.rotate_left(3) ^ t.rotate_left(4) ^ 0x63
+}
+
+/// The affine output map of the S-box on bits: b_i = t_i ⊕ t_{i+4} ⊕ t_{i+5} ⊕ t_{i+6} ⊕ t_{i+7} ⊕ c_i.
+pub fn sbox_affine<B: Circuit>(b: &B, t: &[B::Bit; 8]) -> [B::Bit; 8] {
+    core::array::from_fn(|i| {
+        let mut acc = b.constant((0x63 >> i) & 1 == 1);
+        for k in [0, 4, 5, 6, 7] {
+            acc = b.xor(acc, t[(i + k) % 8]);
+        }
+        acc
+    })
+}
+
+/// Public-input shortcut shared by the S-box gadgets.
+pub(crate) fn sbox_if_public<B: Circuit>(b: &B, s: &[B::Bit; 8]) -> Option<[B::Bit; 8]> {
+    let mut v = 0u8;
+    for (i, bit) in s.iter().enumerate() {
+        v |= (b.public_value(*bit)? as u8) << i;
+    }
+    let out = sbox_plain(v);
+    Some(core::array::from_fn(|i| b.constant((out >> i) & 1 == 1)))
+}
+
+fn byte<B: Circuit>(blk: &[B::Bit], i: usize) -> [B::Bit; 8] {
+    core::array::from_fn(|k| blk[i * 8 + k])
+}
+
+fn xtime<B: Circuit>(b: &B, x: &[B::Bit; 8]) -> [B::Bit; 8] {
+    // multiply by x modulo x^8 + x^4 + x^3 + x + 1
+    let h = x[7];
+    [x[7], b.xor(x[0], h), x[1], b.xor(x[2], h), b.xor(x[3], h), x[4], x[5], x[6]]
+}
+
+fn xor8<B: Circuit>(b: &B, x: &[B::Bit; 8], y: &[B::Bit; 8]) -> [B::Bit; 8] {
+    core::array::from_fn(|i| b.xor(x[i], y[i]))
+}
+
+/// SubBytes in place (it commutes with ShiftRows, which [`shift_mix_add`] applies by
+/// indexing).
+fn sub_bytes<B: Circuit>(b: &mut B, st: &mut Block<B>, sbox: SboxFn<B>) {
+    for i in 0..16 {
+        let sb = sbox(b, &byte::<B>(st, i));
+        st[i * 8..i * 8 + 8].copy_from_slice(&sb);
+    }
+}
+
+/// ShiftRows, then MixColumns unless `last`, then AddRoundKey, into one new state (the 128
+/// bits are 4 KiB of MACs on the prover: one pass instead of a copy per step).
+fn shift_mix_add<B: Circuit>(b: &B, st: &Block<B>, key: &Block<B>, last: bool) -> Block<B> {
+    let mut out = *key;
+    for c in 0..4 {
+        // ShiftRows: new (r, c) takes old (r, c + r).
+        let a: [[B::Bit; 8]; 4] = core::array::from_fn(|r| byte::<B>(st, r + 4 * ((c + r) % 4)));
+        for r in 0..4 {
+            let v = if last {
+                a[r]
+            } else {
+                // 2·a_r ⊕ 3·a_{r+1} ⊕ a_{r+2} ⊕ a_{r+3}
+                let two_a0 = xtime(b, &a[r]);
+                let a1 = &a[(r + 1) % 4];
+                let three_a1 = xor8(b, &xtime(b, a1), a1);
+                let v = xor8(b, &two_a0, &three_a1);
+                xor8(b, &xor8(b, &v, &a[(r + 2) % 4]), &a[(r + 3) % 4])
+            };
+            for (o, x) in out[(r + 4 * c) * 8..(r + 4 * c) * 8 + 8].iter_mut().zip(v) {
+                *o = b.xor(*o, x);
+            }
+        }
+    }
+    out
+}
+
+/// AES-128 key expansion with a given S-box (40 S-boxes).
+pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
+    assert_eq!(key.len(), 128, "AES-128 key must be 128 bits");
+    let mut w: Vec<[B::Bit; 32]> =
+        (0..4).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
+    let rcon = [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+    for i in 4..44 {
+        let mut temp = w[i - 1];
+        if i % 4 == 0 {
+            let rot: [B::Bit; 32] = core::array::from_fn(|k| temp[(k + 8) % 32]);
+            let mut sub = rot;
+            for j in 0..4 {
+                let sb = sbox(b, &core::array::from_fn(|k| rot[j * 8 + k]));
+                sub[j * 8..j * 8 + 8].copy_from_slice(&sb);
+            }
+            for k in 0..8 {
+                let rc = b.constant((rcon[i / 4 - 1] >> k) & 1 == 1);
+                sub[k] = b.xor(sub[k], rc);
+            }
+            temp = sub;
+        }
+        let prev = w[i - 4];
+        w.push(core::array::from_fn(|k| b.xor(prev[k], temp[k])));
+    }
+    let keys = (0..11)
+        .map(|r| core::array::from_fn(|k| w[4 * r + k / 32][k % 32]))
+        .collect();
+    RoundKeys { keys }
+}
+
+/// AES-128 encryption of one block with a given S-box (160 S-boxes).
+pub fn encrypt_with<B: Circuit>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    block: &[B::Bit],
+    sbox: SboxFn<B>,
+) -> Block<B> {
+    assert_eq!(block.len(), 128, "AES block must be 128 bits");
+    let mut st: Block<B> = core::array::from_fn(|i| b.xor(block[i], rk.keys[0][i]));
+    for round in 1..=10 {
+        sub_bytes(b, &mut st, sbox);
+        st = shift_mix_add(b, &st, &rk.keys[round], round == 10);
+    }
+    st
+}
+
+/// AES-128 key schedule with the backend's S-box.
+pub fn key_schedule<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
+    key_schedule_with(b, key, B::aes_sbox)
+}
+
+/// AES-128 encryption with the backend's S-box.
+pub fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
+    encrypt_with(b, rk, block, B::aes_sbox)
+}

@@ -1,0 +1,89 @@
+//! Circuits written once over [`Circuit`], run identically by the ZK engine's prover and
+//! verifier, the garbled-circuit garbler and evaluator, and the cleartext evaluator: AES-128,
+//! SHA-256, HMAC and the TLS 1.2 PRF, the AES-GCM keystream.
+//!
+//! Conventions: a byte is 8 bits, least significant first (bit i = coefficient of x^i in
+//! GF(2^8) for AES); byte strings are `Vec<Bit>` of length 8·len; SHA-256 words are
+//! `[Bit; 32]`, bit i = 2^i.
+
+pub mod aes;
+pub mod aes_bool;
+pub mod hmac_prf;
+pub mod keystream;
+pub mod sha256;
+
+#[cfg(test)]
+mod tests;
+
+pub use crate::primitives::sbox_circuit::Gates;
+
+/// A boolean-circuit backend: XOR and NOT are free, AND is the one gate that costs (a committed
+/// bit and a check in ZK, two ciphertexts in a garbled circuit). Public constants propagate:
+/// a gate with a public input costs nothing.
+pub trait Circuit: Gates {
+    /// A public constant bit (free).
+    fn constant(&self, v: bool) -> Self::Bit;
+    /// `Some(v)` if the bit is a public constant (structure, known to both sides).
+    fn public_value(&self, a: Self::Bit) -> Option<bool>;
+    /// ¬a (free).
+    fn not(&self, a: Self::Bit) -> Self::Bit {
+        let one = self.constant(true);
+        self.xor(a, one)
+    }
+    /// The AES S-box on one byte: the Boyar–Peralta circuit (34 AND) unless the backend has a
+    /// cheaper way (the ZK engine proves a GF(2^8) inversion instead: [`crate::zk::sbox`]).
+    fn aes_sbox(&mut self, s: &[Self::Bit; 8]) -> [Self::Bit; 8]
+    where
+        Self: Sized,
+    {
+        aes_bool::sbox_bool(self, s)
+    }
+}
+
+/// A 32-bit word of bits, bit i = 2^i.
+pub type Word<B> = [<B as Gates>::Bit; 32];
+
+/// Public bytes as constant bits (free).
+pub fn constant_bytes<B: Circuit>(b: &B, bytes: &[u8]) -> Vec<B::Bit> {
+    let mut out = Vec::with_capacity(bytes.len() * 8);
+    for byte in bytes {
+        for i in 0..8 {
+            out.push(b.constant((byte >> i) & 1 == 1));
+        }
+    }
+    out
+}
+
+/// Pack bits (LSB first) into bytes; a trailing partial byte is zero-padded.
+pub fn bits_to_bytes(bits: &[bool]) -> Vec<u8> {
+    bits.chunks(8)
+        .map(|c| c.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((*b as u8) << i)))
+        .collect()
+}
+
+/// XOR of two equal-length bit strings.
+pub fn xor_bits<B: Circuit>(b: &B, x: &[B::Bit], y: &[B::Bit]) -> Vec<B::Bit> {
+    x.iter().zip(y).map(|(p, q)| b.xor(*p, *q)).collect()
+}
+
+/// 32-bit addition mod 2^32 with one AND per bit (31 ANDs: no carry out of the top bit):
+/// carry' = c ⊕ ((x ⊕ c) ∧ (y ⊕ c)) = maj(x, y, c).
+pub fn add32<B: Circuit>(b: &mut B, x: &Word<B>, y: &Word<B>) -> Word<B> {
+    let mut out = [b.constant(false); 32];
+    let mut c = b.constant(false);
+    for i in 0..32 {
+        let xc = b.xor(x[i], c);
+        out[i] = b.xor(xc, y[i]);
+        if i < 31 {
+            let yc = b.xor(y[i], c);
+            let t = b.and(xc, yc);
+            c = b.xor(c, t);
+        }
+    }
+    out
+}
+
+/// A public 32-bit word.
+pub fn constant_word<B: Circuit>(b: &B, w: u32) -> Word<B> {
+    core::array::from_fn(|i| b.constant((w >> i) & 1 == 1))
+}

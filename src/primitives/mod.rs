@@ -1,0 +1,8 @@
+//! Building blocks every two-party protocol here uses: GF(2^128), the PRGs, the AES PRP and the
+//! AES S-box as a boolean circuit (for bitsliced software AES and for the circuits).
+
+pub mod field;
+pub mod prg;
+pub mod prp;
+pub mod sbox_circuit;
+pub mod transpose;
