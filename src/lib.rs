@@ -19,6 +19,7 @@
 
 pub mod channel;
 pub mod circuits;
+pub mod gc;
 pub mod http;
 pub mod ot;
 pub mod primitives;

@@ -21,6 +21,10 @@ self.onmessage = async ({ data }) => {
       const t0 = performance.now();
       const figures = JSON.parse(wasm.benchZk(!!data.quick, data.only ?? undefined));
       self.postMessage({ ok: true, totalMs: performance.now() - t0, peakMemory: await wasmMemory(), figures });
+    } else if (data.type === "mpc") {
+      const t0 = performance.now();
+      const figures = JSON.parse(wasm.benchMpc(!!data.quick));
+      self.postMessage({ ok: true, totalMs: performance.now() - t0, peakMemory: await wasmMemory(), figures });
     } else {
       self.postMessage(failure(new Error(`unknown job ${data.type}`)));
     }

@@ -74,7 +74,7 @@ mod tests;
 #[cfg(test)]
 mod softspoken_tests;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 
 use crate::channel::{Channel, ChannelError};
 use crate::primitives::field::F128;

@@ -40,6 +40,16 @@ type Inner = crate_backend::Cipher;
 #[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64")))]
 type Inner = bitsliced::Cipher<simd::Reg>;
 
+/// σ(x_hi ‖ x_lo) = (x_hi ⊕ x_lo) ‖ x_hi: the linear orthomorphism that turns a fixed-key
+/// permutation into a (circular) correlation-robust hash, x ↦ π(σ(x)) ⊕ σ(x) (Guo–Katz–Wang–Yu,
+/// IEEE S&P 2020); Ferret's GGM trees and the garbled circuits' gate hash use it.
+#[inline]
+pub fn sigma(x: u128) -> u128 {
+    let hi = x >> 64;
+    let lo = x & u64::MAX as u128;
+    ((hi ^ lo) << 64) | hi
+}
+
 /// Whether AES runs on a hardware instruction here (AES-NI natively on x86_64): callers may then
 /// recompute AES outputs rather than keep them in memory.
 pub fn is_hardware() -> bool {

@@ -1,5 +1,6 @@
-//! `benchZk`: the engine benchmark (`tlsproof::zk::bench`) in the browser, for
-//! `tlsproof bench zk --target browser`. Call it from a Web Worker (it blocks while it runs).
+//! `benchZk` and `benchMpc`: the engine benchmarks (`tlsproof::zk::bench`,
+//! `tlsproof::gc::bench`) in the browser, for `tlsproof bench zk|mpc --target browser`. Call
+//! them from a Web Worker (they block while they run).
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -16,6 +17,18 @@ pub fn bench_zk(quick: bool, only: Option<String>) -> Result<String, JsError> {
         sizes = sizes.only(section);
     }
     let figures = run(&platform, sizes, &mut |_| {}).map_err(|e| JsError::new(&e))?;
+    Ok(serde_json::to_string(&figures)?)
+}
+
+/// Runs the garbled-circuit benchmark (`tlsproof bench mpc --target browser`); resolves to a
+/// JSON array of `{name, value, unit}`. Needs the thread pool (two of its workers run the two
+/// parties).
+#[wasm_bindgen(js_name = benchMpc)]
+pub fn bench_mpc(quick: bool) -> Result<String, JsError> {
+    use crate::gc::bench::{run, Sizes};
+    use crate::zk::bench::Platform;
+    let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
+    let figures = run(&platform, if quick { Sizes::QUICK } else { Sizes::FULL }, &mut |_| {}).map_err(|e| JsError::new(&e))?;
     Ok(serde_json::to_string(&figures)?)
 }
 

@@ -59,6 +59,21 @@ enum BenchCmd {
         #[command(flatten)]
         browser: PageArgs,
     },
+    /// The two-party engine alone: garbled AND gates, AES-128 and SHA-256 garbled and
+    /// evaluated at once, the tables streamed between the two parties.
+    Mpc {
+        /// Smaller sizes (64 AES blocks, 32 SHA-256 compressions).
+        #[arg(long)]
+        quick: bool,
+        /// Also write the figures as mpc.csv here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where the engine runs.
+        #[arg(long, value_enum, default_value = "native")]
+        target: TargetArg,
+        #[command(flatten)]
+        browser: PageArgs,
+    },
     /// Load: concurrent provers and hostile clients against one verifier process; every prover
     /// must end verified or refused BUSY, and the verifier stay up. Exits 1 otherwise.
     Load {
@@ -166,12 +181,31 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 }
             };
             if let Some(dir) = out {
-                std::fs::create_dir_all(&dir)?;
-                let mut csv = String::from("figure,value,unit\n");
-                for f in &figures {
-                    csv.push_str(&format!("\"{}\",{:.4},{}\n", f.name, f.value, f.unit));
+                write_figures(&dir.join("zk.csv"), &figures)?;
+            }
+        }
+        BenchCmd::Mpc { quick, out, target, browser } => {
+            println!("machine: {}", machine());
+            let sizes = if quick { tlsproof::gc::bench::Sizes::QUICK } else { tlsproof::gc::bench::Sizes::FULL };
+            let figures = match target {
+                TargetArg::Native => {
+                    let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    tokio::task::spawn_blocking(move || tlsproof::gc::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
                 }
-                std::fs::write(dir.join("zk.csv"), csv)?;
+                TargetArg::Browser => {
+                    let mut page = browser.start().await?;
+                    let figures = page.mpc(quick).await;
+                    page.shutdown().await;
+                    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(figures?)?;
+                    println!("(headless Chromium, the two parties on two of the page's thread workers)");
+                    for f in &figures {
+                        println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
+                    }
+                    figures
+                }
+            };
+            if let Some(dir) = out {
+                write_figures(&dir.join("mpc.csv"), &figures)?;
             }
         }
         BenchCmd::Calibrate { profiles, out } => {
@@ -287,4 +321,16 @@ fn machine() -> String {
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_string())))
         .unwrap_or_default();
     format!("{cpu}, {} cores, {mem}", std::thread::available_parallelism().map_or(0, |n| n.get()))
+}
+
+/// Bench figures as CSV (figure, value, unit).
+fn write_figures(path: &std::path::Path, figures: &[tlsproof::zk::bench::Figure]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut csv = String::from("figure,value,unit\n");
+    for f in figures {
+        csv.push_str(&format!("\"{}\",{:.4},{}\n", f.name, f.value, f.unit));
+    }
+    std::fs::write(path, csv)
 }

@@ -104,6 +104,12 @@ impl BrowserBench {
         Ok(answers.pop().and_then(|a| a.get("figures").cloned()).unwrap_or(Value::Null))
     }
 
+    /// The garbled-circuit benchmark in the page's worker.
+    pub async fn mpc(&mut self, quick: bool) -> Result<Value, BenchError> {
+        let mut answers = self.run_job("mpc", "gc engine", 1, json!({ "quick": quick })).await?;
+        Ok(answers.pop().and_then(|a| a.get("figures").cloned()).unwrap_or(Value::Null))
+    }
+
     pub async fn shutdown(mut self) {
         self.set(Job::Done);
         tokio::time::sleep(Duration::from_millis(300)).await;

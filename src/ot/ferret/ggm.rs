@@ -19,7 +19,7 @@
 
 use aes::cipher::{consts::U16, generic_array::GenericArray};
 use crate::ot::ct::{bit_mask, eq_mask};
-use crate::primitives::prp::Aes128;
+use crate::primitives::prp::{sigma, Aes128};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -122,14 +122,6 @@ impl FixedKeyAes {
         buf.zeroize();
         (left_sum, right_sum)
     }
-}
-
-/// σ(x_hi ‖ x_lo) = (x_hi ⊕ x_lo) ‖ x_hi, the linear orthomorphism of the hash.
-#[inline]
-fn sigma(x: u128) -> u128 {
-    let hi = x >> 64;
-    let lo = x & u64::MAX as u128;
-    ((hi ^ lo) << 64) | hi
 }
 
 /// The tweak of parent node `p` of level `lvl` (heap index 2^lvl + p) in tree `tree` of an

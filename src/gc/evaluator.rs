@@ -1,0 +1,128 @@
+//! The evaluator: holds one label per wire and learns nothing from it until the garbler sends
+//! a wire's decoding bit.
+
+use super::hash::GateHash;
+use super::{lsb_mask, GcError, GcStats, TableSource, Wire};
+use crate::circuits::{Circuit, Gates};
+
+/// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
+/// source that runs dry or is malformed is recorded (gates then yield dummy labels) and
+/// reported by [`Evaluator::check`]: circuits are straight-line code without error paths.
+pub struct Evaluator<S> {
+    hash: GateHash,
+    gate: u64,
+    source: S,
+    error: Option<GcError>,
+    stats: GcStats,
+}
+
+impl<S: TableSource> Evaluator<S> {
+    pub fn new(source: S) -> Self {
+        Evaluator { hash: GateHash::new(), gate: 0, source, error: None, stats: GcStats::default() }
+    }
+
+    pub fn stats(&self) -> GcStats {
+        self.stats
+    }
+
+    /// The first failure since the evaluator was made (tables missing or malformed).
+    pub fn check(&self) -> Result<(), GcError> {
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// Wires for the garbler's input bits from the labels it sent.
+    pub fn garbler_inputs(&self, labels: &[u128]) -> Vec<Wire> {
+        labels.iter().map(|&l| Wire::Label(l)).collect()
+    }
+
+    /// The corrections e_i = x_i ⊕ c_i to send the garbler for the input bits `values`, given
+    /// random COT choices c_i (see [`super::Garbler::evaluator_inputs`]).
+    pub fn input_corrections(values: &[bool], cot_choices: &[bool]) -> Vec<bool> {
+        assert_eq!(values.len(), cot_choices.len(), "one COT per input bit");
+        values.iter().zip(cot_choices).map(|(x, c)| x ^ c).collect()
+    }
+
+    /// Wires for the evaluator's own input bits: the COT MACs K_i ⊕ c_i·Δ plus the garbler's
+    /// answers W⁰_i ⊕ K_i ⊕ e_i·Δ.
+    pub fn evaluator_inputs(&self, cot_macs: &[u128], answers: &[u128]) -> Result<Vec<Wire>, GcError> {
+        if cot_macs.len() != answers.len() {
+            return Err(GcError::CountMismatch { what: "input labels", expected: cot_macs.len(), got: answers.len() });
+        }
+        Ok(cot_macs.iter().zip(answers).map(|(m, a)| Wire::Label(m ^ a)).collect())
+    }
+
+    /// The values of `wires` under the garbler's decoding bits.
+    pub fn decode(&self, wires: &[Wire], decoding: &[bool]) -> Result<Vec<bool>, GcError> {
+        if wires.len() != decoding.len() {
+            return Err(GcError::CountMismatch { what: "decoding bits", expected: wires.len(), got: decoding.len() });
+        }
+        Ok(wires
+            .iter()
+            .zip(decoding)
+            .map(|(w, &d)| match *w {
+                Wire::Public(v) => v,
+                Wire::Label(l) => (l & 1 == 1) ^ d,
+            })
+            .collect())
+    }
+
+    /// The active labels of `wires` (to return outputs to the garbler as labels, which it
+    /// checks: the evaluator cannot make up the other one).
+    pub fn labels(wires: &[Wire]) -> Vec<Option<u128>> {
+        wires.iter().map(|w| if let Wire::Label(l) = *w { Some(l) } else { None }).collect()
+    }
+}
+
+impl<S: TableSource> Gates for Evaluator<S> {
+    type Bit = Wire;
+
+    #[inline]
+    fn xor(&self, a: Wire, b: Wire) -> Wire {
+        match (a, b) {
+            (Wire::Public(x), Wire::Public(y)) => Wire::Public(x ^ y),
+            // The garbler flips the zero label instead: the active label stays.
+            (Wire::Label(l), Wire::Public(_)) | (Wire::Public(_), Wire::Label(l)) => Wire::Label(l),
+            (Wire::Label(x), Wire::Label(y)) => Wire::Label(x ^ y),
+        }
+    }
+
+    fn and(&mut self, a: Wire, b: Wire) -> Wire {
+        let (wa, wb) = match (a, b) {
+            (Wire::Public(x), other) | (other, Wire::Public(x)) => return if x { other } else { Wire::Public(false) },
+            (Wire::Label(wa), Wire::Label(wb)) => (wa, wb),
+        };
+        let j = 2 * u128::from(self.gate);
+        self.gate += 1;
+        self.stats.and_gates += 1;
+        let [tg, te] = self.source.pull().unwrap_or_else(|e| {
+            self.error.get_or_insert(e);
+            [0, 0]
+        });
+        let [ha, hb] = self.hash.hash([wa, wb], [j, j + 1]);
+        let wg = ha ^ (lsb_mask(wa) & tg);
+        let we = hb ^ (lsb_mask(wb) & (te ^ wa));
+        Wire::Label(wg ^ we)
+    }
+}
+
+impl<S: TableSource> Circuit for Evaluator<S> {
+    #[inline]
+    fn constant(&self, v: bool) -> Wire {
+        Wire::Public(v)
+    }
+
+    #[inline]
+    fn public_value(&self, a: Wire) -> Option<bool> {
+        match a {
+            Wire::Public(v) => Some(v),
+            Wire::Label(_) => None,
+        }
+    }
+}

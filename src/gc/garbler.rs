@@ -1,0 +1,168 @@
+//! The garbler: holds Δ and every wire's zero label, emits two ciphertexts per AND gate.
+
+use super::hash::GateHash;
+use super::{lsb_mask, GcStats, TableSink, Wire};
+use crate::circuits::{Circuit, Gates};
+use crate::ot::ct::bit_mask;
+use crate::primitives::prg::{Prg, PrgKind};
+use rand::RngCore;
+use zeroize::{Zeroize, Zeroizing};
+
+/// Garbles circuits gate by gate into `sink`. Fresh input labels come from a PRG under a
+/// secret seed; Δ is secret with lsb(Δ) = 1 (point-and-permute).
+pub struct Garbler<S> {
+    delta: Zeroizing<u128>,
+    labels: Prg,
+    next_label: u128,
+    hash: GateHash,
+    gate: u64,
+    sink: S,
+    stats: GcStats,
+}
+
+impl<S: TableSink> Garbler<S> {
+    /// A garbler with a fresh random Δ and label seed.
+    pub fn new(sink: S) -> Self {
+        let mut seed = [0u8; 16];
+        let mut delta = [0u8; 16];
+        let mut rng = rand::rng();
+        rng.fill_bytes(&mut seed);
+        rng.fill_bytes(&mut delta);
+        let g = Self::with_secrets(u128::from_le_bytes(delta), &seed, sink);
+        seed.zeroize();
+        delta.zeroize();
+        g
+    }
+
+    /// A garbler with the given Δ (its low bit is set here) and label seed: Δ must equal the
+    /// correlation of the COT that delivers the evaluator's input labels.
+    pub fn with_secrets(delta: u128, seed: &[u8; 16], sink: S) -> Self {
+        Garbler {
+            delta: Zeroizing::new(delta | 1),
+            labels: PrgKind::fastest_here().keyed(seed),
+            next_label: 0,
+            hash: GateHash::new(),
+            gate: 0,
+            sink,
+            stats: GcStats::default(),
+        }
+    }
+
+    /// The global offset Δ (lsb set): for the COT sender that must share it.
+    pub fn delta(&self) -> u128 {
+        *self.delta
+    }
+
+    pub fn stats(&self) -> GcStats {
+        self.stats
+    }
+
+    /// The sink, e.g. to flush a stream after the last gate.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+
+    fn fresh_labels(&mut self, n: usize) -> Vec<u128> {
+        let mut out = vec![0u128; n];
+        self.labels.fill_u128(self.next_label, &mut out);
+        self.next_label += n as u128;
+        out
+    }
+
+    /// Wires for the garbler's own input bits, and the labels to send the evaluator (the
+    /// value-v label of each: uniformly random whatever v is, so they reveal nothing).
+    pub fn garbler_inputs(&mut self, values: &[bool]) -> (Vec<Wire>, Vec<u128>) {
+        let zeros = self.fresh_labels(values.len());
+        let send = zeros.iter().zip(values).map(|(w, &v)| w ^ (bit_mask(v) & *self.delta)).collect();
+        (zeros.into_iter().map(Wire::Label).collect(), send)
+    }
+
+    /// Wires for the evaluator's input bits, delivered through random correlated OT under this
+    /// Δ: for COT key K_i the evaluator holds K_i ⊕ c_i·Δ for a random c_i and sent
+    /// e_i = x_i ⊕ c_i; the answer W⁰_i ⊕ K_i ⊕ e_i·Δ gives it W⁰_i ⊕ x_i·Δ.
+    pub fn evaluator_inputs(&mut self, cot_keys: &[u128], corrections: &[bool]) -> (Vec<Wire>, Vec<u128>) {
+        assert_eq!(cot_keys.len(), corrections.len(), "one COT key per corrected bit");
+        let zeros = self.fresh_labels(cot_keys.len());
+        let send = zeros
+            .iter()
+            .zip(cot_keys.iter().zip(corrections))
+            .map(|(w, (k, &e))| w ^ k ^ (bit_mask(e) & *self.delta))
+            .collect();
+        (zeros.into_iter().map(Wire::Label).collect(), send)
+    }
+
+    /// What the evaluator needs to decode these wires: each label's permute bit (the value of
+    /// a public wire itself).
+    pub fn decoding(&self, wires: &[Wire]) -> Vec<bool> {
+        wires
+            .iter()
+            .map(|w| match *w {
+                Wire::Public(v) => v,
+                Wire::Label(l) => l & 1 == 1,
+            })
+            .collect()
+    }
+
+    /// The value a wire carries for a given evaluator label (the garbler's view of an output
+    /// the evaluator returns as a label): `None` if the label is neither W⁰ nor W¹.
+    pub fn value_of(&self, wire: Wire, label: u128) -> Option<bool> {
+        match wire {
+            Wire::Public(v) => Some(v),
+            Wire::Label(w0) if label == w0 => Some(false),
+            Wire::Label(w0) if label == w0 ^ *self.delta => Some(true),
+            Wire::Label(_) => None,
+        }
+    }
+}
+
+impl<S: TableSink> Gates for Garbler<S> {
+    type Bit = Wire;
+
+    #[inline]
+    fn xor(&self, a: Wire, b: Wire) -> Wire {
+        match (a, b) {
+            (Wire::Public(x), Wire::Public(y)) => Wire::Public(x ^ y),
+            (Wire::Label(l), Wire::Public(v)) | (Wire::Public(v), Wire::Label(l)) => Wire::Label(l ^ (bit_mask(v) & *self.delta)),
+            (Wire::Label(x), Wire::Label(y)) => Wire::Label(x ^ y),
+        }
+    }
+
+    /// Half-gates: a garbler half gate (the garbler knows the permute bit of b) and an
+    /// evaluator half gate (the evaluator knows b ⊕ p_b), XORed.
+    fn and(&mut self, a: Wire, b: Wire) -> Wire {
+        let (a0, b0) = match (a, b) {
+            (Wire::Public(x), other) | (other, Wire::Public(x)) => return if x { other } else { Wire::Public(false) },
+            (Wire::Label(a0), Wire::Label(b0)) => (a0, b0),
+        };
+        let d = *self.delta;
+        let j = 2 * u128::from(self.gate);
+        self.gate += 1;
+        self.stats.and_gates += 1;
+        let [ha0, ha1, hb0, hb1] = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d], [j, j, j + 1, j + 1]);
+        let tg = ha0 ^ ha1 ^ (lsb_mask(b0) & d);
+        let wg0 = ha0 ^ (lsb_mask(a0) & tg);
+        let te = hb0 ^ hb1 ^ a0;
+        let we0 = hb0 ^ (lsb_mask(b0) & (te ^ a0));
+        self.sink.push([tg, te]);
+        Wire::Label(wg0 ^ we0)
+    }
+}
+
+impl<S: TableSink> Circuit for Garbler<S> {
+    #[inline]
+    fn constant(&self, v: bool) -> Wire {
+        Wire::Public(v)
+    }
+
+    #[inline]
+    fn public_value(&self, a: Wire) -> Option<bool> {
+        match a {
+            Wire::Public(v) => Some(v),
+            Wire::Label(_) => None,
+        }
+    }
+}

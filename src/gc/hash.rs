@@ -1,0 +1,35 @@
+//! The half-gates hash H(x, i) = π(σ(x) ⊕ i) ⊕ σ(x), with π AES-128 under a fixed public key
+//! and σ(x_L ‖ x_R) = (x_L ⊕ x_R) ‖ x_L: the tweakable circular correlation-robust hash of
+//! Guo–Katz–Wang–Yu ("Efficient and secure multiparty computation from fixed-key block
+//! ciphers", IEEE S&P 2020, §7), which half-gates garbling needs for free-XOR labels.
+
+use crate::ot::bits::as_blocks;
+use crate::primitives::prp::{sigma, Aes128, Block};
+use sha2::{Digest, Sha256};
+
+/// The fixed-key hash, one per session (the key is public; building it expands the key once).
+pub struct GateHash {
+    pi: Aes128,
+}
+
+impl Default for GateHash {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GateHash {
+    pub fn new() -> Self {
+        let key = Sha256::digest(b"tlsproof/gc/half-gates/fixed-key-hash/v1");
+        GateHash { pi: Aes128::new(Block::from_slice(&key[..16])) }
+    }
+
+    /// H(x_k, tweak_k) for each k, in one batched AES call (so AES-NI pipelines them).
+    #[inline]
+    pub fn hash<const N: usize>(&self, x: [u128; N], tweaks: [u128; N]) -> [u128; N] {
+        let s: [u128; N] = core::array::from_fn(|k| sigma(x[k]));
+        let mut buf: [u128; N] = core::array::from_fn(|k| (s[k] ^ tweaks[k]).to_le());
+        self.pi.encrypt_blocks(as_blocks(&mut buf));
+        core::array::from_fn(|k| u128::from_le(buf[k]) ^ s[k])
+    }
+}
