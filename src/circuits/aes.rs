@@ -85,12 +85,33 @@ fn xor8<B: Circuit>(b: &B, x: &[B::Bit; 8], y: &[B::Bit; 8]) -> [B::Bit; 8] {
     core::array::from_fn(|i| b.xor(x[i], y[i]))
 }
 
-/// SubBytes in place (it commutes with ShiftRows, which [`shift_mix_add`] applies by
-/// indexing).
-fn sub_bytes<B: Circuit>(b: &mut B, st: &mut Block<B>, sbox: SboxFn<B>) {
-    for i in 0..16 {
-        let sb = sbox(b, &byte::<B>(st, i));
-        st[i * 8..i * 8 + 8].copy_from_slice(&sb);
+/// How SubBytes runs: one given S-box per byte, or the backend's own SubBytes
+/// ([`Circuit::aes_sub_bytes`], which may do a call's S-boxes together).
+enum SubBytes<B: Circuit> {
+    Each(SboxFn<B>),
+    Backend,
+}
+
+impl<B: Circuit> SubBytes<B> {
+    fn apply(&self, b: &mut B, bytes: &mut [[B::Bit; 8]]) {
+        match self {
+            SubBytes::Each(sbox) => {
+                for x in bytes.iter_mut() {
+                    *x = sbox(b, x);
+                }
+            }
+            SubBytes::Backend => b.aes_sub_bytes(bytes),
+        }
+    }
+}
+
+/// SubBytes on the state in place (it commutes with ShiftRows, which [`shift_mix_add`]
+/// applies by indexing).
+fn sub_bytes<B: Circuit>(b: &mut B, st: &mut Block<B>, how: &SubBytes<B>) {
+    let mut bytes: [[B::Bit; 8]; 16] = core::array::from_fn(|i| byte::<B>(st, i));
+    how.apply(b, &mut bytes);
+    for (i, x) in bytes.iter().enumerate() {
+        st[i * 8..i * 8 + 8].copy_from_slice(x);
     }
 }
 
@@ -122,6 +143,25 @@ fn shift_mix_add<B: Circuit>(b: &B, st: &Block<B>, key: &Block<B>, last: bool) -
 
 /// AES-128 key expansion with a given S-box (40 S-boxes).
 pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
+    expand_key(b, key, &SubBytes::Each(sbox))
+}
+
+/// AES-128 encryption of one block with a given S-box (160 S-boxes).
+pub fn encrypt_with<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], sbox: SboxFn<B>) -> Block<B> {
+    encrypt_rounds(b, rk, block, &SubBytes::Each(sbox))
+}
+
+/// AES-128 key schedule with the backend's S-box.
+pub fn key_schedule<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
+    expand_key(b, key, &SubBytes::Backend)
+}
+
+/// AES-128 encryption with the backend's S-box.
+pub fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
+    encrypt_rounds(b, rk, block, &SubBytes::Backend)
+}
+
+fn expand_key<B: Circuit>(b: &mut B, key: &[B::Bit], how: &SubBytes<B>) -> RoundKeys<B> {
     assert_eq!(key.len(), 128, "AES-128 key must be 128 bits");
     let mut w: Vec<[B::Bit; 32]> =
         (0..4).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
@@ -129,15 +169,13 @@ pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>)
     for i in 4..44 {
         let mut temp = w[i - 1];
         if i % 4 == 0 {
-            let rot: [B::Bit; 32] = core::array::from_fn(|k| temp[(k + 8) % 32]);
-            let mut sub = rot;
-            for j in 0..4 {
-                let sb = sbox(b, &core::array::from_fn(|k| rot[j * 8 + k]));
-                sub[j * 8..j * 8 + 8].copy_from_slice(&sb);
-            }
-            for k in 0..8 {
+            // RotWord, then SubWord.
+            let mut bytes: [[B::Bit; 8]; 4] = core::array::from_fn(|j| core::array::from_fn(|k| temp[(j * 8 + k + 8) % 32]));
+            how.apply(b, &mut bytes);
+            let mut sub: [B::Bit; 32] = core::array::from_fn(|k| bytes[k / 8][k % 8]);
+            for (k, bit) in sub.iter_mut().take(8).enumerate() {
                 let rc = b.constant((rcon[i / 4 - 1] >> k) & 1 == 1);
-                sub[k] = b.xor(sub[k], rc);
+                *bit = b.xor(*bit, rc);
             }
             temp = sub;
         }
@@ -150,28 +188,12 @@ pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>)
     RoundKeys { keys }
 }
 
-/// AES-128 encryption of one block with a given S-box (160 S-boxes).
-pub fn encrypt_with<B: Circuit>(
-    b: &mut B,
-    rk: &RoundKeys<B>,
-    block: &[B::Bit],
-    sbox: SboxFn<B>,
-) -> Block<B> {
+fn encrypt_rounds<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], how: &SubBytes<B>) -> Block<B> {
     assert_eq!(block.len(), 128, "AES block must be 128 bits");
     let mut st: Block<B> = core::array::from_fn(|i| b.xor(block[i], rk.keys[0][i]));
     for round in 1..=10 {
-        sub_bytes(b, &mut st, sbox);
+        sub_bytes(b, &mut st, how);
         st = shift_mix_add(b, &st, &rk.keys[round], round == 10);
     }
     st
-}
-
-/// AES-128 key schedule with the backend's S-box.
-pub fn key_schedule<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
-    key_schedule_with(b, key, B::aes_sbox)
-}
-
-/// AES-128 encryption with the backend's S-box.
-pub fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
-    encrypt_with(b, rk, block, B::aes_sbox)
 }

@@ -38,6 +38,16 @@ pub trait Circuit: Gates {
     {
         aes_bool::sbox_bool(self, s)
     }
+    /// SubBytes on independent bytes: by default one [`Circuit::aes_sbox`] at a time. Garbled
+    /// circuits do the bytes' S-boxes side by side, hashing their AND gates in batches.
+    fn aes_sub_bytes(&mut self, bytes: &mut [[Self::Bit; 8]])
+    where
+        Self: Sized,
+    {
+        for x in bytes.iter_mut() {
+            *x = self.aes_sbox(x);
+        }
+    }
 }
 
 /// A 32-bit word of bits, bit i = 2^i.

@@ -2,7 +2,9 @@
 //! a wire's decoding bit.
 
 use super::hash::GateHash;
-use super::{lsb_mask, GcError, GcStats, TableSource, Wire};
+use super::lanes::{sub_bytes, AndBatch};
+use crate::circuits::aes_bool::sbox_bool;
+use super::{lsb_mask, GcError, GcStats, Table, TableSource, Wire};
 use crate::circuits::{Circuit, Gates};
 
 /// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
@@ -98,17 +100,61 @@ impl<S: TableSource> Gates for Evaluator<S> {
             (Wire::Public(x), other) | (other, Wire::Public(x)) => return if x { other } else { Wire::Public(false) },
             (Wire::Label(wa), Wire::Label(wb)) => (wa, wb),
         };
+        let j = self.next_tweak();
+        let table = self.next_table();
+        Wire::Label(eval_gate(wa, wb, self.hash.hash([wa, wb], [j, j + 1]), table))
+    }
+}
+
+/// One half-gates AND from the active labels, their hashes H(W_a, j), H(W_b, j+1) and the
+/// gate's table.
+#[inline(always)]
+fn eval_gate(wa: u128, wb: u128, [ha, hb]: [u128; 2], [tg, te]: Table) -> u128 {
+    let wg = ha ^ (lsb_mask(wa) & tg);
+    let we = hb ^ (lsb_mask(wb) & (te ^ wa));
+    wg ^ we
+}
+
+impl<S: TableSource> Evaluator<S> {
+    fn next_tweak(&mut self) -> u128 {
         let j = 2 * u128::from(self.gate);
         self.gate += 1;
         self.stats.and_gates += 1;
-        let [tg, te] = self.source.pull().unwrap_or_else(|e| {
+        j
+    }
+
+    /// The next table, or zeros after recording why there is none.
+    fn next_table(&mut self) -> Table {
+        self.source.pull().unwrap_or_else(|e| {
             self.error.get_or_insert(e);
             [0, 0]
-        });
-        let [ha, hb] = self.hash.hash([wa, wb], [j, j + 1]);
-        let wg = ha ^ (lsb_mask(wa) & tg);
-        let we = hb ^ (lsb_mask(wb) & (te ^ wa));
-        Wire::Label(wg ^ we)
+        })
+    }
+}
+
+impl<S: TableSource> AndBatch for Evaluator<S> {
+    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
+        out.clear();
+        let mut gates = Vec::with_capacity(pairs.len());
+        let mut xs = Vec::with_capacity(2 * pairs.len());
+        let mut tweaks = Vec::with_capacity(2 * pairs.len());
+        for &(a, b) in pairs {
+            match (a, b) {
+                (Wire::Public(x), other) | (other, Wire::Public(x)) => out.push(if x { other } else { Wire::Public(false) }),
+                (Wire::Label(wa), Wire::Label(wb)) => {
+                    let j = self.next_tweak();
+                    gates.push((out.len(), wa, wb));
+                    out.push(Wire::Public(false));
+                    xs.extend([wa, wb]);
+                    tweaks.extend([j, j + 1]);
+                }
+            }
+        }
+        self.hash.hash_in_place(&mut xs, &tweaks);
+        for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(2)) {
+            let table = self.next_table();
+            out[at] = Wire::Label(eval_gate(wa, wb, [h[0], h[1]], table));
+        }
     }
 }
 
@@ -123,6 +169,19 @@ impl<S: TableSource> Circuit for Evaluator<S> {
         match a {
             Wire::Public(v) => Some(v),
             Wire::Label(_) => None,
+        }
+    }
+
+    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
+    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
+    /// batching's copies.
+    fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
+        if self.hash.is_hardware() {
+            for x in bytes.iter_mut() {
+                *x = sbox_bool(self, x);
+            }
+        } else {
+            sub_bytes(self, bytes);
         }
     }
 }

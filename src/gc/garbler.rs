@@ -1,7 +1,9 @@
 //! The garbler: holds Δ and every wire's zero label, emits two ciphertexts per AND gate.
 
 use super::hash::GateHash;
-use super::{lsb_mask, GcStats, TableSink, Wire};
+use super::lanes::{sub_bytes, AndBatch};
+use crate::circuits::aes_bool::sbox_bool;
+use super::{lsb_mask, GcStats, Table, TableSink, Wire};
 use crate::circuits::{Circuit, Gates};
 use crate::ot::ct::bit_mask;
 use crate::primitives::prg::{Prg, PrgKind};
@@ -139,16 +141,62 @@ impl<S: TableSink> Gates for Garbler<S> {
             (Wire::Label(a0), Wire::Label(b0)) => (a0, b0),
         };
         let d = *self.delta;
+        let j = self.next_tweak();
+        let h = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d], [j, j, j + 1, j + 1]);
+        let (table, c0) = garble_gate(d, a0, b0, h);
+        self.sink.push(table);
+        Wire::Label(c0)
+    }
+}
+
+/// One half-gates AND: from the zero labels of a and b and the hashes H(A⁰, j), H(A¹, j),
+/// H(B⁰, j+1), H(B¹, j+1), the table (T_G, T_E) and the output's zero label.
+#[inline(always)]
+fn garble_gate(d: u128, a0: u128, b0: u128, [ha0, ha1, hb0, hb1]: [u128; 4]) -> (Table, u128) {
+    let tg = ha0 ^ ha1 ^ (lsb_mask(b0) & d);
+    let wg0 = ha0 ^ (lsb_mask(a0) & tg);
+    let te = hb0 ^ hb1 ^ a0;
+    let we0 = hb0 ^ (lsb_mask(b0) & (te ^ a0));
+    ([tg, te], wg0 ^ we0)
+}
+
+impl<S: TableSink> Garbler<S> {
+    /// The tweak of the next AND gate (it also takes the next one).
+    fn next_tweak(&mut self) -> u128 {
         let j = 2 * u128::from(self.gate);
         self.gate += 1;
         self.stats.and_gates += 1;
-        let [ha0, ha1, hb0, hb1] = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d], [j, j, j + 1, j + 1]);
-        let tg = ha0 ^ ha1 ^ (lsb_mask(b0) & d);
-        let wg0 = ha0 ^ (lsb_mask(a0) & tg);
-        let te = hb0 ^ hb1 ^ a0;
-        let we0 = hb0 ^ (lsb_mask(b0) & (te ^ a0));
-        self.sink.push([tg, te]);
-        Wire::Label(wg0 ^ we0)
+        j
+    }
+}
+
+impl<S: TableSink> AndBatch for Garbler<S> {
+    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
+        out.clear();
+        let d = *self.delta;
+        // Four hashes per gate of two labels, in gate order.
+        let mut gates = Vec::with_capacity(pairs.len());
+        let mut xs = Vec::with_capacity(4 * pairs.len());
+        let mut tweaks = Vec::with_capacity(4 * pairs.len());
+        for &(a, b) in pairs {
+            match (a, b) {
+                (Wire::Public(x), other) | (other, Wire::Public(x)) => out.push(if x { other } else { Wire::Public(false) }),
+                (Wire::Label(a0), Wire::Label(b0)) => {
+                    let j = self.next_tweak();
+                    gates.push((out.len(), a0, b0));
+                    out.push(Wire::Public(false));
+                    xs.extend([a0, a0 ^ d, b0, b0 ^ d]);
+                    tweaks.extend([j, j, j + 1, j + 1]);
+                }
+            }
+        }
+        self.hash.hash_in_place(&mut xs, &tweaks);
+        for (&(at, a0, b0), h) in gates.iter().zip(xs.chunks_exact(4)) {
+            let (table, c0) = garble_gate(d, a0, b0, [h[0], h[1], h[2], h[3]]);
+            self.sink.push(table);
+            out[at] = Wire::Label(c0);
+        }
+        xs.zeroize();
     }
 }
 
@@ -163,6 +211,19 @@ impl<S: TableSink> Circuit for Garbler<S> {
         match a {
             Wire::Public(v) => Some(v),
             Wire::Label(_) => None,
+        }
+    }
+
+    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
+    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
+    /// batching's copies.
+    fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
+        if self.hash.is_hardware() {
+            for x in bytes.iter_mut() {
+                *x = sbox_bool(self, x);
+            }
+        } else {
+            sub_bytes(self, bytes);
         }
     }
 }

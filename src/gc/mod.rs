@@ -18,6 +18,7 @@ pub mod bench;
 pub mod evaluator;
 pub mod garbler;
 pub mod hash;
+mod lanes;
 pub mod stream;
 
 #[cfg(test)]

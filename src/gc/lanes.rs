@@ -1,0 +1,59 @@
+//! SubBytes for garbled circuits: a call's S-boxes (16 for a round, 4 for the key schedule)
+//! evaluated side by side, the Boyar–Peralta circuit run once on lanes of wires, so that each
+//! of its AND layers is one batch of independent gates whose hashes go to AES together
+//! (AES-NI pipelines them; the bit-sliced AES in wasm fills its 8-block passes).
+
+use super::Wire;
+use crate::circuits::{Circuit, Gates};
+use crate::primitives::sbox_circuit::sbox_without_constant;
+
+/// Lanes per S-box batch: one AES round's bytes.
+const LANES: usize = 16;
+
+/// A garbled-circuit backend that ANDs independent pairs in one batch, with the same tables and
+/// gate numbering as ANDing them one after another.
+pub(crate) trait AndBatch: Circuit<Bit = Wire> {
+    /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
+    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
+}
+
+/// The backend seen as gates on [`LANES`] wires at once (`n` of them in use; the rest are public
+/// zeros, which cost nothing).
+struct Lockstep<'a, B> {
+    b: &'a mut B,
+    n: usize,
+    pairs: Vec<(Wire, Wire)>,
+    out: Vec<Wire>,
+}
+
+impl<B: AndBatch> Gates for Lockstep<'_, B> {
+    type Bit = [Wire; LANES];
+
+    fn xor(&self, x: Self::Bit, y: Self::Bit) -> Self::Bit {
+        core::array::from_fn(|i| if i < self.n { self.b.xor(x[i], y[i]) } else { Wire::Public(false) })
+    }
+
+    fn and(&mut self, x: Self::Bit, y: Self::Bit) -> Self::Bit {
+        self.pairs.clear();
+        self.pairs.extend((0..self.n).map(|i| (x[i], y[i])));
+        self.b.and_batch(&self.pairs, &mut self.out);
+        core::array::from_fn(|i| if i < self.n { self.out[i] } else { Wire::Public(false) })
+    }
+}
+
+/// The AES S-box on every byte, [`LANES`] at a time.
+pub(crate) fn sub_bytes<B: AndBatch>(b: &mut B, bytes: &mut [[Wire; 8]]) {
+    for chunk in bytes.chunks_mut(LANES) {
+        let n = chunk.len();
+        let s: [[Wire; LANES]; 8] =
+            core::array::from_fn(|bit| core::array::from_fn(|lane| if lane < n { chunk[lane][bit] } else { Wire::Public(false) }));
+        let mut lanes = Lockstep { b: &mut *b, n, pairs: Vec::with_capacity(LANES), out: Vec::with_capacity(LANES) };
+        let out = sbox_without_constant(&mut lanes, &s);
+        for (lane, byte) in chunk.iter_mut().enumerate() {
+            for (bit, w) in byte.iter_mut().enumerate() {
+                let v = out[bit][lane];
+                *w = if (0x63 >> bit) & 1 == 1 { b.not(v) } else { v };
+            }
+        }
+    }
+}
