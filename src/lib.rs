@@ -21,6 +21,7 @@ pub mod channel;
 pub mod circuits;
 pub mod gc;
 pub mod http;
+pub mod mpc;
 pub mod ot;
 pub mod primitives;
 pub mod protocol;

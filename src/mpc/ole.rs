@@ -1,0 +1,233 @@
+//! OLE over GF(2^128) from random correlated OT, Gilboa's construction: the sender holds a,
+//! the receiver b; they end with x and y, x + y = a·b, each learning nothing of the other's
+//! input. For each bit b_i of b one OT: the sender offers (s_i, s_i + a·x^i), the receiver takes
+//! t_i by b_i; then y = Σ t_i = Σ s_i + a·b and x = Σ s_i (characteristic 2).
+//!
+//! Each chosen-message OT comes from one random COT (the OT sender holds K, the receiver
+//! M = K + c·Δ for a random choice c): the receiver sends d = b_i ⊕ c; the sender's pads are
+//! P₀ = H(K + d·Δ, τ) and P₁ = H(K + (1 ⊕ d)·Δ, τ), of which the receiver can compute exactly
+//! the one for b_i, H(M, τ); the sender sends u = P₀ + P₁ + a·x^i and keeps s_i = P₀. H is the
+//! correlation-robust hash of the garbled circuits ([`crate::gc::hash`]), τ the COT's index in
+//! the session (in a domain of tweaks of its own).
+//!
+//! Messages per OLE: 128 bits receiver → sender, 128 field elements (2 KiB) sender → receiver.
+
+use crate::gc::hash::GateHash;
+use crate::ot::ct::bit_mask;
+use crate::primitives::field::F128;
+
+/// The OLE hash tweaks' domain: the top bit set, so they never meet a garbled gate's tweaks
+/// (2·gate index, far below 2^127) under the same hash.
+const TWEAK_DOMAIN: u128 = 1 << 127;
+
+/// Bits per OLE: one COT for each bit of the receiver's input.
+pub const COTS_PER_OLE: usize = 128;
+
+/// Why an OLE message was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OleError {
+    #[error("{what}: expected {expected}, got {got}")]
+    CountMismatch { what: &'static str, expected: usize, got: usize },
+}
+
+fn check(what: &'static str, expected: usize, got: usize) -> Result<(), OleError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(OleError::CountMismatch { what, expected, got })
+    }
+}
+
+/// The receiver's first message: d = b_i ⊕ c for every bit of every input, given its random COT
+/// choices (`COTS_PER_OLE` per input, in order).
+pub fn receiver_corrections(inputs: &[F128], cot_choices: &[bool]) -> Result<Vec<bool>, OleError> {
+    check("COT choices", inputs.len() * COTS_PER_OLE, cot_choices.len())?;
+    Ok(inputs
+        .iter()
+        .flat_map(|b| (0..COTS_PER_OLE).map(move |i| (b.0 >> i) & 1 == 1))
+        .zip(cot_choices)
+        .map(|(bit, c)| bit ^ c)
+        .collect())
+}
+
+/// The sender's side: from its inputs a, its COT keys K (`COTS_PER_OLE` per input) under `delta`,
+/// the session-wide index of the first COT (every COT's index must be unique in the session, it
+/// is the hash tweak) and the receiver's corrections, its shares x and the message u.
+pub fn sender(
+    inputs: &[F128],
+    delta: F128,
+    cot_keys: &[F128],
+    first_cot: u64,
+    corrections: &[bool],
+) -> Result<(Vec<F128>, Vec<F128>), OleError> {
+    let n = inputs.len() * COTS_PER_OLE;
+    check("COT keys", n, cot_keys.len())?;
+    check("receiver corrections", n, corrections.len())?;
+    let hash = GateHash::new();
+    let mut shares = Vec::with_capacity(inputs.len());
+    let mut message = Vec::with_capacity(n);
+    for (j, a) in inputs.iter().enumerate() {
+        let mut x = F128::ZERO;
+        for i in 0..COTS_PER_OLE {
+            let k = j * COTS_PER_OLE + i;
+            let dmask = bit_mask(corrections[k]);
+            let key0 = cot_keys[k].0 ^ (dmask & delta.0);
+            let tweak = TWEAK_DOMAIN | u128::from(first_cot + k as u64);
+            let [p0, p1] = hash.hash([key0, key0 ^ delta.0], [tweak, tweak]);
+            x += F128(p0);
+            message.push(F128(p0 ^ p1) + *a * F128::x_pow(i));
+        }
+        shares.push(x);
+    }
+    Ok((shares, message))
+}
+
+/// The receiver's side: from its inputs b, its COT MACs M = K + c·Δ, the index of the first COT
+/// (as the sender's) and the sender's message, its shares y (x + y = a·b).
+pub fn receiver(inputs: &[F128], cot_macs: &[F128], first_cot: u64, message: &[F128]) -> Result<Vec<F128>, OleError> {
+    let n = inputs.len() * COTS_PER_OLE;
+    check("COT MACs", n, cot_macs.len())?;
+    check("sender message", n, message.len())?;
+    let hash = GateHash::new();
+    Ok(inputs
+        .iter()
+        .enumerate()
+        .map(|(j, b)| {
+            let mut y = F128::ZERO;
+            for i in 0..COTS_PER_OLE {
+                let k = j * COTS_PER_OLE + i;
+                let [t] = hash.hash([cot_macs[k].0], [TWEAK_DOMAIN | u128::from(first_cot + k as u64)]);
+                let take = bit_mask((b.0 >> i) & 1 == 1);
+                y += F128(t ^ (take & message[k].0));
+            }
+            y
+        })
+        .collect())
+}
+
+/// Multiplicative to additive: shares a (sender) and b (receiver) of z = a·b become additive
+/// shares x + y = z. It is one OLE; these name the step.
+pub use self::receiver as m2a_receiver;
+pub use self::sender as m2a_sender;
+
+/// Additive to multiplicative, the first party's local steps around one OLE: with additive
+/// shares x + y = z, party A picks a random nonzero r and runs the OLE as sender on r against
+/// B's y, getting α (B gets β, α + β = r·y). A sends s = r·x + α; B's multiplicative share is
+/// s + β = r·z, A's is r⁻¹: their product is z. B sees r·z, uniformly random for z ≠ 0.
+pub fn a2m_sender_share(r: F128, x: F128, alpha: F128) -> (F128, F128) {
+    (r * x + alpha, inverse(r))
+}
+
+/// B's multiplicative share from A's message s and its OLE share β.
+pub fn a2m_receiver_share(s: F128, beta: F128) -> F128 {
+    s + beta
+}
+
+/// a⁻¹ = a^(2^128 − 2) (0 ↦ 0), by a fixed exponentiation.
+pub fn inverse(a: F128) -> F128 {
+    a.pow(u128::MAX - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    fn random_cots(delta: F128, n: usize) -> (Vec<F128>, Vec<bool>, Vec<F128>) {
+        let mut rng = rand::rng();
+        let keys: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+        let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
+        let macs = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
+        (keys, choices, macs)
+    }
+
+    fn ole(a: &[F128], b: &[F128], cots: (F128, Vec<F128>, Vec<bool>, Vec<F128>)) -> (Vec<F128>, Vec<F128>) {
+        let (delta, keys, choices, macs) = cots;
+        let d = receiver_corrections(b, &choices).expect("one COT per bit");
+        let (x, u) = sender(a, delta, &keys, 1000, &d).expect("sizes");
+        let y = receiver(b, &macs, 1000, &u).expect("sizes");
+        (x, y)
+    }
+
+    #[test]
+    fn shares_add_up_to_the_product() {
+        let mut rng = rand::rng();
+        let delta = F128(rng.random());
+        let n = 20;
+        let mut a: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+        let mut b: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+        (a[0], b[1], a[2], b[2]) = (F128::ZERO, F128::ZERO, F128::ONE, F128(u128::MAX));
+        let (keys, choices, macs) = random_cots(delta, n * COTS_PER_OLE);
+        let (x, y) = ole(&a, &b, (delta, keys, choices, macs));
+        for i in 0..n {
+            assert_eq!(x[i] + y[i], a[i] * b[i], "OLE {i}");
+        }
+    }
+
+    #[test]
+    fn works_on_kos_correlations() {
+        use crate::channel::memory_pair;
+        use crate::ot::test_util::run_extend;
+        use crate::ot::{CotSender, KosReceiver, KosSender};
+        let (cv, cp) = memory_pair(1 << 20);
+        let o = run_extend(KosSender::new(), KosReceiver::new(), cv, cp, 4 * COTS_PER_OLE);
+        let delta = o.sender.delta();
+        let (choices, macs) = o.cots.expect("receiver");
+        let mut rng = rand::rng();
+        let a: Vec<F128> = (0..4).map(|_| F128(rng.random())).collect();
+        let b: Vec<F128> = (0..4).map(|_| F128(rng.random())).collect();
+        let (x, y) = ole(&a, &b, (delta, o.keys.expect("sender"), choices, macs));
+        assert!((0..4).all(|i| x[i] + y[i] == a[i] * b[i]));
+    }
+
+    #[test]
+    fn the_senders_message_hides_its_input_and_the_correction_hides_the_receivers() {
+        // With the same COTs and corrections, two sender inputs give messages that differ only
+        // by a·x^i, which the receiver sees only under the pad it cannot compute (P for the
+        // other choice): here, that the message is not a·x^i in the clear, and that the
+        // corrections are the receiver's bits masked by its random choices.
+        let mut rng = rand::rng();
+        let delta = F128(rng.random::<u128>() | 1);
+        let (keys, choices, _) = random_cots(delta, COTS_PER_OLE);
+        let b = [F128(rng.random())];
+        let d = receiver_corrections(&b, &choices).expect("sizes");
+        let raw: Vec<bool> = (0..128).map(|i| (b[0].0 >> i) & 1 == 1).collect();
+        assert_ne!(d, raw, "the corrections are not the receiver's bits");
+        let a = F128(rng.random());
+        let (_, u) = sender(&[a], delta, &keys, 0, &d).expect("sizes");
+        assert!((0..128).all(|i| u[i] != a * F128::x_pow(i)));
+    }
+
+    #[test]
+    fn m2a_and_a2m_convert_shares() {
+        let mut rng = rand::rng();
+        let delta = F128(rng.random());
+        // M2A: a·b = z becomes x + y = z.
+        let (a, b) = (F128(rng.random()), F128(rng.random()));
+        let (x, y) = ole(&[a], &[b], {
+            let (k, c, m) = random_cots(delta, COTS_PER_OLE);
+            (delta, k, c, m)
+        });
+        assert_eq!(x[0] + y[0], a * b);
+        // A2M: x + y = z becomes r⁻¹ · (r·z) = z.
+        let z = x[0] + y[0];
+        let r = F128(rng.random::<u128>() | 1);
+        let (alpha, beta) = ole(&[r], &[y[0]], {
+            let (k, c, m) = random_cots(delta, COTS_PER_OLE);
+            (delta, k, c, m)
+        });
+        let (s, a_share) = a2m_sender_share(r, x[0], alpha[0]);
+        let b_share = a2m_receiver_share(s, beta[0]);
+        assert_eq!(a_share * b_share, z);
+        assert_eq!(inverse(r) * r, F128::ONE);
+        assert_eq!(inverse(F128::ZERO), F128::ZERO);
+    }
+
+    #[test]
+    fn wrong_sizes_are_errors() {
+        let e = receiver_corrections(&[F128::ONE], &[true; 3]);
+        assert!(matches!(e, Err(OleError::CountMismatch { .. })));
+        assert!(sender(&[F128::ONE], F128::ONE, &[F128::ZERO; 128], 0, &[false; 127]).is_err());
+        assert!(receiver(&[F128::ONE], &[F128::ZERO; 128], 0, &[F128::ZERO; 2]).is_err());
+    }
+}
