@@ -359,3 +359,31 @@ async fn abort_mid_session_leaves_both_sides_clean() {
     let v = notarize(options("/json", serde_json::json!({}))).await.unwrap_or_else(|e| panic!("after abort: {e}"));
     assert!(v["recv"]["printable"].as_str().unwrap().contains("Alice Example"));
 }
+
+#[wasm_bindgen_test]
+async fn garbled_aes_and_sha256_stream_between_two_pool_workers() {
+    ensure_pool().await;
+    // The bench garbles on one worker and evaluates on the other, and checks the decoded AES
+    // ciphertexts and SHA-256 state against the `aes` and `sha2` crates.
+    let platform = tlsproof::zk::bench::Platform { now: || js_sys::Date::now() / 1e3, peak_memory: || None };
+    let figures = tlsproof::gc::bench::run(&platform, tlsproof::gc::bench::Sizes::QUICK, &mut |_| {})
+        .expect("garbled AES and SHA-256 decode to the right outputs");
+    assert!(figures.iter().any(|f| f.name.starts_with("GC AND gates garbled+evaluated") && f.value > 0.0));
+}
+
+#[wasm_bindgen_test]
+fn ole_shares_add_up_to_the_product_in_the_browser() {
+    use tlsproof::mpc::ole::{receiver, receiver_corrections, sender, COTS_PER_OLE};
+    use tlsproof::primitives::field::F128;
+    let delta = F128(rand::random());
+    let n = 4;
+    let keys: Vec<F128> = (0..n * COTS_PER_OLE).map(|_| F128(rand::random())).collect();
+    let choices: Vec<bool> = (0..n * COTS_PER_OLE).map(|_| rand::random()).collect();
+    let macs: Vec<F128> = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
+    let a: Vec<F128> = (0..n).map(|_| F128(rand::random())).collect();
+    let b: Vec<F128> = (0..n).map(|_| F128(rand::random())).collect();
+    let d = receiver_corrections(&b, &choices).expect("one COT per bit");
+    let (x, u) = sender(&a, delta, &keys, 0, &d).expect("sizes");
+    let y = receiver(&b, &macs, 0, &u).expect("sizes");
+    assert!((0..n).all(|i| x[i] + y[i] == a[i] * b[i]));
+}
