@@ -2,10 +2,9 @@
 //! a wire's decoding bit.
 
 use super::hash::GateHash;
-use super::lanes::{sub_bytes, AndBatch};
-use crate::circuits::aes_bool::sbox_bool;
+use super::lanes::AndBatch;
 use super::{lsb_mask, GcError, GcStats, Table, TableSource, Wire};
-use crate::circuits::{Circuit, Gates};
+use crate::circuits::Gates;
 
 /// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
 /// source that runs dry or is malformed is recorded (gates then yield dummy labels) and
@@ -133,6 +132,10 @@ impl<S: TableSource> Evaluator<S> {
 }
 
 impl<S: TableSource> AndBatch for Evaluator<S> {
+    fn hash_is_hardware(&self) -> bool {
+        self.hash.is_hardware()
+    }
+
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
         out.clear();
         let mut gates = Vec::with_capacity(pairs.len());
@@ -154,34 +157,6 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(2)) {
             let table = self.next_table();
             out[at] = Wire::Label(eval_gate(wa, wb, [h[0], h[1]], table));
-        }
-    }
-}
-
-impl<S: TableSource> Circuit for Evaluator<S> {
-    #[inline]
-    fn constant(&self, v: bool) -> Wire {
-        Wire::Public(v)
-    }
-
-    #[inline]
-    fn public_value(&self, a: Wire) -> Option<bool> {
-        match a {
-            Wire::Public(v) => Some(v),
-            Wire::Label(_) => None,
-        }
-    }
-
-    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
-    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
-    /// batching's copies.
-    fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
-        if self.hash.is_hardware() {
-            for x in bytes.iter_mut() {
-                *x = sbox_bool(self, x);
-            }
-        } else {
-            sub_bytes(self, bytes);
         }
     }
 }

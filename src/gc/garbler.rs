@@ -1,10 +1,9 @@
 //! The garbler: holds Δ and every wire's zero label, emits two ciphertexts per AND gate.
 
 use super::hash::GateHash;
-use super::lanes::{sub_bytes, AndBatch};
-use crate::circuits::aes_bool::sbox_bool;
+use super::lanes::AndBatch;
 use super::{lsb_mask, GcStats, Table, TableSink, Wire};
-use crate::circuits::{Circuit, Gates};
+use crate::circuits::Gates;
 use crate::ot::ct::bit_mask;
 use crate::primitives::prg::{Prg, PrgKind};
 use rand::RngCore;
@@ -171,6 +170,10 @@ impl<S: TableSink> Garbler<S> {
 }
 
 impl<S: TableSink> AndBatch for Garbler<S> {
+    fn hash_is_hardware(&self) -> bool {
+        self.hash.is_hardware()
+    }
+
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
         out.clear();
         let d = *self.delta;
@@ -197,33 +200,5 @@ impl<S: TableSink> AndBatch for Garbler<S> {
             out[at] = Wire::Label(c0);
         }
         xs.zeroize();
-    }
-}
-
-impl<S: TableSink> Circuit for Garbler<S> {
-    #[inline]
-    fn constant(&self, v: bool) -> Wire {
-        Wire::Public(v)
-    }
-
-    #[inline]
-    fn public_value(&self, a: Wire) -> Option<bool> {
-        match a {
-            Wire::Public(v) => Some(v),
-            Wire::Label(_) => None,
-        }
-    }
-
-    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
-    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
-    /// batching's copies.
-    fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
-        if self.hash.is_hardware() {
-            for x in bytes.iter_mut() {
-                *x = sbox_bool(self, x);
-            }
-        } else {
-            sub_bytes(self, bytes);
-        }
     }
 }

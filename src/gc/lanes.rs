@@ -4,17 +4,49 @@
 //! (AES-NI pipelines them; the bit-sliced AES in wasm fills its 8-block passes).
 
 use super::Wire;
+use crate::circuits::aes_bool::sbox_bool;
 use crate::circuits::{Circuit, Gates};
 use crate::primitives::sbox_circuit::sbox_without_constant;
 
 /// Lanes per S-box batch: one AES round's bytes.
 const LANES: usize = 16;
 
-/// A garbled-circuit backend that ANDs independent pairs in one batch, with the same tables and
-/// gate numbering as ANDing them one after another.
-pub(crate) trait AndBatch: Circuit<Bit = Wire> {
+/// A garbled-circuit party (garbler or evaluator): its gates on [`Wire`]s, and AND on
+/// independent pairs in one batch, with the same tables and gate numbering as ANDing them one
+/// after another. Every such party is a [`Circuit`] the same way (below).
+pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
+    /// Whether the gate hash runs on an AES instruction.
+    fn hash_is_hardware(&self) -> bool;
+}
+
+impl<T: AndBatch> Circuit for T {
+    #[inline]
+    fn constant(&self, v: bool) -> Wire {
+        Wire::Public(v)
+    }
+
+    #[inline]
+    fn public_value(&self, a: Wire) -> Option<bool> {
+        match a {
+            Wire::Public(v) => Some(v),
+            Wire::Label(_) => None,
+        }
+    }
+
+    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
+    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
+    /// batching's copies.
+    fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
+        if self.hash_is_hardware() {
+            for x in bytes.iter_mut() {
+                *x = sbox_bool(self, x);
+            }
+        } else {
+            sub_bytes(self, bytes);
+        }
+    }
 }
 
 /// The backend seen as gates on [`LANES`] wires at once (`n` of them in use; the rest are public

@@ -172,12 +172,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                     let only = only.and_then(|s| clap::ValueEnum::to_possible_value(&s)).map(|v| v.get_name().to_string());
                     let figures = page.zk(quick, only.as_deref()).await;
                     page.shutdown().await;
-                    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(figures?)?;
-                    println!("(headless Chromium, both parties in one worker)");
-                    for f in &figures {
-                        println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
-                    }
-                    figures
+                    page_figures(figures?, "(headless Chromium, both parties in one worker)")?
                 }
             };
             if let Some(dir) = out {
@@ -196,12 +191,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                     let mut page = browser.start().await?;
                     let figures = page.mpc(quick).await;
                     page.shutdown().await;
-                    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(figures?)?;
-                    println!("(headless Chromium, the two parties on two of the page's thread workers)");
-                    for f in &figures {
-                        println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
-                    }
-                    figures
+                    page_figures(figures?, "(headless Chromium, the two parties on two of the page's thread workers)")?
                 }
             };
             if let Some(dir) = out {
@@ -321,6 +311,16 @@ fn machine() -> String {
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_string())))
         .unwrap_or_default();
     format!("{cpu}, {} cores, {mem}", std::thread::available_parallelism().map_or(0, |n| n.get()))
+}
+
+/// The figures a bench page answered, printed under `heading`.
+fn page_figures(answer: serde_json::Value, heading: &str) -> Result<Vec<tlsproof::zk::bench::Figure>, serde_json::Error> {
+    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(answer)?;
+    println!("{heading}");
+    for f in &figures {
+        println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
+    }
+    Ok(figures)
 }
 
 /// Bench figures as CSV (figure, value, unit).
