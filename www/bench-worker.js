@@ -17,6 +17,9 @@ self.onmessage = async ({ data }) => {
       const result = await notarize(data.options);
       const totalMs = performance.now() - t0;
       self.postMessage({ ok: true, totalMs, peakMemory: await wasmMemory(), result });
+    } else if ((data.type === "zk" || data.type === "mpc") && typeof wasm.benchZk !== "function") {
+      self.postMessage(failure(new Error("this package has no engine benchmarks: build it with scripts/build-wasm.sh --bench " +
+        "and pass --pkg dist/tlsproof-bench")));
     } else if (data.type === "zk") {
       const t0 = performance.now();
       const figures = JSON.parse(wasm.benchZk(!!data.quick, data.only ?? undefined));

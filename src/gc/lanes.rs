@@ -4,7 +4,6 @@
 //! (AES-NI pipelines them; the bit-sliced AES in wasm fills its 8-block passes).
 
 use super::Wire;
-use crate::circuits::aes_bool::sbox_bool;
 use crate::circuits::{Circuit, Gates};
 use crate::primitives::sbox_circuit::sbox_without_constant;
 
@@ -38,14 +37,16 @@ impl<T: AndBatch> Circuit for T {
     /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
     /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
     /// batching's copies.
+    /// (In wasm AES is always bit-sliced, so only the batched form is compiled there.)
     fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
+        #[cfg(not(target_arch = "wasm32"))]
         if self.hash_is_hardware() {
             for x in bytes.iter_mut() {
-                *x = sbox_bool(self, x);
+                *x = crate::circuits::aes_bool::sbox_bool(self, x);
             }
-        } else {
-            sub_bytes(self, bytes);
+            return;
         }
+        sub_bytes(self, bytes);
     }
 }
 

@@ -1,9 +1,12 @@
-//! Two-party share conversion for MPC mode: oblivious linear evaluation (OLE) over GF(2^128)
-//! from correlated OT (Gilboa, CRYPTO 1999), and on it the conversions between multiplicative
-//! and additive shares that the two-party GHASH needs (docs/protocol.md, "MPC mode").
+//! Two-party share conversion for MPC mode (docs/protocol.md, "MPC mode"): oblivious linear
+//! evaluation (OLE) from correlated OT (Gilboa, CRYPTO 1999) over GF(2^128) and over GF(p) of
+//! P-256; on it the conversions between multiplicative and additive shares that the two-party
+//! GHASH needs, and the two-party ECDH that gives additive shares of the premaster secret.
 //!
-//! Built so far: the OLE and the two conversions, semi-honest; the consistency check that
-//! catches a party using inconsistent OLE inputs is part of the post-hoc proof and is not built
-//! yet, nor are the OLE over the P-256 base field and the 2PC ECDH on it.
+//! All of it is the semi-honest protocol: the checks that catch a party using inconsistent
+//! inputs (the post-hoc ZK proof for the prover, the swapped-roles rerun for the verifier) are
+//! not built yet.
 
+pub mod ecdh;
+pub mod fp;
 pub mod ole;

@@ -1,27 +1,89 @@
-//! OLE over GF(2^128) from random correlated OT, Gilboa's construction: the sender holds a,
-//! the receiver b; they end with x and y, x + y = a·b, each learning nothing of the other's
-//! input. For each bit b_i of b one OT: the sender offers (s_i, s_i + a·x^i), the receiver takes
-//! t_i by b_i; then y = Σ t_i = Σ s_i + a·b and x = Σ s_i (characteristic 2).
+//! OLE from random correlated OT, Gilboa's construction, over GF(2^128) and over GF(p) of P-256
+//! ([`OleField`]): the sender holds a, the receiver b; they end with x and y, x + y = a·b, each
+//! learning nothing of the other's input. For each bit b_i of b one OT: the sender offers
+//! (s_i, s_i + a·2^i), the receiver takes t_i by b_i; then y = Σ t_i = Σ s_i + a·b and
+//! x = −Σ s_i.
 //!
 //! Each chosen-message OT comes from one random COT (the OT sender holds K, the receiver
 //! M = K + c·Δ for a random choice c): the receiver sends d = b_i ⊕ c; the sender's pads are
 //! P₀ = H(K + d·Δ, τ) and P₁ = H(K + (1 ⊕ d)·Δ, τ), of which the receiver can compute exactly
-//! the one for b_i, H(M, τ); the sender sends u = P₀ + P₁ + a·x^i and keeps s_i = P₀. H is the
+//! the one for b_i, H(M, τ); the sender sends u = P₀ − P₁ + a·2^i and keeps s_i = P₀. H is the
 //! correlation-robust hash of the garbled circuits ([`crate::gc::hash`]), τ the COT's index in
 //! the session (in a domain of tweaks of its own).
 //!
-//! Messages per OLE: 128 bits receiver → sender, 128 field elements (2 KiB) sender → receiver.
+//! Messages per OLE: one bit per input bit receiver → sender, one field element per input bit
+//! sender → receiver (2 KiB over GF(2^128), 8 KiB over GF(p)).
 
 use crate::gc::hash::GateHash;
 use crate::ot::ct::bit_mask;
+use super::fp::Fp;
 use crate::primitives::field::F128;
+use core::ops::{Add, Mul, Neg, Sub};
+use p256::elliptic_curve::subtle::ConditionallySelectable;
+
+/// A field OLE runs over: GF(2^128) (GHASH) or GF(p) of P-256 (ECDH).
+pub trait OleField: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self> {
+    const ZERO: Self;
+    /// Bits of an element, hence COTs per OLE.
+    const BITS: usize;
+    /// Bit i of the element's canonical form (b = Σ bit_i · 2^i, or Σ bit_i · x^i).
+    fn bit(self, i: usize) -> bool;
+    /// 2^i (x^i in GF(2^128)).
+    fn pow2(i: usize) -> Self;
+    /// A pseudorandom element from the hash of a COT label under `tweak`.
+    fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self;
+    /// `a` if `take`, else zero, without branching.
+    fn select(self, take: bool) -> Self;
+}
+
+impl OleField for F128 {
+    const ZERO: Self = F128::ZERO;
+    const BITS: usize = 128;
+    fn bit(self, i: usize) -> bool {
+        (self.0 >> i) & 1 == 1
+    }
+    fn pow2(i: usize) -> Self {
+        F128::x_pow(i)
+    }
+    fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
+        F128(hash.hash([label], [tweak])[0])
+    }
+    fn select(self, take: bool) -> Self {
+        F128(self.0 & bit_mask(take))
+    }
+}
+
+impl OleField for Fp {
+    const ZERO: Self = Fp::ZERO;
+    const BITS: usize = 256;
+    fn bit(self, i: usize) -> bool {
+        Fp::bit(self, i)
+    }
+    fn pow2(i: usize) -> Self {
+        Fp::pow2(i)
+    }
+    /// 512 hashed bits (four tweaks under the one the caller gives), reduced mod p.
+    fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
+        let t = tweak << 2;
+        let h = hash.hash([label; 4], [t, t | 1, t | 2, t | 3]);
+        let mut wide = [0u8; 64];
+        for (chunk, word) in wide.chunks_exact_mut(16).zip(h) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        Fp::from_wide(&wide)
+    }
+    fn select(self, take: bool) -> Self {
+        Fp(p256::FieldElement::conditional_select(&p256::FieldElement::ZERO, &self.0, (take as u8).into()))
+    }
+}
 
 /// The OLE hash tweaks' domain: the top bit set, so they never meet a garbled gate's tweaks
-/// (2·gate index, far below 2^127) under the same hash.
-const TWEAK_DOMAIN: u128 = 1 << 127;
+/// (2·gate index, far below 2^125) under the same hash; F_p pads use four tweaks per COT below
+/// it (tweak·4 + j).
+const TWEAK_DOMAIN: u128 = 1 << 125;
 
-/// Bits per OLE: one COT for each bit of the receiver's input.
-pub const COTS_PER_OLE: usize = 128;
+/// COTs per OLE over GF(2^128): one per bit of the receiver's input.
+pub const COTS_PER_OLE: usize = <F128 as OleField>::BITS;
 
 /// Why an OLE message was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,54 +100,58 @@ fn check(what: &'static str, expected: usize, got: usize) -> Result<(), OleError
     }
 }
 
+/// The tweak of COT `k` of a run whose first COT has session-wide index `first_cot`.
+fn tweak(first_cot: u64, k: usize) -> u128 {
+    TWEAK_DOMAIN | u128::from(first_cot + k as u64)
+}
+
 /// The receiver's first message: d = b_i ⊕ c for every bit of every input, given its random COT
-/// choices (`COTS_PER_OLE` per input, in order).
-pub fn receiver_corrections(inputs: &[F128], cot_choices: &[bool]) -> Result<Vec<bool>, OleError> {
-    check("COT choices", inputs.len() * COTS_PER_OLE, cot_choices.len())?;
+/// choices (`F::BITS` per input, in order).
+pub fn receiver_corrections<F: OleField>(inputs: &[F], cot_choices: &[bool]) -> Result<Vec<bool>, OleError> {
+    check("COT choices", inputs.len() * F::BITS, cot_choices.len())?;
     Ok(inputs
         .iter()
-        .flat_map(|b| (0..COTS_PER_OLE).map(move |i| (b.0 >> i) & 1 == 1))
+        .flat_map(|b| (0..F::BITS).map(move |i| b.bit(i)))
         .zip(cot_choices)
         .map(|(bit, c)| bit ^ c)
         .collect())
 }
 
-/// The sender's side: from its inputs a, its COT keys K (`COTS_PER_OLE` per input) under `delta`,
+/// The sender's side: from its inputs a, its COT keys K (`F::BITS` per input) under `delta`,
 /// the session-wide index of the first COT (every COT's index must be unique in the session, it
 /// is the hash tweak) and the receiver's corrections, its shares x and the message u.
-pub fn sender(
-    inputs: &[F128],
+pub fn sender<F: OleField>(
+    inputs: &[F],
     delta: F128,
     cot_keys: &[F128],
     first_cot: u64,
     corrections: &[bool],
-) -> Result<(Vec<F128>, Vec<F128>), OleError> {
-    let n = inputs.len() * COTS_PER_OLE;
+) -> Result<(Vec<F>, Vec<F>), OleError> {
+    let n = inputs.len() * F::BITS;
     check("COT keys", n, cot_keys.len())?;
     check("receiver corrections", n, corrections.len())?;
     let hash = GateHash::new();
     let mut shares = Vec::with_capacity(inputs.len());
     let mut message = Vec::with_capacity(n);
     for (j, a) in inputs.iter().enumerate() {
-        let mut x = F128::ZERO;
-        for i in 0..COTS_PER_OLE {
-            let k = j * COTS_PER_OLE + i;
-            let dmask = bit_mask(corrections[k]);
-            let key0 = cot_keys[k].0 ^ (dmask & delta.0);
-            let tweak = TWEAK_DOMAIN | u128::from(first_cot + k as u64);
-            let [p0, p1] = hash.hash([key0, key0 ^ delta.0], [tweak, tweak]);
-            x += F128(p0);
-            message.push(F128(p0 ^ p1) + *a * F128::x_pow(i));
+        let mut sum = F::ZERO;
+        for i in 0..F::BITS {
+            let k = j * F::BITS + i;
+            let key0 = cot_keys[k].0 ^ (bit_mask(corrections[k]) & delta.0);
+            let p0 = F::pad(&hash, key0, tweak(first_cot, k));
+            let p1 = F::pad(&hash, key0 ^ delta.0, tweak(first_cot, k));
+            sum = sum + p0;
+            message.push(p0 - p1 + *a * F::pow2(i));
         }
-        shares.push(x);
+        shares.push(-sum);
     }
     Ok((shares, message))
 }
 
 /// The receiver's side: from its inputs b, its COT MACs M = K + c·Δ, the index of the first COT
 /// (as the sender's) and the sender's message, its shares y (x + y = a·b).
-pub fn receiver(inputs: &[F128], cot_macs: &[F128], first_cot: u64, message: &[F128]) -> Result<Vec<F128>, OleError> {
-    let n = inputs.len() * COTS_PER_OLE;
+pub fn receiver<F: OleField>(inputs: &[F], cot_macs: &[F128], first_cot: u64, message: &[F]) -> Result<Vec<F>, OleError> {
+    let n = inputs.len() * F::BITS;
     check("COT MACs", n, cot_macs.len())?;
     check("sender message", n, message.len())?;
     let hash = GateHash::new();
@@ -93,12 +159,10 @@ pub fn receiver(inputs: &[F128], cot_macs: &[F128], first_cot: u64, message: &[F
         .iter()
         .enumerate()
         .map(|(j, b)| {
-            let mut y = F128::ZERO;
-            for i in 0..COTS_PER_OLE {
-                let k = j * COTS_PER_OLE + i;
-                let [t] = hash.hash([cot_macs[k].0], [TWEAK_DOMAIN | u128::from(first_cot + k as u64)]);
-                let take = bit_mask((b.0 >> i) & 1 == 1);
-                y += F128(t ^ (take & message[k].0));
+            let mut y = F::ZERO;
+            for i in 0..F::BITS {
+                let k = j * F::BITS + i;
+                y = y + F::pad(&hash, cot_macs[k].0, tweak(first_cot, k)) + message[k].select(b.bit(i));
             }
             y
         })
@@ -110,10 +174,11 @@ pub fn receiver(inputs: &[F128], cot_macs: &[F128], first_cot: u64, message: &[F
 pub use self::receiver as m2a_receiver;
 pub use self::sender as m2a_sender;
 
-/// Additive to multiplicative, the first party's local steps around one OLE: with additive
-/// shares x + y = z, party A picks a random nonzero r and runs the OLE as sender on r against
-/// B's y, getting α (B gets β, α + β = r·y). A sends s = r·x + α; B's multiplicative share is
-/// s + β = r·z, A's is r⁻¹: their product is z. B sees r·z, uniformly random for z ≠ 0.
+/// Additive to multiplicative over GF(2^128), the first party's local steps around one OLE:
+/// with additive shares x + y = z, party A picks a random nonzero r and runs the OLE as sender
+/// on r against B's y, getting α (B gets β, α + β = r·y). A sends s = r·x + α; B's
+/// multiplicative share is s + β = r·z, A's is r⁻¹: their product is z. B sees r·z, uniformly
+/// random for z ≠ 0.
 pub fn a2m_sender_share(r: F128, x: F128, alpha: F128) -> (F128, F128) {
     (r * x + alpha, inverse(r))
 }
@@ -123,7 +188,7 @@ pub fn a2m_receiver_share(s: F128, beta: F128) -> F128 {
     s + beta
 }
 
-/// a⁻¹ = a^(2^128 − 2) (0 ↦ 0), by a fixed exponentiation.
+/// a⁻¹ = a^(2^128 − 2) in GF(2^128) (0 ↦ 0), by a fixed exponentiation.
 pub fn inverse(a: F128) -> F128 {
     a.pow(u128::MAX - 1)
 }
@@ -162,6 +227,23 @@ mod tests {
         for i in 0..n {
             assert_eq!(x[i] + y[i], a[i] * b[i], "OLE {i}");
         }
+    }
+
+    #[test]
+    fn shares_add_up_over_the_p256_base_field() {
+        let mut rng = rand::rng();
+        let delta = F128(rng.random());
+        let a = [Fp::random(), Fp::ZERO, -Fp::ONE];
+        let b = [Fp::random(), Fp::random(), -Fp::ONE];
+        let (keys, choices, macs) = random_cots(delta, 3 * Fp::BITS);
+        let d = receiver_corrections(&b, &choices).expect("sizes");
+        let (x, u) = sender(&a, delta, &keys, 7, &d).expect("sizes");
+        let y = receiver(&b, &macs, 7, &u).expect("sizes");
+        for i in 0..3 {
+            assert_eq!(x[i] + y[i], a[i] * b[i], "OLE {i}");
+        }
+        // (p − 1)² = 1: the top bits of b were used.
+        assert_eq!(x[2] + y[2], Fp::ONE);
     }
 
     #[test]

@@ -912,6 +912,24 @@ impl Add for F128 {
         self ^ r
     }
 }
+/// Subtraction is addition in characteristic 2.
+impl core::ops::Sub for F128 {
+    type Output = F128;
+    #[inline]
+    fn sub(self, rhs: F128) -> F128 {
+        self + rhs
+    }
+}
+
+/// Every element is its own negative in characteristic 2.
+impl core::ops::Neg for F128 {
+    type Output = F128;
+    #[inline]
+    fn neg(self) -> F128 {
+        self
+    }
+}
+
 impl AddAssign for F128 {
     #[inline]
     fn add_assign(&mut self, r: F128) {

@@ -6,11 +6,11 @@
 
 pub mod options;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "bench-exports"))]
 mod bench;
 #[cfg(target_arch = "wasm32")]
 mod js;
-#[cfg(target_arch = "wasm32")]
-pub use bench::bench_zk;
+#[cfg(all(target_arch = "wasm32", feature = "bench-exports"))]
+pub use bench::{bench_mpc, bench_zk};
 #[cfg(target_arch = "wasm32")]
 pub use js::*;

@@ -1,0 +1,244 @@
+//! Two-party ECDH on P-256 for MPC mode: each party holds a scalar share, the client key share
+//! the server sees is the sum of the two share points, and after the server's key share
+//! arrives the parties end with additive shares of the premaster secret (the x-coordinate of
+//! the shared point) without either learning it.
+//!
+//! From P₁ = d₁·S (party A) and P₂ = d₂·S (party B), x(P₁ + P₂) = λ² − x₁ − x₂ with
+//! λ = (y₂ − y₁)/(x₂ − x₁). With OLE over GF(p) (five multiplications of one party's value by the
+//! other's) and one public value:
+//! 1. each picks a random ρ; δ = (x₂ − x₁)·ρ₁·ρ₂ from shares of x₂ρ₂·ρ₁ and x₁ρ₁·ρ₂ (two OLEs),
+//!    opened: δ is uniform whatever x₂ − x₁ is (ρ₁ρ₂ is);
+//! 2. (x₂ − x₁)⁻¹ = δ⁻¹ρ₁ · ρ₂, so λ = y₂ρ₂ · δ⁻¹ρ₁ − y₁δ⁻¹ρ₁ · ρ₂ (two OLEs) as shares λ₁ + λ₂;
+//! 3. λ² = λ₁² + 2·λ₁λ₂ + λ₂² (one OLE for λ₁λ₂); A's share is λ₁² + 2γ₁ − x₁, B's λ₂² + 2γ₂ − x₂.
+//!
+//! This is the semi-honest protocol ("ECtF" in Zhang et al., DECO, CCS 2020); a party that
+//! uses inconsistent inputs is caught by the checks docs/protocol.md describes, which are not
+//! built yet.
+
+use super::fp::Fp;
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::{AffinePoint, ProjectivePoint, Scalar};
+
+/// A party's point coordinates (x, y); `None` for the point at infinity.
+pub fn coordinates(p: &ProjectivePoint) -> Option<(Fp, Fp)> {
+    let enc = p.to_affine().to_encoded_point(false);
+    let x: [u8; 32] = enc.x()?.as_slice().try_into().ok()?;
+    let y: [u8; 32] = enc.y()?.as_slice().try_into().ok()?;
+    let (x, y) = (Fp::from_be_bytes(&x)?, Fp::from_be_bytes(&y)?);
+    Some((x, y))
+}
+
+/// A party's share point d·S of the shared point, from its scalar share and the server's key
+/// share.
+pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
+    ProjectivePoint::from(*server) * d
+}
+
+use super::ole::{receiver, receiver_corrections, sender, OleError};
+use crate::primitives::field::F128;
+
+/// COTs (party A the COT sender, B the receiver) each round of [`PartyA`]/[`PartyB`] uses.
+pub const ROUND_COTS: [usize; 3] = [2 * 256, 2 * 256, 256];
+
+/// Random COTs as the sender holds them: Δ and one key per correlation.
+pub struct SenderCots<'a> {
+    pub delta: F128,
+    pub keys: &'a [F128],
+    /// The session-wide index of the first (the OLE hash tweak).
+    pub first: u64,
+}
+
+/// Random COTs as the receiver holds them: its choices and MACs.
+pub struct ReceiverCots<'a> {
+    pub choices: &'a [bool],
+    pub macs: &'a [F128],
+    pub first: u64,
+}
+
+/// Party A: the OLE sender in every multiplication.
+pub struct PartyA {
+    x: Fp,
+    y: Fp,
+    rho: Fp,
+    delta_share: Fp,
+    lambda: Fp,
+}
+
+/// Party B: the OLE receiver.
+pub struct PartyB {
+    x: Fp,
+    y: Fp,
+    rho: Fp,
+    delta_share: Fp,
+    lambda: Fp,
+}
+
+/// Why the conversion failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EcdhError {
+    #[error("the share point is the point at infinity")]
+    Infinity,
+    #[error("the two share points have the same x-coordinate (they are equal or opposite)")]
+    SameX,
+    #[error(transparent)]
+    Ole(#[from] OleError),
+}
+
+impl PartyB {
+    pub fn new(share: &ProjectivePoint) -> Result<PartyB, EcdhError> {
+        let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
+        Ok(PartyB { x, y, rho: nonzero_random(), delta_share: Fp::ZERO, lambda: Fp::ZERO })
+    }
+
+    /// Round 1, first message: corrections for the OLEs on x₂ρ₂ and ρ₂.
+    pub fn round1(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+        Ok(receiver_corrections(&[self.x * self.rho, self.rho], cots.choices)?)
+    }
+
+    /// Round 1, with A's OLE message: B's share of δ, to open.
+    pub fn round1_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
+        let v = receiver(&[self.x * self.rho, self.rho], cots.macs, cots.first, message)?;
+        self.delta_share = v[0] - v[1];
+        Ok(self.delta_share)
+    }
+
+    /// Round 2, first message: corrections for the OLEs on y₂ρ₂ and ρ₂.
+    pub fn round2(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+        Ok(receiver_corrections(&[self.y * self.rho, self.rho], cots.choices)?)
+    }
+
+    pub fn round2_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<(), EcdhError> {
+        let v = receiver(&[self.y * self.rho, self.rho], cots.macs, cots.first, message)?;
+        self.lambda = v[0] - v[1];
+        Ok(())
+    }
+
+    /// Round 3, first message: corrections for the OLE on λ₂.
+    pub fn round3(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+        Ok(receiver_corrections(&[self.lambda], cots.choices)?)
+    }
+
+    /// B's additive share of the premaster x-coordinate.
+    pub fn finish(self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
+        let gamma = receiver(&[self.lambda], cots.macs, cots.first, message)?[0];
+        Ok(self.lambda * self.lambda + gamma + gamma - self.x)
+    }
+}
+
+impl PartyA {
+    pub fn new(share: &ProjectivePoint) -> Result<PartyA, EcdhError> {
+        let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
+        Ok(PartyA { x, y, rho: nonzero_random(), delta_share: Fp::ZERO, lambda: Fp::ZERO })
+    }
+
+    /// Round 1: the OLEs ρ₁·(x₂ρ₂) and (x₁ρ₁)·ρ₂; returns the message for B and A's share of δ.
+    pub fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+        let (u, msg) = sender(&[self.rho, self.x * self.rho], cots.delta, cots.keys, cots.first, corrections)?;
+        self.delta_share = u[0] - u[1];
+        Ok((msg, self.delta_share))
+    }
+
+    /// Round 2, with B's share of δ: the OLEs (δ⁻¹ρ₁)·(y₂ρ₂) and (y₁δ⁻¹ρ₁)·ρ₂.
+    pub fn round2(&mut self, cots: &SenderCots, b_delta_share: Fp, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
+        let delta = self.delta_share + b_delta_share;
+        if delta == Fp::ZERO {
+            return Err(EcdhError::SameX);
+        }
+        let t = delta.invert() * self.rho;
+        let (u, msg) = sender(&[t, self.y * t], cots.delta, cots.keys, cots.first, corrections)?;
+        self.lambda = u[0] - u[1];
+        Ok(msg)
+    }
+
+    /// Round 3: the OLE λ₁·λ₂; returns the message for B and A's additive share.
+    pub fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+        let (u, msg) = sender(&[self.lambda], cots.delta, cots.keys, cots.first, corrections)?;
+        let gamma = u[0];
+        Ok((msg, self.lambda * self.lambda + gamma + gamma - self.x))
+    }
+}
+
+/// A uniformly random nonzero scalar (a party's key share), by rejection from 32 random bytes.
+pub fn random_scalar() -> Scalar {
+    use p256::elliptic_curve::PrimeField;
+    loop {
+        let mut b = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
+        if let Some(s) = Option::<Scalar>::from(Scalar::from_repr(b.into())) {
+            if s != Scalar::ZERO {
+                return s;
+            }
+        }
+    }
+}
+
+fn nonzero_random() -> Fp {
+    loop {
+        let r = Fp::random();
+        if r != Fp::ZERO {
+            return r;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    fn cots(delta: F128, n: usize) -> (Vec<F128>, Vec<bool>, Vec<F128>) {
+        let mut rng = rand::rng();
+        let keys: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+        let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
+        let macs = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
+        (keys, choices, macs)
+    }
+
+    #[test]
+    fn premaster_shares_add_up_to_the_x_coordinate_p256_computes() {
+        let mut rng = rand::rng();
+        for _ in 0..3 {
+            let d1 = random_scalar();
+            let d2 = random_scalar();
+            let s = random_scalar();
+            // The client key share is the sum of the parties' points; the server's is s·G.
+            let client = ProjectivePoint::GENERATOR * d1 + ProjectivePoint::GENERATOR * d2;
+            let server = (ProjectivePoint::GENERATOR * s).to_affine();
+            let expect = coordinates(&(client * s)).expect("not infinity").0;
+
+            let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
+            let mut b = PartyB::new(&share_point(&d2, &server)).expect("finite");
+            let delta = F128(rng.random());
+            let mut first = 0u64;
+            let mut round = |n: usize| {
+                let (k, c, m) = cots(delta, n);
+                let f = first;
+                first += n as u64;
+                (k, c, m, f)
+            };
+            let (k, c, m, f) = round(ROUND_COTS[0]);
+            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
+            let e = b.round1(&rc).expect("sizes");
+            let (msg, _) = a.round1(&sc, &e).expect("sizes");
+            let b_delta = b.round1_finish(&rc, &msg).expect("sizes");
+            let (k, c, m, f) = round(ROUND_COTS[1]);
+            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
+            let e = b.round2(&rc).expect("sizes");
+            let msg = a.round2(&sc, b_delta, &e).expect("δ is not zero");
+            b.round2_finish(&rc, &msg).expect("sizes");
+            let (k, c, m, f) = round(ROUND_COTS[2]);
+            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
+            let e = b.round3(&rc).expect("sizes");
+            let (msg, share_a) = a.finish(&sc, &e).expect("sizes");
+            let share_b = b.finish(&rc, &msg).expect("sizes");
+            assert_eq!(share_a + share_b, expect, "the shares add up to x(s·(d₁ + d₂)·G)");
+            assert_ne!(share_a, expect, "neither share is the premaster itself");
+        }
+    }
+
+    #[test]
+    fn the_point_at_infinity_is_refused() {
+        assert_eq!(PartyA::new(&ProjectivePoint::IDENTITY).err(), Some(EcdhError::Infinity));
+    }
+
+}
