@@ -16,7 +16,8 @@ const LANES: usize = 16;
 pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
-    /// Whether the gate hash runs on an AES instruction.
+    /// Whether the gate hash runs on an AES instruction (never in wasm, which does not ask).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fn hash_is_hardware(&self) -> bool;
 }
 
