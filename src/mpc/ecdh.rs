@@ -11,9 +11,8 @@
 //! 2. (x₂ − x₁)⁻¹ = δ⁻¹ρ₁ · ρ₂, so λ = y₂ρ₂ · δ⁻¹ρ₁ − y₁δ⁻¹ρ₁ · ρ₂ (two OLEs) as shares λ₁ + λ₂;
 //! 3. λ² = λ₁² + 2·λ₁λ₂ + λ₂² (one OLE for λ₁λ₂); A's share is λ₁² + 2γ₁ − x₁, B's λ₂² + 2γ₂ − x₂.
 //!
-//! This is the semi-honest protocol ("ECtF" in Zhang et al., DECO, CCS 2020); a party that
-//! uses inconsistent inputs is caught by the checks docs/protocol.md describes, which are not
-//! built yet.
+//! This is the semi-honest protocol ("ECtF" in Zhang et al., DECO, CCS 2020). The checks of
+//! docs/protocol.md that catch a party using inconsistent inputs are not built.
 
 use super::fp::Fp;
 use p256::elliptic_curve::sec1::ToEncodedPoint;

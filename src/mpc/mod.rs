@@ -5,7 +5,7 @@
 //!
 //! All of it is the semi-honest protocol: the checks that catch a party using inconsistent
 //! inputs (the post-hoc ZK proof for the prover, the swapped-roles rerun for the verifier) are
-//! not built yet.
+//! not built.
 
 pub mod ecdh;
 pub mod fp;
