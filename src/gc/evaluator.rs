@@ -3,7 +3,7 @@
 
 use super::hash::GateHash;
 use super::lanes::AndBatch;
-use super::{lsb_mask, GcError, GcStats, Table, TableSource, Wire};
+use super::{lsb_mask, public_and, GcError, GcStats, Table, TableSource, Wire};
 use crate::circuits::Gates;
 
 /// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
@@ -73,12 +73,6 @@ impl<S: TableSource> Evaluator<S> {
             })
             .collect())
     }
-
-    /// The active labels of `wires` (to return outputs to the garbler as labels, which it
-    /// checks: the evaluator cannot make up the other one).
-    pub fn labels(wires: &[Wire]) -> Vec<Option<u128>> {
-        wires.iter().map(|w| if let Wire::Label(l) = *w { Some(l) } else { None }).collect()
-    }
 }
 
 impl<S: TableSource> Gates for Evaluator<S> {
@@ -95,9 +89,9 @@ impl<S: TableSource> Gates for Evaluator<S> {
     }
 
     fn and(&mut self, a: Wire, b: Wire) -> Wire {
-        let (wa, wb) = match (a, b) {
-            (Wire::Public(x), other) | (other, Wire::Public(x)) => return if x { other } else { Wire::Public(false) },
-            (Wire::Label(wa), Wire::Label(wb)) => (wa, wb),
+        let (wa, wb) = match public_and(a, b) {
+            Ok(out) => return out,
+            Err(labels) => labels,
         };
         let j = self.next_tweak();
         let table = self.next_table();
@@ -142,9 +136,9 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         let mut xs = Vec::with_capacity(2 * pairs.len());
         let mut tweaks = Vec::with_capacity(2 * pairs.len());
         for &(a, b) in pairs {
-            match (a, b) {
-                (Wire::Public(x), other) | (other, Wire::Public(x)) => out.push(if x { other } else { Wire::Public(false) }),
-                (Wire::Label(wa), Wire::Label(wb)) => {
+            match public_and(a, b) {
+                Ok(w) => out.push(w),
+                Err((wa, wb)) => {
                     let j = self.next_tweak();
                     gates.push((out.len(), wa, wb));
                     out.push(Wire::Public(false));

@@ -2,7 +2,7 @@
 
 use super::hash::GateHash;
 use super::lanes::AndBatch;
-use super::{lsb_mask, GcStats, Table, TableSink, Wire};
+use super::{lsb_mask, public_and, GcError, GcStats, Table, TableSink, Wire};
 use crate::circuits::Gates;
 use crate::ot::ct::bit_mask;
 use crate::primitives::prg::{Prg, PrgKind};
@@ -85,15 +85,18 @@ impl<S: TableSink> Garbler<S> {
     /// Wires for the evaluator's input bits, delivered through random correlated OT under this
     /// Δ: for COT key K_i the evaluator holds K_i ⊕ c_i·Δ for a random c_i and sent
     /// e_i = x_i ⊕ c_i; the answer W⁰_i ⊕ K_i ⊕ e_i·Δ gives it W⁰_i ⊕ x_i·Δ.
-    pub fn evaluator_inputs(&mut self, cot_keys: &[u128], corrections: &[bool]) -> (Vec<Wire>, Vec<u128>) {
-        assert_eq!(cot_keys.len(), corrections.len(), "one COT key per corrected bit");
+    /// The corrections come from the evaluator: a count other than the keys' is an error.
+    pub fn evaluator_inputs(&mut self, cot_keys: &[u128], corrections: &[bool]) -> Result<(Vec<Wire>, Vec<u128>), GcError> {
+        if cot_keys.len() != corrections.len() {
+            return Err(GcError::CountMismatch { what: "input corrections", expected: cot_keys.len(), got: corrections.len() });
+        }
         let zeros = self.fresh_labels(cot_keys.len());
         let send = zeros
             .iter()
             .zip(cot_keys.iter().zip(corrections))
             .map(|(w, (k, &e))| w ^ k ^ (bit_mask(e) & *self.delta))
             .collect();
-        (zeros.into_iter().map(Wire::Label).collect(), send)
+        Ok((zeros.into_iter().map(Wire::Label).collect(), send))
     }
 
     /// What the evaluator needs to decode these wires: each label's permute bit (the value of
@@ -106,17 +109,6 @@ impl<S: TableSink> Garbler<S> {
                 Wire::Label(l) => l & 1 == 1,
             })
             .collect()
-    }
-
-    /// The value a wire carries for a given evaluator label (the garbler's view of an output
-    /// the evaluator returns as a label): `None` if the label is neither W⁰ nor W¹.
-    pub fn value_of(&self, wire: Wire, label: u128) -> Option<bool> {
-        match wire {
-            Wire::Public(v) => Some(v),
-            Wire::Label(w0) if label == w0 => Some(false),
-            Wire::Label(w0) if label == w0 ^ *self.delta => Some(true),
-            Wire::Label(_) => None,
-        }
     }
 }
 
@@ -135,9 +127,9 @@ impl<S: TableSink> Gates for Garbler<S> {
     /// Half-gates: a garbler half gate (the garbler knows the permute bit of b) and an
     /// evaluator half gate (the evaluator knows b ⊕ p_b), XORed.
     fn and(&mut self, a: Wire, b: Wire) -> Wire {
-        let (a0, b0) = match (a, b) {
-            (Wire::Public(x), other) | (other, Wire::Public(x)) => return if x { other } else { Wire::Public(false) },
-            (Wire::Label(a0), Wire::Label(b0)) => (a0, b0),
+        let (a0, b0) = match public_and(a, b) {
+            Ok(out) => return out,
+            Err(labels) => labels,
         };
         let d = *self.delta;
         let j = self.next_tweak();
@@ -182,9 +174,9 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         let mut xs = Vec::with_capacity(4 * pairs.len());
         let mut tweaks = Vec::with_capacity(4 * pairs.len());
         for &(a, b) in pairs {
-            match (a, b) {
-                (Wire::Public(x), other) | (other, Wire::Public(x)) => out.push(if x { other } else { Wire::Public(false) }),
-                (Wire::Label(a0), Wire::Label(b0)) => {
+            match public_and(a, b) {
+                Ok(w) => out.push(w),
+                Err((a0, b0)) => {
                     let j = self.next_tweak();
                     gates.push((out.len(), a0, b0));
                     out.push(Wire::Public(false));

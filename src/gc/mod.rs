@@ -81,6 +81,16 @@ pub struct GcStats {
     pub and_gates: u64,
 }
 
+/// An AND gate with a public input costs nothing: `Ok` with its output, or `Err` with the two
+/// labels when both inputs are labels (a table is needed).
+#[inline(always)]
+fn public_and(a: Wire, b: Wire) -> Result<Wire, (u128, u128)> {
+    match (a, b) {
+        (Wire::Public(x), other) | (other, Wire::Public(x)) => Ok(if x { other } else { Wire::Public(false) }),
+        (Wire::Label(x), Wire::Label(y)) => Err((x, y)),
+    }
+}
+
 /// All ones if the label's low bit (its permute or select bit) is set, else zero: selection
 /// without branching on a label.
 #[inline(always)]

@@ -22,14 +22,10 @@ trait TestCircuit {
     fn build<B: Circuit>(&self, b: &mut B, garbler: &[B::Bit], evaluator: &[B::Bit]) -> Vec<B::Bit>;
 }
 
-/// A random COT under `delta`, as Ferret or KOS deliver it: the garbler's keys K, the
-/// evaluator's choices c and MACs K ⊕ c·Δ.
+/// Random COTs under the garbler's Δ, as plain labels.
 fn simulated_cots(delta: u128, n: usize) -> (Vec<u128>, Vec<bool>, Vec<u128>) {
-    let mut rng = rand::rng();
-    let keys: Vec<u128> = (0..n).map(|_| rng.random()).collect();
-    let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
-    let macs = keys.iter().zip(&choices).map(|(k, &c)| k ^ if c { delta } else { 0 }).collect();
-    (keys, choices, macs)
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(F128(delta), n);
+    (keys.iter().map(|k| k.0).collect(), choices, macs.iter().map(|m| m.0).collect())
 }
 
 /// Garbles `c` into memory, evaluates it, and returns what the evaluator decodes.
@@ -38,7 +34,7 @@ fn run_gc<C: TestCircuit>(c: &C, g_in: &[bool], e_in: &[bool]) -> (Vec<bool>, Gc
     let (keys, choices, macs) = simulated_cots(garbler.delta(), e_in.len());
     let corrections = Evaluator::<std::vec::IntoIter<Table>>::input_corrections(e_in, &choices);
     let (gw, g_labels) = garbler.garbler_inputs(g_in);
-    let (ew, answers) = garbler.evaluator_inputs(&keys, &corrections);
+    let (ew, answers) = garbler.evaluator_inputs(&keys, &corrections).expect("one correction per COT");
     let out = c.build(&mut garbler, &gw, &ew);
     let decoding = garbler.decoding(&out);
     let stats = garbler.stats();
@@ -216,7 +212,7 @@ fn evaluator_inputs_arrive_through_kos_correlated_ot_under_the_garbling_delta() 
     let pt: [u8; 16] = rng.random();
     let e = Evaluator::<std::vec::IntoIter<Table>>::input_corrections(&bits(&pt), &choices);
     let (kw, k_labels) = garbler.garbler_inputs(&bits(&key));
-    let (pw, answers) = garbler.evaluator_inputs(&keys, &e);
+    let (pw, answers) = garbler.evaluator_inputs(&keys, &e).expect("one correction per COT");
     let out = AesBlock.build(&mut garbler, &kw, &pw);
     let decoding = garbler.decoding(&out);
     let mut ev = Evaluator::new(garbler.into_sink().into_iter());
@@ -293,6 +289,9 @@ fn missing_or_malformed_tables_are_errors_not_panics() {
     }
     let ev = Evaluator::new(Vec::<Table>::new().into_iter());
     assert!(matches!(ev.evaluator_inputs(&[1, 2], &[3]), Err(GcError::CountMismatch { .. })));
+    // The evaluator's corrections, counted against the garbler's COT keys.
+    let mut g = Garbler::new(Vec::new());
+    assert!(matches!(g.evaluator_inputs(&[1, 2], &[true]), Err(GcError::CountMismatch { .. })));
     assert!(matches!(ev.decode(&[Wire::Label(1)], &[]), Err(GcError::CountMismatch { .. })));
 }
 

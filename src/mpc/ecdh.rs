@@ -183,15 +183,8 @@ fn nonzero_random() -> Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ot::test_util::random_cots as cots;
     use rand::Rng;
-
-    fn cots(delta: F128, n: usize) -> (Vec<F128>, Vec<bool>, Vec<F128>) {
-        let mut rng = rand::rng();
-        let keys: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
-        let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
-        let macs = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
-        (keys, choices, macs)
-    }
 
     #[test]
     fn premaster_shares_add_up_to_the_x_coordinate_p256_computes() {

@@ -196,15 +196,8 @@ pub fn inverse(a: F128) -> F128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ot::test_util::random_cots;
     use rand::Rng;
-
-    fn random_cots(delta: F128, n: usize) -> (Vec<F128>, Vec<bool>, Vec<F128>) {
-        let mut rng = rand::rng();
-        let keys: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
-        let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
-        let macs = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
-        (keys, choices, macs)
-    }
 
     fn ole(a: &[F128], b: &[F128], cots: (F128, Vec<F128>, Vec<bool>, Vec<F128>)) -> (Vec<F128>, Vec<F128>) {
         let (delta, keys, choices, macs) = cots;

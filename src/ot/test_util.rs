@@ -6,6 +6,17 @@ use crate::primitives::field::F128;
 use futures::executor::block_on;
 use futures::future::join;
 
+/// n random correlations under `delta`, as a COT extension delivers them: the sender's keys K,
+/// the receiver's choices c and MACs K ⊕ c·Δ (for tests of what runs on COTs).
+pub(crate) fn random_cots(delta: F128, n: usize) -> (Vec<F128>, Vec<bool>, Vec<F128>) {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    let keys: Vec<F128> = (0..n).map(|_| F128(rng.random())).collect();
+    let choices: Vec<bool> = (0..n).map(|_| rng.random()).collect();
+    let macs = keys.iter().zip(&choices).map(|(k, &c)| *k + delta.select(c)).collect();
+    (keys, choices, macs)
+}
+
 /// Every correlation satisfies M = K ⊕ u·Δ.
 pub(crate) fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
     assert_eq!(keys.len(), bits.len());
