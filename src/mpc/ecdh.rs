@@ -229,6 +229,26 @@ mod tests {
     }
 
     #[test]
+    fn opposite_share_points_are_refused_before_any_key_is_derived() {
+        // d₂ = −d₁: the shared point is at infinity and x₂ − x₁ = 0, so δ = 0 and has no inverse.
+        let d1 = random_scalar();
+        let server = (ProjectivePoint::GENERATOR * random_scalar()).to_affine();
+        let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
+        let mut b = PartyB::new(&share_point(&-d1, &server)).expect("finite");
+        let delta = F128(rand::random());
+        let (k, c, m) = cots(delta, ROUND_COTS[0] + ROUND_COTS[1]);
+        let (k2, c2, m2) = (&k[ROUND_COTS[0]..], &c[ROUND_COTS[0]..], &m[ROUND_COTS[0]..]);
+        let (sc, rc) = (SenderCots { delta, keys: &k[..ROUND_COTS[0]], first: 0 }, ReceiverCots { choices: &c[..ROUND_COTS[0]], macs: &m[..ROUND_COTS[0]], first: 0 });
+        let e = b.round1(&rc).expect("sizes");
+        let (msg, _) = a.round1(&sc, &e).expect("sizes");
+        let b_delta = b.round1_finish(&rc, &msg).expect("sizes");
+        let first = ROUND_COTS[0] as u64;
+        let (sc, rc) = (SenderCots { delta, keys: k2, first }, ReceiverCots { choices: c2, macs: m2, first });
+        let e = b.round2(&rc).expect("sizes");
+        assert_eq!(a.round2(&sc, b_delta, &e).err(), Some(EcdhError::SameX));
+    }
+
+    #[test]
     fn the_point_at_infinity_is_refused() {
         assert_eq!(PartyA::new(&ProjectivePoint::IDENTITY).err(), Some(EcdhError::Infinity));
     }
