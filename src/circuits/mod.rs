@@ -10,6 +10,7 @@ pub mod aes;
 pub mod aes_bool;
 pub mod hmac_prf;
 pub mod keystream;
+pub mod modp;
 pub mod sha256;
 
 #[cfg(test)]

@@ -3,10 +3,18 @@
 //! P-256; on it the conversions between multiplicative and additive shares that the two-party
 //! GHASH needs, and the two-party ECDH that gives additive shares of the premaster secret.
 //!
-//! All of it is the semi-honest protocol: the checks that catch a party using inconsistent
-//! inputs (the post-hoc ZK proof for the prover, the swapped-roles rerun for the verifier) are
-//! not built.
+//! Computations over circuits are written once as [`phases`] and run garbled during the
+//! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
+//! anything else; the first of them is the TLS 1.2 key derivation ([`kdf`]). Not built: that
+//! proof over the ECDH's and the OLEs' inputs, and the swapped-roles rerun that checks the
+//! verifier's.
 
 pub mod ecdh;
 pub mod fp;
+pub mod garbled;
+pub mod kdf;
 pub mod ole;
+pub mod phases;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+//! The phased two-party computation: the TLS 1.2 key derivation garbled over a channel equals
+//! the native key schedule, its re-proof in ZK accepts an honest garbler, and catches a
+//! garbler that corrupts a table, a decoding bit, an input label or its own input.
+
+use super::fp::Fp;
+use super::garbled::{label_digest, EvaluatorParty, GarblerCheat, GarblerParty, MAX_PHASE_TABLES};
+use super::kdf::{derive, KdfInputs, SessionKeys};
+use super::phases::{Input, PeerMisbehaved, PhaseError, Phases, ZkPhases};
+use crate::channel::{memory_pair, Channel};
+use crate::circuits::{bits_to_bytes, Gates};
+use crate::gc::{Evaluator, Garbler, Table, Wire};
+use crate::tls::keys::{extended_master_secret, key_block, master_secret, verify_data, PreMasterSecret};
+use crate::zk::bytes::commit_bytes;
+use crate::zk::{Party, MAX_MESSAGE};
+use futures::executor::block_on;
+use futures::future::join;
+use rand::Rng;
+
+fn bits(bytes: &[u8]) -> Vec<bool> {
+    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
+}
+
+fn random_inputs(ems: bool) -> KdfInputs {
+    let mut rng = rand::rng();
+    KdfInputs {
+        client_random: rng.random(),
+        server_random: rng.random(),
+        session_hash: ems.then(|| rng.random()),
+        client_finished_hash: rng.random(),
+    }
+}
+
+type GarbledKeys = SessionKeys<Garbler<Vec<Table>>>;
+type EvaluatedKeys = SessionKeys<Evaluator<std::vec::IntoIter<Table>>>;
+
+/// Both parties of the garbled key derivation over an in-memory channel, the verifier's input
+/// through simulated random COTs under the garbler's Δ.
+fn garbled_kdf(
+    p_share: &Fp,
+    v_share: &Fp,
+    inputs: &KdfInputs,
+    cheat: GarblerCheat,
+) -> (Result<(GarbledKeys, GarblerParty), PhaseError>, Result<(EvaluatedKeys, EvaluatorParty), PhaseError>) {
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    gp.cheat = cheat;
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
+    let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
+    let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (pb, vb) = (bits(&p_share.to_be_bytes()), bits(&v_share.to_be_bytes()));
+    block_on(join(
+        async {
+            let mine = gp.own_inputs(&mut a, &pb).await?;
+            let theirs = gp.peer_inputs(&mut a, &keys).await?;
+            let k = derive(&mut gp, &mut a, Input::Wires(&mine), Input::Wires(&theirs), inputs).await?;
+            Ok((k, gp))
+        },
+        async {
+            let mut ep = EvaluatorParty::new();
+            let theirs = ep.peer_inputs(&mut b, 256).await?;
+            let mine = ep.own_inputs(&mut b, &vb, &choices, &macs).await?;
+            let k = derive(&mut ep, &mut b, Input::Wires(&theirs), Input::Wires(&mine), inputs).await?;
+            Ok((k, ep))
+        },
+    ))
+}
+
+/// The value of a wire from the garbler's zero label and the evaluator's active one.
+fn value_of(zero: &[Wire], active: &[Wire]) -> Vec<u8> {
+    let v: Vec<bool> = zero
+        .iter()
+        .zip(active)
+        .map(|(z, a)| match (*z, *a) {
+            (Wire::Label(z), Wire::Label(a)) => (z ^ a) & 1 == 1,
+            (Wire::Public(v), _) => v,
+            _ => panic!("the parties disagree on which wires are public"),
+        })
+        .collect();
+    bits_to_bytes(&v)
+}
+
+fn pms_of(p: &Fp, v: &Fp) -> PreMasterSecret {
+    PreMasterSecret::new((*p + *v).to_be_bytes().to_vec())
+}
+
+#[test]
+fn garbled_key_derivation_equals_the_tls12_key_schedule() {
+    for ems in [false, true] {
+        let (p, v) = (Fp::random(), Fp::random());
+        let inputs = random_inputs(ems);
+        let (g, e) = garbled_kdf(&p, &v, &inputs, GarblerCheat::default());
+        let ((gk, gp), (ek, ep)) = (g.expect("garbler"), e.expect("evaluator"));
+        let pms = pms_of(&p, &v);
+        let ms = match inputs.session_hash {
+            Some(h) => extended_master_secret(&pms, &h),
+            None => master_secret(&pms, &inputs.client_random, &inputs.server_random),
+        };
+        let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+        assert_eq!(value_of(&gk.client_write_key, &ek.client_write_key), kb.client_write_key);
+        assert_eq!(value_of(&gk.server_write_key, &ek.server_write_key), kb.server_write_key);
+        assert_eq!(value_of(&gk.client_write_iv, &ek.client_write_iv), kb.client_write_iv);
+        assert_eq!(value_of(&gk.server_write_iv, &ek.server_write_iv), kb.server_write_iv);
+        let cvd = verify_data(&ms, b"client finished", &inputs.client_finished_hash);
+        assert_eq!((gk.client_verify_data, ek.client_verify_data), (cvd, cvd));
+        assert_eq!(gp.revealed(), ep.revealed(), "both parties saw the same revealed values");
+        assert_eq!(gk.ms_inner, ek.ms_inner);
+        assert_eq!(gp.revealed().len(), 7, "seven phases");
+        // ≈ 250k AND gates of 32 bytes each, as the module says
+        let mib = gp.bytes_of_tables() as f64 / (1 << 20) as f64;
+        assert!((7.0..8.5).contains(&mib), "{mib} MiB of tables");
+    }
+}
+
+#[test]
+fn premaster_shares_that_wrap_around_the_prime_still_add_mod_p() {
+    // p − 1 + 2 = 1 (mod p): the sum's carry and the reduction both happen.
+    let minus_one = -Fp::ONE;
+    let two = Fp::ONE + Fp::ONE;
+    let inputs = random_inputs(true);
+    let (g, e) = garbled_kdf(&minus_one, &two, &inputs, GarblerCheat::default());
+    let (gk, _) = g.expect("garbler");
+    let (ek, _) = e.expect("evaluator");
+    let mut one = [0u8; 32];
+    one[31] = 1;
+    let ms = extended_master_secret(&PreMasterSecret::new(one.to_vec()), &inputs.session_hash.unwrap_or_default());
+    let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+    assert_eq!(value_of(&gk.server_write_key, &ek.server_write_key), kb.server_write_key);
+}
+
+/// The re-proof after the session: the prover commits its share, then proves the same phases
+/// in ZK with the verifier's share public; the verifier compares every opened value with what
+/// it revealed during the garbled run.
+fn reproof(p_share: &Fp, v_share: &Fp, inputs: &KdfInputs, during_session: &[Vec<u8>]) -> Result<(), PhaseError> {
+    let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(Default::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (pv, vv) = (p_share.to_be_bytes(), v_share.to_be_bytes());
+    let (p, v) = block_on(join(
+        async {
+            let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&pv), 32)).await?;
+            let mut zp = ZkPhases::new(&mut prover);
+            derive(&mut zp, &mut a, Input::Wires(&mine), Input::Public(&vv), inputs).await?;
+            zp.finish(&mut a, during_session).await
+        },
+        async {
+            let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
+            let mut zv = ZkPhases::new(&mut verifier);
+            derive(&mut zv, &mut b, Input::Wires(&theirs), Input::Public(&vv), inputs).await?;
+            zv.finish(&mut b, during_session).await
+        },
+    ));
+    p.and(v)
+}
+
+#[test]
+fn the_reproof_accepts_an_honest_garbler() {
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(true);
+    let (_, e) = garbled_kdf(&p, &v, &inputs, GarblerCheat::default());
+    let (_, ep) = e.expect("evaluator");
+    reproof(&p, &v, &inputs, ep.revealed()).expect("an honest garbler passes");
+}
+
+/// Runs a cheating garbler; the verifier's session must then fail the re-proof.
+fn caught(cheat: GarblerCheat) -> Result<(), PhaseError> {
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(false);
+    let (_, e) = garbled_kdf(&p, &v, &inputs, cheat);
+    let (_, ep) = e.expect("the evaluator finishes whatever the tables say");
+    reproof(&p, &v, &inputs, ep.revealed())
+}
+
+fn assert_reveal_differs(r: Result<(), PhaseError>, what: &str) {
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))), "{what}: {r:?}");
+}
+
+#[test]
+fn the_reproof_catches_a_flipped_decoding_bit_or_input_label() {
+    for i in [0, 100, 255, 256 + 17, 7 * 256] {
+        assert_reveal_differs(caught(GarblerCheat { flip_decoding: Some(i), ..Default::default() }), &format!("decoding bit {i}"));
+    }
+    for i in [0, 131, 255] {
+        assert_reveal_differs(caught(GarblerCheat { flip_own_label: Some(i), ..Default::default() }), &format!("input label {i}"));
+    }
+}
+
+#[test]
+fn the_reproof_catches_a_corrupted_gate_table_whenever_it_is_used() {
+    // The evaluator reads one of a table's two ciphertexts per input label's select bit, so a
+    // corrupted table goes unused with probability 1/4; unused, it changes nothing.
+    let mut caught_count = 0;
+    for gate in [5u64, 1_000, 30_000, 60_000, 100_000, 150_000, 200_000, 240_000] {
+        match caught(GarblerCheat { flip_table: Some(gate), ..Default::default() }) {
+            Ok(()) => {}
+            r => {
+                assert_reveal_differs(r, &format!("gate {gate}"));
+                caught_count += 1;
+            }
+        }
+    }
+    assert!(caught_count >= 2, "only {caught_count} of 8 corrupted tables were used");
+}
+
+#[test]
+fn the_reproof_catches_a_garbler_that_used_another_share_than_it_committed() {
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(true);
+    let (_, e) = garbled_kdf(&(p + Fp::ONE), &v, &inputs, GarblerCheat::default());
+    let (_, ep) = e.expect("evaluator");
+    assert_reveal_differs(reproof(&p, &v, &inputs, ep.revealed()), "another share");
+}
+
+#[test]
+fn a_lying_evaluator_is_caught_by_the_garbler_at_once() {
+    // The evaluator claims a flipped bit, with the digest of the labels it really holds: it
+    // cannot hold the label that goes with the flipped value.
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (g, e) = block_on(join(
+        async {
+            let w = gp.own_inputs(&mut a, &bits(&[0x5a])).await?;
+            Phases::phase(&mut gp, &mut a, &mut |_| ((), w.clone())).await
+        },
+        async {
+            let mut ep = EvaluatorParty::new();
+            let w = ep.peer_inputs(&mut b, 8).await?;
+            b.recv().await?; // the phase header: no tables, 8 decoding bits
+            let mut answer = vec![8, 0, 0, 0, 0x5b];
+            answer.extend_from_slice(&label_digest(w.iter().map(|w| match *w {
+                Wire::Label(l) => l,
+                Wire::Public(_) => unreachable!("input wires are labels"),
+            })));
+            b.send(answer).await?;
+            Ok::<_, PhaseError>(())
+        },
+    ));
+    e.expect("the lie is sent");
+    assert!(matches!(g, Err(PhaseError::Peer(PeerMisbehaved::RevealNotAuthentic))), "{g:?}");
+}
+
+#[test]
+fn a_phase_with_too_many_or_too_few_tables_is_refused() {
+    // The evaluator's phase has two AND gates.
+    let run = |announced: u64, sent: usize| {
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        block_on(join(
+            async {
+                let mut header = announced.to_le_bytes().to_vec();
+                header.extend_from_slice(&0u32.to_le_bytes());
+                a.send(header).await.ok();
+                if sent > 0 {
+                    a.send(vec![0u8; 32 * sent]).await.ok();
+                }
+            },
+            async {
+                let mut ep = EvaluatorParty::new();
+                Phases::phase(&mut ep, &mut b, &mut |ev| {
+                    let x = ev.and(Wire::Label(1), Wire::Label(2));
+                    ev.and(x, Wire::Label(3));
+                    ((), Vec::new())
+                })
+                .await
+            },
+        ))
+        .1
+    };
+    assert!(run(2, 2).is_ok());
+    let r = run(MAX_PHASE_TABLES + 1, 0);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::TooManyTables { .. }))), "{r:?}");
+    let r = run(3, 3);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::TableCountMismatch { sent: 3, used: 2 }))), "{r:?}");
+    let r = run(1, 1);
+    assert!(matches!(r, Err(PhaseError::Garbled(crate::gc::GcError::MissingTables))), "{r:?}");
+    let r = run(2, 3);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::Malformed(_)))), "{r:?}");
+}
