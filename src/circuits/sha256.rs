@@ -98,9 +98,16 @@ pub fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> St
             let t_and = b.and(e[i], ch[i]);
             ch_out[i] = b.xor(g[i], t_and);
         }
+        // Public terms first, so that they fold: K_t + W_t when the block is public (an outer
+        // HMAC compression), h + K_t otherwise (free while h is still the public IV's).
         let k = constant_word(b, K[t]);
-        let t1 = add32(b, &h, &k);
-        let t1 = add32(b, &t1, &w[t]);
+        let t1 = if w[t].iter().all(|&x| b.public_value(x).is_some()) {
+            let kw = add32(b, &k, &w[t]);
+            add32(b, &h, &kw)
+        } else {
+            let hk = add32(b, &h, &k);
+            add32(b, &hk, &w[t])
+        };
         let t1 = add32(b, &t1, &ch_out);
         let t1 = add32(b, &t1, &big_s1);
         let big_s0 = xor3(b, &rotr::<B>(&a, 2), &rotr::<B>(&a, 13), &rotr::<B>(&a, 22));

@@ -2,7 +2,8 @@
 //! browser): garbler and evaluator at the same time, the tables streamed between them through
 //! the bounded channel of [`super::stream`], on two threads (two OS threads natively, two of
 //! rayon's Web Workers in the browser). Inputs are the garbler's; the evaluator decodes the
-//! outputs, which are checked against the `aes` and `sha2` crates.
+//! outputs, which are checked against the `aes` and `sha2` crates. Then MPC mode's key
+//! exchange ([`crate::mpc::bench`]).
 
 use super::stream::table_stream;
 use super::{Evaluator, Garbler, Wire};
@@ -168,5 +169,6 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     put("GC AND gates garbled, one thread (AES)".into(), aes_ands as f64 / (t1 - t0) / 1e6, "M AND/s");
     put("GC AND gates evaluated, one thread (AES)".into(), aes_ands as f64 / (t2 - t1) / 1e6, "M AND/s");
 
+    figures.extend(crate::mpc::bench::run(platform, log)?);
     Ok(figures)
 }

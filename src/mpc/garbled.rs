@@ -10,7 +10,7 @@
 //! at once (it cannot hold the other label). A phase's tables are buffered whole on each side;
 //! phases are at most a few SHA-256 compressions (the key derivation's largest is ≈ 2 MB).
 
-use super::phases::{PeerMisbehaved, PhaseError, Phases, Revealed};
+use super::phases::{PeerMisbehaved, PhaseError, PhaseFn, Phases};
 use crate::channel::Channel;
 use crate::circuits::bits_to_bytes;
 use crate::gc::stream::CHUNK_TABLES;
@@ -75,7 +75,7 @@ pub struct GarblerParty {
 #[cfg(test)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct GarblerCheat {
-    /// Flip a bit in both ciphertexts of this AND gate's table.
+    /// Flip two bits in both ciphertexts of this AND gate's table.
     pub flip_table: Option<u64>,
     /// Flip this revealed wire's decoding bit.
     pub flip_decoding: Option<usize>,
@@ -145,7 +145,7 @@ impl GarblerParty {
 impl<C: Channel> Phases<C> for GarblerParty {
     type Backend = Garbler<Vec<Table>>;
 
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> (T, Revealed<Self::Backend>)) -> Result<(T, Vec<u8>), PhaseError> {
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
         let first_gate = self.garbler.stats().and_gates;
         let (t, reveal) = f(&mut self.garbler);
         #[allow(unused_mut)]
@@ -156,8 +156,9 @@ impl<C: Channel> Phases<C> for GarblerParty {
         {
             let first_reveal: usize = self.revealed.iter().map(|r| 8 * r.len()).sum();
             if let Some(t) = self.cheat.flip_table.and_then(|g| tables.get_mut(g.checked_sub(first_gate)? as usize)) {
-                t[0] ^= 1 << 90;
-                t[1] ^= 1 << 90;
+                // the low bit too, so that a used ciphertext flips its output's select bit
+                t[0] ^= (1 << 90) | 1;
+                t[1] ^= (1 << 90) | 1;
             }
             if let Some(d) = self.cheat.flip_decoding.and_then(|i| decoding.get_mut(i.checked_sub(first_reveal)?)) {
                 *d = !*d;
@@ -270,7 +271,7 @@ impl EvaluatorParty {
 impl<C: Channel> Phases<C> for EvaluatorParty {
     type Backend = Evaluator<std::vec::IntoIter<Table>>;
 
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> (T, Revealed<Self::Backend>)) -> Result<(T, Vec<u8>), PhaseError> {
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
         let (tables, decoding) = Self::receive_tables(ch).await?;
         let sent = tables.len() as u64;
         *self.evaluator.source_mut() = tables.into_iter();

@@ -9,6 +9,7 @@
 //! proof over the ECDH's and the OLEs' inputs, and the swapped-roles rerun that checks the
 //! verifier's.
 
+pub mod bench;
 pub mod ecdh;
 pub mod fp;
 pub mod garbled;

@@ -17,6 +17,9 @@ use crate::zk::{Party, ProofError};
 /// The bits a phase reveals to both parties, in order.
 pub type Revealed<B> = Vec<<B as Gates>::Bit>;
 
+/// A phase's circuit: builds gates, returns what to keep and what to reveal.
+pub type PhaseFn<'f, B, T> = dyn FnMut(&mut B) -> (T, Revealed<B>) + 'f;
+
 /// An input of a phased computation: wires (a party's input during the session, a committed
 /// value in the proof) or public bytes (the verifier's inputs in the proof after the session).
 pub enum Input<'a, B: Gates> {
@@ -40,7 +43,7 @@ pub trait Phases<C: Channel> {
     type Backend: Circuit;
     /// Runs one phase: `f` builds its gates and returns what to keep and the (byte-aligned)
     /// bits to reveal; the result is what `f` kept and the revealed bytes.
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> (T, Revealed<Self::Backend>)) -> Result<(T, Vec<u8>), PhaseError>;
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError>;
 }
 
 /// What went wrong in a phase.
@@ -115,7 +118,7 @@ pub fn compare_reveals(during_session: &[Vec<u8>], proven: &[Vec<u8>]) -> Result
 impl<P: Party<C>, C: Channel> Phases<C> for ZkPhases<'_, P> {
     type Backend = P::Backend;
 
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut P::Backend) -> (T, Revealed<P::Backend>)) -> Result<(T, Vec<u8>), PhaseError> {
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
         let (t, bytes) = self
             .party
             .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
