@@ -361,14 +361,17 @@ async fn abort_mid_session_leaves_both_sides_clean() {
 }
 
 #[wasm_bindgen_test]
-async fn garbled_aes_and_sha256_stream_between_two_pool_workers() {
+async fn garbled_aes_and_sha256_stream_between_two_pool_workers_and_the_key_exchange_runs() {
     ensure_pool().await;
     // The bench garbles on one worker and evaluates on the other, and checks the decoded AES
-    // ciphertexts and SHA-256 state against the `aes` and `sha2` crates.
+    // ciphertexts and SHA-256 state against the `aes` and `sha2` crates; then MPC mode's key
+    // exchange (KOS, the 2PC ECDH, the garbled key derivation), checked against `p256` and
+    // the native key schedule.
     let platform = tlsproof::zk::bench::Platform { now: || js_sys::Date::now() / 1e3, peak_memory: || None };
     let figures = tlsproof::gc::bench::run(&platform, tlsproof::gc::bench::Sizes::QUICK, &mut |_| {})
         .expect("garbled AES and SHA-256 decode to the right outputs");
     assert!(figures.iter().any(|f| f.name.starts_with("GC AND gates garbled+evaluated") && f.value > 0.0));
+    assert!(figures.iter().any(|f| f.name.starts_with("MPC whole key exchange") && f.value > 0.0));
 }
 
 #[wasm_bindgen_test]

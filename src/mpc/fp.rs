@@ -2,11 +2,15 @@
 //! thin wrapper over `p256`'s field element (constant time), plus uniform elements from 512
 //! hashed bits.
 
-use p256::elliptic_curve::bigint::{Encoding, NonZero, U512};
+use p256::elliptic_curve::bigint::{Encoding, Limb, U256};
+use p256::elliptic_curve::subtle::{Choice, ConditionallySelectable};
 use p256::{FieldBytes, FieldElement};
 
 /// p = 2^256 − 2^224 + 2^192 + 2^96 − 1, big-endian.
 const P_HEX: &str = "ffffffff00000001000000000000000000000000ffffffffffffffffffffffff";
+
+/// 2^256 mod p = 2^224 − 2^192 − 2^96 + 1, big-endian.
+const TWO_256_HEX: &str = "00000000fffffffeffffffffffffffffffffffff000000000000000000000001";
 
 /// An element of GF(p).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,14 +29,21 @@ impl Fp {
         self.0.to_bytes().into()
     }
 
-    /// 512 bits reduced mod p: within 2^-256 of uniform when the bits are.
+    /// 512 bits reduced mod p: within 2^-256 of uniform when the bits are. As hi·2^256 + lo
+    /// with each half reduced by one conditional subtraction (a 256-bit value is below 2p),
+    /// in constant time.
     pub fn from_wide(b: &[u8; 64]) -> Fp {
-        let p = NonZero::new(U512::from_be_hex(&format!("{:0>128}", P_HEX))).expect("p is not zero");
-        let r = U512::from_be_slice(b).rem(&p);
-        let bytes = r.to_be_bytes();
-        let mut low = [0u8; 32];
-        low.copy_from_slice(&bytes[32..]);
-        Fp::from_be_bytes(&low).expect("a remainder mod p is below p")
+        let (hi, lo) = b.split_at(32);
+        let two_256 = Option::from(FieldElement::from_uint(U256::from_be_hex(TWO_256_HEX))).unwrap_or(FieldElement::ZERO);
+        Fp(Self::reduce_256(hi).0 * two_256 + Self::reduce_256(lo).0)
+    }
+
+    /// A 32-byte big-endian value (below 2^256 < 2p) mod p.
+    fn reduce_256(b: &[u8]) -> Fp {
+        let v = U256::from_be_slice(b);
+        let (d, borrow) = v.sbb(&U256::from_be_hex(P_HEX), Limb::ZERO);
+        let r = U256::conditional_select(&d, &v, Choice::from((borrow.0 & 1) as u8));
+        Fp(Option::from(FieldElement::from_uint(r)).unwrap_or(FieldElement::ZERO))
     }
 
     /// 2^i.
@@ -85,5 +96,39 @@ impl core::ops::Neg for Fp {
     type Output = Fp;
     fn neg(self) -> Fp {
         Fp(-self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p256::elliptic_curve::bigint::{NonZero, U512};
+
+    /// The definition: the 512-bit integer's remainder mod p, by long division.
+    fn reference(b: &[u8; 64]) -> [u8; 32] {
+        let p = NonZero::new(U512::from_be_hex(&format!("{:0>128}", P_HEX))).expect("p is not zero");
+        let r = U512::from_be_slice(b).rem(&p).to_be_bytes();
+        r[32..].try_into().expect("32 bytes")
+    }
+
+    #[test]
+    fn wide_reduction_is_the_remainder_mod_p() {
+        let p: [u8; 32] = U256::from_be_hex(P_HEX).to_be_bytes().into();
+        let mut edges = vec![[0xffu8; 64], [0u8; 64]];
+        for (hi, lo) in [(p, p), ([0xff; 32], p), (p, [0xff; 32]), ([0; 32], p)] {
+            let mut b = [0u8; 64];
+            b[..32].copy_from_slice(&hi);
+            b[32..].copy_from_slice(&lo);
+            edges.push(b);
+        }
+        let mut rng = rand::rng();
+        for _ in 0..200 {
+            let mut b = [0u8; 64];
+            rand::RngCore::fill_bytes(&mut rng, &mut b);
+            edges.push(b);
+        }
+        for b in edges {
+            assert_eq!(Fp::from_wide(&b).to_be_bytes(), reference(&b), "{b:02x?}");
+        }
     }
 }
