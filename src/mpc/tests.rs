@@ -284,3 +284,30 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
     assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::Malformed(_)))), "{r:?}");
 }
 
+
+#[test]
+fn the_verifiers_input_reaches_the_garbler_only_masked_by_its_cot_choices() {
+    // What the garbler receives for the verifier's input bits is x ⊕ c for the COT choices c,
+    // which it never sees: balanced whatever x is, and equal to x only through c.
+    for x in [false, true] {
+        let values = vec![x; 256];
+        let (_, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(rand::random::<u128>() | 1), 256);
+        let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (seen, wires) = block_on(join(
+            async {
+                let msg = a.recv().await.expect("corrections");
+                a.send(vec![0u8; 16 * 256]).await.expect("answers");
+                msg
+            },
+            async { EvaluatorParty::new().own_inputs(&mut b, &values, &choices, &macs).await },
+        ));
+        wires.expect("labels");
+        assert_eq!(seen.len(), 4 + 32, "a count and 256 bits, nothing else");
+        let corrections = &seen[4..];
+        let ones: u32 = corrections.iter().map(|c| c.count_ones()).sum();
+        assert!((80..=176).contains(&ones), "x = {x}: {ones} of 256 correction bits set");
+        let unmasked: Vec<bool> = (0..256).map(|i| ((corrections[i / 8] >> (i % 8)) & 1 == 1) ^ choices[i]).collect();
+        assert!(unmasked.iter().all(|&u| u == x));
+    }
+}
