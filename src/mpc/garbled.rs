@@ -16,6 +16,7 @@ use crate::circuits::bits_to_bytes;
 use crate::gc::stream::CHUNK_TABLES;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
 use crate::ot::ct::bit_mask;
+use p256::elliptic_curve::subtle::ConstantTimeEq;
 use sha2::{Digest, Sha256};
 
 /// Gate tables one phase may announce (32 MiB): a bound on what an evaluator buffers.
@@ -188,7 +189,7 @@ impl<C: Channel> Phases<C> for GarblerParty {
             Wire::Public(_) => None,
         });
         let public_agree = reveal.iter().zip(&values).all(|(w, &v)| !matches!(*w, Wire::Public(p) if p != v));
-        let authentic = public_agree && label_digest(held)[..] == digest[..];
+        let authentic = public_agree && bool::from(label_digest(held)[..].ct_eq(digest));
         #[cfg(test)]
         let authentic = authentic || self.cheat.any();
         if !authentic {
@@ -254,7 +255,8 @@ impl EvaluatorParty {
         if !rest.is_empty() {
             return Err(PeerMisbehaved::Malformed("bytes after the decoding bits").into());
         }
-        let mut tables = Vec::with_capacity(n as usize);
+        // grown chunk by chunk: the announced count alone allocates nothing
+        let mut tables = Vec::with_capacity(CHUNK_TABLES.min(n as usize));
         while tables.len() < n as usize {
             let chunk = ch.recv().await?;
             let left = n as usize - tables.len();

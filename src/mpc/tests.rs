@@ -50,13 +50,13 @@ fn garbled_kdf(
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (pb, vb) = (bits(&p_share.to_be_bytes()), bits(&v_share.to_be_bytes()));
     block_on(join(
-        async {
+        async move {
             let mine = gp.own_inputs(&mut a, &pb).await?;
             let theirs = gp.peer_inputs(&mut a, &keys).await?;
             let k = derive(&mut gp, &mut a, Input::Wires(&mine), Input::Wires(&theirs), inputs).await?;
             Ok((k, gp))
         },
-        async {
+        async move {
             let mut ep = EvaluatorParty::new();
             let theirs = ep.peer_inputs(&mut b, 256).await?;
             let mine = ep.own_inputs(&mut b, &vb, &choices, &macs).await?;
@@ -132,24 +132,31 @@ fn premaster_shares_that_wrap_around_the_prime_still_add_mod_p() {
 /// in ZK with the verifier's share public; the verifier compares every opened value with what
 /// it revealed during the garbled run.
 fn reproof(p_share: &Fp, v_share: &Fp, inputs: &KdfInputs, during_session: &[Vec<u8>]) -> Result<(), PhaseError> {
-    let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(Default::default());
+    reproof_with(crate::zk::Cheat::default(), p_share, v_share, inputs, during_session)
+}
+
+/// [`reproof`] with a prover that also cheats in the proof.
+fn reproof_with(cheat: crate::zk::Cheat, p_share: &Fp, v_share: &Fp, inputs: &KdfInputs, during_session: &[Vec<u8>]) -> Result<(), PhaseError> {
+    let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(cheat);
+    // Each side owns its channel end, so one that fails drops it and the other returns.
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (pv, vv) = (p_share.to_be_bytes(), v_share.to_be_bytes());
     let (p, v) = block_on(join(
-        async {
+        async move {
             let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&pv), 32)).await?;
             let mut zp = ZkPhases::new(&mut prover);
             derive(&mut zp, &mut a, Input::Wires(&mine), Input::Public(&vv), inputs).await?;
             zp.finish(&mut a, during_session).await
         },
-        async {
+        async move {
             let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
             let mut zv = ZkPhases::new(&mut verifier);
             derive(&mut zv, &mut b, Input::Wires(&theirs), Input::Public(&vv), inputs).await?;
             zv.finish(&mut b, during_session).await
         },
     ));
-    p.and(v)
+    // the verifier's verdict first: a prover it refused only sees the channel close
+    v.and(p)
 }
 
 #[test]
@@ -208,6 +215,26 @@ fn the_reproof_catches_a_corrupted_gate_table_whenever_it_changes_a_revealed_val
         }
     }
     assert!(changed_count >= 1, "none of 8 corrupted tables changed a revealed value");
+}
+
+#[test]
+fn a_prover_that_opens_false_values_to_match_its_garbled_cheat_is_caught_by_the_proof() {
+    // The garbler flips decoding bit 100 (in the premaster's inner pad state, the first value
+    // the proof opens); in the proof the prover then claims that bit flipped too, so the
+    // opened values equal what the verifier saw. The MAC check refuses the claim.
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(false);
+    let (_, e) = garbled_kdf(&p, &v, &inputs, GarblerCheat { flip_decoding: Some(100), ..Default::default() });
+    let (_, ep) = e.expect("evaluator");
+    let cheat = crate::zk::Cheat { flip_open: Some(100), ..Default::default() };
+    let r = reproof_with(cheat, &p, &v, &inputs, ep.revealed());
+    assert!(matches!(r, Err(PhaseError::Proof(crate::zk::ProofError::OpeningMacMismatch))), "{r:?}");
+    // Without the false claim the values differ, as the other tests show; with it and no
+    // garbled cheat, the claim alone is refused too.
+    let (_, e) = garbled_kdf(&p, &v, &inputs, GarblerCheat::default());
+    let cheat = crate::zk::Cheat { flip_open: Some(100), ..Default::default() };
+    let r = reproof_with(cheat, &p, &v, &inputs, e.expect("evaluator").1.revealed());
+    assert!(matches!(r, Err(PhaseError::Proof(_)) | Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))), "{r:?}");
 }
 
 #[test]
