@@ -39,6 +39,12 @@ pub trait Circuit: Gates {
     {
         aes_bool::sbox_bool(self, s)
     }
+    /// Two independent AND gates, in this order: by default one after the other. Garbled
+    /// circuits hash both gates' labels in one call (full passes of wasm's bit-sliced AES).
+    fn and_pair(&mut self, [(a0, b0), (a1, b1)]: [(Self::Bit, Self::Bit); 2]) -> [Self::Bit; 2] {
+        let c0 = self.and(a0, b0);
+        [c0, self.and(a1, b1)]
+    }
     /// SubBytes on independent bytes: by default one [`Circuit::aes_sbox`] at a time. Garbled
     /// circuits do the bytes' S-boxes side by side, hashing their AND gates in batches.
     fn aes_sub_bytes(&mut self, bytes: &mut [[Self::Bit; 8]])
@@ -89,6 +95,24 @@ pub fn add32<B: Circuit>(b: &mut B, x: &Word<B>, y: &Word<B>) -> Word<B> {
             let yc = b.xor(y[i], c);
             let t = b.and(xc, yc);
             c = b.xor(c, t);
+        }
+    }
+    out
+}
+
+/// Two independent additions mod 2^32 in lockstep, their carry gates paired
+/// ([`Circuit::and_pair`]): the same gates as two [`add32`] calls.
+pub fn add32_pair<B: Circuit>(b: &mut B, [(x0, y0), (x1, y1)]: [(&Word<B>, &Word<B>); 2]) -> [Word<B>; 2] {
+    let mut out = [[b.constant(false); 32]; 2];
+    let mut c = [b.constant(false); 2];
+    for i in 0..32 {
+        let xc = [b.xor(x0[i], c[0]), b.xor(x1[i], c[1])];
+        out[0][i] = b.xor(xc[0], y0[i]);
+        out[1][i] = b.xor(xc[1], y1[i]);
+        if i < 31 {
+            let yc = [b.xor(y0[i], c[0]), b.xor(y1[i], c[1])];
+            let t = b.and_pair([(xc[0], yc[0]), (xc[1], yc[1])]);
+            c = [b.xor(c[0], t[0]), b.xor(c[1], t[1])];
         }
     }
     out

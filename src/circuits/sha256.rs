@@ -1,7 +1,7 @@
 //! SHA-256 compression as a boolean circuit (FIPS 180-4): ≈22.7k AND gates per compression
 //! with private inputs, fewer when parts are public (constants fold for free).
 
-use super::{add32, constant_word, Word};
+use super::{add32, add32_pair, constant_word, Word};
 use super::Circuit;
 
 /// FIPS 180-4 initial hash value.
@@ -83,8 +83,7 @@ pub fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> St
             let (r17, r19, s10) = (rotr::<B>(&w[t - 2], 17), rotr::<B>(&w[t - 2], 19), shr(b, &w[t - 2], 10));
             xor3(b, &r17, &r19, &s10)
         };
-        let x = add32(b, &w[t - 16], &s0);
-        let y = add32(b, &w[t - 7], &s1);
+        let [x, y] = add32_pair(b, [(&w[t - 16], &s0), (&w[t - 7], &s1)]);
         let z = add32(b, &x, &y);
         w.push(z);
     }
@@ -94,43 +93,48 @@ pub fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> St
         // ch(e, f, g) = g ⊕ (e ∧ (f ⊕ g))
         let ch: Word<B> = core::array::from_fn(|i| b.xor(f[i], g[i]));
         let mut ch_out = ch;
-        for i in 0..32 {
-            let t_and = b.and(e[i], ch[i]);
-            ch_out[i] = b.xor(g[i], t_and);
+        for i in (0..32).step_by(2) {
+            let t = b.and_pair([(e[i], ch[i]), (e[i + 1], ch[i + 1])]);
+            ch_out[i] = b.xor(g[i], t[0]);
+            ch_out[i + 1] = b.xor(g[i + 1], t[1]);
         }
         // Public terms first, so that they fold: K_t + W_t when the block is public (an outer
-        // HMAC compression), h + K_t otherwise (free while h is still the public IV's).
+        // HMAC compression), h + K_t otherwise (free while h is still the public IV's). The
+        // independent sums go in pairs: T1 = (h + K_t + W_t) + (Ch + Σ1), T2 = Σ0 + Maj.
         let k = constant_word(b, K[t]);
-        let t1 = if w[t].iter().all(|&x| b.public_value(x).is_some()) {
-            let kw = add32(b, &k, &w[t]);
-            add32(b, &h, &kw)
+        let (hkw, rest) = if w[t].iter().all(|&x| b.public_value(x).is_some()) {
+            (h, add32(b, &k, &w[t]))
         } else {
-            let hk = add32(b, &h, &k);
-            add32(b, &hk, &w[t])
+            (add32(b, &h, &k), w[t])
         };
-        let t1 = add32(b, &t1, &ch_out);
-        let t1 = add32(b, &t1, &big_s1);
         let big_s0 = xor3(b, &rotr::<B>(&a, 2), &rotr::<B>(&a, 13), &rotr::<B>(&a, 22));
         // maj(a, b, c) = b ⊕ ((a ⊕ b) ∧ (b ⊕ c))
         let mut maj = a;
-        for i in 0..32 {
-            let ab = b.xor(a[i], bb[i]);
-            let bc = b.xor(bb[i], c[i]);
-            let t_and = b.and(ab, bc);
-            maj[i] = b.xor(bb[i], t_and);
+        for i in (0..32).step_by(2) {
+            let ab = [b.xor(a[i], bb[i]), b.xor(a[i + 1], bb[i + 1])];
+            let bc = [b.xor(bb[i], c[i]), b.xor(bb[i + 1], c[i + 1])];
+            let t = b.and_pair([(ab[0], bc[0]), (ab[1], bc[1])]);
+            maj[i] = b.xor(bb[i], t[0]);
+            maj[i + 1] = b.xor(bb[i + 1], t[1]);
         }
-        let t2 = add32(b, &big_s0, &maj);
+        let [u, v] = add32_pair(b, [(&hkw, &rest), (&ch_out, &big_s1)]);
+        let [t1, t2] = add32_pair(b, [(&u, &v), (&big_s0, &maj)]);
         h = g;
         g = f;
         f = e;
-        e = add32(b, &d, &t1);
+        let [new_e, new_a] = add32_pair(b, [(&d, &t1), (&t1, &t2)]);
+        e = new_e;
         d = c;
         c = bb;
         bb = a;
-        a = add32(b, &t1, &t2);
+        a = new_a;
     }
     let working = [a, bb, c, d, e, f, g, h];
-    core::array::from_fn(|i| add32(b, &state[i], &working[i]))
+    let mut out = *state;
+    for i in (0..8).step_by(2) {
+        [out[i], out[i + 1]] = add32_pair(b, [(&state[i], &working[i]), (&state[i + 1], &working[i + 1])]);
+    }
+    out
 }
 
 /// Hash `msg` (byte-aligned bits) continuing from `state`, which has already absorbed

@@ -16,6 +16,8 @@ const LANES: usize = 16;
 pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
+    /// Two AND gates in this order, hashed in one call (no allocation).
+    fn and_two(&mut self, pairs: [(Wire, Wire); 2]) -> [Wire; 2];
     /// Whether the gate hash runs on an AES instruction (never in wasm, which does not ask).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fn hash_is_hardware(&self) -> bool;
@@ -33,6 +35,11 @@ impl<T: AndBatch> Circuit for T {
             Wire::Public(v) => Some(v),
             Wire::Label(_) => None,
         }
+    }
+
+    #[inline]
+    fn and_pair(&mut self, pairs: [(Wire, Wire); 2]) -> [Wire; 2] {
+        self.and_two(pairs)
     }
 
     /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
