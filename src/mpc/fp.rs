@@ -2,7 +2,7 @@
 //! thin wrapper over `p256`'s field element (constant time), plus uniform elements from 512
 //! hashed bits.
 
-use p256::elliptic_curve::bigint::{Encoding, Limb, U256};
+use p256::elliptic_curve::bigint::{Limb, U256};
 use p256::elliptic_curve::subtle::{Choice, ConditionallySelectable};
 use p256::{FieldBytes, FieldElement};
 
@@ -102,7 +102,7 @@ impl core::ops::Neg for Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p256::elliptic_curve::bigint::{NonZero, U512};
+    use p256::elliptic_curve::bigint::{Encoding, NonZero, U512};
 
     /// The definition: the 512-bit integer's remainder mod p, by long division.
     fn reference(b: &[u8; 64]) -> [u8; 32] {
