@@ -78,6 +78,11 @@ pub fn bits_to_bytes(bits: &[bool]) -> Vec<u8> {
         .collect()
 }
 
+/// Bytes as bits, least significant first (the inverse of [`bits_to_bytes`]).
+pub fn bytes_to_bits(bytes: &[u8]) -> Vec<bool> {
+    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
+}
+
 /// XOR of two equal-length bit strings.
 pub fn xor_bits<B: Circuit>(b: &B, x: &[B::Bit], y: &[B::Bit]) -> Vec<B::Bit> {
     x.iter().zip(y).map(|(p, q)| b.xor(*p, *q)).collect()

@@ -9,7 +9,7 @@ use super::stream::table_stream;
 use super::{Evaluator, Garbler, Wire};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::sha256::{compress, initial_state, state_to_bytes};
-use crate::circuits::{bits_to_bytes, Circuit};
+use crate::circuits::{bits_to_bytes, bytes_to_bits, Circuit};
 use crate::zk::bench::{Figure, Platform};
 use ::aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 
@@ -23,10 +23,6 @@ pub struct Sizes {
 impl Sizes {
     pub const QUICK: Sizes = Sizes { aes_blocks: 64, sha_blocks: 32 };
     pub const FULL: Sizes = Sizes { aes_blocks: 512, sha_blocks: 256 };
-}
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
 }
 
 /// AES-128 under one key over `blocks` (all inputs the garbler's, as labels).
@@ -116,7 +112,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
 
     let key = [0x2bu8; 16];
     let pt: Vec<u8> = (0..16 * sizes.aes_blocks).map(|i| (i * 7) as u8).collect();
-    let (out, aes_ands, bytes, secs) = streamed(platform, &[bits(&key), bits(&pt)].concat(), |b, w| b.run_aes(&w[..128], &w[128..]))?;
+    let (out, aes_ands, bytes, secs) = streamed(platform, &[bytes_to_bits(&key), bytes_to_bits(&pt)].concat(), |b, w| b.run_aes(&w[..128], &w[128..]))?;
     let cipher = ::aes::Aes128::new(GenericArray::from_slice(&key));
     let expect: Vec<u8> = pt
         .chunks(16)
@@ -134,7 +130,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     put(format!("GC AES-128 blocks ({} blocks)", sizes.aes_blocks), sizes.aes_blocks as f64 / secs, "blocks/s");
 
     let msg: Vec<u8> = (0..64 * sizes.sha_blocks).map(|i| (i * 13) as u8).collect();
-    let (out, ands, _, secs) = streamed(platform, &bits(&msg), |b, w| b.run_sha(w))?;
+    let (out, ands, _, secs) = streamed(platform, &bytes_to_bits(&msg), |b, w| b.run_sha(w))?;
     let mut st = [0x6a09e667u32, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
     for blk in msg.chunks(64) {
         sha2::compress256(&mut st, &[*GenericArray::from_slice(blk)]);
@@ -151,7 +147,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
 
     // Each party alone, one thread, tables in memory: where the time goes.
     // (These hold every table in memory, so they come after the memory figure.)
-    let inputs = [bits(&key), bits(&pt)].concat();
+    let inputs = [bytes_to_bits(&key), bytes_to_bits(&pt)].concat();
     // The stream holds every chunk here (one thread cannot wait for itself), and keeps the
     // same types as the streamed runs: no second copy of the circuits in the wasm.
     let (sink, source) = table_stream(aes_ands as usize / super::stream::CHUNK_TABLES + 2);

@@ -130,19 +130,11 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         self.hash.is_hardware()
     }
 
-    fn and_two(&mut self, [p, q]: [(Wire, Wire); 2]) -> [Wire; 2] {
-        match (public_and(p.0, p.1), public_and(q.0, q.1)) {
-            (Err((a0, b0)), Err((a1, b1))) => {
-                let (j, k) = (self.next_tweak(), self.next_tweak());
-                let h = self.hash.hash([a0, b0, a1, b1], [j, j + 1, k, k + 1]);
-                let (t0, t1) = (self.next_table(), self.next_table());
-                [Wire::Label(eval_gate(a0, b0, [h[0], h[1]], t0)), Wire::Label(eval_gate(a1, b1, [h[2], h[3]], t1))]
-            }
-            _ => {
-                let c0 = self.and(p.0, p.1);
-                [c0, self.and(q.0, q.1)]
-            }
-        }
+    fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
+        let (j, k) = (self.next_tweak(), self.next_tweak());
+        let h = self.hash.hash([a0, b0, a1, b1], [j, j + 1, k, k + 1]);
+        let (t0, t1) = (self.next_table(), self.next_table());
+        [eval_gate(a0, b0, [h[0], h[1]], t0), eval_gate(a1, b1, [h[2], h[3]], t1)]
     }
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {

@@ -166,23 +166,15 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         self.hash.is_hardware()
     }
 
-    fn and_two(&mut self, [p, q]: [(Wire, Wire); 2]) -> [Wire; 2] {
-        match (public_and(p.0, p.1), public_and(q.0, q.1)) {
-            (Err((a0, b0)), Err((a1, b1))) => {
-                let d = *self.delta;
-                let (j, k) = (self.next_tweak(), self.next_tweak());
-                let h = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d, a1, a1 ^ d, b1, b1 ^ d], [j, j, j + 1, j + 1, k, k, k + 1, k + 1]);
-                let (t0, c0) = garble_gate(d, a0, b0, [h[0], h[1], h[2], h[3]]);
-                let (t1, c1) = garble_gate(d, a1, b1, [h[4], h[5], h[6], h[7]]);
-                self.sink.push(t0);
-                self.sink.push(t1);
-                [Wire::Label(c0), Wire::Label(c1)]
-            }
-            _ => {
-                let c0 = self.and(p.0, p.1);
-                [c0, self.and(q.0, q.1)]
-            }
-        }
+    fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
+        let d = *self.delta;
+        let (j, k) = (self.next_tweak(), self.next_tweak());
+        let h = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d, a1, a1 ^ d, b1, b1 ^ d], [j, j, j + 1, j + 1, k, k, k + 1, k + 1]);
+        let (t0, c0) = garble_gate(d, a0, b0, [h[0], h[1], h[2], h[3]]);
+        let (t1, c1) = garble_gate(d, a1, b1, [h[4], h[5], h[6], h[7]]);
+        self.sink.push(t0);
+        self.sink.push(t1);
+        [c0, c1]
     }
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {

@@ -16,8 +16,9 @@ const LANES: usize = 16;
 pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
-    /// Two AND gates in this order, hashed in one call (no allocation).
-    fn and_two(&mut self, pairs: [(Wire, Wire); 2]) -> [Wire; 2];
+    /// Two AND gates of two labels each, in this order, hashed in one call (no allocation);
+    /// returns the output labels.
+    fn and_two_labels(&mut self, pairs: [(u128, u128); 2]) -> [u128; 2];
     /// Whether the gate hash runs on an AES instruction (never in wasm, which does not ask).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fn hash_is_hardware(&self) -> bool;
@@ -38,8 +39,14 @@ impl<T: AndBatch> Circuit for T {
     }
 
     #[inline]
-    fn and_pair(&mut self, pairs: [(Wire, Wire); 2]) -> [Wire; 2] {
-        self.and_two(pairs)
+    fn and_pair(&mut self, [p, q]: [(Wire, Wire); 2]) -> [Wire; 2] {
+        match (super::public_and(p.0, p.1), super::public_and(q.0, q.1)) {
+            (Err(x), Err(y)) => self.and_two_labels([x, y]).map(Wire::Label),
+            _ => {
+                let c0 = self.and(p.0, p.1);
+                [c0, self.and(q.0, q.1)]
+            }
+        }
     }
 
     /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a

@@ -7,15 +7,11 @@ use super::*;
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::hmac_prf::{hmac, hmac_key, tls12_prf};
 use crate::circuits::sha256::sha256;
-use crate::circuits::{bits_to_bytes, constant_bytes, Circuit, Gates};
+use crate::circuits::{bits_to_bytes, bytes_to_bits, constant_bytes, Circuit, Gates};
 use crate::primitives::field::F128;
 use ::aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 use rand::{Rng, RngCore};
 use sha2::{Digest, Sha256};
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
-}
 
 /// A circuit over the garbler's and the evaluator's input bits.
 trait TestCircuit {
@@ -64,7 +60,7 @@ fn aes128_in_gc_matches_fips197_and_the_aes_crate() {
     let key: [u8; 16] = core::array::from_fn(|i| i as u8);
     let pt: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
     let expect = [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a];
-    let (out, stats) = run_gc(&AesBlock, &bits(&key), &bits(&pt));
+    let (out, stats) = run_gc(&AesBlock, &bytes_to_bits(&key), &bytes_to_bits(&pt));
     assert_eq!(bits_to_bytes(&out), expect);
     assert_eq!(stats.and_gates, 34 * 200, "160 S-boxes in the rounds, 40 in the key schedule");
     let mut rng = rand::rng();
@@ -73,7 +69,7 @@ fn aes128_in_gc_matches_fips197_and_the_aes_crate() {
         let pt: [u8; 16] = rng.random();
         let mut blk = GenericArray::clone_from_slice(&pt);
         ::aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_block(&mut blk);
-        assert_eq!(bits_to_bytes(&run_gc(&AesBlock, &bits(&key), &bits(&pt)).0), blk.as_slice());
+        assert_eq!(bits_to_bytes(&run_gc(&AesBlock, &bytes_to_bits(&key), &bytes_to_bits(&pt)).0), blk.as_slice());
     }
 }
 
@@ -88,7 +84,7 @@ impl TestCircuit for Sha {
 #[test]
 fn sha256_in_gc_matches_nist_and_sha2() {
     // NIST FIPS 180-2 example "abc", split between the parties.
-    let (out, _) = run_gc(&Sha, &bits(b"a"), &bits(b"bc"));
+    let (out, _) = run_gc(&Sha, &bytes_to_bits(b"a"), &bytes_to_bits(b"bc"));
     assert_eq!(bits_to_bytes(&out), Sha256::digest(b"abc").as_slice());
     assert_eq!(
         bits_to_bytes(&out)[..4],
@@ -100,7 +96,7 @@ fn sha256_in_gc_matches_nist_and_sha2() {
         let mut msg = vec![0u8; len];
         rng.fill_bytes(&mut msg);
         let split = len / 3;
-        let (out, _) = run_gc(&Sha, &bits(&msg[..split]), &bits(&msg[split..]));
+        let (out, _) = run_gc(&Sha, &bytes_to_bits(&msg[..split]), &bytes_to_bits(&msg[split..]));
         assert_eq!(bits_to_bytes(&out), Sha256::digest(&msg).as_slice(), "length {len}");
     }
 }
@@ -132,7 +128,7 @@ impl TestCircuit for SharedSecretPrf {
 #[test]
 fn hmac_and_the_tls12_prf_in_gc_match_rfc4231_and_the_native_prf() {
     // RFC 4231 test case 2.
-    let (out, _) = run_gc(&HmacPublicMessage(b"what do ya want for nothing?"), &bits(b"Jefe"), &[]);
+    let (out, _) = run_gc(&HmacPublicMessage(b"what do ya want for nothing?"), &bytes_to_bits(b"Jefe"), &[]);
     assert_eq!(
         bits_to_bytes(&out),
         [
@@ -146,7 +142,7 @@ fn hmac_and_the_tls12_prf_in_gc_match_rfc4231_and_the_native_prf() {
     let other: Vec<u8> = pms.iter().zip(&share).map(|(a, b)| a ^ b).collect();
     let seed: Vec<u8> = (0..64).map(|_| rng.random()).collect();
     let c = SharedSecretPrf { label: b"master secret", seed: seed.clone(), len: 48 };
-    let (out, _) = run_gc(&c, &bits(&share), &bits(&other));
+    let (out, _) = run_gc(&c, &bytes_to_bits(&share), &bytes_to_bits(&other));
     let mut expect = [0u8; 48];
     crate::tls::keys::prf(&pms, b"master secret", &seed, &mut expect);
     assert_eq!(bits_to_bytes(&out), expect);
@@ -161,8 +157,8 @@ fn garbling_streams_through_a_bounded_channel_on_two_threads() {
     let blocks: Vec<[u8; 16]> = (0..n).map(|_| rng.random()).collect();
     let (sink, source) = table_stream(2);
     let mut garbler = Garbler::new(sink);
-    let (gw, g_labels) = garbler.garbler_inputs(&bits(&key));
-    let (bw, b_labels) = garbler.garbler_inputs(&bits(&blocks.concat()));
+    let (gw, g_labels) = garbler.garbler_inputs(&bytes_to_bits(&key));
+    let (bw, b_labels) = garbler.garbler_inputs(&bytes_to_bits(&blocks.concat()));
     let (decoding_tx, decoding_rx) = std::sync::mpsc::channel();
     let garbling = std::thread::spawn(move || {
         let rk = key_schedule(&mut garbler, &gw);
@@ -210,8 +206,8 @@ fn evaluator_inputs_arrive_through_kos_correlated_ot_under_the_garbling_delta() 
     let mut rng = rand::rng();
     let key: [u8; 16] = rng.random();
     let pt: [u8; 16] = rng.random();
-    let e = Evaluator::<std::vec::IntoIter<Table>>::input_corrections(&bits(&pt), &choices);
-    let (kw, k_labels) = garbler.garbler_inputs(&bits(&key));
+    let e = Evaluator::<std::vec::IntoIter<Table>>::input_corrections(&bytes_to_bits(&pt), &choices);
+    let (kw, k_labels) = garbler.garbler_inputs(&bytes_to_bits(&key));
     let (pw, answers) = garbler.evaluator_inputs(&keys, &e).expect("one correction per COT");
     let out = AesBlock.build(&mut garbler, &kw, &pw);
     let decoding = garbler.decoding(&out);
@@ -232,8 +228,8 @@ fn a_corrupted_table_or_decoding_bit_or_input_label_changes_what_the_evaluator_d
     let key = [7u8; 16];
     let pt = [9u8; 16];
     let mut garbler = Garbler::new(Vec::new());
-    let (kw, k_labels) = garbler.garbler_inputs(&bits(&key));
-    let (pw, p_labels) = garbler.garbler_inputs(&bits(&pt));
+    let (kw, k_labels) = garbler.garbler_inputs(&bytes_to_bits(&key));
+    let (pw, p_labels) = garbler.garbler_inputs(&bytes_to_bits(&pt));
     let out = AesBlock.build(&mut garbler, &kw, &pw);
     let decoding = garbler.decoding(&out);
     let tables = garbler.into_sink();
@@ -269,8 +265,8 @@ fn a_corrupted_table_or_decoding_bit_or_input_label_changes_what_the_evaluator_d
 #[test]
 fn missing_or_malformed_tables_are_errors_not_panics() {
     let mut garbler = Garbler::new(Vec::new());
-    let (kw, k_labels) = garbler.garbler_inputs(&bits(&[1u8; 16]));
-    let (pw, p_labels) = garbler.garbler_inputs(&bits(&[2u8; 16]));
+    let (kw, k_labels) = garbler.garbler_inputs(&bytes_to_bits(&[1u8; 16]));
+    let (pw, p_labels) = garbler.garbler_inputs(&bytes_to_bits(&[2u8; 16]));
     AesBlock.build(&mut garbler, &kw, &pw);
     let mut tables = garbler.into_sink();
     tables.truncate(tables.len() - 1);
@@ -354,7 +350,7 @@ fn side_by_side_s_boxes_match_the_s_box_table() {
         let input: Vec<u8> = (0..n).map(|_| rng.random()).collect();
         let c = SubBytesLanes(n);
         let mut garbler = Garbler::new(Vec::new());
-        let (gw, labels) = garbler.garbler_inputs(&bits(&input));
+        let (gw, labels) = garbler.garbler_inputs(&bytes_to_bits(&input));
         let out = c.build(&mut garbler, &gw);
         let decoding = garbler.decoding(&out);
         let and_gates = garbler.stats().and_gates;

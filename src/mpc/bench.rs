@@ -11,6 +11,7 @@ use super::kdf::{derive, server_verify_data, KdfInputs};
 use super::phases::Input;
 use super::ole::OleField;
 use crate::channel::{memory_pair, Channel};
+use crate::circuits::bytes_to_bits;
 use crate::gc::Garbler;
 use crate::ot::{CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::primitives::field::F128;
@@ -20,10 +21,6 @@ use crate::zk::MAX_MESSAGE;
 use futures::executor::block_on;
 use futures::future::join;
 use p256::ProjectivePoint;
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
-}
 
 /// Encoded size of an ECDH round's messages: the receiver's corrections (bits) and the
 /// sender's field elements.
@@ -104,7 +101,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let input_choices = &choices[ecdh_cots..];
     let (g, e) = block_on(join(
         async {
-            let mine = gp.own_inputs(&mut a, &bits(&p_share.to_be_bytes())).await?;
+            let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_share.to_be_bytes())).await?;
             let theirs = gp.peer_inputs(&mut a, &input_keys).await?;
             let k = derive(&mut gp, &mut a, Input::Wires(&mine), Input::Wires(&theirs), &inputs).await?;
             server_verify_data(&mut gp, &mut a, &k, &server_finished_hash).await?;
@@ -113,7 +110,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
         async {
             let mut ep = EvaluatorParty::new();
             let theirs = ep.peer_inputs(&mut b, 256).await?;
-            let mine = ep.own_inputs(&mut b, &bits(&v_share.to_be_bytes()), input_choices, &input_macs).await?;
+            let mine = ep.own_inputs(&mut b, &bytes_to_bits(&v_share.to_be_bytes()), input_choices, &input_macs).await?;
             let k = derive(&mut ep, &mut b, Input::Wires(&theirs), Input::Wires(&mine), &inputs).await?;
             server_verify_data(&mut ep, &mut b, &k, &server_finished_hash).await?;
             Ok::<_, super::phases::PhaseError>(ep.revealed().len())

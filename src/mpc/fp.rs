@@ -9,8 +9,10 @@ use p256::{FieldBytes, FieldElement};
 /// p = 2^256 − 2^224 + 2^192 + 2^96 − 1, big-endian.
 const P_HEX: &str = "ffffffff00000001000000000000000000000000ffffffffffffffffffffffff";
 
-/// 2^256 mod p = 2^224 − 2^192 − 2^96 + 1, big-endian.
-const TWO_256_HEX: &str = "00000000fffffffeffffffffffffffffffffffff000000000000000000000001";
+const P: U256 = U256::from_be_hex(P_HEX);
+
+/// 2^256 mod p = 2^224 − 2^192 − 2^96 + 1.
+const TWO_256: U256 = U256::from_be_hex("00000000fffffffeffffffffffffffffffffffff000000000000000000000001");
 
 /// An element of GF(p).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,14 +36,14 @@ impl Fp {
     /// in constant time.
     pub fn from_wide(b: &[u8; 64]) -> Fp {
         let (hi, lo) = b.split_at(32);
-        let two_256 = Option::from(FieldElement::from_uint(U256::from_be_hex(TWO_256_HEX))).unwrap_or(FieldElement::ZERO);
+        let two_256 = Option::from(FieldElement::from_uint(TWO_256)).unwrap_or(FieldElement::ZERO);
         Fp(Self::reduce_256(hi).0 * two_256 + Self::reduce_256(lo).0)
     }
 
     /// A 32-byte big-endian value (below 2^256 < 2p) mod p.
     fn reduce_256(b: &[u8]) -> Fp {
         let v = U256::from_be_slice(b);
-        let (d, borrow) = v.sbb(&U256::from_be_hex(P_HEX), Limb::ZERO);
+        let (d, borrow) = v.sbb(&P, Limb::ZERO);
         let r = U256::conditional_select(&d, &v, Choice::from((borrow.0 & 1) as u8));
         Fp(Option::from(FieldElement::from_uint(r)).unwrap_or(FieldElement::ZERO))
     }
@@ -113,7 +115,7 @@ mod tests {
 
     #[test]
     fn wide_reduction_is_the_remainder_mod_p() {
-        let p: [u8; 32] = U256::from_be_hex(P_HEX).to_be_bytes().into();
+        let p: [u8; 32] = P.to_be_bytes();
         let mut edges = vec![[0xffu8; 64], [0u8; 64]];
         for (hi, lo) in [(p, p), ([0xff; 32], p), (p, [0xff; 32]), ([0; 32], p)] {
             let mut b = [0u8; 64];

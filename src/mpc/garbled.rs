@@ -76,7 +76,7 @@ pub struct GarblerParty {
 #[cfg(test)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct GarblerCheat {
-    /// Flip two bits in both ciphertexts of this AND gate's table.
+    /// Flip bits in both ciphertexts of this AND gate's table.
     pub flip_table: Option<u64>,
     /// Flip this revealed wire's decoding bit.
     pub flip_decoding: Option<usize>,
@@ -147,6 +147,7 @@ impl<C: Channel> Phases<C> for GarblerParty {
     type Backend = Garbler<Vec<Table>>;
 
     async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+        #[cfg(test)]
         let first_gate = self.garbler.stats().and_gates;
         let (t, reveal) = f(&mut self.garbler);
         #[allow(unused_mut)]
@@ -157,15 +158,15 @@ impl<C: Channel> Phases<C> for GarblerParty {
         {
             let first_reveal: usize = self.revealed.iter().map(|r| 8 * r.len()).sum();
             if let Some(t) = self.cheat.flip_table.and_then(|g| tables.get_mut(g.checked_sub(first_gate)? as usize)) {
-                // the low bit too, so that a used ciphertext flips its output's select bit
+                // T_G's low bit too, so that using it flips the output's select bit; other
+                // bits in each, so that using both cannot cancel
                 t[0] ^= (1 << 90) | 1;
-                t[1] ^= (1 << 90) | 1;
+                t[1] ^= 1 << 91;
             }
             if let Some(d) = self.cheat.flip_decoding.and_then(|i| decoding.get_mut(i.checked_sub(first_reveal)?)) {
                 *d = !*d;
             }
         }
-        let _ = first_gate;
         let mut header = (tables.len() as u64).to_le_bytes().to_vec();
         pack_bits(&decoding, &mut header);
         ch.send(header).await?;

@@ -7,7 +7,7 @@ use super::garbled::{label_digest, EvaluatorParty, GarblerCheat, GarblerParty, M
 use super::kdf::{derive, KdfInputs, SessionKeys};
 use super::phases::{Input, PeerMisbehaved, PhaseError, Phases, ZkPhases};
 use crate::channel::{memory_pair, Channel};
-use crate::circuits::{bits_to_bytes, Gates};
+use crate::circuits::{bits_to_bytes, bytes_to_bits, Gates};
 use crate::gc::{Evaluator, Garbler, Table, Wire};
 use crate::tls::keys::{extended_master_secret, key_block, master_secret, verify_data, PreMasterSecret};
 use crate::zk::bytes::commit_bytes;
@@ -15,10 +15,6 @@ use crate::zk::{Party, MAX_MESSAGE};
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
-}
 
 fn random_inputs(ems: bool) -> KdfInputs {
     let mut rng = rand::rng();
@@ -48,7 +44,7 @@ fn garbled_kdf(
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let (pb, vb) = (bits(&p_share.to_be_bytes()), bits(&v_share.to_be_bytes()));
+    let (pb, vb) = (bytes_to_bits(&p_share.to_be_bytes()), bytes_to_bits(&v_share.to_be_bytes()));
     block_on(join(
         async move {
             let mine = gp.own_inputs(&mut a, &pb).await?;
@@ -205,7 +201,7 @@ fn the_reproof_catches_a_corrupted_gate_table_whenever_it_changes_a_revealed_val
     // where it is revealed: a corrupted table need not change anything the verifier sees. It
     // is caught exactly when it does.
     let mut changed_count = 0;
-    for gate in [5u64, 1_000, 30_000, 60_000, 100_000, 150_000, 180_000, 230_000] {
+    for gate in [5u64, 1_000, 20_000, 30_000, 45_000, 60_000, 80_000, 100_000, 130_000, 150_000, 180_000, 230_000] {
         let (r, changed) = caught(GarblerCheat { flip_table: Some(gate), ..Default::default() });
         if changed {
             assert_reveal_differs(r, &format!("gate {gate}"));
@@ -214,7 +210,7 @@ fn the_reproof_catches_a_corrupted_gate_table_whenever_it_changes_a_revealed_val
             assert!(r.is_ok(), "gate {gate}: nothing revealed changed, yet {r:?}");
         }
     }
-    assert!(changed_count >= 1, "none of 8 corrupted tables changed a revealed value");
+    assert!(changed_count >= 1, "none of 12 corrupted tables changed a revealed value");
 }
 
 #[test]
@@ -254,7 +250,7 @@ fn a_lying_evaluator_is_caught_by_the_garbler_at_once() {
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (g, e) = block_on(join(
         async {
-            let w = gp.own_inputs(&mut a, &bits(&[0x5a])).await?;
+            let w = gp.own_inputs(&mut a, &bytes_to_bits(&[0x5a])).await?;
             Phases::phase(&mut gp, &mut a, &mut |_| ((), w.clone())).await
         },
         async {
@@ -337,4 +333,54 @@ fn the_verifiers_input_reaches_the_garbler_only_masked_by_its_cot_choices() {
         let unmasked: Vec<bool> = (0..256).map(|i| ((corrections[i / 8] >> (i % 8)) & 1 == 1) ^ choices[i]).collect();
         assert!(unmasked.iter().all(|&u| u == x));
     }
+}
+
+#[test]
+fn reveals_of_another_count_or_value_than_the_proofs_are_refused() {
+    use super::phases::compare_reveals;
+    let session = vec![vec![1, 2], vec![3]];
+    assert!(compare_reveals(&session, &session.clone()).is_ok());
+    let r = compare_reveals(&session, &[vec![1, 2]]);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::RevealCountDiffers { expected: 2, got: 1 }))), "{r:?}");
+    let r = compare_reveals(&session, &[vec![1, 2], vec![4]]);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { index: 1 }))), "{r:?}");
+}
+
+#[test]
+fn an_evaluator_that_misstates_a_public_wire_is_refused() {
+    // A revealed public constant carries no label: the garbler compares the claimed value
+    // with the constant itself.
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (g, e) = block_on(join(
+        async move { Phases::phase(&mut gp, &mut a, &mut |_| ((), vec![Wire::Public(true); 8])).await },
+        async move {
+            b.recv().await?; // the phase header: no tables, 8 decoding bits
+            let mut answer = vec![8, 0, 0, 0, 0xfe];
+            answer.extend_from_slice(&label_digest(std::iter::empty()));
+            b.send(answer).await?;
+            Ok::<_, PhaseError>(())
+        },
+    ));
+    e.expect("the lie is sent");
+    assert!(matches!(g, Err(PhaseError::Peer(PeerMisbehaved::RevealNotAuthentic))), "{g:?}");
+}
+
+#[test]
+fn decoding_bits_for_another_number_of_wires_are_refused() {
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let r = block_on(join(
+        async move {
+            // no tables, 3 decoding bits, for a phase that reveals 8 wires
+            let mut header = 0u64.to_le_bytes().to_vec();
+            header.extend_from_slice(&[3, 0, 0, 0, 0b101]);
+            a.send(header).await.ok();
+        },
+        async move {
+            let mut ep = EvaluatorParty::new();
+            Phases::phase(&mut ep, &mut b, &mut |_| ((), vec![Wire::Label(7); 8])).await
+        },
+    ))
+    .1;
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::DecodingCountMismatch { expected: 8, got: 3 }))), "{r:?}");
 }

@@ -1,7 +1,7 @@
 //! Byte strings in and out of the ZK engine: committed by the prover, opened, asserted.
 
 use super::Backend;
-use crate::circuits::bits_to_bytes;
+use crate::circuits::{bits_to_bytes, bytes_to_bits};
 
 /// Commit `len` private bytes: the prover passes `Some(bytes)` (exactly `len` of them),
 /// the verifier `None`.
@@ -24,9 +24,7 @@ pub fn open_bytes<B: Backend>(b: &mut B, bits: &[B::Bit]) -> Vec<u8> {
 
 /// Assert that byte-aligned bits equal public bytes.
 pub fn assert_bytes_eq<B: Backend>(b: &mut B, bits: &[B::Bit], bytes: &[u8]) {
-    let expected: Vec<bool> =
-        bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect();
-    b.assert_constant(bits, &expected);
+    b.assert_constant(bits, &bytes_to_bits(bytes));
 }
 
 /// Open only the bytes at `positions` of a byte string (partial opening); returns them in
@@ -61,8 +59,7 @@ pub fn assert_decrypts_to<B: Backend>(
     for (k, p) in keystream.iter().zip(plaintext).take(n) {
         bits.push(b.xor(*k, *p));
     }
-    let mut expected: Vec<bool> =
-        ciphertext.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect();
+    let mut expected = bytes_to_bits(ciphertext);
     if keystream.len() < n || plaintext.len() != n {
         // Keep lengths unequal so the backend records a failed assertion.
         expected.push(false);
