@@ -4,7 +4,7 @@
 //! message serialised and counted); the ECDH's messages are counted at their encoded size.
 //! The results are checked against the native key schedule.
 
-use super::ecdh::{coordinates, random_scalar, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
+use super::ecdh::{coordinates, in_memory, random_scalar, ROUND_COTS};
 use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty};
 use super::kdf::{derive, server_verify_data, KdfInputs};
@@ -21,44 +21,6 @@ use crate::zk::MAX_MESSAGE;
 use futures::executor::block_on;
 use futures::future::join;
 use p256::ProjectivePoint;
-
-/// Encoded size of an ECDH round's messages: the receiver's corrections (bits) and the
-/// sender's field elements.
-fn ecdh_bytes(corrections: usize, elements: usize) -> u64 {
-    (corrections.div_ceil(8) + 32 * elements) as u64
-}
-
-/// The ECDH between the garbler (party A, the COT sender) and the evaluator (B); returns both
-/// premaster shares and the bytes the rounds' messages take.
-fn ecdh(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &p256::AffinePoint, d: [&p256::Scalar; 2]) -> Result<(Fp, Fp, u64), String> {
-    let err = |e: super::ecdh::EcdhError| e.to_string();
-    let mut a = PartyA::new(&share_point(d[0], server)).map_err(err)?;
-    let mut b = PartyB::new(&share_point(d[1], server)).map_err(err)?;
-    let mut at = 0usize;
-    let mut bytes = 0u64;
-    let mut round = |n: usize| {
-        let r = at..at + n;
-        at += n;
-        (SenderCots { delta, keys: &keys[r.clone()], first: r.start as u64 }, ReceiverCots { choices: &choices[r.clone()], macs: &macs[r.clone()], first: r.start as u64 })
-    };
-    let (sc, rc) = round(ROUND_COTS[0]);
-    let e = b.round1(&rc).map_err(err)?;
-    let (msg, _) = a.round1(&sc, &e).map_err(err)?;
-    bytes += ecdh_bytes(e.len(), msg.len() + 1);
-    let b_delta = b.round1_finish(&rc, &msg).map_err(err)?;
-    let (sc, rc) = round(ROUND_COTS[1]);
-    let e = b.round2(&rc).map_err(err)?;
-    let msg = a.round2(&sc, b_delta, &e).map_err(err)?;
-    // B's share of δ went to A with these corrections
-    bytes += ecdh_bytes(e.len(), msg.len() + 1);
-    b.round2_finish(&rc, &msg).map_err(err)?;
-    let (sc, rc) = round(ROUND_COTS[2]);
-    let e = b.round3(&rc).map_err(err)?;
-    let (msg, share_a) = a.finish(&sc, &e).map_err(err)?;
-    bytes += ecdh_bytes(e.len(), msg.len());
-    let share_b = b.finish(&rc, &msg).map_err(err)?;
-    Ok((share_a, share_b, bytes))
-}
 
 /// The figures of one key exchange.
 pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
@@ -93,7 +55,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let cot_bytes = a.bytes_sent() + b.bytes_sent();
     let t1 = (platform.now)();
 
-    let (p_share, v_share, ecdh_bytes) = ecdh(&keys[..ecdh_cots], delta, &choices[..ecdh_cots], &macs[..ecdh_cots], &server, [&d1, &d2])?;
+    let (p_share, v_share, ecdh_bytes) = in_memory(&keys[..ecdh_cots], delta, &choices[..ecdh_cots], &macs[..ecdh_cots], &server, [&d1, &d2]).map_err(|e| e.to_string())?;
     let t2 = (platform.now)();
 
     let input_keys: Vec<u128> = keys[ecdh_cots..].iter().map(|k| k.0).collect();

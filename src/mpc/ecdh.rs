@@ -180,6 +180,51 @@ fn nonzero_random() -> Fp {
     }
 }
 
+/// Encoded size of an ECDH round's messages: the receiver's corrections (bits) and the
+/// sender's field elements.
+fn message_bytes(corrections: usize, elements: usize) -> u64 {
+    (corrections.div_ceil(8) + 32 * elements) as u64
+}
+
+/// Both parties' rounds in one place (tests and `tlsproof bench mpc`): party A holds the COT
+/// keys under `delta`, B the choices and MACs, [`ROUND_COTS`] of them in all; the scalar
+/// shares are `d`. Returns both premaster shares and the bytes the rounds' messages take
+/// encoded (the receiver's corrections as bits, field elements as 32 bytes).
+pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &AffinePoint, d: [&Scalar; 2]) -> Result<(Fp, Fp, u64), EcdhError> {
+    let n: usize = ROUND_COTS.iter().sum();
+    for got in [keys.len(), choices.len(), macs.len()] {
+        if got != n {
+            return Err(OleError::CountMismatch { what: "COTs for the ECDH", expected: n, got }.into());
+        }
+    }
+    let mut a = PartyA::new(&share_point(d[0], server))?;
+    let mut b = PartyB::new(&share_point(d[1], server))?;
+    let mut at = 0usize;
+    let mut bytes = 0u64;
+    let mut round = |n: usize| {
+        let r = at..at + n;
+        at += n;
+        (SenderCots { delta, keys: &keys[r.clone()], first: r.start as u64 }, ReceiverCots { choices: &choices[r.clone()], macs: &macs[r.clone()], first: r.start as u64 })
+    };
+    let (sc, rc) = round(ROUND_COTS[0]);
+    let e = b.round1(&rc)?;
+    let (msg, _) = a.round1(&sc, &e)?;
+    bytes += message_bytes(e.len(), msg.len() + 1);
+    let b_delta = b.round1_finish(&rc, &msg)?;
+    let (sc, rc) = round(ROUND_COTS[1]);
+    let e = b.round2(&rc)?;
+    let msg = a.round2(&sc, b_delta, &e)?;
+    // B's share of δ went to A with these corrections
+    bytes += message_bytes(e.len(), msg.len() + 1);
+    b.round2_finish(&rc, &msg)?;
+    let (sc, rc) = round(ROUND_COTS[2]);
+    let e = b.round3(&rc)?;
+    let (msg, share_a) = a.finish(&sc, &e)?;
+    bytes += message_bytes(e.len(), msg.len());
+    let share_b = b.finish(&rc, &msg)?;
+    Ok((share_a, share_b, bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,31 +243,9 @@ mod tests {
             let server = (ProjectivePoint::GENERATOR * s).to_affine();
             let expect = coordinates(&(client * s)).expect("not infinity").0;
 
-            let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
-            let mut b = PartyB::new(&share_point(&d2, &server)).expect("finite");
             let delta = F128(rng.random());
-            let mut first = 0u64;
-            let mut round = |n: usize| {
-                let (k, c, m) = cots(delta, n);
-                let f = first;
-                first += n as u64;
-                (k, c, m, f)
-            };
-            let (k, c, m, f) = round(ROUND_COTS[0]);
-            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
-            let e = b.round1(&rc).expect("sizes");
-            let (msg, _) = a.round1(&sc, &e).expect("sizes");
-            let b_delta = b.round1_finish(&rc, &msg).expect("sizes");
-            let (k, c, m, f) = round(ROUND_COTS[1]);
-            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
-            let e = b.round2(&rc).expect("sizes");
-            let msg = a.round2(&sc, b_delta, &e).expect("δ is not zero");
-            b.round2_finish(&rc, &msg).expect("sizes");
-            let (k, c, m, f) = round(ROUND_COTS[2]);
-            let (sc, rc) = (SenderCots { delta, keys: &k, first: f }, ReceiverCots { choices: &c, macs: &m, first: f });
-            let e = b.round3(&rc).expect("sizes");
-            let (msg, share_a) = a.finish(&sc, &e).expect("sizes");
-            let share_b = b.finish(&rc, &msg).expect("sizes");
+            let (keys, choices, macs) = cots(delta, ROUND_COTS.iter().sum());
+            let (share_a, share_b, _) = in_memory(&keys, delta, &choices, &macs, &server, [&d1, &d2]).expect("sizes and finite points");
             assert_eq!(share_a + share_b, expect, "the shares add up to x(s·(d₁ + d₂)·G)");
             assert_ne!(share_a, expect, "neither share is the premaster itself");
         }
