@@ -3,16 +3,23 @@
 //! arrives the parties end with additive shares of the premaster secret (the x-coordinate of
 //! the shared point) without either learning it.
 //!
-//! From P₁ = d₁·S (party A) and P₂ = d₂·S (party B), x(P₁ + P₂) = λ² − x₁ − x₂ with
-//! λ = (y₂ − y₁)/(x₂ − x₁). With OLE over GF(p) (five multiplications of one party's value by the
-//! other's) and one public value:
-//! 1. each picks a random ρ; δ = (x₂ − x₁)·ρ₁·ρ₂ from shares of x₂ρ₂·ρ₁ and x₁ρ₁·ρ₂ (two OLEs),
-//!    opened: δ is uniform whatever x₂ − x₁ is (ρ₁ρ₂ is);
-//! 2. (x₂ − x₁)⁻¹ = δ⁻¹ρ₁ · ρ₂, so λ = y₂ρ₂ · δ⁻¹ρ₁ − y₁δ⁻¹ρ₁ · ρ₂ (two OLEs) as shares λ₁ + λ₂;
+//! From P₁ = d₁·S (party A, the prover) and P₂ = d₂·S (party B, the verifier),
+//! x(P₁ + P₂) = λ² − x₁ − x₂ with λ = (y₂ − y₁)/(x₂ − x₁). With OLE over GF(p) (five
+//! multiplications of A's value by B's, A always the OLE sender) and one value opened to B:
+//! 1. each picks a random ρ; δ = (x₂ − x₁)·ρ₁·ρ₂ from shares of ρ₁·x₂ρ₂ and x₁ρ₁·ρ₂ (two OLEs),
+//!    opened to B only: δ is uniform whatever x₂ − x₁ is (ρ₁ρ₂ is);
+//! 2. B sets t = ρ₂δ⁻¹ = 1/(ρ₁(x₂ − x₁)), so λ = ρ₁·y₂t − y₁ρ₁·t (two OLEs) as shares λ₁ + λ₂;
 //! 3. λ² = λ₁² + 2·λ₁λ₂ + λ₂² (one OLE for λ₁λ₂); A's share is λ₁² + 2γ₁ − x₁, B's λ₂² + 2γ₂ − x₂.
 //!
-//! This is the semi-honest protocol ("ECtF" in Zhang et al., DECO, CCS 2020). The checks of
-//! docs/protocol.md that catch a party using inconsistent inputs are not built.
+//! The arithmetic is the "ECtF" conversion of Zhang et al. (DECO, CCS 2020); who opens δ is
+//! chosen for a malicious prover. A receives nothing but B's OLE corrections (B's bits under
+//! B's random COT choices), so whatever inputs A uses, its view is independent of B's values:
+//! inconsistent inputs only make the premaster shares wrong, by an error that depends on B's
+//! bits, and a wrong premaster fails the handshake (the server refuses the client Finished).
+//! That is one bit of selective failure per session, as for the garbled inputs
+//! (docs/protocol.md). B, the OLE receiver in every multiplication, can only choose whole field
+//! elements as inputs and receives uniform shares and δ, which is uniform for any inputs but
+//! the one (a guess of A's x₁) that makes it zero.
 
 use super::fp::Fp;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
@@ -54,22 +61,35 @@ pub struct ReceiverCots<'a> {
     pub first: u64,
 }
 
-/// Party A: the OLE sender in every multiplication.
+/// Party A (the prover): the OLE sender in every multiplication.
 pub struct PartyA {
     x: Fp,
     y: Fp,
     rho: Fp,
-    delta_share: Fp,
     lambda: Fp,
+    #[cfg(test)]
+    cheat: Option<SenderCheat>,
 }
 
-/// Party B: the OLE receiver.
+/// Party B (the verifier): the OLE receiver, which alone learns δ.
 pub struct PartyB {
     x: Fp,
     y: Fp,
     rho: Fp,
-    delta_share: Fp,
+    /// t = ρ₂·δ⁻¹, B's multiplier in round 2.
+    t: Fp,
     lambda: Fp,
+}
+
+/// A cheating A, for tests: in round `round` (1–3), the OLE sender adds `error` to its input
+/// for bit `bit` of OLE `ole` only, an input inconsistent across the OLE's bits.
+#[cfg(test)]
+#[derive(Clone, Copy)]
+pub struct SenderCheat {
+    pub round: usize,
+    pub ole: usize,
+    pub bit: usize,
+    pub error: Fp,
 }
 
 /// Why the conversion failed.
@@ -86,7 +106,7 @@ pub enum EcdhError {
 impl PartyB {
     pub fn new(share: &ProjectivePoint) -> Result<PartyB, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(PartyB { x, y, rho: nonzero_random(), delta_share: Fp::ZERO, lambda: Fp::ZERO })
+        Ok(PartyB { x, y, rho: nonzero_random(), t: Fp::ZERO, lambda: Fp::ZERO })
     }
 
     /// Round 1, first message: corrections for the OLEs on x₂ρ₂ and ρ₂.
@@ -94,20 +114,25 @@ impl PartyB {
         Ok(receiver_corrections(&[self.x * self.rho, self.rho], cots.choices)?)
     }
 
-    /// Round 1, with A's OLE message: B's share of δ, to open.
-    pub fn round1_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
+    /// Round 1, with A's OLE message and A's share of δ: opens δ. Zero means the share points
+    /// have the same x-coordinate, and the exchange stops here.
+    pub fn round1_finish(&mut self, cots: &ReceiverCots, message: &[Fp], a_delta_share: Fp) -> Result<(), EcdhError> {
         let v = receiver(&[self.x * self.rho, self.rho], cots.macs, cots.first, message)?;
-        self.delta_share = v[0] - v[1];
-        Ok(self.delta_share)
+        let delta = v[0] - v[1] + a_delta_share;
+        if delta == Fp::ZERO {
+            return Err(EcdhError::SameX);
+        }
+        self.t = delta.invert() * self.rho;
+        Ok(())
     }
 
-    /// Round 2, first message: corrections for the OLEs on y₂ρ₂ and ρ₂.
+    /// Round 2, first message: corrections for the OLEs on y₂t and t.
     pub fn round2(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
-        Ok(receiver_corrections(&[self.y * self.rho, self.rho], cots.choices)?)
+        Ok(receiver_corrections(&[self.y * self.t, self.t], cots.choices)?)
     }
 
     pub fn round2_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<(), EcdhError> {
-        let v = receiver(&[self.y * self.rho, self.rho], cots.macs, cots.first, message)?;
+        let v = receiver(&[self.y * self.t, self.t], cots.macs, cots.first, message)?;
         self.lambda = v[0] - v[1];
         Ok(())
     }
@@ -127,31 +152,47 @@ impl PartyB {
 impl PartyA {
     pub fn new(share: &ProjectivePoint) -> Result<PartyA, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(PartyA { x, y, rho: nonzero_random(), delta_share: Fp::ZERO, lambda: Fp::ZERO })
+        Ok(PartyA {
+            x,
+            y,
+            rho: nonzero_random(),
+            lambda: Fp::ZERO,
+            #[cfg(test)]
+            cheat: None,
+        })
     }
 
-    /// Round 1: the OLEs ρ₁·(x₂ρ₂) and (x₁ρ₁)·ρ₂; returns the message for B and A's share of δ.
-    pub fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
-        let (u, msg) = sender(&[self.rho, self.x * self.rho], cots.delta, cots.keys, cots.first, corrections)?;
-        self.delta_share = u[0] - u[1];
-        Ok((msg, self.delta_share))
+    #[cfg(test)]
+    pub fn cheat(&mut self, cheat: SenderCheat) {
+        self.cheat = Some(cheat);
     }
 
-    /// Round 2, with B's share of δ: the OLEs (δ⁻¹ρ₁)·(y₂ρ₂) and (y₁δ⁻¹ρ₁)·ρ₂.
-    pub fn round2(&mut self, cots: &SenderCots, b_delta_share: Fp, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
-        let delta = self.delta_share + b_delta_share;
-        if delta == Fp::ZERO {
-            return Err(EcdhError::SameX);
+    fn ole(&self, round: usize, inputs: &[Fp], cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Vec<Fp>), EcdhError> {
+        #[cfg(test)]
+        if let Some(c) = self.cheat.filter(|c| c.round == round) {
+            return Ok(super::ole::sender_with_error(inputs, cots.delta, cots.keys, cots.first, corrections, (c.ole, c.bit, c.error))?);
         }
-        let t = delta.invert() * self.rho;
-        let (u, msg) = sender(&[t, self.y * t], cots.delta, cots.keys, cots.first, corrections)?;
+        let _ = round;
+        Ok(sender(inputs, cots.delta, cots.keys, cots.first, corrections)?)
+    }
+
+    /// Round 1: the OLEs ρ₁·(x₂ρ₂) and (x₁ρ₁)·ρ₂; returns the message for B and A's share of δ,
+    /// which goes to B with it.
+    pub fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+        let (u, msg) = self.ole(1, &[self.rho, self.x * self.rho], cots, corrections)?;
+        Ok((msg, u[0] - u[1]))
+    }
+
+    /// Round 2: the OLEs ρ₁·(y₂t) and (y₁ρ₁)·t.
+    pub fn round2(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
+        let (u, msg) = self.ole(2, &[self.rho, self.y * self.rho], cots, corrections)?;
         self.lambda = u[0] - u[1];
         Ok(msg)
     }
 
     /// Round 3: the OLE λ₁·λ₂; returns the message for B and A's additive share.
     pub fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
-        let (u, msg) = sender(&[self.lambda], cots.delta, cots.keys, cots.first, corrections)?;
+        let (u, msg) = self.ole(3, &[self.lambda], cots, corrections)?;
         let gamma = u[0];
         Ok((msg, self.lambda * self.lambda + gamma + gamma - self.x))
     }
@@ -191,14 +232,18 @@ fn message_bytes(corrections: usize, elements: usize) -> u64 {
 /// shares are `d`. Returns both premaster shares and the bytes the rounds' messages take
 /// encoded (the receiver's corrections as bits, field elements as 32 bytes).
 pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &AffinePoint, d: [&Scalar; 2]) -> Result<(Fp, Fp, u64), EcdhError> {
+    let a = PartyA::new(&share_point(d[0], server))?;
+    let b = PartyB::new(&share_point(d[1], server))?;
+    exchange(a, b, keys, delta, choices, macs)
+}
+
+fn exchange(mut a: PartyA, mut b: PartyB, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
     let n: usize = ROUND_COTS.iter().sum();
     for got in [keys.len(), choices.len(), macs.len()] {
         if got != n {
             return Err(OleError::CountMismatch { what: "COTs for the ECDH", expected: n, got }.into());
         }
     }
-    let mut a = PartyA::new(&share_point(d[0], server))?;
-    let mut b = PartyB::new(&share_point(d[1], server))?;
     let mut at = 0usize;
     let mut bytes = 0u64;
     let mut round = |n: usize| {
@@ -208,14 +253,13 @@ pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], se
     };
     let (sc, rc) = round(ROUND_COTS[0]);
     let e = b.round1(&rc)?;
-    let (msg, _) = a.round1(&sc, &e)?;
+    let (msg, a_delta) = a.round1(&sc, &e)?;
     bytes += message_bytes(e.len(), msg.len() + 1);
-    let b_delta = b.round1_finish(&rc, &msg)?;
+    b.round1_finish(&rc, &msg, a_delta)?;
     let (sc, rc) = round(ROUND_COTS[1]);
     let e = b.round2(&rc)?;
-    let msg = a.round2(&sc, b_delta, &e)?;
-    // B's share of δ went to A with these corrections
-    bytes += message_bytes(e.len(), msg.len() + 1);
+    let msg = a.round2(&sc, &e)?;
+    bytes += message_bytes(e.len(), msg.len());
     b.round2_finish(&rc, &msg)?;
     let (sc, rc) = round(ROUND_COTS[2]);
     let e = b.round3(&rc)?;
@@ -253,22 +297,49 @@ mod tests {
 
     #[test]
     fn opposite_share_points_are_refused_before_any_key_is_derived() {
-        // d₂ = −d₁: the shared point is at infinity and x₂ − x₁ = 0, so δ = 0 and has no inverse.
+        // d₂ = −d₁: the shared point is at infinity and x₂ − x₁ = 0, so δ = 0 and has no inverse;
+        // B, which alone opens δ, refuses.
         let d1 = random_scalar();
         let server = (ProjectivePoint::GENERATOR * random_scalar()).to_affine();
-        let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
-        let mut b = PartyB::new(&share_point(&-d1, &server)).expect("finite");
         let delta = F128(rand::random());
-        let (k, c, m) = cots(delta, ROUND_COTS[0] + ROUND_COTS[1]);
-        let (k2, c2, m2) = (&k[ROUND_COTS[0]..], &c[ROUND_COTS[0]..], &m[ROUND_COTS[0]..]);
-        let (sc, rc) = (SenderCots { delta, keys: &k[..ROUND_COTS[0]], first: 0 }, ReceiverCots { choices: &c[..ROUND_COTS[0]], macs: &m[..ROUND_COTS[0]], first: 0 });
-        let e = b.round1(&rc).expect("sizes");
-        let (msg, _) = a.round1(&sc, &e).expect("sizes");
-        let b_delta = b.round1_finish(&rc, &msg).expect("sizes");
-        let first = ROUND_COTS[0] as u64;
-        let (sc, rc) = (SenderCots { delta, keys: k2, first }, ReceiverCots { choices: c2, macs: m2, first });
-        let e = b.round2(&rc).expect("sizes");
-        assert_eq!(a.round2(&sc, b_delta, &e).err(), Some(EcdhError::SameX));
+        let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
+        let r = in_memory(&k, delta, &c, &m, &server, [&d1, &-d1]);
+        assert_eq!(r.err(), Some(EcdhError::SameX));
+    }
+
+    /// One exchange in which A adds a random error to its input for bit `bit` of round 1's
+    /// first OLE, whose receiver input is B's x₂ρ₂. Returns whether the shares still add up to
+    /// the premaster and B's bit `bit` of x₂ρ₂.
+    fn inconsistent_sender(bit: usize) -> (bool, bool) {
+        let (d1, d2, s) = (random_scalar(), random_scalar(), random_scalar());
+        let server = (ProjectivePoint::GENERATOR * s).to_affine();
+        let pms = coordinates(&((ProjectivePoint::GENERATOR * d1 + ProjectivePoint::GENERATOR * d2) * s)).expect("finite").0;
+        let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
+        a.cheat(SenderCheat { round: 1, ole: 0, bit, error: Fp::random() });
+        let b = PartyB::new(&share_point(&d2, &server)).expect("finite");
+        let b_bit = (b.x * b.rho).bit(bit);
+        let delta = F128(rand::random());
+        let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
+        let (sa, sb, _) = exchange(a, b, &k, delta, &c, &m).expect("sizes and finite points");
+        (sa + sb == pms, b_bit)
+    }
+
+    #[test]
+    fn a_sender_with_inconsistent_ole_inputs_gets_a_wrong_premaster_exactly_when_the_receivers_bit_is_set() {
+        // The selective failure of docs/protocol.md: the cheat costs the session (the server
+        // refuses a Finished made from a wrong premaster) whenever B's bit is 1, and is harmless
+        // when it is 0; either way A received nothing but B's masked corrections.
+        let (mut wrong, mut right) = (false, false);
+        for _ in 0..64 {
+            let (adds_up, b_bit) = inconsistent_sender(77);
+            assert_eq!(adds_up, !b_bit, "the premaster is right exactly when B's bit is 0");
+            wrong |= !adds_up;
+            right |= adds_up;
+            if wrong && right {
+                return;
+            }
+        }
+        panic!("64 random bits of B were all equal");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //!
 //! Computations over circuits are written once as [`phases`] and run garbled during the
 //! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
-//! anything else; the first of them is the TLS 1.2 key derivation ([`kdf`]). Not built: that
-//! proof over the ECDH's and the OLEs' inputs, and the swapped-roles rerun that checks the
-//! verifier's.
+//! anything else; the first of them is the TLS 1.2 key derivation ([`kdf`]). The prover is the
+//! OLE sender throughout and nothing is opened to it, which is why the share conversions need
+//! no proof of their own ([`ecdh`]).
 
 pub mod bench;
 pub mod ecdh;

@@ -127,6 +127,31 @@ pub fn sender<F: OleField>(
     first_cot: u64,
     corrections: &[bool],
 ) -> Result<(Vec<F>, Vec<F>), OleError> {
+    sender_inner(inputs, delta, cot_keys, first_cot, corrections, None)
+}
+
+/// A cheating sender, for tests: its input for bit `bit` of OLE `ole` is off by `error` (the
+/// receiver's output is then off by error·2^bit exactly when its bit is set).
+#[cfg(test)]
+pub fn sender_with_error<F: OleField>(
+    inputs: &[F],
+    delta: F128,
+    cot_keys: &[F128],
+    first_cot: u64,
+    corrections: &[bool],
+    (ole, bit, error): (usize, usize, F),
+) -> Result<(Vec<F>, Vec<F>), OleError> {
+    sender_inner(inputs, delta, cot_keys, first_cot, corrections, Some((ole * F::BITS + bit, error)))
+}
+
+fn sender_inner<F: OleField>(
+    inputs: &[F],
+    delta: F128,
+    cot_keys: &[F128],
+    first_cot: u64,
+    corrections: &[bool],
+    error: Option<(usize, F)>,
+) -> Result<(Vec<F>, Vec<F>), OleError> {
     let n = inputs.len() * F::BITS;
     check("COT keys", n, cot_keys.len())?;
     check("receiver corrections", n, corrections.len())?;
@@ -141,7 +166,11 @@ pub fn sender<F: OleField>(
             let p0 = F::pad(&hash, key0, tweak(first_cot, k));
             let p1 = F::pad(&hash, key0 ^ delta.0, tweak(first_cot, k));
             sum = sum + p0;
-            message.push(p0 - p1 + *a * F::pow2(i));
+            let a = match error {
+                Some((at, e)) if at == k => *a + e,
+                _ => *a,
+            };
+            message.push(p0 - p1 + a * F::pow2(i));
         }
         shares.push(-sum);
     }
