@@ -41,6 +41,8 @@ pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
 }
 
 use super::ole::{receiver, receiver_corrections, sender, OleError};
+use crate::channel::{Channel, ChannelError};
+use crate::circuits::{bits_to_bytes, bytes_to_bits};
 use crate::primitives::field::F128;
 
 /// COTs (party A the COT sender, B the receiver) each round of [`PartyA`]/[`PartyB`] uses.
@@ -93,7 +95,7 @@ pub struct SenderCheat {
 }
 
 /// Why the conversion failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum EcdhError {
     #[error("the share point is the point at infinity")]
     Infinity,
@@ -101,6 +103,10 @@ pub enum EcdhError {
     SameX,
     #[error(transparent)]
     Ole(#[from] OleError),
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error("the peer sent a malformed ECDH message: {0}")]
+    Malformed(&'static str),
 }
 
 impl PartyB {
@@ -221,52 +227,109 @@ fn nonzero_random() -> Fp {
     }
 }
 
-/// Encoded size of an ECDH round's messages: the receiver's corrections (bits) and the
-/// sender's field elements.
-fn message_bytes(corrections: usize, elements: usize) -> u64 {
-    (corrections.div_ceil(8) + 32 * elements) as u64
+/// B's round-2 message starts with this byte when δ was zero: the exchange stops.
+const SAME_X: u8 = 1;
+
+fn corrections_from(msg: &[u8], n: usize) -> Result<Vec<bool>, EcdhError> {
+    if msg.len() != n / 8 {
+        return Err(EcdhError::Malformed("OLE corrections of the wrong length"));
+    }
+    Ok(bytes_to_bits(msg))
 }
 
-/// Both parties' rounds in one place (tests and `tlsproof bench mpc`): party A holds the COT
-/// keys under `delta`, B the choices and MACs, [`ROUND_COTS`] of them in all; the scalar
-/// shares are `d`. Returns both premaster shares and the bytes the rounds' messages take
-/// encoded (the receiver's corrections as bits, field elements as 32 bytes).
+fn elements_to_bytes(elements: &[Fp]) -> Vec<u8> {
+    elements.iter().flat_map(|e| e.to_be_bytes()).collect()
+}
+
+fn elements_from(msg: &[u8], n: usize) -> Result<Vec<Fp>, EcdhError> {
+    if msg.len() != 32 * n {
+        return Err(EcdhError::Malformed("OLE message of the wrong length"));
+    }
+    msg.chunks_exact(32)
+        .map(|c| c.try_into().ok().and_then(|c| Fp::from_be_bytes(&c)).ok_or(EcdhError::Malformed("a field element that is not below p")))
+        .collect()
+}
+
+/// The COTs of each round, from one run of [`ROUND_COTS`] of them in all.
+fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
+    let n: usize = ROUND_COTS.iter().sum();
+    if all.len() != n {
+        return Err(OleError::CountMismatch { what: "COTs for the ECDH", expected: n, got: all.len() }.into());
+    }
+    let (r1, rest) = all.split_at(ROUND_COTS[0]);
+    let (r2, r3) = rest.split_at(ROUND_COTS[1]);
+    Ok([r1, r2, r3])
+}
+
+/// Party A's side over a channel: `keys` are [`ROUND_COTS`] COT keys under `delta`, the
+/// first with session-wide index `first`. Returns A's premaster share.
+pub async fn run_a<C: Channel>(ch: &mut C, mut a: PartyA, delta: F128, keys: &[F128], first: u64) -> Result<Fp, EcdhError> {
+    let [k1, k2, k3] = rounds(keys)?;
+    let cots = |keys, at: usize| SenderCots { delta, keys, first: first + at as u64 };
+    let e = corrections_from(&ch.recv().await?, k1.len())?;
+    let (msg, a_delta) = a.round1(&cots(k1, 0), &e)?;
+    let mut out = elements_to_bytes(&msg);
+    out.extend(a_delta.to_be_bytes());
+    ch.send(out).await?;
+    let reply = ch.recv().await?;
+    let e = match reply.split_first() {
+        Some((0, rest)) => corrections_from(rest, k2.len())?,
+        Some((&SAME_X, [])) => return Err(EcdhError::SameX),
+        _ => return Err(EcdhError::Malformed("round 2's status byte")),
+    };
+    ch.send(elements_to_bytes(&a.round2(&cots(k2, k1.len()), &e)?)).await?;
+    let e = corrections_from(&ch.recv().await?, k3.len())?;
+    let (msg, share) = a.finish(&cots(k3, k1.len() + k2.len()), &e)?;
+    ch.send(elements_to_bytes(&msg)).await?;
+    Ok(share)
+}
+
+/// Party B's side over a channel: its COT choices and MACs, as many as A's keys.
+pub async fn run_b<C: Channel>(ch: &mut C, mut b: PartyB, choices: &[bool], macs: &[F128], first: u64) -> Result<Fp, EcdhError> {
+    let [c1, c2, c3] = rounds(choices)?;
+    let [m1, m2, m3] = rounds(macs)?;
+    let cots = |choices, macs, at: usize| ReceiverCots { choices, macs, first: first + at as u64 };
+    let (r1, r2, r3) = (cots(c1, m1, 0), cots(c2, m2, c1.len()), cots(c3, m3, c1.len() + c2.len()));
+    ch.send(bits_to_bytes(&b.round1(&r1)?)).await?;
+    let msg = ch.recv().await?;
+    let (elements, a_delta) = msg.split_at_checked(32 * c1.len()).ok_or(EcdhError::Malformed("round 1's OLE message is short"))?;
+    let a_delta = elements_from(a_delta, 1)?[0];
+    if let Err(e) = b.round1_finish(&r1, &elements_from(elements, c1.len())?, a_delta) {
+        if matches!(e, EcdhError::SameX) {
+            ch.send(vec![SAME_X]).await?;
+        }
+        return Err(e);
+    }
+    let mut out = vec![0];
+    out.extend(bits_to_bytes(&b.round2(&r2)?));
+    ch.send(out).await?;
+    b.round2_finish(&r2, &elements_from(&ch.recv().await?, c2.len())?)?;
+    ch.send(bits_to_bytes(&b.round3(&r3)?)).await?;
+    b.finish(&r3, &elements_from(&ch.recv().await?, c3.len())?)
+}
+
+/// Both parties over an in-memory channel, for tests: party A holds the COT keys under
+/// `delta`, B the choices and MACs, [`ROUND_COTS`] of them in all; the scalar shares are `d`.
+/// Returns both premaster shares and the bytes exchanged.
+#[cfg(test)]
 pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &AffinePoint, d: [&Scalar; 2]) -> Result<(Fp, Fp, u64), EcdhError> {
     let a = PartyA::new(&share_point(d[0], server))?;
     let b = PartyB::new(&share_point(d[1], server))?;
     exchange(a, b, keys, delta, choices, macs)
 }
 
-fn exchange(mut a: PartyA, mut b: PartyB, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
-    let n: usize = ROUND_COTS.iter().sum();
-    for got in [keys.len(), choices.len(), macs.len()] {
-        if got != n {
-            return Err(OleError::CountMismatch { what: "COTs for the ECDH", expected: n, got }.into());
-        }
+#[cfg(test)]
+fn exchange(a: PartyA, b: PartyB, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
+    let (mut ca, mut cb) = crate::channel::memory_pair(1 << 20);
+    let (sa, sb) = futures::executor::block_on(futures::future::join(
+        async move { run_a(&mut ca, a, delta, keys, 0).await.map(|s| (s, ca.bytes_sent() + ca.bytes_received())) },
+        async move { run_b(&mut cb, b, choices, macs, 0).await },
+    ));
+    match (sa, sb) {
+        (Ok((sa, bytes)), Ok(sb)) => Ok((sa, sb, bytes)),
+        // The party that stopped first names the reason; the other only saw the channel close.
+        (Err(EcdhError::Channel(_)), Err(e)) | (Err(e), _) | (_, Err(e)) => Err(e),
     }
-    let mut at = 0usize;
-    let mut bytes = 0u64;
-    let mut round = |n: usize| {
-        let r = at..at + n;
-        at += n;
-        (SenderCots { delta, keys: &keys[r.clone()], first: r.start as u64 }, ReceiverCots { choices: &choices[r.clone()], macs: &macs[r.clone()], first: r.start as u64 })
-    };
-    let (sc, rc) = round(ROUND_COTS[0]);
-    let e = b.round1(&rc)?;
-    let (msg, a_delta) = a.round1(&sc, &e)?;
-    bytes += message_bytes(e.len(), msg.len() + 1);
-    b.round1_finish(&rc, &msg, a_delta)?;
-    let (sc, rc) = round(ROUND_COTS[1]);
-    let e = b.round2(&rc)?;
-    let msg = a.round2(&sc, &e)?;
-    bytes += message_bytes(e.len(), msg.len());
-    b.round2_finish(&rc, &msg)?;
-    let (sc, rc) = round(ROUND_COTS[2]);
-    let e = b.round3(&rc)?;
-    let (msg, share_a) = a.finish(&sc, &e)?;
-    bytes += message_bytes(e.len(), msg.len());
-    let share_b = b.finish(&rc, &msg)?;
-    Ok((share_a, share_b, bytes))
 }
 
 #[cfg(test)]
@@ -304,7 +367,7 @@ mod tests {
         let delta = F128(rand::random());
         let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
         let r = in_memory(&k, delta, &c, &m, &server, [&d1, &-d1]);
-        assert_eq!(r.err(), Some(EcdhError::SameX));
+        assert!(matches!(r, Err(EcdhError::SameX)), "{:?}", r.err());
     }
 
     /// One exchange in which A adds a random error to its input for bit `bit` of round 1's
@@ -343,8 +406,54 @@ mod tests {
     }
 
     #[test]
+    fn malformed_messages_are_refused_by_name() {
+        use crate::channel::memory_pair;
+        use futures::executor::block_on;
+        let server = (ProjectivePoint::GENERATOR * random_scalar()).to_affine();
+        let delta = F128(rand::random());
+        let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
+        // B's side against a peer that answers round 1 with `reply`.
+        let b_gets = |reply: Vec<u8>| {
+            let (mut ours, mut peer) = memory_pair(1 << 20);
+            let b = PartyB::new(&share_point(&random_scalar(), &server)).expect("finite");
+            let peer_side = async {
+                let _ = peer.recv().await;
+                peer.send(reply).await.expect("open");
+            };
+            block_on(futures::future::join(run_b(&mut ours, b, &c, &m, 0), peer_side)).0
+        };
+        let element = Fp::random().to_be_bytes();
+        let honest_len: Vec<u8> = element.iter().copied().cycle().take(32 * (ROUND_COTS[0] + 1)).collect();
+        let mut not_below_p = honest_len.clone();
+        not_below_p[..32].fill(0xff);
+        for (reply, what) in [(honest_len[..100].to_vec(), "short"), (not_below_p, "not below p"), ([honest_len.clone(), vec![0]].concat(), "wrong length")] {
+            match b_gets(reply) {
+                Err(EcdhError::Malformed(m)) => assert!(m.contains(what), "{m}"),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        // A's side against a peer whose round-2 status byte is neither 0 nor SAME_X.
+        let (mut ours, mut peer) = memory_pair(1 << 20);
+        let a = PartyA::new(&share_point(&random_scalar(), &server)).expect("finite");
+        let r = block_on(async {
+            peer.send(vec![0; ROUND_COTS[0] / 8]).await.expect("open");
+            let run = run_a(&mut ours, a, delta, &k, 0);
+            let peer_side = async {
+                let _ = peer.recv().await;
+                peer.send(vec![7; 1 + ROUND_COTS[1] / 8]).await.expect("open");
+            };
+            futures::future::join(run, peer_side).await.0
+        });
+        assert!(matches!(r, Err(EcdhError::Malformed(m)) if m.contains("status")), "{:?}", r.err());
+        // A refused count of COTs is an error, not a panic.
+        let (mut ours, _peer) = memory_pair(1 << 20);
+        let a = PartyA::new(&share_point(&random_scalar(), &server)).expect("finite");
+        assert!(matches!(block_on(run_a(&mut ours, a, delta, &k[1..], 0)), Err(EcdhError::Ole(_))));
+    }
+
+    #[test]
     fn the_point_at_infinity_is_refused() {
-        assert_eq!(PartyA::new(&ProjectivePoint::IDENTITY).err(), Some(EcdhError::Infinity));
+        assert!(matches!(PartyA::new(&ProjectivePoint::IDENTITY), Err(EcdhError::Infinity)));
     }
 
 }

@@ -269,14 +269,14 @@ where
 /// arrival times through a queue beside it; the receiver sleeps until a message's arrival: each
 /// party runs on a thread of its own here.
 #[cfg(not(target_arch = "wasm32"))]
-mod link {
+pub(crate) mod link {
     use crate::bench::netem::LinkShape;
     use crate::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
     use futures::channel::mpsc;
     use futures::StreamExt;
     use std::time::{Duration, Instant};
 
-    pub(super) struct LinkChannel {
+    pub(crate) struct LinkChannel {
         inner: MemoryChannel,
         /// The arrival time of every message this end sent, in order, and of the peer's.
         arrivals_out: mpsc::UnboundedSender<Instant>,
@@ -287,7 +287,7 @@ mod link {
     }
 
     /// Two connected ends, the same `shape` each way.
-    pub(super) fn pair(shape: LinkShape, max_message: usize) -> (LinkChannel, LinkChannel) {
+    pub(crate) fn pair(shape: LinkShape, max_message: usize) -> (LinkChannel, LinkChannel) {
         let (a, b) = memory_pair(max_message);
         let (atx, brx) = mpsc::unbounded();
         let (btx, arx) = mpsc::unbounded();
