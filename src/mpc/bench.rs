@@ -126,6 +126,29 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     put("MPC key exchange bytes: key derivation (tables, inputs, reveals)", mb(p.bytes[2]), "MB");
     put("MPC key exchange bytes: total", mb(p.bytes.iter().sum()), "MB");
 
+    // The GHASH powers one 1 KiB request record needs (additional data, 64 blocks, lengths).
+    let max_power = 66;
+    let n = super::ghash::cots_for_powers(max_power);
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let t0 = (platform.now)();
+    let delta = F128(rand::random());
+    let (keys, cots) = block_on(join(KosSender::with_delta(delta).extend(&mut a, n), KosReceiver::new().extend(&mut b, n)));
+    let (keys, (choices, macs)) = (keys.map_err(|e| e.to_string())?, cots.map_err(|e| e.to_string())?);
+    let cot_bytes = a.bytes_sent() + a.bytes_received();
+    let h: u128 = rand::random();
+    let h_a: u128 = rand::random();
+    let (pa, pb) = block_on(join(
+        super::ghash::powers_a(&mut a, F128(h_a), max_power, delta, &keys, 0),
+        super::ghash::powers_b(&mut b, F128(h ^ h_a), max_power, &choices, &macs, 0),
+    ));
+    let t1 = (platform.now)();
+    let (pa, pb) = (pa.map_err(|e| e.to_string())?, pb.map_err(|e| e.to_string())?);
+    if pa.power(max_power).zip(pb.power(max_power)).map(|(x, y)| x + y) != Some(F128(h).pow(max_power as u128)) {
+        return Err("the GHASH power shares do not add up".into());
+    }
+    put(&format!("MPC GHASH powers H..H^{max_power} (one 1 KiB record; COTs included)"), (t1 - t0) * 1e3, "ms");
+    put(&format!("MPC GHASH powers H..H^{max_power}: bytes (COTs {:.3} MB)", mb(cot_bytes)), mb(a.bytes_sent() + a.bytes_received()), "MB");
+
     #[cfg(not(target_arch = "wasm32"))]
     {
         use crate::zk::bench::{link, LINK_CASES};

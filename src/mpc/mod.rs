@@ -1,7 +1,8 @@
 //! Two-party share conversion for MPC mode (docs/protocol.md, "MPC mode"): oblivious linear
 //! evaluation (OLE) from correlated OT (Gilboa, CRYPTO 1999) over GF(2^128) and over GF(p) of
 //! P-256; on it the conversions between multiplicative and additive shares that the two-party
-//! GHASH needs, and the two-party ECDH that gives additive shares of the premaster secret.
+//! GHASH needs ([`ghash`]: shares of every power of H, then of a record's tag), and the
+//! two-party ECDH that gives additive shares of the premaster secret.
 //!
 //! Computations over circuits are written once as [`phases`] and run garbled during the
 //! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
@@ -13,6 +14,7 @@ pub mod bench;
 pub mod ecdh;
 pub mod fp;
 pub mod garbled;
+pub mod ghash;
 pub mod kdf;
 pub mod ole;
 pub mod phases;
