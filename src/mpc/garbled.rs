@@ -69,6 +69,9 @@ pub struct GarblerParty {
     bytes_of_tables: u64,
     #[cfg(test)]
     pub(crate) cheat: GarblerCheat,
+    /// Wires decoded so far, in either kind of phase (where the cheats count from).
+    #[cfg(test)]
+    decoded_wires: usize,
 }
 
 /// Faults a cheating garbler injects (tests only), each at a position counted over the whole
@@ -99,6 +102,8 @@ impl GarblerParty {
             bytes_of_tables: 0,
             #[cfg(test)]
             cheat: GarblerCheat::default(),
+            #[cfg(test)]
+            decoded_wires: 0,
         }
     }
 
@@ -143,10 +148,10 @@ impl GarblerParty {
     }
 }
 
-impl<C: Channel> Phases<C> for GarblerParty {
-    type Backend = Garbler<Vec<Table>>;
-
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+impl GarblerParty {
+    /// Garbles a phase and sends its header and tables; returns what `f` kept and the wires
+    /// the evaluator decodes.
+    async fn send_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>) -> Result<(T, Vec<Wire>), PhaseError> {
         #[cfg(test)]
         let first_gate = self.garbler.stats().and_gates;
         let (t, reveal) = f(&mut self.garbler);
@@ -156,7 +161,8 @@ impl<C: Channel> Phases<C> for GarblerParty {
         let mut decoding = self.garbler.decoding(&reveal);
         #[cfg(test)]
         {
-            let first_reveal: usize = self.revealed.iter().map(|r| 8 * r.len()).sum();
+            let first_reveal = self.decoded_wires;
+            self.decoded_wires += reveal.len();
             if let Some(t) = self.cheat.flip_table.and_then(|g| tables.get_mut(g.checked_sub(first_gate)? as usize)) {
                 // T_G's low bit too, so that using it flips the output's select bit; other
                 // bits in each, so that using both cannot cancel
@@ -175,6 +181,15 @@ impl<C: Channel> Phases<C> for GarblerParty {
             self.bytes_of_tables += msg.len() as u64;
             ch.send(msg).await?;
         }
+        Ok((t, reveal))
+    }
+}
+
+impl<C: Channel> Phases<C> for GarblerParty {
+    type Backend = Garbler<Vec<Table>>;
+
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+        let (t, reveal) = self.send_phase(ch, f).await?;
         if reveal.is_empty() {
             self.revealed.push(Vec::new());
             return Ok((t, Vec::new()));
@@ -200,12 +215,17 @@ impl<C: Channel> Phases<C> for GarblerParty {
         self.revealed.push(bytes.clone());
         Ok((t, bytes))
     }
+
+    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+        Ok((self.send_phase(ch, f).await?.0, None))
+    }
 }
 
 /// The verifier's side: evaluates each phase, decodes and answers what it reveals.
 pub struct EvaluatorParty {
     evaluator: Evaluator<std::vec::IntoIter<Table>>,
     revealed: Vec<Vec<u8>>,
+    for_verifier: Vec<Vec<u8>>,
 }
 
 impl Default for EvaluatorParty {
@@ -216,12 +236,18 @@ impl Default for EvaluatorParty {
 
 impl EvaluatorParty {
     pub fn new() -> Self {
-        EvaluatorParty { evaluator: Evaluator::new(Vec::new().into_iter()), revealed: Vec::new() }
+        EvaluatorParty { evaluator: Evaluator::new(Vec::new().into_iter()), revealed: Vec::new(), for_verifier: Vec::new() }
     }
 
     /// Every phase's revealed bytes so far: what the proof after the session must open.
     pub fn revealed(&self) -> &[Vec<u8>] {
         &self.revealed
+    }
+
+    /// What the verifier alone decoded, phase by phase: it publishes these after the session,
+    /// and the proof must open them too.
+    pub fn for_verifier(&self) -> &[Vec<u8>] {
+        &self.for_verifier
     }
 
     /// Wires for the garbler's `n` input bits, from the labels it sends.
@@ -271,10 +297,9 @@ impl EvaluatorParty {
     }
 }
 
-impl<C: Channel> Phases<C> for EvaluatorParty {
-    type Backend = Evaluator<std::vec::IntoIter<Table>>;
-
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+impl EvaluatorParty {
+    /// Receives a phase's tables, evaluates it and decodes what it reveals.
+    async fn evaluate_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Evaluator<std::vec::IntoIter<Table>>, T>) -> Result<(T, Vec<Wire>, Vec<bool>), PhaseError> {
         let (tables, decoding) = Self::receive_tables(ch).await?;
         let sent = tables.len() as u64;
         *self.evaluator.source_mut() = tables.into_iter();
@@ -289,6 +314,15 @@ impl<C: Channel> Phases<C> for EvaluatorParty {
             return Err(PeerMisbehaved::DecodingCountMismatch { expected: reveal.len(), got: decoding.len() }.into());
         }
         let values = self.evaluator.decode(&reveal, &decoding)?;
+        Ok((t, reveal, values))
+    }
+}
+
+impl<C: Channel> Phases<C> for EvaluatorParty {
+    type Backend = Evaluator<std::vec::IntoIter<Table>>;
+
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+        let (t, reveal, values) = self.evaluate_phase(ch, f).await?;
         if !reveal.is_empty() {
             let mut answer = Vec::new();
             pack_bits(&values, &mut answer);
@@ -302,5 +336,12 @@ impl<C: Channel> Phases<C> for EvaluatorParty {
         let bytes = bits_to_bytes(&values);
         self.revealed.push(bytes.clone());
         Ok((t, bytes))
+    }
+
+    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+        let (t, _, values) = self.evaluate_phase(ch, f).await?;
+        let bytes = bits_to_bytes(&values);
+        self.for_verifier.push(bytes.clone());
+        Ok((t, Some(bytes)))
     }
 }

@@ -6,7 +6,10 @@
 //!
 //! A phase builds gates and names byte-aligned bits to reveal to both parties; the next phase
 //! may use the revealed bytes as public constants (inner HMAC states, the PRF's A(i) chain),
-//! which is what keeps the garbled key derivation small.
+//! which is what keeps the garbled key derivation small. A phase may instead reveal to the
+//! verifier alone: values masked by the prover's input (y ⊕ m for a mask m the prover chose),
+//! which makes them additive shares, the verifier's y ⊕ m and the prover's m (the GHASH key,
+//! E_K(J0)). The verifier publishes those after the session, and the proof opens them too.
 
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::{Circuit, Gates};
@@ -44,6 +47,10 @@ pub trait Phases<C: Channel> {
     /// Runs one phase: `f` builds its gates and returns what to keep and the (byte-aligned)
     /// bits to reveal; the result is what `f` kept and the revealed bytes.
     async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError>;
+
+    /// Runs one phase whose bits only the verifier decodes: the verifier gets the bytes, the
+    /// garbler `None` (in the proof after the session, both: the verifier has published them).
+    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError>;
 }
 
 /// What went wrong in a phase.
@@ -84,23 +91,41 @@ pub enum PeerMisbehaved {
 pub struct ZkPhases<'a, P> {
     party: &'a mut P,
     opened: Vec<Vec<u8>>,
+    opened_for_verifier: Vec<Vec<u8>>,
 }
 
 impl<'a, P> ZkPhases<'a, P> {
     pub fn new(party: &'a mut P) -> Self {
-        ZkPhases { party, opened: Vec::new() }
+        ZkPhases { party, opened: Vec::new(), opened_for_verifier: Vec::new() }
     }
 
     /// Runs the multiplication check over every phase and compares the values the proof
-    /// opened, phase by phase, with those the garbled run revealed (`during_session`).
-    pub async fn finish<C: Channel>(self, ch: &mut C, during_session: &[Vec<u8>]) -> Result<(), PhaseError>
+    /// opened, phase by phase, with those the garbled run revealed (`during_session`) and
+    /// those the verifier alone decoded (`for_verifier`, which it has published).
+    pub async fn finish<C: Channel>(self, ch: &mut C, during_session: &[Vec<u8>], for_verifier: &[Vec<u8>]) -> Result<(), PhaseError>
     where
         P: Party<C>,
     {
         if self.party.check_pending() {
             self.party.run_batch(ch, &mut |_| ()).await?;
         }
-        compare_reveals(during_session, &self.opened)
+        compare_reveals(during_session, &self.opened)?;
+        compare_reveals(for_verifier, &self.opened_for_verifier)
+    }
+
+    /// One phase as a deferred batch: what `f` kept and the bytes the proof opens.
+    async fn prove<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Vec<u8>), PhaseError>
+    where
+        P: Party<C>,
+    {
+        Ok(self
+            .party
+            .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+                let (t, bits) = f(b);
+                let bytes = open_bytes(b, &bits);
+                (t, bytes)
+            })
+            .await?)
     }
 }
 
@@ -119,15 +144,14 @@ impl<P: Party<C>, C: Channel> Phases<C> for ZkPhases<'_, P> {
     type Backend = P::Backend;
 
     async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
-        let (t, bytes) = self
-            .party
-            .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-                let (t, bits) = f(b);
-                let bytes = open_bytes(b, &bits);
-                (t, bytes)
-            })
-            .await?;
+        let (t, bytes) = self.prove(ch, f).await?;
         self.opened.push(bytes.clone());
         Ok((t, bytes))
+    }
+
+    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+        let (t, bytes) = self.prove(ch, f).await?;
+        self.opened_for_verifier.push(bytes.clone());
+        Ok((t, Some(bytes)))
     }
 }

@@ -142,13 +142,13 @@ fn reproof_with(cheat: crate::zk::Cheat, p_share: &Fp, v_share: &Fp, inputs: &Kd
             let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&pv), 32)).await?;
             let mut zp = ZkPhases::new(&mut prover);
             derive(&mut zp, &mut a, Input::Wires(&mine), Input::Public(&vv), inputs).await?;
-            zp.finish(&mut a, during_session).await
+            zp.finish(&mut a, during_session, &[]).await
         },
         async move {
             let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
             let mut zv = ZkPhases::new(&mut verifier);
             derive(&mut zv, &mut b, Input::Wires(&theirs), Input::Public(&vv), inputs).await?;
-            zv.finish(&mut b, during_session).await
+            zv.finish(&mut b, during_session, &[]).await
         },
     ));
     // the verifier's verdict first: a prover it refused only sees the channel close
@@ -383,4 +383,101 @@ fn decoding_bits_for_another_number_of_wires_are_refused() {
     ))
     .1;
     assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::DecodingCountMismatch { expected: 8, got: 3 }))), "{r:?}");
+}
+
+/// A phase the verifier alone decodes: additive shares of the GHASH key H = AES_K(0^128) for
+/// K = k_P ⊕ k_V, the verifier's H ⊕ m under the prover's mask m.
+fn ghash_key_shares<B: crate::circuits::Circuit>(b: &mut B, k_p: &[B::Bit], mask: &[B::Bit], k_v: &[B::Bit]) -> ((), Vec<B::Bit>) {
+    let key = crate::circuits::xor_bits(b, k_p, k_v);
+    let rk = crate::circuits::aes::key_schedule(b, &key);
+    let h = crate::circuits::keystream::ghash_key(b, &rk);
+    ((), crate::circuits::xor_bits(b, &h, mask))
+}
+
+/// The garbled run of [`ghash_key_shares`]: what the garbler got (nothing, if it is right) and
+/// what the verifier decoded.
+fn garbled_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], cheat: GarblerCheat) -> (Option<Vec<u8>>, Vec<u8>) {
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    gp.cheat = cheat;
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 128);
+    let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
+    let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (g, e) = block_on(join(
+        async move {
+            let mine = gp.own_inputs(&mut a, &bytes_to_bits(&[k_p, mask].concat())).await?;
+            let theirs = gp.peer_inputs(&mut a, &keys).await?;
+            let ((), got) = gp.phase_for_verifier(&mut a, &mut |b| ghash_key_shares(b, &mine[..128], &mine[128..], &theirs)).await?;
+            assert!(gp.revealed().is_empty(), "nothing was revealed to both");
+            Ok::<_, PhaseError>(got)
+        },
+        async move {
+            let mut ep = EvaluatorParty::new();
+            let theirs = ep.peer_inputs(&mut b, 256).await?;
+            let mine = ep.own_inputs(&mut b, &bytes_to_bits(&k_v), &choices, &macs).await?;
+            let ((), got) = ep.phase_for_verifier(&mut b, &mut |b| ghash_key_shares(b, &theirs[..128], &theirs[128..], &mine)).await?;
+            assert_eq!(ep.for_verifier(), [got.clone().expect("the verifier decodes")]);
+            Ok::<_, PhaseError>(got.expect("the verifier decodes"))
+        },
+    ));
+    (g.expect("garbler"), e.expect("evaluator"))
+}
+
+/// The re-proof of [`ghash_key_shares`] after the session, with the verifier's key share and
+/// decoded value published.
+fn reproof_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], published: Vec<u8>) -> Result<(), PhaseError> {
+    let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let witness = [k_p, mask].concat();
+    let published = [published];
+    let p_published = published.clone();
+    let (p, v) = block_on(join(
+        async move {
+            let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&witness), 32)).await?;
+            let mut zp = ZkPhases::new(&mut prover);
+            zp.phase_for_verifier(&mut a, &mut |b| {
+                let kv = crate::circuits::constant_bytes(b, &k_v);
+                ghash_key_shares(b, &mine[..128], &mine[128..], &kv)
+            })
+            .await?;
+            zp.finish(&mut a, &[], &p_published).await
+        },
+        async move {
+            let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
+            let mut zv = ZkPhases::new(&mut verifier);
+            zv.phase_for_verifier(&mut b, &mut |b| {
+                let kv = crate::circuits::constant_bytes(b, &k_v);
+                ghash_key_shares(b, &theirs[..128], &theirs[128..], &kv)
+            })
+            .await?;
+            zv.finish(&mut b, &[], &published).await
+        },
+    ));
+    v.and(p)
+}
+
+#[test]
+fn a_phase_for_the_verifier_alone_gives_it_a_share_of_the_ghash_key_and_the_prover_nothing() {
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    let mut rng = rand::rng();
+    let (k_p, mask, k_v): ([u8; 16], [u8; 16], [u8; 16]) = (rng.random(), rng.random(), rng.random());
+    let (garbler_got, v_share) = garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat::default());
+    assert_eq!(garbler_got, None, "the garbler learns nothing of the value");
+    let key: [u8; 16] = core::array::from_fn(|i| k_p[i] ^ k_v[i]);
+    let mut h = [0u8; 16].into();
+    aes::Aes128::new(&key.into()).encrypt_block(&mut h);
+    let joint: Vec<u8> = v_share.iter().zip(&mask).map(|(x, m)| x ^ m).collect();
+    assert_eq!(joint, h.to_vec(), "the two shares add up to H = AES_K(0)");
+    reproof_ghash_key_shares(k_p, mask, k_v, v_share).expect("an honest garbler passes the re-proof");
+}
+
+#[test]
+fn the_reproof_catches_a_garbler_that_corrupted_a_value_only_the_verifier_decoded() {
+    let mut rng = rand::rng();
+    let (k_p, mask, k_v): ([u8; 16], [u8; 16], [u8; 16]) = (rng.random(), rng.random(), rng.random());
+    let (_, honest) = garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat::default());
+    let (_, cheated) = garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat { flip_decoding: Some(37), ..Default::default() });
+    assert_eq!(honest[4] ^ cheated[4], 1 << 5, "the flipped decoding bit changed the verifier's share");
+    let r = reproof_ghash_key_shares(k_p, mask, k_v, cheated);
+    assert_reveal_differs(r, "a corrupted share of the GHASH key");
 }
