@@ -165,6 +165,25 @@ fn nonzero() -> F128 {
 /// [`cots_for_powers`] COT keys under `delta` (the first with session-wide index `first`), its
 /// shares of H, …, H^max_power.
 pub async fn powers_a<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, delta: F128, keys: &[F128], first: u64) -> Result<PowerShares, GhashError> {
+    powers_a_inner(ch, h_share, max_power, delta, keys, first, None).await
+}
+
+/// [`powers_a`] by a cheating A, for tests: its input to odd-power OLE `ole` is off by `error`
+/// for bit `bit` only.
+#[cfg(test)]
+async fn powers_a_inconsistent<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, delta: F128, keys: &[F128], cheat: (usize, usize, F128)) -> Result<PowerShares, GhashError> {
+    powers_a_inner(ch, h_share, max_power, delta, keys, 0, Some(cheat)).await
+}
+
+async fn powers_a_inner<C: Channel>(
+    ch: &mut C,
+    h_share: F128,
+    max_power: usize,
+    delta: F128,
+    keys: &[F128],
+    first: u64,
+    #[allow(unused_variables)] cheat: Option<(usize, usize, F128)>,
+) -> Result<PowerShares, GhashError> {
     check_bound(max_power)?;
     let n = cots_for_powers(max_power);
     if keys.len() != n {
@@ -187,7 +206,14 @@ pub async fn powers_a<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, d
         p = p * r_inv_sq;
     }
     let e = corrections_from(&ch.recv().await?, k2.len())?;
-    let (shares, msg) = sender(&odd, delta, k2, first + COTS_PER_OLE as u64, &e)?;
+    let second = first + COTS_PER_OLE as u64;
+    #[cfg(test)]
+    let (shares, msg) = match cheat {
+        Some(c) => super::ole::sender_with_error(&odd, delta, k2, second, &e, c)?,
+        None => sender(&odd, delta, k2, second, &e)?,
+    };
+    #[cfg(not(test))]
+    let (shares, msg) = sender(&odd, delta, k2, second, &e)?;
     ch.send(elements_to_bytes(&msg)).await?;
     Ok(PowerShares::from_odd(&shares, max_power))
 }
@@ -295,6 +321,39 @@ mod tests {
         let ta = a.tag_share(&aad, &data, mask).expect("enough powers");
         let tb = b.tag_share(&aad, &data, core::array::from_fn(|i| ej0[i] ^ mask[i])).expect("enough powers");
         assert_ne!(core::array::from_fn::<u8, 16, _>(|i| ta[i] ^ tb[i]), tag.as_ref());
+    }
+
+    #[test]
+    fn an_inconsistent_ole_input_makes_the_tag_wrong_exactly_when_the_receivers_bit_is_set() {
+        // A cheats in the OLE for H³ (odd power 1), bit 5: B's share of H³ is off by
+        // error·x⁵ when bit 5 of B's input (r·H)³ is set, and then so is the joint GHASH of a
+        // record of three or more blocks, hence its tag, which the server refuses. Either way
+        // A received only B's masked corrections.
+        let (mut wrong, mut right) = (false, false);
+        for _ in 0..64 {
+            let h = F128(rand::random());
+            let delta = F128(rand::random());
+            let (keys, choices, macs) = random_cots(delta, cots_for_powers(4));
+            let h_a = F128(rand::random());
+            let (mut ca, mut cb) = memory_pair(1 << 20);
+            let (a, b) = block_on(join(
+                powers_a_inconsistent(&mut ca, h_a, 4, delta, &keys, (1, 5, F128(rand::random::<u128>() | 1))),
+                powers_b(&mut cb, h + h_a, 4, &choices, &macs, 0),
+            ));
+            let (a, b) = (a.expect("A's side"), b.expect("B's side"));
+            let h3_ok = a.power(3).zip(b.power(3)).map(|(x, y)| x + y) == Some(h * h * h);
+            // The joint GHASH of 4 blocks against the honest one from the true powers.
+            let blocks = ghash_blocks(&[1; 13], &[2; 20]);
+            let honest = blocks.iter().enumerate().fold(F128::ZERO, |acc, (i, x)| acc + *x * h.pow((blocks.len() - i) as u128));
+            let joint = a.ghash_share(&[1; 13], &[2; 20]).expect("4 powers") + b.ghash_share(&[1; 13], &[2; 20]).expect("4 powers");
+            assert_eq!(joint == honest, h3_ok, "the tag is wrong exactly when H³'s shares are");
+            wrong |= !h3_ok;
+            right |= h3_ok;
+            if wrong && right {
+                return;
+            }
+        }
+        panic!("64 random bits of B were all equal");
     }
 
     #[test]
