@@ -73,6 +73,18 @@ fn odd_powers(max_power: usize) -> usize {
     max_power.div_ceil(2)
 }
 
+/// x, x³, x⁵, … up to x^max_power: a party's multiplicative shares of the odd powers.
+fn odd_powers_of(x: F128, max_power: usize) -> Vec<F128> {
+    let x_sq = x * x;
+    let mut odd = Vec::with_capacity(odd_powers(max_power));
+    let mut p = x;
+    for _ in 0..odd_powers(max_power) {
+        odd.push(p);
+        p *= x_sq;
+    }
+    odd
+}
+
 /// COTs (A the sender) that [`powers_a`]/[`powers_b`] take for powers up to `max_power`.
 pub fn cots_for_powers(max_power: usize) -> usize {
     (1 + odd_powers(max_power)) * COTS_PER_OLE
@@ -198,13 +210,7 @@ async fn powers_a_inner<C: Channel>(
     out.extend(s.to_le_bytes());
     ch.send(out).await?;
 
-    let r_inv_sq = r_inv * r_inv;
-    let mut odd = Vec::with_capacity(odd_powers(max_power));
-    let mut p = r_inv;
-    for _ in 0..odd_powers(max_power) {
-        odd.push(p);
-        p = p * r_inv_sq;
-    }
+    let odd = odd_powers_of(r_inv, max_power);
     let e = corrections_from(&ch.recv().await?, k2.len())?;
     let second = first + COTS_PER_OLE as u64;
     #[cfg(test)]
@@ -235,13 +241,7 @@ pub async fn powers_b<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, c
     let beta = receiver(&[h_share], m1, first, &elements_from(ole_msg, COTS_PER_OLE)?)?[0];
     let rh = a2m_receiver_share(s, beta);
 
-    let rh_sq = rh * rh;
-    let mut odd = Vec::with_capacity(odd_powers(max_power));
-    let mut p = rh;
-    for _ in 0..odd_powers(max_power) {
-        odd.push(p);
-        p = p * rh_sq;
-    }
+    let odd = odd_powers_of(rh, max_power);
     ch.send(bits_to_bytes(&receiver_corrections(&odd, c2)?)).await?;
     let shares = receiver(&odd, m2, first + COTS_PER_OLE as u64, &elements_from(&ch.recv().await?, c2.len())?)?;
     Ok(PowerShares::from_odd(&shares, max_power))
@@ -281,7 +281,7 @@ mod tests {
         let (a, b) = power_shares(h, 9);
         let mut hk = F128::ONE;
         for k in 1..=9 {
-            hk = hk * h;
+            hk *= h;
             let (x, y) = (a.power(k).expect("in range"), b.power(k).expect("in range"));
             assert_eq!(x + y, hk, "H^{k}");
             assert_ne!(x, hk, "A's share of H^{k} is not the power itself");
