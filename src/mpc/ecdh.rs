@@ -40,9 +40,9 @@ pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
     ProjectivePoint::from(*server) * d
 }
 
-use super::ole::{receiver, receiver_corrections, sender, OleError};
+use super::ole::{corrections_from_bytes, receiver, receiver_corrections, sender, OleError};
 use crate::channel::{Channel, ChannelError};
-use crate::circuits::{bits_to_bytes, bytes_to_bits};
+use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
 
 /// COTs (party A the COT sender, B the receiver) each round of [`PartyA`]/[`PartyB`] uses.
@@ -230,13 +230,6 @@ fn nonzero_random() -> Fp {
 /// B's round-2 message starts with this byte when δ was zero: the exchange stops.
 const SAME_X: u8 = 1;
 
-fn corrections_from(msg: &[u8], n: usize) -> Result<Vec<bool>, EcdhError> {
-    if msg.len() != n / 8 {
-        return Err(EcdhError::Malformed("OLE corrections of the wrong length"));
-    }
-    Ok(bytes_to_bits(msg))
-}
-
 fn elements_to_bytes(elements: &[Fp]) -> Vec<u8> {
     elements.iter().flat_map(|e| e.to_be_bytes()).collect()
 }
@@ -266,19 +259,19 @@ fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
 pub async fn run_a<C: Channel>(ch: &mut C, mut a: PartyA, delta: F128, keys: &[F128], first: u64) -> Result<Fp, EcdhError> {
     let [k1, k2, k3] = rounds(keys)?;
     let cots = |keys, at: usize| SenderCots { delta, keys, first: first + at as u64 };
-    let e = corrections_from(&ch.recv().await?, k1.len())?;
+    let e = corrections_from_bytes(&ch.recv().await?, k1.len())?;
     let (msg, a_delta) = a.round1(&cots(k1, 0), &e)?;
     let mut out = elements_to_bytes(&msg);
     out.extend(a_delta.to_be_bytes());
     ch.send(out).await?;
     let reply = ch.recv().await?;
     let e = match reply.split_first() {
-        Some((0, rest)) => corrections_from(rest, k2.len())?,
+        Some((0, rest)) => corrections_from_bytes(rest, k2.len())?,
         Some((&SAME_X, [])) => return Err(EcdhError::SameX),
         _ => return Err(EcdhError::Malformed("round 2's status byte")),
     };
     ch.send(elements_to_bytes(&a.round2(&cots(k2, k1.len()), &e)?)).await?;
-    let e = corrections_from(&ch.recv().await?, k3.len())?;
+    let e = corrections_from_bytes(&ch.recv().await?, k3.len())?;
     let (msg, share) = a.finish(&cots(k3, k1.len() + k2.len()), &e)?;
     ch.send(elements_to_bytes(&msg)).await?;
     Ok(share)

@@ -17,9 +17,9 @@
 //! sent its share would let an A that used inconsistent OLE inputs read B's bits from the
 //! difference to the tag the server sent.
 
-use super::ole::{a2m_receiver_share, a2m_sender_share, receiver, receiver_corrections, sender, OleError, COTS_PER_OLE};
+use super::ole::{a2m_receiver_share, a2m_sender_share, corrections_from_bytes, receiver, receiver_corrections, sender, OleError, COTS_PER_OLE};
 use crate::channel::{Channel, ChannelError};
-use crate::circuits::{bits_to_bytes, bytes_to_bits};
+use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
 
 /// The most blocks one record's GHASH absorbs: a 2^14-byte TLS 1.2 record, its 13-byte
@@ -149,13 +149,6 @@ fn elements_from(msg: &[u8], n: usize) -> Result<Vec<F128>, GhashError> {
     Ok(msg.chunks_exact(16).map(|c| F128::from_le_bytes(c.try_into().unwrap_or([0; 16]))).collect())
 }
 
-fn corrections_from(msg: &[u8], n: usize) -> Result<Vec<bool>, GhashError> {
-    if msg.len() != n / 8 {
-        return Err(GhashError::Malformed("OLE corrections of the wrong length"));
-    }
-    Ok(bytes_to_bits(msg))
-}
-
 fn check_bound(max_power: usize) -> Result<(), GhashError> {
     if max_power == 0 || max_power > MAX_POWER {
         return Err(GhashError::TooManyBlocks { blocks: max_power, max: MAX_POWER });
@@ -203,7 +196,7 @@ async fn powers_a_inner<C: Channel>(
     }
     let (k1, k2) = keys.split_at(COTS_PER_OLE);
     let r = nonzero();
-    let e = corrections_from(&ch.recv().await?, COTS_PER_OLE)?;
+    let e = corrections_from_bytes(&ch.recv().await?, COTS_PER_OLE)?;
     let (alpha, msg) = sender(&[r], delta, k1, first, &e)?;
     let (s, r_inv) = a2m_sender_share(r, h_share, alpha[0]);
     let mut out = elements_to_bytes(&msg);
@@ -211,7 +204,7 @@ async fn powers_a_inner<C: Channel>(
     ch.send(out).await?;
 
     let odd = odd_powers_of(r_inv, max_power);
-    let e = corrections_from(&ch.recv().await?, k2.len())?;
+    let e = corrections_from_bytes(&ch.recv().await?, k2.len())?;
     let second = first + COTS_PER_OLE as u64;
     #[cfg(test)]
     let (shares, msg) = match cheat {

@@ -100,6 +100,13 @@ fn check(what: &'static str, expected: usize, got: usize) -> Result<(), OleError
     }
 }
 
+/// The receiver's corrections from a message of `n` of them packed 8 to a byte (`n` a multiple
+/// of 8, as every OLE's `F::BITS` is).
+pub fn corrections_from_bytes(msg: &[u8], n: usize) -> Result<Vec<bool>, OleError> {
+    check("bytes of OLE corrections", n / 8, msg.len())?;
+    Ok(crate::circuits::bytes_to_bits(msg))
+}
+
 /// The tweak of COT `k` of a run whose first COT has session-wide index `first_cot`.
 fn tweak(first_cot: u64, k: usize) -> u128 {
     TWEAK_DOMAIN | u128::from(first_cot + k as u64)
