@@ -2,7 +2,8 @@
 //! evaluation (OLE) from correlated OT (Gilboa, CRYPTO 1999) over GF(2^128) and over GF(p) of
 //! P-256; on it the conversions between multiplicative and additive shares that the two-party
 //! GHASH needs ([`ghash`]: shares of every power of H, then of a record's tag), and the
-//! two-party ECDH that gives additive shares of the premaster secret.
+//! two-party ECDH that gives additive shares of the premaster secret; the AES-GCM record
+//! layer over key wires neither party reads ([`record`]).
 //!
 //! Computations over circuits are written once as [`phases`] and run garbled during the
 //! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
@@ -18,6 +19,7 @@ pub mod ghash;
 pub mod kdf;
 pub mod ole;
 pub mod phases;
+pub mod record;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,372 @@
+//! MPC mode's AES-GCM record layer (TLS 1.2, RFC 5288) over key wires neither party can read:
+//! the garbled material of a direction and its records, and the two exchanges that use it.
+//!
+//! - **Garbled material** ([`Phases`], so the re-proof covers it): the AES key schedule once
+//!   per direction; the verifier's share of the GHASH key H (H ⊕ m under a mask of the
+//!   prover's); per record the keystream, revealed masked by the prover's mask (a one-time pad
+//!   to the verifier, which sends it back), and the verifier's share of E_K(J0).
+//! - **Sending** ([`seal_prover`], [`seal_verifier`]): the prover encrypts its plaintext with
+//!   the keystream itself (the plaintext never enters a circuit) and sends the verifier the
+//!   explicit nonce and ciphertext; the verifier refuses any nonce but its own count of the
+//!   direction's records (a repeated nonce would give the prover two tags under one E_K(J0),
+//!   hence H) and answers its tag share. The verifier now knows exactly what the server gets.
+//! - **Checking a server record** ([`check_prover`], [`check_verifier`]): the prover forwards
+//!   the record as it arrived, then its tag share; the verifier answers only accept or reject,
+//!   never its own share (docs/protocol.md: otherwise chosen OLE errors would leak H).
+//!
+//! The additional data is built by the verifier from its own count of records, the content
+//! type the exchange is for, the version and the length, never taken from the prover.
+
+use super::ghash::{GhashError, PowerShares};
+use super::phases::{Input, PhaseError, Phases};
+use crate::channel::{Channel, ChannelError};
+use crate::circuits::aes::{key_schedule, RoundKeys};
+use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
+use crate::circuits::{constant_bytes, xor_bits, Circuit, Gates};
+
+/// TLS 1.2 on the wire.
+const VERSION: [u8; 2] = [3, 3];
+/// Explicit nonce and tag around a TLS 1.2 AES-GCM record's ciphertext.
+const NONCE_LEN: usize = 8;
+const TAG_LEN: usize = 16;
+/// The largest ciphertext of a TLS 1.2 record (RFC 5246 §6.2.3: 2^14 + 2048 with the nonce and
+/// tag; our records carry at most 2^14 bytes of plaintext).
+pub const MAX_CIPHERTEXT: usize = 1 << 14;
+
+/// Why a record exchange failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error(transparent)]
+    Ghash(#[from] GhashError),
+    #[error("the peer sent a malformed record message: {0}")]
+    Malformed(&'static str),
+    #[error("record {seq}: explicit nonce {got:#018x} is not the record's sequence number")]
+    NonceNotSequence { seq: u64, got: u64 },
+    #[error("record {seq}: a ciphertext of {len} bytes, more than {MAX_CIPHERTEXT}")]
+    TooLong { seq: u64, len: usize },
+    #[error("server record {seq}: the tag does not verify under the session's key")]
+    TagMismatch { seq: u64 },
+    #[error("server record {seq}: the verifier refused its tag")]
+    Refused { seq: u64 },
+}
+
+/// The additional data of TLS 1.2 record `seq`: seq_num ‖ type ‖ version ‖ length.
+pub fn additional_data(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
+    let mut aad = [0u8; 13];
+    aad[..8].copy_from_slice(&seq.to_be_bytes());
+    aad[8] = content_type;
+    aad[9..11].copy_from_slice(&VERSION);
+    aad[11..].copy_from_slice(&(len as u16).to_be_bytes());
+    aad
+}
+
+/// A direction's garbled AES: the round keys and the 4-byte implicit IV, as wires.
+pub struct Direction<B: Circuit> {
+    rk: RoundKeys<B>,
+    salt: Vec<B::Bit>,
+}
+
+impl<B: Circuit> Direction<B> {
+    /// The record's 96-bit IV: the implicit salt, then the explicit nonce (public).
+    fn iv(&self, b: &B, explicit_nonce: u64) -> Vec<B::Bit> {
+        [self.salt.clone(), constant_bytes(b, &explicit_nonce.to_be_bytes())].concat()
+    }
+}
+
+/// The direction's key schedule (one phase, nothing revealed) from its key and salt wires.
+pub async fn direction<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, key: &[<P::Backend as Gates>::Bit], salt: &[<P::Backend as Gates>::Bit]) -> Result<Direction<P::Backend>, PhaseError> {
+    let (d, _) = p.phase(ch, &mut |b| (Direction { rk: key_schedule(b, key), salt: salt.to_vec() }, Vec::new())).await?;
+    Ok(d)
+}
+
+/// The verifier's share of the direction's GHASH key, H ⊕ m under the prover's 16-byte mask m
+/// (`None` on the prover's side, whose share is m).
+pub async fn ghash_key_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, mask: &Input<'_, P::Backend>) -> Result<Option<[u8; 16]>, PhaseError> {
+    let ((), share) = p
+        .phase_for_verifier(ch, &mut |b| {
+            let h = ghash_key(b, &d.rk);
+            ((), xor_bits(b, &h, &mask.wires(b)))
+        })
+        .await?;
+    share.map(block16).transpose()
+}
+
+/// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
+/// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
+pub async fn masked_keystream<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, explicit_nonce: u64, len: usize, mask: &Input<'_, P::Backend>) -> Result<Vec<u8>, PhaseError> {
+    let ((), revealed) = p
+        .phase(ch, &mut |b| {
+            let iv = d.iv(b, explicit_nonce);
+            let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
+            let ks: Vec<_> = keystream_blocks(b, &d.rk, &iv, &blocks).into_iter().flatten().take(8 * len).collect();
+            ((), xor_bits(b, &ks, &mask.wires(b)))
+        })
+        .await?;
+    Ok(revealed)
+}
+
+/// The verifier's share of E_K(J0) for a record under `explicit_nonce`, masked by the
+/// prover's 16-byte mask (`None` on the prover's side).
+pub async fn j0_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, explicit_nonce: u64, mask: &Input<'_, P::Backend>) -> Result<Option<[u8; 16]>, PhaseError> {
+    let ((), share) = p
+        .phase_for_verifier(ch, &mut |b| {
+            let iv = d.iv(b, explicit_nonce);
+            let j0 = j0_block(b, &d.rk, &iv);
+            ((), xor_bits(b, &j0, &mask.wires(b)))
+        })
+        .await?;
+    share.map(block16).transpose()
+}
+
+fn block16(bytes: Vec<u8>) -> Result<[u8; 16], PhaseError> {
+    bytes.try_into().map_err(|_| super::phases::PeerMisbehaved::Malformed("a 16-byte share").into())
+}
+
+fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
+    core::array::from_fn(|i| a[i] ^ b[i])
+}
+
+/// The prover's side of sending record `seq`: sends the explicit nonce (the sequence number)
+/// and the ciphertext it encrypted with its keystream, takes the verifier's tag share and
+/// returns the record's body for the server (nonce ‖ ciphertext ‖ tag). `j0_mask` is its
+/// share of E_K(J0).
+pub async fn seal_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, ciphertext: &[u8], j0_mask: [u8; 16]) -> Result<Vec<u8>, RecordError> {
+    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
+    let body = [&seq.to_be_bytes()[..], ciphertext].concat();
+    ch.send(body.clone()).await?;
+    let theirs: [u8; 16] = ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
+    Ok([body, xor16(mine, theirs).to_vec()].concat())
+}
+
+/// The verifier's side of sending record `seq`: takes the nonce and ciphertext, refuses a
+/// nonce other than `seq` and an oversized record, answers its tag share. Returns the
+/// ciphertext: what the server receives.
+pub async fn seal_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, j0_share: [u8; 16]) -> Result<Vec<u8>, RecordError> {
+    let msg = ch.recv().await?;
+    let (nonce, ciphertext) = msg.split_first_chunk::<NONCE_LEN>().ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
+    let got = u64::from_be_bytes(*nonce);
+    if got != seq {
+        return Err(RecordError::NonceNotSequence { seq, got });
+    }
+    if ciphertext.len() > MAX_CIPHERTEXT {
+        return Err(RecordError::TooLong { seq, len: ciphertext.len() });
+    }
+    let share = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
+    ch.send(share.to_vec()).await?;
+    Ok(ciphertext.to_vec())
+}
+
+/// A server record's body split: explicit nonce, ciphertext, tag.
+pub fn split_body(body: &[u8]) -> Option<(u64, &[u8], [u8; 16])> {
+    let (nonce, rest) = body.split_first_chunk::<NONCE_LEN>()?;
+    let (ciphertext, tag) = rest.split_last_chunk::<TAG_LEN>()?;
+    Some((u64::from_be_bytes(*nonce), ciphertext, *tag))
+}
+
+/// The prover's side of checking server record `seq` (its `body` as it arrived, already
+/// forwarded with [`forward_record`] and its E_K(J0) material made): sends its tag share, takes
+/// the verifier's verdict.
+pub async fn check_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, body: &[u8], j0_mask: [u8; 16]) -> Result<(), RecordError> {
+    let (_, ciphertext, _) = split_body(body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
+    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
+    ch.send(mine.to_vec()).await?;
+    match ch.recv().await?.as_slice() {
+        [1] => Ok(()),
+        [0] => Err(RecordError::Refused { seq }),
+        _ => Err(RecordError::Malformed("a verdict is one byte")),
+    }
+}
+
+/// The prover forwards a server record's body as it arrived, before anything else about it.
+pub async fn forward_record<C: Channel>(ch: &mut C, body: &[u8]) -> Result<(), RecordError> {
+    Ok(ch.send(body.to_vec()).await?)
+}
+
+/// The verifier takes a forwarded server record: its explicit nonce, for the E_K(J0)
+/// material, and the body, which it keeps.
+pub async fn receive_record<C: Channel>(ch: &mut C, seq: u64) -> Result<(u64, Vec<u8>), RecordError> {
+    let body = ch.recv().await?;
+    let (nonce, ciphertext, _) = split_body(&body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
+    if ciphertext.len() > MAX_CIPHERTEXT {
+        return Err(RecordError::TooLong { seq, len: ciphertext.len() });
+    }
+    Ok((nonce, body))
+}
+
+/// The verifier's side of checking server record `seq`: takes the prover's tag share, checks
+/// that with its own it makes the record's tag, answers accept or reject (never its share).
+pub async fn check_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, body: &[u8], j0_share: [u8; 16]) -> Result<(), RecordError> {
+    let (_, ciphertext, tag) = split_body(body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
+    let theirs: [u8; 16] = ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
+    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
+    let ok = bool::from(subtle::ConstantTimeEq::ct_eq(&xor16(mine, theirs)[..], &tag[..]));
+    ch.send(vec![ok as u8]).await?;
+    if ok {
+        Ok(())
+    } else {
+        Err(RecordError::TagMismatch { seq })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::memory_pair;
+    use crate::circuits::bytes_to_bits;
+    use crate::gc::Garbler;
+    use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
+    use crate::mpc::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
+    use crate::ot::test_util::random_cots;
+    use crate::primitives::field::F128;
+    use crate::zk::MAX_MESSAGE;
+    use futures::executor::block_on;
+    use futures::future::join;
+    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+
+    const APPLICATION_DATA: u8 = 23;
+
+    /// What the run shows: the client record the prover built, the ciphertext the verifier
+    /// saw, and both parties' outcomes of checking the server record.
+    struct Run {
+        client_record: Vec<u8>,
+        seen_by_verifier: Vec<u8>,
+        server_check: (Result<(), RecordError>, Result<(), RecordError>),
+    }
+
+    /// One direction keyed by K = k_P ⊕ k_V with the prover's salt, garbled: the prover seals
+    /// `plaintext` as record 0, then both check `server_body` (a record under the same key) as
+    /// server record 0.
+    fn run(k_p: [u8; 16], k_v: [u8; 16], salt: [u8; 4], plaintext: &[u8], server_body: Vec<u8>) -> Run {
+        let len = plaintext.len();
+        let (h_mask, j0_mask, j0_mask_s): ([u8; 16], [u8; 16], [u8; 16]) = (rand::random(), rand::random(), rand::random());
+        let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
+        let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+        let (in_keys, in_choices, in_macs) = random_cots(F128(gp.garbler().delta()), 128);
+        let in_keys: Vec<u128> = in_keys.iter().map(|k| k.0).collect();
+        let in_macs: Vec<u128> = in_macs.iter().map(|m| m.0).collect();
+        let max_power = 2 + len.div_ceil(16);
+        let delta = F128(rand::random());
+        let (ole_keys, ole_choices, ole_macs) = random_cots(delta, cots_for_powers(max_power));
+        let p_inputs = [&k_p[..], &salt, &h_mask, &j0_mask, &j0_mask_s, &ks_mask].concat();
+        let n_p = 8 * p_inputs.len();
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let prover = async move {
+            let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_inputs)).await?;
+            let theirs = gp.peer_inputs(&mut a, &in_keys).await?;
+            let (key, _) = gp.phase(&mut a, &mut |b| (xor_bits(b, &mine[..128], &theirs), Vec::new())).await?;
+            let w = |from: usize, bytes: usize| Input::Wires(&mine[8 * from..8 * (from + bytes)]);
+            let d = direction(&mut gp, &mut a, &key, &mine[128..160]).await?;
+            assert_eq!(ghash_key_share(&mut gp, &mut a, &d, &w(20, 16)).await?, None, "the garbler gets no share");
+            let masked = masked_keystream(&mut gp, &mut a, &d, 0, len, &w(68, len)).await?;
+            assert_eq!(j0_share(&mut gp, &mut a, &d, 0, &w(36, 16)).await?, None);
+            let powers = powers_a(&mut a, block_to_field(h_mask), max_power, delta, &ole_keys, 0).await.map_err(RecordError::from)?;
+            let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
+            let record = seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?;
+
+            forward_record(&mut a, &server_body).await?;
+            let (nonce, _, _) = split_body(&server_body).ok_or(RecordError::Malformed("test record"))?;
+            j0_share(&mut gp, &mut a, &d, nonce, &w(52, 16)).await?;
+            let checked = check_prover(&mut a, &powers, 0, APPLICATION_DATA, &server_body, j0_mask_s).await;
+            Ok::<_, Box<dyn std::error::Error>>((record, checked))
+        };
+        let verifier = async move {
+            let mut ep = EvaluatorParty::new();
+            let theirs = ep.peer_inputs(&mut b, n_p).await?;
+            let mine = ep.own_inputs(&mut b, &bytes_to_bits(&k_v), &in_choices, &in_macs).await?;
+            let (key, _) = ep.phase(&mut b, &mut |b| (xor_bits(b, &theirs[..128], &mine), Vec::new())).await?;
+            let w = |from: usize, bytes: usize| Input::Wires(&theirs[8 * from..8 * (from + bytes)]);
+            let d = direction(&mut ep, &mut b, &key, &theirs[128..160]).await?;
+            let h_share = ghash_key_share(&mut ep, &mut b, &d, &w(20, 16)).await?.expect("the verifier decodes");
+            masked_keystream(&mut ep, &mut b, &d, 0, len, &w(68, len)).await?;
+            let j0 = j0_share(&mut ep, &mut b, &d, 0, &w(36, 16)).await?.expect("the verifier decodes");
+            let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
+            let seen = seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0).await?;
+
+            let (nonce, body) = receive_record(&mut b, 0).await?;
+            let j0 = j0_share(&mut ep, &mut b, &d, nonce, &w(52, 16)).await?.expect("the verifier decodes");
+            let checked = check_verifier(&mut b, &powers, 0, APPLICATION_DATA, &body, j0).await;
+            Ok::<_, Box<dyn std::error::Error>>((seen, checked))
+        };
+        let (p, v) = block_on(join(prover, verifier));
+        let ((client_record, p_check), (seen_by_verifier, v_check)) = (p.expect("prover"), v.expect("verifier"));
+        Run { client_record, seen_by_verifier, server_check: (p_check, v_check) }
+    }
+
+    fn ring_key(key: &[u8; 16]) -> LessSafeKey {
+        LessSafeKey::new(UnboundKey::new(&AES_128_GCM, key).expect("16 bytes"))
+    }
+
+    /// A record body as the server would send it: explicit nonce ‖ ciphertext ‖ tag.
+    fn server_record(key: &[u8; 16], salt: [u8; 4], explicit: u64, seq: u64, plaintext: &[u8]) -> Vec<u8> {
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(&salt);
+        nonce[4..].copy_from_slice(&explicit.to_be_bytes());
+        let mut data = plaintext.to_vec();
+        let aad = additional_data(seq, APPLICATION_DATA, data.len());
+        let tag = ring_key(key).seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), &mut data).expect("seal");
+        [&explicit.to_be_bytes()[..], &data, tag.as_ref()].concat()
+    }
+
+    fn shares() -> ([u8; 16], [u8; 16], [u8; 16], [u8; 4]) {
+        let (k_p, k_v, salt): ([u8; 16], [u8; 16], [u8; 4]) = (rand::random(), rand::random(), rand::random());
+        (k_p, k_v, core::array::from_fn(|i| k_p[i] ^ k_v[i]), salt)
+    }
+
+    #[test]
+    fn a_record_sealed_by_both_parties_opens_under_the_joint_key_and_a_server_record_checks() {
+        let (k_p, k_v, key, salt) = shares();
+        let plaintext = b"GET /balance HTTP/1.1\r\nHost: bank.test\r\nAuthorization: Bearer 5ecret\r\n\r\n";
+        let response = server_record(&key, salt, 0x1122_3344_5566_7788, 0, b"HTTP/1.1 200 OK\r\n\r\n{\"balance\":1}");
+        let r = run(k_p, k_v, salt, plaintext, response);
+        // ring opens the client record with the key neither party held.
+        let (explicit, ciphertext, _) = split_body(&r.client_record).expect("a whole record");
+        assert_eq!(explicit, 0);
+        assert_eq!(r.seen_by_verifier, ciphertext, "the verifier saw the ciphertext the server gets");
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(&salt);
+        let mut in_out = r.client_record[NONCE_LEN..].to_vec();
+        let opened = ring_key(&key)
+            .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(additional_data(0, APPLICATION_DATA, plaintext.len())), &mut in_out)
+            .expect("the joint tag verifies");
+        assert_eq!(opened, plaintext);
+        assert!(r.server_check.0.is_ok() && r.server_check.1.is_ok(), "{:?}", r.server_check);
+    }
+
+    #[test]
+    fn a_server_record_altered_after_the_server_sent_it_is_refused() {
+        let (k_p, k_v, key, salt) = shares();
+        let mut response = server_record(&key, salt, 5, 0, b"HTTP/1.1 200 OK\r\n\r\n{\"balance\":1}");
+        response[NONCE_LEN + 30] ^= 1;
+        let r = run(k_p, k_v, salt, b"GET / HTTP/1.1\r\n\r\n", response);
+        assert!(matches!(r.server_check.1, Err(RecordError::TagMismatch { seq: 0 })), "{:?}", r.server_check.1);
+        assert!(matches!(r.server_check.0, Err(RecordError::Refused { seq: 0 })), "{:?}", r.server_check.0);
+        // A record under another key (so another tag) is refused the same way.
+        let other = server_record(&rand::random(), salt, 5, 0, b"HTTP/1.1 200 OK\r\n\r\n");
+        let r = run(k_p, k_v, salt, b"GET / HTTP/1.1\r\n\r\n", other);
+        assert!(matches!(r.server_check.1, Err(RecordError::TagMismatch { .. })));
+    }
+
+    #[test]
+    fn the_verifier_refuses_a_nonce_other_than_the_records_position_and_oversized_records() {
+        let powers = {
+            let (mut a, mut b) = memory_pair(1 << 20);
+            let delta = F128(rand::random());
+            let (k, c, m) = random_cots(delta, cots_for_powers(4));
+            let (_, pb) = block_on(join(powers_a(&mut a, F128::ONE, 4, delta, &k, 0), powers_b(&mut b, F128::ONE, 4, &c, &m, 0)));
+            pb.expect("powers")
+        };
+        for (msg, what) in [([&7u64.to_be_bytes()[..], &[0; 20]].concat(), "replayed nonce"), ([&3u64.to_be_bytes()[..], &vec![0; MAX_CIPHERTEXT + 1]].concat(), "oversized")] {
+            let (mut ours, mut peer) = memory_pair(1 << 20);
+            let r = block_on(async {
+                peer.send(msg).await.expect("open");
+                seal_verifier(&mut ours, &powers, 3, APPLICATION_DATA, [0; 16]).await
+            });
+            match (what, r) {
+                ("replayed nonce", Err(RecordError::NonceNotSequence { seq: 3, got: 7 })) | ("oversized", Err(RecordError::TooLong { seq: 3, .. })) => {}
+                (what, other) => panic!("{what}: {other:?}"),
+            }
+        }
+    }
+}
