@@ -1,8 +1,8 @@
 //! MPC mode's two-party key exchange, timed (part of `tlsproof bench mpc`): COTs by KOS, the
 //! two-party ECDH to premaster shares, the garbled TLS 1.2 key derivation to the session keys
 //! and both Finished values, each party a function of its own channel end. In memory both
-//! parties run in one thread (every message serialised and counted); natively the exchange also
-//! runs over the emulated cable link with each party on a thread of its own. The results are
+//! parties run in one thread (every message serialised and counted); then over the emulated
+//! cable link, each party on a thread of its own (a Web Worker in the browser). The results are
 //! checked against the native key schedule.
 
 use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
@@ -149,22 +149,18 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     put(&format!("MPC GHASH powers H..H^{max_power} (one 1 KiB record; COTs included)"), (t1 - t0) * 1e3, "ms");
     put(&format!("MPC GHASH powers H..H^{max_power}: bytes (COTs {:.3} MB)", mb(cot_bytes)), mb(a.bytes_sent() + a.bytes_received()), "MB");
 
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        use crate::zk::bench::{link, LINK_CASES};
-        let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
-        let (mut a, mut b) = link::pair(crate::bench::netem::LinkShape::from_rtt(rtt_ms, mbps), MAX_MESSAGE);
-        let s = setup.clone();
-        let v = std::thread::spawn(move || block_on(verifier(&mut b, &s)));
-        let p = block_on(prover(&mut a, platform, &setup));
-        let v = v.join().map_err(|_| "the verifier thread panicked")?;
-        let (p, (v_share, _)) = (p?, v?);
-        check(&setup, &p, v_share)?;
-        let [t1, t2, t3] = p.ends;
-        put(&format!("MPC key exchange over {name}: COTs"), t1 * 1e3, "ms");
-        put(&format!("MPC key exchange over {name}: ECDH"), (t2 - t1) * 1e3, "ms");
-        put(&format!("MPC key exchange over {name}: key derivation"), (t3 - t2) * 1e3, "ms");
-        put(&format!("MPC key exchange over {name}: whole"), t3 * 1e3, "ms");
-    }
+    // Over the cable link, each party on a thread of its own (natively) or on one of rayon's
+    // Web Workers (in the browser, where the pool has at least two).
+    use crate::zk::bench::{link, LINK_CASES};
+    let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
+    let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
+    let (p, v) = crate::gc::bench::both(|| block_on(prover(&mut a, platform, &setup)), || block_on(verifier(&mut b, &setup)));
+    let (p, (v_share, _)) = (p?, v?);
+    check(&setup, &p, v_share)?;
+    let [t1, t2, t3] = p.ends;
+    put(&format!("MPC key exchange over {name}: COTs"), t1 * 1e3, "ms");
+    put(&format!("MPC key exchange over {name}: ECDH"), (t2 - t1) * 1e3, "ms");
+    put(&format!("MPC key exchange over {name}: key derivation"), (t3 - t2) * 1e3, "ms");
+    put(&format!("MPC key exchange over {name}: whole"), t3 * 1e3, "ms");
     Ok(figures)
 }

@@ -268,31 +268,36 @@ where
 /// a [`MemoryChannel`](crate::channel::MemoryChannel) (its size limit and byte counts), their
 /// arrival times through a queue beside it; the receiver sleeps until a message's arrival: each
 /// party runs on a thread of its own here.
-#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod link {
-    use crate::bench::netem::LinkShape;
     use crate::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
     use futures::channel::mpsc;
     use futures::StreamExt;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     pub(crate) struct LinkChannel {
         inner: MemoryChannel,
         /// The arrival time of every message this end sent, in order, and of the peer's.
-        arrivals_out: mpsc::UnboundedSender<Instant>,
-        arrivals_in: mpsc::UnboundedReceiver<Instant>,
-        shape: LinkShape,
+        arrivals_out: mpsc::UnboundedSender<f64>,
+        arrivals_in: mpsc::UnboundedReceiver<f64>,
+        /// One-way delay, seconds.
+        delay: f64,
+        /// Bits per second; `None` is unlimited.
+        bandwidth: Option<f64>,
+        /// Seconds since some fixed point (the platform's clock: `Instant` has none in wasm).
+        now: fn() -> f64,
         /// When this end's outgoing link has sent everything queued so far.
-        free_at: Instant,
+        free_at: f64,
     }
 
-    /// Two connected ends, the same `shape` each way.
-    pub(crate) fn pair(shape: LinkShape, max_message: usize) -> (LinkChannel, LinkChannel) {
+    /// Two connected ends with round trip `rtt_ms` (half each way) and `mbps` each direction
+    /// (0: unlimited), as [`crate::bench::netem`]'s profiles, timed by `now`.
+    pub(crate) fn pair(rtt_ms: f64, mbps: f64, max_message: usize, now: fn() -> f64) -> (LinkChannel, LinkChannel) {
         let (a, b) = memory_pair(max_message);
         let (atx, brx) = mpsc::unbounded();
         let (btx, arx) = mpsc::unbounded();
-        let now = Instant::now();
-        let end = |inner, arrivals_out, arrivals_in| LinkChannel { inner, arrivals_out, arrivals_in, shape, free_at: now };
+        let t = now();
+        let (delay, bandwidth) = (rtt_ms.max(0.0) / 2e3, (mbps > 0.0).then_some(mbps * 1e6));
+        let end = |inner, arrivals_out, arrivals_in| LinkChannel { inner, arrivals_out, arrivals_in, delay, bandwidth, now, free_at: t };
         (end(a, atx, arx), end(b, btx, brx))
     }
 
@@ -300,17 +305,19 @@ pub(crate) mod link {
         async fn send(&mut self, msg: Vec<u8>) -> Result<(), ChannelError> {
             let len = msg.len();
             self.inner.send(msg).await?;
-            let serialise = self.shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(len as f64 * 8.0 / bps));
-            self.free_at = self.free_at.max(Instant::now()) + serialise;
-            self.arrivals_out.unbounded_send(self.free_at + self.shape.delay).map_err(|_| ChannelError::Closed)
+            let serialise = self.bandwidth.map_or(0.0, |bps| len as f64 * 8.0 / bps);
+            self.free_at = self.free_at.max((self.now)()) + serialise;
+            self.arrivals_out.unbounded_send(self.free_at + self.delay).map_err(|_| ChannelError::Closed)
         }
 
+        /// Blocks the thread until the message's arrival (natively, and on a Web Worker, where
+        /// `thread::sleep` is an atomic wait).
         async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
             let msg = self.inner.recv().await?;
             let arrival = self.arrivals_in.next().await.ok_or(ChannelError::Closed)?;
-            let now = Instant::now();
-            if arrival > now {
-                std::thread::sleep(arrival - now);
+            let wait = arrival - (self.now)();
+            if wait > 0.0 {
+                std::thread::sleep(Duration::from_secs_f64(wait));
             }
             Ok(msg)
         }
@@ -364,8 +371,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     #[cfg(not(target_arch = "wasm32"))]
     if sizes.links {
         for &(name, rtt_ms, mbps, n) in LINK_CASES {
-            let shape = crate::bench::netem::LinkShape::from_rtt(rtt_ms, mbps);
-            let channels = || link::pair(shape, MAX_MESSAGE.max(MAX_MESSAGE_BYTES));
+            let channels = || link::pair(rtt_ms, mbps, MAX_MESSAGE.max(MAX_MESSAGE_BYTES), platform.now);
             let kos = run_cots_over(platform, channels(), KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), n)?;
             let ferret = run_cots_over(platform, channels(), ferret_sender(), ferret_receiver(), n)?;
             for (src, c) in [("KOS", kos), ("Ferret", ferret)] {
@@ -536,7 +542,8 @@ mod tests {
     fn emulated_link_delays_by_serialisation_then_propagation_in_order() {
         // 10 Mbit/s, 10 ms one way: 12,500 B take 10 ms to send, so the second of two such
         // messages sent at once arrives 20 + 10 ms after them, the first 10 + 10 ms
-        let (mut a, mut b) = link::pair(LinkShape::from_rtt(20.0, 10.0), 1 << 20);
+        let seconds = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let (mut a, mut b) = link::pair(20.0, 10.0, 1 << 20, seconds);
         let start = Instant::now();
         block_on(a.send(vec![1; 12_500])).unwrap();
         block_on(a.send(vec![2; 12_500])).unwrap();
