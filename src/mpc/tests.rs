@@ -481,3 +481,74 @@ fn the_reproof_catches_a_garbler_that_corrupted_a_value_only_the_verifier_decode
     let r = reproof_ghash_key_shares(k_p, mask, k_v, cheated);
     assert_reveal_differs(r, "a corrupted share of the GHASH key");
 }
+
+/// The whole client side of a TLS 1.2 handshake's end in two parties, from premaster shares:
+/// the garbled key derivation, then the client Finished record sealed by both (its keystream
+/// masked to the prover, the tag from both parties' GHASH shares). Returns the record body.
+fn two_party_client_finished(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (Vec<u8>, Vec<u8>) {
+    use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
+    use super::record::{direction, ghash_key_share, j0_share, masked_keystream, seal_prover, seal_verifier, RecordError};
+    const HANDSHAKE: u8 = 22;
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
+    let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
+    let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
+    let delta = crate::primitives::field::F128(rand::random());
+    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, cots_for_powers(3));
+    let mut rng = rand::rng();
+    let (h_mask, j0_mask, ks_mask): ([u8; 16], [u8; 16], [u8; 16]) = (rng.random(), rng.random(), rng.random());
+    let p_inputs = [&p_share.to_be_bytes()[..], &h_mask, &j0_mask, &ks_mask].concat();
+    let v_bits = bytes_to_bits(&v_share.to_be_bytes());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let prover = async move {
+        let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_inputs)).await?;
+        let theirs = gp.peer_inputs(&mut a, &keys).await?;
+        let k = derive(&mut gp, &mut a, Input::Wires(&mine[..256]), Input::Wires(&theirs), inputs).await?;
+        let mask = |at: usize| Input::Wires(&mine[256 + 128 * at..256 + 128 * (at + 1)]);
+        let d = direction(&mut gp, &mut a, &k.client_write_key, &k.client_write_iv).await?;
+        ghash_key_share(&mut gp, &mut a, &d, &mask(0)).await?;
+        j0_share(&mut gp, &mut a, &d, 0, &mask(1)).await?;
+        let ks = masked_keystream(&mut gp, &mut a, &d, 0, 16, &mask(2)).await?;
+        let powers = powers_a(&mut a, block_to_field(h_mask), 3, delta, &ole_keys, 0).await.map_err(RecordError::from)?;
+        let finished = [&[20u8, 0, 0, 12][..], &k.client_verify_data].concat();
+        let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
+        Ok::<_, Box<dyn std::error::Error>>(seal_prover(&mut a, &powers, 0, HANDSHAKE, &ciphertext, j0_mask).await?)
+    };
+    let verifier = async move {
+        let mut ep = EvaluatorParty::new();
+        let theirs = ep.peer_inputs(&mut b, 256 + 3 * 128).await?;
+        let mine = ep.own_inputs(&mut b, &v_bits, &choices, &macs).await?;
+        let k = derive(&mut ep, &mut b, Input::Wires(&theirs[..256]), Input::Wires(&mine), inputs).await?;
+        let mask = |at: usize| Input::Wires(&theirs[256 + 128 * at..256 + 128 * (at + 1)]);
+        let d = direction(&mut ep, &mut b, &k.client_write_key, &k.client_write_iv).await?;
+        let h = ghash_key_share(&mut ep, &mut b, &d, &mask(0)).await?.expect("the verifier decodes");
+        let j0 = j0_share(&mut ep, &mut b, &d, 0, &mask(1)).await?.expect("the verifier decodes");
+        masked_keystream(&mut ep, &mut b, &d, 0, 16, &mask(2)).await?;
+        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
+        Ok::<_, Box<dyn std::error::Error>>(seal_verifier(&mut b, &powers, 0, HANDSHAKE, j0).await?)
+    };
+    let (p, v) = block_on(join(prover, verifier));
+    (p.expect("prover"), v.expect("verifier"))
+}
+
+#[test]
+fn the_client_finished_record_made_by_both_parties_is_the_one_the_server_expects() {
+    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(true);
+    let (body, seen) = two_party_client_finished(p, v, &inputs);
+    // The server's side, from the premaster secret neither party held.
+    let ms = extended_master_secret(&pms_of(&p, &v), &inputs.session_hash.expect("EMS"));
+    let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+    let expect = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"client finished", &inputs.client_finished_hash)].concat();
+    assert_eq!(&body[..8], &[0; 8], "explicit nonce 0: the first record under the new keys");
+    assert_eq!(seen, body[8..24], "the verifier saw the ciphertext the server gets");
+    let mut nonce = [0u8; 12];
+    nonce[..4].copy_from_slice(&kb.client_write_iv);
+    let mut in_out = body[8..].to_vec();
+    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.client_write_key).expect("16 bytes"));
+    let opened = key
+        .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut in_out)
+        .expect("the server's key opens the record: the tag is right");
+    assert_eq!(opened, expect, "and it holds the client Finished with the right verify_data");
+}

@@ -533,7 +533,6 @@ fn keystream<B: Backend>(b: &mut B, key: &crate::circuits::aes::RoundKeys<B>, iv
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::link;
-    use crate::bench::netem::LinkShape;
     use crate::channel::Channel;
     use futures::executor::block_on;
     use std::time::Instant;
