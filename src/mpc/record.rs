@@ -70,8 +70,12 @@ pub struct Direction<B: Circuit> {
 
 impl<B: Circuit> Direction<B> {
     /// The record's 96-bit IV: the implicit salt, then the explicit nonce (public).
-    fn iv(&self, b: &B, explicit_nonce: u64) -> Vec<B::Bit> {
+    pub(super) fn iv(&self, b: &B, explicit_nonce: u64) -> Vec<B::Bit> {
         [self.salt.clone(), constant_bytes(b, &explicit_nonce.to_be_bytes())].concat()
+    }
+
+    pub(super) fn round_keys(&self) -> &RoundKeys<B> {
+        &self.rk
     }
 }
 

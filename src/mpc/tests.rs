@@ -482,22 +482,35 @@ fn the_reproof_catches_a_garbler_that_corrupted_a_value_only_the_verifier_decode
     assert_reveal_differs(r, "a corrupted share of the GHASH key");
 }
 
-/// The whole client side of a TLS 1.2 handshake's end in two parties, from premaster shares:
-/// the garbled key derivation, then the client Finished record sealed by both (its keystream
-/// masked to the prover, the tag from both parties' GHASH shares). Returns the record body.
-fn two_party_client_finished(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (Vec<u8>, Vec<u8>) {
+/// What both parties made of a handshake's end: the client Finished record (prover) and the
+/// ciphertext the verifier saw, then each party's outcome of checking the server's Finished
+/// record (its tag, then its verify_data).
+struct HandshakeEnd {
+    client_finished: Vec<u8>,
+    seen_by_verifier: Vec<u8>,
+    server_finished: [Result<(), String>; 2],
+}
+
+/// The end of a TLS 1.2 handshake in two parties, from premaster shares: the garbled key
+/// derivation; the client Finished record sealed by both (its keystream masked to the prover,
+/// the tag from both parties' GHASH shares); then the server's Finished record (`server_body`:
+/// explicit nonce ‖ ciphertext ‖ tag), forwarded, its tag and its verify_data over
+/// `server_hash` checked by both.
+fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_body: Vec<u8>, server_hash: [u8; 32]) -> HandshakeEnd {
+    use super::finished::check_server_finished;
     use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
-    use super::record::{direction, ghash_key_share, j0_share, masked_keystream, seal_prover, seal_verifier, RecordError};
+    use super::record::*;
     const HANDSHAKE: u8 = 22;
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let delta = crate::primitives::field::F128(rand::random());
-    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, cots_for_powers(3));
-    let mut rng = rand::rng();
-    let (h_mask, j0_mask, ks_mask): ([u8; 16], [u8; 16], [u8; 16]) = (rng.random(), rng.random(), rng.random());
-    let p_inputs = [&p_share.to_be_bytes()[..], &h_mask, &j0_mask, &ks_mask].concat();
+    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, 2 * cots_for_powers(3));
+    let half = cots_for_powers(3);
+    // The prover's masks: H and E_K(J0) of each direction, the client Finished's keystream.
+    let masks: [[u8; 16]; 5] = rand::random();
+    let p_inputs = [p_share.to_be_bytes().to_vec(), masks.concat()].concat();
     let v_bits = bytes_to_bits(&v_share.to_be_bytes());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let prover = async move {
@@ -509,40 +522,82 @@ fn two_party_client_finished(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (V
         ghash_key_share(&mut gp, &mut a, &d, &mask(0)).await?;
         j0_share(&mut gp, &mut a, &d, 0, &mask(1)).await?;
         let ks = masked_keystream(&mut gp, &mut a, &d, 0, 16, &mask(2)).await?;
-        let powers = powers_a(&mut a, block_to_field(h_mask), 3, delta, &ole_keys, 0).await.map_err(RecordError::from)?;
+        let powers = powers_a(&mut a, block_to_field(masks[0]), 3, delta, &ole_keys[..half], 0).await.map_err(RecordError::from)?;
         let finished = [&[20u8, 0, 0, 12][..], &k.client_verify_data].concat();
-        let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
-        Ok::<_, Box<dyn std::error::Error>>(seal_prover(&mut a, &powers, 0, HANDSHAKE, &ciphertext, j0_mask).await?)
+        let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[2])).map(|(p, (m, k))| p ^ m ^ k).collect();
+        let record = seal_prover(&mut a, &powers, 0, HANDSHAKE, &ciphertext, masks[1]).await?;
+
+        forward_record(&mut a, &server_body).await?;
+        let (nonce, ciphertext, _) = split_body(&server_body).ok_or("a whole record")?;
+        let ds = direction(&mut gp, &mut a, &k.server_write_key, &k.server_write_iv).await?;
+        ghash_key_share(&mut gp, &mut a, &ds, &mask(3)).await?;
+        j0_share(&mut gp, &mut a, &ds, nonce, &mask(4)).await?;
+        let powers = powers_a(&mut a, block_to_field(masks[3]), 3, delta, &ole_keys[half..], half as u64).await.map_err(RecordError::from)?;
+        let checked = match check_prover(&mut a, &powers, 0, HANDSHAKE, &server_body, masks[4]).await {
+            Ok(()) => check_server_finished(&mut gp, &mut a, &k, &ds, &server_hash, nonce, ciphertext).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok::<_, Box<dyn std::error::Error>>((record, checked))
     };
     let verifier = async move {
         let mut ep = EvaluatorParty::new();
-        let theirs = ep.peer_inputs(&mut b, 256 + 3 * 128).await?;
+        let theirs = ep.peer_inputs(&mut b, 256 + 5 * 128).await?;
         let mine = ep.own_inputs(&mut b, &v_bits, &choices, &macs).await?;
         let k = derive(&mut ep, &mut b, Input::Wires(&theirs[..256]), Input::Wires(&mine), inputs).await?;
         let mask = |at: usize| Input::Wires(&theirs[256 + 128 * at..256 + 128 * (at + 1)]);
         let d = direction(&mut ep, &mut b, &k.client_write_key, &k.client_write_iv).await?;
-        let h = ghash_key_share(&mut ep, &mut b, &d, &mask(0)).await?.expect("the verifier decodes");
-        let j0 = j0_share(&mut ep, &mut b, &d, 0, &mask(1)).await?.expect("the verifier decodes");
+        let h = ghash_key_share(&mut ep, &mut b, &d, &mask(0)).await?.ok_or("the verifier decodes")?;
+        let j0 = j0_share(&mut ep, &mut b, &d, 0, &mask(1)).await?.ok_or("the verifier decodes")?;
         masked_keystream(&mut ep, &mut b, &d, 0, 16, &mask(2)).await?;
-        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
-        Ok::<_, Box<dyn std::error::Error>>(seal_verifier(&mut b, &powers, 0, HANDSHAKE, j0).await?)
+        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices[..half], &ole_macs[..half], 0).await.map_err(RecordError::from)?;
+        let seen = seal_verifier(&mut b, &powers, 0, HANDSHAKE, j0).await?;
+
+        let (nonce, body) = receive_record(&mut b, 0).await?;
+        let (_, ciphertext, _) = split_body(&body).ok_or("a whole record")?;
+        let ds = direction(&mut ep, &mut b, &k.server_write_key, &k.server_write_iv).await?;
+        let h = ghash_key_share(&mut ep, &mut b, &ds, &mask(3)).await?.ok_or("the verifier decodes")?;
+        let j0 = j0_share(&mut ep, &mut b, &ds, nonce, &mask(4)).await?.ok_or("the verifier decodes")?;
+        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices[half..], &ole_macs[half..], half as u64).await.map_err(RecordError::from)?;
+        let checked = match check_verifier(&mut b, &powers, 0, HANDSHAKE, &body, j0).await {
+            Ok(()) => check_server_finished(&mut ep, &mut b, &k, &ds, &server_hash, nonce, ciphertext).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok::<_, Box<dyn std::error::Error>>((seen, checked))
     };
     let (p, v) = block_on(join(prover, verifier));
-    (p.expect("prover"), v.expect("verifier"))
+    let ((client_finished, p_check), (seen_by_verifier, v_check)) = (p.expect("prover"), v.expect("verifier"));
+    HandshakeEnd { client_finished, seen_by_verifier, server_finished: [p_check, v_check] }
+}
+
+/// The server's Finished record body under its write key, over `verify_data`.
+fn server_finished_record(kb: &crate::tls::keys::KeyBlock, explicit: u64, verify_data: &[u8; 12]) -> Vec<u8> {
+    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+    let mut nonce = [0u8; 12];
+    nonce[..4].copy_from_slice(&kb.server_write_iv);
+    nonce[4..].copy_from_slice(&explicit.to_be_bytes());
+    let mut data = [&[20u8, 0, 0, 12][..], verify_data].concat();
+    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.server_write_key).expect("16 bytes"));
+    let tag = key
+        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut data)
+        .expect("seal");
+    [&explicit.to_be_bytes()[..], &data, tag.as_ref()].concat()
 }
 
 #[test]
-fn the_client_finished_record_made_by_both_parties_is_the_one_the_server_expects() {
+fn both_finished_records_of_a_two_party_handshake_are_the_servers() {
     use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
     let (p, v) = (Fp::random(), Fp::random());
     let inputs = random_inputs(true);
-    let (body, seen) = two_party_client_finished(p, v, &inputs);
     // The server's side, from the premaster secret neither party held.
     let ms = extended_master_secret(&pms_of(&p, &v), &inputs.session_hash.expect("EMS"));
     let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
-    let expect = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"client finished", &inputs.client_finished_hash)].concat();
+    let server_hash: [u8; 32] = rand::random();
+    let server_record = server_finished_record(&kb, 0x0102_0304_0506_0708, &verify_data(&ms, b"server finished", &server_hash));
+    let end = two_party_handshake_end(p, v, &inputs, server_record, server_hash);
+
+    let body = &end.client_finished;
     assert_eq!(&body[..8], &[0; 8], "explicit nonce 0: the first record under the new keys");
-    assert_eq!(seen, body[8..24], "the verifier saw the ciphertext the server gets");
+    assert_eq!(end.seen_by_verifier, body[8..24], "the verifier saw the ciphertext the server gets");
     let mut nonce = [0u8; 12];
     nonce[..4].copy_from_slice(&kb.client_write_iv);
     let mut in_out = body[8..].to_vec();
@@ -550,5 +605,29 @@ fn the_client_finished_record_made_by_both_parties_is_the_one_the_server_expects
     let opened = key
         .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut in_out)
         .expect("the server's key opens the record: the tag is right");
+    let expect = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"client finished", &inputs.client_finished_hash)].concat();
     assert_eq!(opened, expect, "and it holds the client Finished with the right verify_data");
+    assert!(end.server_finished.iter().all(|r| r.is_ok()), "{:?}", end.server_finished);
+}
+
+#[test]
+fn a_server_finished_over_another_handshake_is_refused_by_both() {
+    // A well-formed record under the server's key, whose verify_data covers other messages
+    // (a tampered handshake): the tag verifies, the verify_data does not.
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(false);
+    let ms = master_secret(&pms_of(&p, &v), &inputs.client_random, &inputs.server_random);
+    let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+    let (ours, theirs): ([u8; 32], [u8; 32]) = (rand::random(), rand::random());
+    let record = server_finished_record(&kb, 9, &verify_data(&ms, b"server finished", &theirs));
+    let end = two_party_handshake_end(p, v, &inputs, record.clone(), ours);
+    for r in &end.server_finished {
+        assert!(r.as_ref().is_err_and(|e| e.contains("verify_data is not the one")), "{r:?}");
+    }
+    // A record altered on the way fails its tag first.
+    let mut altered = server_finished_record(&kb, 9, &verify_data(&ms, b"server finished", &ours));
+    altered[12] ^= 4;
+    let end = two_party_handshake_end(p, v, &inputs, altered, ours);
+    assert!(end.server_finished[1].as_ref().is_err_and(|e| e.contains("tag does not verify")), "{:?}", end.server_finished[1]);
+    assert!(end.server_finished[0].as_ref().is_err_and(|e| e.contains("refused its tag")), "{:?}", end.server_finished[0]);
 }
