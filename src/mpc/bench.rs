@@ -1,47 +1,53 @@
 //! MPC mode's two-party key exchange, timed (part of `tlsproof bench mpc`): COTs by KOS, the
-//! two-party ECDH to premaster shares, the garbled TLS 1.2 key derivation to the session keys
-//! and both Finished values, each party a function of its own channel end. In memory both
+//! two-party ECDH to premaster shares, then the end of the handshake ([`super::handshake`]):
+//! the garbled key derivation, the client Finished record sealed by both, the server's checked
+//! by both. Each party is a function of its own channel end. In memory both
 //! parties run in one thread (every message serialised and counted); then over the emulated
 //! cable link, each party on a thread of its own (a Web Worker in the browser). The results are
 //! checked against the native key schedule.
 
 use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
 use super::fp::Fp;
+use super::ecdh::{ReceiverCots, SenderCots};
 use super::garbled::{EvaluatorParty, GarblerParty};
-use super::kdf::{derive, server_verify_data, KdfInputs};
+use super::handshake::{client_finished_prover, client_finished_verifier, ole_cots, server_finished_prover, server_finished_verifier, INPUT_COTS};
+use super::kdf::KdfInputs;
 use super::ole::OleField;
-use super::phases::Input;
 use crate::channel::{memory_pair, Channel};
-use crate::circuits::bytes_to_bits;
 use crate::gc::Garbler;
 use crate::ot::{CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::primitives::field::F128;
-use crate::tls::keys::{extended_master_secret, verify_data, PreMasterSecret};
+use crate::tls::keys::{extended_master_secret, key_block, verify_data, PreMasterSecret};
 use crate::zk::bench::{Figure, Platform};
 use crate::zk::MAX_MESSAGE;
 use futures::executor::block_on;
 use futures::future::join;
 use p256::{AffinePoint, ProjectivePoint, Scalar};
 
-/// What both parties know (the handshake's public values) and each one's scalar share.
+/// What both parties know (the handshake's public values), each one's scalar share, and the
+/// server's Finished record the prover will receive (made natively, as the server would).
 #[derive(Clone)]
 struct Setup {
     inputs: KdfInputs,
     server_finished_hash: [u8; 32],
     server: AffinePoint,
     d: [Scalar; 2],
+    server_finished: Vec<u8>,
 }
 
 /// The prover's view of one exchange: when each part ended (from its start) and its results.
 struct ProverRun {
     ends: [f64; 3],
     share: Fp,
-    client_verify_data: [u8; 12],
+    client_finished: Vec<u8>,
     bytes: [u64; 3],
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
-const COTS: usize = ECDH_COTS + 256;
+
+fn cots() -> usize {
+    ECDH_COTS + INPUT_COTS + ole_cots()
+}
 
 /// The prover: COT sender under the garbling Δ, ECDH party A, garbler.
 async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Result<ProverRun, String> {
@@ -49,48 +55,80 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let t0 = (platform.now)();
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     let delta = F128(gp.garbler().delta());
-    let keys = KosSender::with_delta(delta).extend(ch, COTS).await.map_err(|x| e(&x))?;
+    let keys = KosSender::with_delta(delta).extend(ch, cots()).await.map_err(|x| e(&x))?;
     let (t1, b1) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     let a = PartyA::new(&share_point(&s.d[0], &s.server)).map_err(|x| e(&x))?;
     let share = run_a(ch, a, delta, &keys[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
     let (t2, b2) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
-    let input_keys: Vec<u128> = keys[ECDH_COTS..].iter().map(|k| k.0).collect();
-    let mine = gp.own_inputs(ch, &bytes_to_bits(&share.to_be_bytes())).await.map_err(|x| e(&x))?;
-    let theirs = gp.peer_inputs(ch, &input_keys).await.map_err(|x| e(&x))?;
-    let k = derive(&mut gp, ch, Input::Wires(&mine), Input::Wires(&theirs), &s.inputs).await.map_err(|x| e(&x))?;
-    server_verify_data(&mut gp, ch, &k, &s.server_finished_hash).await.map_err(|x| e(&x))?;
+    let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
+    let first = (ECDH_COTS + INPUT_COTS) as u64;
+    let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
+    let (client_finished, state) = client_finished_prover(&mut gp, ch, &share, &input_keys, ole, &s.inputs).await.map_err(|x| e(&x))?;
+    server_finished_prover(&mut gp, ch, &state, &s.server_finished, &s.server_finished_hash).await.map_err(|x| e(&x))?;
     let (t3, b3) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
-    Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_verify_data: k.client_verify_data, bytes: [b1, b2 - b1, b3 - b2] })
+    Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_finished, bytes: [b1, b2 - b1, b3 - b2] })
 }
 
 /// The verifier: COT receiver, ECDH party B, evaluator. Returns its share and the phases run.
 async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let (choices, macs) = KosReceiver::new().extend(ch, COTS).await.map_err(|x| e(&x))?;
+    let (choices, macs) = KosReceiver::new().extend(ch, cots()).await.map_err(|x| e(&x))?;
     let b = PartyB::new(&share_point(&s.d[1], &s.server)).map_err(|x| e(&x))?;
     let share = run_b(ch, b, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
-    let input_macs: Vec<u128> = macs[ECDH_COTS..].iter().map(|m| m.0).collect();
+    let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
+    let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
+    let first = (ECDH_COTS + INPUT_COTS) as u64;
+    let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first };
     let mut ep = EvaluatorParty::new();
-    let theirs = ep.peer_inputs(ch, 256).await.map_err(|x| e(&x))?;
-    let mine = ep.own_inputs(ch, &bytes_to_bits(&share.to_be_bytes()), &choices[ECDH_COTS..], &input_macs).await.map_err(|x| e(&x))?;
-    let k = derive(&mut ep, ch, Input::Wires(&theirs), Input::Wires(&mine), &s.inputs).await.map_err(|x| e(&x))?;
-    server_verify_data(&mut ep, ch, &k, &s.server_finished_hash).await.map_err(|x| e(&x))?;
-    Ok((share, ep.revealed().len()))
+    let (_, state) = client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs).await.map_err(|x| e(&x))?;
+    server_finished_verifier(&mut ep, ch, &state, &s.server_finished_hash).await.map_err(|x| e(&x))?;
+    Ok((share, ep.revealed().len() + ep.for_verifier().len()))
 }
 
-/// The exchange's results against the native key schedule.
+/// The premaster secret as the server computes it: its scalar times the client key share
+/// (d₀ + d₁)·G, that is (d₀ + d₁) times its own key share.
+fn server_premaster(d: &[Scalar; 2], server: &AffinePoint) -> Option<Fp> {
+    coordinates(&share_point(&(d[0] + d[1]), server)).map(|c| c.0)
+}
+
+/// The exchange's results against the native key schedule: the shares add up, and the client
+/// Finished record opens under the server's key with the right verify_data.
 fn check(s: &Setup, p: &ProverRun, v_share: Fp) -> Result<(), String> {
-    // The server's view: its scalar times the client key share (d₀ + d₁)·G, that is
-    // (d₀ + d₁) times its own key share.
-    let pms = coordinates(&share_point(&(s.d[0] + s.d[1]), &s.server)).ok_or("the shared point is at infinity")?.0;
+    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+    let pms = server_premaster(&s.d, &s.server).ok_or("the shared point is at infinity")?;
     if p.share + v_share != pms {
         return Err("the ECDH's premaster shares do not add up".into());
     }
     let ms = extended_master_secret(&PreMasterSecret::new(pms.to_be_bytes().to_vec()), &s.inputs.session_hash.unwrap_or_default());
-    if p.client_verify_data != verify_data(&ms, b"client finished", &s.inputs.client_finished_hash) {
-        return Err("the garbled key derivation gave a wrong client verify_data".into());
+    let kb = key_block(&ms, &s.inputs.client_random, &s.inputs.server_random);
+    let mut nonce = [0u8; 12];
+    nonce[..4].copy_from_slice(&kb.client_write_iv);
+    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.client_write_key).map_err(|_| "key")?);
+    let mut in_out = p.client_finished.get(8..).ok_or("a short client Finished record")?.to_vec();
+    let opened = key
+        .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut in_out)
+        .map_err(|_| "the client Finished record does not open under the server's key")?;
+    if opened[4..] != verify_data(&ms, b"client finished", &s.inputs.client_finished_hash) {
+        return Err("the client Finished holds a wrong verify_data".into());
     }
     Ok(())
+}
+
+/// The server's Finished record (explicit nonce ‖ ciphertext ‖ tag) for `setup`.
+fn server_finished(inputs: &KdfInputs, pms: Fp, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, String> {
+    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+    let ms = extended_master_secret(&PreMasterSecret::new(pms.to_be_bytes().to_vec()), &inputs.session_hash.unwrap_or_default());
+    let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+    let explicit = 1u64.to_be_bytes();
+    let mut nonce = [0u8; 12];
+    nonce[..4].copy_from_slice(&kb.server_write_iv);
+    nonce[4..].copy_from_slice(&explicit);
+    let mut data = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"server finished", handshake_hash)].concat();
+    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.server_write_key).map_err(|_| "key")?);
+    let tag = key
+        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut data)
+        .map_err(|_| "seal")?;
+    Ok([&explicit[..], &data, tag.as_ref()].concat())
 }
 
 /// The figures of one key exchange in memory and (natively) one over the cable link.
@@ -102,12 +140,12 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     };
     let mut rng = rand::rng();
     let mut random = || rand::Rng::random::<[u8; 32]>(&mut rng);
-    let setup = Setup {
-        inputs: KdfInputs { client_random: random(), server_random: random(), session_hash: Some(random()), client_finished_hash: random() },
-        server_finished_hash: random(),
-        server: (ProjectivePoint::GENERATOR * random_scalar()).to_affine(),
-        d: [random_scalar(), random_scalar()],
-    };
+    let inputs = KdfInputs { client_random: random(), server_random: random(), session_hash: Some(random()), client_finished_hash: random() };
+    let (server_finished_hash, server) = (random(), (ProjectivePoint::GENERATOR * random_scalar()).to_affine());
+    let d = [random_scalar(), random_scalar()];
+    let pms = server_premaster(&d, &server).ok_or("the shared point is at infinity")?;
+    let server_finished = server_finished(&inputs, pms, &server_finished_hash)?;
+    let setup = Setup { inputs, server_finished_hash, server, d, server_finished };
 
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (p, v) = block_on(join(prover(&mut a, platform, &setup), verifier(&mut b, &setup)));
@@ -115,15 +153,15 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     check(&setup, &p, v_share)?;
     let [t1, t2, t3] = p.ends;
     let mb = |x: u64| x as f64 / 1e6;
-    put(&format!("MPC COTs by KOS for the key exchange ({COTS} COTs)"), t1 * 1e3, "ms");
+    put(&format!("MPC COTs by KOS for the key exchange ({} COTs)", cots()), t1 * 1e3, "ms");
     let oles = ECDH_COTS / <Fp as OleField>::BITS;
     put(&format!("MPC 2PC ECDH, P-256 ({oles} OLEs over GF(p))"), (t2 - t1) * 1e3, "ms");
     put("MPC OLEs over GF(p), in the ECDH", oles as f64 / (t2 - t1), "OLE/s");
-    put(&format!("MPC garbled key derivation and both Finished ({phases} phases)"), (t3 - t2) * 1e3, "ms");
-    put("MPC whole key exchange (COTs, ECDH, key derivation)", t3 * 1e3, "ms");
+    put(&format!("MPC key derivation and both Finished records ({phases} phases)"), (t3 - t2) * 1e3, "ms");
+    put("MPC whole key exchange (COTs, ECDH, key derivation, Finished records)", t3 * 1e3, "ms");
     put("MPC key exchange bytes: COTs", mb(p.bytes[0]), "MB");
     put("MPC key exchange bytes: ECDH", mb(p.bytes[1]), "MB");
-    put("MPC key exchange bytes: key derivation (tables, inputs, reveals)", mb(p.bytes[2]), "MB");
+    put("MPC key exchange bytes: key derivation and Finished records", mb(p.bytes[2]), "MB");
     put("MPC key exchange bytes: total", mb(p.bytes.iter().sum()), "MB");
 
     // The GHASH powers one 1 KiB request record needs (additional data, 64 blocks, lengths).
@@ -160,7 +198,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let [t1, t2, t3] = p.ends;
     put(&format!("MPC key exchange over {name}: COTs"), t1 * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: ECDH"), (t2 - t1) * 1e3, "ms");
-    put(&format!("MPC key exchange over {name}: key derivation"), (t3 - t2) * 1e3, "ms");
+    put(&format!("MPC key exchange over {name}: key derivation and Finished records"), (t3 - t2) * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: whole"), t3 * 1e3, "ms");
     Ok(figures)
 }

@@ -4,7 +4,7 @@
 //! GHASH needs ([`ghash`]: shares of every power of H, then of a record's tag), and the
 //! two-party ECDH that gives additive shares of the premaster secret; the AES-GCM record
 //! layer over key wires neither party reads ([`record`]) and the server Finished check
-//! ([`finished`]).
+//! ([`finished`]); together, the end of a handshake in two parties ([`handshake`]).
 //!
 //! Computations over circuits are written once as [`phases`] and run garbled during the
 //! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
@@ -18,6 +18,7 @@ pub mod finished;
 pub mod fp;
 pub mod garbled;
 pub mod ghash;
+pub mod handshake;
 pub mod kdf;
 pub mod ole;
 pub mod phases;

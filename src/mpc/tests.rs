@@ -491,78 +491,29 @@ struct HandshakeEnd {
     server_finished: [Result<(), String>; 2],
 }
 
-/// The end of a TLS 1.2 handshake in two parties, from premaster shares: the garbled key
-/// derivation; the client Finished record sealed by both (its keystream masked to the prover,
-/// the tag from both parties' GHASH shares); then the server's Finished record (`server_body`:
-/// explicit nonce ‖ ciphertext ‖ tag), forwarded, its tag and its verify_data over
-/// `server_hash` checked by both.
+/// The end of a TLS 1.2 handshake in two parties ([`super::handshake`]) from premaster
+/// shares, over simulated COTs; `server_body` is the server's Finished record (explicit nonce ‖
+/// ciphertext ‖ tag) over `server_hash`.
 fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_body: Vec<u8>, server_hash: [u8; 32]) -> HandshakeEnd {
-    use super::finished::check_server_finished;
-    use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
-    use super::record::*;
-    const HANDSHAKE: u8 = 22;
+    use super::ecdh::{ReceiverCots, SenderCots};
+    use super::handshake::*;
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
-    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), INPUT_COTS);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let delta = crate::primitives::field::F128(rand::random());
-    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, 2 * cots_for_powers(3));
-    let half = cots_for_powers(3);
-    // The prover's masks: H and E_K(J0) of each direction, the client Finished's keystream.
-    let masks: [[u8; 16]; 5] = rand::random();
-    let p_inputs = [p_share.to_be_bytes().to_vec(), masks.concat()].concat();
-    let v_bits = bytes_to_bits(&v_share.to_be_bytes());
+    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, ole_cots());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let prover = async move {
-        let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_inputs)).await?;
-        let theirs = gp.peer_inputs(&mut a, &keys).await?;
-        let k = derive(&mut gp, &mut a, Input::Wires(&mine[..256]), Input::Wires(&theirs), inputs).await?;
-        let mask = |at: usize| Input::Wires(&mine[256 + 128 * at..256 + 128 * (at + 1)]);
-        let d = direction(&mut gp, &mut a, &k.client_write_key, &k.client_write_iv).await?;
-        ghash_key_share(&mut gp, &mut a, &d, &mask(0)).await?;
-        j0_share(&mut gp, &mut a, &d, 0, &mask(1)).await?;
-        let ks = masked_keystream(&mut gp, &mut a, &d, 0, 16, &mask(2)).await?;
-        let powers = powers_a(&mut a, block_to_field(masks[0]), 3, delta, &ole_keys[..half], 0).await.map_err(RecordError::from)?;
-        let finished = [&[20u8, 0, 0, 12][..], &k.client_verify_data].concat();
-        let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[2])).map(|(p, (m, k))| p ^ m ^ k).collect();
-        let record = seal_prover(&mut a, &powers, 0, HANDSHAKE, &ciphertext, masks[1]).await?;
-
-        forward_record(&mut a, &server_body).await?;
-        let (nonce, ciphertext, _) = split_body(&server_body).ok_or("a whole record")?;
-        let ds = direction(&mut gp, &mut a, &k.server_write_key, &k.server_write_iv).await?;
-        ghash_key_share(&mut gp, &mut a, &ds, &mask(3)).await?;
-        j0_share(&mut gp, &mut a, &ds, nonce, &mask(4)).await?;
-        let powers = powers_a(&mut a, block_to_field(masks[3]), 3, delta, &ole_keys[half..], half as u64).await.map_err(RecordError::from)?;
-        let checked = match check_prover(&mut a, &powers, 0, HANDSHAKE, &server_body, masks[4]).await {
-            Ok(()) => check_server_finished(&mut gp, &mut a, &k, &ds, &server_hash, nonce, ciphertext).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        Ok::<_, Box<dyn std::error::Error>>((record, checked))
+        let (record, state) = client_finished_prover(&mut gp, &mut a, &p_share, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs).await?;
+        let checked = server_finished_prover(&mut gp, &mut a, &state, &server_body, &server_hash).await.map_err(|e| e.to_string());
+        Ok::<_, HandshakeError>((record, checked))
     };
     let verifier = async move {
         let mut ep = EvaluatorParty::new();
-        let theirs = ep.peer_inputs(&mut b, 256 + 5 * 128).await?;
-        let mine = ep.own_inputs(&mut b, &v_bits, &choices, &macs).await?;
-        let k = derive(&mut ep, &mut b, Input::Wires(&theirs[..256]), Input::Wires(&mine), inputs).await?;
-        let mask = |at: usize| Input::Wires(&theirs[256 + 128 * at..256 + 128 * (at + 1)]);
-        let d = direction(&mut ep, &mut b, &k.client_write_key, &k.client_write_iv).await?;
-        let h = ghash_key_share(&mut ep, &mut b, &d, &mask(0)).await?.ok_or("the verifier decodes")?;
-        let j0 = j0_share(&mut ep, &mut b, &d, 0, &mask(1)).await?.ok_or("the verifier decodes")?;
-        masked_keystream(&mut ep, &mut b, &d, 0, 16, &mask(2)).await?;
-        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices[..half], &ole_macs[..half], 0).await.map_err(RecordError::from)?;
-        let seen = seal_verifier(&mut b, &powers, 0, HANDSHAKE, j0).await?;
-
-        let (nonce, body) = receive_record(&mut b, 0).await?;
-        let (_, ciphertext, _) = split_body(&body).ok_or("a whole record")?;
-        let ds = direction(&mut ep, &mut b, &k.server_write_key, &k.server_write_iv).await?;
-        let h = ghash_key_share(&mut ep, &mut b, &ds, &mask(3)).await?.ok_or("the verifier decodes")?;
-        let j0 = j0_share(&mut ep, &mut b, &ds, nonce, &mask(4)).await?.ok_or("the verifier decodes")?;
-        let powers = powers_b(&mut b, block_to_field(h), 3, &ole_choices[half..], &ole_macs[half..], half as u64).await.map_err(RecordError::from)?;
-        let checked = match check_verifier(&mut b, &powers, 0, HANDSHAKE, &body, j0).await {
-            Ok(()) => check_server_finished(&mut ep, &mut b, &k, &ds, &server_hash, nonce, ciphertext).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        Ok::<_, Box<dyn std::error::Error>>((seen, checked))
+        let (seen, state) = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs).await?;
+        let checked = server_finished_verifier(&mut ep, &mut b, &state, &server_hash).await.map(|_| ()).map_err(|e| e.to_string());
+        Ok::<_, HandshakeError>((seen, checked))
     };
     let (p, v) = block_on(join(prover, verifier));
     let ((client_finished, p_check), (seen_by_verifier, v_check)) = (p.expect("prover"), v.expect("verifier"));

@@ -1,0 +1,156 @@
+//! The end of a TLS 1.2 handshake in two parties, from additive shares of the premaster
+//! secret: the garbled key derivation, the client Finished record sealed by both, and the
+//! server Finished record checked by both (its tag, then its verify_data). The prover is the
+//! garbler and the OLE sender; its masks (for the GHASH key and E_K(J0) of each direction and
+//! the client Finished's keystream) are fresh inputs of its own.
+
+use super::ecdh::{ReceiverCots, SenderCots};
+use super::finished::{check_server_finished, FinishedError};
+use super::fp::Fp;
+use super::garbled::{EvaluatorParty, GarblerParty};
+use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
+use super::kdf::{derive, KdfInputs, SessionKeys};
+use super::phases::{Input, PhaseError};
+use super::record::{self, direction, ghash_key_share, j0_share, masked_keystream, split_body, RecordError};
+use crate::channel::Channel;
+use crate::circuits::bytes_to_bits;
+use crate::gc::{Evaluator, Garbler, Table, Wire};
+
+/// Both Finished records: additional data, one block, the lengths.
+const FINISHED_POWERS: usize = 3;
+const HANDSHAKE: u8 = 22;
+/// The prover's 16-byte masks, in input order.
+const MASK_CLIENT_H: usize = 0;
+const MASK_CLIENT_J0: usize = 1;
+const MASK_CLIENT_KS: usize = 2;
+const MASK_SERVER_H: usize = 3;
+const MASK_SERVER_J0: usize = 4;
+const MASKS: usize = 5;
+
+/// COTs for the verifier's premaster share's labels (the garbling Δ must be their correlation).
+pub const INPUT_COTS: usize = 256;
+
+/// COTs for the OLEs of both directions' GHASH powers (any correlation of the prover's).
+pub fn ole_cots() -> usize {
+    2 * cots_for_powers(FINISHED_POWERS)
+}
+
+/// Why the handshake's end failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    #[error(transparent)]
+    Phase(#[from] PhaseError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Ghash(#[from] GhashError),
+    #[error(transparent)]
+    Finished(#[from] FinishedError),
+    #[error("the server Finished record is malformed")]
+    Malformed,
+}
+
+type GarbledBackend = Garbler<Vec<Table>>;
+type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
+
+/// The prover's state between its client Finished and the server's.
+pub struct ProverHandshake {
+    pub keys: SessionKeys<GarbledBackend>,
+    masks: [[u8; 16]; MASKS],
+    mask_wires: Vec<Wire>,
+    server_ole_keys: Vec<crate::primitives::field::F128>,
+    ole_delta: crate::primitives::field::F128,
+    server_ole_first: u64,
+}
+
+/// The verifier's state between the client Finished and the server's.
+pub struct VerifierHandshake {
+    pub keys: SessionKeys<EvaluatedBackend>,
+    mask_wires: Vec<Wire>,
+    server_ole_choices: Vec<bool>,
+    server_ole_macs: Vec<crate::primitives::field::F128>,
+    server_ole_first: u64,
+}
+
+fn mask(wires: &[Wire], i: usize) -> Input<'_, GarbledBackend> {
+    Input::Wires(&wires[128 * i..128 * (i + 1)])
+}
+
+fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
+    Input::Wires(&wires[128 * i..128 * (i + 1)])
+}
+
+/// The prover's side up to its Finished: from its premaster share, the COT keys of the
+/// verifier's share's [`INPUT_COTS`] labels (under the garbler's Δ) and [`ole_cots`] COTs for
+/// the OLEs. Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag).
+pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, p_share: &Fp, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
+    let masks: [[u8; 16]; MASKS] = rand::random();
+    let mine = gp.own_inputs(ch, &bytes_to_bits(&[p_share.to_be_bytes().to_vec(), masks.concat()].concat())).await?;
+    let theirs = gp.peer_inputs(ch, input_keys).await?;
+    let keys = derive(gp, ch, Input::Wires(&mine[..256]), Input::Wires(&theirs), kdf).await?;
+    let mask_wires = mine[256..].to_vec();
+    let half = cots_for_powers(FINISHED_POWERS);
+    if ole.keys.len() != 2 * half {
+        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got: ole.keys.len() }).into());
+    }
+    let d = direction(gp, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    ghash_key_share(gp, ch, &d, &mask(&mask_wires, MASK_CLIENT_H)).await?;
+    j0_share(gp, ch, &d, 0, &mask(&mask_wires, MASK_CLIENT_J0)).await?;
+    let ks = masked_keystream(gp, ch, &d, 0, 16, &mask(&mask_wires, MASK_CLIENT_KS)).await?;
+    let powers = powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), FINISHED_POWERS, ole.delta, &ole.keys[..half], ole.first).await?;
+    let finished = [&[20u8, 0, 0, 12][..], &keys.client_verify_data].concat();
+    let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
+    let body = record::seal_prover(ch, &powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
+    let state = ProverHandshake { keys, masks, mask_wires, server_ole_keys: ole.keys[half..].to_vec(), ole_delta: ole.delta, server_ole_first: ole.first + half as u64 };
+    Ok((body, state))
+}
+
+/// The verifier's side up to the client Finished: its premaster share with the COT choices
+/// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
+/// ciphertext, as the server receives it.
+pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, v_share: &Fp, input: (&[bool], &[u128]), ole: ReceiverCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, VerifierHandshake), HandshakeError> {
+    let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
+    let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
+    let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
+    let mask_wires = theirs[256..].to_vec();
+    let half = cots_for_powers(FINISHED_POWERS);
+    if ole.choices.len() != 2 * half || ole.macs.len() != 2 * half {
+        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got: ole.choices.len().min(ole.macs.len()) }).into());
+    }
+    let d = direction(ep, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    let h = ghash_key_share(ep, ch, &d, &mask_e(&mask_wires, MASK_CLIENT_H)).await?.ok_or(HandshakeError::Malformed)?;
+    let j0 = j0_share(ep, ch, &d, 0, &mask_e(&mask_wires, MASK_CLIENT_J0)).await?.ok_or(HandshakeError::Malformed)?;
+    masked_keystream(ep, ch, &d, 0, 16, &mask_e(&mask_wires, MASK_CLIENT_KS)).await?;
+    let powers = powers_b(ch, block_to_field(h), FINISHED_POWERS, &ole.choices[..half], &ole.macs[..half], ole.first).await?;
+    let seen = record::seal_verifier(ch, &powers, 0, HANDSHAKE, j0).await?;
+    let state = VerifierHandshake { keys, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64 };
+    Ok((seen, state))
+}
+
+/// The prover's side of the server Finished: forwards its record `body` as it arrived, then
+/// both check its tag and its verify_data over `handshake_hash`.
+pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, s: &ProverHandshake, body: &[u8], handshake_hash: &[u8; 32]) -> Result<(), HandshakeError> {
+    record::forward_record(ch, body).await?;
+    let (nonce, ciphertext, _) = split_body(body).ok_or(HandshakeError::Malformed)?;
+    let d = direction(gp, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
+    ghash_key_share(gp, ch, &d, &mask(&s.mask_wires, MASK_SERVER_H)).await?;
+    j0_share(gp, ch, &d, nonce, &mask(&s.mask_wires, MASK_SERVER_J0)).await?;
+    let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), FINISHED_POWERS, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
+    record::check_prover(ch, &powers, 0, HANDSHAKE, body, s.masks[MASK_SERVER_J0]).await?;
+    check_server_finished(gp, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
+    Ok(())
+}
+
+/// The verifier's side of the server Finished: takes the forwarded record, checks it with the
+/// prover, and returns it (the first server record it holds).
+pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, s: &VerifierHandshake, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, HandshakeError> {
+    let (nonce, body) = record::receive_record(ch, 0).await?;
+    let (_, ciphertext, _) = split_body(&body).ok_or(HandshakeError::Malformed)?;
+    let d = direction(ep, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
+    let h = ghash_key_share(ep, ch, &d, &mask_e(&s.mask_wires, MASK_SERVER_H)).await?.ok_or(HandshakeError::Malformed)?;
+    let j0 = j0_share(ep, ch, &d, nonce, &mask_e(&s.mask_wires, MASK_SERVER_J0)).await?.ok_or(HandshakeError::Malformed)?;
+    let powers: PowerShares = powers_b(ch, block_to_field(h), FINISHED_POWERS, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
+    record::check_verifier(ch, &powers, 0, HANDSHAKE, &body, j0).await?;
+    check_server_finished(ep, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
+    Ok(body)
+}
