@@ -17,6 +17,8 @@ use crate::channel::{memory_pair, Channel};
 use crate::gc::Garbler;
 use crate::ot::{CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::primitives::field::F128;
+use crate::tls::codec::TLS12;
+use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
 use crate::tls::keys::{extended_master_secret, key_block, verify_data, PreMasterSecret};
 use crate::zk::bench::{Figure, Platform};
 use crate::zk::MAX_MESSAGE;
@@ -94,41 +96,31 @@ fn server_premaster(d: &[Scalar; 2], server: &AffinePoint) -> Option<Fp> {
 /// The exchange's results against the native key schedule: the shares add up, and the client
 /// Finished record opens under the server's key with the right verify_data.
 fn check(s: &Setup, p: &ProverRun, v_share: Fp) -> Result<(), String> {
-    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
     let pms = server_premaster(&s.d, &s.server).ok_or("the shared point is at infinity")?;
     if p.share + v_share != pms {
         return Err("the ECDH's premaster shares do not add up".into());
     }
-    let ms = extended_master_secret(&PreMasterSecret::new(pms.to_be_bytes().to_vec()), &s.inputs.session_hash.unwrap_or_default());
-    let kb = key_block(&ms, &s.inputs.client_random, &s.inputs.server_random);
-    let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(&kb.client_write_iv);
-    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.client_write_key).map_err(|_| "key")?);
-    let mut in_out = p.client_finished.get(8..).ok_or("a short client Finished record")?.to_vec();
-    let opened = key
-        .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut in_out)
-        .map_err(|_| "the client Finished record does not open under the server's key")?;
-    if opened[4..] != verify_data(&ms, b"client finished", &s.inputs.client_finished_hash) {
+    let (ms, kb) = server_keys(&s.inputs, pms);
+    let mut server = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).map_err(|e| e.to_string())?;
+    let opened = server.open(0, 22, TLS12, &p.client_finished).map_err(|_| "the client Finished record does not open under the server's key")?;
+    if opened.get(4..) != Some(&verify_data(&ms, b"client finished", &s.inputs.client_finished_hash)[..]) {
         return Err("the client Finished holds a wrong verify_data".into());
     }
     Ok(())
 }
 
-/// The server's Finished record (explicit nonce ‖ ciphertext ‖ tag) for `setup`.
-fn server_finished(inputs: &KdfInputs, pms: Fp, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, String> {
-    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
+/// The master secret and key block the server derives.
+fn server_keys(inputs: &KdfInputs, pms: Fp) -> (crate::tls::keys::MasterSecret, crate::tls::keys::KeyBlock) {
     let ms = extended_master_secret(&PreMasterSecret::new(pms.to_be_bytes().to_vec()), &inputs.session_hash.unwrap_or_default());
     let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
-    let explicit = 1u64.to_be_bytes();
-    let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(&kb.server_write_iv);
-    nonce[4..].copy_from_slice(&explicit);
-    let mut data = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"server finished", handshake_hash)].concat();
-    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.server_write_key).map_err(|_| "key")?);
-    let tag = key
-        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut data)
-        .map_err(|_| "seal")?;
-    Ok([&explicit[..], &data, tag.as_ref()].concat())
+    (ms, kb)
+}
+
+/// The server's Finished record (its first: explicit nonce 0), as the server makes it.
+fn server_finished(inputs: &KdfInputs, pms: Fp, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, String> {
+    let (ms, kb) = server_keys(inputs, pms);
+    let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).map_err(|e| e.to_string())?;
+    server.seal(0, 22, TLS12, &[&[20u8, 0, 0, 12][..], &verify_data(&ms, b"server finished", handshake_hash)].concat()).map_err(|e| e.to_string())
 }
 
 /// The figures of one key exchange in memory and (natively) one over the cable link.

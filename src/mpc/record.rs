@@ -23,12 +23,8 @@ use crate::channel::{Channel, ChannelError};
 use crate::circuits::aes::{key_schedule, RoundKeys};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::{constant_bytes, xor_bits, Circuit, Gates};
+use crate::tls::crypto::{EXPLICIT_NONCE_LEN as NONCE_LEN, TAG_LEN};
 
-/// TLS 1.2 on the wire.
-const VERSION: [u8; 2] = [3, 3];
-/// Explicit nonce and tag around a TLS 1.2 AES-GCM record's ciphertext.
-const NONCE_LEN: usize = 8;
-const TAG_LEN: usize = 16;
 /// The largest ciphertext of a TLS 1.2 record (RFC 5246 §6.2.3: 2^14 + 2048 with the nonce and
 /// tag; our records carry at most 2^14 bytes of plaintext).
 pub const MAX_CIPHERTEXT: usize = 1 << 14;
@@ -54,12 +50,7 @@ pub enum RecordError {
 
 /// The additional data of TLS 1.2 record `seq`: seq_num ‖ type ‖ version ‖ length.
 pub fn additional_data(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
-    let mut aad = [0u8; 13];
-    aad[..8].copy_from_slice(&seq.to_be_bytes());
-    aad[8] = content_type;
-    aad[9..11].copy_from_slice(&VERSION);
-    aad[11..].copy_from_slice(&(len as u16).to_be_bytes());
-    aad
+    crate::tls::crypto::aead_aad(seq, content_type, crate::tls::codec::TLS12, len)
 }
 
 /// A direction's garbled AES: the round keys and the 4-byte implicit IV, as wires.

@@ -520,44 +520,36 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_
     HandshakeEnd { client_finished, seen_by_verifier, server_finished: [p_check, v_check] }
 }
 
-/// The server's Finished record body under its write key, over `verify_data`.
-fn server_finished_record(kb: &crate::tls::keys::KeyBlock, explicit: u64, verify_data: &[u8; 12]) -> Vec<u8> {
-    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
-    let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(&kb.server_write_iv);
-    nonce[4..].copy_from_slice(&explicit.to_be_bytes());
-    let mut data = [&[20u8, 0, 0, 12][..], verify_data].concat();
-    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.server_write_key).expect("16 bytes"));
-    let tag = key
-        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut data)
-        .expect("seal");
-    [&explicit.to_be_bytes()[..], &data, tag.as_ref()].concat()
+/// The server's Finished record body (its first record: explicit nonce 0) over `verify_data`.
+fn server_finished_record(kb: &crate::tls::keys::KeyBlock, verify_data: &[u8; 12]) -> Vec<u8> {
+    use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
+    let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).expect("16-byte key");
+    server.seal(0, 22, crate::tls::codec::TLS12, &[&[20u8, 0, 0, 12][..], verify_data].concat()).expect("seal")
+}
+
+/// The client Finished record opened with the client key, as the server opens it.
+fn open_client_finished(kb: &crate::tls::keys::KeyBlock, body: &[u8]) -> Vec<u8> {
+    use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
+    let mut server = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).expect("16-byte key");
+    server.open(0, 22, crate::tls::codec::TLS12, body).expect("the server's key opens the record: the tag is right")
 }
 
 #[test]
 fn both_finished_records_of_a_two_party_handshake_are_the_servers() {
-    use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
     let (p, v) = (Fp::random(), Fp::random());
     let inputs = random_inputs(true);
     // The server's side, from the premaster secret neither party held.
     let ms = extended_master_secret(&pms_of(&p, &v), &inputs.session_hash.expect("EMS"));
     let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
     let server_hash: [u8; 32] = rand::random();
-    let server_record = server_finished_record(&kb, 0x0102_0304_0506_0708, &verify_data(&ms, b"server finished", &server_hash));
+    let server_record = server_finished_record(&kb, &verify_data(&ms, b"server finished", &server_hash));
     let end = two_party_handshake_end(p, v, &inputs, server_record, server_hash);
 
     let body = &end.client_finished;
     assert_eq!(&body[..8], &[0; 8], "explicit nonce 0: the first record under the new keys");
     assert_eq!(end.seen_by_verifier, body[8..24], "the verifier saw the ciphertext the server gets");
-    let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(&kb.client_write_iv);
-    let mut in_out = body[8..].to_vec();
-    let key = LessSafeKey::new(UnboundKey::new(&AES_128_GCM, &kb.client_write_key).expect("16 bytes"));
-    let opened = key
-        .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(super::record::additional_data(0, 22, 16)), &mut in_out)
-        .expect("the server's key opens the record: the tag is right");
     let expect = [&[20u8, 0, 0, 12][..], &verify_data(&ms, b"client finished", &inputs.client_finished_hash)].concat();
-    assert_eq!(opened, expect, "and it holds the client Finished with the right verify_data");
+    assert_eq!(open_client_finished(&kb, body), expect, "it holds the client Finished with the right verify_data");
     assert!(end.server_finished.iter().all(|r| r.is_ok()), "{:?}", end.server_finished);
 }
 
@@ -570,13 +562,13 @@ fn a_server_finished_over_another_handshake_is_refused_by_both() {
     let ms = master_secret(&pms_of(&p, &v), &inputs.client_random, &inputs.server_random);
     let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
     let (ours, theirs): ([u8; 32], [u8; 32]) = (rand::random(), rand::random());
-    let record = server_finished_record(&kb, 9, &verify_data(&ms, b"server finished", &theirs));
+    let record = server_finished_record(&kb, &verify_data(&ms, b"server finished", &theirs));
     let end = two_party_handshake_end(p, v, &inputs, record.clone(), ours);
     for r in &end.server_finished {
         assert!(r.as_ref().is_err_and(|e| e.contains("verify_data is not the one")), "{r:?}");
     }
     // A record altered on the way fails its tag first.
-    let mut altered = server_finished_record(&kb, 9, &verify_data(&ms, b"server finished", &ours));
+    let mut altered = server_finished_record(&kb, &verify_data(&ms, b"server finished", &ours));
     altered[12] ^= 4;
     let end = two_party_handshake_end(p, v, &inputs, altered, ours);
     assert!(end.server_finished[1].as_ref().is_err_and(|e| e.contains("tag does not verify")), "{:?}", end.server_finished[1]);
