@@ -40,7 +40,7 @@ pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
     ProjectivePoint::from(*server) * d
 }
 
-use super::ole::{corrections_from_bytes, receiver, receiver_corrections, sender, OleError};
+use super::ole::{corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
@@ -230,17 +230,8 @@ fn nonzero_random() -> Fp {
 /// B's round-2 message starts with this byte when δ was zero: the exchange stops.
 const SAME_X: u8 = 1;
 
-fn elements_to_bytes(elements: &[Fp]) -> Vec<u8> {
-    elements.iter().flat_map(|e| e.to_be_bytes()).collect()
-}
-
 fn elements_from(msg: &[u8], n: usize) -> Result<Vec<Fp>, EcdhError> {
-    if msg.len() != 32 * n {
-        return Err(EcdhError::Malformed("OLE message of the wrong length"));
-    }
-    msg.chunks_exact(32)
-        .map(|c| c.try_into().ok().and_then(|c| Fp::from_be_bytes(&c)).ok_or(EcdhError::Malformed("a field element that is not below p")))
-        .collect()
+    elements_from_bytes(msg, n).map_err(EcdhError::Malformed)
 }
 
 /// The COTs of each round, from one run of [`ROUND_COTS`] of them in all.
@@ -262,7 +253,7 @@ pub async fn run_a<C: Channel>(ch: &mut C, mut a: PartyA, delta: F128, keys: &[F
     let e = corrections_from_bytes(&ch.recv().await?, k1.len())?;
     let (msg, a_delta) = a.round1(&cots(k1, 0), &e)?;
     let mut out = elements_to_bytes(&msg);
-    out.extend(a_delta.to_be_bytes());
+    super::ole::OleField::write(a_delta, &mut out);
     ch.send(out).await?;
     let reply = ch.recv().await?;
     let e = match reply.split_first() {

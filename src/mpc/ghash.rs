@@ -17,7 +17,7 @@
 //! sent its share would let an A that used inconsistent OLE inputs read B's bits from the
 //! difference to the tag the server sent.
 
-use super::ole::{a2m_receiver_share, a2m_sender_share, corrections_from_bytes, receiver, receiver_corrections, sender, OleError, COTS_PER_OLE};
+use super::ole::{a2m_receiver_share, a2m_sender_share, corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError, COTS_PER_OLE};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
@@ -138,15 +138,8 @@ impl PowerShares {
     }
 }
 
-fn elements_to_bytes(elements: &[F128]) -> Vec<u8> {
-    elements.iter().flat_map(|e| e.to_le_bytes()).collect()
-}
-
 fn elements_from(msg: &[u8], n: usize) -> Result<Vec<F128>, GhashError> {
-    if msg.len() != 16 * n {
-        return Err(GhashError::Malformed("OLE message of the wrong length"));
-    }
-    Ok(msg.chunks_exact(16).map(|c| F128::from_le_bytes(c.try_into().unwrap_or([0; 16]))).collect())
+    elements_from_bytes(msg, n).map_err(GhashError::Malformed)
 }
 
 fn check_bound(max_power: usize) -> Result<(), GhashError> {
@@ -200,7 +193,7 @@ async fn powers_a_inner<C: Channel>(
     let (alpha, msg) = sender(&[r], delta, k1, first, &e)?;
     let (s, r_inv) = a2m_sender_share(r, h_share, alpha[0]);
     let mut out = elements_to_bytes(&msg);
-    out.extend(s.to_le_bytes());
+    super::ole::OleField::write(s, &mut out);
     ch.send(out).await?;
 
     let odd = odd_powers_of(r_inv, max_power);

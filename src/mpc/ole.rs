@@ -34,6 +34,11 @@ pub trait OleField: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output 
     fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self;
     /// `a` if `take`, else zero, without branching.
     fn select(self, take: bool) -> Self;
+    /// Bytes of an element on the wire.
+    const BYTES: usize;
+    fn write(self, out: &mut Vec<u8>);
+    /// An element from exactly [`Self::BYTES`] bytes; `None` if they encode none.
+    fn read(bytes: &[u8]) -> Option<Self>;
 }
 
 impl OleField for F128 {
@@ -50,6 +55,13 @@ impl OleField for F128 {
     }
     fn select(self, take: bool) -> Self {
         F128(self.0 & bit_mask(take))
+    }
+    const BYTES: usize = 16;
+    fn write(self, out: &mut Vec<u8>) {
+        out.extend(self.to_le_bytes());
+    }
+    fn read(bytes: &[u8]) -> Option<Self> {
+        Some(F128::from_le_bytes(bytes.try_into().ok()?))
     }
 }
 
@@ -74,6 +86,14 @@ impl OleField for Fp {
     }
     fn select(self, take: bool) -> Self {
         Fp(p256::FieldElement::conditional_select(&p256::FieldElement::ZERO, &self.0, (take as u8).into()))
+    }
+    /// Big-endian, canonical (below p).
+    const BYTES: usize = 32;
+    fn write(self, out: &mut Vec<u8>) {
+        out.extend(self.to_be_bytes());
+    }
+    fn read(bytes: &[u8]) -> Option<Self> {
+        Fp::from_be_bytes(bytes.try_into().ok()?)
     }
 }
 
@@ -105,6 +125,23 @@ fn check(what: &'static str, expected: usize, got: usize) -> Result<(), OleError
 pub fn corrections_from_bytes(msg: &[u8], n: usize) -> Result<Vec<bool>, OleError> {
     check("bytes of OLE corrections", n / 8, msg.len())?;
     Ok(crate::circuits::bytes_to_bits(msg))
+}
+
+/// Field elements as an OLE message carries them, [`OleField::BYTES`] each.
+pub fn elements_to_bytes<F: OleField>(elements: &[F]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(elements.len() * F::BYTES);
+    for e in elements {
+        e.write(&mut out);
+    }
+    out
+}
+
+/// Exactly `n` field elements from a message; the error says what is wrong with it.
+pub fn elements_from_bytes<F: OleField>(msg: &[u8], n: usize) -> Result<Vec<F>, &'static str> {
+    if msg.len() != n * F::BYTES {
+        return Err("OLE message of the wrong length");
+    }
+    msg.chunks_exact(F::BYTES).map(|c| F::read(c).ok_or("a field element that is not below p")).collect()
 }
 
 /// The tweak of COT `k` of a run whose first COT has session-wide index `first_cot`.
