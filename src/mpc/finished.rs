@@ -29,6 +29,15 @@ pub enum FinishedError {
     Mismatch,
 }
 
+/// A Finished record's ciphertext is its 16-byte message, nothing else: checked before any
+/// work on the record.
+pub fn check_length(ciphertext: &[u8]) -> Result<(), FinishedError> {
+    match ciphertext.len() {
+        16 => Ok(()),
+        n => Err(FinishedError::Length(n)),
+    }
+}
+
 /// Checks the ciphertext of the server Finished record (sent under `explicit_nonce`) against
 /// the verify_data over `handshake_hash` (every handshake message before it), both parties
 /// in the same phases.
@@ -41,9 +50,7 @@ pub async fn check_server_finished<C: Channel, P: Phases<C>>(
     explicit_nonce: u64,
     ciphertext: &[u8],
 ) -> Result<(), FinishedError> {
-    if ciphertext.len() != 16 {
-        return Err(FinishedError::Length(ciphertext.len()));
-    }
+    check_length(ciphertext)?;
     let svd = server_verify_data(p, ch, keys, handshake_hash).await?;
     let ((), difference) = p
         .phase(ch, &mut |b| {

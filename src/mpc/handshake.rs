@@ -5,7 +5,7 @@
 //! the client Finished's keystream) are fresh inputs of its own.
 
 use super::ecdh::{ReceiverCots, SenderCots};
-use super::finished::{check_server_finished, FinishedError};
+use super::finished::{check_length, check_server_finished, FinishedError};
 use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
@@ -50,6 +50,15 @@ pub enum HandshakeError {
     Malformed,
 }
 
+/// Checks a party's count of OLE COTs before any work; returns each direction's half.
+fn check_ole_cots(got: usize) -> Result<usize, HandshakeError> {
+    let half = cots_for_powers(FINISHED_POWERS);
+    if got != 2 * half {
+        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got }).into());
+    }
+    Ok(half)
+}
+
 type GarbledBackend = Garbler<Vec<Table>>;
 type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
 
@@ -84,15 +93,12 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 /// verifier's share's [`INPUT_COTS`] labels (under the garbler's Δ) and [`ole_cots`] COTs for
 /// the OLEs. Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag).
 pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, p_share: &Fp, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
+    let half = check_ole_cots(ole.keys.len())?;
     let masks: [[u8; 16]; MASKS] = rand::random();
     let mine = gp.own_inputs(ch, &bytes_to_bits(&[p_share.to_be_bytes().to_vec(), masks.concat()].concat())).await?;
     let theirs = gp.peer_inputs(ch, input_keys).await?;
     let keys = derive(gp, ch, Input::Wires(&mine[..256]), Input::Wires(&theirs), kdf).await?;
     let mask_wires = mine[256..].to_vec();
-    let half = cots_for_powers(FINISHED_POWERS);
-    if ole.keys.len() != 2 * half {
-        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got: ole.keys.len() }).into());
-    }
     let d = direction(gp, ch, &keys.client_write_key, &keys.client_write_iv).await?;
     ghash_key_share(gp, ch, &d, &mask(&mask_wires, MASK_CLIENT_H)).await?;
     j0_share(gp, ch, &d, 0, &mask(&mask_wires, MASK_CLIENT_J0)).await?;
@@ -109,14 +115,11 @@ pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
 /// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
 /// ciphertext, as the server receives it.
 pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, v_share: &Fp, input: (&[bool], &[u128]), ole: ReceiverCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, VerifierHandshake), HandshakeError> {
+    let half = check_ole_cots(ole.choices.len()).and(check_ole_cots(ole.macs.len()))?;
     let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
     let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
     let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
     let mask_wires = theirs[256..].to_vec();
-    let half = cots_for_powers(FINISHED_POWERS);
-    if ole.choices.len() != 2 * half || ole.macs.len() != 2 * half {
-        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got: ole.choices.len().min(ole.macs.len()) }).into());
-    }
     let d = direction(ep, ch, &keys.client_write_key, &keys.client_write_iv).await?;
     let h = ghash_key_share(ep, ch, &d, &mask_e(&mask_wires, MASK_CLIENT_H)).await?.ok_or(HandshakeError::Malformed)?;
     let j0 = j0_share(ep, ch, &d, 0, &mask_e(&mask_wires, MASK_CLIENT_J0)).await?.ok_or(HandshakeError::Malformed)?;
@@ -132,6 +135,7 @@ pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
 pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, s: &ProverHandshake, body: &[u8], handshake_hash: &[u8; 32]) -> Result<(), HandshakeError> {
     record::forward_record(ch, body).await?;
     let (nonce, ciphertext, _) = split_body(body).ok_or(HandshakeError::Malformed)?;
+    check_length(ciphertext)?;
     let d = direction(gp, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
     ghash_key_share(gp, ch, &d, &mask(&s.mask_wires, MASK_SERVER_H)).await?;
     j0_share(gp, ch, &d, nonce, &mask(&s.mask_wires, MASK_SERVER_J0)).await?;
@@ -146,6 +150,7 @@ pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
 pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, s: &VerifierHandshake, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, HandshakeError> {
     let (nonce, body) = record::receive_record(ch, 0).await?;
     let (_, ciphertext, _) = split_body(&body).ok_or(HandshakeError::Malformed)?;
+    check_length(ciphertext)?;
     let d = direction(ep, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
     let h = ghash_key_share(ep, ch, &d, &mask_e(&s.mask_wires, MASK_SERVER_H)).await?.ok_or(HandshakeError::Malformed)?;
     let j0 = j0_share(ep, ch, &d, nonce, &mask_e(&s.mask_wires, MASK_SERVER_J0)).await?.ok_or(HandshakeError::Malformed)?;

@@ -344,6 +344,21 @@ mod tests {
     }
 
     #[test]
+    fn an_oversized_or_truncated_forwarded_server_record_is_refused_before_any_work() {
+        for (body, what) in [(vec![0; NONCE_LEN + MAX_CIPHERTEXT + 1 + TAG_LEN], "oversized"), (vec![0; NONCE_LEN + TAG_LEN - 1], "truncated")] {
+            let (mut ours, mut peer) = memory_pair(1 << 20);
+            let r = block_on(async {
+                peer.send(body).await.expect("open");
+                receive_record(&mut ours, 2).await
+            });
+            match (what, r) {
+                ("oversized", Err(RecordError::TooLong { seq: 2, .. })) | ("truncated", Err(RecordError::Malformed(_))) => {}
+                (what, other) => panic!("{what}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn the_verifier_refuses_a_nonce_other_than_the_records_position_and_oversized_records() {
         let powers = {
             let (mut a, mut b) = memory_pair(1 << 20);

@@ -522,9 +522,14 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_
 
 /// The server's Finished record body (its first record: explicit nonce 0) over `verify_data`.
 fn server_finished_record(kb: &crate::tls::keys::KeyBlock, verify_data: &[u8; 12]) -> Vec<u8> {
+    server_record(kb, &[&[20u8, 0, 0, 12][..], verify_data].concat())
+}
+
+/// The server's first record (a handshake record, explicit nonce 0) holding `plaintext`.
+fn server_record(kb: &crate::tls::keys::KeyBlock, plaintext: &[u8]) -> Vec<u8> {
     use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
     let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).expect("16-byte key");
-    server.seal(0, 22, crate::tls::codec::TLS12, &[&[20u8, 0, 0, 12][..], verify_data].concat()).expect("seal")
+    server.seal(0, 22, crate::tls::codec::TLS12, plaintext).expect("seal")
 }
 
 /// The client Finished record opened with the client key, as the server opens it.
@@ -573,4 +578,19 @@ fn a_server_finished_over_another_handshake_is_refused_by_both() {
     let end = two_party_handshake_end(p, v, &inputs, altered, ours);
     assert!(end.server_finished[1].as_ref().is_err_and(|e| e.contains("tag does not verify")), "{:?}", end.server_finished[1]);
     assert!(end.server_finished[0].as_ref().is_err_and(|e| e.contains("refused its tag")), "{:?}", end.server_finished[0]);
+}
+
+#[test]
+fn a_server_finished_record_of_another_length_is_refused_by_both() {
+    // Sealed under the server's key, so its tag verifies; 17 bytes are no Finished message.
+    let (p, v) = (Fp::random(), Fp::random());
+    let inputs = random_inputs(true);
+    let ms = extended_master_secret(&pms_of(&p, &v), &inputs.session_hash.expect("EMS"));
+    let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
+    let hash: [u8; 32] = rand::random();
+    let long = [&[20u8, 0, 0, 13][..], &verify_data(&ms, b"server finished", &hash), &[0]].concat();
+    let end = two_party_handshake_end(p, v, &inputs, server_record(&kb, &long), hash);
+    for r in &end.server_finished {
+        assert!(r.as_ref().is_err_and(|e| e.contains("17 bytes of ciphertext, not 16")), "{r:?}");
+    }
 }
