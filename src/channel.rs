@@ -25,6 +25,40 @@ pub trait Channel {
     fn bytes_received(&self) -> u64;
 }
 
+/// The largest message [`send_chunked`] sends.
+pub const CHUNK: usize = 256 * 1024;
+
+/// Sends `data` as messages of at most [`CHUNK`] bytes (at least one message), to a peer that
+/// knows its length and takes it with [`recv_chunked`].
+pub async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), ChannelError> {
+    if data.is_empty() {
+        return ch.send(Vec::new()).await;
+    }
+    for chunk in data.chunks(CHUNK) {
+        ch.send(chunk.to_vec()).await?;
+    }
+    Ok(())
+}
+
+/// Takes exactly `total` bytes sent with [`send_chunked`]; refuses a message that would go
+/// beyond them.
+pub async fn recv_chunked<C: Channel>(ch: &mut C, total: usize) -> Result<Vec<u8>, ChannelError> {
+    let mut out = Vec::with_capacity(total.min(CHUNK));
+    loop {
+        let msg = ch.recv().await?;
+        if out.len() + msg.len() > total || msg.len() > CHUNK {
+            return Err(ChannelError::TooLarge { len: out.len() + msg.len(), max: total });
+        }
+        out.extend_from_slice(&msg);
+        if out.len() == total {
+            return Ok(out);
+        }
+        if msg.is_empty() {
+            return Err(ChannelError::Transport("an empty chunk before the end".into()));
+        }
+    }
+}
+
 /// One end of an in-memory channel pair.
 pub struct MemoryChannel {
     tx: mpsc::UnboundedSender<Vec<u8>>,

@@ -11,7 +11,7 @@
 //! phases are at most a few SHA-256 compressions (the key derivation's largest is ≈ 2 MB).
 
 use super::phases::{PeerMisbehaved, PhaseError, PhaseFn, Phases};
-use crate::channel::Channel;
+use crate::channel::{recv_chunked, send_chunked, Channel};
 use crate::circuits::bits_to_bytes;
 use crate::gc::stream::CHUNK_TABLES;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
@@ -130,7 +130,7 @@ impl GarblerParty {
         if let Some(l) = self.cheat.flip_own_label.and_then(|i| labels.get_mut(i)) {
             *l ^= 1 << 77;
         }
-        ch.send(labels_to_bytes(&labels)).await?;
+        send_chunked(ch, &labels_to_bytes(&labels)).await?;
         Ok(wires)
     }
 
@@ -143,7 +143,7 @@ impl GarblerParty {
             return Err(PeerMisbehaved::Malformed("bytes after the input corrections").into());
         }
         let (wires, answers) = self.garbler.evaluator_inputs(cot_keys, &corrections)?;
-        ch.send(labels_to_bytes(&answers)).await?;
+        send_chunked(ch, &labels_to_bytes(&answers)).await?;
         Ok(wires)
     }
 }
@@ -252,7 +252,7 @@ impl EvaluatorParty {
 
     /// Wires for the garbler's `n` input bits, from the labels it sends.
     pub async fn peer_inputs<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<Wire>, PhaseError> {
-        let labels = labels_from_bytes(&ch.recv().await?, n)?;
+        let labels = labels_from_bytes(&recv_chunked(ch, 16 * n).await?, n)?;
         Ok(self.evaluator.garbler_inputs(&labels))
     }
 
@@ -266,7 +266,7 @@ impl EvaluatorParty {
         let mut msg = Vec::new();
         pack_bits(&corrections, &mut msg);
         ch.send(msg).await?;
-        let answers = labels_from_bytes(&ch.recv().await?, values.len())?;
+        let answers = labels_from_bytes(&recv_chunked(ch, 16 * values.len()).await?, values.len())?;
         Ok(self.evaluator.evaluator_inputs(cot_macs, &answers)?)
     }
 

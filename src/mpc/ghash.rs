@@ -206,7 +206,8 @@ async fn powers_a_inner<C: Channel>(
     };
     #[cfg(not(test))]
     let (shares, msg) = sender(&odd, delta, k2, second, &e)?;
-    ch.send(elements_to_bytes(&msg)).await?;
+    // 16 bytes per COT: over a megabyte for a full-size record's powers.
+    crate::channel::send_chunked(ch, &elements_to_bytes(&msg)).await?;
     Ok(PowerShares::from_odd(&shares, max_power))
 }
 
@@ -229,7 +230,8 @@ pub async fn powers_b<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, c
 
     let odd = odd_powers_of(rh, max_power);
     ch.send(bits_to_bytes(&receiver_corrections(&odd, c2)?)).await?;
-    let shares = receiver(&odd, m2, first + COTS_PER_OLE as u64, &elements_from(&ch.recv().await?, c2.len())?)?;
+    let msg = crate::channel::recv_chunked(ch, c2.len() * <F128 as super::ole::OleField>::BYTES).await?;
+    let shares = receiver(&odd, m2, first + COTS_PER_OLE as u64, &elements_from(&msg, c2.len())?)?;
     Ok(PowerShares::from_odd(&shares, max_power))
 }
 

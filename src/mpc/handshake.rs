@@ -11,13 +11,11 @@ use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
 use super::kdf::{derive, KdfInputs, SessionKeys};
 use super::phases::{Input, PhaseError};
-use super::record::{self, direction, ghash_key_share, j0_share, masked_keystream, split_body, RecordError};
+use super::record::{self, direction, ghash_key_share, j0_share, masked_keystream, split_body, Direction, RecordError, MAX_CIPHERTEXT};
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
 
-/// Both Finished records: additional data, one block, the lengths.
-const FINISHED_POWERS: usize = 3;
 const HANDSHAKE: u8 = 22;
 /// The prover's 16-byte masks, in input order.
 const MASK_CLIENT_H: usize = 0;
@@ -30,9 +28,28 @@ const MASKS: usize = 5;
 /// COTs for the verifier's premaster share's labels (the garbling Δ must be their correlation).
 pub const INPUT_COTS: usize = 256;
 
+/// The highest power of the GHASH key each direction's tags need: one for the additional
+/// data, one per block of the longest record, one for the lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Powers {
+    pub client: usize,
+    pub server: usize,
+}
+
+impl Powers {
+    /// Enough for the two Finished records (one block each).
+    pub const FINISHED: Powers = Powers { client: 3, server: 3 };
+
+    /// For records of up to `client` and `server` plaintext bytes (at most 2^14 each).
+    pub fn for_records(client: usize, server: usize) -> Powers {
+        let p = |len: usize| 2 + len.clamp(16, MAX_CIPHERTEXT).div_ceil(16);
+        Powers { client: p(client), server: p(server) }
+    }
+}
+
 /// COTs for the OLEs of both directions' GHASH powers (any correlation of the prover's).
-pub fn ole_cots() -> usize {
-    2 * cots_for_powers(FINISHED_POWERS)
+pub fn ole_cots(powers: Powers) -> usize {
+    cots_for_powers(powers.client) + cots_for_powers(powers.server)
 }
 
 /// Why the handshake's end failed.
@@ -50,21 +67,23 @@ pub enum HandshakeError {
     Malformed,
 }
 
-/// Checks a party's count of OLE COTs before any work; returns each direction's half.
-fn check_ole_cots(got: usize) -> Result<usize, HandshakeError> {
-    let half = cots_for_powers(FINISHED_POWERS);
-    if got != 2 * half {
-        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the Finished records' GHASH", expected: 2 * half, got }).into());
+/// Checks a party's count of OLE COTs before any work; returns the client direction's part.
+fn check_ole_cots(got: usize, powers: Powers) -> Result<usize, HandshakeError> {
+    if got != ole_cots(powers) {
+        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the records' GHASH", expected: ole_cots(powers), got }).into());
     }
-    Ok(half)
+    Ok(cots_for_powers(powers.client))
 }
 
-type GarbledBackend = Garbler<Vec<Table>>;
-type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
+pub type GarbledBackend = Garbler<Vec<Table>>;
+pub type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
 
 /// The prover's state between its client Finished and the server's.
 pub struct ProverHandshake {
     pub keys: SessionKeys<GarbledBackend>,
+    client: Direction<GarbledBackend>,
+    client_powers: PowerShares,
+    server_powers: usize,
     masks: [[u8; 16]; MASKS],
     mask_wires: Vec<Wire>,
     server_ole_keys: Vec<crate::primitives::field::F128>,
@@ -75,10 +94,22 @@ pub struct ProverHandshake {
 /// The verifier's state between the client Finished and the server's.
 pub struct VerifierHandshake {
     pub keys: SessionKeys<EvaluatedBackend>,
+    client: Direction<EvaluatedBackend>,
+    client_powers: PowerShares,
+    server_powers: usize,
     mask_wires: Vec<Wire>,
     server_ole_choices: Vec<bool>,
     server_ole_macs: Vec<crate::primitives::field::F128>,
     server_ole_first: u64,
+}
+
+/// What a party holds for the records after the handshake: each direction's garbled AES and
+/// its share of the powers of that direction's GHASH key.
+pub struct RecordKeys<B: crate::circuits::Circuit> {
+    pub client: Direction<B>,
+    pub server: Direction<B>,
+    pub client_powers: PowerShares,
+    pub server_powers: PowerShares,
 }
 
 fn mask(wires: &[Wire], i: usize) -> Input<'_, GarbledBackend> {
@@ -91,9 +122,10 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 
 /// The prover's side up to its Finished: from its premaster share, the COT keys of the
 /// verifier's share's [`INPUT_COTS`] labels (under the garbler's Δ) and [`ole_cots`] COTs for
-/// the OLEs. Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag).
-pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, p_share: &Fp, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
-    let half = check_ole_cots(ole.keys.len())?;
+/// the OLEs of `powers`. Returns the client Finished record's body (explicit nonce ‖
+/// ciphertext ‖ tag).
+pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, p_share: &Fp, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs, powers: Powers) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
+    let half = check_ole_cots(ole.keys.len(), powers)?;
     let masks: [[u8; 16]; MASKS] = rand::random();
     let mine = gp.own_inputs(ch, &bytes_to_bits(&[p_share.to_be_bytes().to_vec(), masks.concat()].concat())).await?;
     let theirs = gp.peer_inputs(ch, input_keys).await?;
@@ -103,19 +135,19 @@ pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     ghash_key_share(gp, ch, &d, &mask(&mask_wires, MASK_CLIENT_H)).await?;
     j0_share(gp, ch, &d, 0, &mask(&mask_wires, MASK_CLIENT_J0)).await?;
     let ks = masked_keystream(gp, ch, &d, 0, 16, &mask(&mask_wires, MASK_CLIENT_KS)).await?;
-    let powers = powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), FINISHED_POWERS, ole.delta, &ole.keys[..half], ole.first).await?;
+    let client_powers = powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), powers.client, ole.delta, &ole.keys[..half], ole.first).await?;
     let finished = [&[20u8, 0, 0, 12][..], &keys.client_verify_data].concat();
     let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
-    let body = record::seal_prover(ch, &powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
-    let state = ProverHandshake { keys, masks, mask_wires, server_ole_keys: ole.keys[half..].to_vec(), ole_delta: ole.delta, server_ole_first: ole.first + half as u64 };
+    let body = record::seal_prover(ch, &client_powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
+    let state = ProverHandshake { keys, client: d, client_powers, server_powers: powers.server, masks, mask_wires, server_ole_keys: ole.keys[half..].to_vec(), ole_delta: ole.delta, server_ole_first: ole.first + half as u64 };
     Ok((body, state))
 }
 
 /// The verifier's side up to the client Finished: its premaster share with the COT choices
 /// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
 /// ciphertext, as the server receives it.
-pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, v_share: &Fp, input: (&[bool], &[u128]), ole: ReceiverCots<'_>, kdf: &KdfInputs) -> Result<(Vec<u8>, VerifierHandshake), HandshakeError> {
-    let half = check_ole_cots(ole.choices.len()).and(check_ole_cots(ole.macs.len()))?;
+pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, v_share: &Fp, input: (&[bool], &[u128]), ole: ReceiverCots<'_>, kdf: &KdfInputs, powers: Powers) -> Result<(Vec<u8>, VerifierHandshake), HandshakeError> {
+    let half = check_ole_cots(ole.choices.len(), powers).and(check_ole_cots(ole.macs.len(), powers))?;
     let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
     let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
     let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
@@ -124,38 +156,36 @@ pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     let h = ghash_key_share(ep, ch, &d, &mask_e(&mask_wires, MASK_CLIENT_H)).await?.ok_or(HandshakeError::Malformed)?;
     let j0 = j0_share(ep, ch, &d, 0, &mask_e(&mask_wires, MASK_CLIENT_J0)).await?.ok_or(HandshakeError::Malformed)?;
     masked_keystream(ep, ch, &d, 0, 16, &mask_e(&mask_wires, MASK_CLIENT_KS)).await?;
-    let powers = powers_b(ch, block_to_field(h), FINISHED_POWERS, &ole.choices[..half], &ole.macs[..half], ole.first).await?;
-    let seen = record::seal_verifier(ch, &powers, 0, HANDSHAKE, j0).await?;
-    let state = VerifierHandshake { keys, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64 };
+    let client_powers = powers_b(ch, block_to_field(h), powers.client, &ole.choices[..half], &ole.macs[..half], ole.first).await?;
+    let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0).await?;
+    let state = VerifierHandshake { keys, client: d, client_powers, server_powers: powers.server, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64 };
     Ok((seen, state))
 }
 
-/// The prover's side of the server Finished: forwards its record `body` as it arrived, then
-/// both check its tag and its verify_data over `handshake_hash`.
-pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, s: &ProverHandshake, body: &[u8], handshake_hash: &[u8; 32]) -> Result<(), HandshakeError> {
-    record::forward_record(ch, body).await?;
+/// The prover's side of the server Finished record `body`, which the verifier already holds
+/// as it arrived: both check its tag and its verify_data over `handshake_hash`.
+pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, s: ProverHandshake, body: &[u8], handshake_hash: &[u8; 32]) -> Result<RecordKeys<GarbledBackend>, HandshakeError> {
     let (nonce, ciphertext, _) = split_body(body).ok_or(HandshakeError::Malformed)?;
     check_length(ciphertext)?;
     let d = direction(gp, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
     ghash_key_share(gp, ch, &d, &mask(&s.mask_wires, MASK_SERVER_H)).await?;
     j0_share(gp, ch, &d, nonce, &mask(&s.mask_wires, MASK_SERVER_J0)).await?;
-    let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), FINISHED_POWERS, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
+    let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), s.server_powers, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
     record::check_prover(ch, &powers, 0, HANDSHAKE, body, s.masks[MASK_SERVER_J0]).await?;
     check_server_finished(gp, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(())
+    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers })
 }
 
-/// The verifier's side of the server Finished: takes the forwarded record, checks it with the
-/// prover, and returns it (the first server record it holds).
-pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, s: &VerifierHandshake, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, HandshakeError> {
-    let (nonce, body) = record::receive_record(ch, 0).await?;
-    let (_, ciphertext, _) = split_body(&body).ok_or(HandshakeError::Malformed)?;
+/// The verifier's side of the server Finished record `body` (as the prover forwarded it, the
+/// first server record the verifier holds): checks it with the prover.
+pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, s: VerifierHandshake, body: &[u8], handshake_hash: &[u8; 32]) -> Result<RecordKeys<EvaluatedBackend>, HandshakeError> {
+    let (nonce, ciphertext, _) = split_body(body).ok_or(HandshakeError::Malformed)?;
     check_length(ciphertext)?;
     let d = direction(ep, ch, &s.keys.server_write_key, &s.keys.server_write_iv).await?;
     let h = ghash_key_share(ep, ch, &d, &mask_e(&s.mask_wires, MASK_SERVER_H)).await?.ok_or(HandshakeError::Malformed)?;
     let j0 = j0_share(ep, ch, &d, nonce, &mask_e(&s.mask_wires, MASK_SERVER_J0)).await?.ok_or(HandshakeError::Malformed)?;
-    let powers: PowerShares = powers_b(ch, block_to_field(h), FINISHED_POWERS, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
-    record::check_verifier(ch, &powers, 0, HANDSHAKE, &body, j0).await?;
+    let powers: PowerShares = powers_b(ch, block_to_field(h), s.server_powers, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
+    record::check_verifier(ch, &powers, 0, HANDSHAKE, body, j0).await?;
     check_server_finished(ep, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(body)
+    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers })
 }

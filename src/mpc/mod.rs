@@ -13,6 +13,7 @@
 //! no proof of their own ([`ecdh`]).
 
 pub mod bench;
+pub mod connection;
 pub mod ecdh;
 pub mod finished;
 pub mod fp;

@@ -88,17 +88,26 @@ pub async fn ghash_key_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d:
     share.map(block16).transpose()
 }
 
+/// Keystream blocks per phase: 128 AES blocks stay well under a phase's table limit.
+const KEYSTREAM_PHASE_BLOCKS: usize = 128;
+
 /// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
+/// One phase per [`KEYSTREAM_PHASE_BLOCKS`] blocks.
 pub async fn masked_keystream<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, explicit_nonce: u64, len: usize, mask: &Input<'_, P::Backend>) -> Result<Vec<u8>, PhaseError> {
-    let ((), revealed) = p
-        .phase(ch, &mut |b| {
-            let iv = d.iv(b, explicit_nonce);
-            let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
-            let ks: Vec<_> = keystream_blocks(b, &d.rk, &iv, &blocks).into_iter().flatten().take(8 * len).collect();
-            ((), xor_bits(b, &ks, &mask.wires(b)))
-        })
-        .await?;
+    let mut revealed = Vec::with_capacity(len);
+    let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
+    for piece in blocks.chunks(KEYSTREAM_PHASE_BLOCKS) {
+        let (from, to) = (16 * piece[0] as usize, (16 * (piece[piece.len() - 1] as usize + 1)).min(len));
+        let ((), part) = p
+            .phase(ch, &mut |b| {
+                let iv = d.iv(b, explicit_nonce);
+                let ks: Vec<_> = keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().take(8 * (to - from)).collect();
+                ((), xor_bits(b, &ks, &mask.wires(b)[8 * from..8 * to]))
+            })
+            .await?;
+        revealed.extend_from_slice(&part);
+    }
     Ok(revealed)
 }
 
@@ -160,8 +169,8 @@ pub fn split_body(body: &[u8]) -> Option<(u64, &[u8], [u8; 16])> {
     Some((u64::from_be_bytes(*nonce), ciphertext, *tag))
 }
 
-/// The prover's side of checking server record `seq` (its `body` as it arrived, already
-/// forwarded with [`forward_record`] and its E_K(J0) material made): sends its tag share, takes
+/// The prover's side of checking server record `seq` (its `body` as it arrived, which the
+/// verifier already holds, and its E_K(J0) material made): sends its tag share, takes
 /// the verifier's verdict.
 pub async fn check_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, body: &[u8], j0_mask: [u8; 16]) -> Result<(), RecordError> {
     let (_, ciphertext, _) = split_body(body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
@@ -172,22 +181,6 @@ pub async fn check_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64
         [0] => Err(RecordError::Refused { seq }),
         _ => Err(RecordError::Malformed("a verdict is one byte")),
     }
-}
-
-/// The prover forwards a server record's body as it arrived, before anything else about it.
-pub async fn forward_record<C: Channel>(ch: &mut C, body: &[u8]) -> Result<(), RecordError> {
-    Ok(ch.send(body.to_vec()).await?)
-}
-
-/// The verifier takes a forwarded server record: its explicit nonce, for the E_K(J0)
-/// material, and the body, which it keeps.
-pub async fn receive_record<C: Channel>(ch: &mut C, seq: u64) -> Result<(u64, Vec<u8>), RecordError> {
-    let body = ch.recv().await?;
-    let (nonce, ciphertext, _) = split_body(&body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
-    if ciphertext.len() > MAX_CIPHERTEXT {
-        return Err(RecordError::TooLong { seq, len: ciphertext.len() });
-    }
-    Ok((nonce, body))
 }
 
 /// The verifier's side of checking server record `seq`: takes the prover's tag share, checks
@@ -247,6 +240,7 @@ mod tests {
         let p_inputs = [&k_p[..], &salt, &h_mask, &j0_mask, &j0_mask_s, &ks_mask].concat();
         let n_p = 8 * p_inputs.len();
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let body = server_body.clone();
         let prover = async move {
             let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_inputs)).await?;
             let theirs = gp.peer_inputs(&mut a, &in_keys).await?;
@@ -260,7 +254,6 @@ mod tests {
             let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
             let record = seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?;
 
-            forward_record(&mut a, &server_body).await?;
             let (nonce, _, _) = split_body(&server_body).ok_or(RecordError::Malformed("test record"))?;
             j0_share(&mut gp, &mut a, &d, nonce, &w(52, 16)).await?;
             let checked = check_prover(&mut a, &powers, 0, APPLICATION_DATA, &server_body, j0_mask_s).await;
@@ -279,7 +272,7 @@ mod tests {
             let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
             let seen = seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0).await?;
 
-            let (nonce, body) = receive_record(&mut b, 0).await?;
+            let (nonce, _, _) = split_body(&body).ok_or(RecordError::Malformed("test record"))?;
             let j0 = j0_share(&mut ep, &mut b, &d, nonce, &w(52, 16)).await?.expect("the verifier decodes");
             let checked = check_verifier(&mut b, &powers, 0, APPLICATION_DATA, &body, j0).await;
             Ok::<_, Box<dyn std::error::Error>>((seen, checked))
@@ -341,21 +334,6 @@ mod tests {
         let other = server_record(&rand::random(), salt, 5, 0, b"HTTP/1.1 200 OK\r\n\r\n");
         let r = run(k_p, k_v, salt, b"GET / HTTP/1.1\r\n\r\n", other);
         assert!(matches!(r.server_check.1, Err(RecordError::TagMismatch { .. })));
-    }
-
-    #[test]
-    fn an_oversized_or_truncated_forwarded_server_record_is_refused_before_any_work() {
-        for (body, what) in [(vec![0; NONCE_LEN + MAX_CIPHERTEXT + 1 + TAG_LEN], "oversized"), (vec![0; NONCE_LEN + TAG_LEN - 1], "truncated")] {
-            let (mut ours, mut peer) = memory_pair(1 << 20);
-            let r = block_on(async {
-                peer.send(body).await.expect("open");
-                receive_record(&mut ours, 2).await
-            });
-            match (what, r) {
-                ("oversized", Err(RecordError::TooLong { seq: 2, .. })) | ("truncated", Err(RecordError::Malformed(_))) => {}
-                (what, other) => panic!("{what}: {other:?}"),
-            }
-        }
     }
 
     #[test]

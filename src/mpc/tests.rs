@@ -502,17 +502,18 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let delta = crate::primitives::field::F128(rand::random());
-    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, ole_cots());
+    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, ole_cots(Powers::FINISHED));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let forwarded = server_body.clone();
     let prover = async move {
-        let (record, state) = client_finished_prover(&mut gp, &mut a, &p_share, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs).await?;
-        let checked = server_finished_prover(&mut gp, &mut a, &state, &server_body, &server_hash).await.map_err(|e| e.to_string());
+        let (record, state) = client_finished_prover(&mut gp, &mut a, &p_share, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, Powers::FINISHED).await?;
+        let checked = server_finished_prover(&mut gp, &mut a, state, &server_body, &server_hash).await.map(|_| ()).map_err(|e| e.to_string());
         Ok::<_, HandshakeError>((record, checked))
     };
     let verifier = async move {
         let mut ep = EvaluatorParty::new();
-        let (seen, state) = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs).await?;
-        let checked = server_finished_verifier(&mut ep, &mut b, &state, &server_hash).await.map(|_| ()).map_err(|e| e.to_string());
+        let (seen, state) = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs, Powers::FINISHED).await?;
+        let checked = server_finished_verifier(&mut ep, &mut b, state, &forwarded, &server_hash).await.map(|_| ()).map_err(|e| e.to_string());
         Ok::<_, HandshakeError>((seen, checked))
     };
     let (p, v) = block_on(join(prover, verifier));

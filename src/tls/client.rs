@@ -26,6 +26,26 @@ pub enum KeyExchangeMode {
     /// [`Client::key_exchange_request`] and answers with [`Client::complete_key_exchange`]
     /// (e.g. from an async backend).
     External,
+    /// The session keys are held by the caller and a second party together (MPC mode), and
+    /// this client never encrypts or decrypts. It stops after ServerHelloDone as in
+    /// `External` and takes only the client key share
+    /// ([`Client::complete_two_party_key_exchange`]); then the caller seals our Finished
+    /// ([`Client::send_sealed_finished`]) and every later record ([`Client::send_sealed`]),
+    /// checks the server's Finished record ([`Client::server_finished_record`],
+    /// [`Client::confirm_server_finished`]), and takes the server's records as they arrived
+    /// ([`Client::take_sealed_records`]), to be decrypted once the keys may be opened. An
+    /// encrypted alert from the server ends its data: which alert it was is known only then.
+    TwoParty,
+}
+
+/// A record protected under keys the client does not hold ([`KeyExchangeMode::TwoParty`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SealedRecord {
+    pub content_type: u8,
+    /// The record's sequence number in its direction.
+    pub seq: u64,
+    /// explicit nonce ‖ ciphertext ‖ tag, as on the wire.
+    pub body: Vec<u8>,
 }
 
 /// Client configuration.
@@ -104,9 +124,13 @@ enum State {
     ExpectServerKeyExchange,
     ExpectServerHelloDone,
     KeyExchangePending,
+    /// Two-party mode: our Finished is to be sealed by the caller.
+    FinishedPending,
     ExpectNewSessionTicketOrCcs,
     ExpectCcs,
     ExpectFinished,
+    /// Two-party mode: the server's Finished record is to be checked by the caller.
+    ServerFinishedPending,
     Connected,
 }
 
@@ -118,9 +142,11 @@ impl State {
             State::ExpectServerKeyExchange => "ServerKeyExchange",
             State::ExpectServerHelloDone => "ServerHelloDone",
             State::KeyExchangePending => "nothing (key exchange pending)",
+            State::FinishedPending => "nothing (our Finished is being sealed)",
             State::ExpectNewSessionTicketOrCcs => "NewSessionTicket or ChangeCipherSpec",
             State::ExpectCcs => "ChangeCipherSpec",
             State::ExpectFinished => "Finished",
+            State::ServerFinishedPending => "nothing (the server Finished is being checked)",
             State::Connected => "application data",
         }
     }
@@ -163,6 +189,11 @@ pub struct Client {
     transcript: Transcript,
     received_close_notify: bool,
     sent_close_notify: bool,
+    /// Two-party mode: the server's Finished record, then its later records, as they arrived.
+    server_finished_record: Option<SealedRecord>,
+    sealed_in: Vec<SealedRecord>,
+    /// Two-party mode: the server sent an (encrypted) alert, the end of its data.
+    received_sealed_alert: bool,
     failed: Option<Error>,
 }
 
@@ -240,6 +271,9 @@ impl Client {
             transcript: Transcript::default(),
             received_close_notify: false,
             sent_close_notify: false,
+            server_finished_record: None,
+            sealed_in: Vec::new(),
+            received_sealed_alert: false,
             failed: None,
         };
         let hello = c.client_hello();
@@ -384,7 +418,7 @@ impl Client {
             // send anything then.
             r = Err(unexpected(
                 self.state.expected(),
-                "data while key exchange pending",
+                "data while our key exchange or a Finished is pending",
             ));
         }
         r.map_err(|e| self.fail(e))
@@ -394,7 +428,7 @@ impl Client {
     /// connection (no close_notify received).
     pub fn feed_eof(&mut self) -> Result<(), Error> {
         self.check_failed()?;
-        if self.received_close_notify {
+        if self.received_close_notify || self.received_sealed_alert {
             return Ok(());
         }
         let e = if self.state == State::Connected {
@@ -408,12 +442,13 @@ impl Client {
 
     fn process(&mut self) -> Result<(), Error> {
         loop {
-            if self.state == State::KeyExchangePending {
-                if self.config.key_exchange == KeyExchangeMode::Local {
+            match self.state {
+                State::KeyExchangePending if self.config.key_exchange == KeyExchangeMode::Local => {
                     self.local_key_exchange()?;
                     continue;
                 }
-                return Ok(());
+                State::KeyExchangePending | State::FinishedPending | State::ServerFinishedPending => return Ok(()),
+                _ => {}
             }
             let Some(h) = parse_record_header(&self.in_buf)? else {
                 return Ok(());
@@ -433,7 +468,7 @@ impl Client {
         version: u16,
         raw: Vec<u8>,
     ) -> Result<(), Error> {
-        if self.received_close_notify {
+        if self.received_close_notify || self.received_sealed_alert {
             return Err(PeerMisbehaved::DataAfterCloseNotify.into());
         }
         let entry = match self.read.open_record(content_type, version, raw) {
@@ -444,6 +479,9 @@ impl Client {
                 return Err(err);
             }
         };
+        if self.read.sealed_elsewhere {
+            return self.process_sealed_record(entry);
+        }
         let payload = entry.plaintext.clone().unwrap_or_default();
         self.transcript.records.push(entry);
         let ct = ContentType::from_u8(content_type)
@@ -478,6 +516,30 @@ impl Client {
         }
     }
 
+    /// Two-party mode: a record under the server's key, which nobody here can open. The first
+    /// is its Finished; then application data, until an alert.
+    fn process_sealed_record(&mut self, entry: TranscriptRecord) -> Result<(), Error> {
+        let sealed = SealedRecord { content_type: entry.content_type, seq: entry.seq.unwrap_or_default(), body: entry.raw[RECORD_HEADER_LEN..].to_vec() };
+        self.transcript.records.push(entry);
+        if !self.joiner.is_empty() {
+            return Err(unexpected("rest of handshake message", content_name(sealed.content_type)));
+        }
+        match (self.state, ContentType::from_u8(sealed.content_type)) {
+            (State::ExpectFinished, Some(ContentType::Handshake)) => {
+                self.server_finished_hash = Some(sha256(&self.messages));
+                self.server_finished_record = Some(sealed);
+                self.state = State::ServerFinishedPending;
+            }
+            (State::Connected, Some(ContentType::ApplicationData)) => self.sealed_in.push(sealed),
+            (State::Connected, Some(ContentType::Alert)) => {
+                self.received_sealed_alert = true;
+                self.sealed_in.push(sealed);
+            }
+            (s, _) => return Err(unexpected(s.expected(), format!("an encrypted {} record", content_name(sealed.content_type)))),
+        }
+        Ok(())
+    }
+
     fn handle_ccs(&mut self, payload: &[u8]) -> Result<(), Error> {
         if payload != [1] {
             return Err(PeerMisbehaved::BadChangeCipherSpec.into());
@@ -486,6 +548,11 @@ impl Client {
             State::ExpectCcs | State::ExpectNewSessionTicketOrCcs => {}
             State::ExpectCertificate => return Err(PeerMisbehaved::ResumptionAttempted.into()),
             s => return Err(unexpected(s.expected(), "ChangeCipherSpec")),
+        }
+        if self.config.key_exchange == KeyExchangeMode::TwoParty {
+            self.read.install_sealed_elsewhere();
+            self.state = State::ExpectFinished;
+            return Ok(());
         }
         let kb = self
             .key_block
@@ -746,8 +813,8 @@ impl Client {
         pms: PreMasterSecret,
     ) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::KeyExchangePending {
-            return Err(Error::InvalidState("no key exchange pending"));
+        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::External {
+            return Err(Error::InvalidState("no external key exchange pending"));
         }
         let r = self
             .finish_key_exchange(client_public, pms)
@@ -755,11 +822,98 @@ impl Client {
         r.map_err(|e| self.fail(e))
     }
 
-    fn finish_key_exchange(
-        &mut self,
-        client_public: Vec<u8>,
-        pms: PreMasterSecret,
-    ) -> Result<(), Error> {
+    /// In [`KeyExchangeMode::TwoParty`], after ServerHelloDone: our key share (the sum of
+    /// both parties' points). Sends ClientKeyExchange and ChangeCipherSpec; then
+    /// [`Client::session_hash`] and [`Client::client_finished_hash`] are known and our
+    /// Finished is awaited from [`Client::send_sealed_finished`].
+    pub fn complete_two_party_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::TwoParty {
+            return Err(Error::InvalidState("no two-party key exchange pending"));
+        }
+        let r = self.send_client_key_exchange(client_public).and_then(|_| {
+            self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
+            self.write.install_sealed_elsewhere();
+            self.client_finished_hash = Some(sha256(&self.messages));
+            self.state = State::FinishedPending;
+            Ok(())
+        });
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// Two-party mode: our Finished record, sealed by the caller (`body` = explicit nonce ‖
+    /// ciphertext ‖ tag) over `verify_data`; then the server's ChangeCipherSpec is awaited.
+    pub fn send_sealed_finished(&mut self, verify_data: [u8; 12], body: &[u8]) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::FinishedPending {
+            return Err(Error::InvalidState("our Finished is not awaited"));
+        }
+        let msg = handshake_message(hs::FINISHED, &verify_data);
+        let r = self.write.push_sealed(ContentType::Handshake as u8, body, Some(msg.clone())).map(|rec| {
+            self.out_buf.extend_from_slice(&rec.raw);
+            self.transcript.records.push(rec);
+            self.messages.push(HandshakeMessage { sender: Direction::Sent, typ: hs::FINISHED, raw: msg });
+            self.client_verify_data = Some(verify_data);
+            self.state = if self.ticket_acked { State::ExpectNewSessionTicketOrCcs } else { State::ExpectCcs };
+        });
+        r.and_then(|_| self.process()).map_err(|e| self.fail(e))
+    }
+
+    /// Two-party mode: the server's Finished record as it arrived, awaiting the caller's check
+    /// (its verify_data covers [`Client::server_finished_hash`]).
+    pub fn server_finished_record(&self) -> Option<&SealedRecord> {
+        self.server_finished_record.as_ref().filter(|_| self.state == State::ServerFinishedPending && self.failed.is_none())
+    }
+
+    /// Two-party mode: the caller checked the server's Finished record; the connection is
+    /// established.
+    pub fn confirm_server_finished(&mut self) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::ServerFinishedPending {
+            return Err(Error::InvalidState("no server Finished awaits a check"));
+        }
+        self.state = State::Connected;
+        self.process().map_err(|e| self.fail(e))
+    }
+
+    /// Two-party mode: the sequence number of our next record, which the caller seals.
+    pub fn next_sealed_seq(&self) -> u64 {
+        self.write.seq
+    }
+
+    /// Two-party mode: a record the caller sealed under [`Client::next_sealed_seq`]
+    /// (`plaintext` if the caller knows it). Application data once connected; an alert
+    /// (close_notify) ends our side.
+    pub fn send_sealed(&mut self, content_type: u8, body: &[u8], plaintext: Option<Vec<u8>>) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.state != State::Connected {
+            return Err(Error::InvalidState("handshake not complete"));
+        }
+        if self.sent_close_notify {
+            return Err(Error::Closed);
+        }
+        if content_type != ContentType::ApplicationData as u8 && content_type != ContentType::Alert as u8 {
+            return Err(Error::InvalidState("only application data and alerts are sealed after the handshake"));
+        }
+        let rec = self.write.push_sealed(content_type, body, plaintext)?;
+        self.sent_close_notify = content_type == ContentType::Alert as u8;
+        self.out_buf.extend_from_slice(&rec.raw);
+        self.transcript.records.push(rec);
+        Ok(())
+    }
+
+    /// Two-party mode: the server's records since the last call, as they arrived (its
+    /// Finished excluded).
+    pub fn take_sealed_records(&mut self) -> Vec<SealedRecord> {
+        std::mem::take(&mut self.sealed_in)
+    }
+
+    /// Two-party mode: the server sent an alert record, which ends its data.
+    pub fn received_sealed_alert(&self) -> bool {
+        self.received_sealed_alert
+    }
+
+    fn send_client_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
         if client_public.is_empty() || client_public.len() > 255 {
             return Err(Error::Crypto("bad client public key length"));
         }
@@ -770,10 +924,20 @@ impl Client {
         put_vec8(&mut cke, &client_public);
         self.send_handshake(handshake_message(hs::CLIENT_KEY_EXCHANGE, &cke))?;
         self.client_public = client_public;
-        let ms = if self.ems {
-            let h = sha256(&self.messages);
-            self.session_hash = Some(h);
-            keys::extended_master_secret(&pms, &h)
+        if self.ems {
+            self.session_hash = Some(sha256(&self.messages));
+        }
+        Ok(())
+    }
+
+    fn finish_key_exchange(
+        &mut self,
+        client_public: Vec<u8>,
+        pms: PreMasterSecret,
+    ) -> Result<(), Error> {
+        self.send_client_key_exchange(client_public)?;
+        let ms = if let Some(h) = &self.session_hash {
+            keys::extended_master_secret(&pms, h)
         } else {
             keys::master_secret(&pms, &self.client_random, &self.server_random)
         };

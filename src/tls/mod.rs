@@ -21,7 +21,7 @@ pub mod transcript;
 
 pub use certs::RootStore;
 pub use client::{Client, ClientConfig, KeyExchangeMode, ServerKeyExchangeInfo};
-pub use client::{HandshakeMessage, KeyExchangeRequest};
+pub use client::{HandshakeMessage, KeyExchangeRequest, SealedRecord};
 pub use codec::{CipherSuite, ContentType, NamedGroup, SignatureScheme};
 pub use crypto::{KeyExchange, RecordCrypto, RecordCryptoFactory};
 pub use error::{AlertDescription, Error, PeerMisbehaved};

@@ -1,0 +1,537 @@
+//! One TLS 1.2 connection with prover (P) and verifier (V) as the client together: P holds the
+//! byte stream to the server, V holds the other half of every key, and both run the same
+//! sans-IO client in [`KeyExchangeMode::TwoParty`]. P forwards every byte the server sends
+//! to V as it arrives, before anything else about it; V feeds its own copy of the client, so
+//! it validates the certificate chain (against its own roots, for the name it agreed to), the
+//! ServerKeyExchange signature and the handshake hashes itself, and holds every server record
+//! as the server sent it. The client's bytes are a function of the shared values, so V's copy
+//! knows what P sent without being told.
+//!
+//! Steps: COTs (KOS, P the sender under its garbling Δ), the client random, the server's
+//! flight, the key share (each party's point; the client's is their sum) and the 2PC ECDH,
+//! the key derivation with the client Finished and the server's ([`super::handshake`]), the
+//! request (P encrypts with its keystream, V helps with the tags and sees the ciphertext), and
+//! the response, every record's tag checked by both. Nothing is decrypted here: the server's
+//! records are decrypted after the connection, once V publishes its shares.
+
+use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
+use super::fp::Fp;
+use super::garbled::{EvaluatorParty, GarblerParty};
+use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, HandshakeError, Powers, RecordKeys, INPUT_COTS};
+use super::kdf::KdfInputs;
+use super::phases::{Input, PhaseError};
+use super::record::{check_prover, check_verifier, j0_share, masked_keystream, seal_prover, seal_verifier, split_body, RecordError};
+use crate::channel::{Channel, ChannelError};
+use crate::circuits::bytes_to_bits;
+use crate::gc::Garbler;
+use crate::ot::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
+use crate::primitives::field::F128;
+use crate::tls::codec::{CipherSuite, ContentType, NamedGroup, MAX_PLAINTEXT};
+use crate::tls::driver::ByteIo;
+use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore, SealedRecord};
+use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
+use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
+
+/// How much each direction may carry; both parties size the GHASH powers from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Application data the client may send, bytes.
+    pub max_sent: usize,
+    /// Application data the server may send (ciphertext), bytes.
+    pub max_recv: usize,
+}
+
+impl ConnectionLimits {
+    fn powers(&self) -> Powers {
+        Powers::for_records(self.max_sent.min(MAX_PLAINTEXT), self.max_recv.min(MAX_PLAINTEXT))
+    }
+
+    fn cots(&self) -> usize {
+        ECDH_COTS + INPUT_COTS + ole_cots(self.powers())
+    }
+}
+
+const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
+/// Bytes read from the server at a time (one forwarded message).
+const READ_CHUNK: usize = 16 * 1024;
+const SERVER_BYTES: u8 = 0;
+const SERVER_CLOSED: u8 = 1;
+
+/// Why a two-party connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::Error),
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error("correlated OT: {0}")]
+    Cot(#[from] CotError),
+    #[error("2PC ECDH: {0}")]
+    Ecdh(#[from] super::ecdh::EcdhError),
+    #[error(transparent)]
+    Handshake(#[from] HandshakeError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Phase(#[from] PhaseError),
+    #[error("the server's key share is not a point on P-256")]
+    ServerKeyShare,
+    #[error("the peer sent a malformed message: {0}")]
+    Malformed(&'static str),
+    #[error("the request would exceed max_sent ({limit} bytes)")]
+    TooMuchSent { limit: usize },
+    #[error("the server sent more than max_recv ({limit} bytes)")]
+    TooMuchReceived { limit: usize },
+}
+
+/// The client configuration both parties use: the same values give the same ClientHello.
+/// AES-128-GCM, P-256 only (the ECDH is two-party over P-256), extended master secret offered.
+pub fn two_party_config(roots: RootStore) -> ClientConfig {
+    let mut c = ClientConfig::new(roots);
+    c.cipher_suites = CipherSuite::ALL.to_vec();
+    c.groups = vec![NamedGroup::Secp256r1];
+    c.key_exchange = KeyExchangeMode::TwoParty;
+    c
+}
+
+/// What the prover holds after the connection: its client (the transcript, the request in
+/// the clear, the server's records sealed), its premaster share and the values the phases
+/// revealed, for the proof after the connection.
+pub struct ProverConnection {
+    pub client: Client,
+    pub premaster_share: Fp,
+    pub revealed: Vec<Vec<u8>>,
+}
+
+/// What the verifier holds: its copy of the client (every record sealed, as on the wire), its
+/// premaster share and the values the phases revealed, to both and to it alone.
+pub struct VerifierConnection {
+    pub client: Client,
+    pub premaster_share: Fp,
+    pub revealed: Vec<Vec<u8>>,
+    pub for_verifier: Vec<Vec<u8>>,
+}
+
+fn parse_point(bytes: &[u8]) -> Option<AffinePoint> {
+    let enc = EncodedPoint::from_bytes(bytes).ok()?;
+    Option::from(AffinePoint::from_encoded_point(&enc))
+}
+
+fn compressed(p: &AffinePoint) -> Vec<u8> {
+    p.to_encoded_point(true).as_bytes().to_vec()
+}
+
+/// The client key share, the sum of both points, uncompressed as ClientKeyExchange sends it.
+fn client_key_share(mine: &AffinePoint, theirs: &AffinePoint) -> Vec<u8> {
+    (ProjectivePoint::from(*mine) + theirs).to_affine().to_encoded_point(false).as_bytes().to_vec()
+}
+
+fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
+    Ok(KdfInputs {
+        client_random: *client.client_random(),
+        server_random: *client.server_random(),
+        session_hash: client.session_hash().copied(),
+        client_finished_hash: *client.client_finished_hash().ok_or(crate::tls::Error::InvalidState("no client Finished hash"))?,
+    })
+}
+
+fn server_finished(client: &Client) -> Result<(SealedRecord, [u8; 32]), ConnectionError> {
+    let missing = crate::tls::Error::InvalidState("no server Finished");
+    let record = client.server_finished_record().cloned().ok_or(missing.clone())?;
+    Ok((record, *client.server_finished_hash().ok_or(missing)?))
+}
+
+/// The received application data so far must stay within the limit.
+fn count_received(total: &mut usize, records: &[SealedRecord], limit: usize) -> Result<(), ConnectionError> {
+    for r in records {
+        *total += r.body.len().saturating_sub(24);
+        if *total > limit {
+            return Err(ConnectionError::TooMuchReceived { limit });
+        }
+    }
+    Ok(())
+}
+
+async fn flush<S: ByteIo>(client: &mut Client, server: &mut S) -> Result<(), ConnectionError> {
+    if client.wants_write() {
+        server.write_all(&client.take_outgoing()).await?;
+    }
+    Ok(())
+}
+
+/// P: reads once from the server, forwards what came (or the end) to V, then feeds its
+/// client. Returns false at the end of the stream.
+async fn forward_once<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client) -> Result<bool, ConnectionError> {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let n = server.read(&mut buf).await?;
+    if n == 0 {
+        ch.send(vec![SERVER_CLOSED]).await?;
+        client.feed_eof()?;
+        return Ok(false);
+    }
+    ch.send([&[SERVER_BYTES][..], &buf[..n]].concat()).await?;
+    let fed = client.feed(&buf[..n]);
+    flush(client, server).await?;
+    fed?;
+    Ok(true)
+}
+
+/// V: takes one forwarded message and feeds its client. Returns false at the end of the stream.
+async fn take_forwarded<C: Channel>(ch: &mut C, client: &mut Client) -> Result<bool, ConnectionError> {
+    let msg = ch.recv().await?;
+    match msg.split_first() {
+        Some((&SERVER_BYTES, bytes)) if !bytes.is_empty() && bytes.len() <= READ_CHUNK => {
+            client.feed(bytes)?;
+            client.take_outgoing();
+            Ok(true)
+        }
+        Some((&SERVER_CLOSED, [])) => {
+            client.feed_eof()?;
+            Ok(false)
+        }
+        _ => Err(ConnectionError::Malformed("a forwarded message is a tag byte and at most 16 KiB from the server")),
+    }
+}
+
+/// P: forwards the server's bytes until `done(client)`.
+async fn forward_until<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
+    while !done(client) {
+        if !forward_once(ch, server, client).await? {
+            return Err(crate::tls::Error::from(crate::tls::PeerMisbehaved::UnexpectedEof).into());
+        }
+    }
+    Ok(())
+}
+
+/// V: takes forwarded bytes until `done(client)`.
+async fn take_until<C: Channel>(ch: &mut C, client: &mut Client, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
+    while !done(client) {
+        if !take_forwarded(ch, client).await? {
+            return Err(crate::tls::Error::from(crate::tls::PeerMisbehaved::UnexpectedEof).into());
+        }
+    }
+    Ok(())
+}
+
+fn key_exchange_pending(c: &Client) -> bool {
+    c.key_exchange_request().is_some()
+}
+
+fn server_finished_pending(c: &Client) -> bool {
+    c.server_finished_record().is_some()
+}
+
+/// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
+/// ClientHello not yet sent), `server` the byte stream to the server, `request` the
+/// application data to send. Returns when the server has sent an alert or closed.
+pub async fn prover<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection, ConnectionError> {
+    if request.len() > limits.max_sent {
+        return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
+    }
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let delta = F128(gp.garbler().delta());
+    let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
+    ch.send(client.client_random().to_vec()).await?;
+    flush(&mut client, server).await?;
+    forward_until(ch, server, &mut client, key_exchange_pending).await?;
+
+    let request_kx = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
+    let server_share = parse_point(&request_kx.server_public).ok_or(ConnectionError::ServerKeyShare)?;
+    let d = random_scalar();
+    let mine = (ProjectivePoint::GENERATOR * d).to_affine();
+    ch.send(compressed(&mine)).await?;
+    let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the verifier's key share is not a point on P-256"))?;
+    let share = run_a(ch, PartyA::new(&share_point(&d, &server_share))?, delta, &cots[..ECDH_COTS], 0).await?;
+    client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
+
+    let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
+    let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
+    let (body, hs) = handshake::client_finished_prover(&mut gp, ch, &share, &input_keys, ole, &kdf_inputs(&client)?, limits.powers()).await?;
+    // The tag is public (it goes on the wire); V keeps the whole record.
+    ch.send(body[body.len() - 16..].to_vec()).await?;
+    client.send_sealed_finished(hs.keys.client_verify_data, &body)?;
+    flush(&mut client, server).await?;
+    forward_until(ch, server, &mut client, server_finished_pending).await?;
+    let (record, hash) = server_finished(&client)?;
+    let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &hash).await?;
+    client.confirm_server_finished()?;
+
+    for chunk in request.chunks(MAX_PLAINTEXT) {
+        let body = seal_request_prover(&mut gp, ch, &keys, client.next_sealed_seq(), chunk).await?;
+        client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
+    }
+    if request.len() < limits.max_sent {
+        ch.send(0u32.to_be_bytes().to_vec()).await?;
+    }
+    flush(&mut client, server).await?;
+
+    let mut received = 0;
+    loop {
+        let records = client.take_sealed_records();
+        count_received(&mut received, &records, limits.max_recv)?;
+        for r in &records {
+            check_response_prover(&mut gp, ch, &keys, r).await?;
+        }
+        if client.received_sealed_alert() || !forward_once(ch, server, &mut client).await? {
+            break;
+        }
+    }
+    let revealed = gp.revealed().to_vec();
+    Ok(ProverConnection { client, premaster_share: share, revealed })
+}
+
+/// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
+pub async fn verifier<C: Channel>(ch: &mut C, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection, ConnectionError> {
+    let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
+    let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
+    let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
+    client.take_outgoing();
+    take_until(ch, &mut client, key_exchange_pending).await?;
+
+    let request_kx = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
+    let server_share = parse_point(&request_kx.server_public).ok_or(ConnectionError::ServerKeyShare)?;
+    let d = random_scalar();
+    let mine = (ProjectivePoint::GENERATOR * d).to_affine();
+    let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the prover's key share is not a point on P-256"))?;
+    ch.send(compressed(&mine)).await?;
+    let share = run_b(ch, PartyB::new(&share_point(&d, &server_share))?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
+    client.complete_two_party_key_exchange(client_key_share(&theirs, &mine))?;
+
+    let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
+    let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
+    let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
+    let mut ep = EvaluatorParty::new();
+    let (ciphertext, hs) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf_inputs(&client)?, limits.powers()).await?;
+    let tag = tag_from(&ch.recv().await?)?;
+    client.send_sealed_finished(hs.keys.client_verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
+    take_until(ch, &mut client, server_finished_pending).await?;
+    let (record, hash) = server_finished(&client)?;
+    let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &hash).await?;
+    client.confirm_server_finished()?;
+
+    let mut sent = 0;
+    while sent < limits.max_sent {
+        let Some(body) = seal_request_verifier(&mut ep, ch, &keys, client.next_sealed_seq(), limits.max_sent - sent).await? else { break };
+        sent += body.len() - 24;
+        client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
+    }
+    client.take_outgoing();
+
+    let mut received = 0;
+    loop {
+        let records = client.take_sealed_records();
+        count_received(&mut received, &records, limits.max_recv)?;
+        for r in &records {
+            check_response_verifier(&mut ep, ch, &keys, r).await?;
+        }
+        if client.received_sealed_alert() || !take_forwarded(ch, &mut client).await? {
+            break;
+        }
+    }
+    Ok(VerifierConnection { client, premaster_share: share, revealed: ep.revealed().to_vec(), for_verifier: ep.for_verifier().to_vec() })
+}
+
+fn tag_from(msg: &[u8]) -> Result<[u8; 16], ConnectionError> {
+    msg.try_into().map_err(|_| ConnectionError::Malformed("a record tag is 16 bytes"))
+}
+
+/// P: one request record of `plaintext` (≤ 2^14 bytes) under sequence number `seq`. Announces
+/// its length, commits masks for its keystream and E_K(J0), encrypts with the unmasked
+/// keystream, gets the tag with V and sends V the tag. Returns the record's body. An empty
+/// announcement (length 0) ends the request.
+async fn seal_request_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, keys: &RecordKeys<GarbledBackend>, seq: u64, plaintext: &[u8]) -> Result<Vec<u8>, ConnectionError> {
+    let len = plaintext.len();
+    ch.send((len as u32).to_be_bytes().to_vec()).await?;
+    let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
+    let j0_mask: [u8; 16] = rand::random();
+    let wires = gp.own_inputs(ch, &bytes_to_bits(&[&ks_mask[..], &j0_mask].concat())).await?;
+    let masked = masked_keystream(gp, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
+    j0_share(gp, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?;
+    let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
+    let body = seal_prover(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, &ciphertext, j0_mask).await?;
+    ch.send(body[body.len() - 16..].to_vec()).await?;
+    Ok(body)
+}
+
+/// V: the other side of [`seal_request_prover`], with at most `budget` bytes left of
+/// max_sent. Returns the record's body, or `None` when P announces the end of the request.
+async fn seal_request_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, seq: u64, budget: usize) -> Result<Option<Vec<u8>>, ConnectionError> {
+    let len: [u8; 4] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a record length is 4 bytes"))?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len == 0 {
+        return Ok(None);
+    }
+    if len > budget.min(MAX_PLAINTEXT) {
+        return Err(ConnectionError::TooMuchSent { limit: budget.min(MAX_PLAINTEXT) });
+    }
+    let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
+    masked_keystream(ep, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
+    let j0 = j0_share(ep, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
+    let ciphertext = seal_verifier(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, j0).await?;
+    let tag = tag_from(&ch.recv().await?)?;
+    Ok(Some([&seq.to_be_bytes()[..], &ciphertext, &tag].concat()))
+}
+
+/// P: checks one server record (already forwarded) with V: commits a mask for V's share of
+/// its E_K(J0), then sends its tag share.
+async fn check_response_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, keys: &RecordKeys<GarbledBackend>, r: &SealedRecord) -> Result<(), ConnectionError> {
+    let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
+    let mask: [u8; 16] = rand::random();
+    let wires = gp.own_inputs(ch, &bytes_to_bits(&mask)).await?;
+    j0_share(gp, ch, &keys.server, nonce, &Input::Wires(&wires)).await?;
+    Ok(check_prover(ch, &keys.server_powers, r.seq, r.content_type, &r.body, mask).await?)
+}
+
+/// V: the other side of [`check_response_prover`] for a server record as V holds it.
+async fn check_response_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, r: &SealedRecord) -> Result<(), ConnectionError> {
+    let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
+    let wires = ep.peer_inputs(ch, 128).await?;
+    let j0 = j0_share(ep, ch, &keys.server, nonce, &Input::Wires(&wires)).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
+    Ok(check_verifier(ch, &keys.server_powers, r.seq, r.content_type, &r.body, j0).await?)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::channel::memory_pair;
+    use crate::fixture::{FixtureServer, KeyType};
+    use crate::tls::codec::TLS12;
+    use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
+    use crate::tls::keys::{extended_master_secret, key_block, PreMasterSecret};
+    use crate::tls::Direction;
+    use crate::zk::MAX_MESSAGE;
+    use futures::future::join;
+    use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
+
+    const LIMITS: ConnectionLimits = ConnectionLimits { max_sent: 1024, max_recv: 1 << 16 };
+
+    /// The fixture on 127.0.0.1 and the roots that trust it.
+    async fn fixture() -> (u16, RootStore) {
+        let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
+        let port = fixture.local_addr().expect("port").port();
+        let roots = RootStore::from_pem(&fixture.certs.ca_pem).expect("roots");
+        tokio::spawn(fixture.run());
+        (port, roots)
+    }
+
+    /// The server's stream, with byte `flip` of the first application data record's payload
+    /// (counted from its explicit nonce) inverted on its way to the prover.
+    struct Tamper {
+        tcp: Compat<tokio::net::TcpStream>,
+        flip: Option<usize>,
+        seen: Vec<u8>,
+        done: bool,
+    }
+
+    impl ByteIo for Tamper {
+        async fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tls::Error> {
+            let n = ByteIo::read(&mut self.tcp, buf).await?;
+            let Some(flip) = self.flip.filter(|_| !self.done) else { return Ok(n) };
+            let start = self.seen.len();
+            self.seen.extend_from_slice(&buf[..n]);
+            let mut at = 0;
+            while let Some(h) = self.seen.get(at..at + 5) {
+                let len = u16::from_be_bytes([h[3], h[4]]) as usize;
+                if h[0] == 23 && at + 5 + flip < self.seen.len() {
+                    buf[at + 5 + flip - start] ^= 1;
+                    self.done = true;
+                    break;
+                }
+                at += 5 + len;
+            }
+            Ok(n)
+        }
+        async fn write_all(&mut self, data: &[u8]) -> Result<(), crate::tls::Error> {
+            ByteIo::write_all(&mut self.tcp, data).await
+        }
+    }
+
+    /// One two-party connection to the fixture: P's and V's outcomes.
+    async fn connect(port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> (Result<ProverConnection, ConnectionError>, Result<VerifierConnection, ConnectionError>) {
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+        let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
+        let now = rustls_pki_types::UnixTime::now();
+        let client = Client::new(two_party_config(prover_roots), "localhost", now).expect("client");
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        // Each side owns its channel end: one that fails drops it and the other returns.
+        let p = async move { prover(&mut a, &mut server, client, request, LIMITS).await };
+        let v = async move { verifier(&mut b, verifier_roots, "localhost", now, LIMITS).await };
+        join(p, v).await
+    }
+
+    fn request(path: &str) -> Vec<u8> {
+        crate::http::RequestBuilder::get("localhost", path).header("Authorization", "Bearer s3cret-t0ken").build().expect("request").bytes
+    }
+
+    #[tokio::test]
+    async fn prover_and_verifier_together_fetch_from_a_real_server_and_hold_the_same_records() {
+        let (port, roots) = fixture().await;
+        let req = request("/json");
+        let (p, v) = connect(port, roots.clone(), roots, &req, None).await;
+        let (p, v) = (p.expect("prover"), v.expect("verifier"));
+        for d in [Direction::Sent, Direction::Received] {
+            assert_eq!(p.client.transcript().raw_bytes(d), v.client.transcript().raw_bytes(d), "both hold the same {d:?} records");
+        }
+        assert_eq!(p.revealed, v.revealed, "both saw the same revealed values");
+        // The server's keys, from the premaster secret neither party held: the records open.
+        let pms = PreMasterSecret::new((p.premaster_share + v.premaster_share).to_be_bytes().to_vec());
+        let ms = extended_master_secret(&pms, v.client.session_hash().expect("the fixture agrees to EMS"));
+        let kb = key_block(&ms, v.client.client_random(), v.client.server_random());
+        let mut server_write = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).expect("key");
+        let mut client_write = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).expect("key");
+        let mut response = Vec::new();
+        let mut alerts = Vec::new();
+        for r in v.client.transcript().records.iter().filter(|r| r.is_encrypted()) {
+            let seq = r.seq.expect("sequence number");
+            let crypto = if r.direction == Direction::Sent { &mut client_write } else { &mut server_write };
+            let plain = crypto.open(seq, r.content_type, TLS12, &r.raw[5..]).expect("every record opens under the session's keys");
+            match (r.direction, r.content_type) {
+                (Direction::Sent, 23) => assert_eq!(plain, req, "the request as the prover wrote it"),
+                (Direction::Received, 23) => response.extend_from_slice(&plain),
+                (Direction::Received, 21) => alerts.push(plain),
+                _ => {}
+            }
+        }
+        let text = String::from_utf8(response).expect("text");
+        assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
+        assert_eq!(alerts, [vec![1, 0]], "the server ended with close_notify");
+        // The verifier never saw the request in the clear.
+        assert!(v.client.transcript().direction(Direction::Sent).filter(|r| r.content_type == 23).all(|r| r.plaintext.is_none()));
+    }
+
+    #[tokio::test]
+    async fn a_verifier_that_does_not_trust_the_servers_certificate_refuses_the_connection() {
+        let (port, roots) = fixture().await;
+        let other = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
+        let other_roots = RootStore::from_pem(&other.certs.ca_pem).expect("roots");
+        let (p, v) = connect(port, roots, other_roots, &request("/json"), None).await;
+        assert!(matches!(&v, Err(ConnectionError::Tls(crate::tls::Error::Certificate(_)))), "{:?}", v.err());
+        assert!(p.is_err(), "the prover cannot go on alone");
+    }
+
+    #[tokio::test]
+    async fn a_server_record_altered_before_it_reached_the_prover_is_refused_by_both() {
+        let (port, roots) = fixture().await;
+        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), Some(40)).await;
+        assert!(matches!(&v, Err(ConnectionError::Record(RecordError::TagMismatch { seq: 1 }))), "{:?}", v.err());
+        assert!(matches!(&p, Err(ConnectionError::Record(RecordError::Refused { seq: 1 }))), "{:?}", p.err());
+    }
+
+    #[tokio::test]
+    async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
+        let (port, roots) = fixture().await;
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+        let mut server = tcp.compat();
+        let now = rustls_pki_types::UnixTime::now();
+        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        // Both limits allow full records, so both size the same GHASH powers; the prover
+        // claims 40000 bytes where the verifier agreed to 20000.
+        let (ours, theirs) = (ConnectionLimits { max_sent: 20_000, ..LIMITS }, ConnectionLimits { max_sent: 40_000, ..LIMITS });
+        let p = async move { prover(&mut a, &mut server, client, &[b'a'; 30_000], theirs).await };
+        let v = async move { verifier(&mut b, roots, "localhost", now, ours).await };
+        let (p, v) = join(p, v).await;
+        assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 3616 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
+        assert!(matches!(&p, Err(ConnectionError::Channel(_)) | Err(ConnectionError::Phase(_))), "{:?}", p.err());
+    }
+}
