@@ -10,7 +10,7 @@ use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA,
 use super::fp::Fp;
 use super::ecdh::{ReceiverCots, SenderCots};
 use super::garbled::{EvaluatorParty, GarblerParty};
-use super::handshake::{client_finished_prover, client_finished_verifier, ole_cots, server_finished_prover, server_finished_verifier, Powers, INPUT_COTS};
+use super::handshake::{client_finished_prover, client_finished_verifier, ole_cots, server_finished_prover, server_finished_verifier, HandshakeInputs, Powers, INPUT_COTS};
 use super::kdf::KdfInputs;
 use super::ole::OleField;
 use crate::channel::{memory_pair, Channel};
@@ -65,7 +65,7 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
-    let (client_finished, state) = client_finished_prover(&mut gp, ch, &share, &input_keys, ole, &s.inputs, Powers::FINISHED).await.map_err(|x| e(&x))?;
+    let (client_finished, state) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, Powers::FINISHED).await.map_err(|x| e(&x))?;
     server_finished_prover(&mut gp, ch, state, &s.server_finished, &s.server_finished_hash).await.map_err(|x| e(&x))?;
     let (t3, b3) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_finished, bytes: [b1, b2 - b1, b3 - b2] })

@@ -13,11 +13,17 @@
 //! request (P encrypts with its keystream, V helps with the tags and sees the ciphertext), and
 //! the response, every record's tag checked by both. Nothing is decrypted here: the server's
 //! records are decrypted after the connection, once V publishes its shares.
+//!
+//! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
+//! the ZK engine before its labels are sent, so that after the connection P can prove that
+//! what V decoded was the circuits' honest output ([`super::reproof`]): a mask chosen after
+//! the fact could explain any decoded value.
 
 use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
 use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty};
-use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, HandshakeError, Powers, RecordKeys, INPUT_COTS};
+use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, HandshakeError, HandshakeInputs, Powers, RecordKeys, INPUT_COTS};
+use super::reproof::{CommittedInputs, ServerFinished, SessionScript};
 use super::kdf::KdfInputs;
 use super::phases::{Input, PhaseError};
 use super::record::{check_prover, check_verifier, j0_share, masked_keystream, seal_prover, seal_verifier, split_body, RecordError};
@@ -29,6 +35,8 @@ use crate::primitives::field::F128;
 use crate::tls::codec::{CipherSuite, ContentType, NamedGroup, MAX_PLAINTEXT};
 use crate::tls::driver::ByteIo;
 use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore, SealedRecord};
+use crate::zk::bytes::commit_bytes;
+use crate::zk::{Party, ProofError};
 use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
 
@@ -74,6 +82,10 @@ pub enum ConnectionError {
     Record(#[from] RecordError),
     #[error(transparent)]
     Phase(#[from] PhaseError),
+    #[error("ZK commitment: {0}")]
+    Proof(#[from] ProofError),
+    #[error("the server's records do not open under the keys of the verifier's published share")]
+    WrongVerifierShare,
     #[error("the server's key share is not a point on P-256")]
     ServerKeyShare,
     #[error("the peer sent a malformed message: {0}")]
@@ -95,21 +107,73 @@ pub fn two_party_config(roots: RootStore) -> ClientConfig {
 }
 
 /// What the prover holds after the connection: its client (the transcript, the request in
-/// the clear, the server's records sealed), its premaster share and the values the phases
-/// revealed, for the proof after the connection.
-pub struct ProverConnection {
+/// the clear, the server's records sealed), its premaster share, and for the proof after
+/// the connection its committed inputs, the phases' public parameters and what they revealed.
+pub struct ProverConnection<W> {
     pub client: Client,
     pub premaster_share: Fp,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
     pub revealed: Vec<Vec<u8>>,
+    /// The zero labels of the verifier's premaster share's wires, and the garbling Δ.
+    pub verifier_input: (Vec<crate::gc::Wire>, u128),
 }
 
 /// What the verifier holds: its copy of the client (every record sealed, as on the wire), its
-/// premaster share and the values the phases revealed, to both and to it alone.
-pub struct VerifierConnection {
+/// premaster share, the prover's committed inputs (its side of them), the phases' public
+/// parameters and what they revealed, to both and to it alone.
+pub struct VerifierConnection<W> {
     pub client: Client,
     pub premaster_share: Fp,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
     pub revealed: Vec<Vec<u8>>,
     pub for_verifier: Vec<Vec<u8>>,
+    /// The labels it holds for its premaster share's wires.
+    pub own_labels: Vec<crate::gc::Wire>,
+}
+
+type Bit<Z, C> = <<Z as Party<C>>::Backend as crate::circuits::Gates>::Bit;
+
+/// P commits `bytes` in the ZK engine (binding once sent).
+async fn commit<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, bytes: &[u8]) -> Result<Vec<Bit<Z, C>>, ConnectionError> {
+    Ok(zk.run_batch_deferred(ch, &mut |b| commit_bytes(b, Some(bytes), bytes.len())).await?)
+}
+
+/// V's side of [`commit`] for `len` bytes.
+async fn take_commitment<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, len: usize) -> Result<Vec<Bit<Z, C>>, ConnectionError> {
+    Ok(zk.run_batch_deferred(ch, &mut |b| commit_bytes(b, None, len)).await?)
+}
+
+impl<W> ProverConnection<W> {
+    /// The master secret, from the verifier's published premaster share (after the proof
+    /// of [`super::reproof`]).
+    pub fn master_secret(&self, verifier_share: &Fp) -> crate::tls::MasterSecret {
+        let pms = crate::tls::PreMasterSecret::new((self.premaster_share + *verifier_share).to_be_bytes().to_vec());
+        match self.client.session_hash() {
+            Some(h) => crate::tls::keys::extended_master_secret(&pms, h),
+            None => crate::tls::keys::master_secret(&pms, self.client.client_random(), self.client.server_random()),
+        }
+    }
+
+    /// Deferred decryption: the server's records under the session's keys, in order, with
+    /// their content types. A record that does not open means the verifier published a
+    /// share other than its own (both checked every tag during the connection).
+    pub fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
+        use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
+        let kb = crate::tls::keys::key_block(ms, self.client.client_random(), self.client.server_random());
+        let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv)?;
+        let received = self.client.transcript().direction(crate::tls::Direction::Received).filter(|r| r.is_encrypted());
+        // the Finished was checked in two parties; the records after it are the response
+        received
+            .skip(1)
+            .map(|r| {
+                let seq = r.seq.ok_or(crate::tls::Error::InvalidState("an encrypted record without a sequence number"))?;
+                let plain = server.open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..]).map_err(|_| ConnectionError::WrongVerifierShare)?;
+                Ok((r.content_type, plain))
+            })
+            .collect()
+    }
 }
 
 fn parse_point(bytes: &[u8]) -> Option<AffinePoint> {
@@ -135,10 +199,12 @@ fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
     })
 }
 
-fn server_finished(client: &Client) -> Result<(SealedRecord, [u8; 32]), ConnectionError> {
+fn server_finished(client: &Client) -> Result<(SealedRecord, ServerFinished), ConnectionError> {
     let missing = crate::tls::Error::InvalidState("no server Finished");
     let record = client.server_finished_record().cloned().ok_or(missing.clone())?;
-    Ok((record, *client.server_finished_hash().ok_or(missing)?))
+    let (nonce, ciphertext, _) = split_body(&record.body).ok_or(ConnectionError::Malformed("a server Finished shorter than its nonce and tag"))?;
+    let fin = ServerFinished { nonce, ciphertext: ciphertext.to_vec(), hash: *client.server_finished_hash().ok_or(missing)? };
+    Ok((record, fin))
 }
 
 /// The received application data so far must stay within the limit.
@@ -224,11 +290,15 @@ fn server_finished_pending(c: &Client) -> bool {
 /// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
 /// ClientHello not yet sent), `server` the byte stream to the server, `request` the
 /// application data to send. Returns when the server has sent an alert or closed.
-pub async fn prover<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection, ConnectionError> {
+pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(ch: &mut C, zk: &mut Z, server: &mut S, client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    prover_garbling(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, server, client, request, limits).await
+}
+
+/// [`prover`] with the garbler given (a cheating one in tests).
+async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
     if request.len() > limits.max_sent {
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
-    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
     ch.send(client.client_random().to_vec()).await?;
@@ -244,21 +314,29 @@ pub async fn prover<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, mut clien
     let share = run_a(ch, PartyA::new(&share_point(&d, &server_share))?, delta, &cots[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
 
+    let inputs = HandshakeInputs::new(share);
+    let handshake_wires = commit(zk, ch, &inputs.to_bytes()).await?;
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
-    let (body, hs) = handshake::client_finished_prover(&mut gp, ch, &share, &input_keys, ole, &kdf_inputs(&client)?, limits.powers()).await?;
+    let kdf = kdf_inputs(&client)?;
+    let (body, hs) = handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
     // The tag is public (it goes on the wire); V keeps the whole record.
     ch.send(body[body.len() - 16..].to_vec()).await?;
     client.send_sealed_finished(hs.keys.client_verify_data, &body)?;
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, server_finished_pending).await?;
-    let (record, hash) = server_finished(&client)?;
-    let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &hash).await?;
+    let (record, fin) = server_finished(&client)?;
+    let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new() };
 
     for chunk in request.chunks(MAX_PLAINTEXT) {
-        let body = seal_request_prover(&mut gp, ch, &keys, client.next_sealed_seq(), chunk).await?;
+        let seq = client.next_sealed_seq();
+        let (body, wires) = seal_request_prover(&mut gp, ch, zk, &keys, seq, chunk).await?;
         client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
+        script.requests.push((seq, chunk.len()));
+        committed.requests.push(wires);
     }
     if request.len() < limits.max_sent {
         ch.send(0u32.to_be_bytes().to_vec()).await?;
@@ -270,18 +348,21 @@ pub async fn prover<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, mut clien
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
         for r in &records {
-            check_response_prover(&mut gp, ch, &keys, r).await?;
+            let (nonce, wires) = check_response_prover(&mut gp, ch, zk, &keys, r).await?;
+            script.responses.push(nonce);
+            committed.responses.push(wires);
         }
         if client.received_sealed_alert() || !forward_once(ch, server, &mut client).await? {
             break;
         }
     }
     let revealed = gp.revealed().to_vec();
-    Ok(ProverConnection { client, premaster_share: share, revealed })
+    let verifier_input = (keys.verifier_input, gp.garbler().delta());
+    Ok(ProverConnection { client, premaster_share: share, committed, script, revealed, verifier_input })
 }
 
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
-pub async fn verifier<C: Channel>(ch: &mut C, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection, ConnectionError> {
+pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
     let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
     let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
@@ -297,23 +378,31 @@ pub async fn verifier<C: Channel>(ch: &mut C, roots: RootStore, server_name: &st
     let share = run_b(ch, PartyB::new(&share_point(&d, &server_share))?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&theirs, &mine))?;
 
+    let handshake_wires = take_commitment(zk, ch, 32 + 16 * handshake::MASKS).await?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
     let mut ep = EvaluatorParty::new();
-    let (ciphertext, hs) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf_inputs(&client)?, limits.powers()).await?;
+    let kdf = kdf_inputs(&client)?;
+    let (ciphertext, hs) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf, limits.powers()).await?;
     let tag = tag_from(&ch.recv().await?)?;
     client.send_sealed_finished(hs.keys.client_verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
     take_until(ch, &mut client, server_finished_pending).await?;
-    let (record, hash) = server_finished(&client)?;
-    let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &hash).await?;
+    let (record, fin) = server_finished(&client)?;
+    let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new() };
 
     let mut sent = 0;
     while sent < limits.max_sent {
-        let Some(body) = seal_request_verifier(&mut ep, ch, &keys, client.next_sealed_seq(), limits.max_sent - sent).await? else { break };
-        sent += body.len() - 24;
+        let seq = client.next_sealed_seq();
+        let Some((body, wires)) = seal_request_verifier(&mut ep, ch, zk, &keys, seq, limits.max_sent - sent).await? else { break };
+        let len = body.len() - 24;
+        sent += len;
         client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
+        script.requests.push((seq, len));
+        committed.requests.push(wires);
     }
     client.take_outgoing();
 
@@ -322,13 +411,16 @@ pub async fn verifier<C: Channel>(ch: &mut C, roots: RootStore, server_name: &st
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
         for r in &records {
-            check_response_verifier(&mut ep, ch, &keys, r).await?;
+            let (nonce, wires) = check_response_verifier(&mut ep, ch, zk, &keys, r).await?;
+            script.responses.push(nonce);
+            committed.responses.push(wires);
         }
         if client.received_sealed_alert() || !take_forwarded(ch, &mut client).await? {
             break;
         }
     }
-    Ok(VerifierConnection { client, premaster_share: share, revealed: ep.revealed().to_vec(), for_verifier: ep.for_verifier().to_vec() })
+    let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
+    Ok(VerifierConnection { client, premaster_share: share, committed, script, revealed, for_verifier, own_labels: keys.verifier_input })
 }
 
 fn tag_from(msg: &[u8]) -> Result<[u8; 16], ConnectionError> {
@@ -339,23 +431,25 @@ fn tag_from(msg: &[u8]) -> Result<[u8; 16], ConnectionError> {
 /// its length, commits masks for its keystream and E_K(J0), encrypts with the unmasked
 /// keystream, gets the tag with V and sends V the tag. Returns the record's body. An empty
 /// announcement (length 0) ends the request.
-async fn seal_request_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, keys: &RecordKeys<GarbledBackend>, seq: u64, plaintext: &[u8]) -> Result<Vec<u8>, ConnectionError> {
+async fn seal_request_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<GarbledBackend>, seq: u64, plaintext: &[u8]) -> Result<(Vec<u8>, Vec<Bit<Z, C>>), ConnectionError> {
     let len = plaintext.len();
     ch.send((len as u32).to_be_bytes().to_vec()).await?;
     let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
     let j0_mask: [u8; 16] = rand::random();
-    let wires = gp.own_inputs(ch, &bytes_to_bits(&[&ks_mask[..], &j0_mask].concat())).await?;
+    let masks = [&ks_mask[..], &j0_mask].concat();
+    let committed = commit(zk, ch, &masks).await?;
+    let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
     let masked = masked_keystream(gp, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     j0_share(gp, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?;
     let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
     let body = seal_prover(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, &ciphertext, j0_mask).await?;
     ch.send(body[body.len() - 16..].to_vec()).await?;
-    Ok(body)
+    Ok((body, committed))
 }
 
 /// V: the other side of [`seal_request_prover`], with at most `budget` bytes left of
 /// max_sent. Returns the record's body, or `None` when P announces the end of the request.
-async fn seal_request_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, seq: u64, budget: usize) -> Result<Option<Vec<u8>>, ConnectionError> {
+async fn seal_request_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<EvaluatedBackend>, seq: u64, budget: usize) -> Result<Option<(Vec<u8>, Vec<Bit<Z, C>>)>, ConnectionError> {
     let len: [u8; 4] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a record length is 4 bytes"))?;
     let len = u32::from_be_bytes(len) as usize;
     if len == 0 {
@@ -364,30 +458,35 @@ async fn seal_request_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, 
     if len > budget.min(MAX_PLAINTEXT) {
         return Err(ConnectionError::TooMuchSent { limit: budget.min(MAX_PLAINTEXT) });
     }
+    let committed = take_commitment(zk, ch, len + 16).await?;
     let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
     masked_keystream(ep, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     let j0 = j0_share(ep, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
     let ciphertext = seal_verifier(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, j0).await?;
     let tag = tag_from(&ch.recv().await?)?;
-    Ok(Some([&seq.to_be_bytes()[..], &ciphertext, &tag].concat()))
+    Ok(Some(([&seq.to_be_bytes()[..], &ciphertext, &tag].concat(), committed)))
 }
 
 /// P: checks one server record (already forwarded) with V: commits a mask for V's share of
 /// its E_K(J0), then sends its tag share.
-async fn check_response_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, keys: &RecordKeys<GarbledBackend>, r: &SealedRecord) -> Result<(), ConnectionError> {
+async fn check_response_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<GarbledBackend>, r: &SealedRecord) -> Result<(u64, Vec<Bit<Z, C>>), ConnectionError> {
     let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
     let mask: [u8; 16] = rand::random();
+    let committed = commit(zk, ch, &mask).await?;
     let wires = gp.own_inputs(ch, &bytes_to_bits(&mask)).await?;
     j0_share(gp, ch, &keys.server, nonce, &Input::Wires(&wires)).await?;
-    Ok(check_prover(ch, &keys.server_powers, r.seq, r.content_type, &r.body, mask).await?)
+    check_prover(ch, &keys.server_powers, r.seq, r.content_type, &r.body, mask).await?;
+    Ok((nonce, committed))
 }
 
 /// V: the other side of [`check_response_prover`] for a server record as V holds it.
-async fn check_response_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, r: &SealedRecord) -> Result<(), ConnectionError> {
+async fn check_response_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<EvaluatedBackend>, r: &SealedRecord) -> Result<(u64, Vec<Bit<Z, C>>), ConnectionError> {
     let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
+    let committed = take_commitment(zk, ch, 16).await?;
     let wires = ep.peer_inputs(ch, 128).await?;
     let j0 = j0_share(ep, ch, &keys.server, nonce, &Input::Wires(&wires)).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-    Ok(check_verifier(ch, &keys.server_powers, r.seq, r.content_type, &r.body, j0).await?)
+    check_verifier(ch, &keys.server_powers, r.seq, r.content_type, &r.body, j0).await?;
+    Ok((nonce, committed))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -446,17 +545,43 @@ mod tests {
         }
     }
 
-    /// One two-party connection to the fixture: P's and V's outcomes.
-    async fn connect(port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> (Result<ProverConnection, ConnectionError>, Result<VerifierConnection, ConnectionError>) {
+    type ProverZk = crate::zk::Prover<crate::ot::ideal::IdealCotReceiver>;
+    type VerifierZk = crate::zk::Verifier<crate::ot::ideal::IdealCotSender>;
+    type ProverEnd = (ProverConnection<crate::zk::PBit>, ProverZk, crate::channel::MemoryChannel);
+    type VerifierEnd = (VerifierConnection<crate::zk::VBit>, VerifierZk, crate::channel::MemoryChannel);
+    type Outcomes = (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>);
+
+    /// One two-party connection to the fixture through `gp`: P's and V's outcomes, each with
+    /// its ZK party and its channel end for what follows. Each side owns its channel end, so
+    /// one that fails drops it and the other returns.
+    async fn connect_with(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> Outcomes {
         let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
         let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
         let now = rustls_pki_types::UnixTime::now();
         let client = Client::new(two_party_config(prover_roots), "localhost", now).expect("client");
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        // Each side owns its channel end: one that fails drops it and the other returns.
-        let p = async move { prover(&mut a, &mut server, client, request, LIMITS).await };
-        let v = async move { verifier(&mut b, verifier_roots, "localhost", now, LIMITS).await };
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let p = async move { prover_garbling(gp, &mut a, &mut pz, &mut server, client, request, LIMITS).await.map(|p| (p, pz, a)) };
+        let v = async move { verifier(&mut b, &mut vz, verifier_roots, "localhost", now, LIMITS).await.map(|v| (v, vz, b)) };
         join(p, v).await
+    }
+
+    async fn connect(port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> Outcomes {
+        connect_with(GarblerParty::new(Garbler::new(Vec::new())), port, prover_roots, verifier_roots, request, flip).await
+    }
+
+    /// The proof after the connection, both sides: P's result (V's share) and V's.
+    /// Each side again owns its channel end: one that fails drops it and the other returns.
+    async fn reproof(p: ProverEnd, v: VerifierEnd) -> (Result<(Fp, ProverConnection<crate::zk::PBit>), super::super::reproof::ReproofError>, Result<(), super::super::reproof::ReproofError>) {
+        let pp = async move {
+            let (conn, mut zk, mut ch) = p;
+            super::super::reproof::prove(&mut zk, &mut ch, &conn).await.map(|share| (share, conn))
+        };
+        let vv = async move {
+            let (conn, mut zk, mut ch) = v;
+            super::super::reproof::verify(&mut zk, &mut ch, &conn).await
+        };
+        join(pp, vv).await
     }
 
     fn request(path: &str) -> Vec<u8> {
@@ -464,39 +589,64 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn prover_and_verifier_together_fetch_from_a_real_server_and_hold_the_same_records() {
+    async fn prover_and_verifier_together_fetch_from_a_real_server_then_the_prover_proves_the_garbling_and_decrypts() {
         let (port, roots) = fixture().await;
         let req = request("/json");
         let (p, v) = connect(port, roots.clone(), roots, &req, None).await;
-        let (p, v) = (p.expect("prover"), v.expect("verifier"));
+        let (p_end, v_end) = (p.expect("prover"), v.expect("verifier"));
+        let (p, v) = (&p_end.0, &v_end.0);
         for d in [Direction::Sent, Direction::Received] {
             assert_eq!(p.client.transcript().raw_bytes(d), v.client.transcript().raw_bytes(d), "both hold the same {d:?} records");
         }
         assert_eq!(p.revealed, v.revealed, "both saw the same revealed values");
-        // The server's keys, from the premaster secret neither party held: the records open.
+        assert!(v.client.transcript().direction(Direction::Sent).filter(|r| r.content_type == 23).all(|r| r.plaintext.is_none()), "the verifier never saw the request");
+        // The server's keys, from the premaster secret neither party held: its records
+        // and the request open under them.
         let pms = PreMasterSecret::new((p.premaster_share + v.premaster_share).to_be_bytes().to_vec());
         let ms = extended_master_secret(&pms, v.client.session_hash().expect("the fixture agrees to EMS"));
         let kb = key_block(&ms, v.client.client_random(), v.client.server_random());
-        let mut server_write = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).expect("key");
         let mut client_write = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).expect("key");
-        let mut response = Vec::new();
-        let mut alerts = Vec::new();
-        for r in v.client.transcript().records.iter().filter(|r| r.is_encrypted()) {
-            let seq = r.seq.expect("sequence number");
-            let crypto = if r.direction == Direction::Sent { &mut client_write } else { &mut server_write };
-            let plain = crypto.open(seq, r.content_type, TLS12, &r.raw[5..]).expect("every record opens under the session's keys");
-            match (r.direction, r.content_type) {
-                (Direction::Sent, 23) => assert_eq!(plain, req, "the request as the prover wrote it"),
-                (Direction::Received, 23) => response.extend_from_slice(&plain),
-                (Direction::Received, 21) => alerts.push(plain),
-                _ => {}
-            }
+        for r in v.client.transcript().direction(Direction::Sent).filter(|r| r.content_type == 23) {
+            assert_eq!(client_write.open(r.seq.expect("seq"), 23, TLS12, &r.raw[5..]).expect("the request opens"), req);
         }
+
+        let v_share_published = v.premaster_share;
+        let (proven, verified) = reproof(p_end, v_end).await;
+        verified.expect("the verifier accepts the garbling");
+        let (v_share, p) = proven.expect("the prover's proof");
+        assert_eq!(v_share, v_share_published);
+        let records = p.open_received(&p.master_secret(&v_share)).expect("deferred decryption");
+        let response: Vec<u8> = records.iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b.clone()).collect();
         let text = String::from_utf8(response).expect("text");
         assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
-        assert_eq!(alerts, [vec![1, 0]], "the server ended with close_notify");
-        // The verifier never saw the request in the clear.
-        assert!(v.client.transcript().direction(Direction::Sent).filter(|r| r.content_type == 23).all(|r| r.plaintext.is_none()));
+        assert_eq!(records.last(), Some(&(21, vec![1, 0])), "the server ended with close_notify");
+    }
+
+    #[tokio::test]
+    async fn a_garbler_that_flipped_a_decoded_keystream_bit_during_the_connection_is_caught_by_the_proof() {
+        let (port, roots) = fixture().await;
+        let req = request("/json");
+        // Where the request's keystream is decoded: after every value revealed before it and
+        // the four the verifier alone decoded in the handshake.
+        let (p, _) = connect(port, roots.clone(), roots.clone(), &req, None).await;
+        let revealed = p.expect("honest prover").0.revealed;
+        let before: usize = revealed[..revealed.len() - 1].iter().map(Vec::len).sum::<usize>() + 4 * 16;
+        let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+        gp.cheat.flip_decoding = Some(8 * (before + 20) + 3);
+        let (p, v) = connect_with(gp, port, roots.clone(), roots, &req, None).await;
+        // The connection itself goes through (the server gets one altered request byte).
+        let (_, verified) = reproof(p.expect("prover"), v.expect("verifier")).await;
+        assert!(matches!(&verified, Err(super::super::reproof::ReproofError::Phase(PhaseError::Peer(super::super::phases::PeerMisbehaved::RevealDiffers { .. })))), "{verified:?}");
+    }
+
+    #[tokio::test]
+    async fn a_verifier_that_publishes_another_share_than_it_input_is_refused_by_the_prover() {
+        let (port, roots) = fixture().await;
+        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), None).await;
+        let mut v = v.expect("verifier");
+        v.0.premaster_share = v.0.premaster_share + Fp::from_be_bytes(&[[0; 31].as_slice(), &[1]].concat().try_into().expect("32")).expect("1");
+        let (proven, _) = reproof(p.expect("prover"), v).await;
+        assert!(matches!(proven, Err(super::super::reproof::ReproofError::LabelMismatch { .. })), "{:?}", proven.err());
     }
 
     #[tokio::test]
@@ -505,6 +655,7 @@ mod tests {
         let other = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
         let other_roots = RootStore::from_pem(&other.certs.ca_pem).expect("roots");
         let (p, v) = connect(port, roots, other_roots, &request("/json"), None).await;
+        let v = v.map(|_| ());
         assert!(matches!(&v, Err(ConnectionError::Tls(crate::tls::Error::Certificate(_)))), "{:?}", v.err());
         assert!(p.is_err(), "the prover cannot go on alone");
     }
@@ -513,6 +664,7 @@ mod tests {
     async fn a_server_record_altered_before_it_reached_the_prover_is_refused_by_both() {
         let (port, roots) = fixture().await;
         let (p, v) = connect(port, roots.clone(), roots, &request("/json"), Some(40)).await;
+        let (p, v) = (p.map(|_| ()), v.map(|_| ()));
         assert!(matches!(&v, Err(ConnectionError::Record(RecordError::TagMismatch { seq: 1 }))), "{:?}", v.err());
         assert!(matches!(&p, Err(ConnectionError::Record(RecordError::Refused { seq: 1 }))), "{:?}", p.err());
     }
@@ -525,11 +677,12 @@ mod tests {
         let now = rustls_pki_types::UnixTime::now();
         let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
         // Both limits allow full records, so both size the same GHASH powers; the prover
         // claims 40000 bytes where the verifier agreed to 20000.
         let (ours, theirs) = (ConnectionLimits { max_sent: 20_000, ..LIMITS }, ConnectionLimits { max_sent: 40_000, ..LIMITS });
-        let p = async move { prover(&mut a, &mut server, client, &[b'a'; 30_000], theirs).await };
-        let v = async move { verifier(&mut b, roots, "localhost", now, ours).await };
+        let p = async move { prover(&mut a, &mut pz, &mut server, client, &[b'a'; 30_000], theirs).await.map(|_| ()) };
+        let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, ours).await.map(|_| ()) };
         let (p, v) = join(p, v).await;
         assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 3616 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
         assert!(matches!(&p, Err(ConnectionError::Channel(_)) | Err(ConnectionError::Phase(_))), "{:?}", p.err());

@@ -23,7 +23,26 @@ const MASK_CLIENT_J0: usize = 1;
 const MASK_CLIENT_KS: usize = 2;
 const MASK_SERVER_H: usize = 3;
 const MASK_SERVER_J0: usize = 4;
-const MASKS: usize = 5;
+pub const MASKS: usize = 5;
+
+/// The prover's inputs to the handshake's circuits: its premaster share and its masks (for
+/// the GHASH key and E_K(J0) of each direction and the client Finished's keystream).
+pub struct HandshakeInputs {
+    pub share: Fp,
+    pub masks: [[u8; 16]; MASKS],
+}
+
+impl HandshakeInputs {
+    /// Fresh masks for `share`.
+    pub fn new(share: Fp) -> Self {
+        HandshakeInputs { share, masks: rand::random() }
+    }
+
+    /// The input bytes in circuit order: the share (32 bytes, big-endian), then the masks.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        [self.share.to_be_bytes().to_vec(), self.masks.concat()].concat()
+    }
+}
 
 /// COTs for the verifier's premaster share's labels (the garbling Δ must be their correlation).
 pub const INPUT_COTS: usize = 256;
@@ -89,6 +108,7 @@ pub struct ProverHandshake {
     server_ole_keys: Vec<crate::primitives::field::F128>,
     ole_delta: crate::primitives::field::F128,
     server_ole_first: u64,
+    verifier_input: Vec<Wire>,
 }
 
 /// The verifier's state between the client Finished and the server's.
@@ -101,6 +121,7 @@ pub struct VerifierHandshake {
     server_ole_choices: Vec<bool>,
     server_ole_macs: Vec<crate::primitives::field::F128>,
     server_ole_first: u64,
+    verifier_input: Vec<Wire>,
 }
 
 /// What a party holds for the records after the handshake: each direction's garbled AES and
@@ -110,6 +131,9 @@ pub struct RecordKeys<B: crate::circuits::Circuit> {
     pub server: Direction<B>,
     pub client_powers: PowerShares,
     pub server_powers: PowerShares,
+    /// The verifier's premaster share's input wires: the zero labels on the garbler, the
+    /// labels it holds on the evaluator (which it publishes after the connection).
+    pub verifier_input: Vec<Wire>,
 }
 
 fn mask(wires: &[Wire], i: usize) -> Input<'_, GarbledBackend> {
@@ -124,10 +148,10 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 /// verifier's share's [`INPUT_COTS`] labels (under the garbler's Δ) and [`ole_cots`] COTs for
 /// the OLEs of `powers`. Returns the client Finished record's body (explicit nonce ‖
 /// ciphertext ‖ tag).
-pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, p_share: &Fp, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs, powers: Powers) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
+pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, inputs: &HandshakeInputs, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs, powers: Powers) -> Result<(Vec<u8>, ProverHandshake), HandshakeError> {
     let half = check_ole_cots(ole.keys.len(), powers)?;
-    let masks: [[u8; 16]; MASKS] = rand::random();
-    let mine = gp.own_inputs(ch, &bytes_to_bits(&[p_share.to_be_bytes().to_vec(), masks.concat()].concat())).await?;
+    let masks = inputs.masks;
+    let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs.to_bytes())).await?;
     let theirs = gp.peer_inputs(ch, input_keys).await?;
     let keys = derive(gp, ch, Input::Wires(&mine[..256]), Input::Wires(&theirs), kdf).await?;
     let mask_wires = mine[256..].to_vec();
@@ -139,7 +163,7 @@ pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     let finished = [&[20u8, 0, 0, 12][..], &keys.client_verify_data].concat();
     let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
     let body = record::seal_prover(ch, &client_powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
-    let state = ProverHandshake { keys, client: d, client_powers, server_powers: powers.server, masks, mask_wires, server_ole_keys: ole.keys[half..].to_vec(), ole_delta: ole.delta, server_ole_first: ole.first + half as u64 };
+    let state = ProverHandshake { keys, client: d, client_powers, server_powers: powers.server, masks, mask_wires, server_ole_keys: ole.keys[half..].to_vec(), ole_delta: ole.delta, server_ole_first: ole.first + half as u64, verifier_input: theirs };
     Ok((body, state))
 }
 
@@ -158,7 +182,7 @@ pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     masked_keystream(ep, ch, &d, 0, 16, &mask_e(&mask_wires, MASK_CLIENT_KS)).await?;
     let client_powers = powers_b(ch, block_to_field(h), powers.client, &ole.choices[..half], &ole.macs[..half], ole.first).await?;
     let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0).await?;
-    let state = VerifierHandshake { keys, client: d, client_powers, server_powers: powers.server, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64 };
+    let state = VerifierHandshake { keys, client: d, client_powers, server_powers: powers.server, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64, verifier_input: mine };
     Ok((seen, state))
 }
 
@@ -173,7 +197,7 @@ pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), s.server_powers, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
     record::check_prover(ch, &powers, 0, HANDSHAKE, body, s.masks[MASK_SERVER_J0]).await?;
     check_server_finished(gp, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers })
+    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers, verifier_input: s.verifier_input })
 }
 
 /// The verifier's side of the server Finished record `body` (as the prover forwarded it, the
@@ -187,5 +211,5 @@ pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     let powers: PowerShares = powers_b(ch, block_to_field(h), s.server_powers, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
     record::check_verifier(ch, &powers, 0, HANDSHAKE, body, j0).await?;
     check_server_finished(ep, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers })
+    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers, verifier_input: s.verifier_input })
 }

@@ -24,6 +24,7 @@ pub mod kdf;
 pub mod ole;
 pub mod phases;
 pub mod record;
+pub mod reproof;
 
 #[cfg(test)]
 mod tests;

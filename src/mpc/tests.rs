@@ -506,7 +506,7 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs, server_
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let forwarded = server_body.clone();
     let prover = async move {
-        let (record, state) = client_finished_prover(&mut gp, &mut a, &p_share, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, Powers::FINISHED).await?;
+        let (record, state) = client_finished_prover(&mut gp, &mut a, &HandshakeInputs::new(p_share), &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, Powers::FINISHED).await?;
         let checked = server_finished_prover(&mut gp, &mut a, state, &server_body, &server_hash).await.map(|_| ()).map_err(|e| e.to_string());
         Ok::<_, HandshakeError>((record, checked))
     };

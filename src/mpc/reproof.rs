@@ -1,0 +1,156 @@
+//! After a two-party connection ([`super::connection`]): the proof that the garbled
+//! computation was honest (docs/protocol.md, "How a cheating garbler is caught").
+//!
+//! V's shares are worthless once P has forwarded every server record, so V publishes its
+//! inputs: its premaster share with the labels it held for it (P checks each against its two
+//! labels: V cannot hold the label of a bit it did not input), and the values it alone
+//! decoded. P then proves in ZK, from the inputs it committed during the connection and V's
+//! now public share, every phase of the connection again, in the order it ran them; V
+//! compares every value the proof opens with what it decoded (`RevealDiffers` otherwise).
+//! With V's share P also knows the premaster secret, so it can decrypt the server's records
+//! and take the master secret into the transcript proof.
+
+use super::connection::{ProverConnection, VerifierConnection};
+use super::finished::{check_server_finished, FinishedError};
+use super::fp::Fp;
+use super::handshake::MASKS;
+use super::kdf::{derive, KdfInputs};
+use super::phases::{Input, PhaseError, Phases, ZkPhases};
+use super::record::{direction, ghash_key_share, j0_share, masked_keystream};
+use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
+use crate::circuits::{bytes_to_bits, Gates};
+use crate::gc::Wire;
+use crate::zk::Party;
+
+/// The server Finished record as both parties checked it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerFinished {
+    pub nonce: u64,
+    pub ciphertext: Vec<u8>,
+    /// The handshake hash its verify_data covers.
+    pub hash: [u8; 32],
+}
+
+/// The public parameters of a connection's phases, as both parties recorded them.
+#[derive(Clone, Debug)]
+pub struct SessionScript {
+    pub kdf: KdfInputs,
+    pub server_finished: ServerFinished,
+    /// (sequence number, length) of every request record.
+    pub requests: Vec<(u64, usize)>,
+    /// The explicit nonce of every server record checked after the Finished.
+    pub responses: Vec<u64>,
+}
+
+/// P's circuit inputs as committed in the ZK engine during the connection: the premaster
+/// share and the handshake's masks, then per request record its keystream and E_K(J0) masks,
+/// per server record its E_K(J0) mask.
+pub struct CommittedInputs<W> {
+    pub handshake: Vec<W>,
+    pub requests: Vec<Vec<W>>,
+    pub responses: Vec<Vec<W>>,
+}
+
+/// Why the proof after the connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproofError {
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error(transparent)]
+    Phase(#[from] PhaseError),
+    #[error(transparent)]
+    Finished(#[from] FinishedError),
+    #[error("the verifier published a malformed message: {0}")]
+    Malformed(&'static str),
+    #[error("the verifier's published share disagrees with the label it held for bit {bit}")]
+    LabelMismatch { bit: usize },
+    #[error("a committed input has {got} bits where its phase takes {expected}")]
+    InputLength { expected: usize, got: usize },
+}
+
+fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
+    if wires.len() != expected {
+        return Err(ReproofError::InputLength { expected, got: wires.len() });
+    }
+    Ok(())
+}
+
+/// Every phase of a connection in the order the connection ran them, over `p`: the
+/// handshake's ([`super::handshake`]: the key derivation, the client direction's GHASH key,
+/// E_K(J0) and Finished keystream, the server direction's, the server Finished check), then
+/// each request record's keystream and E_K(J0), then each server record's E_K(J0).
+pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &CommittedInputs<<P::Backend as Gates>::Bit>, verifier_share: &[u8; 32], script: &SessionScript) -> Result<(), ReproofError> {
+    check_len(&inputs.handshake, 256 + 128 * MASKS)?;
+    let (share, masks) = inputs.handshake.split_at(256);
+    let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
+    let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier_share), &script.kdf).await?;
+    let client = direction(p, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    ghash_key_share(p, ch, &client, &mask(0)).await?;
+    j0_share(p, ch, &client, 0, &mask(1)).await?;
+    masked_keystream(p, ch, &client, 0, 16, &mask(2)).await?;
+    let server = direction(p, ch, &keys.server_write_key, &keys.server_write_iv).await?;
+    ghash_key_share(p, ch, &server, &mask(3)).await?;
+    let fin = &script.server_finished;
+    j0_share(p, ch, &server, fin.nonce, &mask(4)).await?;
+    check_server_finished(p, ch, &keys, &server, &fin.hash, fin.nonce, &fin.ciphertext).await?;
+    if inputs.requests.len() != script.requests.len() || inputs.responses.len() != script.responses.len() {
+        return Err(ReproofError::Malformed("committed inputs for another number of records"));
+    }
+    for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {
+        check_len(wires, 8 * (len + 16))?;
+        masked_keystream(p, ch, &client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
+        j0_share(p, ch, &client, seq, &Input::Wires(&wires[8 * len..])).await?;
+    }
+    for (wires, &nonce) in inputs.responses.iter().zip(&script.responses) {
+        check_len(wires, 128)?;
+        j0_share(p, ch, &server, nonce, &Input::Wires(wires)).await?;
+    }
+    Ok(())
+}
+
+/// How many values V alone decoded in a connection: both directions' GHASH key shares and
+/// Finished E_K(J0), then one E_K(J0) per later record.
+fn values_for_verifier(script: &SessionScript) -> usize {
+    4 + script.requests.len() + script.responses.len()
+}
+
+/// V's side: publishes its share, its labels and the values it alone decoded, then checks
+/// the proof.
+pub async fn verify<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &VerifierConnection<<Z::Backend as Gates>::Bit>) -> Result<(), ReproofError> {
+    let share = conn.premaster_share.to_be_bytes();
+    let mut msg = share.to_vec();
+    for w in &conn.own_labels {
+        let Wire::Label(l) = w else { return Err(ReproofError::Malformed("a public wire among the verifier's inputs")) };
+        msg.extend_from_slice(&l.to_le_bytes());
+    }
+    msg.extend(conn.for_verifier.concat());
+    send_chunked(ch, &msg).await?;
+    let mut zv = ZkPhases::new(zk);
+    replay(&mut zv, ch, &conn.committed, &share, &conn.script).await?;
+    Ok(zv.finish(ch, &conn.revealed, &conn.for_verifier).await?)
+}
+
+/// P's side: takes what V published, checks V's labels against its share, proves every phase
+/// again. Returns V's share.
+pub async fn prove<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &ProverConnection<<Z::Backend as Gates>::Bit>) -> Result<Fp, ReproofError> {
+    let (zeros, delta) = &conn.verifier_input;
+    let n_values = values_for_verifier(&conn.script);
+    let msg = recv_chunked(ch, 32 + 16 * zeros.len() + 16 * n_values).await?;
+    let (share, rest) = msg.split_at(32);
+    let (labels, values) = rest.split_at(16 * zeros.len());
+    let share: [u8; 32] = share.try_into().map_err(|_| ReproofError::Malformed("a share is 32 bytes"))?;
+    let v_share = Fp::from_be_bytes(&share).ok_or(ReproofError::Malformed("the share is not below the P-256 prime"))?;
+    for (bit, ((value, zero), label)) in bytes_to_bits(&share).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate() {
+        let Wire::Label(zero) = zero else { return Err(ReproofError::Malformed("a public wire among the verifier's inputs")) };
+        let expected = if value { zero ^ delta } else { *zero };
+        let held = u128::from_le_bytes(label.try_into().map_err(|_| ReproofError::Malformed("a label is 16 bytes"))?);
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&held, &expected)) {
+            return Err(ReproofError::LabelMismatch { bit });
+        }
+    }
+    let for_verifier: Vec<Vec<u8>> = values.chunks_exact(16).map(<[u8]>::to_vec).collect();
+    let mut zp = ZkPhases::new(zk);
+    replay(&mut zp, ch, &conn.committed, &share, &conn.script).await?;
+    zp.finish(ch, &conn.revealed, &for_verifier).await?;
+    Ok(v_share)
+}
