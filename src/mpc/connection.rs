@@ -572,14 +572,14 @@ mod tests {
 
     /// The proof after the connection, both sides: P's result (V's share) and V's.
     /// Each side again owns its channel end: one that fails drops it and the other returns.
-    async fn reproof(p: ProverEnd, v: VerifierEnd) -> (Result<(Fp, ProverConnection<crate::zk::PBit>), super::super::reproof::ReproofError>, Result<(), super::super::reproof::ReproofError>) {
+    async fn reproof(p: ProverEnd, v: VerifierEnd) -> (Result<(Fp, ProverEnd), super::super::reproof::ReproofError>, Result<VerifierEnd, super::super::reproof::ReproofError>) {
         let pp = async move {
             let (conn, mut zk, mut ch) = p;
-            super::super::reproof::prove(&mut zk, &mut ch, &conn).await.map(|share| (share, conn))
+            super::super::reproof::prove(&mut zk, &mut ch, &conn).await.map(|share| (share, (conn, zk, ch)))
         };
         let vv = async move {
             let (conn, mut zk, mut ch) = v;
-            super::super::reproof::verify(&mut zk, &mut ch, &conn).await
+            super::super::reproof::verify(&mut zk, &mut ch, &conn).await.map(|()| (conn, zk, ch))
         };
         join(pp, vv).await
     }
@@ -613,13 +613,51 @@ mod tests {
         let v_share_published = v.premaster_share;
         let (proven, verified) = reproof(p_end, v_end).await;
         verified.expect("the verifier accepts the garbling");
-        let (v_share, p) = proven.expect("the prover's proof");
+        let (v_share, (p, _, _)) = proven.expect("the prover's proof");
         assert_eq!(v_share, v_share_published);
         let records = p.open_received(&p.master_secret(&v_share)).expect("deferred decryption");
         let response: Vec<u8> = records.iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b.clone()).collect();
         let text = String::from_utf8(response).expect("text");
         assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
         assert_eq!(records.last(), Some(&(21, vec![1, 0])), "the server ended with close_notify");
+    }
+
+    #[tokio::test]
+    async fn after_the_proof_of_the_garbling_the_transcript_proof_certifies_the_response_and_hides_the_token() {
+        use crate::protocol::messages::RevealPlan;
+        use crate::protocol::proof::{self, OpenedDirection, PublicInputs};
+        let (port, roots) = fixture().await;
+        let req = request("/json");
+        let (p, v) = connect(port, roots.clone(), roots.clone(), &req, None).await;
+        // The verifier's transcript is the proxy mode's: the records as they went over the
+        // wire, which it checks the same way (chain, name, key-exchange signature).
+        let v_conn = &v.as_ref().expect("verifier").0;
+        let raw = |c: &Client, d| c.transcript().raw_bytes(d);
+        let transcript = crate::protocol::transcript::parse(&raw(&v_conn.client, Direction::Sent), &raw(&v_conn.client, Direction::Received)).expect("transcript");
+        transcript.validate_server(&roots, "localhost", rustls_pki_types::UnixTime::now()).expect("the fixture's certificate");
+        let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
+        let ((v_share, (p, mut pz, mut a)), (_, mut vz, mut b)) = (p.expect("prover"), v.expect("verifier"));
+
+        // The request revealed but its token; the response whole (the fast path).
+        let token = req.windows(12).position(|w| w == b"s3cret-t0ken").expect("token") as u64;
+        let recv_len = proof::app_len(transcript.encrypted_records(Direction::Received));
+        let plan = RevealPlan { sent: vec![0..token, token + 12..req.len() as u64], received: vec![0..recv_len], commit_sent: vec![], commit_received: vec![] };
+        let ms = p.master_secret(&v_share);
+        let p_transcript = crate::protocol::transcript::parse(&raw(&p.client, Direction::Sent), &raw(&p.client, Direction::Received)).expect("transcript");
+        let (p_inputs, v_inputs) = (PublicInputs::new(&p_transcript, &plan), PublicInputs::new(&transcript, &plan));
+        let pp = proof::run(&mut pz, &mut a, Some(&ms.0), Some(&[]), &p_inputs, |cvd| p_transcript.server_finished_hash(cvd));
+        let vv = proof::run(&mut vz, &mut b, None, None, &v_inputs, |cvd| transcript.server_finished_hash(cvd));
+        let (pr, opened) = join(pp, vv).await;
+        pr.expect("the prover's transcript proof");
+        let opened = opened.expect("the verifier accepts the transcript proof");
+        assert!(matches!(opened.received, OpenedDirection::Key { .. }), "the response took the fast path");
+        let sent = crate::protocol::check::recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent).expect("sent");
+        let received = crate::protocol::check::recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("received");
+        let text = String::from_utf8(received.bytes).expect("text");
+        assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
+        assert_eq!(&sent.bytes[..token as usize], &req[..token as usize]);
+        assert_eq!(&sent.bytes[token as usize..token as usize + 12], &[0; 12], "the token stays hidden");
+        assert_eq!(&sent.bytes[token as usize + 12..], &req[token as usize + 12..]);
     }
 
     #[tokio::test]
@@ -636,7 +674,7 @@ mod tests {
         let (p, v) = connect_with(gp, port, roots.clone(), roots, &req, None).await;
         // The connection itself goes through (the server gets one altered request byte).
         let (_, verified) = reproof(p.expect("prover"), v.expect("verifier")).await;
-        assert!(matches!(&verified, Err(super::super::reproof::ReproofError::Phase(PhaseError::Peer(super::super::phases::PeerMisbehaved::RevealDiffers { .. })))), "{verified:?}");
+        assert!(matches!(&verified, Err(super::super::reproof::ReproofError::Phase(PhaseError::Peer(super::super::phases::PeerMisbehaved::RevealDiffers { .. })))), "{:?}", verified.err());
     }
 
     #[tokio::test]
