@@ -39,8 +39,15 @@ impl HandshakeInputs {
     }
 
     /// The input bytes in circuit order: the share (32 bytes, big-endian), then the masks.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        [self.share.to_be_bytes().to_vec(), self.masks.concat()].concat()
+    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+        zeroize::Zeroizing::new([self.share.to_be_bytes().to_vec(), self.masks.concat()].concat())
+    }
+}
+
+impl Drop for HandshakeInputs {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.masks);
+        self.share = Fp::ZERO;
     }
 }
 
