@@ -4,7 +4,8 @@
 //! by both. Each party is a function of its own channel end. In memory both
 //! parties run in one thread (every message serialised and counted); then over the emulated
 //! cable link, each party on a thread of its own (a Web Worker in the browser). The results are
-//! checked against the native key schedule.
+//! checked against the native key schedule. Natively, it ends with a whole MPC-mode session
+//! against the fixture server ([`session`]).
 
 use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
 use super::fp::Fp;
@@ -192,5 +193,108 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     put(&format!("MPC key exchange over {name}: ECDH"), (t2 - t1) * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: key derivation and Finished records"), (t3 - t2) * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: whole"), t3 * 1e3, "ms");
+    #[cfg(not(target_arch = "wasm32"))]
+    figures.extend(session(platform, log)?);
+    Ok(figures)
+}
+
+/// A whole MPC-mode session against the fixture server on 127.0.0.1, natively: the
+/// connection in two parties (with a 1 KB request carrying a token), the proof of its garbling,
+/// then the transcript proof (the response by the fast path, the token hidden by the ZK
+/// path), the two parties on two threads over the emulated cable link (the server unshaped).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
+    use super::connection::{prover, two_party_config, verifier, ConnectionLimits};
+    use super::reproof;
+    use crate::ot::{FerretReceiver, FerretSender};
+    use crate::primitives::prg::PrgKind;
+    use crate::protocol::messages::RevealPlan;
+    use crate::protocol::proof::{self, PublicInputs};
+    use crate::protocol::transcript;
+    use crate::tls::{Client, Direction, RootStore};
+    use crate::zk::bench::{link, LINK_CASES};
+    use crate::zk::{Prover, Verifier};
+    // COTs made before the connection, for its commitments and the proofs after it (the
+    // session protocol will size them from the limits)
+    const PROOF_COTS: usize = 1_000_000;
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|x| e(&x))?;
+    let fixture = rt.block_on(crate::fixture::FixtureServer::bind("127.0.0.1:0".parse().map_err(|x| e(&x))?, crate::fixture::KeyType::EcdsaP256, 30)).map_err(|x| e(&x))?;
+    let port = fixture.local_addr().map_err(|x| e(&x))?.port();
+    let roots = RootStore::from_pem(&fixture.certs.ca_pem).map_err(|x| e(&x))?;
+    rt.spawn(fixture.run());
+    let token = "t".repeat(40);
+    let padding = "p".repeat(1024 - 120 - token.len());
+    let request = crate::http::RequestBuilder::get("localhost", "/bytes?n=1024").header("Authorization", &format!("Bearer {token}")).header("X-Padding", &padding).build().map_err(|x| e(&x))?.bytes;
+    let at = request.windows(token.len()).position(|w| w == token.as_bytes()).ok_or("no token")? as u64;
+    // The request revealed but its token, the response whole.
+    let plan = |recv_len: u64| RevealPlan { sent: vec![0..at, at + token.len() as u64..request.len() as u64], received: vec![0..recv_len], commit_sent: vec![], commit_received: vec![] };
+    let limits = ConnectionLimits { max_sent: 4096, max_recv: 1 << 16 };
+    let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
+    let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
+    let now = rustls_pki_types::UnixTime::now();
+    let prg = PrgKind::fastest_here();
+    let (p, v) = crate::gc::bench::both(
+        || {
+            block_on(async {
+                let t0 = (platform.now)();
+                let mut zk = Prover::new(FerretReceiver::with_prg(prg));
+                zk.preprocess(&mut a, PROOF_COTS).await.map_err(|x| e(&x))?;
+                let (tp, up0) = ((platform.now)(), a.bytes_sent());
+                let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|x| e(&x))?;
+                tcp.set_nodelay(true).map_err(|x| e(&x))?;
+                let mut server = futures::io::AllowStdIo::new(tcp);
+                let client = Client::new(two_party_config(roots.clone()), "localhost", now).map_err(|x| e(&x))?;
+                let conn = prover(&mut a, &mut zk, &mut server, client, &request, limits).await.map_err(|x| e(&x))?;
+                let (t1, up1) = ((platform.now)(), a.bytes_sent() - up0);
+                let v_share = reproof::prove(&mut zk, &mut a, &conn).await.map_err(|x| e(&x))?;
+                let (t2, up2) = ((platform.now)(), a.bytes_sent() - up0);
+                let raw = |d| conn.client.transcript().raw_bytes(d);
+                let t = transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).map_err(|x| e(&x))?;
+                let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
+                let plan = plan(recv_len);
+                let ms = conn.master_secret(&v_share);
+                proof::run(&mut zk, &mut a, Some(&ms.0), Some(&[]), &PublicInputs::new(&t, &plan), |cvd| t.server_finished_hash(cvd)).await.map_err(|x| e(&x))?;
+                let (t3, up3) = ((platform.now)(), a.bytes_sent() - up0);
+                Ok::<_, String>(([tp - t0, t1 - tp, t2 - t1, t3 - t2], [up0, up1, up2 - up1, up3 - up2], a.bytes_received()))
+            })
+        },
+        || {
+            block_on(async {
+                let mut zk = Verifier::new(FerretSender::with_prg(prg));
+                zk.preprocess(&mut b, PROOF_COTS).await.map_err(|x| e(&x))?;
+                let conn = verifier(&mut b, &mut zk, roots.clone(), "localhost", now, limits).await.map_err(|x| e(&x))?;
+                reproof::verify(&mut zk, &mut b, &conn).await.map_err(|x| e(&x))?;
+                let raw = |d| conn.client.transcript().raw_bytes(d);
+                let t = transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).map_err(|x| e(&x))?;
+                t.validate_server(&roots, "localhost", now).map_err(|x| e(&x))?;
+                let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
+                let plan = plan(recv_len);
+                let opened = proof::run(&mut zk, &mut b, None, None, &PublicInputs::new(&t, &plan), |cvd| t.server_finished_hash(cvd)).await.map_err(|x| e(&x))?;
+                let received = crate::protocol::check::recover("received", t.encrypted_records(Direction::Received), &opened.received, &plan.received).map_err(|x| e(&x))?;
+                Ok::<_, String>(received.bytes.len())
+            })
+        },
+    );
+    let ((times, up, down), got) = (p?, v?);
+    if got < 1024 {
+        return Err(format!("the verifier recovered {got} bytes of the response"));
+    }
+    let mut figures = Vec::new();
+    let mut put = |what: &str, value: f64, unit: &str| {
+        let name = format!("MPC session over {name}: {what}");
+        log(&format!("{name:<58} {value:>14.2} {unit}"));
+        figures.push(Figure { name, value, unit: unit.into() });
+    };
+    put(&format!("preprocess ({PROOF_COTS} Ferret COTs)"), times[0] * 1e3, "ms");
+    put("connection (1 KB request, 1 KB response)", times[1] * 1e3, "ms");
+    put("proof of the garbling", times[2] * 1e3, "ms");
+    put("transcript proof (fast path, token hidden)", times[3] * 1e3, "ms");
+    put("total", times.iter().sum::<f64>() * 1e3, "ms");
+    put("prover upload: preprocess", up[0] as f64 / 1e6, "MB");
+    put("prover upload: connection", up[1] as f64 / 1e6, "MB");
+    put("prover upload: proofs", (up[2] + up[3]) as f64 / 1e6, "MB");
+    put("prover upload: total", up.iter().sum::<u64>() as f64 / 1e6, "MB");
+    put("prover download: total", down as f64 / 1e6, "MB");
     Ok(figures)
 }
