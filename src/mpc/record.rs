@@ -337,6 +337,50 @@ mod tests {
     }
 
     #[test]
+    fn a_prover_tag_share_that_does_not_complete_the_servers_tag_is_refused() {
+        // Shares of the powers of H and of E_K(J0) for a record under a real key, as both
+        // parties hold them; the prover's tag share is its honest one with one bit flipped.
+        let (key, salt): ([u8; 16], [u8; 4]) = (rand::random(), rand::random());
+        let body = server_record(&key, salt, 9, 0, b"HTTP/1.1 200 OK\r\n\r\n{}");
+        let (_, ciphertext, _) = split_body(&body).expect("a whole record");
+        let h = block_to_field(aes_block(&key, [0; 16]));
+        let mut j0 = [0u8; 16];
+        j0[..4].copy_from_slice(&salt);
+        j0[4..12].copy_from_slice(&9u64.to_be_bytes());
+        j0[15] = 1;
+        let ej0 = aes_block(&key, j0);
+        let max_power = 2 + ciphertext.len().div_ceil(16);
+        let delta = F128(rand::random());
+        let (k, c, m) = random_cots(delta, cots_for_powers(max_power));
+        let h_a = F128(rand::random());
+        let (mut a, mut b) = memory_pair(1 << 20);
+        let (pa, pb) = block_on(join(powers_a(&mut a, h_a, max_power, delta, &k, 0), powers_b(&mut b, h + h_a, max_power, &c, &m, 0)));
+        let (pa, pb) = (pa.expect("powers"), pb.expect("powers"));
+        let j0_mask: [u8; 16] = rand::random();
+        let j0_share = xor16(ej0, j0_mask);
+        for flip in [false, true] {
+            let mut share = pa.tag_share(&additional_data(0, APPLICATION_DATA, ciphertext.len()), ciphertext, j0_mask).expect("share");
+            share[3] ^= flip as u8;
+            let (mut ours, mut peer) = memory_pair(1 << 20);
+            let r = block_on(async {
+                peer.send(share.to_vec()).await.expect("open");
+                check_verifier(&mut ours, &pb, 0, APPLICATION_DATA, &body, j0_share).await
+            });
+            match (flip, r) {
+                (false, Ok(())) | (true, Err(RecordError::TagMismatch { seq: 0 })) => {}
+                (flip, other) => panic!("flipped {flip}: {other:?}"),
+            }
+        }
+    }
+
+    fn aes_block(key: &[u8; 16], block: [u8; 16]) -> [u8; 16] {
+        use aes::cipher::{BlockEncrypt, KeyInit};
+        let mut b = block.into();
+        aes::Aes128::new(key.into()).encrypt_block(&mut b);
+        b.into()
+    }
+
+    #[test]
     fn the_verifier_refuses_a_nonce_other_than_the_records_position_and_oversized_records() {
         let powers = {
             let (mut a, mut b) = memory_pair(1 << 20);
