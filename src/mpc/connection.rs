@@ -196,6 +196,15 @@ fn client_key_share(mine: &AffinePoint, theirs: &AffinePoint) -> Vec<u8> {
     (ProjectivePoint::from(*mine) + theirs).to_affine().to_encoded_point(false).as_bytes().to_vec()
 }
 
+/// For a fresh scalar share d: its point d·G (this party's half of the client key share) and
+/// its share d·S of the premaster point, from the server's key share S in the client's state.
+fn own_key_share(client: &Client) -> Result<(AffinePoint, ProjectivePoint), ConnectionError> {
+    let request = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
+    let server = parse_point(&request.server_public).ok_or(ConnectionError::ServerKeyShare)?;
+    let d = random_scalar();
+    Ok(((ProjectivePoint::GENERATOR * d).to_affine(), share_point(&d, &server)))
+}
+
 fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
     Ok(KdfInputs {
         client_random: *client.client_random(),
@@ -313,13 +322,10 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, key_exchange_pending).await?;
 
-    let request_kx = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
-    let server_share = parse_point(&request_kx.server_public).ok_or(ConnectionError::ServerKeyShare)?;
-    let d = random_scalar();
-    let mine = (ProjectivePoint::GENERATOR * d).to_affine();
+    let (mine, share_point_of_d) = own_key_share(&client)?;
     ch.send(compressed(&mine)).await?;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the verifier's key share is not a point on P-256"))?;
-    let share = run_a(ch, PartyA::new(&share_point(&d, &server_share))?, delta, &cots[..ECDH_COTS], 0).await?;
+    let share = run_a(ch, PartyA::new(&share_point_of_d)?, delta, &cots[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
 
     let inputs = HandshakeInputs::new(share);
@@ -377,13 +383,10 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     client.take_outgoing();
     take_until(ch, &mut client, key_exchange_pending).await?;
 
-    let request_kx = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
-    let server_share = parse_point(&request_kx.server_public).ok_or(ConnectionError::ServerKeyShare)?;
-    let d = random_scalar();
-    let mine = (ProjectivePoint::GENERATOR * d).to_affine();
+    let (mine, share_point_of_d) = own_key_share(&client)?;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the prover's key share is not a point on P-256"))?;
     ch.send(compressed(&mine)).await?;
-    let share = run_b(ch, PartyB::new(&share_point(&d, &server_share))?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
+    let share = run_b(ch, PartyB::new(&share_point_of_d)?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&theirs, &mine))?;
 
     let handshake_wires = take_commitment(zk, ch, 32 + 16 * handshake::MASKS).await?;
@@ -713,6 +716,14 @@ mod tests {
         let (p, v) = (p.map(|_| ()), v.map(|_| ()));
         assert!(matches!(&v, Err(ConnectionError::Record(RecordError::TagMismatch { seq: 1 }))), "{:?}", v.err());
         assert!(matches!(&p, Err(ConnectionError::Record(RecordError::Refused { seq: 1 }))), "{:?}", p.err());
+    }
+
+    #[tokio::test]
+    async fn a_response_over_max_recv_is_refused_by_both() {
+        let (port, roots) = fixture().await;
+        let (p, v) = connect(port, roots.clone(), roots, &request(&format!("/bytes?n={}", LIMITS.max_recv + 1)), None).await;
+        assert!(matches!(&v, Err(ConnectionError::TooMuchReceived { .. })), "{:?}", v.err());
+        assert!(matches!(&p, Err(ConnectionError::TooMuchReceived { .. })), "{:?}", p.err());
     }
 
     #[tokio::test]
