@@ -5,7 +5,8 @@ export type {
 } from "./index.js";
 export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
-  ServerNameMismatchError, ServerUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError, ConnectionLostError, ProtocolError,
+  ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
+  ConnectionLostError, ProtocolError,
   NotIsolatedError, WorkerStartError, InternalError, errorFromCode, toTlsproofError,
 } from "./index.js";
 

@@ -23,6 +23,7 @@ export const VerifierRejectedError = make("VERIFIER_REJECTED", "VerifierRejected
 export const ServerNotAllowedError = make("SERVER_NOT_ALLOWED", "ServerNotAllowedError");
 export const ServerNameMismatchError = make("SERVER_NAME_MISMATCH", "ServerNameMismatchError");
 export const ServerUnreachableError = make("SERVER_UNREACHABLE", "ServerUnreachableError");
+export const ProxyUnreachableError = make("PROXY_UNREACHABLE", "ProxyUnreachableError");
 export const BusyError = make("BUSY", "BusyError");
 export const LimitExceededError = make("LIMIT_EXCEEDED", "LimitExceededError");
 export const TimeoutError = make("TIMEOUT", "TimeoutError");
@@ -38,7 +39,7 @@ export const InternalError = make("INTERNAL", "InternalError");
 
 const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
-  ServerNameMismatchError, ServerUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
+  ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError,
 ].map((C) => [new C("").code, C]));
 

@@ -39,6 +39,15 @@ export interface Progress {
 export interface NotarizeOptions {
   /** `ws://` or `wss://` URL of `tlsproof verifier`. */
   verifierUrl: string;
+  /**
+   * `"proxy"` (default): the verifier dials the server and relays the TLS bytes. `"mpc"`: the
+   * prover reaches the server through `proxyUrl`, and prover and verifier are the TLS client
+   * together, so neither holds the session keys while the connection is open (slower: see the
+   * README's figures).
+   */
+  mode?: "proxy" | "mpc";
+  /** `ws://` or `wss://` URL of `tlsproof proxy`, for `mode: "mpc"`. */
+  proxyUrl?: string;
   /** `https://host[:port]/path?query`. Give this, or `server` with `path`. */
   url?: string;
   /** `HOST:PORT` for the verifier to connect to (instead of `url`). */
@@ -91,9 +100,13 @@ export interface DirectionResult {
 }
 
 export interface NotarizeResult {
+  mode: "proxy" | "mpc";
   /** The name the verifier validated the certificate for. */
   serverName: string;
-  /** `HOST:PORT` the verifier connected to: `serverName` and a port. */
+  /**
+   * `HOST:PORT`, `serverName` and a port: the verifier dialed it (proxy mode), or the prover's
+   * proxy did (MPC mode, where only the name is certified, not the port).
+   */
   server: string;
   /** The SNI the ClientHello carried, checked to be `serverName`; `null` when that is an IP address. */
   sni: string | null;
@@ -122,6 +135,7 @@ export type ErrorCode =
   | "SERVER_NAME_MISMATCH"
   | "BUSY"
   | "SERVER_UNREACHABLE"
+  | "PROXY_UNREACHABLE"
   | "LIMIT_EXCEEDED"
   | "TIMEOUT"
   | "ABORTED"
@@ -143,6 +157,8 @@ export class ServerNotAllowedError extends TlsproofError { constructor(message: 
 export class ServerNameMismatchError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NAME_MISMATCH"; }
 export class ServerUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_UNREACHABLE"; }
 /** The verifier is serving as many sessions as it can; try again later. */
+/** `mode: "mpc"`: the WebSocket to `proxyUrl` could not be opened. */
+export class ProxyUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "PROXY_UNREACHABLE"; }
 export class BusyError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BUSY"; }
 export class LimitExceededError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "LIMIT_EXCEEDED"; }
 export class TimeoutError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TIMEOUT"; }

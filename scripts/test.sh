@@ -84,6 +84,13 @@ if echo "$out" | grep -q "the verifier verified" && echo "$out" | grep -q "Alice
 else
   echo "end-to-end: 0 passed, 1 failed"; exit 1
 fi
+out=$($bin demo --once --mode mpc --listen 127.0.0.1:0 --www www --pkg dist/tlsproof --timeout 180)
+echo "$out"
+if echo "$out" | grep -q "MPC mode, through the prover's proxy" && echo "$out" | grep -q "Alice Example" && ! echo "$out" | grep -q "demo-secret-token"; then
+  echo "end-to-end (MPC mode): 1 passed, 0 failed"
+else
+  echo "end-to-end (MPC mode): 0 passed, 1 failed"; exit 1
+fi
 
 echo "== load: concurrent provers and hostile clients against one verifier process =="
 $bin bench load --provers 12 --hostile 12 --max-queued 4 | tail -7

@@ -76,6 +76,7 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
         now: now(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode: Default::default(),
     }
 }
 
@@ -324,6 +325,7 @@ async fn a_forwarder_in_front_of_the_server_cannot_be_certified() {
             max_recv: 1024,
             preprocess: 0,
             prg: Default::default(),
+            mode: Default::default(),
         })
     };
     let r = raw_request(&mut env, request(forwarder.to_string(), "localhost")).await;
@@ -366,6 +368,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
             max_recv,
             preprocess,
             prg: Default::default(),
+            mode: Default::default(),
         })
     };
     let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024, pre)).await;
@@ -526,6 +529,7 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
             max_recv: 1024,
             preprocess: 0,
             prg: Default::default(),
+            mode: Default::default(),
         });
         ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
         // wait for Accepted, then send the payload on the TLS channel

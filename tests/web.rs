@@ -306,6 +306,28 @@ async fn notarize_api_fast_path_redacted_and_json_fields() {
 }
 
 #[wasm_bindgen_test]
+async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redacted() {
+    ensure_pool().await;
+    let proxy = proxy();
+    // The default reveal: the token hidden, the response whole (the fast path).
+    let mpc = serde_json::json!({"mode": "mpc", "proxyUrl": proxy});
+    let v = notarize(options("/bytes?n=1024", mpc.clone())).await.unwrap_or_else(|e| panic!("mpc fast path: {e}"));
+    assert_eq!(v["mode"].as_str(), Some("mpc"), "{v}");
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("fast")), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
+    assert!(v["recv"]["printable"].as_str().unwrap().contains("abcdefghijklmnopqrstuvwxyz"));
+    assert_eq!((v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()), (Some("close_notify"), Some("close_notify")));
+
+    // The body alone: the response by the ZK path.
+    let mut body = mpc;
+    body["reveal"] = serde_json::json!({"recv": "body"});
+    let v = notarize(options("/bytes?n=1024", body)).await.unwrap_or_else(|e| panic!("mpc redacted: {e}"));
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
+    assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
+}
+
+#[wasm_bindgen_test]
 async fn notarize_api_rejects_bad_options_with_codes() {
     ensure_pool().await;
     let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");

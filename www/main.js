@@ -10,6 +10,8 @@ const query = new URLSearchParams(location.search);
 $("url").value = query.has("path") ? new URL(query.get("path"), config.url).href : config.url;
 $("server-name").value = config.serverName || "";
 $("verifier-url").value = config.verifierUrl || `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+$("proxy-url").value = config.proxyUrl || "";
+if (query.has("mode")) document.querySelector(`input[name=mode][value=${CSS.escape(query.get("mode"))}]`).checked = true;
 if (query.has("reveal")) document.querySelector(`input[name=reveal][value=${CSS.escape(query.get("reveal"))}]`).checked = true;
 $("env").textContent = `crossOriginIsolated=${self.crossOriginIsolated} · cores=${navigator.hardwareConcurrency}`;
 
@@ -27,8 +29,11 @@ function options() {
   }
   const choice = document.querySelector("input[name=reveal]:checked").value;
   const recv = choice === "json" ? { jsonFields: $("json-fields").value.split(",").map((s) => s.trim()).filter(Boolean) } : choice;
+  const mode = document.querySelector("input[name=mode]:checked").value;
   return {
     verifierUrl: $("verifier-url").value,
+    mode,
+    proxyUrl: mode === "mpc" ? $("proxy-url").value : undefined,
     url: $("url").value,
     serverName: $("server-name").value.trim() || undefined,
     caPem: config.caPem || undefined,
@@ -70,7 +75,7 @@ async function run() {
       signal: controller.signal,
       onProgress: ({ phase, fraction }) => { $("progress").value = fraction; $("phase").textContent = phase; },
     });
-    $("status").textContent = `verified: ${result.serverName} (${result.server}), ${result.recv.length} response bytes`;
+    $("status").textContent = `verified (${result.mode} mode): ${result.serverName} (${result.server}), ${result.recv.length} response bytes`;
     $("status").className = "ok";
     render($("sent"), result.sent);
     render($("recv"), result.recv);
@@ -82,7 +87,7 @@ async function run() {
     $("verdict").hidden = false;
     return {
       ok: true,
-      what: `notarized ${opts.url} from wasm (crossOriginIsolated=${self.crossOriginIsolated})`,
+      what: `notarized ${opts.url} from wasm in ${result.mode} mode (crossOriginIsolated=${self.crossOriginIsolated})`,
       text: `request (${result.sent.path} path):  ${result.sent.printable}\nresponse (${result.recv.path} path): ${result.recv.printable}`,
       timings: { total_ms: Math.round(t.totalMs), online_ms: Math.round(t.onlineMs), prove_ms: Math.round(t.proveMs) },
     };

@@ -156,6 +156,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         now,
         step_timeout: cfg.prover_timeout,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
+        mode: Default::default(),
     };
     let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
         .header("Authorization", "Bearer load-test-secret")

@@ -173,6 +173,7 @@ pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, ca
         now,
         step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
+        mode: Default::default(),
     };
     let started = Instant::now();
     let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;

@@ -155,6 +155,7 @@ mod tests {
         let mut recv_bytes = w.response.clone();
         *recv_bytes.last_mut().unwrap() = 0;
         VerifierOutput {
+            mode: Default::default(),
             server_name: SERVER_NAME.into(),
             server: "localhost:1".into(),
             sni: Some(SERVER_NAME.into()),

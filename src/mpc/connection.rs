@@ -62,6 +62,8 @@ impl ConnectionLimits {
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
 /// Bytes read from the server at a time (one forwarded message).
 const READ_CHUNK: usize = 16 * 1024;
+/// The alert the client ends with: warning, close_notify.
+const CLOSE_NOTIFY: [u8; 2] = [1, 0];
 const SERVER_BYTES: u8 = 0;
 const SERVER_CLOSED: u8 = 1;
 
@@ -342,12 +344,12 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new() };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
 
     for chunk in request.chunks(MAX_PLAINTEXT) {
         let seq = client.next_sealed_seq();
-        let (body, wires) = seal_request_prover(&mut gp, ch, zk, &keys, seq, chunk).await?;
+        let (body, wires) = seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::ApplicationData, chunk).await?;
         client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
         script.requests.push((seq, chunk.len()));
         committed.requests.push(wires);
@@ -370,6 +372,15 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
             break;
         }
     }
+    // Like a one-party client, P ends its side with close_notify, sealed as a request record
+    // is. The server may have gone already: what matters is that the record is in both
+    // transcripts.
+    let seq = client.next_sealed_seq();
+    let (body, wires) = seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::Alert, &CLOSE_NOTIFY).await?;
+    client.send_sealed(ContentType::Alert as u8, &body, Some(CLOSE_NOTIFY.to_vec()))?;
+    script.closing.push((seq, CLOSE_NOTIFY.len()));
+    committed.closing.push(wires);
+    let _ = flush(&mut client, server).await;
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
     Ok(ProverConnection { client, premaster_share: share, committed, script, revealed, verifier_input })
@@ -402,13 +413,13 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new() };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
 
     let mut sent = 0;
     while sent < limits.max_sent {
         let seq = client.next_sealed_seq();
-        let Some((body, wires)) = seal_request_verifier(&mut ep, ch, zk, &keys, seq, limits.max_sent - sent).await? else { break };
+        let Some((body, wires)) = seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::ApplicationData, limits.max_sent - sent).await? else { break };
         let len = body.len() - 24;
         sent += len;
         client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
@@ -430,6 +441,12 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
             break;
         }
     }
+    let seq = client.next_sealed_seq();
+    let (body, wires) = seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::Alert, CLOSE_NOTIFY.len()).await?.ok_or(ConnectionError::Malformed("the prover ended without close_notify"))?;
+    client.send_sealed(ContentType::Alert as u8, &body, None)?;
+    client.take_outgoing();
+    script.closing.push((seq, body.len() - 24));
+    committed.closing.push(wires);
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection { client, premaster_share: share, committed, script, revealed, for_verifier, own_labels: keys.verifier_input })
 }
@@ -438,11 +455,11 @@ fn tag_from(msg: &[u8]) -> Result<[u8; 16], ConnectionError> {
     msg.try_into().map_err(|_| ConnectionError::Malformed("a record tag is 16 bytes"))
 }
 
-/// P: one request record of `plaintext` (≤ 2^14 bytes) under sequence number `seq`. Announces
-/// its length, commits masks for its keystream and E_K(J0), encrypts with the unmasked
-/// keystream, gets the tag with V and sends V the tag. Returns the record's body. An empty
-/// announcement (length 0) ends the request.
-async fn seal_request_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<GarbledBackend>, seq: u64, plaintext: &[u8]) -> Result<(Vec<u8>, Vec<Bit<Z, C>>), ConnectionError> {
+/// P: one record of `content_type` with `plaintext` (≤ 2^14 bytes) under sequence number
+/// `seq`. Announces its length, commits masks for its keystream and E_K(J0), encrypts with
+/// the unmasked keystream, gets the tag with V and sends V the tag. Returns the record's body.
+/// An empty announcement (length 0) ends the request.
+async fn seal_record_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<GarbledBackend>, seq: u64, content_type: ContentType, plaintext: &[u8]) -> Result<(Vec<u8>, Vec<Bit<Z, C>>), ConnectionError> {
     let len = plaintext.len();
     ch.send((len as u32).to_be_bytes().to_vec()).await?;
     let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
@@ -453,14 +470,15 @@ async fn seal_request_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch:
     let masked = masked_keystream(gp, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     j0_share(gp, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?;
     let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
-    let body = seal_prover(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, &ciphertext, j0_mask).await?;
+    let body = seal_prover(ch, &keys.client_powers, seq, content_type as u8, &ciphertext, j0_mask).await?;
     ch.send(body[body.len() - 16..].to_vec()).await?;
     Ok((body, committed))
 }
 
-/// V: the other side of [`seal_request_prover`], with at most `budget` bytes left of
-/// max_sent. Returns the record's body, or `None` when P announces the end of the request.
-async fn seal_request_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<EvaluatedBackend>, seq: u64, budget: usize) -> Result<Option<(Vec<u8>, Vec<Bit<Z, C>>)>, ConnectionError> {
+/// V: the other side of [`seal_record_prover`], with at most `budget` bytes allowed (what is
+/// left of max_sent). Returns the record's body, or `None` when P announces the end of the
+/// request.
+async fn seal_record_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<EvaluatedBackend>, seq: u64, content_type: ContentType, budget: usize) -> Result<Option<(Vec<u8>, Vec<Bit<Z, C>>)>, ConnectionError> {
     let len: [u8; 4] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a record length is 4 bytes"))?;
     let len = u32::from_be_bytes(len) as usize;
     if len == 0 {
@@ -473,7 +491,7 @@ async fn seal_request_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty,
     let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
     masked_keystream(ep, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     let j0 = j0_share(ep, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-    let ciphertext = seal_verifier(ch, &keys.client_powers, seq, ContentType::ApplicationData as u8, j0).await?;
+    let ciphertext = seal_verifier(ch, &keys.client_powers, seq, content_type as u8, j0).await?;
     let tag = tag_from(&ch.recv().await?)?;
     Ok(Some(([&seq.to_be_bytes()[..], &ciphertext, &tag].concat(), committed)))
 }
@@ -676,10 +694,13 @@ mod tests {
         let (port, roots) = fixture().await;
         let req = request("/json");
         // Where the request's keystream is decoded: after every value revealed before it and
-        // the four the verifier alone decoded in the handshake.
+        // the four the verifier alone decoded in the handshake (only the close_notify's
+        // keystream is revealed after it).
         let (p, _) = connect(port, roots.clone(), roots.clone(), &req, None).await;
         let revealed = p.expect("honest prover").0.revealed.clone();
-        let before: usize = revealed[..revealed.len() - 1].iter().map(Vec::len).sum::<usize>() + 4 * 16;
+        let at = revealed.len() - 2;
+        assert_eq!((revealed[at].len(), revealed[at + 1].len()), (req.len(), CLOSE_NOTIFY.len()));
+        let before: usize = revealed[..at].iter().map(Vec::len).sum::<usize>() + 4 * 16;
         let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
         gp.cheat.flip_decoding = Some(8 * (before + 20) + 3);
         let (p, v) = connect_with(gp, port, roots.clone(), roots, &req, None).await;

@@ -7,16 +7,54 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 6;
+pub const PROTOCOL_VERSION: u16 = 7;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;
+
+/// How the prover reaches the server, and so who holds the session keys while the
+/// connection is open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionMode {
+    /// The verifier relays the TLS bytes to a server it dials itself; the prover alone is the
+    /// TLS client.
+    #[default]
+    Proxy,
+    /// The prover reaches the server through a WebSocket-to-TCP proxy of its choice; prover
+    /// and verifier are the TLS client together ([`crate::mpc::connection`]), so neither holds
+    /// the keys until every server record has reached the verifier.
+    Mpc,
+}
+
+impl SessionMode {
+    /// The lower-case name the CLI, the JS API and the verdict use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Proxy => "proxy",
+            SessionMode::Mpc => "mpc",
+        }
+    }
+}
+
+impl std::str::FromStr for SessionMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "proxy" => Ok(SessionMode::Proxy),
+            "mpc" => Ok(SessionMode::Mpc),
+            other => Err(format!("unknown mode {other:?}: expected \"proxy\" or \"mpc\"")),
+        }
+    }
+}
 
 /// Prover → verifier: what session the prover wants notarized.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRequest {
     pub version: u16,
-    /// `HOST:PORT` the verifier should connect to.
+    pub mode: SessionMode,
+    /// `HOST:PORT` of the server: the verifier dials it (proxy mode), or the prover's proxy
+    /// does (MPC mode).
     pub server: String,
     /// The name the certificate must be valid for (SNI): the host of `server`, or the verifier
     /// refuses ([`ServerTarget`](super::target::ServerTarget)).
@@ -57,7 +95,8 @@ pub struct RevealPlan {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ControlMessage {
     Request(SessionRequest),
-    /// Verifier → prover: connected to the server at `connection_time` (Unix seconds).
+    /// Verifier → prover: connected to the server (proxy mode), or ready for the connection
+    /// in two parties (MPC mode), at `connection_time` (Unix seconds).
     Accepted { connection_time: u64 },
     /// Either side: the session ends now, with a reason for the other side's user.
     Abort { reason: String },
@@ -115,7 +154,7 @@ mod tests {
     fn session_request_carries_the_engine_prg_and_refuses_unknown_ones() {
         use crate::primitives::prg::PrgKind;
         for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
-            let req = SessionRequest { version: PROTOCOL_VERSION, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, preprocess: 200_000, prg };
+            let req = SessionRequest { version: PROTOCOL_VERSION, mode: SessionMode::Mpc, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, preprocess: 200_000, prg };
             let frame = ControlMessage::Request(req.clone()).encode();
             assert!(matches!(ControlMessage::decode(&frame), Ok(ControlMessage::Request(r)) if r == req));
             // the PRG is the last field: a variant index past the known ones is malformed

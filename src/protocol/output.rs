@@ -119,9 +119,13 @@ pub struct SessionStats {
 /// The verifier's result: the server it talked to and what it learned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifierOutput {
+    /// How the prover reached the server.
+    pub mode: super::messages::SessionMode,
     /// The name the server's certificate was validated for.
     pub server_name: String,
-    /// `HOST:PORT` the verifier connected to: always `server_name` and a port.
+    /// `HOST:PORT`, always `server_name` and a port. Proxy mode: the address the verifier
+    /// dialed. MPC mode: the address the prover says its proxy dialed; the verifier dialed
+    /// nothing, so only the name is certified (by the certificate), not the port.
     pub server: String,
     /// The ClientHello's SNI, checked to be `server_name` (none when that is an IP literal).
     pub sni: Option<String>,
@@ -159,7 +163,11 @@ impl std::fmt::Display for VerifierOutput {
             format!("{how}, {end}")
         };
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
-        writeln!(f, "server: {} (dialed {}, SNI {sni}), connected at {}", self.server_name, self.server, rfc3339(self.connection_time))?;
+        let route = match self.mode {
+            super::messages::SessionMode::Proxy => format!("dialed {}", self.server),
+            super::messages::SessionMode::Mpc => format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server),
+        };
+        writeln!(f, "server: {} ({route}, SNI {sni}), connected at {}", self.server_name, rfc3339(self.connection_time))?;
         let h = &self.http;
         let complete = match h.response_complete {
             Some(true) => "complete",

@@ -1,7 +1,8 @@
 //! The prover's side of a proxy-mode session (native and browser): TLS through the verifier,
 //! then the proof of what it chose to reveal.
 
-use super::messages::{ControlMessage, MessageError, RevealPlan, SessionRequest, TlsDone, PROTOCOL_VERSION};
+use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, PROTOCOL_VERSION};
+use crate::mpc::connection::ConnectionError;
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::VerifierOutput;
 use super::reveal::{check_commitments, covers_all, Reveal, RevealConfig, RevealError};
@@ -36,6 +37,39 @@ pub struct ProverConfig {
     pub step_timeout: std::time::Duration,
     /// The proof engine's PRG; [`PrgKind::fastest_here`] unless testing.
     pub prg: PrgKind,
+    /// How to reach the server.
+    pub mode: ProverMode,
+}
+
+/// How the prover reaches the server ([`SessionMode`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ProverMode {
+    /// Through the verifier, which dials the server.
+    #[default]
+    Proxy,
+    /// Through the WebSocket-to-TCP proxy at `proxy_url` (`ws://HOST:PORT/`, as `tlsproof
+    /// proxy` serves it), with the verifier as the other half of the TLS client.
+    Mpc { proxy_url: String },
+}
+
+impl ProverMode {
+    pub fn session_mode(&self) -> SessionMode {
+        match self {
+            ProverMode::Proxy => SessionMode::Proxy,
+            ProverMode::Mpc { .. } => SessionMode::Mpc,
+        }
+    }
+}
+
+/// The proxy's URL for a connection to `address` (`HOST:PORT`): `?target=` appended.
+fn proxy_target_url(proxy_url: &str, address: &str) -> String {
+    let mut url = proxy_url.to_string();
+    let has_path = url.split_once("://").is_some_and(|(_, rest)| rest.contains('/'));
+    if !has_path && !url.contains('?') {
+        url.push('/');
+    }
+    url.push(if url.contains('?') { '&' } else { '?' });
+    url + "target=" + address
 }
 
 /// How long the prover waits for the server's close_notify after a complete response.
@@ -70,6 +104,12 @@ pub enum ProverError {
     Proof(#[from] ProofError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
+    #[error("cannot reach the proxy: {0}")]
+    ProxyUnreachable(crate::transport::TransportError),
+    #[error("the connection in two parties: {0}")]
+    Connection(#[from] crate::mpc::connection::ConnectionError),
+    #[error("the proof of the garbling: {0}")]
+    Reproof(#[from] crate::mpc::reproof::ReproofError),
     /// The fast path opens the server's write key, which would let the verifier decrypt
     /// server bytes it relayed that the proof does not cover.
     #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
@@ -94,11 +134,34 @@ impl ProverError {
             ProverError::Tls(_) => "TLS_ERROR",
             ProverError::Reveal(_) | ProverError::UnprovenReceived(_) => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
-            ProverError::Message(_)
+            ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
+            ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
+            ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
+            ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => "LIMIT_EXCEEDED",
+            ProverError::Connection(ConnectionError::Channel(_)) => "CONNECTION_LOST",
+            ProverError::Connection(_)
+            | ProverError::Reproof(_)
+            | ProverError::Message(_)
             | ProverError::UnexpectedMessage { .. }
             | ProverError::Transcript(_)
             | ProverError::Proof(_) => "PROTOCOL_ERROR",
         }
+    }
+}
+
+/// Classifies a failure of the stream through the proxy by the close code the proxy sent
+/// ([`crate::transport::close_code`]).
+fn proxy_code(msg: &str) -> &'static str {
+    use crate::transport::close_code::{BAD_GATEWAY, POLICY, TRY_AGAIN_LATER};
+    let closed_with = |code: u16| msg.contains(&format!("closed by peer (code {code})"));
+    if closed_with(POLICY) {
+        "SERVER_NOT_ALLOWED"
+    } else if closed_with(BAD_GATEWAY) {
+        "SERVER_UNREACHABLE"
+    } else if closed_with(TRY_AGAIN_LATER) {
+        "BUSY"
+    } else {
+        "CONNECTION_LOST"
     }
 }
 
@@ -259,9 +322,15 @@ async fn session(
     let response_partly = !matches!(reveal.received, Reveal::All | Reveal::Nothing);
     // what the request names is what both sides generate (an over-large count is the
     // verifier's to refuse)
-    let preprocess = u32::try_from(proof::preprocess_cots(request.len(), request_whole, response_partly)).unwrap_or(u32::MAX);
+    let mode = config.mode.session_mode();
+    let mut preprocess = proof::preprocess_cots(request.len(), request_whole, response_partly);
+    if mode == SessionMode::Mpc {
+        preprocess += crate::mpc::reproof::PREPROCESS_COTS;
+    }
+    let preprocess = u32::try_from(preprocess).unwrap_or(u32::MAX);
     let req = SessionRequest {
         version: PROTOCOL_VERSION,
+        mode,
         server: target.address(),
         server_name: target.name().to_string(),
         max_sent: config.max_sent,
@@ -276,45 +345,21 @@ async fn session(
         other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
     }
 
-    // Online phase: TLS through the verifier, with OT setup for the proof overlapping it.
-    let mut client = Client::new(ClientConfig::new(config.roots), target.name(), unix_time(config.now))?;
     let mut prover = Prover::new(FerretReceiver::with_prg(config.prg));
-    let mut io = TlsChannelIo::new(&mut tls);
-    let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
-    let tls_part = async {
-        let response = driver::http_exchange(&mut client, &mut io, &request, limits).await?;
-        // The server's close_notify, when it follows the response, goes into the transcript
-        // so the verdict can say the response was not cut off; a server that keeps the
-        // connection open costs at most CLOSE_GRACE.
-        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
-        io.shutdown().await?;
-        Ok::<_, ProverError>(response)
-    };
     report(Phase::Preprocess, 0.05);
-    let preprocess = prover.preprocess(&mut zk, preprocess as usize);
-    report(Phase::Request, 0.1);
-    let (response, setup) = within(step, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
-    let response = response?;
-    setup?;
-    let sent_raw = client.transcript().raw_bytes(Direction::Sent);
-    let received_raw = client.transcript().raw_bytes(Direction::Received);
-    if sent_raw.len() as u64 != io.written {
-        return Err(ProverError::Tls(crate::tls::Error::InvalidState("sent bytes differ from the transcript")));
-    }
-    let done = TlsDone { sent: io.written, received: received_raw.len() as u64 };
-    control.send(ControlMessage::TlsDone(done).encode()).await?;
+    let exchanged = match &config.mode {
+        ProverMode::Proxy => proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report).await?,
+        ProverMode::Mpc { proxy_url } => mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report).await?,
+    };
+    let Exchanged { session, sent_plain, recv_plain, response, unproven, master_secret: ms } = exchanged;
 
     // What to reveal, resolved against our own plaintext.
-    let session = transcript::parse(&sent_raw, &received_raw)?;
-    let sent_plain = client.transcript().app_plaintext(Direction::Sent);
-    let recv_plain = client.transcript().app_plaintext(Direction::Received);
     let plan = RevealPlan {
         sent: to_u64(reveal.sent.resolve(&sent_plain)?),
         received: to_u64(reveal.received.resolve(&recv_plain)?),
         commit_sent: to_u64(reveal.commit_sent.resolve(&sent_plain)?),
         commit_received: to_u64(reveal.commit_received.resolve(&recv_plain)?),
     };
-    let unproven = io.delivered().saturating_sub(received_raw.len() as u64);
     if unproven > 0 && covers_all(&plan.received, recv_plain.len() as u64) {
         return Err(ProverError::UnprovenReceived(unproven));
     }
@@ -323,8 +368,6 @@ async fn session(
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
     report(Phase::Prove, 0.4);
-    // The proof, on a copy of the master secret that is wiped when the session ends.
-    let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
     let inputs = PublicInputs::new(&session, &plan);
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
     let proof = proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
@@ -339,4 +382,111 @@ async fn session(
         }
         other => Err(ProverError::UnexpectedMessage { expected: "Verified", got: other.kind() }),
     }
+}
+
+/// What the exchange with the server leaves the prover for the transcript proof: the records
+/// as both parties hold them, the plaintext of both directions, and the master secret (a copy
+/// wiped when the session ends).
+struct Exchanged {
+    session: transcript::SessionTranscript,
+    sent_plain: Vec<u8>,
+    recv_plain: Vec<u8>,
+    /// The HTTP response as the exchange read it.
+    response: Vec<u8>,
+    /// Server bytes that reached the prover beyond the proven transcript.
+    unproven: u64,
+    master_secret: zeroize::Zeroizing<[u8; 48]>,
+}
+
+/// Proxy mode: TLS through the verifier, with the OT setup for the proof overlapping it.
+#[allow(clippy::too_many_arguments)]
+async fn proxy_exchange(
+    control: &mut MuxChannel,
+    tls: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    config: &ProverConfig,
+    target: &ServerTarget,
+    request: &[u8],
+    preprocess: usize,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Exchanged, ProverError> {
+    let mut client = Client::new(ClientConfig::new(config.roots.clone()), target.name(), unix_time(config.now))?;
+    let mut io = TlsChannelIo::new(tls);
+    let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
+    let tls_part = async {
+        let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
+        // The server's close_notify, when it follows the response, goes into the transcript
+        // so the verdict can say the response was not cut off; a server that keeps the
+        // connection open costs at most CLOSE_GRACE.
+        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
+        io.shutdown().await?;
+        Ok::<_, ProverError>(response)
+    };
+    let preprocess = prover.preprocess(zk, preprocess);
+    report(Phase::Request, 0.1);
+    let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
+    let response = exchanged?;
+    setup?;
+    let sent_raw = client.transcript().raw_bytes(Direction::Sent);
+    let received_raw = client.transcript().raw_bytes(Direction::Received);
+    if sent_raw.len() as u64 != io.written {
+        return Err(ProverError::Tls(crate::tls::Error::InvalidState("sent bytes differ from the transcript")));
+    }
+    let done = TlsDone { sent: io.written, received: received_raw.len() as u64 };
+    control.send(ControlMessage::TlsDone(done).encode()).await?;
+    let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
+    Ok(Exchanged {
+        session: transcript::parse(&sent_raw, &received_raw)?,
+        sent_plain: client.transcript().app_plaintext(Direction::Sent),
+        recv_plain: client.transcript().app_plaintext(Direction::Received),
+        response,
+        unproven: io.delivered().saturating_sub(received_raw.len() as u64),
+        master_secret: ms,
+    })
+}
+
+/// MPC mode: the OT setup for the proofs, then the connection in two parties through the
+/// proxy (the verifier holds half of every key), the proof of the garbling, and with the
+/// verifier's published share the master secret and the response.
+#[allow(clippy::too_many_arguments)]
+async fn mpc_exchange(
+    zk: &mut MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    config: &ProverConfig,
+    proxy_url: &str,
+    target: &ServerTarget,
+    request: &[u8],
+    preprocess: usize,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Exchanged, ProverError> {
+    use crate::mpc::connection::{prover as connect, two_party_config, ConnectionLimits};
+    let step = config.step_timeout;
+    let url = proxy_target_url(proxy_url, &target.address());
+    let (server, setup) = futures::join!(
+        within(step, "the proxy", crate::transport::WsStream::connect(&url)),
+        within(step, "preprocessing", prover.preprocess(zk, preprocess))
+    );
+    setup??;
+    let mut server = server?.map_err(ProverError::ProxyUnreachable)?;
+    report(Phase::Request, 0.1);
+    let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
+    let limits = ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize };
+    let conn = within(step * 5, "the connection in two parties", connect(zk, prover, &mut server, client, request, limits)).await??;
+    // the proxy's stream is done with (the server has ended its side)
+    let _ = server.close().await;
+    let v_share = within(step * 5, "the proof of the garbling", crate::mpc::reproof::prove(prover, zk, &conn)).await??;
+    let ms = conn.master_secret(&v_share);
+    let records = conn.open_received(&ms)?;
+    let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();
+    let raw = |d| conn.client.transcript().raw_bytes(d);
+    Ok(Exchanged {
+        session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
+        sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
+        response: recv_plain.clone(),
+        recv_plain,
+        // every server record reached the verifier before the keys existed
+        unproven: 0,
+        master_secret: zeroize::Zeroizing::new(ms.0),
+    })
 }

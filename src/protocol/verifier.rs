@@ -4,7 +4,7 @@
 
 use super::check::{recover, CheckError, RecoveredDirection};
 use super::exchange::{check_exchange, ExchangeError, RevealPolicy};
-use super::messages::{ControlMessage, MessageError, SessionRequest, TlsDone, MAX_RANGES, PROTOCOL_VERSION};
+use super::messages::{ControlMessage, MessageError, SessionMode, SessionRequest, TlsDone, MAX_RANGES, PROTOCOL_VERSION};
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::{PhaseStats, SessionStats, VerifiedDirection, VerifierOutput};
 use super::proof::{self, app_len, PublicInputs};
@@ -29,8 +29,12 @@ const TLS_OVERHEAD: u64 = 64 * 1024;
 /// The verifier's policy and limits.
 #[derive(Clone)]
 pub struct VerifierConfig {
-    /// Servers the verifier will connect to (same rules as the proxy's allow-list).
+    /// Servers the verifier will connect to (same rules as the proxy's allow-list), and in MPC
+    /// mode the servers it will certify (the proxy dials those).
     pub allow: AllowList,
+    /// The modes it accepts (`--modes`): an MPC session costs the verifier more CPU and traffic
+    /// than a proxy-mode one, and an operator may want one mode only.
+    pub modes: Vec<SessionMode>,
     /// Roots for the server certificate.
     pub roots: RootStore,
     /// The largest `max_sent` / `max_recv` a prover may ask for.
@@ -60,6 +64,7 @@ impl VerifierConfig {
         VerifierConfig {
             allow,
             roots,
+            modes: vec![SessionMode::Proxy, SessionMode::Mpc],
             max_sent: 64 * 1024,
             max_recv: 1024 * 1024,
             step_timeout: Duration::from_secs(30),
@@ -87,6 +92,12 @@ pub enum VerifierError {
     Message(#[from] MessageError),
     #[error("prover speaks protocol version {got}, this verifier {ours}")]
     Version { got: u16, ours: u16 },
+    #[error("this verifier does not accept {} mode sessions", .0.as_str())]
+    ModeNotAllowed(SessionMode),
+    #[error("the connection in two parties: {0}")]
+    Connection(#[from] crate::mpc::connection::ConnectionError),
+    #[error("the proof of the garbling: {0}")]
+    Reproof(#[from] crate::mpc::reproof::ReproofError),
     #[error("unexpected {got} message from the prover (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
     #[error("the prover aborted: {0}")]
@@ -167,7 +178,6 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
 }
 
 async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
-    let step = config.step_timeout;
     let req: SessionRequest = match recv_control(control, config.request_timeout, "the session request").await? {
         ControlMessage::Request(r) => r,
         other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
@@ -175,7 +185,10 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     if req.version != PROTOCOL_VERSION {
         return Err(VerifierError::Version { got: req.version, ours: PROTOCOL_VERSION });
     }
-    let max_preprocess = u32::try_from(proof::preprocess_cots(req.max_sent as usize, false, true)).unwrap_or(u32::MAX);
+    if !config.modes.contains(&req.mode) {
+        return Err(VerifierError::ModeNotAllowed(req.mode));
+    }
+    let max_preprocess = u32::try_from(preprocess_limit(req.mode, req.max_sent as usize)).unwrap_or(u32::MAX);
     for (what, asked, limit) in [
         ("max_sent", req.max_sent, config.max_sent),
         ("max_recv", req.max_recv, config.max_recv),
@@ -185,33 +198,69 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
             return Err(VerifierError::LimitTooHigh { what, asked, limit });
         }
     }
-    // The host dialed is the name certified (see `target`), checked against the allow-list.
+    // The host dialed (by the verifier, or by the prover's proxy) is the name certified (see
+    // `target`), and it must be on the allow-list.
     let target = ServerTarget::new(&req.server, &req.server_name)?;
+    let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
+    let online = match req.mode {
+        SessionMode::Proxy => proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config).await?,
+        SessionMode::Mpc => mpc_online(control, &mut zk, &mut verifier, &req, &target, config).await?,
+    };
+    prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config).await
+}
+
+/// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs.
+fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
+    let transcript_proof = proof::preprocess_cots(max_sent, false, true);
+    match mode {
+        SessionMode::Proxy => transcript_proof,
+        SessionMode::Mpc => transcript_proof + crate::mpc::reproof::PREPROCESS_COTS,
+    }
+}
+
+/// What the online phase leaves for the proof: the raw TLS bytes of both directions as the
+/// verifier holds them, when the connection began, and the figures so far.
+struct Online {
+    sent_raw: Vec<u8>,
+    received_raw: Vec<u8>,
+    connection_time: u64,
+    preprocess: PhaseStats,
+    online: PhaseStats,
+    /// When the prove phase began, and the bytes up and down the ZK channel until then (the
+    /// prove phase uses no other).
+    prove_from: (Instant, u64, u64),
+}
+
+fn phase_since(t: Instant, up0: u64, down0: u64, ch: &MuxChannel) -> PhaseStats {
+    PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: ch.bytes_received() - up0, bytes_down: ch.bytes_sent() - down0 }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Proxy mode's online phase: dial the server, relay and record the TLS bytes while the OT
+/// setup for the proof runs alongside.
+async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+    let step = config.step_timeout;
     let addrs = within(step, "DNS", config.allow.resolve(&target.address())).await??;
     let tcp = within(step, "the server to accept", TcpStream::connect(&addrs[..]))
         .await?
         .map_err(|e| VerifierError::Connect(e.to_string()))?;
     let _ = tcp.set_nodelay(true);
-    let connection_time = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let connection_time = unix_now();
     control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
 
-    // Online: relay and record the TLS bytes; OT setup runs alongside.
     let t_online = Instant::now();
-    let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
     let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
     let timed_setup = async {
-        let t = Instant::now();
-        let up0 = zk.bytes_received();
-        let down0 = zk.bytes_sent();
-        let r = verifier.preprocess(&mut zk, req.preprocess as usize).await;
-        (r, PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: zk.bytes_received() - up0, bytes_down: zk.bytes_sent() - down0 })
+        let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+        let r = verifier.preprocess(zk, req.preprocess as usize).await;
+        (r, phase_since(t, up0, down0, zk))
     };
     let guard = OutboundGuard::new((!target.is_ip()).then(|| target.name()));
-    let (relayed, (setup, preprocess)) = futures::join!(relay(&mut tls, tcp, guard, limits, step), timed_setup);
-    let (mut sent_raw, mut received_raw) = relayed?;
+    let (relayed, (setup, preprocess)) = futures::join!(relay(tls, tcp, guard, limits, step), timed_setup);
+    let (sent_raw, mut received_raw) = relayed?;
     setup?;
     let done = match recv_control(control, step, "TlsDone").await? {
         ControlMessage::TlsDone(d) => d,
@@ -221,15 +270,42 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
         return Err(VerifierError::CountMismatch { claimed: done, sent: sent_raw.len() as u64, received: received_raw.len() as u64 });
     }
     received_raw.truncate(done.received as usize);
-    sent_raw.shrink_to_fit();
-    let online_ms = t_online.elapsed().as_secs_f64() * 1e3;
+    let online = phase_since(t_online, 0, 0, tls);
+    let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+    Ok(Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from })
+}
 
+/// MPC mode's online phase: COTs for the proofs, then the connection in two parties (the
+/// prover forwards every server byte; the verifier's own copy of the client checks them),
+/// then the proof that the prover garbled honestly, after which the prover holds the keys.
+/// The verifier dials nothing; everything runs on the ZK channel.
+async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+    config.allow.permits(&target.address())?;
+    let connection_time = unix_now();
+    control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
+    let step = config.step_timeout;
+    let t = Instant::now();
+    within(step, "preprocessing", verifier.preprocess(zk, req.preprocess as usize)).await??;
+    let preprocess = phase_since(t, 0, 0, zk);
+
+    let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+    let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
+    let connect = crate::mpc::connection::verifier(zk, verifier, config.roots.clone(), target.name(), unix_time(connection_time), limits);
+    let conn = within(config.session_timeout, "the connection in two parties", connect).await??;
+    let online = phase_since(t, up0, down0, zk);
+
+    let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+    within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+    let raw = |d| conn.client.transcript().raw_bytes(d);
+    Ok(Online { sent_raw: raw(Direction::Sent), received_raw: raw(Direction::Received), connection_time, preprocess, online, prove_from })
+}
+
+/// What both modes share once the verifier holds the TLS bytes: the server's identity, the
+/// reveal plan, the transcript proof, and the verdict.
+async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, online: Online, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+    let step = config.step_timeout;
+    let Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from } = online;
     // The server really is who it claims: chain, name, validity, key-exchange signature.
-    let t_prove = Instant::now();
-    let up0 = zk.bytes_received() + tls.bytes_received();
-    let down0 = zk.bytes_sent() + tls.bytes_sent();
-    let online_up = tls.bytes_received();
-    let online_down = tls.bytes_sent();
     let transcript = transcript::parse(&sent_raw, &received_raw)?;
     transcript.validate_server(&config.roots, target.name(), unix_time(connection_time))?;
 
@@ -249,25 +325,20 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     check_commitments(&plan.commit_received, recv_len).map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
 
     let inputs = PublicInputs::new(&transcript, &plan);
-    let opened = within(config.session_timeout, "the proof", proof::run(&mut verifier, &mut zk, None, None, &inputs, |cvd| {
+    let opened = within(config.session_timeout, "the proof", proof::run(verifier, zk, None, None, &inputs, |cvd| {
         transcript.server_finished_hash(cvd)
     }))
     .await??;
     let sent = recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
     let received = recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
 
-    let phase = |ms: f64, up: u64, down: u64| PhaseStats { millis: ms, bytes_up: up, bytes_down: down };
-    let up = zk.bytes_received() + tls.bytes_received();
-    let down = zk.bytes_sent() + tls.bytes_sent();
-    let stats = SessionStats {
-        preprocess,
-        online: phase(online_ms, online_up, online_down),
-        prove: phase(t_prove.elapsed().as_secs_f64() * 1e3, up - up0, down - down0),
-    };
+    let (t, up0, down0) = prove_from;
+    let stats = SessionStats { preprocess, online, prove: phase_since(t, up0, down0, zk) };
     let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
     let (sent, received) = (direction(sent), direction(received));
     let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
     Ok(VerifierOutput {
+        mode: req.mode,
         server_name: target.name().to_string(),
         server: target.address(),
         sni: transcript.sni().map(str::to_string),

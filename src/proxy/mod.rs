@@ -20,18 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFr
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
-/// Close codes the proxy uses (RFC 6455 §7.4; the 4xxx ones are ours: 1014 "bad gateway"
-/// is registered but many WebSocket stacks reject it, so a private code stands in).
-pub mod close_code {
-    pub const NORMAL: u16 = 1000;
-    pub const UNSUPPORTED_DATA: u16 = 1003;
-    pub const POLICY: u16 = 1008;
-    pub const TOO_BIG: u16 = 1009;
-    pub const INTERNAL: u16 = 1011;
-    pub const TRY_AGAIN_LATER: u16 = 1013;
-    pub const BAD_GATEWAY: u16 = 4502;
-    pub const IDLE_TIMEOUT: u16 = 4000;
-}
+pub use crate::transport::close_code;
 
 /// Proxy limits and policy. The defaults are safe: nothing is allowed.
 #[derive(Clone, Debug)]

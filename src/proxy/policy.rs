@@ -97,14 +97,27 @@ impl AllowList {
         self.entries.is_empty()
     }
 
-    /// Checks `target` (`HOST:PORT`) and resolves it to the addresses the proxy may dial.
-    pub async fn resolve(&self, target: &str) -> Result<Vec<SocketAddr>, Refusal> {
+    /// The entry that allows `target` (`HOST:PORT`), with its host and port.
+    fn entry_for(&self, target: &str) -> Result<(&AllowEntry, String, u16), Refusal> {
         let (host, port) = split_host_port(target).ok_or(Refusal::BadTarget)?;
         let entry = self
             .entries
             .iter()
             .find(|e| e.matches(&host, port))
             .ok_or_else(|| Refusal::NotAllowed(target.to_string()))?;
+        Ok((entry, host, port))
+    }
+
+    /// Whether `target` (`HOST:PORT`) is on the list, without resolving it: for a verifier
+    /// that certifies a name it does not dial (MPC mode), where the name points is the
+    /// proxy's concern.
+    pub fn permits(&self, target: &str) -> Result<(), Refusal> {
+        self.entry_for(target).map(|_| ())
+    }
+
+    /// Checks `target` (`HOST:PORT`) and resolves it to the addresses the proxy may dial.
+    pub async fn resolve(&self, target: &str) -> Result<Vec<SocketAddr>, Refusal> {
+        let (entry, host, port) = self.entry_for(target)?;
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => tokio::net::lookup_host((host.as_str(), port))
@@ -221,6 +234,19 @@ mod tests {
         let explicit = AllowList::parse("127.0.0.1:4443,localhost:4443").unwrap();
         assert!(r.block_on(explicit.resolve("127.0.0.1:4443")).is_ok());
         assert!(r.block_on(explicit.resolve("localhost:4443")).is_ok());
+    }
+
+    #[test]
+    fn permits_checks_the_list_without_resolving() {
+        let a = AllowList::parse("*.example.com:443,localhost:8443").unwrap();
+        assert_eq!(a.permits("api.example.com:443"), Ok(()));
+        assert_eq!(a.permits("LOCALHOST:8443"), Ok(()));
+        assert_eq!(a.permits("api.example.com:444"), Err(Refusal::NotAllowed("api.example.com:444".into())));
+        assert_eq!(a.permits("evil.com:443"), Err(Refusal::NotAllowed("evil.com:443".into())));
+        assert_eq!(a.permits("no-port"), Err(Refusal::BadTarget));
+        // a name that resolves nowhere is still only a name: whether it is allowed is the
+        // list's alone to say
+        assert_eq!(a.permits("nowhere.example.com:443"), Ok(()));
     }
 
     #[test]

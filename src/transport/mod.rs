@@ -16,6 +16,19 @@ pub use native::WsSocket;
 #[cfg(target_arch = "wasm32")]
 pub use web::WsSocket;
 
+/// Close codes the proxy uses (RFC 6455 §7.4; the 4xxx ones are ours: 1014 "bad gateway"
+/// is registered but many WebSocket stacks reject it, so a private code stands in).
+pub mod close_code {
+    pub const NORMAL: u16 = 1000;
+    pub const UNSUPPORTED_DATA: u16 = 1003;
+    pub const POLICY: u16 = 1008;
+    pub const TOO_BIG: u16 = 1009;
+    pub const INTERNAL: u16 = 1011;
+    pub const TRY_AGAIN_LATER: u16 = 1013;
+    pub const BAD_GATEWAY: u16 = 4502;
+    pub const IDLE_TIMEOUT: u16 = 4000;
+}
+
 /// Largest payload we put in one WebSocket message (the proxy's default limit is larger).
 pub const MAX_CHUNK: usize = 16 * 1024;
 

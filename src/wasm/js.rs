@@ -167,6 +167,7 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         now: (started / 1000.0) as u64,
         step_timeout: plan.timeout.map_or(DEFAULT_STEP_TIMEOUT, |t| t.min(DEFAULT_STEP_TIMEOUT)),
         prg: crate::primitives::prg::PrgKind::fastest_here(),
+        mode: plan.mode,
     };
     let (verifier_url, request, reveal, deadline) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout);
     let session = async {

@@ -17,8 +17,8 @@ pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
 /// cannot catch a misspelt option there; the bindings check keys against these lists first
 /// (a test keeps them in step with the structs).
 pub const OPTION_FIELDS: &[&str] = &[
-    "verifierUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body", "reveal",
-    "maxSentBytes", "maxRecvBytes", "timeoutMs",
+    "verifierUrl", "mode", "proxyUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body",
+    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs",
 ];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
 
@@ -28,6 +28,13 @@ pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
 pub struct NotarizeOptions {
     /// `ws://` or `wss://` URL of `tlsproof verifier`.
     pub verifier_url: String,
+    /// `"proxy"` (the default: the verifier dials the server) or `"mpc"` (through `proxyUrl`,
+    /// with the verifier as the other half of the TLS client).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// `ws://` or `wss://` URL of `tlsproof proxy`, for `mode: "mpc"`.
+    #[serde(default)]
+    pub proxy_url: Option<String>,
     /// `https://host[:port]/path?query`; or give `server` and `path` instead.
     #[serde(default)]
     pub url: Option<String>,
@@ -190,6 +197,14 @@ pub enum OptionsError {
     Shape(String),
     #[error("verifierUrl must be a ws:// or wss:// URL, not {0:?}")]
     VerifierUrl(String),
+    #[error("mode must be \"proxy\" or \"mpc\", not {0:?}")]
+    Mode(String),
+    #[error("proxyUrl must be a ws:// or wss:// URL, not {0:?}")]
+    ProxyUrl(String),
+    #[error("mode \"mpc\" needs proxyUrl (a tlsproof proxy's ws:// URL)")]
+    NoProxyUrl,
+    #[error("proxyUrl is for mode \"mpc\"; in proxy mode the verifier dials the server")]
+    ProxyUrlWithoutMpc,
     #[error("give either url or server (with path), not both")]
     UrlAndServer,
     #[error("give url (https://host/path) or server (HOST:PORT) with path")]
@@ -217,6 +232,7 @@ pub enum OptionsError {
 #[derive(Debug)]
 pub struct SessionPlan {
     pub verifier_url: String,
+    pub mode: crate::protocol::prover::ProverMode,
     /// `HOST:PORT` for the verifier to connect to.
     pub server: String,
     pub server_name: String,
@@ -232,10 +248,20 @@ pub struct SessionPlan {
 impl NotarizeOptions {
     /// Validates the options and encodes the HTTP request.
     pub fn plan(&self) -> Result<SessionPlan, OptionsError> {
+        use crate::protocol::prover::ProverMode;
         let v = self.verifier_url.trim();
-        if !(v.starts_with("ws://") || v.starts_with("wss://")) || v.len() <= "wss://".len() {
+        if !is_ws_url(v) {
             return Err(OptionsError::VerifierUrl(self.verifier_url.clone()));
         }
+        let proxy_url = self.proxy_url.as_deref().map(str::trim).filter(|u| !u.is_empty());
+        let mode = match (self.mode.as_deref().unwrap_or("proxy"), proxy_url) {
+            ("proxy", None) => ProverMode::Proxy,
+            ("proxy", Some(_)) => return Err(OptionsError::ProxyUrlWithoutMpc),
+            ("mpc", None) => return Err(OptionsError::NoProxyUrl),
+            ("mpc", Some(u)) if is_ws_url(u) => ProverMode::Mpc { proxy_url: u.to_string() },
+            ("mpc", Some(u)) => return Err(OptionsError::ProxyUrl(u.to_string())),
+            (other, _) => return Err(OptionsError::Mode(other.to_string())),
+        };
         let (host, port, path) = match (&self.url, &self.server) {
             (Some(_), Some(_)) => return Err(OptionsError::UrlAndServer),
             (Some(url), None) => parse_https_url(url)?,
@@ -275,6 +301,7 @@ impl NotarizeOptions {
         }
         Ok(SessionPlan {
             verifier_url: v.to_string(),
+            mode,
             server,
             server_name,
             ca_pem,
@@ -285,6 +312,10 @@ impl NotarizeOptions {
             timeout,
         })
     }
+}
+
+fn is_ws_url(u: &str) -> bool {
+    (u.starts_with("ws://") || u.starts_with("wss://")) && u.len() > "wss://".len()
 }
 
 /// `https://host[:port][/path][?query][#fragment]` → (host, port, path with query). IPv6
@@ -353,7 +384,10 @@ impl ApiError {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotarizeResult {
-    /// The name the server certificate was validated for, and the address the verifier used.
+    /// `"proxy"` or `"mpc"`.
+    pub mode: &'static str,
+    /// The name the server certificate was validated for, and the address the verifier
+    /// dialed (proxy mode) or the prover's proxy did (MPC mode: the port is not certified).
     pub server_name: String,
     pub server: String,
     /// The ClientHello's SNI (none when the name is an IP address).
@@ -456,6 +490,7 @@ impl NotarizeResult {
         let s = &v.stats;
         let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
         NotarizeResult {
+            mode: v.mode.as_str(),
             server_name: v.server_name.clone(),
             server: v.server.clone(),
             sni: v.sni.clone(),
@@ -501,6 +536,23 @@ mod tests {
         assert!(req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"), "{req}");
         assert_eq!(p.reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
+        assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
+    }
+
+    #[test]
+    fn mpc_mode_needs_a_proxy_url_and_proxy_mode_refuses_one() {
+        use crate::protocol::prover::ProverMode;
+        let with = |extra: serde_json::Value| {
+            let mut o = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/"});
+            o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            opts(o).unwrap().plan().map(|p| p.mode)
+        };
+        assert_eq!(with(serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p:1/"})), Ok(ProverMode::Mpc { proxy_url: "ws://p:1/".into() }));
+        assert_eq!(with(serde_json::json!({"mode": "proxy"})), Ok(ProverMode::Proxy));
+        assert_eq!(with(serde_json::json!({"mode": "mpc"})), Err(OptionsError::NoProxyUrl));
+        assert_eq!(with(serde_json::json!({"mode": "mpc", "proxyUrl": "http://p/"})), Err(OptionsError::ProxyUrl("http://p/".into())));
+        assert_eq!(with(serde_json::json!({"proxyUrl": "ws://p/"})), Err(OptionsError::ProxyUrlWithoutMpc));
+        assert_eq!(with(serde_json::json!({"mode": "MPC"})), Err(OptionsError::Mode("MPC".into())));
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct DemoArgs {
     /// What of the response the headless run reveals: all (fast path), body, json or none.
     #[arg(long, default_value = "all")]
     reveal: String,
+    /// How the headless run reaches the server: proxy (through the verifier) or mpc (through
+    /// the proxy, the verifier holding half of every key).
+    #[arg(long, default_value = "proxy")]
+    mode: tlsproof::protocol::messages::SessionMode,
 }
 
 pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -77,7 +81,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx));
     tokio::spawn(crate::web::serve_handed_over(app, http_rx, verifier_addr));
     let base = format!("http://{verifier_addr}/");
-    let page = format!("{base}?auto=1&path={}&reveal={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal);
+    let page = format!("{base}?auto=1&path={}&reveal={}&mode={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal, args.mode.as_str());
     println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {base}");
 
     let (mut chromium, profile) = launch_chromium(&args.page.chromium, &page).await?;

@@ -87,6 +87,10 @@ mod cli {
             /// What of the request must be revealed: request-line, host (the certified name), or none.
             #[arg(long, default_value = "request-line,host")]
             require_reveal: String,
+            /// Session modes accepted, comma-separated: proxy (the verifier dials the server) and
+            /// mpc (the prover's proxy does; prover and verifier are the TLS client together).
+            #[arg(long, default_value = "proxy,mpc")]
+            modes: String,
             /// Sessions proven at once; more wait (--max-queued) or are refused BUSY.
             #[arg(long, default_value_t = 4)]
             max_sessions: usize,
@@ -109,11 +113,18 @@ mod cli {
             #[arg(long, default_value = "dist/tlsproof")]
             pkg: PathBuf,
         },
-        /// Notarize one HTTPS GET through a verifier (proxy mode) and print what it verified.
+        /// Notarize one HTTPS GET and print what the verifier verified.
         Prove {
             /// The verifier's WebSocket URL, e.g. ws://127.0.0.1:7047/
             #[arg(long)]
             verifier: String,
+            /// proxy: through the verifier, which dials the server; mpc: through --proxy, with
+            /// the verifier as the other half of the TLS client.
+            #[arg(long, default_value = "proxy")]
+            mode: tlsproof::protocol::messages::SessionMode,
+            /// The WebSocket-to-TCP proxy for --mode mpc (`tlsproof proxy`), e.g. ws://127.0.0.1:55688/
+            #[arg(long)]
+            proxy: Option<String>,
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
@@ -171,6 +182,7 @@ mod cli {
     #[allow(clippy::too_many_arguments)]
     async fn prove(
         verifier: String,
+        mode: tlsproof::protocol::prover::ProverMode,
         url: String,
         server_name: Option<String>,
         headers: Vec<String>,
@@ -208,7 +220,7 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here() };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
@@ -263,13 +275,17 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, modes, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
                 config.max_sent = max_sent;
                 config.max_recv = max_recv;
                 config.max_sessions = max_sessions;
+                config.modes = modes.split(',').map(|m| m.trim().parse()).collect::<Result<_, _>>()?;
+                if config.modes.is_empty() {
+                    return Err("--modes needs at least one of proxy, mpc".into());
+                }
                 config.require_reveal = tlsproof::protocol::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
@@ -294,8 +310,15 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
-                prove(verifier, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
+            Cmd::Prove { verifier, mode, proxy, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
+                use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
+                let mode = match (mode, proxy) {
+                    (SessionMode::Proxy, None) => ProverMode::Proxy,
+                    (SessionMode::Mpc, Some(proxy_url)) => ProverMode::Mpc { proxy_url },
+                    (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
+                    (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
+                };
+                prove(verifier, mode, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
             }
             Cmd::Demo(args) => crate::demo::run(args).await?,
             Cmd::Bench(args) => crate::bench::run(args).await?,

@@ -1,0 +1,154 @@
+//! MPC-mode notarization end to end, natively: the prover reaches the fixture server through
+//! `tlsproof proxy` (the WebSocket-to-TCP proxy) while it and the verifier are the TLS client
+//! together, over real WebSockets on 127.0.0.1.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::net::SocketAddr;
+use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::http::RequestBuilder;
+use tlsproof::protocol::messages::SessionMode;
+use tlsproof::protocol::output::Ending;
+use tlsproof::protocol::prover::ProverMode;
+use tlsproof::protocol::server::{SessionReport, VerifierServer};
+use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError};
+use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
+use tlsproof::tls::RootStore;
+use tlsproof::transport::WsSocket;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Env {
+    /// `localhost:PORT` of the fixture.
+    server: String,
+    ca_pem: String,
+    verifier: SocketAddr,
+    /// `ws://…/` of a proxy that allows the fixture.
+    proxy: String,
+    reports: UnboundedReceiver<SessionReport>,
+}
+
+/// A fixture, a proxy allowing it, and a verifier configured by `configure` (allowing the
+/// fixture unless told otherwise).
+async fn env(configure: impl FnOnce(&mut VerifierConfig)) -> Env {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    let proxy = ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: AllowList::parse(&server).unwrap(), ..ProxyConfig::default() }).await.unwrap();
+    let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
+    tokio::spawn(proxy.run());
+    let mut config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&ca_pem).unwrap());
+    configure(&mut config);
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = vserver.local_addr().unwrap();
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    Env { server, ca_pem, verifier, proxy: proxy_url, reports }
+}
+
+fn config(env: &Env, mode: ProverMode) -> ProverConfig {
+    ProverConfig {
+        server_name: "localhost".into(),
+        server: env.server.clone(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 2048,
+        max_recv: 16 * 1024,
+        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode,
+    }
+}
+
+fn mpc(env: &Env) -> ProverMode {
+    ProverMode::Mpc { proxy_url: env.proxy.clone() }
+}
+
+async fn run(env: &Env, mode: ProverMode, path: &str, reveal: RevealConfig) -> Result<ProverOutput, ProverError> {
+    let request = RequestBuilder::get("localhost", path).header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    notarize(socket, config(env, mode), request, reveal).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mpc_session_through_the_proxy_is_verified_as_the_same_exchange_in_proxy_mode() {
+    let mut env = env(|_| {}).await;
+    let mpc_out = match run(&env, mpc(&env), "/bytes?n=1024", RevealConfig::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+    };
+    let v = &mpc_out.verified;
+    assert_eq!(v.mode, SessionMode::Mpc);
+    assert!(v.received.fast_path && !v.sent.fast_path, "the response by the fast path, the request by the ZK path");
+    assert_eq!(v.received.bytes, mpc_out.response, "the verifier sees exactly the response");
+    assert!(String::from_utf8_lossy(&mpc_out.response).starts_with("HTTP/1.1 200"));
+    assert!(v.sent.printable().contains("Authorization: █████"), "{}", v.sent.printable());
+    assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
+    assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify));
+    assert!(v.to_string().contains("MPC mode, through the prover's proxy"), "{v}");
+    let (_, report) = env.reports.recv().await.unwrap();
+    assert_eq!(report.expect("the verifier's verdict"), *v);
+
+    // The same exchange in proxy mode: the same verdict but for the mode, time and figures.
+    let proxy_out = run(&env, ProverMode::Proxy, "/bytes?n=1024", RevealConfig::default()).await.expect("proxy mode");
+    let p = &proxy_out.verified;
+    assert_eq!(p.mode, SessionMode::Proxy);
+    assert_eq!((&p.server_name, &p.server, &p.sni, &p.http), (&v.server_name, &v.server, &v.sni, &v.http));
+    assert_eq!((&p.sent, &p.received), (&v.sent, &v.received));
+    env.reports.recv().await.unwrap().1.expect("proxy-mode verdict");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mpc_session_with_a_redacted_response_takes_the_zk_path() {
+    let mut env = env(|_| {}).await;
+    let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::AllButLast(1));
+    let out = match run(&env, mpc(&env), "/bytes?n=2048", reveal).await {
+        Ok(o) => o,
+        Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+    };
+    let v = &out.verified;
+    let total = out.response.len();
+    assert!(!v.received.fast_path && !v.sent.fast_path);
+    assert_eq!(v.received.len as usize, total);
+    assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
+    assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte is not revealed");
+    env.reports.recv().await.unwrap().1.expect("verdict");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpc_sessions_are_refused_where_the_operator_or_the_lists_do_not_allow_them() {
+    // A verifier that accepts proxy mode only.
+    let mut env = env(|c| c.modes = vec![SessionMode::Proxy]).await;
+    let err = run(&env, mpc(&env), "/json", RevealConfig::default()).await.err().expect("refused");
+    assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("does not accept mpc mode")), "{err}");
+    assert!(matches!(env.reports.recv().await.unwrap().1, Err(VerifierError::ModeNotAllowed(SessionMode::Mpc))));
+
+    // A verifier that does not certify the server, though the proxy would reach it.
+    let mut env = env_with_verifier_allow("localhost:1").await;
+    let err = run(&env, mpc(&env), "/json", RevealConfig::default()).await.err().expect("refused");
+    assert_eq!(err.code(), "SERVER_NOT_ALLOWED", "{err}");
+    assert!(matches!(env.reports.recv().await.unwrap().1, Err(VerifierError::Policy(_))));
+
+    // A proxy that does not allow the server: it closes with a policy code.
+    let env = env_with_proxy_allow("localhost:1").await;
+    let err = run(&env, mpc(&env), "/json", RevealConfig::default()).await.err().expect("refused");
+    assert_eq!(err.code(), "SERVER_NOT_ALLOWED", "{err}");
+
+    // No proxy there at all.
+    let dead = { std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap() };
+    let err = run(&env, ProverMode::Mpc { proxy_url: format!("ws://{dead}/") }, "/json", RevealConfig::default()).await.err().expect("no proxy");
+    assert_eq!(err.code(), "PROXY_UNREACHABLE", "{err}");
+}
+
+async fn env_with_verifier_allow(allow: &str) -> Env {
+    let allow = AllowList::parse(allow).unwrap();
+    env(move |c| c.allow = allow).await
+}
+
+/// [`env`] with a second proxy, allowing only `allow`, in place of the first.
+async fn env_with_proxy_allow(allow: &str) -> Env {
+    let mut e = env(|_| {}).await;
+    let proxy = ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: AllowList::parse(allow).unwrap(), ..ProxyConfig::default() }).await.unwrap();
+    e.proxy = format!("ws://{}/", proxy.local_addr().unwrap());
+    tokio::spawn(proxy.run());
+    e
+}
