@@ -103,6 +103,7 @@ bandwidth = 200
 app_latency = 2
 download_size = 2000
 reveal_recv = ["all", "all_but_last"]
+mode = ["proxy", "mpc"]
 samples = 1
 TOML
 $bin bench run "$run/tiny.toml" --target browser --out "$run/bench-browser" --www www --pkg dist/tlsproof | tail -6

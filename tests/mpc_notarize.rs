@@ -2,6 +2,7 @@
 //! `tlsproof proxy` (the WebSocket-to-TCP proxy) while it and the verifier are the TLS client
 //! together, over real WebSockets on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
+mod common;
 
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
@@ -33,6 +34,12 @@ async fn env(configure: impl FnOnce(&mut VerifierConfig)) -> Env {
     let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
     let ca_pem = fixture.certs.ca_pem.clone();
     tokio::spawn(fixture.run());
+    env_for(server, ca_pem, configure).await
+}
+
+/// A proxy allowing `server` (`localhost:PORT`, its certificate from `ca_pem`) and a verifier
+/// configured by `configure`.
+async fn env_for(server: String, ca_pem: String, configure: impl FnOnce(&mut VerifierConfig)) -> Env {
     let proxy = ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: AllowList::parse(&server).unwrap(), ..ProxyConfig::default() }).await.unwrap();
     let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
@@ -151,4 +158,25 @@ async fn env_with_proxy_allow(allow: &str) -> Env {
     e.proxy = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
     e
+}
+
+/// Against another TLS stack: OpenSSL's s_server (`-www`: an HTTP/1.0 status page, ended by
+/// closing the connection), when the binary exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mpc_session_against_openssl_s_server() {
+    let pki = common::make_pki(common::PkiOptions::default());
+    let Some(openssl) = common::start_openssl(&pki, false) else { return };
+    let mut env = env_for(format!("localhost:{}", openssl.port), pki.ca_pem.clone(), |_| {}).await;
+    let out = match run(&env, mpc(&env), "/", RevealConfig::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+    };
+    let v = &out.verified;
+    assert_eq!(v.mode, SessionMode::Mpc);
+    assert!(v.received.fast_path);
+    assert_eq!(v.http.status, Some(200), "{v}");
+    // the status page names the cipher the session used
+    assert!(String::from_utf8_lossy(&v.received.bytes).contains("ECDHE-ECDSA-AES128-GCM-SHA256"), "{v}");
+    assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"));
+    env.reports.recv().await.unwrap().1.expect("verdict");
 }

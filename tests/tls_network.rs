@@ -5,8 +5,6 @@ mod common;
 use common::*;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use tlsproof::http::{Limits, RequestBuilder, ResponseParser};
 use tlsproof::tls::{driver, Client, Error, PeerMisbehaved};
 use tokio_util::compat::TokioAsyncReadCompatExt;
@@ -109,82 +107,6 @@ async fn driver_reports_truncation() {
 }
 
 // ----- openssl s_server interop -----
-
-struct OpensslServer {
-    child: Child,
-    port: u16,
-    _dir: PathBuf,
-}
-
-impl Drop for OpensslServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self._dir);
-    }
-}
-
-fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
-    let bin = "/usr/bin/openssl";
-    if !std::path::Path::new(bin).exists() {
-        eprintln!("openssl not found; skipping");
-        return None;
-    }
-    let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), no_ems));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("cert.pem"),
-        format!("{}{}", pki.leaf_pem, pki.ca_pem),
-    )
-    .unwrap();
-    std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
-    let conf = dir.join("openssl.cnf");
-    let options = if no_ems {
-        "Options = -ExtendedMasterSecret\n"
-    } else {
-        ""
-    };
-    std::fs::write(
-        &conf,
-        format!(
-            "openssl_conf = default_conf\n[default_conf]\nssl_conf = ssl_sect\n[ssl_sect]\nsystem_default = sd\n[sd]\n{options}"
-        ),
-    )
-    .unwrap();
-    Some(start_openssl_accepting(bin, &dir, &conf))
-}
-
-fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf) -> OpensslServer {
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let child = Command::new(bin)
-        .env("OPENSSL_CONF", conf)
-        .args(["s_server", "-tls1_2", "-www", "-accept"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("-cert")
-        .arg(dir.join("cert.pem"))
-        .arg("-key")
-        .arg(dir.join("key.pem"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait for the port to listen without connecting (which would consume an accept).
-    for _ in 0..200 {
-        if TcpListener::bind(("127.0.0.1", port)).is_err() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    OpensslServer {
-        child,
-        port,
-        _dir: dir.clone(),
-    }
-}
 
 async fn openssl_get(leaf: LeafKey, no_ems: bool) {
     let pki = make_pki(PkiOptions {

@@ -44,11 +44,14 @@ pub enum ConfigError {
     TooManyCases(usize),
 }
 
-/// How the prover reaches the server. Only proxy mode exists so far; MPC mode joins later.
+/// How the prover reaches the server: through the verifier (proxy mode), or through a
+/// WebSocket-to-TCP proxy next to the prover, with the verifier as the other half of the TLS
+/// client (MPC mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Proxy,
+    Mpc,
 }
 
 /// How much of the response the prover reveals.

@@ -51,13 +51,17 @@ pub struct ProverSample {
     pub verified: VerifierOutput,
 }
 
-/// A running fixture + verifier with shaped links in front of both, for one case.
+/// A running fixture + verifier with shaped links in front of both, for one case; in MPC mode
+/// also the prover's proxy, which reaches the server over the link the verifier would use in
+/// proxy mode.
 pub struct Testbed {
     /// Where the prover connects (`ws://…/`), behind the prover ↔ verifier link.
     pub verifier_url: String,
-    /// `SERVER_NAME:PORT` the prover names (the verifier dials the certified name); behind the
-    /// verifier ↔ server link.
+    /// `SERVER_NAME:PORT` the prover names (the verifier, or in MPC mode the proxy, dials the
+    /// certified name); behind the server's link.
     pub server: String,
+    /// MPC mode: the proxy's `ws://…/`.
+    pub proxy_url: Option<String>,
     pub ca_pem: String,
     reports: mpsc::UnboundedReceiver<SessionReport>,
     /// Verifier ↔ server, prover ↔ verifier.
@@ -85,6 +89,15 @@ impl Testbed {
         let server = format!("{SERVER_NAME}:{}", app_relay.local_addr().port());
 
         let allow = AllowList::parse(&server).map_err(|e| BenchError::Other(e.to_string()))?;
+        let proxy_url = match case.mode {
+            super::config::Mode::Proxy => None,
+            super::config::Mode::Mpc => {
+                let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("literal"), crate::proxy::ProxyConfig { allow: allow.clone(), ..Default::default() }).await?;
+                let url = format!("ws://{}/", proxy.local_addr()?);
+                tasks.push(tokio::spawn(proxy.run()));
+                Some(url)
+            }
+        };
         let roots = crate::tls::RootStore::from_pem(&ca_pem).map_err(|e| BenchError::Other(e.to_string()))?;
         let mut config = VerifierConfig::new(allow, roots);
         config.max_recv = config.max_recv.max(super::config::MAX_DOWNLOAD as u32 + 4096);
@@ -96,7 +109,7 @@ impl Testbed {
         let protocol = LinkShape::from_rtt(case.protocol_latency, case.bandwidth);
         let protocol_relay = ShapedRelay::start(verifier_addr, protocol, protocol)?;
         let verifier_url = format!("ws://{}/", protocol_relay.local_addr());
-        Ok(Testbed { verifier_url, server, ca_pem, reports, relays: [app_relay, protocol_relay], tasks })
+        Ok(Testbed { verifier_url, server, proxy_url, ca_pem, reports, relays: [app_relay, protocol_relay], tasks })
     }
 
     /// Bytes (up, down) that crossed the prover ↔ verifier link so far.
@@ -133,6 +146,7 @@ pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut
             .args(["bench", "prover", "--verifier", &bed.verifier_url, "--server", &bed.server, "--ca"])
             .arg(&ca_file)
             .args(["--case", &case_json])
+            .args(bed.proxy_url.iter().flat_map(|u| ["--proxy", u.as_str()]))
             .kill_on_drop(true)
             .output();
         let failed = |message: String| BenchError::ProverFailed { case: case.series(), sample, message };
@@ -158,7 +172,7 @@ pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut
 
 /// The prover process of a native sample: one notarization of `case`'s workload, printed as a
 /// [`ProverSample`] JSON line.
-pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, case_json: &str) -> Result<ProverSample, BenchError> {
+pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<String>, ca_file: &Path, case_json: &str) -> Result<ProverSample, BenchError> {
     let case: BenchCase = serde_json::from_str(case_json).map_err(|e| BenchError::Other(format!("--case: {e}")))?;
     let workload = Workload::for_case(&case)?;
     let ca = std::fs::read_to_string(ca_file)?;
@@ -173,7 +187,11 @@ pub async fn prover_process(verifier_url: &str, server: &str, ca_file: &Path, ca
         now,
         step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
+        mode: match (case.mode, proxy_url) {
+            (super::config::Mode::Proxy, _) => crate::protocol::prover::ProverMode::Proxy,
+            (super::config::Mode::Mpc, Some(proxy_url)) => crate::protocol::prover::ProverMode::Mpc { proxy_url },
+            (super::config::Mode::Mpc, None) => return Err(BenchError::Other("an MPC-mode case needs --proxy".into())),
+        },
     };
     let started = Instant::now();
     let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;

@@ -32,6 +32,7 @@ pub struct Workload {
     /// The header whose value is hidden, if any.
     pub redact: Option<String>,
     pub reveal_recv: RevealRecv,
+    pub mode: crate::protocol::messages::SessionMode,
     pub request: EncodedRequest,
     pub response: Vec<u8>,
 }
@@ -63,7 +64,11 @@ impl Workload {
         let head_end = request.bytes.len() - 4;
         let head = RequestHead::parse(&request.bytes[..head_end]).ok_or(WorkloadError::Verdict("unparsable request".into()))?;
         let response = respond(&head, b"");
-        Ok(Workload { path, headers: padded, redact, reveal_recv: case.reveal_recv, request, response })
+        let mode = match case.mode {
+            super::config::Mode::Proxy => crate::protocol::messages::SessionMode::Proxy,
+            super::config::Mode::Mpc => crate::protocol::messages::SessionMode::Mpc,
+        };
+        Ok(Workload { path, headers: padded, redact, reveal_recv: case.reveal_recv, mode, request, response })
     }
 
     /// What the prover reveals.
@@ -83,6 +88,9 @@ impl Workload {
     /// secret stayed hidden, and the response took the path the case is about.
     pub fn check(&self, out: &VerifierOutput) -> Result<(), WorkloadError> {
         let bad = |m: String| Err(WorkloadError::Verdict(m));
+        if out.mode != self.mode {
+            return bad(format!("a {} mode session, expected {} mode", out.mode.as_str(), self.mode.as_str()));
+        }
         let (sent, recv) = (&out.sent, &out.received);
         if sent.len != self.request.bytes.len() as u64 || recv.len != self.response.len() as u64 {
             return bad(format!(
@@ -187,6 +195,7 @@ mod tests {
             ("less of the response revealed", Box::new(|o| o.received.revealed = vec![0..o.received.len - 2])),
             ("fast path claimed", Box::new(|o| o.received.fast_path = true)),
             ("response length", Box::new(|o| o.received.len += 1)),
+            ("another mode", Box::new(|o| o.mode = crate::protocol::messages::SessionMode::Mpc)),
             ("a request byte hidden too", Box::new(|o| o.sent.revealed[0].start = 1)),
         ];
         for (what, f) in tampered {

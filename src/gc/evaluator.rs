@@ -126,10 +126,6 @@ impl<S: TableSource> Evaluator<S> {
 }
 
 impl<S: TableSource> AndBatch for Evaluator<S> {
-    fn hash_is_hardware(&self) -> bool {
-        self.hash.is_hardware()
-    }
-
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let (j, k) = (self.next_tweak(), self.next_tweak());
         let h = self.hash.hash([a0, b0, a1, b1], [j, j + 1, k, k + 1]);

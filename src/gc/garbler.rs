@@ -162,10 +162,6 @@ impl<S: TableSink> Garbler<S> {
 }
 
 impl<S: TableSink> AndBatch for Garbler<S> {
-    fn hash_is_hardware(&self) -> bool {
-        self.hash.is_hardware()
-    }
-
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let d = *self.delta;
         let (j, k) = (self.next_tweak(), self.next_tweak());

@@ -4,13 +4,12 @@
 //! ciphers", IEEE S&P 2020, §7), which half-gates garbling needs for free-XOR labels.
 
 use crate::ot::bits::as_blocks;
-use crate::primitives::prp::{is_hardware, sigma, Aes128, Block};
+use crate::primitives::prp::{sigma, Aes128, Block};
 use sha2::{Digest, Sha256};
 
 /// The fixed-key hash, one per session (the key is public; building it expands the key once).
 pub struct GateHash {
     pi: Aes128,
-    hardware: bool,
 }
 
 impl Default for GateHash {
@@ -22,7 +21,7 @@ impl Default for GateHash {
 impl GateHash {
     pub fn new() -> Self {
         let key = Sha256::digest(b"tlsproof/gc/half-gates/fixed-key-hash/v1");
-        GateHash { pi: Aes128::new(Block::from_slice(&key[..16])), hardware: is_hardware() }
+        GateHash { pi: Aes128::new(Block::from_slice(&key[..16])) }
     }
 
     /// H(x_k, tweak_k) for each k, in one batched AES call (so AES-NI pipelines them).
@@ -32,12 +31,6 @@ impl GateHash {
         let mut buf: [u128; N] = core::array::from_fn(|k| (s[k] ^ tweaks[k]).to_le());
         self.pi.encrypt_blocks(as_blocks(&mut buf));
         core::array::from_fn(|k| u128::from_le(buf[k]) ^ s[k])
-    }
-
-    /// Whether AES is an instruction here (AES-NI): a few blocks per call pipeline well; the
-    /// bit-sliced AES of wasm wants full 8-block passes, hence batches of gates.
-    pub fn is_hardware(&self) -> bool {
-        self.hardware
     }
 
     /// H(x_k, tweak_k) in place for every k, in batches of [`BATCH`] blocks.

@@ -19,9 +19,6 @@ pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// Two AND gates of two labels each, in this order, hashed in one call (no allocation);
     /// returns the output labels.
     fn and_two_labels(&mut self, pairs: [(u128, u128); 2]) -> [u128; 2];
-    /// Whether the gate hash runs on an AES instruction (never in wasm, which does not ask).
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    fn hash_is_hardware(&self) -> bool;
 }
 
 impl<T: AndBatch> Circuit for T {
@@ -49,18 +46,11 @@ impl<T: AndBatch> Circuit for T {
         }
     }
 
-    /// Side by side where AES is bit-sliced (the batches fill its passes); one S-box at a
-    /// time on AES-NI, which pipelines a gate's own hashes already and gains nothing from the
-    /// batching's copies.
-    /// (In wasm AES is always bit-sliced, so only the batched form is compiled there.)
+    /// Side by side, on every platform: the order of the AND gates fixes the tables and their
+    /// tweaks, so garbler and evaluator must run the same form whatever their AES (a native
+    /// garbler with AES-NI and a wasm evaluator included). The batches fill the bit-sliced
+    /// AES's passes; AES-NI pipelines them as well.
     fn aes_sub_bytes(&mut self, bytes: &mut [[Wire; 8]]) {
-        #[cfg(not(target_arch = "wasm32"))]
-        if self.hash_is_hardware() {
-            for x in bytes.iter_mut() {
-                *x = crate::circuits::aes_bool::sbox_bool(self, x);
-            }
-            return;
-        }
         sub_bytes(self, bytes);
     }
 }

@@ -689,6 +689,117 @@ mod tests {
         assert_eq!(&sent.bytes[token as usize + 12..], &req[token as usize + 12..]);
     }
 
+    /// After a connection and the proof of its garbling, the transcript proof with `plan(sent
+    /// length, received length)`: P proves over its records with `forge` applied to them once
+    /// it knows the keys, and cheats as `cheat` says; V proves over its own copy. V's outcome:
+    /// what it recovered of (sent, received), and the honest plaintext of both.
+    async fn transcript_proof(
+        plan: impl Fn(u64, u64) -> crate::protocol::messages::RevealPlan,
+        forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
+        cheat: crate::protocol::proof::ProofCheat,
+    ) -> (Result<[Vec<u8>; 2], String>, [Vec<u8>; 2]) {
+        use crate::protocol::proof::{self, PublicInputs, PROOF_CHEAT};
+        use crate::protocol::transcript;
+        let (port, roots) = fixture().await;
+        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), None).await;
+        let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
+        let ((v_share, (p, mut pz, mut a)), (v, mut vz, mut b)) = (p.expect("prover"), v.expect("verifier"));
+        let ms = p.master_secret(&v_share);
+        let honest = [p.client.transcript().app_plaintext(Direction::Sent), p.open_received(&ms).expect("decrypts").into_iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b).collect()];
+        let kb = key_block(&ms, p.client.client_random(), p.client.server_random());
+        let [p_sent, p_received] = forge(&kb, &p.client);
+        let raw = |d| v.client.transcript().raw_bytes(d);
+        let (pt, vt) = (transcript::parse(&p_sent, &p_received).expect("P's records"), transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).expect("V's records"));
+        let lens = |t: &transcript::SessionTranscript| (proof::app_len(t.encrypted_records(Direction::Sent)), proof::app_len(t.encrypted_records(Direction::Received)));
+        let (sent_len, recv_len) = lens(&vt);
+        let plan = plan(sent_len, recv_len);
+        let (p_inputs, v_inputs) = (PublicInputs::new(&pt, &plan), PublicInputs::new(&vt, &plan));
+        PROOF_CHEAT.with(|c| c.set(cheat));
+        let pp = proof::run(&mut pz, &mut a, Some(&ms.0), Some(&[]), &p_inputs, |cvd| pt.server_finished_hash(cvd));
+        let (vt, plan) = (&vt, &plan);
+        let vv = async move {
+            let opened = proof::run(&mut vz, &mut b, None, None, &v_inputs, |cvd| vt.server_finished_hash(cvd)).await.map_err(|e| format!("{e:?}"))?;
+            let recover = |name, d, opened, plan| crate::protocol::check::recover(name, vt.encrypted_records(d), opened, plan).map(|r| r.bytes).map_err(|e| format!("{e:?}"));
+            Ok([recover("sent", Direction::Sent, &opened.sent, &plan.sent)?, recover("received", Direction::Received, &opened.received, &plan.received)?])
+        };
+        let (_, verified) = join(pp, vv).await;
+        PROOF_CHEAT.with(|c| c.set(Default::default()));
+        (verified, honest)
+    }
+
+    /// Both directions' raw records as P holds them, the first application data record of
+    /// `direction` re-sealed under `key`/`iv` around its plaintext with one byte changed.
+    fn forge_first_record(client: &Client, direction: Direction, key: &[u8; 16], iv: &[u8; 4]) -> [Vec<u8>; 2] {
+        let mut crypto = AesGcmRecordCrypto::new(key, iv).expect("key");
+        let mut done = false;
+        let mut rebuild = |d: Direction| -> Vec<u8> {
+            client
+                .transcript()
+                .direction(d)
+                .flat_map(|r| {
+                    if d != direction || done || r.content_type != 23 || r.seq.is_none() {
+                        return r.raw.clone();
+                    }
+                    done = true;
+                    let seq = r.seq.expect("seq");
+                    let mut plain = crypto.open(seq, 23, TLS12, &r.raw[5..]).expect("the record opens under the known key");
+                    plain[10] ^= 0x20;
+                    let body = crypto.seal(seq, 23, TLS12, &plain).expect("seal");
+                    assert_eq!(body.len(), r.raw.len() - 5);
+                    [&r.raw[..5], &body[..]].concat()
+                })
+                .collect()
+        };
+        let sent = rebuild(Direction::Sent);
+        let received = rebuild(Direction::Received);
+        assert!(done, "a record was forged");
+        [sent, received]
+    }
+
+    fn unchanged(_: &crate::tls::keys::KeyBlock, c: &Client) -> [Vec<u8>; 2] {
+        [c.transcript().raw_bytes(Direction::Sent), c.transcript().raw_bytes(Direction::Received)]
+    }
+
+    /// Everything revealed but the last byte of each direction: both on the ZK path.
+    fn all_but_last(sent: u64, received: u64) -> crate::protocol::messages::RevealPlan {
+        crate::protocol::messages::RevealPlan { sent: vec![0..sent - 1], received: vec![0..received - 1], commit_sent: vec![], commit_received: vec![] }
+    }
+
+    #[tokio::test]
+    async fn after_the_connection_a_fast_path_key_other_than_the_derived_one_is_refused() {
+        let all = |sent, received| crate::protocol::messages::RevealPlan { sent: vec![0..sent], received: vec![0..received], commit_sent: vec![], commit_received: vec![] };
+        let (honest, plain) = transcript_proof(all, unchanged, Default::default()).await;
+        assert_eq!(honest.expect("the honest prover"), plain);
+        for side in [0, 1] {
+            let cheat = crate::protocol::proof::ProofCheat { fast_key: Some(side), ..Default::default() };
+            let (v, _) = transcript_proof(all, unchanged, cheat).await;
+            assert_eq!(v.err().as_deref(), Some("OpeningMacMismatch"), "direction {side}");
+        }
+    }
+
+    /// Once P knows the keys it can re-encrypt a server record around other bytes, but V
+    /// proves over its own copy of the records, taken before any key existed: a proof over
+    /// the forged record is refused (its tag, checked in ZK, is over other ciphertext).
+    #[tokio::test]
+    async fn a_server_record_forged_once_the_keys_are_known_is_refused() {
+        let (honest, plain) = transcript_proof(all_but_last, unchanged, Default::default()).await;
+        let honest = honest.expect("the honest prover");
+        assert_eq!(&honest[1][..plain[1].len() - 1], &plain[1][..plain[1].len() - 1]);
+        let forge = |kb: &crate::tls::keys::KeyBlock, c: &Client| forge_first_record(c, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
+        let (v, _) = transcript_proof(all_but_last, forge, Default::default()).await;
+        assert_eq!(v.err().as_deref(), Some("MultiplicationCheckFailed"));
+    }
+
+    /// Likewise a request record P encrypts alone once it knows the client key: V's copy of the
+    /// request is what it helped seal.
+    #[tokio::test]
+    async fn a_request_ciphertext_the_verifier_did_not_help_seal_does_not_reach_the_verdict() {
+        let forge = |kb: &crate::tls::keys::KeyBlock, c: &Client| forge_first_record(c, Direction::Sent, &kb.client_write_key, &kb.client_write_iv);
+        let (v, plain) = transcript_proof(all_but_last, forge, Default::default()).await;
+        let v = v.expect("V proves over its own records");
+        assert_eq!(&v[0][..plain[0].len() - 1], &plain[0][..plain[0].len() - 1], "the verdict holds the request sent");
+    }
+
     #[tokio::test]
     async fn a_garbler_that_flipped_a_decoded_keystream_bit_during_the_connection_is_caught_by_the_proof() {
         let (port, roots) = fixture().await;

@@ -1,7 +1,8 @@
-//! The prover–verifier session protocol, proxy mode (see docs/protocol.md).
+//! The prover–verifier session protocol, both modes (see docs/protocol.md).
 //!
 //! One WebSocket carries three channels ([`mux`]): control messages ([`messages`]), the TLS
-//! bytes the verifier relays to the server ([`tls_channel`]), and the ZK engine's traffic.
+//! bytes the verifier relays to the server in proxy mode ([`tls_channel`]), and the ZK
+//! engine's traffic (in MPC mode also the two-party connection's, [`crate::mpc::connection`]).
 //! The proof ([`proof`]) is written once and run by both sides; [`check`] is what the verifier
 //! does with the openings; [`output`] is the verdict.
 

@@ -1,5 +1,6 @@
-//! The prover's side of a proxy-mode session (native and browser): TLS through the verifier,
-//! then the proof of what it chose to reveal.
+//! The prover's side of a session (native and browser): TLS through the verifier (proxy
+//! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
+//! (MPC mode), then the proof of what it chose to reveal.
 
 use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, PROTOCOL_VERSION};
 use crate::mpc::connection::ConnectionError;
@@ -233,8 +234,8 @@ pub struct ProverOutput {
     pub commitments: Vec<(proof::Commitment, [u8; 16])>,
 }
 
-/// Runs one proxy-mode session over `socket` (a WebSocket to `tlsproof verifier`): sends
-/// `request` to the server through the verifier, then proves what `reveal` selects.
+/// Runs one session over `socket` (a WebSocket to `tlsproof verifier`): sends `request` to the
+/// server as `config.mode` says, then proves what `reveal` selects.
 pub async fn notarize<S: MessageSocket>(
     socket: S,
     config: ProverConfig,

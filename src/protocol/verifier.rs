@@ -1,6 +1,7 @@
-//! The verifier's side of a proxy-mode session: policy, the relay to the server (recording
-//! every byte), the certificate checks, the proof, and the verdict. Native only: it opens the
-//! TCP connection to the server itself.
+//! The verifier's side of a session: policy; then the relay to the server, recording every
+//! byte (proxy mode), or its half of the TLS client (MPC mode); then in both the certificate
+//! checks, the proof, and the verdict. Native only: in proxy mode it opens the TCP connection
+//! to the server itself.
 
 use super::check::{recover, CheckError, RecoveredDirection};
 use super::exchange::{check_exchange, ExchangeError, RevealPolicy};

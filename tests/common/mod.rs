@@ -4,6 +4,9 @@
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
 use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use tlsproof::tls::{Client, ClientConfig, RootStore};
 
@@ -259,3 +262,82 @@ impl Harness {
 pub fn no_hook() -> impl FnMut(bool, &mut Vec<u8>) {
     |_, _| {}
 }
+
+/// `openssl s_server -tls1_2 -www` on 127.0.0.1, killed when dropped.
+pub struct OpensslServer {
+    child: Child,
+    pub port: u16,
+    _dir: PathBuf,
+}
+
+impl Drop for OpensslServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self._dir);
+    }
+}
+
+/// Starts s_server with `pki`'s leaf (EMS off if `no_ems`); `None` without an openssl binary.
+pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
+    let bin = "/usr/bin/openssl";
+    if !std::path::Path::new(bin).exists() {
+        eprintln!("openssl not found; skipping");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), no_ems));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("cert.pem"),
+        format!("{}{}", pki.leaf_pem, pki.ca_pem),
+    )
+    .unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
+    let conf = dir.join("openssl.cnf");
+    let options = if no_ems {
+        "Options = -ExtendedMasterSecret\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        &conf,
+        format!(
+            "openssl_conf = default_conf\n[default_conf]\nssl_conf = ssl_sect\n[ssl_sect]\nsystem_default = sd\n[sd]\n{options}"
+        ),
+    )
+    .unwrap();
+    Some(start_openssl_accepting(bin, &dir, &conf))
+}
+
+fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf) -> OpensslServer {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = Command::new(bin)
+        .env("OPENSSL_CONF", conf)
+        .args(["s_server", "-tls1_2", "-www", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(dir.join("cert.pem"))
+        .arg("-key")
+        .arg(dir.join("key.pem"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the port to listen without connecting (which would consume an accept).
+    for _ in 0..200 {
+        if TcpListener::bind(("127.0.0.1", port)).is_err() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    OpensslServer {
+        child,
+        port,
+        _dir: dir.clone(),
+    }
+}
+

@@ -1,5 +1,5 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
-import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, type NotarizeResult, type Progress } from "tlsproof";
+import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, type NotarizeResult, type Progress } from "tlsproof";
 import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
 // @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
 import { Prover as NoProverHere } from "tlsproof/direct";
@@ -42,6 +42,17 @@ export async function oneCall(): Promise<string> {
   return r.sent.printable;
 }
 
+export async function inMpcMode(): Promise<string> {
+  try {
+    const r = await notarize({ verifierUrl: "ws://v/", mode: "mpc", proxyUrl: "ws://proxy/", url: "https://h/" });
+    const mode: "proxy" | "mpc" = r.mode;
+    return mode;
+  } catch (e) {
+    if (e instanceof ProxyUnreachableError) return `no proxy: ${e.code}`;
+    throw e;
+  }
+}
+
 export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });
   void NoProverHere;
@@ -55,6 +66,8 @@ export function misuse(): void {
   void notarize({ url: "https://h/" });
   // @ts-expect-error: reveal words are checked
   void notarize({ verifierUrl: "ws://v/", url: "https://h/", reveal: { recv: "everything" } });
+  // @ts-expect-error: the mode is "proxy" or "mpc"
+  void notarize({ verifierUrl: "ws://v/", url: "https://h/", mode: "2pc" });
   // @ts-expect-error: error codes are a closed set on the subclasses
   const code: "TIMEOUT" = new AbortError("x").code;
   void code;

@@ -111,6 +111,9 @@ enum BenchCmd {
         ca: PathBuf,
         #[arg(long)]
         case: String,
+        /// MPC mode: the proxy to reach the server through.
+        #[arg(long)]
+        proxy: Option<String>,
     },
 }
 
@@ -131,8 +134,8 @@ const CALIBRATION_TOLERANCE: f64 = 0.10;
 
 pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     match args.cmd {
-        BenchCmd::Prover { verifier, server, ca, case } => {
-            let sample = runner::prover_process(&verifier, &server, &ca, &case).await?;
+        BenchCmd::Prover { verifier, server, ca, case, proxy } => {
+            let sample = runner::prover_process(&verifier, &server, proxy, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
         }
         BenchCmd::Load { provers, hostile, response, redacted, max_sessions, max_queued, max_per_ip, prover_timeout } => {

@@ -143,7 +143,7 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         RevealRecv::All => json!("all"),
         RevealRecv::AllButLast => json!([{ "start": 0, "end": workload.response.len() - 1 }]),
     };
-    json!({
+    let mut o = json!({
         "verifierUrl": bed.verifier_url,
         "server": bed.server,
         "path": workload.path,
@@ -153,7 +153,12 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         "reveal": { "sent": sent, "recv": recv },
         "maxSentBytes": workload.request.bytes.len(),
         "maxRecvBytes": workload.response.len(),
-    })
+    });
+    if let Some(proxy) = &bed.proxy_url {
+        o["mode"] = json!("mpc");
+        o["proxyUrl"] = json!(proxy);
+    }
+    o
 }
 
 impl BrowserRunner for BrowserBench {
