@@ -228,8 +228,11 @@ fn server_finished(client: &Client) -> Result<(SealedRecord, ServerFinished), Co
 /// parties a garbled block and a tag check.
 fn count_received(total: &mut usize, records: &[SealedRecord], limit: usize) -> Result<(), ConnectionError> {
     for r in records {
-        // an empty record counts as one byte, so the number of records is bounded too
-        *total += r.body.len().saturating_sub(24).max(1);
+        // An alert is no application data, and it ends the server's data. Any other record
+        // counts at least one byte, so the number of records is bounded too.
+        if r.content_type != ContentType::Alert as u8 {
+            *total += r.body.len().saturating_sub(24).max(1);
+        }
         if *total > limit {
             return Err(ConnectionError::TooMuchReceived { limit });
         }
