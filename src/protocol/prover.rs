@@ -348,9 +348,11 @@ async fn session(
 
     let mut prover = Prover::new(FerretReceiver::with_prg(config.prg));
     report(Phase::Preprocess, 0.05);
+    // On the heap: an MPC connection's future is large, and in wasm a future built on the
+    // stack and moved a few times overflowed the main thread's stack.
     let exchanged = match &config.mode {
-        ProverMode::Proxy => proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report).await?,
-        ProverMode::Mpc { proxy_url } => mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report).await?,
+        ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?,
+        ProverMode::Mpc { proxy_url } => Box::pin(mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report)).await?,
     };
     let Exchanged { session, sent_plain, recv_plain, response, unproven, master_secret: ms } = exchanged;
 
@@ -371,7 +373,7 @@ async fn session(
     report(Phase::Prove, 0.4);
     let inputs = PublicInputs::new(&session, &plan);
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
-    let proof = proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd));
+    let proof = Box::pin(proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
     let opened = within(step * 5, "the proof", proof).await??;
     let commitments = opened.commitments.into_iter().zip(blinders).collect();
 
@@ -473,10 +475,10 @@ async fn mpc_exchange(
     report(Phase::Request, 0.1);
     let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
     let limits = ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize };
-    let conn = within(step * 5, "the connection in two parties", connect(zk, prover, &mut server, client, request, limits)).await??;
+    let conn = within(step * 5, "the connection in two parties", Box::pin(connect(zk, prover, &mut server, client, request, limits))).await??;
     // the proxy's stream is done with (the server has ended its side)
     let _ = server.close().await;
-    let v_share = within(step * 5, "the proof of the garbling", crate::mpc::reproof::prove(prover, zk, &conn)).await??;
+    let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
     let ms = conn.master_secret(&v_share);
     let records = conn.open_received(&ms)?;
     let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();
@@ -490,4 +492,39 @@ async fn mpc_exchange(
         unproven: 0,
         master_secret: zeroize::Zeroizing::new(ms.0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// A session's future is built on the caller's stack and moved into the executor; in wasm
+    /// the main thread's stack is small (an MPC session's future of 160 KB, moved a few times,
+    /// overflowed it). Its big parts are boxed, which keeps it small.
+    #[test]
+    fn a_sessions_future_stays_small() {
+        struct Idle;
+        impl crate::transport::MessageSocket for Idle {
+            async fn send(&mut self, _: &[u8]) -> Result<(), crate::transport::TransportError> {
+                Ok(())
+            }
+            async fn recv(&mut self) -> Result<Option<Vec<u8>>, crate::transport::TransportError> {
+                Ok(None)
+            }
+            async fn close(&mut self) -> Result<(), crate::transport::TransportError> {
+                Ok(())
+            }
+        }
+        let config = super::ProverConfig {
+            server: "a:1".into(),
+            server_name: "a".into(),
+            roots: crate::tls::RootStore::mozilla(),
+            max_sent: 1,
+            max_recv: 1,
+            now: 0,
+            step_timeout: std::time::Duration::from_secs(1),
+            prg: Default::default(),
+            mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
+        };
+        let session = super::notarize_with_progress(Idle, config, vec![], Default::default(), |_| {});
+        assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
+    }
 }

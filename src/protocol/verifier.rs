@@ -203,11 +203,12 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     // `target`), and it must be on the allow-list.
     let target = ServerTarget::new(&req.server, &req.server_name)?;
     let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
+    // On the heap, so that the session's own future stays small (see the prover's).
     let online = match req.mode {
-        SessionMode::Proxy => proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config).await?,
-        SessionMode::Mpc => mpc_online(control, &mut zk, &mut verifier, &req, &target, config).await?,
+        SessionMode::Proxy => Box::pin(proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config)).await?,
+        SessionMode::Mpc => Box::pin(mpc_online(control, &mut zk, &mut verifier, &req, &target, config)).await?,
     };
-    prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config).await
+    Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
 }
 
 /// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs.
