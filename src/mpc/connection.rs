@@ -713,8 +713,7 @@ mod tests {
         let [p_sent, p_received] = forge(&kb, &p.client);
         let raw = |d| v.client.transcript().raw_bytes(d);
         let (pt, vt) = (transcript::parse(&p_sent, &p_received).expect("P's records"), transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).expect("V's records"));
-        let lens = |t: &transcript::SessionTranscript| (proof::app_len(t.encrypted_records(Direction::Sent)), proof::app_len(t.encrypted_records(Direction::Received)));
-        let (sent_len, recv_len) = lens(&vt);
+        let (sent_len, recv_len) = (proof::app_len(vt.encrypted_records(Direction::Sent)), proof::app_len(vt.encrypted_records(Direction::Received)));
         let plan = plan(sent_len, recv_len);
         let (p_inputs, v_inputs) = (PublicInputs::new(&pt, &plan), PublicInputs::new(&vt, &plan));
         PROOF_CHEAT.with(|c| c.set(cheat));
