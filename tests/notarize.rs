@@ -359,7 +359,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
     let pre = tlsproof::protocol::proof::preprocess_cots(1024, false, true) as u32;
-    let request = |version, max_recv, preprocess| {
+    let request_in = |mode, version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
             server: server.clone(),
@@ -368,9 +368,10 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
             max_recv,
             preprocess,
             prg: Default::default(),
-            mode: Default::default(),
+            mode,
         })
     };
+    let request = |version, max_recv, preprocess| request_in(Default::default(), version, max_recv, preprocess);
     let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024, pre)).await;
     assert!(matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION), "{r:?}");
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX, pre)).await;
@@ -379,6 +380,11 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     // work for nothing
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
+    // in MPC mode the limit adds the COTs of the commitments and the proof of the garbling
+    let mpc_pre = pre + tlsproof::mpc::reproof::PREPROCESS_COTS as u32;
+    let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
+    let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
+    assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre), "{r:?}");
     // A session that starts with anything but a request is refused too.
     let r = raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 })).await;
     assert!(matches!(r, Err(VerifierError::UnexpectedMessage { expected: "Request", got: "TlsDone" })), "{r:?}");

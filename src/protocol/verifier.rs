@@ -262,7 +262,7 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
     };
     let guard = OutboundGuard::new((!target.is_ip()).then(|| target.name()));
     let (relayed, (setup, preprocess)) = futures::join!(relay(tls, tcp, guard, limits, step), timed_setup);
-    let (sent_raw, mut received_raw) = relayed?;
+    let (mut sent_raw, mut received_raw) = relayed?;
     setup?;
     let done = match recv_control(control, step, "TlsDone").await? {
         ControlMessage::TlsDone(d) => d,
@@ -272,6 +272,7 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
         return Err(VerifierError::CountMismatch { claimed: done, sent: sent_raw.len() as u64, received: received_raw.len() as u64 });
     }
     received_raw.truncate(done.received as usize);
+    sent_raw.shrink_to_fit();
     let online = phase_since(t_online, 0, 0, tls);
     let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
     Ok(Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from })
