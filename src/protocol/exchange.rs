@@ -76,10 +76,11 @@ fn revealed(d: &VerifiedDirection, start: usize, end: usize) -> bool {
     end <= d.len as usize && d.is_revealed(start as u64..end as u64)
 }
 
-/// The revealed stretch of `d` starting at `start` (up to the next hidden byte).
-fn revealed_from(d: &VerifiedDirection, start: usize) -> &[u8] {
-    let end = d.revealed.iter().find(|r| r.start as usize <= start && start < r.end as usize).map(|r| r.end as usize).unwrap_or(start);
-    &d.bytes[start..end]
+/// The revealed bytes at the start of `d`, up to its first hidden byte (the ranges are
+/// canonical: sorted, disjoint and non-empty).
+fn revealed_prefix(d: &VerifiedDirection) -> &[u8] {
+    let end = d.revealed.first().filter(|r| r.start == 0).map_or(0, |r| r.end as usize);
+    &d.bytes[..end]
 }
 
 /// Checks the request against `policy` and reads the response's framing.
@@ -90,7 +91,7 @@ pub fn check_exchange(sent: &VerifiedDirection, received: &VerifiedDirection, na
 }
 
 fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> Result<Option<String>, ExchangeError> {
-    let first = revealed_from(sent, 0);
+    let first = revealed_prefix(sent);
     let line_end = first.windows(2).position(|w| w == b"\r\n");
     let request_line = match line_end {
         Some(end) => {
@@ -260,6 +261,7 @@ mod tests {
         assert_eq!(ok, HttpExchange { request_line: Some("GET /json HTTP/1.1".into()), status: Some(200), response_complete: Some(true) });
         let check = |req: VerifiedDirection, name: &str| check_exchange(&req, &resp, name, RevealPolicy::default());
         assert_eq!(check(dir(REQ, &[5..9], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden));
+        assert_eq!(check(dir(REQ, &[0..3], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden), "a hidden method");
         let host_at = REQ.windows(12).position(|w| w == b"bank.example").unwrap();
         assert_eq!(check(dir(REQ, &[host_at..host_at + 4], vec![]), "bank.example"), Err(ExchangeError::HostNotRevealed("bank.example".into())));
         assert_eq!(check(dir(REQ, &[], vec![]), "evil.example"), Err(ExchangeError::WrongHost { got: "bank.example".into(), expected: "evil.example".into() }));
@@ -291,6 +293,11 @@ mod tests {
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
         assert_eq!(complete(chunked, &[], vec![]), Ok(Some(true)));
         assert_eq!(complete(&chunked[..chunked.len() - 5], &[], vec![]), Ok(Some(false)));
+        let after_chunked = [&chunked[..], b"HTTP/1.1 200 OK"].concat();
+        assert_eq!(complete(&after_chunked, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 15 }));
+        let empty = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(complete(empty, &[], vec![]), Ok(Some(true)), "a head that frames no body");
+        assert_eq!(complete(&[&empty[..], b"xyz"].concat(), &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 3 }));
         assert_eq!(complete(chunked, &[50..52], vec![]), Ok(None), "hidden chunk data: unknown");
         let until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody";
         assert_eq!(complete(until_close, &[], vec![[1, 0]]), Ok(Some(true)));

@@ -464,3 +464,36 @@ pub async fn run<P: Party<C>, C: Channel>(
     let [rs, rr] = revealed;
     Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)?, commitments })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A direction as our client writes it: the Finished, then `len` bytes of application data
+    /// in records of at most 2^14 bytes.
+    fn records(len: usize) -> Vec<EncryptedRecord> {
+        let record = |seq, content_type, n| EncryptedRecord { seq, content_type, version: 0x0303, explicit_nonce: [0; 8], ciphertext: vec![0; n], tag: [0; 16] };
+        let mut out = vec![record(0, 22, 16)];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(1 << 14);
+            out.push(record(out.len() as u64, 23, n));
+            left -= n;
+        }
+        out
+    }
+
+    /// The request's keystream COTs, asked for ahead of the proof, cover what the proof of a
+    /// request revealed but for a token takes, with at most one block per record to spare.
+    #[test]
+    fn keystream_cots_cover_the_keystream_proof_with_one_block_per_record_to_spare() {
+        for len in [1, 15, 16, 17, 1000, 1 << 14, (1 << 14) + 1, 40_000, 100_000] {
+            let recs = records(len);
+            let touched = opened_blocks(&recs, &[0..len as u64]);
+            let used: usize = touched.chunks(BLOCKS_PER_BATCH).map(|c| batch_cots(c.len())).sum();
+            let bound = keystream_cots(len);
+            let spare = (recs.len() - 1) * (COTS_PER_KEYSTREAM_BLOCK + 128);
+            assert!(used <= bound && bound <= used + spare, "{len} bytes: {used} COTs used, {bound} asked for");
+        }
+    }
+}
