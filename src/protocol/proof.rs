@@ -68,7 +68,7 @@ pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool, respons
 /// the counting pass after the first.
 fn keystream_shape(chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
     let opened: usize = chunk.iter().map(|(_, _, positions)| positions.len()).sum();
-    (0x6b73 << 48) | ((chunk.len() as u64) << 24) | opened as u64
+    ((chunk.len() as u64) << 32) | opened as u64
 }
 
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
@@ -494,6 +494,49 @@ mod tests {
             let bound = keystream_cots(len);
             let spare = (recs.len() - 1) * (COTS_PER_KEYSTREAM_BLOCK + 128);
             assert!(used <= bound && bound <= used + spare, "{len} bytes: {used} COTs used, {bound} asked for");
+        }
+    }
+
+    /// A keystream batch of `blocks` blocks under a key committed in it; the COTs it takes.
+    fn cots_of_keystream_batch(blocks: u32) -> usize {
+        use crate::channel::memory_pair;
+        use crate::zk::{cots_needed, tests::ideal_parties, Cheat, MAX_MESSAGE};
+        fn circuit<B: Backend>(b: &mut B, key: Option<&[u8]>, blocks: u32) {
+            let key = commit_bytes(b, key, 16);
+            let rk = key_schedule(b, &key);
+            let iv = constant_bytes(b, &[0; 12]);
+            keystream_blocks(b, &rk, &iv, &(0..blocks).collect::<Vec<_>>());
+        }
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let p = prover.run(&mut a, |b| circuit(b, Some(&[7; 16]), blocks));
+        let v = verifier.run(&mut b, |b| circuit(b, None, blocks));
+        let (p, v) = futures::executor::block_on(async { futures::join!(p, v) });
+        p.and(v).expect("an honest batch");
+        cots_needed(&verifier.last_stats())
+    }
+
+    /// Keystream batches of different shapes never share a shape key: a batch that took the
+    /// counts of another shape would fail an honest proof.
+    #[test]
+    fn keystream_shapes_differ_when_blocks_or_openings_differ() {
+        let chunk = |blocks: usize, opened: usize| -> Vec<(usize, u32, Vec<usize>)> {
+            (0..blocks).map(|i| (1, i as u32, (0..opened).filter(|p| p % blocks == i).collect())).collect()
+        };
+        let mut keys = std::collections::HashSet::new();
+        for blocks in [1, 2, 17, 255, BLOCKS_PER_BATCH] {
+            for opened in [0, 1, 2, 16, 256, 4096] {
+                assert!(keys.insert(keystream_shape(&chunk(blocks, opened))), "{blocks} blocks, {opened} bytes opened");
+            }
+        }
+    }
+
+    /// What the proof makes ahead for a keystream batch is what the batch takes.
+    #[test]
+    fn batch_cots_are_what_a_keystream_batch_takes() {
+        let key_schedule_only = cots_of_keystream_batch(0) - 128;
+        for blocks in [1, 3] {
+            assert_eq!(cots_of_keystream_batch(blocks) - key_schedule_only, batch_cots(blocks as usize), "{blocks} blocks");
         }
     }
 }
