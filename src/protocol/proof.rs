@@ -469,18 +469,41 @@ pub async fn run<P: Party<C>, C: Channel>(
 mod tests {
     use super::*;
 
-    /// A direction as our client writes it: the Finished, then `len` bytes of application data
-    /// in records of at most 2^14 bytes.
-    fn records(len: usize) -> Vec<EncryptedRecord> {
+    /// A direction: the Finished, then records of these content types and lengths.
+    fn records_of(records: &[(u8, usize)]) -> Vec<EncryptedRecord> {
         let record = |seq, content_type, n| EncryptedRecord { seq, content_type, version: 0x0303, explicit_nonce: [0; 8], ciphertext: vec![0; n], tag: [0; 16] };
         let mut out = vec![record(0, 22, 16)];
-        let mut left = len;
-        while left > 0 {
-            let n = left.min(1 << 14);
-            out.push(record(out.len() as u64, 23, n));
-            left -= n;
+        for &(content_type, n) in records {
+            out.push(record(out.len() as u64, content_type, n));
         }
         out
+    }
+
+    /// A direction as our client writes it: `len` bytes of application data in records of at
+    /// most 2^14 bytes.
+    fn records(len: usize) -> Vec<EncryptedRecord> {
+        let sizes: Vec<(u8, usize)> = (0..len).step_by(1 << 14).map(|at| (23, (len - at).min(1 << 14))).collect();
+        records_of(&sizes)
+    }
+
+    /// The keystream a reveal opens: per record (the Finished and alerts are no application
+    /// data), the blocks its ranges touch and the positions in each, then every alert's two
+    /// bytes.
+    #[test]
+    fn a_reveal_opens_the_blocks_it_touches_record_by_record() {
+        let recs = records_of(&[(23, 40), (21, 2), (23, 40), (23, 40), (23, 16)]);
+        let reveal = [2..5, 45..50, 78..82, 100..120];
+        let expected: Vec<(usize, u32, Vec<usize>)> = vec![
+            (1, 0, vec![2, 3, 4]),
+            (3, 0, vec![5, 6, 7, 8, 9]),
+            (3, 2, vec![6, 7]),
+            (4, 0, vec![0, 1]),
+            (4, 1, (4..16).collect()),
+            (4, 2, (0..8).collect()),
+            (2, 0, vec![0, 1]),
+        ];
+        assert_eq!(opened_blocks(&recs, &reveal), expected);
+        assert_eq!(app_len(&recs), 136);
     }
 
     /// The request's keystream COTs, asked for ahead of the proof, cover what the proof of a
