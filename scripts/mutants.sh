@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Mutation testing of the verifier's checks with cargo-mutants (not part of CI: it builds and
-# tests every mutant, hours on 2 cores). Each missed mutant must get a test or a line in
-# scripts/mutants-allow.txt ("<mutant as cargo-mutants names it>  # why no test can catch it");
-# the script fails if a missed mutant is not listed.
+# Mutation testing of the verifier's checks with cargo-mutants (not part of CI: about 20-30 s
+# a mutant on 2 cores, so the whole list takes hours; run it by files or shards). Each missed
+# mutant must get a test or a line in scripts/mutants-allow.txt ("<mutant as cargo-mutants
+# names it>  # why no test can catch it"); the script fails if a missed mutant is not listed,
+# or if a listed one no longer exists.
 #   scripts/mutants.sh [--list] [extra cargo-mutants args, e.g. --shard 0/4]
+#   MUTANTS_FILES="src/protocol/reveal.rs src/zk/check.rs" MUTANTS_OUT=/tmp/m scripts/mutants.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
