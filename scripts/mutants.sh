@@ -23,7 +23,6 @@ files=(
   src/zk/verifier.rs src/zk/check.rs
   src/ot/bits.rs src/ot/kos.rs src/ot/softspoken.rs src/ot/ferret/spcot.rs
 )
-# MUTANTS_FILES="a.rs b.rs" runs a subset (the allow-list check then covers that subset).
 if [ -n "${MUTANTS_FILES:-}" ]; then read -ra files <<<"$MUTANTS_FILES"; fi
 # Test helpers inside the files (their `tests` modules are cfg(all(test, …)), which cargo-mutants
 # does not recognise as test code) are not mutated.

@@ -537,21 +537,21 @@ mod tests {
 
     /// The counts of a keystream batch of `blocks` blocks under a key committed in it.
     fn keystream_batch_stats(blocks: u32) -> crate::zk::BatchStats {
-        use crate::channel::memory_pair;
-        use crate::zk::{tests::ideal_parties, Cheat, MAX_MESSAGE};
         fn circuit<B: Backend>(b: &mut B, key: Option<&[u8]>, blocks: u32) {
             let key = commit_bytes(b, key, 16);
             let rk = key_schedule(b, &key);
             let iv = constant_bytes(b, &[0; 12]);
             keystream_blocks(b, &rk, &iv, &(0..blocks).collect::<Vec<_>>());
         }
-        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let p = prover.run(&mut a, |b| circuit(b, Some(&[7; 16]), blocks));
-        let v = verifier.run(&mut b, |b| circuit(b, None, blocks));
-        let (p, v) = futures::executor::block_on(async { futures::join!(p, v) });
-        p.and(v).expect("an honest batch");
-        verifier.last_stats()
+        let (p, v) = crate::zk::tests::zk_run(
+            crate::zk::Cheat::default(),
+            |b| circuit(b, Some(&[7; 16]), blocks),
+            |b| {
+                circuit(b, None, blocks);
+                b.stats()
+            },
+        );
+        p.and(v).expect("an honest batch")
     }
 
     /// What the proof makes ahead for a keystream batch is what the batch takes.
