@@ -6,6 +6,7 @@
 # or if a listed one no longer exists.
 #   scripts/mutants.sh [--list] [extra cargo-mutants args, e.g. --shard 0/4]
 #   MUTANTS_FILES="src/protocol/reveal.rs src/zk/check.rs" MUTANTS_OUT=/tmp/m scripts/mutants.sh
+#   MUTANTS_TESTS=--lib scripts/mutants.sh   (first pass on the library's tests only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -49,8 +50,11 @@ started=$(date +%s)
 # minutes in release, and the tests still run on optimised dependencies. nextest stops at
 # the first failing test.
 export CARGO_TARGET_DIR="$PWD/target/mutants-build" CARGO_PROFILE_DEV_DEBUG=false
+# MUTANTS_TESTS narrows the test targets for a quick first pass (e.g. "--lib", which halves
+# the build); its missed mutants are then run again with all of them (--re or --file).
+read -ra tests <<<"${MUTANTS_TESTS:---lib --test=protocol_soundness --test=notarize --test=zk_kos --test=zk_softspoken --test=proxy}"
 targets=()
-for t in --lib --test=protocol_soundness --test=notarize --test=zk_kos --test=zk_softspoken --test=proxy; do
+for t in "${tests[@]}"; do
   targets+=(--cargo-arg="$t")
 done
 cargo mutants "${args[@]}" "${targets[@]}" --output "$out" --test-tool nextest \

@@ -1,7 +1,7 @@
 //! AES-GCM counter-mode blocks for TLS records (NIST SP 800-38D): J0 = IV ‖ 0x00000001
 //! for a 96-bit IV, keystream block j uses counter j + 2, and H = AES_K(0^128).
 
-use super::aes::{encrypt, Block, RoundKeys};
+use super::aes::{encrypt, encrypt_sharing_prefix, Block, RoundKeys};
 use super::Circuit;
 
 /// The 128-bit counter block IV ‖ BE32(counter). `iv` is 96 bits (12 bytes), possibly mixed
@@ -17,21 +17,35 @@ pub fn counter_block<B: Circuit>(b: &B, iv: &[B::Bit], counter: u32) -> Vec<B::B
     blk
 }
 
-/// Keystream blocks AES_K(IV ‖ BE32(j + 2)) for the given block indices j, with the backend's
-/// S-box.
+/// Keystream blocks AES_K(IV ‖ BE32(j + 2)) for the given block indices j, in their order,
+/// with the backend's S-box. Counter blocks that agree on their first 15 bytes (up to 256
+/// consecutive blocks) share their first two rounds' common S-boxes
+/// ([`encrypt_sharing_prefix`]), so a call with many blocks of one record costs 133 S-boxes a
+/// block; a call with one block costs what [`encrypt`] does.
 pub fn keystream_blocks<B: Circuit>(
     b: &mut B,
     rk: &RoundKeys<B>,
     iv: &[B::Bit],
     block_indices: &[u32],
 ) -> Vec<Block<B>> {
-    block_indices
-        .iter()
-        .map(|j| {
-            let cb = counter_block(b, iv, j.wrapping_add(2));
-            encrypt(b, rk, &cb)
-        })
-        .collect()
+    // Blocks by the counter's upper 24 bits, in order of first appearance.
+    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (k, j) in block_indices.iter().enumerate() {
+        let upper = j.wrapping_add(2) >> 8;
+        match groups.iter_mut().find(|(u, _)| *u == upper) {
+            Some((_, members)) => members.push(k),
+            None => groups.push((upper, vec![k])),
+        }
+    }
+    let mut out: Vec<Option<Block<B>>> = vec![None; block_indices.len()];
+    for (_, members) in groups {
+        let blocks: Vec<Vec<B::Bit>> = members.iter().map(|&k| counter_block(b, iv, block_indices[k].wrapping_add(2))).collect();
+        let lasts: Vec<[B::Bit; 8]> = blocks.iter().map(|cb| core::array::from_fn(|i| cb[120 + i])).collect();
+        for (k, enc) in members.into_iter().zip(encrypt_sharing_prefix(b, rk, &blocks[0][..120], &lasts)) {
+            out[k] = Some(enc);
+        }
+    }
+    out.into_iter().flatten().collect()
 }
 
 /// E_K(J0), the block that masks the GHASH output in the tag.

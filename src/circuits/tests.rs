@@ -383,7 +383,7 @@ fn gcm_keystream_j0_and_h_match_aes_crate_with_partial_opening() {
     let key = rand_bytes(16);
     let salt = rand_bytes(4);
     let explicit = rand_bytes(8);
-    let indices = [0u32, 1, 7];
+    let indices = [0u32, 1, 7, 254, 253];
     let positions = [0usize, 5, 15];
     let mut iv = salt.clone();
     iv.extend_from_slice(&explicit);
