@@ -11,8 +11,10 @@
 //! flight, the key share (each party's point; the client's is their sum) and the 2PC ECDH,
 //! the key derivation with the client Finished and the server's ([`super::handshake`]), the
 //! request (P encrypts with its keystream, V helps with the tags and sees the ciphertext), and
-//! the response, every record's tag checked by both. Nothing is decrypted here: the server's
-//! records are decrypted after the connection, once V publishes its shares.
+//! the response, forwarded to V as it arrives. Nothing of the response is decrypted or checked
+//! here: its records are fixed in V's copy before P could learn a key, and their tags are
+//! checked by the transcript proof after the connection (`protocol/check.rs`), as in proxy
+//! mode; P decrypts them once V publishes its share.
 //!
 //! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
 //! the ZK engine before its labels are sent, so that after the connection P can prove that
@@ -26,7 +28,7 @@ use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, Handsha
 use super::reproof::{CommittedInputs, ServerFinished, SessionScript};
 use super::kdf::KdfInputs;
 use super::phases::{Input, PhaseError};
-use super::record::{check_prover, check_verifier, j0_share, masked_keystream, seal_prover, seal_verifier, split_body, RecordError};
+use super::record::{j0_share, masked_keystream, seal_prover, seal_verifier, split_body, RecordError};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bytes_to_bits;
 use crate::gc::Garbler;
@@ -40,7 +42,8 @@ use crate::zk::{Party, ProofError};
 use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
 
-/// How much each direction may carry; both parties size the GHASH powers from it.
+/// How much each direction may carry; both parties size the client direction's GHASH powers
+/// from it (the server's take only its Finished record's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// Application data the client may send, bytes.
@@ -51,7 +54,7 @@ pub struct ConnectionLimits {
 
 impl ConnectionLimits {
     fn powers(&self) -> Powers {
-        Powers::for_records(self.max_sent.min(MAX_PLAINTEXT), self.max_recv.min(MAX_PLAINTEXT))
+        Powers { client: Powers::for_records(self.max_sent.min(MAX_PLAINTEXT), 0).client, server: Powers::FINISHED.server }
     }
 
     fn cots(&self) -> usize {
@@ -86,8 +89,11 @@ pub enum ConnectionError {
     Phase(#[from] PhaseError),
     #[error("ZK commitment: {0}")]
     Proof(#[from] ProofError),
-    #[error("the server's records do not open under the keys of the verifier's published share")]
-    WrongVerifierShare,
+    /// P's deferred decryption: the records were altered on the way to P (the transcript proof
+    /// would refuse them too), or V published a share other than its own (which the labels it
+    /// published rule out).
+    #[error("server record {seq} does not open under the session's keys")]
+    ServerRecordDoesNotOpen { seq: u64 },
     #[error("the server's key share is not a point on P-256")]
     ServerKeyShare,
     #[error("the peer sent a malformed message: {0}")]
@@ -165,8 +171,7 @@ impl<W> ProverConnection<W> {
     }
 
     /// Deferred decryption: the server's records under the session's keys, in order, with
-    /// their content types. A record that does not open means the verifier published a
-    /// share other than its own (both checked every tag during the connection).
+    /// their content types.
     pub fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
         use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
         let kb = crate::tls::keys::key_block(ms, self.client.client_random(), self.client.server_random());
@@ -177,7 +182,7 @@ impl<W> ProverConnection<W> {
             .skip(1)
             .map(|r| {
                 let seq = r.seq.ok_or(crate::tls::Error::InvalidState("an encrypted record without a sequence number"))?;
-                let plain = server.open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..]).map_err(|_| ConnectionError::WrongVerifierShare)?;
+                let plain = server.open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..]).map_err(|_| ConnectionError::ServerRecordDoesNotOpen { seq })?;
                 Ok((r.content_type, plain))
             })
             .collect()
@@ -224,8 +229,8 @@ fn server_finished(client: &Client) -> Result<(SealedRecord, ServerFinished), Co
     Ok((record, fin))
 }
 
-/// The received application data so far must stay within the limit; each record costs both
-/// parties a garbled block and a tag check.
+/// The received application data so far must stay within the limit; each record costs V
+/// memory now and the transcript proof work later.
 fn count_received(total: &mut usize, records: &[SealedRecord], limit: usize) -> Result<(), ConnectionError> {
     for r in records {
         // An alert is no application data, and it ends the server's data. Any other record
@@ -347,8 +352,8 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), closing: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
     for chunk in request.chunks(MAX_PLAINTEXT) {
         let seq = client.next_sealed_seq();
@@ -366,11 +371,6 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     loop {
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
-        for r in &records {
-            let (nonce, wires) = check_response_prover(&mut gp, ch, zk, &keys, r).await?;
-            script.responses.push(nonce);
-            committed.responses.push(wires);
-        }
         if client.received_sealed_alert() || !forward_once(ch, server, &mut client).await? {
             break;
         }
@@ -416,8 +416,8 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), responses: Vec::new(), closing: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), closing: Vec::new() };
+    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
     let mut sent = 0;
     while sent < limits.max_sent {
@@ -435,11 +435,6 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     loop {
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
-        for r in &records {
-            let (nonce, wires) = check_response_verifier(&mut ep, ch, zk, &keys, r).await?;
-            script.responses.push(nonce);
-            committed.responses.push(wires);
-        }
         if client.received_sealed_alert() || !take_forwarded(ch, &mut client).await? {
             break;
         }
@@ -497,28 +492,6 @@ async fn seal_record_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, 
     let ciphertext = seal_verifier(ch, &keys.client_powers, seq, content_type as u8, j0).await?;
     let tag = tag_from(&ch.recv().await?)?;
     Ok(Some(([&seq.to_be_bytes()[..], &ciphertext, &tag].concat(), committed)))
-}
-
-/// P: checks one server record (already forwarded) with V: commits a mask for V's share of
-/// its E_K(J0), then sends its tag share.
-async fn check_response_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<GarbledBackend>, r: &SealedRecord) -> Result<(u64, Vec<Bit<Z, C>>), ConnectionError> {
-    let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
-    let mask: [u8; 16] = rand::random();
-    let committed = commit(zk, ch, &mask).await?;
-    let wires = gp.own_inputs(ch, &bytes_to_bits(&mask)).await?;
-    j0_share(gp, ch, &keys.server, nonce, &Input::Wires(&wires)).await?;
-    check_prover(ch, &keys.server_powers, r.seq, r.content_type, &r.body, mask).await?;
-    Ok((nonce, committed))
-}
-
-/// V: the other side of [`check_response_prover`] for a server record as V holds it.
-async fn check_response_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, keys: &RecordKeys<EvaluatedBackend>, r: &SealedRecord) -> Result<(u64, Vec<Bit<Z, C>>), ConnectionError> {
-    let (nonce, _, _) = split_body(&r.body).ok_or(ConnectionError::Malformed("a server record shorter than its nonce and tag"))?;
-    let committed = take_commitment(zk, ch, 16).await?;
-    let wires = ep.peer_inputs(ch, 128).await?;
-    let j0 = j0_share(ep, ch, &keys.server, nonce, &Input::Wires(&wires)).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-    check_verifier(ch, &keys.server_powers, r.seq, r.content_type, &r.body, j0).await?;
-    Ok((nonce, committed))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -701,14 +674,26 @@ mod tests {
         forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
         cheat: crate::protocol::proof::ProofCheat,
     ) -> (Result<[Vec<u8>; 2], String>, [Vec<u8>; 2]) {
+        let (verified, honest) = transcript_proof_over(None, plan, forge, cheat).await;
+        (verified, honest.expect("P decrypts the server's records"))
+    }
+
+    /// [`transcript_proof`] over a connection whose server bytes were altered as `flip` says
+    /// before they reached P; the honest plaintext as P's deferred decryption gives it.
+    async fn transcript_proof_over(
+        flip: Option<usize>,
+        plan: impl Fn(u64, u64) -> crate::protocol::messages::RevealPlan,
+        forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
+        cheat: crate::protocol::proof::ProofCheat,
+    ) -> (Result<[Vec<u8>; 2], String>, Result<[Vec<u8>; 2], ConnectionError>) {
         use crate::protocol::proof::{self, PublicInputs, PROOF_CHEAT};
         use crate::protocol::transcript;
         let (port, roots) = fixture().await;
-        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), None).await;
+        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), flip).await;
         let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
         let ((v_share, (p, mut pz, mut a)), (v, mut vz, mut b)) = (p.expect("prover"), v.expect("verifier"));
         let ms = p.master_secret(&v_share);
-        let honest = [p.client.transcript().app_plaintext(Direction::Sent), p.open_received(&ms).expect("decrypts").into_iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b).collect()];
+        let honest = p.open_received(&ms).map(|r| [p.client.transcript().app_plaintext(Direction::Sent), r.into_iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b).collect()]);
         let kb = key_block(&ms, p.client.client_random(), p.client.server_random());
         let [p_sent, p_received] = forge(&kb, &p.client);
         let raw = |d| v.client.transcript().raw_bytes(d);
@@ -843,13 +828,18 @@ mod tests {
         assert!(p.is_err(), "the prover cannot go on alone");
     }
 
+    /// A server record altered before it reached P (by the network, or by P before it
+    /// forwarded it) is in V's copy as P forwarded it, before any key existed. Nothing checks
+    /// it during the connection; its tag is refused by the transcript proof on either path, and
+    /// P's deferred decryption names it.
     #[tokio::test]
-    async fn a_server_record_altered_before_it_reached_the_prover_is_refused_by_both() {
-        let (port, roots) = fixture().await;
-        let (p, v) = connect(port, roots.clone(), roots, &request("/json"), Some(40)).await;
-        let (p, v) = (p.map(|_| ()), v.map(|_| ()));
-        assert!(matches!(&v, Err(ConnectionError::Record(RecordError::TagMismatch { seq: 1 }))), "{:?}", v.err());
-        assert!(matches!(&p, Err(ConnectionError::Record(RecordError::Refused { seq: 1 }))), "{:?}", p.err());
+    async fn a_server_record_altered_before_it_reached_the_prover_is_refused_after_the_connection() {
+        let all = |sent, received| crate::protocol::messages::RevealPlan { sent: vec![0..sent], received: vec![0..received], commit_sent: vec![], commit_received: vec![] };
+        for (plan, path) in [(all as fn(u64, u64) -> _, "fast"), (all_but_last, "ZK")] {
+            let (v, p) = transcript_proof_over(Some(40), plan, unchanged, Default::default()).await;
+            assert_eq!(v.err().as_deref(), Some("BadTag { direction: \"received\", index: 1 }"), "{path} path");
+            assert!(matches!(p, Err(ConnectionError::ServerRecordDoesNotOpen { seq: 1 })), "{path} path: {:?}", p.err());
+        }
     }
 
     #[tokio::test]

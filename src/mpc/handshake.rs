@@ -131,13 +131,12 @@ pub struct VerifierHandshake {
     verifier_input: Vec<Wire>,
 }
 
-/// What a party holds for the records after the handshake: each direction's garbled AES and
-/// its share of the powers of that direction's GHASH key.
+/// What a party holds for the records after the handshake: the client direction's garbled
+/// AES and its share of the powers of that direction's GHASH key (the server's records are
+/// only forwarded: docs/protocol.md, "A connection in two parties").
 pub struct RecordKeys<B: crate::circuits::Circuit> {
     pub client: Direction<B>,
-    pub server: Direction<B>,
     pub client_powers: PowerShares,
-    pub server_powers: PowerShares,
     /// The verifier's premaster share's input wires: the zero labels on the garbler, the
     /// labels it holds on the evaluator (which it publishes after the connection).
     pub verifier_input: Vec<Wire>,
@@ -204,7 +203,7 @@ pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), s.server_powers, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
     record::check_prover(ch, &powers, 0, HANDSHAKE, body, s.masks[MASK_SERVER_J0]).await?;
     check_server_finished(gp, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers, verifier_input: s.verifier_input })
+    Ok(RecordKeys { client: s.client, client_powers: s.client_powers, verifier_input: s.verifier_input })
 }
 
 /// The verifier's side of the server Finished record `body` (as the prover forwarded it, the
@@ -218,5 +217,5 @@ pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     let powers: PowerShares = powers_b(ch, block_to_field(h), s.server_powers, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
     record::check_verifier(ch, &powers, 0, HANDSHAKE, body, j0).await?;
     check_server_finished(ep, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, server: d, client_powers: s.client_powers, server_powers: powers, verifier_input: s.verifier_input })
+    Ok(RecordKeys { client: s.client, client_powers: s.client_powers, verifier_input: s.verifier_input })
 }

@@ -43,8 +43,6 @@ pub struct SessionScript {
     pub server_finished: ServerFinished,
     /// (sequence number, length) of every request record.
     pub requests: Vec<(u64, usize)>,
-    /// The explicit nonce of every server record checked after the Finished.
-    pub responses: Vec<u64>,
     /// (sequence number, length) of the records the client sealed after the response: its
     /// close_notify.
     pub closing: Vec<(u64, usize)>,
@@ -52,11 +50,10 @@ pub struct SessionScript {
 
 /// P's circuit inputs as committed in the ZK engine during the connection: the premaster
 /// share and the handshake's masks, then per request record its keystream and E_K(J0) masks,
-/// per server record its E_K(J0) mask, and per closing record its masks as a request's.
+/// and per closing record its masks as a request's.
 pub struct CommittedInputs<W> {
     pub handshake: Vec<W>,
     pub requests: Vec<Vec<W>>,
-    pub responses: Vec<Vec<W>>,
     pub closing: Vec<Vec<W>>,
 }
 
@@ -87,8 +84,8 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
 /// Every phase of a connection in the order the connection ran them, over `p`: the
 /// handshake's ([`super::handshake`]: the key derivation, the client direction's GHASH key,
 /// E_K(J0) and Finished keystream, the server direction's, the server Finished check), then
-/// each request record's keystream and E_K(J0), each server record's E_K(J0), and each
-/// closing record's keystream and E_K(J0).
+/// each request record's keystream and E_K(J0), and each closing record's keystream and
+/// E_K(J0).
 pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &CommittedInputs<<P::Backend as Gates>::Bit>, verifier_share: &[u8; 32], script: &SessionScript) -> Result<(), ReproofError> {
     check_len(&inputs.handshake, 256 + 128 * MASKS)?;
     let (share, masks) = inputs.handshake.split_at(256);
@@ -103,15 +100,11 @@ pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &Co
     let fin = &script.server_finished;
     j0_share(p, ch, &server, fin.nonce, &mask(4)).await?;
     check_server_finished(p, ch, &keys, &server, &fin.hash, fin.nonce, &fin.ciphertext).await?;
-    if inputs.requests.len() != script.requests.len() || inputs.responses.len() != script.responses.len() || inputs.closing.len() != script.closing.len() {
+    if inputs.requests.len() != script.requests.len() || inputs.closing.len() != script.closing.len() {
         return Err(ReproofError::Malformed("committed inputs for another number of records"));
     }
     for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {
         sealed_record(p, ch, &client, wires, seq, len).await?;
-    }
-    for (wires, &nonce) in inputs.responses.iter().zip(&script.responses) {
-        check_len(wires, 128)?;
-        j0_share(p, ch, &server, nonce, &Input::Wires(wires)).await?;
     }
     for (wires, &(seq, len)) in inputs.closing.iter().zip(&script.closing) {
         sealed_record(p, ch, &client, wires, seq, len).await?;
@@ -128,9 +121,9 @@ async fn sealed_record<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, client: 
 }
 
 /// How many values V alone decoded in a connection: both directions' GHASH key shares and
-/// Finished E_K(J0), then one E_K(J0) per later record.
+/// Finished E_K(J0), then one E_K(J0) per record the client sealed after them.
 fn values_for_verifier(script: &SessionScript) -> usize {
-    4 + script.requests.len() + script.responses.len() + script.closing.len()
+    4 + script.requests.len() + script.closing.len()
 }
 
 /// V's side: publishes its share, its labels and the values it alone decoded, then checks
