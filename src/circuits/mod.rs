@@ -31,7 +31,7 @@ pub trait Circuit: Gates {
         let one = self.constant(true);
         self.xor(a, one)
     }
-    /// The AES S-box on one byte: the Boyar–Peralta circuit (34 AND) unless the backend has a
+    /// The AES S-box on one byte: the Boyar–Peralta circuit (32 AND) unless the backend has a
     /// cheaper way (the ZK engine proves a GF(2^8) inversion instead: [`crate::zk::sbox`]).
     fn aes_sbox(&mut self, s: &[Self::Bit; 8]) -> [Self::Bit; 8]
     where

@@ -306,7 +306,7 @@ fn aes_field_and_boolean_match_fips197_and_aes_crate() {
         assert_eq!(open_bytes(&mut b, &out), aes_ref(&k, &m));
         assert_eq!(open_bytes(&mut b, &outb), aes_ref(&k, &m));
     }
-    // Costs: field S-box = 8 committed bits + 2 products; boolean = 34 AND per S-box (tested in aes_bool).
+    // Costs: field S-box = 8 committed bits + 2 products; boolean = 32 AND per S-box (tested in aes_bool).
     let mut b = PlainBackend::new();
     let kb = commit_bytes(&mut b, Some(&key), 16);
     let rk = key_schedule(&mut b, &kb);

@@ -1,11 +1,17 @@
-//! The AES S-box as a boolean circuit: the 128-gate circuit of Boyar and Peralta, "A depth-16
-//! circuit for the AES S-box" (IFIP SEC 2012, eprint 2011/332), Figures 5, 7 and 8 (forward
-//! direction): a linear top layer of 27 XOR into a shared non-linear middle of 34 AND and 29
-//! XOR, then a linear bottom layer of 38 XOR/XNOR. Its four XNOR gates add exactly the affine
-//! constant 0x63 (outputs S1, S2, S6, S7, with S0 the most significant bit), so they are XORs
-//! here and the constant is added by the callers: a NOT per set bit in a circuit (free), and
-//! folded into the next round key by the bitsliced AES. `circuits::aes_bool` checks it against
-//! the S-box table on all 256 inputs.
+//! The AES S-box as a boolean circuit of 127 gates, 32 of them AND. It is the forward circuit
+//! of Boyar and Peralta, "A depth-16 circuit for the AES S-box" (IFIP SEC 2012, eprint
+//! 2011/332, Figures 5, 7 and 8): a linear top layer of 27 XOR, a non-linear middle, a linear
+//! bottom layer of 38 XOR/XNOR. The middle's GF(2^4) inversion is the one of their smaller
+//! 32-AND circuit (Boyar and Peralta, "A new combinational logic minimization technique with
+//! applications to cryptology", SEA 2010): 5 AND and 11 XOR instead of 7 AND and 10 XOR, on
+//! the same four wires. It is deeper, which costs a garbled circuit nothing; every AND costs
+//! a garbled circuit 32 bytes. The middle is then 32 AND and 30 XOR.
+//!
+//! The four XNOR gates of the bottom layer add exactly the affine constant 0x63 (outputs S1,
+//! S2, S6, S7, with S0 the most significant bit), so they are XORs here and the constant is
+//! added by the callers: a NOT per set bit in a circuit (free), and folded into the next round
+//! key by the bitsliced AES. `circuits::aes_bool` checks the circuit against the S-box table
+//! on all 256 inputs.
 
 /// XOR and AND: all the S-box circuit is built from. Every circuit backend implements them
 /// ([`crate::circuits::Circuit`] extends this), and so does the bitsliced software AES of
@@ -73,23 +79,25 @@ pub fn sbox_without_constant<G: Gates>(g: &mut G, s: &[G::Bit; 8]) -> [G::Bit; 8
     let m21 = g.xor(m17, m15);
     let m22 = g.xor(m18, m13);
     let m23 = g.xor(m19, t25);
-    let m24 = g.xor(m22, m23);
-    let m25 = g.and(m22, m20);
-    let m26 = g.xor(m21, m25);
-    let m27 = g.xor(m20, m21);
-    let m28 = g.xor(m23, m25);
-    let m29 = g.and(m28, m27);
-    let m30 = g.and(m26, m24);
-    let m31 = g.and(m20, m23);
-    let m32 = g.and(m27, m31);
-    let m33 = g.xor(m27, m25);
-    let m34 = g.and(m21, m22);
-    let m35 = g.and(m24, m34);
-    let m36 = g.xor(m24, m25);
-    let m37 = g.xor(m21, m29);
-    let m38 = g.xor(m32, m33);
-    let m39 = g.xor(m23, m30);
-    let m40 = g.xor(m35, m36);
+    // GF(2^4) inversion of (m20, m21, m22, m23) with 5 AND instead of Figure 7's 7: the
+    // inversion of Boyar and Peralta's 32-AND circuit (see the module doc), which maps these
+    // four wires to the same four outputs (checked on all 16 inputs by the S-box test).
+    let v1 = g.xor(m20, m21);
+    let v2 = g.and(m20, m22);
+    let v3 = g.xor(m23, v2);
+    let v4 = g.and(v1, v3);
+    let m37 = g.xor(v4, m21);
+    let v5 = g.xor(m22, m23);
+    let v6 = g.xor(m21, v2);
+    let v7 = g.and(v6, v5);
+    let m39 = g.xor(v7, m23);
+    let v8 = g.xor(m22, m39);
+    let v9 = g.xor(v3, m39);
+    let v10 = g.and(m23, v9);
+    let m40 = g.xor(v10, v8);
+    let v11 = g.xor(v3, v10);
+    let v12 = g.and(m37, v11);
+    let m38 = g.xor(v1, v12);
     let m41 = g.xor(m38, m40);
     let m42 = g.xor(m37, m39);
     let m43 = g.xor(m37, m38);
