@@ -34,6 +34,11 @@ impl<S: TableSource> Evaluator<S> {
         }
     }
 
+    /// Continues at gate `i`, where the garbler says the next circuit's gates start.
+    pub fn set_gate_index(&mut self, i: u64) {
+        self.gate = i;
+    }
+
     pub fn source_mut(&mut self) -> &mut S {
         &mut self.source
     }

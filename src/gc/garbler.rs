@@ -77,9 +77,39 @@ impl<S: TableSink> Garbler<S> {
     /// Wires for the garbler's own input bits, and the labels to send the evaluator (the
     /// value-v label of each: uniformly random whatever v is, so they reveal nothing).
     pub fn garbler_inputs(&mut self, values: &[bool]) -> (Vec<Wire>, Vec<u128>) {
-        let zeros = self.fresh_labels(values.len());
-        let send = zeros.iter().zip(values).map(|(w, &v)| w ^ (bit_mask(v) & *self.delta)).collect();
-        (zeros.into_iter().map(Wire::Label).collect(), send)
+        let wires = self.reserve_inputs(values.len());
+        let send = self.active_labels(&wires, values);
+        (wires, send)
+    }
+
+    /// Wires for `n` input bits whose values come later: circuits can be garbled over them
+    /// before anyone knows their values (garbling ahead).
+    pub fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
+        self.fresh_labels(n).into_iter().map(Wire::Label).collect()
+    }
+
+    /// The labels of `values` on `wires` from [`Self::reserve_inputs`] (labels all: a public
+    /// wire, which has none, gets 0).
+    pub fn active_labels(&self, wires: &[Wire], values: &[bool]) -> Vec<u128> {
+        wires
+            .iter()
+            .zip(values)
+            .map(|(w, &v)| match *w {
+                Wire::Label(zero) => zero ^ (bit_mask(v) & *self.delta),
+                Wire::Public(_) => 0,
+            })
+            .collect()
+    }
+
+    /// The index of the next AND gate (its hash tweaks are 2i and 2i + 1).
+    pub fn gate_index(&self) -> u64 {
+        self.gate
+    }
+
+    /// Continues at gate `i`: the caller keeps the ranges of gate indices it garbles under
+    /// this Δ apart, so that no tweak is used twice.
+    pub fn set_gate_index(&mut self, i: u64) {
+        self.gate = i;
     }
 
     /// Wires for the evaluator's input bits, delivered through random correlated OT under this

@@ -7,11 +7,12 @@
 //! as the server sent it. The client's bytes are a function of the shared values, so V's copy
 //! knows what P sent without being told.
 //!
-//! Steps: COTs (KOS, P the sender under its garbling Δ), the client random, the server's
-//! flight, the key share (each party's point; the client's is their sum) and the 2PC ECDH,
-//! the key derivation with the client Finished and the server's ([`super::handshake`]), the
-//! request (P encrypts with its keystream, V helps with the tags and sees the ciphertext), and
-//! the response, forwarded to V as it arrives. Nothing of the response is decrypted or checked
+//! Steps: COTs (KOS, P the sender under its garbling Δ), the request's records garbled ahead
+//! when they fit [`AHEAD_TABLES`] (over wires its key will be soldered onto), the client
+//! random, the server's flight, the key share (each party's point; the client's is their
+//! sum) and the 2PC ECDH, the key derivation with the client Finished and the server's
+//! ([`super::handshake`]), the request (P encrypts with its keystream, V helps with the tags
+//! and sees the ciphertext), and the response, forwarded to V as it arrives. Nothing of the response is decrypted or checked
 //! here: its records are fixed in V's copy before P could learn a key, and their tags are
 //! checked by the transcript proof after the connection (`protocol/check.rs`), as in proxy
 //! mode; P decrypts them once V publishes its share.
@@ -23,12 +24,12 @@
 
 use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
 use super::fp::Fp;
-use super::garbled::{EvaluatorParty, GarblerParty};
+use super::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, HandshakeError, HandshakeInputs, Powers, RecordKeys, INPUT_COTS};
 use super::reproof::{CommittedInputs, ServerFinished, SessionScript};
 use super::kdf::KdfInputs;
 use super::phases::{Input, PhaseError};
-use super::record::{j0_share, masked_keystream, seal_prover, seal_verifier, split_body, RecordError};
+use super::record::{direction, j0_share, masked_keystream, request_records, seal_prover, seal_verifier, split_body, tables_for_records, RecordError};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bytes_to_bits;
 use crate::gc::Garbler;
@@ -63,6 +64,10 @@ impl ConnectionLimits {
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
+/// Gate tables of a request garbled ahead of the handshake, at most (32 MiB, what the
+/// verifier keeps for it): requests up to about 3 KB. A longer request is garbled record by
+/// record once the keys exist.
+pub const AHEAD_TABLES: u64 = 1 << 20;
 /// Bytes read from the server at a time (one forwarded message).
 const READ_CHUNK: usize = 16 * 1024;
 /// The alert the client ends with: warning, close_notify.
@@ -328,6 +333,7 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     }
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
+    let ahead = request_ahead_prover(&mut gp, ch, zk, request.len()).await?;
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, key_exchange_pending).await?;
@@ -352,18 +358,36 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), closing: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests_ahead: ahead.is_some(), requests: Vec::new(), closing: Vec::new() };
     let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
-    for chunk in request.chunks(MAX_PLAINTEXT) {
-        let seq = client.next_sealed_seq();
-        let (body, wires) = seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::ApplicationData, chunk).await?;
-        client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
-        script.requests.push((seq, chunk.len()));
-        committed.requests.push(wires);
-    }
-    if request.len() < limits.max_sent {
-        ch.send(0u32.to_be_bytes().to_vec()).await?;
+    match ahead {
+        Some(ahead) => {
+            // the records' circuits were garbled before the key existed: its wires now go in
+            gp.solder(ch, &keys.client_key_and_salt, &ahead.key_and_salt).await?;
+            gp.set_schedule(Schedule::Replay);
+            let (key, salt) = ahead.key_and_salt.split_at(128);
+            let d = direction(&mut gp, ch, key, salt).await?;
+            for (chunk, r) in request.chunks(MAX_PLAINTEXT).zip(ahead.records) {
+                let seq = client.next_sealed_seq();
+                let masked = masked_keystream(&mut gp, ch, &d, seq, chunk.len(), &Input::Wires(&r.wires[..8 * chunk.len()])).await?;
+                j0_share(&mut gp, ch, &d, seq, &Input::Wires(&r.wires[8 * chunk.len()..])).await?;
+                let body = encrypt_and_seal(ch, &keys, seq, ContentType::ApplicationData, chunk, &masked, &r.masks).await?;
+                client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
+                script.requests.push((seq, chunk.len()));
+                committed.requests.push(r.committed);
+            }
+            gp.set_schedule(Schedule::Online);
+        }
+        None => {
+            for chunk in request.chunks(MAX_PLAINTEXT) {
+                let seq = client.next_sealed_seq();
+                let (body, wires) = seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::ApplicationData, chunk).await?;
+                client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
+                script.requests.push((seq, chunk.len()));
+                committed.requests.push(wires);
+            }
+        }
     }
     flush(&mut client, server).await?;
 
@@ -392,6 +416,8 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
 pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
     let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
+    let mut ep = EvaluatorParty::new();
+    let ahead = request_ahead_verifier(&mut ep, ch, zk, limits).await?;
     let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
     client.take_outgoing();
@@ -407,7 +433,6 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
-    let mut ep = EvaluatorParty::new();
     let kdf = kdf_inputs(&client)?;
     let (ciphertext, hs) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf, limits.powers()).await?;
     let tag = tag_from(&ch.recv().await?)?;
@@ -416,18 +441,38 @@ pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: Ro
     let (record, fin) = server_finished(&client)?;
     let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &fin.hash).await?;
     client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests: Vec::new(), closing: Vec::new() };
+    let mut script = SessionScript { kdf, server_finished: fin, requests_ahead: matches!(ahead, RequestView::Ahead(_)), requests: Vec::new(), closing: Vec::new() };
     let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
-    let mut sent = 0;
-    while sent < limits.max_sent {
-        let seq = client.next_sealed_seq();
-        let Some((body, wires)) = seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::ApplicationData, limits.max_sent - sent).await? else { break };
-        let len = body.len() - 24;
-        sent += len;
-        client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
-        script.requests.push((seq, len));
-        committed.requests.push(wires);
+    match ahead {
+        RequestView::Ahead(ahead) => {
+            let key_and_salt = ep.solder(ch, &keys.client_key_and_salt).await?;
+            ep.set_replay(true);
+            let (key, salt) = key_and_salt.split_at(128);
+            let d = direction(&mut ep, ch, key, salt).await?;
+            for r in ahead {
+                let seq = client.next_sealed_seq();
+                masked_keystream(&mut ep, ch, &d, seq, r.len, &Input::Wires(&r.wires[..8 * r.len])).await?;
+                let j0 = j0_share(&mut ep, ch, &d, seq, &Input::Wires(&r.wires[8 * r.len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
+                let body = take_sealed(ch, &keys, seq, ContentType::ApplicationData, j0, r.len).await?;
+                client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
+                script.requests.push((seq, r.len));
+                committed.requests.push(r.committed);
+            }
+            ep.set_replay(false);
+        }
+        RequestView::Online { announced } => {
+            let mut sent = 0;
+            while sent < announced {
+                let seq = client.next_sealed_seq();
+                let Some((body, wires)) = seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::ApplicationData, announced - sent).await? else { break };
+                let len = body.len() - 24;
+                sent += len;
+                client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
+                script.requests.push((seq, len));
+                committed.requests.push(wires);
+            }
+        }
     }
     client.take_outgoing();
 
@@ -467,10 +512,18 @@ async fn seal_record_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: 
     let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
     let masked = masked_keystream(gp, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     j0_share(gp, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?;
-    let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
+    Ok((encrypt_and_seal(ch, keys, seq, content_type, plaintext, &masked, &masks).await?, committed))
+}
+
+/// P: encrypts `plaintext` with the keystream (the revealed `masked` one under the first
+/// bytes of `masks`, whose last 16 are its share of E_K(J0)), gets the tag with V and sends
+/// V the tag. Returns the record's body.
+async fn encrypt_and_seal<C: Channel>(ch: &mut C, keys: &RecordKeys<GarbledBackend>, seq: u64, content_type: ContentType, plaintext: &[u8], masked: &[u8], masks: &[u8]) -> Result<Vec<u8>, ConnectionError> {
+    let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(masks)).map(|(p, (m, k))| p ^ m ^ k).collect();
+    let j0_mask: [u8; 16] = masks[masks.len() - 16..].try_into().map_err(|_| ConnectionError::Malformed("masks end with 16 bytes for E_K(J0)"))?;
     let body = seal_prover(ch, &keys.client_powers, seq, content_type as u8, &ciphertext, j0_mask).await?;
     ch.send(body[body.len() - 16..].to_vec()).await?;
-    Ok((body, committed))
+    Ok(body)
 }
 
 /// V: the other side of [`seal_record_prover`], with at most `budget` bytes allowed (what is
@@ -489,9 +542,102 @@ async fn seal_record_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, 
     let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
     masked_keystream(ep, ch, &keys.client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     let j0 = j0_share(ep, ch, &keys.client, seq, &Input::Wires(&wires[8 * len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
+    Ok(Some((take_sealed(ch, keys, seq, content_type, j0, len).await?, committed)))
+}
+
+/// V: the other side of [`encrypt_and_seal`] for a record of `len` bytes: answers its tag
+/// share for the ciphertext P sends, takes the tag. Returns the record's body.
+async fn take_sealed<C: Channel>(ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, seq: u64, content_type: ContentType, j0: [u8; 16], len: usize) -> Result<Vec<u8>, ConnectionError> {
     let ciphertext = seal_verifier(ch, &keys.client_powers, seq, content_type as u8, j0).await?;
+    if ciphertext.len() != len {
+        return Err(ConnectionError::Malformed("a record's ciphertext is not as long as its keystream"));
+    }
     let tag = tag_from(&ch.recv().await?)?;
-    Ok(Some(([&seq.to_be_bytes()[..], &ciphertext, &tag].concat(), committed)))
+    Ok([&seq.to_be_bytes()[..], &ciphertext, &tag].concat())
+}
+
+/// P's side of a request record garbled ahead: its masks (keystream, then E_K(J0)), their
+/// wires and their commitment.
+struct AheadRecord<W> {
+    masks: Vec<u8>,
+    wires: Vec<crate::gc::Wire>,
+    committed: Vec<W>,
+}
+
+/// P's request garbled ahead of the handshake: the wires its key and salt will be soldered
+/// onto, and its records.
+struct AheadRequest<W> {
+    key_and_salt: Vec<crate::gc::Wire>,
+    records: Vec<AheadRecord<W>>,
+}
+
+/// V's side of a request record garbled ahead: its length, the wires of P's masks and their
+/// commitment.
+struct AheadRecordView<W> {
+    len: usize,
+    wires: Vec<crate::gc::Wire>,
+    committed: Vec<W>,
+}
+
+/// P, before the handshake: announces the request's length and, when its records' tables fit
+/// [`AHEAD_TABLES`], commits their masks, sends their labels and garbles the client
+/// direction's key schedule and the records' keystream and E_K(J0) over wires for the key and
+/// salt that the handshake will solder in (docs/protocol.md, "Garbling ahead").
+async fn request_ahead_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, len: usize) -> Result<Option<AheadRequest<Bit<Z, C>>>, ConnectionError> {
+    ch.send((len as u32).to_be_bytes().to_vec()).await?;
+    let plan = request_records(len);
+    if tables_for_records(&plan) > AHEAD_TABLES {
+        return Ok(None);
+    }
+    let mut records = Vec::with_capacity(plan.len());
+    for &(_, len) in &plan {
+        let masks: Vec<u8> = (0..len + 16).map(|_| rand::random()).collect();
+        let committed = commit(zk, ch, &masks).await?;
+        let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
+        records.push(AheadRecord { masks, wires, committed });
+    }
+    let key_and_salt = gp.reserve_inputs(160);
+    gp.set_schedule(Schedule::Ahead);
+    let (key, salt) = key_and_salt.split_at(128);
+    let d = direction(gp, ch, key, salt).await?;
+    for (r, &(seq, len)) in records.iter().zip(&plan) {
+        masked_keystream(gp, ch, &d, seq, len, &Input::Wires(&r.wires[..8 * len])).await?;
+        j0_share(gp, ch, &d, seq, &Input::Wires(&r.wires[8 * len..])).await?;
+    }
+    gp.end_ahead(ch).await?;
+    gp.set_schedule(Schedule::Online);
+    Ok(Some(AheadRequest { key_and_salt, records }))
+}
+
+/// What V knows of the request before the handshake.
+enum RequestView<W> {
+    /// Its records, garbled ahead.
+    Ahead(Vec<AheadRecordView<W>>),
+    /// Its length: it is garbled record by record once the keys exist.
+    Online { announced: usize },
+}
+
+/// V's side of [`request_ahead_prover`]: refuses a request over max_sent, keeps at most the
+/// tables its records take.
+async fn request_ahead_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, limits: ConnectionLimits) -> Result<RequestView<Bit<Z, C>>, ConnectionError> {
+    let len: [u8; 4] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a request length is 4 bytes"))?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > limits.max_sent {
+        return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
+    }
+    let plan = request_records(len);
+    let tables = tables_for_records(&plan);
+    if tables > AHEAD_TABLES {
+        return Ok(RequestView::Online { announced: len });
+    }
+    let mut records = Vec::with_capacity(plan.len());
+    for &(_, len) in &plan {
+        let committed = take_commitment(zk, ch, len + 16).await?;
+        let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
+        records.push(AheadRecordView { len, wires, committed });
+    }
+    ep.receive_ahead(ch, tables).await?;
+    Ok(RequestView::Ahead(records))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -560,14 +706,18 @@ mod tests {
     /// its ZK party and its channel end for what follows. Each side owns its channel end, so
     /// one that fails drops it and the other returns.
     async fn connect_with(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> Outcomes {
+        connect_within(gp, port, prover_roots, verifier_roots, request, flip, LIMITS).await
+    }
+
+    async fn connect_within(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>, limits: ConnectionLimits) -> Outcomes {
         let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
         let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
         let now = rustls_pki_types::UnixTime::now();
         let client = Client::new(two_party_config(prover_roots), "localhost", now).expect("client");
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
-        let p = async move { prover_garbling(gp, &mut a, &mut pz, &mut server, client, request, LIMITS).await.map(|p| (p, pz, a)) };
-        let v = async move { verifier(&mut b, &mut vz, verifier_roots, "localhost", now, LIMITS).await.map(|v| (v, vz, b)) };
+        let p = async move { prover_garbling(gp, &mut a, &mut pz, &mut server, client, request, limits).await.map(|p| (p, pz, a)) };
+        let v = async move { verifier(&mut b, &mut vz, verifier_roots, "localhost", now, limits).await.map(|v| (v, vz, b)) };
         join(p, v).await
     }
 
@@ -625,6 +775,24 @@ mod tests {
         let text = String::from_utf8(response).expect("text");
         assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
         assert_eq!(records.last(), Some(&(21, vec![1, 0])), "the server ended with close_notify");
+    }
+
+    /// A request whose tables would not fit [`AHEAD_TABLES`] is garbled record by record once
+    /// the keys exist; it reaches the server and the proof of the garbling accepts it, as a
+    /// short one garbled ahead does (the test above).
+    #[tokio::test]
+    async fn a_request_too_long_to_garble_ahead_is_garbled_once_the_keys_exist() {
+        let (port, roots) = fixture().await;
+        let req = crate::http::RequestBuilder::get("localhost", "/json").header("X-Padding", &"p".repeat(4000)).build().expect("request").bytes;
+        assert!(tables_for_records(&request_records(req.len())) > AHEAD_TABLES && tables_for_records(&request_records(1024)) <= AHEAD_TABLES);
+        let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
+        let (p, v) = connect_within(GarblerParty::new(Garbler::new(Vec::new())), port, roots.clone(), roots, &req, None, limits).await;
+        let (p_end, v_end) = (p.expect("prover"), v.expect("verifier"));
+        assert_eq!(p_end.0.client.transcript().app_plaintext(Direction::Sent), req);
+        assert_eq!(v_end.0.script.requests, vec![(1, req.len())]);
+        let (proven, verified) = reproof(p_end, v_end).await;
+        verified.expect("the verifier accepts the garbling");
+        proven.expect("the prover's proof");
     }
 
     #[tokio::test]
@@ -791,16 +959,10 @@ mod tests {
     async fn a_garbler_that_flipped_a_decoded_keystream_bit_during_the_connection_is_caught_by_the_proof() {
         let (port, roots) = fixture().await;
         let req = request("/json");
-        // Where the request's keystream is decoded: after every value revealed before it and
-        // the four the verifier alone decoded in the handshake (only the close_notify's
-        // keystream is revealed after it).
-        let (p, _) = connect(port, roots.clone(), roots.clone(), &req, None).await;
-        let revealed = p.expect("honest prover").0.revealed.clone();
-        let at = revealed.len() - 2;
-        assert_eq!((revealed[at].len(), revealed[at + 1].len()), (req.len(), CLOSE_NOTIFY.len()));
-        let before: usize = revealed[..at].iter().map(Vec::len).sum::<usize>() + 4 * 16;
+        // The request is garbled ahead of the handshake: the first wires the garbler decodes
+        // are its keystream's (masked). Flip a bit of its byte 20.
         let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
-        gp.cheat.flip_decoding = Some(8 * (before + 20) + 3);
+        gp.cheat.flip_decoding = Some(8 * 20 + 3);
         let (p, v) = connect_with(gp, port, roots.clone(), roots, &req, None).await;
         // The connection itself goes through (the server gets one altered request byte).
         let (_, verified) = reproof(p.expect("prover"), v.expect("verifier")).await;
@@ -860,12 +1022,13 @@ mod tests {
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
         // Both limits allow full records, so both size the same GHASH powers; the prover
-        // claims 40000 bytes where the verifier agreed to 20000.
+        // claims 40000 bytes where the verifier agreed to 20000, and announces 30000 before
+        // the handshake.
         let (ours, theirs) = (ConnectionLimits { max_sent: 20_000, ..LIMITS }, ConnectionLimits { max_sent: 40_000, ..LIMITS });
         let p = async move { prover(&mut a, &mut pz, &mut server, client, &[b'a'; 30_000], theirs).await.map(|_| ()) };
         let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, ours).await.map(|_| ()) };
         let (p, v) = join(p, v).await;
-        assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 3616 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
+        assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 20_000 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
         assert!(matches!(&p, Err(ConnectionError::Channel(_)) | Err(ConnectionError::Phase(_))), "{:?}", p.err());
     }
 }

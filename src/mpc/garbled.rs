@@ -2,13 +2,25 @@
 //! ([`GarblerParty`]), the verifier evaluates ([`EvaluatorParty`]); docs/protocol.md, "MPC
 //! mode: the two-party engine".
 //!
-//! A phase on the wire, garbler to evaluator: a header (the phase's table count and the
-//! permute bits of the wires it reveals), then its tables in chunks of at most
-//! [`CHUNK_TABLES`]. The evaluator answers a phase that reveals anything with the values it
-//! decoded and a SHA-256 digest of the output labels it holds: the garbler knows both labels
-//! of every wire, so it checks the values against the digest and a lying evaluator is caught
-//! at once (it cannot hold the other label). A phase's tables are buffered whole on each side;
-//! phases are at most a few SHA-256 compressions (the key derivation's largest is ≈ 2 MB).
+//! A phase on the wire, garbler to evaluator: a header (the index of its first AND gate, its
+//! table count and the permute bits of the wires it reveals), then its tables in chunks of at
+//! most [`CHUNK_TABLES`]. The evaluator answers a phase that reveals anything with the values
+//! it decoded and a SHA-256 digest of the output labels it holds: the garbler knows both
+//! labels of every wire, so it checks the values against the digest and a lying evaluator is
+//! caught at once (it cannot hold the other label). A phase's tables are buffered whole on
+//! each side; phases are at most a few SHA-256 compressions (the key derivation's largest is
+//! ≈ 2 MB).
+//!
+//! **Garbling ahead** ([`Schedule`]): a garbled circuit does not depend on its inputs, only on
+//! their zero labels. So phases can be garbled and sent before their inputs exist, over wires
+//! the garbler reserves ([`GarblerParty::reserve_inputs`]), in a range of gate indices of
+//! their own ([`AHEAD_GATES`]); the evaluator keeps them ([`EvaluatorParty::receive_ahead`],
+//! bounded). Later the same phases run again in the same order ([`Schedule::Replay`]): the
+//! garbler garbles them again to know its output labels but sends nothing, the evaluator
+//! evaluates the tables it kept, and reveals go as usual. Inputs reach the reserved wires as
+//! labels ([`GarblerParty::send_labels`]) or from another circuit's wires by free-XOR
+//! soldering ([`GarblerParty::solder`]): the garbler sends the difference of the two zero
+//! labels, uniformly random since the reserved one is fresh.
 
 use super::phases::{PeerMisbehaved, PhaseError, PhaseFn, Phases};
 use crate::channel::{recv_chunked, send_chunked, Channel};
@@ -22,6 +34,28 @@ use sha2::{Digest, Sha256};
 /// Gate tables one phase may announce (32 MiB): a bound on what an evaluator buffers.
 pub const MAX_PHASE_TABLES: u64 = 1 << 20;
 const TABLE_BYTES: usize = 32;
+/// The first gate index of phases garbled ahead: online phases count from 0 and would need
+/// 2^48 AND gates (8 PiB of tables) to reach it, so no tweak is used twice under one Δ.
+pub const AHEAD_GATES: u64 = 1 << 48;
+/// The first gate index that ends a run of phases garbled ahead.
+const END_OF_AHEAD: u64 = u64::MAX;
+/// Phases an evaluator keeps ahead at most, and the decoding bits of each: with the table
+/// budget, a bound on what it holds.
+const MAX_AHEAD_PHASES: usize = 1024;
+const MAX_AHEAD_DECODING: usize = 1 << 17;
+
+/// When a phase's gates are garbled and evaluated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Garbled, sent and evaluated now.
+    #[default]
+    Online,
+    /// Garbled and sent now (garbler), evaluated later ([`Schedule::Replay`]); nothing is
+    /// revealed yet.
+    Ahead,
+    /// Evaluated now from the tables sent ahead, in the order they were garbled.
+    Replay,
+}
 
 /// Packs bits (LSB first) with their count in front.
 fn pack_bits(bits: &[bool], out: &mut Vec<u8>) {
@@ -67,6 +101,11 @@ pub struct GarblerParty {
     garbler: Garbler<Vec<Table>>,
     revealed: Vec<Vec<u8>>,
     bytes_of_tables: u64,
+    schedule: Schedule,
+    /// The next gate index of phases garbled ahead, and each such phase's first gate and
+    /// table count, in order, until it is replayed.
+    ahead_gate: u64,
+    ahead: std::collections::VecDeque<(u64, usize)>,
     #[cfg(test)]
     pub(crate) cheat: GarblerCheat,
     /// Wires decoded so far, in either kind of phase (where the cheats count from).
@@ -100,6 +139,9 @@ impl GarblerParty {
             garbler,
             revealed: Vec::new(),
             bytes_of_tables: 0,
+            schedule: Schedule::Online,
+            ahead_gate: AHEAD_GATES,
+            ahead: Default::default(),
             #[cfg(test)]
             cheat: GarblerCheat::default(),
             #[cfg(test)]
@@ -124,14 +166,63 @@ impl GarblerParty {
 
     /// Wires for the prover's own input bits; their labels go to the evaluator.
     pub async fn own_inputs<C: Channel>(&mut self, ch: &mut C, values: &[bool]) -> Result<Vec<Wire>, PhaseError> {
+        let wires = self.reserve_inputs(values.len());
+        self.send_labels(ch, &wires, values).await?;
+        Ok(wires)
+    }
+
+    /// Wires for `n` of the prover's input bits whose values come later
+    /// ([`Self::send_labels`]) or from another circuit ([`Self::solder`]).
+    pub fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
+        self.garbler.reserve_inputs(n)
+    }
+
+    /// The labels of `values` on reserved `wires`, to the evaluator (its
+    /// [`EvaluatorParty::peer_inputs`]).
+    pub async fn send_labels<C: Channel>(&mut self, ch: &mut C, wires: &[Wire], values: &[bool]) -> Result<(), PhaseError> {
         #[allow(unused_mut)]
-        let (wires, mut labels) = self.garbler.garbler_inputs(values);
+        let mut labels = self.garbler.active_labels(wires, values);
         #[cfg(test)]
         if let Some(l) = self.cheat.flip_own_label.and_then(|i| labels.get_mut(i)) {
             *l ^= 1 << 77;
         }
-        send_chunked(ch, &labels_to_bytes(&labels)).await?;
-        Ok(wires)
+        Ok(send_chunked(ch, &labels_to_bytes(&labels)).await?)
+    }
+
+    /// Carries the values of wires `from` onto reserved wires `to`: for each, the difference
+    /// of the zero labels (or, from a public wire, `to`'s label of its value), to the
+    /// evaluator (its [`EvaluatorParty::solder`]).
+    pub async fn solder<C: Channel>(&mut self, ch: &mut C, from: &[Wire], to: &[Wire]) -> Result<(), PhaseError> {
+        let delta = self.garbler.delta();
+        let offsets: Vec<u128> = from
+            .iter()
+            .zip(to)
+            .map(|(f, t)| {
+                let to0 = match *t {
+                    Wire::Label(z) => z,
+                    Wire::Public(_) => 0,
+                };
+                match *f {
+                    Wire::Label(z) => z ^ to0,
+                    Wire::Public(v) => to0 ^ (bit_mask(v) & delta),
+                }
+            })
+            .collect();
+        Ok(send_chunked(ch, &labels_to_bytes(&offsets)).await?)
+    }
+
+    /// How the next phases run. Phases garbled ahead must be replayed in the order they were
+    /// garbled, and each with the same circuit.
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
+    }
+
+    /// Ends a run of phases garbled ahead: the evaluator stops receiving them.
+    pub async fn end_ahead<C: Channel>(&mut self, ch: &mut C) -> Result<(), PhaseError> {
+        let mut header = END_OF_AHEAD.to_le_bytes().to_vec();
+        header.extend_from_slice(&0u64.to_le_bytes());
+        pack_bits(&[], &mut header);
+        Ok(ch.send(header).await?)
     }
 
     /// Wires for the evaluator's input bits, one random COT each (keys under this garbler's
@@ -149,9 +240,42 @@ impl GarblerParty {
 }
 
 impl GarblerParty {
-    /// Garbles a phase and sends its header and tables; returns what `f` kept and the wires
-    /// the evaluator decodes.
+    /// Garbles a phase as its schedule says: sends its header and tables (online, ahead) or
+    /// garbles it again from where it was garbled ahead and sends nothing (replay). Returns
+    /// what `f` kept and the wires the evaluator decodes.
     async fn send_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>) -> Result<(T, Vec<Wire>), PhaseError> {
+        match self.schedule {
+            Schedule::Online => self.garble_and_send(ch, f).await,
+            Schedule::Ahead => {
+                let online = self.garbler.gate_index();
+                self.garbler.set_gate_index(self.ahead_gate);
+                let sent = self.garble_and_send(ch, f).await;
+                let next = self.garbler.gate_index();
+                self.garbler.set_gate_index(online);
+                let (t, reveal) = sent?;
+                self.ahead.push_back((self.ahead_gate, (next - self.ahead_gate) as usize));
+                self.ahead_gate = next;
+                Ok((t, reveal))
+            }
+            Schedule::Replay => {
+                let (first, tables) = self.ahead.pop_front().ok_or(PeerMisbehaved::Malformed("no phase garbled ahead is left to replay"))?;
+                let online = self.garbler.gate_index();
+                self.garbler.set_gate_index(first);
+                let (t, reveal) = f(&mut self.garbler);
+                let garbled = self.garbler.gate_index() - first;
+                self.garbler.sink_mut().clear();
+                self.garbler.set_gate_index(online);
+                // our own phases in another order or shape: a bug, never the peer's doing
+                if garbled != tables as u64 {
+                    return Err(crate::gc::GcError::CountMismatch { what: "AND gates of a phase replayed, against garbled ahead", expected: tables, got: garbled as usize }.into());
+                }
+                Ok((t, reveal))
+            }
+        }
+    }
+
+    async fn garble_and_send<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>) -> Result<(T, Vec<Wire>), PhaseError> {
+        let first = self.garbler.gate_index();
         #[cfg(test)]
         let first_gate = self.garbler.stats().and_gates;
         let (t, reveal) = f(&mut self.garbler);
@@ -173,7 +297,8 @@ impl GarblerParty {
                 *d = !*d;
             }
         }
-        let mut header = (tables.len() as u64).to_le_bytes().to_vec();
+        let mut header = first.to_le_bytes().to_vec();
+        header.extend_from_slice(&(tables.len() as u64).to_le_bytes());
         pack_bits(&decoding, &mut header);
         ch.send(header).await?;
         for chunk in tables.chunks(CHUNK_TABLES) {
@@ -190,6 +315,10 @@ impl<C: Channel> Phases<C> for GarblerParty {
 
     async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
         let (t, reveal) = self.send_phase(ch, f).await?;
+        if self.schedule == Schedule::Ahead {
+            // revealed when replayed
+            return Ok((t, Vec::new()));
+        }
         if reveal.is_empty() {
             self.revealed.push(Vec::new());
             return Ok((t, Vec::new()));
@@ -226,6 +355,16 @@ pub struct EvaluatorParty {
     evaluator: Evaluator<std::vec::IntoIter<Table>>,
     revealed: Vec<Vec<u8>>,
     for_verifier: Vec<Vec<u8>>,
+    replay: bool,
+    /// Phases garbled ahead, in order, until they are replayed.
+    ahead: std::collections::VecDeque<ReceivedPhase>,
+}
+
+/// A phase's first gate index, tables and decoding bits, as received.
+struct ReceivedPhase {
+    first_gate: u64,
+    tables: Vec<Table>,
+    decoding: Vec<bool>,
 }
 
 impl Default for EvaluatorParty {
@@ -236,7 +375,43 @@ impl Default for EvaluatorParty {
 
 impl EvaluatorParty {
     pub fn new() -> Self {
-        EvaluatorParty { evaluator: Evaluator::new(Vec::new().into_iter()), revealed: Vec::new(), for_verifier: Vec::new() }
+        EvaluatorParty { evaluator: Evaluator::new(Vec::new().into_iter()), revealed: Vec::new(), for_verifier: Vec::new(), replay: false, ahead: Default::default() }
+    }
+
+    /// Takes phases garbled ahead until the garbler ends them, at most `max_tables` gate
+    /// tables in all: they are kept for [`Self::set_replay`].
+    pub async fn receive_ahead<C: Channel>(&mut self, ch: &mut C, max_tables: u64) -> Result<(), PhaseError> {
+        let mut total = self.ahead.iter().map(|p| p.tables.len() as u64).sum::<u64>();
+        loop {
+            let phase = Self::receive_tables(ch, max_tables - total.min(max_tables)).await?;
+            if phase.first_gate == END_OF_AHEAD {
+                return Ok(());
+            }
+            if self.ahead.len() == MAX_AHEAD_PHASES || phase.decoding.len() > MAX_AHEAD_DECODING {
+                return Err(PeerMisbehaved::Malformed("more phases ahead, or more decoding bits in one, than an evaluator keeps").into());
+            }
+            total += phase.tables.len() as u64;
+            self.ahead.push_back(phase);
+        }
+    }
+
+    /// Whether the next phases are evaluated from the tables received ahead (in order).
+    pub fn set_replay(&mut self, replay: bool) {
+        self.replay = replay;
+    }
+
+    /// Wires for reserved wires of the garbler's that carry the values of our wires `from`,
+    /// from the offsets it sends (its [`GarblerParty::solder`]).
+    pub async fn solder<C: Channel>(&mut self, ch: &mut C, from: &[Wire]) -> Result<Vec<Wire>, PhaseError> {
+        let offsets = labels_from_bytes(&recv_chunked(ch, 16 * from.len()).await?, from.len())?;
+        Ok(from
+            .iter()
+            .zip(offsets)
+            .map(|(f, d)| match *f {
+                Wire::Label(l) => Wire::Label(l ^ d),
+                Wire::Public(_) => Wire::Label(d),
+            })
+            .collect())
     }
 
     /// Every phase's revealed bytes so far: what the proof after the session must open.
@@ -270,13 +445,20 @@ impl EvaluatorParty {
         Ok(self.evaluator.evaluator_inputs(cot_macs, &answers)?)
     }
 
-    /// The phase's tables: a header, then whole chunks adding up to the announced count.
-    async fn receive_tables<C: Channel>(ch: &mut C) -> Result<(Vec<Table>, Vec<bool>), PhaseError> {
+    /// The phase's tables: a header, then whole chunks adding up to the announced count, at
+    /// most `max` (and [`MAX_PHASE_TABLES`]).
+    async fn receive_tables<C: Channel>(ch: &mut C, max: u64) -> Result<ReceivedPhase, PhaseError> {
         let header = ch.recv().await?;
-        let (n, rest) = header.split_first_chunk::<8>().ok_or(PeerMisbehaved::Malformed("phase header"))?;
-        let n = u64::from_le_bytes(*n);
-        if n > MAX_PHASE_TABLES {
-            return Err(PeerMisbehaved::TooManyTables { got: n, max: MAX_PHASE_TABLES }.into());
+        let (first_gate, rest) = header.split_first_chunk::<8>().ok_or(PeerMisbehaved::Malformed("phase header"))?;
+        let (n, rest) = rest.split_first_chunk::<8>().ok_or(PeerMisbehaved::Malformed("phase header"))?;
+        let (first_gate, n) = (u64::from_le_bytes(*first_gate), u64::from_le_bytes(*n));
+        // below 2^63, so that counting a circuit's gates on from there cannot overflow
+        if first_gate != END_OF_AHEAD && first_gate.checked_add(n).is_none_or(|end| end > 1 << 63) {
+            return Err(PeerMisbehaved::Malformed("phase gate indices out of range").into());
+        }
+        let max = max.min(MAX_PHASE_TABLES);
+        if n > max {
+            return Err(PeerMisbehaved::TooManyTables { got: n, max }.into());
         }
         let (decoding, rest) = unpack_bits(rest)?;
         if !rest.is_empty() {
@@ -293,15 +475,23 @@ impl EvaluatorParty {
             let word = |c: &[u8]| u128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
             tables.extend(chunk.chunks_exact(TABLE_BYTES).map(|t| [word(&t[..16]), word(&t[16..])]));
         }
-        Ok((tables, decoding))
+        Ok(ReceivedPhase { first_gate, tables, decoding })
     }
 }
 
 impl EvaluatorParty {
     /// Receives a phase's tables, evaluates it and decodes what it reveals.
     async fn evaluate_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Evaluator<std::vec::IntoIter<Table>>, T>) -> Result<(T, Vec<Wire>, Vec<bool>), PhaseError> {
-        let (tables, decoding) = Self::receive_tables(ch).await?;
+        let ReceivedPhase { first_gate, tables, decoding } = if self.replay {
+            self.ahead.pop_front().ok_or(PeerMisbehaved::Malformed("no phase garbled ahead is left to evaluate"))?
+        } else {
+            Self::receive_tables(ch, MAX_PHASE_TABLES).await?
+        };
+        if first_gate == END_OF_AHEAD {
+            return Err(PeerMisbehaved::Malformed("the end of phases garbled ahead, in place of a phase").into());
+        }
         let sent = tables.len() as u64;
+        self.evaluator.set_gate_index(first_gate);
         *self.evaluator.source_mut() = tables.into_iter();
         let before = self.evaluator.stats().and_gates;
         let (t, reveal) = f(&mut self.evaluator);

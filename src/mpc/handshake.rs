@@ -136,6 +136,8 @@ pub struct VerifierHandshake {
 /// only forwarded: docs/protocol.md, "A connection in two parties").
 pub struct RecordKeys<B: crate::circuits::Circuit> {
     pub client: Direction<B>,
+    /// The client write key and IV (salt) as wires, for circuits garbled ahead of them.
+    pub client_key_and_salt: Vec<B::Bit>,
     pub client_powers: PowerShares,
     /// The verifier's premaster share's input wires: the zero labels on the garbler, the
     /// labels it holds on the evaluator (which it publishes after the connection).
@@ -203,7 +205,8 @@ pub async fn server_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     let powers = powers_a(ch, block_to_field(s.masks[MASK_SERVER_H]), s.server_powers, s.ole_delta, &s.server_ole_keys, s.server_ole_first).await?;
     record::check_prover(ch, &powers, 0, HANDSHAKE, body, s.masks[MASK_SERVER_J0]).await?;
     check_server_finished(gp, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, client_powers: s.client_powers, verifier_input: s.verifier_input })
+    let client_key_and_salt = [&s.keys.client_write_key[..], &s.keys.client_write_iv].concat();
+    Ok(RecordKeys { client: s.client, client_key_and_salt, client_powers: s.client_powers, verifier_input: s.verifier_input })
 }
 
 /// The verifier's side of the server Finished record `body` (as the prover forwarded it, the
@@ -217,5 +220,6 @@ pub async fn server_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     let powers: PowerShares = powers_b(ch, block_to_field(h), s.server_powers, &s.server_ole_choices, &s.server_ole_macs, s.server_ole_first).await?;
     record::check_verifier(ch, &powers, 0, HANDSHAKE, body, j0).await?;
     check_server_finished(ep, ch, &s.keys, &d, handshake_hash, nonce, ciphertext).await?;
-    Ok(RecordKeys { client: s.client, client_powers: s.client_powers, verifier_input: s.verifier_input })
+    let client_key_and_salt = [&s.keys.client_write_key[..], &s.keys.client_write_iv].concat();
+    Ok(RecordKeys { client: s.client, client_key_and_salt, client_powers: s.client_powers, verifier_input: s.verifier_input })
 }

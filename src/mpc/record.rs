@@ -88,6 +88,19 @@ pub async fn ghash_key_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d:
     share.map(block16).transpose()
 }
 
+/// The records of a request of `len` bytes as the client seals them, (sequence number,
+/// length): records of at most 2^14 bytes from sequence number 1 (0 is the client Finished).
+pub fn request_records(len: usize) -> Vec<(u64, usize)> {
+    (0..len.div_ceil(MAX_CIPHERTEXT)).map(|i| (i as u64 + 1, (len - i * MAX_CIPHERTEXT).min(MAX_CIPHERTEXT))).collect()
+}
+
+/// At most the gate tables of a direction's key schedule and the keystream and E_K(J0) of
+/// `records`: every block at 160 S-boxes of 32 AND (blocks that share a prefix cost less).
+pub fn tables_for_records(records: &[(u64, usize)]) -> u64 {
+    let blocks: u64 = records.iter().map(|&(_, len)| len.div_ceil(16) as u64 + 1).sum();
+    32 * (40 + 160 * blocks)
+}
+
 /// Keystream blocks per phase: 128 AES blocks stay well under a phase's table limit.
 const KEYSTREAM_PHASE_BLOCKS: usize = 128;
 
@@ -204,7 +217,8 @@ mod tests {
     use crate::channel::memory_pair;
     use crate::circuits::bytes_to_bits;
     use crate::gc::Garbler;
-    use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
+    use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
+    use crate::mpc::phases::PeerMisbehaved;
     use crate::mpc::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
     use crate::ot::test_util::random_cots;
     use crate::primitives::field::F128;
@@ -400,5 +414,92 @@ mod tests {
                 (what, other) => panic!("{what}: {other:?}"),
             }
         }
+    }
+
+    /// The keystream of `len` bytes of a record, AES-CTR from counter 2 (GCM), from ring.
+    fn ring_keystream(key: &[u8; 16], salt: [u8; 4], explicit: u64, len: usize) -> Vec<u8> {
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(&salt);
+        nonce[4..].copy_from_slice(&explicit.to_be_bytes());
+        let mut ks = vec![0u8; len];
+        let _tag = ring_key(key).seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut ks).expect("seal");
+        ks
+    }
+
+    #[test]
+    fn a_keystream_garbled_before_its_key_exists_equals_aes_ctr_and_sends_no_tables_once_it_does() {
+        let (key, salt): ([u8; 16], [u8; 4]) = (rand::random(), rand::random());
+        let (len, nonce) = (300, 7);
+        let mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let key_and_salt = bytes_to_bits(&[&key[..], &salt].concat());
+        let mask_bits = bytes_to_bits(&mask);
+        let prover = async move {
+            let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+            // before the key exists: its wires, the salt's and the mask's are reserved
+            let (key_w, salt_w, mask_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32), gp.reserve_inputs(8 * len));
+            gp.set_schedule(Schedule::Ahead);
+            let d = direction(&mut gp, &mut a, &key_w, &salt_w).await?;
+            masked_keystream(&mut gp, &mut a, &d, nonce, len, &Input::Wires(&mask_w)).await?;
+            gp.end_ahead(&mut a).await?;
+            let ahead = gp.bytes_of_tables();
+            // the key and salt arrive as another circuit's wires (here inputs of the prover's)
+            gp.set_schedule(Schedule::Online);
+            let from = gp.own_inputs(&mut a, &key_and_salt).await?;
+            gp.solder(&mut a, &from, &[key_w.clone(), salt_w.clone()].concat()).await?;
+            gp.send_labels(&mut a, &mask_w, &mask_bits).await?;
+            gp.set_schedule(Schedule::Replay);
+            let d = direction(&mut gp, &mut a, &key_w, &salt_w).await?;
+            let ks = masked_keystream(&mut gp, &mut a, &d, nonce, len, &Input::Wires(&mask_w)).await?;
+            Ok::<_, PhaseError>((ks, ahead, gp.bytes_of_tables()))
+        };
+        let verifier = async move {
+            let mut ep = EvaluatorParty::new();
+            ep.receive_ahead(&mut b, 1 << 20).await?;
+            let from = ep.peer_inputs(&mut b, 160).await?;
+            let key_and_salt = ep.solder(&mut b, &from).await?;
+            let mask_w = ep.peer_inputs(&mut b, 8 * len).await?;
+            ep.set_replay(true);
+            let d = direction(&mut ep, &mut b, &key_and_salt[..128], &key_and_salt[128..]).await?;
+            masked_keystream(&mut ep, &mut b, &d, nonce, len, &Input::Wires(&mask_w)).await
+        };
+        let (p, v) = block_on(join(prover, verifier));
+        let ((garbler_view, ahead, total), evaluator_view) = (p.expect("garbler"), v.expect("evaluator"));
+        let expected: Vec<u8> = ring_keystream(&key, salt, nonce, len).iter().zip(&mask).map(|(k, m)| k ^ m).collect();
+        assert_eq!(garbler_view, expected);
+        assert_eq!(evaluator_view, expected);
+        // the key schedule and 19 blocks of keystream (32 AND an S-box) went ahead, nothing after
+        assert!(ahead >= 32 * 32 * (40 + 133 * 19), "{ahead} bytes ahead");
+        assert_eq!(total, ahead, "tables sent once the key was known");
+    }
+
+    #[test]
+    fn an_evaluator_keeps_no_more_tables_ahead_than_its_budget_and_replays_only_what_it_kept() {
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let prover = async move {
+            let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+            let (key_w, salt_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32));
+            gp.set_schedule(Schedule::Ahead);
+            let sent = direction(&mut gp, &mut a, &key_w, &salt_w).await.map(|_| ());
+            let _ = gp.end_ahead(&mut a).await;
+            sent
+        };
+        // the key schedule is 40 S-boxes of 32 AND
+        let verifier = async move { EvaluatorParty::new().receive_ahead(&mut b, 1000).await };
+        let (_, v) = block_on(join(prover, verifier));
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::TooManyTables { got: 1280, max: 1000 }))), "{v:?}");
+
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let prover = async move { GarblerParty::new(Garbler::new(Vec::new())).end_ahead(&mut a).await };
+        let verifier = async move {
+            let mut ep = EvaluatorParty::new();
+            ep.receive_ahead(&mut b, 1 << 20).await?;
+            ep.set_replay(true);
+            let key: Vec<_> = (0..160).map(|i| crate::gc::Wire::Label(i)).collect();
+            direction(&mut ep, &mut b, &key[..128], &key[128..]).await.map(|_| ())
+        };
+        let (p, v) = block_on(join(prover, verifier));
+        p.expect("garbler");
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::Malformed(m))) if m.contains("no phase garbled ahead")), "{v:?}");
     }
 }

@@ -41,6 +41,9 @@ pub struct ServerFinished {
 pub struct SessionScript {
     pub kdf: KdfInputs,
     pub server_finished: ServerFinished,
+    /// Whether the request's records were garbled ahead of the handshake, under a key
+    /// schedule of their own (a phase of its own, before them).
+    pub requests_ahead: bool,
     /// (sequence number, length) of every request record.
     pub requests: Vec<(u64, usize)>,
     /// (sequence number, length) of the records the client sealed after the response: its
@@ -84,8 +87,8 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
 /// Every phase of a connection in the order the connection ran them, over `p`: the
 /// handshake's ([`super::handshake`]: the key derivation, the client direction's GHASH key,
 /// E_K(J0) and Finished keystream, the server direction's, the server Finished check), then
-/// each request record's keystream and E_K(J0), and each closing record's keystream and
-/// E_K(J0).
+/// the key schedule the request was garbled ahead under (if it was), each request record's
+/// keystream and E_K(J0), and each closing record's keystream and E_K(J0).
 pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &CommittedInputs<<P::Backend as Gates>::Bit>, verifier_share: &[u8; 32], script: &SessionScript) -> Result<(), ReproofError> {
     check_len(&inputs.handshake, 256 + 128 * MASKS)?;
     let (share, masks) = inputs.handshake.split_at(256);
@@ -103,8 +106,12 @@ pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &Co
     if inputs.requests.len() != script.requests.len() || inputs.closing.len() != script.closing.len() {
         return Err(ReproofError::Malformed("committed inputs for another number of records"));
     }
+    let ahead = match script.requests_ahead {
+        true => Some(direction(p, ch, &keys.client_write_key, &keys.client_write_iv).await?),
+        false => None,
+    };
     for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {
-        sealed_record(p, ch, &client, wires, seq, len).await?;
+        sealed_record(p, ch, ahead.as_ref().unwrap_or(&client), wires, seq, len).await?;
     }
     for (wires, &(seq, len)) in inputs.closing.iter().zip(&script.closing) {
         sealed_record(p, ch, &client, wires, seq, len).await?;

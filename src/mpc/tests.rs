@@ -273,11 +273,12 @@ fn a_lying_evaluator_is_caught_by_the_garbler_at_once() {
 #[test]
 fn a_phase_with_too_many_or_too_few_tables_is_refused() {
     // The evaluator's phase has two AND gates.
-    let run = |announced: u64, sent: usize| {
+    let run_from = |first_gate: u64, announced: u64, sent: usize| {
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         block_on(join(
             async {
-                let mut header = announced.to_le_bytes().to_vec();
+                let mut header = first_gate.to_le_bytes().to_vec();
+                header.extend_from_slice(&announced.to_le_bytes());
                 header.extend_from_slice(&0u32.to_le_bytes());
                 a.send(header).await.ok();
                 if sent > 0 {
@@ -296,7 +297,13 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
         ))
         .1
     };
+    let run = |announced: u64, sent: usize| run_from(0, announced, sent);
     assert!(run(2, 2).is_ok());
+    assert!(run_from(super::garbled::AHEAD_GATES, 2, 2).is_ok(), "a phase may start at any gate the garbler names");
+    for first_gate in [(1 << 63) - 1, u64::MAX - 1, u64::MAX] {
+        let r = run_from(first_gate, 2, 2);
+        assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::Malformed(_)))), "first gate {first_gate}: {r:?}");
+    }
     let r = run(MAX_PHASE_TABLES + 1, 0);
     assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::TooManyTables { .. }))), "{r:?}");
     let r = run(3, 3);
@@ -371,8 +378,8 @@ fn decoding_bits_for_another_number_of_wires_are_refused() {
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let r = block_on(join(
         async move {
-            // no tables, 3 decoding bits, for a phase that reveals 8 wires
-            let mut header = 0u64.to_le_bytes().to_vec();
+            // from gate 0, no tables, 3 decoding bits, for a phase that reveals 8 wires
+            let mut header = [0u64.to_le_bytes(), 0u64.to_le_bytes()].concat();
             header.extend_from_slice(&[3, 0, 0, 0, 0b101]);
             a.send(header).await.ok();
         },
