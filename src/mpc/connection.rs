@@ -105,6 +105,8 @@ pub enum ConnectionError {
     Malformed(&'static str),
     #[error("the request would exceed max_sent ({limit} bytes)")]
     TooMuchSent { limit: usize },
+    #[error("a request of {got} bytes, where the connection was prepared for {prepared}")]
+    NotPrepared { prepared: usize, got: usize },
     #[error("the server sent more than max_recv ({limit} bytes)")]
     TooMuchReceived { limit: usize },
 }
@@ -327,13 +329,43 @@ pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(ch: &mut C, zk: &mut Z, 
 }
 
 /// [`prover`] with the garbler given (a cheating one in tests).
-async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    if request.len() > limits.max_sent {
+async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(gp: GarblerParty, ch: &mut C, zk: &mut Z, server: &mut S, client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    let prepared = prepare_with(gp, ch, zk, request.len(), limits).await?;
+    connect_prover(prepared, ch, zk, server, client, request, limits).await
+}
+
+/// What the prover makes before the handshake: the COTs of the connection's inputs and
+/// OLEs, and its request of `request_len` bytes garbled ahead when it fits.
+pub struct PreparedProver<W> {
+    gp: GarblerParty,
+    cots: Vec<F128>,
+    ahead: Option<AheadRequest<W>>,
+    request_len: usize,
+}
+
+/// The prover's preparation for a request of `request_len` bytes (the verifier's is
+/// [`prepare_verifier`]): it can run while the proxy connects to the server.
+pub async fn prepare_prover<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<Bit<Z, C>>, ConnectionError> {
+    prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, request_len, limits).await
+}
+
+async fn prepare_with<C: Channel, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C, zk: &mut Z, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<Bit<Z, C>>, ConnectionError> {
+    if request_len > limits.max_sent {
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
-    let ahead = request_ahead_prover(&mut gp, ch, zk, request.len()).await?;
+    let ahead = request_ahead_prover(&mut gp, ch, zk, request_len).await?;
+    Ok(PreparedProver { gp, cots, ahead, request_len })
+}
+
+/// The prover's connection after [`prepare_prover`], for the request it was prepared for.
+pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: PreparedProver<Bit<Z, C>>, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    let PreparedProver { mut gp, cots, ahead, request_len } = prepared;
+    if request.len() != request_len {
+        return Err(ConnectionError::NotPrepared { prepared: request_len, got: request.len() });
+    }
+    let delta = F128(gp.garbler().delta());
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, key_exchange_pending).await?;
@@ -415,9 +447,30 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(mut gp: GarblerPart
 
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
 pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
+    let prepared = prepare_verifier(ch, zk, limits).await?;
+    connect_verifier(prepared, ch, zk, roots, server_name, now, limits).await
+}
+
+/// What the verifier holds before the handshake: its COTs and the request as announced (its
+/// records garbled ahead, or its length).
+pub struct PreparedVerifier<W> {
+    ep: EvaluatorParty,
+    choices: Vec<bool>,
+    macs: Vec<F128>,
+    request: RequestView<W>,
+}
+
+/// The verifier's side of [`prepare_prover`].
+pub async fn prepare_verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, limits: ConnectionLimits) -> Result<PreparedVerifier<Bit<Z, C>>, ConnectionError> {
     let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
     let mut ep = EvaluatorParty::new();
-    let ahead = request_ahead_verifier(&mut ep, ch, zk, limits).await?;
+    let request = request_ahead_verifier(&mut ep, ch, zk, limits).await?;
+    Ok(PreparedVerifier { ep, choices, macs, request })
+}
+
+/// The verifier's connection after [`prepare_verifier`].
+pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifier<Bit<Z, C>>, ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
+    let PreparedVerifier { mut ep, choices, macs, request: ahead } = prepared;
     let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
     client.take_outgoing();

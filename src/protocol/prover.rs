@@ -463,19 +463,22 @@ async fn mpc_exchange(
     preprocess: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
-    use crate::mpc::connection::{prover as connect, two_party_config, ConnectionLimits};
+    use crate::mpc::connection::{connect_prover, prepare_prover, two_party_config, ConnectionLimits};
     let step = config.step_timeout;
     let url = proxy_target_url(proxy_url, &target.address());
-    let (server, setup) = futures::join!(
-        within(step, "the proxy", crate::transport::WsStream::connect(&url)),
-        within(step, "preprocessing", prover.preprocess(zk, preprocess))
-    );
-    setup??;
+    let limits = ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize };
+    // While the proxy connects: the COTs for the proofs, then the connection's own and the
+    // request garbled ahead of the handshake.
+    let setup = async {
+        within(step, "preprocessing", prover.preprocess(zk, preprocess)).await??;
+        within(step * 5, "garbling ahead", Box::pin(prepare_prover(zk, prover, request.len(), limits))).await?.map_err(ProverError::from)
+    };
+    let (server, prepared) = futures::join!(within(step, "the proxy", crate::transport::WsStream::connect(&url)), setup);
+    let prepared = prepared?;
     let mut server = server?.map_err(ProverError::ProxyUnreachable)?;
     report(Phase::Request, 0.1);
     let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
-    let limits = ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize };
-    let conn = within(step * 5, "the connection in two parties", Box::pin(connect(zk, prover, &mut server, client, request, limits))).await??;
+    let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, limits))).await??;
     // the proxy's stream is done with (the server has ended its side)
     let _ = server.close().await;
     let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;

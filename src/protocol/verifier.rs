@@ -289,11 +289,12 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mu
     let step = config.step_timeout;
     let t = Instant::now();
     within(step, "preprocessing", verifier.preprocess(zk, req.preprocess as usize)).await??;
+    let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
+    let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, verifier, limits)).await??;
     let preprocess = phase_since(t, 0, 0, zk);
 
     let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-    let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
-    let connect = crate::mpc::connection::verifier(zk, verifier, config.roots.clone(), target.name(), unix_time(connection_time), limits);
+    let connect = crate::mpc::connection::connect_verifier(prepared, zk, verifier, config.roots.clone(), target.name(), unix_time(connection_time), limits);
     let conn = within(config.session_timeout, "the connection in two parties", connect).await??;
     let online = phase_since(t, up0, down0, zk);
 
