@@ -12,10 +12,12 @@
 //! random, the server's flight, the key share (each party's point; the client's is their
 //! sum) and the 2PC ECDH, the key derivation with the client Finished and the server's
 //! ([`super::handshake`]), the request (P encrypts with its keystream, V helps with the tags
-//! and sees the ciphertext), and the response, forwarded to V as it arrives. Nothing of the response is decrypted or checked
-//! here: its records are fixed in V's copy before P could learn a key, and their tags are
-//! checked by the transcript proof after the connection (`protocol/check.rs`), as in proxy
-//! mode; P decrypts them once V publishes its share.
+//! and sees the ciphertext), and the response, forwarded to V as it arrives. The first two
+//! steps are [`prepare_prover`] / [`prepare_verifier`], which sessions run while the proxy
+//! connects to the server. Nothing of the response is decrypted or checked here: its records
+//! are fixed in V's copy before P could learn a key, and their tags are checked by the
+//! transcript proof after the connection (`protocol/check.rs`), as in proxy mode; P decrypts
+//! them once V publishes its share.
 //!
 //! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
 //! the ZK engine before its labels are sent, so that after the connection P can prove that
@@ -659,6 +661,10 @@ async fn request_ahead_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch
     }
     gp.end_ahead(ch).await?;
     gp.set_schedule(Schedule::Online);
+    // V has them all: the link is free for the handshake
+    if ch.recv().await? != [1] {
+        return Err(ConnectionError::Malformed("the verifier's receipt of the tables garbled ahead"));
+    }
     Ok(Some(AheadRequest { key_and_salt, records }))
 }
 
@@ -690,6 +696,7 @@ async fn request_ahead_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty
         records.push(AheadRecordView { len, wires, committed });
     }
     ep.receive_ahead(ch, tables).await?;
+    ch.send(vec![1]).await?;
     Ok(RequestView::Ahead(records))
 }
 
