@@ -51,6 +51,9 @@ started=$(date +%s)
 # optimised dependencies. nextest stops at the first failing test. A fixed test timeout,
 # well above the suite's 15-20 s: the automatic one scales with the baseline, which another
 # build on the machine can stretch to minutes.
+# Build nothing else in that directory while a run goes: cargo's fingerprint of the crate does
+# not depend on its path, so a build of the checkout there is taken for the mutant's (and the
+# reverse), and the mutants tested meanwhile are not.
 export CARGO_TARGET_DIR="$PWD/target/mutants-build" CARGO_PROFILE_DEV_DEBUG=false
 # MUTANTS_TESTS narrows the test targets for a quick first pass (e.g. "--lib", which halves
 # the build); its missed mutants are then run again with all of them (--re or --file).

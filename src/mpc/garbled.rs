@@ -258,14 +258,14 @@ impl GarblerParty {
                 Ok((t, reveal))
             }
             Schedule::Replay => {
-                let (first, tables) = self.ahead.pop_front().ok_or(PeerMisbehaved::Malformed("no phase garbled ahead is left to replay"))?;
+                // our own phases in another order or shape: a bug, never the peer's doing
+                let (first, tables) = self.ahead.pop_front().ok_or(crate::gc::GcError::CountMismatch { what: "phases garbled ahead, for one more replayed", expected: 0, got: 1 })?;
                 let online = self.garbler.gate_index();
                 self.garbler.set_gate_index(first);
                 let (t, reveal) = f(&mut self.garbler);
                 let garbled = self.garbler.gate_index() - first;
                 self.garbler.sink_mut().clear();
                 self.garbler.set_gate_index(online);
-                // our own phases in another order or shape: a bug, never the peer's doing
                 if garbled != tables as u64 {
                     return Err(crate::gc::GcError::CountMismatch { what: "AND gates of a phase replayed, against garbled ahead", expected: tables, got: garbled as usize }.into());
                 }
