@@ -1072,6 +1072,28 @@ mod tests {
         assert!(matches!(&p, Err(ConnectionError::TooMuchReceived { .. })), "{:?}", p.err());
     }
 
+    /// A prover that announced a request too long to garble ahead, then sends a longer one:
+    /// the verifier refuses the first record beyond the announced length.
+    #[tokio::test]
+    async fn a_request_longer_than_announced_is_refused_by_the_verifier() {
+        let (port, roots) = fixture().await;
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+        let mut server = tcp.compat();
+        let now = rustls_pki_types::UnixTime::now();
+        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
+        let p = async move {
+            let mut prepared = prepare_with(GarblerParty::new(Garbler::new(Vec::new())), &mut a, &mut pz, 5000, limits).await?;
+            prepared.request_len = 6000;
+            connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits).await.map(|_| ())
+        };
+        let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, limits).await.map(|_| ()) };
+        let (p, v) = join(p, v).await;
+        assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 5000 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
+    }
+
     #[tokio::test]
     async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
         let (port, roots) = fixture().await;
