@@ -86,6 +86,28 @@ pub const CHECK_EVERY: usize = 4;
 /// run its 2M set instead (peak 140 MB, and 837 kB instead of 1,573 kB down for 51 KB).
 pub const KEYSTREAM_PREPROCESS: usize = 1_000_000;
 
+/// Where keystream batches that take `needs[k]` COTs each top up the pool, in order: (k, n)
+/// when batch k finds too few left and makes n ready, its own and the following batches' up to
+/// `cap` in all (a batch over `cap` alone).
+fn cot_groups(needs: &[usize], cap: usize) -> Vec<(usize, usize)> {
+    let mut groups = Vec::new();
+    let mut ready = 0usize;
+    for (k, &need) in needs.iter().enumerate() {
+        if ready < need {
+            ready = 0;
+            for &n in &needs[k..] {
+                if ready > 0 && ready + n > cap {
+                    break;
+                }
+                ready += n;
+            }
+            groups.push((k, ready));
+        }
+        ready -= need;
+    }
+    groups
+}
+
 /// Committed bits per keystream block: 160 S-boxes × 8 (the key schedule is already done).
 const COTS_PER_KEYSTREAM_BLOCK: usize = 1280;
 
@@ -366,20 +388,12 @@ pub async fn run<P: Party<C>, C: Channel>(
             touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();
-    let cots_for = |chunk: &[(usize, u32, Vec<usize>)]| batch_cots(chunk.len());
-    let mut ready = 0usize;
+    let needs: Vec<usize> = jobs.iter().map(|(_, chunk)| batch_cots(chunk.len())).collect();
+    let mut groups = cot_groups(&needs, KEYSTREAM_PREPROCESS).into_iter().peekable();
     for (k, (side, chunk)) in jobs.iter().enumerate() {
-        if ready < cots_for(chunk) {
-            ready = 0;
-            for (_, c) in &jobs[k..] {
-                if ready > 0 && ready + cots_for(c) > KEYSTREAM_PREPROCESS {
-                    break;
-                }
-                ready += cots_for(c);
-            }
-            party.preprocess(ch, ready).await?;
+        if let Some((_, n)) = groups.next_if(|&(at, _)| at == k) {
+            party.preprocess(ch, n).await?;
         }
-        ready -= cots_for(chunk);
         let (rk, salt, recs) = (&round_keys[*side], &salts[*side], records[*side]);
         let mut batch = |b: &mut P::Backend| {
             let mut out = Vec::new();
@@ -555,6 +569,17 @@ mod tests {
             },
         );
         p.and(v).expect("an honest batch")
+    }
+
+    #[test]
+    fn keystream_batches_top_up_their_cots_in_groups_up_to_the_cap() {
+        // batches of 10 under a cap of 25: two at a time, and the third alone
+        assert_eq!(cot_groups(&[10, 10, 10], 25), vec![(0, 20), (2, 10)]);
+        // a group exactly used up is topped up by the next batch, not before
+        assert_eq!(cot_groups(&[10, 15, 10, 5], 25), vec![(0, 25), (2, 15)]);
+        // a batch over the cap goes alone; nothing is made for no batch
+        assert_eq!(cot_groups(&[30, 5], 25), vec![(0, 30), (1, 5)]);
+        assert_eq!(cot_groups(&[], 25), vec![]);
     }
 
     /// What the proof makes ahead for a keystream batch is what the batch takes.
