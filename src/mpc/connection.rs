@@ -603,10 +603,7 @@ async fn seal_record_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, 
 /// V: the other side of [`encrypt_and_seal`] for a record of `len` bytes: answers its tag
 /// share for the ciphertext P sends, takes the tag. Returns the record's body.
 async fn take_sealed<C: Channel>(ch: &mut C, keys: &RecordKeys<EvaluatedBackend>, seq: u64, content_type: ContentType, j0: [u8; 16], len: usize) -> Result<Vec<u8>, ConnectionError> {
-    let ciphertext = seal_verifier(ch, &keys.client_powers, seq, content_type as u8, j0).await?;
-    if ciphertext.len() != len {
-        return Err(ConnectionError::Malformed("a record's ciphertext is not as long as its keystream"));
-    }
+    let ciphertext = seal_verifier(ch, &keys.client_powers, seq, content_type as u8, j0, len).await?;
     let tag = tag_from(&ch.recv().await?)?;
     Ok([&seq.to_be_bytes()[..], &ciphertext, &tag].concat())
 }
@@ -1072,17 +1069,34 @@ mod tests {
         assert!(matches!(&p, Err(ConnectionError::TooMuchReceived { .. })), "{:?}", p.err());
     }
 
+    /// What a test that drives both sides itself starts from: the fixture's roots, a stream
+    /// to it, a fresh client, the channel and the ideal ZK parties.
+    struct Raw {
+        roots: RootStore,
+        server: Compat<tokio::net::TcpStream>,
+        client: Client,
+        now: rustls_pki_types::UnixTime,
+        a: crate::channel::MemoryChannel,
+        b: crate::channel::MemoryChannel,
+        pz: ProverZk,
+        vz: VerifierZk,
+    }
+
+    async fn raw() -> Raw {
+        let (port, roots) = fixture().await;
+        let server = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect").compat();
+        let now = rustls_pki_types::UnixTime::now();
+        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        let (pz, vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        Raw { roots, server, client, now, a, b, pz, vz }
+    }
+
     /// A prover that announced a request too long to garble ahead, then sends a longer one:
     /// the verifier refuses the first record beyond the announced length.
     #[tokio::test]
     async fn a_request_longer_than_announced_is_refused_by_the_verifier() {
-        let (port, roots) = fixture().await;
-        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-        let mut server = tcp.compat();
-        let now = rustls_pki_types::UnixTime::now();
-        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
-        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
         let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
         let p = async move {
             let mut prepared = prepare_with(GarblerParty::new(Garbler::new(Vec::new())), &mut a, &mut pz, 5000, limits).await?;
@@ -1096,13 +1110,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
-        let (port, roots) = fixture().await;
-        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-        let mut server = tcp.compat();
-        let now = rustls_pki_types::UnixTime::now();
-        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
-        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
         // Both limits allow full records, so both size the same GHASH powers; the prover
         // claims 40000 bytes where the verifier agreed to 20000, and announces 30000 before
         // the handshake.

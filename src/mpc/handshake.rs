@@ -189,7 +189,7 @@ pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &
     let j0 = j0_share(ep, ch, &d, 0, &mask_e(&mask_wires, MASK_CLIENT_J0)).await?.ok_or(HandshakeError::Malformed)?;
     masked_keystream(ep, ch, &d, 0, 16, &mask_e(&mask_wires, MASK_CLIENT_KS)).await?;
     let client_powers = powers_b(ch, block_to_field(h), powers.client, &ole.choices[..half], &ole.macs[..half], ole.first).await?;
-    let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0).await?;
+    let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0, 16).await?;
     let state = VerifierHandshake { keys, client: d, client_powers, server_powers: powers.server, mask_wires, server_ole_choices: ole.choices[half..].to_vec(), server_ole_macs: ole.macs[half..].to_vec(), server_ole_first: ole.first + half as u64, verifier_input: mine };
     Ok((seen, state))
 }

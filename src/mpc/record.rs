@@ -42,6 +42,8 @@ pub enum RecordError {
     NonceNotSequence { seq: u64, got: u64 },
     #[error("record {seq}: a ciphertext of {len} bytes, more than {MAX_CIPHERTEXT}")]
     TooLong { seq: u64, len: usize },
+    #[error("record {seq}: a ciphertext of {len} bytes for a keystream of {keystream}")]
+    NotItsKeystreamsLength { seq: u64, len: usize, keystream: usize },
     #[error("server record {seq}: the tag does not verify under the session's key")]
     TagMismatch { seq: u64 },
     #[error("server record {seq}: the verifier refused its tag")]
@@ -157,10 +159,11 @@ pub async fn seal_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64,
     Ok([body, xor16(mine, theirs).to_vec()].concat())
 }
 
-/// The verifier's side of sending record `seq`: takes the nonce and ciphertext, refuses a
-/// nonce other than `seq` and an oversized record, answers its tag share. Returns the
-/// ciphertext: what the server receives.
-pub async fn seal_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, j0_share: [u8; 16]) -> Result<Vec<u8>, RecordError> {
+/// The verifier's side of sending record `seq` of `len` bytes: takes the nonce and
+/// ciphertext, refuses a nonce other than `seq`, an oversized record and a ciphertext of
+/// another length than its keystream, answers its tag share. Returns the ciphertext: what the
+/// server receives.
+pub async fn seal_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, j0_share: [u8; 16], len: usize) -> Result<Vec<u8>, RecordError> {
     let msg = ch.recv().await?;
     let (nonce, ciphertext) = msg.split_first_chunk::<NONCE_LEN>().ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
     let got = u64::from_be_bytes(*nonce);
@@ -169,6 +172,9 @@ pub async fn seal_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u6
     }
     if ciphertext.len() > MAX_CIPHERTEXT {
         return Err(RecordError::TooLong { seq, len: ciphertext.len() });
+    }
+    if ciphertext.len() != len {
+        return Err(RecordError::NotItsKeystreamsLength { seq, len: ciphertext.len(), keystream: len });
     }
     let share = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
     ch.send(share.to_vec()).await?;
@@ -284,7 +290,7 @@ mod tests {
             masked_keystream(&mut ep, &mut b, &d, 0, len, &w(68, len)).await?;
             let j0 = j0_share(&mut ep, &mut b, &d, 0, &w(36, 16)).await?.expect("the verifier decodes");
             let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
-            let seen = seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0).await?;
+            let seen = seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0, len).await?;
 
             let (nonce, _, _) = split_body(&body).ok_or(RecordError::Malformed("test record"))?;
             let j0 = j0_share(&mut ep, &mut b, &d, nonce, &w(52, 16)).await?.expect("the verifier decodes");
@@ -395,7 +401,7 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_refuses_a_nonce_other_than_the_records_position_and_oversized_records() {
+    fn the_verifier_refuses_a_nonce_other_than_the_records_position_oversized_records_and_other_lengths() {
         let powers = {
             let (mut a, mut b) = memory_pair(1 << 20);
             let delta = F128(rand::random());
@@ -403,14 +409,21 @@ mod tests {
             let (_, pb) = block_on(join(powers_a(&mut a, F128::ONE, 4, delta, &k, 0), powers_b(&mut b, F128::ONE, 4, &c, &m, 0)));
             pb.expect("powers")
         };
-        for (msg, what) in [([&7u64.to_be_bytes()[..], &[0; 20]].concat(), "replayed nonce"), ([&3u64.to_be_bytes()[..], &vec![0; MAX_CIPHERTEXT + 1]].concat(), "oversized")] {
+        let cases = [
+            ([&7u64.to_be_bytes()[..], &[0; 20]].concat(), "replayed nonce"),
+            ([&3u64.to_be_bytes()[..], &vec![0; MAX_CIPHERTEXT + 1]].concat(), "oversized"),
+            ([&3u64.to_be_bytes()[..], &[0; 21]].concat(), "longer than its keystream"),
+        ];
+        for (msg, what) in cases {
             let (mut ours, mut peer) = memory_pair(1 << 20);
             let r = block_on(async {
                 peer.send(msg).await.expect("open");
-                seal_verifier(&mut ours, &powers, 3, APPLICATION_DATA, [0; 16]).await
+                seal_verifier(&mut ours, &powers, 3, APPLICATION_DATA, [0; 16], 20).await
             });
             match (what, r) {
-                ("replayed nonce", Err(RecordError::NonceNotSequence { seq: 3, got: 7 })) | ("oversized", Err(RecordError::TooLong { seq: 3, .. })) => {}
+                ("replayed nonce", Err(RecordError::NonceNotSequence { seq: 3, got: 7 }))
+                | ("oversized", Err(RecordError::TooLong { seq: 3, .. }))
+                | ("longer than its keystream", Err(RecordError::NotItsKeystreamsLength { seq: 3, len: 21, keystream: 20 })) => {}
                 (what, other) => panic!("{what}: {other:?}"),
             }
         }
