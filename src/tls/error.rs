@@ -107,6 +107,9 @@ pub enum PeerMisbehaved {
     /// The server asked for renegotiation; we refuse (no_renegotiation sent).
     #[error("server requested renegotiation")]
     RenegotiationRequested,
+    /// A TLS 1.3 record whose decrypted bytes are all zero: no content type (RFC 8446 §5.4).
+    #[error("encrypted record with no content type byte")]
+    NoInnerContentType,
 }
 
 /// Errors of the TLS client.
@@ -165,7 +168,7 @@ impl PeerMisbehaved {
             NoCertificate => AlertDescription::BAD_CERTIFICATE,
             BadRecordMac => AlertDescription::BAD_RECORD_MAC,
             RecordOverflow | HandshakeMessageTooLarge(_) => AlertDescription::RECORD_OVERFLOW,
-            UnexpectedMessage { .. } | UnknownContentType(_) | DataAfterCloseNotify => {
+            UnexpectedMessage { .. } | UnknownContentType(_) | DataAfterCloseNotify | NoInnerContentType => {
                 AlertDescription::UNEXPECTED_MESSAGE
             }
             RenegotiationRequested => AlertDescription::NO_RENEGOTIATION,

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod error;
 pub mod keys;
 pub mod record;
+pub mod tls13;
 pub mod transcript;
 
 pub use certs::RootStore;
