@@ -64,6 +64,11 @@ targets=()
 for t in "${tests[@]}"; do
   targets+=(--cargo-arg="$t")
 done
+# MUTANTS_FILTER, a nextest filterset, narrows the tests too: nextest runs them in name order
+# and mpc:: (the garbled-circuit engine, the heaviest) comes before protocol::, so a first pass
+# with MUTANTS_FILTER='not test(/^mpc::/)' takes half the time; its missed mutants are then
+# run again without it.
+if [ -n "${MUTANTS_FILTER:-}" ]; then targets+=(--cargo-test-arg=-E --cargo-test-arg="$MUTANTS_FILTER"); fi
 cargo mutants "${args[@]}" "${targets[@]}" --output "$out" --test-tool nextest \
   --timeout 120 "$@" || true
 echo "[mutants] $(( $(date +%s) - started )) s; outcomes in $out/mutants.out"

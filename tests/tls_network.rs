@@ -155,3 +155,66 @@ async fn openssl_interop_ecdsa_with_ems() {
 async fn openssl_interop_rsa_without_ems() {
     openssl_get(LeafKey::Rsa2048, true).await;
 }
+
+// ----- TLS 1.3: openssl s_server -tls1_3 -----
+
+/// One GET over TCP with the TLS 1.3 client; the response bytes (s_server -www's status page).
+fn tls13_get(pki: &Pki, port: u16, groups: Vec<tlsproof::tls::NamedGroup>) -> (Vec<u8>, tlsproof::tls::tls13::Client13) {
+    use tlsproof::tls::tls13::{Client13, Config13};
+    let mut config = Config13::new(tlsproof::tls::RootStore::from_der_certs([&pki.ca_der]).unwrap());
+    config.groups = groups;
+    let mut client = Client13::new(config, "localhost", now()).unwrap();
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let mut sent_request = false;
+    let mut response = Vec::new();
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        tcp.write_all(&client.take_outgoing()).unwrap();
+        if client.is_connected() && !sent_request {
+            client.write_plaintext(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+            sent_request = true;
+            continue;
+        }
+        let n = tcp.read(&mut buf).unwrap();
+        if n == 0 {
+            // -www may close without close_notify; what came before it was authenticated.
+            let _ = client.feed_eof();
+            break;
+        }
+        client.feed(&buf[..n]).unwrap_or_else(|e| panic!("TLS 1.3 with openssl: {e}"));
+        response.extend(client.take_plaintext());
+        if client.received_close_notify() {
+            break;
+        }
+    }
+    (response, client)
+}
+
+#[test]
+fn tls13_with_openssl_every_suite_and_group_and_a_hello_retry_request() {
+    use tlsproof::tls::NamedGroup;
+    for leaf in [LeafKey::EcdsaP256, LeafKey::Rsa2048] {
+        let pki = make_pki(PkiOptions { leaf, ..Default::default() });
+        for suite in ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"] {
+            for (name, group) in [("X25519", NamedGroup::X25519), ("P-256", NamedGroup::Secp256r1)] {
+                let Some(server) = start_openssl_tls13(&pki, suite, name) else {
+                    return;
+                };
+                let (response, client) = tls13_get(&pki, server.port, vec![group]);
+                let page = String::from_utf8_lossy(&response);
+                assert!(page.starts_with("HTTP/1.0 200"), "{suite} {name}: {page}");
+                assert!(page.contains(suite) && page.contains("TLSv1.3"), "{suite} {name}: {page}");
+                assert_eq!((client.suite().unwrap().id() & 0xff00, client.group()), (0x1300, Some(group)));
+            }
+        }
+    }
+    // The server accepts only P-256; our first share is X25519, so it asks for P-256.
+    let pki = make_pki(PkiOptions::default());
+    let Some(server) = start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "P-256") else {
+        return;
+    };
+    let (response, client) = tls13_get(&pki, server.port, vec![NamedGroup::X25519, NamedGroup::Secp256r1]);
+    assert!(String::from_utf8_lossy(&response).starts_with("HTTP/1.0 200"));
+    assert_eq!(client.group(), Some(NamedGroup::Secp256r1));
+}

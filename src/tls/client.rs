@@ -207,7 +207,7 @@ fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
     out
 }
 
-fn content_name(t: u8) -> &'static str {
+pub(crate) fn content_name(t: u8) -> &'static str {
     match ContentType::from_u8(t) {
         Some(ContentType::ChangeCipherSpec) => "ChangeCipherSpec",
         Some(ContentType::Alert) => "Alert",

@@ -141,7 +141,8 @@ impl NamedGroup {
     }
 }
 
-/// Signature schemes accepted on ServerKeyExchange (TLS 1.2 SignatureAndHashAlgorithm codes).
+/// Signature schemes accepted on ServerKeyExchange (TLS 1.2 SignatureAndHashAlgorithm codes)
+/// and on TLS 1.3's CertificateVerify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SignatureScheme {
     EcdsaP256Sha256,
@@ -152,6 +153,8 @@ pub enum SignatureScheme {
     RsaPssRsaeSha256,
     RsaPssRsaeSha384,
     RsaPssRsaeSha512,
+    /// Offered in TLS 1.3 only, so not in [`Self::ALL`] (the TLS 1.2 offer).
+    Ed25519,
 }
 
 impl SignatureScheme {
@@ -175,6 +178,7 @@ impl SignatureScheme {
             Self::RsaPssRsaeSha256 => 0x0804,
             Self::RsaPssRsaeSha384 => 0x0805,
             Self::RsaPssRsaeSha512 => 0x0806,
+            Self::Ed25519 => 0x0807,
         }
     }
     pub fn from_id(id: u16) -> Option<Self> {
@@ -195,6 +199,7 @@ impl SignatureScheme {
             Self::RsaPssRsaeSha256 => alg::RSA_PSS_2048_8192_SHA256_LEGACY_KEY,
             Self::RsaPssRsaeSha384 => alg::RSA_PSS_2048_8192_SHA384_LEGACY_KEY,
             Self::RsaPssRsaeSha512 => alg::RSA_PSS_2048_8192_SHA512_LEGACY_KEY,
+            Self::Ed25519 => alg::ED25519,
         }
     }
 }

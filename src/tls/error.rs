@@ -107,6 +107,11 @@ pub enum PeerMisbehaved {
     /// The server asked for renegotiation; we refuse (no_renegotiation sent).
     #[error("server requested renegotiation")]
     RenegotiationRequested,
+    /// A TLS 1.3 ServerHello that breaks a rule of RFC 8446 §4.1.3–4.1.4.
+    #[error("bad ServerHello: {0}")]
+    BadServerHello(&'static str),
+    #[error("bad CertificateVerify signature")]
+    BadCertificateVerify,
     /// A TLS 1.3 record whose decrypted bytes are all zero: no content type (RFC 8446 §5.4).
     #[error("encrypted record with no content type byte")]
     NoInnerContentType,
@@ -157,6 +162,7 @@ impl PeerMisbehaved {
             | UnofferedGroup(_)
             | UnofferedSignatureScheme(_)
             | InvalidServerPublicKey
+            | BadServerHello(_)
             | ResumptionAttempted => AlertDescription::ILLEGAL_PARAMETER,
             UnsupportedVersion(_) => AlertDescription::PROTOCOL_VERSION,
             UnofferedExtension(_) => AlertDescription::UNSUPPORTED_EXTENSION,
@@ -164,7 +170,7 @@ impl PeerMisbehaved {
                 AlertDescription::DECODE_ERROR
             }
             BadRenegotiationInfo => AlertDescription::HANDSHAKE_FAILURE,
-            BadServerKeyExchangeSignature | BadFinished => AlertDescription::DECRYPT_ERROR,
+            BadServerKeyExchangeSignature | BadFinished | BadCertificateVerify => AlertDescription::DECRYPT_ERROR,
             NoCertificate => AlertDescription::BAD_CERTIFICATE,
             BadRecordMac => AlertDescription::BAD_RECORD_MAC,
             RecordOverflow | HandshakeMessageTooLarge(_) => AlertDescription::RECORD_OVERFLOW,

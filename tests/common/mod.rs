@@ -306,17 +306,37 @@ pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
         ),
     )
     .unwrap();
-    Some(start_openssl_accepting(bin, &dir, &conf))
+    Some(start_openssl_accepting(bin, &dir, &conf, &["-tls1_2"]))
 }
 
-fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf) -> OpensslServer {
+/// `openssl s_server -tls1_3 -www` with one TLS 1.3 cipher suite and the key-share groups it
+/// accepts (a client whose first share is in none of them gets a HelloRetryRequest); `None`
+/// without an openssl binary.
+pub fn start_openssl_tls13(pki: &Pki, suite: &str, groups: &str) -> Option<OpensslServer> {
+    let bin = "/usr/bin/openssl";
+    if !std::path::Path::new(bin).exists() {
+        eprintln!("openssl not found; skipping");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl13-{}-{suite}-{groups}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cert.pem"), format!("{}{}", pki.leaf_pem, pki.ca_pem)).unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
+    let conf = dir.join("openssl.cnf");
+    std::fs::write(&conf, "").unwrap();
+    Some(start_openssl_accepting(bin, &dir, &conf, &["-tls1_3", "-ciphersuites", suite, "-groups", groups]))
+}
+
+fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf, protocol: &[&str]) -> OpensslServer {
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
     let child = Command::new(bin)
         .env("OPENSSL_CONF", conf)
-        .args(["s_server", "-tls1_2", "-www", "-accept"])
+        .arg("s_server")
+        .args(protocol)
+        .args(["-www", "-accept"])
         .arg(format!("127.0.0.1:{port}"))
         .arg("-cert")
         .arg(dir.join("cert.pem"))

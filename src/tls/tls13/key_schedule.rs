@@ -16,7 +16,7 @@ pub enum HashAlg {
 
 impl HashAlg {
     /// Output (and secret) length in bytes.
-    pub fn len(self) -> usize {
+    pub fn output_len(self) -> usize {
         match self {
             Self::Sha256 => 32,
             Self::Sha384 => 48,
@@ -89,7 +89,7 @@ pub const MAX_LABEL: usize = 255 - 6;
 /// over 255 bytes, or more than 255·HashLen bytes asked for (every call here is a constant
 /// label and a hash or empty context).
 pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u8], out: &mut [u8]) {
-    assert!(label.len() <= MAX_LABEL && context.len() <= 255 && out.len() <= 255 * alg.len());
+    assert!(label.len() <= MAX_LABEL && context.len() <= 255 && out.len() <= 255 * alg.output_len());
     let mut info = Vec::with_capacity(4 + 6 + label.len() + context.len());
     info.extend_from_slice(&(out.len() as u16).to_be_bytes());
     info.push((6 + label.len()) as u8);
@@ -99,7 +99,7 @@ pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u
     info.extend_from_slice(context);
     // HKDF-Expand (RFC 5869 §2.3): T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i).
     let mut previous = Secret::from_slice(&[]);
-    for (i, chunk) in out.chunks_mut(alg.len()).enumerate() {
+    for (i, chunk) in out.chunks_mut(alg.output_len()).enumerate() {
         let t = alg.hmac_sign(secret, &[previous.as_bytes(), &info, &[(i + 1) as u8]]);
         chunk.copy_from_slice(&t.as_bytes()[..chunk.len()]);
         previous = t;
@@ -108,8 +108,8 @@ pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u
 
 /// HKDF-Expand-Label to a HashLen secret.
 fn expand_secret(alg: HashAlg, secret: &Secret, label: &[u8], context: &[u8]) -> Secret {
-    let mut out = Secret::from_slice(&[0u8; 48][..alg.len()]);
-    hkdf_expand_label(alg, secret.as_bytes(), label, context, &mut out.bytes[..alg.len()]);
+    let mut out = Secret::from_slice(&[0u8; 48][..alg.output_len()]);
+    hkdf_expand_label(alg, secret.as_bytes(), label, context, &mut out.bytes[..alg.output_len()]);
     out
 }
 
@@ -120,7 +120,7 @@ pub fn derive_secret(alg: HashAlg, secret: &Secret, label: &[u8], transcript_has
 
 /// The Early Secret with no PSK: HKDF-Extract(0, 0). A public constant of the hash.
 pub fn early_secret(alg: HashAlg) -> Secret {
-    hkdf_extract(alg, &[], &[0u8; 48][..alg.len()])
+    hkdf_extract(alg, &[], &[0u8; 48][..alg.output_len()])
 }
 
 /// The Handshake Secret from the (EC)DHE shared secret.
@@ -132,7 +132,7 @@ pub fn handshake_secret(alg: HashAlg, ecdhe: &[u8]) -> Secret {
 /// The Master Secret from the Handshake Secret.
 pub fn master_secret(alg: HashAlg, handshake: &Secret) -> Secret {
     let salt = derive_secret(alg, handshake, b"derived", &alg.hash(&[]));
-    hkdf_extract(alg, salt.as_bytes(), &[0u8; 48][..alg.len()])
+    hkdf_extract(alg, salt.as_bytes(), &[0u8; 48][..alg.output_len()])
 }
 
 /// The two traffic secrets of one stage: client's and server's.
