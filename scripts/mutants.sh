@@ -69,9 +69,15 @@ done
 # with MUTANTS_FILTER='not test(/^mpc::/)' takes half the time; its missed mutants are then
 # run again without it.
 if [ -n "${MUTANTS_FILTER:-}" ]; then targets+=(--cargo-test-arg=-E --cargo-test-arg="$MUTANTS_FILTER"); fi
+status=0
 cargo mutants "${args[@]}" "${targets[@]}" --output "$out" --test-tool nextest \
-  --timeout 120 "$@" || true
+  --timeout 120 "$@" || status=$?
 echo "[mutants] $(( $(date +%s) - started )) s; outcomes in $out/mutants.out"
+# cargo-mutants exits 2 when mutants were missed and 3 on timeouts (both reviewed below); any
+# other failure (4: the unmutated tree does not build or pass) means nothing was tested.
+if [ "$status" != 0 ] && [ "$status" != 2 ] && [ "$status" != 3 ]; then
+  echo "[mutants] cargo-mutants failed (exit $status): no outcome to review"; exit 1
+fi
 missed="$out/mutants.out/missed.txt"
 [ -f "$missed" ] || { echo "[mutants] no missed.txt: the run did not finish"; exit 1; }
 unlisted=$(grep -vxF -f <(echo "${allowed:-#none}") "$missed" || true)
