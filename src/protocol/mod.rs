@@ -14,6 +14,7 @@ pub mod messages;
 pub mod mux;
 pub mod output;
 pub mod proof;
+pub mod proof13;
 pub mod prover;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod relay_guard;

@@ -84,19 +84,27 @@ pub fn hkdf_extract(alg: HashAlg, salt: &[u8], ikm: &[u8]) -> Secret {
 /// Longest label after the "tls13 " prefix, so that the HkdfLabel's label fits its u8 length.
 pub const MAX_LABEL: usize = 255 - 6;
 
-/// HKDF-Expand-Label(secret, label, context, out.len()) (RFC 8446 §7.1) into `out`.
-/// Panics only on a caller's programming error: a label over [`MAX_LABEL`] bytes, a context
-/// over 255 bytes, or more than 255·HashLen bytes asked for (every call here is a constant
-/// label and a hash or empty context).
-pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u8], out: &mut [u8]) {
-    assert!(label.len() <= MAX_LABEL && context.len() <= 255 && out.len() <= 255 * alg.output_len());
+/// The HkdfLabel structure: output length, "tls13 " ‖ label, context (RFC 8446 §7.1). Panics
+/// only on a caller's programming error: a label over [`MAX_LABEL`] bytes or a context over 255
+/// (every call here is a constant label and a hash or empty context).
+pub fn hkdf_label(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
+    assert!(label.len() <= MAX_LABEL && context.len() <= 255 && len <= u16::MAX as usize);
     let mut info = Vec::with_capacity(4 + 6 + label.len() + context.len());
-    info.extend_from_slice(&(out.len() as u16).to_be_bytes());
+    info.extend_from_slice(&(len as u16).to_be_bytes());
     info.push((6 + label.len()) as u8);
     info.extend_from_slice(b"tls13 ");
     info.extend_from_slice(label);
     info.push(context.len() as u8);
     info.extend_from_slice(context);
+    info
+}
+
+/// HKDF-Expand-Label(secret, label, context, out.len()) (RFC 8446 §7.1) into `out`.
+/// Panics only on a caller's programming error: see [`hkdf_label`], or more than 255·HashLen
+/// bytes asked for.
+pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u8], out: &mut [u8]) {
+    assert!(out.len() <= 255 * alg.output_len());
+    let info = hkdf_label(out.len(), label, context);
     // HKDF-Expand (RFC 5869 §2.3): T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i).
     let mut previous = Secret::from_slice(&[]);
     for (i, chunk) in out.chunks_mut(alg.output_len()).enumerate() {

@@ -1,0 +1,214 @@
+//! The TLS 1.3 key derivation in ZK (docs/protocol.md, "TLS 1.3 in proxy mode"): from the
+//! committed handshake secret HS to the two handshake traffic secrets, **opened**, and to each
+//! direction's application key and IV, kept as authenticated bits for the record proofs.
+//!
+//! Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
+//! ([`PublicInner`]): each HKDF step is then one outer compression in ZK with a public message
+//! block. HS, the "derived" secret D, the master secret MS and the application traffic
+//! secrets never leave ZK. SHA-256 suites only (TLS_AES_128_GCM_SHA256,
+//! TLS_CHACHA20_POLY1305_SHA256).
+//!
+//! Batches, all deferred (the caller's next checked batch checks them):
+//! 1. commit HS; its pad states; HS's inner state opened;
+//! 2. c_hs and s_hs opened; D = Derive-Secret(HS, "derived", ""); D's pad states, inner opened;
+//! 3. MS = HKDF-Extract(D, 0); MS's pad states, inner opened;
+//! 4. c_ap, s_ap over the transcript hash through the server Finished, which the caller gives
+//!    once it has read the handshake with the opened secrets; their pad states, inners opened;
+//! 5. each direction's key and IV.
+
+use crate::channel::Channel;
+use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
+use crate::circuits::sha256::{state_to_bytes, State};
+use crate::tls::tls13::key_schedule::hkdf_label;
+use crate::zk::bytes::{commit_bytes, open_bytes};
+use crate::zk::{Backend, Party, ProofError};
+
+/// The handshake traffic secrets the derivation opens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandshakeSecrets {
+    pub client: [u8; 32],
+    pub server: [u8; 32],
+}
+
+/// One direction's application key and IV as authenticated bits (never opened here).
+pub struct DirectionKey<B: Backend> {
+    pub key: Vec<B::Bit>,
+    pub iv: Vec<B::Bit>,
+}
+
+/// A private HMAC key whose inner state was opened: the outer state's bits and the public inner.
+struct KeyedOuter<B: Backend> {
+    outer: State<B>,
+    inner: PublicInner,
+}
+
+/// The message HKDF-Expand hashes for an output of at most 32 bytes: HkdfLabel ‖ 0x01.
+fn expand_info(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
+    let mut info = hkdf_label(len, label, context);
+    info.push(1);
+    info
+}
+
+fn inner_state(bytes: Vec<u8>) -> Result<PublicInner, ProofError> {
+    let bytes: [u8; 32] = bytes.try_into().map_err(|_| ProofError::Malformed("inner state length"))?;
+    Ok(PublicInner::from_bytes(&bytes))
+}
+
+fn secret(bytes: Vec<u8>) -> Result<[u8; 32], ProofError> {
+    bytes.try_into().map_err(|_| ProofError::Malformed("traffic secret length"))
+}
+
+/// The pad states of a private 32-byte key, its inner state opened.
+fn keyed<B: Backend>(b: &mut B, key: &[B::Bit]) -> (State<B>, Vec<u8>) {
+    let k = hmac_key(b, key);
+    let inner = open_bytes(b, &state_to_bytes::<B>(&k.inner));
+    (k.outer, inner)
+}
+
+/// Runs batches 1–5. `hs` is the handshake secret on the prover, `None` on the verifier;
+/// `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's key length (16 or
+/// 32). `read_handshake` gets the opened handshake traffic secrets and returns
+/// Hash(ClientHello..server Finished): the verifier decrypts and checks the server's flight
+/// with them there, and its error ends the proof.
+pub async fn key_derivation<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    hs: Option<&[u8; 32]>,
+    hello_hash: &[u8; 32],
+    key_len: usize,
+    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<[u8; 32], ProofError>,
+) -> Result<(HandshakeSecrets, [DirectionKey<P::Backend>; 2]), ProofError> {
+    if key_len != 16 && key_len != 32 {
+        return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes"));
+    }
+    let (hs_outer, hs_inner) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let hs = commit_bytes(b, hs.map(|x| &x[..]), 32);
+            keyed(b, &hs)
+        })
+        .await?;
+    let hs_key: KeyedOuter<P::Backend> = KeyedOuter { outer: hs_outer, inner: inner_state(hs_inner)? };
+    let empty_hash: [u8; 32] = crate::tls::tls13::HashAlg::Sha256.hash(&[]).as_bytes().try_into().map_err(|_| ProofError::Malformed("hash"))?;
+    let expand = |b: &mut P::Backend, k: &KeyedOuter<P::Backend>, len: usize, label: &[u8], context: &[u8]| {
+        let mut out = hmac_public_inner(b, &k.outer, &k.inner, &expand_info(len, label, context));
+        out.truncate(len * 8);
+        out
+    };
+
+    let ((d_outer, d_inner), c_hs, s_hs) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let c_hs = expand(b, &hs_key, 32, b"c hs traffic", hello_hash);
+            let s_hs = expand(b, &hs_key, 32, b"s hs traffic", hello_hash);
+            let d = expand(b, &hs_key, 32, b"derived", &empty_hash);
+            (keyed(b, &d), open_bytes(b, &c_hs), open_bytes(b, &s_hs))
+        })
+        .await?;
+    let handshake = HandshakeSecrets { client: secret(c_hs)?, server: secret(s_hs)? };
+    let d_key: KeyedOuter<P::Backend> = KeyedOuter { outer: d_outer, inner: inner_state(d_inner)? };
+
+    let (ms_outer, ms_inner) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            // HKDF-Extract(salt = D, IKM = 0^32) = HMAC(D, 0^32).
+            let ms = hmac_public_inner(b, &d_key.outer, &d_key.inner, &[0u8; 32]);
+            keyed(b, &ms)
+        })
+        .await?;
+    let ms_key: KeyedOuter<P::Backend> = KeyedOuter { outer: ms_outer, inner: inner_state(ms_inner)? };
+
+    let server_finished_hash = read_handshake(&handshake)?;
+    let ((c_outer, c_inner), (s_outer, s_inner)) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            let c_ap = expand(b, &ms_key, 32, b"c ap traffic", &server_finished_hash);
+            let s_ap = expand(b, &ms_key, 32, b"s ap traffic", &server_finished_hash);
+            (keyed(b, &c_ap), keyed(b, &s_ap))
+        })
+        .await?;
+    let traffic: [KeyedOuter<P::Backend>; 2] = [
+        KeyedOuter { outer: c_outer, inner: inner_state(c_inner)? },
+        KeyedOuter { outer: s_outer, inner: inner_state(s_inner)? },
+    ];
+    let keys = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            traffic.each_ref().map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) })
+        })
+        .await?;
+    Ok((handshake, keys))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::memory_pair;
+    use crate::tls::tls13::key_schedule::{self, HashAlg, Secret, TrafficKeys, TrafficSecrets};
+    use crate::zk::tests::ideal_parties;
+    use crate::zk::{Cheat, MAX_MESSAGE};
+
+    /// Both sides of the derivation, then one checked batch that opens the keys (only a test
+    /// opens them all); the verifier's result.
+    fn derive(hs: &[u8; 32], hello_hash: [u8; 32], finished_hash: [u8; 32], key_len: usize) -> Result<(HandshakeSecrets, [Vec<u8>; 4]), ProofError> {
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let p = async {
+            let (_, keys) = key_derivation(&mut prover, &mut a, Some(hs), &hello_hash, key_len, |_| Ok(finished_hash)).await?;
+            prover.run_batch(&mut a, &mut |b| keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))).await
+        };
+        let v = async {
+            let (opened, keys) = key_derivation(&mut verifier, &mut b, None, &hello_hash, key_len, |_| Ok(finished_hash)).await?;
+            let [(ck, civ), (sk, siv)] =
+                verifier.run_batch(&mut b, &mut |b| keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))).await?;
+            Ok((opened, [ck, civ, sk, siv]))
+        };
+        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        verified
+    }
+
+    fn h(s: &str) -> [u8; 32] {
+        core::array::from_fn(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+    }
+
+    /// RFC 8448 §3's secrets and keys come out of the derivation in ZK.
+    #[test]
+    fn the_derivation_in_zk_gives_rfc8448s_secrets_and_keys() {
+        let hs = h("1dc826e93606aa6fdc0aadc12f741b01046aa6b99f691ed221a9f0ca043fbeac");
+        let hello = h("860c06edc07858ee8e78f0e7428c58edd6b43f2ca3e6e95f02ed063cf0e1cad8");
+        let finished = h("9608102a0f1ccc6db6250b7b7e417b1a000eaada3daae4777a7686c9ff83df13");
+        let (opened, [ck, civ, sk, siv]) = derive(&hs, hello, finished, 16).unwrap();
+        assert_eq!(opened.client, h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
+        assert_eq!(opened.server, h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
+        let hex = |v: &[u8]| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!((hex(&ck), hex(&civ)), ("17422dda596ed5d9acd890e3c63f5051".into(), "5b78923dee08579033e523d9".into()));
+        assert_eq!((hex(&sk), hex(&siv)), ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()));
+    }
+
+    /// 32-byte keys (ChaCha20-Poly1305) against the native schedule, for another secret.
+    #[test]
+    fn a_32_byte_key_matches_the_native_schedule() {
+        let alg = HashAlg::Sha256;
+        let hs_secret = key_schedule::handshake_secret(alg, &[0x42; 32]);
+        let hs: [u8; 32] = hs_secret.as_bytes().try_into().unwrap();
+        let (hello, finished) = ([1u8; 32], [2u8; 32]);
+        let (opened, [ck, civ, sk, siv]) = derive(&hs, hello, finished, 32).unwrap();
+        let handshake = TrafficSecrets::handshake(alg, &hs_secret, &Secret::from_slice(&hello));
+        assert_eq!(&opened.server[..], handshake.server.as_bytes());
+        let application = TrafficSecrets::application(alg, &key_schedule::master_secret(alg, &hs_secret), &Secret::from_slice(&finished));
+        for (secret, key, iv) in [(&application.client, &ck, &civ), (&application.server, &sk, &siv)] {
+            let native = TrafficKeys::derive(alg, secret, 32);
+            assert_eq!((native.key(), &native.iv[..]), (&key[..], &iv[..]));
+        }
+    }
+
+    /// The verifier's reading of the handshake ends the proof when it fails.
+    #[test]
+    fn a_handshake_the_verifier_cannot_read_ends_the_proof() {
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let p = key_derivation(&mut prover, &mut a, Some(&[3; 32]), &[0; 32], 16, |_| Ok([0; 32]));
+        let v = key_derivation(&mut verifier, &mut b, None, &[0; 32], 16, |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
+        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        assert!(matches!(verified, Err(ProofError::Malformed("the server's flight does not decrypt"))));
+        assert!(matches!(
+            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, None, &[0; 32], 24, |_| Ok([0; 32]))),
+            Err(ProofError::Malformed(_))
+        ));
+    }
+}
