@@ -22,6 +22,7 @@ pub mod reveal;
 pub mod target;
 pub mod tls_channel;
 pub mod transcript;
+pub mod transcript13;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod verifier;
 #[cfg(not(target_arch = "wasm32"))]

@@ -69,17 +69,18 @@ fn keyed<B: Backend>(b: &mut B, key: &[B::Bit]) -> (State<B>, Vec<u8>) {
 /// `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's key length (16 or
 /// 32). `read_handshake` gets the opened handshake traffic secrets and returns
 /// Hash(ClientHello..server Finished): the verifier decrypts and checks the server's flight
-/// with them there, and its error ends the proof.
-pub async fn key_derivation<P: Party<C>, C: Channel>(
+/// with them there ([`Transcript13::read_handshake`](super::transcript13::Transcript13::read_handshake)),
+/// and its error ends the proof.
+pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     party: &mut P,
     ch: &mut C,
     hs: Option<&[u8; 32]>,
     hello_hash: &[u8; 32],
     key_len: usize,
-    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<[u8; 32], ProofError>,
-) -> Result<(HandshakeSecrets, [DirectionKey<P::Backend>; 2]), ProofError> {
+    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<[u8; 32], E>,
+) -> Result<(HandshakeSecrets, [DirectionKey<P::Backend>; 2]), E> {
     if key_len != 16 && key_len != 32 {
-        return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes"));
+        return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes").into());
     }
     let (hs_outer, hs_inner) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
@@ -88,7 +89,8 @@ pub async fn key_derivation<P: Party<C>, C: Channel>(
         })
         .await?;
     let hs_key: KeyedOuter<P::Backend> = KeyedOuter { outer: hs_outer, inner: inner_state(hs_inner)? };
-    let empty_hash: [u8; 32] = crate::tls::tls13::HashAlg::Sha256.hash(&[]).as_bytes().try_into().map_err(|_| ProofError::Malformed("hash"))?;
+    let empty_hash = crate::tls::tls13::HashAlg::Sha256.hash(&[]);
+    let empty_hash = empty_hash.as_bytes();
     let expand = |b: &mut P::Backend, k: &KeyedOuter<P::Backend>, len: usize, label: &[u8], context: &[u8]| {
         let mut out = hmac_public_inner(b, &k.outer, &k.inner, &expand_info(len, label, context));
         out.truncate(len * 8);
@@ -99,7 +101,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel>(
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
             let c_hs = expand(b, &hs_key, 32, b"c hs traffic", hello_hash);
             let s_hs = expand(b, &hs_key, 32, b"s hs traffic", hello_hash);
-            let d = expand(b, &hs_key, 32, b"derived", &empty_hash);
+            let d = expand(b, &hs_key, 32, b"derived", empty_hash);
             (keyed(b, &d), open_bytes(b, &c_hs), open_bytes(b, &s_hs))
         })
         .await?;
@@ -140,6 +142,7 @@ mod tests {
     use super::*;
     use crate::channel::memory_pair;
     use crate::tls::tls13::key_schedule::{self, HashAlg, Secret, TrafficKeys, TrafficSecrets};
+    use rustls_pki_types::UnixTime;
     use crate::zk::tests::ideal_parties;
     use crate::zk::{Cheat, MAX_MESSAGE};
 
@@ -147,15 +150,16 @@ mod tests {
     /// opens them all); the verifier's result.
     fn derive(hs: &[u8; 32], hello_hash: [u8; 32], finished_hash: [u8; 32], key_len: usize) -> Result<(HandshakeSecrets, [Vec<u8>; 4]), ProofError> {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
-            let (_, keys) = key_derivation(&mut prover, &mut a, Some(hs), &hello_hash, key_len, |_| Ok(finished_hash)).await?;
-            prover.run_batch(&mut a, &mut |b| keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))).await
+            let mut a = a;
+            let (_, keys) = key_derivation(&mut prover, &mut a, Some(hs), &hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash)).await?;
+            prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await
         };
         let v = async {
-            let (opened, keys) = key_derivation(&mut verifier, &mut b, None, &hello_hash, key_len, |_| Ok(finished_hash)).await?;
-            let [(ck, civ), (sk, siv)] =
-                verifier.run_batch(&mut b, &mut |b| keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))).await?;
+            let mut b = b;
+            let (opened, keys) = key_derivation(&mut verifier, &mut b, None, &hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash)).await?;
+            let [(ck, civ), (sk, siv)] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &keys)).await?;
             Ok((opened, [ck, civ, sk, siv]))
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -202,13 +206,83 @@ mod tests {
     fn a_handshake_the_verifier_cannot_read_ends_the_proof() {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let p = key_derivation(&mut prover, &mut a, Some(&[3; 32]), &[0; 32], 16, |_| Ok([0; 32]));
+        let p = key_derivation(&mut prover, &mut a, Some(&[3; 32]), &[0; 32], 16, |_| Ok::<_, ProofError>([0; 32]));
         let v = key_derivation(&mut verifier, &mut b, None, &[0; 32], 16, |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         assert!(matches!(verified, Err(ProofError::Malformed("the server's flight does not decrypt"))));
         assert!(matches!(
-            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, None, &[0; 32], 24, |_| Ok([0; 32]))),
+            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, None, &[0; 32], 24, |_| Ok::<_, ProofError>([0; 32]))),
             Err(ProofError::Malformed(_))
         ));
+    }
+
+    #[derive(Debug)]
+    enum Refused {
+        // Read through Debug, in the assertions' messages.
+        #[allow(dead_code)]
+        Proof(ProofError),
+        Transcript(crate::protocol::transcript::TranscriptError),
+    }
+    impl From<ProofError> for Refused {
+        fn from(e: ProofError) -> Self {
+            Refused::Proof(e)
+        }
+    }
+
+    fn open_keys<B: Backend>(b: &mut B, keys: &[DirectionKey<B>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
+        keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))
+    }
+
+    /// A session relayed as in proxy mode, proven in ZK from the client's handshake secret (or
+    /// `hs` instead): the verifier reads the handshake with the opened secrets, then the
+    /// application keys open its records. Returns the response the verifier decrypted.
+    fn prove_relayed(hs: Option<[u8; 32]>) -> Result<Vec<u8>, Refused> {
+        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::tls::tls13::client::tests::Server;
+        use crate::tls::tls13::record::RecordKey;
+        use crate::tls::Direction;
+        let r = relay(Server::default());
+        let t = transcript13::parse(&r.sent, &r.received).unwrap();
+        let schedule = r.client.key_schedule().unwrap();
+        let real: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
+        let hs = hs.unwrap_or(real);
+        let prover_finished: [u8; 32] = schedule.server_finished_hash.as_ref().unwrap().as_bytes().try_into().unwrap();
+        let hello = t.hello_hash();
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        // Each side owns its channel end, so a side that stops drops it and the other's wait ends.
+        let p = async {
+            let mut a = a;
+            let (_, keys) = key_derivation(&mut prover, &mut a, Some(&hs), &hello, 16, |_| Ok::<_, Refused>(prover_finished)).await?;
+            prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await.map_err(Refused::from)
+        };
+        let v = async {
+            let mut b = b;
+            let mut handshake = None;
+            let (_, keys) = key_derivation(&mut verifier, &mut b, None, &hello, 16, |opened| {
+                let h = t.read_handshake(&opened.client, &opened.server, &r.roots, "localhost", UnixTime::now()).map_err(Refused::Transcript)?;
+                let hash = h.server_finished_hash;
+                handshake = Some(h);
+                Ok::<_, Refused>(hash)
+            })
+            .await?;
+            let [_, (key, iv)] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &keys)).await?;
+            let keys = TrafficKeys::from_parts(&key, iv.try_into().unwrap());
+            let record = RecordKey::new(t.suite().aead(), &keys).unwrap();
+            let first = handshake.unwrap().handshake_records[1];
+            Ok(record.open(0, &t.encrypted_records(Direction::Received)[first]).unwrap().content)
+        };
+        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        verified
+    }
+
+    #[test]
+    fn a_relayed_session_proven_in_zk_gives_the_verifier_its_handshake_and_response() {
+        assert_eq!(prove_relayed(None).unwrap(), b"HTTP/1.1 200 OK\r\n\r\nhello");
+        let refused = prove_relayed(Some([1; 32])).unwrap_err();
+        assert!(
+            matches!(refused, Refused::Transcript(crate::protocol::transcript::TranscriptError::HandshakeNotDecrypted { .. })),
+            "another handshake secret: {refused:?}"
+        );
     }
 }

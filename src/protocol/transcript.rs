@@ -198,6 +198,20 @@ pub enum TranscriptError {
     /// The ServerKeyExchange signature does not verify under the leaf certificate's key.
     #[error("bad ServerKeyExchange signature")]
     BadServerKeyExchangeSignature,
+    /// TLS 1.3: the ClientHello offered a pre-shared key or early data (a full handshake is
+    /// required: a resumed session has no certificate to check).
+    #[error("the ClientHello offers a pre-shared key or early data")]
+    PskOffered,
+    /// TLS 1.3: an encrypted handshake record does not decrypt under the keys of the opened
+    /// handshake traffic secret, or carries something other than handshake messages.
+    #[error("{direction:?} encrypted handshake does not decrypt under the opened secret")]
+    HandshakeNotDecrypted { direction: Direction },
+    /// TLS 1.3: the CertificateVerify signature does not verify under the leaf's key.
+    #[error("bad CertificateVerify signature")]
+    BadCertificateVerify,
+    /// TLS 1.3: a Finished message's verify_data is not the HMAC of the transcript.
+    #[error("{direction:?} Finished does not match the transcript")]
+    BadFinished { direction: Direction },
     /// A structure inside a message could not be decoded.
     #[error("{direction:?}: {source}")]
     Tls {
@@ -419,7 +433,7 @@ struct ParsedDirection {
     messages: Vec<(u8, Vec<u8>)>,
 }
 
-fn map_tls(direction: Direction, e: crate::tls::Error) -> TranscriptError {
+pub(crate) fn map_tls(direction: Direction, e: crate::tls::Error) -> TranscriptError {
     match e {
         crate::tls::Error::PeerMisbehaved(p) => match p {
             PeerMisbehaved::UnknownContentType(content_type) => {
@@ -658,17 +672,17 @@ struct Handshake {
 }
 
 /// What the ClientHello offered.
-struct ClientOffer {
+pub(crate) struct ClientOffer {
     random: [u8; 32],
-    session_id: Vec<u8>,
-    suites: Vec<u16>,
-    extensions: std::collections::BTreeSet<u16>,
+    pub(crate) session_id: Vec<u8>,
+    pub(crate) suites: Vec<u16>,
+    pub(crate) extensions: std::collections::BTreeSet<u16>,
     /// `None` if the extension was absent (then anything is allowed, RFC 8422 §4).
-    groups: Option<Vec<u16>>,
+    pub(crate) groups: Option<Vec<u16>>,
     /// `None` if absent (RFC 5246 §7.4.1.4.1 defaults; we accept any known scheme).
     schemes: Option<Vec<u16>>,
     /// The one host_name in server_name, if the extension was sent.
-    sni: Option<String>,
+    pub(crate) sni: Option<String>,
 }
 
 /// Iterator over one direction's messages with "expect this type next" checks.
@@ -904,7 +918,7 @@ fn parse_u16_list(body: &[u8], what: &'static str) -> Result<Vec<u16>, crate::tl
         .collect())
 }
 
-fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
+pub(crate) fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
     let tls = |e| map_tls(Direction::Sent, e);
     let decode = |w| tls(crate::tls::error::decode(w));
     let mut r = Reader::new(body);

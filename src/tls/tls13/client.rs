@@ -642,7 +642,7 @@ impl Client13 {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fixture::{FixtureCerts, KeyType};
     use std::io::{Read, Write};
@@ -650,7 +650,7 @@ mod tests {
 
     /// The secrets rustls's server logs (NSS key log labels), to compare with ours.
     #[derive(Debug, Default)]
-    struct Secrets(Mutex<Vec<(String, Vec<u8>)>>);
+    pub(crate) struct Secrets(Mutex<Vec<(String, Vec<u8>)>>);
     impl rustls::KeyLog for Secrets {
         fn log(&self, label: &str, _client_random: &[u8], secret: &[u8]) {
             self.0.lock().unwrap().push((label.to_string(), secret.to_vec()));
@@ -666,12 +666,12 @@ mod tests {
         }
     }
 
-    struct Server {
-        suites: Vec<rustls::SupportedCipherSuite>,
-        groups: Vec<&'static dyn rustls::crypto::SupportedKxGroup>,
-        key: KeyType,
-        client_auth: bool,
-        tls12_only: bool,
+    pub(crate) struct Server {
+        pub(crate) suites: Vec<rustls::SupportedCipherSuite>,
+        pub(crate) groups: Vec<&'static dyn rustls::crypto::SupportedKxGroup>,
+        pub(crate) key: KeyType,
+        pub(crate) client_auth: bool,
+        pub(crate) tls12_only: bool,
     }
 
     impl Default for Server {
@@ -681,7 +681,8 @@ mod tests {
         }
     }
 
-    fn start(server: Server, name: &str, config: impl FnOnce(&mut Config13)) -> (Client13, rustls::ServerConnection, Arc<Secrets>) {
+    /// Our client and a rustls server as `server` says, with the roots our client trusts.
+    pub(crate) fn start(server: Server, name: &str, config: impl FnOnce(&mut Config13)) -> (Client13, rustls::ServerConnection, Arc<Secrets>, RootStore) {
         let certs = FixtureCerts::generate(server.key, 30).unwrap();
         let mut provider = rustls::crypto::ring::default_provider();
         provider.cipher_suites = server.suites;
@@ -704,10 +705,11 @@ mod tests {
         let mut cfg = builder.with_single_cert(certs.server_chain.clone(), certs.server_key.clone_key()).unwrap();
         let secrets = Arc::new(Secrets::default());
         cfg.key_log = secrets.clone();
-        let mut ours = Config13::new(RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap());
+        let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
+        let mut ours = Config13::new(roots.clone());
         config(&mut ours);
         let client = Client13::new(ours, name, UnixTime::now()).unwrap();
-        (client, rustls::ServerConnection::new(Arc::new(cfg)).unwrap(), secrets)
+        (client, rustls::ServerConnection::new(Arc::new(cfg)).unwrap(), secrets, roots)
     }
 
     fn to_server(client: &mut Client13, server: &mut rustls::ServerConnection) -> Result<(), rustls::Error> {
@@ -767,7 +769,7 @@ mod tests {
             for (group, ours) in [(rustls::crypto::ring::kx_group::X25519, NamedGroup::X25519), (rustls::crypto::ring::kx_group::SECP256R1, NamedGroup::Secp256r1)] {
                 for key in [KeyType::EcdsaP256, KeyType::Rsa2048] {
                     let server = Server { suites: vec![suite], groups: vec![group], key, ..Server::default() };
-                    let (mut client, mut server, logged) = start(server, "localhost", |c| c.groups = vec![ours]);
+                    let (mut client, mut server, logged, _) = start(server, "localhost", |c| c.groups = vec![ours]);
                     handshake(&mut client, &mut server).unwrap();
                     let what = format!("{:?} {ours:?} {key:?}", suite.suite());
                     assert_eq!(client.suite().map(|s| s.id()), Some(u16::from(suite.suite())), "{what}");
@@ -787,7 +789,7 @@ mod tests {
     #[test]
     fn a_server_that_wants_another_group_gets_it_after_a_hello_retry_request() {
         let server = Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() };
-        let (mut client, mut server, logged) = start(server, "localhost", |_| {});
+        let (mut client, mut server, logged, _) = start(server, "localhost", |_| {});
         handshake(&mut client, &mut server).unwrap();
         assert_eq!(client.group(), Some(NamedGroup::Secp256r1));
         let application = client.key_schedule().unwrap().application_traffic.clone().unwrap();
@@ -798,7 +800,7 @@ mod tests {
     #[test]
     fn tickets_key_updates_and_an_optional_client_certificate_are_handled() {
         let server = Server { client_auth: true, ..Server::default() };
-        let (mut client, mut server, _) = start(server, "localhost", |c| c.alpn_http11 = true);
+        let (mut client, mut server, _, _) = start(server, "localhost", |c| c.alpn_http11 = true);
         handshake(&mut client, &mut server).unwrap();
         assert!(server.peer_certificates().is_none(), "we answered the request with no certificate");
         // rustls asks us to update too; we answer and switch our key.
@@ -814,7 +816,7 @@ mod tests {
     /// so the ticket is sealed here under the server's first application key.
     #[test]
     fn a_new_session_ticket_is_counted_and_never_taken_for_data() {
-        let (mut client, mut server, _) = start(Server::default(), "localhost", |_| {});
+        let (mut client, mut server, _, _) = start(Server::default(), "localhost", |_| {});
         handshake(&mut client, &mut server).unwrap();
         let suite = client.suite().unwrap();
         let server_secret = client.key_schedule().unwrap().application_traffic.as_ref().unwrap().server.clone();
@@ -826,18 +828,18 @@ mod tests {
 
     #[test]
     fn a_wrong_name_a_tls12_server_and_a_tampered_record_are_refused() {
-        let (mut client, mut server, _) = start(Server::default(), "other.test", |_| {});
+        let (mut client, mut server, _, _) = start(Server::default(), "other.test", |_| {});
         let e = handshake(&mut client, &mut server).unwrap_err();
         assert!(matches!(e, Error::Certificate(_)), "{e:?}");
         assert!(client.take_outgoing().ends_with(&[2, AlertDescription::BAD_CERTIFICATE.0]) || client.error().is_some());
 
-        let (mut client, mut server, _) = start(Server { tls12_only: true, ..Server::default() }, "localhost", |_| {});
+        let (mut client, mut server, _, _) = start(Server { tls12_only: true, ..Server::default() }, "localhost", |_| {});
         let _ = to_server(&mut client, &mut server);
         // rustls refuses a ClientHello that offers only TLS 1.3 with an alert.
         let e = to_client(&mut client, &mut server).unwrap_err();
         assert!(matches!(e, Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(_))), "{e:?}");
 
-        let (mut client, mut server, _) = start(Server::default(), "localhost", |_| {});
+        let (mut client, mut server, _, _) = start(Server::default(), "localhost", |_| {});
         to_server(&mut client, &mut server).unwrap();
         let mut flight = Vec::new();
         while server.wants_write() {

@@ -191,6 +191,13 @@ impl TrafficKeys {
         hkdf_expand_label(alg, secret.as_bytes(), b"iv", &[], &mut keys.iv);
         keys
     }
+    /// Keys opened by the proof: a 16- or 32-byte key (longer input is cut) and the IV.
+    pub fn from_parts(key: &[u8], iv: [u8; 12]) -> Self {
+        let key_len = key.len().min(32);
+        let mut keys = Self { key: [0; 32], key_len, iv };
+        keys.key[..key_len].copy_from_slice(&key[..key_len]);
+        keys
+    }
     pub fn key(&self) -> &[u8] {
         &self.key[..self.key_len]
     }
