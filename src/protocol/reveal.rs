@@ -340,4 +340,27 @@ mod tests {
         assert!(covers_all(&[0..10], 10));
         assert!(!covers_all(&[0..9], 10) && !covers_all(&[0..5, 6..10], 10) && !covers_all(&[], 0));
     }
+
+    /// The bounds themselves: a range ending at the length, exactly `max` ranges, 16 KB of
+    /// commitments, an empty direction that has no fast path.
+    #[test]
+    fn limits_are_inclusive_where_documented() {
+        assert_eq!(check_canonical(&[0..10], 10, 1), Ok(()));
+        assert_eq!(check_canonical(&[0..1, 2..3], 10, 2), Ok(()));
+        assert_eq!(check_commitments(&[0..16 * 1024], 1 << 20), Ok(()));
+        assert!(!covers_all(&[0..0], 0));
+    }
+
+    /// Inputs at the edges of the scanners: empty ranges among others, headers with empty
+    /// or blank values, a JSON string cut off at the end. None panics or yields an empty or
+    /// adjacent range.
+    #[test]
+    fn edge_inputs_resolve_to_canonical_ranges() {
+        assert_eq!(Reveal::Ranges(vec![0..3, 20..20]).resolve(REQ).unwrap(), vec![0..3]);
+        let blank = b"GET / HTTP/1.1\r\nCookie:\r\nX-Token:   \r\nHost: a\r\n\r\n";
+        let hidden = Reveal::AllExceptHeaders(vec!["cookie".into(), "x-token".into()]).resolve(blank).unwrap();
+        assert_eq!(hidden, vec![0..blank.len()], "nothing to hide");
+        let cut = b"HTTP/1.1 200 OK\r\n\r\n{\"stat";
+        assert_eq!(Reveal::JsonFields(vec!["status".into()]).resolve(cut).unwrap(), vec![]);
+    }
 }
