@@ -1091,27 +1091,8 @@ pub(crate) mod tests {
     /// fixture server (TLS 1.2 and 1.3 offered; our client negotiates 1.2).
     pub(crate) fn run_session(opts: Opts) -> Session {
         let certs = FixtureCerts::generate(opts.key, 30).unwrap();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(&[&rustls::version::TLS12, &rustls::version::TLS13])
-            .unwrap();
-        let builder = if opts.client_auth {
-            let mut store = rustls::RootCertStore::empty();
-            store.add(certs.ca_der.clone()).unwrap();
-            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                Arc::new(store),
-                provider,
-            )
-            .allow_unauthenticated()
-            .build()
-            .unwrap();
-            builder.with_client_cert_verifier(verifier)
-        } else {
-            builder.with_no_client_auth()
-        };
-        let mut cfg = builder
-            .with_single_cert(certs.server_chain.clone(), certs.server_key.clone_key())
-            .unwrap();
+        let versions: &[&'static rustls::SupportedProtocolVersion] = &[&rustls::version::TLS12, &rustls::version::TLS13];
+        let mut cfg = crate::fixture::test_server_config(&certs, rustls::crypto::ring::default_provider(), versions, opts.client_auth);
         cfg.max_fragment_size = opts.max_fragment;
         if opts.tickets {
             cfg.ticketer = rustls::crypto::ring::Ticketer::new().unwrap();

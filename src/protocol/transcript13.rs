@@ -17,11 +17,11 @@ use super::transcript::{map_tls, parse_client_hello, ClientOffer, TranscriptErro
 use crate::tls::certs::{verify_server_chain, RootStore};
 use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, RECORD_HEADER_LEN};
 use crate::tls::tls13::key_schedule::{finished_verify_data, Secret};
-use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, CERTIFICATE_VERIFY_SCHEMES, TLS13};
+use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, TLS13};
 use crate::tls::tls13::record::RecordKey;
 use crate::tls::tls13::{HashAlg, TrafficKeys};
 use crate::tls::Direction;
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls_pki_types::{ServerName, UnixTime};
 
 /// A relayed session before any key is known.
 #[derive(Clone, Debug)]
@@ -288,12 +288,14 @@ impl Transcript13 {
                     verify_server_chain(roots, &chain, &server_name, now).map_err(TranscriptError::InvalidCertificate)?;
                 }
                 (2, hs13::CERTIFICATE_VERIFY) => {
-                    let (scheme, signature) = messages::parse_certificate_verify(body).map_err(tls)?;
-                    let scheme = CERTIFICATE_VERIFY_SCHEMES.into_iter().find(|x| x.id() == scheme).ok_or(TranscriptError::UnsupportedSignatureScheme(scheme))?;
-                    let signed = messages::server_signed_content(alg.hash(&transcript).as_bytes());
-                    let leaf = CertificateDer::from(chain[0].as_slice());
-                    let ee = webpki::EndEntityCert::try_from(&leaf).map_err(|e| TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(e)))?;
-                    ee.verify_signature(scheme.webpki_alg(), &signed, signature).map_err(|_| TranscriptError::BadCertificateVerify)?;
+                    messages::verify_certificate_verify(&chain[0], body, alg.hash(&transcript).as_bytes()).map_err(|e| match e {
+                        crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::UnofferedSignatureScheme(scheme)) => {
+                            TranscriptError::UnsupportedSignatureScheme(scheme)
+                        }
+                        crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadCertificateVerify) => TranscriptError::BadCertificateVerify,
+                        crate::tls::Error::Certificate(e) => TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(e)),
+                        other => map_tls(s, other),
+                    })?;
                 }
                 (3, hs::FINISHED) => {
                     let expected = finished_verify_data(alg, &server_secret, &alg.hash(&transcript));

@@ -7,13 +7,14 @@
 //! name what the server did wrong.
 
 use super::key_schedule::{self, finished_verify_data, HashAlg, Secret, TrafficKeys, TrafficSecrets};
-use super::messages::{self, hs13, ClientHelloParams, Suite13, CERTIFICATE_VERIFY_SCHEMES, TLS13};
+use super::messages::{self, hs13, ClientHelloParams, Suite13, TLS13};
 use super::record::RecordKey;
 use crate::tls::certs::{verify_server_chain, RootStore};
 use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, NamedGroup, RECORD_HEADER_LEN, TLS12};
 use crate::tls::crypto::{random_bytes, KeyExchange, RingKeyExchange};
 use crate::tls::error::{AlertDescription, Error, PeerMisbehaved};
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use crate::tls::Direction;
+use rustls_pki_types::{ServerName, UnixTime};
 
 /// What the client offers.
 #[derive(Clone, Debug)]
@@ -397,21 +398,7 @@ impl Client13 {
                 if typ != hs13::CERTIFICATE_VERIFY {
                     return Err(unexpected("CertificateVerify", hs::name(typ)));
                 }
-                let (scheme, signature) = messages::parse_certificate_verify(body)?;
-                let scheme = CERTIFICATE_VERIFY_SCHEMES
-                    .into_iter()
-                    .find(|s| s.id() == scheme)
-                    .ok_or(PeerMisbehaved::UnofferedSignatureScheme(scheme))?;
-                let signed = messages::server_signed_content(self.hash()?.as_bytes());
-                let leaf = CertificateDer::from(self.chain[0].as_slice());
-                let ee = webpki::EndEntityCert::try_from(&leaf).map_err(Error::Certificate)?;
-                ee.verify_signature(scheme.webpki_alg(), &signed, signature).map_err(|e| match e {
-                    webpki::Error::InvalidSignatureForPublicKey
-                    | webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
-                        PeerMisbehaved::BadCertificateVerify.into()
-                    }
-                    other => Error::Certificate(other),
-                })?;
+                messages::verify_certificate_verify(&self.chain[0], body, self.hash()?.as_bytes())?;
                 self.transcript.extend_from_slice(&raw);
                 State::ExpectFinished { requested }
             }
@@ -548,32 +535,34 @@ impl Client13 {
                     _ => return Err(PeerMisbehaved::DecodeError("KeyUpdate").into()),
                 };
                 self.at_record_boundary("KeyUpdate")?;
-                let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-                let application = self
-                    .schedule
-                    .as_mut()
-                    .and_then(|s| s.application_traffic.as_mut())
-                    .ok_or(Error::InvalidState("no application secrets"))?;
-                application.server = key_schedule::next_traffic_secret(suite.hash(), &application.server);
-                let server = application.server.clone();
-                self.read = Some(Keyed::new(suite, &server)?);
+                self.read = Some(self.update_traffic_secret(Direction::Received)?);
                 if update_requested {
                     // Answer under the old key, then switch ours.
                     self.push_sealed(ContentType::Handshake, &handshake_message(hs13::KEY_UPDATE, &[0]))?;
-                    let application = self
-                        .schedule
-                        .as_mut()
-                        .and_then(|s| s.application_traffic.as_mut())
-                        .ok_or(Error::InvalidState("no application secrets"))?;
-                    application.client = key_schedule::next_traffic_secret(suite.hash(), &application.client);
-                    let client = application.client.clone();
-                    self.write = Some(Keyed::new(suite, &client)?);
+                    self.write = Some(self.update_traffic_secret(Direction::Sent)?);
                 }
                 self.key_updates += 1;
                 Ok(())
             }
             other => Err(unexpected("NewSessionTicket or KeyUpdate", hs::name(other))),
         }
+    }
+
+    /// Moves one direction's application traffic secret to the next (KeyUpdate) and returns
+    /// its record key.
+    fn update_traffic_secret(&mut self, direction: Direction) -> Result<Keyed, Error> {
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let application = self
+            .schedule
+            .as_mut()
+            .and_then(|s| s.application_traffic.as_mut())
+            .ok_or(Error::InvalidState("no application secrets"))?;
+        let secret = match direction {
+            Direction::Sent => &mut application.client,
+            Direction::Received => &mut application.server,
+        };
+        *secret = key_schedule::next_traffic_secret(suite.hash(), secret);
+        Keyed::new(suite, secret)
     }
 
     /// Encrypt application data (once connected).
@@ -687,22 +676,9 @@ pub(crate) mod tests {
         let mut provider = rustls::crypto::ring::default_provider();
         provider.cipher_suites = server.suites;
         provider.kx_groups = server.groups;
-        let provider = Arc::new(provider);
-        let versions: &[&rustls::SupportedProtocolVersion] =
+        let versions: &[&'static rustls::SupportedProtocolVersion] =
             if server.tls12_only { &[&rustls::version::TLS12] } else { &[&rustls::version::TLS13] };
-        let builder = rustls::ServerConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions).unwrap();
-        let builder = if server.client_auth {
-            let mut store = rustls::RootCertStore::empty();
-            store.add(certs.ca_der.clone()).unwrap();
-            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider)
-                .allow_unauthenticated()
-                .build()
-                .unwrap();
-            builder.with_client_cert_verifier(verifier)
-        } else {
-            builder.with_no_client_auth()
-        };
-        let mut cfg = builder.with_single_cert(certs.server_chain.clone(), certs.server_key.clone_key()).unwrap();
+        let mut cfg = crate::fixture::test_server_config(&certs, provider, versions, server.client_auth);
         let secrets = Arc::new(Secrets::default());
         cfg.key_log = secrets.clone();
         let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();

@@ -193,16 +193,9 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello13, Error> {
     }
     let mut hello = ServerHello13 { random, session_id, suite, version: None, key_share: None, cookie: None };
     let retry = hello.is_retry_request();
-    let mut exts = Reader::new(r.vec16("ServerHello extensions")?);
+    let exts = r.vec16("ServerHello extensions")?;
     r.finish("ServerHello")?;
-    let mut seen = Vec::new();
-    while !exts.is_empty() {
-        let typ = exts.u16("extension type")?;
-        let mut e = Reader::new(exts.vec16("extension body")?);
-        if seen.contains(&typ) {
-            return Err(PeerMisbehaved::DuplicateExtension(typ).into());
-        }
-        seen.push(typ);
+    each_extension(exts, |typ, e| {
         match typ {
             ext13::SUPPORTED_VERSIONS => hello.version = Some(e.u16("supported_versions")?),
             ext13::KEY_SHARE if retry => hello.key_share = Some((e.u16("key_share group")?, Vec::new())),
@@ -214,9 +207,27 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello13, Error> {
             ext13::PRE_SHARED_KEY => return Err(PeerMisbehaved::ResumptionAttempted.into()),
             other => return Err(PeerMisbehaved::UnofferedExtension(other).into()),
         }
-        e.finish("ServerHello extension")?;
-    }
+        Ok(())
+    })?;
     Ok(hello)
+}
+
+/// Hands each extension of a list to `on`, with its body in a reader that must be used up;
+/// a repeated extension is refused.
+fn each_extension(list: &[u8], mut on: impl FnMut(u16, &mut Reader<'_>) -> Result<(), Error>) -> Result<(), Error> {
+    let mut exts = Reader::new(list);
+    let mut seen = Vec::new();
+    while !exts.is_empty() {
+        let typ = exts.u16("extension type")?;
+        let mut e = Reader::new(exts.vec16("extension body")?);
+        if seen.contains(&typ) {
+            return Err(PeerMisbehaved::DuplicateExtension(typ).into());
+        }
+        seen.push(typ);
+        on(typ, &mut e)?;
+        e.finish("extension body")?;
+    }
+    Ok(())
 }
 
 /// What EncryptedExtensions told us: the negotiated ALPN protocol, if any.
@@ -229,17 +240,10 @@ pub struct EncryptedExtensions {
 /// ignored) and ALPN (only if offered) are allowed; anything else was not offered.
 pub fn parse_encrypted_extensions(body: &[u8], offered_alpn: bool) -> Result<EncryptedExtensions, Error> {
     let mut r = Reader::new(body);
-    let mut exts = Reader::new(r.vec16("EncryptedExtensions")?);
+    let exts = r.vec16("EncryptedExtensions")?;
     r.finish("EncryptedExtensions")?;
     let mut out = EncryptedExtensions::default();
-    let mut seen = Vec::new();
-    while !exts.is_empty() {
-        let typ = exts.u16("extension type")?;
-        let mut e = Reader::new(exts.vec16("extension body")?);
-        if seen.contains(&typ) {
-            return Err(PeerMisbehaved::DuplicateExtension(typ).into());
-        }
-        seen.push(typ);
+    each_extension(exts, |typ, e| {
         match typ {
             ext::SERVER_NAME => {}
             ext::SUPPORTED_GROUPS => {
@@ -251,11 +255,10 @@ pub fn parse_encrypted_extensions(body: &[u8], offered_alpn: bool) -> Result<Enc
                 list.finish("ALPN list")?;
                 out.alpn = Some(proto);
             }
-            ext13::EARLY_DATA => return Err(PeerMisbehaved::UnofferedExtension(typ).into()),
             other => return Err(PeerMisbehaved::UnofferedExtension(other).into()),
         }
-        e.finish("EncryptedExtensions extension")?;
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -289,6 +292,25 @@ pub fn parse_certificate_verify(body: &[u8]) -> Result<(u16, &[u8]), Error> {
     let signature = r.vec16("CertificateVerify signature")?;
     r.finish("CertificateVerify")?;
     Ok((scheme, signature))
+}
+
+/// Checks a server CertificateVerify body under the leaf certificate: the scheme must be one
+/// TLS 1.3 allows, the signature over [`server_signed_content`] of the hash through
+/// Certificate must verify.
+pub fn verify_certificate_verify(leaf: &[u8], body: &[u8], transcript_hash: &[u8]) -> Result<(), Error> {
+    let (scheme, signature) = parse_certificate_verify(body)?;
+    let scheme = CERTIFICATE_VERIFY_SCHEMES
+        .into_iter()
+        .find(|s| s.id() == scheme)
+        .ok_or(PeerMisbehaved::UnofferedSignatureScheme(scheme))?;
+    let leaf = rustls_pki_types::CertificateDer::from(leaf);
+    let ee = webpki::EndEntityCert::try_from(&leaf).map_err(Error::Certificate)?;
+    ee.verify_signature(scheme.webpki_alg(), &server_signed_content(transcript_hash), signature).map_err(|e| match e {
+        webpki::Error::InvalidSignatureForPublicKey | webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
+            PeerMisbehaved::BadCertificateVerify.into()
+        }
+        other => Error::Certificate(other),
+    })
 }
 
 /// What the server's CertificateVerify signs: 64 spaces, the context string, a zero byte and
