@@ -132,14 +132,20 @@ impl Client13 {
     /// Start a handshake with `server_name` (a DNS name or an IP literal); the ClientHello is
     /// ready in [`Self::take_outgoing`].
     pub fn new(config: Config13, server_name: &str, now: UnixTime) -> Result<Self, Error> {
-        let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
-        if config.suites.is_empty() || config.groups.is_empty() {
-            return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite and a group"));
-        }
         let mut random = [0u8; 32];
         let mut session_id = [0u8; 32];
         random_bytes(&mut random)?;
         random_bytes(&mut session_id)?;
+        Self::with_randoms(config, server_name, now, random, session_id)
+    }
+
+    /// [`Self::new`] with the ClientHello's random and legacy session id given (tests and
+    /// fuzzing; a real client takes fresh ones).
+    pub fn with_randoms(config: Config13, server_name: &str, now: UnixTime, random: [u8; 32], session_id: [u8; 32]) -> Result<Self, Error> {
+        let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
+        if config.suites.is_empty() || config.groups.is_empty() {
+            return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite and a group"));
+        }
         let share: Box<dyn KeyExchange> = Box::new(RingKeyExchange::generate(config.groups[0])?);
         let mut client = Self {
             config,
