@@ -33,13 +33,18 @@ pub fn ends_connection(alert: Alert) -> bool {
 }
 
 fn ghash_tag(h: &[u8; 16], j0: &[u8; 16], r: &EncryptedRecord) -> [u8; 16] {
+    gcm_tag(h, j0, &r.additional_data(), &r.ciphertext)
+}
+
+/// The AES-GCM tag of `ciphertext` with associated data `aad`, from H and E_K(J0).
+pub(crate) fn gcm_tag(h: &[u8; 16], j0: &[u8; 16], aad: &[u8], ciphertext: &[u8]) -> [u8; 16] {
     use ghash::universal_hash::{KeyInit, UniversalHash};
     let mut g = ghash::GHash::new(h.into());
-    g.update_padded(&r.additional_data());
-    g.update_padded(&r.ciphertext);
+    g.update_padded(aad);
+    g.update_padded(ciphertext);
     let mut lens = [0u8; 16];
-    lens[..8].copy_from_slice(&(13u64 * 8).to_be_bytes());
-    lens[8..].copy_from_slice(&((r.ciphertext.len() as u64) * 8).to_be_bytes());
+    lens[..8].copy_from_slice(&((aad.len() as u64) * 8).to_be_bytes());
+    lens[8..].copy_from_slice(&((ciphertext.len() as u64) * 8).to_be_bytes());
     g.update(&[lens.into()]);
     let mut tag: [u8; 16] = g.finalize().into();
     for (t, k) in tag.iter_mut().zip(j0) {

@@ -9,6 +9,7 @@
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod cheating_prover;
 pub mod check;
+pub mod check13;
 pub mod exchange;
 pub mod messages;
 pub mod mux;

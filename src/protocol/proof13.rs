@@ -19,9 +19,11 @@
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::sha256::{state_to_bytes, State};
+use crate::circuits::aes::key_schedule;
+use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
-use crate::zk::bytes::{commit_bytes, open_bytes};
+use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
 
 /// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
@@ -145,6 +147,78 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
         })
         .await?;
     Ok((handshake, keys))
+}
+
+/// What one direction's record proof opens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenedRecords {
+    /// Fast path: the application key and IV; the verifier decrypts every record.
+    Key { key: Vec<u8>, iv: [u8; 12] },
+    /// ZK path: H, E_K(J0) of every record, and the keystream at the positions asked, in order.
+    Keystream { h: [u8; 16], j0: Vec<[u8; 16]>, keystream: Vec<u8> },
+}
+
+/// Most keystream blocks proven in one batch, as for TLS 1.2: bounds memory on both sides.
+const BLOCKS_PER_BATCH: usize = 256;
+
+/// Step 4 for one direction whose application records are `records` long (ciphertext bytes,
+/// sequence numbers from 0): the fast path opens the key and IV; otherwise H, every record's
+/// E_K(J0), and the keystream at `positions` ((record, byte positions in increasing order),
+/// see [`super::check13::positions`]). Every batch is checked.
+pub async fn open_records<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    key: &DirectionKey<P::Backend>,
+    fast: bool,
+    records: usize,
+    positions: &[(usize, Vec<usize>)],
+) -> Result<OpenedRecords, ProofError> {
+    let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
+    if fast {
+        let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
+        return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
+    }
+    let (round_keys, h, j0) = party
+        .run_batch(ch, &mut |b: &mut P::Backend| {
+            let rk = key_schedule(b, &key.key);
+            let h = ghash_key(b, &rk);
+            let h = open_bytes(b, &h);
+            let j0: Vec<Vec<u8>> = (0..records as u64)
+                .map(|seq| {
+                    let j = j0_block(b, &rk, &record_nonce(b, &key.iv, seq));
+                    open_bytes(b, &j)
+                })
+                .collect();
+            (rk, h, j0)
+        })
+        .await?;
+    // Keystream blocks, each with the byte positions opened in it.
+    let mut blocks: Vec<(usize, u32, Vec<usize>)> = Vec::new();
+    for (record, ps) in positions {
+        for &p in ps {
+            let (blk, at) = ((p / 16) as u32, p % 16);
+            match blocks.last_mut() {
+                Some((r, b, v)) if r == record && *b == blk => v.push(at),
+                _ => blocks.push((*record, blk, vec![at])),
+            }
+        }
+    }
+    let mut keystream = Vec::new();
+    for chunk in blocks.chunks(BLOCKS_PER_BATCH) {
+        let bytes = party
+            .run_batch(ch, &mut |b: &mut P::Backend| {
+                let mut out = Vec::new();
+                for (record, blk, at) in chunk {
+                    let nonce = record_nonce(b, &key.iv, *record as u64);
+                    let ks = keystream_blocks(b, &round_keys, &nonce, &[*blk]);
+                    out.extend(open_selected_bytes(b, &ks[0], at));
+                }
+                out
+            })
+            .await?;
+        keystream.extend(bytes);
+    }
+    Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
 }
 
 #[cfg(test)]
@@ -300,8 +374,6 @@ mod tests {
     /// on [`record_nonce`] from the committed key and IV; its E_K(J0) is AES of nonce ‖ 1.
     #[test]
     fn the_record_nonce_gives_rfc8448s_keystream_and_j0() {
-        use crate::circuits::aes::key_schedule;
-        use crate::circuits::keystream::{j0_block, keystream_blocks};
         let key = [0x9f, 0x02, 0x28, 0x3b, 0x6c, 0x9c, 0x07, 0xef, 0xc2, 0x6b, 0xb9, 0xf2, 0xac, 0x92, 0xe3, 0x56];
         let iv = [0xcf, 0x78, 0x2b, 0x88, 0xdd, 0x83, 0x54, 0x9a, 0xad, 0xf1, 0xe9, 0x84];
         let record = "2e937e11ef4ac740e538ad36005fc4a46932fc3225d05f82aa1b36e30efaf97d90e6dffc602dcb501a59a8fcc49c4bf2e5f0a21c0047c2abf332540dd032e167c2955d";
@@ -338,5 +410,75 @@ mod tests {
         block[15] = 1;
         aes::Aes128::new(&key.into()).encrypt_block(&mut block);
         assert_eq!(j0, block.to_vec());
+    }
+
+    /// Steps 1–4 on a relayed session: the request by the fast path, the response by the ZK
+    /// path with `reveal` and the announced `shapes` (the honest ones when `None`). Returns what
+    /// the verifier recovered of [request, response].
+    fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<super::super::check13::RecordShape>>) -> Result<[Vec<u8>; 2], String> {
+        use super::super::check13::{self, RecordShape};
+        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::tls::tls13::client::tests::Server;
+        use crate::tls::tls13::record::RecordKey;
+        use crate::tls::Direction;
+        let r = relay(Server::default());
+        let t = transcript13::parse(&r.sent, &r.received).unwrap();
+        let schedule = r.client.key_schedule().unwrap();
+        let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
+        let handshake = t.read_handshake(&schedule.handshake_traffic.client.as_bytes().try_into().unwrap(), &schedule.handshake_traffic.server.as_bytes().try_into().unwrap(), &r.roots, "localhost", UnixTime::now()).unwrap();
+        let app = |d: Direction, k: usize| t.encrypted_records(d)[handshake.handshake_records[k]..].to_vec();
+        let (sent, received) = (app(Direction::Sent, 0), app(Direction::Received, 1));
+        // The prover's shapes, from its own decryption.
+        let server_keys = TrafficKeys::derive(HashAlg::Sha256, &schedule.application_traffic.as_ref().unwrap().server, 16);
+        let server_key = RecordKey::new(t.suite().aead(), &server_keys).unwrap();
+        let honest: Vec<RecordShape> = received
+            .iter()
+            .enumerate()
+            .map(|(i, rec)| {
+                let inner = server_key.open(i as u64, rec).unwrap();
+                RecordShape { content_len: inner.content.len(), content_type: inner.content_type }
+            })
+            .collect();
+        let shapes = shapes.unwrap_or(honest);
+        let sent_shapes: Vec<RecordShape> = sent.iter().map(|rec| RecordShape { content_len: rec.len() - 17, content_type: 23 }).collect();
+        let positions = check13::positions(&received, &shapes, reveal).map_err(|e| e.to_string())?;
+        let hello = t.hello_hash();
+        let finished = handshake.server_finished_hash;
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        let p = async {
+            let mut a = a;
+            let (_, [ck, sk]) = key_derivation(&mut prover, &mut a, Some(&hs), &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
+            open_records(&mut prover, &mut a, &ck, true, sent.len(), &[]).await?;
+            open_records(&mut prover, &mut a, &sk, false, received.len(), &positions).await
+        };
+        let v = async {
+            let mut b = b;
+            let (_, [ck, sk]) = key_derivation(&mut verifier, &mut b, None, &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
+            let c = open_records(&mut verifier, &mut b, &ck, true, sent.len(), &[]).await?;
+            let s = open_records(&mut verifier, &mut b, &sk, false, received.len(), &positions).await?;
+            Ok::<_, ProofError>((c, s))
+        };
+        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        let (c, s) = verified.map_err(|e| e.to_string())?;
+        let aead = t.suite().aead();
+        let request = check13::recover(aead, &sent, &sent_shapes, &[], &c).map_err(|e| e.to_string())?;
+        let response = check13::recover(aead, &received, &shapes, reveal, &s).map_err(|e| e.to_string())?;
+        Ok([request, response])
+    }
+
+    #[test]
+    fn records_by_the_fast_path_and_the_zk_path_and_shapes_that_lie_are_refused() {
+        let [request, response] = prove_records(&[0..8, 19..24], None).unwrap();
+        assert_eq!(request, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(response, b"HTTP/1.1hello");
+        use super::super::check13::RecordShape;
+        // The response record is 24 bytes of content, then its type byte 23.
+        let shorter = prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }])).unwrap_err();
+        assert!(shorter.contains("inner content type is 111, not the 23 announced"), "{shorter}");
+        let handshake = prove_records(&[], Some(vec![RecordShape { content_len: 24, content_type: 22 }])).unwrap_err();
+        assert!(handshake.contains("inner content type is 23, not the 22 announced"), "{handshake}");
+        let beyond = prove_records(&[0..25], None).unwrap_err();
+        assert!(beyond.contains("beyond the 24 bytes"), "{beyond}");
     }
 }

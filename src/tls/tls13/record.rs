@@ -131,7 +131,7 @@ impl RecordKey {
 
 /// The header of an encrypted record of `len` payload bytes: application data, legacy
 /// version 0x0303.
-fn header(len: usize) -> [u8; RECORD_HEADER_LEN] {
+pub fn header(len: usize) -> [u8; RECORD_HEADER_LEN] {
     let [v0, v1] = TLS12.to_be_bytes();
     let [l0, l1] = (len as u16).to_be_bytes();
     [ContentType::ApplicationData as u8, v0, v1, l0, l1]
