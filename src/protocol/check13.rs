@@ -38,6 +38,8 @@ pub enum Check13Error {
     BadTag { record: usize },
     #[error("record {record}: the inner content type is {found}, not the {announced} announced")]
     WrongContentType { record: usize, announced: u8, found: u8 },
+    #[error("record {record}: {found} bytes of content, not the {announced} announced")]
+    WrongContentLength { record: usize, announced: usize, found: usize },
     #[error("record {record}: padding is not zeros")]
     PaddingNotZero { record: usize },
     #[error("record {record}: announced content type 0, which is padding")]
@@ -105,8 +107,11 @@ pub fn recover(aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], revea
             let mut out = Vec::new();
             for (i, (record, shape)) in records.iter().zip(shapes).enumerate() {
                 let inner = record_key.open(i as u64, record).map_err(|_| Check13Error::BadTag { record: i })?;
-                if inner.content_type != shape.content_type || inner.content.len() != shape.content_len {
+                if inner.content_type != shape.content_type {
                     return Err(Check13Error::WrongContentType { record: i, announced: shape.content_type, found: inner.content_type });
+                }
+                if inner.content.len() != shape.content_len {
+                    return Err(Check13Error::WrongContentLength { record: i, announced: shape.content_len, found: inner.content.len() });
                 }
                 if shape.content_type == APPLICATION_DATA {
                     out.extend(inner.content);

@@ -415,7 +415,7 @@ mod tests {
     /// Steps 1–4 on a relayed session: the request by the fast path, the response by the ZK
     /// path with `reveal` and the announced `shapes` (the honest ones when `None`). Returns what
     /// the verifier recovered of [request, response].
-    fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<super::super::check13::RecordShape>>) -> Result<[Vec<u8>; 2], String> {
+    fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<super::super::check13::RecordShape>>, sent_len: Option<usize>) -> Result<[Vec<u8>; 2], String> {
         use super::super::check13::{self, RecordShape};
         use crate::protocol::transcript13::{self, tests::relay};
         use crate::tls::tls13::client::tests::Server;
@@ -440,7 +440,7 @@ mod tests {
             })
             .collect();
         let shapes = shapes.unwrap_or(honest);
-        let sent_shapes: Vec<RecordShape> = sent.iter().map(|rec| RecordShape { content_len: rec.len() - 17, content_type: 23 }).collect();
+        let sent_shapes: Vec<RecordShape> = sent.iter().map(|rec| RecordShape { content_len: sent_len.unwrap_or(rec.len() - 17), content_type: 23 }).collect();
         let positions = check13::positions(&received, &shapes, reveal).map_err(|e| e.to_string())?;
         let hello = t.hello_hash();
         let finished = handshake.server_finished_hash;
@@ -469,16 +469,19 @@ mod tests {
 
     #[test]
     fn records_by_the_fast_path_and_the_zk_path_and_shapes_that_lie_are_refused() {
-        let [request, response] = prove_records(&[0..8, 19..24], None).unwrap();
+        let [request, response] = prove_records(&[0..8, 19..24], None, None).unwrap();
         assert_eq!(request, b"GET / HTTP/1.1\r\n\r\n");
         assert_eq!(response, b"HTTP/1.1hello");
         use super::super::check13::RecordShape;
         // The response record is 24 bytes of content, then its type byte 23.
-        let shorter = prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }])).unwrap_err();
+        let shorter = prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }]), None).unwrap_err();
         assert!(shorter.contains("inner content type is 111, not the 23 announced"), "{shorter}");
-        let handshake = prove_records(&[], Some(vec![RecordShape { content_len: 24, content_type: 22 }])).unwrap_err();
+        let handshake = prove_records(&[], Some(vec![RecordShape { content_len: 24, content_type: 22 }]), None).unwrap_err();
         assert!(handshake.contains("inner content type is 23, not the 22 announced"), "{handshake}");
-        let beyond = prove_records(&[0..25], None).unwrap_err();
+        let beyond = prove_records(&[0..25], None, None).unwrap_err();
         assert!(beyond.contains("beyond the 24 bytes"), "{beyond}");
+        // On the fast path the verifier decrypts, and the announced length must be the real one.
+        let fast = prove_records(&[], None, Some(17)).unwrap_err();
+        assert!(fast.contains("18 bytes of content, not the 17 announced"), "{fast}");
     }
 }

@@ -126,7 +126,7 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     let first = expect(s, &server_messages, 0, hs::SERVER_HELLO, "ServerHello")?;
     let first_hello = messages::parse_server_hello(&first[4..]).map_err(|e| map_tls(s, e))?;
     let retried = first_hello.is_retry_request();
-    let (hello, server_hello_raw, client_last) = if retried {
+    let (hello, server_hello_raw, last) = if retried {
         let hello2 = expect(c, &client_messages, 1, hs::CLIENT_HELLO, "second ClientHello")?;
         let offer2 = parse_client_hello(&hello2[4..])?;
         check_offer(&offer2)?;
@@ -138,12 +138,13 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     } else {
         (first_hello.clone(), first, 0)
     };
-    if client_messages.len() > client_last + 1 {
-        let (t, _) = &client_messages[client_last + 1];
+    // Both sides send their hellos in the clear (two each after a HelloRetryRequest), nothing else.
+    if client_messages.len() > last + 1 {
+        let (t, _) = &client_messages[last + 1];
         return Err(TranscriptError::UnexpectedHandshake { direction: c, expected: "encrypted records", got: hs::name(*t) });
     }
-    if server_messages.len() > client_last + 1 {
-        let (t, _) = &server_messages[client_last + 1];
+    if server_messages.len() > last + 1 {
+        let (t, _) = &server_messages[last + 1];
         return Err(TranscriptError::UnexpectedHandshake { direction: s, expected: "encrypted records", got: hs::name(*t) });
     }
     if hello.is_retry_request() {
