@@ -363,4 +363,20 @@ mod tests {
         let cut = b"HTTP/1.1 200 OK\r\n\r\n{\"stat";
         assert_eq!(Reveal::JsonFields(vec!["status".into()]).resolve(cut).unwrap(), vec![]);
     }
+
+    /// JSON the scanner must delimit exactly: whitespace around the colon, a string value with
+    /// a space and a comma, a brace inside a nested string, an empty value, a cut-off object.
+    #[test]
+    fn json_members_are_delimited_by_the_json_not_by_look_alike_bytes() {
+        let body = |json: &str| [&b"HTTP/1.1 200 OK\r\n\r\n"[..], json.as_bytes()].concat();
+        let shown = |json: &str, name: &str| {
+            let resp = body(json);
+            let r = Reveal::JsonFields(vec![name.into()]).resolve(&resp).unwrap();
+            r.iter().map(|x| String::from_utf8_lossy(&resp[x.clone()]).into_owned()).collect::<Vec<_>>()
+        };
+        assert_eq!(shown(r#"{ "status" :  "o k, fine" , "n":1}"#, "status"), [r#""status" :  "o k, fine""#]);
+        assert_eq!(shown(r#"{"a":{"b":"}","c":[1,"]"]},"d":2}"#, "a"), [r#""a":{"b":"}","c":[1,"]"]}"#]);
+        assert_eq!(shown(r#"{"a":,"b":1}"#, "a"), Vec::<String>::new());
+        assert_eq!(shown(r#"{"a":{"b":1"#, "a"), Vec::<String>::new());
+    }
 }
