@@ -296,6 +296,10 @@ impl Client13 {
                 let read = self.read.as_mut().ok_or(Error::InvalidState("no read key"))?;
                 let seq = read.next_seq()?;
                 let inner = read.key.open(seq, payload)?;
+                if inner.content_type != ContentType::Handshake as u8 && !self.joiner.is_empty() {
+                    // A handshake message may span records, but nothing may come in between.
+                    return Err(unexpected("the rest of a handshake message", crate::tls::client::content_name(inner.content_type)));
+                }
                 match ContentType::from_u8(inner.content_type) {
                     Some(ContentType::Handshake) => self.handle_handshake_fragment(&inner.content),
                     Some(ContentType::Alert) => self.handle_alert(&inner.content),
@@ -806,6 +810,11 @@ pub(crate) mod tests {
         let record = Keyed::new(suite, &server_secret).unwrap().key.seal(0, ContentType::Handshake, &ticket).unwrap();
         client.feed(&record).unwrap();
         assert_eq!((client.tickets(), client.take_plaintext().len()), (1, 0));
+        // Half a ticket, then application data: refused, a message may not be interleaved.
+        let key = Keyed::new(suite, &server_secret).unwrap().key;
+        client.feed(&key.seal(1, ContentType::Handshake, &ticket[..6]).unwrap()).unwrap();
+        let e = client.feed(&key.seal(2, ContentType::ApplicationData, b"data").unwrap()).unwrap_err();
+        assert!(matches!(e, Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage { expected: "the rest of a handshake message", .. })), "{e:?}");
     }
 
     #[test]
