@@ -221,7 +221,8 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
 }
 
-#[cfg(test)]
+// Native only: the relayed sessions need rustls and the clock.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::channel::memory_pair;
