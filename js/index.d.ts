@@ -73,6 +73,12 @@ export interface NotarizeOptions {
   maxRecvBytes?: number;
   /** Longest the whole session may take (default: 60 s per step). */
   timeoutMs?: number;
+  /**
+   * What the TLS client offers: `versions: ["1.2"]` (default) or `["1.3"]`, one version per
+   * session; TLS 1.3 in proxy mode only. TLS 1.3 sessions use TLS_AES_128_GCM_SHA256, which
+   * every TLS 1.3 server supports.
+   */
+  tls?: { versions?: Array<"1.2" | "1.3"> };
   onProgress?: (progress: Progress) => void;
   /** Aborting closes the session; the promise rejects with an `AbortError` (code `ABORTED`). */
   signal?: AbortSignal;
@@ -112,6 +118,14 @@ export interface NotarizeResult {
   sni: string | null;
   /** Unix seconds when the verifier connected to the server. */
   connectionTime: number;
+  /** What the server chose, as the verifier read it from the relayed handshake. */
+  tls: {
+    version: "1.2" | "1.3";
+    /** IANA name, e.g. `"TLS_AES_128_GCM_SHA256"`. */
+    cipherSuite: string;
+    /** Key-exchange group, e.g. `"x25519"`, `"secp256r1"`. */
+    group: string;
+  };
   sent: DirectionResult;
   recv: DirectionResult;
   /** The exchange as the revealed bytes show it; `null` where that part was hidden. */

@@ -78,6 +78,8 @@ pub enum Target {
 pub struct BenchCase {
     pub group: String,
     pub mode: Mode,
+    /// The TLS version the prover offers (`"1.2"` or `"1.3"`).
+    pub tls_version: crate::protocol::messages::TlsVersion,
     /// The profile the network figures came from (`custom` when set by hand).
     pub profile: String,
     /// Prover ↔ verifier round trip, milliseconds.
@@ -102,7 +104,11 @@ pub struct BenchCase {
 impl BenchCase {
     /// A short label for tables and plots, e.g. `proxy cable reveal all (native)`.
     pub fn series(&self) -> String {
-        format!("{:?} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
+        let tls = match self.tls_version {
+            crate::protocol::messages::TlsVersion::Tls12 => "",
+            crate::protocol::messages::TlsVersion::Tls13 => " tls1.3",
+        };
+        format!("{:?}{tls} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -112,6 +118,9 @@ impl BenchCase {
         }
         if !(1..=MAX_DOWNLOAD).contains(&self.download_size) {
             return bad(format!("download_size {} is outside 1..={MAX_DOWNLOAD}", self.download_size));
+        }
+        if self.mode == Mode::Mpc && self.tls_version == crate::protocol::messages::TlsVersion::Tls13 {
+            return bad("MPC mode speaks TLS 1.2 only".into());
         }
         if !(1..=1000).contains(&self.samples) {
             return bad(format!("samples {} is outside 1..=1000", self.samples));
@@ -244,6 +253,7 @@ fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
         t.entry(k.to_string()).or_insert(v);
     };
     default("mode", "proxy".into());
+    default("tls_version", "1.2".into());
     default("protocol_latency", rtt.into());
     default("bandwidth", bw.into());
     default("app_latency", DEFAULT_APP_LATENCY.into());
@@ -254,6 +264,11 @@ fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
     default("request_redaction", "authorization".into());
     default("samples", 10.into());
     default("target", "native".into());
+    // `tls_version = 1.3` reads as a float: it means the version.
+    if let Some(toml::Value::Float(v)) = t.get("tls_version") {
+        let v = format!("{v:.1}");
+        t.insert("tls_version".into(), v.into());
+    }
     // Integers are fine where the struct wants a float.
     for k in ["protocol_latency", "bandwidth", "app_latency", "app_bandwidth"] {
         if let Some(toml::Value::Integer(i)) = t.get(k) {

@@ -6,7 +6,7 @@ use super::proof::{opened_blocks, OpenedDirection};
 use super::transcript::EncryptedRecord;
 use std::ops::Range;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CheckError {
     /// A record's GCM tag does not verify under the opened key or GHASH material: the prover
     /// opened values that do not belong to this session, or a record was altered.
@@ -77,7 +77,7 @@ pub struct RecoveredDirection {
 }
 
 /// Records the alert of record `index`, checking that nothing followed an ending one.
-fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
+pub(super) fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
     if !(1..=2).contains(&alert[0]) {
         return Err(CheckError::BadAlertLevel { direction, index, level: alert[0] });
     }
@@ -86,7 +86,7 @@ fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: 
 }
 
 /// No record may follow an alert that ended the direction.
-fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
+pub(super) fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
     if let Some((index, _)) = alerts.iter().find(|(_, a)| ends_connection(*a)) {
         if index + 1 < records {
             return Err(CheckError::DataAfterClose { direction, index: index + 1 });

@@ -1,6 +1,7 @@
 //! The verifier's checks of TLS 1.3 application records (docs/protocol.md, "TLS 1.3 in proxy
-//! mode", Records): every tag, every record's inner content type and padding, and the
-//! revealed bytes.
+//! mode", Records): every tag, every record's inner content type and padding, the revealed
+//! bytes, and the records that are not application data (alerts, post-handshake messages),
+//! which are always opened whole.
 //!
 //! A TLS 1.3 record's plaintext is content ‖ type ‖ zeros. On the ZK path the prover announces
 //! each record's [`RecordShape`]; the proof opens the keystream of its type byte and padding,
@@ -9,8 +10,9 @@
 //! real type byte (nonzero) to decrypt to zero, or a zero to decrypt to the type: padding, a
 //! handshake message or an alert cannot pass for application data.
 
-use super::check::gcm_tag;
+use super::check::{check_nothing_after_close, gcm_tag, push_alert, CheckError, RecoveredDirection};
 use super::proof13::OpenedRecords;
+use crate::tls::codec::MAX_PLAINTEXT;
 use crate::tls::tls13::record::{header, RecordKey, TAG_LEN};
 use crate::tls::tls13::{AeadAlg, TrafficKeys};
 use std::ops::Range;
@@ -23,13 +25,59 @@ pub struct RecordShape {
     pub content_type: u8,
 }
 
-/// Application data's inner content type.
+/// The inner content types a record under the application keys may have.
 const APPLICATION_DATA: u8 = 23;
+const ALERT: u8 = 21;
+const HANDSHAKE: u8 = 22;
+/// KeyUpdate's handshake type: the records after it are under other keys, which the proof
+/// does not derive (docs/protocol.md: refused by design).
+const KEY_UPDATE: u8 = 24;
+
+/// Checks what the prover announced before anything is computed from it: at most as many
+/// shapes as a direction may have records, none longer than a record's content can be.
+pub fn check_announced(shapes: &[RecordShape]) -> Result<(), Check13Error> {
+    if shapes.len() > super::transcript::MAX_RECORDS_PER_DIRECTION {
+        return Err(Check13Error::TooManyShapes(shapes.len()));
+    }
+    match shapes.iter().position(|s| s.content_len > MAX_PLAINTEXT) {
+        Some(record) => Err(Check13Error::ContentTooLong { record, content_len: shapes[record].content_len }),
+        None => Ok(()),
+    }
+}
+
+/// The application-data bytes of a sequence of records with these shapes.
+pub fn app_len(shapes: &[RecordShape]) -> u64 {
+    shapes.iter().filter(|s| s.content_type == APPLICATION_DATA).map(|s| s.content_len as u64).sum()
+}
+
+/// Where the application-data bytes of `ranges` lie: (record, byte positions in its
+/// plaintext, increasing), records in order. The ranges must be sorted and disjoint.
+pub fn app_positions(shapes: &[RecordShape], ranges: &[Range<u64>]) -> Vec<(usize, Vec<usize>)> {
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    for (i, shape) in shapes.iter().enumerate().filter(|(_, s)| s.content_type == APPLICATION_DATA) {
+        let (start, end) = (offset, offset + shape.content_len as u64);
+        let ps: Vec<usize> = ranges
+            .iter()
+            .filter(|r| r.start < end && r.end > start)
+            .flat_map(|r| (r.start.max(start) - start) as usize..(r.end.min(end) - start) as usize)
+            .collect();
+        if !ps.is_empty() {
+            out.push((i, ps));
+        }
+        offset = end;
+    }
+    out
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum Check13Error {
     #[error("{records} records but {shapes} shapes announced")]
     ShapeCount { records: usize, shapes: usize },
+    #[error("{0} record shapes announced, more than a direction may have")]
+    TooManyShapes(usize),
+    #[error("record {record}: a content of {content_len} bytes is more than a record holds")]
+    ContentTooLong { record: usize, content_len: usize },
     #[error("record {record}: a content of {content_len} bytes does not fit its {ciphertext_len} bytes")]
     ShapeOutOfRecord { record: usize, content_len: usize, ciphertext_len: usize },
     #[error("record {record} is shorter than its tag")]
@@ -52,28 +100,35 @@ pub enum Check13Error {
     J0Count(usize, usize),
     #[error("the opened key does not fit the suite")]
     BadKey,
+    #[error("record {record} has inner content type {found}: only application data, alerts and post-handshake messages follow the handshake")]
+    UnexpectedContentType { record: usize, found: u8 },
+    #[error("record {record} is an alert of {len} bytes")]
+    BadAlertLength { record: usize, len: usize },
+    /// The records after a KeyUpdate are under keys the proof does not derive.
+    #[error("record {record} holds a KeyUpdate: sessions that update their keys are not proven")]
+    KeyUpdate { record: usize },
+    #[error(transparent)]
+    Record(#[from] CheckError),
 }
 
 /// Byte positions to open per record: the revealed application-data bytes (`reveal` ranges
-/// over the concatenated content of the records whose shape says application data), then each
-/// record's type byte and padding. Both sides compute them from the announced shapes.
+/// over the concatenated content of the records whose shape says application data), the whole
+/// content of every other record (alerts, post-handshake messages), then each record's type
+/// byte and padding. Both sides compute them from the announced shapes.
 pub fn positions(records: &[Vec<u8>], shapes: &[RecordShape], reveal: &[Range<u64>]) -> Result<Vec<(usize, Vec<usize>)>, Check13Error> {
     check_shapes(records, shapes)?;
-    let total: u64 = shapes.iter().filter(|s| s.content_type == APPLICATION_DATA).map(|s| s.content_len as u64).sum();
+    let total = app_len(shapes);
     if let Some(r) = reveal.iter().find(|r| r.end > total) {
         return Err(Check13Error::RevealOutOfBounds { start: r.start, end: r.end, len: total });
     }
+    let mut revealed = app_positions(shapes, reveal).into_iter().peekable();
     let mut out = Vec::with_capacity(records.len());
-    let mut offset = 0u64;
     for (i, (record, shape)) in records.iter().zip(shapes).enumerate() {
-        let mut ps = Vec::new();
-        if shape.content_type == APPLICATION_DATA {
-            let (start, end) = (offset, offset + shape.content_len as u64);
-            for r in reveal.iter().filter(|r| r.start < end && r.end > start) {
-                ps.extend((r.start.max(start) - start) as usize..(r.end.min(end) - start) as usize);
-            }
-            offset = end;
-        }
+        let mut ps = match revealed.next_if(|(r, _)| *r == i) {
+            Some((_, ps)) => ps,
+            None if shape.content_type != APPLICATION_DATA => (0..shape.content_len).collect(),
+            None => Vec::new(),
+        };
         ps.extend(shape.content_len..record.len() - TAG_LEN);
         out.push((i, ps));
     }
@@ -96,15 +151,39 @@ fn check_shapes(records: &[Vec<u8>], shapes: &[RecordShape]) -> Result<(), Check
     Ok(())
 }
 
+/// Reads a record that is not application data: an alert is recorded, a KeyUpdate refused.
+fn other_record(direction: &'static str, record: usize, shape: &RecordShape, content: &[u8], alerts: &mut Vec<(usize, [u8; 2])>) -> Result<(), Check13Error> {
+    match shape.content_type {
+        ALERT => match content {
+            [level, description] => Ok(push_alert(direction, alerts, record, [*level, *description])?),
+            _ => Err(Check13Error::BadAlertLength { record, len: content.len() }),
+        },
+        // A record may hold several post-handshake messages; each is type ‖ 3-byte length ‖ body.
+        HANDSHAKE => {
+            let mut rest = content;
+            while let [typ, a, b, c, tail @ ..] = rest {
+                if *typ == KEY_UPDATE {
+                    return Err(Check13Error::KeyUpdate { record });
+                }
+                let len = u32::from_be_bytes([0, *a, *b, *c]) as usize;
+                rest = tail.get(len..).unwrap_or_default();
+            }
+            Ok(())
+        }
+        found => Err(Check13Error::UnexpectedContentType { record, found }),
+    }
+}
+
 /// Checks one direction's application records (payloads: ciphertext ‖ tag, sequence numbers
-/// from 0) with what the proof opened, and returns the revealed application-data bytes in
-/// order (on the fast path: all of them).
-pub fn recover(aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], reveal: &[Range<u64>], opened: &OpenedRecords) -> Result<Vec<u8>, Check13Error> {
+/// from 0) with what the proof opened, and recovers its application data (hidden bytes 0),
+/// the revealed ranges and its alerts. `reveal` must be canonical (checked by the caller).
+pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], reveal: &[Range<u64>], opened: &OpenedRecords) -> Result<RecoveredDirection, Check13Error> {
     let positions = positions(records, shapes, reveal)?;
-    match opened {
+    let mut bytes = Vec::new();
+    let mut alerts = Vec::new();
+    let fast_path = match opened {
         OpenedRecords::Key { key, iv } => {
             let record_key = RecordKey::new(aead, &TrafficKeys::from_parts(key, *iv)).map_err(|_| Check13Error::BadKey)?;
-            let mut out = Vec::new();
             for (i, (record, shape)) in records.iter().zip(shapes).enumerate() {
                 let inner = record_key.open(i as u64, record).map_err(|_| Check13Error::BadTag { record: i })?;
                 if inner.content_type != shape.content_type {
@@ -114,10 +193,12 @@ pub fn recover(aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], revea
                     return Err(Check13Error::WrongContentLength { record: i, announced: shape.content_len, found: inner.content.len() });
                 }
                 if shape.content_type == APPLICATION_DATA {
-                    out.extend(inner.content);
+                    bytes.extend(inner.content);
+                } else {
+                    other_record(direction, i, shape, &inner.content, &mut alerts)?;
                 }
             }
-            Ok(out)
+            true
         }
         OpenedRecords::Keystream { h, j0, keystream } => {
             if aead != AeadAlg::Aes128Gcm {
@@ -131,25 +212,39 @@ pub fn recover(aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], revea
                 return Err(Check13Error::KeystreamLength { opened: keystream.len(), expected });
             }
             let mut ks = keystream.iter();
-            let mut out = Vec::new();
             for ((i, ps), (record, shape)) in positions.iter().zip(records.iter().zip(shapes)) {
                 let (ciphertext, tag) = record.split_at(record.len() - TAG_LEN);
                 if gcm_tag(h, &j0[*i], &header(record.len()), ciphertext)[..] != *tag {
                     return Err(Check13Error::BadTag { record: *i });
                 }
+                let start = bytes.len();
+                let is_app = shape.content_type == APPLICATION_DATA;
+                if is_app {
+                    bytes.resize(start + shape.content_len, 0);
+                }
+                let mut content = Vec::new();
                 for &p in ps {
                     // `positions` made every p < ciphertext.len(), and `ks` holds one byte each.
                     let byte = ciphertext[p] ^ ks.next().copied().unwrap_or_default();
                     if p < shape.content_len {
-                        out.push(byte);
+                        if is_app {
+                            bytes[start + p] = byte;
+                        } else {
+                            content.push(byte);
+                        }
                     } else if p == shape.content_len && byte != shape.content_type {
                         return Err(Check13Error::WrongContentType { record: *i, announced: shape.content_type, found: byte });
                     } else if p > shape.content_len && byte != 0 {
                         return Err(Check13Error::PaddingNotZero { record: *i });
                     }
                 }
+                if !is_app {
+                    other_record(direction, *i, shape, &content, &mut alerts)?;
+                }
             }
-            Ok(out)
+            false
         }
-    }
+    };
+    let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
+    Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts })
 }

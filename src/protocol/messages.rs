@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 8;
+pub const PROTOCOL_VERSION: u16 = 9;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;
@@ -44,6 +44,38 @@ impl std::str::FromStr for SessionMode {
             "proxy" => Ok(SessionMode::Proxy),
             "mpc" => Ok(SessionMode::Mpc),
             other => Err(format!("unknown mode {other:?}: expected \"proxy\" or \"mpc\"")),
+        }
+    }
+}
+
+/// The TLS version of a session. The prover chooses what to offer; the verifier reads which
+/// one the server chose from the relayed ServerHello.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TlsVersion {
+    #[default]
+    #[serde(rename = "1.2")]
+    Tls12,
+    #[serde(rename = "1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    /// `"1.2"` or `"1.3"`, as the CLI, the JS API and the verdict write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
+}
+
+impl std::str::FromStr for TlsVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "1.2" => Ok(TlsVersion::Tls12),
+            "1.3" => Ok(TlsVersion::Tls13),
+            other => Err(format!("unknown TLS version {other:?}: expected \"1.2\" or \"1.3\"")),
         }
     }
 }
@@ -92,6 +124,15 @@ pub struct RevealPlan {
     pub commit_received: Vec<Range<u64>>,
 }
 
+/// Prover → verifier, with the reveal plan of a TLS 1.3 session: the shape of each
+/// application record (after the encrypted handshake), per direction. The proof checks them
+/// ([`check13`](super::check13)).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordShapes {
+    pub sent: Vec<super::check13::RecordShape>,
+    pub received: Vec<super::check13::RecordShape>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ControlMessage {
     Request(SessionRequest),
@@ -106,6 +147,8 @@ pub enum ControlMessage {
     /// (Binary like every control message: as JSON a revealed response was 3–4× its size on
     /// the wire, which showed on slow links.)
     Verified { output: Box<super::output::VerifierOutput> },
+    /// After `Reveal`, in a TLS 1.3 session only.
+    RecordShapes(RecordShapes),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +175,7 @@ impl ControlMessage {
             ControlMessage::TlsDone(_) => "TlsDone",
             ControlMessage::Reveal(_) => "Reveal",
             ControlMessage::Verified { .. } => "Verified",
+            ControlMessage::RecordShapes(_) => "RecordShapes",
         }
     }
 }

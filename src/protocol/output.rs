@@ -129,6 +129,9 @@ pub struct VerifierOutput {
     pub server: String,
     /// The ClientHello's SNI, checked to be `server_name` (none when that is an IP literal).
     pub sni: Option<String>,
+    /// What the server chose, read from the relayed ServerHello (and in TLS 1.2 its key
+    /// exchange).
+    pub tls: TlsParameters,
     /// Unix seconds when the verifier connected to the server.
     pub connection_time: u64,
     pub sent: VerifiedDirection,
@@ -139,6 +142,16 @@ pub struct VerifierOutput {
     pub commitments: Vec<super::proof::Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
     pub stats: SessionStats,
+}
+
+/// The TLS version, cipher suite and key-exchange group of the proven session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsParameters {
+    pub version: super::messages::TlsVersion,
+    /// The suite's IANA name (`TLS_AES_128_GCM_SHA256`).
+    pub cipher_suite: String,
+    /// The key-exchange group's name (`x25519`, `secp256r1`).
+    pub group: String,
 }
 
 /// Unix seconds as an RFC 3339 UTC time (`2026-12-01T07:53:54Z`); the number itself where it is
@@ -168,6 +181,8 @@ impl std::fmt::Display for VerifierOutput {
             super::messages::SessionMode::Mpc => format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server),
         };
         writeln!(f, "server: {} ({route}, SNI {sni}), connected at {}", self.server_name, rfc3339(self.connection_time))?;
+        let tls = &self.tls;
+        writeln!(f, "TLS {}, {}, key exchange {}", tls.version.as_str(), tls.cipher_suite, tls.group)?;
         let h = &self.http;
         let complete = match h.response_complete {
             Some(true) => "complete",

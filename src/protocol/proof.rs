@@ -23,7 +23,7 @@ use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::zk::bytes::assert_decrypts_to;
 use crate::circuits::sha256::{sha256, state_to_bytes};
-use crate::circuits::{constant_bytes, Circuit, Gates};
+use crate::circuits::{constant_bytes, Gates};
 use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
@@ -265,6 +265,37 @@ fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit
     iv
 }
 
+/// The plaintext bits at byte `positions` (increasing) of a record: the keystream proven on
+/// `nonce` from the round keys, XOR the public ciphertext. Each block touched is computed once.
+pub(super) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
+    let mut out = Vec::with_capacity(positions.len() * 8);
+    let mut block: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
+    for &p in positions {
+        if block.0 != Some(p / 16) {
+            let ks = keystream_blocks(b, rk, nonce, &[(p / 16) as u32]);
+            block = (Some(p / 16), ks.into_iter().flatten().collect());
+        }
+        let c = ciphertext.get(p).copied().unwrap_or(0);
+        for i in 0..8 {
+            out.push(b.xor(block.1[(p % 16) * 8 + i], b.constant((c >> i) & 1 == 1)));
+        }
+    }
+    out
+}
+
+/// SHA-256(plaintext ‖ blinder) in ZK, the blinder committed by the prover (`None` on the
+/// verifier): a hash commitment to hidden plaintext.
+fn commitment_digest_bits<B: Backend>(b: &mut B, mut plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<B::Bit> {
+    plaintext.extend(commit_bytes(b, blinder.map(|x| &x[..]), 16));
+    sha256(b, &plaintext)
+}
+
+/// [`commitment_digest_bits`], opened.
+pub(super) fn commitment_digest<B: Backend>(b: &mut B, plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<u8> {
+    let digest = commitment_digest_bits(b, plaintext, blinder);
+    open_bytes(b, &digest)
+}
+
 /// Runs the proof. `ms` is the master secret on the prover and `None` on the verifier;
 /// `server_finished_hash` computes H_s from the opened client verify_data.
 pub async fn run<P: Party<C>, C: Channel>(
@@ -425,24 +456,17 @@ pub async fn run<P: Party<C>, C: Channel>(
             let touched = touched_blocks(recs, std::slice::from_ref(range));
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
-                    let mut msg = Vec::new();
                     #[cfg(test)]
                     if cheat(is_prover).commit_plaintext {
                         b.cheat_flip_next_commit();
                     }
+                    let mut msg = Vec::new();
                     for (rec, blk, positions) in &touched {
                         let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
-                        let ks = keystream_blocks(b, rk, &iv, &[*blk]);
-                        let ct = &recs[*rec].ciphertext;
-                        for p in positions {
-                            let c = ct.get(*blk as usize * 16 + p).copied().unwrap_or(0);
-                            for i in 0..8 {
-                                msg.push(b.xor(ks[0][p * 8 + i], b.constant((c >> i) & 1 == 1)));
-                            }
-                        }
+                        let in_block: Vec<usize> = positions.iter().map(|p| *blk as usize * 16 + p).collect();
+                        msg.extend(decrypted_bytes(b, rk, &iv, &recs[*rec].ciphertext, &in_block));
                     }
-                    msg.extend(commit_bytes(b, blinder.as_ref().map(|x| &x[..]), 16));
-                    let digest = sha256(b, &msg);
+                    let digest = commitment_digest_bits(b, msg, blinder.as_ref());
                     #[cfg(test)]
                     if cheat(is_prover).commit_digest {
                         claim_flipped(b, &digest);

@@ -16,6 +16,12 @@
 //!    once it has read the handshake with the opened secrets; their pad states, inners opened;
 //! 5. each direction's key and IV.
 
+use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
+use super::messages::{RecordShapes, RevealPlan};
+use super::proof::{commitment_digest, decrypted_bytes, Commitment};
+use super::reveal::covers_all;
+use super::transcript::TranscriptError;
+use super::transcript13::{Handshake13, Transcript13};
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::sha256::{state_to_bytes, State};
@@ -24,7 +30,11 @@ use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
 use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::tls::tls13::record::RecordKey;
+use crate::tls::tls13::{AeadAlg, Secret, Suite13, TrafficKeys};
+use crate::tls::Direction;
 use crate::zk::{Backend, Party, ProofError};
+use std::ops::Range;
 
 /// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
 /// an XOR with a public constant, so free. The record's counter blocks and J0 are built on it
@@ -219,6 +229,153 @@ pub async fn open_records<P: Party<C>, C: Channel>(
         keystream.extend(bytes);
     }
     Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
+}
+
+/// What both parties know before the proof of a TLS 1.3 session: the relayed transcript and
+/// the prover's plan, with the shapes it announced for each direction's application records.
+pub struct PublicInputs13<'a> {
+    pub transcript: &'a Transcript13,
+    /// Per direction ([sent, received]).
+    pub shapes: [&'a [RecordShape]; 2],
+    /// Canonical reveal ranges in application-data positions.
+    pub reveal: [&'a [Range<u64>]; 2],
+    /// Ranges to hash-commit to (canonical).
+    pub commit: [&'a [Range<u64>]; 2],
+}
+
+impl<'a> PublicInputs13<'a> {
+    pub fn new(transcript: &'a Transcript13, plan: &'a RevealPlan, shapes: &'a RecordShapes) -> Self {
+        PublicInputs13 {
+            transcript,
+            shapes: [&shapes.sent, &shapes.received],
+            reveal: [&plan.sent, &plan.received],
+            commit: [&plan.commit_sent, &plan.commit_received],
+        }
+    }
+
+    /// Whether a direction's reveal covers all of its application data (the fast path).
+    pub fn fast(&self, side: usize) -> bool {
+        covers_all(self.reveal[side], app_len(self.shapes[side]))
+    }
+}
+
+/// What the proof of a TLS 1.3 session gives the verifier.
+pub struct Opened13 {
+    pub handshake: Handshake13,
+    /// Per direction ([sent, received]).
+    pub records: [OpenedRecords; 2],
+    pub commitments: Vec<Commitment>,
+}
+
+/// Errors of [`run`]: the proof's, the verifier's reading of the handshake, or a check of
+/// the announced shapes against the records.
+#[derive(Debug, thiserror::Error)]
+pub enum Proof13Error {
+    #[error(transparent)]
+    Proof(#[from] ProofError),
+    #[error("{0}")]
+    Transcript(#[from] TranscriptError),
+    #[error("{direction} records: {error}")]
+    Shapes { direction: &'static str, error: Check13Error },
+    #[error("the ZK path proves AES-128-GCM records only; this session's suite is {0:?} (reveal the whole direction to take the fast path)")]
+    SuiteNotProvable(Suite13),
+}
+
+const DIRECTIONS: [&str; 2] = ["sent", "received"];
+
+/// The whole proof of a TLS 1.3 session (docs/protocol.md, "TLS 1.3 in proxy mode"): the key
+/// derivation from the committed handshake secret (`hs`, the prover's only private input),
+/// during which `read_handshake` reads the server's flight with the opened handshake traffic
+/// secrets (the verifier checks it there); then per direction the fast path or the ZK path
+/// ([`open_records`]); then the hash commitments (`blinders`: the prover's, one per range).
+pub async fn run<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    hs: Option<&[u8; 32]>,
+    blinders: Option<&[[u8; 16]]>,
+    inputs: &PublicInputs13<'_>,
+    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Handshake13, TranscriptError>,
+) -> Result<Opened13, Proof13Error> {
+    let t = inputs.transcript;
+    let suite = t.suite();
+    let fast = [inputs.fast(0), inputs.fast(1)];
+    if suite.aead() != AeadAlg::Aes128Gcm && !(fast[0] && fast[1] && inputs.commit.iter().all(|c| c.is_empty())) {
+        return Err(Proof13Error::SuiteNotProvable(suite));
+    }
+    let mut handshake = None;
+    let (_, keys) = key_derivation(party, ch, hs, &t.hello_hash(), suite.aead().key_len(), |secrets| {
+        let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
+        let hash = h.server_finished_hash;
+        handshake = Some(h);
+        Ok::<_, Proof13Error>(hash)
+    })
+    .await?;
+    let handshake = handshake.ok_or(ProofError::Malformed("the handshake was not read"))?;
+    let records = [Direction::Sent, Direction::Received].map(|d| application_records(t, &handshake, d));
+    let mut opened = Vec::with_capacity(2);
+    for side in 0..2 {
+        let positions = if fast[side] {
+            Vec::new()
+        } else {
+            positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?
+        };
+        opened.push(open_records(party, ch, &keys[side], fast[side], records[side].len(), &positions).await?);
+    }
+    let mut commitments = Vec::new();
+    let mut blinders = blinders.map(|b| b.iter());
+    for side in 0..2 {
+        for range in inputs.commit[side] {
+            let blinder = match &mut blinders {
+                Some(b) => Some(*b.next().ok_or(ProofError::MissingWitness)?),
+                None => None,
+            };
+            let touched = app_positions(inputs.shapes[side], std::slice::from_ref(range));
+            let key = &keys[side];
+            let digest = party
+                .run_batch(ch, &mut |b: &mut P::Backend| {
+                    let rk = key_schedule(b, &key.key);
+                    let mut plaintext = Vec::new();
+                    for (record, ps) in &touched {
+                        let nonce = record_nonce(b, &key.iv, *record as u64);
+                        let ciphertext = records[side].get(*record).map(Vec::as_slice).unwrap_or_default();
+                        plaintext.extend(decrypted_bytes(b, &rk, &nonce, ciphertext, ps));
+                    }
+                    commitment_digest(b, plaintext, blinder.as_ref())
+                })
+                .await?;
+            let digest: [u8; 32] = digest.try_into().map_err(|_| ProofError::Malformed("digest length"))?;
+            commitments.push(Commitment { direction: DIRECTIONS[side].into(), range: range.clone(), digest });
+        }
+    }
+    if party.check_pending() {
+        return Err(ProofError::Malformed("a deferred batch was never checked").into());
+    }
+    let [sent, received]: [OpenedRecords; 2] = opened.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
+    Ok(Opened13 { handshake, records: [sent, received], commitments })
+}
+
+/// A direction's application records (payloads, sequence numbers from 0 under the application
+/// keys): those after the encrypted handshake.
+pub fn application_records<'t>(t: &'t Transcript13, handshake: &Handshake13, d: Direction) -> &'t [Vec<u8>] {
+    let all = t.encrypted_records(d);
+    let side = if d == Direction::Sent { 0 } else { 1 };
+    all.get(handshake.handshake_records[side]..).unwrap_or_default()
+}
+
+/// The prover's reading of one direction's application records with its traffic secret: each
+/// record's shape and the direction's application data, as the verifier will recover them.
+pub fn read_records(suite: Suite13, secret: &Secret, records: &[Vec<u8>]) -> Result<(Vec<RecordShape>, Vec<u8>), crate::tls::Error> {
+    let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(suite.hash(), secret, suite.aead().key_len()))?;
+    let mut shapes = Vec::with_capacity(records.len());
+    let mut data = Vec::new();
+    for (seq, record) in records.iter().enumerate() {
+        let inner = key.open(seq as u64, record)?;
+        shapes.push(RecordShape { content_len: inner.content.len(), content_type: inner.content_type });
+        if inner.content_type == crate::tls::codec::ContentType::ApplicationData as u8 {
+            data.extend(inner.content);
+        }
+    }
+    Ok((shapes, data))
 }
 
 // Native only: the relayed sessions need rustls and the clock.
@@ -463,9 +620,11 @@ mod tests {
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         let (c, s) = verified.map_err(|e| e.to_string())?;
         let aead = t.suite().aead();
-        let request = check13::recover(aead, &sent, &sent_shapes, &[], &c).map_err(|e| e.to_string())?;
-        let response = check13::recover(aead, &received, &shapes, reveal, &s).map_err(|e| e.to_string())?;
-        Ok([request, response])
+        let request = check13::recover("sent", aead, &sent, &sent_shapes, &[], &c).map_err(|e| e.to_string())?;
+        let response = check13::recover("received", aead, &received, &shapes, reveal, &s).map_err(|e| e.to_string())?;
+        // The revealed bytes, in order (the hidden ones are zeros in `bytes`).
+        let revealed = reveal.iter().flat_map(|r| response.bytes[r.start as usize..r.end as usize].to_vec()).collect();
+        Ok([request.bytes, revealed])
     }
 
     #[test]

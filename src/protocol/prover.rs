@@ -2,7 +2,9 @@
 //! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
 //! (MPC mode), then the proof of what it chose to reveal.
 
-use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, PROTOCOL_VERSION};
+use super::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION};
+use super::proof13::{self, Proof13Error, PublicInputs13};
+use super::transcript13::{self, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::VerifierOutput;
@@ -40,6 +42,8 @@ pub struct ProverConfig {
     pub prg: PrgKind,
     /// How to reach the server.
     pub mode: ProverMode,
+    /// The TLS version to offer (proxy mode; MPC mode speaks TLS 1.2).
+    pub tls_version: TlsVersion,
 }
 
 /// How the prover reaches the server ([`SessionMode`]).
@@ -103,6 +107,10 @@ pub enum ProverError {
     Transcript(#[from] TranscriptError),
     #[error("proof: {0}")]
     Proof(#[from] ProofError),
+    #[error("proof: {0}")]
+    Proof13(#[from] Proof13Error),
+    #[error("not supported: {0}")]
+    Unsupported(&'static str),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
     #[error("cannot reach the proxy: {0}")]
@@ -133,7 +141,8 @@ impl ProverError {
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
             ProverError::Tls(_) => "TLS_ERROR",
-            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) => "BAD_OPTIONS",
+            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) | ProverError::Unsupported(_) => "BAD_OPTIONS",
+            ProverError::Proof13(Proof13Error::SuiteNotProvable(_)) => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
             ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
             ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
@@ -145,7 +154,8 @@ impl ProverError {
             | ProverError::Message(_)
             | ProverError::UnexpectedMessage { .. }
             | ProverError::Transcript(_)
-            | ProverError::Proof(_) => "PROTOCOL_ERROR",
+            | ProverError::Proof(_)
+            | ProverError::Proof13(_) => "PROTOCOL_ERROR",
         }
     }
 }
@@ -311,6 +321,9 @@ async fn session(
     let report = |phase, fraction| progress(Progress { phase, fraction });
     report(Phase::Connect, 0.02);
     let target = ServerTarget::new(&config.server, &config.server_name)?;
+    if config.tls_version == TlsVersion::Tls13 && config.mode.session_mode() == SessionMode::Mpc {
+        return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
+    }
     if request.len() > config.max_sent as usize {
         return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
     }
@@ -351,10 +364,13 @@ async fn session(
     // On the heap: an MPC connection's future is large, and in wasm a future built on the
     // stack and moved a few times overflowed the main thread's stack.
     let exchanged = match &config.mode {
+        ProverMode::Proxy if config.tls_version == TlsVersion::Tls13 => {
+            Box::pin(proxy_exchange13(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?
+        }
         ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?,
         ProverMode::Mpc { proxy_url } => Box::pin(mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report)).await?,
     };
-    let Exchanged { session, sent_plain, recv_plain, response, unproven, master_secret: ms } = exchanged;
+    let Exchanged { keys, sent_plain, recv_plain, response, unproven } = exchanged;
 
     // What to reveal, resolved against our own plaintext.
     let plan = RevealPlan {
@@ -371,11 +387,21 @@ async fn session(
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
     report(Phase::Prove, 0.4);
-    let inputs = PublicInputs::new(&session, &plan);
     let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
-    let proof = Box::pin(proof::run(&mut prover, &mut zk, Some(&*ms), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
-    let opened = within(step * 5, "the proof", proof).await??;
-    let commitments = opened.commitments.into_iter().zip(blinders).collect();
+    let commitments = match &keys {
+        SessionKeys::Tls12 { session, master_secret } => {
+            let inputs = PublicInputs::new(session, &plan);
+            let proof = Box::pin(proof::run(&mut prover, &mut zk, Some(&**master_secret), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
+            within(step * 5, "the proof", proof).await??.commitments
+        }
+        SessionKeys::Tls13 { transcript, handshake, handshake_secret, shapes } => {
+            control.send(ControlMessage::RecordShapes(shapes.clone()).encode()).await?;
+            let inputs = PublicInputs13::new(transcript, &plan, shapes);
+            let proof = Box::pin(proof13::run(&mut prover, &mut zk, Some(&**handshake_secret), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
+            within(step * 5, "the proof", proof).await??.commitments
+        }
+    };
+    let commitments = commitments.into_iter().zip(blinders).collect();
 
     match recv_control(control, step, "the verdict").await? {
         ControlMessage::Verified { output } => {
@@ -388,17 +414,28 @@ async fn session(
 }
 
 /// What the exchange with the server leaves the prover for the transcript proof: the records
-/// as both parties hold them, the plaintext of both directions, and the master secret (a copy
-/// wiped when the session ends).
+/// as both parties hold them and its secret, the plaintext of both directions.
 struct Exchanged {
-    session: transcript::SessionTranscript,
+    keys: SessionKeys,
     sent_plain: Vec<u8>,
     recv_plain: Vec<u8>,
     /// The HTTP response as the exchange read it.
     response: Vec<u8>,
     /// Server bytes that reached the prover beyond the proven transcript.
     unproven: u64,
-    master_secret: zeroize::Zeroizing<[u8; 48]>,
+}
+
+/// The transcript as the verifier holds it and the prover's secret for its proof (copies wiped
+/// when the session ends), per TLS version.
+enum SessionKeys {
+    Tls12 { session: transcript::SessionTranscript, master_secret: zeroize::Zeroizing<[u8; 48]> },
+    Tls13 {
+        transcript: Transcript13,
+        /// The prover's own reading of the handshake, as the verifier will read it.
+        handshake: Handshake13,
+        handshake_secret: zeroize::Zeroizing<[u8; 32]>,
+        shapes: RecordShapes,
+    },
 }
 
 /// Proxy mode: TLS through the verifier, with the OT setup for the proof overlapping it.
@@ -440,12 +477,67 @@ async fn proxy_exchange(
     control.send(ControlMessage::TlsDone(done).encode()).await?;
     let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
     Ok(Exchanged {
-        session: transcript::parse(&sent_raw, &received_raw)?,
+        keys: SessionKeys::Tls12 { session: transcript::parse(&sent_raw, &received_raw)?, master_secret: ms },
         sent_plain: client.transcript().app_plaintext(Direction::Sent),
         recv_plain: client.transcript().app_plaintext(Direction::Received),
         response,
         unproven: io.delivered().saturating_sub(received_raw.len() as u64),
-        master_secret: ms,
+    })
+}
+
+/// [`proxy_exchange`] in TLS 1.3: the client keeps no raw transcript, so the channel records
+/// it; the prover reads its own session as the verifier will (the handshake with the handshake
+/// traffic secrets, each application record's shape with the application keys).
+#[allow(clippy::too_many_arguments)]
+async fn proxy_exchange13(
+    control: &mut MuxChannel,
+    tls: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    config: &ProverConfig,
+    target: &ServerTarget,
+    request: &[u8],
+    preprocess: usize,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Exchanged, ProverError> {
+    use crate::tls::tls13::{Client13, Config13, Suite13};
+    let now = unix_time(config.now);
+    // The ZK path proves AES-128-GCM records, which every TLS 1.3 server implements (RFC 8446 §9.1).
+    let client_config = Config13 { suites: vec![Suite13::Aes128GcmSha256], alpn_http11: true, ..Config13::new(config.roots.clone()) };
+    let mut client = Client13::new(client_config, target.name(), now)?;
+    let mut io = TlsChannelIo::recording(tls);
+    let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
+    let tls_part = async {
+        let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
+        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
+        io.shutdown().await?;
+        Ok::<_, ProverError>(response)
+    };
+    let preprocess = prover.preprocess(zk, preprocess);
+    report(Phase::Request, 0.1);
+    let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
+    let response = exchanged?;
+    setup?;
+    let unproven = io.delivered() - io.read;
+    let [sent_raw, received_raw] = io.take_log();
+    control.send(ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 }).encode()).await?;
+    let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
+    let application = schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
+    let secret32 = |s: &crate::tls::tls13::Secret| -> Result<zeroize::Zeroizing<[u8; 32]>, ProverError> {
+        Ok(zeroize::Zeroizing::new(s.as_bytes().try_into().map_err(|_| crate::tls::Error::InvalidState("a SHA-256 suite's secret"))?))
+    };
+    let transcript = transcript13::parse(&sent_raw, &received_raw)?;
+    let (c_hs, s_hs) = (secret32(&schedule.handshake_traffic.client)?, secret32(&schedule.handshake_traffic.server)?);
+    let handshake = transcript.read_handshake(&c_hs, &s_hs, &config.roots, target.name(), now)?;
+    let suite = transcript.suite();
+    let (sent, sent_plain) = proof13::read_records(suite, &application.client, proof13::application_records(&transcript, &handshake, Direction::Sent))?;
+    let (received, recv_plain) = proof13::read_records(suite, &application.server, proof13::application_records(&transcript, &handshake, Direction::Received))?;
+    Ok(Exchanged {
+        keys: SessionKeys::Tls13 { handshake_secret: secret32(&schedule.handshake_secret)?, transcript, handshake, shapes: RecordShapes { sent, received } },
+        sent_plain,
+        recv_plain,
+        response,
+        unproven,
     })
 }
 
@@ -487,13 +579,12 @@ async fn mpc_exchange(
     let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();
     let raw = |d| conn.client.transcript().raw_bytes(d);
     Ok(Exchanged {
-        session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
+        keys: SessionKeys::Tls12 { session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?, master_secret: zeroize::Zeroizing::new(ms.0) },
         sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
         response: recv_plain.clone(),
         recv_plain,
         // every server record reached the verifier before the keys existed
         unproven: 0,
-        master_secret: zeroize::Zeroizing::new(ms.0),
     })
 }
 
@@ -526,6 +617,7 @@ mod tests {
             step_timeout: std::time::Duration::from_secs(1),
             prg: Default::default(),
             mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
+            tls_version: Default::default(),
         };
         let session = super::notarize_with_progress(Idle, config, vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));

@@ -16,11 +16,24 @@ pub struct TlsChannelIo<'a> {
     /// Raw TLS bytes written (client → server) and read (server → client).
     pub written: u64,
     pub read: u64,
+    /// With [`Self::recording`]: every byte written and read, in order (for a client that
+    /// keeps no raw transcript itself).
+    log: Option<[Vec<u8>; 2]>,
 }
 
 impl<'a> TlsChannelIo<'a> {
     pub fn new(ch: &'a mut MuxChannel) -> Self {
-        TlsChannelIo { ch, pending: Vec::new(), pos: 0, eof: false, written: 0, read: 0 }
+        TlsChannelIo { ch, pending: Vec::new(), pos: 0, eof: false, written: 0, read: 0, log: None }
+    }
+
+    /// A channel that also keeps every byte written and read ([`Self::take_log`]).
+    pub fn recording(ch: &'a mut MuxChannel) -> Self {
+        TlsChannelIo { log: Some([Vec::new(), Vec::new()]), ..Self::new(ch) }
+    }
+
+    /// The bytes written and read so far (empty unless [`Self::recording`]).
+    pub fn take_log(&mut self) -> [Vec<u8>; 2] {
+        self.log.take().unwrap_or_default()
     }
 
     /// Server bytes the relay delivered: those read plus those waiting to be read.
@@ -49,6 +62,9 @@ impl ByteIo for TlsChannelIo<'_> {
         }
         let n = buf.len().min(self.pending.len() - self.pos);
         buf[..n].copy_from_slice(&self.pending[self.pos..self.pos + n]);
+        if let Some([_, read]) = &mut self.log {
+            read.extend_from_slice(&self.pending[self.pos..self.pos + n]);
+        }
         self.pos += n;
         self.read += n as u64;
         Ok(n)
@@ -58,6 +74,9 @@ impl ByteIo for TlsChannelIo<'_> {
         for chunk in data.chunks(FRAME) {
             self.ch.send(chunk.to_vec()).await.map_err(|e| Error::Io(e.to_string()))?;
             self.written += chunk.len() as u64;
+            if let Some([written, _]) = &mut self.log {
+                written.extend_from_slice(chunk);
+            }
         }
         Ok(())
     }

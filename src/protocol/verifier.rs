@@ -5,16 +5,20 @@
 
 use super::check::{recover, CheckError, RecoveredDirection};
 use super::exchange::{check_exchange, ExchangeError, RevealPolicy};
-use super::messages::{ControlMessage, MessageError, SessionMode, SessionRequest, TlsDone, MAX_RANGES, PROTOCOL_VERSION};
+use super::check13::{self, Check13Error};
+use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
+use super::proof13::{self, Proof13Error, PublicInputs13};
+use super::transcript13;
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
-use super::output::{PhaseStats, SessionStats, VerifiedDirection, VerifierOutput};
+use super::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
 use super::proof::{self, app_len, PublicInputs};
 use super::relay_guard::{OutboundGuard, RelayError};
 use super::reveal::{check_canonical, check_commitments, RevealError};
 use super::target::{ServerTarget, TargetError};
 use super::transcript::{self, TranscriptError};
 use crate::proxy::{AllowList, Refusal};
-use crate::tls::{unix_time, Direction, RootStore};
+use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
+use rustls_pki_types::UnixTime;
 use crate::transport::MessageSocket;
 use crate::channel::{Channel, ChannelError};
 use crate::ot::FerretSender;
@@ -127,6 +131,10 @@ pub enum VerifierError {
     AppDataTooLarge { direction: &'static str, got: u64, limit: u32 },
     #[error("proof rejected: {0}")]
     Proof(#[from] ProofError),
+    #[error("proof rejected: {0}")]
+    Proof13(#[from] Proof13Error),
+    #[error("{direction} records: {error}")]
+    Records { direction: &'static str, error: Check13Error },
     #[error("check failed: {0}")]
     Check(#[from] CheckError),
     #[error("HTTP exchange: {0}")]
@@ -305,19 +313,64 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mu
 }
 
 /// What both modes share once the verifier holds the TLS bytes: the server's identity, the
-/// reveal plan, the transcript proof, and the verdict.
+/// reveal plan, the transcript proof (for the TLS version the server chose), and the verdict.
 async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, online: Online, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
-    let step = config.step_timeout;
     let Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from } = online;
-    // The server really is who it claims: chain, name, validity, key-exchange signature.
-    let transcript = transcript::parse(&sent_raw, &received_raw)?;
-    transcript.validate_server(&config.roots, target.name(), unix_time(connection_time))?;
-
-    let plan = match recv_control(control, step, "the reveal plan").await? {
-        ControlMessage::Reveal(p) => p,
-        other => return Err(VerifierError::UnexpectedMessage { expected: "Reveal", got: other.kind() }),
+    let session = Session { control, zk, verifier, req, target, config, now: unix_time(connection_time) };
+    let proven = match transcript13::server_version(&received_raw)? {
+        TlsVersion::Tls12 => prove12(session, &sent_raw, &received_raw).await?,
+        TlsVersion::Tls13 => prove13(session, &sent_raw, &received_raw).await?,
     };
-    let (sent_len, recv_len) = (app_len(transcript.encrypted_records(Direction::Sent)), app_len(transcript.encrypted_records(Direction::Received)));
+    let (t, up0, down0) = prove_from;
+    let stats = SessionStats { preprocess, online, prove: phase_since(t, up0, down0, zk) };
+    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
+    let (sent, received) = (direction(proven.sent), direction(proven.received));
+    let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
+    Ok(VerifierOutput {
+        mode: req.mode,
+        server_name: target.name().to_string(),
+        server: target.address(),
+        sni: proven.sni,
+        tls: proven.tls,
+        connection_time,
+        sent,
+        received,
+        http,
+        commitments: proven.commitments,
+        stats,
+    })
+}
+
+/// What the prove phase works with.
+struct Session<'a> {
+    control: &'a mut MuxChannel,
+    zk: &'a mut MuxChannel,
+    verifier: &'a mut Verifier<FerretSender>,
+    req: &'a SessionRequest,
+    target: &'a ServerTarget,
+    config: &'a VerifierConfig,
+    /// When the connection began: the certificates must be valid then.
+    now: UnixTime,
+}
+
+/// What the proof of either TLS version establishes.
+struct Proven {
+    sni: Option<String>,
+    tls: TlsParameters,
+    sent: RecoveredDirection,
+    received: RecoveredDirection,
+    commitments: Vec<proof::Commitment>,
+}
+
+async fn reveal_plan(s: &mut Session<'_>) -> Result<RevealPlan, VerifierError> {
+    match recv_control(s.control, s.config.step_timeout, "the reveal plan").await? {
+        ControlMessage::Reveal(p) => Ok(p),
+        other => Err(VerifierError::UnexpectedMessage { expected: "Reveal", got: other.kind() }),
+    }
+}
+
+/// Checks the reveal plan against the application data's lengths and the session's limits.
+fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequest) -> Result<(), VerifierError> {
     for (direction, len, limit) in [("sent", sent_len, req.max_sent), ("received", recv_len, req.max_recv)] {
         if len > limit as u64 {
             return Err(VerifierError::AppDataTooLarge { direction, got: len, limit });
@@ -327,32 +380,61 @@ async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &m
     check_canonical(&plan.received, recv_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "received", error })?;
     check_commitments(&plan.commit_sent, sent_len).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
     check_commitments(&plan.commit_received, recv_len).map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
+    Ok(())
+}
 
+/// TLS 1.2: the server's identity from the plaintext handshake, then the proof.
+async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Result<Proven, VerifierError> {
+    // The server really is who it claims: chain, name, validity, key-exchange signature.
+    let transcript = transcript::parse(sent_raw, received_raw)?;
+    transcript.validate_server(&s.config.roots, s.target.name(), s.now)?;
+    let (sent_len, recv_len) = (app_len(transcript.encrypted_records(Direction::Sent)), app_len(transcript.encrypted_records(Direction::Received)));
+    let plan = reveal_plan(&mut s).await?;
+    check_plan(&plan, sent_len, recv_len, s.req)?;
     let inputs = PublicInputs::new(&transcript, &plan);
-    let opened = within(config.session_timeout, "the proof", proof::run(verifier, zk, None, None, &inputs, |cvd| {
-        transcript.server_finished_hash(cvd)
-    }))
-    .await??;
+    let opened = within(s.config.session_timeout, "the proof", proof::run(s.verifier, s.zk, None, None, &inputs, |cvd| transcript.server_finished_hash(cvd))).await??;
     let sent = recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
     let received = recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
+    let tls = TlsParameters {
+        version: TlsVersion::Tls12,
+        cipher_suite: transcript.cipher_suite().name().into(),
+        group: transcript.server_key_exchange().group.name().into(),
+    };
+    Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent, received, commitments: opened.commitments })
+}
 
-    let (t, up0, down0) = prove_from;
-    let stats = SessionStats { preprocess, online, prove: phase_since(t, up0, down0, zk) };
-    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
-    let (sent, received) = (direction(sent), direction(received));
-    let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
-    Ok(VerifierOutput {
-        mode: req.mode,
-        server_name: target.name().to_string(),
-        server: target.address(),
-        sni: transcript.sni().map(str::to_string),
-        connection_time,
-        sent,
-        received,
-        http,
-        commitments: opened.commitments,
-        stats,
-    })
+/// TLS 1.3: the record shapes the prover announces, then the proof, during which the verifier
+/// reads the encrypted handshake with the opened handshake traffic secrets and checks the
+/// server's identity there.
+async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Result<Proven, VerifierError> {
+    let transcript = transcript13::parse(sent_raw, received_raw)?;
+    // The plan comes first; it is checked once the shapes that define the lengths are in.
+    let plan = reveal_plan(&mut s).await?;
+    let shapes = match recv_control(s.control, s.config.step_timeout, "the record shapes").await? {
+        ControlMessage::RecordShapes(shapes) => shapes,
+        other => return Err(VerifierError::UnexpectedMessage { expected: "RecordShapes", got: other.kind() }),
+    };
+    for (direction, announced) in [("sent", &shapes.sent), ("received", &shapes.received)] {
+        check13::check_announced(announced).map_err(|error| VerifierError::Records { direction, error })?;
+    }
+    let (sent_len, recv_len) = (check13::app_len(&shapes.sent), check13::app_len(&shapes.received));
+    check_plan(&plan, sent_len, recv_len, s.req)?;
+    let inputs = PublicInputs13::new(&transcript, &plan, &shapes);
+    let (roots, name, now) = (&s.config.roots, s.target.name(), s.now);
+    let proof = proof13::run(s.verifier, s.zk, None, None, &inputs, |secrets| transcript.read_handshake(&secrets.client, &secrets.server, roots, name, now));
+    let opened = within(s.config.session_timeout, "the proof", proof).await??;
+    let aead = transcript.suite().aead();
+    let [sent, received] = [(Direction::Sent, "sent", &shapes.sent, &plan.sent), (Direction::Received, "received", &shapes.received, &plan.received)].map(|(d, direction, shapes, reveal)| {
+        let records = proof13::application_records(&transcript, &opened.handshake, d);
+        let side = usize::from(d == Direction::Received);
+        check13::recover(direction, aead, records, shapes, reveal, &opened.records[side]).map_err(|error| VerifierError::Records { direction, error })
+    });
+    let tls = TlsParameters {
+        version: TlsVersion::Tls13,
+        cipher_suite: transcript.suite().name().into(),
+        group: NamedGroup::from_id(transcript.group()).map_or_else(|| format!("0x{:04x}", transcript.group()), |g| g.name().into()),
+    };
+    Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent: sent?, received: received?, commitments: opened.commitments })
 }
 
 /// Relays between the prover's TLS channel and the server until the prover half-closes,

@@ -104,6 +104,13 @@ impl CipherSuite {
     pub fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
     }
+    /// The IANA name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::EcdheEcdsaAes128GcmSha256 => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            Self::EcdheRsaAes128GcmSha256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        }
+    }
     /// AEAD key length in bytes.
     pub fn key_len(self) -> usize {
         16
@@ -137,6 +144,13 @@ impl NamedGroup {
             23 => Some(Self::Secp256r1),
             29 => Some(Self::X25519),
             _ => None,
+        }
+    }
+    /// The IANA name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Secp256r1 => "secp256r1",
+            Self::X25519 => "x25519",
         }
     }
 }

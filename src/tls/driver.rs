@@ -1,8 +1,10 @@
-//! Small async driver: runs a [`Client`] over any [`ByteIo`] — a `futures` AsyncRead +
-//! AsyncWrite, or the WebSocket stream of [`crate::transport`] (natively and in the browser).
+//! Small async driver: runs a sans-IO TLS client ([`Client`] for TLS 1.2, [`Client13`] for
+//! TLS 1.3) over any [`ByteIo`] — a `futures` AsyncRead + AsyncWrite, or the WebSocket
+//! stream of [`crate::transport`] (natively and in the browser).
 
 use super::client::Client;
 use super::error::Error;
+use super::tls13::client::Client13;
 use futures::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A duplex byte stream the driver can run TLS over.
@@ -23,9 +25,79 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ByteIo for S {
     }
 }
 
+/// What the driver needs of a sans-IO TLS client: bytes in, bytes and plaintext out.
+pub trait SansIoClient {
+    fn feed(&mut self, data: &[u8]) -> Result<(), Error>;
+    fn feed_eof(&mut self) -> Result<(), Error>;
+    fn wants_write(&self) -> bool;
+    fn take_outgoing(&mut self) -> Vec<u8>;
+    fn write_plaintext(&mut self, data: &[u8]) -> Result<(), Error>;
+    fn take_plaintext(&mut self) -> Vec<u8>;
+    fn send_close_notify(&mut self) -> Result<(), Error>;
+    fn is_handshaking(&self) -> bool;
+    fn received_close_notify(&self) -> bool;
+    fn error(&self) -> Option<&Error>;
+    /// Whether application data may go out before the handshake ends (TLS 1.2 False Start).
+    fn can_false_start(&self) -> bool {
+        false
+    }
+    /// Whether the handshake waits for a key exchange done outside the client.
+    fn external_key_exchange_pending(&self) -> bool {
+        false
+    }
+}
+
+macro_rules! forward_sans_io {
+    ($client:ty $(, $($extra:tt)*)?) => {
+        impl SansIoClient for $client {
+            fn feed(&mut self, data: &[u8]) -> Result<(), Error> {
+                <$client>::feed(self, data)
+            }
+            fn feed_eof(&mut self) -> Result<(), Error> {
+                <$client>::feed_eof(self)
+            }
+            fn wants_write(&self) -> bool {
+                <$client>::wants_write(self)
+            }
+            fn take_outgoing(&mut self) -> Vec<u8> {
+                <$client>::take_outgoing(self)
+            }
+            fn write_plaintext(&mut self, data: &[u8]) -> Result<(), Error> {
+                <$client>::write_plaintext(self, data)
+            }
+            fn take_plaintext(&mut self) -> Vec<u8> {
+                <$client>::take_plaintext(self)
+            }
+            fn send_close_notify(&mut self) -> Result<(), Error> {
+                <$client>::send_close_notify(self)
+            }
+            fn is_handshaking(&self) -> bool {
+                <$client>::is_handshaking(self)
+            }
+            fn received_close_notify(&self) -> bool {
+                <$client>::received_close_notify(self)
+            }
+            fn error(&self) -> Option<&Error> {
+                <$client>::error(self)
+            }
+            $($($extra)*)?
+        }
+    };
+}
+forward_sans_io!(Client13);
+
+forward_sans_io!(Client,
+    fn can_false_start(&self) -> bool {
+        Client::can_false_start(self)
+    }
+    fn external_key_exchange_pending(&self) -> bool {
+        self.key_exchange_request().is_some()
+    }
+);
+
 const READ_CHUNK: usize = 16 * 1024;
 
-async fn flush_out<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<(), Error> {
+async fn flush_out<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
     if client.wants_write() {
         let out = client.take_outgoing();
         io.write_all(&out).await?;
@@ -34,7 +106,7 @@ async fn flush_out<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<(), Err
 }
 
 /// Read once from `io` and feed the client. Returns false on EOF (after `feed_eof`).
-async fn read_some<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<bool, Error> {
+async fn read_some<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<bool, Error> {
     let mut buf = vec![0u8; READ_CHUNK];
     let n = io.read(&mut buf).await?;
     if n == 0 {
@@ -52,8 +124,8 @@ async fn read_some<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<bool, E
 
 /// Run the handshake to completion (or, in [`crate::tls::KeyExchangeMode::External`], until
 /// the key exchange is requested: complete it and call again).
-pub async fn handshake<S: ByteIo>(
-    client: &mut Client,
+pub async fn handshake<C: SansIoClient, S: ByteIo>(
+    client: &mut C,
     io: &mut S,
 ) -> Result<(), Error> {
     handshake_sending(client, io, None).await
@@ -61,7 +133,7 @@ pub async fn handshake<S: ByteIo>(
 
 /// [`handshake`], sending `early` application data as soon as [`Client::can_false_start`]
 /// allows (or at the end, if the handshake never offered that point).
-async fn handshake_sending<S: ByteIo>(client: &mut Client, io: &mut S, mut early: Option<&[u8]>) -> Result<(), Error> {
+async fn handshake_sending<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S, mut early: Option<&[u8]>) -> Result<(), Error> {
     flush_out(client, io).await?;
     while client.is_handshaking() {
         if let Some(data) = early.filter(|_| client.can_false_start()) {
@@ -69,7 +141,7 @@ async fn handshake_sending<S: ByteIo>(client: &mut Client, io: &mut S, mut early
             flush_out(client, io).await?;
             early = None;
         }
-        if client.key_exchange_request().is_some() {
+        if client.external_key_exchange_pending() {
             // External key exchange: the caller must complete it, then call again.
             return Err(Error::InvalidState("external key exchange pending"));
         }
@@ -90,13 +162,14 @@ async fn handshake_sending<S: ByteIo>(client: &mut Client, io: &mut S, mut early
 /// Handshake and send `request` (under False Start, right after our Finished), then read
 /// until `done(plaintext_so_far)` is true or the server closes with close_notify. Returns all
 /// received plaintext. Sends close_notify at the end.
-pub async fn exchange<S, F>(
-    client: &mut Client,
+pub async fn exchange<C, S, F>(
+    client: &mut C,
     io: &mut S,
     request: &[u8],
     mut done: F,
 ) -> Result<Vec<u8>, Error>
 where
+    C: SansIoClient,
     S: ByteIo,
     F: FnMut(&[u8]) -> bool,
 {
@@ -122,13 +195,13 @@ where
 /// complete (per its framing) or the server closes. Returns the response plaintext.
 /// Reads on after an exchange until the server's close_notify (or EOF), so that a transcript
 /// shows how the server ended; the caller bounds the wait.
-pub async fn read_until_close<S: ByteIo>(client: &mut Client, io: &mut S) -> Result<(), Error> {
+pub async fn read_until_close<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
     while !client.received_close_notify() && read_some(client, io).await? {}
     Ok(())
 }
 
-pub async fn http_exchange<S: ByteIo>(
-    client: &mut Client,
+pub async fn http_exchange<C: SansIoClient, S: ByteIo>(
+    client: &mut C,
     io: &mut S,
     request: &[u8],
     limits: crate::http::Limits,

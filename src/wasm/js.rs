@@ -2,7 +2,7 @@
 //! (serde-wasm-bindgen), progress through a callback, cancellation through an `AbortSignal`,
 //! failures as `Error` objects with a `code`.
 
-use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, OPTION_FIELDS, REVEAL_FIELDS};
+use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS};
 use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
 use crate::protocol::{notarize_with_progress, Phase, Progress, ProverConfig};
 use crate::transport::{WsSocket, WsStream};
@@ -134,9 +134,11 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         return Err(OptionsError::Shape("notarize options must be an object".into()).into());
     }
     check_keys(&options, OPTION_FIELDS, "")?;
-    if let Ok(reveal) = Reflect::get(&options, &"reveal".into()) {
-        if reveal.is_object() && !Array::is_array(&reveal) {
-            check_keys(&reveal, REVEAL_FIELDS, "reveal.")?;
+    for (field, fields, prefix) in [("reveal", REVEAL_FIELDS, "reveal."), ("tls", TLS_FIELDS, "tls.")] {
+        if let Ok(inner) = Reflect::get(&options, &field.into()) {
+            if inner.is_object() && !Array::is_array(&inner) {
+                check_keys(&inner, fields, prefix)?;
+            }
         }
     }
     let opts: NotarizeOptions = serde_wasm_bindgen::from_value(options).map_err(|e| OptionsError::Shape(e.to_string()))?;
@@ -168,6 +170,7 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         step_timeout: plan.timeout.map_or(DEFAULT_STEP_TIMEOUT, |t| t.min(DEFAULT_STEP_TIMEOUT)),
         prg: crate::primitives::prg::PrgKind::fastest_here(),
         mode: plan.mode,
+        tls_version: plan.tls_version,
     };
     let (verifier_url, request, reveal, deadline) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout);
     let session = async {

@@ -18,9 +18,10 @@ pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
 /// (a test keeps them in step with the structs).
 pub const OPTION_FIELDS: &[&str] = &[
     "verifierUrl", "mode", "proxyUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body",
-    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs",
+    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls",
 ];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
+pub const TLS_FIELDS: &[&str] = &["versions"];
 
 /// `notarize(options)`: what to request and what to reveal.
 #[derive(Debug, Deserialize)]
@@ -65,6 +66,17 @@ pub struct NotarizeOptions {
     /// Longest the whole session may take, in milliseconds (also bounds each step).
     #[serde(default)]
     pub timeout_ms: Option<f64>,
+    #[serde(default)]
+    pub tls: TlsOptions,
+}
+
+/// `tls: {versions}`: what the prover's TLS client offers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsOptions {
+    /// `["1.2"]` (the default) or `["1.3"]`; one version per session.
+    #[serde(default)]
+    pub versions: Option<Vec<String>>,
 }
 
 /// Request headers, in order: a `{name: value}` object or a list of `[name, value]` pairs.
@@ -201,6 +213,10 @@ pub enum OptionsError {
     Mode(String),
     #[error("proxyUrl must be a ws:// or wss:// URL, not {0:?}")]
     ProxyUrl(String),
+    #[error("tls.versions must be [\"1.2\"] or [\"1.3\"] (one version per session), not {0}")]
+    TlsVersions(String),
+    #[error("mode \"mpc\" speaks TLS 1.2 only")]
+    TlsVersionForMpc,
     #[error("mode \"mpc\" needs proxyUrl (a tlsproof proxy's ws:// URL)")]
     NoProxyUrl,
     #[error("proxyUrl is for mode \"mpc\"; in proxy mode the verifier dials the server")]
@@ -233,6 +249,7 @@ pub enum OptionsError {
 pub struct SessionPlan {
     pub verifier_url: String,
     pub mode: crate::protocol::prover::ProverMode,
+    pub tls_version: crate::protocol::messages::TlsVersion,
     /// `HOST:PORT` for the verifier to connect to.
     pub server: String,
     pub server_name: String,
@@ -262,6 +279,15 @@ impl NotarizeOptions {
             ("mpc", Some(u)) => return Err(OptionsError::ProxyUrl(u.to_string())),
             (other, _) => return Err(OptionsError::Mode(other.to_string())),
         };
+        use crate::protocol::messages::TlsVersion;
+        let tls_version = match self.tls.versions.as_deref() {
+            None => TlsVersion::default(),
+            Some([one]) => one.parse().map_err(|_| OptionsError::TlsVersions(format!("{:?}", [one])))?,
+            Some(other) => return Err(OptionsError::TlsVersions(format!("{other:?}"))),
+        };
+        if tls_version == TlsVersion::Tls13 && mode != ProverMode::Proxy {
+            return Err(OptionsError::TlsVersionForMpc);
+        }
         let (host, port, path) = match (&self.url, &self.server) {
             (Some(_), Some(_)) => return Err(OptionsError::UrlAndServer),
             (Some(url), None) => parse_https_url(url)?,
@@ -302,6 +328,7 @@ impl NotarizeOptions {
         Ok(SessionPlan {
             verifier_url: v.to_string(),
             mode,
+            tls_version,
             server,
             server_name,
             ca_pem,
@@ -394,6 +421,8 @@ pub struct NotarizeResult {
     pub sni: Option<String>,
     /// Unix seconds when the verifier connected to the server.
     pub connection_time: u64,
+    /// The TLS version (`"1.2"`, `"1.3"`), suite and key-exchange group the server chose.
+    pub tls: TlsResult,
     pub sent: DirectionResult,
     pub recv: DirectionResult,
     /// The request line, the response status and whether the response is complete by its own
@@ -403,6 +432,14 @@ pub struct NotarizeResult {
     pub commitments: Vec<String>,
     pub timings: Timings,
     pub bytes: Traffic,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsResult {
+    pub version: &'static str,
+    pub cipher_suite: String,
+    pub group: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -495,6 +532,7 @@ impl NotarizeResult {
             server: v.server.clone(),
             sni: v.sni.clone(),
             connection_time: v.connection_time,
+            tls: TlsResult { version: v.tls.version.as_str(), cipher_suite: v.tls.cipher_suite.clone(), group: v.tls.group.clone() },
             sent: DirectionResult::from_verified(&v.sent),
             recv: DirectionResult::from_verified(&v.received),
             http: HttpResult { request_line: v.http.request_line.clone(), status: v.http.status, response_complete: v.http.response_complete },
@@ -650,6 +688,11 @@ mod tests {
         }
         let unknown = serde_json::from_value::<RevealOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
         assert_eq!(unknown.matches('`').count() / 2 - 1, REVEAL_FIELDS.len(), "{unknown}");
+        for f in TLS_FIELDS {
+            serde_json::from_value::<TlsOptions>(serde_json::json!({*f: null})).unwrap();
+        }
+        let unknown = serde_json::from_value::<TlsOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
+        assert!(unknown.contains("expected `versions`"), "{unknown}");
     }
 
     #[test]

@@ -125,6 +125,9 @@ mod cli {
             /// The WebSocket-to-TCP proxy for --mode mpc (`tlsproof proxy`), e.g. ws://127.0.0.1:55688/
             #[arg(long)]
             proxy: Option<String>,
+            /// The TLS version to offer: 1.2 or 1.3 (proxy mode).
+            #[arg(long, default_value = "1.2")]
+            tls_version: tlsproof::protocol::messages::TlsVersion,
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
@@ -183,6 +186,7 @@ mod cli {
     async fn prove(
         verifier: String,
         mode: tlsproof::protocol::prover::ProverMode,
+        tls_version: tlsproof::protocol::messages::TlsVersion,
         url: String,
         server_name: Option<String>,
         headers: Vec<String>,
@@ -220,7 +224,7 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_version };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
@@ -310,7 +314,7 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
+            Cmd::Prove { verifier, mode, proxy, tls_version, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
@@ -318,7 +322,7 @@ mod cli {
                     (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
                     (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
                 };
-                prove(verifier, mode, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
+                prove(verifier, mode, tls_version, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
             }
             Cmd::Demo(args) => crate::demo::run(args).await?,
             Cmd::Bench(args) => crate::bench::run(args).await?,

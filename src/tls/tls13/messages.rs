@@ -52,6 +52,14 @@ impl Suite13 {
     pub fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
     }
+    /// The IANA name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Aes128GcmSha256 => "TLS_AES_128_GCM_SHA256",
+            Self::Aes256GcmSha384 => "TLS_AES_256_GCM_SHA384",
+            Self::ChaCha20Poly1305Sha256 => "TLS_CHACHA20_POLY1305_SHA256",
+        }
+    }
     pub fn hash(self) -> HashAlg {
         match self {
             Self::Aes256GcmSha384 => HashAlg::Sha384,

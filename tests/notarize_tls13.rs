@@ -1,0 +1,125 @@
+//! Proxy-mode notarization of TLS 1.3 sessions end to end, natively: the fixture server
+//! (rustls, offering TLS 1.2 and 1.3) ← verifier ← prover offering TLS 1.3, over a real
+//! WebSocket on 127.0.0.1.
+#![cfg(not(target_arch = "wasm32"))]
+
+use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
+use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::http::RequestBuilder;
+use tlsproof::protocol::messages::TlsVersion;
+use tlsproof::protocol::output::Ending;
+use tlsproof::protocol::server::{SessionReport, VerifierServer};
+use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
+use tlsproof::proxy::AllowList;
+use tlsproof::tls::RootStore;
+use tlsproof::transport::WsSocket;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Env {
+    server: String,
+    verifier: SocketAddr,
+    ca_pem: String,
+    reports: UnboundedReceiver<SessionReport>,
+}
+
+async fn env(key_type: KeyType) -> Env {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), key_type, 30).await.unwrap();
+    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&ca_pem).unwrap());
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = vserver.local_addr().unwrap();
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    Env { server, verifier, ca_pem, reports }
+}
+
+fn config(env: &Env, tls_version: TlsVersion) -> ProverConfig {
+    ProverConfig {
+        server_name: "localhost".into(),
+        server: env.server.clone(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 4096,
+        max_recv: 128 * 1024,
+        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode: Default::default(),
+        tls_version,
+    }
+}
+
+fn request(path: &str, token: &str) -> Vec<u8> {
+    RequestBuilder::get("localhost", path).header("Authorization", token).build().unwrap().bytes
+}
+
+async fn run(env: &mut Env, path: &str, token: &str, reveal: RevealConfig) -> ProverOutput {
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    match notarize(socket, config(env, TlsVersion::Tls13), request(path, token), reveal).await {
+        Ok(out) => {
+            let (_, report) = env.reports.recv().await.unwrap();
+            assert_eq!(report.unwrap(), out.verified, "the verifier's report is the prover's verdict");
+            out
+        }
+        Err(e) => panic!("prover: {e}; verifier: {:?}", env.reports.recv().await),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls13_session_is_notarized_by_the_fast_path_with_a_hidden_token() {
+    for (key_type, n) in [(KeyType::EcdsaP256, 1024), (KeyType::Rsa2048, 51 * 1024)] {
+        let mut env = env(key_type).await;
+        let out = run(&mut env, &format!("/bytes?n={n}"), "Bearer top-secret-token", RevealConfig::default()).await;
+        let v = &out.verified;
+        assert_eq!((v.tls.version, v.tls.cipher_suite.as_str(), v.tls.group.as_str()), (TlsVersion::Tls13, "TLS_AES_128_GCM_SHA256", "x25519"));
+        assert_eq!((v.server_name.as_str(), v.sni.as_deref()), ("localhost", Some("localhost")));
+        assert!(v.received.fast_path && !v.sent.fast_path);
+        assert_eq!(v.received.bytes, out.response, "the verifier decrypted exactly the response");
+        assert_eq!(v.http.status, Some(200));
+        assert_eq!(v.http.response_complete, Some(true));
+        // Both sides' close_notify alerts are records under the application keys, opened on
+        // both paths.
+        assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify));
+        let sent = v.sent.printable();
+        assert!(sent.starts_with(&format!("GET /bytes?n={n} HTTP/1.1")) && sent.contains("Authorization: █████"), "{sent}");
+        assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
+        assert!(v.to_string().contains("TLS 1.3, TLS_AES_128_GCM_SHA256, key exchange x25519"), "{v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redacted_tls13_response_takes_the_zk_path_and_a_hidden_token_is_committed() {
+    let mut env = env(KeyType::EcdsaP256).await;
+    let token = "Bearer committed-token-42";
+    let req = request("/bytes?n=3000", token);
+    let at = req.windows(token.len()).position(|w| w == token.as_bytes()).unwrap();
+    let reveal = RevealConfig {
+        commit_sent: Reveal::Ranges(vec![at..at + token.len()]),
+        ..RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::AllButLast(1))
+    };
+    let out = run(&mut env, "/bytes?n=3000", token, reveal).await;
+    let v = &out.verified;
+    let total = out.response.len();
+    assert!(!v.sent.fast_path && !v.received.fast_path);
+    assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
+    assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte stays hidden");
+    assert_eq!(v.received.ending(), Ending::CloseNotify, "the ZK path opens the alerts");
+    assert_eq!(v.http.status, Some(200));
+    let c = &v.commitments[0];
+    assert_eq!((c.direction.as_str(), c.range.clone()), ("sent", at as u64..(at + token.len()) as u64));
+    let (mine, blinder) = &out.commitments[0];
+    assert_eq!(mine, c);
+    let digest = Sha256::new().chain_update(token.as_bytes()).chain_update(blinder).finalize();
+    assert_eq!(digest.as_slice(), &c.digest, "the digest opens to the token with the prover's blinder");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls13_in_mpc_mode_is_refused_before_connecting() {
+    let env = env(KeyType::EcdsaP256).await;
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let config = ProverConfig { mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config(&env, TlsVersion::Tls13) };
+    let err = notarize(socket, config, request("/json", "x"), RevealConfig::default()).await.err().expect("refused");
+    assert!(matches!(err, ProverError::Unsupported(_)) && err.code() == "BAD_OPTIONS", "{err}");
+}
