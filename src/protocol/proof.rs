@@ -242,13 +242,13 @@ thread_local! {
 
 /// The cheat in force for this side (none on the verifier's).
 #[cfg(test)]
-fn cheat(is_prover: bool) -> ProofCheat {
+pub(super) fn cheat(is_prover: bool) -> ProofCheat {
     if is_prover { PROOF_CHEAT.with(|c| c.get()) } else { ProofCheat::default() }
 }
 
 /// Test-only: makes the prover claim `bits` with their first bit flipped when it opens them.
 #[cfg(test)]
-fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit]) {
+pub(super) fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit]) {
     let mut claim: Vec<bool> = bits.iter().map(|w| b.value(*w).unwrap_or(false)).collect();
     claim[0] ^= true;
     b.cheat_claim_opens(&claim);

@@ -319,6 +319,17 @@ pub async fn run<P: Party<C>, C: Channel>(
         } else {
             positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?
         };
+        #[cfg(test)]
+        if fast[side] && super::proof::cheat(hs.is_some()).fast_key == Some(side) {
+            // A prover that opens a key other than the one derived from HS.
+            let key = &keys[side];
+            party.run_batch(ch, &mut |b: &mut P::Backend| {
+                super::proof::claim_flipped(b, &key.key);
+                (open_bytes(b, &key.key), open_bytes(b, &key.iv))
+            })
+            .await?;
+            return Err(ProofError::Malformed("the cheating prover went on").into());
+        }
         opened.push(open_records(party, ch, &keys[side], fast[side], records[side].len(), &positions).await?);
     }
     let mut commitments = Vec::new();
@@ -643,5 +654,60 @@ mod tests {
         // On the fast path the verifier decrypts, and the announced length must be the real one.
         let fast = prove_records(&[], None, Some(17)).unwrap_err();
         assert!(fast.contains("18 bytes of content, not the 17 announced"), "{fast}");
+    }
+
+    /// [`run`] on a relayed session, both directions by the fast path: the verifier decrypts
+    /// both with the opened keys. A prover that opens a key other than the one derived in ZK
+    /// from the committed HS is refused by the opening's MAC check.
+    #[test]
+    fn run_opens_the_derived_keys_and_refuses_another_key() {
+        use super::super::proof::{ProofCheat, PROOF_CHEAT};
+        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::tls::tls13::client::tests::Server;
+        let r = relay(Server::default());
+        let t = transcript13::parse(&r.sent, &r.received).unwrap();
+        let schedule = r.client.key_schedule().unwrap();
+        let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
+        let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
+        let handshake = read(&HandshakeSecrets {
+            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
+            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
+        })
+        .unwrap();
+        let application = schedule.application_traffic.as_ref().unwrap();
+        let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+        let (received, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+        assert_eq!(response, b"HTTP/1.1 200 OK\r\n\r\nhello");
+        let shapes = RecordShapes { sent, received };
+        let plan = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
+        let inputs = PublicInputs13::new(&t, &plan, &shapes);
+        let prove = |cheat: ProofCheat| {
+            let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+            let (a, b) = memory_pair(MAX_MESSAGE);
+            PROOF_CHEAT.with(|c| c.set(cheat));
+            let p = async {
+                let mut a = a;
+                run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone())).await
+            };
+            let v = async {
+                let mut b = b;
+                run(&mut verifier, &mut b, None, None, &inputs, read).await
+            };
+            let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+            PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+            verified
+        };
+        let opened = prove(ProofCheat::default()).expect("an honest prover");
+        let aead = t.suite().aead();
+        for (side, d, want) in [(0, Direction::Sent, &request), (1, Direction::Received, &response)] {
+            let records = application_records(&t, &opened.handshake, d);
+            let got = super::super::check13::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]).unwrap();
+            assert!(got.fast_path);
+            assert_eq!(&got.bytes, want);
+        }
+        for side in 0..2 {
+            let refused = prove(ProofCheat { fast_key: Some(side), ..Default::default() });
+            assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "side {side}: {:?}", refused.map(|_| ()));
+        }
     }
 }
