@@ -306,6 +306,30 @@ async fn notarize_api_fast_path_redacted_and_json_fields() {
 }
 
 #[wasm_bindgen_test]
+async fn notarize_api_over_tls13_with_the_fast_path_and_redacted() {
+    ensure_pool().await;
+    // The default reveal: the token hidden (ZK path), the response whole (the fast path).
+    let tls13 = serde_json::json!({"tls": {"versions": ["1.3"]}});
+    let v = notarize(options("/bytes?n=2048", tls13.clone())).await.unwrap_or_else(|e| panic!("TLS 1.3 fast path: {e}"));
+    assert_eq!(v["tls"], serde_json::json!({"version": "1.3", "cipherSuite": "TLS_AES_128_GCM_SHA256", "group": "x25519"}), "{v}");
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("fast")), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
+    assert!(v["recv"]["printable"].as_str().unwrap().contains("abcdefghijklmnopqrstuvwxyz"));
+    assert_eq!((v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()), (Some("close_notify"), Some("close_notify")));
+    assert_eq!(v["http"]["status"].as_u64(), Some(200));
+
+    // The body alone: the response by the ZK path.
+    let mut body = tls13;
+    body["reveal"] = serde_json::json!({"recv": "body"});
+    let v = notarize(options("/bytes?n=2048", body)).await.unwrap_or_else(|e| panic!("TLS 1.3 redacted: {e}"));
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
+    let recv = v["recv"]["printable"].as_str().unwrap();
+    assert!(recv.starts_with('█') && recv.contains("abcdefghijklmnopqrstuvwxyz"), "{recv}");
+    assert_eq!(v["tls"]["version"].as_str(), Some("1.3"));
+}
+
+#[wasm_bindgen_test]
 async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redacted() {
     ensure_pool().await;
     let proxy = proxy();
@@ -340,6 +364,8 @@ async fn notarize_api_rejects_bad_options_with_codes() {
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"revael": {}}))).await, "unknown field");
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"rcv": "all"}}))).await, "unknown reveal field");
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": "everything"}}))).await, "reveal word");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"tls": {"versions": ["1.1"]}}))).await, "TLS version");
+    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"tls": {"version": "1.3"}}))).await, "unknown tls field");
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"url": "http://x/"}))).await, "http URL");
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": [{"start": 0, "end": 100000}]}}))).await, "range past the end");
     bad("LIMIT_EXCEEDED", notarize(options("/json", serde_json::json!({"maxSentBytes": 10}))).await, "request over maxSentBytes");

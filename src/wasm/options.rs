@@ -575,6 +575,30 @@ mod tests {
         assert_eq!(p.reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
         assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
+        assert_eq!(p.tls_version, crate::protocol::messages::TlsVersion::Tls12);
+    }
+
+    #[test]
+    fn tls_versions_take_one_known_version_in_proxy_mode() {
+        use crate::protocol::messages::TlsVersion;
+        let with = |tls: serde_json::Value, extra: serde_json::Value| {
+            let mut o = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "tls": tls});
+            for (k, v) in extra.as_object().unwrap() {
+                o[k] = v.clone();
+            }
+            opts(o).map_err(|e| e.to_string())?.plan().map(|p| p.tls_version).map_err(|e| e.to_string())
+        };
+        let none = serde_json::json!({});
+        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), none.clone()), Ok(TlsVersion::Tls13));
+        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), none.clone()), Ok(TlsVersion::Tls12));
+        assert_eq!(with(serde_json::json!({}), none.clone()), Ok(TlsVersion::Tls12));
+        for bad in [serde_json::json!({"versions": []}), serde_json::json!({"versions": ["1.1"]}), serde_json::json!({"versions": ["1.2", "1.3"]})] {
+            let e = with(bad.clone(), none.clone()).unwrap_err();
+            assert!(e.contains("tls.versions must be"), "{bad}: {e}");
+        }
+        assert!(with(serde_json::json!({"version": "1.3"}), none.clone()).unwrap_err().contains("unknown field"));
+        let mpc = serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p/"});
+        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
     }
 
     #[test]

@@ -53,6 +53,15 @@ export async function inMpcMode(): Promise<string> {
   }
 }
 
+export async function overTls13(): Promise<string> {
+  const r = await notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"] } });
+  const version: "1.2" | "1.3" = r.tls.version;
+  return `${version} ${r.tls.cipherSuite} ${r.tls.group}`;
+}
+
+// @ts-expect-error: TLS versions are "1.2" and "1.3"
+void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.1"] } });
+
 export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });
   void NoProverHere;
