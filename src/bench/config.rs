@@ -351,5 +351,21 @@ mod tests {
         let cases = parse(include_str!("../../benches/seed_sweep.toml")).unwrap();
         assert!(cases.len() >= 14);
         assert!(cases.iter().any(|c| c.download_size == 51 * 1024 && c.reveal_recv == RevealRecv::AllButLast));
+        use crate::protocol::messages::TlsVersion;
+        let tls13: Vec<&BenchCase> = cases.iter().filter(|c| c.tls_version == TlsVersion::Tls13).collect();
+        assert_eq!(tls13.len(), 14, "the cable sweep over TLS 1.3");
+        assert!(tls13.iter().all(|c| c.mode == Mode::Proxy && c.series().starts_with("proxy tls1.3 cable")));
+    }
+
+    #[test]
+    fn the_tls_version_is_1_2_unless_asked_and_mpc_mode_speaks_1_2_only() {
+        use crate::protocol::messages::TlsVersion;
+        let versions = |toml: &str| parse(toml).map(|cases| cases.iter().map(|c| c.tls_version).collect::<Vec<_>>());
+        assert_eq!(versions("[[bench]]").unwrap(), [TlsVersion::Tls12]);
+        assert_eq!(versions("[[bench]]\ntls_version = 1.3").unwrap(), [TlsVersion::Tls13]);
+        assert_eq!(versions("[[bench]]\ntls_version = [\"1.2\", \"1.3\"]").unwrap(), [TlsVersion::Tls12, TlsVersion::Tls13]);
+        assert!(versions("[[bench]]\ntls_version = \"1.1\"").is_err());
+        let mpc = versions("[[bench]]\nmode = \"mpc\"\ntls_version = \"1.3\"").unwrap_err().to_string();
+        assert!(mpc.contains("MPC mode speaks TLS 1.2 only"), "{mpc}");
     }
 }

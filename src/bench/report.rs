@@ -14,6 +14,7 @@ use std::path::Path;
 pub struct SampleRow {
     pub group: String,
     pub target: Target,
+    pub tls_version: crate::protocol::messages::TlsVersion,
     pub profile: String,
     pub protocol_latency: f64,
     pub app_latency: f64,
@@ -49,6 +50,7 @@ impl SampleRow {
         SampleRow {
             group: case.group.clone(),
             target: case.target,
+            tls_version: case.tls_version,
             profile: case.profile.clone(),
             protocol_latency: case.protocol_latency,
             app_latency: case.app_latency,
@@ -91,9 +93,10 @@ impl SampleRow {
     }
 
     /// Everything that identifies the case (not the sample).
-    fn case_key(&self) -> (Target, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
+    fn case_key(&self) -> (Target, crate::protocol::messages::TlsVersion, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
         (
             self.target,
+            self.tls_version,
             self.group.clone(),
             self.profile.clone(),
             self.protocol_latency.to_bits(),
@@ -108,11 +111,15 @@ impl SampleRow {
 
     /// The line in a plot this row belongs to (every parameter but the response size).
     pub fn series(&self) -> String {
-        super::config::series_label(&self.profile, self.reveal_recv, self.target)
+        let label = super::config::series_label(&self.profile, self.reveal_recv, self.target);
+        match self.tls_version {
+            crate::protocol::messages::TlsVersion::Tls12 => label,
+            crate::protocol::messages::TlsVersion::Tls13 => format!("tls1.3 {label}"),
+        }
     }
 }
 
-const SAMPLE_HEADER: &str = "group,target,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv";
+const SAMPLE_HEADER: &str = "group,target,tls_version,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv";
 
 fn name<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
@@ -124,9 +131,10 @@ pub fn samples_csv(rows: &[SampleRow]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{}",
             r.group,
             name(&r.target),
+            r.tls_version.as_str(),
             r.profile,
             r.protocol_latency,
             r.app_latency,
@@ -216,14 +224,15 @@ pub fn summarize(rows: &[SampleRow]) -> Vec<CaseSummary> {
 }
 
 pub fn summary_csv(summaries: &[CaseSummary]) -> String {
-    let mut out = String::from("group,target,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory\n");
+    let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory\n");
     for s in summaries {
         let r = &s.first;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{}",
             r.group,
             name(&r.target),
+            r.tls_version.as_str(),
             r.profile,
             r.protocol_latency,
             r.bandwidth,
@@ -246,14 +255,15 @@ pub fn summary_csv(summaries: &[CaseSummary]) -> String {
 /// The summary as a Markdown table (for docs/benchmarks.md).
 pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
     let mut out = String::from(
-        "| target | profile | response | reveal | total (s) | preprocess | online | prove | up (KB) | down (KB) | peak mem (MB) | n |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| target | TLS | profile | response | reveal | total (s) | preprocess | online | prove | up (KB) | down (KB) | peak mem (MB) | n |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in summaries {
         let r = &s.first;
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} KB | {} | **{:.3}** | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {} | {} |",
+            "| {} | {} | {} | {:.0} KB | {} | **{:.3}** | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {} | {} |",
             name(&r.target),
+            r.tls_version.as_str(),
             r.profile,
             r.download_size as f64 / 1024.0,
             if r.reveal_recv == RevealRecv::All { "all (fast path)" } else { "all but last (ZK)" },

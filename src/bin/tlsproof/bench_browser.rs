@@ -153,6 +153,7 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         "reveal": { "sent": sent, "recv": recv },
         "maxSentBytes": workload.request.bytes.len(),
         "maxRecvBytes": workload.response.len(),
+        "tls": { "versions": [case.tls_version.as_str()] },
     });
     if let Some(proxy) = &bed.proxy_url {
         o["mode"] = json!("mpc");
