@@ -50,8 +50,9 @@ started=$(date +%s)
 # rebuilds in about 5 s (37 s with the crate at opt-level 1, minutes in release) and its tests
 # still run on optimised dependencies, in about 40 s for the library's instead of 10 s; nextest
 # stops at the first failing test, so caught mutants mostly take less. Unoptimised futures are
-# larger, hence the bigger thread stacks. A fixed test timeout, well above the suite's 40 s:
-# the automatic one scales with the baseline, which another build on the machine can stretch.
+# larger, hence the bigger thread stacks. A fixed test timeout (MUTANTS_TIMEOUT, default 120 s),
+# well above the library suite's 40 s: the automatic one scales with the baseline, which
+# another build on the machine can stretch; with every test target, give it more.
 # Build nothing else in that directory while a run goes: cargo's fingerprint of the crate does
 # not depend on its path, so a build of the checkout there is taken for the mutant's (and the
 # reverse), and the mutants tested meanwhile are not.
@@ -71,7 +72,7 @@ done
 if [ -n "${MUTANTS_FILTER:-}" ]; then targets+=(--cargo-test-arg=-E --cargo-test-arg="$MUTANTS_FILTER"); fi
 status=0
 cargo mutants "${args[@]}" "${targets[@]}" --output "$out" --test-tool nextest \
-  --timeout 120 "$@" || status=$?
+  --timeout "${MUTANTS_TIMEOUT:-120}" "$@" || status=$?
 echo "[mutants] $(( $(date +%s) - started )) s; outcomes in $out/mutants.out"
 # cargo-mutants exits 2 when mutants were missed and 3 on timeouts (both reviewed below); any
 # other failure (4: the unmutated tree does not build or pass) means nothing was tested.

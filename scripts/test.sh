@@ -105,6 +105,14 @@ download_size = 2000
 reveal_recv = ["all", "all_but_last"]
 mode = ["proxy", "mpc"]
 samples = 1
+[[bench]]
+protocol_latency = 4
+bandwidth = 200
+app_latency = 2
+download_size = 2000
+reveal_recv = ["all", "all_but_last"]
+tls_version = "1.3"
+samples = 1
 TOML
 $bin bench run "$run/tiny.toml" --target browser --out "$run/bench-browser" --www www --pkg dist/tlsproof | tail -6
 for f in samples.csv summary.md runtime.svg runtime.png; do [ -s "$run/bench-browser/$f" ] || { echo "browser bench: $f missing"; exit 1; }; done

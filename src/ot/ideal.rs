@@ -78,6 +78,11 @@ impl IdealCotReceiver {
         IdealCotReceiver { dealer: Dealer::new(seed), issued: 0, tamper_index: None }
     }
 
+    /// How many COTs it has issued.
+    pub fn issued(&self) -> usize {
+        self.issued
+    }
+
     /// Test knob: flips one bit of the MAC of the `index`-th COT ever issued, breaking the
     /// correlation M = K ⊕ u·Δ for that one COT.
     pub fn with_tampered_index(seed: [u8; 16], index: usize) -> Self {

@@ -15,6 +15,7 @@
 //!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
 //!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
+use super::messages::TlsVersion;
 use super::reveal::covers_all;
 use super::transcript::EncryptedRecord;
 use crate::channel::Channel;
@@ -33,6 +34,10 @@ use std::ops::Range;
 /// ≈ 190k AND gates; two AES key schedules and blocks), which every session needs whatever it
 /// reveals: the least a session generates while its TLS session runs ([`preprocess_cots`]).
 pub const PREPROCESS_COTS: usize = 200_000;
+
+/// The same for a TLS 1.3 session ([`proof13`](super::proof13)): about 20 compressions for the
+/// HKDF chain to both directions' keys, the AES key schedules and both fast-path openings.
+pub const PREPROCESS_COTS_TLS13: usize = 400_000;
 
 /// COTs of the keystream proof for `len` bytes of one direction's application data at most:
 /// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them.
@@ -53,9 +58,14 @@ fn batch_cots(blocks: usize) -> usize {
 /// that will be partly revealed (the ZK path) needs more, of a size not known yet: then the
 /// demand is at least one setup-set iteration's output, which runs during the TLS session
 /// and leaves a small response's COTs ready. The verifier accepts up to
-/// `preprocess_cots(max_sent, false, true)`.
-pub fn preprocess_cots(request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
-    let least = PREPROCESS_COTS + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
+/// `preprocess_cots(TlsVersion::Tls13, max_sent, false, true)` in proxy mode, the most of
+/// either version.
+pub fn preprocess_cots(version: TlsVersion, request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
+    let derivation = match version {
+        TlsVersion::Tls12 => PREPROCESS_COTS,
+        TlsVersion::Tls13 => PREPROCESS_COTS_TLS13,
+    };
+    let least = derivation + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
     if response_partly_revealed {
         least.max(crate::ot::ferret::LpnParams::SETUP.net_output())
     } else {

@@ -698,6 +698,17 @@ mod tests {
             verified
         };
         let opened = prove(ProofCheat::default()).expect("an honest prover");
+        // What a fast-path session consumes is what the prover asks both sides to preprocess
+        // for TLS 1.3 (to within 10%, so that no LPN iteration runs after the TLS session).
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let p = run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone()));
+        let v = run(&mut verifier, &mut b, None, None, &inputs, read);
+        let (proven, _) = futures::executor::block_on(async { futures::join!(p, v) });
+        proven.unwrap();
+        let used = prover.cot().issued();
+        let asked = super::super::proof::PREPROCESS_COTS_TLS13;
+        assert!(used <= asked && used * 10 >= asked * 9, "{used} COTs used, {asked} preprocessed");
         let aead = t.suite().aead();
         for (side, d, want) in [(0, Direction::Sent, &request), (1, Direction::Received, &response)] {
             let records = application_records(&t, &opened.handshake, d);

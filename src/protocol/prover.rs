@@ -337,7 +337,7 @@ async fn session(
     // what the request names is what both sides generate (an over-large count is the
     // verifier's to refuse)
     let mode = config.mode.session_mode();
-    let mut preprocess = proof::preprocess_cots(request.len(), request_whole, response_partly);
+    let mut preprocess = proof::preprocess_cots(config.tls_version, request.len(), request_whole, response_partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }

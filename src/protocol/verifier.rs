@@ -219,12 +219,12 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
 }
 
-/// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs.
+/// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs: in proxy
+/// mode, of either TLS version (the server chooses it later); MPC mode speaks TLS 1.2.
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
-    let transcript_proof = proof::preprocess_cots(max_sent, false, true);
     match mode {
-        SessionMode::Proxy => transcript_proof,
-        SessionMode::Mpc => transcript_proof + crate::mpc::reproof::PREPROCESS_COTS,
+        SessionMode::Proxy => proof::preprocess_cots(TlsVersion::Tls13, max_sent, false, true),
+        SessionMode::Mpc => proof::preprocess_cots(TlsVersion::Tls12, max_sent, false, true) + crate::mpc::reproof::PREPROCESS_COTS,
     }
 }
 

@@ -429,6 +429,12 @@ impl<R: CotReceiver> Prover<R> {
         &mut self.backend.cheat
     }
 
+    /// Test access to the COT source (e.g. how many COTs it issued).
+    #[cfg(test)]
+    pub(crate) fn cot(&self) -> &R {
+        &self.cot
+    }
+
     /// Prove one batch: `f` is run twice (count, then real) and must build the same circuit
     /// as the verifier's closure. Returns `f`'s output of the real pass.
     pub async fn run<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
