@@ -275,6 +275,32 @@ fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit
     iv
 }
 
+/// A keystream batch's work: a direction (0 sent, 1 received) and its blocks, each (record,
+/// block, byte positions opened in it).
+pub(super) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
+
+/// Runs the keystream batches `jobs` in order (`batch` builds one and returns the bytes it
+/// opens), for both TLS versions alike: COTs made ahead in groups of at most
+/// [`KEYSTREAM_PREPROCESS`], shapes reused, a multiplication check every [`CHECK_EVERY`].
+pub(super) async fn keystream_batches<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    jobs: &[KeystreamJob],
+    mut batch: impl FnMut(&mut P::Backend, usize, &[(usize, u32, Vec<usize>)]) -> Vec<u8>,
+) -> Result<Vec<Vec<u8>>, ProofError> {
+    let needs: Vec<usize> = jobs.iter().map(|(_, chunk)| batch_cots(chunk.len())).collect();
+    let mut groups = cot_groups(&needs, KEYSTREAM_PREPROCESS).into_iter().peekable();
+    let mut out = Vec::with_capacity(jobs.len());
+    for (k, (side, chunk)) in jobs.iter().enumerate() {
+        if let Some((_, n)) = groups.next_if(|&(at, _)| at == k) {
+            party.preprocess(ch, n).await?;
+        }
+        party.expect_shape(keystream_shape(chunk));
+        out.push(party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut |b: &mut P::Backend| batch(b, *side, chunk)).await?);
+    }
+    Ok(out)
+}
+
 /// The plaintext bits at byte `positions` (increasing) of a record: the keystream proven on
 /// `nonce` from the round keys, XOR the public ciphertext. Each block touched is computed once.
 pub(super) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
@@ -422,31 +448,25 @@ pub async fn run<P: Party<C>, C: Channel>(
     // the last one.
     let reveals = [inputs.reveal_sent, inputs.reveal_received];
     let mut revealed = [Vec::new(), Vec::new()];
-    let jobs: Vec<(usize, Vec<(usize, u32, Vec<usize>)>)> = (0..2)
+    let jobs: Vec<KeystreamJob> = (0..2)
         .filter(|side| !fast[*side])
         .flat_map(|side| {
             let touched = opened_blocks(records[side], reveals[side]);
             touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();
-    let needs: Vec<usize> = jobs.iter().map(|(_, chunk)| batch_cots(chunk.len())).collect();
-    let mut groups = cot_groups(&needs, KEYSTREAM_PREPROCESS).into_iter().peekable();
-    for (k, (side, chunk)) in jobs.iter().enumerate() {
-        if let Some((_, n)) = groups.next_if(|&(at, _)| at == k) {
-            party.preprocess(ch, n).await?;
+    let opened = keystream_batches(party, ch, &jobs, |b, side, chunk| {
+        let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
+        let mut out = Vec::new();
+        for (rec, blk, positions) in chunk {
+            let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
+            let ks = keystream_blocks(b, rk, &iv, &[*blk]);
+            out.extend(open_selected_bytes(b, &ks[0], positions));
         }
-        let (rk, salt, recs) = (&round_keys[*side], &salts[*side], records[*side]);
-        let mut batch = |b: &mut P::Backend| {
-            let mut out = Vec::new();
-            for (rec, blk, positions) in chunk {
-                let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
-                let ks = keystream_blocks(b, rk, &iv, &[*blk]);
-                out.extend(open_selected_bytes(b, &ks[0], positions));
-            }
-            out
-        };
-        party.expect_shape(keystream_shape(chunk));
-        let bytes = party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut batch).await?;
+        out
+    })
+    .await?;
+    for ((side, _), bytes) in jobs.iter().zip(opened) {
         revealed[*side].extend(bytes);
     }
 

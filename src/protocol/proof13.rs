@@ -18,7 +18,7 @@
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, Commitment};
+use super::proof::{commitment_digest, decrypted_bytes, keystream_batches, Commitment, KeystreamJob, BLOCKS_PER_BATCH};
 use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
@@ -168,13 +168,11 @@ pub enum OpenedRecords {
     Keystream { h: [u8; 16], j0: Vec<[u8; 16]>, keystream: Vec<u8> },
 }
 
-/// Most keystream blocks proven in one batch, as for TLS 1.2: bounds memory on both sides.
-const BLOCKS_PER_BATCH: usize = 256;
 
 /// Step 4 for one direction whose application records are `records` long (ciphertext bytes,
 /// sequence numbers from 0): the fast path opens the key and IV; otherwise H, every record's
 /// E_K(J0), and the keystream at `positions` ((record, byte positions in increasing order),
-/// see [`super::check13::positions`]). Every batch is checked.
+/// see [`super::check13::positions`]), in batches as TLS 1.2's ([`keystream_batches`]).
 pub async fn open_records<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
@@ -213,21 +211,18 @@ pub async fn open_records<P: Party<C>, C: Channel>(
             }
         }
     }
-    let mut keystream = Vec::new();
-    for chunk in blocks.chunks(BLOCKS_PER_BATCH) {
-        let bytes = party
-            .run_batch(ch, &mut |b: &mut P::Backend| {
-                let mut out = Vec::new();
-                for (record, blk, at) in chunk {
-                    let nonce = record_nonce(b, &key.iv, *record as u64);
-                    let ks = keystream_blocks(b, &round_keys, &nonce, &[*blk]);
-                    out.extend(open_selected_bytes(b, &ks[0], at));
-                }
-                out
-            })
-            .await?;
-        keystream.extend(bytes);
-    }
+    let jobs: Vec<KeystreamJob> = blocks.chunks(BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
+    let opened = keystream_batches(party, ch, &jobs, |b, _, chunk| {
+        let mut out = Vec::new();
+        for (record, blk, at) in chunk {
+            let nonce = record_nonce(b, &key.iv, *record as u64);
+            let ks = keystream_blocks(b, &round_keys, &nonce, &[*blk]);
+            out.extend(open_selected_bytes(b, &ks[0], at));
+        }
+        out
+    })
+    .await?;
+    let keystream = opened.concat();
     Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
 }
 
