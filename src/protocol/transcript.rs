@@ -146,6 +146,10 @@ pub enum TranscriptError {
     /// ServerHello version other than TLS 1.2.
     #[error("server negotiated version {0:#06x}, not TLS 1.2")]
     UnsupportedServerVersion(u16),
+    /// The ClientHello offered TLS 1.3 and the server's TLS 1.2 random carries the downgrade
+    /// sentinel.
+    #[error("the server answered a TLS 1.3 offer with TLS 1.2 and the downgrade sentinel")]
+    Downgrade,
     /// The negotiated suite is not one we can prove (ECDHE + AES-128-GCM-SHA256).
     #[error("unsupported cipher suite {0:#06x}")]
     UnsupportedCipherSuite(u16),
@@ -759,6 +763,11 @@ fn parse_handshake(
     let sh = codec::parse_server_hello(body(sh_msg)).map_err(tls_r)?;
     if sh.version != TLS12 {
         return Err(TranscriptError::UnsupportedServerVersion(sh.version));
+    }
+    // A ClientHello with supported_versions offered TLS 1.3: a server that supports it and
+    // answers TLS 1.2 marks its random (RFC 8446 §4.1.3), and then the offer was tampered with.
+    if offer.extensions.contains(&crate::tls::tls13::messages::ext13::SUPPORTED_VERSIONS) && crate::tls::client::is_downgrade_sentinel(&sh.random) {
+        return Err(TranscriptError::Downgrade);
     }
     let cipher_suite = CipherSuite::from_id(sh.cipher_suite)
         .ok_or(TranscriptError::UnsupportedCipherSuite(sh.cipher_suite))?;

@@ -16,7 +16,7 @@
 use super::transcript::{map_tls, parse_client_hello, ClientOffer, TranscriptError, MAX_HANDSHAKE_MESSAGES, MAX_RECORDS_PER_DIRECTION};
 use crate::tls::certs::{verify_server_chain, RootStore};
 use super::messages::TlsVersion;
-use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, Reader, RECORD_HEADER_LEN};
+use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, RECORD_HEADER_LEN};
 use crate::tls::tls13::key_schedule::{finished_verify_data, Secret};
 use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, TLS13};
 use crate::tls::tls13::record::RecordKey;
@@ -120,47 +120,15 @@ fn check_offer(offer: &ClientOffer) -> Result<(), TranscriptError> {
 /// HelloRetryRequest): TLS 1.3 when its supported_versions says so, otherwise TLS 1.2. Each
 /// version's own parser then checks the whole session.
 pub fn server_version(received: &[u8]) -> Result<TlsVersion, TranscriptError> {
+    use crate::tls::any_version::{first_server_message, FirstServerMessage};
     let direction = Direction::Received;
-    let tls = |e| map_tls(direction, e);
-    let mut joiner = HandshakeJoiner::default();
-    let mut rest = received;
-    let (typ, raw) = loop {
-        let header = parse_record_header(rest).map_err(tls)?.ok_or(TranscriptError::Truncated { direction })?;
-        let end = RECORD_HEADER_LEN + header.length;
-        let body = rest.get(RECORD_HEADER_LEN..end).ok_or(TranscriptError::Truncated { direction })?;
-        rest = &rest[end..];
-        match ContentType::from_u8(header.content_type) {
-            Some(ContentType::Handshake) if !body.is_empty() => joiner.push(body),
-            Some(ContentType::Alert) => {
-                let description = body.get(1).copied().ok_or(TranscriptError::BadAlert { direction })?;
-                return Err(TranscriptError::FatalAlert { direction, description });
-            }
-            _ => return Err(TranscriptError::MissingMessage("ServerHello")),
-        }
-        if let Some(message) = joiner.pop().map_err(tls)? {
-            break message;
-        }
-    };
-    if typ != hs::SERVER_HELLO {
-        return Err(TranscriptError::UnexpectedHandshake { direction, expected: "ServerHello", got: hs::name(typ) });
+    match first_server_message(received).map_err(|e| map_tls(direction, e))? {
+        FirstServerMessage::ServerHello { version: TLS13 } => Ok(TlsVersion::Tls13),
+        FirstServerMessage::ServerHello { .. } => Ok(TlsVersion::Tls12),
+        FirstServerMessage::Incomplete => Err(TranscriptError::Truncated { direction }),
+        // The TLS 1.2 reading names what came instead (an alert, another message).
+        FirstServerMessage::Other => Ok(TlsVersion::Tls12),
     }
-    let mut r = Reader::new(&raw[4..]);
-    let version = (|| {
-        r.take(2 + 32, "ServerHello version and random")?;
-        r.vec8("ServerHello session id")?;
-        r.take(3, "ServerHello cipher suite and compression")?;
-        let mut extensions = Reader::new(if r.is_empty() { &[] } else { r.vec16("ServerHello extensions")? });
-        while !extensions.is_empty() {
-            let typ = extensions.u16("extension type")?;
-            let mut body = Reader::new(extensions.vec16("extension body")?);
-            if typ == ext13::SUPPORTED_VERSIONS {
-                return Ok(Some(body.u16("supported_versions")?));
-            }
-        }
-        Ok(None)
-    })()
-    .map_err(tls)?;
-    Ok(if version == Some(TLS13) { TlsVersion::Tls13 } else { TlsVersion::Tls12 })
 }
 
 /// Split and check the relayed streams of a TLS 1.3 session (see the module doc).
@@ -533,6 +501,7 @@ pub(crate) mod tests {
             key_share: (crate::tls::NamedGroup::X25519, &[9; 32]),
             alpn_http11: false,
             cookie: None,
+            tls12: None,
         })[4..])
         .unwrap();
         assert_eq!(check_offer(&offer), Ok(()));

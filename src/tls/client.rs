@@ -195,6 +195,8 @@ pub struct Client {
     /// Two-party mode: the server sent an (encrypted) alert, the end of its data.
     received_sealed_alert: bool,
     failed: Option<Error>,
+    /// The ClientHello offered TLS 1.3 too ([`Client::continue_after_hello`]).
+    offered_tls13: bool,
 }
 
 fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
@@ -205,6 +207,12 @@ fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(ctx.finish().as_ref());
     out
+}
+
+/// Whether a TLS 1.2 ServerHello's random ends with RFC 8446's downgrade sentinel
+/// ("DOWNGRD" and 0x01 for TLS 1.2, 0x00 for TLS 1.1 and below).
+pub fn is_downgrade_sentinel(server_random: &[u8; 32]) -> bool {
+    server_random[24..31] == *b"DOWNGRD" && server_random[31] <= 1
 }
 
 pub(crate) fn content_name(t: u8) -> &'static str {
@@ -233,12 +241,19 @@ impl Client {
         now: UnixTime,
         client_random: [u8; 32],
     ) -> Result<Self, Error> {
+        let mut c = Self::build(config, server_name, now, client_random)?;
+        let hello = c.client_hello();
+        c.send_handshake(hello)?;
+        Ok(c)
+    }
+
+    fn build(config: ClientConfig, server_name: &str, now: UnixTime, client_random: [u8; 32]) -> Result<Self, Error> {
         let server_name =
             ServerName::try_from(server_name.to_string()).map_err(|_| Error::InvalidServerName)?;
         if config.cipher_suites.is_empty() || config.groups.is_empty() {
             return Err(Error::InvalidState("no cipher suites or groups configured"));
         }
-        let mut c = Client {
+        Ok(Client {
             config,
             server_name,
             now,
@@ -275,9 +290,20 @@ impl Client {
             sealed_in: Vec::new(),
             received_sealed_alert: false,
             failed: None,
-        };
-        let hello = c.client_hello();
+            offered_tls13: false,
+        })
+    }
+
+    /// Continues a handshake whose ClientHello, `hello` (the message, header included, with
+    /// `client_random`), another client sent offering TLS 1.3 and 1.2, after the server chose
+    /// TLS 1.2 ([`super::AnyVersionClient`]). The ClientHello is in the transcript as sent; the
+    /// server's random must not carry RFC 8446's downgrade sentinel.
+    pub fn continue_after_hello(config: ClientConfig, server_name: &str, now: UnixTime, client_random: [u8; 32], hello: Vec<u8>) -> Result<Self, Error> {
+        let mut c = Self::build(config, server_name, now, client_random)?;
+        c.offered_tls13 = true;
         c.send_handshake(hello)?;
+        // The other client has sent these bytes.
+        c.out_buf.clear();
         Ok(c)
     }
 
@@ -687,6 +713,11 @@ impl Client {
         let sh = codec::parse_server_hello(body)?;
         if sh.version != TLS12 {
             return Err(PeerMisbehaved::UnsupportedVersion(sh.version).into());
+        }
+        // A TLS 1.3 server that answers a TLS 1.3 offer with TLS 1.2 (or below) says so in its
+        // random (RFC 8446 §4.1.3): someone in between removed the offer.
+        if self.offered_tls13 && is_downgrade_sentinel(&sh.random) {
+            return Err(PeerMisbehaved::Downgrade.into());
         }
         let suite = CipherSuite::from_id(sh.cipher_suite)
             .filter(|s| self.config.cipher_suites.contains(s))

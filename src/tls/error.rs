@@ -35,6 +35,10 @@ pub enum PeerMisbehaved {
     /// ServerHello (or a record) carried a protocol version other than TLS 1.2.
     #[error("unsupported protocol version {0:#06x}")]
     UnsupportedVersion(u16),
+    /// We offered TLS 1.3, the server chose TLS 1.2 with RFC 8446's downgrade sentinel in its
+    /// random: the offer was removed on the way (a downgrade attack).
+    #[error("the server chose TLS 1.2 and its random says it supports TLS 1.3: a downgrade")]
+    Downgrade,
     /// ServerHello chose a compression method other than null.
     #[error("server chose compression method {0}")]
     UnofferedCompression(u8),
@@ -165,6 +169,7 @@ impl PeerMisbehaved {
             | BadServerHello(_)
             | ResumptionAttempted => AlertDescription::ILLEGAL_PARAMETER,
             UnsupportedVersion(_) => AlertDescription::PROTOCOL_VERSION,
+            Downgrade => AlertDescription::ILLEGAL_PARAMETER,
             UnofferedExtension(_) => AlertDescription::UNSUPPORTED_EXTENSION,
             DuplicateExtension(_) | DecodeError(_) | EmptyFragment | BadChangeCipherSpec => {
                 AlertDescription::DECODE_ERROR

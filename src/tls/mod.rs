@@ -9,6 +9,7 @@
 //! [`crypto::RecordCrypto`] (AEAD seal/open of one record). The state machine can also hand the
 //! key-exchange step out to the caller ([`Client::key_exchange_request`]).
 
+pub mod any_version;
 pub mod certs;
 pub mod client;
 pub mod codec;
@@ -20,6 +21,7 @@ pub mod record;
 pub mod tls13;
 pub mod transcript;
 
+pub use any_version::AnyVersionClient;
 pub use certs::RootStore;
 pub use client::{Client, ClientConfig, KeyExchangeMode, ServerKeyExchangeInfo};
 pub use client::{HandshakeMessage, KeyExchangeRequest, SealedRecord};

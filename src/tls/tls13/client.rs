@@ -27,6 +27,9 @@ pub struct Config13 {
     pub groups: Vec<NamedGroup>,
     /// Offer ALPN "http/1.1" (and accept nothing else back).
     pub alpn_http11: bool,
+    /// Offer TLS 1.2 in the same ClientHello ([`crate::tls::AnyVersionClient`] continues in
+    /// TLS 1.2 when the server chooses it).
+    pub tls12: Option<messages::Tls12Offer>,
 }
 
 impl Config13 {
@@ -36,6 +39,7 @@ impl Config13 {
             suites: Suite13::ALL.to_vec(),
             groups: vec![NamedGroup::X25519, NamedGroup::Secp256r1],
             alpn_http11: false,
+            tls12: None,
         }
     }
 }
@@ -111,6 +115,8 @@ pub struct Client13 {
     joiner: HandshakeJoiner,
     /// The handshake messages so far, as the transcript hash covers them.
     transcript: Vec<u8>,
+    /// The first ClientHello as sent.
+    client_hello: Vec<u8>,
     suite: Option<Suite13>,
     group: Option<NamedGroup>,
     alpn: Option<Vec<u8>>,
@@ -160,6 +166,7 @@ impl Client13 {
             plaintext: Vec::new(),
             joiner: HandshakeJoiner::default(),
             transcript: Vec::new(),
+            client_hello: Vec::new(),
             suite: None,
             group: None,
             alpn: None,
@@ -191,9 +198,13 @@ impl Client13 {
             key_share: (share.group(), share.public_key()),
             alpn_http11: self.config.alpn_http11,
             cookie,
+            tls12: self.config.tls12.as_ref(),
         });
         self.transcript.extend_from_slice(&hello);
         self.push_plain(ContentType::Handshake, &hello);
+        if self.client_hello.is_empty() {
+            self.client_hello = hello;
+        }
         Ok(())
     }
 
@@ -623,6 +634,11 @@ impl Client13 {
     pub fn server_cert_chain(&self) -> &[Vec<u8>] {
         &self.chain
     }
+    /// The first ClientHello as sent (message header included).
+    pub fn client_hello(&self) -> &[u8] {
+        &self.client_hello
+    }
+
     pub fn client_random(&self) -> &[u8; 32] {
         &self.random
     }

@@ -99,6 +99,18 @@ pub struct ClientHelloParams<'a> {
     pub alpn_http11: bool,
     /// The cookie a HelloRetryRequest carried, echoed.
     pub cookie: Option<&'a [u8]>,
+    /// Offer TLS 1.2 too, with these suites and extensions ([`Tls12Offer`]).
+    pub tls12: Option<&'a Tls12Offer>,
+}
+
+/// What a ClientHello that also offers TLS 1.2 adds: the 1.2 suites and the extensions a
+/// TLS 1.2 handshake uses (the TLS 1.2 client continues from this ClientHello when the server
+/// chooses 1.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tls12Offer {
+    pub suites: Vec<u16>,
+    pub extended_master_secret: bool,
+    pub session_ticket: bool,
 }
 
 /// The ClientHello handshake message (header included).
@@ -108,7 +120,8 @@ pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
     b.extend_from_slice(p.random);
     // A non-empty legacy session id: middlebox compatibility mode (RFC 8446 §D.4).
     put_vec8(&mut b, p.session_id);
-    let suites: Vec<u8> = p.suites.iter().flat_map(|s| s.id().to_be_bytes()).collect();
+    let tls12_suites = p.tls12.map(|o| o.suites.as_slice()).unwrap_or_default();
+    let suites: Vec<u8> = p.suites.iter().map(|s| s.id()).chain(tls12_suites.iter().copied()).flat_map(u16::to_be_bytes).collect();
     put_vec16(&mut b, &suites);
     put_vec8(&mut b, &[0]);
     let mut exts = Vec::new();
@@ -123,7 +136,11 @@ pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
         put_vec16(&mut list, &entry);
         add(ext::SERVER_NAME, &list);
     }
-    add(ext13::SUPPORTED_VERSIONS, &[2, 0x03, 0x04]);
+    if p.tls12.is_some() {
+        add(ext13::SUPPORTED_VERSIONS, &[4, 0x03, 0x04, 0x03, 0x03]);
+    } else {
+        add(ext13::SUPPORTED_VERSIONS, &[2, 0x03, 0x04]);
+    }
     let groups: Vec<u8> = p.groups.iter().flat_map(|g| g.id().to_be_bytes()).collect();
     let mut list = Vec::new();
     put_vec16(&mut list, &groups);
@@ -154,8 +171,41 @@ pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
         put_vec16(&mut body, cookie);
         add(ext13::COOKIE, &body);
     }
+    if let Some(o) = p.tls12 {
+        add(ext::EC_POINT_FORMATS, &[1, 0]);
+        if o.extended_master_secret {
+            add(ext::EXTENDED_MASTER_SECRET, &[]);
+        }
+        if o.session_ticket {
+            add(ext::SESSION_TICKET, &[]);
+        }
+        add(ext::RENEGOTIATION_INFO, &[0]);
+    }
     put_vec16(&mut b, &exts);
     handshake_message(crate::tls::codec::hs::CLIENT_HELLO, &b)
+}
+
+/// The version a ServerHello (or HelloRetryRequest) body negotiates: its supported_versions
+/// extension's, or the legacy version field's when it has none (TLS 1.2 and below). Reads only
+/// what it needs; the version's own parser checks the rest.
+pub fn server_hello_version(body: &[u8]) -> Result<u16, Error> {
+    let mut r = Reader::new(body);
+    let legacy = r.u16("ServerHello version")?;
+    r.take(32, "ServerHello random")?;
+    r.vec8("ServerHello session id")?;
+    r.take(3, "ServerHello cipher suite and compression")?;
+    if r.is_empty() {
+        return Ok(legacy);
+    }
+    let mut extensions = Reader::new(r.vec16("ServerHello extensions")?);
+    while !extensions.is_empty() {
+        let typ = extensions.u16("extension type")?;
+        let mut body = Reader::new(extensions.vec16("extension body")?);
+        if typ == ext13::SUPPORTED_VERSIONS {
+            return body.u16("supported_versions");
+        }
+    }
+    Ok(legacy)
 }
 
 /// A parsed ServerHello or HelloRetryRequest (they share the encoding).
