@@ -74,9 +74,9 @@ export interface NotarizeOptions {
   /** Longest the whole session may take (default: 60 s per step). */
   timeoutMs?: number;
   /**
-   * What the TLS client offers: `versions: ["1.2"]` (default) or `["1.3"]`, one version per
-   * session; TLS 1.3 in proxy mode only. TLS 1.3 sessions use TLS_AES_128_GCM_SHA256, which
-   * every TLS 1.3 server supports.
+   * What the TLS client offers: `versions: ["1.2"]` (default), `["1.3"]`, or both in one
+   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only, with
+   * TLS_AES_128_GCM_SHA256, which every TLS 1.3 server supports.
    */
   tls?: { versions?: Array<"1.2" | "1.3"> };
   onProgress?: (progress: Progress) => void;

@@ -63,7 +63,7 @@ fn config(env: &Env, mode: ProverMode) -> ProverConfig {
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode,
-        tls_version: Default::default(),
+        tls_versions: vec![Default::default()],
     }
 }
 

@@ -77,7 +77,7 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
-        tls_version: Default::default(),
+        tls_versions: vec![Default::default()],
     }
 }
 

@@ -36,7 +36,7 @@ async fn env(key_type: KeyType) -> Env {
     Env { server, verifier, ca_pem, reports }
 }
 
-fn config(env: &Env, tls_version: TlsVersion) -> ProverConfig {
+fn config(env: &Env, tls_versions: &[TlsVersion]) -> ProverConfig {
     ProverConfig {
         server_name: "localhost".into(),
         server: env.server.clone(),
@@ -47,7 +47,7 @@ fn config(env: &Env, tls_version: TlsVersion) -> ProverConfig {
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
-        tls_version,
+        tls_versions: tls_versions.to_vec(),
     }
 }
 
@@ -56,8 +56,12 @@ fn request(path: &str, token: &str) -> Vec<u8> {
 }
 
 async fn run(env: &mut Env, path: &str, token: &str, reveal: RevealConfig) -> ProverOutput {
+    run_offering(env, &[TlsVersion::Tls13], path, token, reveal).await
+}
+
+async fn run_offering(env: &mut Env, versions: &[TlsVersion], path: &str, token: &str, reveal: RevealConfig) -> ProverOutput {
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    match notarize(socket, config(env, TlsVersion::Tls13), request(path, token), reveal).await {
+    match notarize(socket, config(env, versions), request(path, token), reveal).await {
         Ok(out) => {
             let (_, report) = env.reports.recv().await.unwrap();
             assert_eq!(report.unwrap(), out.verified, "the verifier's report is the prover's verdict");
@@ -119,7 +123,21 @@ async fn a_redacted_tls13_response_takes_the_zk_path_and_a_hidden_token_is_commi
 async fn tls13_in_mpc_mode_is_refused_before_connecting() {
     let env = env(KeyType::EcdsaP256).await;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    let config = ProverConfig { mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config(&env, TlsVersion::Tls13) };
+    let config = ProverConfig { mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config(&env, &[TlsVersion::Tls13]) };
     let err = notarize(socket, config, request("/json", "x"), RevealConfig::default()).await.err().expect("refused");
     assert!(matches!(err, ProverError::Unsupported(_)) && err.code() == "BAD_OPTIONS", "{err}");
+}
+
+/// Offering both versions in one ClientHello: the fixture (TLS 1.2 and 1.3) chooses 1.3, and
+/// the verifier proves what it chose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offering_both_versions_is_notarized_in_the_servers_choice() {
+    let mut env = env(KeyType::EcdsaP256).await;
+    for versions in [[TlsVersion::Tls12, TlsVersion::Tls13], [TlsVersion::Tls13, TlsVersion::Tls12]] {
+        let out = run_offering(&mut env, &versions, "/bytes?n=2000", "Bearer t", RevealConfig::default()).await;
+        let v = &out.verified;
+        assert_eq!(v.tls.version, TlsVersion::Tls13);
+        assert_eq!(v.received.bytes, out.response);
+        assert_eq!(v.http.status, Some(200));
+    }
 }

@@ -157,7 +157,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         step_timeout: cfg.prover_timeout,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
-        tls_version: Default::default(),
+        tls_versions: vec![Default::default()],
     };
     let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
         .header("Authorization", "Bearer load-test-secret")

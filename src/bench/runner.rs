@@ -192,7 +192,7 @@ pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<
             (super::config::Mode::Mpc, Some(proxy_url)) => crate::protocol::prover::ProverMode::Mpc { proxy_url },
             (super::config::Mode::Mpc, None) => return Err(BenchError::Other("an MPC-mode case needs --proxy".into())),
         },
-        tls_version: case.tls_version,
+        tls_versions: vec![case.tls_version],
     };
     let started = Instant::now();
     let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;

@@ -13,7 +13,7 @@ use super::target::{ServerTarget, TargetError};
 use super::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
-use crate::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
+use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::channel::{Channel, ChannelError};
 use crate::ot::FerretReceiver;
@@ -42,8 +42,9 @@ pub struct ProverConfig {
     pub prg: PrgKind,
     /// How to reach the server.
     pub mode: ProverMode,
-    /// The TLS version to offer (proxy mode; MPC mode speaks TLS 1.2).
-    pub tls_version: TlsVersion,
+    /// The TLS versions to offer (proxy mode; MPC mode speaks TLS 1.2): both go in one
+    /// ClientHello, and the server chooses.
+    pub tls_versions: Vec<TlsVersion>,
 }
 
 /// How the prover reaches the server ([`SessionMode`]).
@@ -321,7 +322,7 @@ async fn session(
     let report = |phase, fraction| progress(Progress { phase, fraction });
     report(Phase::Connect, 0.02);
     let target = ServerTarget::new(&config.server, &config.server_name)?;
-    if config.tls_version == TlsVersion::Tls13 && config.mode.session_mode() == SessionMode::Mpc {
+    if config.tls_versions != [TlsVersion::Tls12] && config.mode.session_mode() == SessionMode::Mpc {
         return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
     }
     if request.len() > config.max_sent as usize {
@@ -337,7 +338,9 @@ async fn session(
     // what the request names is what both sides generate (an over-large count is the
     // verifier's to refuse)
     let mode = config.mode.session_mode();
-    let mut preprocess = proof::preprocess_cots(config.tls_version, request.len(), request_whole, response_partly);
+    // A server offered TLS 1.3 mostly chooses it: preprocess for its longer key derivation.
+    let likely = if config.tls_versions.contains(&TlsVersion::Tls13) { TlsVersion::Tls13 } else { TlsVersion::Tls12 };
+    let mut preprocess = proof::preprocess_cots(likely, request.len(), request_whole, response_partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }
@@ -364,9 +367,6 @@ async fn session(
     // On the heap: an MPC connection's future is large, and in wasm a future built on the
     // stack and moved a few times overflowed the main thread's stack.
     let exchanged = match &config.mode {
-        ProverMode::Proxy if config.tls_version == TlsVersion::Tls13 => {
-            Box::pin(proxy_exchange13(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?
-        }
         ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?,
         ProverMode::Mpc { proxy_url } => Box::pin(mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report)).await?,
     };
@@ -438,7 +438,9 @@ enum SessionKeys {
     },
 }
 
-/// Proxy mode: TLS through the verifier, with the OT setup for the proof overlapping it.
+/// Proxy mode: TLS through the verifier, with the OT setup for the proof overlapping it. The
+/// channel records the raw bytes both ways, which are what the verifier relayed; the prover
+/// then reads its own session as the verifier will.
 #[allow(clippy::too_many_arguments)]
 async fn proxy_exchange(
     control: &mut MuxChannel,
@@ -451,8 +453,9 @@ async fn proxy_exchange(
     preprocess: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
-    let mut client = Client::new(ClientConfig::new(config.roots.clone()), target.name(), unix_time(config.now))?;
-    let mut io = TlsChannelIo::new(tls);
+    let now = unix_time(config.now);
+    let mut client = tls_client(config, target.name())?;
+    let mut io = TlsChannelIo::recording(tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {
         let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
@@ -468,76 +471,63 @@ async fn proxy_exchange(
     let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = exchanged?;
     setup?;
-    let sent_raw = client.transcript().raw_bytes(Direction::Sent);
-    let received_raw = client.transcript().raw_bytes(Direction::Received);
-    if sent_raw.len() as u64 != io.written {
-        return Err(ProverError::Tls(crate::tls::Error::InvalidState("sent bytes differ from the transcript")));
-    }
-    let done = TlsDone { sent: io.written, received: received_raw.len() as u64 };
-    control.send(ControlMessage::TlsDone(done).encode()).await?;
-    let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
-    Ok(Exchanged {
-        keys: SessionKeys::Tls12 { session: transcript::parse(&sent_raw, &received_raw)?, master_secret: ms },
-        sent_plain: client.transcript().app_plaintext(Direction::Sent),
-        recv_plain: client.transcript().app_plaintext(Direction::Received),
-        response,
-        unproven: io.delivered().saturating_sub(received_raw.len() as u64),
-    })
+    let [sent_raw, mut received_raw] = io.take_log();
+    // The proof covers the server's whole records; a partial one at the end (the server sent
+    // the rest later, or never) stays out, like bytes that arrived but were not read.
+    received_raw.truncate(whole_records_len(&received_raw));
+    let unproven = io.delivered() - received_raw.len() as u64;
+    control.send(ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 }).encode()).await?;
+    let (keys, sent_plain, recv_plain) = match &client {
+        AnyVersionClient::Tls12(client) => {
+            let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
+            let keys = SessionKeys::Tls12 { session: transcript::parse(&sent_raw, &received_raw)?, master_secret: ms };
+            (keys, client.transcript().app_plaintext(Direction::Sent), client.transcript().app_plaintext(Direction::Received))
+        }
+        AnyVersionClient::Tls13 { client, .. } => {
+            let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
+            let application = schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
+            let secret32 = |s: &crate::tls::tls13::Secret| -> Result<zeroize::Zeroizing<[u8; 32]>, ProverError> {
+                Ok(zeroize::Zeroizing::new(s.as_bytes().try_into().map_err(|_| crate::tls::Error::InvalidState("a SHA-256 suite's secret"))?))
+            };
+            let transcript = transcript13::parse(&sent_raw, &received_raw)?;
+            let (c_hs, s_hs) = (secret32(&schedule.handshake_traffic.client)?, secret32(&schedule.handshake_traffic.server)?);
+            let handshake = transcript.read_handshake(&c_hs, &s_hs, &config.roots, target.name(), now)?;
+            let suite = transcript.suite();
+            let (sent, sent_plain) = proof13::read_records(suite, &application.client, proof13::application_records(&transcript, &handshake, Direction::Sent))?;
+            let (received, recv_plain) = proof13::read_records(suite, &application.server, proof13::application_records(&transcript, &handshake, Direction::Received))?;
+            let keys = SessionKeys::Tls13 { handshake_secret: secret32(&schedule.handshake_secret)?, transcript, handshake, shapes: RecordShapes { sent, received } };
+            (keys, sent_plain, recv_plain)
+        }
+    };
+    Ok(Exchanged { keys, sent_plain, recv_plain, response, unproven })
 }
 
-/// [`proxy_exchange`] in TLS 1.3: the client keeps no raw transcript, so the channel records
-/// it; the prover reads its own session as the verifier will (the handshake with the handshake
-/// traffic secrets, each application record's shape with the application keys).
-#[allow(clippy::too_many_arguments)]
-async fn proxy_exchange13(
-    control: &mut MuxChannel,
-    tls: &mut MuxChannel,
-    zk: &mut MuxChannel,
-    prover: &mut Prover<FerretReceiver>,
-    config: &ProverConfig,
-    target: &ServerTarget,
-    request: &[u8],
-    preprocess: usize,
-    report: &dyn Fn(Phase, f64),
-) -> Result<Exchanged, ProverError> {
+/// The length of the whole TLS records at the start of `stream`.
+fn whole_records_len(stream: &[u8]) -> usize {
+    let mut at = 0;
+    while let Ok(Some(h)) = crate::tls::codec::parse_record_header(&stream[at..]) {
+        let end = at + crate::tls::codec::RECORD_HEADER_LEN + h.length;
+        if end > stream.len() {
+            break;
+        }
+        at = end;
+    }
+    at
+}
+
+/// The TLS client for the versions the prover offers: both in one ClientHello, or one.
+fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, ProverError> {
     use crate::tls::tls13::{Client13, Config13, Suite13};
     let now = unix_time(config.now);
+    let config12 = ClientConfig::new(config.roots.clone());
     // The ZK path proves AES-128-GCM records, which every TLS 1.3 server implements (RFC 8446 §9.1).
-    let client_config = Config13 { suites: vec![Suite13::Aes128GcmSha256], alpn_http11: true, ..Config13::new(config.roots.clone()) };
-    let mut client = Client13::new(client_config, target.name(), now)?;
-    let mut io = TlsChannelIo::recording(tls);
-    let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
-    let tls_part = async {
-        let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
-        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
-        io.shutdown().await?;
-        Ok::<_, ProverError>(response)
-    };
-    let preprocess = prover.preprocess(zk, preprocess);
-    report(Phase::Request, 0.1);
-    let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
-    let response = exchanged?;
-    setup?;
-    let unproven = io.delivered() - io.read;
-    let [sent_raw, received_raw] = io.take_log();
-    control.send(ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 }).encode()).await?;
-    let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
-    let application = schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
-    let secret32 = |s: &crate::tls::tls13::Secret| -> Result<zeroize::Zeroizing<[u8; 32]>, ProverError> {
-        Ok(zeroize::Zeroizing::new(s.as_bytes().try_into().map_err(|_| crate::tls::Error::InvalidState("a SHA-256 suite's secret"))?))
-    };
-    let transcript = transcript13::parse(&sent_raw, &received_raw)?;
-    let (c_hs, s_hs) = (secret32(&schedule.handshake_traffic.client)?, secret32(&schedule.handshake_traffic.server)?);
-    let handshake = transcript.read_handshake(&c_hs, &s_hs, &config.roots, target.name(), now)?;
-    let suite = transcript.suite();
-    let (sent, sent_plain) = proof13::read_records(suite, &application.client, proof13::application_records(&transcript, &handshake, Direction::Sent))?;
-    let (received, recv_plain) = proof13::read_records(suite, &application.server, proof13::application_records(&transcript, &handshake, Direction::Received))?;
-    Ok(Exchanged {
-        keys: SessionKeys::Tls13 { handshake_secret: secret32(&schedule.handshake_secret)?, transcript, handshake, shapes: RecordShapes { sent, received } },
-        sent_plain,
-        recv_plain,
-        response,
-        unproven,
+    let config13 = Config13 { suites: vec![Suite13::Aes128GcmSha256], ..Config13::new(config.roots.clone()) };
+    let (tls12, tls13) = (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
+    Ok(match (tls12, tls13) {
+        (true, true) => AnyVersionClient::new(config13, config12, name, now)?,
+        (false, true) => AnyVersionClient::Tls13 { client: Box::new(Client13::new(config13, name, now)?), undecided: None },
+        (true, false) => AnyVersionClient::Tls12(Box::new(Client::new(config12, name, now)?)),
+        (false, false) => return Err(ProverError::Unsupported("offering no TLS version")),
     })
 }
 
@@ -617,7 +607,7 @@ mod tests {
             step_timeout: std::time::Duration::from_secs(1),
             prg: Default::default(),
             mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
-            tls_version: Default::default(),
+            tls_versions: vec![Default::default()],
         };
         let session = super::notarize_with_progress(Idle, config, vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));

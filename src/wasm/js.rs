@@ -170,7 +170,7 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         step_timeout: plan.timeout.map_or(DEFAULT_STEP_TIMEOUT, |t| t.min(DEFAULT_STEP_TIMEOUT)),
         prg: crate::primitives::prg::PrgKind::fastest_here(),
         mode: plan.mode,
-        tls_version: plan.tls_version,
+        tls_versions: plan.tls_versions,
     };
     let (verifier_url, request, reveal, deadline) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout);
     let session = async {

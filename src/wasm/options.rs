@@ -74,7 +74,7 @@ pub struct NotarizeOptions {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsOptions {
-    /// `["1.2"]` (the default) or `["1.3"]`; one version per session.
+    /// `["1.2"]` (the default), `["1.3"]`, or both in one ClientHello (the server chooses).
     #[serde(default)]
     pub versions: Option<Vec<String>>,
 }
@@ -213,9 +213,9 @@ pub enum OptionsError {
     Mode(String),
     #[error("proxyUrl must be a ws:// or wss:// URL, not {0:?}")]
     ProxyUrl(String),
-    #[error("tls.versions must be [\"1.2\"] or [\"1.3\"] (one version per session), not {0}")]
+    #[error("tls.versions must list \"1.2\" and/or \"1.3\", each once, not {0}")]
     TlsVersions(String),
-    #[error("mode \"mpc\" speaks TLS 1.2 only")]
+    #[error("mode \"mpc\" speaks TLS 1.2 only: tls.versions must be [\"1.2\"]")]
     TlsVersionForMpc,
     #[error("mode \"mpc\" needs proxyUrl (a tlsproof proxy's ws:// URL)")]
     NoProxyUrl,
@@ -249,7 +249,7 @@ pub enum OptionsError {
 pub struct SessionPlan {
     pub verifier_url: String,
     pub mode: crate::protocol::prover::ProverMode,
-    pub tls_version: crate::protocol::messages::TlsVersion,
+    pub tls_versions: Vec<crate::protocol::messages::TlsVersion>,
     /// `HOST:PORT` for the verifier to connect to.
     pub server: String,
     pub server_name: String,
@@ -280,12 +280,18 @@ impl NotarizeOptions {
             (other, _) => return Err(OptionsError::Mode(other.to_string())),
         };
         use crate::protocol::messages::TlsVersion;
-        let tls_version = match self.tls.versions.as_deref() {
-            None => TlsVersion::default(),
-            Some([one]) => one.parse().map_err(|_| OptionsError::TlsVersions(format!("{:?}", [one])))?,
-            Some(other) => return Err(OptionsError::TlsVersions(format!("{other:?}"))),
+        let tls_versions: Vec<TlsVersion> = match self.tls.versions.as_deref() {
+            None => vec![TlsVersion::default()],
+            Some(list) => {
+                let bad = || OptionsError::TlsVersions(format!("{list:?}"));
+                let parsed = list.iter().map(|v| v.parse::<TlsVersion>().map_err(|_| bad())).collect::<Result<Vec<_>, _>>()?;
+                if parsed.is_empty() || (parsed.len() == 2 && parsed[0] == parsed[1]) || parsed.len() > 2 {
+                    return Err(bad());
+                }
+                parsed
+            }
         };
-        if tls_version == TlsVersion::Tls13 && mode != ProverMode::Proxy {
+        if tls_versions != [TlsVersion::Tls12] && mode != ProverMode::Proxy {
             return Err(OptionsError::TlsVersionForMpc);
         }
         let (host, port, path) = match (&self.url, &self.server) {
@@ -328,7 +334,7 @@ impl NotarizeOptions {
         Ok(SessionPlan {
             verifier_url: v.to_string(),
             mode,
-            tls_version,
+            tls_versions,
             server,
             server_name,
             ca_pem,
@@ -575,30 +581,38 @@ mod tests {
         assert_eq!(p.reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
         assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
-        assert_eq!(p.tls_version, crate::protocol::messages::TlsVersion::Tls12);
+        assert_eq!(p.tls_versions, [crate::protocol::messages::TlsVersion::Tls12]);
     }
 
     #[test]
-    fn tls_versions_take_one_known_version_in_proxy_mode() {
+    fn tls_versions_are_known_versions_each_once_and_1_3_in_proxy_mode_only() {
         use crate::protocol::messages::TlsVersion;
         let with = |tls: serde_json::Value, extra: serde_json::Value| {
             let mut o = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "tls": tls});
             for (k, v) in extra.as_object().unwrap() {
                 o[k] = v.clone();
             }
-            opts(o).map_err(|e| e.to_string())?.plan().map(|p| p.tls_version).map_err(|e| e.to_string())
+            opts(o).map_err(|e| e.to_string())?.plan().map(|p| p.tls_versions).map_err(|e| e.to_string())
         };
         let none = serde_json::json!({});
-        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), none.clone()), Ok(TlsVersion::Tls13));
-        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), none.clone()), Ok(TlsVersion::Tls12));
-        assert_eq!(with(serde_json::json!({}), none.clone()), Ok(TlsVersion::Tls12));
-        for bad in [serde_json::json!({"versions": []}), serde_json::json!({"versions": ["1.1"]}), serde_json::json!({"versions": ["1.2", "1.3"]})] {
+        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), none.clone()), Ok(vec![TlsVersion::Tls13]));
+        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls12]));
+        assert_eq!(with(serde_json::json!({"versions": ["1.3", "1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls13, TlsVersion::Tls12]));
+        assert_eq!(with(serde_json::json!({}), none.clone()), Ok(vec![TlsVersion::Tls12]));
+        for bad in [
+            serde_json::json!({"versions": []}),
+            serde_json::json!({"versions": ["1.1"]}),
+            serde_json::json!({"versions": ["1.3", "1.3"]}),
+            serde_json::json!({"versions": ["1.2", "1.3", "1.2"]}),
+        ] {
             let e = with(bad.clone(), none.clone()).unwrap_err();
-            assert!(e.contains("tls.versions must be"), "{bad}: {e}");
+            assert!(e.contains("tls.versions must list"), "{bad}: {e}");
         }
         assert!(with(serde_json::json!({"version": "1.3"}), none.clone()).unwrap_err().contains("unknown field"));
         let mpc = serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p/"});
-        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
+        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
+        assert_eq!(with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
+        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc), Ok(vec![TlsVersion::Tls12]));
     }
 
     #[test]

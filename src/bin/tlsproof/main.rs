@@ -125,9 +125,10 @@ mod cli {
             /// The WebSocket-to-TCP proxy for --mode mpc (`tlsproof proxy`), e.g. ws://127.0.0.1:55688/
             #[arg(long)]
             proxy: Option<String>,
-            /// The TLS version to offer: 1.2 or 1.3 (proxy mode).
-            #[arg(long, default_value = "1.2")]
-            tls_version: tlsproof::protocol::messages::TlsVersion,
+            /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
+            /// ClientHello; the server chooses). TLS 1.3 in proxy mode only.
+            #[arg(long, default_value = "1.2", value_delimiter = ',')]
+            tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
@@ -186,7 +187,7 @@ mod cli {
     async fn prove(
         verifier: String,
         mode: tlsproof::protocol::prover::ProverMode,
-        tls_version: tlsproof::protocol::messages::TlsVersion,
+        tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
         url: String,
         server_name: Option<String>,
         headers: Vec<String>,
@@ -224,7 +225,7 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_version };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_versions };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
@@ -314,7 +315,7 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, tls_version, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
+            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
@@ -322,7 +323,7 @@ mod cli {
                     (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
                     (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
                 };
-                prove(verifier, mode, tls_version, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
+                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
             }
             Cmd::Demo(args) => crate::demo::run(args).await?,
             Cmd::Bench(args) => crate::bench::run(args).await?,
