@@ -8,6 +8,8 @@ use tlsproof::tls::tls13::{messages, record::RecordKey, AeadAlg, HashAlg, Secret
 
 fuzz_target!(|data: &[u8]| {
     let _ = messages::parse_server_hello(data);
+    let _ = messages::server_hello_version(data);
+    let _ = transcript13::server_version(data);
     let _ = messages::parse_encrypted_extensions(data, true);
     let _ = messages::parse_certificate(data);
     let _ = messages::parse_certificate_verify(data);
