@@ -651,3 +651,60 @@ async fn the_fast_path_is_refused_over_relayed_bytes_the_proof_leaves_out() {
     assert_eq!(out.verified.received.ending(), Ending::Open, "no close_notify: the verdict says it may be cut off");
     assert_eq!(out.verified.http.response_complete, Some(true), "complete by its Content-Length all the same");
 }
+
+/// The limits bound application data; the handshake and the records' overhead come on top
+/// (`TLS_OVERHEAD`): a response of exactly `max_recv` bytes, behind an RSA certificate chain
+/// larger than a kilobyte, is notarized. The verdict's phase figures are measured: each phase
+/// took time and moved bytes, and together they fit in the prover's wall time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_of_exactly_max_recv_passes_and_the_phases_are_measured() {
+    let mut env = env_with(KeyType::Rsa2048, None).await;
+    let first = run(&env, "/bytes?n=3000", &[], RevealConfig::default()).await.expect("notarization");
+    env.reports.recv().await;
+    let exact = first.response.len() as u32;
+    let started = std::time::Instant::now();
+    let config = ProverConfig { max_recv: exact, ..prover_config(&env) };
+    let request = RequestBuilder::get("localhost", "/bytes?n=3000").build().unwrap().bytes;
+    let counted = std::sync::Arc::new([std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]);
+    let socket = Counting { inner: WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap(), counted: counted.clone() };
+    let out = notarize(socket, config, request, RevealConfig::default()).await.expect("a response of exactly max_recv");
+    let wall_ms = started.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(out.verified.received.len, exact as u64);
+    let s = &out.verified.stats;
+    for (name, phase) in [("preprocess", &s.preprocess), ("online", &s.online), ("prove", &s.prove)] {
+        assert!(phase.millis > 0.0 && phase.millis <= wall_ms, "{name}: {} ms of {wall_ms} ms", phase.millis);
+        assert!(phase.bytes_up > 0 && phase.bytes_down > 0, "{name}: {phase:?}");
+    }
+    // preprocessing overlaps the online phase; the online phase and the proof do not overlap
+    assert!(s.online.millis + s.prove.millis <= wall_ms, "{s:?} in {wall_ms} ms");
+    assert!(s.online.millis + s.prove.millis >= wall_ms / 4.0, "{s:?} in {wall_ms} ms");
+    // The phases' bytes are the session's payload bytes, which the socket carried with their
+    // framing (a few bytes a frame) and the control messages.
+    let [up, down] = [0, 1].map(|i| counted[i].load(std::sync::atomic::Ordering::Relaxed));
+    let (phases_up, phases_down) = (s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up, s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down);
+    assert!(phases_up <= up && phases_up * 10 >= up * 9, "{phases_up} of {up} bytes up");
+    assert!(phases_down <= down && phases_down * 10 >= down * 9, "{phases_down} of {down} bytes down");
+}
+
+/// A socket that counts the bytes it sends and receives ([0] up, [1] down).
+struct Counting {
+    inner: WsSocket,
+    counted: std::sync::Arc<[std::sync::atomic::AtomicU64; 2]>,
+}
+
+impl tlsproof::transport::MessageSocket for Counting {
+    async fn send(&mut self, msg: &[u8]) -> Result<(), tlsproof::transport::TransportError> {
+        self.counted[0].fetch_add(msg.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.inner.send(msg).await
+    }
+    async fn recv(&mut self) -> Result<Option<Vec<u8>>, tlsproof::transport::TransportError> {
+        let msg = self.inner.recv().await?;
+        if let Some(m) = &msg {
+            self.counted[1].fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(msg)
+    }
+    async fn close(&mut self) -> Result<(), tlsproof::transport::TransportError> {
+        self.inner.close().await
+    }
+}
