@@ -708,3 +708,74 @@ impl tlsproof::transport::MessageSocket for Counting {
         self.inner.close().await
     }
 }
+
+/// The relay stops a direction once it carries more than its limit plus the TLS overhead
+/// (64 KiB: the handshake, certificates, record framing), whatever the bytes are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
+    use futures::{SinkExt, StreamExt};
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_tungstenite::tungstenite::Message;
+    const LIMIT: usize = 1024;
+    const OVERHEAD: usize = 64 * 1024;
+    for direction in ["sent", "received"] {
+        // A "server" that reads everything, and in the second round also sends more than the
+        // received direction may carry.
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let target = l.local_addr().unwrap();
+        let chatty = direction == "received";
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    if chatty {
+                        let _ = tcp.write_all(&vec![0x17; LIMIT + OVERHEAD + 1]).await;
+                    }
+                    let _ = tcp.read_to_end(&mut Vec::new()).await;
+                });
+            }
+        });
+        let config = VerifierConfig::new(AllowList::parse(&target.to_string()).unwrap(), RootStore::mozilla());
+        let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+        let vaddr = server.local_addr().unwrap();
+        let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(server.run(tx));
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{vaddr}/")).await.unwrap();
+        let req = ControlMessage::Request(SessionRequest {
+            version: PROTOCOL_VERSION,
+            server: target.to_string(),
+            server_name: target.ip().to_string(),
+            max_sent: LIMIT as u32,
+            max_recv: LIMIT as u32,
+            preprocess: 0,
+            prg: Default::default(),
+            mode: Default::default(),
+        });
+        ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
+        loop {
+            let m = ws.next().await.unwrap().unwrap().into_data();
+            if m.first() == Some(&0) && matches!(ControlMessage::decode(&m[1..]), Ok(ControlMessage::Accepted { .. })) {
+                break;
+            }
+        }
+        // A ClientHello for the IP (no SNI), then application-data records: valid TLS framing
+        // up to just past the limit and the overhead.
+        let mut c = tlsproof::tls::Client::new(tlsproof::tls::ClientConfig::new(RootStore::mozilla()), &target.ip().to_string(), tlsproof::tls::unix_time(now())).unwrap();
+        let mut stream = c.take_outgoing();
+        if direction == "sent" {
+            while stream.len() <= LIMIT + OVERHEAD {
+                stream.extend_from_slice(&[0x17, 3, 3, 0x40, 0]);
+                stream.extend_from_slice(&[0; 0x4000]);
+            }
+        }
+        for chunk in stream.chunks(16 * 1024) {
+            ws.send(Message::binary([&[1u8][..], chunk].concat())).await.unwrap();
+        }
+        let report = tokio::time::timeout(std::time::Duration::from_secs(30), reports.recv()).await.unwrap().unwrap().1;
+        match &report {
+            Err(VerifierError::TranscriptTooLarge { what, got, limit }) if *what == direction && *limit == (LIMIT + OVERHEAD) as u64 && *got > *limit => {}
+            other => panic!("{direction}: {other:?}"),
+        }
+        drop(ws);
+    }
+}
