@@ -34,6 +34,7 @@ function options() {
     verifierUrl: $("verifier-url").value,
     mode,
     proxyUrl: mode === "mpc" ? $("proxy-url").value : undefined,
+    ...(mode === "proxy" ? { tls: { versions: $("tls-versions").value.split(",") } } : {}),
     url: $("url").value,
     serverName: $("server-name").value.trim() || undefined,
     caPem: config.caPem || undefined,
@@ -75,7 +76,7 @@ async function run() {
       signal: controller.signal,
       onProgress: ({ phase, fraction }) => { $("progress").value = fraction; $("phase").textContent = phase; },
     });
-    $("status").textContent = `verified (${result.mode} mode): ${result.serverName} (${result.server}), ${result.recv.length} response bytes`;
+    $("status").textContent = `verified (${result.mode} mode, TLS ${result.tls.version}, ${result.tls.cipherSuite}): ${result.serverName} (${result.server}), ${result.recv.length} response bytes`;
     $("status").className = "ok";
     render($("sent"), result.sent);
     render($("recv"), result.recv);

@@ -66,8 +66,9 @@ pub struct NotarizeOptions {
     /// Longest the whole session may take, in milliseconds (also bounds each step).
     #[serde(default)]
     pub timeout_ms: Option<f64>,
+    /// `undefined` or absent: the defaults.
     #[serde(default)]
-    pub tls: TlsOptions,
+    pub tls: Option<TlsOptions>,
 }
 
 /// `tls: {versions}`: what the prover's TLS client offers.
@@ -280,7 +281,7 @@ impl NotarizeOptions {
             (other, _) => return Err(OptionsError::Mode(other.to_string())),
         };
         use crate::protocol::messages::TlsVersion;
-        let tls_versions: Vec<TlsVersion> = match self.tls.versions.as_deref() {
+        let tls_versions: Vec<TlsVersion> = match self.tls.as_ref().and_then(|t| t.versions.as_deref()) {
             None => vec![TlsVersion::default()],
             Some(list) => {
                 let bad = || OptionsError::TlsVersions(format!("{list:?}"));
@@ -599,6 +600,7 @@ mod tests {
         assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls12]));
         assert_eq!(with(serde_json::json!({"versions": ["1.3", "1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls13, TlsVersion::Tls12]));
         assert_eq!(with(serde_json::json!({}), none.clone()), Ok(vec![TlsVersion::Tls12]));
+        assert_eq!(with(serde_json::json!(null), none.clone()), Ok(vec![TlsVersion::Tls12]), "tls: undefined");
         for bad in [
             serde_json::json!({"versions": []}),
             serde_json::json!({"versions": ["1.1"]}),
