@@ -218,3 +218,35 @@ fn tls13_with_openssl_every_suite_and_group_and_a_hello_retry_request() {
     assert!(String::from_utf8_lossy(&response).starts_with("HTTP/1.0 200"));
     assert_eq!(client.group(), Some(NamedGroup::Secp256r1));
 }
+
+// ----- One ClientHello for TLS 1.3 and 1.2 against openssl -----
+
+/// The two-version client against `openssl s_server` speaking TLS 1.2 only and TLS 1.3: it
+/// continues in the server's version, and the page s_server returns names it.
+#[tokio::test]
+async fn offering_both_versions_to_openssl_continues_in_its_choice() {
+    use tlsproof::tls::driver::SansIoClient;
+    use tlsproof::tls::tls13::Config13;
+    use tlsproof::tls::AnyVersionClient;
+    let pki = make_pki(PkiOptions::default());
+    let roots = tlsproof::tls::RootStore::from_der_certs([&pki.ca_der]).unwrap();
+    for tls13 in [false, true] {
+        let server = if tls13 { start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "X25519") } else { start_openssl(&pki, false) };
+        let Some(server) = server else {
+            return;
+        };
+        let mut client = AnyVersionClient::new(Config13::new(roots.clone()), client_config(&pki), "localhost", now()).unwrap();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+        let mut io = tcp.compat();
+        let req = RequestBuilder::get("localhost", "/").build().unwrap();
+        let got = match driver::exchange(&mut client, &mut io, &req.bytes, |so_far| so_far.ends_with(b"</HTML>\r\n\r\n")).await {
+            Ok(g) => g,
+            Err(Error::PeerMisbehaved(PeerMisbehaved::TruncatedWithoutCloseNotify)) => client.take_plaintext(),
+            Err(e) => panic!("tls13 = {tls13}: {e}"),
+        };
+        let page = String::from_utf8_lossy(&got);
+        let (want, version) = if tls13 { ("TLSv1.3", 0x0304) } else { ("TLSv1.2", 0x0303) };
+        assert!(page.contains(want), "{want}: {page}");
+        assert_eq!(client.version(), Some(version));
+    }
+}
