@@ -278,6 +278,13 @@ impl Drop for OpensslServer {
     }
 }
 
+/// A number for each openssl server's files: tests run in parallel threads of one process,
+/// and two servers sharing a directory overwrite each other's certificates.
+fn server_dir_index() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Starts s_server with `pki`'s leaf (EMS off if `no_ems`); `None` without an openssl binary.
 pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
     let bin = "/usr/bin/openssl";
@@ -285,7 +292,7 @@ pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
         eprintln!("openssl not found; skipping");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), no_ems));
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), server_dir_index()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("cert.pem"),
@@ -318,7 +325,7 @@ pub fn start_openssl_tls13(pki: &Pki, suite: &str, groups: &str) -> Option<Opens
         eprintln!("openssl not found; skipping");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("tlsproof-ossl13-{}-{suite}-{groups}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl13-{}-{}", std::process::id(), server_dir_index()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("cert.pem"), format!("{}{}", pki.leaf_pem, pki.ca_pem)).unwrap();
     std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
