@@ -68,6 +68,7 @@ fn open_record(key: &[u8; 16], iv: &[u8; 4], r: &EncryptedRecord) -> Option<Vec<
 }
 
 /// A direction's application-data plaintext as the verifier knows it: hidden bytes are 0.
+#[derive(Debug)]
 pub struct RecoveredDirection {
     pub bytes: Vec<u8>,
     pub revealed: Vec<Range<u64>>,

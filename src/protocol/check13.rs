@@ -248,3 +248,62 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
     let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
     Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tls::codec::{ContentType, RECORD_HEADER_LEN};
+
+    const KEY: [u8; 16] = [7; 16];
+    const IV: [u8; 12] = [9; 12];
+
+    /// Records (payloads) of (type, content) under the test key, and the honest shapes.
+    fn sealed(records: &[(ContentType, &[u8])]) -> (Vec<Vec<u8>>, Vec<RecordShape>) {
+        let key = RecordKey::new(AeadAlg::Aes128Gcm, &TrafficKeys::from_parts(&KEY, IV)).unwrap();
+        let payloads = records.iter().enumerate().map(|(seq, (t, c))| key.seal(seq as u64, *t, c).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+        let shapes = records.iter().map(|(t, c)| RecordShape { content_len: c.len(), content_type: *t as u8 }).collect();
+        (payloads, shapes)
+    }
+
+    fn fast(records: &[(ContentType, &[u8])]) -> Result<RecoveredDirection, Check13Error> {
+        let (payloads, shapes) = sealed(records);
+        let total = app_len(&shapes);
+        recover("received", AeadAlg::Aes128Gcm, &payloads, &shapes, &[0..total], &OpenedRecords::Key { key: KEY.to_vec(), iv: IV })
+    }
+
+    #[test]
+    fn records_after_the_handshake_are_application_data_alerts_or_post_handshake_messages() {
+        use ContentType::{Alert, ApplicationData, ChangeCipherSpec, Handshake};
+        let ticket: &[u8] = &[4, 0, 0, 2, 0xaa, 0xbb];
+        let d = fast(&[(Handshake, ticket), (ApplicationData, b"hello"), (Alert, &[1, 0])]).unwrap();
+        assert_eq!((d.bytes.as_slice(), d.alerts.as_slice(), d.fast_path), (&b"hello"[..], &[[1, 0]][..], true), "a ticket is no content");
+        // Two messages in one record, the second a KeyUpdate: its records would be under keys
+        // the proof does not derive.
+        let key_update: &[u8] = &[4, 0, 0, 1, 0xaa, 24, 0, 0, 1, 0];
+        assert_eq!(fast(&[(ApplicationData, b"x"), (Handshake, key_update)]).unwrap_err(), Check13Error::KeyUpdate { record: 1 });
+        assert_eq!(fast(&[(ChangeCipherSpec, &[1])]).unwrap_err(), Check13Error::UnexpectedContentType { record: 0, found: 20 });
+        assert_eq!(fast(&[(Alert, &[1, 0, 0])]).unwrap_err(), Check13Error::BadAlertLength { record: 0, len: 3 });
+        assert!(matches!(fast(&[(Alert, &[3, 0])]), Err(Check13Error::Record(CheckError::BadAlertLevel { index: 0, level: 3, .. }))));
+        assert!(matches!(fast(&[(Alert, &[1, 0]), (ApplicationData, b"more")]), Err(Check13Error::Record(CheckError::DataAfterClose { index: 1, .. }))));
+    }
+
+    #[test]
+    fn the_zk_path_opens_other_records_whole_and_the_type_byte_and_padding_of_each() {
+        use ContentType::{Alert, ApplicationData};
+        let (payloads, shapes) = sealed(&[(ApplicationData, b"0123456789"), (Alert, &[1, 0])]);
+        let got = positions(&payloads, &shapes, &[2..4]).unwrap();
+        assert_eq!(got, vec![(0, vec![2, 3, 10]), (1, vec![0, 1, 2])]);
+        assert_eq!(app_positions(&shapes, &[2..4, 9..10]), vec![(0, vec![2, 3, 9])]);
+    }
+
+    #[test]
+    fn announced_shapes_are_bounded_before_use() {
+        let one = RecordShape { content_len: 1, content_type: APPLICATION_DATA };
+        assert_eq!(check_announced(&vec![one; super::super::transcript::MAX_RECORDS_PER_DIRECTION]), Ok(()));
+        let many = vec![one; super::super::transcript::MAX_RECORDS_PER_DIRECTION + 1];
+        assert_eq!(check_announced(&many), Err(Check13Error::TooManyShapes(many.len())));
+        let long = RecordShape { content_len: MAX_PLAINTEXT + 1, content_type: APPLICATION_DATA };
+        assert_eq!(check_announced(&[one, long]), Err(Check13Error::ContentTooLong { record: 1, content_len: MAX_PLAINTEXT + 1 }));
+        assert_eq!(check_announced(&[RecordShape { content_len: MAX_PLAINTEXT, ..one }]), Ok(()));
+    }
+}
