@@ -15,11 +15,12 @@ MUTANTS_VERSION=27.1.0
 if [ "$(cargo mutants --version 2>/dev/null | awk '{print $2}')" != "$MUTANTS_VERSION" ]; then
   cargo install -q --locked cargo-mutants --version "=$MUTANTS_VERSION" || cargo install -q cargo-mutants --version "=$MUTANTS_VERSION"
 fi
-# The files that hold the verifier's checks, QuickSilver's verifier and check, and the OT
-# consistency checks (KOS's and SoftSpokenOT's shared check is in ot/bits.rs, Ferret's in
-# its SPCOT).
+# The files that hold the verifier's checks (TLS 1.2 and 1.3), QuickSilver's verifier and
+# check, and the OT consistency checks (KOS's and SoftSpokenOT's shared check is in
+# ot/bits.rs, Ferret's in its SPCOT).
 files=(
   src/protocol/check.rs src/protocol/proof.rs src/protocol/transcript.rs src/protocol/verifier.rs
+  src/protocol/check13.rs src/protocol/proof13.rs src/protocol/transcript13.rs
   src/protocol/target.rs src/protocol/relay_guard.rs src/protocol/exchange.rs src/protocol/reveal.rs
   src/zk/verifier.rs src/zk/check.rs
   src/ot/bits.rs src/ot/kos.rs src/ot/softspoken.rs src/ot/ferret/spcot.rs
