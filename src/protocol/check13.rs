@@ -296,6 +296,18 @@ mod tests {
         assert_eq!(app_positions(&shapes, &[2..4, 9..10]), vec![(0, vec![2, 3, 9])]);
     }
 
+    /// Ranges over the application data of several records, one of them an alert between,
+    /// map to each record's own positions.
+    #[test]
+    fn ranges_across_records_map_to_each_records_positions() {
+        let shape = |content_len, content_type| RecordShape { content_len, content_type };
+        let shapes = [shape(10, APPLICATION_DATA), shape(2, ALERT), shape(10, APPLICATION_DATA), shape(5, APPLICATION_DATA)];
+        let got = app_positions(&shapes, &[2..4, 8..13, 19..25]);
+        assert_eq!(got, vec![(0, vec![2, 3, 8, 9]), (2, vec![0, 1, 2, 9]), (3, vec![0, 1, 2, 3, 4])]);
+        assert_eq!(app_len(&shapes), 25);
+        assert_eq!(app_positions(&shapes, &[10..20]), vec![(2, (0..10).collect())]);
+    }
+
     #[test]
     fn announced_shapes_are_bounded_before_use() {
         let one = RecordShape { content_len: 1, content_type: APPLICATION_DATA };
