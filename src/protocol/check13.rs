@@ -294,6 +294,22 @@ mod tests {
         let got = positions(&payloads, &shapes, &[2..4]).unwrap();
         assert_eq!(got, vec![(0, vec![2, 3, 10]), (1, vec![0, 1, 2])]);
         assert_eq!(app_positions(&shapes, &[2..4, 9..10]), vec![(0, vec![2, 3, 9])]);
+        // Nothing revealed: an application record opens its type byte alone, never its content.
+        assert_eq!(positions(&payloads, &shapes, &[]).unwrap(), vec![(0, vec![10]), (1, vec![0, 1, 2])]);
+    }
+
+    /// Shapes that do not fit the records are refused before anything is opened.
+    #[test]
+    fn shapes_that_do_not_fit_the_records_are_refused() {
+        use ContentType::ApplicationData;
+        let (payloads, shapes) = sealed(&[(ApplicationData, b"0123456789")]);
+        assert_eq!(positions(&payloads, &[], &[]), Err(Check13Error::ShapeCount { records: 1, shapes: 0 }));
+        let at = |content_len, content_type| vec![RecordShape { content_len, content_type }];
+        // the ciphertext is 10 bytes of content and the type byte: content ends before it
+        assert_eq!(positions(&payloads, &at(11, 23), &[]), Err(Check13Error::ShapeOutOfRecord { record: 0, content_len: 11, ciphertext_len: 11 }));
+        assert_eq!(positions(&payloads, &at(10, 0), &[]), Err(Check13Error::NoContentType { record: 0 }));
+        assert_eq!(positions(&[vec![0; 15]], &at(0, 23), &[]), Err(Check13Error::RecordTooShort { record: 0 }));
+        assert_eq!(positions(&payloads, &shapes, &[0..11]), Err(Check13Error::RevealOutOfBounds { start: 0, end: 11, len: 10 }));
     }
 
     /// Ranges over the application data of several records, one of them an alert between,
