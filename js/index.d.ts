@@ -103,6 +103,12 @@ export interface DirectionResult {
   ending: "close_notify" | "fatal_alert" | "open";
   /** Its TLS alerts as `[level, description]`. */
   alerts: Array<[number, number]>;
+  /**
+   * TLS 1.3: each record after the handshake as proven, in order: `contentLength` bytes of
+   * content, then the inner type byte (23 application data, 21 alert, 22 handshake), then
+   * `padding` zero bytes. Empty for TLS 1.2.
+   */
+  records: Array<{ contentLength: number; contentType: number; padding: number }>;
 }
 
 export interface NotarizeResult {

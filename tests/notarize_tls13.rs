@@ -90,6 +90,12 @@ async fn a_tls13_session_is_notarized_by_the_fast_path_with_a_hidden_token() {
         assert!(sent.starts_with(&format!("GET /bytes?n={n} HTTP/1.1")) && sent.contains("Authorization: █████"), "{sent}");
         assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
         assert!(v.to_string().contains("TLS 1.3, TLS_AES_128_GCM_SHA256, key exchange x25519"), "{v}");
+        // The verdict says where each record's content, type byte and padding are: the
+        // response's records hold it, with tickets before and close_notify last.
+        let content: usize = v.received.records.iter().filter(|r| r.content_type == 23).map(|r| r.content_len).sum();
+        assert_eq!(content as u64, v.received.len);
+        assert_eq!(v.received.records.last().map(|r| (r.content_type, r.content_len)), Some((21, 2)));
+        assert!(v.received.records.iter().all(|r| r.padding == 0), "rustls pads nothing");
     }
 }
 

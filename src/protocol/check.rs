@@ -75,6 +75,8 @@ pub struct RecoveredDirection {
     pub fast_path: bool,
     /// The direction's alerts, in order (the last one may have ended it).
     pub alerts: Vec<Alert>,
+    /// TLS 1.3: the records' layouts ([`super::output::RecordLayout`]); empty for TLS 1.2.
+    pub records: Vec<super::output::RecordLayout>,
 }
 
 /// Records the alert of record `index`, checking that nothing followed an ending one.
@@ -118,7 +120,7 @@ pub fn recover(
                 }
             }
             let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
-            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true, alerts })
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true, alerts, records: Vec::new() })
         }
         OpenedDirection::Keystream { h, j0, revealed_keystream } => {
             if j0.len() != records.len() {
@@ -158,7 +160,7 @@ pub fn recover(
                 }
             }
             let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
-            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: false, alerts })
+            Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: false, alerts, records: Vec::new() })
         }
     }
 }

@@ -11,6 +11,7 @@
 //! handshake message or an alert cannot pass for application data.
 
 use super::check::{check_nothing_after_close, gcm_tag, push_alert, CheckError, RecoveredDirection};
+use super::output::RecordLayout;
 use super::proof13::OpenedRecords;
 use crate::tls::codec::MAX_PLAINTEXT;
 use crate::tls::tls13::record::{header, RecordKey, TAG_LEN};
@@ -246,7 +247,13 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
         }
     };
     let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
-    Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts })
+    // `positions` checked that each content ends before its record's last ciphertext byte.
+    let layouts = records
+        .iter()
+        .zip(shapes)
+        .map(|(r, s)| RecordLayout { content_len: s.content_len, content_type: s.content_type, padding: r.len() - TAG_LEN - s.content_len - 1 })
+        .collect();
+    Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts, records: layouts })
 }
 
 #[cfg(test)]
@@ -277,6 +284,8 @@ mod tests {
         let ticket: &[u8] = &[4, 0, 0, 2, 0xaa, 0xbb];
         let d = fast(&[(Handshake, ticket), (ApplicationData, b"hello"), (Alert, &[1, 0])]).unwrap();
         assert_eq!((d.bytes.as_slice(), d.alerts.as_slice(), d.fast_path), (&b"hello"[..], &[[1, 0]][..], true), "a ticket is no content");
+        let layout = |content_len, content_type| RecordLayout { content_len, content_type, padding: 0 };
+        assert_eq!(d.records, [layout(6, 22), layout(5, 23), layout(2, 21)]);
         // Two messages in one record, the second a KeyUpdate: its records would be under keys
         // the proof does not derive.
         let key_update: &[u8] = &[4, 0, 0, 1, 0xaa, 24, 0, 0, 1, 0];

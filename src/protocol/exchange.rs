@@ -244,7 +244,7 @@ mod tests {
         for h in hidden {
             b[h.clone()].fill(0);
         }
-        VerifiedDirection { len: b.len() as u64, bytes: b, revealed, fast_path: hidden.is_empty(), alerts }
+        VerifiedDirection { len: b.len() as u64, bytes: b, revealed, fast_path: hidden.is_empty(), alerts, records: vec![] }
     }
 
     const REQ: &[u8] = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n";

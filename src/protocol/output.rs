@@ -16,6 +16,20 @@ pub struct VerifiedDirection {
     /// The direction's TLS alerts as [level, description], in order; nothing follows one that
     /// ended it (see [`Self::ending`]).
     pub alerts: Vec<[u8; 2]>,
+    /// TLS 1.3: each record after the handshake as proven, in order: where its content ends,
+    /// its inner type byte, and the zero padding after it. Empty for TLS 1.2, whose records
+    /// have neither.
+    #[serde(default)]
+    pub records: Vec<RecordLayout>,
+}
+
+/// A TLS 1.3 record's plaintext as proven: `content_len` bytes of content, then the inner
+/// content type byte (23 application data, 21 alert, 22 handshake), then `padding` zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordLayout {
+    pub content_len: usize,
+    pub content_type: u8,
+    pub padding: usize,
 }
 
 /// How a direction of the proven transcript ended.
@@ -220,7 +234,7 @@ mod tests {
 
     #[test]
     fn printable_marks_hidden_bytes() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false, alerts: vec![] };
+        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false, alerts: vec![], records: vec![] };
         assert_eq!(d.printable(), "ab███fghij");
         assert!(d.is_revealed(6..9) && !d.is_revealed(1..3));
     }
@@ -228,7 +242,7 @@ mod tests {
     #[test]
     fn revealed_bytes_cannot_imitate_a_redaction_or_rewrite_a_line() {
         let text = "ok\r\nfake \u{2588}\u{2588}\rserver: bank\x1b[2K \\x1b \u{202e}\t\u{85}end\n";
-        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false, alerts: vec![] };
+        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false, alerts: vec![], records: vec![] };
         assert_eq!(
             d.printable(),
             "ok\nfake \\u{2588}\\u{2588}\\rserver: bank\\x1b[2K \\\\x1b \\u{202e}\\t\\x85end\n██"

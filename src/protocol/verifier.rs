@@ -323,7 +323,7 @@ async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &m
     };
     let (t, up0, down0) = prove_from;
     let stats = SessionStats { preprocess, online, prove: phase_since(t, up0, down0, zk) };
-    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts };
+    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts, records: d.records };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
     let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
     Ok(VerifierOutput {

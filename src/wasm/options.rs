@@ -477,6 +477,17 @@ pub struct DirectionResult {
     pub ending: &'static str,
     /// Its TLS alerts as [level, description].
     pub alerts: Vec<[u8; 2]>,
+    /// TLS 1.3: each record after the handshake, as proven (empty for TLS 1.2).
+    pub records: Vec<RecordResult>,
+}
+
+/// A TLS 1.3 record's plaintext: content, the inner type byte, zero padding.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordResult {
+    pub content_length: usize,
+    pub content_type: u8,
+    pub padding: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -524,6 +535,7 @@ impl DirectionResult {
             printable: d.printable(),
             ending: d.ending().as_str(),
             alerts: d.alerts.clone(),
+            records: d.records.iter().map(|r| RecordResult { content_length: r.content_len, content_type: r.content_type, padding: r.padding }).collect(),
         }
     }
 }
@@ -737,11 +749,11 @@ mod tests {
 
     #[test]
     fn result_lists_hidden_ranges_and_the_path() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false, alerts: vec![[1, 0]] };
+        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false, alerts: vec![[1, 0]], records: vec![] };
         let r = DirectionResult::from_verified(&d);
         assert_eq!(r.hidden, vec![ByteRange { start: 2, end: 5 }, ByteRange { start: 9, end: 10 }]);
         assert_eq!((r.path, r.printable.as_str(), r.ending), ("zk", "ab███fghi█", "close_notify"));
-        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true, alerts: vec![] };
+        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true, alerts: vec![], records: vec![] };
         let r = DirectionResult::from_verified(&all);
         assert!(r.hidden.is_empty() && r.path == "fast" && r.ending == "open");
     }

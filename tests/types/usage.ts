@@ -56,7 +56,8 @@ export async function inMpcMode(): Promise<string> {
 export async function overTls13(): Promise<string> {
   const r = await notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"] } });
   const version: "1.2" | "1.3" = r.tls.version;
-  return `${version} ${r.tls.cipherSuite} ${r.tls.group}`;
+  const typeOfFirst: number | undefined = r.recv.records[0]?.contentType;
+  return `${version} ${r.tls.cipherSuite} ${r.tls.group} ${typeOfFirst}`;
 }
 
 // @ts-expect-error: TLS versions are "1.2" and "1.3"
