@@ -307,6 +307,45 @@ mod tests {
         assert_eq!(positions(&payloads, &shapes, &[]).unwrap(), vec![(0, vec![10]), (1, vec![0, 1, 2])]);
     }
 
+    /// What an honest ZK-path proof opens for `positions`, computed natively: H, every
+    /// record's E_K(J0), and the keystream at the positions.
+    fn opened_natively(records: &[Vec<u8>], positions: &[(usize, Vec<usize>)]) -> OpenedRecords {
+        use aes::cipher::{BlockEncrypt, KeyInit};
+        let aes = aes::Aes128::new(&KEY.into());
+        let block = |seq: usize, counter: u32| {
+            let mut b = aes::Block::default();
+            b[..12].copy_from_slice(&crate::tls::tls13::record::nonce(&IV, seq as u64));
+            b[12..].copy_from_slice(&counter.to_be_bytes());
+            aes.encrypt_block(&mut b);
+            <[u8; 16]>::from(b)
+        };
+        let mut h = aes::Block::default();
+        aes.encrypt_block(&mut h);
+        let j0 = (0..records.len()).map(|seq| block(seq, 1)).collect();
+        let keystream = positions.iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
+        OpenedRecords::Keystream { h: h.into(), j0, keystream }
+    }
+
+    /// On the ZK path the type byte and every byte after it are opened: a shape that ends the
+    /// content early must find the real content's bytes there, which are not its zeros.
+    #[test]
+    fn the_zk_path_refuses_a_shape_whose_padding_is_not_zeros() {
+        use ContentType::ApplicationData;
+        let (payloads, honest) = sealed(&[(ApplicationData, b"hello")]);
+        let zk = |shapes: &[RecordShape], reveal: &[Range<u64>]| {
+            let opened = opened_natively(&payloads, &positions(&payloads, shapes, reveal)?);
+            recover("received", AeadAlg::Aes128Gcm, &payloads, shapes, reveal, &opened)
+        };
+        let d = zk(&honest, &[1..3]).unwrap();
+        assert_eq!((d.bytes.as_slice(), d.fast_path), (&b"\0el\0\0"[..], false));
+        // "hel" then the type byte 'l' (announced as such), then "o" and 23 as padding
+        let early = [RecordShape { content_len: 3, content_type: b'l' }];
+        assert_eq!(zk(&early, &[]).unwrap_err(), Check13Error::PaddingNotZero { record: 0 });
+        // and a type byte announced at the real place with another type
+        let other = [RecordShape { content_len: 5, content_type: 21 }];
+        assert_eq!(zk(&other, &[]).unwrap_err(), Check13Error::WrongContentType { record: 0, announced: 21, found: 23 });
+    }
+
     /// Shapes that do not fit the records are refused before anything is opened.
     #[test]
     fn shapes_that_do_not_fit_the_records_are_refused() {
