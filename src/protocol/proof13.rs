@@ -676,6 +676,9 @@ mod tests {
         let shapes = RecordShapes { sent, received };
         let plan = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
         let inputs = PublicInputs13::new(&t, &plan, &shapes);
+        // The fast path is the whole direction revealed, and only that.
+        let partial = RevealPlan { received: vec![0..1], ..plan.clone() };
+        assert_eq!((inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)), (true, true, false));
         let prove = |cheat: ProofCheat| {
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
             let (a, b) = memory_pair(MAX_MESSAGE);
@@ -715,5 +718,42 @@ mod tests {
             let refused = prove(ProofCheat { fast_key: Some(side), ..Default::default() });
             assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "side {side}: {:?}", refused.map(|_| ()));
         }
+    }
+
+    /// The ZK path's keystream for positions of several records, in the same block index of
+    /// consecutive records: each byte comes from its own record's nonce, as AES computes it.
+    #[test]
+    fn open_records_proves_each_records_keystream_on_its_own_nonce() {
+        use aes::cipher::{BlockEncrypt, KeyInit};
+        let (key, iv) = ([5u8; 16], [6u8; 12]);
+        let positions = vec![(0, vec![1, 2, 17]), (1, vec![0, 3]), (2, vec![15, 16])];
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> DirectionKey<B> {
+            DirectionKey { key: commit_bytes(b, key, 16), iv: commit_bytes(b, iv, 12) }
+        }
+        let p = async {
+            let mut a = a;
+            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), Some(&iv))).await?;
+            open_records(&mut prover, &mut a, &k, false, 3, &positions).await
+        };
+        let v = async {
+            let mut b = b;
+            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, None)).await?;
+            open_records(&mut verifier, &mut b, &k, false, 3, &positions).await
+        };
+        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        let OpenedRecords::Keystream { keystream, j0, .. } = verified.unwrap() else { panic!("the ZK path") };
+        let aes = aes::Aes128::new(&key.into());
+        let block = |seq: u64, counter: u32| {
+            let mut b = aes::Block::default();
+            b[..12].copy_from_slice(&crate::tls::tls13::record::nonce(&iv, seq));
+            b[12..].copy_from_slice(&counter.to_be_bytes());
+            aes.encrypt_block(&mut b);
+            b
+        };
+        let expected: Vec<u8> = positions.iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq as u64, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
+        assert_eq!(keystream, expected);
+        assert_eq!(j0, (0..3).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
     }
 }
