@@ -497,8 +497,7 @@ async fn oversized_commitments_are_refused_before_the_proof() {
 /// reach the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
-    use futures::{SinkExt, StreamExt};
-    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use futures::SinkExt;
     use tlsproof::protocol::relay_guard::RelayError;
     use tokio::io::AsyncReadExt;
     use tokio_tungstenite::tungstenite::Message;
@@ -529,25 +528,8 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
         (b"POST /transfer HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec(), "not TLS"),
         (hello_for("bank.example"), "SNI"),
     ] {
-        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{vaddr}/")).await.unwrap();
-        let req = ControlMessage::Request(SessionRequest {
-            version: PROTOCOL_VERSION,
-            server: target.to_string(),
-            server_name: target.ip().to_string(),
-            max_sent: 1024,
-            max_recv: 1024,
-            preprocess: 0,
-            prg: Default::default(),
-            mode: Default::default(),
-        });
-        ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
-        // wait for Accepted, then send the payload on the TLS channel
-        loop {
-            let m = ws.next().await.unwrap().unwrap().into_data();
-            if m.first() == Some(&0) && matches!(ControlMessage::decode(&m[1..]), Ok(ControlMessage::Accepted { .. })) {
-                break;
-            }
-        }
+        // once the verifier accepted, the payload goes on the TLS channel
+        let mut ws = accepted_raw_session(vaddr, target, 1024).await;
         ws.send(Message::binary([&[1u8][..], &payload].concat())).await.unwrap();
         let report = tokio::time::timeout(std::time::Duration::from_secs(30), reports.recv()).await.unwrap().unwrap().1;
         match (want, &report) {
@@ -713,8 +695,7 @@ impl tlsproof::transport::MessageSocket for Counting {
 /// (64 KiB: the handshake, certificates, record framing), whatever the bytes are.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
-    use futures::{SinkExt, StreamExt};
-    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use futures::SinkExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio_tungstenite::tungstenite::Message;
     const LIMIT: usize = 1024;
@@ -740,24 +721,7 @@ async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
         let vaddr = server.local_addr().unwrap();
         let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(server.run(tx));
-        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{vaddr}/")).await.unwrap();
-        let req = ControlMessage::Request(SessionRequest {
-            version: PROTOCOL_VERSION,
-            server: target.to_string(),
-            server_name: target.ip().to_string(),
-            max_sent: LIMIT as u32,
-            max_recv: LIMIT as u32,
-            preprocess: 0,
-            prg: Default::default(),
-            mode: Default::default(),
-        });
-        ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
-        loop {
-            let m = ws.next().await.unwrap().unwrap().into_data();
-            if m.first() == Some(&0) && matches!(ControlMessage::decode(&m[1..]), Ok(ControlMessage::Accepted { .. })) {
-                break;
-            }
-        }
+        let mut ws = accepted_raw_session(vaddr, target, LIMIT as u32).await;
         // A ClientHello for the IP (no SNI), then application-data records: valid TLS framing
         // up to just past the limit and the overhead.
         let mut c = tlsproof::tls::Client::new(tlsproof::tls::ClientConfig::new(RootStore::mozilla()), &target.ip().to_string(), tlsproof::tls::unix_time(now())).unwrap();
@@ -777,5 +741,33 @@ async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
             other => panic!("{direction}: {other:?}"),
         }
         drop(ws);
+    }
+}
+
+type RawSession = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A session with the verifier at `vaddr`, asked by hand for `target` by its IP (so no SNI) with
+/// both limits at `limit`, once the verifier has accepted it: its TLS channel is the caller's.
+async fn accepted_raw_session(vaddr: std::net::SocketAddr, target: std::net::SocketAddr, limit: u32) -> RawSession {
+    use futures::{SinkExt, StreamExt};
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use tokio_tungstenite::tungstenite::Message;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{vaddr}/")).await.unwrap();
+    let req = ControlMessage::Request(SessionRequest {
+        version: PROTOCOL_VERSION,
+        server: target.to_string(),
+        server_name: target.ip().to_string(),
+        max_sent: limit,
+        max_recv: limit,
+        preprocess: 0,
+        prg: Default::default(),
+        mode: Default::default(),
+    });
+    ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
+    loop {
+        let m = ws.next().await.unwrap().unwrap().into_data();
+        if m.first() == Some(&0) && matches!(ControlMessage::decode(&m[1..]), Ok(ControlMessage::Accepted { .. })) {
+            return ws;
+        }
     }
 }
