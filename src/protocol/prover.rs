@@ -455,7 +455,7 @@ async fn proxy_exchange(
 ) -> Result<Exchanged, ProverError> {
     let now = unix_time(config.now);
     let mut client = tls_client(config, target.name())?;
-    let mut io = TlsChannelIo::recording(tls);
+    let mut io = TlsChannelIo::new(tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {
         let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
@@ -471,11 +471,13 @@ async fn proxy_exchange(
     let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
     let response = exchanged?;
     setup?;
+    let unread = io.unread();
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent
     // the rest later, or never) stays out, like bytes that arrived but were not read.
-    received_raw.truncate(whole_records_len(&received_raw));
-    let unproven = io.delivered() - received_raw.len() as u64;
+    let whole = whole_records_len(&received_raw);
+    let unproven = unread + (received_raw.len() - whole) as u64;
+    received_raw.truncate(whole);
     control.send(ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 }).encode()).await?;
     let (keys, sent_plain, recv_plain) = match &client {
         AnyVersionClient::Tls12(client) => {
