@@ -756,4 +756,24 @@ mod tests {
         assert_eq!(keystream, expected);
         assert_eq!(j0, (0..3).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
     }
+
+    /// The ZK path proves AES-128-GCM only: a ChaCha20-Poly1305 session whose reveal is partial
+    /// is refused by both sides before anything is proven.
+    #[test]
+    fn a_partial_reveal_of_a_chacha20_session_is_refused() {
+        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::tls::tls13::client::tests::Server;
+        let chacha = rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256;
+        let r = relay(Server { suites: vec![chacha], ..Server::default() });
+        let t = transcript13::parse(&r.sent, &r.received).unwrap();
+        assert_eq!(t.suite(), Suite13::ChaCha20Poly1305Sha256);
+        let shape = |content_len| vec![RecordShape { content_len, content_type: 23 }];
+        let shapes = RecordShapes { sent: shape(18), received: shape(24) };
+        let plan = RevealPlan { sent: vec![0..18], received: vec![0..3], commit_sent: vec![], commit_received: vec![] };
+        let inputs = PublicInputs13::new(&t, &plan, &shapes);
+        let (_, mut verifier) = ideal_parties(Cheat::default());
+        let (_, mut b) = memory_pair(MAX_MESSAGE);
+        let refused = futures::executor::block_on(run(&mut verifier, &mut b, None, None, &inputs, |_| unreachable!("nothing is proven")));
+        assert!(matches!(refused, Err(Proof13Error::SuiteNotProvable(Suite13::ChaCha20Poly1305Sha256))), "{:?}", refused.map(|_| ()));
+    }
 }
