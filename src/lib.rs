@@ -18,6 +18,7 @@
 //! ```
 
 pub mod channel;
+pub mod attestation;
 pub mod circuits;
 pub mod gc;
 pub mod http;

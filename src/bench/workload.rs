@@ -167,7 +167,7 @@ mod tests {
             server_name: SERVER_NAME.into(),
             server: "localhost:1".into(),
             sni: Some(SERVER_NAME.into()),
-            tls: crate::protocol::output::TlsParameters { version: Default::default(), cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(), group: "secp256r1".into() },
+            tls: crate::protocol::output::TlsParameters { version: Default::default(), cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(), group: "secp256r1".into(), cipher_suite_id: 0xc02b, group_id: 23 },
             connection_time: 0,
             sent: VerifiedDirection {
                 len: sent_bytes.len() as u64,

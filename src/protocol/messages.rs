@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 9;
+pub const PROTOCOL_VERSION: u16 = 10;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;
@@ -146,7 +146,8 @@ pub enum ControlMessage {
     /// Verifier → prover: the verdict, so the prover can show exactly what the verifier saw.
     /// (Binary like every control message: as JSON a revealed response was 3–4× its size on
     /// the wire, which showed on slow links.)
-    Verified { output: Box<super::output::VerifierOutput> },
+    /// With it, when the verifier has a signing key, the signed attestation of that verdict.
+    Verified { output: Box<super::output::VerifierOutput>, attestation: Option<Box<super::attest::Attested>> },
     /// After `Reveal`, in a TLS 1.3 session only.
     RecordShapes(RecordShapes),
 }

@@ -8,6 +8,7 @@
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod cheating_prover;
+pub mod attest;
 pub mod check;
 pub mod check13;
 pub mod exchange;

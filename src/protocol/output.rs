@@ -92,7 +92,7 @@ impl VerifiedDirection {
 }
 
 /// Appends `text` with the escapes [`VerifiedDirection::printable`] describes.
-fn push_escaped(out: &mut String, text: &str) {
+pub(crate) fn push_escaped(out: &mut String, text: &str) {
     use std::fmt::Write;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -166,11 +166,14 @@ pub struct TlsParameters {
     pub cipher_suite: String,
     /// The key-exchange group's name (`x25519`, `secp256r1`).
     pub group: String,
+    /// Their IANA code points, as the attestation states them.
+    pub cipher_suite_id: u16,
+    pub group_id: u16,
 }
 
 /// Unix seconds as an RFC 3339 UTC time (`2026-12-01T07:53:54Z`); the number itself where it is
 /// beyond what a calendar date can show.
-fn rfc3339(unix: u64) -> String {
+pub(crate) fn rfc3339(unix: u64) -> String {
     i64::try_from(unix)
         .ok()
         .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())

@@ -116,6 +116,8 @@ pub enum ProverError {
     Timeout(&'static str),
     #[error("cannot reach the proxy: {0}")]
     ProxyUnreachable(crate::transport::TransportError),
+    #[error(transparent)]
+    Attestation(#[from] super::attest::AttestError),
     #[error("the connection in two parties: {0}")]
     Connection(#[from] crate::mpc::connection::ConnectionError),
     #[error("the proof of the garbling: {0}")]
@@ -146,6 +148,7 @@ impl ProverError {
             ProverError::Proof13(Proof13Error::SuiteNotProvable(_)) => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
             ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
+            ProverError::Attestation(_) => "BAD_ATTESTATION",
             ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
             ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
             ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => "LIMIT_EXCEEDED",
@@ -243,6 +246,10 @@ pub struct ProverOutput {
     pub verified: VerifierOutput,
     /// Each commitment with its blinder: keep both to open the commitment later.
     pub commitments: Vec<(proof::Commitment, [u8; 16])>,
+    /// The verifier's signed attestation of `verified`, checked against it and against the
+    /// prover's own plaintext, with what a [`Presentation`](crate::attestation::Presentation)
+    /// needs; none when the verifier does not sign.
+    pub attestation: Option<super::attest::AttestedSession>,
 }
 
 /// Runs one session over `socket` (a WebSocket to `tlsproof verifier`): sends `request` to the
@@ -401,13 +408,14 @@ async fn session(
             within(step * 5, "the proof", proof).await??.commitments
         }
     };
-    let commitments = commitments.into_iter().zip(blinders).collect();
+    let commitments: Vec<_> = commitments.into_iter().zip(blinders).collect();
 
     match recv_control(control, step, "the verdict").await? {
-        ControlMessage::Verified { output } => {
+        ControlMessage::Verified { output, attestation } => {
             let verified: VerifierOutput = *output;
+            let attestation = attestation.map(|a| super::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)).transpose()?;
             report(Phase::Done, 1.0);
-            Ok(ProverOutput { request: sent_plain, response, verified, commitments })
+            Ok(ProverOutput { request: sent_plain, response, verified, commitments, attestation })
         }
         other => Err(ProverError::UnexpectedMessage { expected: "Verified", got: other.kind() }),
     }

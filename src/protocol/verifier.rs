@@ -62,6 +62,9 @@ pub struct VerifierConfig {
     pub require_reveal: RevealPolicy,
     pub max_per_ip: usize,
     pub queue_timeout: Duration,
+    /// Signs each verdict as an [`Attestation`](crate::attestation::Attestation) sent with it
+    /// (`--signing-key`); none: verdicts are not signed.
+    pub signing_key: Option<std::sync::Arc<crate::attestation::SigningKey>>,
 }
 
 impl VerifierConfig {
@@ -83,6 +86,7 @@ impl VerifierConfig {
             require_reveal: RevealPolicy::default(),
             max_per_ip: 8,
             queue_timeout: Duration::from_secs(30),
+            signing_key: None,
         }
     }
 }
@@ -170,7 +174,10 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
         let reply = match &result {
-            Ok(out) => ControlMessage::Verified { output: Box::new(out.clone()) },
+            Ok(out) => {
+                let attestation = config.signing_key.as_deref().map(|key| Box::new(super::attest::attest(out, key)));
+                ControlMessage::Verified { output: Box::new(out.clone()), attestation }
+            }
             Err(e) => ControlMessage::Abort { reason: e.to_string() },
         };
         let _ = control.send(reply.encode()).await;
@@ -399,6 +406,8 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         version: TlsVersion::Tls12,
         cipher_suite: transcript.cipher_suite().name().into(),
         group: transcript.server_key_exchange().group.name().into(),
+        cipher_suite_id: transcript.cipher_suite().id(),
+        group_id: transcript.server_key_exchange().group.id(),
     };
     Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent, received, commitments: opened.commitments })
 }
@@ -433,6 +442,8 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         version: TlsVersion::Tls13,
         cipher_suite: transcript.suite().name().into(),
         group: NamedGroup::from_id(transcript.group()).map_or_else(|| format!("0x{:04x}", transcript.group()), |g| g.name().into()),
+        cipher_suite_id: transcript.suite().id(),
+        group_id: transcript.group(),
     };
     Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent: sent?, received: received?, commitments: opened.commitments })
 }

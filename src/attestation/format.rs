@@ -1,0 +1,387 @@
+//! The attestation's canonical byte layout (`docs/attestation.md`): fixed-width big-endian
+//! fields and counted lists, so one statement has exactly one encoding, a Solidity contract can
+//! read it with slices, and a decoder bounds every count before it allocates.
+
+use super::signing::{Scheme, SignatureError, SigningKey, VerifyingKey};
+use crate::protocol::messages::SessionMode;
+pub use crate::protocol::output::Ending;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// The first bytes of every attestation.
+pub const MAGIC: [u8; 8] = *b"TLSPROOF";
+/// The layout this code writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// Longest server name (a DNS name's limit).
+const MAX_NAME: usize = 253;
+/// Most ranges of one kind per direction, as in a session's reveal plan.
+const MAX_RANGES: usize = crate::protocol::messages::MAX_RANGES;
+/// Bytes per encoded range: start, end, digest.
+const RANGE_BYTES: usize = 8 + 8 + 32;
+
+/// Which direction of the TLS connection a range is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server (the request).
+    Sent,
+    /// Server to client (the response).
+    Received,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Sent => "sent",
+            Direction::Received => "received",
+        }
+    }
+}
+
+/// What the verifier signs: what it verified of one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attestation {
+    /// The session protocol version the verifier ran.
+    pub protocol_version: u16,
+    pub mode: SessionMode,
+    /// Wire codes: `0x0303` (TLS 1.2) or `0x0304` (TLS 1.3), the IANA cipher suite and named group.
+    pub tls_version: u16,
+    pub cipher_suite: u16,
+    pub group: u16,
+    /// Unix seconds when the verifier connected to the server (proxy mode) or accepted the
+    /// session (MPC mode).
+    pub connection_time: u64,
+    /// The port the verifier dialed (proxy mode); 0 in MPC mode, where it dialed nothing and
+    /// only the name is certified.
+    pub port: u16,
+    /// The name the server's certificate was validated for.
+    pub server_name: String,
+    pub sent: AttestedDirection,
+    pub received: AttestedDirection,
+}
+
+/// One direction of the attested transcript (its application-data plaintext).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttestedDirection {
+    /// Plaintext length.
+    pub len: u64,
+    /// How the direction ended at the TLS layer.
+    pub ending: Ending,
+    /// The ranges revealed to the verifier, sorted and disjoint, each with
+    /// SHA-256(bytes ‖ salt) ([`range_digest`](super::range_digest)).
+    pub revealed: Vec<AttestedRange>,
+    /// Hash commitments to hidden ranges, SHA-256(bytes ‖ blinder), proven in zero knowledge.
+    pub committed: Vec<AttestedRange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttestedRange {
+    pub range: Range<u64>,
+    pub digest: [u8; 32],
+}
+
+/// An encoded attestation and the verifier's signature over it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignedAttestation {
+    /// The canonical encoding ([`Attestation::encode`]).
+    #[serde(with = "super::hex_bytes")]
+    pub data: Vec<u8>,
+    /// secp256k1: r ‖ s ‖ v (65 bytes, low s, v 27 or 28); Ed25519: 64 bytes.
+    #[serde(with = "super::hex_bytes")]
+    pub signature: Vec<u8>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AttestationError {
+    #[error("attestation truncated")]
+    Truncated,
+    #[error("attestation has {0} bytes after its end")]
+    TrailingBytes(usize),
+    #[error("not a tlsproof attestation (magic bytes)")]
+    BadMagic,
+    #[error("attestation format version {0}; this code reads version {FORMAT_VERSION}")]
+    UnsupportedFormat(u16),
+    #[error("unknown signature scheme {0}")]
+    UnknownScheme(u8),
+    #[error("unknown session mode {0}")]
+    UnknownMode(u8),
+    #[error("unknown TLS version 0x{0:04x}")]
+    UnknownTlsVersion(u16),
+    #[error("port {port} in {mode} mode (proxy mode names the port dialed, MPC mode none)")]
+    BadPort { mode: &'static str, port: u16 },
+    #[error("server name is not a lower-case host name or address")]
+    BadServerName,
+    #[error("{direction}: unknown ending {ending:?}")]
+    BadEnding { direction: &'static str, ending: [u8; 2] },
+    #[error("{direction}: {count} ranges, more than {MAX_RANGES}")]
+    TooManyRanges { direction: &'static str, count: usize },
+    #[error("{direction}: range {range:?} is empty or outside the transcript of {len} bytes")]
+    RangeOutsideTranscript { direction: &'static str, range: Range<u64>, len: u64 },
+    #[error("{direction}: revealed ranges are not sorted and disjoint")]
+    RangesOutOfOrder { direction: &'static str },
+    #[error("the attestation is signed with {attestation}, the key given is {key}")]
+    SchemeMismatch { attestation: &'static str, key: &'static str },
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+}
+
+impl Attestation {
+    /// The canonical encoding, naming `scheme` as the signature scheme.
+    pub fn encode(&self, scheme: Scheme) -> Vec<u8> {
+        let ranges = |d: &AttestedDirection| d.revealed.len() + d.committed.len();
+        let mut out = Vec::with_capacity(64 + self.server_name.len() + RANGE_BYTES * (ranges(&self.sent) + ranges(&self.received)));
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
+        out.push(scheme.code());
+        out.extend_from_slice(&self.protocol_version.to_be_bytes());
+        out.push(match self.mode {
+            SessionMode::Proxy => 0,
+            SessionMode::Mpc => 1,
+        });
+        for v in [self.tls_version, self.cipher_suite, self.group] {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        out.extend_from_slice(&self.connection_time.to_be_bytes());
+        out.extend_from_slice(&self.port.to_be_bytes());
+        out.push(self.server_name.len() as u8);
+        out.extend_from_slice(self.server_name.as_bytes());
+        for d in [&self.sent, &self.received] {
+            out.extend_from_slice(&d.len.to_be_bytes());
+            out.extend_from_slice(&match d.ending {
+                Ending::Open => [0, 0],
+                Ending::CloseNotify => [1, 0],
+                Ending::FatalAlert(a) => [2, a],
+            });
+            for list in [&d.revealed, &d.committed] {
+                out.extend_from_slice(&(list.len() as u16).to_be_bytes());
+                for r in list {
+                    out.extend_from_slice(&r.range.start.to_be_bytes());
+                    out.extend_from_slice(&r.range.end.to_be_bytes());
+                    out.extend_from_slice(&r.digest);
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads an encoding, refusing anything [`Self::encode`] would not have written.
+    pub fn decode(bytes: &[u8]) -> Result<(Scheme, Attestation), AttestationError> {
+        let mut r = Reader(bytes);
+        if r.take(8)? != MAGIC {
+            return Err(AttestationError::BadMagic);
+        }
+        let format = r.u16()?;
+        if format != FORMAT_VERSION {
+            return Err(AttestationError::UnsupportedFormat(format));
+        }
+        let code = r.u8()?;
+        let scheme = Scheme::from_code(code).ok_or(AttestationError::UnknownScheme(code))?;
+        let protocol_version = r.u16()?;
+        let mode = match r.u8()? {
+            0 => SessionMode::Proxy,
+            1 => SessionMode::Mpc,
+            m => return Err(AttestationError::UnknownMode(m)),
+        };
+        let tls_version = r.u16()?;
+        if tls_version != 0x0303 && tls_version != 0x0304 {
+            return Err(AttestationError::UnknownTlsVersion(tls_version));
+        }
+        let (cipher_suite, group) = (r.u16()?, r.u16()?);
+        let connection_time = r.u64()?;
+        let port = r.u16()?;
+        if (mode == SessionMode::Proxy) == (port == 0) {
+            return Err(AttestationError::BadPort { mode: mode.as_str(), port });
+        }
+        let name_len = usize::from(r.u8()?);
+        let name = r.take(name_len)?;
+        let name_ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || b".-:".contains(c);
+        if name.is_empty() || name.len() > MAX_NAME || !name.iter().all(name_ok) {
+            return Err(AttestationError::BadServerName);
+        }
+        let server_name = String::from_utf8(name.to_vec()).map_err(|_| AttestationError::BadServerName)?;
+        let sent = r.direction("sent")?;
+        let received = r.direction("received")?;
+        if !r.0.is_empty() {
+            return Err(AttestationError::TrailingBytes(r.0.len()));
+        }
+        let attestation = Attestation { protocol_version, mode, tls_version, cipher_suite, group, connection_time, port, server_name, sent, received };
+        Ok((scheme, attestation))
+    }
+
+    /// Encodes and signs with `key` (whose scheme the encoding names).
+    pub fn sign(&self, key: &SigningKey) -> SignedAttestation {
+        let data = self.encode(key.scheme());
+        let signature = key.sign(&data);
+        SignedAttestation { data, signature }
+    }
+
+    /// The direction's attested transcript.
+    pub fn direction(&self, d: Direction) -> &AttestedDirection {
+        match d {
+            Direction::Sent => &self.sent,
+            Direction::Received => &self.received,
+        }
+    }
+
+    /// `TLS 1.2` or `TLS 1.3`.
+    pub fn tls_version_name(&self) -> &'static str {
+        if self.tls_version == 0x0304 {
+            "TLS 1.3"
+        } else {
+            "TLS 1.2"
+        }
+    }
+}
+
+impl SignedAttestation {
+    /// Checks the signature with the verifier's public key, then returns what it attests.
+    pub fn verify(&self, key: &VerifyingKey) -> Result<Attestation, AttestationError> {
+        let (scheme, attestation) = Attestation::decode(&self.data)?;
+        if scheme != key.scheme() {
+            return Err(AttestationError::SchemeMismatch { attestation: scheme.as_str(), key: key.scheme().as_str() });
+        }
+        key.verify(&self.data, &self.signature)?;
+        Ok(attestation)
+    }
+}
+
+/// A cursor over untrusted bytes: every read checks what is left.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], AttestationError> {
+        if self.0.len() < n {
+            return Err(AttestationError::Truncated);
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, AttestationError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, AttestationError> {
+        Ok(u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64, AttestationError> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    fn direction(&mut self, direction: &'static str) -> Result<AttestedDirection, AttestationError> {
+        let len = self.u64()?;
+        let ending = match [self.u8()?, self.u8()?] {
+            [0, 0] => Ending::Open,
+            [1, 0] => Ending::CloseNotify,
+            // description 0 is close_notify, whatever its level
+            [2, a] if a != 0 => Ending::FatalAlert(a),
+            ending => return Err(AttestationError::BadEnding { direction, ending }),
+        };
+        let revealed = self.ranges(direction, len)?;
+        if revealed.windows(2).any(|w| w[0].range.end > w[1].range.start) {
+            return Err(AttestationError::RangesOutOfOrder { direction });
+        }
+        let committed = self.ranges(direction, len)?;
+        Ok(AttestedDirection { len, ending, revealed, committed })
+    }
+
+    fn ranges(&mut self, direction: &'static str, len: u64) -> Result<Vec<AttestedRange>, AttestationError> {
+        let count = usize::from(self.u16()?);
+        if count > MAX_RANGES {
+            return Err(AttestationError::TooManyRanges { direction, count });
+        }
+        if self.0.len() < count * RANGE_BYTES {
+            return Err(AttestationError::Truncated);
+        }
+        (0..count)
+            .map(|_| {
+                let range = self.u64()?..self.u64()?;
+                if range.start >= range.end || range.end > len {
+                    return Err(AttestationError::RangeOutsideTranscript { direction, range, len });
+                }
+                let digest = self.take(32)?.try_into().expect("32 bytes");
+                Ok(AttestedRange { range, digest })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attestation::example;
+
+    #[test]
+    fn encoding_round_trips_and_is_canonical() {
+        let (a, _) = example();
+        for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
+            let bytes = a.encode(scheme);
+            assert_eq!(Attestation::decode(&bytes), Ok((scheme, a.clone())));
+        }
+        let bytes = a.encode(Scheme::Ed25519);
+        // every strict prefix is truncated, and nothing may follow
+        for n in 0..bytes.len() {
+            assert!(Attestation::decode(&bytes[..n]).is_err(), "prefix {n}");
+        }
+        assert_eq!(Attestation::decode(&[&bytes[..], &[0]].concat()), Err(AttestationError::TrailingBytes(1)));
+    }
+
+    /// Offsets of the fixed header (docs/attestation.md).
+    const SCHEME: usize = 10;
+    const MODE: usize = 13;
+    const TLS: usize = 14;
+    const PORT: usize = 28;
+    const NAME: usize = 31;
+
+    fn tampered(at: usize, value: &[u8]) -> Result<(Scheme, Attestation), AttestationError> {
+        let mut bytes = example().0.encode(Scheme::Ed25519);
+        bytes[at..at + value.len()].copy_from_slice(value);
+        Attestation::decode(&bytes)
+    }
+
+    #[test]
+    fn header_fields_outside_their_domain_are_refused() {
+        assert_eq!(tampered(0, b"X"), Err(AttestationError::BadMagic));
+        assert_eq!(tampered(8, &[0, 2]), Err(AttestationError::UnsupportedFormat(2)));
+        assert_eq!(tampered(SCHEME, &[3]), Err(AttestationError::UnknownScheme(3)));
+        assert_eq!(tampered(MODE, &[2]), Err(AttestationError::UnknownMode(2)));
+        assert_eq!(tampered(TLS, &[3, 1]), Err(AttestationError::UnknownTlsVersion(0x0301)));
+        assert_eq!(tampered(PORT, &[0, 0]), Err(AttestationError::BadPort { mode: "proxy", port: 0 }));
+        assert_eq!(tampered(MODE, &[1]), Err(AttestationError::BadPort { mode: "mpc", port: 443 }));
+        assert_eq!(tampered(NAME, b"E"), Err(AttestationError::BadServerName));
+        assert_eq!(tampered(NAME, b" "), Err(AttestationError::BadServerName));
+        assert_eq!(tampered(NAME - 1, &[0]).unwrap_err(), AttestationError::BadServerName);
+    }
+
+    #[test]
+    fn ranges_and_endings_outside_their_domain_are_refused() {
+        let (mut a, _) = example();
+        let sent_at = NAME + a.server_name.len();
+        let check = |a: &Attestation| Attestation::decode(&a.encode(Scheme::Ed25519)).map(|_| ());
+        // the sent ending sits after its length
+        assert_eq!(tampered(sent_at + 8, &[1, 7]), Err(AttestationError::BadEnding { direction: "sent", ending: [1, 7] }));
+        assert_eq!(tampered(sent_at + 8, &[2, 0]), Err(AttestationError::BadEnding { direction: "sent", ending: [2, 0] }));
+        assert_eq!(tampered(sent_at + 8, &[3, 0]), Err(AttestationError::BadEnding { direction: "sent", ending: [3, 0] }));
+        a.sent.committed[0].range = 50..54;
+        assert_eq!(check(&a), Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 50..54, len: 53 }));
+        a.sent.committed[0].range = 5..5;
+        assert_eq!(check(&a), Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 5..5, len: 53 }));
+        let (mut a, _) = example();
+        let r = a.received.revealed[0].clone();
+        a.received.revealed = vec![AttestedRange { range: 5..9, ..r.clone() }, AttestedRange { range: 0..6, ..r.clone() }];
+        assert_eq!(check(&a), Err(AttestationError::RangesOutOfOrder { direction: "received" }));
+        a.received.revealed = vec![AttestedRange { range: 0..5, ..r.clone() }, AttestedRange { range: 5..9, ..r.clone() }];
+        assert_eq!(check(&a), Ok(()), "adjacent ranges are disjoint");
+        a.received.committed = vec![r; MAX_RANGES + 1];
+        assert!(matches!(check(&a), Err(AttestationError::TooManyRanges { direction: "received", count: 4097 })));
+    }
+
+    #[test]
+    fn a_count_beyond_the_bytes_left_is_refused_before_allocating() {
+        let (a, _) = example();
+        let mut bytes = a.encode(Scheme::Ed25519);
+        let end = bytes.len();
+        // the received direction's committed count is the last field (the list is empty)
+        bytes[end - 2..].copy_from_slice(&4096u16.to_be_bytes());
+        assert_eq!(Attestation::decode(&bytes), Err(AttestationError::Truncated));
+    }
+}

@@ -1,0 +1,126 @@
+//! Signed attestations and presentations that a third party checks offline.
+//!
+//! At the end of a session the verifier signs an [`Attestation`]: a compact, canonically
+//! encoded statement of what it verified (server name, time, TLS parameters, per direction the
+//! transcript length, its revealed ranges with a salted hash of their bytes, and the hash
+//! commitments to hidden ranges). The prover keeps the [`AttestationSecrets`] (its plaintext,
+//! the salts and the commitments' blinders) and later builds a [`Presentation`] that discloses
+//! some of those ranges to someone who only trusts the verifier's public key.
+//!
+//! The byte layout, the signatures and test vectors are specified in `docs/attestation.md`.
+//!
+//! ```
+//! use tlsproof::attestation::{Attestation, AttestationSecrets, Direction, Presentation, Scheme, SigningKey};
+//! # let (attestation, secrets) = tlsproof::attestation::example();
+//! // The verifier signs once ...
+//! let key = SigningKey::generate(Scheme::Ed25519);
+//! let signed = attestation.sign(&key);
+//! // ... the prover later discloses its first revealed received range ...
+//! let range = attestation.received.revealed[0].range.clone();
+//! let presentation = Presentation::build(&signed, &secrets, &[(Direction::Received, range)]).unwrap();
+//! // ... and anyone holding the verifier's public key checks it.
+//! let verified = presentation.verify(&key.verifying_key()).unwrap();
+//! assert_eq!(verified.attestation.server_name, "example.com");
+//! ```
+
+mod format;
+mod presentation;
+mod signing;
+
+pub use format::{
+    AttestationError, Attestation, AttestedDirection, AttestedRange, Direction, Ending, SignedAttestation, FORMAT_VERSION, MAGIC,
+};
+pub use presentation::{AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation};
+pub use signing::{KeyError, Scheme, SignatureError, SigningKey, VerifyingKey, DOMAIN};
+
+use sha2::{Digest, Sha256};
+
+/// The hash both kinds of attested range use: SHA-256(bytes ‖ 16-byte opening). For a revealed
+/// range the opening is a salt the verifier chose, so an undisclosed revealed range cannot be
+/// guessed from its hash; for a hidden range it is the prover's commitment blinder.
+pub fn range_digest(bytes: &[u8], opening: &[u8; 16]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    h.update(opening);
+    h.finalize().into()
+}
+
+/// An attestation and the secrets of a small made-up session, for examples and tests.
+#[doc(hidden)]
+pub fn example() -> (Attestation, AttestationSecrets) {
+    let sent = b"GET / HTTP/1.1\r\nHost: example.com\r\nCookie: secret\r\n\r\n".to_vec();
+    let received = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"balance\":7}".to_vec();
+    let salts = [vec![[1u8; 16]], vec![[2u8; 16]]];
+    let blinders = [vec![[3u8; 16]], vec![]];
+    let cookie = 43..49;
+    let attestation = Attestation {
+        protocol_version: crate::protocol::messages::PROTOCOL_VERSION,
+        mode: crate::protocol::messages::SessionMode::Proxy,
+        tls_version: 0x0303,
+        cipher_suite: 0xc02b,
+        group: 23,
+        connection_time: 1_796_262_400,
+        port: 443,
+        server_name: "example.com".into(),
+        sent: AttestedDirection {
+            len: sent.len() as u64,
+            ending: Ending::Open,
+            revealed: vec![AttestedRange { range: 0..43, digest: range_digest(&sent[..43], &salts[0][0]) }],
+            committed: vec![AttestedRange { range: cookie.clone(), digest: range_digest(&sent[43..49], &blinders[0][0]) }],
+        },
+        received: AttestedDirection {
+            len: received.len() as u64,
+            ending: Ending::CloseNotify,
+            revealed: vec![AttestedRange { range: 0..received.len() as u64, digest: range_digest(&received, &salts[1][0]) }],
+            committed: vec![],
+        },
+    };
+    (attestation, AttestationSecrets { sent, received, salts, blinders })
+}
+
+/// Bytes as a lower-case hex string in JSON.
+pub(crate) mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(bytes))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        hex::decode(&*s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A 16-byte opening as hex in JSON.
+pub(crate) mod hex_array {
+    use serde::{Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(bytes: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
+        super::hex_bytes::serialize(bytes, s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 16], D::Error> {
+        let v = super::hex_bytes::deserialize(d)?;
+        v.try_into().map_err(|_| serde::de::Error::custom("an opening has 16 bytes"))
+    }
+}
+
+/// Per-direction openings as `{"sent": [hex, ...], "received": [hex, ...]}` in JSON.
+pub(crate) mod hex_openings {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    #[derive(Serialize, Deserialize)]
+    struct Openings {
+        sent: Vec<String>,
+        received: Vec<String>,
+    }
+    pub fn serialize<S: Serializer>(o: &[Vec<[u8; 16]>; 2], s: S) -> Result<S::Ok, S::Error> {
+        let hex = |v: &Vec<[u8; 16]>| v.iter().map(hex::encode).collect();
+        Openings { sent: hex(&o[0]), received: hex(&o[1]) }.serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[Vec<[u8; 16]>; 2], D::Error> {
+        let o = Openings::deserialize(d)?;
+        let parse = |v: Vec<String>| -> Result<Vec<[u8; 16]>, D::Error> {
+            v.iter()
+                .map(|h| hex::decode(h).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| serde::de::Error::custom("an opening is 32 hex digits")))
+                .collect()
+        };
+        Ok([parse(o.sent)?, parse(o.received)?])
+    }
+}

@@ -1,0 +1,173 @@
+//! The session's attestation: the verifier turns its verdict into a signed
+//! [`Attestation`]; the prover checks that it attests its own transcript before keeping the
+//! secrets a presentation needs.
+
+use super::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
+use super::output::VerifierOutput;
+use super::proof::Commitment;
+use crate::attestation::{range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey, VerifyingKey};
+use serde::{Deserialize, Serialize};
+
+/// Verifier → prover with the verdict: the signed attestation, the key that signed it, and the
+/// salts of the revealed ranges' hashes ([sent, received], in the attestation's order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attested {
+    pub attestation: SignedAttestation,
+    pub verifier_key: VerifyingKey,
+    pub salts: [Vec<[u8; 16]>; 2],
+}
+
+/// What the prover ends with when the verifier signed: the attestation, who signed it, and
+/// what the prover keeps to present it later.
+#[derive(Clone, Debug)]
+pub struct AttestedSession {
+    pub attestation: SignedAttestation,
+    pub verifier_key: VerifyingKey,
+    pub secrets: AttestationSecrets,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttestError {
+    #[error("the verifier's attestation does not verify: {0}")]
+    Invalid(#[from] crate::attestation::AttestationError),
+    #[error("the verifier's attestation is not the verdict it sent: {0}")]
+    NotTheVerdict(&'static str),
+}
+
+/// The statement of `out`, with revealed ranges hashed under `salts`.
+fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attestation, AttestError> {
+    let port = match out.mode {
+        SessionMode::Proxy => out.server.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).ok_or(AttestError::NotTheVerdict("server address"))?,
+        SessionMode::Mpc => 0,
+    };
+    let direction = |d: &super::VerifiedDirection, name: &str, salts: &[[u8; 16]]| -> Result<AttestedDirection, AttestError> {
+        if salts.len() != d.revealed.len() {
+            return Err(AttestError::NotTheVerdict("one salt per revealed range"));
+        }
+        let revealed = d
+            .revealed
+            .iter()
+            .zip(salts)
+            .map(|(r, salt)| AttestedRange { range: r.clone(), digest: range_digest(&d.bytes[r.start as usize..r.end as usize], salt) })
+            .collect();
+        let committed = out.commitments.iter().filter(|c| c.direction == name).map(|c| AttestedRange { range: c.range.clone(), digest: c.digest }).collect();
+        Ok(AttestedDirection { len: d.len, ending: d.ending(), revealed, committed })
+    };
+    Ok(Attestation {
+        protocol_version: PROTOCOL_VERSION,
+        mode: out.mode,
+        tls_version: match out.tls.version {
+            TlsVersion::Tls12 => 0x0303,
+            TlsVersion::Tls13 => 0x0304,
+        },
+        cipher_suite: out.tls.cipher_suite_id,
+        group: out.tls.group_id,
+        connection_time: out.connection_time,
+        port,
+        server_name: out.server_name.clone(),
+        sent: direction(&out.sent, "sent", &salts[0])?,
+        received: direction(&out.received, "received", &salts[1])?,
+    })
+}
+
+/// The verifier: signs `out` with fresh salts.
+pub fn attest(out: &VerifierOutput, key: &SigningKey) -> Attested {
+    let salts = [out.sent.revealed.len(), out.received.revealed.len()].map(|n| (0..n).map(|_| rand::random()).collect());
+    let attestation = statement(out, &salts).expect("the verifier's own verdict is well formed").sign(key);
+    Attested { attestation, verifier_key: key.verifying_key(), salts }
+}
+
+/// The prover: checks that `attested` is signed by the key it names and states exactly the
+/// verdict `out`, and that its hashes open with the prover's own plaintext and blinders; then
+/// keeps what a presentation needs.
+pub fn accept(attested: Attested, out: &VerifierOutput, sent: &[u8], received: &[u8], commitments: &[(Commitment, [u8; 16])]) -> Result<AttestedSession, AttestError> {
+    let signed = attested.attestation.verify(&attested.verifier_key)?;
+    if signed != statement(out, &attested.salts)? {
+        return Err(AttestError::NotTheVerdict("its fields differ from the verdict's"));
+    }
+    let blinders = ["sent", "received"].map(|d| commitments.iter().filter(|(c, _)| c.direction == d).map(|(_, b)| *b).collect());
+    let secrets = AttestationSecrets { sent: sent.to_vec(), received: received.to_vec(), salts: attested.salts, blinders };
+    secrets.check(&signed).map_err(AttestError::NotTheVerdict)?;
+    Ok(AttestedSession { attestation: attested.attestation, verifier_key: attested.verifier_key, secrets })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attestation::{Direction, Presentation, Scheme};
+    use crate::protocol::output::TlsParameters;
+    use crate::protocol::VerifiedDirection;
+
+    const REQUEST: &[u8] = b"GET /a HTTP/1.1\r\nHost: h.test\r\nX-Token: 12345\r\n\r\n";
+    const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+    const TOKEN: std::ops::Range<u64> = 40..45;
+
+    /// A verdict with the token hidden and committed, the response revealed whole.
+    fn verdict() -> (VerifierOutput, Vec<(Commitment, [u8; 16])>) {
+        let mut sent = REQUEST.to_vec();
+        sent[TOKEN.start as usize..TOKEN.end as usize].fill(0);
+        let blinder = [9u8; 16];
+        let c = Commitment { direction: "sent".into(), range: TOKEN, digest: range_digest(&REQUEST[TOKEN.start as usize..TOKEN.end as usize], &blinder) };
+        let out = VerifierOutput {
+            mode: SessionMode::Proxy,
+            server_name: "h.test".into(),
+            server: "h.test:8443".into(),
+            sni: Some("h.test".into()),
+            tls: TlsParameters { version: TlsVersion::Tls13, cipher_suite: "TLS_AES_128_GCM_SHA256".into(), group: "x25519".into(), cipher_suite_id: 0x1301, group_id: 29 },
+            connection_time: 1_800_000_000,
+            sent: VerifiedDirection { len: sent.len() as u64, bytes: sent, revealed: vec![0..TOKEN.start, TOKEN.end..REQUEST.len() as u64], fast_path: false, alerts: vec![], records: vec![] },
+            received: VerifiedDirection { len: RESPONSE.len() as u64, bytes: RESPONSE.to_vec(), revealed: vec![0..RESPONSE.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] },
+            http: super::super::exchange::HttpExchange { request_line: Some("GET /a HTTP/1.1".into()), status: Some(200), response_complete: Some(true) },
+            commitments: vec![c.clone()],
+            stats: Default::default(),
+        };
+        (out, vec![(c, blinder)])
+    }
+
+    #[test]
+    fn the_prover_keeps_an_attestation_of_its_verdict_and_presents_from_it() {
+        for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
+            let key = SigningKey::generate(scheme);
+            let (out, commitments) = verdict();
+            let session = accept(attest(&out, &key), &out, REQUEST, RESPONSE, &commitments).unwrap();
+            let a = session.attestation.verify(&key.verifying_key()).unwrap();
+            assert_eq!((a.tls_version, a.cipher_suite, a.group, a.port, a.server_name.as_str()), (0x0304, 0x1301, 29, 8443, "h.test"));
+            assert_eq!((a.sent.revealed.len(), a.sent.committed.len(), a.received.ending), (2, 1, crate::protocol::output::Ending::CloseNotify));
+            let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, TOKEN), (Direction::Received, 0..RESPONSE.len() as u64)]).unwrap();
+            let v = p.verify(&key.verifying_key()).unwrap();
+            assert_eq!(v.disclosed[0].data, b"12345");
+            assert_eq!(v.disclosed[1].data, RESPONSE);
+        }
+    }
+
+    #[test]
+    fn an_attestation_that_is_not_the_verdict_is_refused() {
+        let key = SigningKey::generate(Scheme::Ed25519);
+        let (out, commitments) = verdict();
+        let accept_ = |a: Attested| accept(a, &out, REQUEST, RESPONSE, &commitments).map(|_| ()).unwrap_err().to_string();
+        // of another server
+        let mut other = out.clone();
+        other.server_name = "evil.test".into();
+        assert!(accept_(attest(&other, &key)).contains("fields differ"));
+        // the right statement with the salts the prover is sent swapped
+        let mut a = attest(&out, &key);
+        a.salts[0].swap(0, 1);
+        assert!(accept_(a).contains("fields differ"));
+        let mut a = attest(&out, &key);
+        a.salts[1].push([0; 16]);
+        assert!(accept_(a).contains("one salt per revealed range"));
+        // a signature that does not verify under the key the verifier names
+        let mut a = attest(&out, &key);
+        a.verifier_key = SigningKey::generate(Scheme::Ed25519).verifying_key();
+        assert!(accept_(a).contains("does not verify"));
+        // revealed bytes in the verdict that are not the prover's
+        let mut altered = out.clone();
+        altered.received.bytes[0] = b'X';
+        let a = attest(&altered, &key);
+        assert!(accept(a, &altered, REQUEST, RESPONSE, &commitments).unwrap_err().to_string().contains("does not open"));
+        // a blinder that does not open the commitment
+        let mut wrong = commitments.clone();
+        wrong[0].1[0] ^= 1;
+        assert!(accept(attest(&out, &key), &out, REQUEST, RESPONSE, &wrong).unwrap_err().to_string().contains("does not open"));
+    }
+}
