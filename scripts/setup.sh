@@ -146,8 +146,10 @@ wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/, ""); p
 [ "$(tool_version wasm-pack)" = "$WASM_PACK_VERSION" ] || install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack
 log "wasm-bindgen $(tool_version wasm-bindgen), wasm-pack $(tool_version wasm-pack) in $TOOL_ROOT/bin"
 
-# --- JavaScript dev dependencies (TypeScript, wasm-opt for the package) ---
-if [ -f package-lock.json ] && [ ! -d node_modules ]; then
+# --- JavaScript dev dependencies (TypeScript, wasm-opt for the package; noble, solc and
+# ethereumjs for the attestation tests) ---
+# (again when the lock file changed since: npm writes node_modules/.package-lock.json)
+if [ -f package-lock.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   log "npm ci"
   npm ci --no-audit --no-fund --loglevel=error
 fi

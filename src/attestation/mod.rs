@@ -124,3 +124,58 @@ pub(crate) mod hex_openings {
         Ok([parse(o.sent)?, parse(o.received)?])
     }
 }
+
+/// The published test vectors (`docs/attestation-vectors.json`): fixed keys, the
+/// [`example`] session, its attestation, signature and a presentation.
+#[doc(hidden)]
+pub fn test_vectors() -> serde_json::Value {
+    let (attestation, secrets) = example();
+    let keys = [
+        (Scheme::Secp256k1, SigningKey::Secp256k1(k256::ecdsa::SigningKey::from_slice(&[0x11; 32]).expect("a valid scalar"))),
+        (Scheme::Ed25519, SigningKey::Ed25519(ed25519_dalek::SigningKey::from_bytes(&[0x22; 32]))),
+    ];
+    let vectors: Vec<_> = keys
+        .iter()
+        .map(|(scheme, key)| {
+            let signed = attestation.sign(key);
+            let disclose = [(Direction::Sent, 43..49), (Direction::Received, 0..attestation.received.len)];
+            let presentation = Presentation::build(&signed, &secrets, &disclose).expect("the example's secrets open it");
+            serde_json::json!({
+                "scheme": scheme.as_str(),
+                "secretKey": hex::encode(match key {
+                    SigningKey::Secp256k1(k) => k.to_bytes().to_vec(),
+                    SigningKey::Ed25519(k) => k.to_bytes().to_vec(),
+                }),
+                "verifierKey": key.verifying_key().to_string(),
+                "attestation": signed,
+                "secrets": secrets,
+                "presentation": presentation,
+            })
+        })
+        .collect();
+    serde_json::json!({ "domain": hex::encode(DOMAIN), "vectors": vectors })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    /// The file outside implementations check against is what this code produces; after an
+    /// intended change of the format, `TLSPROOF_WRITE_VECTORS=1 cargo test --lib vectors`
+    /// rewrites it (and the format version must change with it).
+    #[test]
+    fn the_published_vectors_are_what_this_code_produces() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/attestation-vectors.json");
+        let ours = serde_json::to_string_pretty(&super::test_vectors()).unwrap() + "\n";
+        if std::env::var_os("TLSPROOF_WRITE_VECTORS").is_some() {
+            std::fs::write(path, &ours).unwrap();
+        }
+        let published = std::fs::read_to_string(path).expect("docs/attestation-vectors.json");
+        assert_eq!(published, ours, "docs/attestation-vectors.json differs from what the code produces");
+        // and they verify
+        let v: serde_json::Value = serde_json::from_str(&published).unwrap();
+        for vector in v["vectors"].as_array().unwrap() {
+            let key: super::VerifyingKey = vector["verifierKey"].as_str().unwrap().parse().unwrap();
+            let p: super::Presentation = serde_json::from_value(vector["presentation"].clone()).unwrap();
+            p.verify(&key).unwrap();
+        }
+    }
+}
