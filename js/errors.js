@@ -36,11 +36,26 @@ export const NotIsolatedError = make("NOT_ISOLATED", "NotIsolatedError");
 /** A worker of the prover (its main worker or a thread) failed to load or start. */
 export const WorkerStartError = make("WORKER_START_FAILED", "WorkerStartError");
 export const InternalError = make("INTERNAL", "InternalError");
+/** The verifier's attestation does not verify, or does not state the verdict it sent. */
+export const BadAttestationError = make("BAD_ATTESTATION", "BadAttestationError");
+
+/**
+ * A presentation or attestation refused, or a presentation that cannot be built (attestation.js).
+ * `reason` names the check that failed, as the Rust error variants do (`"NotAttested"`, …).
+ */
+export class PresentationError extends TlsproofError {
+  /** @param {string} message @param {ErrorOptions & {reason?: string}} [options] */
+  constructor(message, options) {
+    super("BAD_PRESENTATION", message, options);
+    this.name = "PresentationError";
+    this.reason = options?.reason;
+  }
+}
 
 const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
-  ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError,
+  ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, PresentationError,
 ].map((C) => [new C("").code, C]));
 
 /** The error class for `code` (`TlsproofError` itself for codes this version does not know). */

@@ -771,3 +771,48 @@ async fn accepted_raw_session(vaddr: std::net::SocketAddr, target: std::net::Soc
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_attestation_presents_the_response_and_opens_the_hidden_token() {
+    use tlsproof::attestation::{Direction, Presentation, PresentationError, Scheme, SigningKey};
+    for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
+        let key = std::sync::Arc::new(SigningKey::generate(scheme));
+        let k = key.clone();
+        let mut env = env_configured(KeyType::EcdsaP256, None, move |c| c.signing_key = Some(k)).await;
+        let token = "Bearer attested-token-7";
+        let request = RequestBuilder::get("localhost", "/json").header("Authorization", token).build().unwrap().bytes;
+        let at = request.windows(token.len()).position(|w| w == token.as_bytes()).unwrap() as u64;
+        let hidden = at..at + token.len() as u64;
+        let mut reveal = RevealConfig::new(Reveal::Ranges(vec![0..at as usize, hidden.end as usize..request.len()]), Reveal::All);
+        reveal.commit_sent = Reveal::Ranges(vec![at as usize..hidden.end as usize]);
+        let out = run(&env, "/json", &[("Authorization", token)], reveal).await.expect("notarization");
+        let verified = env.reports.recv().await.unwrap().1.unwrap();
+        let session = out.attestation.expect("the verifier signs");
+        assert_eq!(session.verifier_key, key.verifying_key(), "signed by the verifier's key");
+        let a = session.attestation.verify(&key.verifying_key()).unwrap();
+        assert_eq!((a.server_name.as_str(), a.port, a.connection_time), ("localhost", env.fixture.port(), verified.connection_time));
+        assert_eq!((a.tls_version, a.cipher_suite, a.group), (0x0303, 0xc02b, verified.tls.group_id));
+        assert_eq!((a.sent.len, a.received.len), (verified.sent.len, verified.received.len));
+        // the whole response (fast path) and the token the verifier never saw
+        let recv_len = verified.received.len;
+        let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Received, 0..recv_len), (Direction::Sent, hidden.clone())]).unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        let shown = serde_json::from_str::<Presentation>(&json).unwrap().verify(&key.verifying_key()).unwrap();
+        assert_eq!(shown.disclosed[0].data, out.response, "the response as the prover received it");
+        assert!(shown.disclosed[0].revealed_to_verifier);
+        assert_eq!((shown.disclosed[1].data.as_slice(), shown.disclosed[1].revealed_to_verifier), (token.as_bytes(), false));
+        // a third party trusting another key refuses it
+        let other = SigningKey::generate(scheme).verifying_key();
+        assert!(matches!(p.verify(&other), Err(PresentationError::Attestation(_))));
+        // and a presentation of a range nobody attested cannot be built
+        assert!(matches!(Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, 0..3)]), Err(PresentationError::NotAttested { .. })));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_signing_key_the_verdict_comes_without_attestation() {
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let out = run(&env, "/json", &[], RevealConfig::default()).await.expect("notarization");
+    env.reports.recv().await.unwrap().1.unwrap();
+    assert!(out.attestation.is_none());
+}

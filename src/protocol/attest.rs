@@ -18,8 +18,10 @@ pub struct Attested {
 }
 
 /// What the prover ends with when the verifier signed: the attestation, who signed it, and
-/// what the prover keeps to present it later.
-#[derive(Clone, Debug)]
+/// what the prover keeps to present it later. Its JSON form (`tlsproof prove
+/// --attestation-out`, the JS result's `attestation`) is `{attestation, verifierKey, secrets}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AttestedSession {
     pub attestation: SignedAttestation,
     pub verifier_key: VerifyingKey,

@@ -4,6 +4,8 @@
 fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
+mod attest;
+#[cfg(not(target_arch = "wasm32"))]
 mod demo;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
@@ -112,6 +114,11 @@ mod cli {
             /// The npm package the page loads, served under /pkg (scripts/build-wasm.sh).
             #[arg(long, default_value = "dist/tlsproof")]
             pkg: PathBuf,
+            /// Sign each verdict with this key (`tlsproof keygen`) as an attestation the prover
+            /// can present later; its public key is printed and served at
+            /// /.well-known/tlsproof-verifier-key on the same port.
+            #[arg(long)]
+            signing_key: Option<PathBuf>,
         },
         /// Notarize one HTTPS GET and print what the verifier verified.
         Prove {
@@ -132,6 +139,11 @@ mod cli {
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
+            /// Write the verifier's signed attestation with the secrets a presentation needs
+            /// (the plaintext and openings: keep it private) to this file, as JSON; fails when
+            /// the verifier does not sign.
+            #[arg(long)]
+            attestation_out: Option<PathBuf>,
             /// Certificate name: the URL's host (the default); the verifier certifies the host it
             /// dials, so another name is refused (SERVER_NAME_MISMATCH).
             #[arg(long)]
@@ -165,6 +177,12 @@ mod cli {
         Demo(crate::demo::DemoArgs),
         /// Benchmarks under an emulated network (see benches/ and docs/benchmarks.md).
         Bench(crate::bench::BenchArgs),
+        /// Generate a verifier signing key for attestations.
+        Keygen(crate::attest::KeygenArgs),
+        /// Build a presentation from `prove --attestation-out`'s file, disclosing some ranges.
+        Present(crate::attest::PresentArgs),
+        /// Check a presentation against the verifier's public key, offline.
+        VerifyPresentation(crate::attest::VerifyPresentationArgs),
     }
 
     fn write_addr(path: &Option<PathBuf>, addr: SocketAddr) -> std::io::Result<()> {
@@ -196,6 +214,7 @@ mod cli {
         roots: Option<PathBuf>,
         max_sent: u32,
         max_recv: u32,
+        attestation_out: Option<PathBuf>,
     ) -> Result<(), Box<dyn std::error::Error>> {
         use tlsproof::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
         let url = url::Url::parse(&url)?;
@@ -231,6 +250,11 @@ mod cli {
         // The same stable codes as the browser API's errors, so scripts can branch on them.
         let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await.map_err(|e| format!("[{}] {e}", e.code()))?;
         println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
+        if let Some(path) = attestation_out {
+            let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
+            crate::attest::write_private(&path, serde_json::to_string_pretty(&session)?.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+            println!("attestation signed by {} written to {} (with the secrets to present it: keep it private)", session.verifier_key, path.display());
+        }
         Ok(())
     }
 
@@ -280,7 +304,7 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, modes, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg } => {
+            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, modes, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg, signing_key } => {
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
@@ -294,14 +318,23 @@ mod cli {
                 config.require_reveal = tlsproof::protocol::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
+                config.signing_key = signing_key.as_deref().map(crate::attest::load_signing_key).transpose()?.map(std::sync::Arc::new);
+                let verifier_key = config.signing_key.as_ref().map(|k| k.verifying_key());
                 let mut server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
                 let addr = server.local_addr()?;
-                if let Some(www) = www {
+                let www_served = www.is_some();
+                let page = www.map(|www| crate::web::page_router(&www, &pkg, crate::web::verifier_page_config(&allow, roots_pem.as_deref()), None));
+                let key = verifier_key.map(crate::web::verifier_key_router);
+                if let Some(http) = [page, key].into_iter().flatten().reduce(axum::Router::merge) {
                     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
                     server = server.with_http(tx);
-                    let page = crate::web::verifier_page_config(&allow, roots_pem.as_deref());
-                    tokio::spawn(crate::web::serve_handed_over(crate::web::page_router(&www, &pkg, page, None), rx, addr));
+                    tokio::spawn(crate::web::serve_handed_over(http, rx, addr));
+                }
+                if www_served {
                     println!("tlsproof verifier serving the page at http://{addr}/");
+                }
+                if let Some(key) = verifier_key {
+                    println!("tlsproof verifier signing attestations with {key} (served at http://{addr}/.well-known/tlsproof-verifier-key)");
                 }
                 write_addr(&addr_file, addr)?;
                 println!("tlsproof verifier listening on ws://{addr}/");
@@ -315,7 +348,7 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv } => {
+            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
@@ -323,8 +356,11 @@ mod cli {
                     (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
                     (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
                 };
-                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv).await?;
+                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out).await?;
             }
+            Cmd::Keygen(args) => crate::attest::keygen(args)?,
+            Cmd::Present(args) => crate::attest::present(args)?,
+            Cmd::VerifyPresentation(args) => crate::attest::verify_presentation(args)?,
             Cmd::Demo(args) => crate::demo::run(args).await?,
             Cmd::Bench(args) => crate::bench::run(args).await?,
         }

@@ -49,6 +49,17 @@ pub fn page_router(www: &Path, pkg: &Path, config: serde_json::Value, results: O
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
 }
 
+/// `/.well-known/tlsproof-verifier-key`: the verifier's public key as JSON
+/// (`{"verifierKey": "secp256k1:0x…"}`), readable from any origin: it is public, and a page
+/// or backend that checks presentations may fetch it. A relying party should still pin the
+/// key it trusts rather than fetch it each time from the verifier it means to check.
+pub fn verifier_key_router(key: tlsproof::attestation::VerifyingKey) -> Router {
+    let body = serde_json::json!({ "verifierKey": key.to_string() });
+    Router::new()
+        .route("/.well-known/tlsproof-verifier-key", get(move || async move { Json(body) }))
+        .layer(SetResponseHeaderLayer::overriding(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*")))
+}
+
 /// Serves `app` on the connections the verifier hands over (those that are not WebSocket
 /// upgrades); runs until the sender side is gone.
 pub async fn serve_handed_over(app: Router, connections: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>, addr: SocketAddr) {

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+pragma solidity ^0.8.24;
+
+/// @title TlsproofAttestations
+/// @notice Checks tlsproof attestations that a trusted verifier signed with secp256k1, and
+/// exposes the bytes of disclosed ranges once they match the attested digests.
+/// @dev The byte layout, DOMAIN and checks are specified in docs/attestation.md. The
+/// attestation is read in place with calldata slices and is never copied to memory. The errors
+/// are named as the Rust decoder's and presentation checker's (src/attestation), in the same
+/// order.
+contract TlsproofAttestations {
+    /// @notice The trusted verifier: the Ethereum address of its secp256k1 key.
+    address public immutable verifier;
+
+    /// @dev What is signed is DOMAIN ‖ attestation: 0x19 "tlsproof attestation".
+    bytes constant DOMAIN = hex"19746c7370726f6f66206174746573746174696f6e";
+
+    /// @dev "TLSPROOF" as a big-endian integer.
+    uint256 private constant MAGIC = 0x544c5350524f4f46;
+    uint256 private constant FORMAT_VERSION = 1;
+    /// @dev Signature scheme code of secp256k1 over Keccak-256.
+    uint256 private constant SCHEME_SECP256K1 = 1;
+    /// @dev secp256k1's group order n, and n / 2 (the highest canonical s).
+    uint256 private constant N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
+    uint256 private constant HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
+    uint256 private constant MAX_NAME = 253;
+    uint256 private constant MAX_RANGES = 4096;
+    /// @dev Bytes per attested range: start (8), end (8), digest (32).
+    uint256 private constant RANGE_BYTES = 48;
+    /// @dev Offset of the server name (after its length byte at 30).
+    uint256 private constant NAME_AT = 31;
+
+    /// @notice What an attestation says, besides its ranges.
+    struct Header {
+        uint16 protocolVersion;
+        /// @dev 0 proxy (the verifier dialed the server), 1 MPC.
+        uint8 mode;
+        /// @dev 0x0303 (TLS 1.2) or 0x0304 (TLS 1.3).
+        uint16 tlsVersion;
+        uint16 cipherSuite;
+        uint16 group;
+        /// @dev Unix seconds.
+        uint64 connectionTime;
+        /// @dev The port dialed in proxy mode; 0 in MPC mode.
+        uint16 port;
+        string serverName;
+        uint64 sentLength;
+        uint64 receivedLength;
+        /// @dev 0 open (possibly cut off), 1 close_notify, 2 fatal alert.
+        uint8 receivedEnding;
+    }
+
+    /// @dev Where one checked direction's ranges are in the attestation.
+    struct Direction {
+        uint64 len;
+        uint8 ending;
+        uint256 revealedAt;
+        uint256 revealedCount;
+        uint256 committedAt;
+        uint256 committedCount;
+    }
+
+    // Signature (Rust: SignatureError)
+    error WrongLength(uint256 got);
+    error BadRecoveryByte(uint8 v);
+    error NonCanonical();
+    error SignatureMismatch();
+    // Decoding (Rust: AttestationError)
+    error Truncated();
+    error TrailingBytes(uint256 count);
+    error BadMagic();
+    error UnsupportedFormat(uint16 version);
+    error SchemeMismatch(uint8 scheme);
+    error UnknownMode(uint8 mode);
+    error UnknownTlsVersion(uint16 version);
+    error BadPort(uint8 mode, uint16 port);
+    error BadServerName();
+    error BadEnding(uint8 direction, bytes2 ending);
+    error TooManyRanges(uint8 direction, uint256 count);
+    error RangeOutsideTranscript(uint8 direction, uint64 start, uint64 end, uint64 len);
+    error RangesOutOfOrder(uint8 direction);
+    // Disclosures (Rust: PresentationError)
+    error BadDirection(uint8 direction);
+    error NotAttested(uint8 direction, uint64 start, uint64 end);
+    error LengthMismatch(uint8 direction, uint64 start, uint64 end, uint256 got);
+    error OpeningMismatch(uint8 direction, uint64 start, uint64 end);
+
+    /// @param verifier_ The address of the verifier's secp256k1 key (`secp256k1:0x…`).
+    constructor(address verifier_) {
+        verifier = verifier_;
+    }
+
+    /// @notice Reverts unless `signature` (r ‖ s ‖ v, low s, v 27 or 28) is the verifier's
+    /// signature over Keccak-256(DOMAIN ‖ attestation).
+    function checkSignature(bytes calldata attestation, bytes calldata signature) public view {
+        if (signature.length != 65) revert WrongLength(signature.length);
+        uint256 r = uint256(bytes32(signature[0:32]));
+        uint256 s = uint256(bytes32(signature[32:64]));
+        uint8 v = uint8(signature[64]);
+        if (v != 27 && v != 28) revert BadRecoveryByte(v);
+        if (r == 0 || r >= N || s == 0 || s > HALF_N) revert NonCanonical();
+        address signer = ecrecover(keccak256(abi.encodePacked(DOMAIN, attestation)), v, bytes32(r), bytes32(s));
+        if (signer == address(0) || signer != verifier) revert SignatureMismatch();
+    }
+
+    /// @notice The attested header, after checking the signature and the whole encoding.
+    function header(bytes calldata attestation, bytes calldata signature) external view returns (Header memory h) {
+        checkSignature(attestation, signature);
+        (h,) = _decode(attestation);
+    }
+
+    /// @notice Checks that `data` is the attested range [start, end) of `direction`
+    /// (0 sent, 1 received) with `opening` (its salt or blinder), and returns it with the
+    /// certified server name and connection time.
+    /// @dev The range must be exactly a revealed range or a commitment; a sub-range cannot be
+    /// opened. Every refusal reverts with a custom error.
+    function disclosed(
+        bytes calldata attestation,
+        bytes calldata signature,
+        uint8 direction,
+        uint64 start,
+        uint64 end,
+        bytes calldata data,
+        bytes16 opening
+    ) external view returns (string memory serverName, uint64 connectionTime, bytes memory) {
+        checkSignature(attestation, signature);
+        if (direction > 1) revert BadDirection(direction);
+        (Header memory h, Direction[2] memory d) = _decode(attestation);
+        _checkDisclosure(attestation, d[direction], direction, start, end, data, opening);
+        return (h.serverName, h.connectionTime, data);
+    }
+
+    /// @dev The presentation checks of docs/attestation.md, in their order.
+    function _checkDisclosure(
+        bytes calldata a,
+        Direction memory d,
+        uint8 direction,
+        uint64 start,
+        uint64 end,
+        bytes calldata data,
+        bytes16 opening
+    ) private view {
+        if (start >= end || end > d.len) revert RangeOutsideTranscript(direction, start, end, d.len);
+        bytes16 range = bytes16((uint128(start) << 64) | uint128(end));
+        bytes32 digest = sha256(abi.encodePacked(data, opening));
+        // The same range may be both revealed and committed: any entry that opens will do.
+        (bool found, bool opens) = _find(a, d.revealedAt, d.revealedCount, range, digest);
+        if (!opens) {
+            (bool found2, bool opens2) = _find(a, d.committedAt, d.committedCount, range, digest);
+            (found, opens) = (found || found2, opens2);
+        }
+        if (!found) revert NotAttested(direction, start, end);
+        if (data.length != end - start) revert LengthMismatch(direction, start, end, data.length);
+        if (!opens) revert OpeningMismatch(direction, start, end);
+    }
+
+    /// @dev Whether a list has an entry for `range`, and whether one of those has `digest`.
+    /// The list's bounds were checked by _ranges.
+    function _find(bytes calldata a, uint256 at, uint256 count, bytes16 range, bytes32 digest)
+        private
+        pure
+        returns (bool found, bool opens)
+    {
+        uint256 base;
+        assembly {
+            base := add(a.offset, at)
+        }
+        for (uint256 i = 0; i < count; ++i) {
+            bytes16 entry;
+            bytes32 entryDigest;
+            assembly {
+                let q := add(base, mul(i, RANGE_BYTES))
+                entry := calldataload(q)
+                entryDigest := calldataload(add(q, 16))
+            }
+            // bytes16 keeps the first 16 bytes: start ‖ end
+            entry = bytes16(entry);
+            if (entry == range) {
+                found = true;
+                if (entryDigest == digest) return (true, true);
+            }
+        }
+    }
+
+    /// @dev Decodes and checks the whole attestation as the Rust decoder does, returning its
+    /// header and where each direction's ranges are.
+    function _decode(bytes calldata a) private pure returns (Header memory h, Direction[2] memory d) {
+        if (_read(a, 0, 8) != MAGIC) revert BadMagic();
+        uint256 format = _read(a, 8, 2);
+        if (format != FORMAT_VERSION) revert UnsupportedFormat(uint16(format));
+        uint256 scheme = _read(a, 10, 1);
+        // Scheme 2 (Ed25519) cannot be checked here; anything else is unknown.
+        if (scheme != SCHEME_SECP256K1) revert SchemeMismatch(uint8(scheme));
+        h.protocolVersion = uint16(_read(a, 11, 2));
+        h.mode = uint8(_read(a, 13, 1));
+        if (h.mode > 1) revert UnknownMode(h.mode);
+        h.tlsVersion = uint16(_read(a, 14, 2));
+        if (h.tlsVersion != 0x0303 && h.tlsVersion != 0x0304) revert UnknownTlsVersion(h.tlsVersion);
+        h.cipherSuite = uint16(_read(a, 16, 2));
+        h.group = uint16(_read(a, 18, 2));
+        h.connectionTime = uint64(_read(a, 20, 8));
+        h.port = uint16(_read(a, 28, 2));
+        if ((h.mode == 0) == (h.port == 0)) revert BadPort(h.mode, h.port);
+        uint256 nameEnd = NAME_AT + _read(a, NAME_AT - 1, 1);
+        if (nameEnd > a.length) revert Truncated();
+        _checkName(a[NAME_AT:nameEnd]);
+        h.serverName = string(a[NAME_AT:nameEnd]);
+        uint256 p;
+        (d[0], p) = _direction(a, nameEnd, 0);
+        (d[1], p) = _direction(a, p, 1);
+        if (p != a.length) revert TrailingBytes(a.length - p);
+        h.sentLength = d[0].len;
+        h.receivedLength = d[1].len;
+        h.receivedEnding = d[1].ending;
+    }
+
+    /// @dev 1 to 253 of: lower-case ASCII letters, digits, '.', '-', ':'.
+    function _checkName(bytes calldata name) private pure {
+        if (name.length == 0 || name.length > MAX_NAME) revert BadServerName();
+        for (uint256 i = 0; i < name.length; ++i) {
+            bytes1 c = name[i];
+            bool ok = (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == ":";
+            if (!ok) revert BadServerName();
+        }
+    }
+
+    /// @dev One direction at offset p: length, ending, revealed ranges (sorted, disjoint),
+    /// commitments. Returns where it ends.
+    function _direction(bytes calldata a, uint256 p, uint8 direction)
+        private
+        pure
+        returns (Direction memory d, uint256 next)
+    {
+        d.len = uint64(_read(a, p, 8));
+        uint256 ending = _read(a, p + 8, 2);
+        // 00 00 open, 01 00 close_notify, 02 dd a fatal alert with description dd ≠ 0
+        bool known = ending == 0 || ending == 0x0100 || (ending >> 8 == 2 && ending & 0xff != 0);
+        if (!known) revert BadEnding(direction, bytes2(uint16(ending)));
+        d.ending = uint8(ending >> 8);
+        (d.revealedAt, d.revealedCount, next) = _ranges(a, p + 10, direction, d.len, true);
+        (d.committedAt, d.committedCount, next) = _ranges(a, next, direction, d.len, false);
+    }
+
+    /// @dev A counted list of ranges at offset p, each with start < end ≤ len; if `sorted`,
+    /// each end ≤ the next start (checked after the bounds, as the Rust decoder does).
+    function _ranges(bytes calldata a, uint256 p, uint8 direction, uint64 len, bool sorted)
+        private
+        pure
+        returns (uint256 at, uint256 count, uint256 next)
+    {
+        count = _read(a, p, 2);
+        if (count > MAX_RANGES) revert TooManyRanges(direction, count);
+        at = p + 2;
+        next = at + count * RANGE_BYTES;
+        if (next > a.length) revert Truncated();
+        bool outOfOrder;
+        uint256 previousEnd;
+        for (uint256 q = at; q < next; q += RANGE_BYTES) {
+            uint256 word;
+            assembly {
+                word := calldataload(add(a.offset, q))
+            }
+            uint64 start = uint64(word >> 192);
+            uint64 end = uint64(word >> 128);
+            if (start >= end || end > len) revert RangeOutsideTranscript(direction, start, end, len);
+            if (start < previousEnd) outOfOrder = true;
+            previousEnd = end;
+        }
+        if (sorted && outOfOrder) revert RangesOutOfOrder(direction);
+    }
+
+    /// @dev The big-endian unsigned integer of `size` (1 to 32) bytes at `at`.
+    function _read(bytes calldata a, uint256 at, uint256 size) private pure returns (uint256 v) {
+        if (at + size > a.length) revert Truncated();
+        assembly {
+            v := shr(sub(256, shl(3, size)), calldataload(add(a.offset, at)))
+        }
+    }
+}
