@@ -6,8 +6,9 @@ pragma solidity ^0.8.24;
 /// exposes the bytes of disclosed ranges once they match the attested digests.
 /// @dev The byte layout, DOMAIN and checks are specified in docs/attestation.md. The
 /// attestation is read in place with calldata slices and is never copied to memory. The errors
-/// are named as the Rust decoder's and presentation checker's (src/attestation), in the same
-/// order.
+/// are named as the Rust decoder's and presentation checker's (src/attestation). The signature
+/// is checked before the encoding (Rust decodes first), so a forged attestation is refused
+/// with SignatureMismatch whatever it contains.
 contract TlsproofAttestations {
     /// @notice The trusted verifier: the Ethereum address of its secp256k1 key.
     address public immutable verifier;
@@ -130,7 +131,9 @@ contract TlsproofAttestations {
         return (h.serverName, h.connectionTime, data);
     }
 
-    /// @dev The presentation checks of docs/attestation.md, in their order.
+    /// @dev The presentation checks in the order docs/attestation.md lists them. (The Rust
+    /// checker tests the length before NotAttested; they differ only in which error names a
+    /// disclosure that is wrong both ways.)
     function _checkDisclosure(
         bytes calldata a,
         Direction memory d,
@@ -139,43 +142,51 @@ contract TlsproofAttestations {
         uint64 end,
         bytes calldata data,
         bytes16 opening
-    ) private view {
+    ) private pure {
         if (start >= end || end > d.len) revert RangeOutsideTranscript(direction, start, end, d.len);
         bytes16 range = bytes16((uint128(start) << 64) | uint128(end));
-        bytes32 digest = sha256(abi.encodePacked(data, opening));
-        // The same range may be both revealed and committed: any entry that opens will do.
-        (bool found, bool opens) = _find(a, d.revealedAt, d.revealedCount, range, digest);
-        if (!opens) {
-            (bool found2, bool opens2) = _find(a, d.committedAt, d.committedCount, range, digest);
-            (found, opens) = (found || found2, opens2);
-        }
+        (bool found, bool opens) = _match(a, d, range, sha256(abi.encodePacked(data, opening)));
         if (!found) revert NotAttested(direction, start, end);
         if (data.length != end - start) revert LengthMismatch(direction, start, end, data.length);
         if (!opens) revert OpeningMismatch(direction, start, end);
     }
 
+    /// @dev Whether the direction attests `range` (revealed or committed), and whether one of
+    /// its entries for it has `digest`: the same range may be in both lists, any entry opens.
+    function _match(bytes calldata a, Direction memory d, bytes16 range, bytes32 digest)
+        private
+        pure
+        returns (bool found, bool opens)
+    {
+        (found, opens) = _find(a, d.revealedAt, d.revealedCount, range, digest);
+        if (!opens) {
+            bool committed;
+            (committed, opens) = _find(a, d.committedAt, d.committedCount, range, digest);
+            found = found || committed;
+        }
+    }
+
     /// @dev Whether a list has an entry for `range`, and whether one of those has `digest`.
     /// The list's bounds were checked by _ranges.
-    function _find(bytes calldata a, uint256 at, uint256 count, bytes16 range, bytes32 digest)
+    function _find(bytes calldata a, uint256 pos, uint256 count, bytes16 range, bytes32 digest)
         private
         pure
         returns (bool found, bool opens)
     {
         uint256 base;
         assembly {
-            base := add(a.offset, at)
+            base := add(a.offset, pos)
         }
         for (uint256 i = 0; i < count; ++i) {
-            bytes16 entry;
+            bytes32 word;
             bytes32 entryDigest;
             assembly {
                 let q := add(base, mul(i, RANGE_BYTES))
-                entry := calldataload(q)
+                word := calldataload(q)
                 entryDigest := calldataload(add(q, 16))
             }
-            // bytes16 keeps the first 16 bytes: start ‖ end
-            entry = bytes16(entry);
-            if (entry == range) {
+            // the first 16 bytes: start ‖ end
+            if (bytes16(word) == range) {
                 found = true;
                 if (entryDigest == digest) return (true, true);
             }
@@ -189,7 +200,7 @@ contract TlsproofAttestations {
         uint256 format = _read(a, 8, 2);
         if (format != FORMAT_VERSION) revert UnsupportedFormat(uint16(format));
         uint256 scheme = _read(a, 10, 1);
-        // Scheme 2 (Ed25519) cannot be checked here; anything else is unknown.
+        // Only secp256k1 can be checked here: Ed25519 (2) and unknown codes are both refused.
         if (scheme != SCHEME_SECP256K1) revert SchemeMismatch(uint8(scheme));
         h.protocolVersion = uint16(_read(a, 11, 2));
         h.mode = uint8(_read(a, 13, 1));
@@ -246,16 +257,16 @@ contract TlsproofAttestations {
     function _ranges(bytes calldata a, uint256 p, uint8 direction, uint64 len, bool sorted)
         private
         pure
-        returns (uint256 at, uint256 count, uint256 next)
+        returns (uint256 pos, uint256 count, uint256 next)
     {
         count = _read(a, p, 2);
         if (count > MAX_RANGES) revert TooManyRanges(direction, count);
-        at = p + 2;
-        next = at + count * RANGE_BYTES;
+        pos = p + 2;
+        next = pos + count * RANGE_BYTES;
         if (next > a.length) revert Truncated();
         bool outOfOrder;
         uint256 previousEnd;
-        for (uint256 q = at; q < next; q += RANGE_BYTES) {
+        for (uint256 q = pos; q < next; q += RANGE_BYTES) {
             uint256 word;
             assembly {
                 word := calldataload(add(a.offset, q))
@@ -269,11 +280,11 @@ contract TlsproofAttestations {
         if (sorted && outOfOrder) revert RangesOutOfOrder(direction);
     }
 
-    /// @dev The big-endian unsigned integer of `size` (1 to 32) bytes at `at`.
-    function _read(bytes calldata a, uint256 at, uint256 size) private pure returns (uint256 v) {
-        if (at + size > a.length) revert Truncated();
+    /// @dev The big-endian unsigned integer of `size` (1 to 32) bytes at `pos`.
+    function _read(bytes calldata a, uint256 pos, uint256 size) private pure returns (uint256 v) {
+        if (pos + size > a.length) revert Truncated();
         assembly {
-            v := shr(sub(256, shl(3, size)), calldataload(add(a.offset, at)))
+            v := shr(sub(256, shl(3, size)), calldataload(add(a.offset, pos)))
         }
     }
 }

@@ -9,6 +9,8 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToHex, concatBytes, hexToBytes } from "@noble/hashes/utils.js";
 import { PresentationError } from "./errors.js";
 
+export { PresentationError };
+
 const MAGIC = "TLSPROOF";
 const FORMAT_VERSION = 1;
 const MAX_NAME = 253;
@@ -97,7 +99,7 @@ const isNameByte = (c) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) |
  * signature: use verifyAttestation for that.
  */
 export function decodeAttestation(data) {
-  return decode(fromHex(data, "attestation data"));
+  return withNumbers(decode(fromHex(data, "attestation data")));
 }
 
 function decode(bytes) {
@@ -128,22 +130,31 @@ function decode(bytes) {
   const sent = direction(r, "sent");
   const received = direction(r, "received");
   if (r.left !== 0) fail("TrailingBytes", `attestation has ${r.left} bytes after its end`);
-  // Checked last, so that whatever Rust refuses is refused here for the same reason; once the
-  // lengths are safe, so are the ranges within them.
-  sent.len = safeNumber(sent.len, "the sent length");
-  received.len = safeNumber(received.len, "the received length");
   return {
-    formatVersion, scheme, protocolVersion, mode, tlsVersion, cipherSuite, group,
-    connectionTime: safeNumber(connectionTime, "the connection time"),
-    port, serverName: String.fromCharCode(...name), sent, received,
+    formatVersion, scheme, protocolVersion, mode, tlsVersion, cipherSuite, group, connectionTime, port,
+    serverName: String.fromCharCode(...name), sent, received,
   };
 }
 
-function safeNumber(value, what) {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
-    fail("TooLarge", `${what} is ${value}, more than JavaScript numbers hold exactly (Number.MAX_SAFE_INTEGER)`);
-  }
-  return Number(value);
+/**
+ * The decoded attestation with its u64 fields as numbers, refusing those a JS number cannot
+ * hold exactly. Called after Rust's checks (and the signature's), so that whatever Rust
+ * refuses is refused here for the same reason. Once the lengths are safe, so are the ranges
+ * within them.
+ */
+function withNumbers(a) {
+  const safe = (value, what) => {
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+      fail("TooLarge", `${what} is ${value}, more than JavaScript numbers hold exactly (Number.MAX_SAFE_INTEGER)`);
+    }
+    return Number(value);
+  };
+  return {
+    ...a,
+    connectionTime: safe(a.connectionTime, "the connection time"),
+    sent: { ...a.sent, len: safe(a.sent.len, "the sent length") },
+    received: { ...a.received, len: safe(a.received.len, "the received length") },
+  };
 }
 
 function direction(r, name) {
@@ -159,6 +170,7 @@ function direction(r, name) {
     fail("RangesOutOfOrder", `${name}: revealed ranges are not sorted and disjoint`);
   }
   const committed = ranges(r, name, len);
+  // exact when the length is, which withNumbers checks
   const numbers = (list) => list.map(({ start, end, digest }) => ({ start: Number(start), end: Number(end), digest }));
   return { len, ending, alert: kind === 2 ? alert : null, revealed: numbers(revealed), committed: numbers(committed) };
 }
@@ -246,7 +258,7 @@ function verifySigned(key, { data, signature }) {
   }
   if (key.scheme === "secp256k1") verifySecp256k1(key.address, data, signature);
   else verifyEd25519(key.publicKey, data, signature);
-  return attestation;
+  return withNumbers(attestation);
 }
 
 /**
@@ -303,7 +315,7 @@ function outsideTranscript(direction, start, end, len) {
  */
 export function present(attestation, secrets, disclose) {
   const signed = signedAttestation(attestation);
-  const attested = decode(signed.data);
+  const attested = withNumbers(decode(signed.data));
   const plain = parseSecrets(secrets);
   checkSecrets(attested, plain);
   if (!Array.isArray(disclose)) fail("Malformed", "the ranges to disclose are a list");

@@ -2,12 +2,13 @@
 import type { NotarizeOptions, NotarizeResult } from "./index.js";
 export type {
   ByteRange, RevealChoice, RevealOptions, Phase, Progress, NotarizeOptions, DirectionResult, NotarizeResult, ErrorCode,
+  PresentationErrorReason, SignedAttestation, AttestationSecrets, AttestedSession,
 } from "./index.js";
 export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError,
-  NotIsolatedError, WorkerStartError, InternalError, errorFromCode, toTlsproofError,
+  NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, PresentationError, errorFromCode, toTlsproofError,
 } from "./index.js";
 
 export function defaultThreads(): number;

@@ -7,7 +7,6 @@ import { BadOptionsError, NotIsolatedError, TimeoutError, toTlsproofError } from
 import { splitCallOptions, throwIfAborted } from "./internal.js";
 
 export * from "./errors.js";
-export * from "./attestation.js";
 
 let ready = null;
 // wasm-bindgen-rayon's initThreadPool may run once per module instance: a retry after a start

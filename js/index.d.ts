@@ -1,3 +1,5 @@
+import type { AttestedSession } from "./attestation.js";
+export type { AttestedSession, SignedAttestation, AttestationSecrets } from "./attestation.js";
 // Types of the tlsproof package (index.js: main thread; direct.js: inside a worker).
 
 /** A half-open byte range `[start, end)` of a direction's plaintext. */
@@ -26,6 +28,13 @@ export interface RevealOptions {
   sent?: RevealChoice;
   /** The response. Default `"all"` (fast path). */
   recv?: RevealChoice;
+  /**
+   * Hidden ranges of the request / response to commit to (same choices as above): the
+   * verifier holds only a proven SHA-256 digest of each, and an attestation's presentation can
+   * open them later (`tlsproof/attestation`). Default: none.
+   */
+  commitSent?: RevealChoice;
+  commitRecv?: RevealChoice;
 }
 
 export type Phase = "connect" | "preprocess" | "request" | "prove" | "done";
@@ -145,6 +154,12 @@ export interface NotarizeResult {
   commitments: string[];
   timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };
   bytes: { proverToVerifier: number; verifierToProver: number };
+  /**
+   * The verifier's signed attestation of this session, checked against the verdict, with what
+   * `present` needs to disclose its ranges later; null when the verifier does not sign (no
+   * `--signing-key`).
+   */
+  attestation: AttestedSession | null;
 }
 
 export type ErrorCode =
@@ -164,6 +179,8 @@ export type ErrorCode =
   | "PROTOCOL_ERROR"
   | "NOT_ISOLATED"
   | "WORKER_START_FAILED"
+  | "BAD_ATTESTATION"
+  | "BAD_PRESENTATION"
   | "INTERNAL";
 
 export class TlsproofError extends Error {
@@ -190,6 +207,49 @@ export class NotIsolatedError extends TlsproofError { constructor(message: strin
 /** The prover's worker or one of its thread workers did not load or start; the message names which and why. */
 export class WorkerStartError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "WORKER_START_FAILED"; }
 export class InternalError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "INTERNAL"; }
+/** The verifier's attestation does not verify, or does not state the verdict it sent. */
+export class BadAttestationError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BAD_ATTESTATION"; }
+
+/** The check a presentation, an attestation or a verifier key failed: Rust's error variant names, and a few of JS's own. */
+export type PresentationErrorReason =
+  | "UnsupportedVersion"
+  | "Truncated"
+  | "TrailingBytes"
+  | "BadMagic"
+  | "UnsupportedFormat"
+  | "UnknownScheme"
+  | "UnknownMode"
+  | "UnknownTlsVersion"
+  | "BadPort"
+  | "BadServerName"
+  | "BadEnding"
+  | "TooManyRanges"
+  | "RangeOutsideTranscript"
+  | "RangesOutOfOrder"
+  | "SchemeMismatch"
+  | "WrongLength"
+  | "NonCanonical"
+  | "BadRecoveryByte"
+  /** Another key signed, or the data was altered (Rust's `SignatureError::Mismatch`). */
+  | "SignatureMismatch"
+  | "NotAttested"
+  | "LengthMismatch"
+  | "OpeningMismatch"
+  | "WrongSecrets"
+  /** The verifier key is not `secp256k1:0x<40 hex>` or `ed25519:<64 hex>` (lower case). */
+  | "BadKey"
+  | "BadHex"
+  /** Not of the JSON form: a missing field, a wrong type, an unknown direction, an opening not of 16 bytes. */
+  | "Malformed"
+  /** A length or the connection time above `Number.MAX_SAFE_INTEGER`. */
+  | "TooLarge";
+
+/** Thrown by the attestation functions; `reason` names the check that failed. */
+export class PresentationError extends TlsproofError {
+  constructor(message: string, options?: ErrorOptions & { reason?: PresentationErrorReason });
+  readonly code: "BAD_PRESENTATION";
+  readonly reason: PresentationErrorReason;
+}
 
 /** The error class for a code (plain `TlsproofError` for codes this version does not know). */
 export function errorFromCode(code: string, message: string): TlsproofError;

@@ -4,7 +4,6 @@ import { AbortError, BadOptionsError, errorFromCode } from "./errors.js";
 import { splitCallOptions, throwIfAborted, workerStartError } from "./internal.js";
 
 export * from "./errors.js";
-export * from "./attestation.js";
 
 /** A prover running in its own Web Worker. Reuse one for many sessions. */
 export class Prover {

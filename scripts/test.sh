@@ -24,13 +24,16 @@ for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sle
 # The verifier dials the name it certifies: the fixture's certificate is for localhost.
 fixture="localhost:$(sed 's/.*://' "$run/fixture")"
 $bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$fixture" --addr-file "$run/proxy" >/dev/null & pids+=($!)
-$bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
+# It signs its verdicts: the browser tests and the bundled apps present its attestations.
+verifier_key=$($bin keygen --scheme secp256k1 --out "$run/verifier-key.pem" | sed -n 's/^public key: //p')
+$bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" --signing-key "$run/verifier-key.pem" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
 for f in proxy verifier; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
 export TLSPROOF_TEST_VERIFIER="ws://$(cat "$run/verifier")/"
 export TLSPROOF_TEST_FIXTURE="$fixture"
 export TLSPROOF_TEST_CA="$(cat "$run/ca.pem")"
+export TLSPROOF_TEST_VERIFIER_KEY="$verifier_key"
 export WASM_BINDGEN_TEST_TIMEOUT=300
 wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release . --features standalone-threads
 
@@ -42,12 +45,24 @@ else
   echo "the verifier did not report the aborted session or stopped:"; cat "$run/verifier.log"; exit 1
 fi
 
+echo "== attestation through the CLI: prove --attestation-out, present, verify-presentation =="
+$bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
+  --header "Authorization: Bearer cli-secret" --redact-header authorization --attestation-out "$run/attestation.json" >/dev/null
+recv_len=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).secrets.received.length / 2)' "$run/attestation.json")
+$bin present --attestation "$run/attestation.json" --disclose "received:0..$recv_len" --out "$run/presentation.json" >/dev/null
+out=$($bin verify-presentation "$run/presentation.json" --verifier-key "$verifier_key")
+echo "$out" | grep -q '"owner":"Alice Example"' || { echo "the presentation did not show the response:"; echo "$out"; exit 1; }
+if $bin verify-presentation "$run/presentation.json" --verifier-key "$($bin keygen --out "$run/other-key.pem" | sed -n 's/^public key: //p')" 2>/dev/null; then
+  echo "a presentation verified under another verifier's key"; exit 1
+fi
+echo "CLI attestation round trip: verified under the verifier's key ($verifier_key), refused under another"
+
 echo "== package: build, npm pack, TypeScript declarations =="
 bash scripts/build-wasm.sh
 (cd dist/tlsproof && npm pack --json --pack-destination "$run" >"$run/pack.json" 2>/dev/null)
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1]))[0].files.map((f) => f.path);
-  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "internal.js", "threads.js", "thread.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
+  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "attestation.js", "attestation.d.ts", "internal.js", "threads.js", "thread.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
   const missing = need.filter((f) => !files.includes(f));
   if (missing.length) { console.error("npm pack misses", missing); process.exit(1); }
   const extra = files.filter((f) => f.startsWith("wasm/snippets/"));
@@ -55,6 +70,15 @@ node -e '
   console.log(`npm pack: ${files.length} files`);' "$run/pack.json"
 node_modules/.bin/tsc -p tests/types && echo "tsc: tests/types/usage.ts compiles against the package's .d.ts"
 node tests/readme-snippets.mjs
+echo "== JS: attestations and presentations (js/attestation.js) against docs/attestation-vectors.json =="
+node --test tests/js/
+node --input-type=module -e '
+  import { readFileSync } from "node:fs";
+  import { verifyPresentation } from "./dist/tlsproof/attestation.js";
+  for (const v of JSON.parse(readFileSync("docs/attestation-vectors.json")).vectors) verifyPresentation(v.presentation, { verifierKey: v.verifierKey });
+  console.log("the packaged (bundled) attestation.js verifies the published vectors in Node.js");'
+echo "== EVM: the attestation contract compiled with solc-js and run on ethereumjs =="
+node --test tests/evm/
 
 echo "== browser end to end: tlsproof verifier --www, driven through chromedriver =="
 $bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/www-verifier" \
@@ -70,7 +94,7 @@ ws_flag=$(node -e 'process.stdout.write(typeof WebSocket === "undefined" ? "--ex
 echo "== bundlers: Vite 8, Vite 7 and webpack 5 apps install the packed tarball, built for production =="
 mkdir "$run/bundlers"
 mv "$run"/tlsproof-*.tgz "$run/bundlers/tlsproof.tgz"
-node $ws_flag tests/e2e/bundlers.mjs "$run/bundlers/tlsproof.tgz" "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" "$run/bundlers"
+node $ws_flag tests/e2e/bundlers.mjs "$run/bundlers/tlsproof.tgz" "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" "$run/bundlers" "$verifier_key"
 
 echo "== browser extension: examples/extension (MV3, offscreen document) in headless Chromium =="
 node $ws_flag tests/e2e/extension.mjs examples/extension dist/tlsproof "$TLSPROOF_TEST_VERIFIER" "$TLSPROOF_TEST_FIXTURE" "$run/ca.pem" test-artifacts
@@ -79,7 +103,8 @@ echo "screenshot: test-artifacts/extension.png"
 echo "== end to end: the demo page in headless Chromium (tlsproof demo) =="
 out=$($bin demo --once --listen 127.0.0.1:0 --www www --pkg dist/tlsproof --timeout 180)
 echo "$out"
-if echo "$out" | grep -q "the verifier verified" && echo "$out" | grep -q "Alice Example" && ! echo "$out" | grep -q "demo-secret-token"; then
+if echo "$out" | grep -q "the verifier verified" && echo "$out" | grep -q "Alice Example" && ! echo "$out" | grep -q "demo-secret-token" \
+  && echo "$out" | grep -q "verified in this page"; then
   echo "end-to-end: 1 passed, 0 failed"
 else
   echo "end-to-end: 0 passed, 1 failed"; exit 1

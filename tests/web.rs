@@ -330,6 +330,28 @@ async fn notarize_api_over_tls13_with_the_fast_path_and_redacted() {
     assert_eq!(v["tls"]["version"].as_str(), Some("1.3"));
 }
 
+/// The verifier of `npm test` signs: the result carries its attestation, which presents a
+/// committed JSON field the verifier never saw, checked in wasm against its published key.
+#[wasm_bindgen_test]
+async fn notarize_api_returns_an_attestation_that_opens_a_committed_field() {
+    use tlsproof::attestation::{Attestation, Direction, Presentation, VerifyingKey};
+    ensure_pool().await;
+    let key: VerifyingKey = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY").parse().expect("a verifier key");
+    let reveal = serde_json::json!({"reveal": {"recv": {"jsonFields": ["owner"]}, "commitRecv": {"jsonFields": ["balance"]}}});
+    let v = notarize(options("/json", reveal)).await.unwrap_or_else(|e| panic!("committed field: {e}"));
+    let recv = v["recv"]["printable"].as_str().unwrap();
+    assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("1234.56"), "{recv}");
+    assert_eq!(v["commitments"].as_array().map(Vec::len), Some(1), "{v}");
+    let session: tlsproof::protocol::attest::AttestedSession = serde_json::from_value(v["attestation"].clone()).expect("result.attestation");
+    assert_eq!(session.verifier_key, key);
+    let (_, attested) = Attestation::decode(&session.attestation.data).unwrap();
+    let balance = attested.received.committed[0].range.clone();
+    let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Received, balance)]).unwrap();
+    let shown = p.verify(&key).expect("the presentation verifies");
+    let field = String::from_utf8(shown.disclosed[0].data.clone()).unwrap();
+    assert!(field.contains("1234.56") && !shown.disclosed[0].revealed_to_verifier, "{field}");
+}
+
 #[wasm_bindgen_test]
 async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redacted() {
     ensure_pool().await;

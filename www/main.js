@@ -2,6 +2,7 @@
 // verifier verified, revealed bytes highlighted and hidden ones blacked out. With ?auto=1
 // (`tlsproof demo`, `npm start`) it runs once and reports the outcome to the server.
 import { Prover } from "tlsproof";
+import { decodeAttestation, present, verifyPresentation } from "tlsproof/attestation";
 
 const $ = (id) => document.getElementById(id);
 const config = await (await fetch("/demo-config.json")).json();
@@ -59,6 +60,21 @@ function render(el, dir) {
   }
 }
 
+/**
+ * What a third party would do with the verifier's signed attestation: a presentation of the
+ * response's revealed ranges, checked here against the key the verifier publishes.
+ */
+async function presentResponse(result) {
+  if (!result.attestation) return "attestation: none (the verifier runs without --signing-key)";
+  const { attestation, secrets } = result.attestation;
+  const { verifierKey } = await (await fetch("/.well-known/tlsproof-verifier-key")).json();
+  const revealed = decodeAttestation(attestation.data).received.revealed;
+  const p = present(attestation, secrets, revealed.map(({ start, end }) => ({ direction: "received", start, end })));
+  const v = verifyPresentation(JSON.stringify(p), { verifierKey });
+  const bytes = v.disclosed.reduce((n, d) => n + d.data.length, 0);
+  return `attestation signed by ${verifierKey}: a presentation of ${v.disclosed.length} response range(s), ${bytes} bytes, verified in this page`;
+}
+
 const pathText = (d) => d.path === "fast" ? "fast path: key opened, the verifier decrypted it" : "ZK path: revealed blocks proven in zero knowledge";
 let controller = null;
 
@@ -85,11 +101,13 @@ async function run() {
     const t = result.timings;
     $("timings").textContent = `total ${t.totalMs.toFixed(0)} ms · preprocess ${t.preprocessMs.toFixed(0)} ms · online ${t.onlineMs.toFixed(0)} ms · ` +
       `prove ${t.proveMs.toFixed(0)} ms · prover→verifier ${result.bytes.proverToVerifier} B, verifier→prover ${result.bytes.verifierToProver} B`;
+    const attestation = await presentResponse(result);
+    $("attestation").textContent = attestation;
     $("verdict").hidden = false;
     return {
       ok: true,
       what: `notarized ${opts.url} from wasm in ${result.mode} mode (crossOriginIsolated=${self.crossOriginIsolated})`,
-      text: `request (${result.sent.path} path):  ${result.sent.printable}\nresponse (${result.recv.path} path): ${result.recv.printable}`,
+      text: `request (${result.sent.path} path):  ${result.sent.printable}\nresponse (${result.recv.path} path): ${result.recv.printable}\n${attestation}`,
       timings: { total_ms: Math.round(t.totalMs), online_ms: Math.round(t.onlineMs), prove_ms: Math.round(t.proveMs) },
     };
   } catch (e) {

@@ -202,5 +202,6 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         _ = aborted => return Err(ApiError::Aborted),
     };
     let result = NotarizeResult::new(&out, js_sys::Date::now() - started);
-    result.serialize(&serde_wasm_bindgen::Serializer::new()).map_err(|e| ApiError::Internal(e.to_string()))
+    // `null`, not `undefined`, for what is absent, as index.d.ts declares
+    result.serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true)).map_err(|e| ApiError::Internal(e.to_string()))
 }

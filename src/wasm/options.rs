@@ -20,7 +20,7 @@ pub const OPTION_FIELDS: &[&str] = &[
     "verifierUrl", "mode", "proxyUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body",
     "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls",
 ];
-pub const REVEAL_FIELDS: &[&str] = &["sent", "recv"];
+pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
 pub const TLS_FIELDS: &[&str] = &["versions"];
 
 /// `notarize(options)`: what to request and what to reveal.
@@ -127,6 +127,12 @@ pub struct RevealOptions {
     /// Default: all of the response (the fast path).
     #[serde(default = "default_recv")]
     pub recv: RevealSpec,
+    /// Hidden ranges to commit to (SHA-256 of the bytes and a blinder, proven): the verifier
+    /// learns only the digest, and a presentation can open them later. Default: none.
+    #[serde(default, rename = "commitSent")]
+    pub commit_sent: Option<RevealSpec>,
+    #[serde(default, rename = "commitRecv")]
+    pub commit_recv: Option<RevealSpec>,
 }
 
 fn default_sent() -> RevealSpec {
@@ -139,7 +145,7 @@ fn default_recv() -> RevealSpec {
 
 impl Default for RevealOptions {
     fn default() -> Self {
-        RevealOptions { sent: default_sent(), recv: default_recv() }
+        RevealOptions { sent: default_sent(), recv: default_recv(), commit_sent: None, commit_recv: None }
     }
 }
 
@@ -340,7 +346,14 @@ impl NotarizeOptions {
             server_name,
             ca_pem,
             request,
-            reveal: RevealConfig::new(self.reveal.sent.to_reveal("sent")?, self.reveal.recv.to_reveal("recv")?),
+            reveal: {
+                let r = &self.reveal;
+                let commit = |spec: &Option<RevealSpec>, direction| spec.as_ref().map_or(Ok(Reveal::Nothing), |s| s.to_reveal(direction));
+                let mut config = RevealConfig::new(r.sent.to_reveal("sent")?, r.recv.to_reveal("recv")?);
+                config.commit_sent = commit(&r.commit_sent, "commitSent")?;
+                config.commit_received = commit(&r.commit_recv, "commitRecv")?;
+                config
+            },
             max_sent: positive(self.max_sent_bytes, "maxSentBytes", DEFAULT_MAX_SENT)?,
             max_recv: positive(self.max_recv_bytes, "maxRecvBytes", DEFAULT_MAX_RECV)?,
             timeout,
@@ -439,6 +452,10 @@ pub struct NotarizeResult {
     pub commitments: Vec<String>,
     pub timings: Timings,
     pub bytes: Traffic,
+    /// The verifier's signed attestation with the secrets to present it later
+    /// (`{attestation, verifierKey, secrets}`, as `tlsproof prove --attestation-out` writes
+    /// it); `null` when the verifier does not sign.
+    pub attestation: Option<crate::protocol::attest::AttestedSession>,
 }
 
 #[derive(Debug, Serialize)]
@@ -566,6 +583,7 @@ impl NotarizeResult {
                 prover_to_verifier: s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
                 verifier_to_prover: s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down,
             },
+            attestation: out.attestation.clone(),
         }
     }
 }
@@ -745,6 +763,18 @@ mod tests {
         }
         let unknown = serde_json::from_value::<TlsOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
         assert!(unknown.contains("expected `versions`"), "{unknown}");
+    }
+
+    #[test]
+    fn commitments_are_requested_per_direction_and_default_to_none() {
+        let plan = |reveal: serde_json::Value| opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": reveal})).unwrap().plan();
+        let p = plan(serde_json::json!({"recv": "body", "commitRecv": {"jsonFields": ["balance"]}, "commitSent": [{"start": 3, "end": 5}]})).unwrap();
+        assert_eq!(p.reveal.commit_received, Reveal::JsonFields(vec!["balance".into()]));
+        assert_eq!(p.reveal.commit_sent, Reveal::Ranges(vec![3..5]));
+        let p = plan(serde_json::json!({})).unwrap();
+        assert_eq!((p.reveal.commit_sent, p.reveal.commit_received), (Reveal::Nothing, Reveal::Nothing));
+        let e = plan(serde_json::json!({"commitRecv": "everything"})).unwrap_err();
+        assert!(e.to_string().starts_with("reveal.commitRecv must be"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { collectLogs } from "./cdp-log.mjs";
 import { Browser, freePort } from "./webdriver.mjs";
 
-const [tarball, verifierUrl, fixture, caFile, work] = process.argv.slice(2);
+// verifierKey: the verifier's public key when it signs (the page then checks a presentation)
+const [tarball, verifierUrl, fixture, caFile, work, verifierKey] = process.argv.slice(2);
 if (!work) { console.error("usage: bundlers.mjs TARBALL VERIFIER_WS_URL FIXTURE_ADDR CA_PEM_FILE WORK_DIR"); process.exit(2); }
 const templates = join(dirname(fileURLToPath(import.meta.url)), "..", "bundlers");
 const secret = "bundler-secret-token";
@@ -93,7 +94,7 @@ async function drive(name, origin, { missing = [], allowed = () => false, refusa
   const browser = await Browser.start();
   const logs = await collectLogs(browser.capabilities?.["goog:chromeOptions"]?.debuggerAddress);
   try {
-    const config = { verifierUrl, fixture, caPem: readFileSync(caFile, "utf8") };
+    const config = { verifierUrl, fixture, caPem: readFileSync(caFile, "utf8"), verifierKey };
     await browser.goto(`${origin}/#${encodeURIComponent(JSON.stringify(config))}`);
     const text = await browser.until(async () => {
       const t = await browser.text("#out");
@@ -112,6 +113,9 @@ async function drive(name, origin, { missing = [], allowed = () => false, refusa
       check(r.zk.recvPath === "zk" && r.zk.recv.includes('"owner":"Alice Example"') && !r.zk.recv.includes("ACC-0042"),
         `[${name}] the JSON-field reveal took the ZK path and hides the rest`);
       check([r.fast, r.zk].every((x) => x.sent.includes("Authorization: █") && !x.sent.includes(secret)), `[${name}] the token stays hidden`);
+      if (verifierKey) {
+        check(typeof r.presented === "string" && r.presented.includes('"owner":"Alice Example"'), `[${name}] the attestation's presentation of the response verifies in the page`);
+      }
     }
     const workers = logs.targets.filter((t) => t.startsWith("worker "));
     // The prover's worker plus one per thread (each thread's own copy of the pool code is never started).

@@ -1,6 +1,9 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
 import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, type NotarizeResult, type Progress } from "tlsproof";
+import { present, verifyPresentation, decodeAttestation, verifyAttestation, PresentationError, type Presentation, type SignedAttestation } from "tlsproof/attestation";
 import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
+// @ts-expect-error: the attestation functions are their own entry point (tlsproof/attestation)
+import { present as notInTheMainEntry } from "tlsproof";
 // @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
 import { Prover as NoProverHere } from "tlsproof/direct";
 
@@ -15,7 +18,7 @@ export async function everything(): Promise<string> {
       method: "POST",
       headers: [["Authorization", "Bearer x"], ["Content-Type", "application/json"]],
       body: "{}",
-      reveal: { sent: [{ start: 0, end: 4 }], recv: { jsonFields: ["owner"] } },
+      reveal: { sent: [{ start: 0, end: 4 }], recv: { jsonFields: ["owner"] }, commitRecv: { jsonFields: ["balance"] } },
       maxSentBytes: 4096,
       maxRecvBytes: 65536,
       timeoutMs: 30_000,
@@ -81,4 +84,30 @@ export function misuse(): void {
   // @ts-expect-error: error codes are a closed set on the subclasses
   const code: "TIMEOUT" = new AbortError("x").code;
   void code;
+}
+
+export async function attested(): Promise<string> {
+  const r = await notarize({ verifierUrl: "ws://v/", url: "https://h/", reveal: { recv: { jsonFields: ["balance"] } } });
+  if (r.attestation === null) return "the verifier does not sign";
+  const { attestation, verifierKey, secrets } = r.attestation;
+  const p: Presentation = present(attestation, secrets, [{ direction: "received", start: 0, end: r.recv.length }, ["sent", 0, 4]]);
+  try {
+    const v = verifyPresentation(JSON.stringify(p), { verifierKey });
+    const first = v.disclosed[0];
+    const data: Uint8Array | undefined = first?.data;
+    const ending: "open" | "close_notify" | "fatal_alert" = v.attestation.received.ending;
+    return `${v.attestation.serverName}:${v.attestation.port} ${ending} ${first?.revealedToVerifier} ${first?.text} ${data?.length}`;
+  } catch (e) {
+    if (e instanceof PresentationError && e.reason === "SignatureMismatch") return `not this verifier: ${e.code}`;
+    throw e;
+  }
+}
+
+export function offline(signed: SignedAttestation, verifierKey: string): number {
+  const a = verifyAttestation(signed, { verifierKey });
+  const b = decodeAttestation(signed.data);
+  // @ts-expect-error: reasons are a closed set
+  const reason: PresentationError["reason"] = "Mismatch";
+  void reason;
+  return a.connectionTime - b.sent.len;
 }

@@ -1,8 +1,11 @@
 // A dApp page as a bundler user writes it: the package imported by name, nothing configured.
 // It runs one fast-path and one ZK-path notarization and prints both results as JSON in #out.
 // Where the verifier and the server are comes in the URL's fragment (so the page itself makes
-// no request for it): #{"verifierUrl": …, "fixture": "localhost:PORT", "caPem": …}.
+// no request for it): #{"verifierUrl": …, "fixture": "localhost:PORT", "caPem": …, "verifierKey": …}.
+// With verifierKey (the verifier signs), it also presents the fast-path response from the
+// attestation and checks the presentation as a third party would.
 import { notarize } from "tlsproof";
+import { present, verifyPresentation } from "tlsproof/attestation";
 
 const out = document.getElementById("out");
 const config = JSON.parse(decodeURIComponent(location.hash.slice(1)));
@@ -17,7 +20,13 @@ const summary = (r) => ({ sentPath: r.sent.path, recvPath: r.recv.path, sent: r.
 async function run() {
   const fast = await notarize({ ...request, reveal: { sent: { redactHeaders: ["authorization"] }, recv: "all" } });
   const zk = await notarize({ ...request, reveal: { sent: { redactHeaders: ["authorization"] }, recv: { jsonFields: ["owner"] } } });
-  return { ok: true, fast: summary(fast), zk: summary(zk) };
+  let presented = null;
+  if (config.verifierKey) {
+    const { attestation, secrets } = fast.attestation;
+    const p = present(attestation, secrets, [{ direction: "received", start: 0, end: fast.recv.length }]);
+    presented = verifyPresentation(JSON.stringify(p), { verifierKey: config.verifierKey }).disclosed[0].text;
+  }
+  return { ok: true, fast: summary(fast), zk: summary(zk), presented };
 }
 
 run().then(

@@ -1,0 +1,121 @@
+// Types of attestation.js (`tlsproof/attestation`): signed attestations and presentations
+// (docs/attestation.md).
+export { PresentationError } from "./index.js";
+export type { PresentationErrorReason } from "./index.js";
+// Plain JavaScript, no wasm: these run anywhere, synchronously, and throw PresentationError.
+
+/** The verifier's signed statement: `data` is its canonical encoding; both are lower-case hex. */
+export interface SignedAttestation {
+  data: string;
+  signature: string;
+}
+
+/**
+ * What the prover keeps to present later (hex): its plaintext of both directions, one salt per
+ * revealed range and one blinder per commitment, in the attestation's order. It holds hidden
+ * bytes: keep it private.
+ */
+export interface AttestationSecrets {
+  sent: string;
+  received: string;
+  salts: { sent: string[]; received: string[] };
+  blinders: { sent: string[]; received: string[] };
+}
+
+/** A notarize result's `attestation`: the JSON `tlsproof prove --attestation-out` writes too. */
+export interface AttestedSession {
+  attestation: SignedAttestation;
+  /** The key that signed: `secp256k1:0x<address>` or `ed25519:<hex>`. */
+  verifierKey: string;
+  secrets: AttestationSecrets;
+}
+
+/** One disclosed range: its bytes and the opening of its attested hash (hex). */
+export interface Disclosure {
+  direction: "sent" | "received";
+  start: number;
+  end: number;
+  data: string;
+  /** 16 bytes: a revealed range's salt or a commitment's blinder. */
+  opening: string;
+}
+
+/** A signed attestation with some of its ranges opened; its JSON is the exchange form. */
+export interface Presentation {
+  version: 1;
+  attestation: SignedAttestation;
+  disclosures: Disclosure[];
+}
+
+/** A range to disclose: exactly a revealed range or a commitment of the attestation. */
+export type DisclosureRequest =
+  | { direction: "sent" | "received"; start: number; end: number }
+  | ["sent" | "received", number, number];
+
+export interface AttestedRange {
+  start: number;
+  end: number;
+  /** Hex SHA-256(bytes ‖ 16-byte opening). */
+  digest: string;
+}
+
+export interface AttestedDirection {
+  /** Plaintext length. */
+  len: number;
+  ending: "open" | "close_notify" | "fatal_alert";
+  /** The fatal alert's description; null for the other endings. */
+  alert: number | null;
+  /** Ranges the verifier saw, sorted and disjoint. */
+  revealed: AttestedRange[];
+  /** Commitments to hidden ranges, proven in zero knowledge. */
+  committed: AttestedRange[];
+}
+
+/** What an attestation states. */
+export interface DecodedAttestation {
+  formatVersion: 1;
+  scheme: "secp256k1" | "ed25519";
+  /** The session protocol version the verifier ran. */
+  protocolVersion: number;
+  mode: "proxy" | "mpc";
+  tlsVersion: "1.2" | "1.3";
+  /** IANA code points. */
+  cipherSuite: number;
+  group: number;
+  /** Unix seconds. */
+  connectionTime: number;
+  /** The port the verifier dialed; 0 in MPC mode, where only the name is certified. */
+  port: number;
+  serverName: string;
+  sent: AttestedDirection;
+  received: AttestedDirection;
+}
+
+/** A disclosed range as checked. */
+export interface DisclosedRange {
+  direction: "sent" | "received";
+  start: number;
+  end: number;
+  /** Whether the verifier saw these bytes (a revealed range) or only a commitment to them. */
+  revealedToVerifier: boolean;
+  data: Uint8Array;
+  /** `data` as UTF-8 (invalid sequences replaced). */
+  text: string;
+}
+
+export interface VerifiedPresentation {
+  attestation: DecodedAttestation;
+  disclosed: DisclosedRange[];
+}
+
+/** Reads an attestation's bytes (hex or bytes) without checking its signature. */
+export function decodeAttestation(data: string | Uint8Array): DecodedAttestation;
+/** Checks the signature under the verifier's public key, then returns what it attests. */
+export function verifyAttestation(attestation: SignedAttestation, options: { verifierKey: string }): DecodedAttestation;
+/**
+ * Builds a presentation disclosing `disclose`, after checking that the secrets open the
+ * attestation (reason `WrongSecrets` otherwise). Does not check the signature.
+ */
+export function present(attestation: SignedAttestation, secrets: AttestationSecrets, disclose: DisclosureRequest[]): Presentation;
+/** Checks a presentation (an object or its JSON text) under the verifier's public key. */
+export function verifyPresentation(presentation: Presentation | string, options: { verifierKey: string }): VerifiedPresentation;
