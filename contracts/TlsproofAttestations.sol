@@ -131,9 +131,8 @@ contract TlsproofAttestations {
         return (h.serverName, h.connectionTime, data);
     }
 
-    /// @dev The presentation checks in the order docs/attestation.md lists them. (The Rust
-    /// checker tests the length before NotAttested; they differ only in which error names a
-    /// disclosure that is wrong both ways.)
+    /// @dev The presentation checks in the order docs/attestation.md lists them, as the Rust
+    /// and JS checkers do.
     function _checkDisclosure(
         bytes calldata a,
         Direction memory d,

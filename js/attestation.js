@@ -368,12 +368,12 @@ function checkDisclosure(attestation, { direction, start, end, data, opening: op
   const a = attestation[direction];
   const range = `${direction} range ${start}..${end}`;
   if (start >= end || end > a.len) outsideTranscript(direction, start, end, a.len);
-  if (data.length !== end - start) fail("LengthMismatch", `${range} has ${data.length} bytes of data`);
-  const digest = rangeDigest(data, open);
   const same = (r) => r.start === start && r.end === end;
   if (!a.revealed.some(same) && !a.committed.some(same)) {
     fail("NotAttested", `${range} is neither a revealed range nor a commitment of the attestation`);
   }
+  if (data.length !== end - start) fail("LengthMismatch", `${range} has ${data.length} bytes of data`);
+  const digest = rangeDigest(data, open);
   const opens = (list) => list.some((r) => same(r) && r.digest === digest);
   const revealedToVerifier = opens(a.revealed);
   if (!revealedToVerifier && !opens(a.committed)) {

@@ -223,6 +223,17 @@ impl Attestation {
         }
     }
 
+    /// The cipher suite's and group's IANA names where this code knows them, else their codes.
+    pub fn tls_parameter_names(&self) -> (String, String) {
+        use crate::tls::{tls13::messages::Suite13, CipherSuite, NamedGroup};
+        let suite = CipherSuite::from_id(self.cipher_suite).map(CipherSuite::name).or_else(|| Suite13::from_id(self.cipher_suite).map(Suite13::name));
+        let group = NamedGroup::from_id(self.group).map(NamedGroup::name);
+        (
+            suite.map_or_else(|| format!("cipher suite 0x{:04x}", self.cipher_suite), str::to_string),
+            group.map_or_else(|| format!("group 0x{:04x}", self.group), str::to_string),
+        )
+    }
+
     /// `TLS 1.2` or `TLS 1.3`.
     pub fn tls_version_name(&self) -> &'static str {
         if self.tls_version == 0x0304 {

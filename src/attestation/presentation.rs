@@ -152,15 +152,14 @@ impl Presentation {
             if range.start >= range.end || range.end > a.len {
                 return Err(PresentationError::RangeOutsideTranscript { direction, range, len: a.len });
             }
+            if !a.revealed.iter().chain(&a.committed).any(|r| r.range == range) {
+                return Err(PresentationError::NotAttested { direction, range });
+            }
             if x.data.len() as u64 != range.end - range.start {
                 return Err(PresentationError::LengthMismatch { direction, range, got: x.data.len() });
             }
             let digest = range_digest(&x.data, &x.opening);
             let matching = |list: &[super::AttestedRange]| list.iter().filter(|r| r.range == range).any(|r| r.digest == digest);
-            let (in_revealed, in_committed) = (a.revealed.iter().any(|r| r.range == range), a.committed.iter().any(|r| r.range == range));
-            if !in_revealed && !in_committed {
-                return Err(PresentationError::NotAttested { direction, range });
-            }
             let revealed_to_verifier = matching(&a.revealed);
             if !revealed_to_verifier && !matching(&a.committed) {
                 return Err(PresentationError::OpeningMismatch { direction, range });
@@ -178,7 +177,8 @@ impl std::fmt::Display for VerifiedPresentation {
             0 => format!("{} (MPC mode: port not certified)", a.server_name),
             port => format!("{}:{port}", a.server_name),
         };
-        writeln!(f, "attested: server {server}, connected at {}, {}, cipher suite 0x{:04x}, group {}", crate::protocol::output::rfc3339(a.connection_time), a.tls_version_name(), a.cipher_suite, a.group)?;
+        let (suite, group) = a.tls_parameter_names();
+        writeln!(f, "attested: server {server}, connected at {}, {}, {suite}, key exchange {group}", crate::protocol::output::rfc3339(a.connection_time), a.tls_version_name())?;
         writeln!(f, "transcript: sent {} bytes, received {} bytes ({})", a.sent.len, a.received.len, a.received.ending.as_str())?;
         for d in &self.disclosed {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
@@ -214,6 +214,7 @@ mod tests {
             assert!(v.disclosed[0].revealed_to_verifier && !v.disclosed[1].revealed_to_verifier);
             assert_eq!(v.disclosed[1].data, b"secret");
             assert!(v.to_string().contains("sent 43..49 (committed, opened now):\nsecret"), "{v}");
+            assert!(v.to_string().contains("example.com:443, connected at 2026-12-03T01:46:40Z, TLS 1.2, TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, key exchange secp256r1"), "{v}");
         }
     }
 
