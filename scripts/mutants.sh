@@ -61,7 +61,7 @@ export CARGO_TARGET_DIR="$PWD/target/mutants-build" CARGO_PROFILE_DEV_DEBUG=fals
   CARGO_PROFILE_DEV_OPT_LEVEL=0 RUST_MIN_STACK=67108864
 # MUTANTS_TESTS narrows the test targets for a quick first pass (e.g. "--lib", which halves
 # the build); its missed mutants are then run again with all of them (--re or --file).
-read -ra tests <<<"${MUTANTS_TESTS:---lib --test=protocol_soundness --test=notarize --test=zk_kos --test=zk_softspoken --test=proxy}"
+read -ra tests <<<"${MUTANTS_TESTS:---lib --test=protocol_soundness --test=notarize --test=notarize_tls13 --test=zk_kos --test=zk_softspoken --test=proxy}"
 targets=()
 for t in "${tests[@]}"; do
   targets+=(--cargo-arg="$t")

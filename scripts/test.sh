@@ -56,6 +56,8 @@ if $bin verify-presentation "$run/presentation.json" --verifier-key "$($bin keyg
   echo "a presentation verified under another verifier's key"; exit 1
 fi
 echo "CLI attestation round trip: verified under the verifier's key ($verifier_key), refused under another"
+# the EVM test checks this session's presentation on chain too
+export TLSPROOF_SESSION_PRESENTATION="$run/presentation.json" TLSPROOF_SESSION_VERIFIER_KEY="$verifier_key"
 
 echo "== package: build, npm pack, TypeScript declarations =="
 bash scripts/build-wasm.sh

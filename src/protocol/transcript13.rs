@@ -419,9 +419,10 @@ pub(crate) mod tests {
 
     #[test]
     fn the_verifier_reads_the_handshake_with_the_opened_secrets() {
-        for server in [Server::default(), Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() }] {
+        for (server, group) in [(Server::default(), 29), (Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() }, 23)] {
             let r = relay(server);
             let t = parse(&r.sent, &r.received).unwrap();
+            assert_eq!(t.group(), group, "the key-exchange group the verdict names");
             let schedule = r.client.key_schedule().unwrap();
             assert_eq!(&t.hello_hash()[..], schedule.hello_hash.as_bytes());
             assert_eq!(t.sni(), Some("localhost"));
@@ -487,6 +488,121 @@ pub(crate) mod tests {
         }
         resealed.received = records;
         assert!(resealed.read_handshake(&c, &s, &r.roots, "localhost", now).is_ok());
+    }
+
+    /// A stream's records as (content type, body), and back.
+    fn records_of(stream: &[u8]) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut rest = stream;
+        while !rest.is_empty() {
+            let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+            out.push((rest[0], rest[RECORD_HEADER_LEN..RECORD_HEADER_LEN + len].to_vec()));
+            rest = &rest[RECORD_HEADER_LEN + len..];
+        }
+        out
+    }
+
+    fn stream_of(records: &[(u8, Vec<u8>)]) -> Vec<u8> {
+        records.iter().flat_map(|(t, body)| [&[*t, 3, 3][..], &(body.len() as u16).to_be_bytes(), body].concat()).collect()
+    }
+
+    /// `records` with `extra` before the first encrypted one.
+    fn inserted(records: &[(u8, Vec<u8>)], extra: Vec<(u8, Vec<u8>)>) -> Vec<u8> {
+        let at = records.iter().position(|(t, _)| *t == ContentType::ApplicationData as u8).unwrap();
+        stream_of(&[&records[..at], &extra, &records[at..]].concat())
+    }
+
+    #[test]
+    fn each_plaintext_record_before_the_encrypted_ones_is_checked() {
+        use TranscriptError::*;
+        let r = relay(Server::default());
+        let (sent, received) = (records_of(&r.sent), records_of(&r.received));
+        let d = Direction::Received;
+        let check = |received: Vec<u8>| parse(&r.sent, &received).map(|_| ());
+        assert_eq!(check(stream_of(&received)), Ok(()));
+        // ChangeCipherSpec: the one byte 1, between whole handshake messages
+        assert_eq!(check(inserted(&received, vec![(20, vec![1])])), Ok(()));
+        assert_eq!(check(inserted(&received, vec![(20, vec![2])])), Err(BadChangeCipherSpec { direction: d }));
+        let hello = &received[0].1;
+        let fragmented = |middle: Vec<(u8, Vec<u8>)>| stream_of(&[vec![(22, hello[..10].to_vec())], middle, vec![(22, hello[10..].to_vec())], received[1..].to_vec()].concat());
+        assert_eq!(check(fragmented(vec![])), Ok(()), "a fragmented ServerHello");
+        assert_eq!(check(fragmented(vec![(20, vec![1])])), Err(BadChangeCipherSpec { direction: d }), "inside a message");
+        // empty handshake records, plaintext alerts
+        assert_eq!(check(inserted(&received, vec![(22, vec![])])), Err(EmptyFragment { direction: d, content_type: 22 }));
+        assert_eq!(check(inserted(&received, vec![(21, vec![2, 40])])), Err(FatalAlert { direction: d, description: 40 }));
+        assert_eq!(check(inserted(&received, vec![(21, vec![2])])), Err(BadAlert { direction: d }));
+        // as many records as the limit, then one more
+        let ccs = |n: usize| vec![(20u8, vec![1u8]); n];
+        assert_eq!(check(inserted(&received, ccs(MAX_RECORDS_PER_DIRECTION - received.len()))), Ok(()));
+        assert_eq!(check(inserted(&received, ccs(MAX_RECORDS_PER_DIRECTION - received.len() + 1))), Err(TooManyRecords { direction: d }));
+        // an encrypted record of the largest size TLS 1.3 allows, then one byte larger
+        let mut big = received.clone();
+        big.push((23, vec![0; crate::tls::tls13::record::MAX_ENCRYPTED]));
+        assert_eq!(check(stream_of(&big)), Ok(()));
+        big.last_mut().unwrap().1.push(0);
+        assert_eq!(check(stream_of(&big)), Err(RecordOverflow { direction: d, length: crate::tls::tls13::record::MAX_ENCRYPTED + 1 }));
+        // plaintext handshake messages beyond the hellos: named, up to the count limit
+        let extra = |n: usize| vec![(22u8, (0..n).flat_map(|_| handshake_message(hs13::ENCRYPTED_EXTENSIONS, &[])).collect::<Vec<u8>>())];
+        let late = UnexpectedHandshake { direction: d, expected: "encrypted records", got: hs::name(hs13::ENCRYPTED_EXTENSIONS) };
+        assert_eq!(check(inserted(&received, extra(MAX_HANDSHAKE_MESSAGES - 1))), Err(late));
+        assert_eq!(check(inserted(&received, extra(MAX_HANDSHAKE_MESSAGES))), Err(TooManyHandshakeMessages { direction: d }));
+        let late_sent = parse(&inserted(&sent, extra(1)), &r.received).map(|_| ());
+        assert_eq!(late_sent, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "encrypted records", got: hs::name(hs13::ENCRYPTED_EXTENSIONS) }));
+        // the server's first message must be its hello
+        let mut first = received.clone();
+        first[0].1 = handshake_message(hs::CERTIFICATE, &[0; 4]);
+        assert_eq!(check(stream_of(&first)), Err(UnexpectedHandshake { direction: d, expected: "ServerHello", got: hs::name(hs::CERTIFICATE) }));
+        // a suite the client did not offer (TLS_AES_128_CCM_SHA256)
+        let mut suite = received.clone();
+        let at = 4 + 2 + 32 + 1 + usize::from(suite[0].1[4 + 2 + 32]);
+        suite[0].1[at..at + 2].copy_from_slice(&[0x13, 0x04]);
+        assert_eq!(check(stream_of(&suite)), Err(CipherSuiteNotOffered(0x1304)));
+        // the version sniffer reads TLS 1.3 here, and nothing from nothing
+        assert_eq!(server_version(&r.received), Ok(TlsVersion::Tls13));
+        assert_eq!(server_version(&r.received[..3]), Err(Truncated { direction: d }));
+    }
+
+    /// After a HelloRetryRequest the second ClientHello must make the same offer.
+    #[test]
+    fn a_second_client_hello_with_another_offer_is_refused() {
+        let r = relay(Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() });
+        assert!(parse(&r.sent, &r.received).is_ok());
+        let sent = records_of(&r.sent);
+        let hellos: Vec<usize> = (0..sent.len()).filter(|&i| sent[i].0 == 22).collect();
+        assert_eq!(hellos.len(), 2, "a HelloRetryRequest, so two ClientHellos");
+        let other_name = {
+            let mut v = sent.clone();
+            let body = &mut v[hellos[1]].1;
+            let at = body.windows(9).position(|w| w == b"localhost").unwrap();
+            body[at + 8] = b'x';
+            stream_of(&v)
+        };
+        let refused = TranscriptError::UnexpectedHandshake { direction: Direction::Sent, expected: "the same ClientHello again", got: "another offer" };
+        assert_eq!(parse(&other_name, &r.received).map(|_| ()), Err(refused));
+    }
+
+    /// Encrypted handshake records hold handshake content, never empty.
+    #[test]
+    fn a_handshake_record_of_another_type_or_empty_is_not_the_handshake() {
+        let r = relay(Server::default());
+        let t = parse(&r.sent, &r.received).unwrap();
+        let (c, s) = secrets(&r.client);
+        let now = UnixTime::now();
+        let flight_records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[1];
+        let suite = t.suite();
+        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&s), suite.aead().key_len())).unwrap();
+        let flight: Vec<u8> = t.received[..flight_records].iter().enumerate().flat_map(|(seq, rec)| key.open(seq as u64, rec).unwrap().content).collect();
+        let reseal = |first: (ContentType, Vec<u8>)| {
+            let mut t = t.clone();
+            let rest = if first.1.is_empty() { flight.clone() } else { flight[first.1.len()..].to_vec() };
+            t.received = [first, (ContentType::Handshake, rest)].iter().enumerate().map(|(seq, (typ, m))| key.seal(seq as u64, *typ, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+            t.read_handshake(&c, &s, &r.roots, "localhost", now).map(|_| ())
+        };
+        let ee_len = 4 + usize::from(u16::from_be_bytes([flight[2], flight[3]]));
+        assert_eq!(reseal((ContentType::Handshake, flight[..ee_len].to_vec())), Ok(()), "the flight in two records");
+        let refused = Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Received });
+        assert_eq!(reseal((ContentType::ApplicationData, flight[..ee_len].to_vec())), refused);
+        assert_eq!(reseal((ContentType::Handshake, vec![])), refused);
     }
 
     #[test]

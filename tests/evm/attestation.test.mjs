@@ -514,3 +514,30 @@ test('gas', () => {
   mkdirSync(`${root}test-artifacts`, { recursive: true });
   writeFileSync(`${root}test-artifacts/evm-gas.json`, `${JSON.stringify(report, null, 2)}\n`);
 });
+
+// ---- a real session ----
+// `npm test` passes the presentation its CLI round trip made from a notarization against the
+// local fixture (a verifier with a secp256k1 key), and that key: the contract checks what a
+// verifier signed for a real session, not only the published vector.
+const session = process.env.TLSPROOF_SESSION_PRESENTATION;
+test('a presentation of a real session is checked on chain', { skip: !session && 'TLSPROOF_SESSION_PRESENTATION not set (npm test sets it)' }, async () => {
+  const p = JSON.parse(readFileSync(session, 'utf8'));
+  const verifier = process.env.TLSPROOF_SESSION_VERIFIER_KEY.replace(/^secp256k1:0x/, '');
+  const onChain = (await deploy(verifier)).address;
+  const att = unhex(p.attestation.data);
+  const sig = unhex(p.attestation.signature);
+  const header = await call(onChain, headerCall(att, sig));
+  assert.ok(!header.reverted, `header reverted: 0x${hex(header.ret)}`);
+  assert.equal(decodeHeader(header.ret).serverName, 'localhost');
+  for (const d of p.disclosures) {
+    const direction = d.direction === 'sent' ? SENT : RECEIVED;
+    const res = await call(onChain, disclosedCall(att, sig, direction, d.start, d.end, unhex(d.data), unhex(d.opening)));
+    assert.ok(!res.reverted, `${d.direction} ${d.start}..${d.end} reverted: 0x${hex(res.ret)}`);
+    assert.equal(hex(decodeDisclosed(res.ret).data), d.data);
+  }
+  // the same session under another verifier's address is refused
+  const other = (await deploy(addressOf(secp256k1.utils.randomSecretKey()))).address;
+  assertError(await call(other, headerCall(att, sig)), 'SignatureMismatch()');
+  const shown = new TextDecoder().decode(unhex(p.disclosures[0].data));
+  assert.match(shown, /"owner":"Alice Example"/);
+});
