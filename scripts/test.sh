@@ -55,7 +55,9 @@ echo "$out" | grep -q '"owner":"Alice Example"' || { echo "the presentation did 
 if $bin verify-presentation "$run/presentation.json" --verifier-key "$($bin keygen --out "$run/other-key.pem" | sed -n 's/^public key: //p')" 2>/dev/null; then
   echo "a presentation verified under another verifier's key"; exit 1
 fi
-echo "CLI attestation round trip: verified under the verifier's key ($verifier_key), refused under another"
+served=$(node -e 'fetch(process.argv[1]).then((r) => r.json()).then((j) => console.log(j.verifierKey))' "http://$(cat "$run/verifier")/.well-known/tlsproof-verifier-key")
+[ "$served" = "$verifier_key" ] || { echo "the verifier serves $served at /.well-known/tlsproof-verifier-key, not $verifier_key"; exit 1; }
+echo "CLI attestation round trip: verified under the verifier's key ($verifier_key, also served at its well-known path), refused under another"
 # the EVM test checks this session's presentation on chain too
 export TLSPROOF_SESSION_PRESENTATION="$run/presentation.json" TLSPROOF_SESSION_VERIFIER_KEY="$verifier_key"
 
