@@ -88,6 +88,11 @@ export interface NotarizeOptions {
    * TLS_AES_128_GCM_SHA256, which every TLS 1.3 server supports.
    */
   tls?: { versions?: Array<"1.2" | "1.3"> };
+  /**
+   * The verifier's public key (`secp256k1:0x…` or `ed25519:…`): the session must end with an
+   * attestation signed by it, or it fails with BAD_ATTESTATION. Default: any key, or none.
+   */
+  verifierKey?: string;
   onProgress?: (progress: Progress) => void;
   /** Aborting closes the session; the promise rejects with an `AbortError` (code `ABORTED`). */
   signal?: AbortSignal;

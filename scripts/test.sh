@@ -50,6 +50,11 @@ $bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --
   --header "Authorization: Bearer cli-secret" --redact-header authorization --attestation-out "$run/attestation.json" >/dev/null
 recv_len=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).secrets.received.length / 2)' "$run/attestation.json")
 $bin present --attestation "$run/attestation.json" --disclose "received:0..$recv_len" --out "$run/presentation.json" >/dev/null
+# pinned to another key, the same notarization fails with the API's code
+if out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
+  --verifier-key secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf 2>&1) || ! echo "$out" | grep -q "BAD_ATTESTATION"; then
+  echo "a notarization pinned to another verifier key did not fail with BAD_ATTESTATION:"; echo "$out"; exit 1
+fi
 out=$($bin verify-presentation "$run/presentation.json" --verifier-key "$verifier_key")
 echo "$out" | grep -q '"owner":"Alice Example"' || { echo "the presentation did not show the response:"; echo "$out"; exit 1; }
 if $bin verify-presentation "$run/presentation.json" --verifier-key "$($bin keygen --out "$run/other-key.pem" | sed -n 's/^public key: //p')" 2>/dev/null; then

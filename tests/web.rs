@@ -337,7 +337,8 @@ async fn notarize_api_returns_an_attestation_that_opens_a_committed_field() {
     use tlsproof::attestation::{Attestation, Direction, Presentation, VerifyingKey};
     ensure_pool().await;
     let key: VerifyingKey = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY").parse().expect("a verifier key");
-    let reveal = serde_json::json!({"reveal": {"recv": {"jsonFields": ["owner"]}, "commitRecv": {"jsonFields": ["balance"]}}});
+    let pinned = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY");
+    let reveal = serde_json::json!({"reveal": {"recv": {"jsonFields": ["owner"]}, "commitRecv": {"jsonFields": ["balance"]}}, "verifierKey": pinned});
     let v = notarize(options("/json", reveal)).await.unwrap_or_else(|e| panic!("committed field: {e}"));
     let recv = v["recv"]["printable"].as_str().unwrap();
     assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("1234.56"), "{recv}");
@@ -350,6 +351,10 @@ async fn notarize_api_returns_an_attestation_that_opens_a_committed_field() {
     let shown = p.verify(&key).expect("the presentation verifies");
     let field = String::from_utf8(shown.disclosed[0].data.clone()).unwrap();
     assert!(field.contains("1234.56") && !shown.disclosed[0].revealed_to_verifier, "{field}");
+    // pinned to another verifier key, the same session fails
+    let other = serde_json::json!({"verifierKey": "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf"});
+    let e = notarize(options("/json", other)).await.expect_err("another verifier key");
+    assert!(e.starts_with("BAD_ATTESTATION: the verifier signed with"), "{e}");
 }
 
 #[wasm_bindgen_test]

@@ -34,6 +34,20 @@ pub enum AttestError {
     Invalid(#[from] crate::attestation::AttestationError),
     #[error("the verifier's attestation is not the verdict it sent: {0}")]
     NotTheVerdict(&'static str),
+    #[error("the verifier did not sign the verdict, and an attestation by {expected} was required")]
+    Unsigned { expected: VerifyingKey },
+    #[error("the verifier signed with {got}, not the key required ({expected})")]
+    OtherKey { got: VerifyingKey, expected: VerifyingKey },
+}
+
+/// The prover's pin (`verifierKey` in JS, `--verifier-key` on the command line): the session
+/// must end with an attestation by `expected`, the key the user's relying party trusts.
+pub fn require_key(session: Option<&AttestedSession>, expected: &VerifyingKey) -> Result<(), AttestError> {
+    match session {
+        None => Err(AttestError::Unsigned { expected: *expected }),
+        Some(s) if s.verifier_key != *expected => Err(AttestError::OtherKey { got: s.verifier_key, expected: *expected }),
+        Some(_) => Ok(()),
+    }
 }
 
 /// The statement of `out`, with revealed ranges hashed under `salts`.
@@ -140,6 +154,17 @@ mod tests {
             assert_eq!(v.disclosed[0].data, b"12345");
             assert_eq!(v.disclosed[1].data, RESPONSE);
         }
+    }
+
+    #[test]
+    fn a_pinned_key_requires_an_attestation_by_that_key() {
+        let key = SigningKey::generate(Scheme::Secp256k1);
+        let (out, commitments) = verdict();
+        let session = accept(attest(&out, &key), &out, REQUEST, RESPONSE, &commitments).unwrap();
+        assert!(require_key(Some(&session), &key.verifying_key()).is_ok());
+        let other = SigningKey::generate(Scheme::Secp256k1).verifying_key();
+        assert!(matches!(require_key(Some(&session), &other), Err(AttestError::OtherKey { .. })));
+        assert!(matches!(require_key(None, &other), Err(AttestError::Unsigned { .. })));
     }
 
     #[test]

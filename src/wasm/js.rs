@@ -172,11 +172,15 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         mode: plan.mode,
         tls_versions: plan.tls_versions,
     };
-    let (verifier_url, request, reveal, deadline) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout);
+    let (verifier_url, request, reveal, deadline, pinned) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout, plan.verifier_key);
     let session = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
         let socket = WsSocket::connect(&verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        Ok::<_, ApiError>(notarize_with_progress(socket, config, request, reveal, &progress).await?)
+        let out = notarize_with_progress(socket, config, request, reveal, &progress).await?;
+        if let Some(key) = &pinned {
+            crate::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
+        }
+        Ok::<_, ApiError>(out)
     };
     let timed = async {
         match deadline {

@@ -18,7 +18,7 @@ pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
 /// (a test keeps them in step with the structs).
 pub const OPTION_FIELDS: &[&str] = &[
     "verifierUrl", "mode", "proxyUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body",
-    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls",
+    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls", "verifierKey",
 ];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
 pub const TLS_FIELDS: &[&str] = &["versions"];
@@ -69,6 +69,10 @@ pub struct NotarizeOptions {
     /// `undefined` or absent: the defaults.
     #[serde(default)]
     pub tls: Option<TlsOptions>,
+    /// The verifier's public key (`secp256k1:0x…`, `ed25519:…`): the session must end with an
+    /// attestation signed by it (`BAD_ATTESTATION` otherwise).
+    #[serde(default)]
+    pub verifier_key: Option<String>,
 }
 
 /// `tls: {versions}`: what the prover's TLS client offers.
@@ -246,6 +250,8 @@ pub enum OptionsError {
     Request(String),
     #[error("caPem: {0}")]
     CaPem(String),
+    #[error("verifierKey: {0}")]
+    VerifierKey(String),
     /// `serverName` is not the host the verifier would connect to.
     #[error(transparent)]
     Target(#[from] crate::protocol::target::TargetError),
@@ -267,6 +273,7 @@ pub struct SessionPlan {
     pub max_sent: u32,
     pub max_recv: u32,
     pub timeout: Option<std::time::Duration>,
+    pub verifier_key: Option<crate::attestation::VerifyingKey>,
 }
 
 impl NotarizeOptions {
@@ -357,6 +364,7 @@ impl NotarizeOptions {
             max_sent: positive(self.max_sent_bytes, "maxSentBytes", DEFAULT_MAX_SENT)?,
             max_recv: positive(self.max_recv_bytes, "maxRecvBytes", DEFAULT_MAX_RECV)?,
             timeout,
+            verifier_key: self.verifier_key.as_deref().map(|k| k.parse().map_err(|e: crate::attestation::KeyError| OptionsError::VerifierKey(e.to_string()))).transpose()?,
         })
     }
 }
@@ -775,6 +783,14 @@ mod tests {
         assert_eq!((p.reveal.commit_sent, p.reveal.commit_received), (Reveal::Nothing, Reveal::Nothing));
         let e = plan(serde_json::json!({"commitRecv": "everything"})).unwrap_err();
         assert!(e.to_string().starts_with("reveal.commitRecv must be"), "{e}");
+    }
+
+    #[test]
+    fn a_verifier_key_is_parsed_up_front() {
+        let plan = |key: &str| opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "verifierKey": key})).unwrap().plan();
+        let key = "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf";
+        assert_eq!(plan(key).unwrap().verifier_key.map(|k| k.to_string()).as_deref(), Some(key));
+        assert!(matches!(plan("secp256k1:0x7E5F"), Err(OptionsError::VerifierKey(_))));
     }
 
     #[test]

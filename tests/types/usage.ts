@@ -13,6 +13,7 @@ export async function everything(): Promise<string> {
   try {
     const r: NotarizeResult = await prover.notarize({
       verifierUrl: "wss://verifier.example/",
+      verifierKey: "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf",
       url: "https://api.example/v1/me",
       serverName: "api.example",
       method: "POST",

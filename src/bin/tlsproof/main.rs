@@ -144,6 +144,10 @@ mod cli {
             /// the verifier does not sign.
             #[arg(long)]
             attestation_out: Option<PathBuf>,
+            /// Require the verdict to be signed by this verifier key (`secp256k1:0x…` or
+            /// `ed25519:…`), e.g. the one your relying party trusts.
+            #[arg(long)]
+            verifier_key: Option<tlsproof::attestation::VerifyingKey>,
             /// Certificate name: the URL's host (the default); the verifier certifies the host it
             /// dials, so another name is refused (SERVER_NAME_MISMATCH).
             #[arg(long)]
@@ -215,6 +219,7 @@ mod cli {
         max_sent: u32,
         max_recv: u32,
         attestation_out: Option<PathBuf>,
+        verifier_key: Option<tlsproof::attestation::VerifyingKey>,
     ) -> Result<(), Box<dyn std::error::Error>> {
         use tlsproof::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
         let url = url::Url::parse(&url)?;
@@ -250,6 +255,9 @@ mod cli {
         // The same stable codes as the browser API's errors, so scripts can branch on them.
         let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await.map_err(|e| format!("[{}] {e}", e.code()))?;
         println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
+        if let Some(key) = &verifier_key {
+            tlsproof::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
+        }
         if let Some(path) = attestation_out {
             let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
             crate::attest::write_private(&path, serde_json::to_string_pretty(&session)?.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -348,7 +356,7 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out } => {
+            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
@@ -356,7 +364,7 @@ mod cli {
                     (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
                     (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
                 };
-                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out).await?;
+                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key).await?;
             }
             Cmd::Keygen(args) => crate::attest::keygen(args)?,
             Cmd::Present(args) => crate::attest::present(args)?,
