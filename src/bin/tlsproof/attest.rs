@@ -68,8 +68,16 @@ pub fn keygen(args: KeygenArgs) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Reads `--signing-key FILE`.
+/// Reads `--signing-key FILE`, warning when others than its owner may read it.
 pub fn load_signing_key(path: &Path) -> Result<SigningKey, Box<dyn std::error::Error>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!("{} is readable by others (mode {:o}): whoever reads it can sign attestations as this verifier; chmod 600 it", path.display(), mode & 0o777);
+        }
+    }
     let pem = zeroize::Zeroizing::new(read_bounded(path)?);
     Ok(SigningKey::from_pem(&pem).map_err(|e| format!("{}: {e}", path.display()))?)
 }
