@@ -224,12 +224,12 @@ contract TlsproofAttestations {
         h.receivedEnding = d[1].ending;
     }
 
-    /// @dev 1 to 253 of: lower-case ASCII letters, digits, '.', '-', ':'.
+    /// @dev 1 to 253 of: lower-case ASCII letters, digits, '.', '-', '_', ':'.
     function _checkName(bytes calldata name) private pure {
         if (name.length == 0 || name.length > MAX_NAME) revert BadServerName();
         for (uint256 i = 0; i < name.length; ++i) {
             bytes1 c = name[i];
-            bool ok = (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == ":";
+            bool ok = (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == "_" || c == ":";
             if (!ok) revert BadServerName();
         }
     }

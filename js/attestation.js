@@ -91,7 +91,7 @@ class Reader {
   }
 }
 
-const isNameByte = (c) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d || c === 0x3a;
+const isNameByte = (c) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d || c === 0x5f || c === 0x3a;
 
 /**
  * Reads an attestation's bytes (a hex string or a Uint8Array), refusing anything the Rust

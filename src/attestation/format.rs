@@ -194,7 +194,7 @@ impl Attestation {
         }
         let name_len = usize::from(r.u8()?);
         let name = r.take(name_len)?;
-        let name_ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || b".-:".contains(c);
+        let name_ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || b".-_:".contains(c);
         if name.is_empty() || name.len() > MAX_NAME || !name.iter().all(name_ok) {
             return Err(AttestationError::BadServerName);
         }
@@ -360,6 +360,7 @@ mod tests {
         assert_eq!(tampered(MODE, &[1]), Err(AttestationError::BadPort { mode: "mpc", port: 443 }));
         assert_eq!(tampered(NAME, b"E"), Err(AttestationError::BadServerName));
         assert_eq!(tampered(NAME, b" "), Err(AttestationError::BadServerName));
+        assert!(tampered(NAME, b"_").is_ok(), "an underscore, as some certificates' names have");
         assert_eq!(tampered(NAME - 1, &[0]).unwrap_err(), AttestationError::BadServerName);
     }
 

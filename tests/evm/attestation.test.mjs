@@ -457,6 +457,10 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
   ];
   const longest = encodeAttestation(withStatement((a) => (a.serverName = `${'a'.repeat(241)}.example:443`)));
   assert.ok(!(await call(fresh.address, headerCall(longest, sign(longest, freshKey)))).reverted, 'a 253-byte name is accepted');
+  const underscore = patched(nameAt, utf8ToBytes('_'));
+  const named = await call(fresh.address, headerCall(underscore, sign(underscore, freshKey)));
+  assert.ok(!named.reverted, 'an underscore in the name, as some certificates have');
+  assert.equal(decodeHeader(named.ret).serverName, '_ank.example');
   for (const [what, bytes, error] of cases) {
     const sig = sign(bytes, freshKey);
     await t.test(what, async () => {

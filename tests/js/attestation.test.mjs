@@ -215,6 +215,7 @@ test("the decoder refuses what the encoder would not write", () => {
   assert.equal(decode(at(28, "0000")), "BadPort");
   assert.equal(decode(at(13, "01")), "BadPort");
   assert.equal(decode(at(31, "45")), "BadServerName");
+  assert.equal(decodeAttestation(at(31, "5f")).serverName, "_xample.com", "an underscore, as some certificates' names have");
   // the sent direction follows the 11-byte name; its ending follows its length
   const sent = 31 + 11;
   assert.equal(decode(at(sent + 8, "0107")), "BadEnding");
