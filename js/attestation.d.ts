@@ -27,6 +27,11 @@ export interface AttestedSession {
   attestation: SignedAttestation;
   /** The key that signed: `secp256k1:0x<address>` or `ed25519:<hex>`. */
   verifierKey: string;
+  /**
+   * Your plaintext in full (hidden bytes included) and the openings. In a notarize result it is
+   * not enumerable: `JSON.stringify(result)` and spreads leave it out, so sending a result
+   * somewhere does not send the hidden token with it. Read it by name, and keep it private.
+   */
   secrets: AttestationSecrets;
 }
 

@@ -4,7 +4,7 @@
 // which starts a worker running this module.
 import init, { initThreadPool, notarize as wasmNotarize } from "./wasm/tlsproof.js";
 import { BadOptionsError, NotIsolatedError, TimeoutError, toTlsproofError } from "./errors.js";
-import { splitCallOptions, throwIfAborted } from "./internal.js";
+import { splitCallOptions, throwIfAborted, withHiddenSecrets } from "./internal.js";
 
 export * from "./errors.js";
 
@@ -67,7 +67,7 @@ export async function notarize(options) {
   try {
     await initProver();
     throwIfAborted(signal);
-    return await wasmNotarize(rest, onProgress, signal);
+    return withHiddenSecrets(await wasmNotarize(rest, onProgress, signal));
   } catch (e) {
     throw toTlsproofError(e);
   }

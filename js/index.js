@@ -1,7 +1,7 @@
 // tlsproof for pages, extensions' offscreen documents and workers: the prover runs as
 // multithreaded wasm in a module Web Worker this module starts; calls are promises.
 import { AbortError, BadOptionsError, errorFromCode } from "./errors.js";
-import { splitCallOptions, throwIfAborted, workerStartError } from "./internal.js";
+import { splitCallOptions, throwIfAborted, withHiddenSecrets, workerStartError } from "./internal.js";
 
 export * from "./errors.js";
 
@@ -78,7 +78,7 @@ export class Prover {
     this.#calls.delete(data.id);
     call.done();
     if (data.type === "error") call.reject(errorFromCode(data.error.code, data.error.message));
-    else call.resolve(data.type === "result" ? data.result : undefined);
+    else call.resolve(data.type === "result" ? withHiddenSecrets(data.result, data.secrets) : undefined);
   }
 
   #failAll(error) {

@@ -27,3 +27,16 @@ export function workerStartError(which, event) {
   return new WorkerStartError(`${which} failed: ${event?.message || "its script or a module it imports did not load " +
     "(not served next to the package's other files, or blocked by a content security policy; the browser's console names the file)"}`);
 }
+
+/**
+ * A result's attestation secrets hold the hidden request bytes (a cookie, a token) in full.
+ * They are not an enumerable property, so `JSON.stringify(result)`, an object spread or a
+ * structured clone does not carry them along by accident: a page that sends its result
+ * somewhere does not send the user's token with it. Read them as `result.attestation.secrets`.
+ */
+export function withHiddenSecrets(result, secrets = result?.attestation?.secrets) {
+  if (result?.attestation && secrets) {
+    Object.defineProperty(result.attestation, "secrets", { value: secrets, enumerable: false, configurable: true });
+  }
+  return result;
+}

@@ -21,7 +21,8 @@ self.onmessage = async ({ data }) => {
     const onProgress = data.wantsProgress ? (progress) => self.postMessage({ type: "progress", id, progress }) : undefined;
     try {
       const result = await notarize({ ...data.options, onProgress, signal: controller.signal });
-      self.postMessage({ type: "result", id, result });
+      // the secrets are not enumerable, so a structured clone leaves them out: sent alongside
+      self.postMessage({ type: "result", id, result, secrets: result.attestation?.secrets });
     } catch (e) {
       fail(id, e);
     } finally {

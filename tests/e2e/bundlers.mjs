@@ -115,6 +115,7 @@ async function drive(name, origin, { missing = [], allowed = () => false, refusa
       check([r.fast, r.zk].every((x) => x.sent.includes("Authorization: █") && !x.sent.includes(secret)), `[${name}] the token stays hidden`);
       if (verifierKey) {
         check(typeof r.presented === "string" && r.presented.includes('"owner":"Alice Example"'), `[${name}] the attestation's presentation of the response verifies in the page`);
+        check(r.tokenInJson === false, `[${name}] JSON.stringify(result) leaves the attestation's secrets (the hidden token) out`);
       }
     }
     const workers = logs.targets.filter((t) => t.startsWith("worker "));
