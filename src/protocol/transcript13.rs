@@ -356,7 +356,10 @@ impl Transcript13 {
                     }
                     Ok(true)
                 }
-                other => Err(TranscriptError::UnexpectedHandshake { direction: c, expected: "Finished", got: hs::name(other) }),
+                other => {
+                    let expected = if certificate_sent { "Finished" } else { "Certificate" };
+                    Err(TranscriptError::UnexpectedHandshake { direction: c, expected, got: hs::name(other) })
+                }
             }
         })?;
         Ok(Handshake13 { chain, server_finished_hash, handshake_records: [client_records, server_records] })
@@ -383,7 +386,12 @@ pub(crate) mod tests {
 
     /// A session of our client with rustls: a request, a response of "hello".
     pub(crate) fn relay(server: Server) -> Relayed {
-        let (mut client, mut conn, _, roots) = start(server, "localhost", |_| {});
+        relay_configured(server, |_| {})
+    }
+
+    /// [`relay`] with our client configured by `config`.
+    fn relay_configured(server: Server, config: impl FnOnce(&mut crate::tls::tls13::client::Config13)) -> Relayed {
+        let (mut client, mut conn, _, roots) = start(server, "localhost", config);
         let (mut sent, mut received) = (Vec::new(), Vec::new());
         let mut pump = |client: &mut Client13, conn: &mut rustls::ServerConnection| {
             let out = client.take_outgoing();
@@ -581,9 +589,10 @@ pub(crate) mod tests {
         assert_eq!(parse(&other_name, &r.received).map(|_| ()), Err(refused));
     }
 
-    /// Encrypted handshake records hold handshake content, never empty.
+    /// Encrypted handshake records hold handshake content, never empty, and the server's
+    /// messages in their order.
     #[test]
-    fn a_handshake_record_of_another_type_or_empty_is_not_the_handshake() {
+    fn the_encrypted_flight_is_handshake_records_in_order() {
         let r = relay(Server::default());
         let t = parse(&r.sent, &r.received).unwrap();
         let (c, s) = secrets(&r.client);
@@ -603,6 +612,70 @@ pub(crate) mod tests {
         let refused = Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Received });
         assert_eq!(reseal((ContentType::ApplicationData, flight[..ee_len].to_vec())), refused);
         assert_eq!(reseal((ContentType::Handshake, vec![])), refused);
+
+        // The server's flight with one message left out: the next one is refused by name, in
+        // place of the one that is due.
+        let mut joiner = HandshakeJoiner::default();
+        joiner.push(&flight);
+        let mut messages = Vec::new();
+        while let Some((typ, raw)) = joiner.pop().unwrap() {
+            messages.push((typ, raw));
+        }
+        let types: Vec<u8> = messages.iter().map(|(t, _)| *t).collect();
+        assert_eq!(types, [hs13::ENCRYPTED_EXTENSIONS, hs::CERTIFICATE, hs13::CERTIFICATE_VERIFY, hs::FINISHED]);
+        for (left_out, expected) in [(0, "EncryptedExtensions"), (1, "Certificate"), (2, "CertificateVerify")] {
+            let mut t = t.clone();
+            let kept = messages.iter().enumerate().filter(|(i, _)| *i != left_out).map(|(_, (_, raw))| raw);
+            t.received = kept.enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+            let got = hs::name(types[left_out + 1]);
+            assert_eq!(t.read_handshake(&c, &s, &r.roots, "localhost", now), Err(TranscriptError::UnexpectedHandshake { direction: Direction::Received, expected, got }));
+        }
+    }
+
+    /// The client's flight as its messages, resealed by `edit`.
+    fn reseal_client_flight(r: &Relayed, t: &Transcript13, edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Result<(), TranscriptError> {
+        let (c, s) = secrets(&r.client);
+        let now = UnixTime::now();
+        let records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[0];
+        let suite = t.suite();
+        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&c), suite.aead().key_len())).unwrap();
+        let mut joiner = HandshakeJoiner::default();
+        for (seq, rec) in t.sent[..records].iter().enumerate() {
+            joiner.push(&key.open(seq as u64, rec).unwrap().content);
+        }
+        let mut messages = Vec::new();
+        while let Some((_, raw)) = joiner.pop().unwrap() {
+            messages.push(raw);
+        }
+        edit(&mut messages);
+        let mut t = t.clone();
+        t.sent = messages.iter().enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+        t.read_handshake(&c, &s, &r.roots, "localhost", now).map(|_| ())
+    }
+
+    #[test]
+    fn alpn_and_a_certificate_request_are_read_as_the_server_sent_them() {
+        use TranscriptError::UnexpectedHandshake;
+        let now = UnixTime::now();
+        // the server picks http/1.1 by ALPN
+        let r = relay_configured(Server { alpn: vec![b"http/1.1".to_vec()], ..Server::default() }, |c| c.alpn_http11 = true);
+        assert_eq!(r.client.alpn(), Some(&b"http/1.1"[..]));
+        let t = parse(&r.sent, &r.received).unwrap();
+        let (c, s) = secrets(&r.client);
+        assert!(t.read_handshake(&c, &s, &r.roots, "localhost", now).is_ok());
+        // it asks for a client certificate: the client's empty Certificate comes before its Finished
+        let r = relay(Server { client_auth: true, ..Server::default() });
+        let t = parse(&r.sent, &r.received).unwrap();
+        assert_eq!(reseal_client_flight(&r, &t, |_| {}), Ok(()));
+        let without = reseal_client_flight(&r, &t, |m| {
+            m.remove(0);
+        });
+        assert_eq!(without, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Certificate", got: hs::name(hs::FINISHED) }));
+        // nobody asked for one: an empty Certificate is refused
+        let r = relay(Server::default());
+        let t = parse(&r.sent, &r.received).unwrap();
+        let unasked = reseal_client_flight(&r, &t, |m| m.insert(0, handshake_message(hs::CERTIFICATE, &[0, 0, 0, 0])));
+        assert_eq!(unasked, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Finished", got: hs::name(hs::CERTIFICATE) }));
     }
 
     #[test]

@@ -687,12 +687,14 @@ pub(crate) mod tests {
         pub(crate) key: KeyType,
         pub(crate) client_auth: bool,
         pub(crate) tls12_only: bool,
+        /// ALPN protocols the server picks from.
+        pub(crate) alpn: Vec<Vec<u8>>,
     }
 
     impl Default for Server {
         fn default() -> Self {
             let p = rustls::crypto::ring::default_provider();
-            Self { suites: p.cipher_suites, groups: p.kx_groups, key: KeyType::EcdsaP256, client_auth: false, tls12_only: false }
+            Self { suites: p.cipher_suites, groups: p.kx_groups, key: KeyType::EcdsaP256, client_auth: false, tls12_only: false, alpn: vec![] }
         }
     }
 
@@ -705,6 +707,7 @@ pub(crate) mod tests {
         let versions: &[&'static rustls::SupportedProtocolVersion] =
             if server.tls12_only { &[&rustls::version::TLS12] } else { &[&rustls::version::TLS13] };
         let mut cfg = crate::fixture::test_server_config(&certs, provider, versions, server.client_auth);
+        cfg.alpn_protocols = server.alpn;
         let secrets = Arc::new(Secrets::default());
         cfg.key_log = secrets.clone();
         let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
