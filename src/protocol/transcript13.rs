@@ -632,15 +632,17 @@ pub(crate) mod tests {
         }
     }
 
-    /// The client's flight as its messages, resealed by `edit`.
-    fn reseal_client_flight(r: &Relayed, t: &Transcript13, edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Result<(), TranscriptError> {
+    /// A direction's encrypted handshake as its messages, resealed after `edit`, then read.
+    fn reseal_flight(r: &Relayed, t: &Transcript13, d: Direction, edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Result<(), TranscriptError> {
         let (c, s) = secrets(&r.client);
         let now = UnixTime::now();
-        let records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[0];
+        let side = usize::from(d == Direction::Received);
+        let records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[side];
         let suite = t.suite();
-        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&c), suite.aead().key_len())).unwrap();
+        let secret = Secret::from_slice(if side == 0 { &c } else { &s });
+        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &secret, suite.aead().key_len())).unwrap();
         let mut joiner = HandshakeJoiner::default();
-        for (seq, rec) in t.sent[..records].iter().enumerate() {
+        for (seq, rec) in t.encrypted_records(d)[..records].iter().enumerate() {
             joiner.push(&key.open(seq as u64, rec).unwrap().content);
         }
         let mut messages = Vec::new();
@@ -648,8 +650,13 @@ pub(crate) mod tests {
             messages.push(raw);
         }
         edit(&mut messages);
+        let sealed = messages.iter().enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
         let mut t = t.clone();
-        t.sent = messages.iter().enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+        if side == 0 {
+            t.sent = sealed;
+        } else {
+            t.received = sealed;
+        }
         t.read_handshake(&c, &s, &r.roots, "localhost", now).map(|_| ())
     }
 
@@ -666,15 +673,18 @@ pub(crate) mod tests {
         // it asks for a client certificate: the client's empty Certificate comes before its Finished
         let r = relay(Server { client_auth: true, ..Server::default() });
         let t = parse(&r.sent, &r.received).unwrap();
-        assert_eq!(reseal_client_flight(&r, &t, |_| {}), Ok(()));
-        let without = reseal_client_flight(&r, &t, |m| {
+        assert_eq!(reseal_flight(&r, &t, Direction::Sent, |_| {}), Ok(()));
+        // one CertificateRequest only
+        let twice = reseal_flight(&r, &t, Direction::Received, |m| m.insert(2, m[1].clone()));
+        assert_eq!(twice, Err(UnexpectedHandshake { direction: Direction::Received, expected: "Certificate", got: hs::name(hs::CERTIFICATE_REQUEST) }));
+        let without = reseal_flight(&r, &t, Direction::Sent, |m| {
             m.remove(0);
         });
         assert_eq!(without, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Certificate", got: hs::name(hs::FINISHED) }));
         // nobody asked for one: an empty Certificate is refused
         let r = relay(Server::default());
         let t = parse(&r.sent, &r.received).unwrap();
-        let unasked = reseal_client_flight(&r, &t, |m| m.insert(0, handshake_message(hs::CERTIFICATE, &[0, 0, 0, 0])));
+        let unasked = reseal_flight(&r, &t, Direction::Sent, |m| m.insert(0, handshake_message(hs::CERTIFICATE, &[0, 0, 0, 0])));
         assert_eq!(unasked, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Finished", got: hs::name(hs::CERTIFICATE) }));
     }
 
