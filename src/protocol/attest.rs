@@ -87,10 +87,10 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
 }
 
 /// The verifier: signs `out` with fresh salts.
-pub fn attest(out: &VerifierOutput, key: &SigningKey) -> Attested {
+pub fn attest(out: &VerifierOutput, key: &SigningKey) -> Result<Attested, AttestError> {
     let salts = [out.sent.revealed.len(), out.received.revealed.len()].map(|n| (0..n).map(|_| rand::random()).collect());
-    let attestation = statement(out, &salts).expect("the verifier's own verdict is well formed").sign(key);
-    Attested { attestation, verifier_key: key.verifying_key(), salts }
+    let attestation = statement(out, &salts)?.sign(key);
+    Ok(Attested { attestation, verifier_key: key.verifying_key(), salts })
 }
 
 /// The prover: checks that `attested` is signed by the key it names and states exactly the
@@ -145,7 +145,7 @@ mod tests {
         for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
             let key = SigningKey::generate(scheme);
             let (out, commitments) = verdict();
-            let session = accept(attest(&out, &key), &out, REQUEST, RESPONSE, &commitments).unwrap();
+            let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
             let a = session.attestation.verify(&key.verifying_key()).unwrap();
             assert_eq!((a.tls_version, a.cipher_suite, a.group, a.port, a.server_name.as_str()), (0x0304, 0x1301, 29, 8443, "h.test"));
             assert_eq!((a.sent.revealed.len(), a.sent.committed.len(), a.received.ending), (2, 1, crate::protocol::output::Ending::CloseNotify));
@@ -160,7 +160,7 @@ mod tests {
     fn a_pinned_key_requires_an_attestation_by_that_key() {
         let key = SigningKey::generate(Scheme::Secp256k1);
         let (out, commitments) = verdict();
-        let session = accept(attest(&out, &key), &out, REQUEST, RESPONSE, &commitments).unwrap();
+        let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
         assert!(require_key(Some(&session), &key.verifying_key()).is_ok());
         let other = SigningKey::generate(Scheme::Secp256k1).verifying_key();
         assert!(matches!(require_key(Some(&session), &other), Err(AttestError::OtherKey { .. })));
@@ -175,26 +175,26 @@ mod tests {
         // of another server
         let mut other = out.clone();
         other.server_name = "evil.test".into();
-        assert!(accept_(attest(&other, &key)).contains("fields differ"));
+        assert!(accept_(attest(&other, &key).unwrap()).contains("fields differ"));
         // the right statement with the salts the prover is sent swapped
-        let mut a = attest(&out, &key);
+        let mut a = attest(&out, &key).unwrap();
         a.salts[0].swap(0, 1);
         assert!(accept_(a).contains("fields differ"));
-        let mut a = attest(&out, &key);
+        let mut a = attest(&out, &key).unwrap();
         a.salts[1].push([0; 16]);
         assert!(accept_(a).contains("one salt per revealed range"));
         // a signature that does not verify under the key the verifier names
-        let mut a = attest(&out, &key);
+        let mut a = attest(&out, &key).unwrap();
         a.verifier_key = SigningKey::generate(Scheme::Ed25519).verifying_key();
         assert!(accept_(a).contains("does not verify"));
         // revealed bytes in the verdict that are not the prover's
         let mut altered = out.clone();
         altered.received.bytes[0] = b'X';
-        let a = attest(&altered, &key);
+        let a = attest(&altered, &key).unwrap();
         assert!(accept(a, &altered, REQUEST, RESPONSE, &commitments).unwrap_err().to_string().contains("does not open"));
         // a blinder that does not open the commitment
         let mut wrong = commitments.clone();
         wrong[0].1[0] ^= 1;
-        assert!(accept(attest(&out, &key), &out, REQUEST, RESPONSE, &wrong).unwrap_err().to_string().contains("does not open"));
+        assert!(accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &wrong).unwrap_err().to_string().contains("does not open"));
     }
 }

@@ -173,12 +173,14 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, config))
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
-        let reply = match &result {
-            Ok(out) => {
-                let attestation = config.signing_key.as_deref().map(|key| Box::new(super::attest::attest(out, key)));
-                ControlMessage::Verified { output: Box::new(out.clone()), attestation }
-            }
-            Err(e) => ControlMessage::Abort { reason: e.to_string() },
+        let attested = match (&result, config.signing_key.as_deref()) {
+            (Ok(out), Some(key)) => super::attest::attest(out, key).map(|a| Some(Box::new(a))),
+            _ => Ok(None),
+        };
+        let reply = match (&result, attested) {
+            (Ok(out), Ok(attestation)) => ControlMessage::Verified { output: Box::new(out.clone()), attestation },
+            (Ok(_), Err(e)) => ControlMessage::Abort { reason: format!("the verifier could not sign its verdict: {e}") },
+            (Err(e), _) => ControlMessage::Abort { reason: e.to_string() },
         };
         let _ = control.send(reply.encode()).await;
         drop(control);
