@@ -9,7 +9,7 @@ use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::messages::SessionMode;
 use tlsproof::protocol::output::Ending;
-use tlsproof::protocol::prover::ProverMode;
+use tlsproof::protocol::prover::{prepare, ProverMode, Sizing};
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError};
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
@@ -103,6 +103,62 @@ async fn an_mpc_session_through_the_proxy_is_verified_as_the_same_exchange_in_pr
     assert_eq!((&p.server_name, &p.server, &p.sni, &p.http), (&v.server_name, &v.server, &v.sni, &v.http));
     assert_eq!((&p.sent, &p.received), (&v.sent, &v.received));
     env.reports.recv().await.unwrap().1.expect("proxy-mode verdict");
+}
+
+/// A session prepared before its request exists: the OT and a request of up to max_sent
+/// bytes garbled ahead, then, a while later, a shorter request. The connection's time is when
+/// it happened, and its online phase carries no garbled request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
+    let mut env = env(|_| {}).await;
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let prepared_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 0, request_whole: false, response_partly: false }, |_| {}).await.expect("prepared");
+    assert_eq!(prepared.max_sent(), 2048);
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let request = RequestBuilder::get("localhost", "/json").header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
+    assert!(request.len() < 200, "well under the 2048 bytes prepared");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let out = match prepared.notarize(request.clone(), RevealConfig::default(), now, |_| {}).await {
+        Ok(o) => o,
+        Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+    };
+    let v = &out.verified;
+    assert_eq!(v.mode, SessionMode::Mpc);
+    assert_eq!(v.sent.len as usize, request.len());
+    assert!(v.sent.printable().starts_with("GET /json HTTP/1.1") && v.sent.printable().contains("Authorization: █████"), "{}", v.sent.printable());
+    assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
+    assert_eq!(v.received.bytes, out.response);
+    assert!(v.connection_time >= prepared_at + 2, "the connection's time, not the preparation's: {} vs {prepared_at}", v.connection_time);
+    // 2,048 bytes garbled ahead are about 17 MB of tables, all before the connection, whose
+    // own (about 10 MB) are the key derivation's
+    let s = &v.stats;
+    assert!(s.preprocess.bytes_up > 15_000_000 && s.online.bytes_up < 12_000_000, "{s:?}");
+    assert!(s.online.millis < 2000.0, "the wait before the connection is not online time: {s:?}");
+    env.reports.recv().await.unwrap().1.expect("verdict");
+}
+
+/// A prepared session refuses a request longer than it was prepared for, and in proxy mode
+/// (where nothing is prepared) runs the whole session when the request comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
+    let mut env = env(|_| {}).await;
+    let sizing = Sizing { request_len: 0, request_whole: false, response_partly: false };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let prepared = prepare(socket, config(&env, mpc(&env)), sizing, |_| {}).await.expect("prepared");
+    match prepared.notarize(vec![b'x'; 2049], RevealConfig::default(), now, |_| {}).await {
+        Err(ProverError::RequestTooLarge { len: 2049, max: 2048 }) => {}
+        other => panic!("expected RequestTooLarge, got {:?}", other.map(|o| o.verified)),
+    }
+    assert!(env.reports.recv().await.unwrap().1.is_err(), "the verifier's session ends without a verdict");
+
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let prepared = prepare(socket, config(&env, ProverMode::Proxy), sizing, |_| {}).await.expect("prepared");
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let out = prepared.notarize(request, RevealConfig::default(), now, |_| {}).await.expect("proxy mode");
+    assert_eq!(out.verified.mode, SessionMode::Proxy);
+    env.reports.recv().await.unwrap().1.expect("verdict");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

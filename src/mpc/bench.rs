@@ -266,7 +266,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 let mut zk = Verifier::new(FerretSender::with_prg(prg));
                 zk.preprocess(&mut b, PROOF_COTS).await.map_err(|x| e(&x))?;
                 let prepared = prepare_verifier(&mut b, &mut zk, limits).await.map_err(|x| e(&x))?;
-                let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", now, limits).await.map_err(|x| e(&x))?;
+                let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", || now, limits).await.map_err(|x| e(&x))?;
                 reproof::verify(&mut zk, &mut b, &conn).await.map_err(|x| e(&x))?;
                 let raw = |d| conn.client.transcript().raw_bytes(d);
                 let t = transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).map_err(|x| e(&x))?;

@@ -107,7 +107,7 @@ pub enum ConnectionError {
     Malformed(&'static str),
     #[error("the request would exceed max_sent ({limit} bytes)")]
     TooMuchSent { limit: usize },
-    #[error("a request of {got} bytes, where the connection was prepared for {prepared}")]
+    #[error("a request of {got} bytes, where the connection was prepared for at most {prepared}")]
     NotPrepared { prepared: usize, got: usize },
     #[error("the server sent more than max_recv ({limit} bytes)")]
     TooMuchReceived { limit: usize },
@@ -148,6 +148,9 @@ pub struct VerifierConnection<W> {
     pub for_verifier: Vec<Vec<u8>>,
     /// The labels it holds for its premaster share's wires.
     pub own_labels: Vec<crate::gc::Wire>,
+    /// When the prover started the connection (its client random arrived): the time the
+    /// certificate chain was validated at.
+    pub connection_time: rustls_pki_types::UnixTime,
 }
 
 type Bit<Z, C> = <<Z as Party<C>>::Backend as crate::circuits::Gates>::Bit;
@@ -337,7 +340,7 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(gp: GarblerParty, c
 }
 
 /// What the prover makes before the handshake: the COTs of the connection's inputs and
-/// OLEs, and its request of `request_len` bytes garbled ahead when it fits.
+/// OLEs, and a request of up to `request_len` bytes garbled ahead when it fits.
 pub struct PreparedProver<W> {
     gp: GarblerParty,
     cots: Vec<F128>,
@@ -345,8 +348,17 @@ pub struct PreparedProver<W> {
     request_len: usize,
 }
 
-/// The prover's preparation for a request of `request_len` bytes (the verifier's is
-/// [`prepare_verifier`]): it can run while the proxy connects to the server.
+impl<W> PreparedProver<W> {
+    /// The longest request the connection was prepared for.
+    pub fn capacity(&self) -> usize {
+        self.request_len
+    }
+}
+
+/// The prover's preparation for a request of at most `request_len` bytes (the verifier's is
+/// [`prepare_verifier`]): it can run while the proxy connects to the server, or long before
+/// the request is known. A shorter request costs the same as one of `request_len` bytes:
+/// each record garbled ahead is replayed whole, and its unused keystream is left unused.
 pub async fn prepare_prover<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<Bit<Z, C>>, ConnectionError> {
     prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, request_len, limits).await
 }
@@ -361,10 +373,11 @@ async fn prepare_with<C: Channel, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C,
     Ok(PreparedProver { gp, cots, ahead, request_len })
 }
 
-/// The prover's connection after [`prepare_prover`], for the request it was prepared for.
+/// The prover's connection after [`prepare_prover`], for a request no longer than the one it
+/// was prepared for.
 pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: PreparedProver<Bit<Z, C>>, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
     let PreparedProver { mut gp, cots, ahead, request_len } = prepared;
-    if request.len() != request_len {
+    if request.len() > request_len {
         return Err(ConnectionError::NotPrepared { prepared: request_len, got: request.len() });
     }
     let delta = F128(gp.garbler().delta());
@@ -402,13 +415,19 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: Prepar
             gp.set_schedule(Schedule::Replay);
             let (key, salt) = ahead.key_and_salt.split_at(128);
             let d = direction(&mut gp, ch, key, salt).await?;
+            // Each record used is replayed as it was garbled, so over its prepared length; its
+            // ciphertext is as long as its plaintext, which V learns here.
+            let lens: Vec<u8> = request.chunks(MAX_PLAINTEXT).flat_map(|c| (c.len() as u32).to_be_bytes()).collect();
+            ch.send(lens).await?;
             for (chunk, r) in request.chunks(MAX_PLAINTEXT).zip(ahead.records) {
                 let seq = client.next_sealed_seq();
-                let masked = masked_keystream(&mut gp, ch, &d, seq, chunk.len(), &Input::Wires(&r.wires[..8 * chunk.len()])).await?;
-                j0_share(&mut gp, ch, &d, seq, &Input::Wires(&r.wires[8 * chunk.len()..])).await?;
-                let body = encrypt_and_seal(ch, &keys, seq, ContentType::ApplicationData, chunk, &masked, &r.masks).await?;
+                let prepared = r.masks.len() - 16;
+                let masked = masked_keystream(&mut gp, ch, &d, seq, prepared, &Input::Wires(&r.wires[..8 * prepared])).await?;
+                j0_share(&mut gp, ch, &d, seq, &Input::Wires(&r.wires[8 * prepared..])).await?;
+                let masks = [&r.masks[..chunk.len()], &r.masks[prepared..]].concat();
+                let body = encrypt_and_seal(ch, &keys, seq, ContentType::ApplicationData, chunk, &masked[..chunk.len()], &masks).await?;
                 client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
-                script.requests.push((seq, chunk.len()));
+                script.requests.push((seq, prepared));
                 committed.requests.push(r.committed);
             }
             gp.set_schedule(Schedule::Online);
@@ -420,6 +439,10 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: Prepar
                 client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
                 script.requests.push((seq, chunk.len()));
                 committed.requests.push(wires);
+            }
+            if request.len() < request_len {
+                // shorter than announced: an empty announcement ends it
+                ch.send(0u32.to_be_bytes().to_vec()).await?;
             }
         }
     }
@@ -450,7 +473,7 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: Prepar
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
 pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
     let prepared = prepare_verifier(ch, zk, limits).await?;
-    connect_verifier(prepared, ch, zk, roots, server_name, now, limits).await
+    connect_verifier(prepared, ch, zk, roots, server_name, || now, limits).await
 }
 
 /// What the verifier holds before the handshake: its COTs and the request as announced (its
@@ -470,10 +493,12 @@ pub async fn prepare_verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, l
     Ok(PreparedVerifier { ep, choices, macs, request })
 }
 
-/// The verifier's connection after [`prepare_verifier`].
-pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifier<Bit<Z, C>>, ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
+/// The verifier's connection after [`prepare_verifier`]; `clock` is read when the prover
+/// starts it (which may be long after the preparation).
+pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifier<Bit<Z, C>>, ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, clock: impl FnOnce() -> rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
     let PreparedVerifier { mut ep, choices, macs, request: ahead } = prepared;
     let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
+    let now = clock();
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
     client.take_outgoing();
     take_until(ch, &mut client, key_exchange_pending).await?;
@@ -505,11 +530,12 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
             ep.set_replay(true);
             let (key, salt) = key_and_salt.split_at(128);
             let d = direction(&mut ep, ch, key, salt).await?;
-            for r in ahead {
+            let lens = record_lengths(&ch.recv().await?, &ahead)?;
+            for (r, len) in ahead.into_iter().zip(lens) {
                 let seq = client.next_sealed_seq();
                 masked_keystream(&mut ep, ch, &d, seq, r.len, &Input::Wires(&r.wires[..8 * r.len])).await?;
                 let j0 = j0_share(&mut ep, ch, &d, seq, &Input::Wires(&r.wires[8 * r.len..])).await?.ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-                let body = take_sealed(ch, &keys, seq, ContentType::ApplicationData, j0, r.len).await?;
+                let body = take_sealed(ch, &keys, seq, ContentType::ApplicationData, j0, len).await?;
                 client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
                 script.requests.push((seq, r.len));
                 committed.requests.push(r.committed);
@@ -546,7 +572,26 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
     script.closing.push((seq, body.len() - 24));
     committed.closing.push(wires);
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
-    Ok(VerifierConnection { client, premaster_share: share, committed, script, revealed, for_verifier, own_labels: keys.verifier_input })
+    Ok(VerifierConnection { client, premaster_share: share, committed, script, revealed, for_verifier, own_labels: keys.verifier_input, connection_time: now })
+}
+
+/// V: the lengths of the records P sends from those garbled ahead, in order: each at least one
+/// byte and at most its record's prepared length, and no more records than were prepared.
+fn record_lengths<W>(msg: &[u8], ahead: &[AheadRecordView<W>]) -> Result<Vec<usize>, ConnectionError> {
+    if msg.len() % 4 != 0 {
+        return Err(ConnectionError::Malformed("record lengths are 4 bytes each"));
+    }
+    if msg.len() / 4 > ahead.len() {
+        return Err(ConnectionError::TooMuchSent { limit: ahead.iter().map(|r| r.len).sum() });
+    }
+    msg.chunks_exact(4)
+        .zip(ahead)
+        .map(|(b, r)| match u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize {
+            0 => Err(ConnectionError::Malformed("an empty request record")),
+            len if len > r.len => Err(ConnectionError::TooMuchSent { limit: r.len }),
+            len => Ok(len),
+        })
+        .collect()
 }
 
 fn tag_from(msg: &[u8]) -> Result<[u8; 16], ConnectionError> {
@@ -850,6 +895,54 @@ mod tests {
         let (proven, verified) = reproof(p_end, v_end).await;
         verified.expect("the verifier accepts the garbling");
         proven.expect("the prover's proof");
+    }
+
+    /// A connection prepared for more than its request: garbled ahead (1,024 bytes) and online
+    /// (5,000, too long to garble ahead). The request reaches the server as it is, the
+    /// verifier's copy holds it as sent, and the proof of the garbling accepts the records
+    /// replayed over their prepared length.
+    #[tokio::test]
+    async fn a_connection_prepared_for_more_takes_a_shorter_request() {
+        for (capacity, ahead) in [(1024, true), (5000, false)] {
+            let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
+            let req = request("/json");
+            let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
+            let p = async {
+                let prepared = prepare_prover(&mut a, &mut pz, capacity, limits).await?;
+                assert_eq!((prepared.capacity(), prepared.ahead.is_some()), (capacity, ahead));
+                connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, limits).await
+            };
+            let v = verifier(&mut b, &mut vz, roots, "localhost", now, limits);
+            let (p, v) = join(p, v).await;
+            let (p, v) = (p.expect("prover"), v.expect("verifier"));
+            assert_eq!(p.client.transcript().app_plaintext(Direction::Sent), req);
+            for d in [Direction::Sent, Direction::Received] {
+                assert_eq!(p.client.transcript().raw_bytes(d), v.client.transcript().raw_bytes(d), "both hold the same {d:?} records");
+            }
+            let sent: Vec<usize> = v.client.transcript().direction(Direction::Sent).filter(|r| r.content_type == 23).map(|r| r.raw.len() - 5 - 24).collect();
+            assert_eq!(sent, vec![req.len()], "one record, as long as the request");
+            // the keystream replayed ahead is the prepared record's; online, the record's own
+            assert_eq!(v.script.requests, vec![(1, if ahead { capacity } else { req.len() })]);
+            let (proven, verified) = reproof((p, pz, a), (v, vz, b)).await;
+            verified.expect("the verifier accepts the garbling");
+            proven.expect("the prover's proof");
+        }
+    }
+
+    /// V's reading of the record lengths P announces for a request garbled ahead.
+    #[test]
+    fn record_lengths_fit_the_records_prepared() {
+        let view = |len| AheadRecordView::<()> { len, wires: Vec::new(), committed: Vec::new() };
+        let ahead = [view(16384), view(100)];
+        let msg = |lens: &[u32]| lens.iter().flat_map(|l| l.to_be_bytes()).collect::<Vec<u8>>();
+        assert_eq!(record_lengths(&msg(&[16384, 100]), &ahead).expect("fits"), vec![16384, 100]);
+        assert_eq!(record_lengths(&msg(&[5]), &ahead).expect("fits"), vec![5]);
+        assert_eq!(record_lengths(&msg(&[]), &ahead).expect("no request"), Vec::<usize>::new());
+        assert!(matches!(record_lengths(&msg(&[16384, 101]), &ahead), Err(ConnectionError::TooMuchSent { limit: 100 })));
+        assert!(matches!(record_lengths(&msg(&[16385]), &ahead), Err(ConnectionError::TooMuchSent { limit: 16384 })));
+        assert!(matches!(record_lengths(&msg(&[1, 1, 1]), &ahead), Err(ConnectionError::TooMuchSent { limit: 16484 })));
+        assert!(matches!(record_lengths(&msg(&[0]), &ahead), Err(ConnectionError::Malformed(_))));
+        assert!(matches!(record_lengths(&[0, 0, 1], &ahead), Err(ConnectionError::Malformed(_))));
     }
 
     #[tokio::test]

@@ -6,7 +6,7 @@ use super::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, Se
 use super::proof13::{self, Proof13Error, PublicInputs13};
 use super::transcript13::{self, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
-use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
+use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
 use super::output::VerifierOutput;
 use super::reveal::{check_commitments, covers_all, Reveal, RevealConfig, RevealError};
 use super::target::{ServerTarget, TargetError};
@@ -272,25 +272,32 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
     progress: P,
 ) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
-    let mut control = channels.control;
-    let outcome = {
-        let session = session(&mut control, channels.tls, channels.zk, config, request, reveal, &progress).fuse();
-        let driver = driver.fuse();
-        futures::pin_mut!(session, driver);
-        futures::select! {
-            result = session => result,
-            // Frames received before the socket ended are already in the channels' inboxes
-            // (e.g. the verdict, sent just before the verifier closed): let the session use
-            // them, and report the transport error only if the session cannot finish.
-            ended = driver => match (ended, session.await) {
-                (_, Ok(out)) => Ok(out),
-                (_, Err(e @ ProverError::VerifierRejected(_))) | (Ok(()), Err(e)) => Err(e),
-                (Err(transport), Err(_)) => Err(transport.into()),
-            },
-        }
-    };
-    // When the verifier gives up it says why on the control channel before closing; that
-    // reason explains a failure better than the closed channel the session ran into.
+    let SessionChannels { mut control, tls, zk } = channels;
+    let outcome = with_driver(driver, session(&mut control, tls, zk, config, request, reveal, &progress)).await;
+    explained(outcome, &mut control)
+}
+
+/// Runs `session` while `driver` moves its frames. Frames received before the socket ended
+/// are already in the channels' inboxes (e.g. the verdict, sent just before the verifier
+/// closed): the session may use them, and the transport error counts only if the session
+/// cannot finish.
+async fn with_driver<T>(driver: impl std::future::Future<Output = Result<(), MuxError>>, session: impl std::future::Future<Output = Result<T, ProverError>>) -> Result<T, ProverError> {
+    let session = session.fuse();
+    let driver = driver.fuse();
+    futures::pin_mut!(session, driver);
+    futures::select! {
+        result = session => result,
+        ended = driver => match (ended, session.await) {
+            (_, Ok(out)) => Ok(out),
+            (_, Err(e @ ProverError::VerifierRejected(_))) | (Ok(()), Err(e)) => Err(e),
+            (Err(transport), Err(_)) => Err(transport.into()),
+        },
+    }
+}
+
+/// When the verifier gives up it says why on the control channel before closing; that reason
+/// explains a failure better than the closed channel the session ran into.
+fn explained<T>(outcome: Result<T, ProverError>, control: &mut MuxChannel) -> Result<T, ProverError> {
     if outcome.is_err() {
         if let Some(Ok(frame)) = control.recv().now_or_never() {
             if let Ok(ControlMessage::Abort { reason }) = ControlMessage::decode(&frame) {
@@ -299,6 +306,112 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
         }
     }
     outcome
+}
+
+/// A session opened and prepared before its request is known ([`prepare`]): in MPC mode the
+/// OT and the request's records garbled ahead, for a request of up to `max_sent` bytes, so
+/// that [`PreparedSession::notarize`] starts with the TLS connection. Proxy mode has nothing
+/// worth doing early (its preprocessing is short, and the verifier dials the server as the
+/// session opens, which must not wait for the request), so there the whole session runs in
+/// `notarize`. The verifier bounds how long a session may last (`session_timeout`), preparation
+/// included.
+pub struct PreparedSession<D> {
+    driver: futures::future::Fuse<std::pin::Pin<Box<D>>>,
+    control: MuxChannel,
+    tls: MuxChannel,
+    zk: MuxChannel,
+    config: ProverConfig,
+    mpc: Option<MpcPrepared>,
+}
+
+/// What MPC mode prepares: the opened session and the connection's preparation.
+struct MpcPrepared {
+    opened: Opened,
+    connection: crate::mpc::connection::PreparedProver<ZkBit>,
+}
+
+type ZkBit = <<Prover<FerretReceiver> as crate::zk::Party<MuxChannel>>::Backend as crate::circuits::Gates>::Bit;
+
+/// What a session is sized for before its request is known: the request's length (at most),
+/// whether the request is revealed whole, whether the response is revealed only in part.
+/// They size the proofs' preprocessing; a session that turns out otherwise still works, and
+/// makes what it lacks when it needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizing {
+    pub request_len: usize,
+    pub request_whole: bool,
+    pub response_partly: bool,
+}
+
+impl Sizing {
+    /// For `request` revealed as `reveal` says.
+    pub fn of(request: &[u8], reveal: &RevealConfig) -> Self {
+        // The request is the sent direction's whole plaintext, so whether it takes the fast
+        // path is known now (a selector that does not resolve fails later, with its own error).
+        let request_whole = reveal.sent.resolve(request).is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
+        Sizing { request_len: request.len(), request_whole, response_partly: !matches!(reveal.received, Reveal::All | Reveal::Nothing) }
+    }
+}
+
+/// Opens a session over `socket` and prepares what does not depend on the request, for a
+/// request of up to `config.max_sent` bytes revealed as `sizing` says (see
+/// [`PreparedSession`]). `progress` sees the connect and preprocess phases.
+pub async fn prepare<S: MessageSocket, P: Fn(Progress)>(
+    socket: S,
+    config: ProverConfig,
+    sizing: Sizing,
+    progress: P,
+) -> Result<PreparedSession<impl std::future::Future<Output = Result<(), MuxError>>>, ProverError> {
+    ServerTarget::new(&config.server, &config.server_name)?;
+    let (driver, channels) = multiplex(socket, MuxLimits::default());
+    let SessionChannels { mut control, tls, mut zk } = channels;
+    let mut driver = Box::pin(driver).fuse();
+    let report = |phase, fraction| progress(Progress { phase, fraction });
+    let mpc = match &config.mode {
+        ProverMode::Proxy => None,
+        ProverMode::Mpc { .. } => {
+            let capacity = config.max_sent as usize;
+            let setup = async {
+                let sizing = Sizing { request_len: capacity, ..sizing };
+                let mut opened = open(&mut control, &config, sizing, &report).await?;
+                let connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, capacity).await?;
+                Ok(MpcPrepared { opened, connection })
+            };
+            let outcome = with_driver(&mut driver, setup).await;
+            Some(explained(outcome, &mut control)?)
+        }
+    };
+    Ok(PreparedSession { driver, control, tls, zk, config, mpc })
+}
+
+impl<D: std::future::Future<Output = Result<(), MuxError>>> PreparedSession<D> {
+    /// The longest request this session takes (`max_sent`).
+    pub fn max_sent(&self) -> u32 {
+        self.config.max_sent
+    }
+
+    /// Sends `request` and proves what `reveal` selects, as [`notarize_with_progress`] does,
+    /// with `now` (Unix seconds) the time the server's certificate is checked at.
+    pub async fn notarize<P: Fn(Progress)>(self, request: Vec<u8>, reveal: RevealConfig, now: u64, progress: P) -> Result<ProverOutput, ProverError> {
+        let PreparedSession { mut driver, mut control, tls, mut zk, mut config, mpc } = self;
+        config.now = now;
+        let outcome = match mpc {
+            None => with_driver(&mut driver, session(&mut control, tls, zk, config, request, reveal, &progress)).await,
+            Some(MpcPrepared { mut opened, connection }) => {
+                let run = async {
+                    if request.len() > connection.capacity() {
+                        return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
+                    }
+                    let report = |phase, fraction| progress(Progress { phase, fraction });
+                    let server = connect_proxy(&config, &opened.target).await?;
+                    let exchanged = Box::pin(mpc_exchange(&mut zk, &mut opened.prover, &config, server, connection, &opened.target, &request, &report)).await?;
+                    prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
+                };
+                with_driver(&mut driver, run).await
+            }
+        };
+        explained(outcome, &mut control)
+    }
 }
 
 async fn within<T>(d: std::time::Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, ProverError> {
@@ -317,37 +430,30 @@ fn to_u64(ranges: Vec<Range<usize>>) -> Vec<Range<u64>> {
     ranges.into_iter().map(|r| r.start as u64..r.end as u64).collect()
 }
 
-async fn session(
-    control: &mut MuxChannel,
-    mut tls: MuxChannel,
-    mut zk: MuxChannel,
-    config: ProverConfig,
-    request: Vec<u8>,
-    reveal: RevealConfig,
-    progress: &dyn Fn(Progress),
-) -> Result<ProverOutput, ProverError> {
-    let report = |phase, fraction| progress(Progress { phase, fraction });
+/// A session the verifier accepted: the server it names, the COTs it asked for, and the
+/// proof engine's prover.
+struct Opened {
+    target: ServerTarget,
+    preprocess: usize,
+    prover: Prover<FerretReceiver>,
+}
+
+/// Asks the verifier for a session sized as `sizing` says, and waits for its acceptance.
+async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, report: &dyn Fn(Phase, f64)) -> Result<Opened, ProverError> {
     report(Phase::Connect, 0.02);
     let target = ServerTarget::new(&config.server, &config.server_name)?;
     if config.tls_versions != [TlsVersion::Tls12] && config.mode.session_mode() == SessionMode::Mpc {
         return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
     }
-    if request.len() > config.max_sent as usize {
-        return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
+    if sizing.request_len > config.max_sent as usize {
+        return Err(ProverError::RequestTooLarge { len: sizing.request_len, max: config.max_sent });
     }
-    // The request is the sent direction's whole plaintext, so whether it takes the fast path
-    // is known now (a selector that does not resolve fails later, with its own error).
-    let request_whole = reveal
-        .sent
-        .resolve(&request)
-        .is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
-    let response_partly = !matches!(reveal.received, Reveal::All | Reveal::Nothing);
     // what the request names is what both sides generate (an over-large count is the
     // verifier's to refuse)
     let mode = config.mode.session_mode();
     // A server offered TLS 1.3 mostly chooses it: preprocess for its longer key derivation.
     let likely = if config.tls_versions.contains(&TlsVersion::Tls13) { TlsVersion::Tls13 } else { TlsVersion::Tls12 };
-    let mut preprocess = proof::preprocess_cots(likely, request.len(), request_whole, response_partly);
+    let mut preprocess = proof::preprocess_cots(likely, sizing.request_len, sizing.request_whole, sizing.response_partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }
@@ -363,20 +469,50 @@ async fn session(
         prg: config.prg,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
-    let step = config.step_timeout;
-    match recv_control(control, step, "the verifier to accept").await? {
+    match recv_control(control, config.step_timeout, "the verifier to accept").await? {
         ControlMessage::Accepted { .. } => {}
         other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
     }
-
-    let mut prover = Prover::new(FerretReceiver::with_prg(config.prg));
     report(Phase::Preprocess, 0.05);
+    Ok(Opened { target, preprocess: preprocess as usize, prover: Prover::new(FerretReceiver::with_prg(config.prg)) })
+}
+
+async fn session(
+    control: &mut MuxChannel,
+    mut tls: MuxChannel,
+    mut zk: MuxChannel,
+    config: ProverConfig,
+    request: Vec<u8>,
+    reveal: RevealConfig,
+    progress: &dyn Fn(Progress),
+) -> Result<ProverOutput, ProverError> {
+    let report = |phase, fraction| progress(Progress { phase, fraction });
+    let Opened { target, preprocess, mut prover } = open(control, &config, Sizing::of(&request, &reveal), &report).await?;
     // On the heap: an MPC connection's future is large, and in wasm a future built on the
     // stack and moved a few times overflowed the main thread's stack.
     let exchanged = match &config.mode {
-        ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess as usize, &report)).await?,
-        ProverMode::Mpc { proxy_url } => Box::pin(mpc_exchange(&mut zk, &mut prover, &config, proxy_url, &target, &request, preprocess as usize, &report)).await?,
+        ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess, &report)).await?,
+        ProverMode::Mpc { .. } => {
+            // the proxy connects to the server while the preparation runs
+            let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, &mut prover, preprocess, &config, request.len()));
+            let (prepared, server) = (prepared?, server?);
+            Box::pin(mpc_exchange(&mut zk, &mut prover, &config, server, prepared, &target, &request, &report)).await?
+        }
     };
+    prove(control, &mut zk, &mut prover, &config, exchanged, reveal, &report).await
+}
+
+/// The prove phase of both modes: the reveal plan, the transcript proof, the verdict.
+async fn prove(
+    control: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    config: &ProverConfig,
+    exchanged: Exchanged,
+    reveal: RevealConfig,
+    report: &dyn Fn(Phase, f64),
+) -> Result<ProverOutput, ProverError> {
+    let step = config.step_timeout;
     let Exchanged { keys, sent_plain, recv_plain, response, unproven } = exchanged;
 
     // What to reveal, resolved against our own plaintext.
@@ -398,13 +534,13 @@ async fn session(
     let commitments = match &keys {
         SessionKeys::Tls12 { session, master_secret } => {
             let inputs = PublicInputs::new(session, &plan);
-            let proof = Box::pin(proof::run(&mut prover, &mut zk, Some(&**master_secret), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
+            let proof = Box::pin(proof::run(prover, zk, Some(&**master_secret), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
             within(step * 5, "the proof", proof).await??.commitments
         }
         SessionKeys::Tls13 { transcript, handshake, handshake_secret, shapes } => {
             control.send(ControlMessage::RecordShapes(shapes.clone()).encode()).await?;
             let inputs = PublicInputs13::new(transcript, &plan, shapes);
-            let proof = Box::pin(proof13::run(&mut prover, &mut zk, Some(&**handshake_secret), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
+            let proof = Box::pin(proof13::run(prover, zk, Some(&**handshake_secret), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
             within(step * 5, "the proof", proof).await??.commitments
         }
     };
@@ -541,36 +677,47 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
     })
 }
 
-/// MPC mode: the OT setup for the proofs, then the connection in two parties through the
-/// proxy (the verifier holds half of every key), the proof of the garbling, and with the
-/// verifier's published share the master secret and the response.
+/// MPC mode's preparation: the COTs for the proofs, then the connection's own and a request
+/// of up to `capacity` bytes garbled ahead of the handshake.
+async fn mpc_prepare(zk: &mut MuxChannel, prover: &mut Prover<FerretReceiver>, preprocess: usize, config: &ProverConfig, capacity: usize) -> Result<crate::mpc::connection::PreparedProver<ZkBit>, ProverError> {
+    let step = config.step_timeout;
+    within(step, "preprocessing", prover.preprocess(zk, preprocess)).await??;
+    let prepare = crate::mpc::connection::prepare_prover(zk, prover, capacity, connection_limits(config));
+    within(step * 5, "garbling ahead", Box::pin(prepare)).await?.map_err(ProverError::from)
+}
+
+fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::ConnectionLimits {
+    crate::mpc::connection::ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize }
+}
+
+/// MPC mode: the proxy's byte stream to the server.
+async fn connect_proxy(config: &ProverConfig, target: &ServerTarget) -> Result<crate::transport::WsStream, ProverError> {
+    let ProverMode::Mpc { proxy_url } = &config.mode else {
+        return Err(ProverError::Unsupported("a proxy in proxy mode"));
+    };
+    let url = proxy_target_url(proxy_url, &target.address());
+    within(config.step_timeout, "the proxy", crate::transport::WsStream::connect(&url)).await?.map_err(ProverError::ProxyUnreachable)
+}
+
+/// MPC mode after the preparation: the connection in two parties through the proxy (the
+/// verifier holds half of every key), the proof of the garbling, and with the verifier's
+/// published share the master secret and the response.
 #[allow(clippy::too_many_arguments)]
 async fn mpc_exchange(
     zk: &mut MuxChannel,
     prover: &mut Prover<FerretReceiver>,
     config: &ProverConfig,
-    proxy_url: &str,
+    mut server: crate::transport::WsStream,
+    prepared: crate::mpc::connection::PreparedProver<ZkBit>,
     target: &ServerTarget,
     request: &[u8],
-    preprocess: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
-    use crate::mpc::connection::{connect_prover, prepare_prover, two_party_config, ConnectionLimits};
+    use crate::mpc::connection::{connect_prover, two_party_config};
     let step = config.step_timeout;
-    let url = proxy_target_url(proxy_url, &target.address());
-    let limits = ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize };
-    // While the proxy connects: the COTs for the proofs, then the connection's own and the
-    // request garbled ahead of the handshake.
-    let setup = async {
-        within(step, "preprocessing", prover.preprocess(zk, preprocess)).await??;
-        within(step * 5, "garbling ahead", Box::pin(prepare_prover(zk, prover, request.len(), limits))).await?.map_err(ProverError::from)
-    };
-    let (server, prepared) = futures::join!(within(step, "the proxy", crate::transport::WsStream::connect(&url)), setup);
-    let prepared = prepared?;
-    let mut server = server?.map_err(ProverError::ProxyUnreachable)?;
     report(Phase::Request, 0.1);
     let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
-    let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, limits))).await??;
+    let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
     // the proxy's stream is done with (the server has ended its side)
     let _ = server.close().await;
     let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;

@@ -301,8 +301,7 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
 /// The verifier dials nothing; everything runs on the ZK channel.
 async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
     config.allow.permits(&target.address())?;
-    let connection_time = unix_now();
-    control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
+    control.send(ControlMessage::Accepted { connection_time: unix_now() }.encode()).await?;
     let step = config.step_timeout;
     let t = Instant::now();
     within(step, "preprocessing", verifier.preprocess(zk, req.preprocess as usize)).await??;
@@ -310,10 +309,18 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mu
     let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, verifier, limits)).await??;
     let preprocess = phase_since(t, 0, 0, zk);
 
-    let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-    let connect = crate::mpc::connection::connect_verifier(prepared, zk, verifier, config.roots.clone(), target.name(), unix_time(connection_time), limits);
+    // A prover that prepared ahead starts the connection when it has its request: the
+    // connection's time and the online phase begin then.
+    let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
+    let started = std::cell::Cell::new(None);
+    let clock = || {
+        started.set(Some(Instant::now()));
+        unix_time(unix_now())
+    };
+    let connect = crate::mpc::connection::connect_verifier(prepared, zk, verifier, config.roots.clone(), target.name(), clock, limits);
     let conn = within(config.session_timeout, "the connection in two parties", connect).await??;
-    let online = phase_since(t, up0, down0, zk);
+    let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
+    let connection_time = conn.connection_time.as_secs();
 
     let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
     within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
