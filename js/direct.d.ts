@@ -1,14 +1,15 @@
 // Types of direct.js: the prover in the calling thread (a Web Worker).
-import type { NotarizeOptions, NotarizeResult } from "./index.js";
+import type { NotarizeOptions, NotarizeResult, PreparedSession } from "./index.js";
 export type {
   ByteRange, RevealChoice, RevealOptions, Phase, Progress, NotarizeOptions, DirectionResult, NotarizeResult, ErrorCode,
-  PresentationErrorReason, SignedAttestation, AttestationSecrets, AttestedSession,
+  PresentationErrorReason, SignedAttestation, AttestationSecrets, AttestedSession, PreparedSession,
 } from "./index.js";
 export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError,
-  NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, PresentationError, errorFromCode, toTlsproofError,
+  NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, SessionClosedError, PresentationError, errorFromCode,
+  toTlsproofError,
 } from "./index.js";
 
 export function defaultThreads(): number;
@@ -22,3 +23,5 @@ export const DEFAULT_START_TIMEOUT_MS: number;
  */
 export function initProver(config?: { threads?: number; wasmUrl?: string | URL; startTimeoutMs?: number }): Promise<void>;
 export function notarize(options: NotarizeOptions): Promise<NotarizeResult>;
+/** Prepares a session in this thread (see index.d.ts's `Prover.prepare`). */
+export function prepare(options: NotarizeOptions): Promise<PreparedSession>;

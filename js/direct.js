@@ -2,8 +2,8 @@
 // your own, or one in an extension): rayon blocks while it waits for its threads, which a
 // page's main thread may not do. From a page or an offscreen document use index.js instead,
 // which starts a worker running this module.
-import init, { initThreadPool, notarize as wasmNotarize } from "./wasm/tlsproof.js";
-import { BadOptionsError, NotIsolatedError, TimeoutError, toTlsproofError } from "./errors.js";
+import init, { initThreadPool, notarize as wasmNotarize, prepare as wasmPrepare } from "./wasm/tlsproof.js";
+import { BadOptionsError, NotIsolatedError, SessionClosedError, TimeoutError, toTlsproofError } from "./errors.js";
 import { splitCallOptions, throwIfAborted, withHiddenSecrets } from "./internal.js";
 
 export * from "./errors.js";
@@ -70,5 +70,58 @@ export async function notarize(options) {
     return withHiddenSecrets(await wasmNotarize(rest, onProgress, signal));
   } catch (e) {
     throw toTlsproofError(e);
+  }
+}
+
+/**
+ * Opens a session and prepares what does not depend on the request (see index.d.ts): in MPC
+ * mode the OT and a request of up to `maxSentBytes` garbled ahead. Resolves to a
+ * PreparedSession whose `notarize` sends the request.
+ */
+export async function prepare(options) {
+  const { onProgress, signal, rest } = splitCallOptions(options);
+  try {
+    await initProver();
+    throwIfAborted(signal);
+    return new PreparedSession(await wasmPrepare(rest, onProgress, signal));
+  } catch (e) {
+    throw toTlsproofError(e);
+  }
+}
+
+/** A session `prepare` opened: it notarizes once. */
+export class PreparedSession {
+  #inner;
+
+  constructor(inner) {
+    this.#inner = inner;
+  }
+
+  /** The longest request the session takes, in bytes. */
+  get maxSentBytes() {
+    return this.#inner ? this.#inner.maxSentBytes : 0;
+  }
+
+  /** Sends the request and proves what to reveal; options over those given to prepare. */
+  async notarize(options = {}) {
+    const { onProgress, signal, rest } = splitCallOptions(options);
+    if (!this.#inner) throw new SessionClosedError("this prepared session was already used, closed or failed: prepare another");
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      return withHiddenSecrets(await inner.notarize(rest, onProgress, signal));
+    } catch (e) {
+      throw toTlsproofError(e);
+    } finally {
+      inner.free();
+    }
+  }
+
+  /** Ends the session without notarizing (the verifier frees what it holds for it). */
+  close() {
+    if (!this.#inner) return;
+    this.#inner.close();
+    this.#inner.free();
+    this.#inner = null;
   }
 }

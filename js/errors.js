@@ -38,6 +38,8 @@ export const WorkerStartError = make("WORKER_START_FAILED", "WorkerStartError");
 export const InternalError = make("INTERNAL", "InternalError");
 /** The verifier's attestation does not verify, or does not state the verdict it sent. */
 export const BadAttestationError = make("BAD_ATTESTATION", "BadAttestationError");
+/** A prepared session notarizes once: this one was used, closed or failed. */
+export const SessionClosedError = make("SESSION_CLOSED", "SessionClosedError");
 
 /**
  * A presentation or attestation refused, or a presentation that cannot be built (attestation.js).
@@ -55,7 +57,8 @@ export class PresentationError extends TlsproofError {
 const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
-  ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, PresentationError,
+  ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, SessionClosedError,
+  PresentationError,
 ].map((C) => [new C("").code, C]));
 
 /** The error class for `code` (`TlsproofError` itself for codes this version does not know). */

@@ -186,6 +186,7 @@ export type ErrorCode =
   | "WORKER_START_FAILED"
   | "BAD_ATTESTATION"
   | "BAD_PRESENTATION"
+  | "SESSION_CLOSED"
   | "INTERNAL";
 
 export class TlsproofError extends Error {
@@ -214,6 +215,8 @@ export class WorkerStartError extends TlsproofError { constructor(message: strin
 export class InternalError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "INTERNAL"; }
 /** The verifier's attestation does not verify, or does not state the verdict it sent. */
 export class BadAttestationError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BAD_ATTESTATION"; }
+/** A prepared session notarizes once: this one was used, closed or failed. */
+export class SessionClosedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SESSION_CLOSED"; }
 
 /** The check a presentation, an attestation or a verifier key failed: Rust's error variant names, and a few of JS's own. */
 export type PresentationErrorReason =
@@ -283,9 +286,46 @@ export class Prover {
   readonly ready: Promise<void>;
   static create(config?: ProverConfig): Promise<Prover>;
   notarize(options: NotarizeOptions): Promise<NotarizeResult>;
+  /**
+   * Opens a session and does ahead what does not depend on the request, while the user
+   * is still reading the page, so that `session.notarize({headers, reveal, …})` starts with the
+   * TLS connection. In MPC mode that is the OT and the request's encryption garbled for up to
+   * `maxSentBytes` (set it near the request's size: up to about 3 KB is garbled ahead, a few
+   * seconds and about 8.5 MB per KB; longer requests are garbled during the connection). In
+   * proxy mode there is nothing worth doing early, and the whole session runs in `notarize`.
+   *
+   * The options are `notarize`'s: those naming the session (`verifierUrl`, `mode`, `proxyUrl`,
+   * the server, `serverName`, `caPem`, `maxSentBytes`, `maxRecvBytes`, `tls`, `verifierKey`)
+   * are fixed here; the others (the path, `method`, `headers`, `body`, `reveal`) are defaults for
+   * `session.notarize`. `timeoutMs`, `onProgress` and `signal` apply to this call. The verifier
+   * ends a session that lasts longer than its limit (5 minutes by default), preparation
+   * included: `notarize` then rejects.
+   *
+   * @example
+   * const session = await prover.prepare({ verifierUrl, mode: "mpc", proxyUrl, url, maxSentBytes: 1024 });
+   * // … later, once the user's token is known:
+   * const result = await session.notarize({ headers: { Authorization: `Bearer ${token}` } });
+   */
+  prepare(options: NotarizeOptions): Promise<PreparedSession>;
   /** Stops the worker; running calls reject with ABORTED. */
   terminate(): void;
 }
 
+/** A session opened by `prepare`: it notarizes once. */
+export interface PreparedSession {
+  /** The longest request the session takes, in bytes. */
+  readonly maxSentBytes: number;
+  /**
+   * Sends the request and proves what to reveal: `options` over the ones given to `prepare`.
+   * Changing one that names the session rejects with BadOptionsError; a second call, or one
+   * after `close`, with SessionClosedError.
+   */
+  notarize(options?: Partial<NotarizeOptions>): Promise<NotarizeResult>;
+  /** Ends the session without notarizing: the verifier frees what it holds for it. */
+  close(): void;
+}
+
 /** One call: notarizes with a shared Prover started on first use. */
 export function notarize(options: NotarizeOptions): Promise<NotarizeResult>;
+/** One call: prepares a session on the shared Prover (see `Prover.prepare`). */
+export function prepare(options: NotarizeOptions): Promise<PreparedSession>;

@@ -1,6 +1,6 @@
 // tlsproof for pages, extensions' offscreen documents and workers: the prover runs as
 // multithreaded wasm in a module Web Worker this module starts; calls are promises.
-import { AbortError, BadOptionsError, errorFromCode } from "./errors.js";
+import { AbortError, BadOptionsError, SessionClosedError, errorFromCode } from "./errors.js";
 import { splitCallOptions, throwIfAborted, withHiddenSecrets, workerStartError } from "./internal.js";
 
 export * from "./errors.js";
@@ -43,6 +43,18 @@ export class Prover {
     return this.#call("notarize", { options: rest, wantsProgress: !!onProgress }, { onProgress, signal });
   }
 
+  /**
+   * Opens a session and prepares what does not depend on the request; see index.d.ts.
+   * Resolves to a PreparedSession whose `notarize` sends the request.
+   */
+  async prepare(options) {
+    const { onProgress, signal, rest } = splitCallOptions(options);
+    await this.ready;
+    throwIfAborted(signal);
+    const { session, maxSentBytes } = await this.#call("prepare", { options: rest, wantsProgress: !!onProgress }, { onProgress, signal });
+    return new PreparedSession(session, maxSentBytes, (type, message, callOptions) => this.#call(type, message, callOptions));
+  }
+
   /** Stops the worker; calls still running reject with ABORTED. */
   terminate() {
     this.#worker.terminate();
@@ -78,7 +90,9 @@ export class Prover {
     this.#calls.delete(data.id);
     call.done();
     if (data.type === "error") call.reject(errorFromCode(data.error.code, data.error.message));
-    else call.resolve(data.type === "result" ? withHiddenSecrets(data.result, data.secrets) : undefined);
+    else if (data.type === "result") call.resolve(withHiddenSecrets(data.result, data.secrets));
+    else if (data.type === "prepared") call.resolve({ session: data.id, maxSentBytes: data.maxSentBytes });
+    else call.resolve(undefined);
   }
 
   #failAll(error) {
@@ -91,10 +105,39 @@ export class Prover {
   }
 }
 
+/** A session a Prover prepared (it stays in the prover's worker): it notarizes once. */
+export class PreparedSession {
+  #id;
+  #call;
+
+  constructor(id, maxSentBytes, call) {
+    this.#id = id;
+    this.#call = call;
+    /** The longest request the session takes, in bytes. */
+    this.maxSentBytes = maxSentBytes;
+  }
+
+  /** Sends the request and proves what to reveal; options over those given to prepare. */
+  async notarize(options = {}) {
+    const { onProgress, signal, rest } = splitCallOptions(options);
+    if (this.#id === null) throw new SessionClosedError("this prepared session was already used, closed or failed: prepare another");
+    const session = this.#id;
+    this.#id = null;
+    return this.#call("notarizePrepared", { session, options: rest, wantsProgress: !!onProgress }, { onProgress, signal });
+  }
+
+  /** Ends the session without notarizing (the verifier frees what it holds for it). */
+  close() {
+    if (this.#id === null) return;
+    this.#call("closePrepared", { session: this.#id }).catch(() => {});
+    this.#id = null;
+  }
+}
+
 let shared = null;
 
-/** One-call use: notarizes with a shared Prover started on first use. */
-export async function notarize(options) {
+/** The shared Prover of the one-call functions, started on first use. */
+async function sharedProver() {
   shared ??= new Prover();
   const prover = shared;
   try {
@@ -103,5 +146,15 @@ export async function notarize(options) {
     if (shared === prover) shared = null; // let a later call start afresh
     throw e;
   }
-  return prover.notarize(options);
+  return prover;
+}
+
+/** One-call use: notarizes with a shared Prover started on first use. */
+export async function notarize(options) {
+  return (await sharedProver()).notarize(options);
+}
+
+/** One-call use: prepares a session on the shared Prover. */
+export async function prepare(options) {
+  return (await sharedProver()).prepare(options);
 }

@@ -379,6 +379,39 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
 }
 
+/// A session prepared in MPC mode before the request's token is known: the OT and 1 KB of
+/// request garbled ahead, then the request with its token; a second notarize, another
+/// server, and a closed session are refused with their codes.
+#[wasm_bindgen_test]
+async fn a_session_prepared_in_mpc_mode_notarizes_a_request_given_later() {
+    ensure_pool().await;
+    let proxy = proxy();
+    let prepare = |extra: serde_json::Value| {
+        let mut o = serde_json::json!({"mode": "mpc", "proxyUrl": proxy, "maxSentBytes": 1024, "headers": {}});
+        o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        tlsproof::wasm::prepare(options("/json", o), None, None)
+    };
+    let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
+    assert_eq!(session.max_sent_bytes(), 1024);
+    let later = js_sys::JSON::parse(&serde_json::json!({"headers": {"Authorization": "Bearer later-secret"}, "reveal": {"recv": "all"}}).to_string()).unwrap();
+    let done = wasm_bindgen_futures::JsFuture::from(session.notarize(later.clone(), None, None)).await;
+    let v = as_json(&done.unwrap_or_else(|e| panic!("prepared notarize: {}", error_code(&e))));
+    assert_eq!((v["mode"].as_str(), v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("mpc"), Some("zk"), Some("fast")), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.starts_with("GET /json HTTP/1.1") && sent.contains("Authorization: █") && !sent.contains("later-secret"), "{sent}");
+    let again = wasm_bindgen_futures::JsFuture::from(session.notarize(later, None, None)).await.expect_err("notarizes once");
+    assert!(error_code(&again).starts_with("SESSION_CLOSED"), "{}", error_code(&again));
+
+    let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
+    let elsewhere = js_sys::JSON::parse(&serde_json::json!({"url": "https://127.0.0.1:1/json"}).to_string()).unwrap();
+    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(elsewhere, None, None)).await.expect_err("another server");
+    assert!(error_code(&e).starts_with("BAD_OPTIONS"), "{}", error_code(&e));
+    let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
+    session.close();
+    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(wasm_bindgen::JsValue::UNDEFINED, None, None)).await.expect_err("closed");
+    assert!(error_code(&e).starts_with("SESSION_CLOSED"), "{}", error_code(&e));
+}
+
 #[wasm_bindgen_test]
 async fn notarize_api_rejects_bad_options_with_codes() {
     ensure_pool().await;

@@ -273,7 +273,9 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
 ) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, zk } = channels;
-    let outcome = with_driver(driver, session(&mut control, tls, zk, config, request, reveal, &progress)).await;
+    // on the heap: in wasm a large future built on the stack and moved a few times overflowed
+    // the main thread's stack (a_sessions_future_stays_small)
+    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, config, request, reveal, &progress))).await;
     explained(outcome, &mut control)
 }
 
@@ -315,8 +317,10 @@ fn explained<T>(outcome: Result<T, ProverError>, control: &mut MuxChannel) -> Re
 /// session opens, which must not wait for the request), so there the whole session runs in
 /// `notarize`. The verifier bounds how long a session may last (`session_timeout`), preparation
 /// included.
-pub struct PreparedSession<D> {
-    driver: futures::future::Fuse<std::pin::Pin<Box<D>>>,
+///
+/// Its socket's driver is boxed without `Send`: drive the session on the task that prepared it.
+pub struct PreparedSession {
+    driver: futures::future::Fuse<futures::future::LocalBoxFuture<'static, Result<(), MuxError>>>,
     control: MuxChannel,
     tls: MuxChannel,
     zk: MuxChannel,
@@ -356,16 +360,11 @@ impl Sizing {
 /// Opens a session over `socket` and prepares what does not depend on the request, for a
 /// request of up to `config.max_sent` bytes revealed as `sizing` says (see
 /// [`PreparedSession`]). `progress` sees the connect and preprocess phases.
-pub async fn prepare<S: MessageSocket, P: Fn(Progress)>(
-    socket: S,
-    config: ProverConfig,
-    sizing: Sizing,
-    progress: P,
-) -> Result<PreparedSession<impl std::future::Future<Output = Result<(), MuxError>>>, ProverError> {
+pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, config: ProverConfig, sizing: Sizing, progress: P) -> Result<PreparedSession, ProverError> {
     ServerTarget::new(&config.server, &config.server_name)?;
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, mut zk } = channels;
-    let mut driver = Box::pin(driver).fuse();
+    let mut driver = driver.boxed_local().fuse();
     let report = |phase, fraction| progress(Progress { phase, fraction });
     let mpc = match &config.mode {
         ProverMode::Proxy => None,
@@ -377,14 +376,14 @@ pub async fn prepare<S: MessageSocket, P: Fn(Progress)>(
                 let connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, capacity).await?;
                 Ok(MpcPrepared { opened, connection })
             };
-            let outcome = with_driver(&mut driver, setup).await;
+            let outcome = with_driver(&mut driver, Box::pin(setup)).await;
             Some(explained(outcome, &mut control)?)
         }
     };
     Ok(PreparedSession { driver, control, tls, zk, config, mpc })
 }
 
-impl<D: std::future::Future<Output = Result<(), MuxError>>> PreparedSession<D> {
+impl PreparedSession {
     /// The longest request this session takes (`max_sent`).
     pub fn max_sent(&self) -> u32 {
         self.config.max_sent
@@ -396,7 +395,7 @@ impl<D: std::future::Future<Output = Result<(), MuxError>>> PreparedSession<D> {
         let PreparedSession { mut driver, mut control, tls, mut zk, mut config, mpc } = self;
         config.now = now;
         let outcome = match mpc {
-            None => with_driver(&mut driver, session(&mut control, tls, zk, config, request, reveal, &progress)).await,
+            None => with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, config, request, reveal, &progress))).await,
             Some(MpcPrepared { mut opened, connection }) => {
                 let run = async {
                     if request.len() > connection.capacity() {
@@ -407,7 +406,7 @@ impl<D: std::future::Future<Output = Result<(), MuxError>>> PreparedSession<D> {
                     let exchanged = Box::pin(mpc_exchange(&mut zk, &mut opened.prover, &config, server, connection, &opened.target, &request, &report)).await?;
                     prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
                 };
-                with_driver(&mut driver, run).await
+                with_driver(&mut driver, Box::pin(run)).await
             }
         };
         explained(outcome, &mut control)
@@ -488,8 +487,7 @@ async fn session(
 ) -> Result<ProverOutput, ProverError> {
     let report = |phase, fraction| progress(Progress { phase, fraction });
     let Opened { target, preprocess, mut prover } = open(control, &config, Sizing::of(&request, &reveal), &report).await?;
-    // On the heap: an MPC connection's future is large, and in wasm a future built on the
-    // stack and moved a few times overflowed the main thread's stack.
+    // On the heap: an MPC connection's future is large.
     let exchanged = match &config.mode {
         ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess, &report)).await?,
         ProverMode::Mpc { .. } => {
@@ -754,7 +752,7 @@ mod tests {
                 Ok(())
             }
         }
-        let config = super::ProverConfig {
+        let config = || super::ProverConfig {
             server: "a:1".into(),
             server_name: "a".into(),
             roots: crate::tls::RootStore::mozilla(),
@@ -766,7 +764,10 @@ mod tests {
             mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
             tls_versions: vec![Default::default()],
         };
-        let session = super::notarize_with_progress(Idle, config, vec![], Default::default(), |_| {});
+        let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
+        let sizing = super::Sizing { request_len: 1, request_whole: false, response_partly: false };
+        let preparing = super::prepare(Idle, config(), sizing, |_| {});
+        assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
     }
 }

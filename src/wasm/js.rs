@@ -2,7 +2,7 @@
 //! (serde-wasm-bindgen), progress through a callback, cancellation through an `AbortSignal`,
 //! failures as `Error` objects with a `code`.
 
-use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS};
+use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS};
 use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
 use crate::protocol::{notarize_with_progress, Phase, Progress, ProverConfig};
 use crate::transport::{WsSocket, WsStream};
@@ -129,7 +129,9 @@ fn check_keys(obj: &JsValue, known: &[&str], prefix: &str) -> Result<(), Options
     Ok(())
 }
 
-async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<JsValue, ApiError> {
+/// The options object as a plan, its keys checked first (serde-wasm-bindgen would ignore a
+/// misspelt one).
+fn parse_plan(options: JsValue) -> Result<SessionPlan, ApiError> {
     if !options.is_object() || Array::is_array(&options) {
         return Err(OptionsError::Shape("notarize options must be an object".into()).into());
     }
@@ -142,12 +144,12 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
         }
     }
     let opts: NotarizeOptions = serde_wasm_bindgen::from_value(options).map_err(|e| OptionsError::Shape(e.to_string()))?;
-    let plan = opts.plan()?;
-    if signal.as_ref().is_some_and(|s| s.aborted()) {
-        return Err(ApiError::Aborted);
-    }
-    let started = js_sys::Date::now();
-    let progress = |p: Progress| {
+    Ok(opts.plan()?)
+}
+
+/// `on_progress` as the sessions' progress callback: `{phase, fraction}` objects.
+fn progress_callback(on_progress: Option<Function>) -> impl Fn(Progress) {
+    move |p: Progress| {
         if let Some(f) = &on_progress {
             let o = Object::new();
             let _ = Reflect::set(&o, &"phase".into(), &p.phase.as_str().into());
@@ -155,37 +157,39 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
             // A throwing callback must not break the session.
             let _ = f.call1(&JsValue::UNDEFINED, &o);
         }
-    };
+    }
+}
+
+fn prover_config(plan: &SessionPlan, now_ms: f64) -> Result<ProverConfig, ApiError> {
     let roots = match &plan.ca_pem {
         Some(pem) => crate::tls::RootStore::from_pem(pem).map_err(|e| OptionsError::CaPem(e.to_string()))?,
         None => crate::tls::RootStore::mozilla(),
     };
-    let config = ProverConfig {
-        server: plan.server,
-        server_name: plan.server_name,
+    Ok(ProverConfig {
+        server: plan.server.clone(),
+        server_name: plan.server_name.clone(),
         roots,
         max_sent: plan.max_sent,
         max_recv: plan.max_recv,
-        now: (started / 1000.0) as u64,
+        now: (now_ms / 1000.0) as u64,
         step_timeout: plan.timeout.map_or(DEFAULT_STEP_TIMEOUT, |t| t.min(DEFAULT_STEP_TIMEOUT)),
         prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: plan.mode,
-        tls_versions: plan.tls_versions,
-    };
-    let (verifier_url, request, reveal, deadline, pinned) = (plan.verifier_url, plan.request, plan.reveal, plan.timeout, plan.verifier_key);
-    let session = async {
-        progress(Progress { phase: Phase::Connect, fraction: 0.0 });
-        let socket = WsSocket::connect(&verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        let out = notarize_with_progress(socket, config, request, reveal, &progress).await?;
-        if let Some(key) = &pinned {
-            crate::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
-        }
-        Ok::<_, ApiError>(out)
-    };
+        mode: plan.mode.clone(),
+        tls_versions: plan.tls_versions.clone(),
+    })
+}
+
+/// Runs `work` until it ends, `deadline` passes (TIMEOUT) or `signal` fires (ABORTED).
+/// Dropping the work (on abort or timeout) drops its WebSocket, which closes it, so the
+/// verifier ends its side too.
+async fn cancellable<T>(work: impl std::future::Future<Output = Result<T, ApiError>>, deadline: Option<std::time::Duration>, signal: Option<AbortSignal>) -> Result<T, ApiError> {
+    if signal.as_ref().is_some_and(|s| s.aborted()) {
+        return Err(ApiError::Aborted);
+    }
     let timed = async {
         match deadline {
-            Some(d) => crate::transport::timeout(d, session).await.unwrap_or(Err(ApiError::Timeout(d.as_secs_f64() * 1e3))),
-            None => session.await,
+            Some(d) => crate::transport::timeout(d, work).await.unwrap_or(Err(ApiError::Timeout(d.as_secs_f64() * 1e3))),
+            None => work.await,
         }
     }
     .fuse();
@@ -200,12 +204,107 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
     }
     .fuse();
     futures::pin_mut!(timed, aborted);
-    // Dropping the session future (on abort or timeout) drops its WebSocket, which closes it.
-    let out = futures::select! {
-        r = timed => r?,
-        _ = aborted => return Err(ApiError::Aborted),
-    };
-    let result = NotarizeResult::new(&out, js_sys::Date::now() - started);
+    futures::select! {
+        r = timed => r,
+        _ = aborted => Err(ApiError::Aborted),
+    }
+}
+
+/// The verdict as the JS result object, the secrets checked against a pinned key first.
+fn js_result(out: &crate::protocol::ProverOutput, pinned: Option<&crate::attestation::VerifyingKey>, started: f64) -> Result<JsValue, ApiError> {
+    if let Some(key) = pinned {
+        crate::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
+    }
+    let result = NotarizeResult::new(out, js_sys::Date::now() - started);
     // `null`, not `undefined`, for what is absent, as index.d.ts declares
     result.serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true)).map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<JsValue, ApiError> {
+    let plan = parse_plan(options)?;
+    let started = js_sys::Date::now();
+    let progress = progress_callback(on_progress);
+    let config = prover_config(&plan, started)?;
+    let session = async {
+        progress(Progress { phase: Phase::Connect, fraction: 0.0 });
+        let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
+        Ok::<_, ApiError>(notarize_with_progress(socket, config, plan.request.clone(), plan.reveal.clone(), &progress).await?)
+    };
+    let out = cancellable(session, plan.timeout, signal).await?;
+    js_result(&out, plan.verifier_key.as_ref(), started)
+}
+
+/// Opens and prepares a session before its request is known (`prepare(options)` in
+/// index.d.ts): in MPC mode the OT and a request of up to `maxSentBytes` garbled ahead. The
+/// options are `notarize`'s; those naming the session are fixed, the others are defaults
+/// for the session's `notarize`.
+#[wasm_bindgen(js_name = prepare)]
+pub async fn prepare(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<PreparedSession, JsValue> {
+    prepare_session(options, on_progress, signal).await.map_err(|e| to_js_error(&e))
+}
+
+async fn prepare_session(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<PreparedSession, ApiError> {
+    let defaults = match options.dyn_ref::<Object>() {
+        Some(o) if !Array::is_array(o) => Object::assign(&Object::new(), o),
+        _ => return Err(OptionsError::Shape("prepare options must be an object".into()).into()),
+    };
+    let plan = parse_plan(options)?;
+    let progress = progress_callback(on_progress);
+    let config = prover_config(&plan, js_sys::Date::now())?;
+    let work = async {
+        progress(Progress { phase: Phase::Connect, fraction: 0.0 });
+        let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
+        Ok::<_, ApiError>(crate::protocol::prover::prepare(socket, config, plan.sizing(), &progress).await?)
+    };
+    let session = cancellable(work, plan.timeout, signal).await?;
+    Ok(PreparedSession { defaults, plan, session: std::rc::Rc::new(std::cell::RefCell::new(Some(session))) })
+}
+
+/// A session `prepare` opened: notarizes once, then is used up.
+#[wasm_bindgen]
+pub struct PreparedSession {
+    defaults: Object,
+    plan: SessionPlan,
+    session: std::rc::Rc<std::cell::RefCell<Option<crate::protocol::prover::PreparedSession>>>,
+}
+
+#[wasm_bindgen]
+impl PreparedSession {
+    /// The longest request the session takes, in bytes.
+    #[wasm_bindgen(getter, js_name = maxSentBytes)]
+    pub fn max_sent_bytes(&self) -> u32 {
+        self.plan.max_sent
+    }
+
+    /// Sends the request and proves what to reveal: `options` as `notarize`'s, over the ones
+    /// given to `prepare`; changing one that names the session is refused (BAD_OPTIONS).
+    pub fn notarize(&self, options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> js_sys::Promise {
+        let options = if options.is_undefined() { Object::new().into() } else { options };
+        let merged = match options.dyn_into::<Object>() {
+            Ok(o) if !Array::is_array(&o) => Ok(Object::assign(&Object::assign(&Object::new(), &self.defaults), &o)),
+            _ => Err(OptionsError::Shape("notarize options must be an object".into())),
+        };
+        let checked = merged.map_err(ApiError::from).and_then(|o| {
+            let plan = parse_plan(o.into())?;
+            plan.check_same_session(&self.plan)?;
+            Ok(plan)
+        });
+        // Taken now, even if the options are refused: a session notarizes once.
+        let session = self.session.borrow_mut().take();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let plan = checked.map_err(|e| to_js_error(&e))?;
+            let session = session.ok_or_else(|| to_js_error(&ApiError::SessionClosed))?;
+            let started = js_sys::Date::now();
+            let progress = progress_callback(on_progress);
+            let work = async { Ok::<_, ApiError>(session.notarize(plan.request.clone(), plan.reveal.clone(), (started / 1000.0) as u64, &progress).await?) };
+            let out = cancellable(work, plan.timeout, signal).await.map_err(|e| to_js_error(&e))?;
+            js_result(&out, plan.verifier_key.as_ref(), started).map_err(|e| to_js_error(&e))
+        })
+    }
+
+    /// Ends the session without notarizing: closes its WebSocket, so the verifier frees what
+    /// it holds for it. A later `notarize` rejects with SESSION_CLOSED.
+    pub fn close(&self) {
+        self.session.borrow_mut().take();
+    }
 }

@@ -252,6 +252,9 @@ pub enum OptionsError {
     CaPem(String),
     #[error("verifierKey: {0}")]
     VerifierKey(String),
+    /// A prepared session's `notarize` options name another session than `prepare` opened.
+    #[error("{0} cannot change after prepare(): the session was opened with another value")]
+    ChangedAfterPrepare(&'static str),
     /// `serverName` is not the host the verifier would connect to.
     #[error(transparent)]
     Target(#[from] crate::protocol::target::TargetError),
@@ -369,6 +372,38 @@ impl NotarizeOptions {
     }
 }
 
+impl SessionPlan {
+    /// Refuses a plan for another session than `prepared` (a prepared session's `notarize`
+    /// may change the request and what to reveal, not whom it talks to or its limits).
+    pub fn check_same_session(&self, prepared: &SessionPlan) -> Result<(), OptionsError> {
+        let differs = [
+            ("verifierUrl", self.verifier_url != prepared.verifier_url),
+            ("mode or proxyUrl", self.mode != prepared.mode),
+            ("the server (url's host and port, or server)", self.server != prepared.server),
+            ("serverName", self.server_name != prepared.server_name),
+            ("caPem", self.ca_pem != prepared.ca_pem),
+            ("maxSentBytes", self.max_sent != prepared.max_sent),
+            ("maxRecvBytes", self.max_recv != prepared.max_recv),
+            ("tls.versions", self.tls_versions != prepared.tls_versions),
+            ("verifierKey", self.verifier_key != prepared.verifier_key),
+        ];
+        match differs.iter().find(|(_, d)| *d) {
+            Some((name, _)) => Err(OptionsError::ChangedAfterPrepare(name)),
+            None => Ok(()),
+        }
+    }
+
+    /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
+    /// options say (the default hides a header, so the request takes the ZK path).
+    pub fn sizing(&self) -> crate::protocol::prover::Sizing {
+        crate::protocol::prover::Sizing {
+            request_len: self.max_sent as usize,
+            request_whole: matches!(self.reveal.sent, Reveal::All),
+            response_partly: !matches!(self.reveal.received, Reveal::All | Reveal::Nothing),
+        }
+    }
+}
+
 fn is_ws_url(u: &str) -> bool {
     (u.starts_with("ws://") || u.starts_with("wss://")) && u.len() > "wss://".len()
 }
@@ -416,6 +451,9 @@ pub enum ApiError {
     Aborted,
     #[error("the session took longer than timeoutMs = {0} ms")]
     Timeout(f64),
+    /// A prepared session notarizes once; it is used up, closed, or failed.
+    #[error("this prepared session was already used, closed or failed: prepare another")]
+    SessionClosed,
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -430,6 +468,7 @@ impl ApiError {
             ApiError::Prover(e) => e.code(),
             ApiError::Aborted => "ABORTED",
             ApiError::Timeout(_) => "TIMEOUT",
+            ApiError::SessionClosed => "SESSION_CLOSED",
             ApiError::Internal(_) => "INTERNAL",
         }
     }
@@ -783,6 +822,37 @@ mod tests {
         assert_eq!((p.reveal.commit_sent, p.reveal.commit_received), (Reveal::Nothing, Reveal::Nothing));
         let e = plan(serde_json::json!({"commitRecv": "everything"})).unwrap_err();
         assert!(e.to_string().starts_with("reveal.commitRecv must be"), "{e}");
+    }
+
+    /// A prepared session's notarize may change the request and the reveal, nothing that
+    /// names the session; prepare sizes for maxSentBytes and the reveal it was given.
+    #[test]
+    fn a_prepared_session_keeps_its_peer_target_and_limits() {
+        let base = serde_json::json!({"verifierUrl": "ws://v/", "mode": "mpc", "proxyUrl": "ws://p/", "url": "https://h:8443/a", "maxSentBytes": 1024});
+        let with = |extra: serde_json::Value| {
+            let mut o = base.clone();
+            o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            opts(o).unwrap().plan().unwrap()
+        };
+        let prepared = with(serde_json::json!({}));
+        let sizing = prepared.sizing();
+        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response_partly), (1024, false, false));
+        let all = with(serde_json::json!({"reveal": {"sent": "all", "recv": "body"}})).sizing();
+        assert!(all.request_whole && all.response_partly);
+        for same in [serde_json::json!({"url": "https://h:8443/other", "method": "POST", "body": "x", "headers": {"Authorization": "t"}}), serde_json::json!({"reveal": {"recv": "body"}, "timeoutMs": 5})] {
+            assert_eq!(with(same.clone()).check_same_session(&prepared), Ok(()), "{same}");
+        }
+        for (other, name) in [
+            (serde_json::json!({"verifierUrl": "ws://w/"}), "verifierUrl"),
+            (serde_json::json!({"proxyUrl": "ws://q/"}), "mode or proxyUrl"),
+            (serde_json::json!({"url": "https://h:443/a"}), "the server (url's host and port, or server)"),
+            (serde_json::json!({"url": "https://h2:8443/a"}), "the server (url's host and port, or server)"),
+            (serde_json::json!({"maxSentBytes": 1025}), "maxSentBytes"),
+            (serde_json::json!({"maxRecvBytes": 1}), "maxRecvBytes"),
+            (serde_json::json!({"verifierKey": "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf"}), "verifierKey"),
+        ] {
+            assert_eq!(with(other.clone()).check_same_session(&prepared), Err(OptionsError::ChangedAfterPrepare(name)), "{other}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
-import { notarize, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, type NotarizeResult, type Progress } from "tlsproof";
+import { notarize, prepare, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, SessionClosedError, type NotarizeResult, type PreparedSession, type Progress } from "tlsproof";
 import { present, verifyPresentation, decodeAttestation, verifyAttestation, PresentationError, type Presentation, type SignedAttestation } from "tlsproof/attestation";
-import { initProver, notarize as notarizeInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
+import { initProver, notarize as notarizeInThisWorker, prepare as prepareInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
 // @ts-expect-error: the attestation functions are their own entry point (tlsproof/attestation)
 import { present as notInTheMainEntry } from "tlsproof";
 // @ts-expect-error: tlsproof/direct runs in the calling worker; it has no Prover class
@@ -111,4 +111,24 @@ export function offline(signed: SignedAttestation, verifierKey: string): number 
   const reason: PresentationError["reason"] = "Mismatch";
   void reason;
   return a.connectionTime - b.sent.len;
+}
+
+export async function preparedAhead(token: () => Promise<string>): Promise<string> {
+  const session: PreparedSession = await prepare({ verifierUrl: "ws://v/", mode: "mpc", proxyUrl: "ws://proxy/", url: "https://h/me", maxSentBytes: 1024 });
+  const limit: number = session.maxSentBytes;
+  try {
+    const r = await session.notarize({ headers: { Authorization: `Bearer ${await token()}` }, reveal: { recv: "body" }, signal: new AbortController().signal });
+    return `${limit} ${r.mode}`;
+  } catch (e) {
+    if (e instanceof SessionClosedError) return "used";
+    throw e;
+  } finally {
+    session.close();
+  }
+}
+
+export async function preparedInThisWorker(): Promise<number> {
+  const session = await prepareInThisWorker({ verifierUrl: "ws://v/", url: "https://h/" });
+  session.close();
+  return session.maxSentBytes;
 }
