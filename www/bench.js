@@ -21,7 +21,7 @@ async function main() {
     if (job.done) break;
     if (job.wait) { await new Promise((r) => setTimeout(r, 100)); continue; }
     for (let sample = 0; sample < job.samples; sample++) {
-      const r = await ask({ type: job.kind, options: job.options, quick: job.quick, only: job.only });
+      const r = await ask({ type: job.kind, options: job.options, prepared: job.prepared, quick: job.quick, only: job.only });
       log(`${job.label} #${sample}: ${r.ok ? `${(r.totalMs / 1000).toFixed(3)} s` : `${r.error.code}: ${r.error.message}`}`);
       await post("/bench-result", { id: job.id, sample, ...r });
       if (!r.ok) return;

@@ -99,6 +99,9 @@ pub struct BenchCase {
     pub request_redaction: String,
     pub samples: usize,
     pub target: Target,
+    /// The session is prepared before the request (`prepare`, then `notarize`): `time_total`
+    /// is then the `notarize` call alone, what a user waits for once the request is known.
+    pub prepared: bool,
 }
 
 impl BenchCase {
@@ -108,7 +111,8 @@ impl BenchCase {
             crate::protocol::messages::TlsVersion::Tls12 => "",
             crate::protocol::messages::TlsVersion::Tls13 => " tls1.3",
         };
-        format!("{:?}{tls} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
+        let prepared = if self.prepared { " prepared" } else { "" };
+        format!("{:?}{tls}{prepared} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -264,6 +268,7 @@ fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
     default("request_redaction", "authorization".into());
     default("samples", 10.into());
     default("target", "native".into());
+    default("prepared", false.into());
     // `tls_version = 1.3` reads as a float: it means the version.
     if let Some(toml::Value::Float(v)) = t.get("tls_version") {
         let v = format!("{v:.1}");
@@ -355,6 +360,14 @@ mod tests {
         let tls13: Vec<&BenchCase> = cases.iter().filter(|c| c.tls_version == TlsVersion::Tls13).collect();
         assert_eq!(tls13.len(), 14, "the cable sweep over TLS 1.3");
         assert!(tls13.iter().all(|c| c.mode == Mode::Proxy && c.series().starts_with("proxy tls1.3 cable")));
+    }
+
+    #[test]
+    fn sessions_are_prepared_only_when_asked_and_the_label_says_so() {
+        let cases = parse(&std::fs::read_to_string("benches/mpc_prepared.toml").unwrap()).unwrap();
+        assert_eq!(cases.len(), 4);
+        assert!(cases.iter().all(|c| c.prepared && c.series().starts_with("mpc prepared cable")), "{:?}", cases.iter().map(BenchCase::series).collect::<Vec<_>>());
+        assert!(!parse("[[bench]]").unwrap()[0].prepared);
     }
 
     #[test]

@@ -194,11 +194,18 @@ pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<
         },
         tls_versions: vec![case.tls_version],
     };
-    let started = Instant::now();
+    let failed = |e: crate::protocol::ProverError| BenchError::Other(format!("{e} [{}]", e.code()));
+    let mut started = Instant::now();
     let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;
-    let out = crate::protocol::notarize(socket, config, workload.request.bytes.clone(), workload.reveal())
-        .await
-        .map_err(|e| BenchError::Other(e.to_string()))?;
+    let (request, reveal) = (workload.request.bytes.clone(), workload.reveal());
+    let out = if case.prepared {
+        let sizing = crate::protocol::prover::Sizing::of(&request, &reveal);
+        let session = crate::protocol::prover::prepare(socket, config, sizing, |_| {}).await.map_err(failed)?;
+        started = Instant::now();
+        session.notarize(request, reveal, now, |_| {}).await.map_err(failed)?
+    } else {
+        crate::protocol::notarize(socket, config, request, reveal).await.map_err(failed)?
+    };
     let time_total = started.elapsed().as_secs_f64();
     Ok(ProverSample { time_total, peak_memory: peak_rss(), verified: out.verified })
 }

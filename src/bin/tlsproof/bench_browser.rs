@@ -175,7 +175,8 @@ impl BrowserRunner for BrowserBench {
             // One sample at a time, so each verdict pairs with its sample.
             for sample in 0..case.samples {
                 let (up0, down0) = bed.protocol_traffic();
-                let answer = self.run_job("notarize", &case.series(), 1, json!({ "options": options(case, workload, bed) })).await?;
+                let job = json!({ "options": options(case, workload, bed), "prepared": case.prepared });
+                let answer = self.run_job("notarize", &case.series(), 1, job).await?;
                 let answer = answer.into_iter().next().unwrap_or(Value::Null);
                 let verdict = bed.next_verdict(case, sample).await?;
                 workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
