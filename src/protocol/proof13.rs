@@ -651,6 +651,25 @@ mod tests {
         assert!(fast.contains("18 bytes of content, not the 17 announced"), "{fast}");
     }
 
+    /// Each direction's application records start after its own encrypted handshake records:
+    /// a server whose flight spans several records, and a client that sends one.
+    #[test]
+    fn application_records_follow_each_directions_own_handshake_records() {
+        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::tls::tls13::client::tests::Server;
+        let r = relay(Server { max_fragment: Some(256), ..Server::default() });
+        let t = transcript13::parse(&r.sent, &r.received).unwrap();
+        let schedule = r.client.key_schedule().unwrap();
+        let secret = |s: &Secret| -> [u8; 32] { s.as_bytes().try_into().unwrap() };
+        let (c, s) = (secret(&schedule.handshake_traffic.client), secret(&schedule.handshake_traffic.server));
+        let handshake = t.read_handshake(&c, &s, &r.roots, "localhost", UnixTime::now()).unwrap();
+        assert!(handshake.handshake_records[1] > handshake.handshake_records[0], "{:?}", handshake.handshake_records);
+        let application = schedule.application_traffic.as_ref().unwrap();
+        let (_, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+        let (_, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+        assert_eq!((&request[..], &response[..]), (&b"GET / HTTP/1.1\r\n\r\n"[..], &b"HTTP/1.1 200 OK\r\n\r\nhello"[..]));
+    }
+
     /// [`run`] on a relayed session, both directions by the fast path: the verifier decrypts
     /// both with the opened keys. A prover that opens a key other than the one derived in ZK
     /// from the committed HS is refused by the opening's MAC check.

@@ -689,12 +689,14 @@ pub(crate) mod tests {
         pub(crate) tls12_only: bool,
         /// ALPN protocols the server picks from.
         pub(crate) alpn: Vec<Vec<u8>>,
+        /// Largest record the server writes (its flight then spans several records).
+        pub(crate) max_fragment: Option<usize>,
     }
 
     impl Default for Server {
         fn default() -> Self {
             let p = rustls::crypto::ring::default_provider();
-            Self { suites: p.cipher_suites, groups: p.kx_groups, key: KeyType::EcdsaP256, client_auth: false, tls12_only: false, alpn: vec![] }
+            Self { suites: p.cipher_suites, groups: p.kx_groups, key: KeyType::EcdsaP256, client_auth: false, tls12_only: false, alpn: vec![], max_fragment: None }
         }
     }
 
@@ -708,6 +710,7 @@ pub(crate) mod tests {
             if server.tls12_only { &[&rustls::version::TLS12] } else { &[&rustls::version::TLS13] };
         let mut cfg = crate::fixture::test_server_config(&certs, provider, versions, server.client_auth);
         cfg.alpn_protocols = server.alpn;
+        cfg.max_fragment_size = server.max_fragment;
         let secrets = Arc::new(Secrets::default());
         cfg.key_log = secrets.clone();
         let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
