@@ -112,7 +112,9 @@ async function drive(name, origin, { missing = [], allowed = () => false, refusa
       check(r.fast.recvPath === "fast" && r.fast.recv.includes('"owner":"Alice Example"'), `[${name}] the fully revealed response took the fast path`);
       check(r.zk.recvPath === "zk" && r.zk.recv.includes('"owner":"Alice Example"') && !r.zk.recv.includes("ACC-0042"),
         `[${name}] the JSON-field reveal took the ZK path and hides the rest`);
-      check([r.fast, r.zk].every((x) => x.sent.includes("Authorization: █") && !x.sent.includes(secret)), `[${name}] the token stays hidden`);
+      check([r.fast, r.zk, r.prepared].every((x) => x.sent.includes("Authorization: █") && !x.sent.includes(secret)), `[${name}] the token stays hidden`);
+      check(r.prepared.recvPath === "fast" && r.prepared.recv.includes('"owner":"Alice Example"') && r.again === "SESSION_CLOSED",
+        `[${name}] a prepared session notarizes the request given later, once (then ${r.again})`);
       if (verifierKey) {
         check(typeof r.presented === "string" && r.presented.includes('"owner":"Alice Example"'), `[${name}] the attestation's presentation of the response verifies in the page`);
         check(r.tokenInJson === false, `[${name}] JSON.stringify(result) leaves the attestation's secrets (the hidden token) out`);
