@@ -1,6 +1,6 @@
 //! Circuits written once over [`Circuit`], run identically by the ZK engine's prover and
 //! verifier, the garbled-circuit garbler and evaluator, and the cleartext evaluator: AES-128,
-//! SHA-256, HMAC and the TLS 1.2 PRF, the AES-GCM keystream.
+//! SHA-256, HMAC and the TLS 1.2 PRF, the AES-GCM keystream, the ChaCha20 block.
 //!
 //! Conventions: a byte is 8 bits, least significant first (bit i = coefficient of x^i in
 //! GF(2^8) for AES); byte strings are `Vec<Bit>` of length 8·len; SHA-256 words are
@@ -8,6 +8,7 @@
 
 pub mod aes;
 pub mod aes_bool;
+pub mod chacha20;
 pub mod hmac_prf;
 pub mod keystream;
 pub mod modp;

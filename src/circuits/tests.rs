@@ -829,3 +829,65 @@ fn many_sbox_constraints_across_embedding_flushes() {
         assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "S-box {sbox}: {v:?}");
     }
 }
+
+fn plain_chacha20(key: &[u8; 32], nonce: &[u8; 12], counter: u32) -> (Vec<u8>, usize) {
+    let mut b = PlainBackend::new();
+    let k = commit_bytes(&mut b, Some(key), 32);
+    let n = commit_bytes(&mut b, Some(nonce), 12);
+    let ands = b.stats().and_gates;
+    let out = chacha20::block(&mut b, &k, &n, counter);
+    let ands = b.stats().and_gates - ands;
+    (open_bytes(&mut b, &out), ands)
+}
+
+#[test]
+fn chacha20_block_matches_rfc8439_and_rand_chacha() {
+    // RFC 8439 §2.3.2
+    let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+    let nonce: [u8; 12] = hex("000000090000004a00000000").try_into().unwrap();
+    let (out, ands) = plain_chacha20(&key, &nonce, 1);
+    assert_eq!(out, hex(concat!(
+        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e",
+        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
+    )));
+    // 20 rounds of 16 additions and the final 16, 31 AND each (a carry into bit 32 is
+    // dropped), but for the low carries that fold where a public word is added: each constant
+    // word in the first round and at the end, the counter (1) at the end, up to and including
+    // their lowest 1 bit (1 + 2 + 2 + 3 twice, and 1).
+    assert_eq!(ands, 336 * 31 - 17);
+    // Random keys, nonces and counters against rand_chacha: its 64-bit block counter is the
+    // IETF counter with the nonce's first word above it, its stream the other two words.
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    for _ in 0..8 {
+        let key: [u8; 32] = rand_bytes(32).try_into().unwrap();
+        let nonce: [u8; 12] = rand_bytes(12).try_into().unwrap();
+        let counter: u32 = rand::rng().random();
+        let mut rng = rand_chacha::ChaCha20Rng::from_seed(key);
+        let word = |i: usize| u32::from_le_bytes(nonce[4 * i..4 * i + 4].try_into().unwrap()) as u64;
+        rng.set_stream(word(1) | word(2) << 32);
+        rng.set_word_pos(((counter as u128) | (word(0) as u128) << 32) * 16);
+        let mut expected = [0u8; 64];
+        rng.fill_bytes(&mut expected);
+        assert_eq!(plain_chacha20(&key, &nonce, counter).0, expected);
+    }
+}
+
+#[test]
+fn chacha20_keystream_in_zk_opens_what_ring_encrypts_with() {
+    // ring's ChaCha20-Poly1305 encrypts with blocks 1.. of the same key and nonce: sealing
+    // zeros gives the keystream.
+    let key: [u8; 32] = rand_bytes(32).try_into().unwrap();
+    let nonce: [u8; 12] = rand_bytes(12).try_into().unwrap();
+    let sealing = ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::CHACHA20_POLY1305, &key).unwrap());
+    let mut keystream = vec![0u8; 128];
+    sealing.seal_in_place_separate_tag(ring::aead::Nonce::assume_unique_for_key(nonce), ring::aead::Aad::empty(), &mut keystream).unwrap();
+    fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, nonce: Option<&[u8]>) -> Vec<u8> {
+        let k = commit_bytes(b, key, 32);
+        let n = commit_bytes(b, nonce, 12);
+        let mut out = chacha20::block(b, &k, &n, 1);
+        out.extend(chacha20::block(b, &k, &n, 2));
+        open_bytes(b, &out)
+    }
+    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), Some(&nonce)), |b| circuit(b, None, None));
+    assert_eq!((p.expect("the prover"), v.expect("the verifier")), (keystream.clone(), keystream));
+}
