@@ -84,8 +84,9 @@ export interface NotarizeOptions {
   timeoutMs?: number;
   /**
    * What the TLS client offers: `versions: ["1.2"]` (default), `["1.3"]`, or both in one
-   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only, with
-   * TLS_AES_128_GCM_SHA256, which every TLS 1.3 server supports.
+   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only,
+   * offering TLS_AES_128_GCM_SHA256 (which every TLS 1.3 server supports), then
+   * TLS_CHACHA20_POLY1305_SHA256.
    */
   tls?: { versions?: Array<"1.2" | "1.3"> };
   /**

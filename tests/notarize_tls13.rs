@@ -3,6 +3,8 @@
 //! WebSocket on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
@@ -146,4 +148,29 @@ async fn offering_both_versions_is_notarized_in_the_servers_choice() {
         assert_eq!(v.received.bytes, out.response);
         assert_eq!(v.http.status, Some(200));
     }
+}
+
+/// A server that speaks ChaCha20-Poly1305 only (`openssl s_server`): the request with its
+/// token hidden and the response redacted both take the ZK path, over ChaCha20 blocks proven
+/// in ZK, and the verifier checks every record's Poly1305 tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chacha20_poly1305_session_is_notarized_by_the_zk_path() {
+    let pki = common::make_pki(common::PkiOptions::default());
+    let Some(openssl) = common::start_openssl_tls13(&pki, "TLS_CHACHA20_POLY1305_SHA256", "X25519") else { return };
+    let server = format!("localhost:{}", openssl.port);
+    let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&pki.ca_pem).unwrap());
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = vserver.local_addr().unwrap();
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    let mut env = Env { server, verifier, ca_pem: pki.ca_pem.clone(), reports };
+    let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::Ranges(vec![0..15]));
+    let out = run(&mut env, "/", "Bearer chacha-secret", reveal).await;
+    let v = &out.verified;
+    assert_eq!((v.tls.version, v.tls.cipher_suite.as_str()), (TlsVersion::Tls13, "TLS_CHACHA20_POLY1305_SHA256"));
+    assert!(!v.sent.fast_path && !v.received.fast_path);
+    assert!(v.sent.printable().contains("Authorization: █") && !String::from_utf8_lossy(&v.sent.bytes).contains("chacha-secret"), "{}", v.sent.printable());
+    assert_eq!(&v.received.bytes[..15], &out.response[..15]);
+    assert!(out.response.starts_with(b"HTTP/1.0 200 ok"), "{}", String::from_utf8_lossy(&out.response[..40]));
+    assert!(v.received.bytes[15..].iter().all(|&b| b == 0), "the rest of the response stays hidden");
 }

@@ -880,7 +880,7 @@ fn chacha20_keystream_in_zk_opens_what_ring_encrypts_with() {
     let nonce: [u8; 12] = rand_bytes(12).try_into().unwrap();
     let sealing = ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::CHACHA20_POLY1305, &key).unwrap());
     let mut keystream = vec![0u8; 128];
-    sealing.seal_in_place_separate_tag(ring::aead::Nonce::assume_unique_for_key(nonce), ring::aead::Aad::empty(), &mut keystream).unwrap();
+    let _tag = sealing.seal_in_place_separate_tag(ring::aead::Nonce::assume_unique_for_key(nonce), ring::aead::Aad::empty(), &mut keystream).unwrap();
     fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, nonce: Option<&[u8]>) -> Vec<u8> {
         let k = commit_bytes(b, key, 32);
         let n = commit_bytes(b, nonce, 12);

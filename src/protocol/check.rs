@@ -36,6 +36,20 @@ fn ghash_tag(h: &[u8; 16], j0: &[u8; 16], r: &EncryptedRecord) -> [u8; 16] {
     gcm_tag(h, j0, &r.additional_data(), &r.ciphertext)
 }
 
+/// The ChaCha20-Poly1305 tag of `ciphertext` with associated data `aad` (RFC 8439 §2.8), from
+/// the record's Poly1305 one-time key.
+pub(crate) fn poly1305_tag(one_time_key: &[u8; 32], aad: &[u8], ciphertext: &[u8]) -> [u8; 16] {
+    use poly1305::universal_hash::{KeyInit, UniversalHash};
+    let mut mac = poly1305::Poly1305::new(one_time_key.into());
+    mac.update_padded(aad);
+    mac.update_padded(ciphertext);
+    let mut lens = [0u8; 16];
+    lens[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
+    lens[8..].copy_from_slice(&(ciphertext.len() as u64).to_le_bytes());
+    mac.update(&[lens.into()]);
+    mac.finalize().into()
+}
+
 /// The AES-GCM tag of `ciphertext` with associated data `aad`, from H and E_K(J0).
 pub(crate) fn gcm_tag(h: &[u8; 16], j0: &[u8; 16], aad: &[u8], ciphertext: &[u8]) -> [u8; 16] {
     use ghash::universal_hash::{KeyInit, UniversalHash};

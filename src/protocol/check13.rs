@@ -10,7 +10,7 @@
 //! real type byte (nonzero) to decrypt to zero, or a zero to decrypt to the type: padding, a
 //! handshake message or an alert cannot pass for application data.
 
-use super::check::{check_nothing_after_close, gcm_tag, push_alert, CheckError, RecoveredDirection};
+use super::check::{check_nothing_after_close, gcm_tag, poly1305_tag, push_alert, CheckError, RecoveredDirection};
 use super::output::RecordLayout;
 use super::proof13::OpenedRecords;
 use crate::tls::codec::MAX_PLAINTEXT;
@@ -97,8 +97,9 @@ pub enum Check13Error {
     RevealOutOfBounds { start: u64, end: u64, len: u64 },
     #[error("the proof opened {opened} keystream bytes, {expected} were asked for")]
     KeystreamLength { opened: usize, expected: usize },
-    #[error("{0} E_K(J0) blocks for {1} records")]
-    J0Count(usize, usize),
+    /// E_K(J0) blocks (AES-GCM) or Poly1305 one-time keys (ChaCha20-Poly1305).
+    #[error("{0} opened tag keys for {1} records")]
+    TagKeyCount(usize, usize),
     #[error("the opened key does not fit the suite")]
     BadKey,
     #[error("record {record} has inner content type {found}: only application data, alerts and post-handshake messages follow the handshake")]
@@ -206,43 +207,21 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
                 return Err(Check13Error::BadKey);
             }
             if j0.len() != records.len() {
-                return Err(Check13Error::J0Count(j0.len(), records.len()));
+                return Err(Check13Error::TagKeyCount(j0.len(), records.len()));
             }
-            let expected: usize = positions.iter().map(|(_, ps)| ps.len()).sum();
-            if keystream.len() != expected {
-                return Err(Check13Error::KeystreamLength { opened: keystream.len(), expected });
+            let tag = |i: usize, record: &[u8], ciphertext: &[u8]| gcm_tag(h, &j0[i], &header(record.len()), ciphertext);
+            read_opened(direction, records, shapes, &positions, keystream, tag, &mut bytes, &mut alerts)?;
+            false
+        }
+        OpenedRecords::ChaChaKeystream { poly_keys, keystream } => {
+            if aead != AeadAlg::ChaCha20Poly1305 {
+                return Err(Check13Error::BadKey);
             }
-            let mut ks = keystream.iter();
-            for ((i, ps), (record, shape)) in positions.iter().zip(records.iter().zip(shapes)) {
-                let (ciphertext, tag) = record.split_at(record.len() - TAG_LEN);
-                if gcm_tag(h, &j0[*i], &header(record.len()), ciphertext)[..] != *tag {
-                    return Err(Check13Error::BadTag { record: *i });
-                }
-                let start = bytes.len();
-                let is_app = shape.content_type == APPLICATION_DATA;
-                if is_app {
-                    bytes.resize(start + shape.content_len, 0);
-                }
-                let mut content = Vec::new();
-                for &p in ps {
-                    // `positions` made every p < ciphertext.len(), and `ks` holds one byte each.
-                    let byte = ciphertext[p] ^ ks.next().copied().unwrap_or_default();
-                    if p < shape.content_len {
-                        if is_app {
-                            bytes[start + p] = byte;
-                        } else {
-                            content.push(byte);
-                        }
-                    } else if p == shape.content_len && byte != shape.content_type {
-                        return Err(Check13Error::WrongContentType { record: *i, announced: shape.content_type, found: byte });
-                    } else if p > shape.content_len && byte != 0 {
-                        return Err(Check13Error::PaddingNotZero { record: *i });
-                    }
-                }
-                if !is_app {
-                    other_record(direction, *i, shape, &content, &mut alerts)?;
-                }
+            if poly_keys.len() != records.len() {
+                return Err(Check13Error::TagKeyCount(poly_keys.len(), records.len()));
             }
+            let tag = |i: usize, record: &[u8], ciphertext: &[u8]| poly1305_tag(&poly_keys[i], &header(record.len()), ciphertext);
+            read_opened(direction, records, shapes, &positions, keystream, tag, &mut bytes, &mut alerts)?;
             false
         }
     };
@@ -254,6 +233,59 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
         .map(|(r, s)| RecordLayout { content_len: s.content_len, content_type: s.content_type, padding: r.len() - TAG_LEN - s.content_len - 1 })
         .collect();
     Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts, records: layouts })
+}
+
+/// The ZK path's reading of a direction: each record's tag checked with `tag(record index,
+/// record, ciphertext)` (from the opened tag keys), then the opened keystream bytes, one per
+/// position, XOR the ciphertext: the revealed content into `bytes` (application data) or
+/// `alerts`, the type byte and the padding checked where they were opened.
+#[allow(clippy::too_many_arguments)]
+fn read_opened(
+    direction: &'static str,
+    records: &[Vec<u8>],
+    shapes: &[RecordShape],
+    positions: &[(usize, Vec<usize>)],
+    keystream: &[u8],
+    tag: impl Fn(usize, &[u8], &[u8]) -> [u8; 16],
+    bytes: &mut Vec<u8>,
+    alerts: &mut Vec<(usize, [u8; 2])>,
+) -> Result<(), Check13Error> {
+    let expected: usize = positions.iter().map(|(_, ps)| ps.len()).sum();
+    if keystream.len() != expected {
+        return Err(Check13Error::KeystreamLength { opened: keystream.len(), expected });
+    }
+    let mut ks = keystream.iter();
+    for ((i, ps), (record, shape)) in positions.iter().zip(records.iter().zip(shapes)) {
+        let (ciphertext, record_tag) = record.split_at(record.len() - TAG_LEN);
+        if tag(*i, record, ciphertext)[..] != *record_tag {
+            return Err(Check13Error::BadTag { record: *i });
+        }
+        let start = bytes.len();
+        let is_app = shape.content_type == APPLICATION_DATA;
+        if is_app {
+            bytes.resize(start + shape.content_len, 0);
+        }
+        let mut content = Vec::new();
+        for &p in ps {
+            // `positions` made every p < ciphertext.len(), and `ks` holds one byte each.
+            let byte = ciphertext[p] ^ ks.next().copied().unwrap_or_default();
+            if p < shape.content_len {
+                if is_app {
+                    bytes[start + p] = byte;
+                } else {
+                    content.push(byte);
+                }
+            } else if p == shape.content_len && byte != shape.content_type {
+                return Err(Check13Error::WrongContentType { record: *i, announced: shape.content_type, found: byte });
+            } else if p > shape.content_len && byte != 0 {
+                return Err(Check13Error::PaddingNotZero { record: *i });
+            }
+        }
+        if !is_app {
+            other_record(direction, *i, shape, &content, alerts)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

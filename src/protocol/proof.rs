@@ -279,23 +279,62 @@ fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit
 /// block, byte positions opened in it).
 pub(super) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
 
+/// The cipher whose keystream a batch proves: what a block costs, and the key naming a
+/// batch's shape ([`Party::expect_shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KeystreamCipher {
+    /// AES-128 blocks of 16 bytes, the key schedule proven before.
+    Aes128,
+    /// ChaCha20 blocks of 64 bytes.
+    ChaCha20,
+}
+
+/// Committed bits of a ChaCha20 block with a private key and nonce, at most: 336 additions of
+/// 31 AND gates ([`crate::circuits::chacha20`]).
+pub(super) const COTS_PER_CHACHA20_BLOCK: usize = 336 * 31;
+
+impl KeystreamCipher {
+    /// COTs of one batch of `blocks` blocks: their committed bits and the check's 128.
+    fn batch_cots(self, blocks: usize) -> usize {
+        match self {
+            KeystreamCipher::Aes128 => batch_cots(blocks),
+            KeystreamCipher::ChaCha20 => blocks * COTS_PER_CHACHA20_BLOCK + 128,
+        }
+    }
+
+    /// A batch's shape. A ChaCha20 block's circuit depends on its public counter too (the
+    /// final addition of the counter word folds its carries up to its lowest 1 bit), so its
+    /// key also counts those folds; bit 63 keeps the two ciphers' keys apart.
+    fn shape(self, chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
+        match self {
+            KeystreamCipher::Aes128 => keystream_shape(chunk),
+            KeystreamCipher::ChaCha20 => {
+                let opened: u64 = chunk.iter().map(|(_, _, positions)| positions.len() as u64).sum();
+                let folds: u64 = chunk.iter().map(|(_, blk, _)| (blk.wrapping_add(1).trailing_zeros() as u64 + 1).min(31)).sum();
+                1 << 63 | (chunk.len() as u64) << 40 | folds << 20 | opened
+            }
+        }
+    }
+}
+
 /// Runs the keystream batches `jobs` in order (`batch` builds one and returns the bytes it
 /// opens), for both TLS versions alike: COTs made ahead in groups of at most
 /// [`KEYSTREAM_PREPROCESS`], shapes reused, a multiplication check every [`CHECK_EVERY`].
 pub(super) async fn keystream_batches<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
+    cipher: KeystreamCipher,
     jobs: &[KeystreamJob],
     mut batch: impl FnMut(&mut P::Backend, usize, &[(usize, u32, Vec<usize>)]) -> Vec<u8>,
 ) -> Result<Vec<Vec<u8>>, ProofError> {
-    let needs: Vec<usize> = jobs.iter().map(|(_, chunk)| batch_cots(chunk.len())).collect();
+    let needs: Vec<usize> = jobs.iter().map(|(_, chunk)| cipher.batch_cots(chunk.len())).collect();
     let mut groups = cot_groups(&needs, KEYSTREAM_PREPROCESS).into_iter().peekable();
     let mut out = Vec::with_capacity(jobs.len());
     for (k, (side, chunk)) in jobs.iter().enumerate() {
         if let Some((_, n)) = groups.next_if(|&(at, _)| at == k) {
             party.preprocess(ch, n).await?;
         }
-        party.expect_shape(keystream_shape(chunk));
+        party.expect_shape(cipher.shape(chunk));
         out.push(party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut |b: &mut P::Backend| batch(b, *side, chunk)).await?);
     }
     Ok(out)
@@ -455,7 +494,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();
-    let opened = keystream_batches(party, ch, &jobs, |b, side, chunk| {
+    let opened = keystream_batches(party, ch, KeystreamCipher::Aes128, &jobs, |b, side, chunk| {
         let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
         let mut out = Vec::new();
         for (rec, blk, positions) in chunk {
@@ -637,6 +676,28 @@ mod tests {
     }
 
     /// What the proof makes ahead for a keystream batch is what the batch takes.
+    #[test]
+    fn chacha20_batch_shapes_name_their_and_counts() {
+        // A block's AND gates depend on its counter only through the folds the shape counts,
+        // so two batches of one shape key have one circuit size; the COT estimate bounds it.
+        let ands = |counter: u32| {
+            let mut b = crate::zk::PlainBackend::new();
+            let key = commit_bytes(&mut b, Some(&[3; 32]), 32);
+            let nonce = commit_bytes(&mut b, Some(&[5; 12]), 12);
+            crate::circuits::chacha20::block(&mut b, &key, &nonce, counter);
+            b.stats().and_gates
+        };
+        for blk in [0u32, 1, 2, 3, 7, 255, u32::MAX - 1] {
+            let folds = KeystreamCipher::ChaCha20.shape(&[(0, blk, vec![])]) >> 20 & 0xfffff;
+            assert_eq!(ands(blk + 1) as u64, 336 * 31 - 16 - folds, "block {blk}");
+            assert!(ands(blk + 1) <= COTS_PER_CHACHA20_BLOCK);
+        }
+        let shape = |blocks: &[u32], opened: usize| KeystreamCipher::ChaCha20.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>());
+        assert_eq!(shape(&[0, 2], 3), shape(&[2, 0], 3));
+        assert_ne!(shape(&[0, 2], 3), shape(&[0, 1], 3), "counters 1, 3 fold less than 1, 2");
+        assert_ne!(shape(&[0], 3), KeystreamCipher::Aes128.shape(&[(0, 0, vec![0; 3])]));
+    }
+
     #[test]
     fn batch_cots_are_what_a_keystream_batch_takes() {
         let key_schedule = keystream_batch_stats(0).commits;

@@ -18,7 +18,7 @@
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, keystream_batches, Commitment, KeystreamJob, BLOCKS_PER_BATCH};
+use super::proof::{commitment_digest, decrypted_bytes, keystream_batches, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
 use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
@@ -26,6 +26,7 @@ use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::sha256::{state_to_bytes, State};
 use crate::circuits::aes::key_schedule;
+use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
@@ -166,6 +167,9 @@ pub enum OpenedRecords {
     Key { key: Vec<u8>, iv: [u8; 12] },
     /// ZK path: H, E_K(J0) of every record, and the keystream at the positions asked, in order.
     Keystream { h: [u8; 16], j0: Vec<[u8; 16]>, keystream: Vec<u8> },
+    /// ZK path of a ChaCha20-Poly1305 direction: every record's Poly1305 one-time key (the
+    /// first 32 bytes of its ChaCha20 block 0), and the keystream at the positions asked.
+    ChaChaKeystream { poly_keys: Vec<[u8; 32]>, keystream: Vec<u8> },
 }
 
 
@@ -176,6 +180,7 @@ pub enum OpenedRecords {
 pub async fn open_records<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
+    aead: AeadAlg,
     key: &DirectionKey<P::Backend>,
     fast: bool,
     records: usize,
@@ -185,6 +190,11 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     if fast {
         let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
         return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
+    }
+    match aead {
+        AeadAlg::Aes128Gcm => {}
+        AeadAlg::ChaCha20Poly1305 => return open_chacha_records(party, ch, key, records, positions).await,
+        AeadAlg::Aes256Gcm => return Err(ProofError::Malformed("the ZK path proves AES-128-GCM and ChaCha20-Poly1305 records")),
     }
     let (round_keys, h, j0) = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
@@ -201,18 +211,9 @@ pub async fn open_records<P: Party<C>, C: Channel>(
         })
         .await?;
     // Keystream blocks, each with the byte positions opened in it.
-    let mut blocks: Vec<(usize, u32, Vec<usize>)> = Vec::new();
-    for (record, ps) in positions {
-        for &p in ps {
-            let (blk, at) = ((p / 16) as u32, p % 16);
-            match blocks.last_mut() {
-                Some((r, b, v)) if r == record && *b == blk => v.push(at),
-                _ => blocks.push((*record, blk, vec![at])),
-            }
-        }
-    }
+    let blocks = touched_blocks(positions, 16);
     let jobs: Vec<KeystreamJob> = blocks.chunks(BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
-    let opened = keystream_batches(party, ch, &jobs, |b, _, chunk| {
+    let opened = keystream_batches(party, ch, KeystreamCipher::Aes128, &jobs, |b, _, chunk| {
         let mut out = Vec::new();
         for (record, blk, at) in chunk {
             let nonce = record_nonce(b, &key.iv, *record as u64);
@@ -224,6 +225,79 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     .await?;
     let keystream = opened.concat();
     Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
+}
+
+/// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.
+const CHACHA20_BLOCKS_PER_BATCH: usize = 32;
+
+/// [`open_records`]' ZK path for ChaCha20-Poly1305 (RFC 8439 §2.8): each record's Poly1305
+/// one-time key, the first half of its block 0, which lets the verifier check the record's
+/// tag; then the keystream at `positions`, byte p of a record being byte p mod 64 of its block
+/// 1 + p / 64. Every block comes from a different counter or nonce, so an opened one-time key
+/// tells nothing of the keystream.
+async fn open_chacha_records<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    key: &DirectionKey<P::Backend>,
+    records: usize,
+    positions: &[(usize, Vec<usize>)],
+) -> Result<OpenedRecords, ProofError> {
+    let poly_keys = party
+        .run_batch(ch, &mut |b: &mut P::Backend| {
+            (0..records as u64)
+                .map(|seq| {
+                    let block = chacha20::block(b, &key.key, &record_nonce(b, &key.iv, seq), 0);
+                    open_bytes(b, &block[..256])
+                })
+                .collect::<Vec<_>>()
+        })
+        .await?;
+    let blocks = touched_blocks(positions, 64);
+    let jobs: Vec<KeystreamJob> = blocks.chunks(CHACHA20_BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
+    let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20, &jobs, |b, _, chunk| {
+        let mut out = Vec::new();
+        for (record, blk, at) in chunk {
+            let block = chacha20::block(b, &key.key, &record_nonce(b, &key.iv, *record as u64), blk + 1);
+            out.extend(open_selected_bytes(b, &block, at));
+        }
+        out
+    })
+    .await?;
+    let poly_keys = poly_keys.into_iter().map(|k| k.try_into().map_err(|_| ProofError::Malformed("one-time key length"))).collect::<Result<_, _>>()?;
+    Ok(OpenedRecords::ChaChaKeystream { poly_keys, keystream: opened.concat() })
+}
+
+/// The keystream blocks of `size` bytes that `positions` ((record, byte positions in
+/// increasing order)) touch, in order, each (record, block, positions in the block).
+fn touched_blocks(positions: &[(usize, Vec<usize>)], size: usize) -> Vec<(usize, u32, Vec<usize>)> {
+    let mut blocks: Vec<(usize, u32, Vec<usize>)> = Vec::new();
+    for (record, ps) in positions {
+        for &p in ps {
+            let (blk, at) = ((p / size) as u32, p % size);
+            match blocks.last_mut() {
+                Some((r, b, v)) if r == record && *b == blk => v.push(at),
+                _ => blocks.push((*record, blk, vec![at])),
+            }
+        }
+    }
+    blocks
+}
+
+/// The plaintext bits at byte `positions` (increasing) of a ChaCha20-Poly1305 record: its
+/// keystream (blocks from 1) XOR the public ciphertext, each block touched computed once.
+fn chacha_decrypted_bytes<B: Backend>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
+    let mut out = Vec::with_capacity(positions.len() * 8);
+    let mut block: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
+    for &p in positions {
+        if block.0 != Some(p / 64) {
+            block = (Some(p / 64), chacha20::block(b, key, nonce, (p / 64) as u32 + 1));
+        }
+        let c = ciphertext.get(p).copied().unwrap_or(0);
+        for i in 0..8 {
+            out.push(b.xor(block.1[(p % 64) * 8 + i], b.constant((c >> i) & 1 == 1)));
+        }
+    }
+    out
 }
 
 /// What both parties know before the proof of a TLS 1.3 session: the relayed transcript and
@@ -272,7 +346,7 @@ pub enum Proof13Error {
     Transcript(#[from] TranscriptError),
     #[error("{direction} records: {error}")]
     Shapes { direction: &'static str, error: Check13Error },
-    #[error("the ZK path proves AES-128-GCM records only; this session's suite is {0:?} (reveal the whole direction to take the fast path)")]
+    #[error("the ZK path proves AES-128-GCM and ChaCha20-Poly1305 records; this session's suite is {0:?} (reveal both directions whole to take the fast path)")]
     SuiteNotProvable(Suite13),
 }
 
@@ -294,7 +368,8 @@ pub async fn run<P: Party<C>, C: Channel>(
     let t = inputs.transcript;
     let suite = t.suite();
     let fast = [inputs.fast(0), inputs.fast(1)];
-    if suite.aead() != AeadAlg::Aes128Gcm && !(fast[0] && fast[1] && inputs.commit.iter().all(|c| c.is_empty())) {
+    let aead = suite.aead();
+    if aead == AeadAlg::Aes256Gcm && !(fast[0] && fast[1] && inputs.commit.iter().all(|c| c.is_empty())) {
         return Err(Proof13Error::SuiteNotProvable(suite));
     }
     let mut handshake = None;
@@ -325,7 +400,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             .await?;
             return Err(ProofError::Malformed("the cheating prover went on").into());
         }
-        opened.push(open_records(party, ch, &keys[side], fast[side], records[side].len(), &positions).await?);
+        opened.push(open_records(party, ch, aead, &keys[side], fast[side], records[side].len(), &positions).await?);
     }
     let mut commitments = Vec::new();
     let mut blinders = blinders.map(|b| b.iter());
@@ -339,12 +414,15 @@ pub async fn run<P: Party<C>, C: Channel>(
             let key = &keys[side];
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
-                    let rk = key_schedule(b, &key.key);
+                    let rk = (aead == AeadAlg::Aes128Gcm).then(|| key_schedule(b, &key.key));
                     let mut plaintext = Vec::new();
                     for (record, ps) in &touched {
                         let nonce = record_nonce(b, &key.iv, *record as u64);
                         let ciphertext = records[side].get(*record).map(Vec::as_slice).unwrap_or_default();
-                        plaintext.extend(decrypted_bytes(b, &rk, &nonce, ciphertext, ps));
+                        plaintext.extend(match &rk {
+                            Some(rk) => decrypted_bytes(b, rk, &nonce, ciphertext, ps),
+                            None => chacha_decrypted_bytes(b, &key.key, &nonce, ciphertext, ps),
+                        });
                     }
                     commitment_digest(b, plaintext, blinder.as_ref())
                 })
@@ -613,14 +691,14 @@ mod tests {
         let p = async {
             let mut a = a;
             let (_, [ck, sk]) = key_derivation(&mut prover, &mut a, Some(&hs), &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
-            open_records(&mut prover, &mut a, &ck, true, sent.len(), &[]).await?;
-            open_records(&mut prover, &mut a, &sk, false, received.len(), &positions).await
+            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
+            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await
         };
         let v = async {
             let mut b = b;
             let (_, [ck, sk]) = key_derivation(&mut verifier, &mut b, None, &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
-            let c = open_records(&mut verifier, &mut b, &ck, true, sent.len(), &[]).await?;
-            let s = open_records(&mut verifier, &mut b, &sk, false, received.len(), &positions).await?;
+            let c = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
+            let s = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await?;
             Ok::<_, ProofError>((c, s))
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -754,12 +832,12 @@ mod tests {
         let p = async {
             let mut a = a;
             let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), Some(&iv))).await?;
-            open_records(&mut prover, &mut a, &k, false, 3, &positions).await
+            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let v = async {
             let mut b = b;
             let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, None)).await?;
-            open_records(&mut verifier, &mut b, &k, false, 3, &positions).await
+            open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         let OpenedRecords::Keystream { keystream, j0, .. } = verified.unwrap() else { panic!("the ZK path") };
@@ -776,23 +854,71 @@ mod tests {
         assert_eq!(j0, (0..3).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
     }
 
-    /// The ZK path proves AES-128-GCM only: a ChaCha20-Poly1305 session whose reveal is partial
-    /// is refused by both sides before anything is proven.
+    /// A ChaCha20-Poly1305 session (rustls chose it) by the ZK path: the verifier checks every
+    /// record's tag with the opened one-time keys and reads the revealed bytes, the hidden ones
+    /// stay zeros, and a hash commitment opens with its blinder. A record altered on the way is
+    /// refused by its tag; an AES-256-GCM session, whose SHA-384 derivation has no proof, when
+    /// the verifier reads the hellos.
     #[test]
-    fn a_partial_reveal_of_a_chacha20_session_is_refused() {
+    fn a_chacha20_session_is_proven_by_the_zk_path() {
         use crate::protocol::transcript13::{self, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         let chacha = rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256;
         let r = relay(Server { suites: vec![chacha], ..Server::default() });
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
         assert_eq!(t.suite(), Suite13::ChaCha20Poly1305Sha256);
-        let shape = |content_len| vec![RecordShape { content_len, content_type: 23 }];
-        let shapes = RecordShapes { sent: shape(18), received: shape(24) };
-        let plan = RevealPlan { sent: vec![0..18], received: vec![0..3], commit_sent: vec![], commit_received: vec![] };
-        let inputs = PublicInputs13::new(&t, &plan, &shapes);
-        let (_, mut verifier) = ideal_parties(Cheat::default());
-        let (_, mut b) = memory_pair(MAX_MESSAGE);
-        let refused = futures::executor::block_on(run(&mut verifier, &mut b, None, None, &inputs, |_| unreachable!("nothing is proven")));
-        assert!(matches!(refused, Err(Proof13Error::SuiteNotProvable(Suite13::ChaCha20Poly1305Sha256))), "{:?}", refused.map(|_| ()));
+        let schedule = r.client.key_schedule().unwrap();
+        let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
+        let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
+        let secrets = HandshakeSecrets {
+            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
+            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
+        };
+        let handshake = read(&secrets).unwrap();
+        let application = schedule.application_traffic.as_ref().unwrap();
+        let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+        let (received, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+        assert_eq!((&request[..], &response[..]), (&b"GET / HTTP/1.1\r\n\r\n"[..], &b"HTTP/1.1 200 OK\r\n\r\nhello"[..]));
+        let shapes = RecordShapes { sent, received };
+        // the request's first 4 bytes and the response's status line revealed, "hello" committed
+        let plan = RevealPlan { sent: vec![0..4], received: vec![0..15], commit_sent: vec![], commit_received: vec![19..24] };
+        let prove = |t: &Transcript13| {
+            let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, &plan, &shapes) };
+            let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+            let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+            let p = run(&mut prover, &mut a, Some(&hs), Some(&[[9; 16]]), &inputs, |_| Ok(handshake.clone()));
+            let v = run(&mut verifier, &mut b, None, None, &inputs, read);
+            let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+            verified.map(|opened| {
+                let recovered = [Direction::Sent, Direction::Received].map(|d| {
+                    let side = if d == Direction::Sent { 0 } else { 1 };
+                    let records = application_records(t, &opened.handshake, d);
+                    super::super::check13::recover("", t.suite().aead(), records, inputs.shapes[side], inputs.reveal[side], &opened.records[side])
+                });
+                (recovered, opened.commitments)
+            })
+        };
+        let ([sent, received], commitments) = prove(&t).expect("an honest prover");
+        let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
+        assert!(!sent.fast_path && !received.fast_path);
+        assert_eq!(&sent.bytes[..4], b"GET ");
+        assert!(sent.bytes[4..].iter().all(|&x| x == 0), "the rest of the request stays hidden");
+        assert_eq!(&received.bytes[..15], b"HTTP/1.1 200 OK");
+        assert!(received.bytes[15..].iter().all(|&x| x == 0), "the rest of the response stays hidden");
+        use sha2::Digest;
+        assert_eq!(commitments[0].digest, <[u8; 32]>::from(sha2::Sha256::digest([&b"hello"[..], &[9; 16]].concat())));
+
+        // The response record (the last, 41 bytes) with a ciphertext byte altered: its tag.
+        let mut tampered = r.received.clone();
+        let at = tampered.len() - 30;
+        tampered[at] ^= 1;
+        let t2 = transcript13::parse(&r.sent, &tampered).unwrap();
+        let ([_, received], _) = prove(&t2).expect("the proof itself");
+        assert!(matches!(received, Err(Check13Error::BadTag { .. })), "{:?}", received.map(|_| ()));
+
+        let aes256 = rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384;
+        let r = relay(Server { suites: vec![aes256], ..Server::default() });
+        let refused = transcript13::parse(&r.sent, &r.received).map(|_| ());
+        assert!(matches!(refused, Err(TranscriptError::UnsupportedCipherSuite(0x1302))), "{refused:?}");
     }
 }
