@@ -1787,6 +1787,68 @@ pub(crate) mod tests {
         );
     }
 
+    /// A ServerHello without the extended_master_secret extension (rustls always sends it) is
+    /// read as a session with the classic master secret, the one the proof then derives.
+    #[test]
+    fn a_server_hello_without_ems_is_read_as_such() {
+        let s = run_session(Opts::default());
+        let mut recs = records(&s.received);
+        let sh = &recs[0].2;
+        assert_eq!(sh[0], hs::SERVER_HELLO);
+        let len = u32::from_be_bytes([0, sh[1], sh[2], sh[3]]) as usize;
+        let (msg, rest) = (sh[4..4 + len].to_vec(), sh[4 + len..].to_vec());
+        let exts_at = 2 + 32 + 1 + msg[34] as usize + 2 + 1;
+        let mut exts = Vec::new();
+        let mut at = exts_at + 2;
+        while at < msg.len() {
+            let ext_len = u16::from_be_bytes([msg[at + 2], msg[at + 3]]) as usize;
+            if u16::from_be_bytes([msg[at], msg[at + 1]]) != 0x0017 {
+                exts.extend_from_slice(&msg[at..at + 4 + ext_len]);
+            }
+            at += 4 + ext_len;
+        }
+        let mut body = msg[..exts_at].to_vec();
+        body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+        body.extend_from_slice(&exts);
+        assert_eq!(body.len(), msg.len() - 4, "the EMS extension (4 bytes) removed");
+        let mut record = vec![hs::SERVER_HELLO];
+        record.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+        record.extend_from_slice(&body);
+        record.extend_from_slice(&rest);
+        recs[0].2 = record;
+        assert!(parse(&s.sent, &s.received).expect("as relayed").extended_master_secret());
+        assert!(!parse(&s.sent, &join(&recs)).expect("without EMS").extended_master_secret());
+    }
+
+    /// The limits at exactly their bound: as many records as allowed, a plaintext record of
+    /// 2^14 bytes, an encrypted record with no plaintext (nonce and tag alone), each passing
+    /// the check that refuses one more (the tests above).
+    #[test]
+    fn records_at_exactly_the_limits_pass_their_checks() {
+        let s = run_session(Opts {
+            response_len: 100,
+            ..Opts::default()
+        });
+        let own = records(&s.sent).len();
+        let mut many = Vec::new();
+        for _ in 0..MAX_RECORDS_PER_DIRECTION - own {
+            many.extend_from_slice(&[21, 3, 3, 0, 2, 1, 112]);
+        }
+        many.extend_from_slice(&s.sent);
+        parse(&many, &s.received).expect("as many records as allowed");
+
+        let mut recs = records(&s.sent);
+        recs.insert(0, (22, TLS12, vec![0; MAX_PLAINTEXT]));
+        let err = parse(&join(&recs), &s.received).err();
+        assert!(!matches!(err, Some(TranscriptError::RecordOverflow { .. })), "{err:?}");
+
+        let mut recs = records(&s.sent);
+        let fin = ccs_index(&recs) + 1;
+        recs.insert(fin + 1, (23, TLS12, [vec![0xaa; EXPLICIT_NONCE_LEN], vec![0; TAG_LEN]].concat()));
+        let t = parse(&join(&recs), &s.received).expect("an empty encrypted record");
+        assert!(t.encrypted_records(Direction::Sent).iter().any(|r| r.ciphertext.is_empty() && r.explicit_nonce == [0xaa; 8]));
+    }
+
     #[test]
     fn malformed_encrypted_records_are_rejected() {
         let s = run_session(Opts {
