@@ -24,10 +24,18 @@ fn prove(s: &Session, cheat: ProofCheat, reveal: &[Vec<Range<u64>>; 2], commit: 
     let inputs = PublicInputs::new(&t, &plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (a, b) = memory_pair(MAX_MESSAGE);
     PROOF_CHEAT.with(|c| c.set(cheat));
-    let p = proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd));
-    let v = proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd));
+    // Each side owns its channel end: one that fails drops it, and the other returns instead
+    // of waiting for a message that will not come.
+    let p = async {
+        let mut a = a;
+        proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd)).await
+    };
+    let v = async {
+        let mut b = b;
+        proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd)).await
+    };
     let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
     PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
     verified

@@ -796,9 +796,15 @@ mod tests {
         // What a fast-path session consumes is what the prover asks both sides to preprocess
         // for TLS 1.3 (to within 10%, so that no LPN iteration runs after the TLS session).
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let p = run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone()));
-        let v = run(&mut verifier, &mut b, None, None, &inputs, read);
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        let p = async {
+            let mut a = a;
+            run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone())).await
+        };
+        let v = async {
+            let mut b = b;
+            run(&mut verifier, &mut b, None, None, &inputs, read).await
+        };
         let (proven, _) = futures::executor::block_on(async { futures::join!(p, v) });
         proven.unwrap();
         let used = prover.cot().issued();
@@ -885,9 +891,16 @@ mod tests {
         let prove = |t: &Transcript13| {
             let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, &plan, &shapes) };
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-            let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-            let p = run(&mut prover, &mut a, Some(&hs), Some(&[[9; 16]]), &inputs, |_| Ok(handshake.clone()));
-            let v = run(&mut verifier, &mut b, None, None, &inputs, read);
+            let (a, b) = memory_pair(MAX_MESSAGE);
+            // each side owns its channel end, so one that fails ends the other
+            let p = async {
+                let mut a = a;
+                run(&mut prover, &mut a, Some(&hs), Some(&[[9; 16]]), &inputs, |_| Ok(handshake.clone())).await
+            };
+            let v = async {
+                let mut b = b;
+                run(&mut verifier, &mut b, None, None, &inputs, read).await
+            };
             let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
             verified.map(|opened| {
                 let recovered = [Direction::Sent, Direction::Received].map(|d| {
