@@ -343,16 +343,22 @@ pub(super) async fn keystream_batches<P: Party<C>, C: Channel>(
 /// The plaintext bits at byte `positions` (increasing) of a record: the keystream proven on
 /// `nonce` from the round keys, XOR the public ciphertext. Each block touched is computed once.
 pub(super) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
+    decrypted_with(b, 16, ciphertext, positions, |b, j| keystream_blocks(b, rk, nonce, &[j]).into_iter().flatten().collect())
+}
+
+/// The plaintext bits at byte `positions` (increasing) of a record whose keystream comes in
+/// blocks of `size` bytes, block j from `block(b, j)`, XOR the public ciphertext. Each block
+/// touched is computed once.
+pub(super) fn decrypted_with<B: Backend>(b: &mut B, size: usize, ciphertext: &[u8], positions: &[usize], mut block: impl FnMut(&mut B, u32) -> Vec<B::Bit>) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(positions.len() * 8);
-    let mut block: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
+    let mut current: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
     for &p in positions {
-        if block.0 != Some(p / 16) {
-            let ks = keystream_blocks(b, rk, nonce, &[(p / 16) as u32]);
-            block = (Some(p / 16), ks.into_iter().flatten().collect());
+        if current.0 != Some(p / size) {
+            current = (Some(p / size), block(b, (p / size) as u32));
         }
         let c = ciphertext.get(p).copied().unwrap_or(0);
         for i in 0..8 {
-            out.push(b.xor(block.1[(p % 16) * 8 + i], b.constant((c >> i) & 1 == 1)));
+            out.push(b.xor(current.1[(p % size) * 8 + i], b.constant((c >> i) & 1 == 1)));
         }
     }
     out

@@ -18,7 +18,7 @@
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, keystream_batches, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
+use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
 use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
@@ -283,23 +283,6 @@ fn touched_blocks(positions: &[(usize, Vec<usize>)], size: usize) -> Vec<(usize,
     blocks
 }
 
-/// The plaintext bits at byte `positions` (increasing) of a ChaCha20-Poly1305 record: its
-/// keystream (blocks from 1) XOR the public ciphertext, each block touched computed once.
-fn chacha_decrypted_bytes<B: Backend>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
-    let mut out = Vec::with_capacity(positions.len() * 8);
-    let mut block: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
-    for &p in positions {
-        if block.0 != Some(p / 64) {
-            block = (Some(p / 64), chacha20::block(b, key, nonce, (p / 64) as u32 + 1));
-        }
-        let c = ciphertext.get(p).copied().unwrap_or(0);
-        for i in 0..8 {
-            out.push(b.xor(block.1[(p % 64) * 8 + i], b.constant((c >> i) & 1 == 1)));
-        }
-    }
-    out
-}
-
 /// What both parties know before the proof of a TLS 1.3 session: the relayed transcript and
 /// the prover's plan, with the shapes it announced for each direction's application records.
 pub struct PublicInputs13<'a> {
@@ -421,7 +404,8 @@ pub async fn run<P: Party<C>, C: Channel>(
                         let ciphertext = records[side].get(*record).map(Vec::as_slice).unwrap_or_default();
                         plaintext.extend(match &rk {
                             Some(rk) => decrypted_bytes(b, rk, &nonce, ciphertext, ps),
-                            None => chacha_decrypted_bytes(b, &key.key, &nonce, ciphertext, ps),
+                            // ChaCha20: the payload's keystream starts at block 1
+                            None => decrypted_with(b, 64, ciphertext, ps, |b, j| chacha20::block(b, &key.key, &nonce, j + 1)),
                         });
                     }
                     commitment_digest(b, plaintext, blinder.as_ref())
@@ -466,11 +450,35 @@ pub fn read_records(suite: Suite13, secret: &Secret, records: &[Vec<u8>]) -> Res
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::channel::memory_pair;
+    use crate::channel::{memory_pair, MemoryChannel};
     use crate::tls::tls13::key_schedule::{self, HashAlg, Secret, TrafficKeys, TrafficSecrets};
     use rustls_pki_types::UnixTime;
     use crate::zk::tests::ideal_parties;
     use crate::zk::{Cheat, MAX_MESSAGE};
+
+    /// [`run`] on both sides over a fresh channel; each side owns its end, so one that fails
+    /// ends the other instead of leaving it waiting. The prover's and the verifier's results.
+    #[allow(clippy::too_many_arguments)]
+    fn run_both<P: Party<MemoryChannel>, V: Party<MemoryChannel>>(
+        prover: &mut P,
+        verifier: &mut V,
+        hs: &[u8; 32],
+        blinders: &[[u8; 16]],
+        inputs: &PublicInputs13<'_>,
+        handshake: &Handshake13,
+        read: impl FnOnce(&HandshakeSecrets) -> Result<Handshake13, TranscriptError>,
+    ) -> (Result<Opened13, Proof13Error>, Result<Opened13, Proof13Error>) {
+        let (a, b) = memory_pair(MAX_MESSAGE);
+        let p = async {
+            let mut a = a;
+            run(prover, &mut a, Some(hs), Some(blinders), inputs, |_| Ok(handshake.clone())).await
+        };
+        let v = async {
+            let mut b = b;
+            run(verifier, &mut b, None, None, inputs, read).await
+        };
+        futures::executor::block_on(async { futures::join!(p, v) })
+    }
 
     /// Both sides of the derivation, then one checked batch that opens the keys (only a test
     /// opens them all); the verifier's result.
@@ -778,17 +786,8 @@ mod tests {
         assert_eq!((inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)), (true, true, false));
         let prove = |cheat: ProofCheat| {
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-            let (a, b) = memory_pair(MAX_MESSAGE);
             PROOF_CHEAT.with(|c| c.set(cheat));
-            let p = async {
-                let mut a = a;
-                run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone())).await
-            };
-            let v = async {
-                let mut b = b;
-                run(&mut verifier, &mut b, None, None, &inputs, read).await
-            };
-            let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
             PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
             verified
         };
@@ -796,16 +795,7 @@ mod tests {
         // What a fast-path session consumes is what the prover asks both sides to preprocess
         // for TLS 1.3 (to within 10%, so that no LPN iteration runs after the TLS session).
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-        let (a, b) = memory_pair(MAX_MESSAGE);
-        let p = async {
-            let mut a = a;
-            run(&mut prover, &mut a, Some(&hs), Some(&[]), &inputs, |_| Ok(handshake.clone())).await
-        };
-        let v = async {
-            let mut b = b;
-            run(&mut verifier, &mut b, None, None, &inputs, read).await
-        };
-        let (proven, _) = futures::executor::block_on(async { futures::join!(p, v) });
+        let (proven, _) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
         proven.unwrap();
         let used = prover.cot().issued();
         let asked = super::super::proof::PREPROCESS_COTS_TLS13;
@@ -891,17 +881,7 @@ mod tests {
         let prove = |t: &Transcript13| {
             let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, &plan, &shapes) };
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-            let (a, b) = memory_pair(MAX_MESSAGE);
-            // each side owns its channel end, so one that fails ends the other
-            let p = async {
-                let mut a = a;
-                run(&mut prover, &mut a, Some(&hs), Some(&[[9; 16]]), &inputs, |_| Ok(handshake.clone())).await
-            };
-            let v = async {
-                let mut b = b;
-                run(&mut verifier, &mut b, None, None, &inputs, read).await
-            };
-            let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, &[[9; 16]], &inputs, &handshake, read);
             verified.map(|opened| {
                 let recovered = [Direction::Sent, Direction::Received].map(|d| {
                     let side = if d == Direction::Sent { 0 } else { 1 };

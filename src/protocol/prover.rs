@@ -311,7 +311,7 @@ fn explained<T>(outcome: Result<T, ProverError>, control: &mut MuxChannel) -> Re
 }
 
 /// A session opened and prepared before its request is known ([`prepare`]): in MPC mode the
-/// OT and the request's records garbled ahead, for a request of up to `max_sent` bytes, so
+/// OT and the request's records garbled ahead, for a request of up to the length prepared, so
 /// that [`PreparedSession::notarize`] starts with the TLS connection. Proxy mode has nothing
 /// worth doing early (its preprocessing is short, and the verifier dials the server as the
 /// session opens, which must not wait for the request), so there the whole session runs in
@@ -358,8 +358,8 @@ impl Sizing {
 }
 
 /// Opens a session over `socket` and prepares what does not depend on the request, for a
-/// request of up to `config.max_sent` bytes revealed as `sizing` says (see
-/// [`PreparedSession`]). `progress` sees the connect and preprocess phases.
+/// request of up to `sizing.request_len` bytes (at most `config.max_sent`) revealed as
+/// `sizing` says (see [`PreparedSession`]). `progress` sees the connect and preprocess phases.
 pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, config: ProverConfig, sizing: Sizing, progress: P) -> Result<PreparedSession, ProverError> {
     ServerTarget::new(&config.server, &config.server_name)?;
     let (driver, channels) = multiplex(socket, MuxLimits::default());
@@ -369,11 +369,9 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
     let mpc = match &config.mode {
         ProverMode::Proxy => None,
         ProverMode::Mpc { .. } => {
-            let capacity = config.max_sent as usize;
             let setup = async {
-                let sizing = Sizing { request_len: capacity, ..sizing };
                 let mut opened = open(&mut control, &config, sizing, &report).await?;
-                let connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, capacity).await?;
+                let connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
                 Ok(MpcPrepared { opened, connection })
             };
             let outcome = with_driver(&mut driver, Box::pin(setup)).await;
@@ -384,9 +382,10 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
 }
 
 impl PreparedSession {
-    /// The longest request this session takes (`max_sent`).
-    pub fn max_sent(&self) -> u32 {
-        self.config.max_sent
+    /// The longest request this session takes: what MPC mode prepared for, `max_sent` in
+    /// proxy mode.
+    pub fn capacity(&self) -> usize {
+        self.mpc.as_ref().map_or(self.config.max_sent as usize, |m| m.connection.capacity())
     }
 
     /// Sends `request` and proves what `reveal` selects, as [`notarize_with_progress`] does,
@@ -399,7 +398,7 @@ impl PreparedSession {
             Some(MpcPrepared { mut opened, connection }) => {
                 let run = async {
                     if request.len() > connection.capacity() {
-                        return Err(ProverError::RequestTooLarge { len: request.len(), max: config.max_sent });
+                        return Err(ProverError::RequestTooLarge { len: request.len(), max: connection.capacity() as u32 });
                     }
                     let report = |phase, fraction| progress(Progress { phase, fraction });
                     let server = connect_proxy(&config, &opened.target).await?;

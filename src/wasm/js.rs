@@ -257,7 +257,7 @@ async fn prepare_session(options: JsValue, on_progress: Option<Function>, signal
         Ok::<_, ApiError>(crate::protocol::prover::prepare(socket, config, plan.sizing(), &progress).await?)
     };
     let session = cancellable(work, plan.timeout, signal).await?;
-    Ok(PreparedSession { defaults, plan, session: std::rc::Rc::new(std::cell::RefCell::new(Some(session))) })
+    Ok(PreparedSession { defaults, plan, session: std::cell::RefCell::new(Some(session)) })
 }
 
 /// A session `prepare` opened: notarizes once, then is used up.
@@ -265,7 +265,8 @@ async fn prepare_session(options: JsValue, on_progress: Option<Function>, signal
 pub struct PreparedSession {
     defaults: Object,
     plan: SessionPlan,
-    session: std::rc::Rc<std::cell::RefCell<Option<crate::protocol::prover::PreparedSession>>>,
+    /// Taken out by the one `notarize` (or `close`).
+    session: std::cell::RefCell<Option<crate::protocol::prover::PreparedSession>>,
 }
 
 #[wasm_bindgen]
