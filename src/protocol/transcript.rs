@@ -1492,31 +1492,123 @@ pub(crate) mod tests {
         );
     }
 
+    /// A hello message (its 4-byte header included) rebuilt with its extension block edited;
+    /// `exts_at` is where the block's 2-byte length starts.
+    fn edit_extensions(msg: &[u8], exts_at: usize, edit: impl FnOnce(&mut Vec<(u16, Vec<u8>)>)) -> Vec<u8> {
+        let mut exts = Vec::new();
+        let mut at = exts_at + 2;
+        while at < msg.len() {
+            let len = u16::from_be_bytes([msg[at + 2], msg[at + 3]]) as usize;
+            exts.push((u16::from_be_bytes([msg[at], msg[at + 1]]), msg[at + 4..at + 4 + len].to_vec()));
+            at += 4 + len;
+        }
+        edit(&mut exts);
+        let mut block = Vec::new();
+        for (t, body) in &exts {
+            block.extend_from_slice(&t.to_be_bytes());
+            put_vec16(&mut block, body);
+        }
+        let mut out = msg[..exts_at].to_vec();
+        put_vec16(&mut out, &block);
+        let len = (out.len() - 4) as u32;
+        out[1..4].copy_from_slice(&len.to_be_bytes()[1..]);
+        out
+    }
+
+    /// Where a ClientHello's cipher suites start: after version, random and session id.
+    fn client_hello_suites_at(ch: &[u8]) -> usize {
+        4 + 2 + 32 + 1 + ch[4 + 2 + 32] as usize
+    }
+
+    /// Where a ClientHello's extension block starts: after the suites and compressions.
+    fn client_hello_exts_at(ch: &[u8]) -> usize {
+        let mut at = client_hello_suites_at(ch);
+        at += 2 + u16::from_be_bytes([ch[at], ch[at + 1]]) as usize;
+        at + 1 + ch[at] as usize
+    }
+
+    /// Where a ServerHello's extension block starts: after the suite and compression.
+    fn server_hello_exts_at(sh: &[u8]) -> usize {
+        4 + 2 + 32 + 1 + sh[4 + 2 + 32] as usize + 2 + 1
+    }
+
+    /// An ALPN extension body listing `protocols`.
+    fn alpn_body(protocols: &[&[u8]]) -> Vec<u8> {
+        let mut list = Vec::new();
+        for p in protocols {
+            put_vec8(&mut list, p);
+        }
+        let mut body = Vec::new();
+        put_vec16(&mut body, &list);
+        body
+    }
+
+    /// The session with its first sent and first received handshake messages (the hellos)
+    /// replaced by `edit_ch`'s and `edit_sh`'s results.
+    fn with_hellos(s: &Session, edit_ch: impl FnOnce(&[u8]) -> Vec<u8>, edit_sh: impl FnOnce(&[u8]) -> Vec<u8>) -> (Vec<u8>, Vec<u8>) {
+        let (mut sent, mut received) = (messages_of(&s.sent), messages_of(&s.received));
+        assert_eq!((sent[0][0], received[0][0]), (hs::CLIENT_HELLO, hs::SERVER_HELLO));
+        sent[0] = edit_ch(&sent[0]);
+        received[0] = edit_sh(&received[0]);
+        (with_messages(&s.sent, &sent, MAX_PLAINTEXT), with_messages(&s.received, &received, MAX_PLAINTEXT))
+    }
+
     /// A ClientHello that offers HTTP/2 by ALPN is refused when the session is parsed.
     #[test]
     fn a_client_hello_offering_h2_is_refused() {
         let s = run_session(Opts::default());
-        let mut msgs = messages_of(&s.sent);
-        let ch = &mut msgs[0];
-        // version, random, session id, suites, compression, then the extensions' length
-        let mut at = 4 + 2 + 32;
-        at += 1 + ch[at] as usize;
-        at += 2 + u16::from_be_bytes([ch[at], ch[at + 1]]) as usize;
-        at += 1 + ch[at] as usize;
-        let mut alpn = Vec::new();
-        put_vec8(&mut alpn, b"h2");
-        put_vec8(&mut alpn, b"http/1.1");
-        let mut body = Vec::new();
-        put_vec16(&mut body, &alpn);
-        let mut ext = ext::ALPN.to_be_bytes().to_vec();
-        put_vec16(&mut ext, &body);
-        ch.extend_from_slice(&ext);
-        let ext_len = u16::from_be_bytes([ch[at], ch[at + 1]]) + ext.len() as u16;
-        ch[at..at + 2].copy_from_slice(&ext_len.to_be_bytes());
-        let hs_len = (ch.len() - 4) as u32;
-        ch[1..4].copy_from_slice(&hs_len.to_be_bytes()[1..]);
-        let sent = with_messages(&s.sent, &msgs, MAX_PLAINTEXT);
-        assert_eq!(parse(&sent, &s.received).err(), Some(TranscriptError::AlpnNotHttp11("h2".into())));
+        let (sent, received) = with_hellos(
+            &s,
+            |ch| edit_extensions(ch, client_hello_exts_at(ch), |e| e.push((ext::ALPN, alpn_body(&[b"h2", b"http/1.1"])))),
+            <[u8]>::to_vec,
+        );
+        assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::AlpnNotHttp11("h2".into())));
+    }
+
+    /// The server's ALPN answer to a ClientHello offering http/1.1 is checked too: the server
+    /// may not pick another protocol.
+    #[test]
+    fn a_server_hello_choosing_another_protocol_is_refused() {
+        let s = run_session(Opts::default());
+        let answering = |protocol: &'static [u8]| {
+            with_hellos(
+                &s,
+                |ch| edit_extensions(ch, client_hello_exts_at(ch), |e| e.push((ext::ALPN, alpn_body(&[b"http/1.1"])))),
+                move |sh| edit_extensions(sh, server_hello_exts_at(sh), |e| e.push((ext::ALPN, alpn_body(&[protocol])))),
+            )
+        };
+        let (sent, received) = answering(b"http/1.1");
+        parse(&sent, &received).expect("http/1.1 offered and chosen");
+        let (sent, received) = answering(b"h2");
+        assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::AlpnNotHttp11("h2".into())));
+    }
+
+    /// A ServerHello extension the ClientHello did not offer is refused, even when the
+    /// ClientHello's TLS_EMPTY_RENEGOTIATION_INFO_SCSV allows renegotiation_info unasked.
+    #[test]
+    fn a_server_hello_extension_not_offered_is_refused() {
+        let s = run_session(Opts::default());
+        let with_scsv = |ch: &[u8]| {
+            // The SCSV in place of the renegotiation_info extension (RFC 5746 §3.4).
+            let ch = edit_extensions(ch, client_hello_exts_at(ch), |e| e.retain(|(t, _)| *t != ext::RENEGOTIATION_INFO));
+            let at = client_hello_suites_at(&ch);
+            let mut out = ch[..at].to_vec();
+            let suites_len = u16::from_be_bytes([ch[at], ch[at + 1]]);
+            out.extend_from_slice(&(suites_len + 2).to_be_bytes());
+            out.extend_from_slice(&ch[at + 2..at + 2 + suites_len as usize]);
+            out.extend_from_slice(&EMPTY_RENEGOTIATION_INFO_SCSV.to_be_bytes());
+            out.extend_from_slice(&ch[at + 2 + suites_len as usize..]);
+            let len = (out.len() - 4) as u32;
+            out[1..4].copy_from_slice(&len.to_be_bytes()[1..]);
+            out
+        };
+        let (sent, received) = with_hellos(&s, with_scsv, <[u8]>::to_vec);
+        let (answer, mut answered) = (messages_of(&received).remove(0), false);
+        edit_extensions(&answer, server_hello_exts_at(&answer), |e| answered = e.iter().any(|(t, _)| *t == ext::RENEGOTIATION_INFO));
+        assert!(answered, "the server answers with renegotiation_info");
+        parse(&sent, &received).expect("renegotiation_info allowed by the SCSV");
+        let (sent, received) = with_hellos(&s, with_scsv, |sh| edit_extensions(sh, server_hello_exts_at(sh), |e| e.push((0x1234, vec![]))));
+        assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::ExtensionNotOffered(0x1234)));
     }
 
     #[test]
@@ -1533,15 +1625,7 @@ pub(crate) mod tests {
         for bad in [sni(b"", 0, &[]), sni(b"bank.example", 1, &[]), sni(b"a\x1b[2J", 0, &[]), sni(b"a", 0, &[0, 0, 1, b'b']), vec![0, 5, 0], vec![]] {
             assert_eq!(parse_sni(&bad), Err(TranscriptError::BadServerNameExtension), "{bad:?}");
         }
-        let alpn = |protos: &[&[u8]]| {
-            let mut list = Vec::new();
-            for p in protos {
-                put_vec8(&mut list, p);
-            }
-            let mut body = Vec::new();
-            put_vec16(&mut body, &list);
-            body
-        };
+        let alpn = alpn_body;
         assert_eq!(check_alpn(&alpn(&[b"http/1.1"])), Ok(()));
         assert_eq!(check_alpn(&alpn(&[b"http/1.1", b"h2"])), Err(TranscriptError::AlpnNotHttp11("h2".into())));
         assert_eq!(check_alpn(&alpn(&[b"h2"])), Err(TranscriptError::AlpnNotHttp11("h2".into())));
@@ -1792,32 +1876,14 @@ pub(crate) mod tests {
     #[test]
     fn a_server_hello_without_ems_is_read_as_such() {
         let s = run_session(Opts::default());
-        let mut recs = records(&s.received);
-        let sh = &recs[0].2;
-        assert_eq!(sh[0], hs::SERVER_HELLO);
-        let len = u32::from_be_bytes([0, sh[1], sh[2], sh[3]]) as usize;
-        let (msg, rest) = (sh[4..4 + len].to_vec(), sh[4 + len..].to_vec());
-        let exts_at = 2 + 32 + 1 + msg[34] as usize + 2 + 1;
-        let mut exts = Vec::new();
-        let mut at = exts_at + 2;
-        while at < msg.len() {
-            let ext_len = u16::from_be_bytes([msg[at + 2], msg[at + 3]]) as usize;
-            if u16::from_be_bytes([msg[at], msg[at + 1]]) != 0x0017 {
-                exts.extend_from_slice(&msg[at..at + 4 + ext_len]);
-            }
-            at += 4 + ext_len;
-        }
-        let mut body = msg[..exts_at].to_vec();
-        body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
-        body.extend_from_slice(&exts);
-        assert_eq!(body.len(), msg.len() - 4, "the EMS extension (4 bytes) removed");
-        let mut record = vec![hs::SERVER_HELLO];
-        record.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
-        record.extend_from_slice(&body);
-        record.extend_from_slice(&rest);
-        recs[0].2 = record;
+        let without_ems = |sh: &[u8]| {
+            let out = edit_extensions(sh, server_hello_exts_at(sh), |e| e.retain(|(t, _)| *t != ext::EXTENDED_MASTER_SECRET));
+            assert_eq!(out.len(), sh.len() - 4, "the EMS extension (4 bytes) removed");
+            out
+        };
+        let (sent, received) = with_hellos(&s, <[u8]>::to_vec, without_ems);
         assert!(parse(&s.sent, &s.received).expect("as relayed").extended_master_secret());
-        assert!(!parse(&s.sent, &join(&recs)).expect("without EMS").extended_master_secret());
+        assert!(!parse(&sent, &received).expect("without EMS").extended_master_secret());
     }
 
     /// The limits at exactly their bound: as many records as allowed, a plaintext record of
