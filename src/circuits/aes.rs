@@ -1,4 +1,4 @@
-//! AES-128 (FIPS-197) over a boolean circuit backend. The S-box is the backend's own
+//! AES-128 and AES-256 (FIPS-197) over a boolean circuit backend. The S-box is the backend's own
 //! ([`Circuit::aes_sbox`]): the Boyar–Peralta circuit by default (garbled circuits, the
 //! cleartext evaluator), the field-embedding inversion check in the ZK engine
 //! ([`crate::zk::sbox`]). ShiftRows, MixColumns and AddRoundKey are GF(2)-linear, hence free.
@@ -11,7 +11,7 @@ pub type Block<B> = [<B as Gates>::Bit; 128];
 /// An S-box implementation over a backend (field-embedding or boolean circuit).
 pub type SboxFn<B> = fn(&mut B, &[<B as Gates>::Bit; 8]) -> [<B as Gates>::Bit; 8];
 
-/// Expanded AES-128 key: 11 round keys.
+/// An expanded key: 11 round keys for AES-128, 15 for AES-256.
 pub struct RoundKeys<B: Circuit> {
     pub keys: Vec<Block<B>>,
 }
@@ -141,48 +141,54 @@ fn shift_mix_add<B: Circuit>(b: &B, st: &Block<B>, key: &Block<B>, last: bool) -
     out
 }
 
-/// AES-128 key expansion with a given S-box (40 S-boxes).
+/// AES key expansion with a given S-box (40 S-boxes for AES-128, 52 for AES-256).
 pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
     expand_key(b, key, &SubBytes::Each(sbox))
 }
 
-/// AES-128 encryption of one block with a given S-box (160 S-boxes).
+/// AES encryption of one block with a given S-box (160 S-boxes for AES-128, 224 for
+/// AES-256).
 pub fn encrypt_with<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], sbox: SboxFn<B>) -> Block<B> {
     encrypt_rounds(b, rk, block, &SubBytes::Each(sbox))
 }
 
-/// AES-128 key schedule with the backend's S-box.
+/// AES key schedule (a 128- or 256-bit key) with the backend's S-box.
 pub fn key_schedule<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
     expand_key(b, key, &SubBytes::Backend)
 }
 
-/// AES-128 encryption with the backend's S-box.
+/// AES encryption with the backend's S-box.
 pub fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
     encrypt_rounds(b, rk, block, &SubBytes::Backend)
 }
 
 fn expand_key<B: Circuit>(b: &mut B, key: &[B::Bit], how: &SubBytes<B>) -> RoundKeys<B> {
-    assert_eq!(key.len(), 128, "AES-128 key must be 128 bits");
+    assert!(key.len() == 128 || key.len() == 256, "an AES key is 128 or 256 bits");
+    let nk = key.len() / 32;
+    let rounds = nk + 6;
     let mut w: Vec<[B::Bit; 32]> =
-        (0..4).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
+        (0..nk).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
     let rcon = [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
-    for i in 4..44 {
+    for i in nk..4 * (rounds + 1) {
         let mut temp = w[i - 1];
-        if i % 4 == 0 {
-            // RotWord, then SubWord.
-            let mut bytes: [[B::Bit; 8]; 4] = core::array::from_fn(|j| core::array::from_fn(|k| temp[(j * 8 + k + 8) % 32]));
+        if i % nk == 0 || (nk == 8 && i % nk == 4) {
+            // RotWord (not for AES-256's middle word), then SubWord, then Rcon.
+            let rot = if i % nk == 0 { 8 } else { 0 };
+            let mut bytes: [[B::Bit; 8]; 4] = core::array::from_fn(|j| core::array::from_fn(|k| temp[(j * 8 + k + rot) % 32]));
             how.apply(b, &mut bytes);
             let mut sub: [B::Bit; 32] = core::array::from_fn(|k| bytes[k / 8][k % 8]);
-            for (k, bit) in sub.iter_mut().take(8).enumerate() {
-                let rc = b.constant((rcon[i / 4 - 1] >> k) & 1 == 1);
-                *bit = b.xor(*bit, rc);
+            if i % nk == 0 {
+                for (k, bit) in sub.iter_mut().take(8).enumerate() {
+                    let rc = b.constant((rcon[i / nk - 1] >> k) & 1 == 1);
+                    *bit = b.xor(*bit, rc);
+                }
             }
             temp = sub;
         }
-        let prev = w[i - 4];
+        let prev = w[i - nk];
         w.push(core::array::from_fn(|k| b.xor(prev[k], temp[k])));
     }
-    let keys = (0..11)
+    let keys = (0..=rounds)
         .map(|r| core::array::from_fn(|k| w[4 * r + k / 32][k % 32]))
         .collect();
     RoundKeys { keys }
@@ -194,22 +200,23 @@ fn encrypt_rounds<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], ho
     rounds_from(b, rk, st, 1, how)
 }
 
-/// Rounds `first..=10` on the state after round `first - 1`.
+/// Rounds `first..` (to 10 for AES-128, 14 for AES-256) on the state after round `first - 1`.
 fn rounds_from<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, mut st: Block<B>, first: usize, how: &SubBytes<B>) -> Block<B> {
-    for round in first..=10 {
+    let last = rk.keys.len() - 1;
+    for round in first..=last {
         sub_bytes(b, &mut st, how);
-        st = shift_mix_add(b, &st, &rk.keys[round], round == 10);
+        st = shift_mix_add(b, &st, &rk.keys[round], round == last);
     }
     st
 }
 
-/// AES-128 encryptions, with the backend's S-box, of blocks that agree on their first 15
+/// AES encryptions, with the backend's S-box, of blocks that agree on their first 15
 /// bytes (`prefix`, 120 bits) and differ only in the last (`last_bytes`, one per block), as
 /// the counter blocks of one GCM record do. The 27 S-boxes that do not see the last byte are
 /// done once for all: round 1's on the 15 shared bytes, and round 2's on columns 1–3, which
 /// ShiftRows and MixColumns fill from those bytes alone (the last byte, row 3 of column 3,
-/// moves to column 0). Each block then costs 133 S-boxes instead of 160. The outputs are the
-/// wires a block-by-block [`encrypt`] gives.
+/// moves to column 0). Each block then costs 133 S-boxes instead of 160 (197 instead of 224
+/// for AES-256). The outputs are the wires a block-by-block [`encrypt`] gives.
 pub fn encrypt_sharing_prefix<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, prefix: &[B::Bit], last_bytes: &[[B::Bit; 8]]) -> Vec<Block<B>> {
     assert_eq!(prefix.len(), 120, "the shared prefix is 15 bytes");
     if last_bytes.is_empty() {

@@ -4,7 +4,7 @@
 //! ChaCha20-Poly1305 records: block 0 gives the record's Poly1305 key, blocks 1.. encrypt it
 //! (RFC 8439 §2.8).
 
-use super::{add32, constant_word, Circuit, Word};
+use super::{add, constant_word, Circuit, Word};
 
 /// "expand 32-byte k", the first four state words.
 const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
@@ -25,13 +25,13 @@ fn word_le<B: Circuit>(bits: &[B::Bit]) -> Word<B> {
 }
 
 fn quarter_round<B: Circuit>(b: &mut B, s: &mut [Word<B>; 16], [ia, ib, ic, id]: [usize; 4]) {
-    s[ia] = add32(b, &s[ia], &s[ib]);
+    s[ia] = add(b, &s[ia], &s[ib]);
     s[id] = rotl::<B>(&xor_words(b, &s[id], &s[ia]), 16);
-    s[ic] = add32(b, &s[ic], &s[id]);
+    s[ic] = add(b, &s[ic], &s[id]);
     s[ib] = rotl::<B>(&xor_words(b, &s[ib], &s[ic]), 12);
-    s[ia] = add32(b, &s[ia], &s[ib]);
+    s[ia] = add(b, &s[ia], &s[ib]);
     s[id] = rotl::<B>(&xor_words(b, &s[id], &s[ia]), 8);
-    s[ic] = add32(b, &s[ic], &s[id]);
+    s[ic] = add(b, &s[ic], &s[id]);
     s[ib] = rotl::<B>(&xor_words(b, &s[ib], &s[ic]), 7);
 }
 
@@ -40,9 +40,9 @@ fn quarter_round<B: Circuit>(b: &mut B, s: &mut [Word<B>; 16], [ia, ib, ic, id]:
 pub fn block<B: Circuit>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], counter: u32) -> Vec<B::Bit> {
     assert_eq!((key.len(), nonce.len()), (256, 96), "ChaCha20 takes a 256-bit key and a 96-bit nonce");
     let input: [Word<B>; 16] = core::array::from_fn(|i| match i {
-        0..4 => constant_word(b, CONSTANTS[i]),
+        0..4 => constant_word(b, CONSTANTS[i].into()),
         4..12 => word_le::<B>(&key[(i - 4) * 32..]),
-        12 => constant_word(b, counter),
+        12 => constant_word(b, counter.into()),
         _ => word_le::<B>(&nonce[(i - 13) * 32..]),
     });
     let mut s = input;
@@ -56,7 +56,7 @@ pub fn block<B: Circuit>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], counter: u
     }
     let mut out = Vec::with_capacity(512);
     for (w, x) in s.iter().zip(&input) {
-        out.extend_from_slice(&add32(b, w, x));
+        out.extend_from_slice(&add(b, w, x));
     }
     out
 }

@@ -1,10 +1,44 @@
 //! HMAC-SHA256 (RFC 2104) and the TLS 1.2 PRF P_SHA256 (RFC 5246 §5) over authenticated bits.
 //! The inner and outer key-pad compressions are computed once per key ([`HmacKey`]) and reused
-//! by every HMAC call, also across batches.
+//! by every HMAC call, also across batches. HMAC-SHA384 (TLS 1.3's TLS_AES_256_GCM_SHA384) only
+//! in its opened-inner form ([`hmac_pad_states`], [`hmac_public_inner_with`]).
 
 use super::sha256::{compress, finish, initial_state, State};
-use super::{constant_bytes, xor_bits};
+use super::{constant_bytes, sha2, sha384, xor_bits};
 use super::Circuit;
+
+/// The SHA-2 function under an HMAC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sha2 {
+    Sha256,
+    Sha384,
+}
+
+impl Sha2 {
+    /// Bytes a compression absorbs (an HMAC key pad is one block).
+    pub fn block_len(self) -> usize {
+        match self {
+            Sha2::Sha256 => 64,
+            Sha2::Sha384 => sha384::BLOCK_LEN,
+        }
+    }
+
+    /// Bytes of a chaining state's encoding (eight words).
+    pub fn state_len(self) -> usize {
+        match self {
+            Sha2::Sha256 => 32,
+            Sha2::Sha384 => 64,
+        }
+    }
+
+    /// Bytes of a digest (and of an HMAC).
+    pub fn output_len(self) -> usize {
+        match self {
+            Sha2::Sha256 => 32,
+            Sha2::Sha384 => sha384::OUTPUT_LEN,
+        }
+    }
+}
 
 /// The states after absorbing K ⊕ ipad and K ⊕ opad.
 pub struct HmacKey<B: Circuit> {
@@ -33,6 +67,30 @@ pub fn hmac_key<B: Circuit>(b: &mut B, key: &[B::Bit]) -> HmacKey<B> {
     let inner = compress(b, &iv, &ki);
     let outer = compress(b, &iv, &ko);
     HmacKey { inner, outer }
+}
+
+/// The pad states (inner, outer) of a key of at most one block, as the hash's state
+/// encodings ([`super::sha256::state_to_bytes`], [`super::sha384::state_to_bytes`]): two
+/// compressions.
+pub fn hmac_pad_states<B: Circuit>(b: &mut B, hash: Sha2, key: &[B::Bit]) -> (Vec<B::Bit>, Vec<B::Bit>) {
+    match hash {
+        Sha2::Sha256 => {
+            let k = hmac_key(b, key);
+            (super::sha256::state_to_bytes::<B>(&k.inner), super::sha256::state_to_bytes::<B>(&k.outer))
+        }
+        Sha2::Sha384 => {
+            let block = 8 * sha384::BLOCK_LEN;
+            assert!(key.len() % 8 == 0 && key.len() <= block, "HMAC key must be at most one block");
+            let mut padded = key.to_vec();
+            padded.resize(block, b.constant(false));
+            let iv = sha384::initial_state(b);
+            let mut pad = |byte: u8| {
+                let masked = xor_bits(b, &padded, &constant_bytes(b, &[byte; sha384::BLOCK_LEN]));
+                sha384::state_to_bytes::<B>(&sha384::compress(b, &iv, &masked))
+            };
+            (pad(0x36), pad(0x5c))
+        }
+    }
 }
 
 /// HMAC-SHA256(key, msg) → 32 bytes of bits.
@@ -112,37 +170,82 @@ pub fn tls12_verify_data<B: Circuit>(
 /// F(outer, ·) on distinct single-block inputs, which stay pseudorandom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PublicInner {
-    state: [u32; 8],
+    hash: Sha2,
+    /// The chaining state's words (SHA-256's in the low 32 bits).
+    state: [u64; 8],
 }
 
 impl PublicInner {
-    /// From the opened state bytes (big-endian words, as [`super::sha256::state_to_bytes`]).
+    /// A SHA-256 inner state from its opened bytes (big-endian words, as
+    /// [`super::sha256::state_to_bytes`]).
     pub fn from_bytes(bytes: &[u8; 32]) -> Self {
-        PublicInner { state: core::array::from_fn(|i| u32::from_be_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]])) }
+        PublicInner { hash: Sha2::Sha256, state: core::array::from_fn(|i| u32::from_be_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]).into()) }
     }
 
-    /// SHA-256 continued from the inner state (64 bytes already absorbed) over `msg`.
-    pub fn inner_hash(&self, msg: &[u8]) -> [u8; 32] {
+    /// An inner state of `hash` from its opened bytes, `None` unless they are
+    /// [`Sha2::state_len`] long.
+    pub fn from_state(hash: Sha2, bytes: &[u8]) -> Option<Self> {
+        match hash {
+            Sha2::Sha256 => Some(Self::from_bytes(bytes.try_into().ok()?)),
+            Sha2::Sha384 => {
+                let bytes: &[u8; 64] = bytes.try_into().ok()?;
+                Some(PublicInner { hash, state: core::array::from_fn(|i| u64::from_be_bytes(core::array::from_fn(|k| bytes[8 * i + k]))) })
+            }
+        }
+    }
+
+    /// The hash this state belongs to.
+    pub fn hash(&self) -> Sha2 {
+        self.hash
+    }
+
+    /// The hash continued from the inner state (one block already absorbed) over `msg`: the
+    /// inner hash, [`Sha2::output_len`] bytes.
+    pub fn inner_hash(&self, msg: &[u8]) -> Vec<u8> {
+        let block = self.hash.block_len();
+        let length_bytes = block / 8;
         let mut data = msg.to_vec();
         data.push(0x80);
-        while data.len() % 64 != 56 {
+        while data.len() % block != block - length_bytes {
             data.push(0);
         }
-        data.extend_from_slice(&(((64 + msg.len()) as u64) * 8).to_be_bytes());
-        let mut state = self.state;
-        let blocks: Vec<sha2::digest::generic_array::GenericArray<u8, _>> =
-            data.chunks(64).map(|c| *sha2::digest::generic_array::GenericArray::from_slice(c)).collect();
-        sha2::compress256(&mut state, &blocks);
-        let mut out = [0u8; 32];
-        for (i, w) in state.iter().enumerate() {
-            out[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
+        data.extend_from_slice(&(((block + msg.len()) as u128) * 8).to_be_bytes()[16 - length_bytes..]);
+        let mut out = Vec::with_capacity(64);
+        match self.hash {
+            Sha2::Sha256 => {
+                let mut state: [u32; 8] = self.state.map(|w| w as u32);
+                let blocks: Vec<::sha2::digest::generic_array::GenericArray<u8, _>> =
+                    data.chunks(64).map(|c| *::sha2::digest::generic_array::GenericArray::from_slice(c)).collect();
+                ::sha2::compress256(&mut state, &blocks);
+                state.iter().for_each(|w| out.extend_from_slice(&w.to_be_bytes()));
+            }
+            Sha2::Sha384 => {
+                let mut state = self.state;
+                let blocks: Vec<::sha2::digest::generic_array::GenericArray<u8, _>> =
+                    data.chunks(128).map(|c| *::sha2::digest::generic_array::GenericArray::from_slice(c)).collect();
+                ::sha2::compress512(&mut state, &blocks);
+                state.iter().for_each(|w| out.extend_from_slice(&w.to_be_bytes()));
+            }
         }
+        out.truncate(self.hash.output_len());
         out
     }
 }
 
-/// HMAC(key, msg) in ZK given the key's opened inner state: the outer compression only.
+/// HMAC-SHA256(key, msg) in ZK given the key's opened inner state: the outer compression only.
 pub fn hmac_public_inner<B: Circuit>(b: &mut B, outer: &State<B>, inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
+    assert_eq!(inner.hash, Sha2::Sha256, "a SHA-256 outer state");
     let ih = constant_bytes(b, &inner.inner_hash(msg));
     finish(b, outer, 64, &ih)
+}
+
+/// HMAC(key, msg) in ZK, of `inner`'s hash, given the key's outer state encoding
+/// ([`hmac_pad_states`]) and opened inner state: the outer compression only.
+pub fn hmac_public_inner_with<B: Circuit>(b: &mut B, outer: &[B::Bit], inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
+    assert_eq!(outer.len(), 8 * inner.hash.state_len(), "an outer state of the inner state's hash");
+    let ih = constant_bytes(b, &inner.inner_hash(msg));
+    match inner.hash {
+        Sha2::Sha256 => finish(b, &sha2::state_from_bytes::<B, 32>(outer), 64, &ih),
+        Sha2::Sha384 => sha384::finish(b, &sha384::state_from_bytes::<B>(outer), sha384::BLOCK_LEN, &ih),
+    }
 }

@@ -1,6 +1,7 @@
 //! Circuits written once over [`Circuit`], run identically by the ZK engine's prover and
-//! verifier, the garbled-circuit garbler and evaluator, and the cleartext evaluator: AES-128,
-//! SHA-256, HMAC and the TLS 1.2 PRF, the AES-GCM keystream, the ChaCha20 block.
+//! verifier, the garbled-circuit garbler and evaluator, and the cleartext evaluator: AES-128
+//! and AES-256, SHA-256 and SHA-384, HMAC and the TLS 1.2 PRF, the AES-GCM keystream, the
+//! ChaCha20 block.
 //!
 //! Conventions: a byte is 8 bits, least significant first (bit i = coefficient of x^i in
 //! GF(2^8) for AES); byte strings are `Vec<Bit>` of length 8·len; SHA-256 words are
@@ -12,7 +13,9 @@ pub mod chacha20;
 pub mod hmac_prf;
 pub mod keystream;
 pub mod modp;
+pub mod sha2;
 pub mod sha256;
+pub mod sha384;
 
 #[cfg(test)]
 mod tests;
@@ -89,15 +92,15 @@ pub fn xor_bits<B: Circuit>(b: &B, x: &[B::Bit], y: &[B::Bit]) -> Vec<B::Bit> {
     x.iter().zip(y).map(|(p, q)| b.xor(*p, *q)).collect()
 }
 
-/// 32-bit addition mod 2^32 with one AND per bit (31 ANDs: no carry out of the top bit):
+/// Addition mod 2^N with one AND per bit (N − 1 ANDs: no carry out of the top bit):
 /// carry' = c ⊕ ((x ⊕ c) ∧ (y ⊕ c)) = maj(x, y, c).
-pub fn add32<B: Circuit>(b: &mut B, x: &Word<B>, y: &Word<B>) -> Word<B> {
-    let mut out = [b.constant(false); 32];
+pub fn add<B: Circuit, const N: usize>(b: &mut B, x: &[B::Bit; N], y: &[B::Bit; N]) -> [B::Bit; N] {
+    let mut out = [b.constant(false); N];
     let mut c = b.constant(false);
-    for i in 0..32 {
+    for i in 0..N {
         let xc = b.xor(x[i], c);
         out[i] = b.xor(xc, y[i]);
-        if i < 31 {
+        if i + 1 < N {
             let yc = b.xor(y[i], c);
             let t = b.and(xc, yc);
             c = b.xor(c, t);
@@ -106,16 +109,16 @@ pub fn add32<B: Circuit>(b: &mut B, x: &Word<B>, y: &Word<B>) -> Word<B> {
     out
 }
 
-/// Two independent additions mod 2^32 in lockstep, their carry gates paired
-/// ([`Circuit::and_pair`]): the same gates as two [`add32`] calls.
-pub fn add32_pair<B: Circuit>(b: &mut B, [(x0, y0), (x1, y1)]: [(&Word<B>, &Word<B>); 2]) -> [Word<B>; 2] {
-    let mut out = [[b.constant(false); 32]; 2];
+/// Two independent additions mod 2^N in lockstep, their carry gates paired
+/// ([`Circuit::and_pair`]): the same gates as two [`add`] calls.
+pub fn add_pair<B: Circuit, const N: usize>(b: &mut B, [(x0, y0), (x1, y1)]: [(&[B::Bit; N], &[B::Bit; N]); 2]) -> [[B::Bit; N]; 2] {
+    let mut out = [[b.constant(false); N]; 2];
     let mut c = [b.constant(false); 2];
-    for i in 0..32 {
+    for i in 0..N {
         let xc = [b.xor(x0[i], c[0]), b.xor(x1[i], c[1])];
         out[0][i] = b.xor(xc[0], y0[i]);
         out[1][i] = b.xor(xc[1], y1[i]);
-        if i < 31 {
+        if i + 1 < N {
             let yc = [b.xor(y0[i], c[0]), b.xor(y1[i], c[1])];
             let t = b.and_pair([(xc[0], yc[0]), (xc[1], yc[1])]);
             c = [b.xor(c[0], t[0]), b.xor(c[1], t[1])];
@@ -124,7 +127,7 @@ pub fn add32_pair<B: Circuit>(b: &mut B, [(x0, y0), (x1, y1)]: [(&Word<B>, &Word
     out
 }
 
-/// A public 32-bit word.
-pub fn constant_word<B: Circuit>(b: &B, w: u32) -> Word<B> {
+/// A public word of N ≤ 64 bits.
+pub fn constant_word<B: Circuit, const N: usize>(b: &B, w: u64) -> [B::Bit; N] {
     core::array::from_fn(|i| b.constant((w >> i) & 1 == 1))
 }

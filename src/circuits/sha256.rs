@@ -1,7 +1,7 @@
 //! SHA-256 compression as a boolean circuit (FIPS 180-4): ≈22.7k AND gates per compression
 //! with private inputs, fewer when parts are public (constants fold for free).
 
-use super::{add32, add32_pair, constant_word, Word};
+use super::sha2::{self, Family};
 use super::Circuit;
 
 /// FIPS 180-4 initial hash value.
@@ -21,150 +21,37 @@ pub const K: [u32; 64] = [
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ];
 
+const K64: [u64; 64] = sha2::widen(K);
+
+const FAMILY: Family = Family { k: &K64, sigma0: [7, 18, 3], sigma1: [17, 19, 10], big_sigma0: [2, 13, 22], big_sigma1: [6, 11, 25] };
+
 /// A SHA-256 chaining state.
-pub type State<B> = [Word<B>; 8];
+pub type State<B> = sha2::State<B, 32>;
 
 /// The public initial state.
 pub fn initial_state<B: Circuit>(b: &B) -> State<B> {
-    core::array::from_fn(|i| constant_word(b, IV[i]))
-}
-
-fn rotr<B: Circuit>(w: &Word<B>, n: usize) -> Word<B> {
-    core::array::from_fn(|i| w[(i + n) % 32])
-}
-
-fn shr<B: Circuit>(b: &B, w: &Word<B>, n: usize) -> Word<B> {
-    core::array::from_fn(|i| if i + n < 32 { w[i + n] } else { b.constant(false) })
-}
-
-fn xor3<B: Circuit>(b: &B, x: &Word<B>, y: &Word<B>, z: &Word<B>) -> Word<B> {
-    core::array::from_fn(|i| {
-        let t = b.xor(x[i], y[i]);
-        b.xor(t, z[i])
-    })
-}
-
-/// Word from 4 big-endian bytes of bits.
-fn word_from_be<B: Circuit>(bits: &[B::Bit]) -> Word<B> {
-    core::array::from_fn(|i| bits[(3 - i / 8) * 8 + i % 8])
-}
-
-/// Big-endian bytes (as bits) of a word.
-fn word_to_be<B: Circuit>(w: &Word<B>, out: &mut Vec<B::Bit>) {
-    for byte in (0..4).rev() {
-        out.extend_from_slice(&w[byte * 8..byte * 8 + 8]);
-    }
+    sha2::constant_state(b, &sha2::widen(IV))
 }
 
 /// The state as its 32-byte big-endian encoding (the digest when it is the final state).
 pub fn state_to_bytes<B: Circuit>(s: &State<B>) -> Vec<B::Bit> {
-    let mut out = Vec::with_capacity(256);
-    for w in s {
-        word_to_be::<B>(w, &mut out);
-    }
-    out
+    sha2::state_to_bytes::<B, 32>(s)
 }
 
 /// A state from its 32-byte big-endian encoding.
 pub fn state_from_bytes<B: Circuit>(bits: &[B::Bit]) -> State<B> {
-    core::array::from_fn(|i| word_from_be::<B>(&bits[i * 32..i * 32 + 32]))
+    sha2::state_from_bytes::<B, 32>(bits)
 }
 
 /// One compression: `block` is 64 bytes (512 bits) in message byte order.
 pub fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> State<B> {
-    assert_eq!(block.len(), 512, "SHA-256 block must be 512 bits");
-    let mut w: Vec<Word<B>> = (0..16).map(|t| word_from_be::<B>(&block[t * 32..t * 32 + 32])).collect();
-    for t in 16..64 {
-        let s0 = {
-            let (r7, r18, s3) = (rotr::<B>(&w[t - 15], 7), rotr::<B>(&w[t - 15], 18), shr(b, &w[t - 15], 3));
-            xor3(b, &r7, &r18, &s3)
-        };
-        let s1 = {
-            let (r17, r19, s10) = (rotr::<B>(&w[t - 2], 17), rotr::<B>(&w[t - 2], 19), shr(b, &w[t - 2], 10));
-            xor3(b, &r17, &r19, &s10)
-        };
-        let [x, y] = add32_pair(b, [(&w[t - 16], &s0), (&w[t - 7], &s1)]);
-        let z = add32(b, &x, &y);
-        w.push(z);
-    }
-    let [mut a, mut bb, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for t in 0..64 {
-        let big_s1 = xor3(b, &rotr::<B>(&e, 6), &rotr::<B>(&e, 11), &rotr::<B>(&e, 25));
-        // ch(e, f, g) = g ⊕ (e ∧ (f ⊕ g))
-        let ch: Word<B> = core::array::from_fn(|i| b.xor(f[i], g[i]));
-        let mut ch_out = ch;
-        for i in (0..32).step_by(2) {
-            let t = b.and_pair([(e[i], ch[i]), (e[i + 1], ch[i + 1])]);
-            ch_out[i] = b.xor(g[i], t[0]);
-            ch_out[i + 1] = b.xor(g[i + 1], t[1]);
-        }
-        // Public terms first, so that they fold: K_t + W_t when the block is public (an outer
-        // HMAC compression), h + K_t otherwise (free while h is still the public IV's). The
-        // independent sums go in pairs: T1 = (h + K_t + W_t) + (Ch + Σ1), T2 = Σ0 + Maj.
-        let k = constant_word(b, K[t]);
-        let (hkw, rest) = if w[t].iter().all(|&x| b.public_value(x).is_some()) {
-            (h, add32(b, &k, &w[t]))
-        } else {
-            (add32(b, &h, &k), w[t])
-        };
-        let big_s0 = xor3(b, &rotr::<B>(&a, 2), &rotr::<B>(&a, 13), &rotr::<B>(&a, 22));
-        // maj(a, b, c) = b ⊕ ((a ⊕ b) ∧ (b ⊕ c))
-        let mut maj = a;
-        for i in (0..32).step_by(2) {
-            let ab = [b.xor(a[i], bb[i]), b.xor(a[i + 1], bb[i + 1])];
-            let bc = [b.xor(bb[i], c[i]), b.xor(bb[i + 1], c[i + 1])];
-            let t = b.and_pair([(ab[0], bc[0]), (ab[1], bc[1])]);
-            maj[i] = b.xor(bb[i], t[0]);
-            maj[i + 1] = b.xor(bb[i + 1], t[1]);
-        }
-        let [u, v] = add32_pair(b, [(&hkw, &rest), (&ch_out, &big_s1)]);
-        let [t1, t2] = add32_pair(b, [(&u, &v), (&big_s0, &maj)]);
-        h = g;
-        g = f;
-        f = e;
-        let [new_e, new_a] = add32_pair(b, [(&d, &t1), (&t1, &t2)]);
-        e = new_e;
-        d = c;
-        c = bb;
-        bb = a;
-        a = new_a;
-    }
-    let working = [a, bb, c, d, e, f, g, h];
-    let mut out = *state;
-    for i in (0..8).step_by(2) {
-        [out[i], out[i + 1]] = add32_pair(b, [(&state[i], &working[i]), (&state[i + 1], &working[i + 1])]);
-    }
-    out
+    sha2::compress(b, &FAMILY, state, block)
 }
 
 /// Hash `msg` (byte-aligned bits) continuing from `state`, which has already absorbed
 /// `prefix_len` bytes (a multiple of 64); applies the padding and returns the 32-byte digest.
-pub fn finish<B: Circuit>(
-    b: &mut B,
-    state: &State<B>,
-    prefix_len: usize,
-    msg: &[B::Bit],
-) -> Vec<B::Bit> {
-    assert!(msg.len() % 8 == 0 && prefix_len % 64 == 0);
-    let total_bits = ((prefix_len + msg.len() / 8) as u64) * 8;
-    let mut data = msg.to_vec();
-    let push_byte = |data: &mut Vec<B::Bit>, v: u8| {
-        for i in 0..8 {
-            data.push(b.constant((v >> i) & 1 == 1));
-        }
-    };
-    push_byte(&mut data, 0x80);
-    while (data.len() / 8) % 64 != 56 {
-        push_byte(&mut data, 0);
-    }
-    for byte in total_bits.to_be_bytes() {
-        push_byte(&mut data, byte);
-    }
-    let mut s = *state;
-    for block in data.chunks(512) {
-        s = compress(b, &s, block);
-    }
-    state_to_bytes::<B>(&s)
+pub fn finish<B: Circuit>(b: &mut B, state: &State<B>, prefix_len: usize, msg: &[B::Bit]) -> Vec<B::Bit> {
+    sha2::finish(b, &FAMILY, state, prefix_len, msg)
 }
 
 /// Full SHA-256 of a byte-aligned bit string.

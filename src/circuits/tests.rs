@@ -32,7 +32,7 @@ fn plain_sha(msg: &[u8]) -> Vec<u8> {
 
 #[test]
 fn sha256_matches_nist_vectors_and_sha2() {
-    use sha2::Digest;
+    use ::sha2::Digest;
     assert_eq!(
         plain_sha(b"abc"),
         hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
@@ -43,7 +43,7 @@ fn sha256_matches_nist_vectors_and_sha2() {
     );
     for len in [0usize, 1, 55, 56, 64, 100, 130] {
         let m = rand_bytes(len);
-        assert_eq!(plain_sha(&m), sha2::Sha256::digest(&m).to_vec(), "len {len}");
+        assert_eq!(plain_sha(&m), ::sha2::Sha256::digest(&m).to_vec(), "len {len}");
     }
 }
 
@@ -890,4 +890,153 @@ fn chacha20_keystream_in_zk_opens_what_ring_encrypts_with() {
     }
     let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), Some(&nonce)), |b| circuit(b, None, None));
     assert_eq!((p.expect("the prover"), v.expect("the verifier")), (keystream.clone(), keystream));
+}
+
+fn plain_sha384(msg: &[u8]) -> Vec<u8> {
+    let mut b = PlainBackend::new();
+    let bits = commit_bytes(&mut b, Some(msg), msg.len());
+    let d = super::sha384::sha384(&mut b, &bits);
+    open_bytes(&mut b, &d)
+}
+
+#[test]
+fn sha384_matches_nist_vectors_and_sha2() {
+    use ::sha2::Digest;
+    // FIPS 180-4 examples: one block and two blocks.
+    assert_eq!(plain_sha384(b"abc"), hex("cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7"));
+    assert_eq!(
+        plain_sha384(b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
+        hex("09330c33f71147e83d192fc782cd1b4753111b173b3b05d22fa08086e3b0f712fcc7c71a557e2db966c3e9fa91746039")
+    );
+    for len in [0usize, 1, 111, 112, 128, 200, 300] {
+        let m = rand_bytes(len);
+        assert_eq!(plain_sha384(&m), ::sha2::Sha384::digest(&m).to_vec(), "len {len}");
+    }
+}
+
+#[test]
+fn sha384_compression_count() {
+    // Private state and block: 80 rounds × (64 Ch + 64 Maj + 7 adders) + 64 × 3 schedule
+    // adders + 8 final adders, 63 AND per adder, minus the carries that fold when adding the
+    // public K_t (up to and including its lowest 1).
+    let mut b = PlainBackend::new();
+    let st = commit_bytes(&mut b, Some(&[1u8; 64]), 64);
+    let state = super::sha384::state_from_bytes::<PlainBackend>(&st);
+    let block = commit_bytes(&mut b, Some(&[0u8; 128]), 128);
+    let _ = super::sha384::compress(&mut b, &state, &block);
+    let folded: usize = super::sha384::K.iter().map(|k| (k.trailing_zeros() as usize + 1).min(63)).sum();
+    assert_eq!(b.stats().and_gates, 80 * 128 + (80 * 7 + 64 * 3 + 8) * 63 - folded);
+}
+
+fn aes256_ref(key: &[u8], block: &[u8]) -> Vec<u8> {
+    let c = ::aes::Aes256::new_from_slice(key).unwrap();
+    let mut blk = ::aes::Block::clone_from_slice(block);
+    c.encrypt_block(&mut blk);
+    blk.to_vec()
+}
+
+#[test]
+fn aes256_matches_fips197_and_aes_crate_in_zk_and_both_sboxes() {
+    // FIPS-197 appendix C.3.
+    let key = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    let pt = hex("00112233445566778899aabbccddeeff");
+    let ct = hex("8ea2b7ca516745bfeafc49904b496089");
+    fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, pt: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let kb = commit_bytes(b, key, 32);
+        let pb = constant_bytes(b, pt);
+        let rk = key_schedule(b, &kb);
+        let out = encrypt(b, &rk, &pb);
+        let rkb = key_schedule_bool(b, &kb);
+        let outb = encrypt_bool(b, &rkb, &pb);
+        (open_bytes(b, &out), open_bytes(b, &outb))
+    }
+    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), &pt), |b| circuit(b, None, &pt));
+    assert_eq!(p.unwrap(), (ct.clone(), ct.clone()));
+    assert_eq!(v.unwrap(), (ct.clone(), ct.clone()));
+    for _ in 0..5 {
+        let (k, m) = (rand_bytes(32), rand_bytes(16));
+        let mut b = PlainBackend::new();
+        let (out, outb) = circuit(&mut b, Some(&k), &m);
+        assert!(!b.violated);
+        assert_eq!((out, outb), (aes256_ref(&k, &m), aes256_ref(&k, &m)));
+    }
+    // Costs: 52 S-boxes in the key schedule (13 SubWords), 224 per block (14 rounds), each
+    // 8 committed bits and 2 products.
+    let mut b = PlainBackend::new();
+    let kb = commit_bytes(&mut b, Some(&key), 32);
+    let rk = key_schedule(&mut b, &kb);
+    assert_eq!(rk.keys.len(), 15);
+    let s0 = b.stats();
+    assert_eq!((s0.commits - 256, s0.products), (52 * 8, 52 * 2));
+    let ptb = constant_bytes(&b, &pt);
+    let _ = encrypt(&mut b, &rk, &ptb);
+    let s1 = b.stats();
+    assert_eq!((s1.commits - s0.commits, s1.products - s0.products), (224 * 8, 224 * 2));
+    // The blocks of one GCM record share their first rounds' S-boxes with AES-256 too.
+    let prefix = rand_bytes(15);
+    let lasts = [1u8, 2, 200];
+    let mut b = PlainBackend::new();
+    let kb = commit_bytes(&mut b, Some(&key), 32);
+    let rk = key_schedule(&mut b, &kb);
+    let pb = constant_bytes(&b, &prefix);
+    let last_bits: Vec<[bool; 8]> = lasts.iter().map(|x| core::array::from_fn(|i| (x >> i) & 1 == 1)).collect();
+    let last_bits: Vec<[_; 8]> = last_bits.iter().map(|l| core::array::from_fn(|i| b.constant(l[i]))).collect();
+    let shared = super::aes::encrypt_sharing_prefix(&mut b, &rk, &pb, &last_bits);
+    for (out, last) in shared.iter().zip(lasts) {
+        assert_eq!(open_bytes(&mut b, out), aes256_ref(&key, &[&prefix[..], &[last]].concat()));
+    }
+}
+
+/// HMAC-SHA384 and HMAC-SHA256 with the key's inner state opened: RFC 4231 and ring, on the
+/// cleartext evaluator and in ZK, where a false opened inner-state bit is refused.
+#[test]
+fn hmac_sha384_with_public_inner_state_matches_rfc4231_and_ring() {
+    use super::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicInner, Sha2};
+    use crate::zk::Backend;
+    fn pads<B: Backend>(b: &mut B, hash: Sha2, key: Option<&[u8]>, len: usize) -> (Vec<B::Bit>, Vec<u8>) {
+        let kb = commit_bytes(b, key, len);
+        let (inner, outer) = hmac_pad_states(b, hash, &kb);
+        (outer, open_bytes(b, &inner))
+    }
+    fn mac<B: Backend>(b: &mut B, outer: &[B::Bit], inner: &[u8], hash: Sha2, msg: &[u8]) -> Vec<u8> {
+        let inner = PublicInner::from_state(hash, inner).expect("a state of the hash's size");
+        let t = hmac_public_inner_with(b, outer, &inner, msg);
+        open_bytes(b, &t)
+    }
+    // RFC 4231 test case 2, both hashes.
+    for (hash, want) in [
+        (Sha2::Sha384, "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649"),
+        (Sha2::Sha256, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+    ] {
+        let mut b = PlainBackend::new();
+        let (outer, inner) = pads(&mut b, hash, Some(b"Jefe"), 4);
+        assert_eq!(inner.len(), hash.state_len());
+        assert_eq!(mac(&mut b, &outer, &inner, hash, b"what do ya want for nothing?"), hex(want), "{hash:?}");
+    }
+    assert_eq!(PublicInner::from_state(Sha2::Sha384, &[0; 32]), None);
+    // Random 48-byte keys (TLS 1.3 secrets) and messages around the block boundary, in ZK:
+    // the pads in one batch, the inner state opened, the MACs in the next.
+    let key = rand_bytes(48);
+    let msgs: Vec<Vec<u8>> = [0usize, 64, 111, 112, 130].iter().map(|n| rand_bytes(*n)).collect();
+    let run = |cheat: Cheat| {
+        let (mut a, mut c) = crate::channel::memory_pair(crate::zk::MAX_MESSAGE);
+        let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(cheat);
+        let (k, m) = (&key, &msgs);
+        futures::executor::block_on(futures::future::join(
+            async move {
+                let (outer, inner) = prover.run_deferred(&mut a, |b| pads(b, Sha2::Sha384, Some(k), 48)).await?;
+                prover.run(&mut a, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>()).await
+            },
+            async move {
+                let (outer, inner) = verifier.run_deferred(&mut c, |b| pads(b, Sha2::Sha384, None, 48)).await?;
+                verifier.run(&mut c, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>()).await
+            },
+        ))
+    };
+    let (p, v) = run(Cheat::default());
+    let want: Vec<Vec<u8>> = msgs.iter().map(|m| ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA384, &key), m).as_ref().to_vec()).collect();
+    assert_eq!(p.unwrap(), want);
+    assert_eq!(v.unwrap(), want);
+    let (_, v) = run(Cheat { flip_open: Some(100), ..Default::default() });
+    assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
 }
