@@ -150,27 +150,53 @@ async fn offering_both_versions_is_notarized_in_the_servers_choice() {
     }
 }
 
-/// A server that speaks ChaCha20-Poly1305 only (`openssl s_server`): the request with its
-/// token hidden and the response redacted both take the ZK path, over ChaCha20 blocks proven
-/// in ZK, and the verifier checks every record's Poly1305 tag.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chacha20_poly1305_session_is_notarized_by_the_zk_path() {
+/// A verifier for an `openssl s_server -tls1_3` that speaks `suite` on `group` only.
+async fn openssl_env(suite: &str, group: &str) -> Option<(common::OpensslServer, Env)> {
     let pki = common::make_pki(common::PkiOptions::default());
-    let Some(openssl) = common::start_openssl_tls13(&pki, "TLS_CHACHA20_POLY1305_SHA256", "X25519") else { return };
+    let openssl = common::start_openssl_tls13(&pki, suite, group)?;
     let server = format!("localhost:{}", openssl.port);
     let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&pki.ca_pem).unwrap());
     let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let verifier = vserver.local_addr().unwrap();
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(vserver.run(tx));
-    let mut env = Env { server, verifier, ca_pem: pki.ca_pem.clone(), reports };
+    Some((openssl, Env { server, verifier, ca_pem: pki.ca_pem.clone(), reports }))
+}
+
+/// The request with its token hidden and the response's status line alone revealed: both
+/// directions by the ZK path. Checks the verdict's suite and what it shows and hides.
+async fn notarize_redacted(env: &mut Env, suite: &str, token: &str) {
     let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::Ranges(vec![0..15]));
-    let out = run(&mut env, "/", "Bearer chacha-secret", reveal).await;
+    let out = run(env, "/", token, reveal).await;
     let v = &out.verified;
-    assert_eq!((v.tls.version, v.tls.cipher_suite.as_str()), (TlsVersion::Tls13, "TLS_CHACHA20_POLY1305_SHA256"));
+    assert_eq!((v.tls.version, v.tls.cipher_suite.as_str()), (TlsVersion::Tls13, suite));
     assert!(!v.sent.fast_path && !v.received.fast_path);
-    assert!(v.sent.printable().contains("Authorization: █") && !String::from_utf8_lossy(&v.sent.bytes).contains("chacha-secret"), "{}", v.sent.printable());
+    assert!(v.sent.printable().contains("Authorization: █") && !String::from_utf8_lossy(&v.sent.bytes).contains(token), "{}", v.sent.printable());
     assert_eq!(&v.received.bytes[..15], &out.response[..15]);
     assert!(out.response.starts_with(b"HTTP/1.0 200 ok"), "{}", String::from_utf8_lossy(&out.response[..40]));
     assert!(v.received.bytes[15..].iter().all(|&b| b == 0), "the rest of the response stays hidden");
+}
+
+/// A server that speaks ChaCha20-Poly1305 only (`openssl s_server`): the request with its
+/// token hidden and the response redacted both take the ZK path, over ChaCha20 blocks proven
+/// in ZK, and the verifier checks every record's Poly1305 tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chacha20_poly1305_session_is_notarized_by_the_zk_path() {
+    let Some((_openssl, mut env)) = openssl_env("TLS_CHACHA20_POLY1305_SHA256", "X25519").await else { return };
+    notarize_redacted(&mut env, "TLS_CHACHA20_POLY1305_SHA256", "Bearer chacha-secret").await;
+}
+
+/// A server that speaks TLS_AES_256_GCM_SHA384 on P-256 only: the key derivation runs on
+/// SHA-384, the ZK path over AES-256 blocks; then the response revealed whole, by the fast
+/// path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aes256_gcm_sha384_session_is_notarized_by_both_paths() {
+    let Some((_openssl, mut env)) = openssl_env("TLS_AES_256_GCM_SHA384", "P-256").await else { return };
+    notarize_redacted(&mut env, "TLS_AES_256_GCM_SHA384", "Bearer aes256-secret").await;
+    let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::All);
+    let out = run(&mut env, "/", "Bearer aes256-secret", reveal).await;
+    let v = &out.verified;
+    assert_eq!((v.tls.cipher_suite.as_str(), v.tls.group.as_str()), ("TLS_AES_256_GCM_SHA384", "secp256r1"));
+    assert!(!v.sent.fast_path && v.received.fast_path);
+    assert_eq!(v.received.bytes, out.response);
 }

@@ -203,7 +203,7 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
             true
         }
         OpenedRecords::Keystream { h, j0, keystream } => {
-            if aead != AeadAlg::Aes128Gcm {
+            if aead == AeadAlg::ChaCha20Poly1305 {
                 return Err(Check13Error::BadKey);
             }
             if j0.len() != records.len() {

@@ -285,6 +285,8 @@ pub(super) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
 pub(super) enum KeystreamCipher {
     /// AES-128 blocks of 16 bytes, the key schedule proven before.
     Aes128,
+    /// AES-256 blocks of 16 bytes (TLS 1.3's TLS_AES_256_GCM_SHA384).
+    Aes256,
     /// ChaCha20 blocks of 64 bytes.
     ChaCha20,
 }
@@ -293,21 +295,26 @@ pub(super) enum KeystreamCipher {
 /// 31 AND gates ([`crate::circuits::chacha20`]).
 pub(super) const COTS_PER_CHACHA20_BLOCK: usize = 336 * 31;
 
+/// Committed bits of an AES-256 keystream block: 224 S-boxes × 8.
+const COTS_PER_AES256_BLOCK: usize = 224 * 8;
+
 impl KeystreamCipher {
     /// COTs of one batch of `blocks` blocks: their committed bits and the check's 128.
     fn batch_cots(self, blocks: usize) -> usize {
         match self {
             KeystreamCipher::Aes128 => batch_cots(blocks),
+            KeystreamCipher::Aes256 => blocks * COTS_PER_AES256_BLOCK + 128,
             KeystreamCipher::ChaCha20 => blocks * COTS_PER_CHACHA20_BLOCK + 128,
         }
     }
 
     /// A batch's shape. A ChaCha20 block's circuit depends on its public counter too (the
     /// final addition of the counter word folds its carries up to its lowest 1 bit), so its
-    /// key also counts those folds; bit 63 keeps the two ciphers' keys apart.
+    /// key also counts those folds; bits 63 and 62 keep the ciphers' keys apart.
     fn shape(self, chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
         match self {
             KeystreamCipher::Aes128 => keystream_shape(chunk),
+            KeystreamCipher::Aes256 => 1 << 62 | keystream_shape(chunk),
             KeystreamCipher::ChaCha20 => {
                 let opened: u64 = chunk.iter().map(|(_, _, positions)| positions.len() as u64).sum();
                 let folds: u64 = chunk.iter().map(|(_, blk, _)| (blk.wrapping_add(1).trailing_zeros() as u64 + 1).min(31)).sum();

@@ -5,8 +5,9 @@
 //! Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
 //! ([`PublicInner`]): each HKDF step is then one outer compression in ZK with a public message
 //! block. HS, the "derived" secret D, the master secret MS and the application traffic
-//! secrets never leave ZK. SHA-256 suites only (TLS_AES_128_GCM_SHA256,
-//! TLS_CHACHA20_POLY1305_SHA256).
+//! secrets never leave ZK. The hash is the suite's: SHA-256 (TLS_AES_128_GCM_SHA256,
+//! TLS_CHACHA20_POLY1305_SHA256) or SHA-384 (TLS_AES_256_GCM_SHA384), whose secrets and
+//! transcript hashes are 48 bytes and whose compressions absorb 128-byte blocks.
 //!
 //! Batches, all deferred (the caller's next checked batch checks them):
 //! 1. commit HS; its pad states; HS's inner state opened;
@@ -23,8 +24,7 @@ use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
 use crate::channel::Channel;
-use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
-use crate::circuits::sha256::{state_to_bytes, State};
+use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicInner, Sha2};
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
@@ -32,7 +32,7 @@ use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
 use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::tls::tls13::record::RecordKey;
-use crate::tls::tls13::{AeadAlg, Secret, Suite13, TrafficKeys};
+use crate::tls::tls13::{AeadAlg, HashAlg, Secret, Suite13, TrafficKeys};
 use crate::tls::Direction;
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
@@ -46,11 +46,11 @@ pub fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
     xor_bits(b, iv, &constant_bytes(b, &mask))
 }
 
-/// The handshake traffic secrets the derivation opens.
+/// The handshake traffic secrets the derivation opens (the suite's hash length each).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HandshakeSecrets {
-    pub client: [u8; 32],
-    pub server: [u8; 32],
+    pub client: Vec<u8>,
+    pub server: Vec<u8>,
 }
 
 /// One direction's application key and IV as authenticated bits (never opened here).
@@ -59,99 +59,114 @@ pub struct DirectionKey<B: Backend> {
     pub iv: Vec<B::Bit>,
 }
 
-/// A private HMAC key whose inner state was opened: the outer state's bits and the public inner.
+/// A private HMAC key whose inner state was opened: the outer state's encoding and the public
+/// inner.
 struct KeyedOuter<B: Backend> {
-    outer: State<B>,
+    outer: Vec<B::Bit>,
     inner: PublicInner,
 }
 
-/// The message HKDF-Expand hashes for an output of at most 32 bytes: HkdfLabel ‖ 0x01.
+/// The message HKDF-Expand hashes for an output of at most one hash length: HkdfLabel ‖ 0x01.
 fn expand_info(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
     let mut info = hkdf_label(len, label, context);
     info.push(1);
     info
 }
 
-fn inner_state(bytes: Vec<u8>) -> Result<PublicInner, ProofError> {
-    let bytes: [u8; 32] = bytes.try_into().map_err(|_| ProofError::Malformed("inner state length"))?;
-    Ok(PublicInner::from_bytes(&bytes))
+impl<B: Backend> KeyedOuter<B> {
+    fn new(hash: Sha2, (outer, inner): (Vec<B::Bit>, Vec<u8>)) -> Result<Self, ProofError> {
+        Ok(KeyedOuter { outer, inner: PublicInner::from_state(hash, &inner).ok_or(ProofError::Malformed("inner state length"))? })
+    }
 }
 
-fn secret(bytes: Vec<u8>) -> Result<[u8; 32], ProofError> {
-    bytes.try_into().map_err(|_| ProofError::Malformed("traffic secret length"))
+fn secret(hash: Sha2, bytes: Vec<u8>) -> Result<Vec<u8>, ProofError> {
+    if bytes.len() != hash.output_len() {
+        return Err(ProofError::Malformed("traffic secret length"));
+    }
+    Ok(bytes)
 }
 
-/// The pad states of a private 32-byte key, its inner state opened.
-fn keyed<B: Backend>(b: &mut B, key: &[B::Bit]) -> (State<B>, Vec<u8>) {
-    let k = hmac_key(b, key);
-    let inner = open_bytes(b, &state_to_bytes::<B>(&k.inner));
-    (k.outer, inner)
+/// The pad states of a private key, its inner state opened.
+fn keyed<B: Backend>(b: &mut B, hash: Sha2, key: &[B::Bit]) -> (Vec<B::Bit>, Vec<u8>) {
+    let (inner, outer) = hmac_pad_states(b, hash, key);
+    (outer, open_bytes(b, &inner))
 }
 
-/// Runs batches 1–5. `hs` is the handshake secret on the prover, `None` on the verifier;
-/// `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's key length (16 or
-/// 32). `read_handshake` gets the opened handshake traffic secrets and returns
+/// The circuits' name for a TLS 1.3 suite's hash.
+fn circuit_hash(hash: HashAlg) -> Sha2 {
+    match hash {
+        HashAlg::Sha256 => Sha2::Sha256,
+        HashAlg::Sha384 => Sha2::Sha384,
+    }
+}
+
+/// Runs batches 1–5 with the suite's hash. `hs` is the handshake secret on the prover, `None`
+/// on the verifier; `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's
+/// key length (16 or 32). `read_handshake` gets the opened handshake traffic secrets and returns
 /// Hash(ClientHello..server Finished): the verifier decrypts and checks the server's flight
 /// with them there ([`Transcript13::read_handshake`](super::transcript13::Transcript13::read_handshake)),
 /// and its error ends the proof.
 pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     party: &mut P,
     ch: &mut C,
-    hs: Option<&[u8; 32]>,
-    hello_hash: &[u8; 32],
+    suite_hash: HashAlg,
+    hs: Option<&[u8]>,
+    hello_hash: &[u8],
     key_len: usize,
-    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<[u8; 32], E>,
+    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Vec<u8>, E>,
 ) -> Result<(HandshakeSecrets, [DirectionKey<P::Backend>; 2]), E> {
     if key_len != 16 && key_len != 32 {
         return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes").into());
     }
-    let (hs_outer, hs_inner) = party
+    let hash = circuit_hash(suite_hash);
+    let n = hash.output_len();
+    if hs.is_some_and(|hs| hs.len() != n) || hello_hash.len() != n {
+        return Err(ProofError::Malformed("a secret or transcript hash not of the suite's hash length").into());
+    }
+    let hs_key = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let hs = commit_bytes(b, hs.map(|x| &x[..]), 32);
-            keyed(b, &hs)
+            let hs = commit_bytes(b, hs, n);
+            keyed(b, hash, &hs)
         })
         .await?;
-    let hs_key: KeyedOuter<P::Backend> = KeyedOuter { outer: hs_outer, inner: inner_state(hs_inner)? };
-    let empty_hash = crate::tls::tls13::HashAlg::Sha256.hash(&[]);
+    let hs_key = KeyedOuter::<P::Backend>::new(hash, hs_key)?;
+    let empty_hash = suite_hash.hash(&[]);
     let empty_hash = empty_hash.as_bytes();
     let expand = |b: &mut P::Backend, k: &KeyedOuter<P::Backend>, len: usize, label: &[u8], context: &[u8]| {
-        let mut out = hmac_public_inner(b, &k.outer, &k.inner, &expand_info(len, label, context));
+        let mut out = hmac_public_inner_with(b, &k.outer, &k.inner, &expand_info(len, label, context));
         out.truncate(len * 8);
         out
     };
 
-    let ((d_outer, d_inner), c_hs, s_hs) = party
+    let (d_key, c_hs, s_hs) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let c_hs = expand(b, &hs_key, 32, b"c hs traffic", hello_hash);
-            let s_hs = expand(b, &hs_key, 32, b"s hs traffic", hello_hash);
-            let d = expand(b, &hs_key, 32, b"derived", empty_hash);
-            (keyed(b, &d), open_bytes(b, &c_hs), open_bytes(b, &s_hs))
+            let c_hs = expand(b, &hs_key, n, b"c hs traffic", hello_hash);
+            let s_hs = expand(b, &hs_key, n, b"s hs traffic", hello_hash);
+            let d = expand(b, &hs_key, n, b"derived", empty_hash);
+            (keyed(b, hash, &d), open_bytes(b, &c_hs), open_bytes(b, &s_hs))
         })
         .await?;
-    let handshake = HandshakeSecrets { client: secret(c_hs)?, server: secret(s_hs)? };
-    let d_key: KeyedOuter<P::Backend> = KeyedOuter { outer: d_outer, inner: inner_state(d_inner)? };
+    let handshake = HandshakeSecrets { client: secret(hash, c_hs)?, server: secret(hash, s_hs)? };
+    let d_key = KeyedOuter::<P::Backend>::new(hash, d_key)?;
 
-    let (ms_outer, ms_inner) = party
+    let ms_key = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            // HKDF-Extract(salt = D, IKM = 0^32) = HMAC(D, 0^32).
-            let ms = hmac_public_inner(b, &d_key.outer, &d_key.inner, &[0u8; 32]);
-            keyed(b, &ms)
+            // HKDF-Extract(salt = D, IKM = 0^n) = HMAC(D, 0^n).
+            let ms = hmac_public_inner_with(b, &d_key.outer, &d_key.inner, &vec![0u8; n]);
+            keyed(b, hash, &ms)
         })
         .await?;
-    let ms_key: KeyedOuter<P::Backend> = KeyedOuter { outer: ms_outer, inner: inner_state(ms_inner)? };
+    let ms_key = KeyedOuter::<P::Backend>::new(hash, ms_key)?;
 
     let server_finished_hash = read_handshake(&handshake)?;
-    let ((c_outer, c_inner), (s_outer, s_inner)) = party
+    let (c_key, s_key) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let c_ap = expand(b, &ms_key, 32, b"c ap traffic", &server_finished_hash);
-            let s_ap = expand(b, &ms_key, 32, b"s ap traffic", &server_finished_hash);
-            (keyed(b, &c_ap), keyed(b, &s_ap))
+            let c_ap = expand(b, &ms_key, n, b"c ap traffic", &server_finished_hash);
+            let s_ap = expand(b, &ms_key, n, b"s ap traffic", &server_finished_hash);
+            (keyed(b, hash, &c_ap), keyed(b, hash, &s_ap))
         })
         .await?;
-    let traffic: [KeyedOuter<P::Backend>; 2] = [
-        KeyedOuter { outer: c_outer, inner: inner_state(c_inner)? },
-        KeyedOuter { outer: s_outer, inner: inner_state(s_inner)? },
-    ];
+    let traffic: [KeyedOuter<P::Backend>; 2] = [KeyedOuter::new(hash, c_key)?, KeyedOuter::new(hash, s_key)?];
     let keys = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
             traffic.each_ref().map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) })
@@ -191,11 +206,11 @@ pub async fn open_records<P: Party<C>, C: Channel>(
         let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
         return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
     }
-    match aead {
-        AeadAlg::Aes128Gcm => {}
+    let cipher = match aead {
+        AeadAlg::Aes128Gcm => KeystreamCipher::Aes128,
+        AeadAlg::Aes256Gcm => KeystreamCipher::Aes256,
         AeadAlg::ChaCha20Poly1305 => return open_chacha_records(party, ch, key, records, positions).await,
-        AeadAlg::Aes256Gcm => return Err(ProofError::Malformed("the ZK path proves AES-128-GCM and ChaCha20-Poly1305 records")),
-    }
+    };
     let (round_keys, h, j0) = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
             let rk = key_schedule(b, &key.key);
@@ -213,7 +228,7 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     // Keystream blocks, each with the byte positions opened in it.
     let blocks = touched_blocks(positions, 16);
     let jobs: Vec<KeystreamJob> = blocks.chunks(BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
-    let opened = keystream_batches(party, ch, KeystreamCipher::Aes128, &jobs, |b, _, chunk| {
+    let opened = keystream_batches(party, ch, cipher, &jobs, |b, _, chunk| {
         let mut out = Vec::new();
         for (record, blk, at) in chunk {
             let nonce = record_nonce(b, &key.iv, *record as u64);
@@ -329,8 +344,6 @@ pub enum Proof13Error {
     Transcript(#[from] TranscriptError),
     #[error("{direction} records: {error}")]
     Shapes { direction: &'static str, error: Check13Error },
-    #[error("the ZK path proves AES-128-GCM and ChaCha20-Poly1305 records; this session's suite is {0:?} (reveal both directions whole to take the fast path)")]
-    SuiteNotProvable(Suite13),
 }
 
 const DIRECTIONS: [&str; 2] = ["sent", "received"];
@@ -343,7 +356,7 @@ const DIRECTIONS: [&str; 2] = ["sent", "received"];
 pub async fn run<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
-    hs: Option<&[u8; 32]>,
+    hs: Option<&[u8]>,
     blinders: Option<&[[u8; 16]]>,
     inputs: &PublicInputs13<'_>,
     read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Handshake13, TranscriptError>,
@@ -352,13 +365,10 @@ pub async fn run<P: Party<C>, C: Channel>(
     let suite = t.suite();
     let fast = [inputs.fast(0), inputs.fast(1)];
     let aead = suite.aead();
-    if aead == AeadAlg::Aes256Gcm && !(fast[0] && fast[1] && inputs.commit.iter().all(|c| c.is_empty())) {
-        return Err(Proof13Error::SuiteNotProvable(suite));
-    }
     let mut handshake = None;
-    let (_, keys) = key_derivation(party, ch, hs, &t.hello_hash(), suite.aead().key_len(), |secrets| {
+    let (_, keys) = key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), |secrets| {
         let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
-        let hash = h.server_finished_hash;
+        let hash = h.server_finished_hash.clone();
         handshake = Some(h);
         Ok::<_, Proof13Error>(hash)
     })
@@ -397,7 +407,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             let key = &keys[side];
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
-                    let rk = (aead == AeadAlg::Aes128Gcm).then(|| key_schedule(b, &key.key));
+                    let rk = (aead != AeadAlg::ChaCha20Poly1305).then(|| key_schedule(b, &key.key));
                     let mut plaintext = Vec::new();
                     for (record, ps) in &touched {
                         let nonce = record_nonce(b, &key.iv, *record as u64);
@@ -462,7 +472,7 @@ mod tests {
     fn run_both<P: Party<MemoryChannel>, V: Party<MemoryChannel>>(
         prover: &mut P,
         verifier: &mut V,
-        hs: &[u8; 32],
+        hs: &[u8],
         blinders: &[[u8; 16]],
         inputs: &PublicInputs13<'_>,
         handshake: &Handshake13,
@@ -482,17 +492,17 @@ mod tests {
 
     /// Both sides of the derivation, then one checked batch that opens the keys (only a test
     /// opens them all); the verifier's result.
-    fn derive(hs: &[u8; 32], hello_hash: [u8; 32], finished_hash: [u8; 32], key_len: usize) -> Result<(HandshakeSecrets, [Vec<u8>; 4]), ProofError> {
+    fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize) -> Result<(HandshakeSecrets, [Vec<u8>; 4]), ProofError> {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
             let mut a = a;
-            let (_, keys) = key_derivation(&mut prover, &mut a, Some(hs), &hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash)).await?;
+            let (_, keys) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
             prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await
         };
         let v = async {
             let mut b = b;
-            let (opened, keys) = key_derivation(&mut verifier, &mut b, None, &hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash)).await?;
+            let (opened, keys) = key_derivation(&mut verifier, &mut b, alg, None, hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
             let [(ck, civ), (sk, siv)] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &keys)).await?;
             Ok((opened, [ck, civ, sk, siv]))
         };
@@ -510,7 +520,7 @@ mod tests {
         let hs = h("1dc826e93606aa6fdc0aadc12f741b01046aa6b99f691ed221a9f0ca043fbeac");
         let hello = h("860c06edc07858ee8e78f0e7428c58edd6b43f2ca3e6e95f02ed063cf0e1cad8");
         let finished = h("9608102a0f1ccc6db6250b7b7e417b1a000eaada3daae4777a7686c9ff83df13");
-        let (opened, [ck, civ, sk, siv]) = derive(&hs, hello, finished, 16).unwrap();
+        let (opened, [ck, civ, sk, siv]) = derive(HashAlg::Sha256, &hs, &hello, &finished, 16).unwrap();
         assert_eq!(opened.client, h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
         assert_eq!(opened.server, h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
         let hex = |v: &[u8]| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
@@ -518,21 +528,31 @@ mod tests {
         assert_eq!((hex(&sk), hex(&siv)), ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()));
     }
 
-    /// 32-byte keys (ChaCha20-Poly1305) against the native schedule, for another secret.
+    /// 32-byte keys (ChaCha20-Poly1305 on SHA-256, AES-256-GCM on SHA-384) against the native
+    /// schedule.
     #[test]
-    fn a_32_byte_key_matches_the_native_schedule() {
-        let alg = HashAlg::Sha256;
-        let hs_secret = key_schedule::handshake_secret(alg, &[0x42; 32]);
-        let hs: [u8; 32] = hs_secret.as_bytes().try_into().unwrap();
-        let (hello, finished) = ([1u8; 32], [2u8; 32]);
-        let (opened, [ck, civ, sk, siv]) = derive(&hs, hello, finished, 32).unwrap();
-        let handshake = TrafficSecrets::handshake(alg, &hs_secret, &Secret::from_slice(&hello));
-        assert_eq!(&opened.server[..], handshake.server.as_bytes());
-        let application = TrafficSecrets::application(alg, &key_schedule::master_secret(alg, &hs_secret), &Secret::from_slice(&finished));
-        for (secret, key, iv) in [(&application.client, &ck, &civ), (&application.server, &sk, &siv)] {
-            let native = TrafficKeys::derive(alg, secret, 32);
-            assert_eq!((native.key(), &native.iv[..]), (&key[..], &iv[..]));
+    fn keys_of_32_bytes_and_sha384_match_the_native_schedule() {
+        for alg in [HashAlg::Sha256, HashAlg::Sha384] {
+            let hs_secret = key_schedule::handshake_secret(alg, &[0x42; 32]);
+            let n = alg.output_len();
+            let (hello, finished) = (vec![1u8; n], vec![2u8; n]);
+            let (opened, [ck, civ, sk, siv]) = derive(alg, hs_secret.as_bytes(), &hello, &finished, 32).unwrap();
+            let handshake = TrafficSecrets::handshake(alg, &hs_secret, &Secret::from_slice(&hello));
+            assert_eq!((&opened.client[..], &opened.server[..]), (handshake.client.as_bytes(), handshake.server.as_bytes()), "{alg:?}");
+            let application = TrafficSecrets::application(alg, &key_schedule::master_secret(alg, &hs_secret), &Secret::from_slice(&finished));
+            for (secret, key, iv) in [(&application.client, &ck, &civ), (&application.server, &sk, &siv)] {
+                let native = TrafficKeys::derive(alg, secret, 32);
+                assert_eq!((native.key(), &native.iv[..]), (&key[..], &iv[..]), "{alg:?}");
+            }
         }
+        // A secret or transcript hash of the other hash's length is refused before anything runs.
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let finished = |_: &HandshakeSecrets| Ok::<_, ProofError>(vec![0; 48]);
+        let short_secret = key_derivation(&mut prover, &mut a, HashAlg::Sha384, Some(&[0; 32]), &[0; 48], 32, finished);
+        assert!(matches!(futures::executor::block_on(short_secret), Err(ProofError::Malformed(_))));
+        let short_hash = key_derivation(&mut verifier, &mut b, HashAlg::Sha384, None, &[0; 32], 32, finished);
+        assert!(matches!(futures::executor::block_on(short_hash), Err(ProofError::Malformed(_))));
     }
 
     /// The verifier's reading of the handshake ends the proof when it fails.
@@ -540,12 +560,12 @@ mod tests {
     fn a_handshake_the_verifier_cannot_read_ends_the_proof() {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let p = key_derivation(&mut prover, &mut a, Some(&[3; 32]), &[0; 32], 16, |_| Ok::<_, ProofError>([0; 32]));
-        let v = key_derivation(&mut verifier, &mut b, None, &[0; 32], 16, |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
+        let p = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&[3; 32][..]), &[0; 32], 16, |_| Ok::<_, ProofError>(vec![0; 32]));
+        let v = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &[0; 32], 16, |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         assert!(matches!(verified, Err(ProofError::Malformed("the server's flight does not decrypt"))));
         assert!(matches!(
-            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, None, &[0; 32], 24, |_| Ok::<_, ProofError>([0; 32]))),
+            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, HashAlg::Sha256, None, &[0; 32], 24, |_| Ok::<_, ProofError>(vec![0; 32]))),
             Err(ProofError::Malformed(_))
         ));
     }
@@ -587,15 +607,15 @@ mod tests {
         // Each side owns its channel end, so a side that stops drops it and the other's wait ends.
         let p = async {
             let mut a = a;
-            let (_, keys) = key_derivation(&mut prover, &mut a, Some(&hs), &hello, 16, |_| Ok::<_, Refused>(prover_finished)).await?;
+            let (_, keys) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, |_| Ok::<_, Refused>(prover_finished.to_vec())).await?;
             prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await.map_err(Refused::from)
         };
         let v = async {
             let mut b = b;
             let mut handshake = None;
-            let (_, keys) = key_derivation(&mut verifier, &mut b, None, &hello, 16, |opened| {
+            let (_, keys) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, |opened| {
                 let h = t.read_handshake(&opened.client, &opened.server, &r.roots, "localhost", UnixTime::now()).map_err(Refused::Transcript)?;
-                let hash = h.server_finished_hash;
+                let hash = h.server_finished_hash.clone();
                 handshake = Some(h);
                 Ok::<_, Refused>(hash)
             })
@@ -675,7 +695,7 @@ mod tests {
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
         let schedule = r.client.key_schedule().unwrap();
         let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
-        let handshake = t.read_handshake(&schedule.handshake_traffic.client.as_bytes().try_into().unwrap(), &schedule.handshake_traffic.server.as_bytes().try_into().unwrap(), &r.roots, "localhost", UnixTime::now()).unwrap();
+        let handshake = t.read_handshake(schedule.handshake_traffic.client.as_bytes(), schedule.handshake_traffic.server.as_bytes(), &r.roots, "localhost", UnixTime::now()).unwrap();
         let app = |d: Direction, k: usize| t.encrypted_records(d)[handshake.handshake_records[k]..].to_vec();
         let (sent, received) = (app(Direction::Sent, 0), app(Direction::Received, 1));
         // The prover's shapes, from its own decryption.
@@ -698,13 +718,13 @@ mod tests {
         let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
             let mut a = a;
-            let (_, [ck, sk]) = key_derivation(&mut prover, &mut a, Some(&hs), &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
+            let (_, [ck, sk]) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, |_| Ok::<_, ProofError>(finished.clone())).await?;
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await
         };
         let v = async {
             let mut b = b;
-            let (_, [ck, sk]) = key_derivation(&mut verifier, &mut b, None, &hello, 16, |_| Ok::<_, ProofError>(finished)).await?;
+            let (_, [ck, sk]) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, |_| Ok::<_, ProofError>(finished.clone())).await?;
             let c = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
             let s = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await?;
             Ok::<_, ProofError>((c, s))
@@ -850,26 +870,21 @@ mod tests {
         assert_eq!(j0, (0..3).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
     }
 
-    /// A ChaCha20-Poly1305 session (rustls chose it) by the ZK path: the verifier checks every
-    /// record's tag with the opened one-time keys and reads the revealed bytes, the hidden ones
-    /// stay zeros, and a hash commitment opens with its blinder. A record altered on the way is
-    /// refused by its tag; an AES-256-GCM session, whose SHA-384 derivation has no proof, when
-    /// the verifier reads the hellos.
-    #[test]
-    fn a_chacha20_session_is_proven_by_the_zk_path() {
+    /// A session of `suite` (rustls chose it) with part of each direction revealed, by the ZK
+    /// path: the verifier checks every record's tag and reads the revealed bytes, the hidden
+    /// ones stay zeros, and a hash commitment opens with its blinder. A record altered on the
+    /// way is refused by its tag. Then both directions revealed whole: the fast path.
+    fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: Suite13) {
         use crate::protocol::transcript13::{self, tests::relay};
         use crate::tls::tls13::client::tests::Server;
-        let chacha = rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256;
-        let r = relay(Server { suites: vec![chacha], ..Server::default() });
+        let r = relay(Server { suites: vec![suite], ..Server::default() });
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
-        assert_eq!(t.suite(), Suite13::ChaCha20Poly1305Sha256);
+        assert_eq!(t.suite(), ours);
         let schedule = r.client.key_schedule().unwrap();
-        let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
+        let hs = schedule.handshake_secret.as_bytes();
+        assert_eq!(hs.len(), ours.hash().output_len());
         let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
-        let secrets = HandshakeSecrets {
-            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
-            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
-        };
+        let secrets = HandshakeSecrets { client: schedule.handshake_traffic.client.as_bytes().to_vec(), server: schedule.handshake_traffic.server.as_bytes().to_vec() };
         let handshake = read(&secrets).unwrap();
         let application = schedule.application_traffic.as_ref().unwrap();
         let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
@@ -878,10 +893,11 @@ mod tests {
         let shapes = RecordShapes { sent, received };
         // the request's first 4 bytes and the response's status line revealed, "hello" committed
         let plan = RevealPlan { sent: vec![0..4], received: vec![0..15], commit_sent: vec![], commit_received: vec![19..24] };
-        let prove = |t: &Transcript13| {
-            let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, &plan, &shapes) };
+        let prove = |t: &Transcript13, plan: &RevealPlan| {
+            let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, plan, &shapes) };
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, &[[9; 16]], &inputs, &handshake, read);
+            let blinders = vec![[9; 16]; plan.commit_received.len()];
+            let (_, verified) = run_both(&mut prover, &mut verifier, hs, &blinders, &inputs, &handshake, read);
             verified.map(|opened| {
                 let recovered = [Direction::Sent, Direction::Received].map(|d| {
                     let side = if d == Direction::Sent { 0 } else { 1 };
@@ -891,7 +907,7 @@ mod tests {
                 (recovered, opened.commitments)
             })
         };
-        let ([sent, received], commitments) = prove(&t).expect("an honest prover");
+        let ([sent, received], commitments) = prove(&t, &plan).expect("an honest prover");
         let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
         assert!(!sent.fast_path && !received.fast_path);
         assert_eq!(&sent.bytes[..4], b"GET ");
@@ -906,12 +922,25 @@ mod tests {
         let at = tampered.len() - 30;
         tampered[at] ^= 1;
         let t2 = transcript13::parse(&r.sent, &tampered).unwrap();
-        let ([_, received], _) = prove(&t2).expect("the proof itself");
+        let ([_, received], _) = prove(&t2, &plan).expect("the proof itself");
         assert!(matches!(received, Err(Check13Error::BadTag { .. })), "{:?}", received.map(|_| ()));
 
-        let aes256 = rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384;
-        let r = relay(Server { suites: vec![aes256], ..Server::default() });
-        let refused = transcript13::parse(&r.sent, &r.received).map(|_| ());
-        assert!(matches!(refused, Err(TranscriptError::UnsupportedCipherSuite(0x1302))), "{refused:?}");
+        let whole = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
+        let ([sent, received], _) = prove(&t, &whole).expect("an honest prover");
+        let (sent, received) = (sent.expect("the request"), received.expect("the response"));
+        assert!(sent.fast_path && received.fast_path);
+        assert_eq!((sent.bytes, received.bytes), (request, response));
+    }
+
+    #[test]
+    fn a_chacha20_session_is_proven_by_both_paths() {
+        a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256, Suite13::ChaCha20Poly1305Sha256);
+    }
+
+    /// TLS_AES_256_GCM_SHA384: the derivation on SHA-384, the keystream of AES-256.
+    #[test]
+    fn an_aes256_sha384_session_is_proven_by_both_paths() {
+        a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384, Suite13::Aes256GcmSha384);
+
     }
 }

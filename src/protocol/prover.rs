@@ -145,7 +145,6 @@ impl ProverError {
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
             ProverError::Tls(_) => "TLS_ERROR",
             ProverError::Reveal(_) | ProverError::UnprovenReceived(_) | ProverError::Unsupported(_) => "BAD_OPTIONS",
-            ProverError::Proof13(Proof13Error::SuiteNotProvable(_)) => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
             ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
             ProverError::Attestation(_) => "BAD_ATTESTATION",
@@ -537,7 +536,7 @@ async fn prove(
         SessionKeys::Tls13 { transcript, handshake, handshake_secret, shapes } => {
             control.send(ControlMessage::RecordShapes(shapes.clone()).encode()).await?;
             let inputs = PublicInputs13::new(transcript, &plan, shapes);
-            let proof = Box::pin(proof13::run(prover, zk, Some(&**handshake_secret), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
+            let proof = Box::pin(proof13::run(prover, zk, Some(handshake_secret.as_bytes()), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
             within(step * 5, "the proof", proof).await??.commitments
         }
     };
@@ -574,7 +573,7 @@ enum SessionKeys {
         transcript: Transcript13,
         /// The prover's own reading of the handshake, as the verifier will read it.
         handshake: Handshake13,
-        handshake_secret: zeroize::Zeroizing<[u8; 32]>,
+        handshake_secret: crate::tls::tls13::Secret,
         shapes: RecordShapes,
     },
 }
@@ -629,16 +628,13 @@ async fn proxy_exchange(
         AnyVersionClient::Tls13 { client, .. } => {
             let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
             let application = schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
-            let secret32 = |s: &crate::tls::tls13::Secret| -> Result<zeroize::Zeroizing<[u8; 32]>, ProverError> {
-                Ok(zeroize::Zeroizing::new(s.as_bytes().try_into().map_err(|_| crate::tls::Error::InvalidState("a SHA-256 suite's secret"))?))
-            };
             let transcript = transcript13::parse(&sent_raw, &received_raw)?;
-            let (c_hs, s_hs) = (secret32(&schedule.handshake_traffic.client)?, secret32(&schedule.handshake_traffic.server)?);
-            let handshake = transcript.read_handshake(&c_hs, &s_hs, &config.roots, target.name(), now)?;
+            let (c_hs, s_hs) = (&schedule.handshake_traffic.client, &schedule.handshake_traffic.server);
+            let handshake = transcript.read_handshake(c_hs.as_bytes(), s_hs.as_bytes(), &config.roots, target.name(), now)?;
             let suite = transcript.suite();
             let (sent, sent_plain) = proof13::read_records(suite, &application.client, proof13::application_records(&transcript, &handshake, Direction::Sent))?;
             let (received, recv_plain) = proof13::read_records(suite, &application.server, proof13::application_records(&transcript, &handshake, Direction::Received))?;
-            let keys = SessionKeys::Tls13 { handshake_secret: secret32(&schedule.handshake_secret)?, transcript, handshake, shapes: RecordShapes { sent, received } };
+            let keys = SessionKeys::Tls13 { handshake_secret: schedule.handshake_secret.clone(), transcript, handshake, shapes: RecordShapes { sent, received } };
             (keys, sent_plain, recv_plain)
         }
     };
@@ -663,9 +659,11 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
     use crate::tls::tls13::{Client13, Config13, Suite13};
     let now = unix_time(config.now);
     let config12 = ClientConfig::new(config.roots.clone());
-    // The suites the ZK path proves: AES-128-GCM, which every TLS 1.3 server implements (RFC
-    // 8446 §9.1), first (its keystream costs half of ChaCha20's in ZK), then ChaCha20-Poly1305.
-    let config13 = Config13 { suites: vec![Suite13::Aes128GcmSha256, Suite13::ChaCha20Poly1305Sha256], ..Config13::new(config.roots.clone()) };
+    // Every TLS 1.3 suite, cheapest proof first: AES-128-GCM, which every TLS 1.3 server
+    // implements (RFC 8446 §9.1; its keystream costs half of ChaCha20's in ZK), then
+    // ChaCha20-Poly1305, then AES-256-GCM with SHA-384 (its key derivation runs on SHA-384's
+    // compressions, about 2.5 times SHA-256's AND gates each, and its blocks take 14 rounds).
+    let config13 = Config13 { suites: vec![Suite13::Aes128GcmSha256, Suite13::ChaCha20Poly1305Sha256, Suite13::Aes256GcmSha384], ..Config13::new(config.roots.clone()) };
     let (tls12, tls13) = (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
     Ok(match (tls12, tls13) {
         (true, true) => AnyVersionClient::new(config13, config12, name, now)?,

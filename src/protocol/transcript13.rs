@@ -3,7 +3,7 @@
 //!
 //! [`parse`] splits the two relayed streams into the plaintext hellos and the encrypted
 //! records, and checks what needs no key: the ClientHello (SNI, ALPN, no PSK or early data) and
-//! the ServerHello (TLS 1.3, a SHA-256 suite and a group the client offered, the session id
+//! the ServerHello (TLS 1.3, a suite and a group the client offered, the session id
 //! echoed, after at most one HelloRetryRequest); it computes Hash(ClientHello..ServerHello).
 //! Once the proof has opened the handshake traffic secrets, [`Transcript13::read_handshake`]
 //! decrypts both encrypted handshakes with them and checks the certificate chain for the
@@ -20,7 +20,7 @@ use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType,
 use crate::tls::tls13::key_schedule::{finished_verify_data, Secret};
 use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, TLS13};
 use crate::tls::tls13::record::RecordKey;
-use crate::tls::tls13::{HashAlg, TrafficKeys};
+use crate::tls::tls13::TrafficKeys;
 use crate::tls::Direction;
 use rustls_pki_types::{ServerName, UnixTime};
 
@@ -43,7 +43,7 @@ pub struct Transcript13 {
 pub struct Handshake13 {
     pub chain: Vec<Vec<u8>>,
     /// Hash(ClientHello..server Finished): the context of the application traffic secrets.
-    pub server_finished_hash: [u8; 32],
+    pub server_finished_hash: Vec<u8>,
     /// Per direction ([sent, received]), how many encrypted records the handshake took: the
     /// application records (sequence numbers from 0 under the application keys) follow.
     pub handshake_records: [usize; 2],
@@ -173,9 +173,7 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     if !offer.suites.contains(&hello.suite) || (retried && first_hello.suite != hello.suite) {
         return Err(TranscriptError::CipherSuiteNotOffered(hello.suite));
     }
-    let suite = Suite13::from_id(hello.suite)
-        .filter(|s| s.hash() == HashAlg::Sha256)
-        .ok_or(TranscriptError::UnsupportedCipherSuite(hello.suite))?;
+    let suite = Suite13::from_id(hello.suite).ok_or(TranscriptError::UnsupportedCipherSuite(hello.suite))?;
     if hello.session_id != offer.session_id {
         return Err(TranscriptError::UnexpectedHandshake { direction: s, expected: "the session id echoed", got: "another one" });
     }
@@ -186,7 +184,7 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     let mut hello_messages = Vec::new();
     if retried {
         // The first ClientHello enters the transcript as message_hash(Hash(ClientHello1)).
-        hello_messages = handshake_message(hs13::MESSAGE_HASH, HashAlg::Sha256.hash(hello1).as_bytes());
+        hello_messages = handshake_message(hs13::MESSAGE_HASH, suite.hash().hash(hello1).as_bytes());
         hello_messages.extend_from_slice(first);
         hello_messages.extend_from_slice(&client_messages[1].1);
     } else {
@@ -246,11 +244,10 @@ impl Transcript13 {
     pub fn sni(&self) -> Option<&str> {
         self.sni.as_deref()
     }
-    /// Hash(ClientHello..ServerHello), the context of the handshake traffic secrets.
-    pub fn hello_hash(&self) -> [u8; 32] {
-        let mut out = [0u8; 32];
-        out.copy_from_slice(HashAlg::Sha256.hash(&self.hello_messages).as_bytes());
-        out
+    /// Hash(ClientHello..ServerHello) with the suite's hash, the context of the handshake
+    /// traffic secrets.
+    pub fn hello_hash(&self) -> Vec<u8> {
+        self.suite.hash().hash(&self.hello_messages).as_bytes().to_vec()
     }
     /// Encrypted records (ciphertext ‖ tag) of a direction, handshake ones first.
     pub fn encrypted_records(&self, d: Direction) -> &[Vec<u8>] {
@@ -263,8 +260,8 @@ impl Transcript13 {
     /// Reads both encrypted handshakes with the opened handshake traffic secrets and checks
     /// them: the chain for `name` at `now`, the SNI, ALPN, the CertificateVerify signature,
     /// both Finished messages (see the module doc).
-    pub fn read_handshake(&self, client_secret: &[u8; 32], server_secret: &[u8; 32], roots: &RootStore, name: &str, now: UnixTime) -> Result<Handshake13, TranscriptError> {
-        let alg = HashAlg::Sha256;
+    pub fn read_handshake(&self, client_secret: &[u8], server_secret: &[u8], roots: &RootStore, name: &str, now: UnixTime) -> Result<Handshake13, TranscriptError> {
+        let alg = self.suite.hash();
         let server_name = ServerName::try_from(name).map_err(|_| TranscriptError::InvalidServerName)?.to_owned();
         let expected_sni = match &server_name {
             ServerName::DnsName(d) => Some(d.as_ref().to_ascii_lowercase()),
@@ -331,8 +328,7 @@ impl Transcript13 {
             step += 1;
             Ok(false)
         })?;
-        let mut server_finished_hash = [0u8; 32];
-        server_finished_hash.copy_from_slice(alg.hash(&transcript).as_bytes());
+        let server_finished_hash = alg.hash(&transcript).as_bytes().to_vec();
 
         // The client's flight: an empty Certificate if one was requested, then its Finished.
         let c = Direction::Sent;
@@ -368,6 +364,7 @@ impl Transcript13 {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod tests {
+    use crate::tls::tls13::HashAlg;
     use super::*;
     use crate::fixture::FixtureCerts;
     use crate::tls::tls13::client::tests::{start, Server};
