@@ -84,11 +84,15 @@ export interface NotarizeOptions {
   timeoutMs?: number;
   /**
    * What the TLS client offers: `versions: ["1.2"]` (default), `["1.3"]`, or both in one
-   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only,
-   * offering TLS_AES_128_GCM_SHA256 (which every TLS 1.3 server supports), then
-   * TLS_CHACHA20_POLY1305_SHA256.
+   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only.
+   * `cipherSuites`: the TLS 1.3 suites offered, in order of preference (needs "1.3" among the
+   * versions); by default all three, cheapest proof first: TLS_AES_128_GCM_SHA256 (which every
+   * TLS 1.3 server supports), TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384.
    */
-  tls?: { versions?: Array<"1.2" | "1.3"> };
+  tls?: {
+    versions?: Array<"1.2" | "1.3">;
+    cipherSuites?: Array<"TLS_AES_128_GCM_SHA256" | "TLS_CHACHA20_POLY1305_SHA256" | "TLS_AES_256_GCM_SHA384">;
+  };
   /**
    * The verifier's public key (`secp256k1:0x…` or `ed25519:…`): the session must end with an
    * attestation signed by it, or it fails with BAD_ATTESTATION. Default: any key, or none.

@@ -64,6 +64,7 @@ fn config(env: &Env, mode: ProverMode) -> ProverConfig {
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode,
         tls_versions: vec![Default::default()],
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
     }
 }
 

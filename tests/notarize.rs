@@ -78,6 +78,7 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
         tls_versions: vec![Default::default()],
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
     }
 }
 

@@ -50,6 +50,7 @@ fn config(env: &Env, tls_versions: &[TlsVersion]) -> ProverConfig {
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
         tls_versions: tls_versions.to_vec(),
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
     }
 }
 

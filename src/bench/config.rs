@@ -80,6 +80,9 @@ pub struct BenchCase {
     pub mode: Mode,
     /// The TLS version the prover offers (`"1.2"` or `"1.3"`).
     pub tls_version: crate::protocol::messages::TlsVersion,
+    /// With TLS 1.3, the one suite the prover offers (IANA name), or `default` (all three,
+    /// cheapest proof first, and the server chooses).
+    pub cipher_suite: String,
     /// The profile the network figures came from (`custom` when set by hand).
     pub profile: String,
     /// Prover ↔ verifier round trip, milliseconds.
@@ -112,7 +115,8 @@ impl BenchCase {
             crate::protocol::messages::TlsVersion::Tls13 => " tls1.3",
         };
         let prepared = if self.prepared { " prepared" } else { "" };
-        format!("{:?}{tls}{prepared} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
+        let suite = if self.cipher_suite == "default" { String::new() } else { format!(" {}", self.cipher_suite.to_lowercase()) };
+        format!("{:?}{tls}{suite}{prepared} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -125,6 +129,14 @@ impl BenchCase {
         }
         if self.mode == Mode::Mpc && self.tls_version == crate::protocol::messages::TlsVersion::Tls13 {
             return bad("MPC mode speaks TLS 1.2 only".into());
+        }
+        if self.cipher_suite != "default" {
+            if crate::tls::tls13::Suite13::from_name(&self.cipher_suite).is_none() {
+                return bad(format!("cipher_suite {:?} is not a TLS 1.3 suite's IANA name (or \"default\")", self.cipher_suite));
+            }
+            if self.tls_version != crate::protocol::messages::TlsVersion::Tls13 {
+                return bad("cipher_suite names a TLS 1.3 suite: it needs tls_version = 1.3".into());
+            }
         }
         if !(1..=1000).contains(&self.samples) {
             return bad(format!("samples {} is outside 1..=1000", self.samples));
@@ -258,6 +270,7 @@ fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
     };
     default("mode", "proxy".into());
     default("tls_version", "1.2".into());
+    default("cipher_suite", "default".into());
     default("protocol_latency", rtt.into());
     default("bandwidth", bw.into());
     default("app_latency", DEFAULT_APP_LATENCY.into());
@@ -380,5 +393,16 @@ mod tests {
         assert!(versions("[[bench]]\ntls_version = \"1.1\"").is_err());
         let mpc = versions("[[bench]]\nmode = \"mpc\"\ntls_version = \"1.3\"").unwrap_err().to_string();
         assert!(mpc.contains("MPC mode speaks TLS 1.2 only"), "{mpc}");
+    }
+
+    #[test]
+    fn a_cipher_suite_is_a_tls13_suite_of_a_tls13_case() {
+        let suite = |toml: &str| parse(toml).map(|cases| (cases[0].cipher_suite.clone(), cases[0].series())).map_err(|e| e.to_string());
+        assert_eq!(suite("[[bench]]\ntls_version = 1.3").unwrap().0, "default");
+        let (name, series) = suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"").unwrap();
+        assert_eq!(name, "TLS_AES_256_GCM_SHA384");
+        assert!(series.contains("tls1.3 tls_aes_256_gcm_sha384"), "{series}");
+        assert!(suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_128_CCM_SHA256\"").unwrap_err().contains("not a TLS 1.3 suite"));
+        assert!(suite("[[bench]]\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"").unwrap_err().contains("needs tls_version = 1.3"));
     }
 }

@@ -158,6 +158,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         prg: crate::primitives::prg::PrgKind::fastest_here(),
         mode: Default::default(),
         tls_versions: vec![Default::default()],
+        tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
     };
     let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
         .header("Authorization", "Bearer load-test-secret")

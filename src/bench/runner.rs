@@ -193,6 +193,10 @@ pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<
             (super::config::Mode::Mpc, None) => return Err(BenchError::Other("an MPC-mode case needs --proxy".into())),
         },
         tls_versions: vec![case.tls_version],
+        tls13_suites: match crate::tls::tls13::Suite13::from_name(&case.cipher_suite) {
+            Some(suite) => vec![suite],
+            None => crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        },
     };
     let failed = |e: crate::protocol::ProverError| BenchError::Other(format!("{e} [{}]", e.code()));
     let mut started = Instant::now();

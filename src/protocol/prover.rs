@@ -45,6 +45,9 @@ pub struct ProverConfig {
     /// The TLS versions to offer (proxy mode; MPC mode speaks TLS 1.2): both go in one
     /// ClientHello, and the server chooses.
     pub tls_versions: Vec<TlsVersion>,
+    /// The TLS 1.3 suites to offer, in order of preference (usually
+    /// [`Suite13::PROVER_DEFAULT`](crate::tls::tls13::Suite13::PROVER_DEFAULT)).
+    pub tls13_suites: Vec<crate::tls::tls13::Suite13>,
 }
 
 /// How the prover reaches the server ([`SessionMode`]).
@@ -656,14 +659,10 @@ fn whole_records_len(stream: &[u8]) -> usize {
 
 /// The TLS client for the versions the prover offers: both in one ClientHello, or one.
 fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, ProverError> {
-    use crate::tls::tls13::{Client13, Config13, Suite13};
+    use crate::tls::tls13::{Client13, Config13};
     let now = unix_time(config.now);
     let config12 = ClientConfig::new(config.roots.clone());
-    // Every TLS 1.3 suite, cheapest proof first: AES-128-GCM, which every TLS 1.3 server
-    // implements (RFC 8446 §9.1; its keystream costs half of ChaCha20's in ZK), then
-    // ChaCha20-Poly1305, then AES-256-GCM with SHA-384 (its key derivation runs on SHA-384's
-    // compressions, about 2.5 times SHA-256's AND gates each, and its blocks take 14 rounds).
-    let config13 = Config13 { suites: vec![Suite13::Aes128GcmSha256, Suite13::ChaCha20Poly1305Sha256, Suite13::Aes256GcmSha384], ..Config13::new(config.roots.clone()) };
+    let config13 = Config13 { suites: config.tls13_suites.clone(), ..Config13::new(config.roots.clone()) };
     let (tls12, tls13) = (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
     Ok(match (tls12, tls13) {
         (true, true) => AnyVersionClient::new(config13, config12, name, now)?,
@@ -761,6 +760,7 @@ mod tests {
             prg: Default::default(),
             mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
             tls_versions: vec![Default::default()],
+            tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
         };
         let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));

@@ -176,6 +176,7 @@ fn prover_config(plan: &SessionPlan, now_ms: f64) -> Result<ProverConfig, ApiErr
         prg: crate::primitives::prg::PrgKind::fastest_here(),
         mode: plan.mode.clone(),
         tls_versions: plan.tls_versions.clone(),
+        tls13_suites: plan.tls13_suites.clone(),
     })
 }
 

@@ -6,6 +6,7 @@
 
 use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
 use crate::protocol::target::split_host_port;
+use crate::tls::tls13::Suite13;
 use serde::{Deserialize, Serialize};
 
 /// Default limits: a request with a few headers, a response of a typical API call.
@@ -21,7 +22,7 @@ pub const OPTION_FIELDS: &[&str] = &[
     "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls", "verifierKey",
 ];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
-pub const TLS_FIELDS: &[&str] = &["versions"];
+pub const TLS_FIELDS: &[&str] = &["versions", "cipherSuites"];
 
 /// `notarize(options)`: what to request and what to reveal.
 #[derive(Debug, Deserialize)]
@@ -75,13 +76,17 @@ pub struct NotarizeOptions {
     pub verifier_key: Option<String>,
 }
 
-/// `tls: {versions}`: what the prover's TLS client offers.
+/// `tls: {versions, cipherSuites}`: what the prover's TLS client offers.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TlsOptions {
     /// `["1.2"]` (the default), `["1.3"]`, or both in one ClientHello (the server chooses).
     #[serde(default)]
     pub versions: Option<Vec<String>>,
+    /// The TLS 1.3 suites to offer, by IANA name, in order of preference; by default all
+    /// three, cheapest proof first ([`Suite13::PROVER_DEFAULT`]).
+    #[serde(default)]
+    pub cipher_suites: Option<Vec<String>>,
 }
 
 /// Request headers, in order: a `{name: value}` object or a list of `[name, value]` pairs.
@@ -228,6 +233,10 @@ pub enum OptionsError {
     TlsVersions(String),
     #[error("mode \"mpc\" speaks TLS 1.2 only: tls.versions must be [\"1.2\"]")]
     TlsVersionForMpc,
+    #[error("tls.cipherSuites must list TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384), each once, not {0}")]
+    CipherSuites(String),
+    #[error("tls.cipherSuites names TLS 1.3 suites: tls.versions must include \"1.3\"")]
+    CipherSuitesWithoutTls13,
     #[error("mode \"mpc\" needs proxyUrl (a tlsproof proxy's ws:// URL)")]
     NoProxyUrl,
     #[error("proxyUrl is for mode \"mpc\"; in proxy mode the verifier dials the server")]
@@ -266,6 +275,8 @@ pub struct SessionPlan {
     pub verifier_url: String,
     pub mode: crate::protocol::prover::ProverMode,
     pub tls_versions: Vec<crate::protocol::messages::TlsVersion>,
+    /// The TLS 1.3 suites offered, in order.
+    pub tls13_suites: Vec<Suite13>,
     /// `HOST:PORT` for the verifier to connect to.
     pub server: String,
     pub server_name: String,
@@ -311,6 +322,18 @@ impl NotarizeOptions {
         if tls_versions != [TlsVersion::Tls12] && mode != ProverMode::Proxy {
             return Err(OptionsError::TlsVersionForMpc);
         }
+        let tls13_suites = match self.tls.as_ref().and_then(|t| t.cipher_suites.as_deref()) {
+            None => Suite13::PROVER_DEFAULT.to_vec(),
+            Some(_) if !tls_versions.contains(&TlsVersion::Tls13) => return Err(OptionsError::CipherSuitesWithoutTls13),
+            Some(list) => {
+                let bad = || OptionsError::CipherSuites(format!("{list:?}"));
+                let parsed = list.iter().map(|n| Suite13::from_name(n).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?;
+                if parsed.is_empty() || parsed.iter().enumerate().any(|(i, s)| parsed[..i].contains(s)) {
+                    return Err(bad());
+                }
+                parsed
+            }
+        };
         let (host, port, path) = match (&self.url, &self.server) {
             (Some(_), Some(_)) => return Err(OptionsError::UrlAndServer),
             (Some(url), None) => parse_https_url(url)?,
@@ -352,6 +375,7 @@ impl NotarizeOptions {
             verifier_url: v.to_string(),
             mode,
             tls_versions,
+            tls13_suites,
             server,
             server_name,
             ca_pem,
@@ -385,6 +409,7 @@ impl SessionPlan {
             ("maxSentBytes", self.max_sent != prepared.max_sent),
             ("maxRecvBytes", self.max_recv != prepared.max_recv),
             ("tls.versions", self.tls_versions != prepared.tls_versions),
+            ("tls.cipherSuites", self.tls13_suites != prepared.tls13_suites),
             ("verifierKey", self.verifier_key != prepared.verifier_key),
         ];
         match differs.iter().find(|(_, d)| *d) {
@@ -692,6 +717,30 @@ mod tests {
         assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
         assert_eq!(with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
         assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc), Ok(vec![TlsVersion::Tls12]));
+    }
+
+    #[test]
+    fn cipher_suites_are_tls13_suites_each_once_and_need_tls13() {
+        let with = |tls: serde_json::Value| {
+            let o = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "tls": tls});
+            opts(o).map_err(|e| e.to_string())?.plan().map(|p| p.tls13_suites).map_err(|e| e.to_string())
+        };
+        assert_eq!(with(serde_json::json!({"versions": ["1.3"]})), Ok(Suite13::PROVER_DEFAULT.to_vec()));
+        assert_eq!(
+            with(serde_json::json!({"versions": ["1.3"], "cipherSuites": ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256"]})),
+            Ok(vec![Suite13::Aes256GcmSha384, Suite13::Aes128GcmSha256])
+        );
+        for bad in [
+            serde_json::json!([]),
+            serde_json::json!(["TLS_AES_128_CCM_SHA256"]),
+            serde_json::json!(["ECDHE-ECDSA-AES128-GCM-SHA256"]),
+            serde_json::json!(["TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384"]),
+        ] {
+            let e = with(serde_json::json!({"versions": ["1.2", "1.3"], "cipherSuites": bad})).unwrap_err();
+            assert!(e.contains("tls.cipherSuites must list TLS 1.3 suites"), "{bad}: {e}");
+        }
+        assert_eq!(with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]})), Err(OptionsError::CipherSuitesWithoutTls13.to_string()));
+        assert!(with(serde_json::json!({"versions": ["1.3"], "ciphersuites": []})).unwrap_err().contains("unknown field"));
     }
 
     #[test]

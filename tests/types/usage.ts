@@ -66,6 +66,9 @@ export async function overTls13(): Promise<string> {
 
 // @ts-expect-error: TLS versions are "1.2" and "1.3"
 void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.1"] } });
+void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"], cipherSuites: ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256"] } });
+// @ts-expect-error: cipherSuites names TLS 1.3 suites
+void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"], cipherSuites: ["TLS_AES_128_CCM_SHA256"] } });
 
 export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });

@@ -155,6 +155,9 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         "maxRecvBytes": workload.response.len(),
         "tls": { "versions": [case.tls_version.as_str()] },
     });
+    if case.cipher_suite != "default" {
+        o["tls"]["cipherSuites"] = json!([case.cipher_suite]);
+    }
     if let Some(proxy) = &bed.proxy_url {
         o["mode"] = json!("mpc");
         o["proxyUrl"] = json!(proxy);

@@ -136,6 +136,11 @@ mod cli {
             /// ClientHello; the server chooses). TLS 1.3 in proxy mode only.
             #[arg(long, default_value = "1.2", value_delimiter = ',')]
             tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
+            /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
+            /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
+            /// cheapest proof first). Needs 1.3 among --tls-versions.
+            #[arg(long, value_delimiter = ',', value_parser = parse_suite13)]
+            tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
             /// https://HOST[:PORT]/path
             #[arg(long)]
             url: String,
@@ -210,6 +215,7 @@ mod cli {
         verifier: String,
         mode: tlsproof::protocol::prover::ProverMode,
         tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
+        tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
         url: String,
         server_name: Option<String>,
         headers: Vec<String>,
@@ -249,7 +255,7 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_versions };
+        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_versions, tls13_suites };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
@@ -356,7 +362,7 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key } => {
+            Cmd::Prove { verifier, mode, proxy, tls_versions, tls13_suites, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
@@ -364,7 +370,14 @@ mod cli {
                     (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
                     (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
                 };
-                prove(verifier, mode, tls_versions, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key).await?;
+                let tls13_suites = match tls13_suites {
+                    none if none.is_empty() => tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+                    _ if !tls_versions.contains(&tlsproof::protocol::messages::TlsVersion::Tls13) => {
+                        return Err("--tls13-suites names TLS 1.3 suites: --tls-versions must include 1.3".into())
+                    }
+                    suites => suites,
+                };
+                prove(verifier, mode, tls_versions, tls13_suites, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key).await?;
             }
             Cmd::Keygen(args) => crate::attest::keygen(args)?,
             Cmd::Present(args) => crate::attest::present(args)?,
@@ -373,6 +386,12 @@ mod cli {
             Cmd::Bench(args) => crate::bench::run(args).await?,
         }
         Ok(())
+    }
+
+    /// A TLS 1.3 suite by its IANA name (`--tls13-suites`).
+    fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
+        tlsproof::tls::tls13::Suite13::from_name(name)
+            .ok_or_else(|| format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)"))
     }
 }
 
