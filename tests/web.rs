@@ -306,7 +306,7 @@ async fn notarize_api_fast_path_redacted_and_json_fields() {
 }
 
 #[wasm_bindgen_test]
-async fn notarize_api_over_tls13_with_the_fast_path_and_redacted() {
+async fn notarize_api_over_tls13_with_the_fast_path_redacted_and_aes256() {
     ensure_pool().await;
     // The default reveal: the token hidden (ZK path), the response whole (the fast path).
     let tls13 = serde_json::json!({"tls": {"versions": ["1.3"]}});
@@ -328,6 +328,15 @@ async fn notarize_api_over_tls13_with_the_fast_path_and_redacted() {
     let recv = v["recv"]["printable"].as_str().unwrap();
     assert!(recv.starts_with('█') && recv.contains("abcdefghijklmnopqrstuvwxyz"), "{recv}");
     assert_eq!(v["tls"]["version"].as_str(), Some("1.3"));
+
+    // TLS_AES_256_GCM_SHA384 alone offered: the derivation on SHA-384, both directions over
+    // AES-256 blocks in ZK.
+    let aes256 = serde_json::json!({"tls": {"versions": ["1.3"], "cipherSuites": ["TLS_AES_256_GCM_SHA384"]}, "reveal": {"recv": "body"}});
+    let v = notarize(options("/bytes?n=2048", aes256)).await.unwrap_or_else(|e| panic!("TLS 1.3 AES-256: {e}"));
+    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_AES_256_GCM_SHA384"), "{v}");
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
+    let recv = v["recv"]["printable"].as_str().unwrap();
+    assert!(recv.starts_with('█') && recv.contains("abcdefghijklmnopqrstuvwxyz"), "{recv}");
 }
 
 /// The verifier of `npm test` signs: the result carries its attestation, which presents a

@@ -404,5 +404,8 @@ mod tests {
         assert!(series.contains("tls1.3 tls_aes_256_gcm_sha384"), "{series}");
         assert!(suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_128_CCM_SHA256\"").unwrap_err().contains("not a TLS 1.3 suite"));
         assert!(suite("[[bench]]\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"").unwrap_err().contains("needs tls_version = 1.3"));
+        let cases = parse(&std::fs::read_to_string("benches/tls13_suites.toml").unwrap()).unwrap();
+        assert_eq!(cases.len(), 12);
+        assert!(cases.iter().all(|c| c.cipher_suite.starts_with("TLS_") && c.tls_version == crate::protocol::messages::TlsVersion::Tls13));
     }
 }

@@ -96,6 +96,14 @@ mod tests {
         ColumnPrg::new(PrgKind::Aes128Ctr, &[8u8; 16]).fill(&mut other);
         assert_ne!(other, whole);
     }
+
+    /// Exactly the bound is allowed, one more refused with the numbers.
+    #[test]
+    fn check_n_allows_the_bound_and_refuses_one_more() {
+        use super::super::kos::MAX_EXTEND;
+        assert!(check_n(MAX_EXTEND).is_ok());
+        assert!(matches!(check_n(MAX_EXTEND + 1), Err(super::super::CotError::TooMany { requested, max }) if requested == MAX_EXTEND + 1 && max == MAX_EXTEND));
+    }
 }
 
 /// The selection bits of [`chi_sums`]' second sum.

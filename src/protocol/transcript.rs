@@ -1583,6 +1583,38 @@ pub(crate) mod tests {
         assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::AlpnNotHttp11("h2".into())));
     }
 
+    /// The ClientHello's lists are read strictly: cipher suites of an odd byte length are
+    /// refused, and the signature schemes it offers bound the ServerKeyExchange's.
+    #[test]
+    fn client_hello_suites_and_signature_schemes_are_checked() {
+        let s = run_session(Opts::default());
+        let odd_suites = |ch: &[u8]| {
+            let at = client_hello_suites_at(ch);
+            let len = u16::from_be_bytes([ch[at], ch[at + 1]]) as usize;
+            let mut out = ch[..at].to_vec();
+            put_vec16(&mut out, &ch[at + 2..at + 2 + len + 1]);
+            out.extend_from_slice(&ch[at + 2 + len..]);
+            let body_len = (out.len() - 4) as u32;
+            out[1..4].copy_from_slice(&body_len.to_be_bytes()[1..]);
+            out
+        };
+        let (sent, received) = with_hellos(&s, odd_suites, <[u8]>::to_vec);
+        let err = parse(&sent, &received).unwrap_err().to_string();
+        assert!(err.contains("cipher_suites"), "{err}");
+        // The server signed with ECDSA P-256 SHA-256 (0x0403); a ClientHello offering only
+        // P-384's scheme did not allow it.
+        let only_p384 = |ch: &[u8]| {
+            edit_extensions(ch, client_hello_exts_at(ch), |e| {
+                for (_, body) in e.iter_mut().filter(|(t, _)| *t == ext::SIGNATURE_ALGORITHMS) {
+                    *body = Vec::new();
+                    put_vec16(body, &0x0503u16.to_be_bytes());
+                }
+            })
+        };
+        let (sent, received) = with_hellos(&s, only_p384, <[u8]>::to_vec);
+        assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::UnsupportedSignatureScheme(0x0403)));
+    }
+
     /// A ServerHello extension the ClientHello did not offer is refused, even when the
     /// ClientHello's TLS_EMPTY_RENEGOTIATION_INFO_SCSV allows renegotiation_info unasked.
     #[test]
