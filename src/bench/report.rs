@@ -15,6 +15,9 @@ pub struct SampleRow {
     pub group: String,
     pub target: Target,
     pub tls_version: crate::protocol::messages::TlsVersion,
+    /// The one TLS 1.3 suite offered, or `default` ([`BenchCase::cipher_suite`]).
+    #[serde(default = "default_suite")]
+    pub cipher_suite: String,
     pub profile: String,
     pub protocol_latency: f64,
     pub app_latency: f64,
@@ -51,6 +54,7 @@ impl SampleRow {
             group: case.group.clone(),
             target: case.target,
             tls_version: case.tls_version,
+            cipher_suite: case.cipher_suite.clone(),
             profile: case.profile.clone(),
             protocol_latency: case.protocol_latency,
             app_latency: case.app_latency,
@@ -93,10 +97,10 @@ impl SampleRow {
     }
 
     /// Everything that identifies the case (not the sample).
-    fn case_key(&self) -> (Target, crate::protocol::messages::TlsVersion, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
+    fn case_key(&self) -> (Target, String, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
         (
             self.target,
-            self.tls_version,
+            self.tls(),
             self.group.clone(),
             self.profile.clone(),
             self.protocol_latency.to_bits(),
@@ -114,12 +118,25 @@ impl SampleRow {
         let label = super::config::series_label(&self.profile, self.reveal_recv, self.target);
         match self.tls_version {
             crate::protocol::messages::TlsVersion::Tls12 => label,
-            crate::protocol::messages::TlsVersion::Tls13 => format!("tls1.3 {label}"),
+            crate::protocol::messages::TlsVersion::Tls13 if self.cipher_suite == "default" => format!("tls1.3 {label}"),
+            crate::protocol::messages::TlsVersion::Tls13 => format!("tls1.3 {} {label}", self.cipher_suite.to_lowercase()),
+        }
+    }
+
+    /// The TLS column: the version, and the suite when one was asked for.
+    fn tls(&self) -> String {
+        match self.cipher_suite.as_str() {
+            "default" => self.tls_version.as_str().to_string(),
+            suite => format!("{} {suite}", self.tls_version.as_str()),
         }
     }
 }
 
-const SAMPLE_HEADER: &str = "group,target,tls_version,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv";
+fn default_suite() -> String {
+    "default".into()
+}
+
+const SAMPLE_HEADER: &str = "group,target,tls_version,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv,cipher_suite";
 
 fn name<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
@@ -131,7 +148,7 @@ pub fn samples_csv(rows: &[SampleRow]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{},{}",
             r.group,
             name(&r.target),
             r.tls_version.as_str(),
@@ -158,6 +175,7 @@ pub fn samples_csv(rows: &[SampleRow]) -> String {
             r.wire_down,
             r.peak_memory.map_or(String::new(), |m| m.to_string()),
             r.fast_path_recv,
+            r.cipher_suite,
         );
     }
     out
@@ -224,12 +242,12 @@ pub fn summarize(rows: &[SampleRow]) -> Vec<CaseSummary> {
 }
 
 pub fn summary_csv(summaries: &[CaseSummary]) -> String {
-    let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory\n");
+    let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory,cipher_suite\n");
     for s in summaries {
         let r = &s.first;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{},{}",
             r.group,
             name(&r.target),
             r.tls_version.as_str(),
@@ -247,6 +265,7 @@ pub fn summary_csv(summaries: &[CaseSummary]) -> String {
             s.wire_up,
             s.wire_down,
             s.peak_memory.map_or(String::new(), |m| m.to_string()),
+            r.cipher_suite,
         );
     }
     out
@@ -263,7 +282,7 @@ pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
             out,
             "| {} | {} | {} | {:.0} KB | {} | **{:.3}** | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {} | {} |",
             name(&r.target),
-            r.tls_version.as_str(),
+            r.tls(),
             r.profile,
             r.download_size as f64 / 1024.0,
             if r.reveal_recv == RevealRecv::All { "all (fast path)" } else { "all but last (ZK)" },

@@ -15,7 +15,6 @@
 //!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
 //!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
-use super::messages::TlsVersion;
 use super::reveal::covers_all;
 use super::transcript::EncryptedRecord;
 use crate::channel::Channel;
@@ -39,6 +38,18 @@ pub const PREPROCESS_COTS: usize = 200_000;
 /// HKDF chain to both directions' keys, the AES key schedules and both fast-path openings.
 pub const PREPROCESS_COTS_TLS13: usize = 400_000;
 
+/// The same for TLS_AES_256_GCM_SHA384: the chain on SHA-384's compressions.
+pub const PREPROCESS_COTS_TLS13_SHA384: usize = 1_000_000;
+
+/// The key derivation's COTs ([`PREPROCESS_COTS_TLS13`], [`PREPROCESS_COTS_TLS13_SHA384`]) for
+/// a TLS 1.3 session of `suite`.
+pub fn derivation_cots(suite: crate::tls::tls13::Suite13) -> usize {
+    match suite.hash() {
+        crate::tls::tls13::HashAlg::Sha256 => PREPROCESS_COTS_TLS13,
+        crate::tls::tls13::HashAlg::Sha384 => PREPROCESS_COTS_TLS13_SHA384,
+    }
+}
+
 /// COTs of the keystream proof for `len` bytes of one direction's application data at most:
 /// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them.
 pub fn keystream_cots(len: usize) -> usize {
@@ -57,14 +68,11 @@ fn batch_cots(blocks: usize) -> usize {
 /// keystream proof, so that a fast-path session needs no LPN iteration after TLS. A response
 /// that will be partly revealed (the ZK path) needs more, of a size not known yet: then the
 /// demand is at least one setup-set iteration's output, which runs during the TLS session
-/// and leaves a small response's COTs ready. The verifier accepts up to
-/// `preprocess_cots(TlsVersion::Tls13, max_sent, false, true)` in proxy mode, the most of
-/// either version.
-pub fn preprocess_cots(version: TlsVersion, request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
-    let derivation = match version {
-        TlsVersion::Tls12 => PREPROCESS_COTS,
-        TlsVersion::Tls13 => PREPROCESS_COTS_TLS13,
-    };
+/// and leaves a small response's COTs ready. `derivation` is the key derivation's
+/// ([`PREPROCESS_COTS`], [`derivation_cots`]). The verifier accepts up to
+/// `preprocess_cots(PREPROCESS_COTS_TLS13_SHA384, max_sent, false, true)` in proxy mode, the
+/// most of any version and suite.
+pub fn preprocess_cots(derivation: usize, request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
     let least = derivation + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
     if response_partly_revealed {
         least.max(crate::ot::ferret::LpnParams::SETUP.net_output())

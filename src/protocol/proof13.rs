@@ -904,10 +904,10 @@ mod tests {
                     let records = application_records(t, &opened.handshake, d);
                     super::super::check13::recover("", t.suite().aead(), records, inputs.shapes[side], inputs.reveal[side], &opened.records[side])
                 });
-                (recovered, opened.commitments)
+                (recovered, opened.commitments, prover.cot().issued())
             })
         };
-        let ([sent, received], commitments) = prove(&t, &plan).expect("an honest prover");
+        let ([sent, received], commitments, _) = prove(&t, &plan).expect("an honest prover");
         let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
         assert!(!sent.fast_path && !received.fast_path);
         assert_eq!(&sent.bytes[..4], b"GET ");
@@ -922,11 +922,15 @@ mod tests {
         let at = tampered.len() - 30;
         tampered[at] ^= 1;
         let t2 = transcript13::parse(&r.sent, &tampered).unwrap();
-        let ([_, received], _) = prove(&t2, &plan).expect("the proof itself");
+        let ([_, received], _, _) = prove(&t2, &plan).expect("the proof itself");
         assert!(matches!(received, Err(Check13Error::BadTag { .. })), "{:?}", received.map(|_| ()));
 
         let whole = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
-        let ([sent, received], _) = prove(&t, &whole).expect("an honest prover");
+        let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");
+        // A fast-path session of this suite consumes what the prover asks both sides to
+        // preprocess for it (to within 10%, so that no LPN iteration runs after the TLS session).
+        let asked = super::super::proof::derivation_cots(ours);
+        assert!(used <= asked && used * 10 >= asked * 9, "{ours:?}: {used} COTs used, {asked} preprocessed");
         let (sent, received) = (sent.expect("the request"), received.expect("the response"));
         assert!(sent.fast_path && received.fast_path);
         assert_eq!((sent.bytes, received.bytes), (request, response));

@@ -451,9 +451,13 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
     // what the request names is what both sides generate (an over-large count is the
     // verifier's to refuse)
     let mode = config.mode.session_mode();
-    // A server offered TLS 1.3 mostly chooses it: preprocess for its longer key derivation.
-    let likely = if config.tls_versions.contains(&TlsVersion::Tls13) { TlsVersion::Tls13 } else { TlsVersion::Tls12 };
-    let mut preprocess = proof::preprocess_cots(likely, sizing.request_len, sizing.request_whole, sizing.response_partly);
+    // A server offered TLS 1.3 mostly chooses it, and the first suite offered: preprocess for
+    // that key derivation.
+    let derivation = match config.tls13_suites.first() {
+        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => proof::derivation_cots(suite),
+        _ => proof::PREPROCESS_COTS,
+    };
+    let mut preprocess = proof::preprocess_cots(derivation, sizing.request_len, sizing.request_whole, sizing.response_partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }

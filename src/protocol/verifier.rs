@@ -229,11 +229,11 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 }
 
 /// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs: in proxy
-/// mode, of either TLS version (the server chooses it later); MPC mode speaks TLS 1.2.
+/// mode, of any TLS version and suite (the server chooses them later); MPC mode speaks TLS 1.2.
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
-        SessionMode::Proxy => proof::preprocess_cots(TlsVersion::Tls13, max_sent, false, true),
-        SessionMode::Mpc => proof::preprocess_cots(TlsVersion::Tls12, max_sent, false, true) + crate::mpc::reproof::PREPROCESS_COTS,
+        SessionMode::Proxy => proof::preprocess_cots(proof::PREPROCESS_COTS_TLS13_SHA384, max_sent, false, true),
+        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, max_sent, false, true) + crate::mpc::reproof::PREPROCESS_COTS,
     }
 }
 
