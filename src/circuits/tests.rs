@@ -23,27 +23,51 @@ fn rand_bytes(n: usize) -> Vec<u8> {
     (0..n).map(|_| rng.random()).collect()
 }
 
-fn plain_sha(msg: &[u8]) -> Vec<u8> {
+/// A digest gadget on the cleartext evaluator, the message committed.
+fn plain_digest(hash: fn(&mut PlainBackend, &[<PlainBackend as Gates>::Bit]) -> Vec<<PlainBackend as Gates>::Bit>, msg: &[u8]) -> Vec<u8> {
     let mut b = PlainBackend::new();
     let bits = commit_bytes(&mut b, Some(msg), msg.len());
-    let d = sha256(&mut b, &bits);
+    let d = hash(&mut b, &bits);
     open_bytes(&mut b, &d)
 }
 
+/// SHA-256 and SHA-384 against FIPS 180-4's one- and two-block examples and `sha2` on random
+/// lengths around their padding boundaries.
 #[test]
-fn sha256_matches_nist_vectors_and_sha2() {
+fn sha256_and_sha384_match_nist_vectors_and_sha2() {
     use ::sha2::Digest;
-    assert_eq!(
-        plain_sha(b"abc"),
-        hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-    );
-    assert_eq!(
-        plain_sha(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-        hex("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-    );
-    for len in [0usize, 1, 55, 56, 64, 100, 130] {
-        let m = rand_bytes(len);
-        assert_eq!(plain_sha(&m), ::sha2::Sha256::digest(&m).to_vec(), "len {len}");
+    type Gadget = fn(&mut PlainBackend, &[<PlainBackend as Gates>::Bit]) -> Vec<<PlainBackend as Gates>::Bit>;
+    let cases: [(Gadget, fn(&[u8]) -> Vec<u8>, [(&[u8], &str); 2], [usize; 7]); 2] = [
+        (
+            super::sha256::sha256,
+            |m| ::sha2::Sha256::digest(m).to_vec(),
+            [
+                (b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+                (b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+            ],
+            [0, 1, 55, 56, 64, 100, 130],
+        ),
+        (
+            super::sha384::sha384,
+            |m| ::sha2::Sha384::digest(m).to_vec(),
+            [
+                (b"abc", "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7"),
+                (
+                    b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+                    "09330c33f71147e83d192fc782cd1b4753111b173b3b05d22fa08086e3b0f712fcc7c71a557e2db966c3e9fa91746039",
+                ),
+            ],
+            [0, 1, 111, 112, 128, 200, 300],
+        ),
+    ];
+    for (gadget, reference, vectors, lens) in cases {
+        for (message, want) in vectors {
+            assert_eq!(plain_digest(gadget, message), hex(want));
+        }
+        for len in lens {
+            let m = rand_bytes(len);
+            assert_eq!(plain_digest(gadget, &m), reference(&m), "len {len}");
+        }
     }
 }
 
@@ -890,28 +914,6 @@ fn chacha20_keystream_in_zk_opens_what_ring_encrypts_with() {
     }
     let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), Some(&nonce)), |b| circuit(b, None, None));
     assert_eq!((p.expect("the prover"), v.expect("the verifier")), (keystream.clone(), keystream));
-}
-
-fn plain_sha384(msg: &[u8]) -> Vec<u8> {
-    let mut b = PlainBackend::new();
-    let bits = commit_bytes(&mut b, Some(msg), msg.len());
-    let d = super::sha384::sha384(&mut b, &bits);
-    open_bytes(&mut b, &d)
-}
-
-#[test]
-fn sha384_matches_nist_vectors_and_sha2() {
-    use ::sha2::Digest;
-    // FIPS 180-4 examples: one block and two blocks.
-    assert_eq!(plain_sha384(b"abc"), hex("cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7"));
-    assert_eq!(
-        plain_sha384(b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
-        hex("09330c33f71147e83d192fc782cd1b4753111b173b3b05d22fa08086e3b0f712fcc7c71a557e2db966c3e9fa91746039")
-    );
-    for len in [0usize, 1, 111, 112, 128, 200, 300] {
-        let m = rand_bytes(len);
-        assert_eq!(plain_sha384(&m), ::sha2::Sha384::digest(&m).to_vec(), "len {len}");
-    }
 }
 
 #[test]
