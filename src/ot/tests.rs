@@ -100,6 +100,20 @@ fn session_ids_must_match() {
         "{:?}",
         o.keys.err()
     );
+    // The same session id, not the default one, on both sides: each side keeps it.
+    let (cv, cp) = channels();
+    let s = KosSender::new().with_session_id(b"session A");
+    let r = KosReceiver::new().with_session_id(b"session A");
+    let o = run_extend(s, r, cv, cp, 10);
+    o.keys.expect("the same session id");
+    o.cots.expect("the same session id");
+}
+
+#[test]
+fn each_side_reports_the_prg_it_was_given() {
+    for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
+        assert_eq!((KosSender::new().with_prg(prg).prg(), KosReceiver::new().with_prg(prg).prg()), (prg, prg));
+    }
 }
 
 #[test]
