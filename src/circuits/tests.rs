@@ -290,10 +290,13 @@ fn alpha_is_a_root_and_embedding_is_a_homomorphism() {
     assert_eq!(sbox_plain(0xff), 0x16);
 }
 
+/// The `aes` crate's AES-128 or AES-256, by the key's length.
 fn aes_ref(key: &[u8], block: &[u8]) -> Vec<u8> {
-    let c = ::aes::Aes128::new_from_slice(key).unwrap();
     let mut blk = ::aes::Block::clone_from_slice(block);
-    c.encrypt_block(&mut blk);
+    match key.len() {
+        16 => ::aes::Aes128::new_from_slice(key).unwrap().encrypt_block(&mut blk),
+        _ => ::aes::Aes256::new_from_slice(key).unwrap().encrypt_block(&mut blk),
+    }
     blk.to_vec()
 }
 
@@ -342,21 +345,24 @@ fn aes_field_and_boolean_match_fips197_and_aes_crate() {
     assert_eq!((s1.commits - s0.commits, s1.products - s0.products), (1280, 320));
 }
 
+/// AES of a public block under a committed key of `key_len` bytes, with the field S-box and the
+/// boolean one: both ciphertexts, opened.
+fn aes_both_sboxes<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, key_len: usize, pt: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let kb = commit_bytes(b, key, key_len);
+    let pb = constant_bytes(b, pt);
+    let rk = key_schedule(b, &kb);
+    let out = encrypt(b, &rk, &pb);
+    let rkb = key_schedule_bool(b, &kb);
+    let outb = encrypt_bool(b, &rkb, &pb);
+    (open_bytes(b, &out), open_bytes(b, &outb))
+}
+
 #[test]
 fn aes_in_zk_fips197_with_both_sboxes() {
     let key = hex("000102030405060708090a0b0c0d0e0f");
     let pt = hex("00112233445566778899aabbccddeeff");
     let ct = hex("69c4e0d86a7b0430d8cdb78070b4c55a");
-    fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, pt: &[u8]) -> (Vec<u8>, Vec<u8>) {
-        let kb = commit_bytes(b, key, 16);
-        let pb = constant_bytes(b, pt);
-        let rk = key_schedule(b, &kb);
-        let out = encrypt(b, &rk, &pb);
-        let rkb = key_schedule_bool(b, &kb);
-        let outb = encrypt_bool(b, &rkb, &pb);
-        (open_bytes(b, &out), open_bytes(b, &outb))
-    }
-    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), &pt), |b| circuit(b, None, &pt));
+    let (p, v) = zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 16, &pt), |b| aes_both_sboxes(b, None, 16, &pt));
     assert_eq!(p.unwrap(), (ct.clone(), ct.clone()));
     assert_eq!(v.unwrap(), (ct.clone(), ct));
 }
@@ -930,37 +936,21 @@ fn sha384_compression_count() {
     assert_eq!(b.stats().and_gates, 80 * 128 + (80 * 7 + 64 * 3 + 8) * 63 - folded);
 }
 
-fn aes256_ref(key: &[u8], block: &[u8]) -> Vec<u8> {
-    let c = ::aes::Aes256::new_from_slice(key).unwrap();
-    let mut blk = ::aes::Block::clone_from_slice(block);
-    c.encrypt_block(&mut blk);
-    blk.to_vec()
-}
-
 #[test]
 fn aes256_matches_fips197_and_aes_crate_in_zk_and_both_sboxes() {
     // FIPS-197 appendix C.3.
     let key = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
     let pt = hex("00112233445566778899aabbccddeeff");
     let ct = hex("8ea2b7ca516745bfeafc49904b496089");
-    fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, pt: &[u8]) -> (Vec<u8>, Vec<u8>) {
-        let kb = commit_bytes(b, key, 32);
-        let pb = constant_bytes(b, pt);
-        let rk = key_schedule(b, &kb);
-        let out = encrypt(b, &rk, &pb);
-        let rkb = key_schedule_bool(b, &kb);
-        let outb = encrypt_bool(b, &rkb, &pb);
-        (open_bytes(b, &out), open_bytes(b, &outb))
-    }
-    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&key), &pt), |b| circuit(b, None, &pt));
+    let (p, v) = zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 32, &pt), |b| aes_both_sboxes(b, None, 32, &pt));
     assert_eq!(p.unwrap(), (ct.clone(), ct.clone()));
     assert_eq!(v.unwrap(), (ct.clone(), ct.clone()));
     for _ in 0..5 {
         let (k, m) = (rand_bytes(32), rand_bytes(16));
         let mut b = PlainBackend::new();
-        let (out, outb) = circuit(&mut b, Some(&k), &m);
+        let (out, outb) = aes_both_sboxes(&mut b, Some(&k), 32, &m);
         assert!(!b.violated);
-        assert_eq!((out, outb), (aes256_ref(&k, &m), aes256_ref(&k, &m)));
+        assert_eq!((out, outb), (aes_ref(&k, &m), aes_ref(&k, &m)));
     }
     // Costs: 52 S-boxes in the key schedule (13 SubWords), 224 per block (14 rounds), each
     // 8 committed bits and 2 products.
@@ -985,7 +975,7 @@ fn aes256_matches_fips197_and_aes_crate_in_zk_and_both_sboxes() {
     let last_bits: Vec<[_; 8]> = last_bits.iter().map(|l| core::array::from_fn(|i| b.constant(l[i]))).collect();
     let shared = super::aes::encrypt_sharing_prefix(&mut b, &rk, &pb, &last_bits);
     for (out, last) in shared.iter().zip(lasts) {
-        assert_eq!(open_bytes(&mut b, out), aes256_ref(&key, &[&prefix[..], &[last]].concat()));
+        assert_eq!(open_bytes(&mut b, out), aes_ref(&key, &[&prefix[..], &[last]].concat()));
     }
 }
 
