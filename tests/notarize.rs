@@ -360,10 +360,10 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
-    use tlsproof::protocol::proof::{preprocess_cots, PREPROCESS_COTS, PREPROCESS_COTS_TLS13_SHA384};
+    use tlsproof::protocol::proof::{preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
     // In proxy mode the server chooses the version and suite after the request: the limit is
     // that of TLS 1.3's SHA-384 suite.
-    let pre = preprocess_cots(PREPROCESS_COTS_TLS13_SHA384, 1024, false, true) as u32;
+    let pre = preprocess_cots(MOST_DERIVATION_COTS, 1024, false, true) as u32;
     let request_in = |mode, version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,

@@ -1,21 +1,25 @@
 //! The TLS 1.3 key derivation in ZK (docs/protocol.md, "TLS 1.3 in proxy mode"): from the
 //! committed handshake secret HS to the two handshake traffic secrets, **opened**, and to each
-//! direction's application key and IV, kept as authenticated bits for the record proofs.
+//! direction's application traffic: its traffic secret **opened** when all of the direction's
+//! records are revealed (the verifier derives the key and IV itself), otherwise its key kept as
+//! authenticated bits for the record proofs and its IV opened.
 //!
 //! Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
 //! ([`PublicInner`]): each HKDF step is then one outer compression in ZK with a public message
-//! block. HS, the "derived" secret D, the master secret MS and the application traffic
-//! secrets never leave ZK. The hash is the suite's: SHA-256 (TLS_AES_128_GCM_SHA256,
+//! block. HS, the "derived" secret D, the master secret MS and the traffic secrets of directions
+//! not wholly revealed never leave ZK. The hash is the suite's: SHA-256 (TLS_AES_128_GCM_SHA256,
 //! TLS_CHACHA20_POLY1305_SHA256) or SHA-384 (TLS_AES_256_GCM_SHA384), whose secrets and
 //! transcript hashes are 48 bytes and whose compressions absorb 128-byte blocks.
 //!
-//! Batches, all deferred (the caller's next checked batch checks them):
+//! Batches, deferred (the caller's next checked batch checks them) but for the last when both
+//! traffic secrets are opened:
 //! 1. commit HS; its pad states; HS's inner state opened;
 //! 2. c_hs and s_hs opened; D = Derive-Secret(HS, "derived", ""); D's pad states, inner opened;
 //! 3. MS = HKDF-Extract(D, 0); MS's pad states, inner opened;
 //! 4. c_ap, s_ap over the transcript hash through the server Finished, which the caller gives
-//!    once it has read the handshake with the opened secrets; their pad states, inners opened;
-//! 5. each direction's key and IV.
+//!    once it has read the handshake with the opened secrets; each opened, or its pad states
+//!    computed and inner opened;
+//! 5. the key and the IV (opened) of each direction whose secret stays hidden.
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
@@ -28,7 +32,7 @@ use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicI
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
-use crate::circuits::{constant_bytes, xor_bits};
+use crate::circuits::constant_bytes;
 use crate::tls::tls13::key_schedule::hkdf_label;
 use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::tls::tls13::record::RecordKey;
@@ -37,13 +41,10 @@ use crate::tls::Direction;
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
-/// an XOR with a public constant, so free. The record's counter blocks and J0 are built on it
-/// as for a TLS 1.2 nonce.
-pub fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
-    let mut mask = [0u8; 12];
-    mask[4..].copy_from_slice(&seq.to_be_bytes());
-    xor_bits(b, iv, &constant_bytes(b, &mask))
+/// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), as constant bits: the IV is
+/// opened. The record's counter blocks and J0 are built on it as for a TLS 1.2 nonce.
+pub fn record_nonce<B: Backend>(b: &B, iv: &[u8; 12], seq: u64) -> Vec<B::Bit> {
+    constant_bytes(b, &crate::tls::tls13::record::nonce(iv, seq))
 }
 
 /// The handshake traffic secrets the derivation opens (the suite's hash length each).
@@ -53,10 +54,23 @@ pub struct HandshakeSecrets {
     pub server: Vec<u8>,
 }
 
-/// One direction's application key and IV as authenticated bits (never opened here).
+/// One direction's application key as authenticated bits (never opened here), and its IV,
+/// opened: a record's nonce is public in GCM and ChaCha20-Poly1305 alike, and the IV is an
+/// HKDF output under its own label, so it says nothing of the key (docs/protocol.md).
 pub struct DirectionKey<B: Backend> {
     pub key: Vec<B::Bit>,
-    pub iv: Vec<B::Bit>,
+    pub iv: [u8; 12],
+}
+
+/// One direction's application traffic after the derivation.
+pub enum DirectionTraffic<B: Backend> {
+    /// Its traffic secret, opened: a direction all of whose records are revealed. Nothing but
+    /// this direction's keys derives from it (RFC 8446 §7.1–7.3), which the fast path opens
+    /// anyway, so the verifier derives the key and IV itself, and the derivation saves their
+    /// four compressions.
+    Opened(Vec<u8>),
+    /// Its key in ZK, for the record proofs.
+    Hidden(DirectionKey<B>),
 }
 
 /// A private HMAC key whose inner state was opened: the outer state's encoding and the public
@@ -102,10 +116,13 @@ fn circuit_hash(hash: HashAlg) -> Sha2 {
 
 /// Runs batches 1–5 with the suite's hash. `hs` is the handshake secret on the prover, `None`
 /// on the verifier; `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's
-/// key length (16 or 32). `read_handshake` gets the opened handshake traffic secrets and returns
-/// Hash(ClientHello..server Finished): the verifier decrypts and checks the server's flight
-/// with them there ([`Transcript13::read_handshake`](super::transcript13::Transcript13::read_handshake)),
-/// and its error ends the proof.
+/// key length (16 or 32); `open_traffic` says, per direction ([sent, received]), whether its
+/// application traffic secret is opened. `read_handshake` gets the opened handshake traffic
+/// secrets and returns Hash(ClientHello..server Finished): the verifier decrypts and checks the
+/// server's flight with them there
+/// ([`Transcript13::read_handshake`](super::transcript13::Transcript13::read_handshake)), and
+/// its error ends the proof.
+#[allow(clippy::too_many_arguments)]
 pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     party: &mut P,
     ch: &mut C,
@@ -113,8 +130,9 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     hs: Option<&[u8]>,
     hello_hash: &[u8],
     key_len: usize,
+    open_traffic: [bool; 2],
     read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Vec<u8>, E>,
-) -> Result<(HandshakeSecrets, [DirectionKey<P::Backend>; 2]), E> {
+) -> Result<(HandshakeSecrets, [DirectionTraffic<P::Backend>; 2]), E> {
     if key_len != 16 && key_len != 32 {
         return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes").into());
     }
@@ -159,20 +177,63 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     let ms_key = KeyedOuter::<P::Backend>::new(hash, ms_key)?;
 
     let server_finished_hash = read_handshake(&handshake)?;
-    let (c_key, s_key) = party
-        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let c_ap = expand(b, &ms_key, n, b"c ap traffic", &server_finished_hash);
-            let s_ap = expand(b, &ms_key, n, b"s ap traffic", &server_finished_hash);
-            (keyed(b, hash, &c_ap), keyed(b, hash, &s_ap))
+    #[cfg(test)]
+    let cheat = super::proof::cheat(hs.is_some()).fast_key;
+    let mut traffic_batch = |b: &mut P::Backend| {
+        [b"c ap traffic", b"s ap traffic"].into_iter().enumerate().map(|(side, label)| {
+            let secret = expand(b, &ms_key, n, label, &server_finished_hash);
+            if !open_traffic[side] {
+                return Err(keyed(b, hash, &secret));
+            }
+            #[cfg(test)]
+            if cheat == Some(side) {
+                // A prover that opens a traffic secret other than the one derived from HS.
+                super::proof::claim_flipped(b, &secret);
+            }
+            Ok(open_bytes(b, &secret))
         })
-        .await?;
-    let traffic: [KeyedOuter<P::Backend>; 2] = [KeyedOuter::new(hash, c_key)?, KeyedOuter::new(hash, s_key)?];
-    let keys = party
-        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            traffic.each_ref().map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) })
-        })
-        .await?;
-    Ok((handshake, keys))
+        .collect::<Vec<_>>()
+    };
+    // Nothing follows the traffic secrets when both are opened: then their batch is checked.
+    let traffic = if open_traffic == [true, true] {
+        party.run_batch(ch, &mut traffic_batch).await?
+    } else {
+        party.run_batch_deferred(ch, &mut traffic_batch).await?
+    };
+    let mut hidden = Vec::new();
+    for t in &traffic {
+        if let Err(pads) = t {
+            hidden.push(KeyedOuter::<P::Backend>::new(hash, pads.clone())?);
+        }
+    }
+    let mut keys = if hidden.is_empty() {
+        Vec::new()
+    } else {
+        party
+            .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+                let mut keys = Vec::with_capacity(hidden.len());
+                for t in &hidden {
+                    let key = expand(b, t, key_len, b"key", &[]);
+                    let iv = expand(b, t, 12, b"iv", &[]);
+                    keys.push((key, open_bytes(b, &iv)));
+                }
+                keys
+            })
+            .await?
+    }
+    .into_iter();
+    let mut out = Vec::with_capacity(2);
+    for t in traffic {
+        out.push(match t {
+            Ok(opened) => DirectionTraffic::Opened(secret(hash, opened)?),
+            Err(_) => {
+                let (key, iv) = keys.next().ok_or(ProofError::Malformed("a direction's key"))?;
+                DirectionTraffic::Hidden(DirectionKey { key, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? })
+            }
+        });
+    }
+    let traffic: [DirectionTraffic<P::Backend>; 2] = out.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
+    Ok((handshake, traffic))
 }
 
 /// What one direction's record proof opens.
@@ -203,8 +264,8 @@ pub async fn open_records<P: Party<C>, C: Channel>(
 ) -> Result<OpenedRecords, ProofError> {
     let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
     if fast {
-        let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
-        return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
+        let k = party.run_batch(ch, &mut |b: &mut P::Backend| open_bytes(b, &key.key)).await?;
+        return Ok(OpenedRecords::Key { key: k, iv: key.iv });
     }
     let cipher = match aead {
         AeadAlg::Aes128Gcm => KeystreamCipher::Aes128,
@@ -269,7 +330,7 @@ async fn open_chacha_records<P: Party<C>, C: Channel>(
         .await?;
     let blocks = touched_blocks(positions, 64);
     let jobs: Vec<KeystreamJob> = blocks.chunks(CHACHA20_BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
-    let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20, &jobs, |b, _, chunk| {
+    let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20 { iv: key.iv }, &jobs, |b, _, chunk| {
         let mut out = Vec::new();
         for (record, blk, at) in chunk {
             let block = chacha20::block(b, &key.key, &record_nonce(b, &key.iv, *record as u64), blk + 1);
@@ -364,9 +425,12 @@ pub async fn run<P: Party<C>, C: Channel>(
     let t = inputs.transcript;
     let suite = t.suite();
     let fast = [inputs.fast(0), inputs.fast(1)];
+    // A wholly revealed direction opens its traffic secret, unless a hash commitment needs
+    // its key in ZK.
+    let open_traffic = [0, 1].map(|side| fast[side] && inputs.commit[side].is_empty());
     let aead = suite.aead();
     let mut handshake = None;
-    let (_, keys) = key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), |secrets| {
+    let (_, traffic) = key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), open_traffic, |secrets| {
         let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
         let hash = h.server_finished_hash.clone();
         handshake = Some(h);
@@ -376,7 +440,17 @@ pub async fn run<P: Party<C>, C: Channel>(
     let handshake = handshake.ok_or(ProofError::Malformed("the handshake was not read"))?;
     let records = [Direction::Sent, Direction::Received].map(|d| application_records(t, &handshake, d));
     let mut opened = Vec::with_capacity(2);
-    for side in 0..2 {
+    let mut keys = Vec::with_capacity(2);
+    for (side, traffic) in traffic.into_iter().enumerate() {
+        let key = match traffic {
+            DirectionTraffic::Opened(secret) => {
+                let derived = TrafficKeys::derive(suite.hash(), &Secret::from_slice(&secret), aead.key_len());
+                opened.push(OpenedRecords::Key { key: derived.key().to_vec(), iv: derived.iv });
+                keys.push(None);
+                continue;
+            }
+            DirectionTraffic::Hidden(key) => key,
+        };
         let positions = if fast[side] {
             Vec::new()
         } else {
@@ -385,15 +459,15 @@ pub async fn run<P: Party<C>, C: Channel>(
         #[cfg(test)]
         if fast[side] && super::proof::cheat(hs.is_some()).fast_key == Some(side) {
             // A prover that opens a key other than the one derived from HS.
-            let key = &keys[side];
             party.run_batch(ch, &mut |b: &mut P::Backend| {
                 super::proof::claim_flipped(b, &key.key);
-                (open_bytes(b, &key.key), open_bytes(b, &key.iv))
+                open_bytes(b, &key.key)
             })
             .await?;
             return Err(ProofError::Malformed("the cheating prover went on").into());
         }
-        opened.push(open_records(party, ch, aead, &keys[side], fast[side], records[side].len(), &positions).await?);
+        opened.push(open_records(party, ch, aead, &key, fast[side], records[side].len(), &positions).await?);
+        keys.push(Some(key));
     }
     let mut commitments = Vec::new();
     let mut blinders = blinders.map(|b| b.iter());
@@ -404,7 +478,8 @@ pub async fn run<P: Party<C>, C: Channel>(
                 None => None,
             };
             let touched = app_positions(inputs.shapes[side], std::slice::from_ref(range));
-            let key = &keys[side];
+            // a direction with commitments keeps its key in ZK
+            let key = keys[side].as_ref().ok_or(ProofError::Malformed("a committed direction's key"))?;
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
                     let rk = (aead != AeadAlg::ChaCha20Poly1305).then(|| key_schedule(b, &key.key));
@@ -490,24 +565,51 @@ mod tests {
         futures::executor::block_on(async { futures::join!(p, v) })
     }
 
-    /// Both sides of the derivation, then one checked batch that opens the keys (only a test
-    /// opens them all); the verifier's result.
-    fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize) -> Result<(HandshakeSecrets, [Vec<u8>; 4]), ProofError> {
+    /// Both sides of the derivation, the traffic secrets opened as `open` says, then one
+    /// checked batch that opens the hidden keys (only a test opens them); the verifier's
+    /// handshake secrets, each direction's key and IV, and the opened traffic secrets.
+    #[allow(clippy::type_complexity)]
+    fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> Result<(HandshakeSecrets, [(Vec<u8>, Vec<u8>); 2], [Option<Vec<u8>>; 2]), ProofError> {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
             let mut a = a;
-            let (_, keys) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
-            prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await
+            let (_, traffic) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, open, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
+            prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await
         };
         let v = async {
             let mut b = b;
-            let (opened, keys) = key_derivation(&mut verifier, &mut b, alg, None, hello_hash, key_len, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
-            let [(ck, civ), (sk, siv)] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &keys)).await?;
-            Ok((opened, [ck, civ, sk, siv]))
+            let (opened, traffic) = key_derivation(&mut verifier, &mut b, alg, None, hello_hash, key_len, open, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
+            let keys = verifier.run_batch(&mut b, &mut |b| open_keys(b, &traffic)).await?;
+            let secrets = traffic.each_ref().map(|t| match t {
+                DirectionTraffic::Opened(secret) => Some(secret.clone()),
+                DirectionTraffic::Hidden(_) => None,
+            });
+            Ok((opened, direction_keys(alg, key_len, &secrets, keys), secrets))
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         verified
+    }
+
+    /// Opens the keys the derivation kept in ZK (only a test does); the IVs are public.
+    fn open_keys<B: Backend>(b: &mut B, traffic: &[DirectionTraffic<B>; 2]) -> [Option<(Vec<u8>, [u8; 12])>; 2] {
+        traffic.each_ref().map(|t| match t {
+            DirectionTraffic::Hidden(k) => Some((open_bytes(b, &k.key), k.iv)),
+            DirectionTraffic::Opened(_) => None,
+        })
+    }
+
+    /// Each direction's key and IV: derived from its opened traffic secret, or opened from ZK.
+    fn direction_keys(alg: HashAlg, key_len: usize, secrets: &[Option<Vec<u8>>; 2], opened: [Option<(Vec<u8>, [u8; 12])>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
+        let mut opened = opened.into_iter();
+        secrets.each_ref().map(|secret| match (secret, opened.next().flatten()) {
+            (Some(secret), None) => {
+                let k = TrafficKeys::derive(alg, &Secret::from_slice(secret), key_len);
+                (k.key().to_vec(), k.iv.to_vec())
+            }
+            (None, Some((key, iv))) => (key, iv.to_vec()),
+            _ => panic!("a direction both opened and hidden"),
+        })
     }
 
     fn h(s: &str) -> [u8; 32] {
@@ -520,12 +622,18 @@ mod tests {
         let hs = h("1dc826e93606aa6fdc0aadc12f741b01046aa6b99f691ed221a9f0ca043fbeac");
         let hello = h("860c06edc07858ee8e78f0e7428c58edd6b43f2ca3e6e95f02ed063cf0e1cad8");
         let finished = h("9608102a0f1ccc6db6250b7b7e417b1a000eaada3daae4777a7686c9ff83df13");
-        let (opened, [ck, civ, sk, siv]) = derive(HashAlg::Sha256, &hs, &hello, &finished, 16).unwrap();
-        assert_eq!(opened.client, h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
-        assert_eq!(opened.server, h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
         let hex = |v: &[u8]| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
-        assert_eq!((hex(&ck), hex(&civ)), ("17422dda596ed5d9acd890e3c63f5051".into(), "5b78923dee08579033e523d9".into()));
-        assert_eq!((hex(&sk), hex(&siv)), ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()));
+        let application = ["9e40646ce79a7f9dc05af8889bce6552875afa0b06df0087f792ebb7c17504a5", "a11af9f05531f856ad47116b45a950328204b4f44bfb6b3a4b4f1f3fcb631643"];
+        for open in [[false, false], [false, true], [true, false], [true, true]] {
+            let (opened, [(ck, civ), (sk, siv)], secrets) = derive(HashAlg::Sha256, &hs, &hello, &finished, 16, open).unwrap();
+            assert_eq!(opened.client, h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
+            assert_eq!(opened.server, h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
+            assert_eq!((hex(&ck), hex(&civ)), ("17422dda596ed5d9acd890e3c63f5051".into(), "5b78923dee08579033e523d9".into()), "{open:?}");
+            assert_eq!((hex(&sk), hex(&siv)), ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()), "{open:?}");
+            for side in 0..2 {
+                assert_eq!(secrets[side].as_deref().map(hex), open[side].then(|| application[side].to_string()), "{open:?}");
+            }
+        }
     }
 
     /// 32-byte keys (ChaCha20-Poly1305 on SHA-256, AES-256-GCM on SHA-384) against the native
@@ -536,10 +644,12 @@ mod tests {
             let hs_secret = key_schedule::handshake_secret(alg, &[0x42; 32]);
             let n = alg.output_len();
             let (hello, finished) = (vec![1u8; n], vec![2u8; n]);
-            let (opened, [ck, civ, sk, siv]) = derive(alg, hs_secret.as_bytes(), &hello, &finished, 32).unwrap();
+            // the client's traffic secret opened, the server's kept in ZK
+            let (opened, [(ck, civ), (sk, siv)], [client, _]) = derive(alg, hs_secret.as_bytes(), &hello, &finished, 32, [true, false]).unwrap();
             let handshake = TrafficSecrets::handshake(alg, &hs_secret, &Secret::from_slice(&hello));
             assert_eq!((&opened.client[..], &opened.server[..]), (handshake.client.as_bytes(), handshake.server.as_bytes()), "{alg:?}");
             let application = TrafficSecrets::application(alg, &key_schedule::master_secret(alg, &hs_secret), &Secret::from_slice(&finished));
+            assert_eq!(client.as_deref(), Some(application.client.as_bytes()), "{alg:?}");
             for (secret, key, iv) in [(&application.client, &ck, &civ), (&application.server, &sk, &siv)] {
                 let native = TrafficKeys::derive(alg, secret, 32);
                 assert_eq!((native.key(), &native.iv[..]), (&key[..], &iv[..]), "{alg:?}");
@@ -549,9 +659,9 @@ mod tests {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let finished = |_: &HandshakeSecrets| Ok::<_, ProofError>(vec![0; 48]);
-        let short_secret = key_derivation(&mut prover, &mut a, HashAlg::Sha384, Some(&[0; 32]), &[0; 48], 32, finished);
+        let short_secret = key_derivation(&mut prover, &mut a, HashAlg::Sha384, Some(&[0; 32]), &[0; 48], 32, [false; 2], finished);
         assert!(matches!(futures::executor::block_on(short_secret), Err(ProofError::Malformed(_))));
-        let short_hash = key_derivation(&mut verifier, &mut b, HashAlg::Sha384, None, &[0; 32], 32, finished);
+        let short_hash = key_derivation(&mut verifier, &mut b, HashAlg::Sha384, None, &[0; 32], 32, [false; 2], finished);
         assert!(matches!(futures::executor::block_on(short_hash), Err(ProofError::Malformed(_))));
     }
 
@@ -560,12 +670,12 @@ mod tests {
     fn a_handshake_the_verifier_cannot_read_ends_the_proof() {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let p = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&[3; 32][..]), &[0; 32], 16, |_| Ok::<_, ProofError>(vec![0; 32]));
-        let v = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &[0; 32], 16, |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
+        let p = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&[3; 32][..]), &[0; 32], 16, [false; 2], |_| Ok::<_, ProofError>(vec![0; 32]));
+        let v = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &[0; 32], 16, [false; 2], |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         assert!(matches!(verified, Err(ProofError::Malformed("the server's flight does not decrypt"))));
         assert!(matches!(
-            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, HashAlg::Sha256, None, &[0; 32], 24, |_| Ok::<_, ProofError>(vec![0; 32]))),
+            futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, HashAlg::Sha256, None, &[0; 32], 24, [false; 2], |_| Ok::<_, ProofError>(vec![0; 32]))),
             Err(ProofError::Malformed(_))
         ));
     }
@@ -583,8 +693,12 @@ mod tests {
         }
     }
 
-    fn open_keys<B: Backend>(b: &mut B, keys: &[DirectionKey<B>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
-        keys.each_ref().map(|k| (open_bytes(b, &k.key), open_bytes(b, &k.iv)))
+    /// The key of a direction whose traffic secret the derivation kept hidden.
+    fn hidden<B: Backend>(traffic: DirectionTraffic<B>) -> DirectionKey<B> {
+        match traffic {
+            DirectionTraffic::Hidden(key) => key,
+            DirectionTraffic::Opened(_) => panic!("a traffic secret opened"),
+        }
     }
 
     /// A session relayed as in proxy mode, proven in ZK from the client's handshake secret (or
@@ -607,21 +721,22 @@ mod tests {
         // Each side owns its channel end, so a side that stops drops it and the other's wait ends.
         let p = async {
             let mut a = a;
-            let (_, keys) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, |_| Ok::<_, Refused>(prover_finished.to_vec())).await?;
-            prover.run_batch(&mut a, &mut |b| open_keys(b, &keys)).await.map_err(Refused::from)
+            let (_, traffic) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| Ok::<_, Refused>(prover_finished.to_vec())).await?;
+            prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await.map_err(Refused::from)
         };
         let v = async {
             let mut b = b;
             let mut handshake = None;
-            let (_, keys) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, |opened| {
+            let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |opened| {
                 let h = t.read_handshake(&opened.client, &opened.server, &r.roots, "localhost", UnixTime::now()).map_err(Refused::Transcript)?;
                 let hash = h.server_finished_hash.clone();
                 handshake = Some(h);
                 Ok::<_, Refused>(hash)
             })
             .await?;
-            let [_, (key, iv)] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &keys)).await?;
-            let keys = TrafficKeys::from_parts(&key, iv.try_into().unwrap());
+            let [_, server] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &traffic)).await?;
+            let (key, iv) = server.expect("the server's key was kept in ZK");
+            let keys = TrafficKeys::from_parts(&key, iv);
             let record = RecordKey::new(t.suite().aead(), &keys).unwrap();
             let first = handshake.unwrap().handshake_records[1];
             Ok(record.open(0, &t.encrypted_records(Direction::Received)[first]).unwrap().content)
@@ -651,22 +766,21 @@ mod tests {
         let ciphertext = &record[..record.len() - 16];
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
-        fn batch<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> (Vec<u8>, Vec<u8>) {
+        fn batch<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: &[u8; 12]) -> (Vec<u8>, Vec<u8>) {
             let k = commit_bytes(b, key, 16);
-            let iv = commit_bytes(b, iv, 12);
             let rk = key_schedule(b, &k);
-            let nonce = record_nonce(b, &iv, 1);
+            let nonce = record_nonce(b, iv, 1);
             let ks: Vec<B::Bit> = keystream_blocks(b, &rk, &nonce, &[0, 1, 2, 3]).into_iter().flatten().collect();
             let j0 = j0_block(b, &rk, &nonce);
             (open_bytes(b, &ks), open_bytes(b, &j0))
         }
         let p = async {
             let mut a = a;
-            prover.run_batch(&mut a, &mut |b| batch(b, Some(&key), Some(&iv))).await
+            prover.run_batch(&mut a, &mut |b| batch(b, Some(&key), &iv)).await
         };
         let v = async {
             let mut b = b;
-            verifier.run_batch(&mut b, &mut |b| batch(b, None, None)).await
+            verifier.run_batch(&mut b, &mut |b| batch(b, None, &iv)).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         let (keystream, j0) = verified.unwrap();
@@ -718,13 +832,15 @@ mod tests {
         let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
             let mut a = a;
-            let (_, [ck, sk]) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, |_| Ok::<_, ProofError>(finished.clone())).await?;
+            let (_, traffic) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
+            let [ck, sk] = traffic.map(hidden);
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await
         };
         let v = async {
             let mut b = b;
-            let (_, [ck, sk]) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, |_| Ok::<_, ProofError>(finished.clone())).await?;
+            let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
+            let [ck, sk] = traffic.map(hidden);
             let c = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
             let s = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await?;
             Ok::<_, ProofError>((c, s))
@@ -804,13 +920,14 @@ mod tests {
         // The fast path is the whole direction revealed, and only that.
         let partial = RevealPlan { received: vec![0..1], ..plan.clone() };
         assert_eq!((inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)), (true, true, false));
-        let prove = |cheat: ProofCheat| {
+        let prove_with = |cheat: ProofCheat, inputs: &PublicInputs13<'_>, blinders: &[[u8; 16]]| {
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
             PROOF_CHEAT.with(|c| c.set(cheat));
-            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
+            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, blinders, inputs, &handshake, read);
             PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
             verified
         };
+        let prove = |cheat: ProofCheat| prove_with(cheat, &inputs, &[]);
         let opened = prove(ProofCheat::default()).expect("an honest prover");
         // What a fast-path session consumes is what the prover asks both sides to preprocess
         // for TLS 1.3 (to within 10%, so that no LPN iteration runs after the TLS session).
@@ -818,7 +935,7 @@ mod tests {
         let (proven, _) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
         proven.unwrap();
         let used = prover.cot().issued();
-        let asked = super::super::proof::PREPROCESS_COTS_TLS13;
+        let asked = super::super::proof::derivation_cots(Suite13::Aes128GcmSha256, 0);
         assert!(used <= asked && used * 10 >= asked * 9, "{used} COTs used, {asked} preprocessed");
         let aead = t.suite().aead();
         for (side, d, want) in [(0, Direction::Sent, &request), (1, Direction::Received, &response)] {
@@ -831,6 +948,16 @@ mod tests {
             let refused = prove(ProofCheat { fast_key: Some(side), ..Default::default() });
             assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "side {side}: {:?}", refused.map(|_| ()));
         }
+        // A hash commitment in a wholly revealed direction keeps its key in ZK: the fast path
+        // then opens that key, and a prover that opens another one is refused the same way.
+        let committed = RevealPlan { commit_received: vec![0..5], ..plan.clone() };
+        let inputs = PublicInputs13::new(&t, &committed, &shapes);
+        let opened = prove_with(ProofCheat::default(), &inputs, &[[1; 16]]).expect("an honest prover");
+        let records = application_records(&t, &opened.handshake, Direction::Received);
+        let got = super::super::check13::recover("", aead, records, inputs.shapes[1], inputs.reveal[1], &opened.records[1]).unwrap();
+        assert!(got.fast_path && got.bytes == response && opened.commitments.len() == 1);
+        let refused = prove_with(ProofCheat { fast_key: Some(1), ..Default::default() }, &inputs, &[[1; 16]]);
+        assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "{:?}", refused.map(|_| ()));
     }
 
     /// The ZK path's keystream for positions of several records, in the same block index of
@@ -842,17 +969,17 @@ mod tests {
         let positions = vec![(0, vec![1, 2, 17]), (1, vec![0, 3]), (2, vec![15, 16])];
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
-        fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> DirectionKey<B> {
-            DirectionKey { key: commit_bytes(b, key, 16), iv: commit_bytes(b, iv, 12) }
+        fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: [u8; 12]) -> DirectionKey<B> {
+            DirectionKey { key: commit_bytes(b, key, 16), iv }
         }
         let p = async {
             let mut a = a;
-            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), Some(&iv))).await?;
+            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), iv)).await?;
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let v = async {
             let mut b = b;
-            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, None)).await?;
+            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, iv)).await?;
             open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -927,13 +1054,23 @@ mod tests {
 
         let whole = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
         let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");
-        // A fast-path session of this suite consumes what the prover asks both sides to
-        // preprocess for it (to within 10%, so that no LPN iteration runs after the TLS session).
-        let asked = super::super::proof::derivation_cots(ours);
-        assert!(used <= asked && used * 10 >= asked * 9, "{ours:?}: {used} COTs used, {asked} preprocessed");
+        // A session of this suite consumes what the prover asks both sides to preprocess for
+        // it (to within 10%, so that no LPN iteration runs after the TLS session), for each
+        // number of directions not wholly revealed (here: nothing of them revealed).
+        for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { sent: vec![], ..whole.clone() }), (2, RevealPlan { sent: vec![], received: vec![], ..whole.clone() })] {
+            let used = if hidden == 0 { used } else { prove(&t, &plan).expect("an honest prover").2 };
+            let asked = super::super::proof::derivation_cots(ours, hidden);
+            assert!(used <= asked && used * 10 >= asked * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
+            assert!(asked <= super::super::proof::MOST_DERIVATION_COTS, "the verifier's limit");
+        }
         let (sent, received) = (sent.expect("the request"), received.expect("the response"));
         assert!(sent.fast_path && received.fast_path);
         assert_eq!((sent.bytes, received.bytes), (request, response));
+    }
+
+    #[test]
+    fn an_aes128_session_is_proven_by_both_paths() {
+        a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256, Suite13::Aes128GcmSha256);
     }
 
     #[test]

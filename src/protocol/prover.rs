@@ -339,13 +339,15 @@ struct MpcPrepared {
 type ZkBit = <<Prover<FerretReceiver> as crate::zk::Party<MuxChannel>>::Backend as crate::circuits::Gates>::Bit;
 
 /// What a session is sized for before its request is known: the request's length (at most),
-/// whether the request is revealed whole, whether the response is revealed only in part.
+/// whether the request is revealed whole, whether the response is revealed whole, and whether
+/// only in part (neither: not at all).
 /// They size the proofs' preprocessing; a session that turns out otherwise still works, and
 /// makes what it lacks when it needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizing {
     pub request_len: usize,
     pub request_whole: bool,
+    pub response_whole: bool,
     pub response_partly: bool,
 }
 
@@ -355,7 +357,18 @@ impl Sizing {
         // The request is the sent direction's whole plaintext, so whether it takes the fast
         // path is known now (a selector that does not resolve fails later, with its own error).
         let request_whole = reveal.sent.resolve(request).is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
-        Sizing { request_len: request.len(), request_whole, response_partly: !matches!(reveal.received, Reveal::All | Reveal::Nothing) }
+        Sizing::new(request.len(), request_whole, &reveal.received)
+    }
+
+    /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
+    /// as `received` says.
+    pub fn new(request_len: usize, request_whole: bool, received: &Reveal) -> Self {
+        Sizing {
+            request_len,
+            request_whole,
+            response_whole: matches!(received, Reveal::All),
+            response_partly: !matches!(received, Reveal::All | Reveal::Nothing),
+        }
     }
 }
 
@@ -454,7 +467,9 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
     // A server offered TLS 1.3 mostly chooses it, and the first suite offered: preprocess for
     // that key derivation.
     let derivation = match config.tls13_suites.first() {
-        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => proof::derivation_cots(suite),
+        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => {
+            proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(!sizing.response_whole))
+        }
         _ => proof::PREPROCESS_COTS,
     };
     let mut preprocess = proof::preprocess_cots(derivation, sizing.request_len, sizing.request_whole, sizing.response_partly);
@@ -768,7 +783,7 @@ mod tests {
         };
         let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
-        let sizing = super::Sizing { request_len: 1, request_whole: false, response_partly: false };
+        let sizing = super::Sizing { request_len: 1, request_whole: false, response_whole: false, response_partly: false };
         let preparing = super::prepare(Idle, config(), sizing, |_| {});
         assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
     }

@@ -421,11 +421,7 @@ impl SessionPlan {
     /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
     /// options say (the default hides a header, so the request takes the ZK path).
     pub fn sizing(&self) -> crate::protocol::prover::Sizing {
-        crate::protocol::prover::Sizing {
-            request_len: self.max_sent as usize,
-            request_whole: matches!(self.reveal.sent, Reveal::All),
-            response_partly: !matches!(self.reveal.received, Reveal::All | Reveal::Nothing),
-        }
+        crate::protocol::prover::Sizing::new(self.max_sent as usize, matches!(self.reveal.sent, Reveal::All), &self.reveal.received)
     }
 }
 
@@ -885,9 +881,9 @@ mod tests {
         };
         let prepared = with(serde_json::json!({}));
         let sizing = prepared.sizing();
-        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response_partly), (1024, false, false));
+        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response_whole, sizing.response_partly), (1024, false, true, false));
         let all = with(serde_json::json!({"reveal": {"sent": "all", "recv": "body"}})).sizing();
-        assert!(all.request_whole && all.response_partly);
+        assert!(all.request_whole && !all.response_whole && all.response_partly);
         for same in [serde_json::json!({"url": "https://h:8443/other", "method": "POST", "body": "x", "headers": {"Authorization": "t"}}), serde_json::json!({"reveal": {"recv": "body"}, "timeoutMs": 5})] {
             assert_eq!(with(same.clone()).check_same_session(&prepared), Ok(()), "{same}");
         }
