@@ -360,10 +360,10 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
-    use tlsproof::protocol::proof::{preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
+    use tlsproof::protocol::proof::{keystream_cots, most_keystream_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
     // In proxy mode the server chooses the version and suite after the request: the limit is
     // that of TLS 1.3's SHA-384 suite.
-    let pre = preprocess_cots(MOST_DERIVATION_COTS, 1024, false, true) as u32;
+    let pre = preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(1024), true) as u32;
     let request_in = |mode, version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
@@ -386,7 +386,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
     // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling
-    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, 1024, false, true) + tlsproof::mpc::reproof::PREPROCESS_COTS) as u32;
+    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024), true) + tlsproof::mpc::reproof::PREPROCESS_COTS) as u32;
     let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
     let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre), "{r:?}");

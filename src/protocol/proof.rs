@@ -39,16 +39,16 @@ pub const PREPROCESS_COTS: usize = 200_000;
 pub const PREPROCESS_COTS_TLS13: usize = 240_000;
 
 /// The same for TLS_AES_256_GCM_SHA384: the chain on SHA-384's compressions.
-pub const PREPROCESS_COTS_TLS13_SHA384: usize = 620_000;
+pub const PREPROCESS_COTS_TLS13_SHA384: usize = 600_000;
 
 /// What each direction whose traffic secret stays hidden adds to the derivation's COTs: its pad
-/// states, key and IV (4 compressions), the key schedule and the record proof's first blocks.
+/// states, key and IV (4 compressions), and the record proof's key schedule and first blocks.
 pub const fn hidden_direction_cots(suite: crate::tls::tls13::Suite13) -> usize {
     use crate::tls::tls13::Suite13::*;
     match suite {
         Aes128GcmSha256 => 85_000,
         ChaCha20Poly1305Sha256 => 100_000,
-        Aes256GcmSha384 => 200_000,
+        Aes256GcmSha384 => 195_000,
     }
 }
 
@@ -67,10 +67,31 @@ pub fn derivation_cots(suite: crate::tls::tls13::Suite13, hidden: usize) -> usiz
 }
 
 /// COTs of the keystream proof for `len` bytes of one direction's application data at most:
-/// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them.
+/// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them (AES-128,
+/// as TLS 1.2 and TLS_AES_128_GCM_SHA256 use it).
 pub fn keystream_cots(len: usize) -> usize {
-    let blocks = len.div_ceil(16) + len.div_ceil(1 << 14);
-    (0..blocks).step_by(BLOCKS_PER_BATCH).map(|start| batch_cots((blocks - start).min(BLOCKS_PER_BATCH))).sum()
+    keystream_cots_with(KeystreamCipher::Aes128, 16, BLOCKS_PER_BATCH, len)
+}
+
+/// The same for a TLS 1.3 direction of `suite`: AES-256 blocks cost 1,792 committed bits, and
+/// ChaCha20 blocks of 64 bytes 10.4k, one more per record for its Poly1305 key.
+pub fn keystream_cots_of(suite: crate::tls::tls13::Suite13, len: usize) -> usize {
+    use crate::tls::tls13::Suite13::*;
+    match suite {
+        Aes128GcmSha256 => keystream_cots(len),
+        Aes256GcmSha384 => keystream_cots_with(KeystreamCipher::Aes256, 16, BLOCKS_PER_BATCH, len),
+        ChaCha20Poly1305Sha256 => keystream_cots_with(KeystreamCipher::ChaCha20, 64, super::proof13::CHACHA20_BLOCKS_PER_BATCH, len),
+    }
+}
+
+/// The most COTs of a request's keystream proof of `len` bytes, of any cipher (ChaCha20's).
+pub fn most_keystream_cots(len: usize) -> usize {
+    keystream_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, len)
+}
+
+fn keystream_cots_with(cipher: KeystreamCipher, block: usize, per_batch: usize, len: usize) -> usize {
+    let blocks = len.div_ceil(block) + len.div_ceil(1 << 14);
+    (0..blocks).step_by(per_batch).map(|start| cipher.batch_cots((blocks - start).min(per_batch))).sum()
 }
 
 /// COTs of one keystream batch of `blocks` blocks: their committed bits and the check's 128.
@@ -80,16 +101,17 @@ fn batch_cots(blocks: usize) -> usize {
 
 /// What the prover asks both sides to generate while the TLS session runs
 /// ([`SessionRequest::preprocess`](super::messages::SessionRequest)): the key derivation's
-/// COTs plus, unless the request is revealed whole (then it takes the fast path), those of its
-/// keystream proof, so that a fast-path session needs no LPN iteration after TLS. A response
+/// COTs plus those of the request's keystream proof (`request_keystream`: 0 when the request is
+/// revealed whole and takes the fast path, else [`keystream_cots`] or [`keystream_cots_of`]),
+/// so that a fast-path session needs no LPN iteration after TLS. A response
 /// that will be partly revealed (the ZK path) needs more, of a size not known yet: then the
 /// demand is at least one setup-set iteration's output, which runs during the TLS session
 /// and leaves a small response's COTs ready. `derivation` is the key derivation's
 /// ([`PREPROCESS_COTS`], [`derivation_cots`]). The verifier accepts up to
-/// `preprocess_cots(MOST_DERIVATION_COTS, max_sent, false, true)` in proxy mode, the most of
-/// any version and suite.
-pub fn preprocess_cots(derivation: usize, request_len: usize, request_revealed_whole: bool, response_partly_revealed: bool) -> usize {
-    let least = derivation + if request_revealed_whole { 0 } else { keystream_cots(request_len) };
+/// `preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(max_sent), true)` in proxy mode,
+/// the most of any version and suite.
+pub fn preprocess_cots(derivation: usize, request_keystream: usize, response_partly_revealed: bool) -> usize {
+    let least = derivation + request_keystream;
     if response_partly_revealed {
         least.max(crate::ot::ferret::LpnParams::SETUP.net_output())
     } else {
@@ -311,8 +333,8 @@ pub(super) enum KeystreamCipher {
     Aes128,
     /// AES-256 blocks of 16 bytes (TLS 1.3's TLS_AES_256_GCM_SHA384).
     Aes256,
-    /// ChaCha20 blocks of 64 bytes, under the direction's (opened) IV.
-    ChaCha20 { iv: [u8; 12] },
+    /// ChaCha20 blocks of 64 bytes.
+    ChaCha20,
 }
 
 /// Committed bits of a ChaCha20 block with a private key and nonce, at most: 336 additions of
@@ -328,28 +350,20 @@ impl KeystreamCipher {
         match self {
             KeystreamCipher::Aes128 => batch_cots(blocks),
             KeystreamCipher::Aes256 => blocks * COTS_PER_AES256_BLOCK + 128,
-            KeystreamCipher::ChaCha20 { .. } => blocks * COTS_PER_CHACHA20_BLOCK + 128,
+            KeystreamCipher::ChaCha20 => blocks * COTS_PER_CHACHA20_BLOCK + 128,
         }
     }
 
-    /// A batch's shape. A ChaCha20 block's circuit depends on its public words too: the
-    /// final additions of the counter and of the record's nonce (the IV is opened) fold their
-    /// carries up to each word's lowest 1 bit, so its key also counts those folds; bits 63 and
-    /// 62 keep the ciphers' keys apart.
+    /// A batch's shape. A ChaCha20 block's circuit depends on its public counter too (the
+    /// final addition of the counter word folds its carries up to its lowest 1 bit), so its
+    /// key also counts those folds; bits 63 and 62 keep the ciphers' keys apart.
     fn shape(self, chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
         match self {
             KeystreamCipher::Aes128 => keystream_shape(chunk),
             KeystreamCipher::Aes256 => 1 << 62 | keystream_shape(chunk),
-            KeystreamCipher::ChaCha20 { iv } => {
+            KeystreamCipher::ChaCha20 => {
                 let opened: u64 = chunk.iter().map(|(_, _, positions)| positions.len() as u64).sum();
-                let folds = |word: u32| (word.trailing_zeros() as u64 + 1).min(31);
-                let folds: u64 = chunk
-                    .iter()
-                    .map(|&(record, blk, _)| {
-                        let nonce = crate::tls::tls13::record::nonce(&iv, record as u64);
-                        folds(blk.wrapping_add(1)) + nonce.chunks(4).map(|w| folds(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))).sum::<u64>()
-                    })
-                    .sum();
+                let folds: u64 = chunk.iter().map(|(_, blk, _)| (blk.wrapping_add(1).trailing_zeros() as u64 + 1).min(31)).sum();
                 1 << 63 | (chunk.len() as u64) << 40 | folds << 20 | opened
             }
         }
@@ -725,27 +739,21 @@ mod tests {
     fn chacha20_batch_shapes_name_their_and_counts() {
         // A block's AND gates depend on its counter only through the folds the shape counts,
         // so two batches of one shape key have one circuit size; the COT estimate bounds it.
-        // The nonce is IV ⊕ seq, public, so its words fold too.
-        let ands = |iv: &[u8; 12], record: u64, counter: u32| {
+        let ands = |counter: u32| {
             let mut b = crate::zk::PlainBackend::new();
             let key = commit_bytes(&mut b, Some(&[3; 32]), 32);
-            let nonce = crate::circuits::constant_bytes(&b, &crate::tls::tls13::record::nonce(iv, record));
+            let nonce = commit_bytes(&mut b, Some(&[5; 12]), 12);
             crate::circuits::chacha20::block(&mut b, &key, &nonce, counter);
             b.stats().and_gates
         };
-        let ivs = [[5u8; 12], [0; 12], [0x80; 12], [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 9]];
-        for iv in ivs {
-            for (record, blk) in [(0, 0u32), (1, 1), (2, 2), (8, 3), (255, 7), (3, 255), (1 << 40, u32::MAX - 1)] {
-                let folds = KeystreamCipher::ChaCha20 { iv }.shape(&[(record, blk, vec![])]) >> 20 & 0xfffff;
-                assert_eq!(ands(&iv, record as u64, blk + 1) as u64, 336 * 31 - 16 - folds, "IV {iv:?}, record {record}, block {blk}");
-                assert!(ands(&iv, record as u64, blk + 1) <= COTS_PER_CHACHA20_BLOCK);
-            }
+        for blk in [0u32, 1, 2, 3, 7, 255, u32::MAX - 1] {
+            let folds = KeystreamCipher::ChaCha20.shape(&[(0, blk, vec![])]) >> 20 & 0xfffff;
+            assert_eq!(ands(blk + 1) as u64, 336 * 31 - 16 - folds, "block {blk}");
+            assert!(ands(blk + 1) <= COTS_PER_CHACHA20_BLOCK);
         }
-        let chacha = KeystreamCipher::ChaCha20 { iv: [5; 12] };
-        let shape = |blocks: &[u32], opened: usize| chacha.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>());
+        let shape = |blocks: &[u32], opened: usize| KeystreamCipher::ChaCha20.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>());
         assert_eq!(shape(&[0, 2], 3), shape(&[2, 0], 3));
         assert_ne!(shape(&[0, 2], 3), shape(&[0, 1], 3), "counters 1, 3 fold less than 1, 2");
-        assert_ne!(chacha.shape(&[(0, 0, vec![])]), chacha.shape(&[(1 << 24, 0, vec![])]), "nonce words ending in 0x05 and 0x04 fold apart");
         assert_ne!(shape(&[0], 3), KeystreamCipher::Aes128.shape(&[(0, 0, vec![0; 3])]));
     }
 

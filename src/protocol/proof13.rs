@@ -1,8 +1,8 @@
 //! The TLS 1.3 key derivation in ZK (docs/protocol.md, "TLS 1.3 in proxy mode"): from the
 //! committed handshake secret HS to the two handshake traffic secrets, **opened**, and to each
 //! direction's application traffic: its traffic secret **opened** when all of the direction's
-//! records are revealed (the verifier derives the key and IV itself), otherwise its key kept as
-//! authenticated bits for the record proofs and its IV opened.
+//! records are revealed (the verifier derives the key and IV itself), otherwise its key and IV
+//! kept as authenticated bits for the record proofs.
 //!
 //! Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
 //! ([`PublicInner`]): each HKDF step is then one outer compression in ZK with a public message
@@ -19,7 +19,7 @@
 //! 4. c_ap, s_ap over the transcript hash through the server Finished, which the caller gives
 //!    once it has read the handshake with the opened secrets; each opened, or its pad states
 //!    computed and inner opened;
-//! 5. the key and the IV (opened) of each direction whose secret stays hidden.
+//! 5. the key and IV of each direction whose secret stays hidden.
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
@@ -32,7 +32,7 @@ use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicI
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
-use crate::circuits::constant_bytes;
+use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
 use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::tls::tls13::record::RecordKey;
@@ -41,10 +41,13 @@ use crate::tls::Direction;
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), as constant bits: the IV is
-/// opened. The record's counter blocks and J0 are built on it as for a TLS 1.2 nonce.
-pub fn record_nonce<B: Backend>(b: &B, iv: &[u8; 12], seq: u64) -> Vec<B::Bit> {
-    constant_bytes(b, &crate::tls::tls13::record::nonce(iv, seq))
+/// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
+/// an XOR with a public constant, so free. The record's counter blocks and J0 are built on it
+/// as for a TLS 1.2 nonce.
+pub fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
+    let mut mask = [0u8; 12];
+    mask[4..].copy_from_slice(&seq.to_be_bytes());
+    xor_bits(b, iv, &constant_bytes(b, &mask))
 }
 
 /// The handshake traffic secrets the derivation opens (the suite's hash length each).
@@ -54,12 +57,10 @@ pub struct HandshakeSecrets {
     pub server: Vec<u8>,
 }
 
-/// One direction's application key as authenticated bits (never opened here), and its IV,
-/// opened: a record's nonce is public in GCM and ChaCha20-Poly1305 alike, and the IV is an
-/// HKDF output under its own label, so it says nothing of the key (docs/protocol.md).
+/// One direction's application key and IV as authenticated bits (never opened here).
 pub struct DirectionKey<B: Backend> {
     pub key: Vec<B::Bit>,
-    pub iv: [u8; 12],
+    pub iv: Vec<B::Bit>,
 }
 
 /// One direction's application traffic after the derivation.
@@ -69,7 +70,7 @@ pub enum DirectionTraffic<B: Backend> {
     /// anyway, so the verifier derives the key and IV itself, and the derivation saves their
     /// four compressions.
     Opened(Vec<u8>),
-    /// Its key in ZK, for the record proofs.
+    /// Its key and IV in ZK, for the record proofs.
     Hidden(DirectionKey<B>),
 }
 
@@ -211,13 +212,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     } else {
         party
             .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-                let mut keys = Vec::with_capacity(hidden.len());
-                for t in &hidden {
-                    let key = expand(b, t, key_len, b"key", &[]);
-                    let iv = expand(b, t, 12, b"iv", &[]);
-                    keys.push((key, open_bytes(b, &iv)));
-                }
-                keys
+                hidden.iter().map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) }).collect::<Vec<_>>()
             })
             .await?
     }
@@ -226,10 +221,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     for t in traffic {
         out.push(match t {
             Ok(opened) => DirectionTraffic::Opened(secret(hash, opened)?),
-            Err(_) => {
-                let (key, iv) = keys.next().ok_or(ProofError::Malformed("a direction's key"))?;
-                DirectionTraffic::Hidden(DirectionKey { key, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? })
-            }
+            Err(_) => DirectionTraffic::Hidden(keys.next().ok_or(ProofError::Malformed("a direction's key"))?),
         });
     }
     let traffic: [DirectionTraffic<P::Backend>; 2] = out.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
@@ -264,8 +256,8 @@ pub async fn open_records<P: Party<C>, C: Channel>(
 ) -> Result<OpenedRecords, ProofError> {
     let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
     if fast {
-        let k = party.run_batch(ch, &mut |b: &mut P::Backend| open_bytes(b, &key.key)).await?;
-        return Ok(OpenedRecords::Key { key: k, iv: key.iv });
+        let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
+        return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
     }
     let cipher = match aead {
         AeadAlg::Aes128Gcm => KeystreamCipher::Aes128,
@@ -304,7 +296,7 @@ pub async fn open_records<P: Party<C>, C: Channel>(
 }
 
 /// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.
-const CHACHA20_BLOCKS_PER_BATCH: usize = 32;
+pub(super) const CHACHA20_BLOCKS_PER_BATCH: usize = 32;
 
 /// [`open_records`]' ZK path for ChaCha20-Poly1305 (RFC 8439 §2.8): each record's Poly1305
 /// one-time key, the first half of its block 0, which lets the verifier check the record's
@@ -330,7 +322,7 @@ async fn open_chacha_records<P: Party<C>, C: Channel>(
         .await?;
     let blocks = touched_blocks(positions, 64);
     let jobs: Vec<KeystreamJob> = blocks.chunks(CHACHA20_BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
-    let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20 { iv: key.iv }, &jobs, |b, _, chunk| {
+    let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20, &jobs, |b, _, chunk| {
         let mut out = Vec::new();
         for (record, blk, at) in chunk {
             let block = chacha20::block(b, &key.key, &record_nonce(b, &key.iv, *record as u64), blk + 1);
@@ -461,7 +453,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             // A prover that opens a key other than the one derived from HS.
             party.run_batch(ch, &mut |b: &mut P::Backend| {
                 super::proof::claim_flipped(b, &key.key);
-                open_bytes(b, &key.key)
+                (open_bytes(b, &key.key), open_bytes(b, &key.iv))
             })
             .await?;
             return Err(ProofError::Malformed("the cheating prover went on").into());
@@ -591,23 +583,23 @@ mod tests {
         verified
     }
 
-    /// Opens the keys the derivation kept in ZK (only a test does); the IVs are public.
-    fn open_keys<B: Backend>(b: &mut B, traffic: &[DirectionTraffic<B>; 2]) -> [Option<(Vec<u8>, [u8; 12])>; 2] {
+    /// Opens the keys and IVs the derivation kept in ZK (only a test does).
+    fn open_keys<B: Backend>(b: &mut B, traffic: &[DirectionTraffic<B>; 2]) -> [Option<(Vec<u8>, Vec<u8>)>; 2] {
         traffic.each_ref().map(|t| match t {
-            DirectionTraffic::Hidden(k) => Some((open_bytes(b, &k.key), k.iv)),
+            DirectionTraffic::Hidden(k) => Some((open_bytes(b, &k.key), open_bytes(b, &k.iv))),
             DirectionTraffic::Opened(_) => None,
         })
     }
 
     /// Each direction's key and IV: derived from its opened traffic secret, or opened from ZK.
-    fn direction_keys(alg: HashAlg, key_len: usize, secrets: &[Option<Vec<u8>>; 2], opened: [Option<(Vec<u8>, [u8; 12])>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
+    fn direction_keys(alg: HashAlg, key_len: usize, secrets: &[Option<Vec<u8>>; 2], opened: [Option<(Vec<u8>, Vec<u8>)>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
         let mut opened = opened.into_iter();
         secrets.each_ref().map(|secret| match (secret, opened.next().flatten()) {
             (Some(secret), None) => {
                 let k = TrafficKeys::derive(alg, &Secret::from_slice(secret), key_len);
                 (k.key().to_vec(), k.iv.to_vec())
             }
-            (None, Some((key, iv))) => (key, iv.to_vec()),
+            (None, Some(key_iv)) => key_iv,
             _ => panic!("a direction both opened and hidden"),
         })
     }
@@ -736,7 +728,7 @@ mod tests {
             .await?;
             let [_, server] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &traffic)).await?;
             let (key, iv) = server.expect("the server's key was kept in ZK");
-            let keys = TrafficKeys::from_parts(&key, iv);
+            let keys = TrafficKeys::from_parts(&key, iv.try_into().unwrap());
             let record = RecordKey::new(t.suite().aead(), &keys).unwrap();
             let first = handshake.unwrap().handshake_records[1];
             Ok(record.open(0, &t.encrypted_records(Direction::Received)[first]).unwrap().content)
@@ -766,21 +758,22 @@ mod tests {
         let ciphertext = &record[..record.len() - 16];
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
-        fn batch<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: &[u8; 12]) -> (Vec<u8>, Vec<u8>) {
+        fn batch<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> (Vec<u8>, Vec<u8>) {
             let k = commit_bytes(b, key, 16);
+            let iv = commit_bytes(b, iv, 12);
             let rk = key_schedule(b, &k);
-            let nonce = record_nonce(b, iv, 1);
+            let nonce = record_nonce(b, &iv, 1);
             let ks: Vec<B::Bit> = keystream_blocks(b, &rk, &nonce, &[0, 1, 2, 3]).into_iter().flatten().collect();
             let j0 = j0_block(b, &rk, &nonce);
             (open_bytes(b, &ks), open_bytes(b, &j0))
         }
         let p = async {
             let mut a = a;
-            prover.run_batch(&mut a, &mut |b| batch(b, Some(&key), &iv)).await
+            prover.run_batch(&mut a, &mut |b| batch(b, Some(&key), Some(&iv))).await
         };
         let v = async {
             let mut b = b;
-            verifier.run_batch(&mut b, &mut |b| batch(b, None, &iv)).await
+            verifier.run_batch(&mut b, &mut |b| batch(b, None, None)).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
         let (keystream, j0) = verified.unwrap();
@@ -969,17 +962,17 @@ mod tests {
         let positions = vec![(0, vec![1, 2, 17]), (1, vec![0, 3]), (2, vec![15, 16])];
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
-        fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: [u8; 12]) -> DirectionKey<B> {
-            DirectionKey { key: commit_bytes(b, key, 16), iv }
+        fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> DirectionKey<B> {
+            DirectionKey { key: commit_bytes(b, key, 16), iv: commit_bytes(b, iv, 12) }
         }
         let p = async {
             let mut a = a;
-            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), iv)).await?;
+            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), Some(&iv))).await?;
             open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let v = async {
             let mut b = b;
-            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, iv)).await?;
+            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, None)).await?;
             open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -1063,6 +1056,14 @@ mod tests {
             assert!(used <= asked && used * 10 >= asked * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
             assert!(asked <= super::super::proof::MOST_DERIVATION_COTS, "the verifier's limit");
         }
+        // A request on the ZK path, revealed but for its last byte: its keystream is within what
+        // the prover asks for it too, which the verifier's limit allows.
+        let redacted = RevealPlan { sent: vec![0..request.len() as u64 - 1], ..whole.clone() };
+        let used = prove(&t, &redacted).expect("an honest prover").2;
+        let keystream = super::super::proof::keystream_cots_of(ours, request.len());
+        let asked = super::super::proof::preprocess_cots(super::super::proof::derivation_cots(ours, 1), keystream, false);
+        assert!(used <= asked, "{ours:?}: {used} COTs used, {asked} preprocessed");
+        assert!(keystream <= super::super::proof::most_keystream_cots(request.len()));
         let (sent, received) = (sent.expect("the request"), received.expect("the response"));
         assert!(sent.fast_path && received.fast_path);
         assert_eq!((sent.bytes, received.bytes), (request, response));

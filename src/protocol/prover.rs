@@ -466,13 +466,14 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
     let mode = config.mode.session_mode();
     // A server offered TLS 1.3 mostly chooses it, and the first suite offered: preprocess for
     // that key derivation.
-    let derivation = match config.tls13_suites.first() {
+    let len = if sizing.request_whole { 0 } else { sizing.request_len };
+    let (derivation, request_keystream) = match config.tls13_suites.first() {
         Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => {
-            proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(!sizing.response_whole))
+            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(!sizing.response_whole)), proof::keystream_cots_of(suite, len))
         }
-        _ => proof::PREPROCESS_COTS,
+        _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len)),
     };
-    let mut preprocess = proof::preprocess_cots(derivation, sizing.request_len, sizing.request_whole, sizing.response_partly);
+    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response_partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }

@@ -232,8 +232,8 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 /// mode, of any TLS version and suite (the server chooses them later); MPC mode speaks TLS 1.2.
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
-        SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, max_sent, false, true),
-        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, max_sent, false, true) + crate::mpc::reproof::PREPROCESS_COTS,
+        SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent), true),
+        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent), true) + crate::mpc::reproof::PREPROCESS_COTS,
     }
 }
 

@@ -518,7 +518,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // with a 1 KB request proven too: one medium iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, 1024, false, false);
+    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), false);
     assert!(pre > LpnParams::SMALL_256K.net_output() && pre <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre),
@@ -527,7 +527,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // and with a partly revealed response to come: one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, 1024, false, true);
+    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), true);
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
