@@ -303,19 +303,122 @@ fn field_product_constraints_check_and_reject() {
     let (x, y): (u128, u128) = (rng.random(), rng.random());
     let z = (crate::primitives::field::F128(x) * crate::primitives::field::F128(y)).0;
     let basis: Vec<crate::primitives::field::F128> = (0..128).map(crate::primitives::field::F128::x_pow).collect();
-    fn circuit<B: Backend>(b: &mut B, vals: Option<[u128; 3]>, basis: &[crate::primitives::field::F128]) {
+    fn circuit<B: Backend>(b: &mut B, vals: Option<[u128; 4]>, basis: &[crate::primitives::field::F128]) {
         let mut es = Vec::new();
-        for k in 0..3 {
+        for k in 0..4 {
             let bits: Vec<B::Bit> = (0..128).map(|i| b.commit(vals.map(|v| (v[k] >> i) & 1 == 1))).collect();
             es.push(b.elem_from_bits(&bits, basis));
         }
         b.assert_product(es[0], es[1], es[2]);
+        // (c·x + y)·y = c·z + y², with the element sum and scaling
+        let c = crate::primitives::field::F128(0x1234_5678_9abc_def0_0fed_cba9_8765_4321);
+        let lhs = b.elem_add(b.elem_scale(es[0], c), es[1]);
+        let rhs = b.elem_add(b.elem_scale(es[2], c), es[3]);
+        b.assert_product(lhs, es[1], rhs);
     }
-    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some([x, y, z]), &basis), |b| circuit(b, None, &basis));
+    let y2 = (crate::primitives::field::F128(y) * crate::primitives::field::F128(y)).0;
+    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some([x, y, z, y2]), &basis), |b| circuit(b, None, &basis));
     assert!(p.is_ok() && v.is_ok(), "{v:?}");
     let cheat = Cheat { flip_commit: Some(256 + 77), ..Default::default() };
-    let (_, v) = zk_run(cheat, |b| circuit(b, Some([x, y, z]), &basis), |b| circuit(b, None, &basis));
+    let (_, v) = zk_run(cheat, |b| circuit(b, Some([x, y, z, y2]), &basis), |b| circuit(b, None, &basis));
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
+/// A constant asserted on public bits is checked by value: equal passes, different is
+/// refused, on the verifier as on the prover.
+#[test]
+fn constants_asserted_on_public_bits_are_checked() {
+    let bits = [true, false, false, true, true];
+    for (expected, ok) in [(bits, true), ([true, false, true, true, true], false)] {
+        let (_, v) = zk_run(
+            Cheat::default(),
+            |b| {
+                let w: Vec<PBit> = bits.iter().map(|x| b.constant(*x)).collect();
+                b.assert_constant(&w, &expected)
+            },
+            |b| {
+                let w: Vec<VBit> = bits.iter().map(|x| b.constant(*x)).collect();
+                b.assert_constant(&w, &expected)
+            },
+        );
+        assert_eq!(v.is_ok(), ok, "{expected:?}: {v:?}");
+        if !ok {
+            assert!(matches!(v, Err(ProofError::ConstantMismatch)), "{v:?}");
+        }
+    }
+}
+
+/// The batch payload arrives in chunks no longer than what is left of it, none empty: a
+/// prover that sends more, or an empty chunk, is refused before anything is read from it.
+#[test]
+fn a_payload_chunk_past_the_announced_length_or_empty_is_refused() {
+    // 8 committed bits: 1 byte of corrections and the two 32-byte hashes
+    let stats = BatchStats { commits: 8, ..Default::default() };
+    let len = payload_len(&stats);
+    for chunks in [vec![vec![0u8; len + 1]], vec![vec![0u8; len - 5], vec![0u8; 10]], vec![vec![]]] {
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (_, mut verifier) = ideal_parties(Cheat::default());
+        let v = futures::executor::block_on(async move {
+            let p = async move {
+                a.send(encode_header(&stats, len)).await.unwrap();
+                for c in chunks {
+                    a.send(c).await.unwrap();
+                }
+                a
+            };
+            let v = verifier.run(&mut b, |b| {
+                for _ in 0..8 {
+                    b.commit(None);
+                }
+            });
+            futures::future::join(p, v).await.1
+        });
+        assert!(matches!(v, Err(ProofError::Malformed("batch payload length"))), "{v:?}");
+    }
+}
+
+/// The verifier's circuit must come out the same in its counting and its real pass: one that
+/// commits less the second time is refused, as one that commits more.
+#[test]
+fn a_verifier_circuit_that_changes_between_its_passes_is_refused() {
+    for second in [0, 2] {
+        let mut calls = 0;
+        let (_, v) = zk_run(
+            Cheat::default(),
+            |b| {
+                b.commit(Some(true));
+            },
+            |b| {
+                calls += 1;
+                for _ in 0..if calls == 1 { 1 } else { second } {
+                    b.commit(None);
+                }
+            },
+        );
+        assert!(matches!(v, Err(ProofError::NonDeterministicCircuit)), "{second}: {v:?}");
+    }
+}
+
+/// COTs preprocessed on both sides are consumed in lockstep by a later batch that needs more
+/// than were made: the verifier's preprocessing draws them as the prover's does.
+#[test]
+fn preprocessed_cots_stay_in_lockstep() {
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+    let n = 1500;
+    let (xs, ys) = (random_bits(n), random_bits(n));
+    let (p, v) = futures::executor::block_on(async move {
+        let p = async move {
+            prover.preprocess(&mut a, 1000).await?;
+            prover.run(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await
+        };
+        let v = async move {
+            verifier.preprocess(&mut b, 1000).await?;
+            verifier.run(&mut b, |b| and_circuit(b, None, None, n)).await
+        };
+        futures::future::join(p, v).await
+    });
+    assert!(p.is_ok() && v.is_ok(), "{v:?}");
 }
 
 #[test]
@@ -439,6 +542,8 @@ fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result
         };
         let v = async move {
             let first = verifier.run_deferred(&mut b, |b| and_circuit(b, None, None, n)).await?;
+            // AND rows alone wait for the check (the batch has no field products)
+            assert!(verifier.check_pending(), "the verifier knows the deferred batch is unchecked");
             verifier
                 .run(&mut b, |b| {
                     let w = b.commit(None);
