@@ -29,8 +29,10 @@ pub(crate) fn assert_correlated(delta: F128, keys: &[F128], bits: &[bool], macs:
 pub(crate) type SendOut<A> = (Option<A>, Result<Vec<F128>, CotError>);
 pub(crate) type RecvOut<B> = (Option<B>, Result<(Vec<bool>, Vec<F128>), CotError>);
 
-/// One extend on both sides. Each side owns its channel end and drops it when it fails, so the
-/// peer returns instead of waiting forever; a side's end comes back only if it succeeded.
+/// One extend on both sides. Each side owns its channel end and drops it when it fails, or
+/// when it returns another number of correlations than asked (it then skipped some of the
+/// protocol), so the peer returns instead of waiting forever; a side's end comes back only if
+/// it succeeded.
 pub(crate) fn extend_both<S: CotSender, R: CotReceiver, A: Channel, B: Channel>(
     s: &mut S,
     r: &mut R,
@@ -40,11 +42,11 @@ pub(crate) fn extend_both<S: CotSender, R: CotReceiver, A: Channel, B: Channel>(
 ) -> (SendOut<A>, RecvOut<B>) {
     let fv = async {
         let res = s.extend(&mut cv, n).await;
-        (res.is_ok().then_some(cv), res)
+        (res.as_ref().is_ok_and(|keys| keys.len() == n).then_some(cv), res)
     };
     let fp = async {
         let res = r.extend(&mut cp, n).await;
-        (res.is_ok().then_some(cp), res)
+        (res.as_ref().is_ok_and(|(bits, macs)| bits.len() == n && macs.len() == n).then_some(cp), res)
     };
     block_on(join(fv, fp))
 }
