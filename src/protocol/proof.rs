@@ -99,21 +99,29 @@ fn batch_cots(blocks: usize) -> usize {
     blocks * COTS_PER_KEYSTREAM_BLOCK + 128
 }
 
+/// The least preprocessing of a session whose response will be partly revealed: what one
+/// setup-set iteration makes beyond what Ferret then keeps back (the 2M set's base COTs, so
+/// that the keystream proof's first shortfall can run that set at once).
+pub const PARTLY_REVEALED_PREPROCESS: usize = {
+    use crate::ot::ferret::LpnParams;
+    LpnParams::SETUP.n - LpnParams::MID_2M.base_cots()
+};
+
 /// What the prover asks both sides to generate while the TLS session runs
 /// ([`SessionRequest::preprocess`](super::messages::SessionRequest)): the key derivation's
 /// COTs plus those of the request's keystream proof (`request_keystream`: 0 when the request is
 /// revealed whole and takes the fast path, else [`keystream_cots`] or [`keystream_cots_of`]),
-/// so that a fast-path session needs no LPN iteration after TLS. A response
-/// that will be partly revealed (the ZK path) needs more, of a size not known yet: then the
-/// demand is at least one setup-set iteration's output, which runs during the TLS session
-/// and leaves a small response's COTs ready. `derivation` is the key derivation's
-/// ([`PREPROCESS_COTS`], [`derivation_cots`]). The verifier accepts up to
+/// so that a fast-path session needs no LPN iteration after TLS. A response that will be
+/// partly revealed (the ZK path) needs more, of a size not known yet: then the demand is at
+/// least [`PARTLY_REVEALED_PREPROCESS`], which one setup-set iteration makes during the TLS
+/// session. `derivation` is the key
+/// derivation's ([`PREPROCESS_COTS`], [`derivation_cots`]). The verifier accepts up to
 /// `preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(max_sent), true)` in proxy mode,
 /// the most of any version and suite.
 pub fn preprocess_cots(derivation: usize, request_keystream: usize, response_partly_revealed: bool) -> usize {
     let least = derivation + request_keystream;
     if response_partly_revealed {
-        least.max(crate::ot::ferret::LpnParams::SETUP.net_output())
+        least.max(PARTLY_REVEALED_PREPROCESS)
     } else {
         least
     }

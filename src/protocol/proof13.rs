@@ -201,10 +201,16 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     } else {
         party.run_batch_deferred(ch, &mut traffic_batch).await?
     };
+    // per direction: its opened secret, or None with its pad states in `hidden`
+    let mut opened = Vec::with_capacity(2);
     let mut hidden = Vec::new();
-    for t in &traffic {
-        if let Err(pads) = t {
-            hidden.push(KeyedOuter::<P::Backend>::new(hash, pads.clone())?);
+    for t in traffic {
+        match t {
+            Ok(secret_bytes) => opened.push(Some(secret(hash, secret_bytes)?)),
+            Err(pads) => {
+                hidden.push(KeyedOuter::<P::Backend>::new(hash, pads)?);
+                opened.push(None);
+            }
         }
     }
     let mut keys = if hidden.is_empty() {
@@ -218,10 +224,10 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     }
     .into_iter();
     let mut out = Vec::with_capacity(2);
-    for t in traffic {
-        out.push(match t {
-            Ok(opened) => DirectionTraffic::Opened(secret(hash, opened)?),
-            Err(_) => DirectionTraffic::Hidden(keys.next().ok_or(ProofError::Malformed("a direction's key"))?),
+    for secret in opened {
+        out.push(match secret {
+            Some(secret) => DirectionTraffic::Opened(secret),
+            None => DirectionTraffic::Hidden(keys.next().ok_or(ProofError::Malformed("a direction's key"))?),
         });
     }
     let traffic: [DirectionTraffic<P::Backend>; 2] = out.try_into().map_err(|_| ProofError::Malformed("two directions"))?;

@@ -339,16 +339,25 @@ struct MpcPrepared {
 type ZkBit = <<Prover<FerretReceiver> as crate::zk::Party<MuxChannel>>::Backend as crate::circuits::Gates>::Bit;
 
 /// What a session is sized for before its request is known: the request's length (at most),
-/// whether the request is revealed whole, whether the response is revealed whole, and whether
-/// only in part (neither: not at all).
+/// whether the request is revealed whole, and how much of the response is revealed.
 /// They size the proofs' preprocessing; a session that turns out otherwise still works, and
 /// makes what it lacks when it needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizing {
     pub request_len: usize,
     pub request_whole: bool,
-    pub response_whole: bool,
-    pub response_partly: bool,
+    pub response: RevealExtent,
+}
+
+/// How much of a direction a reveal option opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevealExtent {
+    /// All of it: the fast path.
+    Whole,
+    /// Some of it: the ZK path proves the keystream of what it opens.
+    Partly,
+    /// None of it.
+    Nothing,
 }
 
 impl Sizing {
@@ -363,12 +372,12 @@ impl Sizing {
     /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
     /// as `received` says.
     pub fn new(request_len: usize, request_whole: bool, received: &Reveal) -> Self {
-        Sizing {
-            request_len,
-            request_whole,
-            response_whole: matches!(received, Reveal::All),
-            response_partly: !matches!(received, Reveal::All | Reveal::Nothing),
-        }
+        let response = match received {
+            Reveal::All => RevealExtent::Whole,
+            Reveal::Nothing => RevealExtent::Nothing,
+            _ => RevealExtent::Partly,
+        };
+        Sizing { request_len, request_whole, response }
     }
 }
 
@@ -469,11 +478,11 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
     let len = if sizing.request_whole { 0 } else { sizing.request_len };
     let (derivation, request_keystream) = match config.tls13_suites.first() {
         Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => {
-            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(!sizing.response_whole)), proof::keystream_cots_of(suite, len))
+            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole)), proof::keystream_cots_of(suite, len))
         }
         _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len)),
     };
-    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response_partly);
+    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response == RevealExtent::Partly);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::PREPROCESS_COTS;
     }
@@ -784,7 +793,7 @@ mod tests {
         };
         let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
-        let sizing = super::Sizing { request_len: 1, request_whole: false, response_whole: false, response_partly: false };
+        let sizing = super::Sizing { request_len: 1, request_whole: false, response: super::RevealExtent::Nothing };
         let preparing = super::prepare(Idle, config(), sizing, |_| {});
         assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
     }

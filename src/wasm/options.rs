@@ -881,9 +881,9 @@ mod tests {
         };
         let prepared = with(serde_json::json!({}));
         let sizing = prepared.sizing();
-        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response_whole, sizing.response_partly), (1024, false, true, false));
+        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response), (1024, false, crate::protocol::prover::RevealExtent::Whole));
         let all = with(serde_json::json!({"reveal": {"sent": "all", "recv": "body"}})).sizing();
-        assert!(all.request_whole && !all.response_whole && all.response_partly);
+        assert!(all.request_whole && all.response == crate::protocol::prover::RevealExtent::Partly);
         for same in [serde_json::json!({"url": "https://h:8443/other", "method": "POST", "body": "x", "headers": {"Authorization": "t"}}), serde_json::json!({"reveal": {"recv": "body"}, "timeoutMs": 5})] {
             assert_eq!(with(same.clone()).check_same_session(&prepared), Ok(()), "{same}");
         }

@@ -42,19 +42,25 @@
 //!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
 //!   the *setup* set. The protocol's fast-path preprocessing (200k plus the request's
 //!   keystream proof, [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized
-//!   iteration; a session whose response will be partly revealed asks for a setup iteration's
-//!   output instead, so that it runs during the TLS session.
-//! * Later shortfalls run the largest of the small sets and setup that the buffer can start
-//!   (they cost about the same bytes per COT, and larger iterations amortise their fixed
-//!   costs); then a *mid* set ([`LpnParams::MID_2M`]) once covering the shortfall that way
-//!   would cost ≥ 25% more bytes than with it, and main once that holds against the set
-//!   chosen so far. No set gives way to a smaller one again, since the active set's base COTs
-//!   are what the buffer keeps in reserve.
+//!   iteration; a session whose response will be partly revealed asks for about a setup
+//!   iteration's output instead, so that it runs during the TLS session.
+//! * Later shortfalls run, among the sets the buffer can start, the smallest of the small
+//!   sets and setup whose one iteration covers the shortfall, else the largest of them (they
+//!   cost about the same bytes per COT, and larger iterations amortise their fixed costs);
+//!   then a *mid* set ([`LpnParams::MID_2M`]) once covering the shortfall that way would
+//!   cost ≥ 25% more bytes than with it, and main once that holds against the set chosen so
+//!   far. A smaller set may follow a larger one (a session's last, small shortfall).
+//! * The buffer keeps in reserve the base COTs of the largest set run so far and, below the
+//!   large sets, of the next set up (after setup: the 2M set's, so that a redacted response's
+//!   first keystream request can start it at once). Iterations make room for the reserve; a
+//!   demand may take part of it, down to the smallest set's base COTs, so that a small last
+//!   demand needs no iteration.
 //! * With the default sets: demand ≤ 38k ([`DEFAULT_DIRECT_LIMIT`]; 43k with
 //!   [`FerretConfig::for_kos`]) → base extension only; then one small iteration if one covers
 //!   the demand; setup iterations up to ≈1.2M; 2M-set iterations for later shortfalls of
 //!   ≈0.5–2.5M (the ≈1M-COT requests of a redacted response's keystream proof: 180 kB per
-//!   1.96M COTs, where setup iterations cost 183 kB per 0.6M); beyond → main.
+//!   1.96M COTs, where setup iterations cost 183 kB per 0.6M); beyond → main. A shortfall that
+//!   one small or setup iteration covers takes the smallest such, whatever ran before.
 //!
 //! Decisions depend only on the sequence of `extend` sizes, so both sides stay in step.
 //!
@@ -460,7 +466,7 @@ impl FerretConfig {
         Ok(())
     }
 
-    /// The parameter sets from small to large; the planner never steps back down it.
+    /// The parameter sets from small to large.
     fn ladder(&self) -> Vec<LpnParams> {
         let mut sets = self.small.to_vec();
         sets.push(self.setup);
@@ -500,8 +506,8 @@ enum Step {
 struct Planner {
     config: FerretConfig,
     bootstrapped: bool,
-    /// Position in [`FerretConfig::ladder`] of the largest set run so far: later iterations
-    /// use it or a larger one, since its base COTs are what the buffer keeps in reserve.
+    /// Position in [`FerretConfig::ladder`] of the largest set run so far, whose base COTs
+    /// the buffer keeps in reserve.
     active: usize,
     reserve: usize,
     direct_used: usize,
@@ -528,36 +534,38 @@ impl Planner {
             }
             // the small set only when one iteration of it covers this demand: otherwise its
             // iterations would cost more bytes per COT than the setup set's
-            let first = cfg.small.iter().find(|s| s.net_output() >= n).copied().unwrap_or(cfg.setup);
+            let first = cfg.small.iter().find(|s| s.n.saturating_sub(self.keeps(**s)) >= n).copied().unwrap_or(cfg.setup);
             return Step::Bootstrap(first);
         }
-        if available >= n + self.reserve {
+        // The reserve is what iterations make room for; a demand may take part of it as long
+        // as the smallest set can still start (a small last demand then needs no iteration,
+        // and a larger one after it starts the smaller sets first).
+        if available >= n + self.floor() {
             return Step::Serve;
         }
-        // From the active set up, among the sets the buffer can start: the largest of the
-        // small sets and setup, which cost about the same bytes per COT, so fewer, larger
-        // iterations win (less per-iteration work and fewer round trips). Then each larger set
-        // (the mid sets, then main) in turn instead, when covering the shortfall with the set
-        // chosen so far would cost ≥ 25% more bytes than with it (a larger set overshoots the
-        // demand more, and its base COTs become the reserve), and from then on. With the
-        // default sets: setup iterations up to ≈1.2M in one demand; 2M-set iterations for
+        // Among the sets the buffer can start: the smallest of the small sets and setup whose
+        // one iteration covers the shortfall (a session's last shortfall should not make a
+        // large overshoot), else the largest of them, which cost about the same bytes per COT,
+        // so fewer, larger iterations win (less per-iteration work and fewer round trips).
+        // Then each larger set (the mid sets, then main) in turn instead, when covering the
+        // shortfall with the set chosen so far would cost ≥ 25% more bytes than with it (a
+        // larger set overshoots the demand more, and its base COTs become the reserve). With
+        // the default sets: setup iterations up to ≈1.2M in one demand; 2M-set iterations for
         // shortfalls of ≈0.5–2.5M when the buffer holds their base COTs; main beyond.
-        let bytes = |p: LpnParams| {
-            let short = (n + self.reserve.max(p.base_cots())).saturating_sub(available);
-            short.div_ceil(p.net_output().max(1)).saturating_mul(p.iteration_bytes())
-        };
+        let short = |p: &LpnParams| (n + self.reserve.max(p.base_cots())).saturating_sub(available);
+        let bytes = |p: LpnParams| short(&p).div_ceil(p.net_output().max(1)).saturating_mul(p.iteration_bytes());
         let ladder = cfg.ladder();
-        let from_active = ladder.get(self.active..).unwrap_or_default();
         let startable = |p: &&LpnParams| available >= p.base_cots();
-        let mut set = from_active.iter().filter(|p| !cfg.is_large(p)).filter(startable).last().copied();
-        for &p in from_active.iter().filter(|p| cfg.is_large(p)).filter(startable) {
+        let small: Vec<LpnParams> = ladder.iter().filter(|p| !cfg.is_large(p)).filter(startable).copied().collect();
+        let mut set = small.iter().find(|p| short(p) <= p.net_output()).or(small.last()).copied();
+        for &p in ladder.iter().filter(|p| cfg.is_large(p)).filter(startable) {
             set = match set {
                 Some(c) if bytes(c).saturating_mul(4) <= bytes(p).saturating_mul(5) => Some(c),
                 _ => Some(p),
             };
         }
-        // `None` is unreachable: the active set is always startable (available ≥ reserve ≥ its
-        // base COTs); iterating setup then fails cleanly
+        // `None` is unreachable: the buffer always holds the smallest set's base COTs (a serve
+        // leaves them, an iteration adds to them); iterating setup then fails cleanly
         Step::Iterate(set.unwrap_or(cfg.setup))
     }
 
@@ -566,16 +574,34 @@ impl Planner {
             Step::Direct => self.direct_used += n,
             Step::Bootstrap(p) => {
                 self.bootstrapped = true;
-                self.reserve = p.base_cots();
+                self.reserve = self.keeps(p);
                 self.active = self.position(p);
             }
             Step::Iterate(p) => {
                 self.iterations += 1;
                 self.active = self.active.max(self.position(p));
-                self.reserve = self.reserve.max(p.base_cots());
+                self.reserve = self.reserve.max(self.keeps(p));
             }
             Step::Serve => {}
         }
+    }
+
+    /// What the buffer keeps back once `p` has run: the base COTs of `p` and, below the large
+    /// sets, of the next set up the ladder, so that a later shortfall can start either (a
+    /// session that has needed setup can step up to the 2M set without more setup iterations
+    /// first). Main is started only when the buffer happens to hold its base COTs.
+    fn keeps(&self, p: LpnParams) -> usize {
+        if self.config.is_large(&p) {
+            return p.base_cots();
+        }
+        let ladder = self.config.ladder();
+        let next = ladder.get(self.position(p) + 1).filter(|q| Some(**q) != self.config.main);
+        p.base_cots().max(next.map_or(0, LpnParams::base_cots))
+    }
+
+    /// The fewest base COTs any set needs to start.
+    fn floor(&self) -> usize {
+        self.config.ladder().iter().map(LpnParams::base_cots).min().unwrap_or(0)
     }
 
     fn position(&self, p: LpnParams) -> usize {
