@@ -9,7 +9,7 @@ use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::messages::SessionMode;
 use tlsproof::protocol::output::Ending;
-use tlsproof::protocol::prover::{prepare, ProverMode, Sizing};
+use tlsproof::protocol::prover::{prepare, ProverMode, RevealExtent, Sizing};
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError};
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
@@ -114,7 +114,7 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
     let mut env = env(|_| {}).await;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 2048, request_whole: false, response_whole: true, response_partly: false }, |_| {}).await.expect("prepared");
+    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 2048, request_whole: false, response: RevealExtent::Whole }, |_| {}).await.expect("prepared");
     assert_eq!(prepared.capacity(), 2048);
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let request = RequestBuilder::get("localhost", "/json").header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
@@ -144,7 +144,7 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
     let mut env = env(|_| {}).await;
-    let sizing = Sizing { request_len: 2048, request_whole: false, response_whole: true, response_partly: false };
+    let sizing = Sizing { request_len: 2048, request_whole: false, response: RevealExtent::Whole };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, mpc(&env)), sizing, |_| {}).await.expect("prepared");

@@ -247,58 +247,98 @@ pub enum OpenedRecords {
 }
 
 
-/// Step 4 for one direction whose application records are `records` long (ciphertext bytes,
-/// sequence numbers from 0): the fast path opens the key and IV; otherwise H, every record's
-/// E_K(J0), and the keystream at `positions` ((record, byte positions in increasing order),
-/// see [`super::check13::positions`]), in batches as TLS 1.2's ([`keystream_batches`]).
+/// One direction whose records step 4 opens: its key (kept in ZK), whether it takes the fast
+/// path, how many application records it has (sequence numbers from 0), and the byte
+/// positions its ZK path opens ((record, byte positions in increasing order), see
+/// [`super::check13::positions`]).
+pub struct DirectionRecords<'a, B: Backend> {
+    pub key: &'a DirectionKey<B>,
+    pub fast: bool,
+    pub records: usize,
+    pub positions: &'a [(usize, Vec<usize>)],
+}
+
+/// Step 4 for the directions `dirs`, in order: the fast path opens the key and IV; otherwise
+/// H, every record's E_K(J0), and the keystream at the positions. The AES directions' H and
+/// E_K(J0) share one batch and their keystream blocks one run of batches, as TLS 1.2's do
+/// ([`keystream_batches`]): one multiplication check every few batches for both directions
+/// instead of a run of checks per direction.
 pub async fn open_records<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     aead: AeadAlg,
-    key: &DirectionKey<P::Backend>,
-    fast: bool,
-    records: usize,
-    positions: &[(usize, Vec<usize>)],
-) -> Result<OpenedRecords, ProofError> {
+    dirs: &[DirectionRecords<'_, P::Backend>],
+) -> Result<Vec<OpenedRecords>, ProofError> {
     let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
-    if fast {
-        let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &key.key), open_bytes(b, &key.iv))).await?;
-        return Ok(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
-    }
+    let mut out: Vec<Option<OpenedRecords>> = vec![None; dirs.len()];
     let cipher = match aead {
-        AeadAlg::Aes128Gcm => KeystreamCipher::Aes128,
-        AeadAlg::Aes256Gcm => KeystreamCipher::Aes256,
-        AeadAlg::ChaCha20Poly1305 => return open_chacha_records(party, ch, key, records, positions).await,
+        AeadAlg::Aes128Gcm => Some(KeystreamCipher::Aes128),
+        AeadAlg::Aes256Gcm => Some(KeystreamCipher::Aes256),
+        AeadAlg::ChaCha20Poly1305 => None,
     };
-    let (round_keys, h, j0) = party
+    // the AES directions on the ZK path, by their index in `dirs`
+    let mut zk = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        if d.fast {
+            let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &d.key.key), open_bytes(b, &d.key.iv))).await?;
+            out[i] = Some(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
+        } else if cipher.is_none() {
+            out[i] = Some(open_chacha_records(party, ch, d.key, d.records, d.positions).await?);
+        } else {
+            zk.push(i);
+        }
+    }
+    let cipher = match cipher {
+        Some(cipher) if !zk.is_empty() => cipher,
+        _ => return out.into_iter().map(|o| o.ok_or(ProofError::Malformed("a direction's records"))).collect(),
+    };
+    let (round_keys, tags) = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
-            let rk = key_schedule(b, &key.key);
-            let h = ghash_key(b, &rk);
-            let h = open_bytes(b, &h);
-            let j0: Vec<Vec<u8>> = (0..records as u64)
-                .map(|seq| {
-                    let j = j0_block(b, &rk, &record_nonce(b, &key.iv, seq));
-                    open_bytes(b, &j)
-                })
-                .collect();
-            (rk, h, j0)
+            let mut round_keys = Vec::with_capacity(zk.len());
+            let mut tags = Vec::with_capacity(zk.len());
+            for &i in &zk {
+                let d = &dirs[i];
+                let rk = key_schedule(b, &d.key.key);
+                let h = ghash_key(b, &rk);
+                let h = open_bytes(b, &h);
+                let j0: Vec<Vec<u8>> = (0..d.records as u64)
+                    .map(|seq| {
+                        let j = j0_block(b, &rk, &record_nonce(b, &d.key.iv, seq));
+                        open_bytes(b, &j)
+                    })
+                    .collect();
+                round_keys.push(rk);
+                tags.push((h, j0));
+            }
+            (round_keys, tags)
         })
         .await?;
-    // Keystream blocks, each with the byte positions opened in it.
-    let blocks = touched_blocks(positions, 16);
-    let jobs: Vec<KeystreamJob> = blocks.chunks(BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
-    let opened = keystream_batches(party, ch, cipher, &jobs, |b, _, chunk| {
+    // Keystream blocks, each with the byte positions opened in it; a job's side is the
+    // direction's place in `zk`.
+    let mut jobs: Vec<KeystreamJob> = Vec::new();
+    for (k, &i) in zk.iter().enumerate() {
+        let blocks = touched_blocks(dirs[i].positions, 16);
+        jobs.extend(blocks.chunks(BLOCKS_PER_BATCH).map(|c| (k, c.to_vec())));
+    }
+    let opened = keystream_batches(party, ch, cipher, &jobs, |b, k, chunk| {
+        let iv = &dirs[zk[k]].key.iv;
         let mut out = Vec::new();
         for (record, blk, at) in chunk {
-            let nonce = record_nonce(b, &key.iv, *record as u64);
-            let ks = keystream_blocks(b, &round_keys, &nonce, &[*blk]);
+            let nonce = record_nonce(b, iv, *record as u64);
+            let ks = keystream_blocks(b, &round_keys[k], &nonce, &[*blk]);
             out.extend(open_selected_bytes(b, &ks[0], at));
         }
         out
     })
     .await?;
-    let keystream = opened.concat();
-    Ok(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream })
+    let mut keystreams = vec![Vec::new(); zk.len()];
+    for ((k, _), bytes) in jobs.iter().zip(opened) {
+        keystreams[*k].extend(bytes);
+    }
+    for ((&i, (h, j0)), keystream) in zk.iter().zip(tags).zip(keystreams) {
+        out[i] = Some(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream });
+    }
+    out.into_iter().map(|o| o.ok_or(ProofError::Malformed("a direction's records"))).collect()
 }
 
 /// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.
@@ -437,23 +477,21 @@ pub async fn run<P: Party<C>, C: Channel>(
     .await?;
     let handshake = handshake.ok_or(ProofError::Malformed("the handshake was not read"))?;
     let records = [Direction::Sent, Direction::Received].map(|d| application_records(t, &handshake, d));
-    let mut opened = Vec::with_capacity(2);
-    let mut keys = Vec::with_capacity(2);
+    let mut opened: [Option<OpenedRecords>; 2] = [None, None];
+    let mut keys: [Option<DirectionKey<P::Backend>>; 2] = [None, None];
+    let mut positions_of: [Vec<(usize, Vec<usize>)>; 2] = [Vec::new(), Vec::new()];
     for (side, traffic) in traffic.into_iter().enumerate() {
         let key = match traffic {
             DirectionTraffic::Opened(secret) => {
                 let derived = TrafficKeys::derive(suite.hash(), &Secret::from_slice(&secret), aead.key_len());
-                opened.push(OpenedRecords::Key { key: derived.key().to_vec(), iv: derived.iv });
-                keys.push(None);
+                opened[side] = Some(OpenedRecords::Key { key: derived.key().to_vec(), iv: derived.iv });
                 continue;
             }
             DirectionTraffic::Hidden(key) => key,
         };
-        let positions = if fast[side] {
-            Vec::new()
-        } else {
-            positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?
-        };
+        if !fast[side] {
+            positions_of[side] = positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?;
+        }
         #[cfg(test)]
         if fast[side] && super::proof::cheat(hs.is_some()).fast_key == Some(side) {
             // A prover that opens a key other than the one derived from HS.
@@ -464,8 +502,15 @@ pub async fn run<P: Party<C>, C: Channel>(
             .await?;
             return Err(ProofError::Malformed("the cheating prover went on").into());
         }
-        opened.push(open_records(party, ch, aead, &key, fast[side], records[side].len(), &positions).await?);
-        keys.push(Some(key));
+        keys[side] = Some(key);
+    }
+    let hidden: Vec<usize> = (0..2).filter(|&side| keys[side].is_some()).collect();
+    let dirs: Vec<DirectionRecords<'_, P::Backend>> = hidden
+        .iter()
+        .filter_map(|&side| keys[side].as_ref().map(|key| DirectionRecords { key, fast: fast[side], records: records[side].len(), positions: &positions_of[side] }))
+        .collect();
+    for (&side, records) in hidden.iter().zip(open_records(party, ch, aead, &dirs).await?) {
+        opened[side] = Some(records);
     }
     let mut commitments = Vec::new();
     let mut blinders = blinders.map(|b| b.iter());
@@ -501,7 +546,9 @@ pub async fn run<P: Party<C>, C: Channel>(
     if party.check_pending() {
         return Err(ProofError::Malformed("a deferred batch was never checked").into());
     }
-    let [sent, received]: [OpenedRecords; 2] = opened.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
+    let [Some(sent), Some(received)] = opened else {
+        return Err(ProofError::Malformed("two directions").into());
+    };
     Ok(Opened13 { handshake, records: [sent, received], commitments })
 }
 
@@ -833,15 +880,15 @@ mod tests {
             let mut a = a;
             let (_, traffic) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
             let [ck, sk] = traffic.map(hidden);
-            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
-            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await
+            let dirs = [DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] }, DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions }];
+            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &dirs).await
         };
         let v = async {
             let mut b = b;
             let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
             let [ck, sk] = traffic.map(hidden);
-            let c = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &ck, true, sent.len(), &[]).await?;
-            let s = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &sk, false, received.len(), &positions).await?;
+            let dirs = [DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] }, DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions }];
+            let [c, s]: [OpenedRecords; 2] = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &dirs).await?.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
             Ok::<_, ProofError>((c, s))
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -961,39 +1008,47 @@ mod tests {
 
     /// The ZK path's keystream for positions of several records, in the same block index of
     /// consecutive records: each byte comes from its own record's nonce, as AES computes it.
+    /// Two directions share the batches, each on its own key and IV.
     #[test]
     fn open_records_proves_each_records_keystream_on_its_own_nonce() {
         use aes::cipher::{BlockEncrypt, KeyInit};
-        let (key, iv) = ([5u8; 16], [6u8; 12]);
-        let positions = vec![(0, vec![1, 2, 17]), (1, vec![0, 3]), (2, vec![15, 16])];
+        let keys = [([5u8; 16], [6u8; 12]), ([7u8; 16], [8u8; 12])];
+        let positions = [vec![(0, vec![1, 2, 17]), (1, vec![0, 3]), (2, vec![15, 16])], vec![(0, vec![4, 40])]];
+        let records = [3, 1];
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
         fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> DirectionKey<B> {
             DirectionKey { key: commit_bytes(b, key, 16), iv: commit_bytes(b, iv, 12) }
         }
+        fn directions<'a, B: Backend>(k: &'a [DirectionKey<B>; 2], records: [usize; 2], positions: &'a [Vec<(usize, Vec<usize>)>; 2]) -> Vec<DirectionRecords<'a, B>> {
+            (0..2).map(|d| DirectionRecords { key: &k[d], fast: false, records: records[d], positions: &positions[d] }).collect()
+        }
         let p = async {
             let mut a = a;
-            let k = prover.run_batch_deferred(&mut a, &mut |b| committed(b, Some(&key), Some(&iv))).await?;
-            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
+            let k = prover.run_batch_deferred(&mut a, &mut |b| keys.map(|(key, iv)| committed(b, Some(&key), Some(&iv)))).await?;
+            open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &directions(&k, records, &positions)).await
         };
         let v = async {
             let mut b = b;
-            let k = verifier.run_batch_deferred(&mut b, &mut |b| committed(b, None, None)).await?;
-            open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &k, false, 3, &positions).await
+            let k = verifier.run_batch_deferred(&mut b, &mut |b| [(); 2].map(|_| committed(b, None, None))).await?;
+            open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &directions(&k, records, &positions)).await
         };
         let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
-        let OpenedRecords::Keystream { keystream, j0, .. } = verified.unwrap() else { panic!("the ZK path") };
-        let aes = aes::Aes128::new(&key.into());
-        let block = |seq: u64, counter: u32| {
-            let mut b = aes::Block::default();
-            b[..12].copy_from_slice(&crate::tls::tls13::record::nonce(&iv, seq));
-            b[12..].copy_from_slice(&counter.to_be_bytes());
-            aes.encrypt_block(&mut b);
-            b
-        };
-        let expected: Vec<u8> = positions.iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq as u64, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
-        assert_eq!(keystream, expected);
-        assert_eq!(j0, (0..3).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
+        for (d, opened) in verified.unwrap().into_iter().enumerate() {
+            let OpenedRecords::Keystream { keystream, j0, .. } = opened else { panic!("the ZK path") };
+            let (key, iv) = keys[d];
+            let aes = aes::Aes128::new(&key.into());
+            let block = |seq: u64, counter: u32| {
+                let mut b = aes::Block::default();
+                b[..12].copy_from_slice(&crate::tls::tls13::record::nonce(&iv, seq));
+                b[12..].copy_from_slice(&counter.to_be_bytes());
+                aes.encrypt_block(&mut b);
+                b
+            };
+            let expected: Vec<u8> = positions[d].iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq as u64, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
+            assert_eq!(keystream, expected, "direction {d}");
+            assert_eq!(j0, (0..records[d] as u64).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
+        }
     }
 
     /// A session of `suite` (rustls chose it) with part of each direction revealed, by the ZK
