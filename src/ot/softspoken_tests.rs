@@ -181,6 +181,13 @@ fn lazy_setup_empty_extend_and_session_ids() {
         "{:?}",
         o.keys.err()
     );
+    // The same session id, not the default one, on both sides: each side keeps it.
+    let (cv, cp) = channels();
+    let s = S::new().with_session_id(b"session A");
+    let r = R::new().with_session_id(b"session A");
+    let o = run_extend(s, r, cv, cp, 10);
+    o.keys.expect("the same session id");
+    o.cots.expect("the same session id");
 }
 
 #[test]

@@ -462,6 +462,14 @@ struct Opened {
 
 /// Asks the verifier for a session sized as `sizing` says, and waits for its acceptance.
 async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, report: &dyn Fn(Phase, f64)) -> Result<Opened, ProverError> {
+    let opened = ask(control, config, sizing, report).await?;
+    accepted(control, config, report).await?;
+    Ok(opened)
+}
+
+/// Asks the verifier for a session sized as `sizing` says. Its preprocessing may start at
+/// once: the verifier runs its side while it dials the server, and drops it if it refuses.
+async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, report: &dyn Fn(Phase, f64)) -> Result<Opened, ProverError> {
     report(Phase::Connect, 0.02);
     let target = ServerTarget::new(&config.server, &config.server_name)?;
     if config.tls_versions != [TlsVersion::Tls12] && config.mode.session_mode() == SessionMode::Mpc {
@@ -498,12 +506,17 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
         prg: config.prg,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
+    Ok(Opened { target, preprocess: preprocess as usize, prover: Prover::new(FerretReceiver::with_prg(config.prg)) })
+}
+
+/// Waits for the verifier to accept the session asked for.
+async fn accepted(control: &mut MuxChannel, config: &ProverConfig, report: &dyn Fn(Phase, f64)) -> Result<(), ProverError> {
     match recv_control(control, config.step_timeout, "the verifier to accept").await? {
         ControlMessage::Accepted { .. } => {}
         other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
     }
     report(Phase::Preprocess, 0.05);
-    Ok(Opened { target, preprocess: preprocess as usize, prover: Prover::new(FerretReceiver::with_prg(config.prg)) })
+    Ok(())
 }
 
 async fn session(
@@ -516,15 +529,21 @@ async fn session(
     progress: &dyn Fn(Progress),
 ) -> Result<ProverOutput, ProverError> {
     let report = |phase, fraction| progress(Progress { phase, fraction });
-    let Opened { target, preprocess, mut prover } = open(control, &config, Sizing::of(&request, &reveal), &report).await?;
+    let sizing = Sizing::of(&request, &reveal);
     // On the heap: an MPC connection's future is large.
-    let exchanged = match &config.mode {
-        ProverMode::Proxy => Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess, &report)).await?,
+    let (mut prover, exchanged) = match &config.mode {
+        ProverMode::Proxy => {
+            let Opened { target, preprocess, mut prover } = ask(control, &config, sizing, &report).await?;
+            let exchanged = Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess, &report)).await?;
+            (prover, exchanged)
+        }
         ProverMode::Mpc { .. } => {
+            let Opened { target, preprocess, mut prover } = open(control, &config, sizing, &report).await?;
             // the proxy connects to the server while the preparation runs
             let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, &mut prover, preprocess, &config, request.len()));
             let (prepared, server) = (prepared?, server?);
-            Box::pin(mpc_exchange(&mut zk, &mut prover, &config, server, prepared, &target, &request, &report)).await?
+            let exchanged = Box::pin(mpc_exchange(&mut zk, &mut prover, &config, server, prepared, &target, &request, &report)).await?;
+            (prover, exchanged)
         }
     };
     prove(control, &mut zk, &mut prover, &config, exchanged, reveal, &report).await
@@ -630,6 +649,8 @@ async fn proxy_exchange(
     let mut io = TlsChannelIo::new(tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     let tls_part = async {
+        accepted(control, config, report).await?;
+        report(Phase::Request, 0.1);
         let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
         // The server's close_notify, when it follows the response, goes into the transcript
         // so the verdict can say the response was not cut off; a server that keeps the
@@ -638,11 +659,9 @@ async fn proxy_exchange(
         io.shutdown().await?;
         Ok::<_, ProverError>(response)
     };
-    let preprocess = prover.preprocess(zk, preprocess);
-    report(Phase::Request, 0.1);
-    let (exchanged, setup) = within(config.step_timeout, "the TLS exchange", async { futures::join!(tls_part, preprocess) }).await?;
-    let response = exchanged?;
-    setup?;
+    // The preprocessing starts as the session is asked for (see `ask`); a refusal ends it.
+    let preprocess = async { Ok::<_, ProverError>(prover.preprocess(zk, preprocess).await?) };
+    let (response, ()) = within(config.step_timeout, "the TLS exchange", async { futures::try_join!(tls_part, preprocess) }).await??;
     let unread = io.unread();
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent

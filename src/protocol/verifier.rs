@@ -258,29 +258,31 @@ fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Proxy mode's online phase: dial the server, relay and record the TLS bytes while the OT
-/// setup for the proof runs alongside.
+/// Proxy mode's online phase: dial the server, relay and record the TLS bytes. The OT setup
+/// for the proof runs alongside from the start, while the server is dialed too (the prover
+/// starts its side as it sends the request); a failed dial drops it.
 async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
     let step = config.step_timeout;
-    let addrs = within(step, "DNS", config.allow.resolve(&target.address())).await??;
-    let tcp = within(step, "the server to accept", TcpStream::connect(&addrs[..]))
-        .await?
-        .map_err(|e| VerifierError::Connect(e.to_string()))?;
-    let _ = tcp.set_nodelay(true);
-    let connection_time = unix_now();
-    control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
-
-    let t_online = Instant::now();
-    let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
     let timed_setup = async {
         let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-        let r = verifier.preprocess(zk, req.preprocess as usize).await;
-        (r, phase_since(t, up0, down0, zk))
+        verifier.preprocess(zk, req.preprocess as usize).await?;
+        Ok::<_, VerifierError>(phase_since(t, up0, down0, zk))
     };
-    let guard = OutboundGuard::new((!target.is_ip()).then(|| target.name()));
-    let (relayed, (setup, preprocess)) = futures::join!(relay(tls, tcp, guard, limits, step), timed_setup);
-    let (mut sent_raw, mut received_raw) = relayed?;
-    setup?;
+    let connected = async {
+        let addrs = within(step, "DNS", config.allow.resolve(&target.address())).await??;
+        let tcp = within(step, "the server to accept", TcpStream::connect(&addrs[..]))
+            .await?
+            .map_err(|e| VerifierError::Connect(e.to_string()))?;
+        let _ = tcp.set_nodelay(true);
+        let connection_time = unix_now();
+        control.send(ControlMessage::Accepted { connection_time }.encode()).await?;
+        let t_online = Instant::now();
+        let limits = (req.max_sent as u64 + TLS_OVERHEAD, req.max_recv as u64 + TLS_OVERHEAD);
+        let guard = OutboundGuard::new((!target.is_ip()).then(|| target.name()));
+        let relayed = relay(tls, tcp, guard, limits, step).await?;
+        Ok((relayed, connection_time, t_online))
+    };
+    let (((mut sent_raw, mut received_raw), connection_time, t_online), preprocess) = futures::try_join!(connected, timed_setup)?;
     let done = match recv_control(control, step, "TlsDone").await? {
         ControlMessage::TlsDone(d) => d,
         other => return Err(VerifierError::UnexpectedMessage { expected: "TlsDone", got: other.kind() }),

@@ -289,4 +289,13 @@ mod tests {
         assert_eq!(pack_powers(&vals), expect.0);
         assert_eq!(mul_x(1 << 127), 0x87);
     }
+
+    /// A V → P message carries as many whole trees as fit in `MAX_MESSAGE_BYTES`, and no more.
+    #[test]
+    fn tree_messages_are_as_full_as_the_message_limit_allows() {
+        for h in 1..=20 {
+            let (n, tree) = (trees_per_message(h), tree_message_bytes(h));
+            assert!(n * tree <= MAX_MESSAGE_BYTES && (n + 1) * tree > MAX_MESSAGE_BYTES, "h = {h}: {n} trees");
+        }
+    }
 }
