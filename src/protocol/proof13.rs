@@ -504,11 +504,9 @@ pub async fn run<P: Party<C>, C: Channel>(
         }
         keys[side] = Some(key);
     }
-    let hidden: Vec<usize> = (0..2).filter(|&side| keys[side].is_some()).collect();
-    let dirs: Vec<DirectionRecords<'_, P::Backend>> = hidden
-        .iter()
-        .filter_map(|&side| keys[side].as_ref().map(|key| DirectionRecords { key, fast: fast[side], records: records[side].len(), positions: &positions_of[side] }))
-        .collect();
+    let (hidden, dirs): (Vec<usize>, Vec<DirectionRecords<'_, P::Backend>>) = (0..2)
+        .filter_map(|side| keys[side].as_ref().map(|key| (side, DirectionRecords { key, fast: fast[side], records: records[side].len(), positions: &positions_of[side] })))
+        .unzip();
     for (&side, records) in hidden.iter().zip(open_records(party, ch, aead, &dirs).await?) {
         opened[side] = Some(records);
     }
