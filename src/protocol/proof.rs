@@ -694,6 +694,32 @@ mod tests {
         }
     }
 
+    /// A session preprocesses its derivation and its request's keystream proof, and, when its
+    /// response is partly revealed, at least what one setup iteration makes.
+    #[test]
+    fn a_session_preprocesses_its_derivation_and_request_keystream() {
+        let (d, k) = (PREPROCESS_COTS, keystream_cots(1024));
+        assert_eq!(preprocess_cots(d, k, false), d + k);
+        assert_eq!(preprocess_cots(d, 0, false), d);
+        assert_eq!(preprocess_cots(d, k, true), PARTLY_REVEALED_PREPROCESS);
+        assert_eq!(preprocess_cots(MOST_DERIVATION_COTS, k, true), MOST_DERIVATION_COTS + k);
+    }
+
+    /// The verifier's bounds on what a session may preprocess are the largest asks of any
+    /// suite: TLS_AES_256_GCM_SHA384's derivation with both keys hidden, ChaCha20's keystream.
+    #[test]
+    fn the_verifiers_bounds_are_the_largest_asks_of_any_suite() {
+        use crate::tls::tls13::Suite13;
+        assert_eq!(Suite13::ALL.map(|s| derivation_cots(s, 2)).into_iter().max(), Some(MOST_DERIVATION_COTS));
+        for len in [1, 1000, 1 << 14, 100_000] {
+            let asks = Suite13::ALL.map(|s| keystream_cots_of(s, len));
+            assert_eq!(asks.into_iter().max(), Some(most_keystream_cots(len)), "{len} bytes");
+            // AES-128-GCM's blocks are TLS 1.2's; AES-256's take more committed bits each
+            assert_eq!(keystream_cots_of(Suite13::Aes128GcmSha256, len), keystream_cots(len));
+            assert!(keystream_cots_of(Suite13::Aes256GcmSha384, len) > keystream_cots(len), "{len} bytes");
+        }
+    }
+
     /// Keystream batches of different shapes never share a shape key: a batch that took the
     /// counts of another shape would fail an honest proof.
     #[test]

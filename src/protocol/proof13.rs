@@ -659,6 +659,33 @@ mod tests {
         core::array::from_fn(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
     }
 
+    /// What the prover asks to preprocess for the derivation ([`derivation_cots`](super::super::proof::derivation_cots))
+    /// covers what the derivation takes, for each suite and each number of hidden directions.
+    #[test]
+    fn the_preprocessing_asked_for_covers_the_derivation() {
+        for suite in Suite13::ALL {
+            let alg = suite.hash();
+            let (secret, hello) = (vec![0x42; alg.output_len()], vec![0x17; alg.output_len()]);
+            for (open, hidden) in [([true, true], 0), ([false, true], 1), ([false, false], 2)] {
+                let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+                let (a, b) = memory_pair(MAX_MESSAGE);
+                let key_len = suite.aead().key_len();
+                let p = async {
+                    let mut a = a;
+                    key_derivation(&mut prover, &mut a, alg, Some(&secret), &hello, key_len, open, |_| Ok::<_, ProofError>(hello.clone())).await.map(drop)
+                };
+                let v = async {
+                    let mut b = b;
+                    key_derivation(&mut verifier, &mut b, alg, None, &hello, key_len, open, |_| Ok::<_, ProofError>(hello.clone())).await.map(drop)
+                };
+                let (p, v) = futures::executor::block_on(async { futures::join!(p, v) });
+                p.and(v).unwrap();
+                let (taken, asked) = (prover.into_cot().issued(), crate::protocol::proof::derivation_cots(suite, hidden));
+                assert!(taken <= asked, "{suite:?}, {hidden} hidden: {taken} COTs taken, {asked} asked for");
+            }
+        }
+    }
+
     /// RFC 8448 §3's secrets and keys come out of the derivation in ZK.
     #[test]
     fn the_derivation_in_zk_gives_rfc8448s_secrets_and_keys() {
