@@ -269,7 +269,6 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     aead: AeadAlg,
     dirs: &[DirectionRecords<'_, P::Backend>],
 ) -> Result<Vec<OpenedRecords>, ProofError> {
-    let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
     let mut out: Vec<Option<OpenedRecords>> = vec![None; dirs.len()];
     let cipher = match aead {
         AeadAlg::Aes128Gcm => Some(KeystreamCipher::Aes128),
@@ -288,15 +287,28 @@ pub async fn open_records<P: Party<C>, C: Channel>(
             zk.push(i);
         }
     }
-    let cipher = match cipher {
-        Some(cipher) if !zk.is_empty() => cipher,
-        _ => return out.into_iter().map(|o| o.ok_or(ProofError::Malformed("a direction's records"))).collect(),
-    };
+    if let Some(cipher) = cipher.filter(|_| !zk.is_empty()) {
+        open_keystream_records(party, ch, cipher, dirs, &zk, &mut out).await?;
+    }
+    out.into_iter().map(|o| o.ok_or(ProofError::Malformed("a direction's records"))).collect()
+}
+
+/// [`open_records`]' ZK path for AES-GCM: the directions `zk` (indices into `dirs`) get their
+/// GHASH key, each record's E_K(J0) and the keystream at their positions opened, into `out`.
+async fn open_keystream_records<P: Party<C>, C: Channel>(
+    party: &mut P,
+    ch: &mut C,
+    cipher: KeystreamCipher,
+    dirs: &[DirectionRecords<'_, P::Backend>],
+    zk: &[usize],
+    out: &mut [Option<OpenedRecords>],
+) -> Result<(), ProofError> {
+    let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
     let (round_keys, tags) = party
         .run_batch(ch, &mut |b: &mut P::Backend| {
             let mut round_keys = Vec::with_capacity(zk.len());
             let mut tags = Vec::with_capacity(zk.len());
-            for &i in &zk {
+            for &i in zk {
                 let d = &dirs[i];
                 let rk = key_schedule(b, &d.key.key);
                 let h = ghash_key(b, &rk);
@@ -338,7 +350,7 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     for ((&i, (h, j0)), keystream) in zk.iter().zip(tags).zip(keystreams) {
         out[i] = Some(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream });
     }
-    out.into_iter().map(|o| o.ok_or(ProofError::Malformed("a direction's records"))).collect()
+    Ok(())
 }
 
 /// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.
@@ -608,17 +620,26 @@ mod tests {
         futures::executor::block_on(async { futures::join!(p, v) })
     }
 
+    /// The verifier's handshake secrets, each direction's key and IV, and the opened traffic
+    /// secrets, as [`derive_counting`] finds them.
+    type Derived = (HandshakeSecrets, [(Vec<u8>, Vec<u8>); 2], [Option<Vec<u8>>; 2]);
+
+    fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> Result<Derived, ProofError> {
+        derive_counting(alg, hs, hello_hash, finished_hash, key_len, open).0
+    }
+
     /// Both sides of the derivation, the traffic secrets opened as `open` says, then one
-    /// checked batch that opens the hidden keys (only a test opens them); the verifier's
-    /// handshake secrets, each direction's key and IV, and the opened traffic secrets.
-    #[allow(clippy::type_complexity)]
-    fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> Result<(HandshakeSecrets, [(Vec<u8>, Vec<u8>); 2], [Option<Vec<u8>>; 2]), ProofError> {
+    /// checked batch that opens the hidden keys (only a test opens them); what the verifier
+    /// found, and the COTs the prover took for the derivation alone.
+    fn derive_counting(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> (Result<Derived, ProofError>, Result<usize, ProofError>) {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (a, b) = memory_pair(MAX_MESSAGE);
         let p = async {
             let mut a = a;
             let (_, traffic) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, open, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
-            prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await
+            let taken = prover.cot().issued();
+            prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await?;
+            Ok(taken)
         };
         let v = async {
             let mut b = b;
@@ -630,8 +651,8 @@ mod tests {
             });
             Ok((opened, direction_keys(alg, key_len, &secrets, keys), secrets))
         };
-        let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
-        verified
+        let (taken, verified) = futures::executor::block_on(async { futures::join!(p, v) });
+        (verified, taken)
     }
 
     /// Opens the keys and IVs the derivation kept in ZK (only a test does).
@@ -667,20 +688,9 @@ mod tests {
             let alg = suite.hash();
             let (secret, hello) = (vec![0x42; alg.output_len()], vec![0x17; alg.output_len()]);
             for (open, hidden) in [([true, true], 0), ([false, true], 1), ([false, false], 2)] {
-                let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-                let (a, b) = memory_pair(MAX_MESSAGE);
-                let key_len = suite.aead().key_len();
-                let p = async {
-                    let mut a = a;
-                    key_derivation(&mut prover, &mut a, alg, Some(&secret), &hello, key_len, open, |_| Ok::<_, ProofError>(hello.clone())).await.map(drop)
-                };
-                let v = async {
-                    let mut b = b;
-                    key_derivation(&mut verifier, &mut b, alg, None, &hello, key_len, open, |_| Ok::<_, ProofError>(hello.clone())).await.map(drop)
-                };
-                let (p, v) = futures::executor::block_on(async { futures::join!(p, v) });
-                p.and(v).unwrap();
-                let (taken, asked) = (prover.into_cot().issued(), crate::protocol::proof::derivation_cots(suite, hidden));
+                let (verified, taken) = derive_counting(alg, &secret, &hello, &hello, suite.aead().key_len(), open);
+                verified.unwrap();
+                let (taken, asked) = (taken.unwrap(), crate::protocol::proof::derivation_cots(suite, hidden));
                 assert!(taken <= asked, "{suite:?}, {hidden} hidden: {taken} COTs taken, {asked} asked for");
             }
         }

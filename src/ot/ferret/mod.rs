@@ -506,8 +506,10 @@ enum Step {
 struct Planner {
     config: FerretConfig,
     bootstrapped: bool,
-    /// Position in [`FerretConfig::ladder`] of the largest set run so far, whose base COTs
-    /// the buffer keeps in reserve.
+    /// Position in [`FerretConfig::ladder`] of the largest set run so far: no decision reads
+    /// it (the planner may step back down to smaller sets), only the tests that check which
+    /// sets a session climbed to.
+    #[cfg(test)]
     active: usize,
     reserve: usize,
     direct_used: usize,
@@ -519,6 +521,7 @@ impl Planner {
         Planner {
             config,
             bootstrapped: false,
+            #[cfg(test)]
             active: 0,
             reserve: 0,
             direct_used: 0,
@@ -575,11 +578,17 @@ impl Planner {
             Step::Bootstrap(p) => {
                 self.bootstrapped = true;
                 self.reserve = self.keeps(p);
-                self.active = self.position(p);
+                #[cfg(test)]
+                {
+                    self.active = self.position(p);
+                }
             }
             Step::Iterate(p) => {
                 self.iterations += 1;
-                self.active = self.active.max(self.position(p));
+                #[cfg(test)]
+                {
+                    self.active = self.active.max(self.position(p));
+                }
                 self.reserve = self.reserve.max(self.keeps(p));
             }
             Step::Serve => {}
