@@ -72,11 +72,18 @@ fn commitments_to_another_plaintext_or_digest_are_refused() {
     let reveal = [all(&s)[0].clone(), vec![0..100]]; // the response on the ZK path
     let commit = [vec![], vec![1000..1040]];
     let blinder = [7u8; 16];
-    let honest = prove(&s, ProofCheat::default(), &reveal, &commit, &[blinder]).expect("honest prover");
-    let mut h = Sha256::new();
-    h.update(&plain[1000..1040]);
-    h.update(blinder);
-    assert_eq!(honest.commitments[0].digest, h.finalize().as_slice(), "the digest opens to the plaintext");
+    // the honest proof: the revealed bytes, and each commitment's digest under its own blinder
+    let ranges = [1000..1040, 2000..2010];
+    let honest = prove(&s, ProofCheat::default(), &reveal, &[vec![], ranges.to_vec()], &[blinder, [8; 16]]).expect("honest prover");
+    let t = transcript::parse(&s.sent, &s.received).unwrap();
+    let received = recover("received", t.encrypted_records(Direction::Received), &honest.received, &reveal[1]).expect("the revealed keystream");
+    assert_eq!((received.fast_path, &received.bytes[..100]), (false, &plain[..100]));
+    for (k, range) in ranges.into_iter().enumerate() {
+        let mut h = Sha256::new();
+        h.update(&plain[range.start as usize..range.end as usize]);
+        h.update([7 + k as u8; 16]);
+        assert_eq!(honest.commitments[k].digest, h.finalize().as_slice(), "commitment {k} opens to its plaintext and blinder");
+    }
     let r = prove(&s, ProofCheat { commit_plaintext: true, ..Default::default() }, &reveal, &commit, &[blinder]);
     assert!(matches!(r, Err(ProofError::MultiplicationCheckFailed)), "another plaintext: {:?}", r.map(|_| ()));
     let r = prove(&s, ProofCheat { commit_digest: true, ..Default::default() }, &reveal, &commit, &[blinder]);

@@ -720,41 +720,108 @@ mod tests {
         }
     }
 
-    /// Keystream batches of different shapes never share a shape key: a batch that took the
-    /// counts of another shape would fail an honest proof.
+    /// Keystream batches of different shapes or ciphers never share a shape key: a batch that
+    /// took the counts of another shape would fail an honest proof.
     #[test]
     fn keystream_shapes_differ_when_blocks_or_openings_differ() {
         let chunk = |blocks: usize, opened: usize| -> Vec<(usize, u32, Vec<usize>)> {
             (0..blocks).map(|i| (1, i as u32, (0..opened).filter(|p| p % blocks == i).collect())).collect()
         };
         let mut keys = std::collections::HashSet::new();
-        for blocks in [1, 2, 17, 255, BLOCKS_PER_BATCH] {
-            for opened in [0, 1, 2, 16, 256, 4096] {
-                assert!(keys.insert(keystream_shape(&chunk(blocks, opened))), "{blocks} blocks, {opened} bytes opened");
+        for cipher in [KeystreamCipher::Aes128, KeystreamCipher::Aes256, KeystreamCipher::ChaCha20] {
+            for blocks in [1, 2, 17, 255, BLOCKS_PER_BATCH] {
+                for opened in [0, 1, 2, 16, 256, 4096] {
+                    assert!(keys.insert(cipher.shape(&chunk(blocks, opened))), "{cipher:?}: {blocks} blocks, {opened} bytes opened");
+                }
             }
         }
     }
 
-    /// The counts of a keystream batch of `blocks` blocks under a key committed in it, one
-    /// block at a time as the proof's batches do.
-    fn keystream_batch_stats(blocks: u32) -> crate::zk::BatchStats {
-        fn circuit<B: Backend>(b: &mut B, key: Option<&[u8]>, blocks: u32) {
-            let key = commit_bytes(b, key, 16);
-            let rk = key_schedule(b, &key);
-            let iv = constant_bytes(b, &[0; 12]);
-            for blk in 0..blocks {
-                keystream_blocks(b, &rk, &iv, &[blk]);
+    /// The counts of a keystream batch of `blocks` blocks of `cipher` under a key committed in
+    /// it, one block at a time as the proof's batches do.
+    fn keystream_batch_stats(cipher: KeystreamCipher, blocks: u32) -> crate::zk::BatchStats {
+        fn circuit<B: Backend>(b: &mut B, cipher: KeystreamCipher, secret: Option<&[u8]>, blocks: u32) {
+            let key_len = if cipher == KeystreamCipher::Aes128 { 16 } else { 32 };
+            let key = commit_bytes(b, secret.map(|k| &k[..key_len]), key_len);
+            let iv = commit_bytes(b, secret.map(|k| &k[..12]), 12);
+            if cipher == KeystreamCipher::ChaCha20 {
+                for blk in 0..blocks {
+                    crate::circuits::chacha20::block(b, &key, &iv, blk + 1);
+                }
+            } else {
+                let rk = key_schedule(b, &key);
+                for blk in 0..blocks {
+                    keystream_blocks(b, &rk, &iv, &[blk]);
+                }
             }
         }
         let (p, v) = crate::zk::tests::zk_run(
             crate::zk::Cheat::default(),
-            |b| circuit(b, Some(&[7; 16]), blocks),
+            |b| circuit(b, cipher, Some(&[7; 32]), blocks),
             |b| {
-                circuit(b, None, blocks);
+                circuit(b, cipher, None, blocks);
                 b.stats()
             },
         );
         p.and(v).expect("an honest batch")
+    }
+
+    /// A record's bytes are decrypted each with its own block's keystream, and each block
+    /// touched is computed once, however many of its bytes are read.
+    #[test]
+    fn decryption_computes_each_touched_block_once_and_reads_each_byte_from_its_own() {
+        let mut b = crate::zk::PlainBackend::new();
+        let ciphertext: Vec<u8> = (0..48).collect();
+        let positions = [0, 1, 15, 16, 17, 33];
+        let mut calls = vec![];
+        // every keystream byte of block j is 0x80 | j
+        let bits = decrypted_with(&mut b, 16, &ciphertext, &positions, |b, j| {
+            calls.push(j);
+            let byte = 0x80 | j as u8;
+            (0..16 * 8).map(|i| crate::circuits::Circuit::constant(b, (byte >> (i % 8)) & 1 == 1)).collect()
+        });
+        assert_eq!(calls, [0, 1, 2]);
+        let bytes: Vec<u8> = bits.chunks(8).map(|c| c.iter().enumerate().fold(0, |x, (i, bit)| x | u8::from(b.value(*bit) == Some(true)) << i)).collect();
+        let expected: Vec<u8> = positions.iter().map(|&p| ciphertext[p] ^ (0x80 | (p / 16) as u8)).collect();
+        assert_eq!(bytes, expected);
+    }
+
+    /// Keystream batches make their COTs ahead, in one group before its first batch: a whole
+    /// run makes no more than its batches are sized at (a batch run before its group was made
+    /// would make its own COTs on demand, then the group's on top).
+    #[test]
+    fn keystream_batches_make_their_cots_ahead_of_their_first_batch() {
+        use crate::channel::memory_pair;
+        let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let (a, b) = memory_pair(crate::zk::MAX_MESSAGE);
+        let jobs: Vec<KeystreamJob> = vec![(0, vec![(0, 0, vec![1])]), (0, vec![(0, 1, vec![]), (0, 2, vec![3, 4])]), (0, vec![(1, 0, vec![0])])];
+        fn batch<B: Backend>(b: &mut B, (rk, iv): &(RoundKeys<B>, Vec<B::Bit>), chunk: &[(usize, u32, Vec<usize>)]) -> Vec<u8> {
+            chunk.iter().flat_map(|(_, blk, at)| {
+                let ks = keystream_blocks(b, rk, iv, &[*blk]);
+                open_selected_bytes(b, &ks[0], at)
+            }).collect()
+        }
+        fn key<B: Backend>(b: &mut B, secret: Option<&[u8]>) -> (RoundKeys<B>, Vec<B::Bit>) {
+            let k = commit_bytes(b, secret, 16);
+            (key_schedule(b, &k), commit_bytes(b, secret.map(|s| &s[..12]), 12))
+        }
+        let p = async {
+            let mut a = a;
+            let k = prover.run_batch_deferred(&mut a, &mut |b| key(b, Some(&[9; 16]))).await?;
+            let before = prover.cot().issued();
+            keystream_batches(&mut prover, &mut a, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk)).await?;
+            Ok::<_, ProofError>(prover.cot().issued() - before)
+        };
+        let v = async {
+            let mut b = b;
+            let k = verifier.run_batch_deferred(&mut b, &mut |b| key(b, None)).await?;
+            keystream_batches(&mut verifier, &mut b, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk)).await
+        };
+        let (made, opened) = futures::executor::block_on(async { futures::join!(p, v) });
+        assert_eq!(opened.expect("an honest run").concat().len(), 4);
+        let needed: usize = jobs.iter().map(|(_, chunk)| batch_cots(chunk.len())).sum();
+        let made = made.expect("an honest run");
+        assert!(made <= needed, "{made} COTs made for batches sized at {needed}");
     }
 
     #[test]
@@ -788,15 +855,29 @@ mod tests {
         let shape = |blocks: &[u32], opened: usize| KeystreamCipher::ChaCha20.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>());
         assert_eq!(shape(&[0, 2], 3), shape(&[2, 0], 3));
         assert_ne!(shape(&[0, 2], 3), shape(&[0, 1], 3), "counters 1, 3 fold less than 1, 2");
+        // one block and two that fold alike, opening as many bytes
+        let chacha = KeystreamCipher::ChaCha20;
+        assert_ne!(chacha.shape(&[(0, 1, vec![0, 1])]), chacha.shape(&[(0, 0, vec![0]), (0, 2, vec![0])]));
         assert_ne!(shape(&[0], 3), KeystreamCipher::Aes128.shape(&[(0, 0, vec![0; 3])]));
     }
 
+    /// What a keystream batch is sized at is what it takes: exactly for AES (every block
+    /// commits the same bits), at most for ChaCha20, whose blocks fold a few carries of their
+    /// public counter (at most 16 + 31 AND gates a block).
     #[test]
     fn batch_cots_are_what_a_keystream_batch_takes() {
-        let key_schedule = keystream_batch_stats(0).commits;
-        for blocks in [1, 3] {
-            let taken = crate::zk::cots_needed(&keystream_batch_stats(blocks)) - key_schedule;
-            assert_eq!(taken, batch_cots(blocks as usize), "{blocks} blocks");
+        for cipher in [KeystreamCipher::Aes128, KeystreamCipher::Aes256, KeystreamCipher::ChaCha20] {
+            let key_schedule = keystream_batch_stats(cipher, 0).commits;
+            for blocks in [1, 3] {
+                let taken = crate::zk::cots_needed(&keystream_batch_stats(cipher, blocks)) - key_schedule;
+                let sized = cipher.batch_cots(blocks as usize);
+                if cipher == KeystreamCipher::ChaCha20 {
+                    assert!(taken <= sized && sized <= taken + 47 * blocks as usize, "{cipher:?}, {blocks} blocks: {taken} taken, {sized} sized");
+                } else {
+                    assert_eq!(taken, sized, "{cipher:?}, {blocks} blocks");
+                }
+            }
         }
+        assert_eq!(KeystreamCipher::Aes128.batch_cots(5), batch_cots(5));
     }
 }
