@@ -160,6 +160,7 @@ fn main() {
         LpnParams::SMALL_256K,
         LpnParams::SMALL_320K,
         LpnParams::SMALL_384K,
+        LpnParams::SMALL_448K,
         LpnParams::SMALL_512K,
         LpnParams::SETUP,
         LpnParams::MAIN,

@@ -71,6 +71,7 @@
 //! | [`LpnParams::MID_2M`] | 2,097,152 | 126,976 | 1,024 (2^11) | 1,958,784 | 128.2 | hybrid |
 //! | setup [`LpnParams::SETUP`] | 649,728 | 38,400 | 1,269 (2^9) | 599,779 | 128.4 | hybrid |
 //! | [`LpnParams::SMALL_512K`] | 524,288 | 36,608 | 1,024 (2^9) | 478,336 | 128.7 | hybrid |
+//! | [`LpnParams::SMALL_448K`] | 458,752 | 35,328 | 896 (2^9) | 415,232 | 128.1 | hybrid |
 //! | [`LpnParams::SMALL_384K`] | 393,216 | 34,304 | 768 (2^9) | 351,872 | 128.5 | hybrid |
 //! | [`LpnParams::SMALL_320K`] | 327,680 | 34,048 | 640 (2^9) | 287,744 | 128.6 | ISD |
 //! | [`LpnParams::SMALL_256K`] | 262,144 | 33,536 | 512 (2^9) | 223,872 | 128.3 | ISD |
@@ -106,6 +107,12 @@
 //!   - Blocks of 2^9 need a larger k than blocks of 2^8 (at n = 2^18: k ≥ 19,712, at 327,680:
 //!     k ≥ 20,992, both hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs
 //!     131.1 kB at 2^18) for +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
+//!   - Blocks of 2^10 do not pay at these sizes: at n = 2^19 (t = 512) k = 73,216 still
+//!     estimates at 142.5 bits (ISD), so the least k is near 70k, and its ≈35k more bootstrap
+//!     COTs (≈93 kB up) outweigh the 66 kB of tree messages saved.
+//!   - The 448K set sits between 384K and 512K for a TLS 1.3 session's preprocessing (≈408k
+//!     with a 1 KB request proven): 245 kB for a fresh session (bootstrap 116 kB up, trees
+//!     129 kB down) against the 512K set's 270 kB, and 12 % fewer outputs to compute.
 //! * **The mid set** is ours too: n = 2^21 with blocks of 2^11 (t = 1,024), k the smallest
 //!   multiple of 256 at ≥ 128 bits (128.2 hybrid, 129.7 ISD; 126,720 gives 127.998). Blocks
 //!   of 2^12 (t = 512) would halve the tree messages but need k > 224k (ISD 122.9 there),
@@ -338,6 +345,15 @@ impl LpnParams {
         t: 768,
         log_block: 9,
     };
+    /// n = 458,752 (net 412,800 with the next set's base COTs kept): a TLS 1.3 session's
+    /// preprocessing (its HKDF chain with the request's key hidden, and a 1 KB request's
+    /// keystream proof, [`crate::protocol::proof::derivation_cots`]).
+    pub const SMALL_448K: LpnParams = LpnParams {
+        n: 458_752,
+        k: 35_328,
+        t: 896,
+        log_block: 9,
+    };
     /// n = 524,288 (net 478,336); larger first demands bootstrap [`LpnParams::SETUP`].
     pub const SMALL_512K: LpnParams = LpnParams {
         n: 524_288,
@@ -360,6 +376,7 @@ impl LpnParams {
         LpnParams::SMALL_256K,
         LpnParams::SMALL_320K,
         LpnParams::SMALL_384K,
+        LpnParams::SMALL_448K,
         LpnParams::SMALL_512K,
     ];
 

@@ -524,6 +524,19 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SMALL_320K), Step::Iterate(LpnParams::SMALL_320K), Step::Serve]
     );
+    // a TLS 1.3 session's (its request's key hidden, 1 KB of it proven): the 448K set, whose
+    // fresh session costs fewer bytes than the 512K set's
+    let mut p = Planner::new(FerretConfig::default());
+    let mut avail = 0;
+    let suite = crate::tls::tls13::Suite13::Aes128GcmSha256;
+    let pre13 = crate::protocol::proof::preprocess_cots(crate::protocol::proof::derivation_cots(suite, 1), crate::protocol::proof::keystream_cots_of(suite, 1024), false);
+    assert!(pre13 > LpnParams::SMALL_384K.net_output() && pre13 <= LpnParams::SMALL_448K.n - LpnParams::SMALL_512K.base_cots());
+    assert_eq!(
+        plan(&mut p, &mut avail, pre13),
+        [Step::Bootstrap(LpnParams::SMALL_448K), Step::Iterate(LpnParams::SMALL_448K), Step::Serve]
+    );
+    let fresh = |q: LpnParams| q.base_cots() * 128 / 6 / 8 + q.iteration_bytes();
+    assert!(fresh(LpnParams::SMALL_448K) + 20_000 < fresh(LpnParams::SMALL_512K));
     // and with a partly revealed response to come: one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
