@@ -20,7 +20,10 @@ impl WsSocket {
         let config = WebSocketConfig::default()
             .max_message_size(Some(super::MAX_INCOMING_MESSAGE))
             .max_frame_size(Some(super::MAX_INCOMING_MESSAGE));
-        let (ws, _resp) = tokio_tungstenite::connect_async_with_config(url, Some(config), false)
+        // Nagle off (`disable_nagle`), as browsers do for their WebSockets and the verifier for
+        // its side: the protocol's small messages (a TLS record, a challenge) must not wait for
+        // the acknowledgement of the one before.
+        let (ws, _resp) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
             .await
             .map_err(|e| TransportError::Connect { url: url.to_string(), reason: e.to_string() })?;
         Ok(WsSocket { ws })
