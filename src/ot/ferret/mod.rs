@@ -107,9 +107,9 @@
 //!   - Blocks of 2^9 need a larger k than blocks of 2^8 (at n = 2^18: k ≥ 19,712, at 327,680:
 //!     k ≥ 20,992, both hybrid-bound). But they halve the tree messages (t·h·16 B: 73.8 vs
 //!     131.1 kB at 2^18) for +10k bootstrap COTs (+26 kB upload): 182.5 vs ≈208 kB per session.
-//!   - Blocks of 2^10 do not pay at these sizes: at n = 2^19 (t = 512) k = 73,216 still
-//!     estimates at 142.5 bits (ISD), so the least k is near 70k, and its ≈35k more bootstrap
-//!     COTs (≈93 kB up) outweigh the 66 kB of tree messages saved.
+//!   - Blocks of 2^10 do not pay at these sizes: at n = 2^19 (t = 512) the least k is 64,000
+//!     (128.1 bits, ISD), so its 23k more bootstrap COTs (62 kB up) cancel the 66 kB of tree
+//!     messages saved, and the net output drops by 27k.
 //!   - The 448K set sits between 384K and 512K for a TLS 1.3 session's preprocessing (≈408k
 //!     with a 1 KB request proven): 245 kB for a fresh session (bootstrap 116 kB up, trees
 //!     129 kB down) against the 512K set's 270 kB, and 12 % fewer outputs to compute.
