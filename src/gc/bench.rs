@@ -165,6 +165,63 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     put("GC AND gates garbled, one thread (AES)".into(), aes_ands as f64 / (t1 - t0) / 1e6, "M AND/s");
     put("GC AND gates evaluated, one thread (AES)".into(), aes_ands as f64 / (t2 - t1) / 1e6, "M AND/s");
 
+    for (name, rate) in gate_rates(platform, 200_000)? {
+        put(name, rate, "M AND/s");
+    }
+
     figures.extend(crate::mpc::bench::run(platform, log)?);
     Ok(figures)
+}
+
+/// Half-gates against three-halves ([`super::three_halves`]), one AND gate at a time on one
+/// thread over `n` gates of random labels: garbling, then evaluating on the inputs (1, 1).
+fn gate_rates(platform: &Platform, n: usize) -> Result<Vec<(String, f64)>, String> {
+    use super::hash::GateHash;
+    use super::three_halves;
+    use rand::Rng;
+    let hash = GateHash::new();
+    let mut rng = rand::rng();
+    let delta = rng.random::<u128>() | 1;
+    let labels: Vec<(u128, u128, u8)> = (0..n).map(|_| (rng.random(), rng.random(), rng.random())).collect();
+    let ones = |&(a0, b0, _): &(u128, u128, u8)| (a0 ^ delta, b0 ^ delta);
+    let mut rates = Vec::new();
+    let mut rate = |name: &str, secs: f64| rates.push((format!("GC {name}, one gate at a time, one thread"), n as f64 / secs / 1e6));
+
+    let t0 = (platform.now)();
+    let half: Vec<(super::Table, u128)> = labels
+        .iter()
+        .enumerate()
+        .map(|(k, &(a0, b0, _))| {
+            let j = 2 * k as u128;
+            let h = hash.hash([a0, a0 ^ delta, b0, b0 ^ delta], [j, j, j + 1, j + 1]);
+            super::garbler::garble_gate(delta, a0, b0, h)
+        })
+        .collect();
+    let t1 = (platform.now)();
+    let right = labels.iter().zip(&half).enumerate().all(|(k, (l, &(table, c0)))| {
+        let (a, b) = ones(l);
+        let j = 2 * k as u128;
+        super::evaluator::eval_gate(a, b, hash.hash([a, b], [j, j + 1]), table) == c0 ^ delta
+    });
+    let t2 = (platform.now)();
+    if !right {
+        return Err("a half-gates AND evaluated wrong".into());
+    }
+    rate("half-gates AND gates garbled", t1 - t0);
+    rate("half-gates AND gates evaluated", t2 - t1);
+
+    let t0 = (platform.now)();
+    let three: Vec<(three_halves::Rows, u128)> = labels.iter().enumerate().map(|(k, &(a0, b0, rho))| three_halves::garble(&hash, delta, a0, b0, k as u64, rho)).collect();
+    let t1 = (platform.now)();
+    let right = labels.iter().zip(&three).enumerate().all(|(k, (l, (rows, c0)))| {
+        let (a, b) = ones(l);
+        three_halves::evaluate(&hash, a, b, k as u64, rows) == c0 ^ delta
+    });
+    let t2 = (platform.now)();
+    if !right {
+        return Err("a three-halves AND evaluated wrong".into());
+    }
+    rate("three-halves AND gates garbled", t1 - t0);
+    rate("three-halves AND gates evaluated", t2 - t1);
+    Ok(rates)
 }

@@ -107,7 +107,7 @@ impl<S: TableSource> Gates for Evaluator<S> {
 /// One half-gates AND from the active labels, their hashes H(W_a, j), H(W_b, j+1) and the
 /// gate's table.
 #[inline(always)]
-fn eval_gate(wa: u128, wb: u128, [ha, hb]: [u128; 2], [tg, te]: Table) -> u128 {
+pub(super) fn eval_gate(wa: u128, wb: u128, [ha, hb]: [u128; 2], [tg, te]: Table) -> u128 {
     let wg = ha ^ (lsb_mask(wa) & tg);
     let we = hb ^ (lsb_mask(wb) & (te ^ wa));
     wg ^ we

@@ -173,7 +173,7 @@ impl<S: TableSink> Gates for Garbler<S> {
 /// One half-gates AND: from the zero labels of a and b and the hashes H(A⁰, j), H(A¹, j),
 /// H(B⁰, j+1), H(B¹, j+1), the table (T_G, T_E) and the output's zero label.
 #[inline(always)]
-fn garble_gate(d: u128, a0: u128, b0: u128, [ha0, ha1, hb0, hb1]: [u128; 4]) -> (Table, u128) {
+pub(super) fn garble_gate(d: u128, a0: u128, b0: u128, [ha0, ha1, hb0, hb1]: [u128; 4]) -> (Table, u128) {
     let tg = ha0 ^ ha1 ^ (lsb_mask(b0) & d);
     let wg0 = ha0 ^ (lsb_mask(a0) & tg);
     let te = hb0 ^ hb1 ^ a0;

@@ -20,6 +20,7 @@ pub mod garbler;
 pub mod hash;
 mod lanes;
 pub mod stream;
+pub mod three_halves;
 
 #[cfg(test)]
 mod tests;
