@@ -183,45 +183,49 @@ fn gate_rates(platform: &Platform, n: usize) -> Result<Vec<(String, f64)>, Strin
     let mut rng = rand::rng();
     let delta = rng.random::<u128>() | 1;
     let labels: Vec<(u128, u128, u8)> = (0..n).map(|_| (rng.random(), rng.random(), rng.random())).collect();
-    let ones = |&(a0, b0, _): &(u128, u128, u8)| (a0 ^ delta, b0 ^ delta);
-    let mut rates = Vec::new();
-    let mut rate = |name: &str, secs: f64| rates.push((format!("GC {name}, one gate at a time, one thread"), n as f64 / secs / 1e6));
-
-    let t0 = (platform.now)();
-    let half: Vec<(super::Table, u128)> = labels
-        .iter()
-        .enumerate()
-        .map(|(k, &(a0, b0, _))| {
+    let half = time_gates(
+        platform,
+        &labels,
+        delta,
+        |k, a0, b0, _| {
             let j = 2 * k as u128;
-            let h = hash.hash([a0, a0 ^ delta, b0, b0 ^ delta], [j, j, j + 1, j + 1]);
-            super::garbler::garble_gate(delta, a0, b0, h)
-        })
-        .collect();
-    let t1 = (platform.now)();
-    let right = labels.iter().zip(&half).enumerate().all(|(k, (l, &(table, c0)))| {
-        let (a, b) = ones(l);
-        let j = 2 * k as u128;
-        super::evaluator::eval_gate(a, b, hash.hash([a, b], [j, j + 1]), table) == c0 ^ delta
-    });
-    let t2 = (platform.now)();
-    if !right {
-        return Err("a half-gates AND evaluated wrong".into());
+            super::garbler::garble_gate(delta, a0, b0, hash.hash([a0, a0 ^ delta, b0, b0 ^ delta], [j, j, j + 1, j + 1]))
+        },
+        |k, a, b, table| {
+            let j = 2 * k as u128;
+            super::evaluator::eval_gate(a, b, hash.hash([a, b], [j, j + 1]), *table)
+        },
+    );
+    let three = time_gates(
+        platform,
+        &labels,
+        delta,
+        |k, a0, b0, rho| three_halves::garble(&hash, delta, a0, b0, k as u64, rho),
+        |k, a, b, rows| three_halves::evaluate(&hash, a, b, k as u64, rows),
+    );
+    let mut rates = Vec::new();
+    for (name, secs) in [("half-gates", half), ("three-halves", three)] {
+        let (garbling, evaluating) = secs.ok_or(format!("a {name} AND evaluated wrong"))?;
+        for (what, secs) in [("garbled", garbling), ("evaluated", evaluating)] {
+            rates.push((format!("GC {name} AND gates {what}, one gate at a time, one thread"), labels.len() as f64 / secs / 1e6));
+        }
     }
-    rate("half-gates AND gates garbled", t1 - t0);
-    rate("half-gates AND gates evaluated", t2 - t1);
-
-    let t0 = (platform.now)();
-    let three: Vec<(three_halves::Rows, u128)> = labels.iter().enumerate().map(|(k, &(a0, b0, rho))| three_halves::garble(&hash, delta, a0, b0, k as u64, rho)).collect();
-    let t1 = (platform.now)();
-    let right = labels.iter().zip(&three).enumerate().all(|(k, (l, (rows, c0)))| {
-        let (a, b) = ones(l);
-        three_halves::evaluate(&hash, a, b, k as u64, rows) == c0 ^ delta
-    });
-    let t2 = (platform.now)();
-    if !right {
-        return Err("a three-halves AND evaluated wrong".into());
-    }
-    rate("three-halves AND gates garbled", t1 - t0);
-    rate("three-halves AND gates evaluated", t2 - t1);
     Ok(rates)
+}
+
+/// Seconds to garble gate k from each (A⁰, B⁰, dicing bits) of `labels`, then to evaluate each
+/// on A⁰ ⊕ Δ, B⁰ ⊕ Δ; `None` if one of them did not give C⁰ ⊕ Δ.
+fn time_gates<T>(
+    platform: &Platform,
+    labels: &[(u128, u128, u8)],
+    delta: u128,
+    garble: impl Fn(usize, u128, u128, u8) -> (T, u128),
+    evaluate: impl Fn(usize, u128, u128, &T) -> u128,
+) -> Option<(f64, f64)> {
+    let t0 = (platform.now)();
+    let garbled: Vec<(T, u128)> = labels.iter().enumerate().map(|(k, &(a0, b0, rho))| garble(k, a0, b0, rho)).collect();
+    let t1 = (platform.now)();
+    let right = labels.iter().zip(&garbled).enumerate().all(|(k, (&(a0, b0, _), (table, c0)))| evaluate(k, a0 ^ delta, b0 ^ delta, table) == c0 ^ delta);
+    let t2 = (platform.now)();
+    right.then_some((t1 - t0, t2 - t1))
 }

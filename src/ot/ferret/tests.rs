@@ -535,7 +535,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         plan(&mut p, &mut avail, pre13),
         [Step::Bootstrap(LpnParams::SMALL_448K), Step::Iterate(LpnParams::SMALL_448K), Step::Serve]
     );
-    let fresh = |q: LpnParams| q.base_cots() * 128 / 6 / 8 + q.iteration_bytes();
+    let fresh = |q: LpnParams| softspoken::prover_bytes_for(softspoken::DEFAULT_K, q.base_cots()) + q.iteration_bytes();
     assert!(fresh(LpnParams::SMALL_448K) + 20_000 < fresh(LpnParams::SMALL_512K));
     // and with a partly revealed response to come: one setup iteration
     let mut p = Planner::new(FerretConfig::default());
