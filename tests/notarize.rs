@@ -248,7 +248,7 @@ async fn commitment_to_the_hidden_token_opens_with_its_blinder() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
+async fn silent_verifier_or_server_times_out_and_early_server_close_is_an_error() {
     // A "verifier" that accepts the WebSocket and never answers.
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let silent = l.local_addr().unwrap();
@@ -265,6 +265,26 @@ async fn silent_verifier_times_out_and_early_server_close_is_an_error() {
     let err = notarize(socket, config(env.server.clone()), request.clone(), RevealConfig::default()).await.err().unwrap();
     assert!(matches!(err, ProverError::Timeout("the verifier to accept")), "{err}");
     assert_eq!(err.code(), "TIMEOUT");
+
+    // A server that accepts TCP and never answers: the exchange's own clock, started at the
+    // verifier's acceptance, runs out.
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mute = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((tcp, _)) = l.accept().await {
+            held.push(tcp);
+        }
+    });
+    let vconfig = VerifierConfig::new(AllowList::parse(&mute.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
+    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
+    let vaddr = server.local_addr().unwrap();
+    tokio::spawn(server.run(tokio::sync::mpsc::unbounded_channel().0));
+    let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
+    let mut c = config(mute.to_string());
+    c.step_timeout = std::time::Duration::from_secs(2);
+    let err = notarize(socket, c, request.clone(), RevealConfig::default()).await.err().unwrap();
+    assert!(matches!(err, ProverError::Timeout("the TLS exchange")), "{err}");
 
     // A server that accepts TCP and closes at once: a clear TLS error, not a hang.
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

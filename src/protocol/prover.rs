@@ -648,20 +648,25 @@ async fn proxy_exchange(
     let mut client = tls_client(config, target.name())?;
     let mut io = TlsChannelIo::new(tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
+    // Two steps, each with its own clock: the verifier's acceptance, then the exchange.
     let tls_part = async {
         accepted(control, config, report).await?;
         report(Phase::Request, 0.1);
-        let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
-        // The server's close_notify, when it follows the response, goes into the transcript
-        // so the verdict can say the response was not cut off; a server that keeps the
-        // connection open costs at most CLOSE_GRACE.
-        let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
-        io.shutdown().await?;
-        Ok::<_, ProverError>(response)
+        let exchange = async {
+            let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
+            // The server's close_notify, when it follows the response, goes into the transcript
+            // so the verdict can say the response was not cut off; a server that keeps the
+            // connection open costs at most CLOSE_GRACE.
+            let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
+            io.shutdown().await?;
+            Ok::<_, ProverError>(response)
+        };
+        within(config.step_timeout, "the TLS exchange", exchange).await?
     };
-    // The preprocessing starts as the session is asked for (see `ask`); a refusal ends it.
+    // The preprocessing starts as the session is asked for (see `ask`) and runs beside both
+    // steps, so it has both steps' time; a refusal ends it.
     let preprocess = async { Ok::<_, ProverError>(prover.preprocess(zk, preprocess).await?) };
-    let (response, ()) = within(config.step_timeout, "the TLS exchange", async { futures::try_join!(tls_part, preprocess) }).await??;
+    let (response, ()) = within(config.step_timeout * 2, "the OT preprocessing", async { futures::try_join!(tls_part, preprocess) }).await??;
     let unread = io.unread();
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent
