@@ -165,67 +165,6 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     put("GC AND gates garbled, one thread (AES)".into(), aes_ands as f64 / (t1 - t0) / 1e6, "M AND/s");
     put("GC AND gates evaluated, one thread (AES)".into(), aes_ands as f64 / (t2 - t1) / 1e6, "M AND/s");
 
-    for (name, rate) in gate_rates(platform, 200_000)? {
-        put(name, rate, "M AND/s");
-    }
-
     figures.extend(crate::mpc::bench::run(platform, log)?);
     Ok(figures)
-}
-
-/// Half-gates against three-halves ([`super::three_halves`]), one AND gate at a time on one
-/// thread over `n` gates of random labels: garbling, then evaluating on the inputs (1, 1).
-fn gate_rates(platform: &Platform, n: usize) -> Result<Vec<(String, f64)>, String> {
-    use super::hash::GateHash;
-    use super::three_halves;
-    use rand::Rng;
-    let hash = GateHash::new();
-    let mut rng = rand::rng();
-    let delta = rng.random::<u128>() | 1;
-    let labels: Vec<(u128, u128, u8)> = (0..n).map(|_| (rng.random(), rng.random(), rng.random())).collect();
-    let half = time_gates(
-        platform,
-        &labels,
-        delta,
-        |k, a0, b0, _| {
-            let j = 2 * k as u128;
-            super::garbler::garble_gate(delta, a0, b0, hash.hash([a0, a0 ^ delta, b0, b0 ^ delta], [j, j, j + 1, j + 1]))
-        },
-        |k, a, b, table| {
-            let j = 2 * k as u128;
-            super::evaluator::eval_gate(a, b, hash.hash([a, b], [j, j + 1]), *table)
-        },
-    );
-    let three = time_gates(
-        platform,
-        &labels,
-        delta,
-        |k, a0, b0, rho| three_halves::garble(&hash, delta, a0, b0, k as u64, rho),
-        |k, a, b, rows| three_halves::evaluate(&hash, a, b, k as u64, rows),
-    );
-    let mut rates = Vec::new();
-    for (name, secs) in [("half-gates", half), ("three-halves", three)] {
-        let (garbling, evaluating) = secs.ok_or(format!("a {name} AND evaluated wrong"))?;
-        for (what, secs) in [("garbled", garbling), ("evaluated", evaluating)] {
-            rates.push((format!("GC {name} AND gates {what}, one gate at a time, one thread"), labels.len() as f64 / secs / 1e6));
-        }
-    }
-    Ok(rates)
-}
-
-/// Seconds to garble gate k from each (A⁰, B⁰, dicing bits) of `labels`, then to evaluate each
-/// on A⁰ ⊕ Δ, B⁰ ⊕ Δ; `None` if one of them did not give C⁰ ⊕ Δ.
-fn time_gates<T>(
-    platform: &Platform,
-    labels: &[(u128, u128, u8)],
-    delta: u128,
-    garble: impl Fn(usize, u128, u128, u8) -> (T, u128),
-    evaluate: impl Fn(usize, u128, u128, &T) -> u128,
-) -> Option<(f64, f64)> {
-    let t0 = (platform.now)();
-    let garbled: Vec<(T, u128)> = labels.iter().enumerate().map(|(k, &(a0, b0, rho))| garble(k, a0, b0, rho)).collect();
-    let t1 = (platform.now)();
-    let right = labels.iter().zip(&garbled).enumerate().all(|(k, (&(a0, b0, _), (table, c0)))| evaluate(k, a0 ^ delta, b0 ^ delta, table) == c0 ^ delta);
-    let t2 = (platform.now)();
-    right.then_some((t1 - t0, t2 - t1))
 }

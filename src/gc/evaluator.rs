@@ -3,7 +3,9 @@
 
 use super::hash::GateHash;
 use super::lanes::AndBatch;
-use super::{lsb_mask, public_and, GcError, GcStats, Table, TableSource, Wire};
+use super::garbler::{concat, part};
+use super::three_halves;
+use super::{public_and, GcError, GcStats, Table, TableSource, Wire};
 use crate::circuits::Gates;
 
 /// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
@@ -98,67 +100,61 @@ impl<S: TableSource> Gates for Evaluator<S> {
             Ok(out) => return out,
             Err(labels) => labels,
         };
-        let j = self.next_tweak();
+        let gate = self.next_gate();
         let table = self.next_table();
-        Wire::Label(eval_gate(wa, wb, self.hash.hash([wa, wb], [j, j + 1]), table))
+        let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
+        Wire::Label(three_halves::evaluate_hashed(wa, wb, self.hash.hash(x, t), &table))
     }
-}
-
-/// One half-gates AND from the active labels, their hashes H(W_a, j), H(W_b, j+1) and the
-/// gate's table.
-#[inline(always)]
-pub(super) fn eval_gate(wa: u128, wb: u128, [ha, hb]: [u128; 2], [tg, te]: Table) -> u128 {
-    let wg = ha ^ (lsb_mask(wa) & tg);
-    let we = hb ^ (lsb_mask(wb) & (te ^ wa));
-    wg ^ we
 }
 
 impl<S: TableSource> Evaluator<S> {
-    fn next_tweak(&mut self) -> u128 {
-        let j = 2 * u128::from(self.gate);
+    fn next_gate(&mut self) -> u64 {
+        let gate = self.gate;
         self.gate += 1;
         self.stats.and_gates += 1;
-        j
+        gate
     }
 
-    /// The next table, or zeros after recording why there is none.
+    /// The next table, or an empty one after recording why there is none.
     fn next_table(&mut self) -> Table {
         self.source.pull().unwrap_or_else(|e| {
             self.error.get_or_insert(e);
-            [0, 0]
+            Table::default()
         })
     }
 }
 
 impl<S: TableSource> AndBatch for Evaluator<S> {
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
-        let (j, k) = (self.next_tweak(), self.next_tweak());
-        let h = self.hash.hash([a0, b0, a1, b1], [j, j + 1, k, k + 1]);
-        let (t0, t1) = (self.next_table(), self.next_table());
-        [eval_gate(a0, b0, [h[0], h[1]], t0), eval_gate(a1, b1, [h[2], h[3]], t1)]
+        let (g, k) = (self.next_gate(), self.next_gate());
+        let ((x0, t0), (x1, t1)) = (three_halves::evaluator_hash_inputs(a0, b0, g), three_halves::evaluator_hash_inputs(a1, b1, k));
+        let h = self.hash.hash::<6>(concat(x0, x1), concat(t0, t1));
+        let (tab0, tab1) = (self.next_table(), self.next_table());
+        [three_halves::evaluate_hashed(a0, b0, part(&h, 0), &tab0), three_halves::evaluate_hashed(a1, b1, part(&h, 3), &tab1)]
     }
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
         out.clear();
         let mut gates = Vec::with_capacity(pairs.len());
-        let mut xs = Vec::with_capacity(2 * pairs.len());
-        let mut tweaks = Vec::with_capacity(2 * pairs.len());
+        let mut xs = Vec::with_capacity(3 * pairs.len());
+        let mut tweaks = Vec::with_capacity(3 * pairs.len());
         for &(a, b) in pairs {
             match public_and(a, b) {
                 Ok(w) => out.push(w),
                 Err((wa, wb)) => {
-                    let j = self.next_tweak();
+                    let gate = self.next_gate();
                     gates.push((out.len(), wa, wb));
                     out.push(Wire::Public(false));
-                    xs.extend([wa, wb]);
-                    tweaks.extend([j, j + 1]);
+                    let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
+                    xs.extend(x);
+                    tweaks.extend(t);
                 }
             }
         }
         self.hash.hash_in_place(&mut xs, &tweaks);
-        for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(2)) {
+        for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(3)) {
             let table = self.next_table();
-            out[at] = Wire::Label(eval_gate(wa, wb, [h[0], h[1]], table));
+            out[at] = Wire::Label(three_halves::evaluate_hashed(wa, wb, part(h, 0), &table));
         }
     }
 }

@@ -1,8 +1,9 @@
-//! The garbler: holds Δ and every wire's zero label, emits two ciphertexts per AND gate.
+//! The garbler: holds Δ and every wire's zero label, emits one three-halves table per AND gate.
 
 use super::hash::GateHash;
 use super::lanes::AndBatch;
-use super::{lsb_mask, public_and, GcError, GcStats, Table, TableSink, Wire};
+use super::three_halves;
+use super::{public_and, GcError, GcStats, TableSink, Wire};
 use crate::circuits::Gates;
 use crate::ot::ct::bit_mask;
 use crate::primitives::prg::{Prg, PrgKind};
@@ -17,9 +18,18 @@ pub struct Garbler<S> {
     next_label: u128,
     hash: GateHash,
     gate: u64,
+    /// Dicing bits of 64 gates (two a gate): the label PRG's block [`RHO_BLOCKS`] + `gate / 64`,
+    /// which one. A function of the gate index, so that garbling a gate again (phases garbled
+    /// ahead, then replayed) gives the same table and output label.
+    rho: Zeroizing<u128>,
+    rho_block: Option<u64>,
     sink: S,
     stats: GcStats,
 }
+
+/// Where the label PRG's blocks for dicing bits start: labels count from 0 and never get there
+/// (gate indices are below 2^64).
+const RHO_BLOCKS: u128 = 1 << 127;
 
 impl<S: TableSink> Garbler<S> {
     /// A garbler with a fresh random Δ and label seed.
@@ -44,6 +54,8 @@ impl<S: TableSink> Garbler<S> {
             next_label: 0,
             hash: GateHash::new(),
             gate: 0,
+            rho: Zeroizing::new(0),
+            rho_block: None,
             sink,
             stats: GcStats::default(),
         }
@@ -101,7 +113,7 @@ impl<S: TableSink> Garbler<S> {
             .collect()
     }
 
-    /// The index of the next AND gate (its hash tweaks are 2i and 2i + 1).
+    /// The index of the next AND gate (its hash tweaks are 3i, 3i + 1 and 3i + 2).
     pub fn gate_index(&self) -> u64 {
         self.gate
     }
@@ -154,80 +166,90 @@ impl<S: TableSink> Gates for Garbler<S> {
         }
     }
 
-    /// Half-gates: a garbler half gate (the garbler knows the permute bit of b) and an
-    /// evaluator half gate (the evaluator knows b ⊕ p_b), XORed.
     fn and(&mut self, a: Wire, b: Wire) -> Wire {
         let (a0, b0) = match public_and(a, b) {
             Ok(out) => return out,
             Err(labels) => labels,
         };
         let d = *self.delta;
-        let j = self.next_tweak();
-        let h = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d], [j, j, j + 1, j + 1]);
-        let (table, c0) = garble_gate(d, a0, b0, h);
+        let (gate, rho) = self.next_gate();
+        let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
+        let (table, c0) = three_halves::garble_hashed(d, a0, b0, self.hash.hash(x, t), rho);
         self.sink.push(table);
         Wire::Label(c0)
     }
 }
 
-/// One half-gates AND: from the zero labels of a and b and the hashes H(A⁰, j), H(A¹, j),
-/// H(B⁰, j+1), H(B¹, j+1), the table (T_G, T_E) and the output's zero label.
-#[inline(always)]
-pub(super) fn garble_gate(d: u128, a0: u128, b0: u128, [ha0, ha1, hb0, hb1]: [u128; 4]) -> (Table, u128) {
-    let tg = ha0 ^ ha1 ^ (lsb_mask(b0) & d);
-    let wg0 = ha0 ^ (lsb_mask(a0) & tg);
-    let te = hb0 ^ hb1 ^ a0;
-    let we0 = hb0 ^ (lsb_mask(b0) & (te ^ a0));
-    ([tg, te], wg0 ^ we0)
-}
-
 impl<S: TableSink> Garbler<S> {
-    /// The tweak of the next AND gate (it also takes the next one).
-    fn next_tweak(&mut self) -> u128 {
-        let j = 2 * u128::from(self.gate);
+    /// The next AND gate's index and its two dicing bits.
+    fn next_gate(&mut self) -> (u64, u8) {
+        let gate = self.gate;
+        let block = gate / 64;
+        if self.rho_block != Some(block) {
+            let mut bits = [0u128];
+            self.labels.fill_u128(RHO_BLOCKS + u128::from(block), &mut bits);
+            *self.rho = bits[0];
+            self.rho_block = Some(block);
+        }
+        let rho = (*self.rho >> (2 * (gate % 64))) as u8 & 3;
         self.gate += 1;
         self.stats.and_gates += 1;
-        j
+        (gate, rho)
     }
 }
 
 impl<S: TableSink> AndBatch for Garbler<S> {
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let d = *self.delta;
-        let (j, k) = (self.next_tweak(), self.next_tweak());
-        let h = self.hash.hash([a0, a0 ^ d, b0, b0 ^ d, a1, a1 ^ d, b1, b1 ^ d], [j, j, j + 1, j + 1, k, k, k + 1, k + 1]);
-        let (t0, c0) = garble_gate(d, a0, b0, [h[0], h[1], h[2], h[3]]);
-        let (t1, c1) = garble_gate(d, a1, b1, [h[4], h[5], h[6], h[7]]);
-        self.sink.push(t0);
-        self.sink.push(t1);
+        let ((g, rho0), (k, rho1)) = (self.next_gate(), self.next_gate());
+        let ((x0, t0), (x1, t1)) = (three_halves::garbler_hash_inputs(d, a0, b0, g), three_halves::garbler_hash_inputs(d, a1, b1, k));
+        let h = self.hash.hash::<12>(concat(x0, x1), concat(t0, t1));
+        let (tab0, c0) = three_halves::garble_hashed(d, a0, b0, part(&h, 0), rho0);
+        let (tab1, c1) = three_halves::garble_hashed(d, a1, b1, part(&h, 6), rho1);
+        self.sink.push(tab0);
+        self.sink.push(tab1);
         [c0, c1]
     }
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
         out.clear();
         let d = *self.delta;
-        // Four hashes per gate of two labels, in gate order.
+        // Six hashes per gate of two labels, in gate order.
         let mut gates = Vec::with_capacity(pairs.len());
-        let mut xs = Vec::with_capacity(4 * pairs.len());
-        let mut tweaks = Vec::with_capacity(4 * pairs.len());
+        let mut xs = Vec::with_capacity(6 * pairs.len());
+        let mut tweaks = Vec::with_capacity(6 * pairs.len());
         for &(a, b) in pairs {
             match public_and(a, b) {
                 Ok(w) => out.push(w),
                 Err((a0, b0)) => {
-                    let j = self.next_tweak();
-                    gates.push((out.len(), a0, b0));
+                    let (gate, rho) = self.next_gate();
+                    gates.push((out.len(), a0, b0, rho));
                     out.push(Wire::Public(false));
-                    xs.extend([a0, a0 ^ d, b0, b0 ^ d]);
-                    tweaks.extend([j, j, j + 1, j + 1]);
+                    let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
+                    xs.extend(x);
+                    tweaks.extend(t);
                 }
             }
         }
         self.hash.hash_in_place(&mut xs, &tweaks);
-        for (&(at, a0, b0), h) in gates.iter().zip(xs.chunks_exact(4)) {
-            let (table, c0) = garble_gate(d, a0, b0, [h[0], h[1], h[2], h[3]]);
+        for (&(at, a0, b0, rho), h) in gates.iter().zip(xs.chunks_exact(6)) {
+            let (table, c0) = three_halves::garble_hashed(d, a0, b0, part(h, 0), rho);
             self.sink.push(table);
             out[at] = Wire::Label(c0);
         }
         xs.zeroize();
     }
+}
+
+/// Two gates' hash inputs (or tweaks) as one call's: `M` = 2`N`.
+#[inline(always)]
+pub(super) fn concat<const N: usize, const M: usize>(x: [u128; N], y: [u128; N]) -> [u128; M] {
+    debug_assert_eq!(M, 2 * N);
+    core::array::from_fn(|k| if k < N { x[k] } else { y[k - N] })
+}
+
+/// `h[at..at + N]` as an array.
+#[inline(always)]
+pub(super) fn part<const N: usize>(h: &[u128], at: usize) -> [u128; N] {
+    core::array::from_fn(|k| h[at + k])
 }

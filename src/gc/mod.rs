@@ -1,18 +1,18 @@
-//! Garbled circuits: free-XOR with half-gates (Zahur–Rosulek–Evans, EUROCRYPT 2015), two
-//! ciphertexts per AND gate, hashed with fixed-key AES ([`hash`]). The garbler ([`Garbler`])
-//! and the evaluator ([`Evaluator`]) are two more [`crate::circuits::Circuit`] backends, so
-//! every circuit in [`crate::circuits`] (AES-128, SHA-256, HMAC, the TLS PRF) runs in a garbled
-//! circuit unchanged. Roles, inputs, outputs and the security argument: docs/protocol.md,
-//! "MPC mode: the two-party engine".
+//! Garbled circuits: free-XOR with three-halves garbling (Rosulek–Roy, CRYPTO 2021), 197 bits
+//! per AND gate ([`three_halves`]), hashed with fixed-key AES ([`hash`]). The garbler
+//! ([`Garbler`]) and the evaluator ([`Evaluator`]) are two more [`crate::circuits::Circuit`]
+//! backends, so every circuit in [`crate::circuits`] (AES-128, SHA-256, HMAC, the TLS PRF) runs
+//! in a garbled circuit unchanged. Roles, inputs, outputs and the security argument:
+//! docs/protocol.md, "MPC mode: the two-party engine".
 //!
-//! Gates are streamed: the garbler's AND gate hands its two ciphertexts to a [`TableSink`], the
-//! evaluator's takes them from a [`TableSource`]; [`stream`] moves them in bounded chunks, so
+//! Gates are streamed: the garbler's AND gate hands its table to a [`TableSink`], the
+//! evaluator's takes it from a [`TableSource`]; [`stream`] moves them in bounded chunks, so
 //! neither side ever holds a whole circuit.
 //!
 //! Labels: the garbler holds a zero label W⁰ per wire and the global offset Δ (lsb(Δ) = 1), the
 //! value-v label being W⁰ ⊕ v·Δ; the evaluator holds one label per wire, whose low bit is its
-//! value masked by the permute bit lsb(W⁰). Gate i uses the hash tweaks 2i and 2i + 1, and the
-//! gate counter runs on across circuits, so no tweak is used twice under one Δ.
+//! value masked by the permute bit lsb(W⁰). Gate i uses the hash tweaks 3i, 3i + 1 and 3i + 2,
+//! and the gate counter runs on across circuits, so no tweak is used twice under one Δ.
 
 pub mod bench;
 pub mod evaluator;
@@ -36,8 +36,7 @@ pub enum Wire {
     Label(u128),
 }
 
-/// The two ciphertexts of one AND gate: the garbler's half gate T_G and the evaluator's T_E.
-pub type Table = [u128; 2];
+pub use three_halves::Table;
 
 /// Where the garbler's AND gates put their tables.
 pub trait TableSink {
@@ -90,11 +89,4 @@ fn public_and(a: Wire, b: Wire) -> Result<Wire, (u128, u128)> {
         (Wire::Public(x), other) | (other, Wire::Public(x)) => Ok(if x { other } else { Wire::Public(false) }),
         (Wire::Label(x), Wire::Label(y)) => Err((x, y)),
     }
-}
-
-/// All ones if the label's low bit (its permute or select bit) is set, else zero: selection
-/// without branching on a label.
-#[inline(always)]
-fn lsb_mask(label: u128) -> u128 {
-    0u128.wrapping_sub(label & 1)
 }

@@ -3,22 +3,22 @@
 //! a bounded channel. A full channel blocks the garbler, so at most `depth + 2` chunks are ever
 //! in memory, whatever the circuit's size.
 
+use super::three_halves::{decode_tables, encode_tables, encoded_len, tables_in};
 use super::{GcError, Table, TableSink, TableSource};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-/// Tables per chunk (64 KiB of ciphertexts).
+/// Tables per chunk (49 KiB).
 pub const CHUNK_TABLES: usize = 2048;
-const TABLE_BYTES: usize = 32;
 
 /// A bounded stream of gate tables: at most `depth` chunks queued between the two ends.
 pub fn table_stream(depth: usize) -> (ChunkSink, ChunkSource) {
     let (tx, rx) = sync_channel(depth);
-    (ChunkSink { buf: Vec::with_capacity(CHUNK_TABLES * TABLE_BYTES), tx: Some(tx), bytes_sent: 0 }, ChunkSource::new(rx))
+    (ChunkSink { buf: Vec::with_capacity(CHUNK_TABLES), tx: Some(tx), bytes_sent: 0 }, ChunkSource::new(rx))
 }
 
 /// The garbler's end: call [`ChunkSink::finish`] after the last gate (dropping it also flushes).
 pub struct ChunkSink {
-    buf: Vec<u8>,
+    buf: Vec<Table>,
     tx: Option<SyncSender<Vec<u8>>>,
     bytes_sent: u64,
 }
@@ -28,7 +28,9 @@ impl ChunkSink {
         if self.buf.is_empty() {
             return;
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK_TABLES * TABLE_BYTES));
+        let mut chunk = Vec::with_capacity(encoded_len(self.buf.len()));
+        encode_tables(&self.buf, &mut chunk);
+        self.buf.clear();
         self.bytes_sent += chunk.len() as u64;
         // A receiver that has gone away (the evaluator failed) makes the rest moot.
         if self.tx.as_ref().is_some_and(|tx| tx.send(chunk).is_err()) {
@@ -51,10 +53,9 @@ impl Drop for ChunkSink {
 }
 
 impl TableSink for ChunkSink {
-    fn push(&mut self, [tg, te]: Table) {
-        self.buf.extend_from_slice(&tg.to_le_bytes());
-        self.buf.extend_from_slice(&te.to_le_bytes());
-        if self.buf.len() == CHUNK_TABLES * TABLE_BYTES {
+    fn push(&mut self, table: Table) {
+        self.buf.push(table);
+        if self.buf.len() == CHUNK_TABLES {
             self.send();
         }
     }
@@ -64,13 +65,12 @@ impl TableSink for ChunkSink {
 /// [`CHUNK_TABLES`] of them, none empty.
 pub struct ChunkSource {
     rx: Receiver<Vec<u8>>,
-    chunk: Vec<u8>,
-    pos: usize,
+    chunk: std::vec::IntoIter<Table>,
 }
 
 impl ChunkSource {
     fn new(rx: Receiver<Vec<u8>>) -> Self {
-        ChunkSource { rx, chunk: Vec::new(), pos: 0 }
+        ChunkSource { rx, chunk: Vec::new().into_iter() }
     }
 
     /// A source fed by `rx` (e.g. a network pump forwarding the garbler's messages).
@@ -81,17 +81,16 @@ impl ChunkSource {
 
 impl TableSource for ChunkSource {
     fn pull(&mut self) -> Result<Table, GcError> {
-        if self.pos == self.chunk.len() {
-            let chunk = self.rx.recv().map_err(|_| GcError::MissingTables)?;
-            if chunk.is_empty() || chunk.len() % TABLE_BYTES != 0 || chunk.len() > CHUNK_TABLES * TABLE_BYTES {
-                return Err(GcError::MalformedTables("a chunk is not 1 to 2048 whole 32-byte tables"));
-            }
-            self.chunk = chunk;
-            self.pos = 0;
+        if let Some(t) = self.chunk.next() {
+            return Ok(t);
         }
-        let t = &self.chunk[self.pos..self.pos + TABLE_BYTES];
-        self.pos += TABLE_BYTES;
-        let word = |i: usize| u128::from_le_bytes(t[i..i + 16].try_into().unwrap_or([0; 16]));
-        Ok([word(0), word(16)])
+        let bytes = self.rx.recv().map_err(|_| GcError::MissingTables)?;
+        if tables_in(bytes.len()).is_none_or(|n| n == 0 || n > CHUNK_TABLES) {
+            return Err(GcError::MalformedTables("a chunk is not 1 to 2048 whole tables"));
+        }
+        let mut tables = Vec::with_capacity(CHUNK_TABLES);
+        decode_tables(&bytes, &mut tables)?;
+        self.chunk = tables.into_iter();
+        self.chunk.next().ok_or(GcError::MissingTables)
     }
 }

@@ -285,13 +285,10 @@ fn a_corrupted_table_or_decoding_bit_or_input_label_changes_what_the_evaluator_d
     ::aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_block(&mut blk);
     assert_eq!(honest, blk.as_slice());
 
-    // A table's halves are used only when the evaluator's select bits say so (each half half
-    // the time): corrupt eight tables, of which some half is used but with probability 4^-8.
+    // A table's first control bit is read whatever the select bits: flipping it gives the
+    // evaluator a label that is neither of the gate's output.
     let mut bad_table = tables.clone();
-    for t in &mut bad_table[3000..3008] {
-        t[0] ^= 1 << 40;
-        t[1] ^= 1 << 40;
-    }
+    bad_table[3000].z ^= 1;
     assert_ne!(evaluate(bad_table, &k_labels, &decoding), honest, "a corrupted gate table");
     let mut bad_decoding = decoding.clone();
     bad_decoding[5] ^= true;
@@ -314,7 +311,11 @@ fn missing_or_malformed_tables_are_errors_not_panics() {
     AesBlock.build(&mut ev, &kv, &pv);
     assert_eq!(ev.check(), Err(GcError::MissingTables));
 
-    for bad in [vec![], vec![0u8; 31], vec![0u8; 32 * (CHUNK_TABLES + 1)]] {
+    let too_many = crate::gc::three_halves::encoded_len(CHUNK_TABLES + 1);
+    let mut padded = Vec::new();
+    crate::gc::three_halves::encode_tables(&[Table::default()], &mut padded);
+    *padded.last_mut().expect("a control byte") |= 0x80;
+    for bad in [vec![], vec![0u8; 23], vec![0u8; 26], padded, vec![0u8; too_many]] {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         tx.send(bad).expect("queued");
         let mut ev = Evaluator::new(stream::ChunkSource::from_receiver(rx));
@@ -403,4 +404,25 @@ fn side_by_side_s_boxes_match_the_s_box_table() {
         assert_eq!(got, expect, "{n} bytes");
         assert_eq!(and_gates, 32 * (n as u64 - 1), "the public byte costs nothing");
     }
+}
+
+/// A phase garbled ahead is garbled again when it is replayed, to give the garbler its output
+/// labels: the same gate indices must give the same tables and labels (the dicing bits are a
+/// function of the gate index), and other indices other tables.
+#[test]
+fn garbling_again_at_the_same_gate_indices_gives_the_same_tables_and_labels() {
+    let mut g = Garbler::with_secrets(rand::random(), &rand::random(), Vec::new());
+    let (kw, _) = g.garbler_inputs(&bytes_to_bits(&[7u8; 16]));
+    let (pw, _) = g.garbler_inputs(&bytes_to_bits(&[9u8; 16]));
+    let mut garble_at = |first: u64| {
+        g.set_gate_index(first);
+        let out = AesBlock.build(&mut g, &kw, &pw);
+        (std::mem::take(g.sink_mut()), out)
+    };
+    let (t1, o1) = garble_at(1 << 48);
+    let (t2, o2) = garble_at(1 << 48);
+    let (t3, o3) = garble_at((1 << 48) + 64);
+    assert_eq!((&t1, &o1), (&t2, &o2));
+    assert_ne!(t1, t3);
+    assert_ne!(o1, o3);
 }

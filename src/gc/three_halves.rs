@@ -1,8 +1,7 @@
-//! One AND gate of three-halves garbling (Rosulek–Roy, "Three halves make a whole? Beating the
+//! The AND gate of three-halves garbling (Rosulek–Roy, "Three halves make a whole? Beating the
 //! half-gates lower bound for garbled circuits", CRYPTO 2021): 1.5κ + 5 bits a gate instead of
 //! half-gates' 2κ, for 6 hash calls by the garbler and 3 by the evaluator (half-gates: 4 and 2).
-//! Not yet the engine's scheme: [`super::bench`] measures it beside half-gates, so the switch
-//! is decided on figures (docs/benchmarks.md, "The garbled-circuit engine alone").
+//! Why this scheme, and its security argument: docs/protocol.md, "Garbling".
 //!
 //! Labels are split into halves, W = (W_L, W_R) = (low 64 bits, high 64 bits), and the colour
 //! (point-and-permute) bit is the label's lowest, as in [`super::garbler`]: lsb(Δ) = 1. The
@@ -14,15 +13,19 @@
 //!
 //! Hash: the tweakable correlation-robust [`GateHash`]; a half uses its output's low 64 bits and
 //! a control bit its bit 64. Gate k uses the tweaks 3k (input a), 3k + 1 (b) and 3k + 2 (a ⊕ b).
+//!
+//! On the wire ([`encode_tables`]) a run of n tables is the 3n half-rows (64-bit little-endian)
+//! followed by the 5n control bits packed LSB first, the last byte's unused bits zero.
 
 use super::hash::GateHash;
+use super::GcError;
 
 /// Bits on the wire for one AND gate: three 64-bit half-rows and five control bits.
 pub const BITS_PER_AND: usize = 3 * 64 + 5;
 
-/// The garbled rows of one AND gate.
+/// The garbled rows of one AND gate: what the garbler sends for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rows {
+pub struct Table {
     /// G0, G1, G2.
     pub g: [u64; 3],
     /// The masked control bits z0..z4 (bit n is z_n).
@@ -77,18 +80,38 @@ fn control(h: u128) -> u8 {
     (h >> 64) as u8 & 1
 }
 
+/// The garbler's six hash calls for gate number `gate` over the zero labels `a0`, `b0`: the
+/// inputs A, A ⊕ Δ, B, B ⊕ Δ, A ⊕ B, A ⊕ B ⊕ Δ (A, B the colour-0 labels) and their tweaks.
+#[inline(always)]
+pub fn garbler_hash_inputs(delta: u128, a0: u128, b0: u128, gate: u64) -> ([u128; 6], [u128; 6]) {
+    let (a, b) = colour_zero(delta, a0, b0);
+    let [ta, tb, tx] = tweaks(gate);
+    ([a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta], [ta, ta, tb, tb, tx, tx])
+}
+
+/// The colour-0 labels of the two inputs.
+#[inline(always)]
+fn colour_zero(delta: u128, a0: u128, b0: u128) -> (u128, u128) {
+    let dmask = |l: u128| 0u128.wrapping_sub(l & 1) & delta;
+    (a0 ^ dmask(a0), b0 ^ dmask(b0))
+}
+
 /// Garbles AND gate number `gate` from the input zero labels `a0`, `b0` under `delta`
-/// (lsb(Δ) = 1), with `rho`'s two low bits fresh and uniform for this gate. Returns the rows to
-/// send and the output's zero label. Branch-free in the labels, Δ and `rho`.
-pub fn garble(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: u8) -> (Rows, u128) {
+/// (lsb(Δ) = 1), with `rho`'s two low bits fresh and uniform for this gate. Returns the table
+/// to send and the output's zero label. Branch-free in the labels, Δ and `rho`.
+pub fn garble(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: u8) -> (Table, u128) {
+    let (x, t) = garbler_hash_inputs(delta, a0, b0, gate);
+    garble_hashed(delta, a0, b0, hash.hash(x, t), rho)
+}
+
+/// [`garble`] from the hashes of [`garbler_hash_inputs`]' inputs, in that order.
+#[inline(always)]
+pub fn garble_hashed(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
     debug_assert_eq!(delta & 1, 1, "lsb(Δ) must be 1");
     let dmask = |bit: u8| 0u128.wrapping_sub(u128::from(bit & 1)) & delta;
-    let (pa, pb) = ((a0 & 1) as u8, (b0 & 1) as u8);
     // the colour-0 labels, and the colours (α, β) of the pair whose output is 1
-    let (a, b) = (a0 ^ dmask(pa), b0 ^ dmask(pb));
-    let (alpha, beta) = (pa ^ 1, pb ^ 1);
-    let [ta, tb, tx] = tweaks(gate);
-    let h = hash.hash([a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta], [ta, ta, tb, tb, tx, tx]);
+    let (a, b) = colour_zero(delta, a0, b0);
+    let (alpha, beta) = ((a0 & 1) as u8 ^ 1, (b0 & 1) as u8 ^ 1);
     let (ha, hb, hx) = ([h[0], h[1]], [h[2], h[3]], [h[4], h[5]]);
     let (rho1, rho2) = (rho & 1, (rho >> 1) & 1);
     let (dl, dr) = (delta as u64, (delta >> 64) as u64);
@@ -120,7 +143,7 @@ pub fn garble(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: 
     let z = [u00[0], u00[1], u00[0] ^ u00[1] ^ u10[0] ^ u10[1], u00[0] ^ u00[1] ^ u01[0] ^ u01[1], u10[0] ^ u11[0]];
     let z = z.iter().enumerate().fold(0u8, |acc, (n, &bit)| acc | (bit << n));
     let c0 = u128::from(t00[0]) | (u128::from(t00[1]) << 64);
-    (Rows { g, z }, c0)
+    (Table { g, z }, c0)
 }
 
 /// The evaluator's two control bits for colours (i, j), from the masked ones and the control
@@ -134,20 +157,86 @@ fn control_bits(z: u8, i: u8, j: u8, [ha, hb, hx]: [u128; 3]) -> (u8, u8) {
     (r1, r2)
 }
 
-/// Evaluates AND gate number `gate` on the active labels `a`, `b` with the garbler's `rows`:
+/// The evaluator's three hash calls for gate number `gate` on the active labels `a`, `b`: the
+/// inputs A, B, A ⊕ B and their tweaks.
+#[inline(always)]
+pub fn evaluator_hash_inputs(a: u128, b: u128, gate: u64) -> ([u128; 3], [u128; 3]) {
+    ([a, b, a ^ b], tweaks(gate))
+}
+
+/// Evaluates AND gate number `gate` on the active labels `a`, `b` with the garbler's `table`:
 /// the output's zero label, or it ⊕ Δ when both inputs are 1.
-pub fn evaluate(hash: &GateHash, a: u128, b: u128, gate: u64, rows: &Rows) -> u128 {
+pub fn evaluate(hash: &GateHash, a: u128, b: u128, gate: u64, table: &Table) -> u128 {
+    let (x, t) = evaluator_hash_inputs(a, b, gate);
+    evaluate_hashed(a, b, hash.hash(x, t), table)
+}
+
+/// [`evaluate`] from the hashes of [`evaluator_hash_inputs`]' inputs, in that order.
+#[inline(always)]
+pub fn evaluate_hashed(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u128 {
     let (i, j) = ((a & 1) as u8, (b & 1) as u8);
     let d = i ^ j;
-    let [ta, tb, tx] = tweaks(gate);
-    let [ha, hb, hx] = hash.hash([a, b, a ^ b], [ta, tb, tx]);
-    let (r1, r2) = control_bits(rows.z, i, j, [ha, hb, hx]);
+    let (r1, r2) = control_bits(table.z, i, j, [ha, hb, hx]);
     let r = slice(usize::from(2 * i + j), r1, r2);
     let hv = halves(a, b);
-    let [g0, g1, g2] = rows.g;
+    let [g0, g1, g2] = table.g;
     let cl = (mask(i) & g0) ^ (mask(d) & g2) ^ half(ha) ^ half(hx) ^ apply(r[0], &hv);
     let cr = (mask(j) & g1) ^ (mask(d) & g2) ^ half(hb) ^ half(hx) ^ apply(r[1], &hv);
     u128::from(cl) | (u128::from(cr) << 64)
+}
+
+/// Bytes of `n` tables on the wire.
+pub const fn encoded_len(n: usize) -> usize {
+    24 * n + (5 * n).div_ceil(8)
+}
+
+/// The number of tables whose encoding is `len` bytes long, if there is one.
+pub fn tables_in(len: usize) -> Option<usize> {
+    // 8·len lies in [197n, 197n + 7] for the n that fits
+    let n = 8 * len / BITS_PER_AND;
+    (encoded_len(n) == len).then_some(n)
+}
+
+/// Appends the encoding of `tables` to `out`.
+pub fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
+    out.reserve(encoded_len(tables.len()));
+    for t in tables {
+        for g in t.g {
+            out.extend_from_slice(&g.to_le_bytes());
+        }
+    }
+    let mut acc = 0u16;
+    let mut held = 0;
+    for t in tables {
+        acc |= u16::from(t.z & 0x1f) << held;
+        held += 5;
+        if held >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            held -= 8;
+        }
+    }
+    if held > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Appends the tables encoded in `bytes` (a whole encoding, see [`tables_in`]) to `out`; returns
+/// how many. Refuses a length no count has and set padding bits.
+pub fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcError> {
+    let n = tables_in(bytes.len()).ok_or(GcError::MalformedTables("a length that no number of tables has"))?;
+    let (rows, bits) = bytes.split_at(24 * n);
+    let bit = |k: usize| (bits[k / 8] >> (k % 8)) & 1;
+    if (5 * n..8 * bits.len()).any(|k| bit(k) == 1) {
+        return Err(GcError::MalformedTables("padding bits after the control bits are set"));
+    }
+    out.reserve(n);
+    for (k, r) in rows.chunks_exact(24).enumerate() {
+        let g = core::array::from_fn(|m| u64::from_le_bytes(r[8 * m..8 * m + 8].try_into().unwrap_or([0; 8])));
+        let z = (0..5).fold(0u8, |acc, m| acc | (bit(5 * k + m) << m));
+        out.push(Table { g, z });
+    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -168,10 +257,10 @@ mod tests {
         for gate in 0..2_000u64 {
             let delta = random_delta(&mut rng);
             let (a0, b0) = (rng.random::<u128>(), rng.random::<u128>());
-            let (rows, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
+            let (table, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
             for (x, y) in [(false, false), (false, true), (true, false), (true, true)] {
                 let pick = |w0: u128, v: bool| if v { w0 ^ delta } else { w0 };
-                let c = evaluate(&hash, pick(a0, x), pick(b0, y), gate, &rows);
+                let c = evaluate(&hash, pick(a0, x), pick(b0, y), gate, &table);
                 assert_eq!(c, pick(c0, x && y), "gate {gate}, inputs ({x}, {y})");
             }
         }
@@ -210,15 +299,15 @@ mod tests {
         let mut wrong = 0;
         for gate in 0..500u64 {
             let (a0, b0) = (rng.random::<u128>(), rng.random::<u128>());
-            let (rows, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
+            let (table, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
             let (a, b) = (a0 ^ delta, b0);
-            let good = evaluate(&hash, a, b, gate, &rows);
+            let good = evaluate(&hash, a, b, gate, &table);
             assert_eq!(good, c0);
             // z0 is read whatever the colours; each G row only for some of them
-            let mut bad = rows;
+            let mut bad = table;
             bad.g = bad.g.map(|g| g ^ (1 << (gate % 64)));
             bad.z ^= 1;
-            for (out, what) in [(evaluate(&hash, a, b, gate, &bad), "tampered"), (evaluate(&hash, a, b, gate + 1, &rows), "renumbered")] {
+            for (out, what) in [(evaluate(&hash, a, b, gate, &bad), "tampered"), (evaluate(&hash, a, b, gate + 1, &table), "renumbered")] {
                 assert!(out != c0 && out != c0 ^ delta, "{what} gate {gate} still decodes");
                 wrong += 1;
             }
@@ -237,13 +326,53 @@ mod tests {
             let mut seen = [0u32; 4];
             for gate in 0..4_000u64 {
                 let (a0, b0) = ((rng.random::<u128>() & !1) | u128::from(colours & 1), (rng.random::<u128>() & !1) | u128::from(colours >> 1));
-                let (rows, _) = garble(&hash, delta, a0, b0, gate, rng.random());
+                let (table, _) = garble(&hash, delta, a0, b0, gate, rng.random());
                 let (a, b) = (a0, b0 ^ delta);
                 let [ta, tb, tx] = tweaks(gate);
-                let (r1, r2) = control_bits(rows.z, (a & 1) as u8, (b & 1) as u8, hash.hash([a, b, a ^ b], [ta, tb, tx]));
+                let (r1, r2) = control_bits(table.z, (a & 1) as u8, (b & 1) as u8, hash.hash([a, b, a ^ b], [ta, tb, tx]));
                 seen[usize::from(2 * r1 + r2)] += 1;
             }
             assert!(seen.iter().all(|&n| (850..1150).contains(&n)), "permute bits {colours:02b}: {seen:?}");
         }
+    }
+
+    /// Tables survive their encoding for every count across a byte boundary, and the layout is
+    /// the documented one: rows first, then the control bits packed LSB first.
+    #[test]
+    fn tables_round_trip_and_pack_their_control_bits() {
+        let mut rng = rand::rng();
+        for n in 0..=17 {
+            let tables: Vec<Table> = (0..n).map(|_| Table { g: rng.random(), z: rng.random::<u8>() & 0x1f }).collect();
+            let mut bytes = vec![0xee];
+            encode_tables(&tables, &mut bytes);
+            assert_eq!(bytes.len(), 1 + encoded_len(n));
+            assert_eq!(tables_in(encoded_len(n)), Some(n));
+            let mut back = Vec::new();
+            assert_eq!(decode_tables(&bytes[1..], &mut back), Ok(n));
+            assert_eq!(back, tables);
+        }
+        let two = [Table { g: [1, 2, 3], z: 0b10110 }, Table { g: [u64::MAX, 0, 1 << 63], z: 0b00011 }];
+        let mut bytes = Vec::new();
+        encode_tables(&two, &mut bytes);
+        assert_eq!(&bytes[..8], &1u64.to_le_bytes());
+        assert_eq!(&bytes[40..48], &(1u64 << 63).to_le_bytes());
+        assert_eq!(&bytes[48..], &[0b0111_0110, 0b00]);
+    }
+
+    /// A length that no count of tables has, or a set padding bit, is refused.
+    #[test]
+    fn malformed_table_encodings_are_refused() {
+        for len in [1, 23, 24, 26, 49, 100] {
+            assert_eq!(tables_in(len), None, "{len} bytes");
+            assert!(decode_tables(&vec![0; len], &mut Vec::new()).is_err(), "{len} bytes");
+        }
+        let mut bytes = Vec::new();
+        encode_tables(&[Table::default(); 3], &mut bytes);
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() |= 1 << 7; // bit 15, after the 15 control bits
+        assert!(matches!(decode_tables(&bad, &mut Vec::new()), Err(GcError::MalformedTables(_))));
+        let mut ok = bytes.clone();
+        *ok.last_mut().unwrap() |= 1 << 6; // the last control bit (z4 of the third table)
+        assert_eq!(decode_tables(&ok, &mut Vec::new()), Ok(3));
     }
 }

@@ -66,7 +66,7 @@ impl ConnectionLimits {
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
-/// Gate tables of a request garbled ahead of the handshake, at most (32 MiB, what the
+/// Gate tables of a request garbled ahead of the handshake, at most (32 MiB in memory, what the
 /// verifier keeps for it): requests up to about 3 KB. A longer request is garbled record by
 /// record once the keys exist.
 pub const AHEAD_TABLES: u64 = 1 << 20;

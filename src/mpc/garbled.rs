@@ -4,12 +4,12 @@
 //!
 //! A phase on the wire, garbler to evaluator: a header (the index of its first AND gate, its
 //! table count and the permute bits of the wires it reveals), then its tables in chunks of at
-//! most [`CHUNK_TABLES`]. The evaluator answers a phase that reveals anything with the values
+//! most [`CHUNK_TABLES`] (three-halves tables, 197 bits each). The evaluator answers a phase that reveals anything with the values
 //! it decoded and a SHA-256 digest of the output labels it holds: the garbler knows both
 //! labels of every wire, so it checks the values against the digest and a lying evaluator is
 //! caught at once (it cannot hold the other label). A phase's tables are buffered whole on
 //! each side; phases are at most a few SHA-256 compressions (the key derivation's largest is
-//! ≈ 2 MB).
+//! ≈ 1.6 MB).
 //!
 //! **Garbling ahead** ([`Schedule`]): a garbled circuit does not depend on its inputs, only on
 //! their zero labels. So phases can be garbled and sent before their inputs exist, over wires
@@ -26,14 +26,14 @@ use super::phases::{PeerMisbehaved, PhaseError, PhaseFn, Phases};
 use crate::channel::{recv_chunked, send_chunked, Channel};
 use crate::circuits::bits_to_bytes;
 use crate::gc::stream::CHUNK_TABLES;
+use crate::gc::three_halves::{decode_tables, encode_tables, tables_in};
 use crate::gc::{Evaluator, Garbler, Table, Wire};
 use crate::ot::ct::bit_mask;
 use p256::elliptic_curve::subtle::ConstantTimeEq;
 use sha2::{Digest, Sha256};
 
-/// Gate tables one phase may announce (32 MiB): a bound on what an evaluator buffers.
+/// Gate tables one phase may announce (32 MiB in memory): a bound on what an evaluator buffers.
 pub const MAX_PHASE_TABLES: u64 = 1 << 20;
-const TABLE_BYTES: usize = 32;
 /// The first gate index of phases garbled ahead: online phases count from 0 and would need
 /// 2^48 AND gates (8 PiB of tables) to reach it, so no tweak is used twice under one Δ.
 pub const AHEAD_GATES: u64 = 1 << 48;
@@ -118,7 +118,7 @@ pub struct GarblerParty {
 #[cfg(test)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct GarblerCheat {
-    /// Flip bits in both ciphertexts of this AND gate's table.
+    /// Flip bits in this AND gate's table: a control bit and each row.
     pub flip_table: Option<u64>,
     /// Flip this revealed wire's decoding bit.
     pub flip_decoding: Option<usize>,
@@ -288,10 +288,9 @@ impl GarblerParty {
             let first_reveal = self.decoded_wires;
             self.decoded_wires += reveal.len();
             if let Some(t) = self.cheat.flip_table.and_then(|g| tables.get_mut(g.checked_sub(first_gate)? as usize)) {
-                // T_G's low bit too, so that using it flips the output's select bit; other
-                // bits in each, so that using both cannot cancel
-                t[0] ^= (1 << 90) | 1;
-                t[1] ^= 1 << 91;
+                // the first control bit, which every evaluation reads, and a bit of each row
+                t.z ^= 1;
+                t.g = [t.g[0] ^ (1 << 40), t.g[1] ^ (1 << 41), t.g[2] ^ (1 << 42)];
             }
             if let Some(d) = self.cheat.flip_decoding.and_then(|i| decoding.get_mut(i.checked_sub(first_reveal)?)) {
                 *d = !*d;
@@ -302,7 +301,8 @@ impl GarblerParty {
         pack_bits(&decoding, &mut header);
         ch.send(header).await?;
         for chunk in tables.chunks(CHUNK_TABLES) {
-            let msg: Vec<u8> = chunk.iter().flat_map(|[g, e]| g.to_le_bytes().into_iter().chain(e.to_le_bytes())).collect();
+            let mut msg = Vec::new();
+            encode_tables(chunk, &mut msg);
             self.bytes_of_tables += msg.len() as u64;
             ch.send(msg).await?;
         }
@@ -469,11 +469,10 @@ impl EvaluatorParty {
         while tables.len() < n as usize {
             let chunk = ch.recv().await?;
             let left = n as usize - tables.len();
-            if chunk.is_empty() || chunk.len() % TABLE_BYTES != 0 || chunk.len() / TABLE_BYTES > CHUNK_TABLES.min(left) {
+            if tables_in(chunk.len()).is_none_or(|k| k == 0 || k > CHUNK_TABLES.min(left)) {
                 return Err(PeerMisbehaved::Malformed("a table chunk is not 1 to 2048 whole tables within the count").into());
             }
-            let word = |c: &[u8]| u128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
-            tables.extend(chunk.chunks_exact(TABLE_BYTES).map(|t| [word(&t[..16]), word(&t[16..])]));
+            decode_tables(&chunk, &mut tables)?;
         }
         Ok(ReceivedPhase { first_gate, tables, decoding })
     }
