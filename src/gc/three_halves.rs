@@ -32,37 +32,20 @@ pub struct Table {
     pub z: u8,
 }
 
-/// A 2×4 bit matrix over the halves (A_L, A_R, B_L, B_R): row L then row R, bit c of a row
-/// selects the c-th half.
-type Slice = [u8; 2];
-
-const S1: Slice = [0b0111, 0b1001];
-const S2: Slice = [0b1001, 0b1110];
-
-/// The fixed part of the evaluator's matrix for colours (i, j), indexed 2i + j.
-const RP: [Slice; 4] = [[0b0100, 0b0010], [0b0100, 0], [0, 0b0010], [0, 0]];
-
 #[inline(always)]
 fn mask(bit: u8) -> u64 {
     0u64.wrapping_sub(u64::from(bit & 1))
 }
 
+/// The evaluator's linear map of its input halves (A_L, A_R, B_L, B_R) for colours (i, j) and
+/// control bits (r1, r2): R(i, j) ⊕ r1·S1 ⊕ r2·S2, where R(i, j) takes B_L into the left half
+/// when i = 0 and A_R into the right one when j = 0, S1 = (A_L ⊕ A_R ⊕ B_L, A_L ⊕ B_R) and
+/// S2 = (A_L ⊕ B_R, A_R ⊕ B_L ⊕ B_R). Returns (left, right).
 #[inline(always)]
-fn halves(a: u128, b: u128) -> [u64; 4] {
-    [a as u64, (a >> 64) as u64, b as u64, (b >> 64) as u64]
-}
-
-/// Σ_c row_c · halves_c.
-#[inline(always)]
-fn apply(row: u8, h: &[u64; 4]) -> u64 {
-    (mask(row) & h[0]) ^ (mask(row >> 1) & h[1]) ^ (mask(row >> 2) & h[2]) ^ (mask(row >> 3) & h[3])
-}
-
-/// The evaluator's matrix for colours (i, j) and control bits (r1, r2): R_p(i, j) ⊕ r1·S1 ⊕ r2·S2.
-#[inline(always)]
-fn slice(ij: usize, r1: u8, r2: u8) -> Slice {
-    let m = |r: u8| 0u8.wrapping_sub(r & 1);
-    core::array::from_fn(|row| RP[ij][row] ^ (m(r1) & S1[row]) ^ (m(r2) & S2[row]))
+fn combination(i: u8, j: u8, r1: u8, r2: u8, a: u128, b: u128) -> [u64; 2] {
+    let (al, ar, bl, br) = (a as u64, (a >> 64) as u64, b as u64, (b >> 64) as u64);
+    let (x1, x2, x3) = (al ^ ar ^ bl, al ^ br, ar ^ bl ^ br);
+    [(mask(i ^ 1) & bl) ^ (mask(r1) & x1) ^ (mask(r2) & x2), (mask(j ^ 1) & ar) ^ (mask(r1) & x2) ^ (mask(r2) & x3)]
 }
 
 fn tweaks(gate: u64) -> [u128; 3] {
@@ -124,15 +107,10 @@ pub fn garble_hashed(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> 
             let d = i ^ j;
             let r1 = rho1 ^ (i & alpha) ^ (d & (alpha ^ beta));
             let r2 = rho2 ^ (j & beta) ^ (d & (alpha ^ beta));
-            let r = slice(ij, r1, r2);
             let on = !(i ^ alpha) & !(j ^ beta) & 1;
-            let (ai, bj) = (a ^ dmask(i), b ^ dmask(j));
-            let hv = halves(ai, bj);
+            let [cl, cr] = combination(i, j, r1, r2, a ^ dmask(i), b ^ dmask(j));
             let (hai, hbj, hxd) = (ha[usize::from(i)], hb[usize::from(j)], hx[usize::from(d)]);
-            t[ij] = [
-                apply(r[0], &hv) ^ (mask(on) & dl) ^ half(hai) ^ half(hxd),
-                apply(r[1], &hv) ^ (mask(on) & dr) ^ half(hbj) ^ half(hxd),
-            ];
+            t[ij] = [cl ^ (mask(on) & dl) ^ half(hai) ^ half(hxd), cr ^ (mask(on) & dr) ^ half(hbj) ^ half(hxd)];
             tau[ij] = [r1 ^ control(hai) ^ control(hxd), r2 ^ control(hbj) ^ control(hxd)];
         }
     }
@@ -177,11 +155,10 @@ pub fn evaluate_hashed(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table)
     let (i, j) = ((a & 1) as u8, (b & 1) as u8);
     let d = i ^ j;
     let (r1, r2) = control_bits(table.z, i, j, [ha, hb, hx]);
-    let r = slice(usize::from(2 * i + j), r1, r2);
-    let hv = halves(a, b);
+    let [ml, mr] = combination(i, j, r1, r2, a, b);
     let [g0, g1, g2] = table.g;
-    let cl = (mask(i) & g0) ^ (mask(d) & g2) ^ half(ha) ^ half(hx) ^ apply(r[0], &hv);
-    let cr = (mask(j) & g1) ^ (mask(d) & g2) ^ half(hb) ^ half(hx) ^ apply(r[1], &hv);
+    let cl = (mask(i) & g0) ^ (mask(d) & g2) ^ half(ha) ^ half(hx) ^ ml;
+    let cr = (mask(j) & g1) ^ (mask(d) & g2) ^ half(hb) ^ half(hx) ^ mr;
     u128::from(cl) | (u128::from(cr) << 64)
 }
 
