@@ -1,7 +1,7 @@
-//! The half-gates hash H(x, i) = π(σ(x) ⊕ i) ⊕ σ(x), with π AES-128 under a fixed public key
+//! The garbling hash H(x, i) = π(σ(x) ⊕ i) ⊕ σ(x), with π AES-128 under a fixed public key
 //! and σ(x_L ‖ x_R) = (x_L ⊕ x_R) ‖ x_L: the tweakable circular correlation-robust hash of
 //! Guo–Katz–Wang–Yu ("Efficient and secure multiparty computation from fixed-key block
-//! ciphers", IEEE S&P 2020, §7), which half-gates garbling needs for free-XOR labels.
+//! ciphers", IEEE S&P 2020, §7), which garbling with free-XOR labels needs.
 
 use crate::ot::bits::as_blocks;
 use crate::primitives::prp::{sigma, Aes128, Block};
@@ -52,5 +52,6 @@ impl GateHash {
     }
 }
 
-/// AES blocks per batched call of [`GateHash::hash_in_place`] (16 garbled AND gates).
-pub const BATCH: usize = 64;
+/// AES blocks per batched call of [`GateHash::hash_in_place`] (16 garbled AND gates, an AES
+/// round's S-box layer).
+pub const BATCH: usize = 96;
