@@ -253,3 +253,28 @@ pub(super) fn concat<const N: usize, const M: usize>(x: [u128; N], y: [u128; N])
 pub(super) fn part<const N: usize>(h: &[u128], at: usize) -> [u128; N] {
     core::array::from_fn(|k| h[at + k])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dicing bits hide each gate's truth table only if they are uniform and secret: each of
+    /// the four values about a quarter of the time, another seed other bits, and the same gate
+    /// index the same bits (a replayed phase).
+    #[test]
+    fn dicing_bits_are_uniform_per_seed_and_fixed_per_gate() {
+        let dicing = |seed: [u8; 16], first: u64| {
+            let mut g = Garbler::with_secrets(1, &seed, Vec::new());
+            g.set_gate_index(first);
+            (0..4096).map(|_| g.next_gate().1).collect::<Vec<u8>>()
+        };
+        let bits = dicing([1; 16], 0);
+        let mut seen = [0u32; 4];
+        for &r in &bits {
+            seen[usize::from(r)] += 1;
+        }
+        assert!(seen.iter().all(|&n| (880..1170).contains(&n)), "{seen:?}");
+        assert_ne!(bits, dicing([2; 16], 0));
+        assert_eq!(bits[100..], dicing([1; 16], 100)[..4096 - 100]);
+    }
+}

@@ -273,7 +273,7 @@ fn a_lying_evaluator_is_caught_by_the_garbler_at_once() {
 #[test]
 fn a_phase_with_too_many_or_too_few_tables_is_refused() {
     // The evaluator's phase has two AND gates.
-    let run_from = |first_gate: u64, announced: u64, sent: usize| {
+    let run_chunk = |first_gate: u64, announced: u64, chunk: Vec<u8>| {
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         block_on(join(
             async {
@@ -281,8 +281,8 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
                 header.extend_from_slice(&announced.to_le_bytes());
                 header.extend_from_slice(&0u32.to_le_bytes());
                 a.send(header).await.ok();
-                if sent > 0 {
-                    a.send(vec![0u8; crate::gc::three_halves::encoded_len(sent)]).await.ok();
+                if !chunk.is_empty() {
+                    a.send(chunk).await.ok();
                 }
             },
             async {
@@ -297,6 +297,7 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
         ))
         .1
     };
+    let run_from = |first_gate: u64, announced: u64, sent: usize| run_chunk(first_gate, announced, vec![0u8; crate::gc::three_halves::encoded_len(sent)]);
     let run = |announced: u64, sent: usize| run_from(0, announced, sent);
     assert!(run(2, 2).is_ok());
     assert!(run_from(super::garbled::AHEAD_GATES, 2, 2).is_ok(), "a phase may start at any gate the garbler names");
@@ -312,6 +313,13 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
     assert!(matches!(r, Err(PhaseError::Garbled(crate::gc::GcError::MissingTables))), "{r:?}");
     let r = run(2, 3);
     assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::Malformed(_)))), "{r:?}");
+    // a chunk no count of tables has, and two tables with a padding bit set
+    let r = run_chunk(0, 2, vec![0u8; 50 - 1]);
+    assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::Malformed(_)))), "{r:?}");
+    let mut padded = vec![0u8; 50];
+    padded[49] = 0x80;
+    let r = run_chunk(0, 2, padded);
+    assert!(matches!(r, Err(PhaseError::Garbled(crate::gc::GcError::MalformedTables(_)))), "{r:?}");
 }
 
 
