@@ -276,11 +276,7 @@ async fn silent_verifier_or_server_times_out_and_early_server_close_is_an_error(
             held.push(tcp);
         }
     });
-    let vconfig = VerifierConfig::new(AllowList::parse(&mute.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
-    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
-    let vaddr = server.local_addr().unwrap();
-    tokio::spawn(server.run(tokio::sync::mpsc::unbounded_channel().0));
-    let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
+    let (socket, _reports) = verifier_allowing(mute, &env.ca_pem).await;
     let mut c = config(mute.to_string());
     c.step_timeout = std::time::Duration::from_secs(2);
     let err = notarize(socket, c, request.clone(), RevealConfig::default()).await.err().unwrap();
@@ -294,17 +290,23 @@ async fn silent_verifier_or_server_times_out_and_early_server_close_is_an_error(
             drop(tcp);
         }
     });
-    let vconfig = VerifierConfig::new(AllowList::parse(&closer.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
-    let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
-    let vaddr = server.local_addr().unwrap();
-    let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(server.run(tx));
-    let socket = WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap();
+    let (socket, mut reports) = verifier_allowing(closer, &env.ca_pem).await;
     let mut c = config(closer.to_string());
     c.step_timeout = std::time::Duration::from_secs(10);
     let err = notarize(socket, c, request, RevealConfig::default()).await.err().unwrap();
     assert!(matches!(err, ProverError::Tls(_) | ProverError::VerifierRejected(_)), "{err}");
     assert!(reports.recv().await.unwrap().1.is_err());
+}
+
+/// A verifier of its own that allows only `server` (trusting the fixture's CA), a prover's
+/// socket to it, and its reports.
+async fn verifier_allowing(server: SocketAddr, ca_pem: &str) -> (WsSocket, UnboundedReceiver<SessionReport>) {
+    let vconfig = VerifierConfig::new(AllowList::parse(&server.to_string()).unwrap(), RootStore::from_pem(ca_pem).unwrap());
+    let verifier = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
+    let vaddr = verifier.local_addr().unwrap();
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(verifier.run(tx));
+    (WsSocket::connect(&format!("ws://{vaddr}/")).await.unwrap(), reports)
 }
 
 /// A prover that points the verifier at a forwarder of its own (which would relay the real

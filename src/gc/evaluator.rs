@@ -1,9 +1,8 @@
 //! The evaluator: holds one label per wire and learns nothing from it until the garbler sends
 //! a wire's decoding bit.
 
-use super::hash::GateHash;
+use super::hash::{concat, part, GateHash};
 use super::lanes::AndBatch;
-use super::garbler::{concat, part};
 use super::three_halves;
 use super::{public_and, GcError, GcStats, Table, TableSource, Wire};
 use crate::circuits::Gates;
@@ -103,7 +102,7 @@ impl<S: TableSource> Gates for Evaluator<S> {
         let gate = self.next_gate();
         let table = self.next_table();
         let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
-        Wire::Label(three_halves::evaluate_hashed(wa, wb, self.hash.hash(x, t), &table))
+        Wire::Label(three_halves::evaluate(wa, wb, self.hash.hash(x, t), &table))
     }
 }
 
@@ -130,7 +129,7 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         let ((x0, t0), (x1, t1)) = (three_halves::evaluator_hash_inputs(a0, b0, g), three_halves::evaluator_hash_inputs(a1, b1, k));
         let h = self.hash.hash::<6>(concat(x0, x1), concat(t0, t1));
         let (tab0, tab1) = (self.next_table(), self.next_table());
-        [three_halves::evaluate_hashed(a0, b0, part(&h, 0), &tab0), three_halves::evaluate_hashed(a1, b1, part(&h, 3), &tab1)]
+        [three_halves::evaluate(a0, b0, part(&h, 0), &tab0), three_halves::evaluate(a1, b1, part(&h, 3), &tab1)]
     }
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
@@ -154,7 +153,7 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         self.hash.hash_in_place(&mut xs, &tweaks);
         for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(3)) {
             let table = self.next_table();
-            out[at] = Wire::Label(three_halves::evaluate_hashed(wa, wb, part(h, 0), &table));
+            out[at] = Wire::Label(three_halves::evaluate(wa, wb, part(h, 0), &table));
         }
     }
 }

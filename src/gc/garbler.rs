@@ -1,6 +1,6 @@
 //! The garbler: holds Δ and every wire's zero label, emits one three-halves table per AND gate.
 
-use super::hash::GateHash;
+use super::hash::{concat, part, GateHash};
 use super::lanes::AndBatch;
 use super::three_halves;
 use super::{public_and, GcError, GcStats, TableSink, Wire};
@@ -174,7 +174,7 @@ impl<S: TableSink> Gates for Garbler<S> {
         let d = *self.delta;
         let (gate, rho) = self.next_gate();
         let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
-        let (table, c0) = three_halves::garble_hashed(d, a0, b0, self.hash.hash(x, t), rho);
+        let (table, c0) = three_halves::garble(d, a0, b0, self.hash.hash(x, t), rho);
         self.sink.push(table);
         Wire::Label(c0)
     }
@@ -204,8 +204,8 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         let ((g, rho0), (k, rho1)) = (self.next_gate(), self.next_gate());
         let ((x0, t0), (x1, t1)) = (three_halves::garbler_hash_inputs(d, a0, b0, g), three_halves::garbler_hash_inputs(d, a1, b1, k));
         let h = self.hash.hash::<12>(concat(x0, x1), concat(t0, t1));
-        let (tab0, c0) = three_halves::garble_hashed(d, a0, b0, part(&h, 0), rho0);
-        let (tab1, c1) = three_halves::garble_hashed(d, a1, b1, part(&h, 6), rho1);
+        let (tab0, c0) = three_halves::garble(d, a0, b0, part(&h, 0), rho0);
+        let (tab1, c1) = three_halves::garble(d, a1, b1, part(&h, 6), rho1);
         self.sink.push(tab0);
         self.sink.push(tab1);
         [c0, c1]
@@ -233,25 +233,12 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         }
         self.hash.hash_in_place(&mut xs, &tweaks);
         for (&(at, a0, b0, rho), h) in gates.iter().zip(xs.chunks_exact(6)) {
-            let (table, c0) = three_halves::garble_hashed(d, a0, b0, part(h, 0), rho);
+            let (table, c0) = three_halves::garble(d, a0, b0, part(h, 0), rho);
             self.sink.push(table);
             out[at] = Wire::Label(c0);
         }
         xs.zeroize();
     }
-}
-
-/// Two gates' hash inputs (or tweaks) as one call's: `M` = 2`N`.
-#[inline(always)]
-pub(super) fn concat<const N: usize, const M: usize>(x: [u128; N], y: [u128; N]) -> [u128; M] {
-    debug_assert_eq!(M, 2 * N);
-    core::array::from_fn(|k| if k < N { x[k] } else { y[k - N] })
-}
-
-/// `h[at..at + N]` as an array.
-#[inline(always)]
-pub(super) fn part<const N: usize>(h: &[u128], at: usize) -> [u128; N] {
-    core::array::from_fn(|k| h[at + k])
 }
 
 #[cfg(test)]

@@ -55,3 +55,16 @@ impl GateHash {
 /// AES blocks per batched call of [`GateHash::hash_in_place`] (16 garbled AND gates, an AES
 /// round's S-box layer).
 pub const BATCH: usize = 96;
+
+/// Two gates' hash inputs (or tweaks) as one call's: `M` = 2`N`.
+#[inline(always)]
+pub(super) fn concat<const N: usize, const M: usize>(x: [u128; N], y: [u128; N]) -> [u128; M] {
+    debug_assert_eq!(M, 2 * N);
+    core::array::from_fn(|k| if k < N { x[k] } else { y[k - N] })
+}
+
+/// `h[at..at + N]` as an array.
+#[inline(always)]
+pub(super) fn part<const N: usize>(h: &[u128], at: usize) -> [u128; N] {
+    core::array::from_fn(|k| h[at + k])
+}

@@ -11,13 +11,12 @@
 //! label; its control bits are masked by two fresh random bits per gate ("dicing"), so the one
 //! combination the evaluator sees reveals nothing about the truth table's position.
 //!
-//! Hash: the tweakable correlation-robust [`GateHash`]; a half uses its output's low 64 bits and
+//! Hash: the tweakable correlation-robust [`GateHash`](super::hash::GateHash); a half uses its output's low 64 bits and
 //! a control bit its bit 64. Gate k uses the tweaks 3k (input a), 3k + 1 (b) and 3k + 2 (a ⊕ b).
 //!
 //! On the wire ([`encode_tables`]) a run of n tables is the 3n half-rows (64-bit little-endian)
 //! followed by the 5n control bits packed LSB first, the last byte's unused bits zero.
 
-use super::hash::GateHash;
 use super::GcError;
 
 /// Bits on the wire for one AND gate: three 64-bit half-rows and five control bits.
@@ -79,17 +78,12 @@ fn colour_zero(delta: u128, a0: u128, b0: u128) -> (u128, u128) {
     (a0 ^ dmask(a0), b0 ^ dmask(b0))
 }
 
-/// Garbles AND gate number `gate` from the input zero labels `a0`, `b0` under `delta`
-/// (lsb(Δ) = 1), with `rho`'s two low bits fresh and uniform for this gate. Returns the table
-/// to send and the output's zero label. Branch-free in the labels, Δ and `rho`.
-pub fn garble(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: u8) -> (Table, u128) {
-    let (x, t) = garbler_hash_inputs(delta, a0, b0, gate);
-    garble_hashed(delta, a0, b0, hash.hash(x, t), rho)
-}
-
-/// [`garble`] from the hashes of [`garbler_hash_inputs`]' inputs, in that order.
+/// Garbles an AND gate from the input zero labels `a0`, `b0` under `delta` (lsb(Δ) = 1), the
+/// hashes of [`garbler_hash_inputs`]' inputs in that order, and `rho`'s two low bits, uniform
+/// and secret for this gate. Returns the table to send and the output's zero label.
+/// Branch-free in the labels, Δ and `rho`.
 #[inline(always)]
-pub fn garble_hashed(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
+pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
     debug_assert_eq!(delta & 1, 1, "lsb(Δ) must be 1");
     let dmask = |bit: u8| 0u128.wrapping_sub(u128::from(bit & 1)) & delta;
     // the colour-0 labels, and the colours (α, β) of the pair whose output is 1
@@ -142,16 +136,11 @@ pub fn evaluator_hash_inputs(a: u128, b: u128, gate: u64) -> ([u128; 3], [u128; 
     ([a, b, a ^ b], tweaks(gate))
 }
 
-/// Evaluates AND gate number `gate` on the active labels `a`, `b` with the garbler's `table`:
-/// the output's zero label, or it ⊕ Δ when both inputs are 1.
-pub fn evaluate(hash: &GateHash, a: u128, b: u128, gate: u64, table: &Table) -> u128 {
-    let (x, t) = evaluator_hash_inputs(a, b, gate);
-    evaluate_hashed(a, b, hash.hash(x, t), table)
-}
-
-/// [`evaluate`] from the hashes of [`evaluator_hash_inputs`]' inputs, in that order.
+/// Evaluates an AND gate on the active labels `a`, `b`, the hashes of
+/// [`evaluator_hash_inputs`]' inputs in that order, and the garbler's `table`: the output's zero
+/// label, or it ⊕ Δ when both inputs are 1.
 #[inline(always)]
-pub fn evaluate_hashed(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u128 {
+pub fn evaluate(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u128 {
     let (i, j) = ((a & 1) as u8, (b & 1) as u8);
     let d = i ^ j;
     let (r1, r2) = control_bits(table.z, i, j, [ha, hb, hx]);
@@ -219,7 +208,20 @@ pub fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gc::hash::GateHash;
     use rand::{Rng, RngCore};
+
+    /// Gate number `gate`, garbled with its own hash call.
+    fn garble_one(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: u8) -> (Table, u128) {
+        let (x, t) = garbler_hash_inputs(delta, a0, b0, gate);
+        garble(delta, a0, b0, hash.hash(x, t), rho)
+    }
+
+    /// Gate number `gate`, evaluated with its own hash call.
+    fn evaluate_one(hash: &GateHash, a: u128, b: u128, gate: u64, table: &Table) -> u128 {
+        let (x, t) = evaluator_hash_inputs(a, b, gate);
+        evaluate(a, b, hash.hash(x, t), table)
+    }
 
     fn random_delta(rng: &mut impl RngCore) -> u128 {
         rng.random::<u128>() | 1
@@ -234,10 +236,10 @@ mod tests {
         for gate in 0..2_000u64 {
             let delta = random_delta(&mut rng);
             let (a0, b0) = (rng.random::<u128>(), rng.random::<u128>());
-            let (table, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
+            let (table, c0) = garble_one(&hash, delta, a0, b0, gate, rng.random());
             for (x, y) in [(false, false), (false, true), (true, false), (true, true)] {
                 let pick = |w0: u128, v: bool| if v { w0 ^ delta } else { w0 };
-                let c = evaluate(&hash, pick(a0, x), pick(b0, y), gate, &table);
+                let c = evaluate_one(&hash, pick(a0, x), pick(b0, y), gate, &table);
                 assert_eq!(c, pick(c0, x && y), "gate {gate}, inputs ({x}, {y})");
             }
         }
@@ -255,11 +257,11 @@ mod tests {
             let bits: [bool; 4] = core::array::from_fn(|_| rng.random());
             let active: [u128; 4] = core::array::from_fn(|k| if bits[k] { zero[k] ^ delta } else { zero[k] });
             // out = (x0 ∧ x1) ⊕ (x2 ∧ (x3 ⊕ x0))
-            let (r0, c0) = garble(&hash, delta, zero[0], zero[1], 7, rng.random());
-            let (r1, c1) = garble(&hash, delta, zero[2], zero[3] ^ zero[0], 8, rng.random());
+            let (r0, c0) = garble_one(&hash, delta, zero[0], zero[1], 7, rng.random());
+            let (r1, c1) = garble_one(&hash, delta, zero[2], zero[3] ^ zero[0], 8, rng.random());
             let out0 = c0 ^ c1;
-            let e0 = evaluate(&hash, active[0], active[1], 7, &r0);
-            let e1 = evaluate(&hash, active[2], active[3] ^ active[0], 8, &r1);
+            let e0 = evaluate_one(&hash, active[0], active[1], 7, &r0);
+            let e1 = evaluate_one(&hash, active[2], active[3] ^ active[0], 8, &r1);
             let decoded = ((e0 ^ e1) & 1) ^ (out0 & 1) == 1;
             assert_eq!(decoded, (bits[0] && bits[1]) ^ (bits[2] && (bits[3] ^ bits[0])));
         }
@@ -276,15 +278,15 @@ mod tests {
         let mut wrong = 0;
         for gate in 0..500u64 {
             let (a0, b0) = (rng.random::<u128>(), rng.random::<u128>());
-            let (table, c0) = garble(&hash, delta, a0, b0, gate, rng.random());
+            let (table, c0) = garble_one(&hash, delta, a0, b0, gate, rng.random());
             let (a, b) = (a0 ^ delta, b0);
-            let good = evaluate(&hash, a, b, gate, &table);
+            let good = evaluate_one(&hash, a, b, gate, &table);
             assert_eq!(good, c0);
             // z0 is read whatever the colours; each G row only for some of them
             let mut bad = table;
             bad.g = bad.g.map(|g| g ^ (1 << (gate % 64)));
             bad.z ^= 1;
-            for (out, what) in [(evaluate(&hash, a, b, gate, &bad), "tampered"), (evaluate(&hash, a, b, gate + 1, &table), "renumbered")] {
+            for (out, what) in [(evaluate_one(&hash, a, b, gate, &bad), "tampered"), (evaluate_one(&hash, a, b, gate + 1, &table), "renumbered")] {
                 assert!(out != c0 && out != c0 ^ delta, "{what} gate {gate} still decodes");
                 wrong += 1;
             }
@@ -303,7 +305,7 @@ mod tests {
             let mut seen = [0u32; 4];
             for gate in 0..4_000u64 {
                 let (a0, b0) = ((rng.random::<u128>() & !1) | u128::from(colours & 1), (rng.random::<u128>() & !1) | u128::from(colours >> 1));
-                let (table, _) = garble(&hash, delta, a0, b0, gate, rng.random());
+                let (table, _) = garble_one(&hash, delta, a0, b0, gate, rng.random());
                 let (a, b) = (a0, b0 ^ delta);
                 let [ta, tb, tx] = tweaks(gate);
                 let (r1, r2) = control_bits(table.z, (a & 1) as u8, (b & 1) as u8, hash.hash([a, b, a ^ b], [ta, tb, tx]));

@@ -4,12 +4,12 @@
 //!
 //! A phase on the wire, garbler to evaluator: a header (the index of its first AND gate, its
 //! table count and the permute bits of the wires it reveals), then its tables in chunks of at
-//! most [`CHUNK_TABLES`] (three-halves tables, 197 bits each). The evaluator answers a phase that reveals anything with the values
-//! it decoded and a SHA-256 digest of the output labels it holds: the garbler knows both
-//! labels of every wire, so it checks the values against the digest and a lying evaluator is
-//! caught at once (it cannot hold the other label). A phase's tables are buffered whole on
-//! each side; phases are at most a few SHA-256 compressions (the key derivation's largest is
-//! ≈ 1.6 MB).
+//! most [`CHUNK_TABLES`] (three-halves tables, 197 bits each). The evaluator answers a phase
+//! that reveals anything with the values it decoded and a SHA-256 digest of the output labels
+//! it holds: the garbler knows both labels of every wire, so it checks the values against the
+//! digest and a lying evaluator is caught at once (it cannot hold the other label). A phase's
+//! tables are buffered whole on each side; phases are at most a few SHA-256 compressions (the
+//! key derivation's largest is ≈ 1.6 MB).
 //!
 //! **Garbling ahead** ([`Schedule`]): a garbled circuit does not depend on its inputs, only on
 //! their zero labels. So phases can be garbled and sent before their inputs exist, over wires
