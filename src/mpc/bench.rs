@@ -1,7 +1,7 @@
 //! MPC mode's two-party key exchange, timed (part of `tlsproof bench mpc`): COTs by KOS, the
 //! two-party ECDH to premaster shares, then the end of the handshake ([`super::handshake`]):
-//! the garbled key derivation, the client Finished record sealed by both, the server's checked
-//! by both. Each party is a function of its own channel end. In memory both
+//! the garbled key derivation and the client Finished record sealed by both (the server's
+//! Finished is checked after the connection, by the transcript proof). Each party is a function of its own channel end. In memory both
 //! parties run in one thread (every message serialised and counted); then over the emulated
 //! cable link, each party on a thread of its own (a Web Worker in the browser). The results are
 //! checked against the native key schedule. Natively, it ends with a whole MPC-mode session
@@ -11,7 +11,8 @@ use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA,
 use super::fp::Fp;
 use super::ecdh::{ReceiverCots, SenderCots};
 use super::garbled::{EvaluatorParty, GarblerParty};
-use super::handshake::{client_finished_prover, client_finished_verifier, ole_cots, server_finished_prover, server_finished_verifier, HandshakeInputs, Powers, INPUT_COTS};
+use super::ghash::cots_for_powers;
+use super::handshake::{client_finished_prover, client_finished_verifier, HandshakeInputs, INPUT_COTS};
 use super::kdf::KdfInputs;
 use super::ole::OleField;
 use crate::channel::{memory_pair, Channel};
@@ -27,15 +28,12 @@ use futures::executor::block_on;
 use futures::future::join;
 use p256::{AffinePoint, ProjectivePoint, Scalar};
 
-/// What both parties know (the handshake's public values), each one's scalar share, and the
-/// server's Finished record the prover will receive (made natively, as the server would).
+/// What both parties know (the handshake's public values) and each one's scalar share.
 #[derive(Clone)]
 struct Setup {
     inputs: KdfInputs,
-    server_finished_hash: [u8; 32],
     server: AffinePoint,
     d: [Scalar; 2],
-    server_finished: Vec<u8>,
 }
 
 /// The prover's view of one exchange: when each part ended (from its start) and its results.
@@ -47,9 +45,11 @@ struct ProverRun {
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
+/// The client Finished's GHASH powers: the additional data, one block, the lengths.
+const FINISHED_POWERS: usize = 3;
 
 fn cots() -> usize {
-    ECDH_COTS + INPUT_COTS + ole_cots(Powers::FINISHED)
+    ECDH_COTS + INPUT_COTS + cots_for_powers(FINISHED_POWERS)
 }
 
 /// The prover: COT sender under the garbling Δ, ECDH party A, garbler.
@@ -66,8 +66,7 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
-    let (client_finished, state) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, Powers::FINISHED).await.map_err(|x| e(&x))?;
-    server_finished_prover(&mut gp, ch, state, &s.server_finished, &s.server_finished_hash).await.map_err(|x| e(&x))?;
+    let (client_finished, _) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, FINISHED_POWERS).await.map_err(|x| e(&x))?;
     let (t3, b3) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_finished, bytes: [b1, b2 - b1, b3 - b2] })
 }
@@ -83,8 +82,7 @@ async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), Stri
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first };
     let mut ep = EvaluatorParty::new();
-    let (_, state) = client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, Powers::FINISHED).await.map_err(|x| e(&x))?;
-    server_finished_verifier(&mut ep, ch, state, &s.server_finished, &s.server_finished_hash).await.map_err(|x| e(&x))?;
+    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, FINISHED_POWERS).await.map_err(|x| e(&x))?;
     Ok((share, ep.revealed().len() + ep.for_verifier().len()))
 }
 
@@ -117,13 +115,6 @@ fn server_keys(inputs: &KdfInputs, pms: Fp) -> (crate::tls::keys::MasterSecret, 
     (ms, kb)
 }
 
-/// The server's Finished record (its first: explicit nonce 0), as the server makes it.
-fn server_finished(inputs: &KdfInputs, pms: Fp, handshake_hash: &[u8; 32]) -> Result<Vec<u8>, String> {
-    let (ms, kb) = server_keys(inputs, pms);
-    let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).map_err(|e| e.to_string())?;
-    server.seal(0, 22, TLS12, &[&[20u8, 0, 0, 12][..], &verify_data(&ms, b"server finished", handshake_hash)].concat()).map_err(|e| e.to_string())
-}
-
 /// The figures of one key exchange in memory and (natively) one over the cable link.
 pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
     let mut figures = Vec::new();
@@ -134,11 +125,8 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let mut rng = rand::rng();
     let mut random = || rand::Rng::random::<[u8; 32]>(&mut rng);
     let inputs = KdfInputs { client_random: random(), server_random: random(), session_hash: Some(random()), client_finished_hash: random() };
-    let (server_finished_hash, server) = (random(), (ProjectivePoint::GENERATOR * random_scalar()).to_affine());
-    let d = [random_scalar(), random_scalar()];
-    let pms = server_premaster(&d, &server).ok_or("the shared point is at infinity")?;
-    let server_finished = server_finished(&inputs, pms, &server_finished_hash)?;
-    let setup = Setup { inputs, server_finished_hash, server, d, server_finished };
+    let server = (ProjectivePoint::GENERATOR * random_scalar()).to_affine();
+    let setup = Setup { inputs, server, d: [random_scalar(), random_scalar()] };
 
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (p, v) = block_on(join(prover(&mut a, platform, &setup), verifier(&mut b, &setup)));
@@ -150,11 +138,11 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let oles = ECDH_COTS / <Fp as OleField>::BITS;
     put(&format!("MPC 2PC ECDH, P-256 ({oles} OLEs over GF(p))"), (t2 - t1) * 1e3, "ms");
     put("MPC OLEs over GF(p), in the ECDH", oles as f64 / (t2 - t1), "OLE/s");
-    put(&format!("MPC key derivation and both Finished records ({phases} phases)"), (t3 - t2) * 1e3, "ms");
-    put("MPC whole key exchange (COTs, ECDH, key derivation, Finished records)", t3 * 1e3, "ms");
+    put(&format!("MPC key derivation and the client Finished record ({phases} phases)"), (t3 - t2) * 1e3, "ms");
+    put("MPC whole key exchange (COTs, ECDH, key derivation, client Finished)", t3 * 1e3, "ms");
     put("MPC key exchange bytes: COTs", mb(p.bytes[0]), "MB");
     put("MPC key exchange bytes: ECDH", mb(p.bytes[1]), "MB");
-    put("MPC key exchange bytes: key derivation and Finished records", mb(p.bytes[2]), "MB");
+    put("MPC key exchange bytes: key derivation and client Finished", mb(p.bytes[2]), "MB");
     put("MPC key exchange bytes: total", mb(p.bytes.iter().sum()), "MB");
 
     // The GHASH powers one 1 KiB request record needs (additional data, 64 blocks, lengths).
@@ -191,7 +179,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let [t1, t2, t3] = p.ends;
     put(&format!("MPC key exchange over {name}: COTs"), t1 * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: ECDH"), (t2 - t1) * 1e3, "ms");
-    put(&format!("MPC key exchange over {name}: key derivation and Finished records"), (t3 - t2) * 1e3, "ms");
+    put(&format!("MPC key exchange over {name}: key derivation and client Finished"), (t3 - t2) * 1e3, "ms");
     put(&format!("MPC key exchange over {name}: whole"), t3 * 1e3, "ms");
     #[cfg(not(target_arch = "wasm32"))]
     figures.extend(session(platform, log)?);
@@ -214,9 +202,6 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
     use crate::tls::{Client, Direction, RootStore};
     use crate::zk::bench::{link, LINK_CASES};
     use crate::zk::{Prover, Verifier};
-    // COTs made before the connection, for its commitments and the proofs after it (the
-    // session protocol will size them from the limits)
-    const PROOF_COTS: usize = 1_000_000;
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|x| e(&x))?;
     let fixture = rt.block_on(crate::fixture::FixtureServer::bind("127.0.0.1:0".parse().map_err(|x| e(&x))?, crate::fixture::KeyType::EcdsaP256, 30)).map_err(|x| e(&x))?;
@@ -227,6 +212,9 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
     let padding = "p".repeat(1024 - 120 - token.len());
     let request = crate::http::RequestBuilder::get("localhost", "/bytes?n=1024").header("Authorization", &format!("Bearer {token}")).header("X-Padding", &padding).build().map_err(|x| e(&x))?.bytes;
     let at = request.windows(token.len()).position(|w| w == token.as_bytes()).ok_or("no token")? as u64;
+    // COTs made before the connection, for its commitments and the proofs after it, as a
+    // session asks for them (the request's keystream proven, the response by the fast path)
+    let proof_cots = proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(request.len()), false) + reproof::preprocess_cots(request.len());
     // The request revealed but its token, the response whole.
     let plan = |recv_len: u64| RevealPlan { sent: vec![0..at, at + token.len() as u64..request.len() as u64], received: vec![0..recv_len], commit_sent: vec![], commit_received: vec![] };
     let limits = ConnectionLimits { max_sent: 4096, max_recv: 1 << 16 };
@@ -239,7 +227,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
             block_on(async {
                 let t0 = (platform.now)();
                 let mut zk = Prover::new(FerretReceiver::with_prg(prg));
-                zk.preprocess(&mut a, PROOF_COTS).await.map_err(|x| e(&x))?;
+                zk.preprocess(&mut a, proof_cots).await.map_err(|x| e(&x))?;
                 let (tp, up0) = ((platform.now)(), a.bytes_sent());
                 let prepared = prepare_prover(&mut a, &mut zk, request.len(), limits).await.map_err(|x| e(&x))?;
                 let (ta, upa) = ((platform.now)(), a.bytes_sent() - up0);
@@ -264,7 +252,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
         || {
             block_on(async {
                 let mut zk = Verifier::new(FerretSender::with_prg(prg));
-                zk.preprocess(&mut b, PROOF_COTS).await.map_err(|x| e(&x))?;
+                zk.preprocess(&mut b, proof_cots).await.map_err(|x| e(&x))?;
                 let prepared = prepare_verifier(&mut b, &mut zk, limits).await.map_err(|x| e(&x))?;
                 let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", || now, limits).await.map_err(|x| e(&x))?;
                 reproof::verify(&mut zk, &mut b, &conn).await.map_err(|x| e(&x))?;
@@ -289,8 +277,8 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
         log(&format!("{name:<58} {value:>14.2} {unit}"));
         figures.push(Figure { name, value, unit: unit.into() });
     };
-    put(&format!("preprocess ({PROOF_COTS} Ferret COTs)"), times[0] * 1e3, "ms");
-    put("preprocess (the request garbled ahead)", times[1] * 1e3, "ms");
+    put(&format!("preprocess ({proof_cots} Ferret COTs)"), times[0] * 1e3, "ms");
+    put("preprocess (the request garbled ahead, sent)", times[1] * 1e3, "ms");
     put("connection (1 KB request, 1 KB response)", times[2] * 1e3, "ms");
     put("proof of the garbling", times[3] * 1e3, "ms");
     put("transcript proof (fast path, token hidden)", times[4] * 1e3, "ms");

@@ -10,14 +10,16 @@
 //! Steps: COTs (KOS, P the sender under its garbling Δ), the request's records garbled ahead
 //! when they fit [`AHEAD_TABLES`] (over wires its key will be soldered onto), the client
 //! random, the server's flight, the key share (each party's point; the client's is their
-//! sum) and the 2PC ECDH, the key derivation with the client Finished and the server's
-//! ([`super::handshake`]), the request (P encrypts with its keystream, V helps with the tags
-//! and sees the ciphertext), and the response, forwarded to V as it arrives. The first two
-//! steps are [`prepare_prover`] / [`prepare_verifier`], which sessions run while the proxy
-//! connects to the server. Nothing of the response is decrypted or checked here: its records
-//! are fixed in V's copy before P could learn a key, and their tags are checked by the
-//! transcript proof after the connection (`protocol/check.rs`), as in proxy mode; P decrypts
-//! them once V publishes its share.
+//! sum) and the 2PC ECDH, the key derivation with the client Finished
+//! ([`super::handshake`]), the request right after it without waiting for the server's
+//! Finished (False Start, RFC 7918: P encrypts with its keystream, V helps with the tags and
+//! sees the ciphertext), and the server's Finished and response, forwarded to V as they
+//! arrive. The first two steps are [`prepare_prover`] / [`prepare_verifier`], which sessions
+//! run while the proxy connects to the server. Nothing the server sent after its handshake
+//! messages is decrypted or checked here, its Finished included: its records are fixed in V's
+//! copy before P could learn a key, and the transcript proof after the connection checks the
+//! Finished and every tag (`protocol/proof.rs`, `protocol/check.rs`), as in proxy mode; P
+//! decrypts them, and checks the Finished, once V publishes its share.
 //!
 //! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
 //! the ZK engine before its labels are sent, so that after the connection P can prove that
@@ -27,11 +29,12 @@
 use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
 use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty, Schedule};
-use super::handshake::{self, ole_cots, EvaluatedBackend, GarbledBackend, HandshakeError, HandshakeInputs, Powers, RecordKeys, INPUT_COTS};
-use super::reproof::{CommittedInputs, ServerFinished, SessionScript};
+use super::ghash::cots_for_powers;
+use super::handshake::{self, powers_for_records, EvaluatedBackend, GarbledBackend, HandshakeError, HandshakeInputs, RecordKeys, INPUT_COTS};
+use super::reproof::{CommittedInputs, SessionScript};
 use super::kdf::KdfInputs;
 use super::phases::{Input, PhaseError};
-use super::record::{direction, j0_share, masked_keystream, request_records, seal_prover, seal_verifier, split_body, tables_for_records, RecordError};
+use super::record::{direction, j0_share, masked_keystream, request_records, seal_prover, seal_verifier, tables_for_records, RecordError};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bytes_to_bits;
 use crate::gc::Garbler;
@@ -46,7 +49,7 @@ use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
 
 /// How much each direction may carry; both parties size the client direction's GHASH powers
-/// from it (the server's take only its Finished record's).
+/// from it (the server's records take none during the connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// Application data the client may send, bytes.
@@ -56,12 +59,12 @@ pub struct ConnectionLimits {
 }
 
 impl ConnectionLimits {
-    fn powers(&self) -> Powers {
-        Powers { client: Powers::for_records(self.max_sent.min(MAX_PLAINTEXT), 0).client, server: Powers::FINISHED.server }
+    fn powers(&self) -> usize {
+        powers_for_records(self.max_sent.min(MAX_PLAINTEXT))
     }
 
     fn cots(&self) -> usize {
-        ECDH_COTS + INPUT_COTS + ole_cots(self.powers())
+        ECDH_COTS + INPUT_COTS + cots_for_powers(self.powers())
     }
 }
 
@@ -101,6 +104,10 @@ pub enum ConnectionError {
     /// published rule out).
     #[error("server record {seq} does not open under the session's keys")]
     ServerRecordDoesNotOpen { seq: u64 },
+    /// P's deferred check of the server's Finished: it opened, but its verify_data is not the
+    /// one the master secret gives over the handshake (the transcript proof refuses it too).
+    #[error("the server's Finished does not match the handshake")]
+    ServerFinishedMismatch,
     #[error("the server's key share is not a point on P-256")]
     ServerKeyShare,
     #[error("the peer sent a malformed message: {0}")]
@@ -182,22 +189,23 @@ impl<W> ProverConnection<W> {
         }
     }
 
-    /// Deferred decryption: the server's records under the session's keys, in order, with
-    /// their content types.
+    /// Deferred decryption: the server's Finished checked, then its later records under the
+    /// session's keys, in order, with their content types.
     pub fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
         use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
         let kb = crate::tls::keys::key_block(ms, self.client.client_random(), self.client.server_random());
         let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv)?;
-        let received = self.client.transcript().direction(crate::tls::Direction::Received).filter(|r| r.is_encrypted());
-        // the Finished was checked in two parties; the records after it are the response
-        received
-            .skip(1)
-            .map(|r| {
-                let seq = r.seq.ok_or(crate::tls::Error::InvalidState("an encrypted record without a sequence number"))?;
-                let plain = server.open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..]).map_err(|_| ConnectionError::ServerRecordDoesNotOpen { seq })?;
-                Ok((r.content_type, plain))
-            })
-            .collect()
+        let mut open = |r: &crate::tls::TranscriptRecord| {
+            let seq = r.seq.ok_or(crate::tls::Error::InvalidState("an encrypted record without a sequence number"))?;
+            let plain = server.open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..]).map_err(|_| ConnectionError::ServerRecordDoesNotOpen { seq })?;
+            Ok::<_, ConnectionError>((r.content_type, plain))
+        };
+        let mut received = self.client.transcript().direction(crate::tls::Direction::Received).filter(|r| r.is_encrypted());
+        let missing = crate::tls::Error::InvalidState("no server Finished");
+        let (_, finished) = open(received.next().ok_or(missing.clone())?)?;
+        let hash = self.client.server_finished_hash().ok_or(missing)?;
+        check_server_finished(&finished, ms, hash)?;
+        received.map(open).collect()
     }
 }
 
@@ -233,12 +241,15 @@ fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
     })
 }
 
-fn server_finished(client: &Client) -> Result<(SealedRecord, ServerFinished), ConnectionError> {
-    let missing = crate::tls::Error::InvalidState("no server Finished");
-    let record = client.server_finished_record().cloned().ok_or(missing.clone())?;
-    let (nonce, ciphertext, _) = split_body(&record.body).ok_or(ConnectionError::Malformed("a server Finished shorter than its nonce and tag"))?;
-    let fin = ServerFinished { nonce, ciphertext: ciphertext.to_vec(), hash: *client.server_finished_hash().ok_or(missing)? };
-    Ok((record, fin))
+/// The server's Finished message (its record's plaintext) must carry the verify_data that
+/// `ms` gives over `handshake_hash` (RFC 5246 §7.4.9).
+fn check_server_finished(message: &[u8], ms: &crate::tls::MasterSecret, handshake_hash: &[u8; 32]) -> Result<(), ConnectionError> {
+    let verify_data = crate::tls::keys::verify_data(ms, b"server finished", handshake_hash);
+    let expected = [&[20u8, 0, 0, 12][..], &verify_data].concat();
+    match message == expected {
+        true => Ok(()),
+        false => Err(ConnectionError::ServerFinishedMismatch),
+    }
 }
 
 /// The received application data so far must stay within the limit; each record costs V
@@ -322,10 +333,6 @@ fn key_exchange_pending(c: &Client) -> bool {
     c.key_exchange_request().is_some()
 }
 
-fn server_finished_pending(c: &Client) -> bool {
-    c.server_finished_record().is_some()
-}
-
 /// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
 /// ClientHello not yet sent), `server` the byte stream to the server, `request` the
 /// application data to send. Returns when the server has sent an alert or closed.
@@ -346,12 +353,26 @@ pub struct PreparedProver<W> {
     cots: Vec<F128>,
     ahead: Option<AheadRequest<W>>,
     request_len: usize,
+    /// The verifier's receipt of the tables garbled ahead is still to be read.
+    receipt_pending: bool,
 }
 
 impl<W> PreparedProver<W> {
     /// The longest request the connection was prepared for.
     pub fn capacity(&self) -> usize {
         self.request_len
+    }
+
+    /// Waits until the verifier holds every table garbled ahead. A preparation made long
+    /// before its request calls this, so the connection later sends no table of the request;
+    /// a connection that follows at once need not: its handshake with the server then runs
+    /// while the tables are still on their way ([`connect_prover`] takes the receipt before
+    /// the first message it needs from the verifier).
+    pub async fn settle<C: Channel>(&mut self, ch: &mut C) -> Result<(), ConnectionError> {
+        if std::mem::take(&mut self.receipt_pending) && ch.recv().await? != [1] {
+            return Err(ConnectionError::Malformed("the verifier's receipt of the tables garbled ahead"));
+        }
+        Ok(())
     }
 }
 
@@ -370,23 +391,24 @@ async fn prepare_with<C: Channel, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C,
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
     let ahead = request_ahead_prover(&mut gp, ch, zk, request_len).await?;
-    Ok(PreparedProver { gp, cots, ahead, request_len })
+    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len })
 }
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it
 /// was prepared for.
-pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: PreparedProver<Bit<Z, C>>, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    let PreparedProver { mut gp, cots, ahead, request_len } = prepared;
-    if request.len() > request_len {
-        return Err(ConnectionError::NotPrepared { prepared: request_len, got: request.len() });
+pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: PreparedProver<Bit<Z, C>>, ch: &mut C, zk: &mut Z, server: &mut S, mut client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    if request.len() > prepared.request_len {
+        return Err(ConnectionError::NotPrepared { prepared: prepared.request_len, got: request.len() });
     }
-    let delta = F128(gp.garbler().delta());
+    let delta = F128(prepared.gp.garbler().delta());
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, key_exchange_pending).await?;
 
     let (mine, share_point_of_d) = own_key_share(&client)?;
     ch.send(compressed(&mine)).await?;
+    prepared.settle(ch).await?;
+    let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the verifier's key share is not a point on P-256"))?;
     let share = run_a(ch, PartyA::new(&share_point_of_d)?, delta, &cots[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
@@ -396,16 +418,14 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(prepared: Prepar
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (body, hs) = handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
+    let (body, keys) = handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
     // The tag is public (it goes on the wire); V keeps the whole record.
     ch.send(body[body.len() - 16..].to_vec()).await?;
-    client.send_sealed_finished(hs.keys.client_verify_data, &body)?;
+    client.send_sealed_finished(keys.client_verify_data, &body)?;
+    // False Start: the request follows the Finished at once, and the server's Finished is
+    // forwarded with the response.
     flush(&mut client, server).await?;
-    forward_until(ch, server, &mut client, server_finished_pending).await?;
-    let (record, fin) = server_finished(&client)?;
-    let keys = handshake::server_finished_prover(&mut gp, ch, hs, &record.body, &fin.hash).await?;
-    client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests_ahead: ahead.is_some(), requests: Vec::new(), closing: Vec::new() };
+    let mut script = SessionScript { kdf, requests_ahead: ahead.is_some(), requests: Vec::new(), closing: Vec::new() };
     let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
     match ahead {
@@ -514,14 +534,10 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (ciphertext, hs) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf, limits.powers()).await?;
+    let (ciphertext, keys) = handshake::client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &kdf, limits.powers()).await?;
     let tag = tag_from(&ch.recv().await?)?;
-    client.send_sealed_finished(hs.keys.client_verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
-    take_until(ch, &mut client, server_finished_pending).await?;
-    let (record, fin) = server_finished(&client)?;
-    let keys = handshake::server_finished_verifier(&mut ep, ch, hs, &record.body, &fin.hash).await?;
-    client.confirm_server_finished()?;
-    let mut script = SessionScript { kdf, server_finished: fin, requests_ahead: matches!(ahead, RequestView::Ahead(_)), requests: Vec::new(), closing: Vec::new() };
+    client.send_sealed_finished(keys.client_verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
+    let mut script = SessionScript { kdf, requests_ahead: matches!(ahead, RequestView::Ahead(_)), requests: Vec::new(), closing: Vec::new() };
     let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
 
     match ahead {
@@ -703,10 +719,7 @@ async fn request_ahead_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch
     }
     gp.end_ahead(ch).await?;
     gp.set_schedule(Schedule::Online);
-    // V has them all: the link is free for the handshake
-    if ch.recv().await? != [1] {
-        return Err(ConnectionError::Malformed("the verifier's receipt of the tables garbled ahead"));
-    }
+    // V answers with a receipt once it holds them all ([`PreparedProver::settle`])
     Ok(Some(AheadRequest { key_and_salt, records }))
 }
 
@@ -766,11 +779,20 @@ mod tests {
         (port, roots)
     }
 
-    /// The server's stream, with byte `flip` of the first application data record's payload
-    /// (counted from its explicit nonce) inverted on its way to the prover.
+    /// A byte of a server record to invert on its way to the prover, counted from the
+    /// record's explicit nonce.
+    #[derive(Clone, Copy, Debug)]
+    enum Flip {
+        /// Of the first application data record.
+        Response(usize),
+        /// Of the Finished (the record after ChangeCipherSpec).
+        Finished(usize),
+    }
+
+    /// The server's stream, with `flip` applied.
     struct Tamper {
         tcp: Compat<tokio::net::TcpStream>,
-        flip: Option<usize>,
+        flip: Option<Flip>,
         seen: Vec<u8>,
         done: bool,
     }
@@ -781,14 +803,19 @@ mod tests {
             let Some(flip) = self.flip.filter(|_| !self.done) else { return Ok(n) };
             let start = self.seen.len();
             self.seen.extend_from_slice(&buf[..n]);
-            let mut at = 0;
+            let (mut at, mut previous) = (0, None);
             while let Some(h) = self.seen.get(at..at + 5) {
                 let len = u16::from_be_bytes([h[3], h[4]]) as usize;
-                if h[0] == 23 && at + 5 + flip < self.seen.len() {
-                    buf[at + 5 + flip - start] ^= 1;
+                let (target, i) = match flip {
+                    Flip::Response(i) => (h[0] == 23, i),
+                    Flip::Finished(i) => (previous == Some(20), i),
+                };
+                if target && at + 5 + i < self.seen.len() {
+                    buf[at + 5 + i - start] ^= 1;
                     self.done = true;
                     break;
                 }
+                previous = Some(h[0]);
                 at += 5 + len;
             }
             Ok(n)
@@ -807,11 +834,11 @@ mod tests {
     /// One two-party connection to the fixture through `gp`: P's and V's outcomes, each with
     /// its ZK party and its channel end for what follows. Each side owns its channel end, so
     /// one that fails drops it and the other returns.
-    async fn connect_with(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> Outcomes {
+    async fn connect_with(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<Flip>) -> Outcomes {
         connect_within(gp, port, prover_roots, verifier_roots, request, flip, LIMITS).await
     }
 
-    async fn connect_within(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>, limits: ConnectionLimits) -> Outcomes {
+    async fn connect_within(gp: GarblerParty, port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<Flip>, limits: ConnectionLimits) -> Outcomes {
         let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
         let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
         let now = rustls_pki_types::UnixTime::now();
@@ -823,7 +850,7 @@ mod tests {
         join(p, v).await
     }
 
-    async fn connect(port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<usize>) -> Outcomes {
+    async fn connect(port: u16, prover_roots: RootStore, verifier_roots: RootStore, request: &[u8], flip: Option<Flip>) -> Outcomes {
         connect_with(GarblerParty::new(Garbler::new(Vec::new())), port, prover_roots, verifier_roots, request, flip).await
     }
 
@@ -999,7 +1026,7 @@ mod tests {
     /// [`transcript_proof`] over a connection whose server bytes were altered as `flip` says
     /// before they reached P; the honest plaintext as P's deferred decryption gives it.
     async fn transcript_proof_over(
-        flip: Option<usize>,
+        flip: Option<Flip>,
         plan: impl Fn(u64, u64) -> crate::protocol::messages::RevealPlan,
         forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
         cheat: crate::protocol::proof::ProofCheat,
@@ -1148,10 +1175,34 @@ mod tests {
     async fn a_server_record_altered_before_it_reached_the_prover_is_refused_after_the_connection() {
         let all = |sent, received| crate::protocol::messages::RevealPlan { sent: vec![0..sent], received: vec![0..received], commit_sent: vec![], commit_received: vec![] };
         for (plan, path) in [(all as fn(u64, u64) -> _, "fast"), (all_but_last, "ZK")] {
-            let (v, p) = transcript_proof_over(Some(40), plan, unchanged, Default::default()).await;
+            let (v, p) = transcript_proof_over(Some(Flip::Response(40)), plan, unchanged, Default::default()).await;
             assert_eq!(v.err().as_deref(), Some("BadTag { direction: \"received\", index: 1 }"), "{path} path");
             assert!(matches!(p, Err(ConnectionError::ServerRecordDoesNotOpen { seq: 1 })), "{path} path: {:?}", p.err());
         }
+    }
+
+    /// The server's Finished is checked after the connection only (False Start: the request
+    /// went out before it arrived). One altered on its way to P completes the connection; the
+    /// transcript proof refuses it, and P's deferred check names it.
+    #[tokio::test]
+    async fn a_server_finished_altered_before_it_reached_the_prover_is_refused_after_the_connection() {
+        let (v, p) = transcript_proof_over(Some(Flip::Finished(12)), all_but_last, unchanged, Default::default()).await;
+        assert_eq!(v.err().as_deref(), Some("ConstantMismatch"));
+        assert!(matches!(p, Err(ConnectionError::ServerRecordDoesNotOpen { seq: 0 })), "{:?}", p.err());
+    }
+
+    /// P's check of the server's Finished message once the keys are known: the verify_data
+    /// over this handshake, nothing else.
+    #[test]
+    fn the_provers_deferred_check_takes_only_the_finished_of_this_handshake() {
+        let ms = crate::tls::MasterSecret(rand::random());
+        let (ours, theirs): ([u8; 32], [u8; 32]) = (rand::random(), rand::random());
+        let message = |hash| [&[20u8, 0, 0, 12][..], &crate::tls::keys::verify_data(&ms, b"server finished", hash)].concat();
+        assert!(check_server_finished(&message(&ours), &ms, &ours).is_ok());
+        assert!(matches!(check_server_finished(&message(&theirs), &ms, &ours), Err(ConnectionError::ServerFinishedMismatch)));
+        let client = [&[20u8, 0, 0, 12][..], &crate::tls::keys::verify_data(&ms, b"client finished", &ours)].concat();
+        assert!(matches!(check_server_finished(&client, &ms, &ours), Err(ConnectionError::ServerFinishedMismatch)));
+        assert!(matches!(check_server_finished(&[message(&ours), vec![0]].concat(), &ms, &ours), Err(ConnectionError::ServerFinishedMismatch)));
     }
 
     #[tokio::test]

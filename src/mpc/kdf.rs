@@ -5,16 +5,18 @@
 //! Each HMAC key's inner pad state is revealed (see [`PublicInner`] for why that is safe), and
 //! so is the PRF's A(i) chain, so both parties compute every inner hash in the clear and only
 //! the outer compressions run in the circuit: the two pad states of the premaster secret and
-//! of the master secret (4 compressions of private blocks), then 12 outer compressions of
+//! of the master secret (4 compressions of private blocks), then 10 outer compressions of
 //! public blocks. The master secret, the write keys and IVs are never revealed; the client
-//! verify_data is (the client sends it, under a key neither party knows).
+//! verify_data is (the client sends it, under a key neither party knows). The server's
+//! verify_data is not derived here: the transcript proof checks its Finished after the
+//! connection.
 
 use super::phases::{Input, PhaseError, Phases};
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::modp::{add_mod, P256_PRIME};
 use crate::circuits::sha256::{state_to_bytes, State};
-use crate::circuits::{Circuit, Gates};
+use crate::circuits::Circuit;
 
 /// The public inputs of the derivation.
 #[derive(Clone, Debug)]
@@ -33,10 +35,6 @@ pub struct SessionKeys<B: Circuit> {
     pub server_write_key: Vec<B::Bit>,
     pub client_write_iv: Vec<B::Bit>,
     pub server_write_iv: Vec<B::Bit>,
-    /// The master secret's outer pad state (private) and revealed inner one: the Finished
-    /// values later come from these.
-    pub ms_outer: State<B>,
-    pub ms_inner: PublicInner,
     pub client_verify_data: [u8; 12],
 }
 
@@ -114,24 +112,6 @@ pub async fn derive<C: Channel, P: Phases<C>>(
         server_write_key: keys[128..].to_vec(),
         client_write_iv: ivs[..32].to_vec(),
         server_write_iv: ivs[32..].to_vec(),
-        ms_outer,
-        ms_inner,
         client_verify_data: cvd.try_into().map_err(|_| super::phases::PeerMisbehaved::Malformed("verify_data length"))?,
     })
-}
-
-/// The server's verify_data over `handshake_hash` (every handshake message before the
-/// server Finished), kept as wires: two phases, one revealing A(1).
-pub async fn server_verify_data<C: Channel, P: Phases<C>>(
-    p: &mut P,
-    ch: &mut C,
-    keys: &SessionKeys<P::Backend>,
-    handshake_hash: &[u8; 32],
-) -> Result<Vec<<P::Backend as Gates>::Bit>, PhaseError> {
-    let seed = [&b"server finished"[..], handshake_hash].concat();
-    let ((), a1) = p.phase(ch, &mut |b| ((), hmac_public_inner(b, &keys.ms_outer, &keys.ms_inner, &seed))).await?;
-    let (svd, _) = p
-        .phase(ch, &mut |b| (hmac_public_inner(b, &keys.ms_outer, &keys.ms_inner, &[&a1[..], &seed].concat())[..96].to_vec(), Vec::new()))
-        .await?;
-    Ok(svd)
 }

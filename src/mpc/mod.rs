@@ -3,8 +3,8 @@
 //! P-256; on it the conversions between multiplicative and additive shares that the two-party
 //! GHASH needs ([`ghash`]: shares of every power of H, then of a record's tag), and the
 //! two-party ECDH that gives additive shares of the premaster secret; the AES-GCM record
-//! layer over key wires neither party reads ([`record`]) and the server Finished check
-//! ([`finished`]); together, the end of a handshake in two parties ([`handshake`]).
+//! layer over key wires neither party reads ([`record`]); with the key derivation, the end
+//! of a handshake in two parties ([`handshake`]).
 //!
 //! Computations over circuits are written once as [`phases`] and run garbled during the
 //! session ([`garbled`]) and as a ZK proof after it, which catches a garbler that garbled
@@ -15,7 +15,6 @@
 pub mod bench;
 pub mod connection;
 pub mod ecdh;
-pub mod finished;
 pub mod fp;
 pub mod garbled;
 pub mod ghash;

@@ -1,5 +1,5 @@
 //! MPC mode's AES-GCM record layer (TLS 1.2, RFC 5288) over key wires neither party can read:
-//! the garbled material of a direction and its records, and the two exchanges that use it.
+//! the garbled material of a direction and its records, and sealing a client record.
 //!
 //! - **Garbled material** ([`Phases`], so the re-proof covers it): the AES key schedule once
 //!   per direction; the verifier's share of the GHASH key H (H ⊕ m under a mask of the
@@ -10,12 +10,13 @@
 //!   explicit nonce and ciphertext; the verifier refuses any nonce but its own count of the
 //!   direction's records (a repeated nonce would give the prover two tags under one E_K(J0),
 //!   hence H) and answers its tag share. The verifier now knows exactly what the server gets.
-//! - **Checking a server record** ([`check_prover`], [`check_verifier`]): the prover forwards
-//!   the record as it arrived, then its tag share; the verifier answers only accept or reject,
-//!   never its own share (docs/protocol.md: otherwise chosen OLE errors would leak H).
+//!
+//! The server's records are not checked in two parties: they are fixed in the verifier's copy
+//! before the prover could learn a key, and the transcript proof checks their tags afterwards
+//! (docs/protocol.md, "A connection in two parties").
 //!
 //! The additional data is built by the verifier from its own count of records, the content
-//! type the exchange is for, the version and the length, never taken from the prover.
+//! type, the version and the length, never taken from the prover.
 
 use super::ghash::{GhashError, PowerShares};
 use super::phases::{Input, PhaseError, Phases};
@@ -44,10 +45,6 @@ pub enum RecordError {
     TooLong { seq: u64, len: usize },
     #[error("record {seq}: a ciphertext of {len} bytes for a keystream of {keystream}")]
     NotItsKeystreamsLength { seq: u64, len: usize, keystream: usize },
-    #[error("server record {seq}: the tag does not verify under the session's key")]
-    TagMismatch { seq: u64 },
-    #[error("server record {seq}: the verifier refused its tag")]
-    Refused { seq: u64 },
 }
 
 /// The additional data of TLS 1.2 record `seq`: seq_num ‖ type ‖ version ‖ length.
@@ -65,10 +62,6 @@ impl<B: Circuit> Direction<B> {
     /// The record's 96-bit IV: the implicit salt, then the explicit nonce (public).
     pub(super) fn iv(&self, b: &B, explicit_nonce: u64) -> Vec<B::Bit> {
         [self.salt.clone(), constant_bytes(b, &explicit_nonce.to_be_bytes())].concat()
-    }
-
-    pub(super) fn round_keys(&self) -> &RoundKeys<B> {
-        &self.rk
     }
 }
 
@@ -188,35 +181,6 @@ pub fn split_body(body: &[u8]) -> Option<(u64, &[u8], [u8; 16])> {
     Some((u64::from_be_bytes(*nonce), ciphertext, *tag))
 }
 
-/// The prover's side of checking server record `seq` (its `body` as it arrived, which the
-/// verifier already holds, and its E_K(J0) material made): sends its tag share, takes
-/// the verifier's verdict.
-pub async fn check_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, body: &[u8], j0_mask: [u8; 16]) -> Result<(), RecordError> {
-    let (_, ciphertext, _) = split_body(body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
-    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
-    ch.send(mine.to_vec()).await?;
-    match ch.recv().await?.as_slice() {
-        [1] => Ok(()),
-        [0] => Err(RecordError::Refused { seq }),
-        _ => Err(RecordError::Malformed("a verdict is one byte")),
-    }
-}
-
-/// The verifier's side of checking server record `seq`: takes the prover's tag share, checks
-/// that with its own it makes the record's tag, answers accept or reject (never its share).
-pub async fn check_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, body: &[u8], j0_share: [u8; 16]) -> Result<(), RecordError> {
-    let (_, ciphertext, tag) = split_body(body).ok_or(RecordError::Malformed("a server record shorter than its nonce and tag"))?;
-    let theirs: [u8; 16] = ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
-    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
-    let ok = bool::from(subtle::ConstantTimeEq::ct_eq(&xor16(mine, theirs)[..], &tag[..]));
-    ch.send(vec![ok as u8]).await?;
-    if ok {
-        Ok(())
-    } else {
-        Err(RecordError::TagMismatch { seq })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,20 +199,11 @@ mod tests {
 
     const APPLICATION_DATA: u8 = 23;
 
-    /// What the run shows: the client record the prover built, the ciphertext the verifier
-    /// saw, and both parties' outcomes of checking the server record.
-    struct Run {
-        client_record: Vec<u8>,
-        seen_by_verifier: Vec<u8>,
-        server_check: (Result<(), RecordError>, Result<(), RecordError>),
-    }
-
     /// One direction keyed by K = k_P ⊕ k_V with the prover's salt, garbled: the prover seals
-    /// `plaintext` as record 0, then both check `server_body` (a record under the same key) as
-    /// server record 0.
-    fn run(k_p: [u8; 16], k_v: [u8; 16], salt: [u8; 4], plaintext: &[u8], server_body: Vec<u8>) -> Run {
+    /// `plaintext` as record 0. Returns the record and the ciphertext the verifier saw.
+    fn run(k_p: [u8; 16], k_v: [u8; 16], salt: [u8; 4], plaintext: &[u8]) -> (Vec<u8>, Vec<u8>) {
         let len = plaintext.len();
-        let (h_mask, j0_mask, j0_mask_s): ([u8; 16], [u8; 16], [u8; 16]) = (rand::random(), rand::random(), rand::random());
+        let (h_mask, j0_mask): ([u8; 16], [u8; 16]) = (rand::random(), rand::random());
         let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
         let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
         let (in_keys, in_choices, in_macs) = random_cots(F128(gp.garbler().delta()), 128);
@@ -257,10 +212,9 @@ mod tests {
         let max_power = 2 + len.div_ceil(16);
         let delta = F128(rand::random());
         let (ole_keys, ole_choices, ole_macs) = random_cots(delta, cots_for_powers(max_power));
-        let p_inputs = [&k_p[..], &salt, &h_mask, &j0_mask, &j0_mask_s, &ks_mask].concat();
+        let p_inputs = [&k_p[..], &salt, &h_mask, &j0_mask, &ks_mask].concat();
         let n_p = 8 * p_inputs.len();
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-        let body = server_body.clone();
         let prover = async move {
             let mine = gp.own_inputs(&mut a, &bytes_to_bits(&p_inputs)).await?;
             let theirs = gp.peer_inputs(&mut a, &in_keys).await?;
@@ -268,16 +222,11 @@ mod tests {
             let w = |from: usize, bytes: usize| Input::Wires(&mine[8 * from..8 * (from + bytes)]);
             let d = direction(&mut gp, &mut a, &key, &mine[128..160]).await?;
             assert_eq!(ghash_key_share(&mut gp, &mut a, &d, &w(20, 16)).await?, None, "the garbler gets no share");
-            let masked = masked_keystream(&mut gp, &mut a, &d, 0, len, &w(68, len)).await?;
+            let masked = masked_keystream(&mut gp, &mut a, &d, 0, len, &w(52, len)).await?;
             assert_eq!(j0_share(&mut gp, &mut a, &d, 0, &w(36, 16)).await?, None);
             let powers = powers_a(&mut a, block_to_field(h_mask), max_power, delta, &ole_keys, 0).await.map_err(RecordError::from)?;
             let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
-            let record = seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?;
-
-            let (nonce, _, _) = split_body(&server_body).ok_or(RecordError::Malformed("test record"))?;
-            j0_share(&mut gp, &mut a, &d, nonce, &w(52, 16)).await?;
-            let checked = check_prover(&mut a, &powers, 0, APPLICATION_DATA, &server_body, j0_mask_s).await;
-            Ok::<_, Box<dyn std::error::Error>>((record, checked))
+            Ok::<_, Box<dyn std::error::Error>>(seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?)
         };
         let verifier = async move {
             let mut ep = EvaluatorParty::new();
@@ -287,34 +236,17 @@ mod tests {
             let w = |from: usize, bytes: usize| Input::Wires(&theirs[8 * from..8 * (from + bytes)]);
             let d = direction(&mut ep, &mut b, &key, &theirs[128..160]).await?;
             let h_share = ghash_key_share(&mut ep, &mut b, &d, &w(20, 16)).await?.expect("the verifier decodes");
-            masked_keystream(&mut ep, &mut b, &d, 0, len, &w(68, len)).await?;
+            masked_keystream(&mut ep, &mut b, &d, 0, len, &w(52, len)).await?;
             let j0 = j0_share(&mut ep, &mut b, &d, 0, &w(36, 16)).await?.expect("the verifier decodes");
             let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
-            let seen = seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0, len).await?;
-
-            let (nonce, _, _) = split_body(&body).ok_or(RecordError::Malformed("test record"))?;
-            let j0 = j0_share(&mut ep, &mut b, &d, nonce, &w(52, 16)).await?.expect("the verifier decodes");
-            let checked = check_verifier(&mut b, &powers, 0, APPLICATION_DATA, &body, j0).await;
-            Ok::<_, Box<dyn std::error::Error>>((seen, checked))
+            Ok::<_, Box<dyn std::error::Error>>(seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0, len).await?)
         };
         let (p, v) = block_on(join(prover, verifier));
-        let ((client_record, p_check), (seen_by_verifier, v_check)) = (p.expect("prover"), v.expect("verifier"));
-        Run { client_record, seen_by_verifier, server_check: (p_check, v_check) }
+        (p.expect("prover"), v.expect("verifier"))
     }
 
     fn ring_key(key: &[u8; 16]) -> LessSafeKey {
         LessSafeKey::new(UnboundKey::new(&AES_128_GCM, key).expect("16 bytes"))
-    }
-
-    /// A record body as the server would send it: explicit nonce ‖ ciphertext ‖ tag.
-    fn server_record(key: &[u8; 16], salt: [u8; 4], explicit: u64, seq: u64, plaintext: &[u8]) -> Vec<u8> {
-        let mut nonce = [0u8; 12];
-        nonce[..4].copy_from_slice(&salt);
-        nonce[4..].copy_from_slice(&explicit.to_be_bytes());
-        let mut data = plaintext.to_vec();
-        let aad = additional_data(seq, APPLICATION_DATA, data.len());
-        let tag = ring_key(key).seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), &mut data).expect("seal");
-        [&explicit.to_be_bytes()[..], &data, tag.as_ref()].concat()
     }
 
     fn shares() -> ([u8; 16], [u8; 16], [u8; 16], [u8; 4]) {
@@ -323,81 +255,21 @@ mod tests {
     }
 
     #[test]
-    fn a_record_sealed_by_both_parties_opens_under_the_joint_key_and_a_server_record_checks() {
+    fn a_record_sealed_by_both_parties_opens_under_the_joint_key() {
         let (k_p, k_v, key, salt) = shares();
         let plaintext = b"GET /balance HTTP/1.1\r\nHost: bank.test\r\nAuthorization: Bearer 5ecret\r\n\r\n";
-        let response = server_record(&key, salt, 0x1122_3344_5566_7788, 0, b"HTTP/1.1 200 OK\r\n\r\n{\"balance\":1}");
-        let r = run(k_p, k_v, salt, plaintext, response);
+        let (client_record, seen_by_verifier) = run(k_p, k_v, salt, plaintext);
         // ring opens the client record with the key neither party held.
-        let (explicit, ciphertext, _) = split_body(&r.client_record).expect("a whole record");
+        let (explicit, ciphertext, _) = split_body(&client_record).expect("a whole record");
         assert_eq!(explicit, 0);
-        assert_eq!(r.seen_by_verifier, ciphertext, "the verifier saw the ciphertext the server gets");
+        assert_eq!(seen_by_verifier, ciphertext, "the verifier saw the ciphertext the server gets");
         let mut nonce = [0u8; 12];
         nonce[..4].copy_from_slice(&salt);
-        let mut in_out = r.client_record[NONCE_LEN..].to_vec();
+        let mut in_out = client_record[NONCE_LEN..].to_vec();
         let opened = ring_key(&key)
             .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(additional_data(0, APPLICATION_DATA, plaintext.len())), &mut in_out)
             .expect("the joint tag verifies");
         assert_eq!(opened, plaintext);
-        assert!(r.server_check.0.is_ok() && r.server_check.1.is_ok(), "{:?}", r.server_check);
-    }
-
-    #[test]
-    fn a_server_record_altered_after_the_server_sent_it_is_refused() {
-        let (k_p, k_v, key, salt) = shares();
-        let mut response = server_record(&key, salt, 5, 0, b"HTTP/1.1 200 OK\r\n\r\n{\"balance\":1}");
-        response[NONCE_LEN + 30] ^= 1;
-        let r = run(k_p, k_v, salt, b"GET / HTTP/1.1\r\n\r\n", response);
-        assert!(matches!(r.server_check.1, Err(RecordError::TagMismatch { seq: 0 })), "{:?}", r.server_check.1);
-        assert!(matches!(r.server_check.0, Err(RecordError::Refused { seq: 0 })), "{:?}", r.server_check.0);
-        // A record under another key (so another tag) is refused the same way.
-        let other = server_record(&rand::random(), salt, 5, 0, b"HTTP/1.1 200 OK\r\n\r\n");
-        let r = run(k_p, k_v, salt, b"GET / HTTP/1.1\r\n\r\n", other);
-        assert!(matches!(r.server_check.1, Err(RecordError::TagMismatch { .. })));
-    }
-
-    #[test]
-    fn a_prover_tag_share_that_does_not_complete_the_servers_tag_is_refused() {
-        // Shares of the powers of H and of E_K(J0) for a record under a real key, as both
-        // parties hold them; the prover's tag share is its honest one with one bit flipped.
-        let (key, salt): ([u8; 16], [u8; 4]) = (rand::random(), rand::random());
-        let body = server_record(&key, salt, 9, 0, b"HTTP/1.1 200 OK\r\n\r\n{}");
-        let (_, ciphertext, _) = split_body(&body).expect("a whole record");
-        let h = block_to_field(aes_block(&key, [0; 16]));
-        let mut j0 = [0u8; 16];
-        j0[..4].copy_from_slice(&salt);
-        j0[4..12].copy_from_slice(&9u64.to_be_bytes());
-        j0[15] = 1;
-        let ej0 = aes_block(&key, j0);
-        let max_power = 2 + ciphertext.len().div_ceil(16);
-        let delta = F128(rand::random());
-        let (k, c, m) = random_cots(delta, cots_for_powers(max_power));
-        let h_a = F128(rand::random());
-        let (mut a, mut b) = memory_pair(1 << 20);
-        let (pa, pb) = block_on(join(powers_a(&mut a, h_a, max_power, delta, &k, 0), powers_b(&mut b, h + h_a, max_power, &c, &m, 0)));
-        let (pa, pb) = (pa.expect("powers"), pb.expect("powers"));
-        let j0_mask: [u8; 16] = rand::random();
-        let j0_share = xor16(ej0, j0_mask);
-        for flip in [false, true] {
-            let mut share = pa.tag_share(&additional_data(0, APPLICATION_DATA, ciphertext.len()), ciphertext, j0_mask).expect("share");
-            share[3] ^= flip as u8;
-            let (mut ours, mut peer) = memory_pair(1 << 20);
-            let r = block_on(async {
-                peer.send(share.to_vec()).await.expect("open");
-                check_verifier(&mut ours, &pb, 0, APPLICATION_DATA, &body, j0_share).await
-            });
-            match (flip, r) {
-                (false, Ok(())) | (true, Err(RecordError::TagMismatch { seq: 0 })) => {}
-                (flip, other) => panic!("flipped {flip}: {other:?}"),
-            }
-        }
-    }
-
-    fn aes_block(key: &[u8; 16], block: [u8; 16]) -> [u8; 16] {
-        use aes::cipher::{BlockEncrypt, KeyInit};
-        let mut b = block.into();
-        aes::Aes128::new(key.into()).encrypt_block(&mut b);
-        b.into()
     }
 
     #[test]

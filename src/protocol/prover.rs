@@ -395,7 +395,9 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
         ProverMode::Mpc { .. } => {
             let setup = async {
                 let mut opened = open(&mut control, &config, sizing, &report).await?;
-                let connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
+                let mut connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
+                // prepared means the verifier holds the tables: the request may come much later
+                within(config.step_timeout * 5, "garbling ahead", connection.settle(&mut zk)).await??;
                 Ok(MpcPrepared { opened, connection })
             };
             let outcome = with_driver(&mut driver, Box::pin(setup)).await;
@@ -492,7 +494,7 @@ async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, re
     };
     let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response == RevealExtent::Partly);
     if mode == SessionMode::Mpc {
-        preprocess += crate::mpc::reproof::PREPROCESS_COTS;
+        preprocess += crate::mpc::reproof::preprocess_cots(sizing.request_len);
     }
     let preprocess = u32::try_from(preprocess).unwrap_or(u32::MAX);
     let req = SessionRequest {

@@ -233,7 +233,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
         SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent), true),
-        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent), true) + crate::mpc::reproof::PREPROCESS_COTS,
+        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent), true) + crate::mpc::reproof::preprocess_cots(max_sent),
     }
 }
 

@@ -31,9 +31,11 @@ pub enum KeyExchangeMode {
     /// `External` and takes only the client key share
     /// ([`Client::complete_two_party_key_exchange`]); then the caller seals our Finished
     /// ([`Client::send_sealed_finished`]) and every later record ([`Client::send_sealed`]),
-    /// checks the server's Finished record ([`Client::server_finished_record`],
-    /// [`Client::confirm_server_finished`]), and takes the server's records as they arrived
-    /// ([`Client::take_sealed_records`]), to be decrypted once the keys may be opened. An
+    /// which may start before the server's Finished arrives (False Start, RFC 7918: the
+    /// client offers only ECDHE with AES-GCM, and the server's key share is signed), and
+    /// takes the server's records as they arrived ([`Client::take_sealed_records`]), to be
+    /// decrypted once the keys may be opened. The server's Finished, the first of them, is
+    /// checked then too (its verify_data covers [`Client::server_finished_hash`]). An
     /// encrypted alert from the server ends its data: which alert it was is known only then.
     TwoParty,
 }
@@ -129,8 +131,6 @@ enum State {
     ExpectNewSessionTicketOrCcs,
     ExpectCcs,
     ExpectFinished,
-    /// Two-party mode: the server's Finished record is to be checked by the caller.
-    ServerFinishedPending,
     Connected,
 }
 
@@ -146,7 +146,6 @@ impl State {
             State::ExpectNewSessionTicketOrCcs => "NewSessionTicket or ChangeCipherSpec",
             State::ExpectCcs => "ChangeCipherSpec",
             State::ExpectFinished => "Finished",
-            State::ServerFinishedPending => "nothing (the server Finished is being checked)",
             State::Connected => "application data",
         }
     }
@@ -189,8 +188,7 @@ pub struct Client {
     transcript: Transcript,
     received_close_notify: bool,
     sent_close_notify: bool,
-    /// Two-party mode: the server's Finished record, then its later records, as they arrived.
-    server_finished_record: Option<SealedRecord>,
+    /// Two-party mode: the server's records after its Finished, as they arrived.
     sealed_in: Vec<SealedRecord>,
     /// Two-party mode: the server sent an (encrypted) alert, the end of its data.
     received_sealed_alert: bool,
@@ -286,7 +284,6 @@ impl Client {
             transcript: Transcript::default(),
             received_close_notify: false,
             sent_close_notify: false,
-            server_finished_record: None,
             sealed_in: Vec::new(),
             received_sealed_alert: false,
             failed: None,
@@ -473,7 +470,7 @@ impl Client {
                     self.local_key_exchange()?;
                     continue;
                 }
-                State::KeyExchangePending | State::FinishedPending | State::ServerFinishedPending => return Ok(()),
+                State::KeyExchangePending | State::FinishedPending => return Ok(()),
                 _ => {}
             }
             let Some(h) = parse_record_header(&self.in_buf)? else {
@@ -543,7 +540,8 @@ impl Client {
     }
 
     /// Two-party mode: a record under the server's key, which nobody here can open. The first
-    /// is its Finished; then application data, until an alert.
+    /// is its Finished, kept in the transcript to be checked once the keys may be opened;
+    /// then application data, until an alert.
     fn process_sealed_record(&mut self, entry: TranscriptRecord) -> Result<(), Error> {
         let sealed = SealedRecord { content_type: entry.content_type, seq: entry.seq.unwrap_or_default(), body: entry.raw[RECORD_HEADER_LEN..].to_vec() };
         self.transcript.records.push(entry);
@@ -553,8 +551,7 @@ impl Client {
         match (self.state, ContentType::from_u8(sealed.content_type)) {
             (State::ExpectFinished, Some(ContentType::Handshake)) => {
                 self.server_finished_hash = Some(sha256(&self.messages));
-                self.server_finished_record = Some(sealed);
-                self.state = State::ServerFinishedPending;
+                self.state = State::Connected;
             }
             (State::Connected, Some(ContentType::ApplicationData)) => self.sealed_in.push(sealed),
             (State::Connected, Some(ContentType::Alert)) => {
@@ -890,34 +887,17 @@ impl Client {
         r.and_then(|_| self.process()).map_err(|e| self.fail(e))
     }
 
-    /// Two-party mode: the server's Finished record as it arrived, awaiting the caller's check
-    /// (its verify_data covers [`Client::server_finished_hash`]).
-    pub fn server_finished_record(&self) -> Option<&SealedRecord> {
-        self.server_finished_record.as_ref().filter(|_| self.state == State::ServerFinishedPending && self.failed.is_none())
-    }
-
-    /// Two-party mode: the caller checked the server's Finished record; the connection is
-    /// established.
-    pub fn confirm_server_finished(&mut self) -> Result<(), Error> {
-        self.check_failed()?;
-        if self.state != State::ServerFinishedPending {
-            return Err(Error::InvalidState("no server Finished awaits a check"));
-        }
-        self.state = State::Connected;
-        self.process().map_err(|e| self.fail(e))
-    }
-
     /// Two-party mode: the sequence number of our next record, which the caller seals.
     pub fn next_sealed_seq(&self) -> u64 {
         self.write.seq
     }
 
     /// Two-party mode: a record the caller sealed under [`Client::next_sealed_seq`]
-    /// (`plaintext` if the caller knows it). Application data once connected; an alert
-    /// (close_notify) ends our side.
+    /// (`plaintext` if the caller knows it). Application data once our Finished is sent
+    /// ([`Client::can_false_start`]); an alert (close_notify) ends our side.
     pub fn send_sealed(&mut self, content_type: u8, body: &[u8], plaintext: Option<Vec<u8>>) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::Connected {
+        if self.state != State::Connected && !self.can_false_start() {
             return Err(Error::InvalidState("handshake not complete"));
         }
         if self.sent_close_notify {

@@ -40,7 +40,7 @@
 //!   in total, demands are served straight from the base extension (no LPN instance at all).
 //! * The demand that crosses it bootstraps the smallest of the *small* sets
 //!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
-//!   the *setup* set. The protocol's fast-path preprocessing (200k plus the request's
+//!   the *setup* set. The protocol's fast-path preprocessing (190k plus the request's
 //!   keystream proof, [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized
 //!   iteration; a session whose response will be partly revealed asks for about a setup
 //!   iteration's output instead, so that it runs during the TLS session.
@@ -101,7 +101,7 @@
 //! * **The setup k.** The paper's k = 36,288 estimates at 122.1 bits and k = 37,248 at
 //!   125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
 //!   multiple of 256 at ≥ 128 bits (ISD 138.2 there).
-//! * **The small sets.** They are ours: n steps from 2^18 (the protocol's 200k demand in one
+//! * **The small sets.** They are ours: n steps from 2^18 (the protocol's 190k demand in one
 //!   iteration) to 2^19 so that a demand just past one set's net output still costs ≤ 7.4 bits
 //!   per COT with the next; each k is the smallest multiple of 256 at ≥ 128 bits.
 //!   - Blocks of 2^9 need a larger k than blocks of 2^8 (at n = 2^18: k ≥ 19,712, at 327,680:
@@ -135,7 +135,7 @@
 //!
 //!   | demand | Ferret over KOS | Ferret over SoftSpokenOT k = 6 | vs KOS in the same run |
 //!   |---|---|---|---|
-//!   | 200k (the protocol's preprocessing) | — | 182,528 B = **7.30** bit/COT (105 kB) | 17.6× fewer |
+//!   | 200k (about the protocol's preprocessing) | — | 182,528 B = **7.30** bit/COT (105 kB) | 17.6× fewer |
 //!   | 1M | 1,172,656 B = 9.38 bit/COT (803 kB) | 504,944 B = **4.04** bit/COT (135 kB) | 31.7× fewer |
 //!   | 10M | 1,264,272 B = 1.01 bit/COT (803 kB) | 596,560 B = **0.477** bit/COT (135 kB) | 268× fewer |
 //!

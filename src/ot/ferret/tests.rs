@@ -545,6 +545,15 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
     );
+    // an MPC-mode session's (a 1 KB request with its token hidden, the response by the fast
+    // path: the transcript proof's and the proof of the garbling's): one setup iteration
+    let mut p = Planner::new(FerretConfig::default());
+    let mut avail = 0;
+    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), false) + crate::mpc::reproof::preprocess_cots(1024);
+    assert_eq!(
+        plan(&mut p, &mut avail, pre),
+        [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
+    );
     // a fresh 10M session: bootstrap, one setup (to afford the main base), one main
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
