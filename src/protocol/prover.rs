@@ -492,7 +492,10 @@ async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, re
         }
         _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len)),
     };
-    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response == RevealExtent::Partly);
+    // A partly revealed response asks for one setup iteration more in proxy mode, where it runs
+    // beside the TLS exchange; in MPC mode nothing runs beside it, and the iteration would only
+    // delay the connection (the keystream proof makes its COTs when it needs them).
+    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response == RevealExtent::Partly && mode != SessionMode::Mpc);
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::preprocess_cots(sizing.request_len);
     }
