@@ -810,7 +810,7 @@ mod tests {
                     Flip::Response(i) => (h[0] == 23, i),
                     Flip::Finished(i) => (previous == Some(20), i),
                 };
-                if target && at + 5 + i < self.seen.len() {
+                if target && (start..self.seen.len()).contains(&(at + 5 + i)) {
                     buf[at + 5 + i - start] ^= 1;
                     self.done = true;
                     break;
