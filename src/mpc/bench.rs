@@ -1,18 +1,18 @@
 //! MPC mode's two-party key exchange, timed (part of `tlsproof bench mpc`): COTs by KOS, the
 //! two-party ECDH to premaster shares, then the end of the handshake ([`super::handshake`]):
 //! the garbled key derivation and the client Finished record sealed by both (the server's
-//! Finished is checked after the connection, by the transcript proof). Each party is a function of its own channel end. In memory both
-//! parties run in one thread (every message serialised and counted); then over the emulated
-//! cable link, each party on a thread of its own (a Web Worker in the browser). The results are
-//! checked against the native key schedule. Natively, it ends with a whole MPC-mode session
-//! against the fixture server ([`session`]).
+//! Finished is checked after the connection, by the transcript proof). Each party is a
+//! function of its own channel end. In memory both parties run in one thread (every message
+//! serialised and counted); then over the emulated cable link, each party on a thread of its
+//! own (a Web Worker in the browser). The results are checked against the native key schedule.
+//! Natively, it ends with a whole MPC-mode session against the fixture server ([`session`]).
 
 use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
 use super::fp::Fp;
 use super::ecdh::{ReceiverCots, SenderCots};
 use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::cots_for_powers;
-use super::handshake::{client_finished_prover, client_finished_verifier, HandshakeInputs, INPUT_COTS};
+use super::handshake::{client_finished_prover, client_finished_verifier, powers_for_records, HandshakeInputs, INPUT_COTS};
 use super::kdf::KdfInputs;
 use super::ole::OleField;
 use crate::channel::{memory_pair, Channel};
@@ -45,11 +45,13 @@ struct ProverRun {
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
-/// The client Finished's GHASH powers: the additional data, one block, the lengths.
-const FINISHED_POWERS: usize = 3;
+/// The client Finished record's GHASH powers (its 16-byte message).
+fn finished_powers() -> usize {
+    powers_for_records(16)
+}
 
 fn cots() -> usize {
-    ECDH_COTS + INPUT_COTS + cots_for_powers(FINISHED_POWERS)
+    ECDH_COTS + INPUT_COTS + cots_for_powers(finished_powers())
 }
 
 /// The prover: COT sender under the garbling Δ, ECDH party A, garbler.
@@ -66,7 +68,7 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
-    let (client_finished, _) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, FINISHED_POWERS).await.map_err(|x| e(&x))?;
+    let (client_finished, _) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, finished_powers()).await.map_err(|x| e(&x))?;
     let (t3, b3) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_finished, bytes: [b1, b2 - b1, b3 - b2] })
 }
@@ -82,7 +84,7 @@ async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), Stri
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first };
     let mut ep = EvaluatorParty::new();
-    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, FINISHED_POWERS).await.map_err(|x| e(&x))?;
+    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, finished_powers()).await.map_err(|x| e(&x))?;
     Ok((share, ep.revealed().len() + ep.for_verifier().len()))
 }
 

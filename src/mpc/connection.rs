@@ -245,8 +245,7 @@ fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
 /// `ms` gives over `handshake_hash` (RFC 5246 §7.4.9).
 fn check_server_finished(message: &[u8], ms: &crate::tls::MasterSecret, handshake_hash: &[u8; 32]) -> Result<(), ConnectionError> {
     let verify_data = crate::tls::keys::verify_data(ms, b"server finished", handshake_hash);
-    let expected = [&[20u8, 0, 0, 12][..], &verify_data].concat();
-    match message == expected {
+    match message == crate::tls::codec::handshake_message(crate::tls::codec::hs::FINISHED, &verify_data) {
         true => Ok(()),
         false => Err(ConnectionError::ServerFinishedMismatch),
     }

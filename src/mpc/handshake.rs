@@ -55,7 +55,7 @@ pub const INPUT_COTS: usize = 256;
 
 /// The highest power of the client direction's GHASH key its tags need for records of up to
 /// `len` plaintext bytes (at most 2^14): one for the additional data, one per block, one for
-/// the lengths. The Finished record takes 3.
+/// the lengths.
 pub fn powers_for_records(len: usize) -> usize {
     2 + len.clamp(16, MAX_CIPHERTEXT).div_ceil(16)
 }
@@ -125,7 +125,7 @@ pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     j0_share(gp, ch, &d, 0, &mask(mask_wires, MASK_CLIENT_J0)).await?;
     let ks = masked_keystream(gp, ch, &d, 0, 16, &mask(mask_wires, MASK_CLIENT_KS)).await?;
     let client_powers = powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), powers, ole.delta, ole.keys, ole.first).await?;
-    let finished = [&[20u8, 0, 0, 12][..], &keys.client_verify_data].concat();
+    let finished = crate::tls::codec::handshake_message(crate::tls::codec::hs::FINISHED, &keys.client_verify_data);
     let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
     let body = record::seal_prover(ch, &client_powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();

@@ -502,18 +502,18 @@ fn the_reproof_catches_a_garbler_that_corrupted_a_value_only_the_verifier_decode
 fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (Vec<u8>, Vec<u8>) {
     use super::ecdh::{ReceiverCots, SenderCots};
     use super::handshake::*;
-    const POWERS: usize = 3;
+    let powers = powers_for_records(16);
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), INPUT_COTS);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let delta = crate::primitives::field::F128(rand::random());
-    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, super::ghash::cots_for_powers(POWERS));
+    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, super::ghash::cots_for_powers(powers));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let p_inputs = HandshakeInputs::new(p_share);
-    let prover = client_finished_prover(&mut gp, &mut a, &p_inputs, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, POWERS);
+    let prover = client_finished_prover(&mut gp, &mut a, &p_inputs, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, powers);
     let mut ep = EvaluatorParty::new();
-    let verifier = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs, POWERS);
+    let verifier = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs, powers);
     let (p, v) = block_on(join(prover, verifier));
     (p.expect("prover").0, v.expect("verifier").0)
 }
