@@ -1,10 +1,20 @@
 //! Several logical channels over one WebSocket between prover and verifier.
 //!
 //! Each WebSocket message is one frame: `[channel id][payload]`. The driver future owns the
-//! socket; it sends frames queued by the channel handles (bounded queue, so a fast producer
-//! waits for the socket) and routes received frames to per-channel inboxes. Inboxes are bounded
-//! in *bytes*: a peer that floods a channel nobody reads fails the session instead of growing
-//! memory without limit.
+//! socket; it sends frames queued by the channel handles (a bounded queue per channel, so a
+//! fast producer waits for the socket) and routes received frames to per-channel inboxes.
+//! Inboxes are bounded in *bytes*: a peer that floods a channel nobody reads fails the session
+//! instead of growing memory without limit.
+//!
+//! **Flow control.** A channel's small message must not wait behind megabytes of another's:
+//! MPC mode streams garbled tables on one channel while Ferret runs on another, and every
+//! buffer between the two drivers (the sender's TCP buffer, a router's queue, a browser's
+//! WebSocket) would otherwise hold the tables ahead of it. So each driver keeps at most
+//! [`MuxLimits::window`] bytes of frames unacknowledged, the peer's driver acknowledges every
+//! [`ACK_EVERY`] bytes it receives with an [`ACK`] frame, and the frames waiting are sent
+//! round-robin by channel. A message then waits for at most one window (plus one frame of each
+//! other channel) in the network; the window is well above the bandwidth-delay products of the
+//! links we measure, so bulk transfers are not slowed.
 
 use crate::transport::{MessageSocket, TransportError};
 use crate::channel::{Channel, ChannelError};
@@ -12,6 +22,7 @@ use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, StreamExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 
 /// The logical channels of a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,9 +34,22 @@ pub enum ChannelId {
     Tls = 1,
     /// The ZK engine's traffic.
     Zk = 2,
+    /// COTs made beside MPC mode's connection (see `crate::mpc::beside`).
+    Cot = 3,
 }
 
-const CHANNELS: usize = 3;
+const CHANNELS: usize = 4;
+const IDS: [ChannelId; CHANNELS] = [ChannelId::Control, ChannelId::Tls, ChannelId::Zk, ChannelId::Cot];
+
+/// The id of an acknowledgement frame: its payload is the sender's count of frame bytes (ids
+/// included) received on channels so far, as a little-endian u64.
+pub const ACK: u8 = 0xff;
+
+/// Received bytes between acknowledgements.
+pub const ACK_EVERY: u64 = 64 << 10;
+
+/// Frames queued per channel before its sender waits.
+const QUEUE: usize = 8;
 
 /// Limits of a multiplexed session.
 #[derive(Clone, Copy, Debug)]
@@ -34,11 +58,14 @@ pub struct MuxLimits {
     pub max_frame: usize,
     /// Most bytes waiting unread in one channel's inbox.
     pub max_buffered: usize,
+    /// Most bytes sent and not yet acknowledged (at least `2 · ACK_EVERY`; a frame starts
+    /// while fewer are outstanding).
+    pub window: usize,
 }
 
 impl Default for MuxLimits {
     fn default() -> Self {
-        MuxLimits { max_frame: 2 << 20, max_buffered: 64 << 20 }
+        MuxLimits { max_frame: 2 << 20, max_buffered: 64 << 20, window: 1 << 20 }
     }
 }
 
@@ -54,6 +81,8 @@ pub enum MuxError {
     FrameTooLarge { channel: ChannelId, len: usize, max: usize },
     #[error("peer sent more than {max} unread bytes on channel {channel:?}")]
     InboxOverflow { channel: ChannelId, max: usize },
+    #[error("peer acknowledged {acked} bytes, of {sent} sent (after acknowledging {before})")]
+    BadAck { acked: u64, sent: u64, before: u64 },
     #[error("peer closed the session")]
     PeerClosed,
 }
@@ -103,11 +132,12 @@ impl Channel for MuxChannel {
     }
 }
 
-/// The channel handles of one session, by purpose.
+/// The channel handles of one session, by purpose. The driver ends once all are dropped.
 pub struct SessionChannels {
     pub control: MuxChannel,
     pub tls: MuxChannel,
     pub zk: MuxChannel,
+    pub cot: MuxChannel,
 }
 
 /// Splits `socket` into channels. The returned driver must be polled (spawned, or joined with
@@ -117,16 +147,18 @@ pub fn multiplex<S: MessageSocket>(
     mut socket: S,
     limits: MuxLimits,
 ) -> (impl std::future::Future<Output = Result<(), MuxError>>, SessionChannels) {
-    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(16);
     let mut inboxes = Vec::with_capacity(CHANNELS);
+    let mut queues = Vec::with_capacity(CHANNELS);
     let mut handles = Vec::with_capacity(CHANNELS);
-    for id in [ChannelId::Control, ChannelId::Tls, ChannelId::Zk] {
+    for id in IDS {
         let (tx, rx) = mpsc::unbounded();
+        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(QUEUE);
         let buffered = Arc::new(AtomicUsize::new(0));
         inboxes.push((id, tx, buffered.clone()));
+        queues.push(out_rx);
         handles.push(MuxChannel {
             id,
-            out: out_tx.clone(),
+            out: out_tx,
             inbox: rx,
             buffered,
             max_frame: limits.max_frame,
@@ -134,20 +166,17 @@ pub fn multiplex<S: MessageSocket>(
             received: 0,
         });
     }
-    drop(out_tx);
     let mut handles = handles.into_iter();
-    let channels = SessionChannels {
-        control: handles.next().expect("three channels"),
-        tls: handles.next().expect("three channels"),
-        zk: handles.next().expect("three channels"),
-    };
+    let mut next = || handles.next().expect("a handle per channel");
+    let channels = SessionChannels { control: next(), tls: next(), zk: next(), cot: next() };
 
     let driver = async move {
-        let result = drive(&mut socket, &mut out_rx, &inboxes, limits).await;
+        let mut outgoing = Outgoing::new(queues, limits.window);
+        let result = drive(&mut socket, &mut outgoing, &inboxes, limits).await;
         // Wake every reader and writer: frames already routed stay readable, then the channels
         // report closed instead of waiting forever.
         drop(inboxes);
-        drop(out_rx);
+        drop(outgoing);
         result
     };
     (driver, channels)
@@ -155,20 +184,81 @@ pub fn multiplex<S: MessageSocket>(
 
 type Inbox = (ChannelId, mpsc::UnboundedSender<Vec<u8>>, Arc<AtomicUsize>);
 
+/// The sending half of the driver: each channel's queue, the frame taken from it and waiting
+/// for the window, and the bytes outstanding.
+struct Outgoing {
+    queues: Vec<mpsc::Receiver<Vec<u8>>>,
+    waiting: Vec<Option<Vec<u8>>>,
+    open: Vec<bool>,
+    /// The channel served first next time (round-robin).
+    next: usize,
+    sent: u64,
+    acked: u64,
+    window: u64,
+}
+
+impl Outgoing {
+    fn new(queues: Vec<mpsc::Receiver<Vec<u8>>>, window: usize) -> Self {
+        let n = queues.len();
+        Outgoing { queues, waiting: vec![None; n], open: vec![true; n], next: 0, sent: 0, acked: 0, window: (window as u64).max(2 * ACK_EVERY) }
+    }
+
+    /// The next frame to send: `Ready(None)` once every handle is dropped and its queue drained;
+    /// `Pending` while nothing waits, or while the window is full (the acknowledgement that
+    /// opens it arrives on the socket, which wakes the driver).
+    fn poll_frame(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Option<Vec<u8>>> {
+        for i in 0..self.queues.len() {
+            if self.waiting[i].is_none() && self.open[i] {
+                match self.queues[i].poll_next_unpin(cx) {
+                    Poll::Ready(Some(frame)) => self.waiting[i] = Some(frame),
+                    Poll::Ready(None) => self.open[i] = false,
+                    Poll::Pending => {}
+                }
+            }
+        }
+        if self.waiting.iter().all(Option::is_none) {
+            return if self.open.contains(&true) { Poll::Pending } else { Poll::Ready(None) };
+        }
+        if self.sent - self.acked >= self.window {
+            return Poll::Pending;
+        }
+        let n = self.queues.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            if let Some(frame) = self.waiting[i].take() {
+                self.next = (i + 1) % n;
+                self.sent += frame.len() as u64;
+                return Poll::Ready(Some(frame));
+            }
+        }
+        Poll::Pending
+    }
+
+    fn acknowledged(&mut self, payload: &[u8]) -> Result<(), MuxError> {
+        let acked = <[u8; 8]>::try_from(payload).map(u64::from_le_bytes).map_err(|_| MuxError::BadAck { acked: u64::MAX, sent: self.sent, before: self.acked })?;
+        if acked < self.acked || acked > self.sent {
+            return Err(MuxError::BadAck { acked, sent: self.sent, before: self.acked });
+        }
+        self.acked = acked;
+        Ok(())
+    }
+}
+
 async fn drive<S: MessageSocket>(
     socket: &mut S,
-    out_rx: &mut mpsc::Receiver<Vec<u8>>,
+    outgoing: &mut Outgoing,
     inboxes: &[Inbox],
     limits: MuxLimits,
 ) -> Result<(), MuxError> {
+    let (mut received, mut unacked) = (0u64, 0u64);
     loop {
         let event = {
-            let outgoing = out_rx.next().fuse();
+            let frame = futures::future::poll_fn(|cx| outgoing.poll_frame(cx)).fuse();
             let incoming = socket.recv().fuse();
-            futures::pin_mut!(outgoing, incoming);
+            futures::pin_mut!(frame, incoming);
             futures::select_biased! {
                 frame = incoming => Err(frame),
-                frame = outgoing => Ok(frame),
+                frame = frame => Ok(frame),
             }
         };
         match event {
@@ -180,6 +270,10 @@ async fn drive<S: MessageSocket>(
             Err(incoming) => {
                 let frame = incoming?.ok_or(MuxError::PeerClosed)?;
                 let (&id, payload) = frame.split_first().ok_or(MuxError::EmptyFrame)?;
+                if id == ACK {
+                    outgoing.acknowledged(payload)?;
+                    continue;
+                }
                 let (channel, tx, buffered) = inboxes.get(id as usize).ok_or(MuxError::UnknownChannel(id))?;
                 if payload.len() > limits.max_frame {
                     return Err(MuxError::FrameTooLarge { channel: *channel, len: payload.len(), max: limits.max_frame });
@@ -190,6 +284,14 @@ async fn drive<S: MessageSocket>(
                 }
                 // A handle that was dropped no longer wants its messages; that is fine.
                 let _ = tx.unbounded_send(payload.to_vec());
+                received += frame.len() as u64;
+                unacked += frame.len() as u64;
+                if unacked >= ACK_EVERY {
+                    let mut ack = vec![ACK];
+                    ack.extend_from_slice(&received.to_le_bytes());
+                    socket.send(&ack).await?;
+                    unacked = 0;
+                }
             }
         }
     }
@@ -225,6 +327,18 @@ mod tests {
         (MemSocket { tx: a_tx, rx: a_rx }, MemSocket { tx: b_tx, rx: b_rx })
     }
 
+    /// Runs `work` while both drivers move its frames; a driver that ends first fails the test.
+    fn run_with_drivers(work: impl std::future::Future<Output = ()>, drive_a: impl std::future::Future<Output = Result<(), MuxError>>, drive_b: impl std::future::Future<Output = Result<(), MuxError>>) {
+        block_on(async {
+            let drivers = futures::future::select(Box::pin(drive_a), Box::pin(drive_b));
+            futures::pin_mut!(work);
+            match futures::future::select(work, drivers).await {
+                futures::future::Either::Left(_) => {}
+                futures::future::Either::Right(_) => panic!("a driver ended before the work"),
+            }
+        });
+    }
+
     #[test]
     fn channels_are_independent_and_ordered() {
         let (a, b) = pair();
@@ -249,14 +363,7 @@ mod tests {
             assert_eq!(ca.zk.bytes_sent(), 100_000);
             assert_eq!(cb.zk.bytes_received(), 100_000);
         };
-        block_on(async {
-            let drivers = futures::future::select(Box::pin(drive_a), Box::pin(drive_b));
-            futures::pin_mut!(work);
-            match futures::future::select(work, drivers).await {
-                futures::future::Either::Left(_) => {}
-                futures::future::Either::Right(_) => panic!("a driver ended before the work"),
-            }
-        });
+        run_with_drivers(work, drive_a, drive_b);
     }
 
     fn drive_raw(frames: Vec<Vec<u8>>, limits: MuxLimits) -> MuxError {
@@ -273,7 +380,7 @@ mod tests {
 
     #[test]
     fn misbehaving_peer_is_rejected() {
-        let small = MuxLimits { max_frame: 8, max_buffered: 20 };
+        let small = MuxLimits { max_frame: 8, max_buffered: 20, ..MuxLimits::default() };
         assert!(matches!(drive_raw(vec![vec![]], small), MuxError::EmptyFrame));
         assert!(matches!(drive_raw(vec![vec![9, 1]], small), MuxError::UnknownChannel(9)));
         assert!(matches!(drive_raw(vec![vec![2; 10]], small), MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 9, max: 8 }));
@@ -283,10 +390,94 @@ mod tests {
         assert!(matches!(drive_raw(vec![], small), MuxError::PeerClosed));
     }
 
+    /// Frames the driver of `channels` writes to a raw peer that never acknowledges, after
+    /// `sends` ran on them (each channel's sends on its own task, so that a full queue blocks
+    /// only its own).
+    fn frames_without_acks(limits: MuxLimits, sends: Vec<(ChannelId, Vec<Vec<u8>>)>) -> Vec<Vec<u8>> {
+        let (a, mut raw) = pair();
+        let (driver, channels) = multiplex(a, limits);
+        let SessionChannels { control, tls, zk, cot } = channels;
+        let mut handles = vec![control, tls, zk, cot];
+        let mut pool = futures::executor::LocalPool::new();
+        use futures::task::LocalSpawnExt;
+        for (id, msgs) in sends {
+            let mut ch = handles.remove(handles.iter().position(|h| h.id() == id).expect("a channel"));
+            pool.spawner().spawn_local(async move {
+                for m in msgs {
+                    let _ = ch.send(m).await;
+                }
+                std::future::pending::<()>().await;
+            }).unwrap();
+        }
+        pool.spawner().spawn_local(async move {
+            let _ = driver.await;
+        }).unwrap();
+        pool.run_until_stalled();
+        let mut frames = Vec::new();
+        while let Ok(f) = raw.rx.try_recv() {
+            frames.push(f);
+        }
+        frames
+    }
+
+    /// Without acknowledgements a driver stops once a window of bytes is out.
+    #[test]
+    fn a_driver_sends_at_most_a_window_ahead_of_the_acknowledgements() {
+        let limits = MuxLimits { window: 256 << 10, ..MuxLimits::default() };
+        let frames = frames_without_acks(limits, vec![(ChannelId::Zk, vec![vec![7; 10_000]; 100])]);
+        let sent: usize = frames.iter().map(Vec::len).sum();
+        // 26 frames of 10,001 bytes reach 256 KiB; the next may not start
+        assert_eq!(frames.len(), 27, "{sent} bytes sent");
+    }
+
+    /// A small message on one channel overtakes the backlog of another: frames go out
+    /// round-robin by channel.
+    #[test]
+    fn a_small_message_does_not_wait_behind_another_channels_backlog() {
+        let limits = MuxLimits { window: 256 << 10, ..MuxLimits::default() };
+        let frames = frames_without_acks(limits, vec![(ChannelId::Zk, vec![vec![7; 50_000]; 8]), (ChannelId::Cot, vec![vec![1; 4]])]);
+        let at = frames.iter().position(|f| f[0] == ChannelId::Cot as u8).expect("the small message went out");
+        assert!(at <= 1, "the small message was frame {at}");
+    }
+
+    /// Acknowledgements keep a transfer far larger than the window going, in order.
+    #[test]
+    fn acknowledgements_open_the_window() {
+        let (a, b) = pair();
+        let limits = MuxLimits { window: 256 << 10, ..MuxLimits::default() };
+        let (drive_a, mut ca) = multiplex(a, limits);
+        let (drive_b, mut cb) = multiplex(b, limits);
+        let work = async move {
+            let send = async {
+                for i in 0..200u8 {
+                    ca.zk.send(vec![i; 20_000]).await.unwrap();
+                }
+            };
+            let recv = async {
+                for i in 0..200u8 {
+                    assert_eq!(cb.zk.recv().await.unwrap(), vec![i; 20_000]);
+                }
+            };
+            futures::join!(send, recv);
+        };
+        run_with_drivers(work, drive_a, drive_b);
+    }
+
+    /// An acknowledgement of bytes never sent, of fewer than before, or of the wrong size
+    /// fails the session.
+    #[test]
+    fn a_false_acknowledgement_is_refused() {
+        let ack = |n: u64| [vec![ACK], n.to_le_bytes().to_vec()].concat();
+        let limits = MuxLimits::default();
+        assert!(matches!(drive_raw(vec![ack(1)], limits), MuxError::BadAck { acked: 1, sent: 0, before: 0 }));
+        assert!(matches!(drive_raw(vec![ack(0)[..5].to_vec()], limits), MuxError::BadAck { .. }));
+        assert!(matches!(drive_raw(vec![ack(0), ack(0)], limits), MuxError::PeerClosed));
+    }
+
     #[test]
     fn oversized_send_is_refused_locally() {
         let (a, _b) = pair();
-        let (_drive, mut ca) = multiplex(a, MuxLimits { max_frame: 4, max_buffered: 100 });
+        let (_drive, mut ca) = multiplex(a, MuxLimits { max_frame: 4, max_buffered: 100, ..MuxLimits::default() });
         let err = block_on(ca.zk.send(vec![0; 5])).unwrap_err();
         assert!(matches!(err, ChannelError::TooLarge { len: 5, max: 4 }));
     }

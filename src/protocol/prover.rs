@@ -7,6 +7,9 @@ use super::proof13::{self, Proof13Error, PublicInputs13};
 use super::transcript13::{self, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
 use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
+use crate::mpc::beside::{BesideError, OwnThread};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use super::output::VerifierOutput;
 use super::reveal::{check_commitments, covers_all, Reveal, RevealConfig, RevealError};
 use super::target::{ServerTarget, TargetError};
@@ -125,6 +128,8 @@ pub enum ProverError {
     Connection(#[from] crate::mpc::connection::ConnectionError),
     #[error("the proof of the garbling: {0}")]
     Reproof(#[from] crate::mpc::reproof::ReproofError),
+    #[error("COTs beside the connection: {0}")]
+    Beside(#[from] crate::mpc::beside::BesideError),
     /// The fast path opens the server's write key, which would let the verifier decrypt
     /// server bytes it relayed that the proof does not cover.
     #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
@@ -155,8 +160,10 @@ impl ProverError {
             ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
             ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => "LIMIT_EXCEEDED",
             ProverError::Connection(ConnectionError::Channel(_)) => "CONNECTION_LOST",
+            ProverError::Beside(BesideError::Channel(_)) => "CONNECTION_LOST",
             ProverError::Connection(_)
             | ProverError::Reproof(_)
+            | ProverError::Beside(_)
             | ProverError::Message(_)
             | ProverError::UnexpectedMessage { .. }
             | ProverError::Transcript(_)
@@ -274,10 +281,10 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
     progress: P,
 ) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
-    let SessionChannels { mut control, tls, zk } = channels;
+    let SessionChannels { mut control, tls, zk, cot } = channels;
     // on the heap: in wasm a large future built on the stack and moved a few times overflowed
     // the main thread's stack (a_sessions_future_stays_small)
-    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, config, request, reveal, &progress))).await;
+    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await;
     explained(outcome, &mut control)
 }
 
@@ -326,6 +333,7 @@ pub struct PreparedSession {
     control: MuxChannel,
     tls: MuxChannel,
     zk: MuxChannel,
+    cot: MuxChannel,
     config: ProverConfig,
     mpc: Option<MpcPrepared>,
 }
@@ -387,7 +395,7 @@ impl Sizing {
 pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, config: ProverConfig, sizing: Sizing, progress: P) -> Result<PreparedSession, ProverError> {
     ServerTarget::new(&config.server, &config.server_name)?;
     let (driver, channels) = multiplex(socket, MuxLimits::default());
-    let SessionChannels { mut control, tls, mut zk } = channels;
+    let SessionChannels { mut control, tls, mut zk, cot } = channels;
     let mut driver = driver.boxed_local().fuse();
     let report = |phase, fraction| progress(Progress { phase, fraction });
     let mpc = match &config.mode {
@@ -404,7 +412,7 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
             Some(explained(outcome, &mut control)?)
         }
     };
-    Ok(PreparedSession { driver, control, tls, zk, config, mpc })
+    Ok(PreparedSession { driver, control, tls, zk, cot, config, mpc })
 }
 
 impl PreparedSession {
@@ -417,10 +425,10 @@ impl PreparedSession {
     /// Sends `request` and proves what `reveal` selects, as [`notarize_with_progress`] does,
     /// with `now` (Unix seconds) the time the server's certificate is checked at.
     pub async fn notarize<P: Fn(Progress)>(self, request: Vec<u8>, reveal: RevealConfig, now: u64, progress: P) -> Result<ProverOutput, ProverError> {
-        let PreparedSession { mut driver, mut control, tls, mut zk, mut config, mpc } = self;
+        let PreparedSession { mut driver, mut control, tls, mut zk, cot, mut config, mpc } = self;
         config.now = now;
         let outcome = match mpc {
-            None => with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, config, request, reveal, &progress))).await,
+            None => with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await,
             Some(MpcPrepared { mut opened, connection }) => {
                 let run = async {
                     if request.len() > connection.capacity() {
@@ -428,7 +436,8 @@ impl PreparedSession {
                     }
                     let report = |phase, fraction| progress(Progress { phase, fraction });
                     let server = connect_proxy(&config, &opened.target).await?;
-                    let exchanged = Box::pin(mpc_exchange(&mut zk, &mut opened.prover, &config, server, connection, &opened.target, &request, &report)).await?;
+                    let beside = beside_cap(&config, Sizing::of(&request, &reveal));
+                    let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut opened.prover, &config, server, connection, &opened.target, &request, beside, &report)).await?;
                     prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
                 };
                 with_driver(&mut driver, Box::pin(run)).await
@@ -524,10 +533,12 @@ async fn accepted(control: &mut MuxChannel, config: &ProverConfig, report: &dyn 
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn session(
     control: &mut MuxChannel,
     mut tls: MuxChannel,
     mut zk: MuxChannel,
+    cot: MuxChannel,
     config: ProverConfig,
     request: Vec<u8>,
     reveal: RevealConfig,
@@ -547,7 +558,7 @@ async fn session(
             // the proxy connects to the server while the preparation runs
             let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, &mut prover, preprocess, &config, request.len()));
             let (prepared, server) = (prepared?, server?);
-            let exchanged = Box::pin(mpc_exchange(&mut zk, &mut prover, &config, server, prepared, &target, &request, &report)).await?;
+            let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut prover, &config, server, prepared, &target, &request, beside_cap(&config, sizing), &report)).await?;
             (prover, exchanged)
         }
     };
@@ -743,6 +754,15 @@ fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::Connectio
     crate::mpc::connection::ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize }
 }
 
+/// How many COTs MPC mode makes beside its connection, for the keystream proof of a response
+/// that is only partly revealed ([`crate::mpc::beside`]).
+fn beside_cap(config: &ProverConfig, sizing: Sizing) -> usize {
+    match sizing.response {
+        RevealExtent::Partly => crate::mpc::beside::cap(config.max_recv as usize),
+        RevealExtent::Whole | RevealExtent::Nothing => 0,
+    }
+}
+
 /// MPC mode: the proxy's byte stream to the server.
 async fn connect_proxy(config: &ProverConfig, target: &ServerTarget) -> Result<crate::transport::WsStream, ProverError> {
     let ProverMode::Mpc { proxy_url } = &config.mode else {
@@ -758,22 +778,42 @@ async fn connect_proxy(config: &ProverConfig, target: &ServerTarget) -> Result<c
 #[allow(clippy::too_many_arguments)]
 async fn mpc_exchange(
     zk: &mut MuxChannel,
+    mut cot: MuxChannel,
     prover: &mut Prover<FerretReceiver>,
     config: &ProverConfig,
     mut server: crate::transport::WsStream,
     prepared: crate::mpc::connection::PreparedProver<ZkBit>,
     target: &ServerTarget,
     request: &[u8],
+    beside: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
     use crate::mpc::connection::{connect_prover, two_party_config};
     let step = config.step_timeout;
     report(Phase::Request, 0.1);
     let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
-    let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
-    // the proxy's stream is done with (the server has ended its side)
-    let _ = server.close().await;
-    let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+    // `beside` COTs for the proof after the connection, made while it runs; the verifier
+    // expects the exchange even when there are none
+    let connected = Arc::new(AtomicBool::new(true));
+    let making = {
+        let (connected, mut source) = (connected.clone(), prover.lend_source().ok_or(ProofError::SourceLent)?);
+        OwnThread::spawn(move || async move {
+            let made = crate::mpc::beside::make(&mut source, &mut cot, beside, &connected).await;
+            (source, made)
+        })
+    };
+    let connection = async {
+        let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
+        // the proxy's stream is done with (the server has ended its side)
+        let _ = server.close().await;
+        let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+        Ok::<_, ProverError>((conn, v_share))
+    };
+    let connection = connection.await;
+    connected.store(false, Ordering::Release);
+    let (conn, v_share) = connection?;
+    let (source, made) = within(step, "the COTs made beside the connection", making.finish()).await?.ok_or(BesideError::Lost)?;
+    prover.give_back(source, made?);
     let ms = conn.master_secret(&v_share);
     let records = conn.open_received(&ms)?;
     let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();

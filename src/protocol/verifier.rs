@@ -107,6 +107,8 @@ pub enum VerifierError {
     Connection(#[from] crate::mpc::connection::ConnectionError),
     #[error("the proof of the garbling: {0}")]
     Reproof(#[from] crate::mpc::reproof::ReproofError),
+    #[error("COTs beside the connection: {0}")]
+    Beside(#[from] crate::mpc::beside::BesideError),
     #[error("unexpected {got} message from the prover (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
     #[error("the prover aborted: {0}")]
@@ -168,9 +170,9 @@ async fn recv_control(control: &mut MuxChannel, d: Duration, what: &'static str)
 pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let mut control = channels.control;
-    let (tls, zk) = (channels.tls, channels.zk);
+    let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
     let work = async {
-        let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, config))
+        let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config))
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
         let attested = match (&result, config.signing_key.as_deref()) {
@@ -195,7 +197,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
     }
 }
 
-async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, cot: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
     let req: SessionRequest = match recv_control(control, config.request_timeout, "the session request").await? {
         ControlMessage::Request(r) => r,
         other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
@@ -223,7 +225,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     // On the heap, so that the session's own future stays small (see the prover's).
     let online = match req.mode {
         SessionMode::Proxy => Box::pin(proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config)).await?,
-        SessionMode::Mpc => Box::pin(mpc_online(control, &mut zk, &mut verifier, &req, &target, config)).await?,
+        SessionMode::Mpc => Box::pin(mpc_online(control, &mut zk, cot, &mut verifier, &req, &target, config)).await?,
     };
     Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
 }
@@ -301,7 +303,7 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
 /// prover forwards every server byte; the verifier's own copy of the client checks them),
 /// then the proof that the prover garbled honestly, after which the prover holds the keys.
 /// The verifier dials nothing; everything runs on the ZK channel.
-async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, mut cot: MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
     config.allow.permits(&target.address())?;
     control.send(ControlMessage::Accepted { connection_time: unix_now() }.encode()).await?;
     let step = config.step_timeout;
@@ -314,6 +316,15 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mu
     // A prover that prepared ahead starts the connection when it has its request: the
     // connection's time and the online phase begin then.
     let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
+    // The COTs the prover asks for beside the connection, up to the keystream proof of
+    // `max_recv` (see `crate::mpc::beside`); a thread of their own, stopped if the session ends.
+    let making = {
+        let (cap, mut source) = (crate::mpc::beside::cap(req.max_recv as usize), verifier.lend_source().ok_or(ProofError::SourceLent)?);
+        crate::mpc::beside::OwnThread::spawn(move || async move {
+            let made = crate::mpc::beside::serve(&mut source, &mut cot, cap).await;
+            (source, made)
+        })
+    };
     let started = std::cell::Cell::new(None);
     let clock = || {
         started.set(Some(Instant::now()));
@@ -326,6 +337,8 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mu
 
     let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
     within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+    let (source, made) = within(config.session_timeout, "the COTs made beside the connection", making.finish()).await?.ok_or(crate::mpc::beside::BesideError::Lost)?;
+    verifier.give_back(source, made?);
     let raw = |d| conn.client.transcript().raw_bytes(d);
     Ok(Online { sent_raw: raw(Direction::Sent), received_raw: raw(Direction::Received), connection_time, preprocess, online, prove_from })
 }

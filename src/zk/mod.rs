@@ -45,6 +45,7 @@ mod and_rows;
 mod check;
 mod plain;
 mod prover;
+mod reserve;
 mod verifier;
 
 #[cfg(test)]
@@ -90,6 +91,8 @@ pub enum ProofError {
     NonDeterministicCircuit,
     #[error("the prover had no witness value for a committed bit")]
     MissingWitness,
+    #[error("the batch needs more COTs than the pool holds while the COT source is lent out")]
+    SourceLent,
 }
 
 /// One party's view of the authenticated-value machinery. Implemented by the prover

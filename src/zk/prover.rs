@@ -5,6 +5,7 @@ use crate::zk::sbox::sbox_field;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
+use super::reserve::Reserve;
 use super::and_rows::AndRows;
 use super::check::{prover_product_sums, Challenge};
 use super::{
@@ -390,7 +391,10 @@ impl Backend for ProverBackend {
 
 /// The QuickSilver prover: a COT source plus the backend state (COT pool) across batches.
 pub struct Prover<R: CotReceiver> {
-    cot: R,
+    /// `None` while lent out ([`Prover::lend_source`]).
+    cot: Option<R>,
+    /// COTs the source made while lent, which the pool takes before asking it for more.
+    reserve: (Reserve<bool>, Reserve<F128>),
     backend: ProverBackend,
     last_stats: BatchStats,
     max_message: usize,
@@ -399,7 +403,7 @@ pub struct Prover<R: CotReceiver> {
 
 impl<R: CotReceiver> Prover<R> {
     pub fn new(cot: R) -> Self {
-        Prover { cot, backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE, shapes: ShapeCache::default() }
+        Prover { cot: Some(cot), reserve: Default::default(), backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE, shapes: ShapeCache::default() }
     }
 
     /// Split batch payloads into messages of at most `n` bytes (default [`MAX_MESSAGE`]).
@@ -418,9 +422,21 @@ impl<R: CotReceiver> Prover<R> {
         self.backend.pool_bits.len() - self.backend.cursor
     }
 
-    /// Give back the COT source.
-    pub fn into_cot(self) -> R {
-        self.cot
+    /// Lends the COT source out, to make COTs beside other work that uses the pool only
+    /// (`crate::mpc::beside`). Until [`Prover::give_back`], a batch that needs more COTs than
+    /// the pool holds fails with [`ProofError::SourceLent`]. `None` if it is already out.
+    pub fn lend_source(&mut self) -> Option<R> {
+        self.cot.take()
+    }
+
+    /// Takes the COT source back with the COTs it made while lent, in the chunks it made
+    /// them in (bits and MACs): batches take them after the pool's, before asking the
+    /// source for more, as on the verifier.
+    pub fn give_back(&mut self, source: R, made: Vec<(Vec<bool>, Vec<F128>)>) {
+        self.cot = Some(source);
+        let (bits, macs): (Vec<_>, Vec<_>) = made.into_iter().filter(|(b, m)| b.len() == m.len()).unzip();
+        self.reserve.0.append(bits);
+        self.reserve.1.append(macs);
     }
 
     /// Test access to the fault-injection knobs.
@@ -432,7 +448,7 @@ impl<R: CotReceiver> Prover<R> {
     /// Test access to the COT source (e.g. how many COTs it issued).
     #[cfg(test)]
     pub(crate) fn cot(&self) -> &R {
-        &self.cot
+        self.cot.as_ref().expect("the COT source is not lent out")
     }
 
     /// Prove one batch: `f` is run twice (count, then real) and must build the same circuit
@@ -547,15 +563,32 @@ impl<R: CotReceiver> Prover<R> {
     /// the pool has to grow (so a large preprocessed pool is not shifted at every batch), and
     /// an empty pool adopts the source's vectors instead of copying them.
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
-        let have = self.backend.pool_bits.len().saturating_sub(self.backend.cursor);
+        let mut have = self.backend.pool_bits.len().saturating_sub(self.backend.cursor);
+        while have < need {
+            match (self.reserve.0.take(need - have), self.reserve.1.take(need - have)) {
+                (Some(bits), Some(macs)) => {
+                    have += bits.len();
+                    self.add_to_pool(bits, macs);
+                }
+                _ => break,
+            }
+        }
         if have >= need {
             return Ok(());
         }
-        self.backend.compact_pool();
-        let (bits, macs) = self.cot.extend(ch, need - have).await?;
+        let cot = self.cot.as_mut().ok_or(ProofError::SourceLent)?;
+        let (bits, macs) = cot.extend(ch, need - have).await?;
         if bits.len() != need - have || macs.len() != need - have {
             return Err(ProofError::Malformed("COT source returned a wrong count"));
         }
+        self.add_to_pool(bits, macs);
+        Ok(())
+    }
+
+    /// Appends COTs to the pool; its consumed prefix is dropped first, and an empty pool
+    /// adopts the vectors instead of copying them.
+    fn add_to_pool(&mut self, bits: Vec<bool>, macs: Vec<F128>) {
+        self.backend.compact_pool();
         let b = &mut self.backend;
         if b.pool_bits.is_empty() && b.pool_macs.is_empty() {
             b.pool_bits = bits;
@@ -564,7 +597,6 @@ impl<R: CotReceiver> Prover<R> {
             b.pool_bits.extend(bits);
             b.pool_macs.extend(macs);
         }
-        Ok(())
     }
 }
 

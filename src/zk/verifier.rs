@@ -6,6 +6,7 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
+use super::reserve::Reserve;
 use super::and_rows::AndRows;
 use super::check::{verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
@@ -292,7 +293,10 @@ impl Backend for VerifierBackend {
 
 /// The QuickSilver verifier: a COT source (holding Δ) plus the key pool across batches.
 pub struct Verifier<S: CotSender> {
-    cot: S,
+    /// `None` while lent out ([`Verifier::lend_source`]).
+    cot: Option<S>,
+    /// Keys the source made while lent, which the pool takes before asking it for more.
+    reserve: Reserve<F128>,
     backend: VerifierBackend,
     last_stats: BatchStats,
     shapes: ShapeCache,
@@ -301,7 +305,7 @@ pub struct Verifier<S: CotSender> {
 impl<S: CotSender> Verifier<S> {
     pub fn new(cot: S) -> Self {
         let delta = cot.delta();
-        Verifier { cot, backend: VerifierBackend::new(delta), last_stats: BatchStats::default(), shapes: ShapeCache::default() }
+        Verifier { cot: Some(cot), reserve: Reserve::default(), backend: VerifierBackend::new(delta), last_stats: BatchStats::default(), shapes: ShapeCache::default() }
     }
 
     /// Circuit counters of the last accepted batch.
@@ -309,9 +313,16 @@ impl<S: CotSender> Verifier<S> {
         self.last_stats
     }
 
-    /// Give back the COT source.
-    pub fn into_cot(self) -> S {
-        self.cot
+    /// Lends the COT source out, as [`Prover::lend_source`](super::Prover::lend_source) does.
+    pub fn lend_source(&mut self) -> Option<S> {
+        self.cot.take()
+    }
+
+    /// Takes the COT source back with the keys it made while lent, in the chunks it made
+    /// them in: batches take them after the pool's, before asking the source for more.
+    pub fn give_back(&mut self, source: S, made: Vec<Vec<F128>>) {
+        self.cot = Some(source);
+        self.reserve.append(made);
     }
 
     /// Verify one batch built by `f` (the same circuit as the prover's closure). Returns `f`'s
@@ -458,11 +469,28 @@ impl<S: CotSender> Verifier<S> {
     /// the pool has to grow (no shifting of a large preprocessed pool at every batch), a fully
     /// consumed pool is cleared without a memmove, and an empty pool adopts the source's vector.
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
-        let b = &mut self.backend;
-        let have = b.pool_keys.len().saturating_sub(b.cursor);
+        let mut have = self.backend.pool_keys.len().saturating_sub(self.backend.cursor);
+        while have < need {
+            let Some(keys) = self.reserve.take(need - have) else { break };
+            have += keys.len();
+            self.add_to_pool(keys);
+        }
         if have >= need {
             return Ok(());
         }
+        let cot = self.cot.as_mut().ok_or(ProofError::SourceLent)?;
+        let keys = cot.extend(ch, need - have).await?;
+        if keys.len() != need - have {
+            return Err(ProofError::Malformed("COT source returned a wrong count"));
+        }
+        self.add_to_pool(keys);
+        Ok(())
+    }
+
+    /// Appends keys to the pool; its consumed prefix is dropped first, and an empty pool
+    /// adopts the vector instead of copying it.
+    fn add_to_pool(&mut self, keys: Vec<F128>) {
+        let b = &mut self.backend;
         let used = b.cursor.min(b.pool_keys.len());
         if used == b.pool_keys.len() {
             b.pool_keys.clear();
@@ -470,16 +498,10 @@ impl<S: CotSender> Verifier<S> {
             b.pool_keys.drain(..used);
         }
         b.cursor = 0;
-        let keys = self.cot.extend(ch, need - have).await?;
-        if keys.len() != need - have {
-            return Err(ProofError::Malformed("COT source returned a wrong count"));
-        }
-        let b = &mut self.backend;
         if b.pool_keys.is_empty() {
             b.pool_keys = keys;
         } else {
             b.pool_keys.extend(keys);
         }
-        Ok(())
     }
 }
