@@ -231,7 +231,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 let mut zk = Prover::new(FerretReceiver::with_prg(prg));
                 zk.preprocess(&mut a, proof_cots).await.map_err(|x| e(&x))?;
                 let (tp, up0) = ((platform.now)(), a.bytes_sent());
-                let prepared = prepare_prover(&mut a, &mut zk, request.len(), limits).await.map_err(|x| e(&x))?;
+                let prepared = prepare_prover(&mut a, request.len(), limits).await.map_err(|x| e(&x))?;
                 let (ta, upa) = ((platform.now)(), a.bytes_sent() - up0);
                 let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|x| e(&x))?;
                 tcp.set_nodelay(true).map_err(|x| e(&x))?;
@@ -255,7 +255,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
             block_on(async {
                 let mut zk = Verifier::new(FerretSender::with_prg(prg));
                 zk.preprocess(&mut b, proof_cots).await.map_err(|x| e(&x))?;
-                let prepared = prepare_verifier(&mut b, &mut zk, limits).await.map_err(|x| e(&x))?;
+                let prepared = prepare_verifier(&mut b, limits).await.map_err(|x| e(&x))?;
                 let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", || now, limits).await.map_err(|x| e(&x))?;
                 reproof::verify(&mut zk, &mut b, &conn).await.map_err(|x| e(&x))?;
                 let raw = |d| conn.client.transcript().raw_bytes(d);

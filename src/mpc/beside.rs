@@ -17,6 +17,9 @@
 //! The prover drives: before each step it sends the step's size (a little-endian u32), and 0 to
 //! end. It asks for steps while the connection runs, up to [`cap`] of its `max_recv`. The
 //! verifier serves steps up to `cap` of the session's `max_recv` and refuses more.
+//!
+//! The same exchange, one step of the session's `preprocess` COTs, makes the COTs for the
+//! proofs while the request is garbled ahead of the handshake, which uses none of them.
 
 use crate::channel::{Channel, ChannelError};
 use crate::ot::{CotError, CotReceiver, CotSender};
@@ -55,18 +58,24 @@ pub enum BesideError {
     Lost,
 }
 
-/// The prover's side: steps of [`STEP`] until `cap` COTs are made or `connected` turns false
-/// (checked before each step), then the end. Returns the bits and MACs made, a chunk per step.
-pub async fn make<R: CotReceiver, C: Channel>(source: &mut R, ch: &mut C, cap: usize, connected: &AtomicBool) -> Result<Vec<(Vec<bool>, Vec<F128>)>, BesideError> {
-    let (mut made, mut total) = (Vec::new(), 0);
-    while total < cap && connected.load(Ordering::Acquire) {
-        let n = STEP.min(cap - total);
+/// What the prover's side makes: bits and MACs, a chunk per step.
+pub type ProverMade = Vec<(Vec<bool>, Vec<F128>)>;
+
+/// What the verifier's side makes: keys, a chunk per step.
+pub type VerifierMade = Vec<Vec<F128>>;
+
+/// The prover's side: steps of at most `step` COTs until `total` are made or `go_on` turns
+/// false (checked before each step), then the end.
+pub async fn make<R: CotReceiver, C: Channel>(source: &mut R, ch: &mut C, total: usize, step: usize, go_on: &AtomicBool) -> Result<ProverMade, BesideError> {
+    let (mut made, mut sum) = (Vec::new(), 0);
+    while sum < total && go_on.load(Ordering::Acquire) {
+        let n = step.max(1).min(total - sum);
         ch.send(step_message(n)).await?;
         let (b, m) = source.extend(ch, n).await?;
         if b.len() != n || m.len() != n {
             return Err(BesideError::WrongCount { made: b.len().min(m.len()), asked: n });
         }
-        total += n;
+        sum += n;
         made.push((b, m));
     }
     ch.send(step_message(0)).await?;
@@ -74,8 +83,7 @@ pub async fn make<R: CotReceiver, C: Channel>(source: &mut R, ch: &mut C, cap: u
 }
 
 /// The verifier's side: serves the prover's steps while their total stays within `cap`.
-/// Returns the keys made, a chunk per step.
-pub async fn serve<S: CotSender, C: Channel>(source: &mut S, ch: &mut C, cap: usize) -> Result<Vec<Vec<F128>>, BesideError> {
+pub async fn serve<S: CotSender, C: Channel>(source: &mut S, ch: &mut C, cap: usize) -> Result<VerifierMade, BesideError> {
     let (mut made, mut total) = (Vec::new(), 0usize);
     loop {
         let msg = ch.recv().await?;
@@ -145,14 +153,14 @@ mod tests {
     use futures::executor::block_on;
     use futures::future::join;
 
-    type Made = (Result<Vec<(Vec<bool>, Vec<F128>)>, BesideError>, Result<Vec<Vec<F128>>, BesideError>, F128);
+    type Made = (Result<ProverMade, BesideError>, Result<VerifierMade, BesideError>, F128);
 
     fn run(cap: usize, limit: usize, steps_while_connected: bool) -> Made {
         let (mut a, mut b) = memory_pair(1 << 20);
         let (mut r, mut s) = (IdealCotReceiver::new([7; 16]), IdealCotSender::new([7; 16]));
         let delta = s.delta();
         let connected = AtomicBool::new(steps_while_connected);
-        let (p, v) = block_on(join(make(&mut r, &mut a, cap, &connected), serve(&mut s, &mut b, limit)));
+        let (p, v) = block_on(join(make(&mut r, &mut a, cap, STEP, &connected), serve(&mut s, &mut b, limit)));
         (p, v, delta)
     }
 

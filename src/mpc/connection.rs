@@ -22,9 +22,13 @@
 //! decrypts them, and checks the Finished, once V publishes its share.
 //!
 //! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
-//! the ZK engine before its labels are sent, so that after the connection P can prove that
-//! what V decoded was the circuits' honest output ([`super::reproof`]): a mask chosen after
-//! the fact could explain any decoded value.
+//! the ZK engine before anything of the connection is decoded, so that after the connection P
+//! can prove that what V decoded was the circuits' honest output ([`super::reproof`]): a mask
+//! chosen after the fact could explain any decoded value. Inputs are committed before their
+//! labels are sent, except the masks of the records garbled ahead: they are committed as the
+//! connection starts, so that the preparation needs none of the proofs' COTs, which are made
+//! beside it. Between their labels and their commitment P hears nothing from V but the
+//! receipt of the tables.
 
 use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
 use super::fp::Fp;
@@ -341,7 +345,7 @@ pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(ch: &mut C, zk: &mut Z, 
 
 /// [`prover`] with the garbler given (a cheating one in tests).
 async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(gp: GarblerParty, ch: &mut C, zk: &mut Z, server: &mut S, client: Client, request: &[u8], limits: ConnectionLimits) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    let prepared = prepare_with(gp, ch, zk, request.len(), limits).await?;
+    let prepared = prepare_with(gp, ch, request.len(), limits).await?;
     connect_prover(prepared, ch, zk, server, client, request, limits).await
 }
 
@@ -379,17 +383,17 @@ impl<W> PreparedProver<W> {
 /// [`prepare_verifier`]): it can run while the proxy connects to the server, or long before
 /// the request is known. A shorter request costs the same as one of `request_len` bytes:
 /// each record garbled ahead is replayed whole, and its unused keystream is left unused.
-pub async fn prepare_prover<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<Bit<Z, C>>, ConnectionError> {
-    prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, request_len, limits).await
+pub async fn prepare_prover<C: Channel, W>(ch: &mut C, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<W>, ConnectionError> {
+    prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, request_len, limits).await
 }
 
-async fn prepare_with<C: Channel, Z: Party<C>>(mut gp: GarblerParty, ch: &mut C, zk: &mut Z, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<Bit<Z, C>>, ConnectionError> {
+async fn prepare_with<C: Channel, W>(mut gp: GarblerParty, ch: &mut C, request_len: usize, limits: ConnectionLimits) -> Result<PreparedProver<W>, ConnectionError> {
     if request_len > limits.max_sent {
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
-    let ahead = request_ahead_prover(&mut gp, ch, zk, request_len).await?;
+    let ahead = request_ahead_prover(&mut gp, ch, request_len).await?;
     Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len })
 }
 
@@ -400,6 +404,11 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: Pr
         return Err(ConnectionError::NotPrepared { prepared: prepared.request_len, got: request.len() });
     }
     let delta = F128(prepared.gp.garbler().delta());
+    // the masks of the records garbled ahead, committed before anything of the connection
+    // (the preparation uses no COTs of the proofs, so it runs beside their making)
+    for r in prepared.ahead.iter_mut().flat_map(|a| a.records.iter_mut()) {
+        r.committed = commit(zk, ch, &r.masks).await?;
+    }
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
     forward_until(ch, server, &mut client, key_exchange_pending).await?;
@@ -491,7 +500,7 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: Pr
 
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
 pub async fn verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, now: rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
-    let prepared = prepare_verifier(ch, zk, limits).await?;
+    let prepared = prepare_verifier(ch, limits).await?;
     connect_verifier(prepared, ch, zk, roots, server_name, || now, limits).await
 }
 
@@ -505,17 +514,22 @@ pub struct PreparedVerifier<W> {
 }
 
 /// The verifier's side of [`prepare_prover`].
-pub async fn prepare_verifier<C: Channel, Z: Party<C>>(ch: &mut C, zk: &mut Z, limits: ConnectionLimits) -> Result<PreparedVerifier<Bit<Z, C>>, ConnectionError> {
+pub async fn prepare_verifier<C: Channel, W>(ch: &mut C, limits: ConnectionLimits) -> Result<PreparedVerifier<W>, ConnectionError> {
     let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
     let mut ep = EvaluatorParty::new();
-    let request = request_ahead_verifier(&mut ep, ch, zk, limits).await?;
+    let request = request_ahead_verifier(&mut ep, ch, limits).await?;
     Ok(PreparedVerifier { ep, choices, macs, request })
 }
 
 /// The verifier's connection after [`prepare_verifier`]; `clock` is read when the prover
 /// starts it (which may be long after the preparation).
 pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifier<Bit<Z, C>>, ch: &mut C, zk: &mut Z, roots: RootStore, server_name: &str, clock: impl FnOnce() -> rustls_pki_types::UnixTime, limits: ConnectionLimits) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
-    let PreparedVerifier { mut ep, choices, macs, request: ahead } = prepared;
+    let PreparedVerifier { mut ep, choices, macs, request: mut ahead } = prepared;
+    if let RequestView::Ahead(records) = &mut ahead {
+        for r in records {
+            r.committed = take_commitment(zk, ch, r.len + 16).await?;
+        }
+    }
     let random: [u8; 32] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let now = clock();
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
@@ -692,10 +706,11 @@ struct AheadRecordView<W> {
 }
 
 /// P, before the handshake: announces the request's length and, when its records' tables fit
-/// [`AHEAD_TABLES`], commits their masks, sends their labels and garbles the client
-/// direction's key schedule and the records' keystream and E_K(J0) over wires for the key and
-/// salt that the handshake will solder in (docs/protocol.md, "Garbling ahead").
-async fn request_ahead_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch: &mut C, zk: &mut Z, len: usize) -> Result<Option<AheadRequest<Bit<Z, C>>>, ConnectionError> {
+/// [`AHEAD_TABLES`], sends the labels of their masks and garbles the client direction's key
+/// schedule and the records' keystream and E_K(J0) over wires for the key and salt that the
+/// handshake will solder in (docs/protocol.md, "Garbling ahead"). The masks are committed as
+/// the connection starts ([`connect_prover`]).
+async fn request_ahead_prover<C: Channel, W>(gp: &mut GarblerParty, ch: &mut C, len: usize) -> Result<Option<AheadRequest<W>>, ConnectionError> {
     ch.send((len as u32).to_be_bytes().to_vec()).await?;
     let plan = request_records(len);
     if tables_for_records(&plan) > AHEAD_TABLES {
@@ -704,9 +719,8 @@ async fn request_ahead_prover<C: Channel, Z: Party<C>>(gp: &mut GarblerParty, ch
     let mut records = Vec::with_capacity(plan.len());
     for &(_, len) in &plan {
         let masks: Vec<u8> = (0..len + 16).map(|_| rand::random()).collect();
-        let committed = commit(zk, ch, &masks).await?;
         let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
-        records.push(AheadRecord { masks, wires, committed });
+        records.push(AheadRecord { masks, wires, committed: Vec::new() });
     }
     let key_and_salt = gp.reserve_inputs(160);
     gp.set_schedule(Schedule::Ahead);
@@ -732,7 +746,7 @@ enum RequestView<W> {
 
 /// V's side of [`request_ahead_prover`]: refuses a request over max_sent, keeps at most the
 /// tables its records take.
-async fn request_ahead_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty, ch: &mut C, zk: &mut Z, limits: ConnectionLimits) -> Result<RequestView<Bit<Z, C>>, ConnectionError> {
+async fn request_ahead_verifier<C: Channel, W>(ep: &mut EvaluatorParty, ch: &mut C, limits: ConnectionLimits) -> Result<RequestView<W>, ConnectionError> {
     let len: [u8; 4] = ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a request length is 4 bytes"))?;
     let len = u32::from_be_bytes(len) as usize;
     if len > limits.max_sent {
@@ -745,9 +759,8 @@ async fn request_ahead_verifier<C: Channel, Z: Party<C>>(ep: &mut EvaluatorParty
     }
     let mut records = Vec::with_capacity(plan.len());
     for &(_, len) in &plan {
-        let committed = take_commitment(zk, ch, len + 16).await?;
         let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
-        records.push(AheadRecordView { len, wires, committed });
+        records.push(AheadRecordView { len, wires, committed: Vec::new() });
     }
     ep.receive_ahead(ch, tables).await?;
     ch.send(vec![1]).await?;
@@ -934,7 +947,7 @@ mod tests {
             let req = request("/json");
             let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
             let p = async {
-                let prepared = prepare_prover(&mut a, &mut pz, capacity, limits).await?;
+                let prepared = prepare_prover(&mut a, capacity, limits).await?;
                 assert_eq!((prepared.capacity(), prepared.ahead.is_some()), (capacity, ahead));
                 connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, limits).await
             };
@@ -953,6 +966,32 @@ mod tests {
             verified.expect("the verifier accepts the garbling");
             proven.expect("the prover's proof");
         }
+    }
+
+    /// The masks of a request garbled ahead are committed as the connection starts, after
+    /// their labels went out: a prover that then commits (and uses) another mask than it
+    /// garbled with, one bit of the first record's, is caught by the proof of the garbling,
+    /// whose re-run of the record's phases from the committed masks disagrees with what was
+    /// decoded.
+    #[tokio::test]
+    async fn a_mask_committed_otherwise_than_garbled_ahead_is_caught_by_the_proof_of_the_garbling() {
+        let Raw { roots, mut server, client, now, mut a, mut b, .. } = raw().await;
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let req = request("/json");
+        let p = async {
+            let mut prepared: PreparedProver<_> = prepare_prover(&mut a, req.len(), LIMITS).await?;
+            assert!(prepared.ahead.is_some(), "the request is garbled ahead");
+            if let Some(ahead) = prepared.ahead.as_mut() {
+                ahead.records[0].masks[6] ^= 1;
+            }
+            connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, LIMITS).await
+        };
+        let v = verifier(&mut b, &mut vz, roots, "localhost", now, LIMITS);
+        let (p, v) = join(p, v).await;
+        let (p, v) = (p.expect("the connection itself goes through"), v.expect("verifier"));
+        let (_, verified) = reproof((p, pz, a), (v, vz, b)).await;
+        let refused = verified.err();
+        assert!(matches!(refused, Some(super::super::reproof::ReproofError::Phase(PhaseError::Peer(super::super::phases::PeerMisbehaved::RevealDiffers { .. })))), "{refused:?}");
     }
 
     /// V's reading of the record lengths P announces for a request garbled ahead.
@@ -1242,7 +1281,7 @@ mod tests {
         let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
         let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
         let p = async move {
-            let mut prepared = prepare_with(GarblerParty::new(Garbler::new(Vec::new())), &mut a, &mut pz, 5000, limits).await?;
+            let mut prepared = prepare_with(GarblerParty::new(Garbler::new(Vec::new())), &mut a, 5000, limits).await?;
             prepared.request_len = 6000;
             connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits).await.map(|_| ())
         };

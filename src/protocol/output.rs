@@ -122,6 +122,13 @@ pub struct PhaseStats {
     pub bytes_down: u64,
 }
 
+impl PhaseStats {
+    /// The same phase with `(up, down)` more bytes (those of another channel).
+    pub fn plus(self, (up, down): (u64, u64)) -> Self {
+        PhaseStats { bytes_up: self.bytes_up + up, bytes_down: self.bytes_down + down, ..self }
+    }
+}
+
 /// Per-phase figures: preprocess (OT setup), online (TLS session), prove (the ZK proof).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionStats {

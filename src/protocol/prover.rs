@@ -398,18 +398,19 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
     let SessionChannels { mut control, tls, mut zk, cot } = channels;
     let mut driver = driver.boxed_local().fuse();
     let report = |phase, fraction| progress(Progress { phase, fraction });
-    let mpc = match &config.mode {
-        ProverMode::Proxy => None,
+    let (mpc, cot) = match &config.mode {
+        ProverMode::Proxy => (None, cot),
         ProverMode::Mpc { .. } => {
             let setup = async {
                 let mut opened = open(&mut control, &config, sizing, &report).await?;
-                let mut connection = mpc_prepare(&mut zk, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
+                let (mut connection, cot) = mpc_prepare(&mut zk, cot, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
                 // prepared means the verifier holds the tables: the request may come much later
                 within(config.step_timeout * 5, "garbling ahead", connection.settle(&mut zk)).await??;
-                Ok(MpcPrepared { opened, connection })
+                Ok((MpcPrepared { opened, connection }, cot))
             };
             let outcome = with_driver(&mut driver, Box::pin(setup)).await;
-            Some(explained(outcome, &mut control)?)
+            let (prepared, cot) = explained(outcome, &mut control)?;
+            (Some(prepared), cot)
         }
     };
     Ok(PreparedSession { driver, control, tls, zk, cot, config, mpc })
@@ -556,8 +557,8 @@ async fn session(
         ProverMode::Mpc { .. } => {
             let Opened { target, preprocess, mut prover } = open(control, &config, sizing, &report).await?;
             // the proxy connects to the server while the preparation runs
-            let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, &mut prover, preprocess, &config, request.len()));
-            let (prepared, server) = (prepared?, server?);
+            let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, cot, &mut prover, preprocess, &config, request.len()));
+            let ((prepared, cot), server) = (prepared?, server?);
             let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut prover, &config, server, prepared, &target, &request, beside_cap(&config, sizing), &report)).await?;
             (prover, exchanged)
         }
@@ -743,11 +744,35 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
 
 /// MPC mode's preparation: the COTs for the proofs, then the connection's own and a request
 /// of up to `capacity` bytes garbled ahead of the handshake.
-async fn mpc_prepare(zk: &mut MuxChannel, prover: &mut Prover<FerretReceiver>, preprocess: usize, config: &ProverConfig, capacity: usize) -> Result<crate::mpc::connection::PreparedProver<ZkBit>, ProverError> {
+/// MPC mode's preparation: the COTs for the proofs, made on the COT channel while the request
+/// is garbled ahead on the ZK channel (which uses none of them). Gives the COT channel back.
+async fn mpc_prepare(zk: &mut MuxChannel, cot: MuxChannel, prover: &mut Prover<FerretReceiver>, preprocess: usize, config: &ProverConfig, capacity: usize) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
     let step = config.step_timeout;
-    within(step, "preprocessing", prover.preprocess(zk, preprocess)).await??;
-    let prepare = crate::mpc::connection::prepare_prover(zk, prover, capacity, connection_limits(config));
-    within(step * 5, "garbling ahead", Box::pin(prepare)).await?.map_err(ProverError::from)
+    let making = make_beside(prover, cot, preprocess, preprocess, Arc::new(AtomicBool::new(true)))?;
+    let prepare = crate::mpc::connection::prepare_prover(zk, capacity, connection_limits(config));
+    let prepared = within(step * 5, "garbling ahead", Box::pin(prepare)).await??;
+    let cot = take_back(prover, making, step, "preprocessing").await?;
+    Ok((prepared, cot))
+}
+
+type Making = OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::beside::ProverMade, BesideError>)>;
+
+/// Lends `prover`'s COT source to a thread of its own that makes `total` COTs on `cot` in steps
+/// of `step` while `go_on` holds ([`crate::mpc::beside`]); [`take_back`] returns them.
+fn make_beside(prover: &mut Prover<FerretReceiver>, mut cot: MuxChannel, total: usize, step: usize, go_on: Arc<AtomicBool>) -> Result<Making, ProverError> {
+    let mut source = prover.lend_source().ok_or(ProofError::SourceLent)?;
+    Ok(OwnThread::spawn(move || async move {
+        let made = crate::mpc::beside::make(&mut source, &mut cot, total, step, &go_on).await;
+        (source, cot, made)
+    }))
+}
+
+/// Waits (at most `d`) for what [`make_beside`] made and gives it and the source back to
+/// `prover`; returns the COT channel.
+async fn take_back(prover: &mut Prover<FerretReceiver>, making: Making, d: std::time::Duration, what: &'static str) -> Result<MuxChannel, ProverError> {
+    let (source, cot, made) = within(d, what, making.finish()).await?.ok_or(BesideError::Lost)?;
+    prover.give_back(source, made?);
+    Ok(cot)
 }
 
 fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::ConnectionLimits {
@@ -778,7 +803,7 @@ async fn connect_proxy(config: &ProverConfig, target: &ServerTarget) -> Result<c
 #[allow(clippy::too_many_arguments)]
 async fn mpc_exchange(
     zk: &mut MuxChannel,
-    mut cot: MuxChannel,
+    cot: MuxChannel,
     prover: &mut Prover<FerretReceiver>,
     config: &ProverConfig,
     mut server: crate::transport::WsStream,
@@ -795,13 +820,7 @@ async fn mpc_exchange(
     // `beside` COTs for the proof after the connection, made while it runs; the verifier
     // expects the exchange even when there are none
     let connected = Arc::new(AtomicBool::new(true));
-    let making = {
-        let (connected, mut source) = (connected.clone(), prover.lend_source().ok_or(ProofError::SourceLent)?);
-        OwnThread::spawn(move || async move {
-            let made = crate::mpc::beside::make(&mut source, &mut cot, beside, &connected).await;
-            (source, made)
-        })
-    };
+    let making = make_beside(prover, cot, beside, crate::mpc::beside::STEP, connected.clone())?;
     let connection = async {
         let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
         // the proxy's stream is done with (the server has ended its side)
@@ -812,8 +831,7 @@ async fn mpc_exchange(
     let connection = connection.await;
     connected.store(false, Ordering::Release);
     let (conn, v_share) = connection?;
-    let (source, made) = within(step, "the COTs made beside the connection", making.finish()).await?.ok_or(BesideError::Lost)?;
-    prover.give_back(source, made?);
+    take_back(prover, making, step, "the COTs made beside the connection").await?;
     let ms = conn.master_secret(&v_share);
     let records = conn.open_received(&ms)?;
     let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();

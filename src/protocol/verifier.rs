@@ -252,6 +252,26 @@ struct Online {
     prove_from: (Instant, u64, u64),
 }
 
+type Serving = crate::mpc::beside::OwnThread<(FerretSender, MuxChannel, Result<crate::mpc::beside::VerifierMade, crate::mpc::beside::BesideError>)>;
+
+/// Lends the verifier's COT source to a thread of its own that serves the prover's steps on
+/// `cot` up to `cap` COTs ([`crate::mpc::beside`]); [`take_back`] returns them.
+fn serve_beside(verifier: &mut Verifier<FerretSender>, mut cot: MuxChannel, cap: usize) -> Result<Serving, VerifierError> {
+    let mut source = verifier.lend_source().ok_or(ProofError::SourceLent)?;
+    Ok(crate::mpc::beside::OwnThread::spawn(move || async move {
+        let made = crate::mpc::beside::serve(&mut source, &mut cot, cap).await;
+        (source, cot, made)
+    }))
+}
+
+/// Waits (at most `d`) for what [`serve_beside`] made and gives it and the source back to
+/// `verifier`; returns the COT channel.
+async fn take_back(verifier: &mut Verifier<FerretSender>, serving: Serving, d: Duration, what: &'static str) -> Result<MuxChannel, VerifierError> {
+    let (source, cot, made) = within(d, what, serving.finish()).await?.ok_or(crate::mpc::beside::BesideError::Lost)?;
+    verifier.give_back(source, made?);
+    Ok(cot)
+}
+
 fn phase_since(t: Instant, up0: u64, down0: u64, ch: &MuxChannel) -> PhaseStats {
     PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: ch.bytes_received() - up0, bytes_down: ch.bytes_sent() - down0 }
 }
@@ -302,29 +322,27 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
 /// MPC mode's online phase: COTs for the proofs, then the connection in two parties (the
 /// prover forwards every server byte; the verifier's own copy of the client checks them),
 /// then the proof that the prover garbled honestly, after which the prover holds the keys.
-/// The verifier dials nothing; everything runs on the ZK channel.
-async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, mut cot: MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+/// The verifier dials nothing; everything runs on the ZK channel, and Ferret on the COT
+/// channel beside it.
+async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
     config.allow.permits(&target.address())?;
     control.send(ControlMessage::Accepted { connection_time: unix_now() }.encode()).await?;
     let step = config.step_timeout;
     let t = Instant::now();
-    within(step, "preprocessing", verifier.preprocess(zk, req.preprocess as usize)).await??;
+    // The COTs for the proofs on the COT channel while the request is garbled ahead on the ZK
+    // channel (which uses none of them), then those the prover asks for beside the connection,
+    // up to the keystream proof of `max_recv` (see `crate::mpc::beside`).
+    let serving = serve_beside(verifier, cot, req.preprocess as usize)?;
     let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
-    let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, verifier, limits)).await??;
-    let preprocess = phase_since(t, 0, 0, zk);
+    let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, limits)).await??;
+    let cot = take_back(verifier, serving, step, "preprocessing").await?;
+    let cot_preprocess = (cot.bytes_received(), cot.bytes_sent());
+    let preprocess = phase_since(t, 0, 0, zk).plus(cot_preprocess);
 
     // A prover that prepared ahead starts the connection when it has its request: the
     // connection's time and the online phase begin then.
     let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
-    // The COTs the prover asks for beside the connection, up to the keystream proof of
-    // `max_recv` (see `crate::mpc::beside`); a thread of their own, stopped if the session ends.
-    let making = {
-        let (cap, mut source) = (crate::mpc::beside::cap(req.max_recv as usize), verifier.lend_source().ok_or(ProofError::SourceLent)?);
-        crate::mpc::beside::OwnThread::spawn(move || async move {
-            let made = crate::mpc::beside::serve(&mut source, &mut cot, cap).await;
-            (source, made)
-        })
-    };
+    let serving = serve_beside(verifier, cot, crate::mpc::beside::cap(req.max_recv as usize))?;
     let started = std::cell::Cell::new(None);
     let clock = || {
         started.set(Some(Instant::now()));
@@ -337,8 +355,9 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, mut cot: MuxC
 
     let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
     within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
-    let (source, made) = within(config.session_timeout, "the COTs made beside the connection", making.finish()).await?.ok_or(crate::mpc::beside::BesideError::Lost)?;
-    verifier.give_back(source, made?);
+    let cot = take_back(verifier, serving, config.session_timeout, "the COTs made beside the connection").await?;
+    // the COTs made beside the connection count as its bytes
+    let online = online.plus((cot.bytes_received() - cot_preprocess.0, cot.bytes_sent() - cot_preprocess.1));
     let raw = |d| conn.client.transcript().raw_bytes(d);
     Ok(Online { sent_raw: raw(Direction::Sent), received_raw: raw(Direction::Received), connection_time, preprocess, online, prove_from })
 }

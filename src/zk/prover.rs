@@ -430,8 +430,8 @@ impl<R: CotReceiver> Prover<R> {
     }
 
     /// Takes the COT source back with the COTs it made while lent, in the chunks it made
-    /// them in (bits and MACs): batches take them after the pool's, before asking the
-    /// source for more, as on the verifier.
+    /// them in (bits and MACs): batches take them, a chunk at a time, after the pool's and
+    /// before asking the source for more, as on the verifier.
     pub fn give_back(&mut self, source: R, made: Vec<(Vec<bool>, Vec<F128>)>) {
         self.cot = Some(source);
         let (bits, macs): (Vec<_>, Vec<_>) = made.into_iter().filter(|(b, m)| b.len() == m.len()).unzip();
@@ -565,13 +565,9 @@ impl<R: CotReceiver> Prover<R> {
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
         let mut have = self.backend.pool_bits.len().saturating_sub(self.backend.cursor);
         while have < need {
-            match (self.reserve.0.take(need - have), self.reserve.1.take(need - have)) {
-                (Some(bits), Some(macs)) => {
-                    have += bits.len();
-                    self.add_to_pool(bits, macs);
-                }
-                _ => break,
-            }
+            let (Some(bits), Some(macs)) = (self.reserve.0.next(), self.reserve.1.next()) else { break };
+            have += bits.len();
+            self.add_to_pool(bits, macs);
         }
         if have >= need {
             return Ok(());

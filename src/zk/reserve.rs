@@ -1,6 +1,7 @@
 //! COTs made ahead of the pool, in the chunks they were made in (see `crate::mpc::beside`):
-//! the pool takes them from the front before it asks the COT source for more, so a few million
-//! of them are never copied into one vector all at once, and both parties take the same ones.
+//! the pool takes them a whole chunk at a time, before it asks the COT source for more, so a
+//! few million of them are never copied into one vector at once, and both parties take the
+//! same ones (each take depends only on counts both know).
 
 use std::collections::VecDeque;
 use zeroize::{DefaultIsZeroes, Zeroize};
@@ -22,17 +23,9 @@ impl<T: DefaultIsZeroes> Reserve<T> {
         self.chunks.extend(chunks.into_iter().filter(|c| !c.is_empty()));
     }
 
-    /// Up to `n` values from the front (`None` when empty): the front chunk whole when it
-    /// holds at most `n`, else its first `n`.
-    pub(crate) fn take(&mut self, n: usize) -> Option<Vec<T>> {
-        let mut chunk = self.chunks.pop_front()?;
-        if chunk.len() > n {
-            let rest = chunk[n..].to_vec();
-            chunk[n..].zeroize();
-            chunk.truncate(n);
-            self.chunks.push_front(rest);
-        }
-        Some(chunk)
+    /// The front chunk (`None` when none is left).
+    pub(crate) fn next(&mut self) -> Option<Vec<T>> {
+        self.chunks.pop_front()
     }
 }
 
@@ -47,12 +40,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_come_out_in_order_whole_chunks_or_split() {
+    fn chunks_come_out_whole_in_order() {
         let mut r = Reserve::default();
         r.append([vec![1u64, 2, 3], vec![], vec![4, 5]]);
-        assert_eq!(r.take(2), Some(vec![1, 2]));
-        assert_eq!(r.take(5), Some(vec![3]));
-        assert_eq!(r.take(5), Some(vec![4, 5]));
-        assert_eq!(r.take(1), None);
+        r.append([vec![6]]);
+        assert_eq!(r.next(), Some(vec![1, 2, 3]));
+        assert_eq!(r.next(), Some(vec![4, 5]));
+        assert_eq!(r.next(), Some(vec![6]));
+        assert_eq!(r.next(), None);
     }
 }

@@ -319,7 +319,8 @@ impl<S: CotSender> Verifier<S> {
     }
 
     /// Takes the COT source back with the keys it made while lent, in the chunks it made
-    /// them in: batches take them after the pool's, before asking the source for more.
+    /// them in: batches take them, a chunk at a time, after the pool's and before asking the
+    /// source for more.
     pub fn give_back(&mut self, source: S, made: Vec<Vec<F128>>) {
         self.cot = Some(source);
         self.reserve.append(made);
@@ -471,7 +472,7 @@ impl<S: CotSender> Verifier<S> {
     async fn ensure_pool<C: Channel>(&mut self, ch: &mut C, need: usize) -> Result<(), ProofError> {
         let mut have = self.backend.pool_keys.len().saturating_sub(self.backend.cursor);
         while have < need {
-            let Some(keys) = self.reserve.take(need - have) else { break };
+            let Some(keys) = self.reserve.next() else { break };
             have += keys.len();
             self.add_to_pool(keys);
         }
