@@ -50,7 +50,7 @@ pub enum BesideError {
     Cot(#[from] CotError),
     #[error("the prover sent a step of {0} bytes (expected 4)")]
     MalformedStep(usize),
-    #[error("the prover asked for {asked} COTs beside the connection (limit {limit})")]
+    #[error("the prover asked for {asked} COTs on the COT channel (limit {limit})")]
     TooMany { asked: usize, limit: usize },
     #[error("the COT source made {made} COTs for a step of {asked}")]
     WrongCount { made: usize, asked: usize },

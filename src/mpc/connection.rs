@@ -975,8 +975,7 @@ mod tests {
     /// decoded.
     #[tokio::test]
     async fn a_mask_committed_otherwise_than_garbled_ahead_is_caught_by_the_proof_of_the_garbling() {
-        let Raw { roots, mut server, client, now, mut a, mut b, .. } = raw().await;
-        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
         let req = request("/json");
         let p = async {
             let mut prepared: PreparedProver<_> = prepare_prover(&mut a, req.len(), LIMITS).await?;
