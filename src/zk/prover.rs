@@ -434,7 +434,8 @@ impl<R: CotReceiver> Prover<R> {
     /// before asking the source for more, as on the verifier.
     pub fn give_back(&mut self, source: R, made: Vec<(Vec<bool>, Vec<F128>)>) {
         self.cot = Some(source);
-        let (bits, macs): (Vec<_>, Vec<_>) = made.into_iter().filter(|(b, m)| b.len() == m.len()).unzip();
+        // `beside::make` checked each chunk's bits and MACs against the step's count
+        let (bits, macs): (Vec<_>, Vec<_>) = made.into_iter().unzip();
         self.reserve.0.append(bits);
         self.reserve.1.append(macs);
     }
