@@ -113,7 +113,11 @@ impl Channel for MuxChannel {
         let mut frame = Vec::with_capacity(msg.len() + 1);
         frame.push(self.id as u8);
         frame.extend_from_slice(&msg);
-        self.out.send(frame).await.map_err(|_| ChannelError::Closed)
+        self.out.send(frame).await.map_err(|_| ChannelError::Closed)?;
+        // The driver shares the caller's task: let it write the frame now, before the caller
+        // goes on computing (a proof batch held back the Ferret check's last message 20 ms).
+        yield_once().await;
+        Ok(())
     }
 
     async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
@@ -132,6 +136,20 @@ impl Channel for MuxChannel {
     }
 }
 
+/// Returns `Pending` once (waking its task at once), so that the futures polled beside the
+/// caller's in the same task run before it goes on.
+fn yield_once() -> impl std::future::Future<Output = ()> {
+    let mut yielded = false;
+    futures::future::poll_fn(move |cx| {
+        if yielded {
+            return Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+}
+
 /// The channel handles of one session, by purpose. The driver ends once all are dropped.
 pub struct SessionChannels {
     pub control: MuxChannel,
@@ -141,7 +159,8 @@ pub struct SessionChannels {
 }
 
 /// Splits `socket` into channels. The returned driver must be polled (spawned, or joined with
-/// the protocol future) for any channel to make progress; it ends when every handle is dropped
+/// the protocol future, polled before it so that a frame sent goes out before the protocol
+/// computes on) for any channel to make progress; it ends when every handle is dropped
 /// (closing the socket), or with an error when the peer misbehaves or disconnects.
 pub fn multiplex<S: MessageSocket>(
     mut socket: S,
@@ -265,6 +284,11 @@ async fn drive<S: MessageSocket>(
             Ok(Some(frame)) => socket.send(&frame).await?,
             Ok(None) => {
                 let _ = socket.close().await;
+                // Read on until the peer closes too: a peer still sending (acknowledgements,
+                // the rest of a session it has not seen refused yet) would otherwise be reset,
+                // and lose the frames that explain the end (an Abort) before reading them.
+                // The caller bounds how long (the verifier: `LINGER`).
+                while let Ok(Some(_)) = socket.recv().await {}
                 return Ok(());
             }
             Err(incoming) => {

@@ -507,12 +507,22 @@ pub async fn run<P: Party<C>, C: Channel>(
         covers_all(inputs.reveal_received, app_len(inputs.received)),
     ];
     let records = [inputs.sent, inputs.received];
+    // The keystream batches of the ZK-path directions (below), from public inputs alone.
+    let reveals = [inputs.reveal_sent, inputs.reveal_received];
+    let jobs: Vec<KeystreamJob> = (0..2)
+        .filter(|side| !fast[*side])
+        .flat_map(|side| {
+            let touched = opened_blocks(records[side], reveals[side]);
+            touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
+        })
+        .collect();
 
-    // Finished records bound to the session; keys or GHASH material opened. Checked: this
-    // also checks every deferred PRF batch.
+    // Finished records bound to the session; keys or GHASH material opened. Checked, with
+    // every deferred PRF batch, unless keystream batches follow: then the last of them checks
+    // it too, and the prover goes on to them without waiting for a challenge.
     type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Gates>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
-        .run_batch(ch, &mut |b: &mut P::Backend| {
+        .run_batch_unless_more(ch, !jobs.is_empty(), &mut |b: &mut P::Backend| {
             let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();
             let mut keys = [None, None];
             let mut ghash = [None, None];
@@ -553,15 +563,7 @@ pub async fn run<P: Party<C>, C: Channel>(
     // ahead for several batches at a time, and only every CHECK_EVERY-th batch waits for a
     // multiplication check, so the prover computes the next batch while the verifier checks
     // the last one.
-    let reveals = [inputs.reveal_sent, inputs.reveal_received];
     let mut revealed = [Vec::new(), Vec::new()];
-    let jobs: Vec<KeystreamJob> = (0..2)
-        .filter(|side| !fast[*side])
-        .flat_map(|side| {
-            let touched = opened_blocks(records[side], reveals[side]);
-            touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
-        })
-        .collect();
     let opened = keystream_batches(party, ch, KeystreamCipher::Aes128, &jobs, |b, side, chunk| {
         let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
         let mut out = Vec::new();

@@ -304,8 +304,16 @@ async fn open_keystream_records<P: Party<C>, C: Channel>(
     out: &mut [Option<OpenedRecords>],
 ) -> Result<(), ProofError> {
     let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
+    // Keystream blocks, each with the byte positions opened in it; a job's side is the
+    // direction's place in `zk`.
+    let mut jobs: Vec<KeystreamJob> = Vec::new();
+    for (k, &i) in zk.iter().enumerate() {
+        let blocks = touched_blocks(dirs[i].positions, 16);
+        jobs.extend(blocks.chunks(BLOCKS_PER_BATCH).map(|c| (k, c.to_vec())));
+    }
+    // H and every E_K(J0): checked unless keystream batches follow, whose last checks it too
     let (round_keys, tags) = party
-        .run_batch(ch, &mut |b: &mut P::Backend| {
+        .run_batch_unless_more(ch, !jobs.is_empty(), &mut |b: &mut P::Backend| {
             let mut round_keys = Vec::with_capacity(zk.len());
             let mut tags = Vec::with_capacity(zk.len());
             for &i in zk {
@@ -325,13 +333,6 @@ async fn open_keystream_records<P: Party<C>, C: Channel>(
             (round_keys, tags)
         })
         .await?;
-    // Keystream blocks, each with the byte positions opened in it; a job's side is the
-    // direction's place in `zk`.
-    let mut jobs: Vec<KeystreamJob> = Vec::new();
-    for (k, &i) in zk.iter().enumerate() {
-        let blocks = touched_blocks(dirs[i].positions, 16);
-        jobs.extend(blocks.chunks(BLOCKS_PER_BATCH).map(|c| (k, c.to_vec())));
-    }
     let opened = keystream_batches(party, ch, cipher, &jobs, |b, k, chunk| {
         let iv = &dirs[zk[k]].key.iv;
         let mut out = Vec::new();
@@ -368,8 +369,11 @@ async fn open_chacha_records<P: Party<C>, C: Channel>(
     records: usize,
     positions: &[(usize, Vec<usize>)],
 ) -> Result<OpenedRecords, ProofError> {
+    let blocks = touched_blocks(positions, 64);
+    let jobs: Vec<KeystreamJob> = blocks.chunks(CHACHA20_BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
+    // checked unless keystream batches follow, whose last checks it too
     let poly_keys = party
-        .run_batch(ch, &mut |b: &mut P::Backend| {
+        .run_batch_unless_more(ch, !jobs.is_empty(), &mut |b: &mut P::Backend| {
             (0..records as u64)
                 .map(|seq| {
                     let block = chacha20::block(b, &key.key, &record_nonce(b, &key.iv, seq), 0);
@@ -378,8 +382,6 @@ async fn open_chacha_records<P: Party<C>, C: Channel>(
                 .collect::<Vec<_>>()
         })
         .await?;
-    let blocks = touched_blocks(positions, 64);
-    let jobs: Vec<KeystreamJob> = blocks.chunks(CHACHA20_BLOCKS_PER_BATCH).map(|c| (0, c.to_vec())).collect();
     let opened = keystream_batches(party, ch, KeystreamCipher::ChaCha20, &jobs, |b, _, chunk| {
         let mut out = Vec::new();
         for (record, blk, at) in chunk {

@@ -296,13 +296,14 @@ async fn with_driver<T>(driver: impl std::future::Future<Output = Result<(), Mux
     let session = session.fuse();
     let driver = driver.fuse();
     futures::pin_mut!(session, driver);
-    futures::select! {
-        result = session => result,
+    // the driver first: a frame the session has just sent goes out before it computes on
+    futures::select_biased! {
         ended = driver => match (ended, session.await) {
             (_, Ok(out)) => Ok(out),
             (_, Err(e @ ProverError::VerifierRejected(_))) | (Ok(()), Err(e)) => Err(e),
             (Err(transport), Err(_)) => Err(transport.into()),
         },
+        result = session => result,
     }
 }
 

@@ -103,13 +103,17 @@ impl VerifierServer {
 
 /// Runs one admitted session on its own blocking thread, driven by the runtime's I/O: the
 /// proof futures are not `Send` (the engine is generic over `dyn FnMut` circuits) and
-/// CPU-heavy. The ticket is held until the session ends.
+/// CPU-heavy. The ticket is held until the verdict is sent.
 fn spawn_session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, ticket: Ticket, config: Arc<VerifierConfig>, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || handle.block_on(async move {
-        let result = verify_session(WsSocket::from_stream(ws), &config).await;
-        drop(ticket);
-        let _ = reports.send((peer, result));
+        // The slot is free and the result reported once the verdict is sent; the socket stays
+        // open until the prover has read it (at most 2 s), which costs no work.
+        verify_session(WsSocket::from_stream(ws), &config, |result| {
+            drop(ticket);
+            let _ = reports.send((peer, result));
+        })
+        .await;
     }));
 }
 

@@ -165,12 +165,21 @@ async fn recv_control(control: &mut MuxChannel, d: Duration, what: &'static str)
     Ok(msg)
 }
 
+/// How long the verifier keeps a session's socket open after its verdict for the prover to
+/// read it and close: closing under a prover still sending would reset the connection, and
+/// the prover could lose the verdict or the reason of a refusal.
+const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Runs one session on `socket` to its verdict. On failure the prover is told why (best
-/// effort) before the error is returned.
-pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+/// effort). `outcome` gets the result as soon as the prover has been sent it; the future ends
+/// once the prover has closed too, or [`LINGER`] later.
+pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig, outcome: impl FnOnce(Result<VerifierOutput, VerifierError>)) {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let mut control = channels.control;
     let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
+    // how the transport ended, if it did before the session: it explains a closed channel
+    let transport = std::cell::RefCell::new(None::<MuxError>);
+    let (worked, work_done) = futures::channel::oneshot::channel::<()>();
     let work = async {
         let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config))
             .await
@@ -186,15 +195,23 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         };
         let _ = control.send(reply.encode()).await;
         drop(control);
-        result
+        let _ = worked.send(());
+        outcome(match (result, transport.borrow_mut().take()) {
+            (Err(VerifierError::Channel(_)), Some(e)) => Err(e.into()),
+            (result, _) => result,
+        });
     };
-    let (result, driven) = futures::join!(work, driver);
-    match (result, driven) {
-        (Ok(out), _) => Ok(out),
-        // A transport failure usually explains the session error better.
-        (Err(VerifierError::Channel(_)), Err(e)) => Err(e.into()),
-        (Err(e), _) => Err(e),
-    }
+    // The driver reads on after the verdict until the prover closes (see `multiplex`).
+    let driver = async {
+        let linger = async {
+            let _ = work_done.await;
+            tokio::time::sleep(LINGER).await;
+        };
+        if let futures::future::Either::Left((Err(e), _)) = futures::future::select(std::pin::pin!(driver), std::pin::pin!(linger)).await {
+            *transport.borrow_mut() = Some(e);
+        }
+    };
+    futures::join!(work, driver);
 }
 
 async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, cot: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {

@@ -237,6 +237,16 @@ pub trait Party<C: Channel> {
     async fn preprocess(&mut self, ch: &mut C, n: usize) -> Result<(), ProofError>;
     /// Same as [`Prover::expect_shape`] / [`Verifier::expect_shape`].
     fn expect_shape(&mut self, key: u64);
+    /// A batch that is checked only if nothing follows it (`more` false): batches of the same
+    /// proof that follow it end with a checked one, whose check covers this batch too, so the
+    /// prover goes on without waiting for a challenge.
+    async fn run_batch_unless_more<T>(&mut self, ch: &mut C, more: bool, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError> {
+        if more {
+            self.run_batch_deferred(ch, f).await
+        } else {
+            self.run_batch(ch, f).await
+        }
+    }
     /// Batch `k` (from 0) of a run of `total` in which only every `every`-th batch and the last
     /// wait for their multiplication check and the others are deferred into it, so the prover
     /// runs ahead of the verifier for up to `every` batches.

@@ -16,11 +16,15 @@
 //! 1 in each block of ℓ). Then with the local linear code A ([`lpn`], 10 nonzeros per column)
 //! the outputs are K' = v ⊕ K·A, u' = e ⊕ u·A, M' = w ⊕ M·A, so M' = K' ⊕ u'·Δ.
 //!
-//! The LPN matrix seed is chosen by the **prover**, which sends it last in every iteration
-//! (after the MPCOT check, so it costs no round trip): the matrix only protects the prover's
-//! bits from the verifier (LPN), and the correlation holds for every matrix, so the verifier
-//! needs no say (and the prover cannot gain anything by choosing it); the prover picks a fresh
-//! one every iteration.
+//! The LPN matrix seed is chosen by the **prover**, which sends it right after its MPCOT check
+//! challenge (after all tree messages are fixed, and costing no round trip): the matrix only
+//! protects the prover's bits from the verifier (LPN), and the correlation holds for every
+//! matrix, so the verifier needs no say (and the prover cannot gain anything by choosing it);
+//! the prover picks a fresh one every iteration. Sent then, it lets each side encode while the
+//! check's last message is in flight (the prover while it waits for the verifier's hash, the
+//! verifier while it waits for the prover's opening, on the thread pool, [`on_pool`]): both
+//! encode after their check sums are taken, and neither uses an output before its side of the
+//! check has passed.
 //!
 //! # Bootstrapping and buffering
 //! All n outputs of an iteration go into a buffer; each later `extend(m)` serves from its front
@@ -189,6 +193,7 @@ use crate::primitives::prg::PrgKind;
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::channel::Channel;
 use crate::primitives::field::F128;
+use crate::primitives::pool::on_pool;
 use ggm::FixedKeyAes;
 use zeroize::Zeroize;
 
@@ -808,7 +813,7 @@ impl FerretSender {
         let (k, th) = (p.k, p.t * p.log_block);
         let delta = self.base.delta().0;
         let tweak = self.planner.tweak_base();
-        spcot::send(
+        let check = spcot::send(
             ch,
             &self.prg,
             self.base.prg(),
@@ -826,9 +831,19 @@ impl FerretSender {
         let mut lpn_seed = [0u8; 16];
         lpn_seed.copy_from_slice(&seed_msg);
 
-        lpn::encode_keys(self.base.prg(), &lpn_seed, &base[..k], v);
-        self.base_keys.zeroize();
-        Ok(())
+        // The LPN encoding runs while the prover's check opening travels: it needs nothing
+        // from it, and the outputs wait for it.
+        let (mut keys, base) = (std::mem::take(&mut self.keys), std::mem::take(&mut self.base_keys));
+        let prg = self.base.prg();
+        let encoding = on_pool(move || {
+            lpn::encode_keys(prg, &lpn_seed, &base[..k], &mut keys[left..]);
+            (keys, base)
+        });
+        let opened = check.finish(ch).await;
+        let (keys, mut base) = encoding.await.ok_or(CotError::Poisoned)?;
+        base.zeroize();
+        (self.keys, self.base_keys) = (keys, base);
+        opened
     }
 
     /// The next `n` buffered keys ([`serve`]).
@@ -1005,10 +1020,9 @@ impl FerretReceiver {
         let e = &mut self.bits[left..];
         let w = &mut self.macs[left..];
 
-
         let (k, th) = (p.k, p.t * p.log_block);
         let tweak = self.planner.tweak_base();
-        spcot::receive(
+        let check = spcot::receive(
             ch,
             &self.prg,
             self.base.prg(),
@@ -1026,10 +1040,21 @@ impl FerretReceiver {
         let mut lpn_seed = [0u8; 16];
         rand::RngCore::fill_bytes(&mut rand::rng(), &mut lpn_seed);
         ch.send(lpn_seed.to_vec()).await?;
-        lpn::encode_cots(self.base.prg(), &lpn_seed, &base_u[..k], &base_m[..k], e, w);
-        self.base_bits.zeroize();
-        self.base_macs.zeroize();
-        Ok(())
+
+        // The LPN encoding runs while the verifier's check hash travels (see the sender's).
+        let (mut bits, mut macs) = (std::mem::take(&mut self.bits), std::mem::take(&mut self.macs));
+        let (base_u, base_m) = (std::mem::take(&mut self.base_bits), std::mem::take(&mut self.base_macs));
+        let prg = self.base.prg();
+        let encoding = on_pool(move || {
+            lpn::encode_cots(prg, &lpn_seed, &base_u[..k], &base_m[..k], &mut bits[left..], &mut macs[left..]);
+            (bits, macs, base_u, base_m)
+        });
+        let checked = check.finish(ch).await;
+        let (bits, macs, mut base_u, mut base_m) = encoding.await.ok_or(CotError::Poisoned)?;
+        base_u.zeroize();
+        base_m.zeroize();
+        (self.bits, self.macs, self.base_bits, self.base_macs) = (bits, macs, base_u, base_m);
+        checked
     }
 
     /// The next `n` buffered COTs ([`serve`]).

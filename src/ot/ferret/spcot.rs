@@ -98,8 +98,9 @@ fn read_u128(b: &[u8]) -> u128 {
     u128::from_le_bytes(a)
 }
 
-/// Verifier (COT sender) side. `tree_keys`: t·h base keys (tree b, level L at b·h + L);
-/// `check_keys`: 128 base keys. Fills `v` (length t·2^h).
+/// Verifier (COT sender) side, steps 1 and 3. `tree_keys`: t·h base keys (tree b, level L at
+/// b·h + L); `check_keys`: 128 base keys. Fills `v` (length t·2^h); step 4 follows in
+/// [`AwaitingOpening::finish`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn send<C: Channel>(
     ch: &mut C,
@@ -112,7 +113,7 @@ pub(crate) async fn send<C: Channel>(
     check_keys: &[u128],
     tweak_base: u128,
     v: &mut [u128],
-) -> Result<(), CotError> {
+) -> Result<AwaitingOpening, CotError> {
     let leaves = 1usize << h;
     debug_assert_eq!(v.len(), t * leaves);
     debug_assert_eq!(tree_keys.len(), t * h);
@@ -138,18 +139,32 @@ pub(crate) async fn send<C: Channel>(
     let (sum, _) = chi_sums(chi, &chi_seed, v, None);
     let value = sum ^ y_star ^ f_mul(x_prime, delta);
     ch.send(eq_hash(tweak_base, value).to_vec()).await?;
-
-    let z_msg = ch.recv().await?;
-    CotError::expect_len("MPCOT check opening", &z_msg, 16)?;
-    if !bool::from(z_msg.as_slice().ct_eq(&value.to_le_bytes()[..])) {
-        return Err(CotError::SpcotProverInconsistent);
-    }
-    Ok(())
+    Ok(AwaitingOpening { value })
 }
 
-/// Prover (COT receiver) side. `tree_u`/`tree_m`: t·h base COTs (bits as 0/1 bytes);
-/// `check_u`/`check_m`: 128 base COTs. Fills `w` (length t·2^h) and `e` (0/1 bytes, one 1 per
-/// block).
+/// V after step 3: `v` is final, and P's Z (step 4) is still to come. The caller may go on
+/// with `v` (Ferret's LPN encoding) while Z travels; the outputs are V's to use once
+/// [`finish`](Self::finish) accepted Z.
+#[must_use = "step 4 checks the prover's opening"]
+pub(crate) struct AwaitingOpening {
+    value: u128,
+}
+
+impl AwaitingOpening {
+    /// Step 4: P's Z must equal V ([`CotError::SpcotProverInconsistent`]).
+    pub(crate) async fn finish<C: Channel>(self, ch: &mut C) -> Result<(), CotError> {
+        let z_msg = ch.recv().await?;
+        CotError::expect_len("MPCOT check opening", &z_msg, 16)?;
+        if !bool::from(z_msg.as_slice().ct_eq(&self.value.to_le_bytes()[..])) {
+            return Err(CotError::SpcotProverInconsistent);
+        }
+        Ok(())
+    }
+}
+
+/// Prover (COT receiver) side, steps 1 and 2. `tree_u`/`tree_m`: t·h base COTs (bits as 0/1
+/// bytes); `check_u`/`check_m`: 128 base COTs. Fills `w` (length t·2^h) and `e` (0/1 bytes,
+/// one 1 per block); steps 3 and 4 follow in [`AwaitingHash::finish`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn receive<C: Channel>(
     ch: &mut C,
@@ -164,7 +179,7 @@ pub(crate) async fn receive<C: Channel>(
     tweak_base: u128,
     w: &mut [u128],
     e: &mut [u8],
-) -> Result<(), CotError> {
+) -> Result<AwaitingHash, CotError> {
     let leaves = 1usize << h;
     debug_assert_eq!(w.len(), t * leaves);
     debug_assert_eq!(e.len(), t * leaves);
@@ -193,15 +208,30 @@ pub(crate) async fn receive<C: Channel>(
     chk.extend_from_slice(&chi_seed);
     chk.extend_from_slice(&(x_star ^ chi_alpha).to_le_bytes());
     ch.send(chk).await?;
+    Ok(AwaitingHash { value: sum ^ z_star, tweak_base })
+}
 
-    let value = sum ^ z_star;
-    let h_msg = ch.recv().await?;
-    CotError::expect_len("MPCOT check hash", &h_msg, 32)?;
-    if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(tweak_base, value)[..])) {
-        return Err(CotError::SpcotCheckFailed);
+/// P after step 2: `w` and `e` are final, and V's hash (step 3) is still to come. The caller
+/// may go on with them (Ferret's LPN encoding) while the hash travels; the outputs are P's to
+/// use once [`finish`](Self::finish) accepted it.
+#[must_use = "steps 3 and 4 check the verifier's trees"]
+pub(crate) struct AwaitingHash {
+    value: u128,
+    tweak_base: u128,
+}
+
+impl AwaitingHash {
+    /// Steps 3 and 4: V's hash must be H_eq(Z) ([`CotError::SpcotCheckFailed`]); then Z goes
+    /// to V.
+    pub(crate) async fn finish<C: Channel>(self, ch: &mut C) -> Result<(), CotError> {
+        let h_msg = ch.recv().await?;
+        CotError::expect_len("MPCOT check hash", &h_msg, 32)?;
+        if !bool::from(h_msg.as_slice().ct_eq(&eq_hash(self.tweak_base, self.value)[..])) {
+            return Err(CotError::SpcotCheckFailed);
+        }
+        ch.send(self.value.to_le_bytes().to_vec()).await?;
+        Ok(())
     }
-    ch.send(value.to_le_bytes().to_vec()).await?;
-    Ok(())
 }
 
 /// The verifier's per-tree work (parallel over trees): expand tree b from `seeds[b]` into

@@ -217,6 +217,10 @@ fn run_mpcot<A: Channel, B: Channel>(base: &Base, t: usize, h: usize, cv: A, cp:
             &mut v,
         )
         .await;
+        let res = match res {
+            Ok(check) => check.finish(&mut cv).await,
+            Err(e) => Err(e),
+        };
         drop(cv);
         res.map(|_| v)
     };
@@ -239,6 +243,10 @@ fn run_mpcot<A: Channel, B: Channel>(base: &Base, t: usize, h: usize, cv: A, cp:
             &mut e,
         )
         .await;
+        let res = match res {
+            Ok(check) => check.finish(&mut cp).await,
+            Err(e) => Err(e),
+        };
         drop(cp);
         res.map(|_| (e, w))
     };
@@ -383,13 +391,14 @@ fn malformed_lpn_seed_and_poisoning() {
         ..test_config()
     });
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
-    // the prover's 16-byte messages after the KOS bootstrap: the check opening Z, then the LPN
-    // seed; lengthen the second
+    // the prover's 16-byte messages after the KOS bootstrap: the LPN seed (sent after the check
+    // challenge, so that both sides encode while the check ends), then the check opening Z;
+    // lengthen the first
     let mut seen = 0;
     let cp = tampering(cp, move |_, m| {
         if m.len() == 16 {
             seen += 1;
-            if seen == 2 {
+            if seen == 1 {
                 m.push(0);
             }
         }
