@@ -7,7 +7,9 @@ use std::future::Future;
 
 /// Starts `job` on the rayon pool at once (natively its threads, in the browser its Web
 /// Workers) and returns a future of its output; `None` if the job panicked. Dropping the
-/// future does not stop the job: callers await it on every path, so no work outlives its step.
+/// future does not stop the job, and its output is then dropped where it ran: callers await
+/// it on every path they return by, and a job holding secrets returns them in wrappers that
+/// wipe them on drop, for a caller that is itself dropped meanwhile.
 pub fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> impl Future<Output = Option<T>> {
     let (tx, rx) = oneshot::channel();
     rayon::spawn(move || {

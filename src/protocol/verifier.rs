@@ -172,7 +172,7 @@ const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs one session on `socket` to its verdict. On failure the prover is told why (best
 /// effort). `outcome` gets the result as soon as the prover has been sent it; the future ends
-/// once the prover has closed too, or [`LINGER`] later.
+/// once the prover has closed too, or 2 s later (`LINGER`).
 pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig, outcome: impl FnOnce(Result<VerifierOutput, VerifierError>)) {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let mut control = channels.control;

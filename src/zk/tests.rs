@@ -622,6 +622,44 @@ fn run_batch_every_defers_until_the_kth_or_last_batch_and_that_check_covers_them
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
 }
 
+/// Two AND batches, the first run with `run_batch_unless_more(more)`, then one checked: the
+/// verifier's result and whether the prover had a check pending after the first.
+fn unless_more_then_checked(more: bool, cheat: Cheat) -> (Result<(), ProofError>, bool) {
+    let n = 40;
+    let (xs, ys) = (random_bits(n), random_bits(n));
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (mut prover, mut verifier) = ideal_parties(cheat);
+    futures::executor::block_on(async move {
+        let p = async move {
+            let first = prover.run_batch_unless_more(&mut a, more, &mut |b: &mut ProverBackend| and_circuit(b, Some(&xs), Some(&ys), n)).await;
+            let pending = prover.check_pending();
+            if first.is_ok() {
+                let _ = prover.run(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await;
+            }
+            pending
+        };
+        let v = async move {
+            verifier.run_batch_unless_more(&mut b, more, &mut |b| and_circuit(b, None, None, n)).await?;
+            verifier.run(&mut b, |b| and_circuit(b, None, None, n)).await?;
+            Ok(())
+        };
+        futures::future::join(v, p).await
+    })
+}
+
+#[test]
+fn a_batch_with_more_to_come_is_deferred_into_their_check_and_a_last_one_is_checked() {
+    let (v, pending) = unless_more_then_checked(true, Cheat::default());
+    v.unwrap();
+    assert!(pending, "with more batches to come the first waits for their check");
+    let (v, pending) = unless_more_then_checked(false, Cheat::default());
+    v.unwrap();
+    assert!(!pending, "with none to come it is checked on its own");
+    // a false AND output in the deferred batch fails the next batch's check
+    let (v, _) = unless_more_then_checked(true, Cheat { flip_commit: Some(85), ..Default::default() });
+    assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
+}
+
 /// Three batches of `and_circuit` over one prover/verifier pair, each named `shape` if given;
 /// `cheat` applies to the prover from the third batch on. The verifier's results and the
 /// prover's bytes sent.

@@ -195,7 +195,7 @@ use crate::channel::Channel;
 use crate::primitives::field::F128;
 use crate::primitives::pool::on_pool;
 use ggm::FixedKeyAes;
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 pub use spcot::CHECK_COTS;
 
@@ -837,12 +837,13 @@ impl FerretSender {
         let prg = self.base.prg();
         let encoding = on_pool(move || {
             lpn::encode_keys(prg, &lpn_seed, &base[..k], &mut keys[left..]);
-            (keys, base)
+            // wiped if nobody takes them (the iteration was dropped meanwhile)
+            (Zeroizing::new(keys), Zeroizing::new(base))
         });
         let opened = check.finish(ch).await;
-        let (keys, mut base) = encoding.await.ok_or(CotError::Poisoned)?;
+        let (mut keys, mut base) = encoding.await.ok_or(CotError::Poisoned)?;
         base.zeroize();
-        (self.keys, self.base_keys) = (keys, base);
+        (self.keys, self.base_keys) = (std::mem::take(&mut *keys), std::mem::take(&mut *base));
         opened
     }
 
@@ -1047,13 +1048,15 @@ impl FerretReceiver {
         let prg = self.base.prg();
         let encoding = on_pool(move || {
             lpn::encode_cots(prg, &lpn_seed, &base_u[..k], &base_m[..k], &mut bits[left..], &mut macs[left..]);
-            (bits, macs, base_u, base_m)
+            // wiped if nobody takes them (the iteration was dropped meanwhile)
+            (Zeroizing::new(bits), Zeroizing::new(macs), Zeroizing::new(base_u), Zeroizing::new(base_m))
         });
         let checked = check.finish(ch).await;
-        let (bits, macs, mut base_u, mut base_m) = encoding.await.ok_or(CotError::Poisoned)?;
+        let (mut bits, mut macs, mut base_u, mut base_m) = encoding.await.ok_or(CotError::Poisoned)?;
         base_u.zeroize();
         base_m.zeroize();
-        (self.bits, self.macs, self.base_bits, self.base_macs) = (bits, macs, base_u, base_m);
+        (self.bits, self.macs) = (std::mem::take(&mut *bits), std::mem::take(&mut *macs));
+        (self.base_bits, self.base_macs) = (std::mem::take(&mut *base_u), std::mem::take(&mut *base_m));
         checked
     }
 
