@@ -407,8 +407,9 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     // work for nothing
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
-    // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling
-    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024), true) + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
+    // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling but no
+    // setup iteration for a partly revealed response (the prover asks for none there)
+    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024), false) + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
     let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
     let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre), "{r:?}");
