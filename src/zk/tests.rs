@@ -526,13 +526,19 @@ fn tampered_wire_messages_are_rejected() {
 /// A deferred AND batch, then a small checked batch; returns both sides' results and whether
 /// a check was still pending after the deferred batch.
 fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
+    first_then_checked(true, cheat)
+}
+
+/// An AND batch run with `run_batch_unless_more(more)`, then a small checked batch; returns
+/// both sides' results and whether a check was still pending after the first batch.
+fn first_then_checked(more: bool, cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
     let n = 40;
     let (xs, ys) = (random_bits(n), random_bits(n));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut prover, mut verifier) = ideal_parties(cheat);
     futures::executor::block_on(async move {
         let p = async move {
-            prover.run_deferred(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await?;
+            prover.run_batch_unless_more(&mut a, more, &mut |b: &mut ProverBackend| and_circuit(b, Some(&xs), Some(&ys), n)).await?;
             let pending = prover.check_pending();
             let last = prover.run(&mut a, |b| {
                 let w = b.commit(Some(true));
@@ -541,9 +547,9 @@ fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result
             last.await.map(|v| (v, pending))
         };
         let v = async move {
-            let first = verifier.run_deferred(&mut b, |b| and_circuit(b, None, None, n)).await?;
+            let first = verifier.run_batch_unless_more(&mut b, more, &mut |b| and_circuit(b, None, None, n)).await?;
             // AND rows alone wait for the check (the batch has no field products)
-            assert!(verifier.check_pending(), "the verifier knows the deferred batch is unchecked");
+            assert_eq!(verifier.check_pending(), more, "the verifier knows whether the first batch is unchecked");
             verifier
                 .run(&mut b, |b| {
                     let w = b.commit(None);
@@ -622,41 +628,16 @@ fn run_batch_every_defers_until_the_kth_or_last_batch_and_that_check_covers_them
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
 }
 
-/// Two AND batches, the first run with `run_batch_unless_more(more)`, then one checked: the
-/// verifier's result and whether the prover had a check pending after the first.
-fn unless_more_then_checked(more: bool, cheat: Cheat) -> (Result<(), ProofError>, bool) {
-    let n = 40;
-    let (xs, ys) = (random_bits(n), random_bits(n));
-    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let (mut prover, mut verifier) = ideal_parties(cheat);
-    futures::executor::block_on(async move {
-        let p = async move {
-            let first = prover.run_batch_unless_more(&mut a, more, &mut |b: &mut ProverBackend| and_circuit(b, Some(&xs), Some(&ys), n)).await;
-            let pending = prover.check_pending();
-            if first.is_ok() {
-                let _ = prover.run(&mut a, |b| and_circuit(b, Some(&xs), Some(&ys), n)).await;
-            }
-            pending
-        };
-        let v = async move {
-            verifier.run_batch_unless_more(&mut b, more, &mut |b| and_circuit(b, None, None, n)).await?;
-            verifier.run(&mut b, |b| and_circuit(b, None, None, n)).await?;
-            Ok(())
-        };
-        futures::future::join(v, p).await
-    })
-}
-
 #[test]
 fn a_batch_with_more_to_come_is_deferred_into_their_check_and_a_last_one_is_checked() {
-    let (v, pending) = unless_more_then_checked(true, Cheat::default());
+    let (_, v, pending) = first_then_checked(true, Cheat::default());
     v.unwrap();
     assert!(pending, "with more batches to come the first waits for their check");
-    let (v, pending) = unless_more_then_checked(false, Cheat::default());
+    let (_, v, pending) = first_then_checked(false, Cheat::default());
     v.unwrap();
     assert!(!pending, "with none to come it is checked on its own");
     // a false AND output in the deferred batch fails the next batch's check
-    let (v, _) = unless_more_then_checked(true, Cheat { flip_commit: Some(85), ..Default::default() });
+    let (_, v, _) = first_then_checked(true, Cheat { flip_commit: Some(85), ..Default::default() });
     assert!(matches!(v, Err(ProofError::MultiplicationCheckFailed)), "{v:?}");
 }
 
