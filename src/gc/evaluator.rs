@@ -16,11 +16,25 @@ pub struct Evaluator<S> {
     source: S,
     error: Option<GcError>,
     stats: GcStats,
+    /// [`AndBatch::and_batch`]'s buffers, kept between calls: (output slot, labels) per gate, and
+    /// the three hash inputs per gate (then their hashes) with their tweaks.
+    batch_gates: Vec<(usize, u128, u128)>,
+    batch_hashes: Vec<u128>,
+    batch_tweaks: Vec<u128>,
 }
 
 impl<S: TableSource> Evaluator<S> {
     pub fn new(source: S) -> Self {
-        Evaluator { hash: GateHash::new(), gate: 0, source, error: None, stats: GcStats::default() }
+        Evaluator {
+            hash: GateHash::new(),
+            gate: 0,
+            source,
+            error: None,
+            stats: GcStats::default(),
+            batch_gates: Vec::new(),
+            batch_hashes: Vec::new(),
+            batch_tweaks: Vec::new(),
+        }
     }
 
     pub fn stats(&self) -> GcStats {
@@ -124,6 +138,11 @@ impl<S: TableSource> Evaluator<S> {
 }
 
 impl<S: TableSource> AndBatch for Evaluator<S> {
+    #[inline]
+    fn public_label(&self, _: bool) -> u128 {
+        0
+    }
+
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let (g, k) = (self.next_gate(), self.next_gate());
         let ((x0, t0), (x1, t1)) = (three_halves::evaluator_hash_inputs(a0, b0, g), three_halves::evaluator_hash_inputs(a1, b1, k));
@@ -134,9 +153,7 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
 
     fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
         out.clear();
-        let mut gates = Vec::with_capacity(pairs.len());
-        let mut xs = Vec::with_capacity(3 * pairs.len());
-        let mut tweaks = Vec::with_capacity(3 * pairs.len());
+        let (mut gates, mut xs, mut tweaks) = (std::mem::take(&mut self.batch_gates), std::mem::take(&mut self.batch_hashes), std::mem::take(&mut self.batch_tweaks));
         for &(a, b) in pairs {
             match public_and(a, b) {
                 Ok(w) => out.push(w),
@@ -155,5 +172,9 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
             let table = self.next_table();
             out[at] = Wire::Label(three_halves::evaluate(wa, wb, part(h, 0), &table));
         }
+        gates.clear();
+        xs.clear();
+        tweaks.clear();
+        (self.batch_gates, self.batch_hashes, self.batch_tweaks) = (gates, xs, tweaks);
     }
 }

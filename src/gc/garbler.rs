@@ -25,6 +25,11 @@ pub struct Garbler<S> {
     rho_block: Option<u64>,
     sink: S,
     stats: GcStats,
+    /// [`AndBatch::and_batch`]'s buffers, kept between calls: (output slot, zero labels, dicing
+    /// bits) per gate, and the six hash inputs per gate (then their hashes) with their tweaks.
+    batch_gates: Vec<(usize, u128, u128, u8)>,
+    batch_hashes: Zeroizing<Vec<u128>>,
+    batch_tweaks: Vec<u128>,
 }
 
 /// Where the label PRG's blocks for dicing bits start: labels count from 0 and never get there
@@ -58,6 +63,9 @@ impl<S: TableSink> Garbler<S> {
             rho_block: None,
             sink,
             stats: GcStats::default(),
+            batch_gates: Vec::new(),
+            batch_hashes: Zeroizing::new(Vec::new()),
+            batch_tweaks: Vec::new(),
         }
     }
 
@@ -199,6 +207,11 @@ impl<S: TableSink> Garbler<S> {
 }
 
 impl<S: TableSink> AndBatch for Garbler<S> {
+    #[inline]
+    fn public_label(&self, v: bool) -> u128 {
+        bit_mask(v) & *self.delta
+    }
+
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let d = *self.delta;
         let ((g, rho0), (k, rho1)) = (self.next_gate(), self.next_gate());
@@ -215,9 +228,7 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         out.clear();
         let d = *self.delta;
         // Six hashes per gate of two labels, in gate order.
-        let mut gates = Vec::with_capacity(pairs.len());
-        let mut xs = Vec::with_capacity(6 * pairs.len());
-        let mut tweaks = Vec::with_capacity(6 * pairs.len());
+        let (mut gates, mut xs, mut tweaks) = (std::mem::take(&mut self.batch_gates), std::mem::take(&mut *self.batch_hashes), std::mem::take(&mut self.batch_tweaks));
         for &(a, b) in pairs {
             match public_and(a, b) {
                 Ok(w) => out.push(w),
@@ -237,7 +248,11 @@ impl<S: TableSink> AndBatch for Garbler<S> {
             self.sink.push(table);
             out[at] = Wire::Label(c0);
         }
+        // zeroize empties the vector and keeps its capacity
         xs.zeroize();
+        gates.zeroize();
+        tweaks.clear();
+        (self.batch_gates, *self.batch_hashes, self.batch_tweaks) = (gates, xs, tweaks);
     }
 }
 

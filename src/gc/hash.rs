@@ -36,17 +36,17 @@ impl GateHash {
     /// H(x_k, tweak_k) in place for every k, in batches of [`BATCH`] blocks.
     pub fn hash_in_place(&self, xs: &mut [u128], tweaks: &[u128]) {
         debug_assert_eq!(xs.len(), tweaks.len());
-        let mut s = [0u128; BATCH];
         let mut buf = [0u128; BATCH];
         for (xc, tc) in xs.chunks_mut(BATCH).zip(tweaks.chunks(BATCH)) {
-            let m = xc.len();
-            for k in 0..m {
-                s[k] = sigma(xc[k]);
-                buf[k] = (s[k] ^ tc[k]).to_le();
+            let buf = &mut buf[..xc.len()];
+            // x_k becomes σ(x_k), the block π encrypts σ(x_k) ⊕ tweak_k
+            for ((b, x), t) in buf.iter_mut().zip(xc.iter_mut()).zip(tc) {
+                *x = sigma(*x);
+                *b = (*x ^ t).to_le();
             }
-            self.pi.encrypt_blocks(as_blocks(&mut buf[..m]));
-            for k in 0..m {
-                xc[k] = u128::from_le(buf[k]) ^ s[k];
+            self.pi.encrypt_blocks(as_blocks(buf));
+            for (x, b) in xc.iter_mut().zip(buf.iter()) {
+                *x ^= u128::from_le(*b);
             }
         }
     }

@@ -19,6 +19,9 @@ pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// Two AND gates of two labels each, in this order, hashed in one call (no allocation);
     /// returns the output labels.
     fn and_two_labels(&mut self, pairs: [(u128, u128); 2]) -> [u128; 2];
+    /// The label a public wire of value `v` acts as under XOR: v·Δ for the garbler (XOR with a
+    /// public 1 flips the zero label), 0 for the evaluator (its label stays).
+    fn public_label(&self, v: bool) -> u128;
 }
 
 impl<T: AndBatch> Circuit for T {
@@ -55,8 +58,45 @@ impl<T: AndBatch> Circuit for T {
     }
 }
 
-/// The backend seen as gates on [`LANES`] wires at once (`n` of them in use; the rest are public
-/// zeros, which cost nothing).
+/// [`LANES`] wires side by side: each lane's label, and which lanes are public with their
+/// values. A public lane's label is the one XOR gives it ([`AndBatch::public_label`]), so XOR
+/// is a plain XOR of every lane, without looking at which are public.
+#[derive(Clone, Copy)]
+struct Lanes {
+    labels: [u128; LANES],
+    public: u16,
+    values: u16,
+}
+
+impl Lanes {
+    fn wire(&self, lane: usize) -> Wire {
+        if self.public >> lane & 1 == 1 {
+            Wire::Public(self.values >> lane & 1 == 1)
+        } else {
+            Wire::Label(self.labels[lane])
+        }
+    }
+
+    /// Lanes `n..` are public zeros, which cost nothing.
+    fn from_wires<B: AndBatch>(b: &B, n: usize, wire: impl Fn(usize) -> Wire) -> Lanes {
+        let mut lanes = Lanes { labels: [0; LANES], public: !0, values: 0 };
+        for lane in 0..n {
+            match wire(lane) {
+                Wire::Label(l) => {
+                    lanes.labels[lane] = l;
+                    lanes.public &= !(1 << lane);
+                }
+                Wire::Public(v) => {
+                    lanes.labels[lane] = b.public_label(v);
+                    lanes.values |= u16::from(v) << lane;
+                }
+            }
+        }
+        lanes
+    }
+}
+
+/// The backend seen as gates on [`LANES`] wires at once (`n` of them in use).
 struct Lockstep<'a, B> {
     b: &'a mut B,
     n: usize,
@@ -65,32 +105,33 @@ struct Lockstep<'a, B> {
 }
 
 impl<B: AndBatch> Gates for Lockstep<'_, B> {
-    type Bit = [Wire; LANES];
+    type Bit = Lanes;
 
-    fn xor(&self, x: Self::Bit, y: Self::Bit) -> Self::Bit {
-        core::array::from_fn(|i| if i < self.n { self.b.xor(x[i], y[i]) } else { Wire::Public(false) })
+    #[inline]
+    fn xor(&self, x: Lanes, y: Lanes) -> Lanes {
+        Lanes { labels: core::array::from_fn(|i| x.labels[i] ^ y.labels[i]), public: x.public & y.public, values: x.values ^ y.values }
     }
 
-    fn and(&mut self, x: Self::Bit, y: Self::Bit) -> Self::Bit {
+    fn and(&mut self, x: Lanes, y: Lanes) -> Lanes {
         self.pairs.clear();
-        self.pairs.extend((0..self.n).map(|i| (x[i], y[i])));
+        self.pairs.extend((0..self.n).map(|i| (x.wire(i), y.wire(i))));
         self.b.and_batch(&self.pairs, &mut self.out);
-        core::array::from_fn(|i| if i < self.n { self.out[i] } else { Wire::Public(false) })
+        let out = &self.out;
+        Lanes::from_wires(self.b, self.n, |lane| out[lane])
     }
 }
 
 /// The AES S-box on every byte, [`LANES`] at a time.
 pub(crate) fn sub_bytes<B: AndBatch>(b: &mut B, bytes: &mut [[Wire; 8]]) {
+    let mut lanes = Lockstep { b, n: 0, pairs: Vec::with_capacity(LANES), out: Vec::with_capacity(LANES) };
     for chunk in bytes.chunks_mut(LANES) {
-        let n = chunk.len();
-        let s: [[Wire; LANES]; 8] =
-            core::array::from_fn(|bit| core::array::from_fn(|lane| if lane < n { chunk[lane][bit] } else { Wire::Public(false) }));
-        let mut lanes = Lockstep { b: &mut *b, n, pairs: Vec::with_capacity(LANES), out: Vec::with_capacity(LANES) };
+        lanes.n = chunk.len();
+        let s: [Lanes; 8] = core::array::from_fn(|bit| Lanes::from_wires(lanes.b, chunk.len(), |lane| chunk[lane][bit]));
         let out = sbox_without_constant(&mut lanes, &s);
         for (lane, byte) in chunk.iter_mut().enumerate() {
             for (bit, w) in byte.iter_mut().enumerate() {
-                let v = out[bit][lane];
-                *w = if (0x63 >> bit) & 1 == 1 { b.not(v) } else { v };
+                let v = out[bit].wire(lane);
+                *w = if (0x63 >> bit) & 1 == 1 { lanes.b.not(v) } else { v };
             }
         }
     }

@@ -51,6 +51,7 @@ pub trait TableSource {
 
 /// Tables kept in memory (tests, small circuits).
 impl TableSink for Vec<Table> {
+    #[inline]
     fn push(&mut self, table: Table) {
         Vec::push(self, table);
     }
@@ -58,6 +59,7 @@ impl TableSink for Vec<Table> {
 
 /// Tables from memory, in order.
 impl TableSource for std::vec::IntoIter<Table> {
+    #[inline]
     fn pull(&mut self) -> Result<Table, GcError> {
         self.next().ok_or(GcError::MissingTables)
     }

@@ -3,7 +3,7 @@
 //! a bounded channel. A full channel blocks the garbler, so at most `depth + 2` chunks are ever
 //! in memory, whatever the circuit's size.
 
-use super::three_halves::{decode_tables, encode_tables, encoded_len, tables_in};
+use super::three_halves::{check_encoding, encode_tables, encoded_len, table_at};
 use super::{GcError, Table, TableSink, TableSource};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
@@ -53,6 +53,7 @@ impl Drop for ChunkSink {
 }
 
 impl TableSink for ChunkSink {
+    #[inline]
     fn push(&mut self, table: Table) {
         self.buf.push(table);
         if self.buf.len() == CHUNK_TABLES {
@@ -62,15 +63,19 @@ impl TableSink for ChunkSink {
 }
 
 /// The evaluator's end. Chunks from the network are checked here: whole tables, at most
-/// [`CHUNK_TABLES`] of them, none empty.
+/// [`CHUNK_TABLES`] of them, none empty. Tables are read from the chunk's bytes as they are
+/// pulled.
 pub struct ChunkSource {
     rx: Receiver<Vec<u8>>,
-    chunk: std::vec::IntoIter<Table>,
+    chunk: Vec<u8>,
+    /// Tables in `chunk`, and the next one to pull.
+    tables: usize,
+    next: usize,
 }
 
 impl ChunkSource {
     fn new(rx: Receiver<Vec<u8>>) -> Self {
-        ChunkSource { rx, chunk: Vec::new().into_iter() }
+        ChunkSource { rx, chunk: Vec::new(), tables: 0, next: 0 }
     }
 
     /// A source fed by `rx` (e.g. a network pump forwarding the garbler's messages).
@@ -80,17 +85,18 @@ impl ChunkSource {
 }
 
 impl TableSource for ChunkSource {
+    #[inline]
     fn pull(&mut self) -> Result<Table, GcError> {
-        if let Some(t) = self.chunk.next() {
-            return Ok(t);
+        if self.next == self.tables {
+            let bytes = self.rx.recv().map_err(|_| GcError::MissingTables)?;
+            let n = check_encoding(&bytes)?;
+            if n == 0 || n > CHUNK_TABLES {
+                return Err(GcError::MalformedTables("a chunk is not 1 to 2048 whole tables"));
+            }
+            (self.chunk, self.tables, self.next) = (bytes, n, 0);
         }
-        let bytes = self.rx.recv().map_err(|_| GcError::MissingTables)?;
-        if tables_in(bytes.len()).is_none_or(|n| n == 0 || n > CHUNK_TABLES) {
-            return Err(GcError::MalformedTables("a chunk is not 1 to 2048 whole tables"));
-        }
-        let mut tables = Vec::with_capacity(CHUNK_TABLES);
-        decode_tables(&bytes, &mut tables)?;
-        self.chunk = tables.into_iter();
-        self.chunk.next().ok_or(GcError::MissingTables)
+        let table = table_at(&self.chunk, self.tables, self.next);
+        self.next += 1;
+        Ok(table)
     }
 }

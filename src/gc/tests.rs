@@ -369,14 +369,22 @@ fn public_inputs_cost_no_gates_and_not_is_free() {
     assert_eq!(g.stats().and_gates, 1, "only the AND of two labels costs a table");
 }
 
-/// The side-by-side S-boxes ([`super::lanes`], wasm's path) on the garbler's bytes, with
-/// one byte public.
-struct SubBytesLanes(usize);
+/// The side-by-side S-boxes ([`super::lanes`]) on the garbler's bytes, with byte 1 public and,
+/// when `mixed`, byte 2's low four bits public.
+struct SubBytesLanes {
+    n: usize,
+    mixed: bool,
+}
 impl SubBytesLanes {
     fn build<B: super::lanes::AndBatch>(&self, b: &mut B, g: &[Wire]) -> Vec<Wire> {
         let mut bytes: Vec<[Wire; 8]> = g.chunks(8).map(|c| core::array::from_fn(|i| c[i])).collect();
-        bytes.truncate(self.0);
+        bytes.truncate(self.n);
         bytes[1] = core::array::from_fn(|i| b.constant((0x53 >> i) & 1 == 1));
+        if self.mixed {
+            for (i, w) in bytes[2].iter_mut().take(4).enumerate() {
+                *w = b.constant((0x0a >> i) & 1 == 1);
+            }
+        }
         super::lanes::sub_bytes(b, &mut bytes);
         bytes.concat()
     }
@@ -386,9 +394,9 @@ impl SubBytesLanes {
 fn side_by_side_s_boxes_match_the_s_box_table() {
     use crate::circuits::aes::sbox_plain;
     let mut rng = rand::rng();
-    for n in [4usize, 16, 21] {
+    for (n, mixed) in [(4usize, false), (16, false), (21, false), (16, true), (3, true)] {
         let input: Vec<u8> = (0..n).map(|_| rng.random()).collect();
-        let c = SubBytesLanes(n);
+        let c = SubBytesLanes { n, mixed };
         let mut garbler = Garbler::new(Vec::new());
         let (gw, labels) = garbler.garbler_inputs(&bytes_to_bits(&input));
         let out = c.build(&mut garbler, &gw);
@@ -401,8 +409,13 @@ fn side_by_side_s_boxes_match_the_s_box_table() {
         let got = bits_to_bytes(&ev.decode(&out, &decoding).expect("decoding"));
         let mut expect: Vec<u8> = input.iter().map(|&x| sbox_plain(x)).collect();
         expect[1] = sbox_plain(0x53);
-        assert_eq!(got, expect, "{n} bytes");
-        assert_eq!(and_gates, 32 * (n as u64 - 1), "the public byte costs nothing");
+        if mixed {
+            expect[2] = sbox_plain(input[2] & 0xf0 | 0x0a);
+        }
+        assert_eq!(got, expect, "{n} bytes, mixed: {mixed}");
+        if !mixed {
+            assert_eq!(and_gates, 32 * (n as u64 - 1), "the public byte costs nothing");
+        }
     }
 }
 

@@ -163,45 +163,58 @@ pub fn tables_in(len: usize) -> Option<usize> {
     (encoded_len(n) == len).then_some(n)
 }
 
-/// Appends the encoding of `tables` to `out`.
+/// Appends the encoding of `tables` to `out`. Control bits go eight tables (40 bits, five
+/// bytes) at a time.
 pub fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
-    out.reserve(encoded_len(tables.len()));
-    for t in tables {
-        for g in t.g {
-            out.extend_from_slice(&g.to_le_bytes());
+    let at = out.len();
+    out.resize(at + encoded_len(tables.len()), 0);
+    let (rows, bits) = out[at..].split_at_mut(24 * tables.len());
+    for (r, t) in rows.chunks_exact_mut(24).zip(tables) {
+        for (dst, g) in r.chunks_exact_mut(8).zip(t.g) {
+            dst.copy_from_slice(&g.to_le_bytes());
         }
     }
-    let mut acc = 0u16;
-    let mut held = 0;
-    for t in tables {
-        acc |= u16::from(t.z & 0x1f) << held;
-        held += 5;
-        if held >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            held -= 8;
-        }
-    }
-    if held > 0 {
-        out.push(acc as u8);
+    for (dst, eight) in bits.chunks_mut(5).zip(tables.chunks(8)) {
+        let acc = eight.iter().enumerate().fold(0u64, |acc, (k, t)| acc | (u64::from(t.z & 0x1f) << (5 * k)));
+        let len = dst.len();
+        dst.copy_from_slice(&acc.to_le_bytes()[..len]);
     }
 }
 
-/// Appends the tables encoded in `bytes` (a whole encoding, see [`tables_in`]) to `out`; returns
-/// how many. Refuses a length no count has and set padding bits.
-pub fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcError> {
+/// Checks that `bytes` is a whole encoding of tables (see [`tables_in`]) with its padding bits
+/// clear; returns how many tables it holds.
+pub fn check_encoding(bytes: &[u8]) -> Result<usize, GcError> {
     let n = tables_in(bytes.len()).ok_or(GcError::MalformedTables("a length that no number of tables has"))?;
-    let (rows, bits) = bytes.split_at(24 * n);
-    let bit = |k: usize| (bits[k / 8] >> (k % 8)) & 1;
-    if (5 * n..8 * bits.len()).any(|k| bit(k) == 1) {
-        return Err(GcError::MalformedTables("padding bits after the control bits are set"));
+    // the bits past the 5n control bits, in the last byte (5n ≤ 8·len < 5n + 8)
+    if let Some(&last) = bytes[24 * n..].last() {
+        let used = 5 * n - 8 * (bytes.len() - 24 * n - 1);
+        if u32::from(last) >> used != 0 {
+            return Err(GcError::MalformedTables("padding bits after the control bits are set"));
+        }
     }
-    out.reserve(n);
-    for (k, r) in rows.chunks_exact(24).enumerate() {
-        let g = core::array::from_fn(|m| u64::from_le_bytes(r[8 * m..8 * m + 8].try_into().unwrap_or([0; 8])));
-        let z = (0..5).fold(0u8, |acc, m| acc | (bit(5 * k + m) << m));
-        out.push(Table { g, z });
-    }
+    Ok(n)
+}
+
+/// Table `k` of the `n` in `bytes`, an encoding [`check_encoding`] accepted (k < n).
+#[inline]
+pub fn table_at(bytes: &[u8], n: usize, k: usize) -> Table {
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    let g = [word(24 * k), word(24 * k + 8), word(24 * k + 16)];
+    // the five control bits start at bit 5k of the bits after the rows, within two bytes
+    let (byte, shift) = (24 * n + 5 * k / 8, 5 * k % 8);
+    let two = u16::from(bytes[byte]) | bytes.get(byte + 1).map_or(0, |&b| u16::from(b) << 8);
+    Table { g, z: (two >> shift) as u8 & 0x1f }
+}
+
+/// Appends the tables encoded in `bytes` (a whole encoding, see [`check_encoding`]) to `out`;
+/// returns how many.
+pub fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcError> {
+    let n = check_encoding(bytes)?;
+    out.extend((0..n).map(|k| table_at(bytes, n, k)));
     Ok(n)
 }
 
@@ -329,6 +342,12 @@ mod tests {
             let mut back = Vec::new();
             assert_eq!(decode_tables(&bytes[1..], &mut back), Ok(n));
             assert_eq!(back, tables);
+            // every padding bit, set alone, is refused
+            for bit in 5 * n..8 * (encoded_len(n) - 24 * n) {
+                let mut padded = bytes[1..].to_vec();
+                padded[24 * n + bit / 8] |= 1 << (bit % 8);
+                assert!(matches!(decode_tables(&padded, &mut Vec::new()), Err(GcError::MalformedTables(_))), "{n} tables, bit {bit}");
+            }
         }
         let two = [Table { g: [1, 2, 3], z: 0b10110 }, Table { g: [u64::MAX, 0, 1 << 63], z: 0b00011 }];
         let mut bytes = Vec::new();
