@@ -2,7 +2,7 @@
 //! a wire's decoding bit.
 
 use super::hash::{concat, part, GateHash};
-use super::lanes::AndBatch;
+use super::lanes::{AndBatch, LANES};
 use super::three_halves;
 use super::{public_and, GcError, GcStats, Table, TableSource, Wire};
 use crate::circuits::Gates;
@@ -16,11 +16,6 @@ pub struct Evaluator<S> {
     source: S,
     error: Option<GcError>,
     stats: GcStats,
-    /// [`AndBatch::and_batch`]'s buffers, kept between calls: (output slot, labels) per gate, and
-    /// the three hash inputs per gate (then their hashes) with their tweaks.
-    batch_gates: Vec<(usize, u128, u128)>,
-    batch_hashes: Vec<u128>,
-    batch_tweaks: Vec<u128>,
 }
 
 impl<S: TableSource> Evaluator<S> {
@@ -31,9 +26,6 @@ impl<S: TableSource> Evaluator<S> {
             source,
             error: None,
             stats: GcStats::default(),
-            batch_gates: Vec::new(),
-            batch_hashes: Vec::new(),
-            batch_tweaks: Vec::new(),
         }
     }
 
@@ -151,30 +143,22 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
         [three_halves::evaluate(a0, b0, part(&h, 0), &tab0), three_halves::evaluate(a1, b1, part(&h, 3), &tab1)]
     }
 
-    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
-        out.clear();
-        let (mut gates, mut xs, mut tweaks) = (std::mem::take(&mut self.batch_gates), std::mem::take(&mut self.batch_hashes), std::mem::take(&mut self.batch_tweaks));
-        for &(a, b) in pairs {
-            match public_and(a, b) {
-                Ok(w) => out.push(w),
-                Err((wa, wb)) => {
-                    let gate = self.next_gate();
-                    gates.push((out.len(), wa, wb));
-                    out.push(Wire::Public(false));
-                    let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
-                    xs.extend(x);
-                    tweaks.extend(t);
-                }
-            }
+    fn and_labels(&mut self, pairs: &[(u128, u128)], out: &mut [u128]) {
+        debug_assert!(pairs.len() <= LANES && out.len() == pairs.len());
+        // three hashes per gate, in gate order
+        let mut xs = [0u128; 3 * LANES];
+        let mut tweaks = [0u128; 3 * LANES];
+        for (k, &(wa, wb)) in pairs.iter().enumerate() {
+            let gate = self.next_gate();
+            let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
+            xs[3 * k..3 * k + 3].copy_from_slice(&x);
+            tweaks[3 * k..3 * k + 3].copy_from_slice(&t);
         }
-        self.hash.hash_in_place(&mut xs, &tweaks);
-        for (&(at, wa, wb), h) in gates.iter().zip(xs.chunks_exact(3)) {
+        let m = 3 * pairs.len();
+        self.hash.hash_in_place(&mut xs[..m], &tweaks[..m]);
+        for (k, (&(wa, wb), c)) in pairs.iter().zip(out.iter_mut()).enumerate() {
             let table = self.next_table();
-            out[at] = Wire::Label(three_halves::evaluate(wa, wb, part(h, 0), &table));
+            *c = three_halves::evaluate(wa, wb, part(&xs[..], 3 * k), &table);
         }
-        gates.clear();
-        xs.clear();
-        tweaks.clear();
-        (self.batch_gates, self.batch_hashes, self.batch_tweaks) = (gates, xs, tweaks);
     }
 }

@@ -1,7 +1,7 @@
 //! The garbler: holds Δ and every wire's zero label, emits one three-halves table per AND gate.
 
 use super::hash::{concat, part, GateHash};
-use super::lanes::AndBatch;
+use super::lanes::{AndBatch, LANES};
 use super::three_halves;
 use super::{public_and, GcError, GcStats, TableSink, Wire};
 use crate::circuits::Gates;
@@ -25,11 +25,6 @@ pub struct Garbler<S> {
     rho_block: Option<u64>,
     sink: S,
     stats: GcStats,
-    /// [`AndBatch::and_batch`]'s buffers, kept between calls: (output slot, zero labels, dicing
-    /// bits) per gate, and the six hash inputs per gate (then their hashes) with their tweaks.
-    batch_gates: Vec<(usize, u128, u128, u8)>,
-    batch_hashes: Zeroizing<Vec<u128>>,
-    batch_tweaks: Vec<u128>,
 }
 
 /// Where the label PRG's blocks for dicing bits start: labels count from 0 and never get there
@@ -63,9 +58,6 @@ impl<S: TableSink> Garbler<S> {
             rho_block: None,
             sink,
             stats: GcStats::default(),
-            batch_gates: Vec::new(),
-            batch_hashes: Zeroizing::new(Vec::new()),
-            batch_tweaks: Vec::new(),
         }
     }
 
@@ -224,35 +216,27 @@ impl<S: TableSink> AndBatch for Garbler<S> {
         [c0, c1]
     }
 
-    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>) {
-        out.clear();
+    fn and_labels(&mut self, pairs: &[(u128, u128)], out: &mut [u128]) {
+        debug_assert!(pairs.len() <= LANES && out.len() == pairs.len());
         let d = *self.delta;
-        // Six hashes per gate of two labels, in gate order.
-        let (mut gates, mut xs, mut tweaks) = (std::mem::take(&mut self.batch_gates), std::mem::take(&mut *self.batch_hashes), std::mem::take(&mut self.batch_tweaks));
-        for &(a, b) in pairs {
-            match public_and(a, b) {
-                Ok(w) => out.push(w),
-                Err((a0, b0)) => {
-                    let (gate, rho) = self.next_gate();
-                    gates.push((out.len(), a0, b0, rho));
-                    out.push(Wire::Public(false));
-                    let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
-                    xs.extend(x);
-                    tweaks.extend(t);
-                }
-            }
+        // six hashes per gate, in gate order, then the gates' dicing bits
+        let mut xs = Zeroizing::new([0u128; 6 * LANES]);
+        let mut tweaks = [0u128; 6 * LANES];
+        let mut rho = [0u8; LANES];
+        for (k, &(a0, b0)) in pairs.iter().enumerate() {
+            let (gate, r) = self.next_gate();
+            let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
+            xs[6 * k..6 * k + 6].copy_from_slice(&x);
+            tweaks[6 * k..6 * k + 6].copy_from_slice(&t);
+            rho[k] = r;
         }
-        self.hash.hash_in_place(&mut xs, &tweaks);
-        for (&(at, a0, b0, rho), h) in gates.iter().zip(xs.chunks_exact(6)) {
-            let (table, c0) = three_halves::garble(d, a0, b0, part(h, 0), rho);
+        let m = 6 * pairs.len();
+        self.hash.hash_in_place(&mut xs[..m], &tweaks[..m]);
+        for (k, (&(a0, b0), c0)) in pairs.iter().zip(out.iter_mut()).enumerate() {
+            let (table, c) = three_halves::garble(d, a0, b0, part(&xs[..], 6 * k), rho[k]);
             self.sink.push(table);
-            out[at] = Wire::Label(c0);
+            *c0 = c;
         }
-        // zeroize empties the vector and keeps its capacity
-        xs.zeroize();
-        gates.zeroize();
-        tweaks.clear();
-        (self.batch_gates, *self.batch_hashes, self.batch_tweaks) = (gates, xs, tweaks);
     }
 }
 

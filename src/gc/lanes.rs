@@ -8,14 +8,15 @@ use crate::circuits::{Circuit, Gates};
 use crate::primitives::sbox_circuit::sbox_without_constant;
 
 /// Lanes per S-box batch: one AES round's bytes.
-const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 
 /// A garbled-circuit party (garbler or evaluator): its gates on [`Wire`]s, and AND on
-/// independent pairs in one batch, with the same tables and gate numbering as ANDing them one
+/// independent pairs of labels in one batch, with the same tables and gate numbering as ANDing them one
 /// after another. Every such party is a [`Circuit`] the same way (below).
 pub(crate) trait AndBatch: Gates<Bit = Wire> {
-    /// `out[k] = a_k ∧ b_k`; `out` is overwritten.
-    fn and_batch(&mut self, pairs: &[(Wire, Wire)], out: &mut Vec<Wire>);
+    /// AND gates of two labels each, in this order, hashed together: `out[k]` gets the output
+    /// label of `pairs[k]` (at most [`LANES`] pairs).
+    fn and_labels(&mut self, pairs: &[(u128, u128)], out: &mut [u128]);
     /// Two AND gates of two labels each, in this order, hashed in one call (no allocation);
     /// returns the output labels.
     fn and_two_labels(&mut self, pairs: [(u128, u128); 2]) -> [u128; 2];
@@ -100,8 +101,6 @@ impl Lanes {
 struct Lockstep<'a, B> {
     b: &'a mut B,
     n: usize,
-    pairs: Vec<(Wire, Wire)>,
-    out: Vec<Wire>,
 }
 
 impl<B: AndBatch> Gates for Lockstep<'_, B> {
@@ -112,18 +111,41 @@ impl<B: AndBatch> Gates for Lockstep<'_, B> {
         Lanes { labels: core::array::from_fn(|i| x.labels[i] ^ y.labels[i]), public: x.public & y.public, values: x.values ^ y.values }
     }
 
+    /// A lane with a public input costs nothing; the others are one batch of tables.
     fn and(&mut self, x: Lanes, y: Lanes) -> Lanes {
-        self.pairs.clear();
-        self.pairs.extend((0..self.n).map(|i| (x.wire(i), y.wire(i))));
-        self.b.and_batch(&self.pairs, &mut self.out);
-        let out = &self.out;
-        Lanes::from_wires(self.b, self.n, |lane| out[lane])
+        let mut out = Lanes { labels: [0; LANES], public: !0, values: 0 };
+        let mut pairs = [(0u128, 0u128); LANES];
+        let mut at = [0usize; LANES];
+        let mut k = 0;
+        for lane in 0..self.n {
+            match super::public_and(x.wire(lane), y.wire(lane)) {
+                Ok(Wire::Label(l)) => {
+                    out.labels[lane] = l;
+                    out.public &= !(1 << lane);
+                }
+                Ok(Wire::Public(v)) => {
+                    out.labels[lane] = self.b.public_label(v);
+                    out.values |= u16::from(v) << lane;
+                }
+                Err(labels) => {
+                    (pairs[k], at[k]) = (labels, lane);
+                    k += 1;
+                }
+            }
+        }
+        let mut labels = [0u128; LANES];
+        self.b.and_labels(&pairs[..k], &mut labels[..k]);
+        for (&lane, &l) in at[..k].iter().zip(&labels[..k]) {
+            out.labels[lane] = l;
+            out.public &= !(1 << lane);
+        }
+        out
     }
 }
 
 /// The AES S-box on every byte, [`LANES`] at a time.
 pub(crate) fn sub_bytes<B: AndBatch>(b: &mut B, bytes: &mut [[Wire; 8]]) {
-    let mut lanes = Lockstep { b, n: 0, pairs: Vec::with_capacity(LANES), out: Vec::with_capacity(LANES) };
+    let mut lanes = Lockstep { b, n: 0 };
     for chunk in bytes.chunks_mut(LANES) {
         lanes.n = chunk.len();
         let s: [Lanes; 8] = core::array::from_fn(|bit| Lanes::from_wires(lanes.b, chunk.len(), |lane| chunk[lane][bit]));
