@@ -20,13 +20,7 @@ pub struct Evaluator<S> {
 
 impl<S: TableSource> Evaluator<S> {
     pub fn new(source: S) -> Self {
-        Evaluator {
-            hash: GateHash::new(),
-            gate: 0,
-            source,
-            error: None,
-            stats: GcStats::default(),
-        }
+        Evaluator { hash: GateHash::new(), gate: 0, source, error: None, stats: GcStats::default() }
     }
 
     pub fn stats(&self) -> GcStats {

@@ -11,8 +11,8 @@ use crate::primitives::sbox_circuit::sbox_without_constant;
 pub(crate) const LANES: usize = 16;
 
 /// A garbled-circuit party (garbler or evaluator): its gates on [`Wire`]s, and AND on
-/// independent pairs of labels in one batch, with the same tables and gate numbering as ANDing them one
-/// after another. Every such party is a [`Circuit`] the same way (below).
+/// independent pairs of labels in one batch, with the same tables and gate numbering as ANDing
+/// them one after another. Every such party is a [`Circuit`] the same way (below).
 pub(crate) trait AndBatch: Gates<Bit = Wire> {
     /// AND gates of two labels each, in this order, hashed together: `out[k]` gets the output
     /// label of `pairs[k]` (at most [`LANES`] pairs).
@@ -78,20 +78,28 @@ impl Lanes {
         }
     }
 
-    /// Lanes `n..` are public zeros, which cost nothing.
-    fn from_wires<B: AndBatch>(b: &B, n: usize, wire: impl Fn(usize) -> Wire) -> Lanes {
-        let mut lanes = Lanes { labels: [0; LANES], public: !0, values: 0 };
-        for lane in 0..n {
-            match wire(lane) {
-                Wire::Label(l) => {
-                    lanes.labels[lane] = l;
-                    lanes.public &= !(1 << lane);
-                }
-                Wire::Public(v) => {
-                    lanes.labels[lane] = b.public_label(v);
-                    lanes.values |= u16::from(v) << lane;
-                }
+    /// Every lane a public zero, which costs nothing.
+    const ZEROS: Lanes = Lanes { labels: [0; LANES], public: !0, values: 0 };
+
+    /// Puts `w` in `lane`, which held a public zero.
+    fn set<B: AndBatch>(&mut self, b: &B, lane: usize, w: Wire) {
+        match w {
+            Wire::Label(l) => {
+                self.labels[lane] = l;
+                self.public &= !(1 << lane);
             }
+            Wire::Public(v) => {
+                self.labels[lane] = b.public_label(v);
+                self.values |= u16::from(v) << lane;
+            }
+        }
+    }
+
+    /// Lanes `..n` from `wire`, the rest public zeros.
+    fn from_wires<B: AndBatch>(b: &B, n: usize, wire: impl Fn(usize) -> Wire) -> Lanes {
+        let mut lanes = Lanes::ZEROS;
+        for lane in 0..n {
+            lanes.set(b, lane, wire(lane));
         }
         lanes
     }
@@ -113,20 +121,13 @@ impl<B: AndBatch> Gates for Lockstep<'_, B> {
 
     /// A lane with a public input costs nothing; the others are one batch of tables.
     fn and(&mut self, x: Lanes, y: Lanes) -> Lanes {
-        let mut out = Lanes { labels: [0; LANES], public: !0, values: 0 };
+        let mut out = Lanes::ZEROS;
         let mut pairs = [(0u128, 0u128); LANES];
         let mut at = [0usize; LANES];
         let mut k = 0;
         for lane in 0..self.n {
             match super::public_and(x.wire(lane), y.wire(lane)) {
-                Ok(Wire::Label(l)) => {
-                    out.labels[lane] = l;
-                    out.public &= !(1 << lane);
-                }
-                Ok(Wire::Public(v)) => {
-                    out.labels[lane] = self.b.public_label(v);
-                    out.values |= u16::from(v) << lane;
-                }
+                Ok(w) => out.set(self.b, lane, w),
                 Err(labels) => {
                     (pairs[k], at[k]) = (labels, lane);
                     k += 1;
@@ -136,8 +137,7 @@ impl<B: AndBatch> Gates for Lockstep<'_, B> {
         let mut labels = [0u128; LANES];
         self.b.and_labels(&pairs[..k], &mut labels[..k]);
         for (&lane, &l) in at[..k].iter().zip(&labels[..k]) {
-            out.labels[lane] = l;
-            out.public &= !(1 << lane);
+            out.set(self.b, lane, Wire::Label(l));
         }
         out
     }
