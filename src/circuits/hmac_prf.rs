@@ -232,6 +232,34 @@ impl PublicInner {
     }
 }
 
+/// The pad states (inner, outer) of a key of at most one block, computed in the clear, in the
+/// encodings [`hmac_pad_states`] gives: for a prover that commits to a key's pad states
+/// instead of the key. Wiped when dropped.
+pub fn native_pad_states(hash: Sha2, key: &[u8]) -> [zeroize::Zeroizing<Vec<u8>>; 2] {
+    use ::sha2::digest::generic_array::GenericArray;
+    use zeroize::Zeroizing;
+    let block = hash.block_len();
+    assert!(key.len() <= block, "HMAC key must be at most one block");
+    [0x36u8, 0x5c].map(|pad| {
+        let mut padded = Zeroizing::new(vec![pad; block]);
+        padded.iter_mut().zip(key).for_each(|(p, k)| *p ^= k);
+        let mut out = Zeroizing::new(Vec::with_capacity(hash.state_len()));
+        match hash {
+            Sha2::Sha256 => {
+                let mut state = Zeroizing::new(super::sha256::IV);
+                ::sha2::compress256(&mut state, &[*GenericArray::from_slice(&padded)]);
+                state.iter().for_each(|w| out.extend_from_slice(&w.to_be_bytes()));
+            }
+            Sha2::Sha384 => {
+                let mut state = Zeroizing::new(sha384::IV);
+                ::sha2::compress512(&mut state, &[*GenericArray::from_slice(&padded)]);
+                state.iter().for_each(|w| out.extend_from_slice(&w.to_be_bytes()));
+            }
+        }
+        out
+    })
+}
+
 /// HMAC-SHA256(key, msg) in ZK given the key's opened inner state: the outer compression only.
 pub fn hmac_public_inner<B: Circuit>(b: &mut B, outer: &State<B>, inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
     assert_eq!(inner.hash, Sha2::Sha256, "a SHA-256 outer state");

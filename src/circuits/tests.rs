@@ -788,6 +788,35 @@ fn hmac_with_public_inner_state_matches_ring_and_is_cheaper() {
     assert!(matches!(v, Err(crate::zk::ProofError::OpeningMacMismatch)), "{v:?}");
 }
 
+/// The pad states computed in the clear equal the circuit's, for SHA-256 and SHA-384, and an
+/// HMAC continued from them in the clear equals ring's (RFC 4231 test case 2 and random keys
+/// of every length up to a block).
+#[test]
+fn native_pad_states_equal_the_circuits_and_give_rings_hmac() {
+    use super::hmac_prf::{hmac_pad_states, native_pad_states, PublicInner, Sha2};
+    let hmac_from = |hash: Sha2, key: &[u8], msg: &[u8]| {
+        let [inner, outer] = native_pad_states(hash, key);
+        let ih = PublicInner::from_state(hash, &inner).unwrap().inner_hash(msg);
+        PublicInner::from_state(hash, &outer).unwrap().inner_hash(&ih)
+    };
+    assert_eq!(hmac_from(Sha2::Sha256, b"Jefe", b"what do ya want for nothing?"), hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"));
+    assert_eq!(
+        hmac_from(Sha2::Sha384, b"Jefe", b"what do ya want for nothing?"),
+        hex("af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649")
+    );
+    for (hash, alg) in [(Sha2::Sha256, ring::hmac::HMAC_SHA256), (Sha2::Sha384, ring::hmac::HMAC_SHA384)] {
+        for len in [0, 1, 32, 48, hash.block_len()] {
+            let (key, msg) = (rand_bytes(len), rand_bytes(77));
+            assert_eq!(hmac_from(hash, &key, &msg), ring::hmac::sign(&ring::hmac::Key::new(alg, &key), &msg).as_ref(), "{hash:?}, {len}-byte key");
+            let mut b = PlainBackend::new();
+            let kb = commit_bytes(&mut b, Some(&key), len);
+            let (inner, outer) = hmac_pad_states(&mut b, hash, &kb);
+            let [ni, no] = native_pad_states(hash, &key);
+            assert_eq!((open_bytes(&mut b, &inner), open_bytes(&mut b, &outer)), (ni.to_vec(), no.to_vec()), "{hash:?}, {len}-byte key");
+        }
+    }
+}
+
 /// S-box constraints are collected per batch and embedded together at its end. In a deferred
 /// batch that also has direct product constraints before and after them, an honest proof
 /// passes and one flipped S-box witness bit is caught by the next checked batch.

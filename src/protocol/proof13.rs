@@ -1,25 +1,28 @@
-//! The TLS 1.3 key derivation in ZK (docs/protocol.md, "TLS 1.3 in proxy mode"): from the
-//! committed handshake secret HS to the two handshake traffic secrets, **opened**, and to each
-//! direction's application traffic: its traffic secret **opened** when all of the direction's
-//! records are revealed (the verifier derives the key and IV itself), otherwise its key and IV
-//! kept as authenticated bits for the record proofs.
+//! The TLS 1.3 key derivation in ZK (docs/protocol.md, "TLS 1.3 in proxy mode"): the two
+//! handshake traffic secrets, **opened**, from the committed pad states of the handshake secret
+//! HS, and each direction's application traffic from those of the master secret MS: its traffic
+//! secret **opened** when all of the direction's records are revealed (the verifier derives the
+//! key and IV itself), otherwise its key and IV kept as authenticated bits for the record
+//! proofs.
 //!
-//! Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
+//! The prover commits to HS's and MS's HMAC pad states, not to HS: the server's own records
+//! bind each pair to this connection (its encrypted flight the handshake traffic secrets, its
+//! records after its Finished the application ones), so the chain HS → D → MS need not run in
+//! ZK. Every HMAC key's inner pad state is opened, as for the TLS 1.2 master secret
 //! ([`PublicInner`]): each HKDF step is then one outer compression in ZK with a public message
-//! block. HS, the "derived" secret D, the master secret MS and the traffic secrets of directions
-//! not wholly revealed never leave ZK. The hash is the suite's: SHA-256 (TLS_AES_128_GCM_SHA256,
+//! block. The outer pad states of HS and MS, and the traffic secrets of directions not wholly
+//! revealed, never leave ZK. The hash is the suite's: SHA-256 (TLS_AES_128_GCM_SHA256,
 //! TLS_CHACHA20_POLY1305_SHA256) or SHA-384 (TLS_AES_256_GCM_SHA384), whose secrets and
 //! transcript hashes are 48 bytes and whose compressions absorb 128-byte blocks.
 //!
 //! Batches, deferred (the caller's next checked batch checks them) but for the last when both
 //! traffic secrets are opened:
-//! 1. commit HS; its pad states; HS's inner state opened;
-//! 2. c_hs and s_hs opened; D = Derive-Secret(HS, "derived", ""); D's pad states, inner opened;
-//! 3. MS = HKDF-Extract(D, 0); MS's pad states, inner opened;
-//! 4. c_ap, s_ap over the transcript hash through the server Finished, which the caller gives
+//! 1. HS's and MS's pad states committed, their inner states opened;
+//! 2. c_hs and s_hs, opened;
+//! 3. c_ap, s_ap over the transcript hash through the server Finished, which the caller gives
 //!    once it has read the handshake with the opened secrets; each opened, or its pad states
 //!    computed and inner opened;
-//! 5. the key and IV of each direction whose secret stays hidden.
+//! 4. the key and IV of each direction whose secret stays hidden.
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
@@ -28,7 +31,7 @@ use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
 use crate::channel::Channel;
-use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicInner, Sha2};
+use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, native_pad_states, PublicInner, Sha2};
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
@@ -115,7 +118,32 @@ fn circuit_hash(hash: HashAlg) -> Sha2 {
     }
 }
 
-/// Runs batches 1–5 with the suite's hash. `hs` is the handshake secret on the prover, `None`
+/// The prover's private input to the derivation: the pad states (inner, outer) of HS and of
+/// MS, computed in the clear from HS (see the module doc for why the proof commits to these
+/// and not to HS). Wiped when dropped.
+pub struct PadStates {
+    hs: [zeroize::Zeroizing<Vec<u8>>; 2],
+    ms: [zeroize::Zeroizing<Vec<u8>>; 2],
+}
+
+impl PadStates {
+    /// HS's pad states and those of the MS that HS gives (RFC 8446 §7.1).
+    pub fn of(suite_hash: HashAlg, hs: &[u8]) -> Self {
+        let hash = circuit_hash(suite_hash);
+        let ms = crate::tls::tls13::key_schedule::master_secret(suite_hash, &Secret::from_slice(hs));
+        PadStates { hs: native_pad_states(hash, hs), ms: native_pad_states(hash, ms.as_bytes()) }
+    }
+
+    /// These pad states with MS's from `other` instead: a prover whose MS is not the session's
+    /// (tests only).
+    #[cfg(test)]
+    fn with_ms_of(mut self, other: PadStates) -> Self {
+        self.ms = other.ms;
+        self
+    }
+}
+
+/// Runs batches 1–4 with the suite's hash. `hs` is the handshake secret on the prover, `None`
 /// on the verifier; `hello_hash` is Hash(ClientHello..ServerHello); `key_len` is the suite's
 /// key length (16 or 32); `open_traffic` says, per direction ([sent, received]), whether its
 /// application traffic secret is opened. `read_handshake` gets the opened handshake traffic
@@ -134,52 +162,63 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     open_traffic: [bool; 2],
     read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Vec<u8>, E>,
 ) -> Result<(HandshakeSecrets, [DirectionTraffic<P::Backend>; 2]), E> {
+    if hs.is_some_and(|hs| hs.len() != suite_hash.output_len()) {
+        return Err(ProofError::Malformed("a secret or transcript hash not of the suite's hash length").into());
+    }
+    let pads = hs.map(|hs| PadStates::of(suite_hash, hs));
+    #[cfg(test)]
+    let pads = pads.map(|p| if super::proof::cheat(true).other_ms { p.with_ms_of(PadStates::of(suite_hash, &vec![0x5a; suite_hash.output_len()])) } else { p });
+    key_derivation_from(party, ch, suite_hash, pads.as_ref(), hello_hash, key_len, open_traffic, read_handshake).await
+}
+
+/// [`key_derivation`] from the prover's pad states (`None` on the verifier).
+#[allow(clippy::too_many_arguments)]
+async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofError>>(
+    party: &mut P,
+    ch: &mut C,
+    suite_hash: HashAlg,
+    pads: Option<&PadStates>,
+    hello_hash: &[u8],
+    key_len: usize,
+    open_traffic: [bool; 2],
+    read_handshake: impl FnOnce(&HandshakeSecrets) -> Result<Vec<u8>, E>,
+) -> Result<(HandshakeSecrets, [DirectionTraffic<P::Backend>; 2]), E> {
     if key_len != 16 && key_len != 32 {
         return Err(ProofError::Malformed("a TLS 1.3 key is 16 or 32 bytes").into());
     }
     let hash = circuit_hash(suite_hash);
     let n = hash.output_len();
-    if hs.is_some_and(|hs| hs.len() != n) || hello_hash.len() != n {
+    if hello_hash.len() != n {
         return Err(ProofError::Malformed("a secret or transcript hash not of the suite's hash length").into());
     }
-    let hs_key = party
-        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let hs = commit_bytes(b, hs, n);
-            keyed(b, hash, &hs)
-        })
-        .await?;
-    let hs_key = KeyedOuter::<P::Backend>::new(hash, hs_key)?;
-    let empty_hash = suite_hash.hash(&[]);
-    let empty_hash = empty_hash.as_bytes();
+    // 1. HS's and MS's outer pad states committed, their inner ones opened.
+    let committed = |b: &mut P::Backend, states: Option<&[zeroize::Zeroizing<Vec<u8>>; 2]>| {
+        let [inner, outer] = [0, 1].map(|i| commit_bytes(b, states.map(|s| &s[i][..]), hash.state_len()));
+        (outer, open_bytes(b, &inner))
+    };
+    let (hs_key, ms_key) = party.run_batch_deferred(ch, &mut |b: &mut P::Backend| (committed(b, pads.map(|p| &p.hs)), committed(b, pads.map(|p| &p.ms)))).await?;
+    let (hs_key, ms_key) = (KeyedOuter::<P::Backend>::new(hash, hs_key)?, KeyedOuter::<P::Backend>::new(hash, ms_key)?);
     let expand = |b: &mut P::Backend, k: &KeyedOuter<P::Backend>, len: usize, label: &[u8], context: &[u8]| {
         let mut out = hmac_public_inner_with(b, &k.outer, &k.inner, &expand_info(len, label, context));
         out.truncate(len * 8);
         out
     };
 
-    let (d_key, c_hs, s_hs) = party
+    // 2. The handshake traffic secrets, opened.
+    let (c_hs, s_hs) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
             let c_hs = expand(b, &hs_key, n, b"c hs traffic", hello_hash);
             let s_hs = expand(b, &hs_key, n, b"s hs traffic", hello_hash);
-            let d = expand(b, &hs_key, n, b"derived", empty_hash);
-            (keyed(b, hash, &d), open_bytes(b, &c_hs), open_bytes(b, &s_hs))
+            (open_bytes(b, &c_hs), open_bytes(b, &s_hs))
         })
         .await?;
     let handshake = HandshakeSecrets { client: secret(hash, c_hs)?, server: secret(hash, s_hs)? };
-    let d_key = KeyedOuter::<P::Backend>::new(hash, d_key)?;
-
-    let ms_key = party
-        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            // HKDF-Extract(salt = D, IKM = 0^n) = HMAC(D, 0^n).
-            let ms = hmac_public_inner_with(b, &d_key.outer, &d_key.inner, &vec![0u8; n]);
-            keyed(b, hash, &ms)
-        })
-        .await?;
-    let ms_key = KeyedOuter::<P::Backend>::new(hash, ms_key)?;
 
     let server_finished_hash = read_handshake(&handshake)?;
     #[cfg(test)]
-    let cheat = super::proof::cheat(hs.is_some()).fast_key;
+    let cheat = super::proof::cheat(pads.is_some()).fast_key;
+    // 3. The application traffic secrets over the transcript through the server Finished:
+    // each opened, or its pad states computed.
     let mut traffic_batch = |b: &mut P::Backend| {
         [b"c ap traffic", b"s ap traffic"].into_iter().enumerate().map(|(side, label)| {
             let secret = expand(b, &ms_key, n, label, &server_finished_hash);
@@ -188,7 +227,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
             }
             #[cfg(test)]
             if cheat == Some(side) {
-                // A prover that opens a traffic secret other than the one derived from HS.
+                // A prover that opens a traffic secret other than the one derived from MS.
                 super::proof::claim_flipped(b, &secret);
             }
             Ok(open_bytes(b, &secret))
@@ -213,6 +252,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
             }
         }
     }
+    // 4. The key and IV of each direction whose secret stays hidden.
     let mut keys = if hidden.is_empty() {
         Vec::new()
     } else {
@@ -457,14 +497,19 @@ pub enum Proof13Error {
     Transcript(#[from] TranscriptError),
     #[error("{direction} records: {error}")]
     Shapes { direction: &'static str, error: Check13Error },
+    /// The server's records after its Finished are what bind the committed MS (see the module
+    /// doc): a session without one proves nothing about its application keys.
+    #[error("the server sent no record after its Finished, so nothing binds the application secrets to this connection")]
+    NoServerRecord,
 }
 
 const DIRECTIONS: [&str; 2] = ["sent", "received"];
 
 /// The whole proof of a TLS 1.3 session (docs/protocol.md, "TLS 1.3 in proxy mode"): the key
-/// derivation from the committed handshake secret (`hs`, the prover's only private input),
-/// during which `read_handshake` reads the server's flight with the opened handshake traffic
-/// secrets (the verifier checks it there); then per direction the fast path or the ZK path
+/// derivation from the pad states of the prover's handshake secret (`hs`) and of its master
+/// secret, during which `read_handshake` reads the server's flight with the opened handshake
+/// traffic secrets (the verifier checks it there, and a session whose server sent nothing after
+/// its Finished is refused); then per direction the fast path or the ZK path
 /// ([`open_records`]); then the hash commitments (`blinders`: the prover's, one per range).
 pub async fn run<P: Party<C>, C: Channel>(
     party: &mut P,
@@ -484,6 +529,9 @@ pub async fn run<P: Party<C>, C: Channel>(
     let mut handshake = None;
     let (_, traffic) = key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), open_traffic, |secrets| {
         let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
+        if application_records(t, &h, Direction::Received).is_empty() {
+            return Err(Proof13Error::NoServerRecord);
+        }
         let hash = h.server_finished_hash.clone();
         handshake = Some(h);
         Ok::<_, Proof13Error>(hash)
@@ -508,7 +556,7 @@ pub async fn run<P: Party<C>, C: Channel>(
         }
         #[cfg(test)]
         if fast[side] && super::proof::cheat(hs.is_some()).fast_key == Some(side) {
-            // A prover that opens a key other than the one derived from HS.
+            // A prover that opens a key other than the one derived in ZK.
             party.run_batch(ch, &mut |b: &mut P::Backend| {
                 super::proof::claim_flipped(b, &key.key);
                 (open_bytes(b, &key.key), open_bytes(b, &key.iv))
@@ -977,7 +1025,7 @@ mod tests {
 
     /// [`run`] on a relayed session, both directions by the fast path: the verifier decrypts
     /// both with the opened keys. A prover that opens a key other than the one derived in ZK
-    /// from the committed HS is refused by the opening's MAC check.
+    /// from the committed pad states is refused by the opening's MAC check.
     #[test]
     fn run_opens_the_derived_keys_and_refuses_another_key() {
         use super::super::proof::{ProofCheat, PROOF_CHEAT};
@@ -1041,6 +1089,33 @@ mod tests {
         assert!(got.fast_path && got.bytes == response && opened.commitments.len() == 1);
         let refused = prove_with(ProofCheat { fast_key: Some(1), ..Default::default() }, &inputs, &[[1; 16]]);
         assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "{:?}", refused.map(|_| ()));
+
+        // A prover that commits the pad states of another MS: the proof holds, but the
+        // traffic secrets it opens are not the server's, whose records then fail their tags.
+        let opened = prove(ProofCheat { other_ms: true, ..Default::default() }).expect("the proof itself");
+        for (side, d) in [(0, Direction::Sent), (1, Direction::Received)] {
+            let records = application_records(&t, &opened.handshake, d);
+            let refused = super::super::check13::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]);
+            assert!(matches!(refused, Err(Check13Error::BadTag { record: 0 })), "side {side}: {:?}", refused.map(|_| ()));
+        }
+
+        // Without a server record after its Finished nothing would bind MS: refused.
+        let mut cut = r.received.clone();
+        let last = application_records(&t, &handshake, Direction::Received).iter().map(|rec| 5 + rec.len()).sum::<usize>();
+        cut.truncate(cut.len() - last);
+        let t = transcript13::parse(&r.sent, &cut).unwrap();
+        let shapes = RecordShapes { sent: shapes.sent.clone(), received: vec![] };
+        let plan = RevealPlan { received: vec![], ..plan };
+        let inputs = PublicInputs13::new(&t, &plan, &shapes);
+        let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
+        let handshake = read(&HandshakeSecrets {
+            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
+            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
+        })
+        .unwrap();
+        let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+        let (_, refused) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
+        assert!(matches!(refused, Err(Proof13Error::NoServerRecord)), "{:?}", refused.map(|_| ()));
     }
 
     /// The ZK path's keystream for positions of several records, in the same block index of
@@ -1142,6 +1217,17 @@ mod tests {
         let t2 = transcript13::parse(&r.sent, &tampered).unwrap();
         let ([_, received], _, _) = prove(&t2, &plan).expect("the proof itself");
         assert!(matches!(received, Err(Check13Error::BadTag { .. })), "{:?}", received.map(|_| ()));
+
+        // A prover that commits the pad states of another MS: the keys proven in ZK are not the
+        // server's, and the server's records fail their tags under them.
+        use super::super::proof::{ProofCheat, PROOF_CHEAT};
+        PROOF_CHEAT.with(|c| c.set(ProofCheat { other_ms: true, ..Default::default() }));
+        let cheated = prove(&t, &plan);
+        PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+        let ([sent, received], _, _) = cheated.expect("the proof itself");
+        for side in [sent.map(|_| ()), received.map(|_| ())] {
+            assert!(matches!(side, Err(Check13Error::BadTag { record: 0 })), "{side:?}");
+        }
 
         let whole = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
         let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");

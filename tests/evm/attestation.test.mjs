@@ -260,7 +260,7 @@ test('header() returns the vector’s attested header', async () => {
   assert.ok(!res.reverted, `reverted: 0x${hex(res.ret)}`);
   gas.header = res;
   assert.deepEqual(decodeHeader(res.ret), {
-    protocolVersion: 17n,
+    protocolVersion: 18n,
     mode: 0n,
     tlsVersion: 0x0303n,
     cipherSuite: 0xc02bn,

@@ -114,9 +114,10 @@
 //!   - Blocks of 2^10 do not pay at these sizes: at n = 2^19 (t = 512) the least k is 64,000
 //!     (128.1 bits, ISD), so its 23k more bootstrap COTs (62 kB up) cancel the 66 kB of tree
 //!     messages saved, and the net output drops by 27k.
-//!   - The 448K set sits between 384K and 512K for a TLS 1.3 session's preprocessing (≈408k
-//!     with a 1 KB request proven): 245 kB for a fresh session (bootstrap 116 kB up, trees
-//!     129 kB down) against the 512K set's 270 kB, and 12 % fewer outputs to compute.
+//!   - The 448K set sits between 384K and 512K (a TLS 1.3 session's preprocessing with
+//!     its whole HKDF chain in ZK took ≈408k): 245 kB for a fresh session (bootstrap 116 kB
+//!     up, trees 129 kB down) against the 512K set's 270 kB, and 12 % fewer outputs to
+//!     compute.
 //! * **The mid set** is ours too: n = 2^21 with blocks of 2^11 (t = 1,024), k the smallest
 //!   multiple of 256 at ≥ 128 bits (128.2 hybrid, 129.7 ISD; 126,720 gives 127.998). Blocks
 //!   of 2^12 (t = 512) would halve the tree messages but need k > 224k (ISD 122.9 there),

@@ -533,17 +533,17 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SMALL_320K), Step::Iterate(LpnParams::SMALL_320K), Step::Serve]
     );
-    // a TLS 1.3 session's (its request's key hidden, 1 KB of it proven): the 448K set, whose
-    // fresh session costs fewer bytes than the 512K set's
+    // a TLS 1.3 session's (its request's key hidden, 1 KB of it proven): the same set
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     let suite = crate::tls::tls13::Suite13::Aes128GcmSha256;
     let pre13 = crate::protocol::proof::preprocess_cots(crate::protocol::proof::derivation_cots(suite, 1), crate::protocol::proof::keystream_cots_of(suite, 1024), false);
-    assert!(pre13 > LpnParams::SMALL_384K.net_output() && pre13 <= LpnParams::SMALL_448K.n - LpnParams::SMALL_512K.base_cots());
+    assert!(pre13 > LpnParams::SMALL_256K.net_output() && pre13 <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre13),
-        [Step::Bootstrap(LpnParams::SMALL_448K), Step::Iterate(LpnParams::SMALL_448K), Step::Serve]
+        [Step::Bootstrap(LpnParams::SMALL_320K), Step::Iterate(LpnParams::SMALL_320K), Step::Serve]
     );
+    // between 384K and 512K, the 448K set's fresh session costs fewer bytes than the 512K set's
     let fresh = |q: LpnParams| softspoken::prover_bytes_for(softspoken::DEFAULT_K, q.base_cots()) + q.iteration_bytes();
     assert!(fresh(LpnParams::SMALL_448K) + 20_000 < fresh(LpnParams::SMALL_512K));
     // and with a partly revealed response to come: one setup iteration
