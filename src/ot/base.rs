@@ -24,6 +24,7 @@ use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::Identity;
 use rand::RngCore;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use subtle::{Choice, ConditionallySelectable};
 use zeroize::{Zeroize, Zeroizing};
@@ -100,15 +101,17 @@ pub async fn send<C: Channel>(
         });
     }
     let a_times_a = *a * big_a;
-    let mut keys = Vec::with_capacity(count);
-    for (j, b_enc) in msg.chunks_exact(32).enumerate() {
-        let b = decode_point(b_enc, "base OT receiver point B_j")?;
-        let ab = *a * b;
-        let k0 = derive_key(session, j, &a_enc, b_enc, &ab);
-        let k1 = derive_key(session, j, &a_enc, b_enc, &(ab - a_times_a));
-        keys.push((k0, k1));
-    }
-    Ok(keys)
+    // one scalar multiplication per OT, spread over the thread pool
+    msg.par_chunks_exact(32)
+        .enumerate()
+        .map(|(j, b_enc)| {
+            let b = decode_point(b_enc, "base OT receiver point B_j")?;
+            let ab = *a * b;
+            let k0 = derive_key(session, j, &a_enc, b_enc, &ab);
+            let k1 = derive_key(session, j, &a_enc, b_enc, &(ab - a_times_a));
+            Ok((k0, k1))
+        })
+        .collect()
 }
 
 /// Receiver side: one base OT per entry of `choices`; returns `k_j^{c_j}`.
@@ -133,18 +136,20 @@ pub async fn receive<C: Channel>(
     }
     let a_enc = big_a.compress();
 
-    let mut out = Vec::with_capacity(32 * choices.len());
-    let mut keys = Vec::with_capacity(choices.len());
-    for (j, &c) in choices.iter().enumerate() {
-        let b = Zeroizing::new(random_scalar());
-        let bg = RistrettoPoint::mul_base(&b);
-        let bg_plus_a = bg + big_a;
-        let big_b = RistrettoPoint::conditional_select(&bg, &bg_plus_a, Choice::from(c as u8));
-        let b_enc = big_b.compress().to_bytes();
-        keys.push(derive_key(session, j, &a_enc, &b_enc, &(*b * big_a)));
-        out.extend_from_slice(&b_enc);
-    }
-    ch.send(out).await?;
+    // two scalar multiplications per OT, spread over the thread pool
+    let (points, keys): (Vec<[u8; 32]>, Vec<OtKey>) = choices
+        .par_iter()
+        .enumerate()
+        .map(|(j, &c)| {
+            let b = Zeroizing::new(random_scalar());
+            let bg = RistrettoPoint::mul_base(&b);
+            let bg_plus_a = bg + big_a;
+            let big_b = RistrettoPoint::conditional_select(&bg, &bg_plus_a, Choice::from(c as u8));
+            let b_enc = big_b.compress().to_bytes();
+            (b_enc, derive_key(session, j, &a_enc, &b_enc, &(*b * big_a)))
+        })
+        .unzip();
+    ch.send(points.concat()).await?;
     Ok(keys)
 }
 

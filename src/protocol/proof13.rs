@@ -121,14 +121,14 @@ fn circuit_hash(hash: HashAlg) -> Sha2 {
 /// The prover's private input to the derivation: the pad states (inner, outer) of HS and of
 /// MS, computed in the clear from HS (see the module doc for why the proof commits to these
 /// and not to HS). Wiped when dropped.
-pub struct PadStates {
+struct PadStates {
     hs: [zeroize::Zeroizing<Vec<u8>>; 2],
     ms: [zeroize::Zeroizing<Vec<u8>>; 2],
 }
 
 impl PadStates {
     /// HS's pad states and those of the MS that HS gives (RFC 8446 §7.1).
-    pub fn of(suite_hash: HashAlg, hs: &[u8]) -> Self {
+    fn of(suite_hash: HashAlg, hs: &[u8]) -> Self {
         let hash = circuit_hash(suite_hash);
         let ms = crate::tls::tls13::key_schedule::master_secret(suite_hash, &Secret::from_slice(hs));
         PadStates { hs: native_pad_states(hash, hs), ms: native_pad_states(hash, ms.as_bytes()) }
