@@ -101,17 +101,20 @@ pub async fn send<C: Channel>(
         });
     }
     let a_times_a = *a * big_a;
-    // one scalar multiplication per OT, spread over the thread pool
-    msg.par_chunks_exact(32)
+    // One scalar multiplication per OT, spread over the thread pool; the keys are written
+    // straight into the vector returned (no intermediate buffers left unwiped).
+    let points: Vec<RistrettoPoint> = msg.par_chunks_exact(32).map(|b| decode_point(b, "base OT receiver point B_j")).collect::<Result<_, _>>()?;
+    let mut keys = Vec::with_capacity(count);
+    points
+        .par_iter()
+        .zip(msg.par_chunks_exact(32))
         .enumerate()
-        .map(|(j, b_enc)| {
-            let b = decode_point(b_enc, "base OT receiver point B_j")?;
+        .map(|(j, (b, b_enc))| {
             let ab = *a * b;
-            let k0 = derive_key(session, j, &a_enc, b_enc, &ab);
-            let k1 = derive_key(session, j, &a_enc, b_enc, &(ab - a_times_a));
-            Ok((k0, k1))
+            (derive_key(session, j, &a_enc, b_enc, &ab), derive_key(session, j, &a_enc, b_enc, &(ab - a_times_a)))
         })
-        .collect()
+        .collect_into_vec(&mut keys);
+    Ok(keys)
 }
 
 /// Receiver side: one base OT per entry of `choices`; returns `k_j^{c_j}`.
@@ -136,8 +139,10 @@ pub async fn receive<C: Channel>(
     }
     let a_enc = big_a.compress();
 
-    // two scalar multiplications per OT, spread over the thread pool
-    let (points, keys): (Vec<[u8; 32]>, Vec<OtKey>) = choices
+    // Two scalar multiplications per OT, spread over the thread pool; the keys are written
+    // straight into the vector returned.
+    let (mut points, mut keys) = (Vec::with_capacity(choices.len()), Vec::with_capacity(choices.len()));
+    choices
         .par_iter()
         .enumerate()
         .map(|(j, &c)| {
@@ -148,7 +153,7 @@ pub async fn receive<C: Channel>(
             let b_enc = big_b.compress().to_bytes();
             (b_enc, derive_key(session, j, &a_enc, &b_enc, &(*b * big_a)))
         })
-        .unzip();
+        .unzip_into_vecs(&mut points, &mut keys);
     ch.send(points.concat()).await?;
     Ok(keys)
 }
