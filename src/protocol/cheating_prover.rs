@@ -6,7 +6,7 @@
 
 use super::check::recover;
 use super::messages::RevealPlan;
-use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs, PROOF_CHEAT};
+use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs};
 use super::transcript::tests::{run_session, Opts, Session};
 use super::transcript::{self, SessionTranscript};
 use crate::tls::Direction;
@@ -25,7 +25,6 @@ fn prove(s: &Session, cheat: ProofCheat, reveal: &[Vec<Range<u64>>; 2], commit: 
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (a, b) = memory_pair(MAX_MESSAGE);
-    PROOF_CHEAT.with(|c| c.set(cheat));
     // Each side owns its channel end: one that fails drops it, and the other returns instead
     // of waiting for a message that will not come.
     let p = async {
@@ -36,8 +35,7 @@ fn prove(s: &Session, cheat: ProofCheat, reveal: &[Vec<Range<u64>>; 2], commit: 
         let mut b = b;
         proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd)).await
     };
-    let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
-    PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+    let (_, verified) = proof::with_cheat(cheat, || futures::executor::block_on(async { futures::join!(p, v) }));
     verified
 }
 

@@ -308,6 +308,15 @@ thread_local! {
     pub(crate) static PROOF_CHEAT: std::cell::Cell<ProofCheat> = std::cell::Cell::new(ProofCheat::default());
 }
 
+/// Test-only: runs `f` with `cheat` in force for the prover on this thread, then none.
+#[cfg(test)]
+pub(crate) fn with_cheat<T>(cheat: ProofCheat, f: impl FnOnce() -> T) -> T {
+    PROOF_CHEAT.with(|c| c.set(cheat));
+    let out = f();
+    PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+    out
+}
+
 /// The cheat in force for this side (none on the verifier's).
 #[cfg(test)]
 pub(super) fn cheat(is_prover: bool) -> ProofCheat {

@@ -1028,7 +1028,7 @@ mod tests {
     /// from the committed pad states is refused by the opening's MAC check.
     #[test]
     fn run_opens_the_derived_keys_and_refuses_another_key() {
-        use super::super::proof::{ProofCheat, PROOF_CHEAT};
+        use super::super::proof::{with_cheat, ProofCheat};
         use crate::protocol::transcript13::{self, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         let r = relay(Server::default());
@@ -1036,11 +1036,8 @@ mod tests {
         let schedule = r.client.key_schedule().unwrap();
         let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
         let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
-        let handshake = read(&HandshakeSecrets {
-            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
-            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
-        })
-        .unwrap();
+        let secrets = HandshakeSecrets { client: schedule.handshake_traffic.client.as_bytes().to_vec(), server: schedule.handshake_traffic.server.as_bytes().to_vec() };
+        let handshake = read(&secrets).unwrap();
         let application = schedule.application_traffic.as_ref().unwrap();
         let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
         let (received, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
@@ -1053,10 +1050,7 @@ mod tests {
         assert_eq!((inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)), (true, true, false));
         let prove_with = |cheat: ProofCheat, inputs: &PublicInputs13<'_>, blinders: &[[u8; 16]]| {
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-            PROOF_CHEAT.with(|c| c.set(cheat));
-            let (_, verified) = run_both(&mut prover, &mut verifier, &hs, blinders, inputs, &handshake, read);
-            PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
-            verified
+            with_cheat(cheat, || run_both(&mut prover, &mut verifier, &hs, blinders, inputs, &handshake, read).1)
         };
         let prove = |cheat: ProofCheat| prove_with(cheat, &inputs, &[]);
         let opened = prove(ProofCheat::default()).expect("an honest prover");
@@ -1108,11 +1102,7 @@ mod tests {
         let plan = RevealPlan { received: vec![], ..plan };
         let inputs = PublicInputs13::new(&t, &plan, &shapes);
         let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
-        let handshake = read(&HandshakeSecrets {
-            client: schedule.handshake_traffic.client.as_bytes().try_into().unwrap(),
-            server: schedule.handshake_traffic.server.as_bytes().try_into().unwrap(),
-        })
-        .unwrap();
+        let handshake = read(&secrets).unwrap();
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         let (_, refused) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
         assert!(matches!(refused, Err(Proof13Error::NoServerRecord)), "{:?}", refused.map(|_| ()));
@@ -1220,10 +1210,8 @@ mod tests {
 
         // A prover that commits the pad states of another MS: the keys proven in ZK are not the
         // server's, and the server's records fail their tags under them.
-        use super::super::proof::{ProofCheat, PROOF_CHEAT};
-        PROOF_CHEAT.with(|c| c.set(ProofCheat { other_ms: true, ..Default::default() }));
-        let cheated = prove(&t, &plan);
-        PROOF_CHEAT.with(|c| c.set(ProofCheat::default()));
+        use super::super::proof::{with_cheat, ProofCheat};
+        let cheated = with_cheat(ProofCheat { other_ms: true, ..Default::default() }, || prove(&t, &plan));
         let ([sent, received], _, _) = cheated.expect("the proof itself");
         for side in [sent.map(|_| ()), received.map(|_| ())] {
             assert!(matches!(side, Err(Check13Error::BadTag { record: 0 })), "{side:?}");
