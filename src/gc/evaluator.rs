@@ -101,8 +101,8 @@ impl<S: TableSource> Gates for Evaluator<S> {
         };
         let gate = self.next_gate();
         let table = self.next_table();
-        let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
-        Wire::Label(three_halves::evaluate(wa, wb, self.hash.hash(x, t), &table))
+        let h = self.hash.hash(three_halves::evaluator_hash_inputs(wa, wb), |k| three_halves::evaluator_tweak(gate, k));
+        Wire::Label(three_halves::evaluate(wa, wb, h, &table))
     }
 }
 
@@ -130,26 +130,25 @@ impl<S: TableSource> AndBatch for Evaluator<S> {
     }
 
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
-        let (g, k) = (self.next_gate(), self.next_gate());
-        let ((x0, t0), (x1, t1)) = (three_halves::evaluator_hash_inputs(a0, b0, g), three_halves::evaluator_hash_inputs(a1, b1, k));
-        let h = self.hash.hash::<6>(concat(x0, x1), concat(t0, t1));
+        // two consecutive gates: their six tweaks run on from the first's
+        let (g, _) = (self.next_gate(), self.next_gate());
+        let x = concat(three_halves::evaluator_hash_inputs(a0, b0), three_halves::evaluator_hash_inputs(a1, b1));
+        let h = self.hash.hash::<6>(x, |k| three_halves::evaluator_tweak(g, k));
         let (tab0, tab1) = (self.next_table(), self.next_table());
         [three_halves::evaluate(a0, b0, part(&h, 0), &tab0), three_halves::evaluate(a1, b1, part(&h, 3), &tab1)]
     }
 
     fn and_labels(&mut self, pairs: &[(u128, u128)], out: &mut [u128]) {
         debug_assert!(pairs.len() <= LANES && out.len() == pairs.len());
+        let first = self.gate;
         // three hashes per gate, in gate order
         let mut xs = [0u128; 3 * LANES];
-        let mut tweaks = [0u128; 3 * LANES];
         for (k, &(wa, wb)) in pairs.iter().enumerate() {
-            let gate = self.next_gate();
-            let (x, t) = three_halves::evaluator_hash_inputs(wa, wb, gate);
-            xs[3 * k..3 * k + 3].copy_from_slice(&x);
-            tweaks[3 * k..3 * k + 3].copy_from_slice(&t);
+            self.next_gate();
+            xs[3 * k..3 * k + 3].copy_from_slice(&three_halves::evaluator_hash_inputs(wa, wb));
         }
         let m = 3 * pairs.len();
-        self.hash.hash_in_place(&mut xs[..m], &tweaks[..m]);
+        self.hash.hash_in_place(&mut xs[..m], |k| three_halves::evaluator_tweak(first, k));
         for (k, (&(wa, wb), c)) in pairs.iter().zip(out.iter_mut()).enumerate() {
             let table = self.next_table();
             *c = three_halves::evaluate(wa, wb, part(&xs[..], 3 * k), &table);

@@ -3,7 +3,7 @@
 use super::hash::{concat, part, GateHash};
 use super::lanes::{AndBatch, LANES};
 use super::three_halves;
-use super::{public_and, GcError, GcStats, TableSink, Wire};
+use super::{public_and, GcError, GcStats, Table, TableSink, Wire};
 use crate::circuits::Gates;
 use crate::ot::ct::bit_mask;
 use crate::primitives::prg::{Prg, PrgKind};
@@ -17,6 +17,8 @@ pub struct Garbler<S> {
     labels: Prg,
     next_label: u128,
     hash: GateHash,
+    /// An S-box layer's hash inputs, hashed in place: labels and Δ, wiped on drop.
+    xs: Zeroizing<[u128; 6 * LANES]>,
     gate: u64,
     /// Dicing bits of 64 gates (two a gate): the label PRG's block [`RHO_BLOCKS`] + `gate / 64`,
     /// which one. A function of the gate index, so that garbling a gate again (phases garbled
@@ -53,6 +55,7 @@ impl<S: TableSink> Garbler<S> {
             labels: PrgKind::fastest_here().keyed(seed),
             next_label: 0,
             hash: GateHash::new(),
+            xs: Zeroizing::new([0; 6 * LANES]),
             gate: 0,
             rho: Zeroizing::new(0),
             rho_block: None,
@@ -173,8 +176,8 @@ impl<S: TableSink> Gates for Garbler<S> {
         };
         let d = *self.delta;
         let (gate, rho) = self.next_gate();
-        let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
-        let (table, c0) = three_halves::garble(d, a0, b0, self.hash.hash(x, t), rho);
+        let h = self.hash.hash(three_halves::garbler_hash_inputs(d, a0, b0), |k| three_halves::garbler_tweak(gate, k));
+        let (table, c0) = three_halves::garble(d, a0, b0, h, rho);
         self.sink.push(table);
         Wire::Label(c0)
     }
@@ -206,9 +209,10 @@ impl<S: TableSink> AndBatch for Garbler<S> {
 
     fn and_two_labels(&mut self, [(a0, b0), (a1, b1)]: [(u128, u128); 2]) -> [u128; 2] {
         let d = *self.delta;
-        let ((g, rho0), (k, rho1)) = (self.next_gate(), self.next_gate());
-        let ((x0, t0), (x1, t1)) = (three_halves::garbler_hash_inputs(d, a0, b0, g), three_halves::garbler_hash_inputs(d, a1, b1, k));
-        let h = self.hash.hash::<12>(concat(x0, x1), concat(t0, t1));
+        // two consecutive gates: their twelve tweaks run on from the first's
+        let ((g, rho0), (_, rho1)) = (self.next_gate(), self.next_gate());
+        let x = concat(three_halves::garbler_hash_inputs(d, a0, b0), three_halves::garbler_hash_inputs(d, a1, b1));
+        let h = self.hash.hash::<12>(x, |k| three_halves::garbler_tweak(g, k));
         let (tab0, c0) = three_halves::garble(d, a0, b0, part(&h, 0), rho0);
         let (tab1, c1) = three_halves::garble(d, a1, b1, part(&h, 6), rho1);
         self.sink.push(tab0);
@@ -219,23 +223,21 @@ impl<S: TableSink> AndBatch for Garbler<S> {
     fn and_labels(&mut self, pairs: &[(u128, u128)], out: &mut [u128]) {
         debug_assert!(pairs.len() <= LANES && out.len() == pairs.len());
         let d = *self.delta;
+        let first = self.gate;
         // six hashes per gate, in gate order, then the gates' dicing bits
-        let mut xs = Zeroizing::new([0u128; 6 * LANES]);
-        let mut tweaks = [0u128; 6 * LANES];
         let mut rho = [0u8; LANES];
         for (k, &(a0, b0)) in pairs.iter().enumerate() {
-            let (gate, r) = self.next_gate();
-            let (x, t) = three_halves::garbler_hash_inputs(d, a0, b0, gate);
-            xs[6 * k..6 * k + 6].copy_from_slice(&x);
-            tweaks[6 * k..6 * k + 6].copy_from_slice(&t);
+            let r = self.next_gate().1;
+            let x = three_halves::garbler_hash_inputs(d, a0, b0);
+            self.xs[6 * k..6 * k + 6].copy_from_slice(&x);
             rho[k] = r;
         }
-        let m = 6 * pairs.len();
-        self.hash.hash_in_place(&mut xs[..m], &tweaks[..m]);
-        for (k, (&(a0, b0), c0)) in pairs.iter().zip(out.iter_mut()).enumerate() {
-            let (table, c) = three_halves::garble(d, a0, b0, part(&xs[..], 6 * k), rho[k]);
-            self.sink.push(table);
-            *c0 = c;
+        let (n, m) = (pairs.len(), 6 * pairs.len());
+        self.hash.hash_in_place(&mut self.xs[..m], |k| three_halves::garbler_tweak(first, k));
+        let mut tables = [Table::default(); LANES];
+        three_halves::garble_layer(d, pairs, &self.xs[..m], &rho[..n], &mut tables[..n], out);
+        for table in tables[..n].iter() {
+            self.sink.push(*table);
         }
     }
 }

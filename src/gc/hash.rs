@@ -6,10 +6,15 @@
 use crate::ot::bits::as_blocks;
 use crate::primitives::prp::{sigma, Aes128, Block};
 use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
 
-/// The fixed-key hash, one per session (the key is public; building it expands the key once).
+/// The fixed-key hash, one per party (the key is public; building it expands the key once),
+/// with the buffer its batched calls encrypt in: it holds π's inputs σ(x) ⊕ i, from which
+/// anyone recovers x, so it lives as long as the party and is wiped on drop rather than
+/// zeroed and wiped on every call.
 pub struct GateHash {
     pi: Aes128,
+    buf: Zeroizing<[u128; BATCH]>,
 }
 
 impl Default for GateHash {
@@ -21,28 +26,27 @@ impl Default for GateHash {
 impl GateHash {
     pub fn new() -> Self {
         let key = Sha256::digest(b"tlsproof/gc/half-gates/fixed-key-hash/v1");
-        GateHash { pi: Aes128::new(Block::from_slice(&key[..16])) }
+        GateHash { pi: Aes128::new(Block::from_slice(&key[..16])), buf: Zeroizing::new([0; BATCH]) }
     }
 
-    /// H(x_k, tweak_k) for each k, in one batched AES call (so AES-NI pipelines them).
+    /// H(x_k, tweak(k)) for each k, in one batched AES call (so AES-NI pipelines them).
     #[inline]
-    pub fn hash<const N: usize>(&self, x: [u128; N], tweaks: [u128; N]) -> [u128; N] {
+    pub fn hash<const N: usize>(&self, x: [u128; N], tweak: impl Fn(usize) -> u128) -> [u128; N] {
         let s: [u128; N] = core::array::from_fn(|k| sigma(x[k]));
-        let mut buf: [u128; N] = core::array::from_fn(|k| (s[k] ^ tweaks[k]).to_le());
+        let mut buf: [u128; N] = core::array::from_fn(|k| (s[k] ^ tweak(k)).to_le());
         self.pi.encrypt_blocks(as_blocks(&mut buf));
         core::array::from_fn(|k| u128::from_le(buf[k]) ^ s[k])
     }
 
-    /// H(x_k, tweak_k) in place for every k, in batches of [`BATCH`] blocks.
-    pub fn hash_in_place(&self, xs: &mut [u128], tweaks: &[u128]) {
-        debug_assert_eq!(xs.len(), tweaks.len());
-        let mut buf = [0u128; BATCH];
-        for (xc, tc) in xs.chunks_mut(BATCH).zip(tweaks.chunks(BATCH)) {
-            let buf = &mut buf[..xc.len()];
-            // x_k becomes σ(x_k), the block π encrypts σ(x_k) ⊕ tweak_k
-            for ((b, x), t) in buf.iter_mut().zip(xc.iter_mut()).zip(tc) {
+    /// H(x_k, tweak(k)) in place for every k, in batched AES calls of [`BATCH`] blocks.
+    #[inline]
+    pub fn hash_in_place(&mut self, xs: &mut [u128], tweak: impl Fn(usize) -> u128) {
+        for (c, xc) in xs.chunks_mut(BATCH).enumerate() {
+            let buf = &mut self.buf[..xc.len()];
+            // π encrypts σ(x_k) ⊕ tweak_k; H is that block's image ⊕ σ(x_k)
+            for (k, (b, x)) in buf.iter_mut().zip(xc.iter_mut()).enumerate() {
                 *x = sigma(*x);
-                *b = (*x ^ t).to_le();
+                *b = (*x ^ tweak(c * BATCH + k)).to_le();
             }
             self.pi.encrypt_blocks(as_blocks(buf));
             for (x, b) in xc.iter_mut().zip(buf.iter()) {

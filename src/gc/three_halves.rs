@@ -18,6 +18,7 @@
 //! followed by the 5n control bits packed LSB first, the last byte's unused bits zero.
 
 use super::GcError;
+use core::ops::{BitAnd, BitXor, Not};
 
 /// Bits on the wire for one AND gate: three 64-bit half-rows and five control bits.
 pub const BITS_PER_AND: usize = 3 * 64 + 5;
@@ -47,9 +48,19 @@ fn combination(i: u8, j: u8, r1: u8, r2: u8, a: u128, b: u128) -> [u64; 2] {
     [(mask(i ^ 1) & bl) ^ (mask(r1) & x1) ^ (mask(r2) & x2), (mask(j ^ 1) & ar) ^ (mask(r1) & x2) ^ (mask(r2) & x3)]
 }
 
-fn tweaks(gate: u64) -> [u128; 3] {
-    let k = 3 * u128::from(gate);
-    [k, k + 1, k + 2]
+/// The tweak of hash call `k` of a run of garbled gates numbered from `first`, six calls a
+/// gate as in [`garbler_hash_inputs`]: call 6m + r is gate first + m's input r / 2, whose
+/// tweak 3(first + m) + r / 2 is 3·first + k / 2.
+#[inline(always)]
+pub fn garbler_tweak(first: u64, k: usize) -> u128 {
+    3 * u128::from(first) + (k / 2) as u128
+}
+
+/// The tweak of hash call `k` of a run of evaluated gates numbered from `first`, three calls
+/// a gate as in [`evaluator_hash_inputs`].
+#[inline(always)]
+pub fn evaluator_tweak(first: u64, k: usize) -> u128 {
+    3 * u128::from(first) + k as u128
 }
 
 #[inline(always)]
@@ -62,13 +73,12 @@ fn control(h: u128) -> u8 {
     (h >> 64) as u8 & 1
 }
 
-/// The garbler's six hash calls for gate number `gate` over the zero labels `a0`, `b0`: the
-/// inputs A, A ⊕ Δ, B, B ⊕ Δ, A ⊕ B, A ⊕ B ⊕ Δ (A, B the colour-0 labels) and their tweaks.
+/// The garbler's six hash inputs for a gate over the zero labels `a0`, `b0`: A, A ⊕ Δ, B,
+/// B ⊕ Δ, A ⊕ B, A ⊕ B ⊕ Δ (A, B the colour-0 labels), hashed under [`garbler_tweak`].
 #[inline(always)]
-pub fn garbler_hash_inputs(delta: u128, a0: u128, b0: u128, gate: u64) -> ([u128; 6], [u128; 6]) {
+pub fn garbler_hash_inputs(delta: u128, a0: u128, b0: u128) -> [u128; 6] {
     let (a, b) = colour_zero(delta, a0, b0);
-    let [ta, tb, tx] = tweaks(gate);
-    ([a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta], [ta, ta, tb, tb, tx, tx])
+    [a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]
 }
 
 /// The colour-0 labels of the two inputs.
@@ -84,28 +94,47 @@ fn colour_zero(delta: u128, a0: u128, b0: u128) -> (u128, u128) {
 /// Branch-free in the labels, Δ and `rho`.
 #[inline(always)]
 pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
+    let ([table], [c0]) = garble_side_by_side::<u64, 1>(delta, [a0], [b0], &h, [rho]);
+    (table, c0)
+}
+
+/// [`garble`] on `N` gates at once, gate k's hashes at `h[6k..6k + 6]`: the same formulas on
+/// `V`, whose lane k is gate k's (`u64` for one gate, [`X4`] for four, which compilers turn
+/// into vector instructions).
+#[inline(always)]
+pub fn garble_side_by_side<V: Lanes<N>, const N: usize>(delta: u128, a0: [u128; N], b0: [u128; N], h: &[u128], rho: [u8; N]) -> ([Table; N], [u128; N]) {
     debug_assert_eq!(delta & 1, 1, "lsb(Δ) must be 1");
-    let dmask = |bit: u8| 0u128.wrapping_sub(u128::from(bit & 1)) & delta;
-    // the colour-0 labels, and the colours (α, β) of the pair whose output is 1
-    let (a, b) = colour_zero(delta, a0, b0);
-    let (alpha, beta) = ((a0 & 1) as u8 ^ 1, (b0 & 1) as u8 ^ 1);
-    let (ha, hb, hx) = ([h[0], h[1]], [h[2], h[3]], [h[4], h[5]]);
-    let (rho1, rho2) = (rho & 1, (rho >> 1) & 1);
-    let (dl, dr) = (delta as u64, (delta >> 64) as u64);
+    let (dl, dr) = (V::splat(delta as u64), V::splat((delta >> 64) as u64));
+    // the colour-0 labels A, B, and the colours (α, β) of the pair whose output is 1
+    let (ca, cb) = (masks::<V, N>(|k| a0[k]), masks::<V, N>(|k| b0[k]));
+    let (al, ar) = (V::from_fn(|k| a0[k] as u64) ^ (ca & dl), V::from_fn(|k| (a0[k] >> 64) as u64) ^ (ca & dr));
+    let (bl, br) = (V::from_fn(|k| b0[k] as u64) ^ (cb & dl), V::from_fn(|k| (b0[k] >> 64) as u64) ^ (cb & dr));
+    let (alpha, beta) = (!ca, !cb);
+    // each hash's half (its low 64 bits) and control bit (its bit 64), in the order A, A ⊕ Δ,
+    // B, B ⊕ Δ, A ⊕ B, A ⊕ B ⊕ Δ
+    let hh: [V; 6] = core::array::from_fn(|m| V::from_fn(|k| h[6 * k + m] as u64));
+    let hc: [V; 6] = core::array::from_fn(|m| masks::<V, N>(|k| h[6 * k + m] >> 64));
+    let (rho1, rho2) = (masks::<V, N>(|k| u128::from(rho[k])), masks::<V, N>(|k| u128::from(rho[k] >> 1)));
+    let s = alpha ^ beta;
+    let pick = |c: u8, v: V| if c == 1 { v } else { V::ZERO };
     // the target halves T_ij and control bits τ_ij for each colour pair, indexed 2i + j
-    let mut t = [[0u64; 2]; 4];
-    let mut tau = [[0u8; 2]; 4];
+    let mut t = [[V::ZERO; 2]; 4];
+    let mut tau = [[V::ZERO; 2]; 4];
     for i in 0..2u8 {
         for j in 0..2u8 {
-            let ij = usize::from(2 * i + j);
             let d = i ^ j;
-            let r1 = rho1 ^ (i & alpha) ^ (d & (alpha ^ beta));
-            let r2 = rho2 ^ (j & beta) ^ (d & (alpha ^ beta));
-            let on = !(i ^ alpha) & !(j ^ beta) & 1;
-            let [cl, cr] = combination(i, j, r1, r2, a ^ dmask(i), b ^ dmask(j));
-            let (hai, hbj, hxd) = (ha[usize::from(i)], hb[usize::from(j)], hx[usize::from(d)]);
-            t[ij] = [cl ^ (mask(on) & dl) ^ half(hai) ^ half(hxd), cr ^ (mask(on) & dr) ^ half(hbj) ^ half(hxd)];
-            tau[ij] = [r1 ^ control(hai) ^ control(hxd), r2 ^ control(hbj) ^ control(hxd)];
+            let r1 = rho1 ^ pick(i, alpha) ^ pick(d, s);
+            let r2 = rho2 ^ pick(j, beta) ^ pick(d, s);
+            let on = (if i == 1 { alpha } else { !alpha }) & (if j == 1 { beta } else { !beta });
+            // the evaluator's combination for colours (i, j) of the labels it would hold
+            let (xl, xr) = (al ^ pick(i, dl), ar ^ pick(i, dr));
+            let (yl, yr) = (bl ^ pick(j, dl), br ^ pick(j, dr));
+            let (x1, x2, x3) = (xl ^ xr ^ yl, xl ^ yr, xr ^ yl ^ yr);
+            let cl = pick(i ^ 1, yl) ^ (r1 & x1) ^ (r2 & x2);
+            let cr = pick(j ^ 1, xr) ^ (r1 & x2) ^ (r2 & x3);
+            let (ia, jb, xd) = (usize::from(i), 2 + usize::from(j), 4 + usize::from(d));
+            t[usize::from(2 * i + j)] = [cl ^ (on & dl) ^ hh[ia] ^ hh[xd], cr ^ (on & dr) ^ hh[jb] ^ hh[xd]];
+            tau[usize::from(2 * i + j)] = [r1 ^ hc[ia] ^ hc[xd], r2 ^ hc[jb] ^ hc[xd]];
         }
     }
     // the left inverse of the evaluator's map (C, G) ↦ C ⊕ W_ij·G over the four pairs
@@ -113,9 +142,134 @@ pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table,
     let g = [t00[0] ^ t00[1] ^ t10[0] ^ t10[1], t00[0] ^ t00[1] ^ t01[0] ^ t01[1], t10[0] ^ t11[0]];
     let (u00, u01, u10, u11) = (tau[0], tau[1], tau[2], tau[3]);
     let z = [u00[0], u00[1], u00[0] ^ u00[1] ^ u10[0] ^ u10[1], u00[0] ^ u00[1] ^ u01[0] ^ u01[1], u10[0] ^ u11[0]];
-    let z = z.iter().enumerate().fold(0u8, |acc, (n, &bit)| acc | (bit << n));
-    let c0 = u128::from(t00[0]) | (u128::from(t00[1]) << 64);
-    (Table { g, z }, c0)
+    let tables = core::array::from_fn(|k| Table {
+        g: g.map(|v| v.lane(k)),
+        z: z.iter().enumerate().fold(0u8, |acc, (n, v)| acc | ((v.lane(k) & 1) as u8) << n),
+    });
+    (tables, core::array::from_fn(|k| u128::from(t00[0].lane(k)) | (u128::from(t00[1].lane(k)) << 64)))
+}
+
+/// Garbles independent gates (an S-box layer's): gate k has the zero labels `pairs[k]`, the
+/// hashes `h[6k..6k + 6]` and the dicing bits `rho[k]`, and gets `tables[k]` and the output
+/// zero label `out[k]`, as [`garble`] would give them. Four gates side by side, on AVX2 where
+/// the CPU has it.
+pub fn garble_layer(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
+    debug_assert!(h.len() == 6 * pairs.len() && rho.len() == pairs.len() && tables.len() == pairs.len() && out.len() == pairs.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        unsafe { garble_layer_avx2(delta, pairs, h, rho, tables, out) };
+        return;
+    }
+    garble_layer_fours(delta, pairs, h, rho, tables, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn garble_layer_avx2(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
+    garble_layer_fours(delta, pairs, h, rho, tables, out);
+}
+
+#[inline(always)]
+fn garble_layer_fours(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
+    let mut k = 0;
+    while k + 4 <= pairs.len() {
+        let p: [(u128, u128); 4] = core::array::from_fn(|i| pairs[k + i]);
+        let (t, c) = garble_side_by_side::<X4, 4>(delta, p.map(|x| x.0), p.map(|x| x.1), &h[6 * k..6 * k + 24], core::array::from_fn(|i| rho[k + i]));
+        tables[k..k + 4].copy_from_slice(&t);
+        out[k..k + 4].copy_from_slice(&c);
+        k += 4;
+    }
+    for k in k..pairs.len() {
+        let (a0, b0) = pairs[k];
+        let ([t], [c]) = garble_side_by_side::<u64, 1>(delta, [a0], [b0], &h[6 * k..6 * k + 6], [rho[k]]);
+        (tables[k], out[k]) = (t, c);
+    }
+}
+
+/// Bit 0 of `f(k)` for each lane k, as a mask: all ones when it is 1.
+#[inline(always)]
+fn masks<V: Lanes<N>, const N: usize>(f: impl Fn(usize) -> u128) -> V {
+    V::from_fn(|k| f(k) as u64).bit0_mask()
+}
+
+/// 64-bit values of `N` gates side by side (see [`garble_side_by_side`]).
+pub trait Lanes<const N: usize>: Copy + BitXor<Output = Self> + BitAnd<Output = Self> + Not<Output = Self> {
+    const ZERO: Self;
+    fn from_fn(f: impl Fn(usize) -> u64) -> Self;
+    fn splat(v: u64) -> Self;
+    fn lane(self, k: usize) -> u64;
+    /// Each lane all ones where its bit 0 is set, else zero.
+    fn bit0_mask(self) -> Self;
+}
+
+impl Lanes<1> for u64 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn from_fn(f: impl Fn(usize) -> u64) -> Self {
+        f(0)
+    }
+    #[inline(always)]
+    fn splat(v: u64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn lane(self, _: usize) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn bit0_mask(self) -> Self {
+        0u64.wrapping_sub(self & 1)
+    }
+}
+
+/// Four gates' 64-bit values: plain arrays whose element-wise operations compile to vector
+/// instructions (AVX2 where the caller enables it, SIMD128 in wasm).
+#[derive(Clone, Copy)]
+pub struct X4([u64; 4]);
+
+impl Lanes<4> for X4 {
+    const ZERO: Self = X4([0; 4]);
+    #[inline(always)]
+    fn from_fn(f: impl Fn(usize) -> u64) -> Self {
+        X4(core::array::from_fn(f))
+    }
+    #[inline(always)]
+    fn splat(v: u64) -> Self {
+        X4([v; 4])
+    }
+    #[inline(always)]
+    fn lane(self, k: usize) -> u64 {
+        self.0[k]
+    }
+    #[inline(always)]
+    fn bit0_mask(self) -> Self {
+        X4(self.0.map(|v| 0u64.wrapping_sub(v & 1)))
+    }
+}
+
+impl BitXor for X4 {
+    type Output = X4;
+    #[inline(always)]
+    fn bitxor(self, r: X4) -> X4 {
+        X4(core::array::from_fn(|k| self.0[k] ^ r.0[k]))
+    }
+}
+
+impl BitAnd for X4 {
+    type Output = X4;
+    #[inline(always)]
+    fn bitand(self, r: X4) -> X4 {
+        X4(core::array::from_fn(|k| self.0[k] & r.0[k]))
+    }
+}
+
+impl Not for X4 {
+    type Output = X4;
+    #[inline(always)]
+    fn not(self) -> X4 {
+        X4(self.0.map(|v| !v))
+    }
 }
 
 /// The evaluator's two control bits for colours (i, j), from the masked ones and the control
@@ -129,11 +283,11 @@ fn control_bits(z: u8, i: u8, j: u8, [ha, hb, hx]: [u128; 3]) -> (u8, u8) {
     (r1, r2)
 }
 
-/// The evaluator's three hash calls for gate number `gate` on the active labels `a`, `b`: the
-/// inputs A, B, A ⊕ B and their tweaks.
+/// The evaluator's three hash inputs for a gate on the active labels `a`, `b`: A, B, A ⊕ B,
+/// hashed under [`evaluator_tweak`].
 #[inline(always)]
-pub fn evaluator_hash_inputs(a: u128, b: u128, gate: u64) -> ([u128; 3], [u128; 3]) {
-    ([a, b, a ^ b], tweaks(gate))
+pub fn evaluator_hash_inputs(a: u128, b: u128) -> [u128; 3] {
+    [a, b, a ^ b]
 }
 
 /// Evaluates an AND gate on the active labels `a`, `b`, the hashes of
@@ -226,18 +380,50 @@ mod tests {
 
     /// Gate number `gate`, garbled with its own hash call.
     fn garble_one(hash: &GateHash, delta: u128, a0: u128, b0: u128, gate: u64, rho: u8) -> (Table, u128) {
-        let (x, t) = garbler_hash_inputs(delta, a0, b0, gate);
-        garble(delta, a0, b0, hash.hash(x, t), rho)
+        let x = garbler_hash_inputs(delta, a0, b0);
+        garble(delta, a0, b0, hash.hash(x, |k| garbler_tweak(gate, k)), rho)
     }
 
     /// Gate number `gate`, evaluated with its own hash call.
     fn evaluate_one(hash: &GateHash, a: u128, b: u128, gate: u64, table: &Table) -> u128 {
-        let (x, t) = evaluator_hash_inputs(a, b, gate);
-        evaluate(a, b, hash.hash(x, t), table)
+        evaluate(a, b, hash.hash(evaluator_hash_inputs(a, b), |k| evaluator_tweak(gate, k)), table)
     }
 
     fn random_delta(rng: &mut impl RngCore) -> u128 {
         rng.random::<u128>() | 1
+    }
+
+    /// A layer garbled four gates side by side (and the rest one by one) gives each gate the
+    /// table and output label that garbling it alone gives, for every layer size.
+    #[test]
+    fn a_layer_garbles_as_its_gates_one_by_one() {
+        let mut rng = rand::rng();
+        for n in 0..=16usize {
+            let delta = random_delta(&mut rng);
+            let pairs: Vec<(u128, u128)> = (0..n).map(|_| (rng.random(), rng.random())).collect();
+            let h: Vec<u128> = (0..6 * n).map(|_| rng.random()).collect();
+            let rho: Vec<u8> = (0..n).map(|_| rng.random_range(0..4)).collect();
+            let (mut tables, mut out) = (vec![Table::default(); n], vec![0u128; n]);
+            garble_layer(delta, &pairs, &h, &rho, &mut tables, &mut out);
+            for k in 0..n {
+                let alone = garble(delta, pairs[k].0, pairs[k].1, core::array::from_fn(|m| h[6 * k + m]), rho[k]);
+                assert_eq!((tables[k], out[k]), alone, "gate {k} of {n}");
+            }
+        }
+    }
+
+    /// Hash call k of a run of gates from `first` carries its gate's tweak: 3·gate + the input
+    /// (a, b, a ⊕ b) it hashes.
+    #[test]
+    fn a_runs_tweaks_are_its_gates_tweaks() {
+        for first in [0u64, 1, 1 << 40, u64::MAX - 20] {
+            for k in 0..96usize {
+                let gate = u128::from(first) + (k / 6) as u128;
+                assert_eq!(garbler_tweak(first, k), 3 * gate + (k % 6 / 2) as u128);
+                let gate = u128::from(first) + (k / 3) as u128;
+                assert_eq!(evaluator_tweak(first, k), 3 * gate + (k % 3) as u128);
+            }
+        }
     }
 
     /// Every gate, for every input pair, gives the evaluator C⁰ ⊕ (a ∧ b)·Δ, whatever the
@@ -320,8 +506,8 @@ mod tests {
                 let (a0, b0) = ((rng.random::<u128>() & !1) | u128::from(colours & 1), (rng.random::<u128>() & !1) | u128::from(colours >> 1));
                 let (table, _) = garble_one(&hash, delta, a0, b0, gate, rng.random());
                 let (a, b) = (a0, b0 ^ delta);
-                let [ta, tb, tx] = tweaks(gate);
-                let (r1, r2) = control_bits(table.z, (a & 1) as u8, (b & 1) as u8, hash.hash([a, b, a ^ b], [ta, tb, tx]));
+                let h = hash.hash(evaluator_hash_inputs(a, b), |k| evaluator_tweak(gate, k));
+                let (r1, r2) = control_bits(table.z, (a & 1) as u8, (b & 1) as u8, h);
                 seen[usize::from(2 * r1 + r2)] += 1;
             }
             assert!(seen.iter().all(|&n| (850..1150).contains(&n)), "permute bits {colours:02b}: {seen:?}");

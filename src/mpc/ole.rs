@@ -51,7 +51,7 @@ impl OleField for F128 {
         F128::x_pow(i)
     }
     fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
-        F128(hash.hash([label], [tweak])[0])
+        F128(hash.hash([label], |_| tweak)[0])
     }
     fn select(self, take: bool) -> Self {
         F128(self.0 & bit_mask(take))
@@ -77,7 +77,7 @@ impl OleField for Fp {
     /// 512 hashed bits (four tweaks under the one the caller gives), reduced mod p.
     fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
         let t = tweak << 2;
-        let h = hash.hash([label; 4], [t, t | 1, t | 2, t | 3]);
+        let h = hash.hash([label; 4], |k| t | k as u128);
         let mut wide = [0u8; 64];
         for (chunk, word) in wide.chunks_exact_mut(16).zip(h) {
             chunk.copy_from_slice(&word.to_le_bytes());

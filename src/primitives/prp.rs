@@ -2,7 +2,8 @@
 //! (KOS/SoftSpokenOT columns, consistency-check coefficients, Ferret's LPN matrix) and the
 //! fixed-key hashes of the GGM and half trees.
 //!
-//! Natively this is the `aes` crate, which uses AES-NI when the CPU has it. wasm has no AES
+//! Natively this is VAES where the CPU has it (AVX-512: four blocks an instruction, [`vaes`]),
+//! else the `aes` crate, which uses AES-NI when the CPU has it. wasm has no AES
 //! instruction, and the `aes` crate's wasm32 path is its 32-bit fixsliced code: 5.3 M blocks/s
 //! per thread in Chromium against 680 M natively (`tlsproof bench zk`), which made AES the
 //! largest cost of COT generation in the browser. There, [`Aes128`] is a bitsliced
@@ -19,7 +20,7 @@
 //!   included.
 //!
 //! The bitsliced core is generic over its register type and tested natively, on a portable
-//! register, against the `aes` crate.
+//! register, against the `aes` crate; so is the VAES code, on every batch length.
 
 use aes::cipher::{consts::U16, generic_array::GenericArray};
 
@@ -32,9 +33,9 @@ pub struct Aes128 {
     inner: Inner,
 }
 
-/// Natively: the `aes` crate.
+/// Natively: VAES where the CPU has it (x86_64), else the `aes` crate.
 #[cfg(not(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64"))))]
-type Inner = crate_backend::Cipher;
+type Inner = native::Cipher;
 /// In wasm, and natively under `--cfg tlsproof_portable` (which profiles the browser's costs
 /// with `perf`, like the portable field arithmetic): the bitsliced code.
 #[cfg(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64")))]
@@ -76,6 +77,204 @@ impl Aes128 {
     #[inline]
     pub fn encrypt_block(&self, block: &mut Block) {
         self.inner.encrypt_blocks(core::slice::from_mut(block));
+    }
+}
+
+/// The native choice, made once per key from what the CPU has.
+#[allow(dead_code)]
+mod native {
+    use super::Block;
+
+    pub(crate) enum Cipher {
+        #[cfg(target_arch = "x86_64")]
+        Vaes(super::vaes::Cipher),
+        /// Boxed: the `aes` crate's key holds both its AES-NI and its software round keys.
+        Crate(Box<super::crate_backend::Cipher>),
+    }
+
+    impl Cipher {
+        pub(crate) fn new(key: &[u8; 16]) -> Self {
+            #[cfg(target_arch = "x86_64")]
+            if let Some(c) = super::vaes::Cipher::new(key) {
+                return Cipher::Vaes(c);
+            }
+            Cipher::Crate(Box::new(super::crate_backend::Cipher::new(key)))
+        }
+
+        #[inline]
+        pub(crate) fn encrypt_blocks(&self, blocks: &mut [Block]) {
+            match self {
+                #[cfg(target_arch = "x86_64")]
+                Cipher::Vaes(c) => c.encrypt_blocks(blocks),
+                Cipher::Crate(c) => c.encrypt_blocks(blocks),
+            }
+        }
+    }
+}
+
+/// AES-128 on VAES (AVX-512): four blocks per instruction, where AES-NI does one. The `aes`
+/// crate 0.8 has no VAES code; 0.9's runs only whole batches of 64 blocks and the rest one
+/// block at a time, while the engine's calls are 6 to 96 blocks (a garbled gate's hashes, an
+/// S-box layer's). Here a call runs 32 blocks a pass, then 4, and the last 1–3 through a
+/// masked load and store, so every block goes four to an instruction. 2.0× the `aes` crate's
+/// AES-NI throughput at 48 or 96 blocks a call on this project's Intel Xeon (0.85 against
+/// 1.70 ns a block), 1.6× at 12. Constant time: AES instructions only, no data-dependent
+/// branch or index.
+#[cfg(target_arch = "x86_64")]
+#[allow(dead_code)]
+mod vaes {
+    use super::Block;
+    use core::arch::x86_64::*;
+    use zeroize::Zeroizing;
+
+    /// Blocks a pass of the main loop (8 registers of 4).
+    const PASS: usize = 32;
+
+    /// Round keys 0..=10, each as its 16 bytes read little-endian.
+    pub(crate) struct Cipher {
+        rk: Zeroizing<[u128; 11]>,
+    }
+
+    /// Whether this CPU runs [`Cipher`].
+    pub(crate) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("vaes") && std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("aes")
+    }
+
+    impl Cipher {
+        /// The expanded key, or `None` where the CPU lacks VAES or AVX-512.
+        pub(crate) fn new(key: &[u8; 16]) -> Option<Self> {
+            if !available() {
+                return None;
+            }
+            let mut rk = Zeroizing::new([0u128; 11]);
+            // SAFETY: `available` checked AES-NI.
+            unsafe { expand(key, &mut rk) };
+            Some(Cipher { rk })
+        }
+
+        #[inline]
+        pub(crate) fn encrypt_blocks(&self, blocks: &mut [Block]) {
+            // SAFETY: `new` checked VAES, AVX-512F and AES-NI.
+            unsafe { encrypt(&self.rk, blocks) }
+        }
+    }
+
+    /// The AES-128 key schedule on AESKEYGENASSIST (FIPS-197 §5.2).
+    #[target_feature(enable = "aes")]
+    fn expand(key: &[u8; 16], rk: &mut [u128; 11]) {
+        const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+        // SAFETY: unaligned loads and stores of 16 bytes within `key` and `rk`.
+        unsafe {
+            let mut k = _mm_loadu_si128(key.as_ptr().cast());
+            _mm_storeu_si128(rk.as_mut_ptr().cast(), k);
+            for (r, &rcon) in RCON.iter().enumerate() {
+                // the immediate must be a constant: one arm per round
+                let assist = match rcon {
+                    0x01 => _mm_aeskeygenassist_si128::<0x01>(k),
+                    0x02 => _mm_aeskeygenassist_si128::<0x02>(k),
+                    0x04 => _mm_aeskeygenassist_si128::<0x04>(k),
+                    0x08 => _mm_aeskeygenassist_si128::<0x08>(k),
+                    0x10 => _mm_aeskeygenassist_si128::<0x10>(k),
+                    0x20 => _mm_aeskeygenassist_si128::<0x20>(k),
+                    0x40 => _mm_aeskeygenassist_si128::<0x40>(k),
+                    0x80 => _mm_aeskeygenassist_si128::<0x80>(k),
+                    0x1b => _mm_aeskeygenassist_si128::<0x1b>(k),
+                    _ => _mm_aeskeygenassist_si128::<0x36>(k),
+                };
+                // w[i] = w[i-1] ⊕ w[i-4] for the four words, the first with SubWord(RotWord) ⊕ rcon
+                let t = _mm_shuffle_epi32::<0xff>(assist);
+                k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
+                k = _mm_xor_si128(k, _mm_slli_si128::<8>(k));
+                k = _mm_xor_si128(k, t);
+                _mm_storeu_si128(rk.as_mut_ptr().add(r + 1).cast(), k);
+            }
+        }
+    }
+
+    /// Ten rounds on four blocks.
+    #[inline]
+    #[target_feature(enable = "avx512f,vaes")]
+    fn rounds(x: __m512i, k: &[__m512i; 11]) -> __m512i {
+        let mut x = _mm512_xor_si512(x, k[0]);
+        for kr in &k[1..10] {
+            x = _mm512_aesenc_epi128(x, *kr);
+        }
+        _mm512_aesenclast_epi128(x, k[10])
+    }
+
+    #[target_feature(enable = "avx512f,vaes")]
+    fn encrypt(rk: &[u128; 11], blocks: &mut [Block]) {
+        // SAFETY: every load and store is of whole blocks inside `blocks` (the masked ones of
+        // the 2·rem 64-bit lanes that the last rem blocks fill); `Block` is 16 bytes, align 1,
+        // so a slice of them is contiguous and unaligned accesses are what is used.
+        unsafe {
+            let k: [__m512i; 11] = core::array::from_fn(|r| _mm512_broadcast_i32x4(_mm_loadu_si128(rk.as_ptr().add(r).cast())));
+            let mut passes = blocks.chunks_exact_mut(PASS);
+            for pass in &mut passes {
+                let p = pass.as_mut_ptr().cast::<__m512i>();
+                let mut x: [__m512i; PASS / 4] = core::array::from_fn(|i| _mm512_xor_si512(_mm512_loadu_si512(p.add(i).cast()), k[0]));
+                for kr in &k[1..10] {
+                    for xi in x.iter_mut() {
+                        *xi = _mm512_aesenc_epi128(*xi, *kr);
+                    }
+                }
+                for (i, xi) in x.iter().enumerate() {
+                    _mm512_storeu_si512(p.add(i).cast(), _mm512_aesenclast_epi128(*xi, k[10]));
+                }
+            }
+            let mut fours = passes.into_remainder().chunks_exact_mut(4);
+            for four in &mut fours {
+                let p = four.as_mut_ptr().cast::<__m512i>();
+                _mm512_storeu_si512(p.cast(), rounds(_mm512_loadu_si512(p.cast()), &k));
+            }
+            let rest = fours.into_remainder();
+            if !rest.is_empty() {
+                let lanes: __mmask8 = (1u8 << (2 * rest.len())) - 1;
+                let p = rest.as_mut_ptr().cast::<i64>();
+                let x = _mm512_maskz_loadu_epi64(lanes, p);
+                _mm512_mask_storeu_epi64(p, lanes, rounds(x, &k));
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+        use rand::Rng;
+
+        /// FIPS-197 appendix C.1: key 00..0f, plaintext 00112233..ff.
+        #[test]
+        fn fips197_appendix_c1_vector_in_every_position_of_a_call() {
+            let Some(c) = Cipher::new(&core::array::from_fn(|i| i as u8)) else {
+                eprintln!("no VAES on this CPU: nothing to test");
+                return;
+            };
+            let pt: [u8; 16] = core::array::from_fn(|i| (0x11 * i) as u8);
+            let ct = [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a];
+            let mut blocks = [Block::from(pt); 39];
+            c.encrypt_blocks(&mut blocks);
+            assert!(blocks.iter().all(|b| *b == Block::from(ct)));
+        }
+
+        /// Every path (passes of 32, fours, a masked tail of 1–3) against the `aes` crate, and
+        /// the tail's masked store leaves the bytes after the slice alone.
+        #[test]
+        fn matches_the_aes_crate_on_random_keys_and_every_batch_length() {
+            let mut rng = rand::rng();
+            for len in 0..=100usize {
+                let key: [u8; 16] = rng.random();
+                let Some(c) = Cipher::new(&key) else {
+                    eprintln!("no VAES on this CPU: nothing to test");
+                    return;
+                };
+                let mut blocks: Vec<Block> = (0..len + 1).map(|_| Block::from(rng.random::<[u8; 16]>())).collect();
+                let mut want = blocks.clone();
+                aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut want[..len]);
+                c.encrypt_blocks(&mut blocks[..len]);
+                assert_eq!(blocks, want, "len {len}");
+            }
+        }
     }
 }
 
