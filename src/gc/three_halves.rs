@@ -320,18 +320,15 @@ pub fn tables_in(len: usize) -> Option<usize> {
 /// Appends the encoding of `tables` to `out`. Control bits go eight tables (40 bits, five
 /// bytes) at a time.
 pub fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
-    let at = out.len();
-    out.resize(at + encoded_len(tables.len()), 0);
-    let (rows, bits) = out[at..].split_at_mut(24 * tables.len());
-    for (r, t) in rows.chunks_exact_mut(24).zip(tables) {
-        for (dst, g) in r.chunks_exact_mut(8).zip(t.g) {
-            dst.copy_from_slice(&g.to_le_bytes());
+    out.reserve(encoded_len(tables.len()));
+    for t in tables {
+        for g in t.g {
+            out.extend_from_slice(&g.to_le_bytes());
         }
     }
-    for (dst, eight) in bits.chunks_mut(5).zip(tables.chunks(8)) {
+    for eight in tables.chunks(8) {
         let acc = eight.iter().enumerate().fold(0u64, |acc, (k, t)| acc | (u64::from(t.z & 0x1f) << (5 * k)));
-        let len = dst.len();
-        dst.copy_from_slice(&acc.to_le_bytes()[..len]);
+        out.extend_from_slice(&acc.to_le_bytes()[..(5 * eight.len()).div_ceil(8)]);
     }
 }
 
