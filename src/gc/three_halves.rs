@@ -102,7 +102,7 @@ pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table,
 /// `V`, whose lane k is gate k's (`u64` for one gate, [`X4`] for four, which compilers turn
 /// into vector instructions).
 #[inline(always)]
-pub fn garble_side_by_side<V: Lanes<N>, const N: usize>(delta: u128, a0: [u128; N], b0: [u128; N], h: &[u128], rho: [u8; N]) -> ([Table; N], [u128; N]) {
+fn garble_side_by_side<V: Lanes<N>, const N: usize>(delta: u128, a0: [u128; N], b0: [u128; N], h: &[u128], rho: [u8; N]) -> ([Table; N], [u128; N]) {
     debug_assert_eq!(delta & 1, 1, "lsb(Δ) must be 1");
     let (dl, dr) = (V::splat(delta as u64), V::splat((delta >> 64) as u64));
     // the colour-0 labels A, B, and the colours (α, β) of the pair whose output is 1
@@ -194,7 +194,7 @@ fn masks<V: Lanes<N>, const N: usize>(f: impl Fn(usize) -> u128) -> V {
 }
 
 /// 64-bit values of `N` gates side by side (see [`garble_side_by_side`]).
-pub trait Lanes<const N: usize>: Copy + BitXor<Output = Self> + BitAnd<Output = Self> + Not<Output = Self> {
+trait Lanes<const N: usize>: Copy + BitXor<Output = Self> + BitAnd<Output = Self> + Not<Output = Self> {
     const ZERO: Self;
     fn from_fn(f: impl Fn(usize) -> u64) -> Self;
     fn splat(v: u64) -> Self;
@@ -226,7 +226,7 @@ impl Lanes<1> for u64 {
 /// Four gates' 64-bit values: plain arrays whose element-wise operations compile to vector
 /// instructions (AVX2 where the caller enables it, SIMD128 in wasm).
 #[derive(Clone, Copy)]
-pub struct X4([u64; 4]);
+struct X4([u64; 4]);
 
 impl Lanes<4> for X4 {
     const ZERO: Self = X4([0; 4]);
