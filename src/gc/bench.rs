@@ -1,9 +1,9 @@
 //! The garbled-circuit engine's benchmark (`tlsproof bench mpc` natively, `benchMpc` in the
 //! browser): garbler and evaluator at the same time, the tables streamed between them through
 //! the bounded channel of [`super::stream`], on two threads (two OS threads natively, two of
-//! rayon's Web Workers in the browser), the median of three runs. Inputs are the garbler's; the evaluator decodes the
-//! outputs, which are checked against the `aes` and `sha2` crates. Then MPC mode's key
-//! exchange ([`crate::mpc::bench`]).
+//! rayon's Web Workers in the browser), the median of three runs. Inputs are the garbler's;
+//! the evaluator decodes the outputs, which are checked against the `aes` and `sha2` crates.
+//! Then MPC mode's key exchange ([`crate::mpc::bench`]).
 
 use super::stream::table_stream;
 use super::{Evaluator, Garbler, Wire};

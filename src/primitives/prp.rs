@@ -2,11 +2,11 @@
 //! (KOS/SoftSpokenOT columns, consistency-check coefficients, Ferret's LPN matrix) and the
 //! fixed-key hashes of the GGM and half trees.
 //!
-//! Natively this is VAES where the CPU has it (AVX-512: four blocks an instruction, module `vaes`),
-//! else the `aes` crate, which uses AES-NI when the CPU has it. wasm has no AES
+//! Natively this is VAES where the CPU has it (AVX-512: four blocks an instruction, module
+//! `vaes`), else the `aes` crate, which uses AES-NI when the CPU has it. wasm has no AES
 //! instruction, and the `aes` crate's wasm32 path is its 32-bit fixsliced code: 5.3 M blocks/s
-//! per thread in Chromium against 680 M natively on AES-NI (`tlsproof bench zk`), which made AES the
-//! largest cost of COT generation in the browser. There, [`Aes128`] is a bitsliced
+//! per thread in Chromium against 680 M natively on AES-NI (`tlsproof bench zk`), which made
+//! AES the largest cost of COT generation in the browser. There, [`Aes128`] is a bitsliced
 //! implementation on SIMD128 registers that encrypts 8 blocks per pass:
 //! * register b holds bit b of all 16 state bytes of all 8 blocks (its byte i, bit j is bit b of
 //!   byte i of block j), so SubBytes is one boolean circuit evaluated on whole registers (the
