@@ -384,18 +384,27 @@ pub(crate) mod bitsliced {
     }
 
     /// In every byte position, the 8×8 bit matrix (register j, bit b) is transposed: afterwards
-    /// bit j of register b is the former bit b of register j. An involution.
+    /// bit j of register b is the former bit b of register j. An involution. Written out
+    /// register by register (see [`Cipher`]).
     #[inline(always)]
     fn transpose<R: Reg>(x: &mut [R; 8]) {
-        for (d, m) in [(1usize, 0x55u8), (2, 0x33), (4, 0x0f)] {
-            let m = R::splat(m);
-            for k in 0..8 {
-                if k & d == 0 {
-                    let (lo, hi) = x.split_at_mut(k + d);
-                    swap_move(&mut lo[k], &mut hi[0], d as u32, m);
-                }
-            }
-        }
+        let [mut x0, mut x1, mut x2, mut x3, mut x4, mut x5, mut x6, mut x7] = *x;
+        let m = R::splat(0x55);
+        swap_move(&mut x0, &mut x1, 1, m);
+        swap_move(&mut x2, &mut x3, 1, m);
+        swap_move(&mut x4, &mut x5, 1, m);
+        swap_move(&mut x6, &mut x7, 1, m);
+        let m = R::splat(0x33);
+        swap_move(&mut x0, &mut x2, 2, m);
+        swap_move(&mut x1, &mut x3, 2, m);
+        swap_move(&mut x4, &mut x6, 2, m);
+        swap_move(&mut x5, &mut x7, 2, m);
+        let m = R::splat(0x0f);
+        swap_move(&mut x0, &mut x4, 4, m);
+        swap_move(&mut x1, &mut x5, 4, m);
+        swap_move(&mut x2, &mut x6, 4, m);
+        swap_move(&mut x3, &mut x7, 4, m);
+        *x = [x0, x1, x2, x3, x4, x5, x6, x7];
     }
 
     /// SubBytes without its constant (folded into the round keys).
@@ -408,21 +417,19 @@ pub(crate) mod bitsliced {
     /// MixColumns is b = 2·t ⊕ rot1(a) ⊕ rot2(t); 2·t is xtime on bit registers.
     #[inline(always)]
     fn shift_mix_add<R: Reg>(x: &mut [R; 8], rk: &[R; 8]) {
-        let mut r1 = *x;
-        let mut t = *x;
-        for b in 0..8 {
-            r1[b] = x[b].shuffle(SHIFT_ROT1);
-            t[b] = x[b].shuffle(SHIFT_ROWS) ^ r1[b];
-        }
+        let r1: [R; 8] = core::array::from_fn(|b| x[b].shuffle(SHIFT_ROT1));
+        let t: [R; 8] = core::array::from_fn(|b| x[b].shuffle(SHIFT_ROWS) ^ r1[b]);
         let t7 = t[7];
         let xt = [t7, t[0] ^ t7, t[1], t[2] ^ t7, t[3] ^ t7, t[4], t[5], t[6]];
-        for b in 0..8 {
-            x[b] = xt[b] ^ r1[b] ^ t[b].shuffle(ROT2) ^ rk[b];
-        }
+        *x = core::array::from_fn(|b| xt[b] ^ r1[b] ^ t[b].shuffle(ROT2) ^ rk[b]);
     }
 
     /// An expanded key: 11 round keys as bit registers (byte i of register b is 0xff when bit
     /// b of round-key byte i is set), rounds 1..=10 with the S-box constant folded in.
+    ///
+    /// The 8 state registers are whole values throughout a pass, never an array indexed in a
+    /// loop, and blocks load straight into them: where a loop indexed them, LLVM kept the state
+    /// in wasm's linear memory instead of locals, at 0.69× this form's speed in Chromium.
     pub(crate) struct Cipher<R: Reg> {
         rk: [[R; 8]; 11],
     }
@@ -466,13 +473,10 @@ pub(crate) mod bitsliced {
             Cipher { rk }
         }
 
-        /// Encrypts 8 blocks.
+        /// Encrypts 8 blocks in place, loaded straight into registers.
         #[inline]
-        fn encrypt8(&self, blocks: &mut [[u8; 16]; 8]) {
-            let mut x = [R::default(); 8];
-            for (xj, blk) in x.iter_mut().zip(blocks.iter()) {
-                *xj = R::load(blk);
-            }
+        fn encrypt8(&self, blocks: &mut [Block; 8]) {
+            let mut x: [R; 8] = core::array::from_fn(|j| R::load(blocks[j].as_ref()));
             transpose(&mut x);
             for (xb, kb) in x.iter_mut().zip(&self.rk[0]) {
                 *xb = *xb ^ *kb;
@@ -487,23 +491,29 @@ pub(crate) mod bitsliced {
             }
             transpose(&mut x);
             for (blk, xj) in blocks.iter_mut().zip(x) {
-                *blk = xj.store();
+                *blk = Block::from(xj.store());
             }
         }
 
+        /// Whole passes of 8 in place; a last partial pass through a buffer, wiped after.
         pub(crate) fn encrypt_blocks(&self, blocks: &mut [Block]) {
             use zeroize::Zeroize;
-            let mut buf = [[0u8; 16]; 8];
-            for chunk in blocks.chunks_mut(8) {
-                for (dst, src) in buf.iter_mut().zip(chunk.iter()) {
-                    dst.copy_from_slice(src);
-                }
-                self.encrypt8(&mut buf);
-                for (dst, src) in chunk.iter_mut().zip(buf.iter()) {
-                    dst.copy_from_slice(src);
+            let mut passes = blocks.chunks_exact_mut(8);
+            for pass in &mut passes {
+                if let Ok(eight) = <&mut [Block; 8]>::try_from(pass) {
+                    self.encrypt8(eight);
                 }
             }
-            buf.zeroize();
+            let rest = passes.into_remainder();
+            if !rest.is_empty() {
+                let mut buf = [Block::default(); 8];
+                buf[..rest.len()].copy_from_slice(rest);
+                self.encrypt8(&mut buf);
+                rest.copy_from_slice(&buf[..rest.len()]);
+                for b in &mut buf {
+                    b.as_mut_slice().zeroize();
+                }
+            }
         }
     }
 
@@ -620,7 +630,7 @@ pub(crate) mod bitsliced {
         #[test]
         fn matches_the_aes_crate_on_random_keys_and_any_batch_length() {
             let mut rng = rand::rng();
-            for len in [1usize, 7, 8, 9, 16, 37] {
+            for len in 0..=40usize {
                 let key: [u8; 16] = rng.random();
                 let mut blocks: Vec<Block> = (0..len).map(|_| Block::from(rng.random::<[u8; 16]>())).collect();
                 let mut want = blocks.clone();
