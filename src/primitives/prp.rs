@@ -412,7 +412,8 @@ pub(crate) mod bitsliced {
     ///
     /// The 8 state registers are whole values throughout a pass, never an array indexed in a
     /// loop, and blocks load straight into them: where a loop indexed them, LLVM kept the state
-    /// in wasm's linear memory instead of locals, at 0.69× this form's speed in Chromium.
+    /// in wasm's linear memory instead of locals, and the cipher ran at 0.69× the speed in
+    /// Chromium (docs/benchmarks.md, "The browser's arithmetic").
     pub(crate) struct Cipher<R: Reg> {
         rk: [[R; 8]; 11],
     }
@@ -481,13 +482,10 @@ pub(crate) mod bitsliced {
         /// Whole passes of 8 in place; a last partial pass through a buffer, wiped after.
         pub(crate) fn encrypt_blocks(&self, blocks: &mut [Block]) {
             use zeroize::Zeroize;
-            let mut passes = blocks.chunks_exact_mut(8);
-            for pass in &mut passes {
-                if let Ok(eight) = <&mut [Block; 8]>::try_from(pass) {
-                    self.encrypt8(eight);
-                }
+            let (passes, rest) = blocks.as_chunks_mut::<8>();
+            for eight in passes {
+                self.encrypt8(eight);
             }
-            let rest = passes.into_remainder();
             if !rest.is_empty() {
                 let mut buf = [Block::default(); 8];
                 buf[..rest.len()].copy_from_slice(rest);
