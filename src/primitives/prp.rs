@@ -209,8 +209,8 @@ mod vaes {
         // so a slice of them is contiguous and unaligned accesses are what is used.
         unsafe {
             let k: [__m512i; 11] = core::array::from_fn(|r| _mm512_broadcast_i32x4(_mm_loadu_si128(rk.as_ptr().add(r).cast())));
-            let mut passes = blocks.chunks_exact_mut(PASS);
-            for pass in &mut passes {
+            let (passes, rest) = blocks.as_chunks_mut::<PASS>();
+            for pass in passes {
                 let p = pass.as_mut_ptr().cast::<__m512i>();
                 let mut x: [__m512i; PASS / 4] = core::array::from_fn(|i| _mm512_xor_si512(_mm512_loadu_si512(p.add(i).cast()), k[0]));
                 for kr in &k[1..10] {
@@ -222,12 +222,11 @@ mod vaes {
                     _mm512_storeu_si512(p.add(i).cast(), _mm512_aesenclast_epi128(*xi, k[10]));
                 }
             }
-            let mut fours = passes.into_remainder().chunks_exact_mut(4);
-            for four in &mut fours {
+            let (fours, rest) = rest.as_chunks_mut::<4>();
+            for four in fours {
                 let p = four.as_mut_ptr().cast::<__m512i>();
                 _mm512_storeu_si512(p.cast(), rounds(_mm512_loadu_si512(p.cast()), &k));
             }
-            let rest = fours.into_remainder();
             if !rest.is_empty() {
                 let lanes: __mmask8 = (1u8 << (2 * rest.len())) - 1;
                 let p = rest.as_mut_ptr().cast::<i64>();
