@@ -28,12 +28,10 @@ pub trait Channel {
 /// The largest message [`send_chunked`] sends.
 pub const CHUNK: usize = 256 * 1024;
 
-/// Sends `data` as messages of at most [`CHUNK`] bytes (at least one message), to a peer that
-/// knows its length and takes it with [`recv_chunked`].
+/// Sends `data` as messages of at most [`CHUNK`] bytes (none when it is empty: a session's
+/// transport refuses empty messages), to a peer that knows its length and takes it with
+/// [`recv_chunked`].
 pub async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), ChannelError> {
-    if data.is_empty() {
-        return ch.send(Vec::new()).await;
-    }
     for chunk in data.chunks(CHUNK) {
         ch.send(chunk.to_vec()).await?;
     }
@@ -44,19 +42,17 @@ pub async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), Cha
 /// beyond them.
 pub async fn recv_chunked<C: Channel>(ch: &mut C, total: usize) -> Result<Vec<u8>, ChannelError> {
     let mut out = Vec::with_capacity(total.min(CHUNK));
-    loop {
+    while out.len() < total {
         let msg = ch.recv().await?;
         if out.len() + msg.len() > total || msg.len() > CHUNK {
             return Err(ChannelError::TooLarge { len: out.len() + msg.len(), max: total });
         }
-        out.extend_from_slice(&msg);
-        if out.len() == total {
-            return Ok(out);
-        }
         if msg.is_empty() {
             return Err(ChannelError::Transport("an empty chunk before the end".into()));
         }
+        out.extend_from_slice(&msg);
     }
+    Ok(out)
 }
 
 /// One end of an in-memory channel pair.

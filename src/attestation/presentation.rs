@@ -184,7 +184,7 @@ impl std::fmt::Display for VerifiedPresentation {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
             let mut text = String::new();
             crate::protocol::output::push_escaped(&mut text, &String::from_utf8_lossy(&d.data));
-            writeln!(f, "{} {}..{} ({how}):\n{text}", d.direction.as_str(), d.range.start, d.range.end)?;
+            writeln!(f, "{} {}..{} ({how}):\n{}", d.direction.as_str(), d.range.start, d.range.end, crate::protocol::output::content_lines(&text))?;
         }
         Ok(())
     }
@@ -213,7 +213,7 @@ mod tests {
             assert_eq!(v.disclosed.len(), 2);
             assert!(v.disclosed[0].revealed_to_verifier && !v.disclosed[1].revealed_to_verifier);
             assert_eq!(v.disclosed[1].data, b"secret");
-            assert!(v.to_string().contains("sent 43..49 (committed, opened now):\nsecret"), "{v}");
+            assert!(v.to_string().contains("sent 43..49 (committed, opened now):\n  | secret\n"), "{v}");
             assert!(v.to_string().contains("example.com:443, connected at 2026-12-03T01:46:40Z, TLS 1.2, TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, key exchange secp256r1"), "{v}");
         }
     }

@@ -46,6 +46,7 @@ use crate::ot::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::primitives::field::F128;
 use crate::tls::codec::{CipherSuite, ContentType, NamedGroup, MAX_PLAINTEXT};
 use crate::tls::driver::ByteIo;
+use crate::tls::transcript::{MAX_RECORDS_PER_DIRECTION, TLS_OVERHEAD};
 use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore, SealedRecord};
 use crate::zk::bytes::commit_bytes;
 use crate::zk::{Party, ProofError};
@@ -122,6 +123,10 @@ pub enum ConnectionError {
     NotPrepared { prepared: usize, got: usize },
     #[error("the server sent more than max_recv ({limit} bytes)")]
     TooMuchReceived { limit: usize },
+    #[error("the server's bytes forwarded exceed max_recv and the TLS overhead ({limit} bytes)")]
+    TooMuchForwarded { limit: u64 },
+    #[error("the server's bytes forwarded hold more than {limit} records")]
+    TooManyRecords { limit: usize },
 }
 
 /// The client configuration both parties use: the same values give the same ClientHello.
@@ -278,9 +283,42 @@ async fn flush<S: ByteIo>(client: &mut Client, server: &mut S) -> Result<(), Con
     Ok(())
 }
 
+/// What a client has taken from the server: every byte counts against `max_recv` +
+/// [`TLS_OVERHEAD`] (as proxy mode counts what it relays), every record in the client's
+/// transcript against [`MAX_RECORDS_PER_DIRECTION`]. V's copy of the client holds what the
+/// prover forwards until the session ends, so this is what bounds the memory a prover can make
+/// it hold, whatever it forwards (P keeps the same account, and stops where V would).
+struct ServerBytes {
+    bytes: u64,
+    records: usize,
+    max_bytes: u64,
+}
+
+impl ServerBytes {
+    fn new(limits: ConnectionLimits) -> Self {
+        ServerBytes { bytes: 0, records: 0, max_bytes: limits.max_recv as u64 + TLS_OVERHEAD }
+    }
+
+    /// Feeds `bytes` to `client` if they stay within the limits.
+    fn feed(&mut self, client: &mut Client, bytes: &[u8]) -> Result<(), ConnectionError> {
+        self.bytes += bytes.len() as u64;
+        if self.bytes > self.max_bytes {
+            return Err(ConnectionError::TooMuchForwarded { limit: self.max_bytes });
+        }
+        let before = client.transcript().records.len();
+        let fed = client.feed(bytes);
+        // the client's own records (none but an alert while it reads) count too: a bound
+        self.records += client.transcript().records.len() - before;
+        if self.records > MAX_RECORDS_PER_DIRECTION {
+            return Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION });
+        }
+        Ok(fed?)
+    }
+}
+
 /// P: reads once from the server, forwards what came (or the end) to V, then feeds its
 /// client. Returns false at the end of the stream.
-async fn forward_once<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client) -> Result<bool, ConnectionError> {
+async fn forward_once<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client, account: &mut ServerBytes) -> Result<bool, ConnectionError> {
     let mut buf = vec![0u8; READ_CHUNK];
     let n = server.read(&mut buf).await?;
     if n == 0 {
@@ -289,18 +327,18 @@ async fn forward_once<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client:
         return Ok(false);
     }
     ch.send([&[SERVER_BYTES][..], &buf[..n]].concat()).await?;
-    let fed = client.feed(&buf[..n]);
+    let fed = account.feed(client, &buf[..n]);
     flush(client, server).await?;
     fed?;
     Ok(true)
 }
 
 /// V: takes one forwarded message and feeds its client. Returns false at the end of the stream.
-async fn take_forwarded<C: Channel>(ch: &mut C, client: &mut Client) -> Result<bool, ConnectionError> {
+async fn take_forwarded<C: Channel>(ch: &mut C, client: &mut Client, account: &mut ServerBytes) -> Result<bool, ConnectionError> {
     let msg = ch.recv().await?;
     match msg.split_first() {
         Some((&SERVER_BYTES, bytes)) if !bytes.is_empty() && bytes.len() <= READ_CHUNK => {
-            client.feed(bytes)?;
+            account.feed(client, bytes)?;
             client.take_outgoing();
             Ok(true)
         }
@@ -313,9 +351,9 @@ async fn take_forwarded<C: Channel>(ch: &mut C, client: &mut Client) -> Result<b
 }
 
 /// P: forwards the server's bytes until `done(client)`.
-async fn forward_until<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
+async fn forward_until<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client: &mut Client, account: &mut ServerBytes, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
     while !done(client) {
-        if !forward_once(ch, server, client).await? {
+        if !forward_once(ch, server, client, account).await? {
             return Err(crate::tls::Error::from(crate::tls::PeerMisbehaved::UnexpectedEof).into());
         }
     }
@@ -323,9 +361,9 @@ async fn forward_until<C: Channel, S: ByteIo>(ch: &mut C, server: &mut S, client
 }
 
 /// V: takes forwarded bytes until `done(client)`.
-async fn take_until<C: Channel>(ch: &mut C, client: &mut Client, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
+async fn take_until<C: Channel>(ch: &mut C, client: &mut Client, account: &mut ServerBytes, done: fn(&Client) -> bool) -> Result<(), ConnectionError> {
     while !done(client) {
-        if !take_forwarded(ch, client).await? {
+        if !take_forwarded(ch, client, account).await? {
             return Err(crate::tls::Error::from(crate::tls::PeerMisbehaved::UnexpectedEof).into());
         }
     }
@@ -411,7 +449,8 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: Pr
     }
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
-    forward_until(ch, server, &mut client, key_exchange_pending).await?;
+    let mut account = ServerBytes::new(limits);
+    forward_until(ch, server, &mut client, &mut account, key_exchange_pending).await?;
 
     let (mine, share_point_of_d) = own_key_share(&client)?;
     ch.send(compressed(&mine)).await?;
@@ -480,7 +519,7 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: Pr
     loop {
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
-        if client.received_sealed_alert() || !forward_once(ch, server, &mut client).await? {
+        if client.received_sealed_alert() || !forward_once(ch, server, &mut client, &mut account).await? {
             break;
         }
     }
@@ -534,7 +573,8 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
     let now = clock();
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
     client.take_outgoing();
-    take_until(ch, &mut client, key_exchange_pending).await?;
+    let mut account = ServerBytes::new(limits);
+    take_until(ch, &mut client, &mut account, key_exchange_pending).await?;
 
     let (mine, share_point_of_d) = own_key_share(&client)?;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the prover's key share is not a point on P-256"))?;
@@ -590,7 +630,7 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
     loop {
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
-        if client.received_sealed_alert() || !take_forwarded(ch, &mut client).await? {
+        if client.received_sealed_alert() || !take_forwarded(ch, &mut client, &mut account).await? {
             break;
         }
     }
@@ -762,7 +802,7 @@ async fn request_ahead_verifier<C: Channel, W>(ep: &mut EvaluatorParty, ch: &mut
         let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
         records.push(AheadRecordView { len, wires, committed: Vec::new() });
     }
-    ep.receive_ahead(ch, tables).await?;
+    ep.receive_ahead(ch, tables, &super::record::ahead_decoding(&plan)).await?;
     ch.send(vec![1]).await?;
     Ok(RequestView::Ahead(records))
 }
@@ -1287,6 +1327,153 @@ mod tests {
         let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, limits).await.map(|_| ()) };
         let (p, v) = join(p, v).await;
         assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 5000 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
+    }
+
+    /// Where [`Inject`] puts its records in the server's stream.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum InjectAt {
+        /// Before the server's first byte: right after the client random.
+        Start,
+        /// Before the server's ChangeCipherSpec: after the client Finished.
+        BeforeCcs,
+        /// After the server's Finished: where its application data goes.
+        AfterFinished,
+    }
+
+    /// The server's stream with `extra` records put in at `at`: what a prover forwards to the
+    /// verifier is whatever it says the server sent, and the honest prover here forwards what
+    /// it reads before its own client looks at it.
+    struct Inject {
+        tcp: Compat<tokio::net::TcpStream>,
+        at: InjectAt,
+        extra: Option<Vec<u8>>,
+        /// Server bytes read and not yet passed on, whole records first.
+        seen: Vec<u8>,
+        out: std::collections::VecDeque<u8>,
+        previous: Option<u8>,
+    }
+
+    impl Inject {
+        fn new(tcp: tokio::net::TcpStream, at: InjectAt, extra: Vec<u8>) -> Self {
+            Inject { tcp: tcp.compat(), at, extra: Some(extra), seen: Vec::new(), out: Default::default(), previous: None }
+        }
+
+        /// Moves the whole records in `seen` to `out`, with `extra` where it belongs.
+        fn place(&mut self) {
+            while let Some(h) = self.seen.get(..5) {
+                let end = 5 + u16::from_be_bytes([h[3], h[4]]) as usize;
+                if self.seen.len() < end || self.extra.is_none() {
+                    break;
+                }
+                let typ = h[0];
+                let before = match self.at {
+                    InjectAt::Start => true,
+                    InjectAt::BeforeCcs => typ == 20,
+                    InjectAt::AfterFinished => false,
+                };
+                if before {
+                    self.out.extend(self.extra.take().into_iter().flatten());
+                }
+                self.out.extend(self.seen.drain(..end));
+                if self.at == InjectAt::AfterFinished && self.previous == Some(20) {
+                    self.out.extend(self.extra.take().into_iter().flatten());
+                }
+                self.previous = Some(typ);
+            }
+            if self.extra.is_none() {
+                self.out.extend(self.seen.drain(..));
+            }
+        }
+    }
+
+    impl ByteIo for Inject {
+        async fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tls::Error> {
+            while self.out.is_empty() {
+                let mut chunk = vec![0u8; READ_CHUNK];
+                let n = ByteIo::read(&mut self.tcp, &mut chunk).await?;
+                if n == 0 {
+                    return Ok(0);
+                }
+                self.seen.extend_from_slice(&chunk[..n]);
+                self.place();
+            }
+            let n = buf.len().min(self.out.len());
+            for (b, x) in buf.iter_mut().zip(self.out.drain(..n)) {
+                *b = x;
+            }
+            Ok(n)
+        }
+        async fn write_all(&mut self, data: &[u8]) -> Result<(), crate::tls::Error> {
+            ByteIo::write_all(&mut self.tcp, data).await
+        }
+    }
+
+    /// A connection whose server stream carries `count` copies of `record` at `at`: the
+    /// verifier's outcome.
+    async fn connect_injected(at: InjectAt, record: &[u8], count: usize) -> Result<VerifierEnd, ConnectionError> {
+        let (port, roots) = fixture().await;
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+        let mut server = Inject::new(tcp, at, record.repeat(count));
+        let now = rustls_pki_types::UnixTime::now();
+        let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let request = request("/json");
+        let p = async move { prover(&mut a, &mut pz, &mut server, client, &request, LIMITS).await.map(|_| ()) };
+        let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, LIMITS).await.map(|v| (v, vz, b)) };
+        join(p, v).await.1
+    }
+
+    fn unexpected_record(v: &Result<VerifierEnd, ConnectionError>) -> Option<String> {
+        match v {
+            Err(ConnectionError::Tls(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::UnexpectedMessage { got, .. }))) => Some(got.clone()),
+            _ => None,
+        }
+    }
+
+    const HELLO_REQUEST: [u8; 9] = [22, 3, 3, 0, 4, 0, 0, 0, 0];
+    const WARNING: [u8; 7] = [21, 3, 3, 0, 2, 1, 112];
+
+    /// The verifier's copy of the client takes no HelloRequest at all in two-party mode: a
+    /// prover forwarding 10^6 of them (9 MB) is refused at the first, before the ServerHello
+    /// and between the client Finished and the server's ChangeCipherSpec alike, so the
+    /// verifier holds no more than the one forwarded message (16 KiB) that carried it.
+    #[tokio::test]
+    async fn forwarded_hello_requests_are_refused_by_the_verifier() {
+        for at in [InjectAt::Start, InjectAt::BeforeCcs] {
+            let v = connect_injected(at, &HELLO_REQUEST, 1_000_000).await;
+            assert_eq!(unexpected_record(&v).as_deref(), Some("HelloRequest"), "{at:?}: {:?}", v.as_ref().err());
+        }
+    }
+
+    /// One warning alert before the ServerHelloDone (an unrecognized_name) is taken; a second,
+    /// or one after the client Finished, is refused.
+    #[tokio::test]
+    async fn forwarded_warning_alerts_are_refused_where_the_handshake_has_no_place_for_them() {
+        let v = connect_injected(InjectAt::Start, &WARNING, 1).await;
+        assert!(v.is_ok(), "one unrecognized_name warning: {:?}", v.err());
+        let v = connect_injected(InjectAt::Start, &WARNING, 1_000_000).await;
+        assert_eq!(unexpected_record(&v).as_deref(), Some("a warning alert (112)"), "{:?}", v.as_ref().err());
+        let v = connect_injected(InjectAt::BeforeCcs, &WARNING, 1).await;
+        assert_eq!(unexpected_record(&v).as_deref(), Some("a warning alert (112)"), "{:?}", v.as_ref().err());
+    }
+
+    /// Every forwarded byte counts against max_recv + TLS_OVERHEAD: 10^6 empty application-data
+    /// records (29 bytes each on the wire, 1 charged against max_recv) are refused once the
+    /// forwarded bytes pass that (here 128 KiB: ≈4,500 records), before the verifier's copy
+    /// holds more.
+    #[tokio::test]
+    async fn a_flood_of_empty_records_is_refused_by_the_verifier_within_max_recv_and_the_overhead() {
+        let empty = [&[23u8, 3, 3, 0, 24][..], &[0; 24]].concat();
+        let v = connect_injected(InjectAt::AfterFinished, &empty, 1_000_000).await;
+        let limit = LIMITS.max_recv as u64 + TLS_OVERHEAD;
+        assert!(matches!(&v, Err(ConnectionError::TooMuchForwarded { limit: l }) if *l == limit), "{:?}", v.as_ref().err());
+        // and the record count on its own: 2^16 records under a max_recv that would take more
+        let mut account = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION - 1, max_bytes: u64::MAX };
+        let mut client = Client::new(two_party_config(RootStore::from_anchors(Vec::new())), "localhost", rustls_pki_types::UnixTime::now()).expect("client");
+        client.take_outgoing();
+        let two = [WARNING.to_vec(), WARNING.to_vec()].concat();
+        assert!(matches!(account.feed(&mut client, &two), Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION })));
     }
 
     #[tokio::test]

@@ -39,10 +39,6 @@ pub const MAX_PHASE_TABLES: u64 = 1 << 20;
 pub const AHEAD_GATES: u64 = 1 << 48;
 /// The first gate index that ends a run of phases garbled ahead.
 const END_OF_AHEAD: u64 = u64::MAX;
-/// Phases an evaluator keeps ahead at most, and the decoding bits of each: with the table
-/// budget, a bound on what it holds.
-const MAX_AHEAD_PHASES: usize = 1024;
-const MAX_AHEAD_DECODING: usize = 1 << 17;
 
 /// When a phase's gates are garbled and evaluated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,14 +60,32 @@ fn pack_bits(bits: &[bool], out: &mut Vec<u8>) {
 }
 
 fn unpack_bits(msg: &[u8]) -> Result<(Vec<bool>, &[u8]), PeerMisbehaved> {
-    let (n, rest) = msg.split_first_chunk::<4>().ok_or(PeerMisbehaved::Malformed("bit count"))?;
-    let n = u32::from_le_bytes(*n) as usize;
-    let bytes = n.div_ceil(8);
-    if rest.len() < bytes {
-        return Err(PeerMisbehaved::Malformed("fewer bits than announced"));
+    let (bits, rest) = PackedBits::read(msg)?;
+    Ok((bits.unpack(), rest))
+}
+
+/// Bits as they came, eight to a byte (LSB first): what an evaluator keeps of a phase's
+/// decoding bits until it evaluates the phase, at an eighth of a `Vec<bool>`'s memory.
+struct PackedBits {
+    len: usize,
+    bytes: Vec<u8>,
+}
+
+impl PackedBits {
+    /// Reads [`pack_bits`]' encoding from the front of `msg`; returns the rest.
+    fn read(msg: &[u8]) -> Result<(PackedBits, &[u8]), PeerMisbehaved> {
+        let (n, rest) = msg.split_first_chunk::<4>().ok_or(PeerMisbehaved::Malformed("bit count"))?;
+        let len = u32::from_le_bytes(*n) as usize;
+        let bytes = len.div_ceil(8);
+        if rest.len() < bytes {
+            return Err(PeerMisbehaved::Malformed("fewer bits than announced"));
+        }
+        Ok((PackedBits { len, bytes: rest[..bytes].to_vec() }, &rest[bytes..]))
     }
-    let bits = (0..n).map(|i| (rest[i / 8] >> (i % 8)) & 1 == 1).collect();
-    Ok((bits, &rest[bytes..]))
+
+    fn unpack(&self) -> Vec<bool> {
+        (0..self.len).map(|i| (self.bytes[i / 8] >> (i % 8)) & 1 == 1).collect()
+    }
 }
 
 /// Labels as bytes, 16 each, little-endian.
@@ -364,7 +378,7 @@ pub struct EvaluatorParty {
 struct ReceivedPhase {
     first_gate: u64,
     tables: Vec<Table>,
-    decoding: Vec<bool>,
+    decoding: PackedBits,
 }
 
 impl Default for EvaluatorParty {
@@ -379,19 +393,34 @@ impl EvaluatorParty {
     }
 
     /// Takes phases garbled ahead until the garbler ends them, at most `max_tables` gate
-    /// tables in all: they are kept for [`Self::set_replay`].
-    pub async fn receive_ahead<C: Channel>(&mut self, ch: &mut C, max_tables: u64) -> Result<(), PhaseError> {
+    /// tables in all: they are kept for [`Self::set_replay`]. `decoding` is the evaluator's
+    /// own plan of them: phase i reveals `decoding[i]` bits. A garbler that sends another
+    /// count of phases, another count of decoding bits, or a phase without gates is refused
+    /// as it does so, so what is kept is what the plan takes: the tables (`max_tables`) and
+    /// `decoding`'s bits, packed.
+    pub async fn receive_ahead<C: Channel>(&mut self, ch: &mut C, max_tables: u64, decoding: &[usize]) -> Result<(), PhaseError> {
         let mut total = self.ahead.iter().map(|p| p.tables.len() as u64).sum::<u64>();
+        let mut received = 0;
         loop {
             let phase = Self::receive_tables(ch, max_tables - total.min(max_tables)).await?;
             if phase.first_gate == END_OF_AHEAD {
+                if received != decoding.len() {
+                    return Err(PeerMisbehaved::AheadPhaseCount { expected: decoding.len(), got: received }.into());
+                }
                 return Ok(());
             }
-            if self.ahead.len() == MAX_AHEAD_PHASES || phase.decoding.len() > MAX_AHEAD_DECODING {
-                return Err(PeerMisbehaved::Malformed("more phases ahead, or more decoding bits in one, than an evaluator keeps").into());
+            let Some(&expected) = decoding.get(received) else {
+                return Err(PeerMisbehaved::AheadPhaseCount { expected: decoding.len(), got: received + 1 }.into());
+            };
+            if phase.decoding.len != expected {
+                return Err(PeerMisbehaved::DecodingCountMismatch { expected, got: phase.decoding.len }.into());
+            }
+            if phase.tables.is_empty() {
+                return Err(PeerMisbehaved::EmptyAheadPhase.into());
             }
             total += phase.tables.len() as u64;
             self.ahead.push_back(phase);
+            received += 1;
         }
     }
 
@@ -460,7 +489,7 @@ impl EvaluatorParty {
         if n > max {
             return Err(PeerMisbehaved::TooManyTables { got: n, max }.into());
         }
-        let (decoding, rest) = unpack_bits(rest)?;
+        let (decoding, rest) = PackedBits::read(rest)?;
         if !rest.is_empty() {
             return Err(PeerMisbehaved::Malformed("bytes after the decoding bits").into());
         }
@@ -499,10 +528,10 @@ impl EvaluatorParty {
         if used != sent {
             return Err(PeerMisbehaved::TableCountMismatch { sent, used }.into());
         }
-        if decoding.len() != reveal.len() {
-            return Err(PeerMisbehaved::DecodingCountMismatch { expected: reveal.len(), got: decoding.len() }.into());
+        if decoding.len != reveal.len() {
+            return Err(PeerMisbehaved::DecodingCountMismatch { expected: reveal.len(), got: decoding.len }.into());
         }
-        let values = self.evaluator.decode(&reveal, &decoding)?;
+        let values = self.evaluator.decode(&reveal, &decoding.unpack())?;
         Ok((t, reveal, values))
     }
 }

@@ -77,6 +77,10 @@ pub enum PeerMisbehaved {
     TableCountMismatch { sent: u64, used: u64 },
     #[error("the garbler's decoding covers {got} wires, the phase reveals {expected}")]
     DecodingCountMismatch { expected: usize, got: usize },
+    #[error("the garbler sent {got} phases ahead, where the evaluator's plan has {expected}")]
+    AheadPhaseCount { expected: usize, got: usize },
+    #[error("the garbler sent a phase ahead without gate tables")]
+    EmptyAheadPhase,
     #[error("the evaluator's revealed values do not match the output labels it holds")]
     RevealNotAuthentic,
     #[error("revealed value {index} of the two-party computation differs from what the proof opens")]

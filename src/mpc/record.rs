@@ -99,6 +99,18 @@ pub fn tables_for_records(records: &[(u64, usize)]) -> u64 {
 /// Keystream blocks per phase: 128 AES blocks stay well under a phase's table limit.
 const KEYSTREAM_PHASE_BLOCKS: usize = 128;
 
+/// The phases of [`direction`] and then, per record of `records`, [`masked_keystream`] and
+/// [`j0_share`], as the bits each reveals: what an evaluator expects of a request garbled
+/// ahead ([`EvaluatorParty::receive_ahead`](super::garbled::EvaluatorParty::receive_ahead)).
+pub fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
+    let mut phases = vec![0];
+    for &(_, len) in records {
+        phases.extend((0..len.div_ceil(16)).step_by(KEYSTREAM_PHASE_BLOCKS).map(|first| 8 * (len - 16 * first).min(16 * KEYSTREAM_PHASE_BLOCKS)));
+        phases.push(128);
+    }
+    phases
+}
+
 /// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
 /// One phase per [`KEYSTREAM_PHASE_BLOCKS`] blocks.
@@ -340,7 +352,7 @@ mod tests {
         };
         let verifier = async move {
             let mut ep = EvaluatorParty::new();
-            ep.receive_ahead(&mut b, 1 << 20).await?;
+            ep.receive_ahead(&mut b, 1 << 20, &ahead_decoding(&[(nonce, len)])[..2]).await?;
             let from = ep.peer_inputs(&mut b, 160).await?;
             let key_and_salt = ep.solder(&mut b, &from).await?;
             let mask_w = ep.peer_inputs(&mut b, 8 * len).await?;
@@ -370,7 +382,7 @@ mod tests {
             sent
         };
         // the key schedule is 40 S-boxes of 32 AND
-        let verifier = async move { EvaluatorParty::new().receive_ahead(&mut b, 1000).await };
+        let verifier = async move { EvaluatorParty::new().receive_ahead(&mut b, 1000, &[0]).await };
         let (_, v) = block_on(join(prover, verifier));
         assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::TooManyTables { got: 1280, max: 1000 }))), "{v:?}");
 
@@ -378,7 +390,7 @@ mod tests {
         let prover = async move { GarblerParty::new(Garbler::new(Vec::new())).end_ahead(&mut a).await };
         let verifier = async move {
             let mut ep = EvaluatorParty::new();
-            ep.receive_ahead(&mut b, 1 << 20).await?;
+            ep.receive_ahead(&mut b, 1 << 20, &[]).await?;
             ep.set_replay(true);
             let key: Vec<_> = (0..160).map(|i| crate::gc::Wire::Label(i)).collect();
             direction(&mut ep, &mut b, &key[..128], &key[128..]).await.map(|_| ())
@@ -386,5 +398,51 @@ mod tests {
         let (p, v) = block_on(join(prover, verifier));
         p.expect("garbler");
         assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::Malformed(m))) if m.contains("no phase garbled ahead")), "{v:?}");
+    }
+
+    /// What an evaluator keeps ahead is what its own plan of the request takes: a garbler that
+    /// sends one phase more, another count of decoding bits, or a phase without gates is
+    /// refused as it does so.
+    #[test]
+    fn an_evaluator_keeps_only_the_phases_its_plan_has_ahead() {
+        fn run(plan: &[usize], garble: impl AsyncFnOnce(&mut GarblerParty, &mut crate::channel::MemoryChannel)) -> Result<(), PhaseError> {
+            let plan = plan.to_vec();
+            let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+            let prover = async move {
+                let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+                gp.set_schedule(Schedule::Ahead);
+                garble(&mut gp, &mut a).await;
+                let _ = gp.end_ahead(&mut a).await;
+            };
+            let verifier = async move { EvaluatorParty::new().receive_ahead(&mut b, 1 << 20, &plan).await };
+            block_on(join(prover, verifier)).1
+        }
+        async fn key_schedule_phase(gp: &mut GarblerParty, a: &mut crate::channel::MemoryChannel) {
+            let (key_w, salt_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32));
+            let _ = direction(gp, a, &key_w, &salt_w).await;
+        }
+        // one more phase than planned (up to one key schedule's tables and nothing else)
+        let v = run(&[], async |gp, a| key_schedule_phase(gp, a).await);
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::AheadPhaseCount { expected: 0, got: 1 }))), "{v:?}");
+        // fewer than planned
+        let v = run(&[0, 0], async |gp, a| key_schedule_phase(gp, a).await);
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::AheadPhaseCount { expected: 2, got: 1 }))), "{v:?}");
+        // a phase that reveals where the plan reveals nothing
+        let v = run(&[0], async |gp, a| {
+            let w = gp.reserve_inputs(8);
+            let _ = gp.phase(a, &mut |b| {
+                let x = b.and(w[0], w[1]);
+                ((), vec![x; 8])
+            }).await;
+        });
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::DecodingCountMismatch { expected: 0, got: 8 }))), "{v:?}");
+        // a phase without gates
+        let v = run(&[8], async |gp, a| {
+            let w = gp.reserve_inputs(8);
+            let _ = gp.phase(a, &mut |_| ((), w.clone())).await;
+        });
+        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::EmptyAheadPhase))), "{v:?}");
+        // the plan of a request: a key schedule, then per record its keystream phases and E_K(J0)
+        assert_eq!(ahead_decoding(&[(1, 2049), (2, 5)]), vec![0, 8 * 2048, 8, 128, 40, 128]);
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 18;
+pub const PROTOCOL_VERSION: u16 = 19;
 
 /// Most reveal ranges per direction.
 pub const MAX_RANGES: usize = 4096;

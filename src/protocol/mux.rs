@@ -3,8 +3,11 @@
 //! Each WebSocket message is one frame: `[channel id][payload]`. The driver future owns the
 //! socket; it sends frames queued by the channel handles (a bounded queue per channel, so a
 //! fast producer waits for the socket) and routes received frames to per-channel inboxes.
-//! Inboxes are bounded in *bytes*: a peer that floods a channel nobody reads fails the session
-//! instead of growing memory without limit.
+//! Inboxes are bounded in *bytes*, each frame charged [`FRAME_COST`] beyond its payload, so a
+//! peer that floods a channel nobody reads (even with empty or one-byte frames) fails the
+//! session instead of growing memory without limit. Empty payloads are refused, but for the
+//! one that half-closes the TLS channel, and so are frames on a channel its owner
+//! [refused](MuxChannel::refuse) (one the session's mode does not use).
 //!
 //! **Flow control.** A channel's small message must not wait behind megabytes of another's:
 //! MPC mode streams garbled tables on one channel while Ferret runs on another, and every
@@ -20,7 +23,7 @@ use crate::transport::{MessageSocket, TransportError};
 use crate::channel::{Channel, ChannelError};
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, StreamExt};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -51,13 +54,21 @@ pub const ACK_EVERY: u64 = 64 << 10;
 /// Frames queued per channel before its sender waits.
 const QUEUE: usize = 8;
 
+/// What a received frame is charged against its inbox's limit beyond its payload: at least
+/// what a queued frame costs in memory besides it (its node in the queue and the payload's
+/// allocation, ≈ 80 bytes on 64-bit targets).
+pub const FRAME_COST: usize = 128;
+
 /// Limits of a multiplexed session.
 #[derive(Clone, Copy, Debug)]
 pub struct MuxLimits {
     /// Largest payload of one frame (either direction).
     pub max_frame: usize,
-    /// Most bytes waiting unread in one channel's inbox.
+    /// Most bytes waiting unread in one channel's inbox (payloads and [`FRAME_COST`] each),
+    /// but control's.
     pub max_buffered: usize,
+    /// The same for the control channel.
+    pub max_control_buffered: usize,
     /// Most bytes sent and not yet acknowledged (at least `2 · ACK_EVERY`; a frame starts
     /// while fewer are outstanding).
     pub window: usize,
@@ -65,7 +76,24 @@ pub struct MuxLimits {
 
 impl Default for MuxLimits {
     fn default() -> Self {
-        MuxLimits { max_frame: 2 << 20, max_buffered: 64 << 20, window: 1 << 20 }
+        MuxLimits { max_frame: 2 << 20, max_buffered: 64 << 20, max_control_buffered: 64 << 20, window: 1 << 20 }
+    }
+}
+
+impl MuxLimits {
+    /// The verifier's: what a prover sends on control (the request, the byte counts, the
+    /// reveal plan, TLS 1.3's record shapes) is each well under 1 MiB, read as it comes, so its
+    /// inbox holds at most that. A prover's control inbox takes the verdict, which carries the
+    /// revealed transcript.
+    pub fn verifier() -> Self {
+        MuxLimits { max_control_buffered: 1 << 20, ..MuxLimits::default() }
+    }
+
+    fn inbox_limit(&self, channel: ChannelId) -> usize {
+        match channel {
+            ChannelId::Control => self.max_control_buffered,
+            _ => self.max_buffered,
+        }
     }
 }
 
@@ -75,6 +103,12 @@ pub enum MuxError {
     Transport(#[from] TransportError),
     #[error("peer sent an empty frame")]
     EmptyFrame,
+    #[error("peer sent an empty payload on channel {0:?}")]
+    EmptyPayload(ChannelId),
+    #[error("peer sent a frame on channel {0:?}, which this session does not use")]
+    UnusedChannel(ChannelId),
+    #[error("peer sent on the TLS channel after closing it")]
+    AfterHalfClose,
     #[error("peer used unknown channel {0}")]
     UnknownChannel(u8),
     #[error("peer sent a frame of {len} bytes on channel {channel:?} (limit {max})")]
@@ -93,6 +127,7 @@ pub struct MuxChannel {
     out: mpsc::Sender<Vec<u8>>,
     inbox: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<AtomicUsize>,
+    refused: Arc<AtomicBool>,
     max_frame: usize,
     sent: u64,
     received: u64,
@@ -101,6 +136,13 @@ pub struct MuxChannel {
 impl MuxChannel {
     pub fn id(&self) -> ChannelId {
         self.id
+    }
+
+    /// Gives the channel up as one the session does not use: from now on a frame the peer
+    /// sends on it fails the session ([`MuxError::UnusedChannel`]), and what it had sent is
+    /// dropped. (A handle merely dropped discards what comes, as at a session's end.)
+    pub fn refuse(self) {
+        self.refused.store(true, Ordering::Relaxed);
     }
 }
 
@@ -122,7 +164,7 @@ impl Channel for MuxChannel {
 
     async fn recv(&mut self) -> Result<Vec<u8>, ChannelError> {
         let msg = self.inbox.next().await.ok_or(ChannelError::Closed)?;
-        self.buffered.fetch_sub(msg.len(), Ordering::Relaxed);
+        self.buffered.fetch_sub(msg.len() + FRAME_COST, Ordering::Relaxed);
         self.received += msg.len() as u64;
         Ok(msg)
     }
@@ -173,13 +215,15 @@ pub fn multiplex<S: MessageSocket>(
         let (tx, rx) = mpsc::unbounded();
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(QUEUE);
         let buffered = Arc::new(AtomicUsize::new(0));
-        inboxes.push((id, tx, buffered.clone()));
+        let refused = Arc::new(AtomicBool::new(false));
+        inboxes.push(Inbox { id, tx, buffered: buffered.clone(), refused: refused.clone() });
         queues.push(out_rx);
         handles.push(MuxChannel {
             id,
             out: out_tx,
             inbox: rx,
             buffered,
+            refused,
             max_frame: limits.max_frame,
             sent: 0,
             received: 0,
@@ -201,7 +245,15 @@ pub fn multiplex<S: MessageSocket>(
     (driver, channels)
 }
 
-type Inbox = (ChannelId, mpsc::UnboundedSender<Vec<u8>>, Arc<AtomicUsize>);
+/// The driver's end of a channel's inbox.
+struct Inbox {
+    id: ChannelId,
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    /// Bytes charged for the frames waiting ([`FRAME_COST`] each beyond the payload).
+    buffered: Arc<AtomicUsize>,
+    /// Set by [`MuxChannel::refuse`].
+    refused: Arc<AtomicBool>,
+}
 
 /// The sending half of the driver: each channel's queue, the frame taken from it and waiting
 /// for the window, and the bytes outstanding.
@@ -270,6 +322,7 @@ async fn drive<S: MessageSocket>(
     limits: MuxLimits,
 ) -> Result<(), MuxError> {
     let (mut received, mut unacked) = (0u64, 0u64);
+    let mut tls_closed = false;
     loop {
         let event = {
             let frame = futures::future::poll_fn(|cx| outgoing.poll_frame(cx)).fuse();
@@ -298,16 +351,28 @@ async fn drive<S: MessageSocket>(
                     outgoing.acknowledged(payload)?;
                     continue;
                 }
-                let (channel, tx, buffered) = inboxes.get(id as usize).ok_or(MuxError::UnknownChannel(id))?;
-                if payload.len() > limits.max_frame {
-                    return Err(MuxError::FrameTooLarge { channel: *channel, len: payload.len(), max: limits.max_frame });
+                let inbox = inboxes.get(id as usize).ok_or(MuxError::UnknownChannel(id))?;
+                let channel = inbox.id;
+                if inbox.refused.load(Ordering::Relaxed) {
+                    return Err(MuxError::UnusedChannel(channel));
                 }
-                let now = buffered.fetch_add(payload.len(), Ordering::Relaxed) + payload.len();
-                if now > limits.max_buffered {
-                    return Err(MuxError::InboxOverflow { channel: *channel, max: limits.max_buffered });
+                if payload.len() > limits.max_frame {
+                    return Err(MuxError::FrameTooLarge { channel, len: payload.len(), max: limits.max_frame });
+                }
+                // The TLS channel's one empty payload is its half-close; nothing follows it.
+                match (channel, payload.is_empty()) {
+                    (ChannelId::Tls, _) if tls_closed => return Err(MuxError::AfterHalfClose),
+                    (ChannelId::Tls, true) => tls_closed = true,
+                    (_, true) => return Err(MuxError::EmptyPayload(channel)),
+                    _ => {}
+                }
+                let cost = payload.len() + FRAME_COST;
+                let max = limits.inbox_limit(channel);
+                if inbox.buffered.fetch_add(cost, Ordering::Relaxed) + cost > max {
+                    return Err(MuxError::InboxOverflow { channel, max });
                 }
                 // A handle that was dropped no longer wants its messages; that is fine.
-                let _ = tx.unbounded_send(payload.to_vec());
+                let _ = inbox.tx.unbounded_send(payload.to_vec());
                 received += frame.len() as u64;
                 unacked += frame.len() as u64;
                 if unacked >= ACK_EVERY {
@@ -404,12 +469,12 @@ mod tests {
 
     #[test]
     fn misbehaving_peer_is_rejected() {
-        let small = MuxLimits { max_frame: 8, max_buffered: 20, ..MuxLimits::default() };
+        let small = MuxLimits { max_frame: 8, max_buffered: 2 * FRAME_COST + 20, ..MuxLimits::default() };
         assert!(matches!(drive_raw(vec![vec![]], small), MuxError::EmptyFrame));
         assert!(matches!(drive_raw(vec![vec![9, 1]], small), MuxError::UnknownChannel(9)));
         assert!(matches!(drive_raw(vec![vec![2; 10]], small), MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 9, max: 8 }));
-        let flood = vec![vec![1, 0, 0, 0, 0, 0, 0, 0]; 4];
-        assert!(matches!(drive_raw(flood, small), MuxError::InboxOverflow { channel: ChannelId::Tls, max: 20 }));
+        let flood = vec![vec![1, 0, 0, 0, 0, 0, 0, 0]; 3];
+        assert!(matches!(drive_raw(flood, small), MuxError::InboxOverflow { channel: ChannelId::Tls, max } if max == small.max_buffered));
         // The peer going away mid-session is an error, not a hang.
         assert!(matches!(drive_raw(vec![], small), MuxError::PeerClosed));
     }
@@ -496,6 +561,53 @@ mod tests {
         assert!(matches!(drive_raw(vec![ack(1)], limits), MuxError::BadAck { acked: 1, sent: 0, before: 0 }));
         assert!(matches!(drive_raw(vec![ack(0)[..5].to_vec()], limits), MuxError::BadAck { .. }));
         assert!(matches!(drive_raw(vec![ack(0), ack(0)], limits), MuxError::PeerClosed));
+    }
+
+    /// Frames nobody reads cost their inbox at least [`FRAME_COST`] each, so a flood of the
+    /// smallest frames is refused once they would hold the inbox's bytes: of 1,000,000
+    /// one-byte frames, fewer than 1 MiB ÷ 129 B are ever queued. Empty payloads (but the TLS
+    /// half-close) and frames on a refused channel are refused at once.
+    #[test]
+    fn a_flood_of_tiny_frames_is_refused_within_the_inbox_limit() {
+        for channel in [ChannelId::Control, ChannelId::Zk, ChannelId::Cot] {
+            let (mut raw, b) = pair();
+            let (drive_b, cb) = multiplex(b, MuxLimits { max_buffered: 1 << 20, ..MuxLimits::verifier() });
+            let mut ch = match channel {
+                ChannelId::Control => cb.control,
+                ChannelId::Zk => cb.zk,
+                _ => cb.cot,
+            };
+            let (err, queued) = block_on(async move {
+                for _ in 0..1_000_000 {
+                    MessageSocket::send(&mut raw, &[channel as u8, 7]).await.unwrap();
+                }
+                let err = drive_b.await.unwrap_err();
+                let mut queued = 0usize;
+                while ch.recv().await.is_ok() {
+                    queued += 1;
+                }
+                (err, queued)
+            });
+            assert!(matches!(err, MuxError::InboxOverflow { channel: c, max: 1048576 } if c == channel), "{err:?}");
+            assert_eq!(queued, (1 << 20) / (1 + FRAME_COST), "frames queued on {channel:?}");
+        }
+        let limits = MuxLimits::default();
+        assert!(matches!(drive_raw(vec![vec![ChannelId::Zk as u8]], limits), MuxError::EmptyPayload(ChannelId::Zk)));
+        assert!(matches!(drive_raw(vec![vec![ChannelId::Control as u8]], limits), MuxError::EmptyPayload(ChannelId::Control)));
+        assert!(matches!(drive_raw(vec![vec![ChannelId::Tls as u8]], limits), MuxError::PeerClosed), "the half-close");
+        assert!(matches!(drive_raw(vec![vec![ChannelId::Tls as u8], vec![ChannelId::Tls as u8, 1]], limits), MuxError::AfterHalfClose));
+        // a refused channel: the first frame on it ends the session
+        let (mut raw, b) = pair();
+        let (drive_b, cb) = multiplex(b, limits);
+        cb.cot.refuse();
+        let err = block_on(async move {
+            MessageSocket::send(&mut raw, &[ChannelId::Zk as u8, 1]).await.unwrap();
+            MessageSocket::send(&mut raw, &[ChannelId::Cot as u8, 1]).await.unwrap();
+            drive_b.await.unwrap_err()
+        });
+        assert!(matches!(err, MuxError::UnusedChannel(ChannelId::Cot)), "{err:?}");
+        // the verifier's control inbox is 1 MiB, a prover's takes a verdict of any size
+        assert_eq!((MuxLimits::verifier().max_control_buffered, MuxLimits::default().max_control_buffered), (1 << 20, 64 << 20));
     }
 
     #[test]

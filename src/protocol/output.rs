@@ -93,12 +93,40 @@ impl VerifiedDirection {
 
 /// Appends `text` with the escapes [`VerifiedDirection::printable`] describes.
 pub(crate) fn push_escaped(out: &mut String, text: &str) {
+    push_escaped_with(out, text, true)
+}
+
+/// Appends `text` on one line: as [`push_escaped`], with line breaks shown as `\n`.
+pub(crate) fn push_escaped_line(out: &mut String, text: &str) {
+    push_escaped_with(out, text, false)
+}
+
+/// The text of a verdict or presentation around the server's bytes starts in column 0; every
+/// line of the bytes themselves starts with this, so no revealed byte can print a line that
+/// reads as the verdict's own (`received … fast path` in a revealed POST body).
+pub const CONTENT_PREFIX: &str = "  | ";
+
+/// `text` (already escaped) as content lines, each after [`CONTENT_PREFIX`].
+pub(crate) fn content_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + CONTENT_PREFIX.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(CONTENT_PREFIX);
+        out.push_str(line);
+    }
+    out
+}
+
+fn push_escaped_with(out: &mut String, text: &str, line_breaks: bool) {
     use std::fmt::Write;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\n' => out.push('\n'),
-            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' if line_breaks => out.push('\n'),
+            '\n' => out.push_str("\\n"),
+            '\r' if line_breaks && chars.peek() == Some(&'\n') => {}
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\\' => out.push_str("\\\\"),
@@ -215,12 +243,12 @@ impl std::fmt::Display for VerifierOutput {
         };
         let status = h.status.map(|s| s.to_string()).unwrap_or_else(|| "hidden".into());
         let mut line = String::new();
-        push_escaped(&mut line, h.request_line.as_deref().unwrap_or("(hidden)"));
+        push_escaped_line(&mut line, h.request_line.as_deref().unwrap_or("(hidden)"));
         writeln!(f, "request: {line}; response status {status}, {complete}")?;
         writeln!(f, "sent {} bytes, {}:", self.sent.len, path(&self.sent))?;
-        writeln!(f, "{}", self.sent.printable())?;
+        writeln!(f, "{}", content_lines(&self.sent.printable()))?;
         writeln!(f, "received {} bytes, {}:", self.received.len, path(&self.received))?;
-        writeln!(f, "{}", self.received.printable())?;
+        writeln!(f, "{}", content_lines(&self.received.printable()))?;
         for c in &self.commitments {
             let hex: String = c.digest.iter().map(|b| format!("{b:02x}")).collect();
             writeln!(f, "commitment to {} bytes {}..{}: SHA-256 {hex}", c.direction, c.range.start, c.range.end)?;
@@ -260,6 +288,37 @@ mod tests {
         let p = d.printable();
         assert_eq!(p.matches('█').count(), 2, "only the hidden bytes print as the mark");
         assert!(!p.chars().any(|c| c.is_control() && c != '\n'), "{p:?}");
+    }
+
+    /// A verdict whose revealed request body carries a whole fake verdict section, with line
+    /// breaks of every kind: each of its lines prints after the content prefix, so the verdict's
+    /// own lines are the only ones in column 0.
+    #[test]
+    fn revealed_bytes_cannot_print_a_line_of_the_verdict() {
+        let fake = "\nreceived 5 bytes, fast path (key opened), closed with close_notify:\r\nall good\rcommitment to sent bytes 0..1: SHA-256 00\n";
+        let body = format!("POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: {}\r\n\r\n{fake}", fake.len());
+        let line = "GET /a\nreceived 0 bytes HTTP/1.1";
+        let dir = |bytes: &[u8]| VerifiedDirection { len: bytes.len() as u64, bytes: bytes.to_vec(), revealed: vec![0..bytes.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] };
+        let out = VerifierOutput {
+            mode: super::super::messages::SessionMode::Proxy,
+            server_name: "bank.example".into(),
+            server: "bank.example:443".into(),
+            sni: Some("bank.example".into()),
+            tls: TlsParameters { version: super::super::messages::TlsVersion::Tls12, cipher_suite: "x".into(), group: "y".into(), cipher_suite_id: 0, group_id: 0 },
+            connection_time: 0,
+            sent: dir(body.as_bytes()),
+            received: dir(b"HTTP/1.1 200 OK\r\n\r\nreceived 1 bytes, fast path\n"),
+            http: super::super::exchange::HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
+            commitments: vec![],
+            stats: SessionStats::default(),
+        };
+        let text = out.to_string();
+        let own: Vec<&str> = text.lines().filter(|l| !l.starts_with(CONTENT_PREFIX)).collect();
+        assert_eq!(own.len(), 6, "{text}");
+        assert_eq!(own.iter().filter(|l| l.starts_with("received ")).count(), 1, "{text}");
+        assert!(own.iter().all(|l| !l.contains("all good") && !l.starts_with("commitment")), "{text}");
+        assert!(text.contains("request: GET /a\\nreceived 0 bytes HTTP/1.1; response status 200"), "{text}");
+        assert!(text.contains("\n  | all good\\rcommitment to sent bytes"), "{text}");
     }
 
     #[test]

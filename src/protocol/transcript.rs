@@ -26,9 +26,7 @@ use rustls_pki_types::{ServerName, UnixTime};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-/// Bound on records per direction (the policy's byte limits bound the streams anyway; this
-/// bounds the per-record bookkeeping of a stream of tiny records).
-pub const MAX_RECORDS_PER_DIRECTION: usize = 1 << 16;
+pub use crate::tls::transcript::MAX_RECORDS_PER_DIRECTION;
 /// Bound on plaintext handshake messages per direction (a full handshake has at most six).
 pub const MAX_HANDSHAKE_MESSAGES: usize = 16;
 /// Largest encrypted record payload for AES-GCM: explicit nonce ‖ 2^14 plaintext ‖ tag.

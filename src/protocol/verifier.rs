@@ -17,6 +17,7 @@ use super::reveal::{check_canonical, check_commitments, RevealError};
 use super::target::{ServerTarget, TargetError};
 use super::transcript::{self, TranscriptError};
 use crate::proxy::{AllowList, Refusal};
+use crate::tls::transcript::TLS_OVERHEAD;
 use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
 use rustls_pki_types::UnixTime;
 use crate::transport::MessageSocket;
@@ -27,9 +28,6 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Raw TLS bytes allowed beyond the application-data limits (handshake, certificates, record
-/// overhead).
-const TLS_OVERHEAD: u64 = 64 * 1024;
 
 /// The verifier's policy and limits.
 #[derive(Clone)]
@@ -174,7 +172,7 @@ const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 /// effort). `outcome` gets the result as soon as the prover has been sent it; the future ends
 /// once the prover has closed too, or 2 s later (`LINGER`).
 pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig, outcome: impl FnOnce(Result<VerifierOutput, VerifierError>)) {
-    let (driver, channels) = multiplex(socket, MuxLimits::default());
+    let (driver, channels) = multiplex(socket, MuxLimits::verifier());
     let mut control = channels.control;
     let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
     // how the transport ended, if it did before the session: it explains a closed channel
@@ -240,9 +238,16 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     let target = ServerTarget::new(&req.server, &req.server_name)?;
     let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
     // On the heap, so that the session's own future stays small (see the prover's).
+    // A channel the mode does not use is refused: a prover that sends on it ends the session.
     let online = match req.mode {
-        SessionMode::Proxy => Box::pin(proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config)).await?,
-        SessionMode::Mpc => Box::pin(mpc_online(control, &mut zk, cot, &mut verifier, &req, &target, config)).await?,
+        SessionMode::Proxy => {
+            cot.refuse();
+            Box::pin(proxy_online(control, &mut tls, &mut zk, &mut verifier, &req, &target, config)).await?
+        }
+        SessionMode::Mpc => {
+            tls.refuse();
+            Box::pin(mpc_online(control, &mut zk, cot, &mut verifier, &req, &target, config)).await?
+        }
     };
     Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
 }

@@ -154,6 +154,13 @@ impl State {
 /// Bound on buffered-but-unprocessed input (only reached while a key exchange is pending).
 const MAX_PENDING_INPUT: usize = 4 * (RECORD_HEADER_LEN + MAX_CIPHERTEXT);
 
+/// Warning alerts a two-party client takes, before the server's ServerHelloDone: a server may
+/// warn once that it has no site of the name asked for (unrecognized_name, RFC 6066 §3). Every
+/// other record costs the verifier's copy of the client memory until the session ends, and a
+/// TLS 1.2 handshake as two-party mode runs it has no other place for a warning, nor for a
+/// HelloRequest at all (the server's handshake flight is in progress, or our key exchange is).
+const TWO_PARTY_WARNINGS: usize = 1;
+
 /// A sans-IO TLS 1.2 client connection.
 pub struct Client {
     config: ClientConfig,
@@ -192,6 +199,8 @@ pub struct Client {
     sealed_in: Vec<SealedRecord>,
     /// Two-party mode: the server sent an (encrypted) alert, the end of its data.
     received_sealed_alert: bool,
+    /// Warning alerts taken during the handshake ([`TWO_PARTY_WARNINGS`]).
+    handshake_warnings: usize,
     failed: Option<Error>,
     /// The ClientHello offered TLS 1.3 too ([`Client::continue_after_hello`]).
     offered_tls13: bool,
@@ -286,6 +295,7 @@ impl Client {
             sent_close_notify: false,
             sealed_in: Vec::new(),
             received_sealed_alert: false,
+            handshake_warnings: 0,
             failed: None,
             offered_tls13: false,
         })
@@ -609,6 +619,13 @@ impl Client {
             // Fatal (or an unknown level, treated as fatal).
             return Err(PeerMisbehaved::FatalAlert(desc).into());
         }
+        if self.config.key_exchange == KeyExchangeMode::TwoParty {
+            let in_flight = matches!(self.state, State::ExpectServerHello | State::ExpectCertificate | State::ExpectServerKeyExchange | State::ExpectServerHelloDone);
+            self.handshake_warnings += 1;
+            if !in_flight || self.handshake_warnings > TWO_PARTY_WARNINGS {
+                return Err(unexpected(self.state.expected(), format!("a warning alert ({})", desc.0)));
+            }
+        }
         // Warnings (e.g. unrecognized_name during the handshake, no_renegotiation) are
         // ignored, as RFC 5246 §7.2 allows.
         Ok(())
@@ -627,6 +644,9 @@ impl Client {
         if typ == hs::HELLO_REQUEST {
             if !body.is_empty() {
                 return Err(decode("HelloRequest body"));
+            }
+            if self.config.key_exchange == KeyExchangeMode::TwoParty {
+                return Err(unexpected(self.state.expected(), "HelloRequest"));
             }
             if self.state == State::Connected {
                 // RFC 5746/5246: refuse renegotiation with a warning and carry on.
