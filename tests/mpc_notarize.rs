@@ -114,7 +114,7 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
     let mut env = env(|_| {}).await;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 2048, request_whole: false, response: RevealExtent::Whole }, |_| {}).await.expect("prepared");
+    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 2048, request_whole: false, request_hidden: 0, response: RevealExtent::Whole }, |_| {}).await.expect("prepared");
     assert_eq!(prepared.capacity(), 2048);
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let request = RequestBuilder::get("localhost", "/json").header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
@@ -144,7 +144,7 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
     let mut env = env(|_| {}).await;
-    let sizing = Sizing { request_len: 2048, request_whole: false, response: RevealExtent::Whole };
+    let sizing = Sizing { request_len: 2048, request_whole: false, request_hidden: 0, response: RevealExtent::Whole };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, mpc(&env)), sizing, |_| {}).await.expect("prepared");

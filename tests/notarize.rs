@@ -382,10 +382,11 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
-    use tlsproof::protocol::proof::{keystream_cots, most_keystream_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
+    use tlsproof::protocol::proof::{keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
     // In proxy mode the server chooses the version and suite after the request: the limit is
-    // that of TLS 1.3's SHA-384 suite.
-    let pre = preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(1024), true) as u32;
+    // that of TLS 1.3's SHA-384 suite, with the request's keystream and its proof of no hidden
+    // line break (all of it hidden at most).
+    let pre = preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(1024) + most_line_break_cots(1024), true) as u32;
     let request_in = |mode, version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
@@ -409,7 +410,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
     // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling but no
     // setup iteration for a partly revealed response (the prover asks for none there)
-    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024), false) + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
+    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024) + line_break_cots(1024), false) + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
     let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
     let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre), "{r:?}");
@@ -840,4 +841,33 @@ async fn without_a_signing_key_the_verdict_comes_without_attestation() {
     let out = run(&env, "/json", &[], RevealConfig::default()).await.expect("notarization");
     env.reports.recv().await.unwrap().1.unwrap();
     assert!(out.attestation.is_none());
+}
+
+/// A second request cannot ride in the first (docs/protocol.md, "One request, one response"):
+/// hidden in a cookie's value, its line breaks make the prover refuse before anything reaches
+/// the server (the proof would fail on them); revealed, with `Transfer-Encoding: chunked`
+/// beside `Content-Length` so that a server reading the chunked framing would take it as a
+/// request of its own, the verifier refuses the exchange after the proof.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_request_cannot_ride_in_the_first() {
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let smuggled = b"GET /bytes?n=5 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let body = [&b"0\r\n\r\n"[..], smuggled].concat();
+    let head = format!("POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let request = [head.as_bytes(), &body].concat();
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let reveal = RevealConfig::new(Reveal::All, Reveal::All);
+    let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
+    assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("Transfer-Encoding")), "{err}");
+    let (_, report) = env.reports.recv().await.unwrap();
+    assert!(matches!(report, Err(VerifierError::Exchange(tlsproof::protocol::exchange::ExchangeError::TransferEncoding))), "{report:?}");
+
+    let cookie = [&b"x\r\n\r\n"[..], &smuggled[..smuggled.len() - 4]].concat();
+    let request = [&b"GET /json HTTP/1.1\r\nHost: localhost\r\nCookie: "[..], &cookie, b"\r\n\r\n"].concat();
+    let at = request.windows(8).position(|w| w == b"Cookie: ").unwrap() + 8;
+    let reveal = RevealConfig::new(Reveal::Ranges(vec![0..at, at + cookie.len()..request.len()]), Reveal::All);
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
+    assert!(matches!(&err, ProverError::Reveal(tlsproof::protocol::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1), "{err}");
+    assert_eq!(err.code(), "BAD_OPTIONS");
 }

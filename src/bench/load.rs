@@ -70,7 +70,10 @@ impl std::fmt::Display for LoadReport {
     }
 }
 
-const HOSTILE_KINDS: [&str; 4] = ["garbage", "slowloris", "oversized", "silent"];
+const HOSTILE_KINDS: [&str; 6] = ["garbage", "slowloris", "oversized", "silent", "mpc-frame-flood", "control-flood"];
+
+/// Frames a flooding client sends: far beyond what the verifier's inboxes take.
+const FLOOD_FRAMES: usize = 1_000_000;
 
 pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("literal"), KeyType::EcdsaP256, 30).await?;
@@ -107,7 +110,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     let url = format!("ws://{vaddr}/");
     let started = Instant::now();
 
-    let hostile: Vec<_> = (0..cfg.hostile).map(|i| tokio::spawn(hostile_client(HOSTILE_KINDS[i % HOSTILE_KINDS.len()], vaddr.clone(), url.clone()))).collect();
+    let hostile: Vec<_> = (0..cfg.hostile).map(|i| tokio::spawn(hostile_client(HOSTILE_KINDS[i % HOSTILE_KINDS.len()], vaddr.clone(), url.clone(), server.clone()))).collect();
     let handle = tokio::runtime::Handle::current();
     let provers: Vec<_> = (0..cfg.provers)
         .map(|_| {
@@ -181,9 +184,18 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret"))
 }
 
+/// A session request a flooding client opens with, for `server` (on the allow-list).
+fn session_request(mode: crate::protocol::messages::SessionMode, server: &str) -> Vec<u8> {
+    use crate::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
+    let request = SessionRequest { version: PROTOCOL_VERSION, mode, server: server.to_string(), server_name: "localhost".into(), max_sent: 4096, max_recv: 4096, preprocess: 0, prg: crate::primitives::prg::PrgKind::fastest_here() };
+    [vec![crate::protocol::mux::ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()
+}
+
 /// One hostile client; returns whether the verifier closed or refused it (rather than it
-/// giving up first).
-async fn hostile_client(kind: &'static str, addr: String, url: String) -> bool {
+/// giving up first). The flooding kinds open a session, then send [`FLOOD_FRAMES`] one-byte
+/// frames where the session reads none: on the TLS channel of an MPC-mode session (which
+/// that mode does not use), or on control during a proxy-mode session's online phase.
+async fn hostile_client(kind: &'static str, addr: String, url: String, server: String) -> bool {
     use futures::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     let limit = Duration::from_secs(45);
@@ -211,6 +223,18 @@ async fn hostile_client(kind: &'static str, addr: String, url: String) -> bool {
                     }
                     "oversized" => {
                         let _ = ws.send(Message::binary(vec![0u8; 3 << 20])).await;
+                    }
+                    "mpc-frame-flood" | "control-flood" => {
+                        use crate::protocol::messages::SessionMode;
+                        use crate::protocol::mux::ChannelId;
+                        let (mode, channel) = if kind == "mpc-frame-flood" { (SessionMode::Mpc, ChannelId::Tls) } else { (SessionMode::Proxy, ChannelId::Control) };
+                        let _ = ws.send(Message::binary(session_request(mode, &server))).await;
+                        for k in 0..FLOOD_FRAMES {
+                            if ws.feed(Message::binary(vec![channel as u8, 0x17])).await.is_err() || (k % 1024 == 0 && ws.flush().await.is_err()) {
+                                break;
+                            }
+                        }
+                        let _ = ws.flush().await;
                     }
                     _ => {} // silent: says nothing
                 }

@@ -976,6 +976,60 @@ mod tests {
         proven.expect("the prover's proof");
     }
 
+    /// The audit's cheating garbler, after the key exchange: the verifier decodes a value of
+    /// the request's keystream phase other than the agreed circuit gives (here one decoding
+    /// bit flipped; a garbling that leaked the verifier's share or a key into a revealed value
+    /// would do the same). As a control, the transcript proof alone would accept a copy whose
+    /// response a prover holding the keys made up (a record re-sealed around other bytes under
+    /// the real server key). The session never gets there: the proof of the garbling refuses
+    /// it first, as the values revealed differ from what the committed inputs give
+    /// (`RevealDiffers`).
+    #[tokio::test]
+    async fn a_garbler_that_reveals_another_value_is_refused_before_the_transcript_proof() {
+        let (port, roots) = fixture().await;
+        let req = crate::http::RequestBuilder::get("localhost", "/json").header("X-Padding", &"p".repeat(4000)).build().expect("request").bytes;
+        let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
+        // Wires decoded before the request's first keystream phase: the key derivation's
+        // (236 bytes), the client direction's H and E_K(J0) shares and the client Finished's
+        // keystream (16 bytes each). Byte 100 of the request is in the padding header.
+        const BEFORE_REQUEST: usize = 8 * (236 + 3 * 16);
+        let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+        gp.cheat.flip_decoding = Some(BEFORE_REQUEST + 8 * 100 + 3);
+        let (p, v) = connect_within(gp, port, roots.clone(), roots, &req, None, limits).await;
+        let (p_end, v_end) = (p.expect("the prover's connection"), v.expect("the verifier's connection"));
+        assert_eq!(&p_end.0.client.transcript().app_plaintext(Direction::Sent)[..100], &req[..100]);
+
+        // The control: a response record re-sealed around other bytes under the real server
+        // key passes the transcript proof of V's copy, had P forwarded it.
+        let ms = p_end.0.master_secret(&v_end.0.premaster_share);
+        let kb = key_block(&ms, p_end.0.client.client_random(), p_end.0.client.server_random());
+        let [sent, received] = forge_first_record(&v_end.0.client, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
+        let copy = crate::protocol::transcript::parse(&sent, &received).expect("the forged copy parses");
+        use crate::protocol::proof::{self, PublicInputs};
+        let lens = [Direction::Sent, Direction::Received].map(|d| proof::app_len(copy.encrypted_records(d)));
+        let plan = crate::protocol::messages::RevealPlan { sent: vec![0..lens[0]], received: vec![0..lens[1]], commit_sent: vec![], commit_received: vec![] };
+        let inputs = PublicInputs::new(&copy, &plan);
+        let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+        let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+        let pp = proof::run(&mut pz, &mut a, Some(&ms.0), Some(&[]), &inputs, |cvd| copy.server_finished_hash(cvd));
+        let vv = async {
+            let opened = proof::run(&mut vz, &mut b, None, None, &inputs, |cvd| copy.server_finished_hash(cvd)).await.expect("the transcript proof accepts the forged copy");
+            crate::protocol::check::recover("received", copy.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("every record verifies").bytes
+        };
+        let (_, forged) = join(pp, vv).await;
+        let genuine: Vec<u8> = p_end.0.open_received(&ms).expect("the genuine records").into_iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b).collect();
+        assert_eq!(forged.len(), genuine.len());
+        assert_ne!(forged, genuine, "the transcript proof alone would certify bytes the server never sent");
+
+        // The session: the proof of the garbling comes first, and refuses.
+        let (_, verified) = reproof(p_end, v_end).await;
+        assert!(
+            matches!(&verified, Err(super::super::reproof::ReproofError::Phase(PhaseError::Peer(crate::mpc::phases::PeerMisbehaved::RevealDiffers { index: 9 })))),
+            "{:?} (phases revealed to both before the request's: the key derivation's seven, the client key schedule's and the Finished's keystream)",
+            verified.err()
+        );
+    }
+
     /// A connection prepared for more than its request: garbled ahead (1,024 bytes) and online
     /// (5,000, too long to garble ahead). The request reaches the server as it is, the
     /// verifier's copy holds it as sent, and the proof of the garbling accepts the records
@@ -1169,9 +1223,17 @@ mod tests {
         [c.transcript().raw_bytes(Direction::Sent), c.transcript().raw_bytes(Direction::Received)]
     }
 
-    /// Everything revealed but the last byte of each direction: both on the ZK path.
-    fn all_but_last(sent: u64, received: u64) -> crate::protocol::messages::RevealPlan {
-        crate::protocol::messages::RevealPlan { sent: vec![0..sent - 1], received: vec![0..received - 1], commit_sent: vec![], commit_received: vec![] }
+    /// Where the token is in [`request`]`("/json")`.
+    fn token_range() -> std::ops::Range<u64> {
+        let at = request("/json").windows(12).position(|w| w == b"s3cret-t0ken").expect("the token") as u64;
+        at..at + 12
+    }
+
+    /// Everything revealed but the request's token and the response's last byte: both
+    /// directions on the ZK path.
+    fn all_but_token_and_last(sent: u64, received: u64) -> crate::protocol::messages::RevealPlan {
+        let token = token_range();
+        crate::protocol::messages::RevealPlan { sent: vec![0..token.start, token.end..sent], received: vec![0..received - 1], commit_sent: vec![], commit_received: vec![] }
     }
 
     #[tokio::test]
@@ -1191,11 +1253,11 @@ mod tests {
     /// the forged record is refused (its tag, checked in ZK, is over other ciphertext).
     #[tokio::test]
     async fn a_server_record_forged_once_the_keys_are_known_is_refused() {
-        let (honest, plain) = transcript_proof(all_but_last, unchanged, Default::default()).await;
+        let (honest, plain) = transcript_proof(all_but_token_and_last, unchanged, Default::default()).await;
         let honest = honest.expect("the honest prover");
         assert_eq!(&honest[1][..plain[1].len() - 1], &plain[1][..plain[1].len() - 1]);
         let forge = |kb: &crate::tls::keys::KeyBlock, c: &Client| forge_first_record(c, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
-        let (v, _) = transcript_proof(all_but_last, forge, Default::default()).await;
+        let (v, _) = transcript_proof(all_but_token_and_last, forge, Default::default()).await;
         assert_eq!(v.err().as_deref(), Some("MultiplicationCheckFailed"));
     }
 
@@ -1204,9 +1266,12 @@ mod tests {
     #[tokio::test]
     async fn a_request_ciphertext_the_verifier_did_not_help_seal_does_not_reach_the_verdict() {
         let forge = |kb: &crate::tls::keys::KeyBlock, c: &Client| forge_first_record(c, Direction::Sent, &kb.client_write_key, &kb.client_write_iv);
-        let (v, plain) = transcript_proof(all_but_last, forge, Default::default()).await;
+        let (v, plain) = transcript_proof(all_but_token_and_last, forge, Default::default()).await;
         let v = v.expect("V proves over its own records");
-        assert_eq!(&v[0][..plain[0].len() - 1], &plain[0][..plain[0].len() - 1], "the verdict holds the request sent");
+        let mut sent = plain[0].clone();
+        let token = token_range();
+        sent[token.start as usize..token.end as usize].fill(0);
+        assert_eq!(v[0], sent, "the verdict holds the request sent");
     }
 
     #[tokio::test]
@@ -1251,7 +1316,7 @@ mod tests {
     #[tokio::test]
     async fn a_server_record_altered_before_it_reached_the_prover_is_refused_after_the_connection() {
         let all = |sent, received| crate::protocol::messages::RevealPlan { sent: vec![0..sent], received: vec![0..received], commit_sent: vec![], commit_received: vec![] };
-        for (plan, path) in [(all as fn(u64, u64) -> _, "fast"), (all_but_last, "ZK")] {
+        for (plan, path) in [(all as fn(u64, u64) -> _, "fast"), (all_but_token_and_last, "ZK")] {
             let (v, p) = transcript_proof_over(Some(Flip::Response(40)), plan, unchanged, Default::default()).await;
             assert_eq!(v.err().as_deref(), Some("BadTag { direction: \"received\", index: 1 }"), "{path} path");
             assert!(matches!(p, Err(ConnectionError::ServerRecordDoesNotOpen { seq: 1 })), "{path} path: {:?}", p.err());
@@ -1263,7 +1328,7 @@ mod tests {
     /// transcript proof refuses it, and P's deferred check names it.
     #[tokio::test]
     async fn a_server_finished_altered_before_it_reached_the_prover_is_refused_after_the_connection() {
-        let (v, p) = transcript_proof_over(Some(Flip::Finished(12)), all_but_last, unchanged, Default::default()).await;
+        let (v, p) = transcript_proof_over(Some(Flip::Finished(12)), all_but_token_and_last, unchanged, Default::default()).await;
         assert_eq!(v.err().as_deref(), Some("ConstantMismatch"));
         assert!(matches!(p, Err(ConnectionError::ServerRecordDoesNotOpen { seq: 0 })), "{:?}", p.err());
     }

@@ -97,9 +97,10 @@ impl OleField for Fp {
     }
 }
 
-/// The OLE hash tweaks' domain: the top bit set, so they never meet a garbled gate's tweaks
-/// (2·gate index, far below 2^125) under the same hash; F_p pads use four tweaks per COT below
-/// it (tweak·4 + j).
+/// The OLE hash tweaks' domain: bit 125 set, so they never meet a garbled gate's tweaks under
+/// the same hash (3i, 3i + 1 and 3i + 2 for gate i < 2^63, so below 2^65:
+/// [`crate::gc::three_halves::garbler_tweak`]); F_p pads use four tweaks per COT above it
+/// (tweak·4 + j).
 const TWEAK_DOMAIN: u128 = 1 << 125;
 
 /// COTs per OLE over GF(2^128): one per bit of the receiver's input.

@@ -87,3 +87,24 @@ fn commitments_to_another_plaintext_or_digest_are_refused() {
     let r = prove(&s, ProofCheat { commit_digest: true, ..Default::default() }, &reveal, &commit, &[blinder]);
     assert!(matches!(r, Err(ProofError::OpeningMacMismatch)), "another digest: {:?}", r.map(|_| ()));
 }
+
+/// No hidden byte of the request is a line break: a prover that hides one (here a CRLF, as a
+/// cookie carrying `x\r\n\r\nGET /b …` would) is refused with its own error, on the ZK path of
+/// the request; hiding a header value without one proves as before.
+#[test]
+fn a_hidden_line_break_in_the_request_is_refused() {
+    let s = run_session(Opts::default());
+    let request = s.client.transcript().app_plaintext(Direction::Sent);
+    let len = request.len() as u64;
+    let at = |needle: &[u8]| request.windows(needle.len()).position(|w| w == needle).unwrap() as u64;
+    let host = at(b"localhost");
+    let received = all(&s)[1].clone();
+    let value_hidden = [vec![0..host, host + 9..len], received.clone()];
+    prove(&s, ProofCheat::default(), &value_hidden, &[vec![], vec![]], &[]).expect("a hidden value without a line break");
+    // the CRLF after the host hidden with it, and one alone in the middle of a hidden run
+    for hidden in [host..host + 11, host + 9..host + 10, len - 2..len] {
+        let reveal: Vec<_> = [0..hidden.start, hidden.end..len].into_iter().filter(|r| r.start < r.end).collect();
+        let r = prove(&s, ProofCheat::default(), &[reveal, received.clone()], &[vec![], vec![]], &[]);
+        assert!(matches!(r, Err(ProofError::HiddenLineBreak)), "{hidden:?} hidden: {:?}", r.map(|_| ()));
+    }
+}

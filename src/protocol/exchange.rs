@@ -4,9 +4,15 @@
 //!
 //! Hidden bytes are zero in the verdict and unknown to the verifier, so only revealed bytes
 //! count: a request line or `Host` header that is not revealed is refused under the default
-//! policy, and a response whose head is hidden has unknown completeness. Hidden header values
-//! are not proven free of CR/LF, so they could carry further header lines; the response side
-//! (exactly one framed response) bounds what that gains. See docs/protocol.md.
+//! policy, and a response whose head is hidden has unknown completeness.
+//!
+//! **One request.** The proof shows that no hidden byte of the request is CR or LF
+//! ([`crate::zk::bytes::assert_no_line_breaks`]), so every line break of the request is a
+//! revealed byte: the verifier sees where each line of the head ends and where the head ends.
+//! Here it asks that every header line show its name and colon (only values may be hidden), that
+//! no line break be a bare CR or LF, that no header be `Transfer-Encoding`, and that whatever
+//! follows the head be exactly the body a revealed `Content-Length` frames. Then the server
+//! reads one request, the one the verdict shows, and answers once (see docs/protocol.md).
 
 use super::output::{Ending, VerifiedDirection};
 use crate::http::{BodyFraming, Limits, ResponseParser};
@@ -67,6 +73,12 @@ pub enum ExchangeError {
     WrongHost { got: String, expected: String },
     #[error("the request bytes hold more than one request (or a body without a revealed Content-Length)")]
     NotOneRequest,
+    #[error("header line {line} of the request hides its name or colon (only header values may be hidden)")]
+    HeaderNameHidden { line: usize },
+    #[error("the request head is malformed: {0}")]
+    MalformedHead(&'static str),
+    #[error("the request has a Transfer-Encoding header (a request body is framed by a revealed Content-Length)")]
+    TransferEncoding,
     #[error("the response bytes hold more than one response ({extra} bytes follow the first)")]
     NotOneResponse { extra: usize },
 }
@@ -110,12 +122,11 @@ fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> 
         None if policy.request_line => return Err(ExchangeError::RequestLineHidden),
         None => None,
     };
-    if policy.host {
-        check_host(sent, name)?;
-    }
-    // One request: the head ends at the first revealed blank line, and whatever follows is a
-    // body that a revealed Content-Length accounts for exactly.
+    // One request: the head ends at the first blank line (revealed, as every line break is),
+    // its header names are all revealed, and whatever follows is a body that a revealed
+    // Content-Length accounts for exactly.
     if let Some(head_end) = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4) {
+        check_head_lines(sent, head_end)?;
         let len = sent.len as usize;
         if len > head_end {
             let declared = revealed_header(sent, head_end, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
@@ -126,7 +137,57 @@ fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> 
     } else if policy.request_line {
         return Err(ExchangeError::NotOneRequest);
     }
+    if policy.host {
+        check_host(sent, name)?;
+    }
     Ok(request_line)
+}
+
+/// The request head's lines as the server reads them: line breaks are CRLF only (no hidden byte
+/// is one, so every CR and LF of the head is here), and each line after the request line starts
+/// with a revealed header name, a token, and its colon. No header is `Transfer-Encoding`.
+fn check_head_lines(sent: &VerifiedDirection, head_end: usize) -> Result<(), ExchangeError> {
+    let head = &sent.bytes[..head_end];
+    for (i, &c) in head.iter().enumerate() {
+        let crlf = match c {
+            b'\r' => head.get(i + 1) == Some(&b'\n'),
+            b'\n' => i > 0 && head[i - 1] == b'\r',
+            _ => true,
+        };
+        if !crlf {
+            return Err(ExchangeError::MalformedHead("a bare CR or LF"));
+        }
+    }
+    let mut start = match head.windows(2).position(|w| w == b"\r\n") {
+        Some(end) => end + 2,
+        None => return Err(ExchangeError::MalformedHead("no request line")),
+    };
+    let mut line = 1;
+    while start + 2 < head_end {
+        let end = start + head[start..].windows(2).position(|w| w == b"\r\n").unwrap_or(head_end - start);
+        let colon = head[start..end].iter().position(|&c| c == b':').map(|k| start + k);
+        match colon {
+            Some(colon) if revealed(sent, start, colon + 1) => {
+                let name = &head[start..colon];
+                if name.is_empty() || !name.iter().all(|&c| is_tchar(c)) {
+                    return Err(ExchangeError::MalformedHead("a header name that is not a token"));
+                }
+                if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                    return Err(ExchangeError::TransferEncoding);
+                }
+            }
+            _ if !revealed(sent, start, end) => return Err(ExchangeError::HeaderNameHidden { line }),
+            _ => return Err(ExchangeError::MalformedHead("a header line without a colon")),
+        }
+        start = end + 2;
+        line += 1;
+    }
+    Ok(())
+}
+
+/// RFC 9110 §5.6.2's token characters.
+fn is_tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
 }
 
 /// The first position of `needle` wholly inside a revealed range.
@@ -276,6 +337,44 @@ mod tests {
         let none = RevealPolicy::parse("none").unwrap();
         assert!(check_exchange(&dir(REQ, &[0..REQ.len()], vec![]), &resp, "bank.example", none).is_ok());
         assert!(RevealPolicy::parse("request-line,host,body").is_err());
+    }
+
+    /// A second request cannot hide in the first: line breaks are all revealed (the proof shows
+    /// hidden bytes hold none), so a hidden range can only be a header value; a hidden header
+    /// name (which could be `Transfer-Encoding: chunked`, making the body end early and the
+    /// rest a request), a Transfer-Encoding header, a bare LF or CR, a line without a colon and
+    /// an obs-fold line are refused.
+    #[test]
+    fn every_header_name_is_revealed_and_none_frames_the_request_otherwise() {
+        let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
+        let check = |req: &[u8], hidden: &[Range<usize>]| check_exchange(&dir(req, hidden, vec![]), &resp, "bank.example", RevealPolicy::default()).map(|_| ());
+        let at = |req: &[u8], s: &[u8]| req.windows(s.len()).position(|w| w == s).unwrap();
+        assert_eq!(check(REQ, &[token()]), Ok(()));
+        // a whole header line hidden, its line breaks revealed: the smuggling of TE.CL
+        let body = b"0\r\n\r\nGET /b HTTP/1.1\r\nHost: bank.example\r\n\r\n";
+        let smuggled = [&b"POST /a HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding: chunked\r\n"[..], format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(), body].concat();
+        let te = at(&smuggled, b"Transfer-Encoding");
+        assert_eq!(check(&smuggled, &[te..te + 26]), Err(ExchangeError::HeaderNameHidden { line: 2 }));
+        assert_eq!(check(&smuggled, &[te + 10..te + 14]), Err(ExchangeError::HeaderNameHidden { line: 2 }), "part of a name");
+        assert_eq!(check(&smuggled, &[]), Err(ExchangeError::TransferEncoding), "revealed, with Content-Length");
+        let te_only = b"POST /a HTTP/1.1\r\nHost: bank.example\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n";
+        assert_eq!(check(te_only, &[]), Err(ExchangeError::TransferEncoding));
+        // only a value hidden: fine, and a hidden value of the framing header frames nothing
+        let post = b"POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 3\r\nCookie: abc\r\n\r\nxyz";
+        let c = at(post, b"abc");
+        assert_eq!(check(post, &[c..c + 3]), Ok(()));
+        let cl = at(post, b": 3") + 2;
+        assert_eq!(check(post, &[cl..cl + 1]), Err(ExchangeError::NotOneRequest));
+        // line breaks other than CRLF, lines without a colon, obs-fold
+        for (bad, what) in [
+            (&b"GET / HTTP/1.1\r\nHost: bank.example\nX: 1\r\n\r\n"[..], "a bare CR or LF"),
+            (b"GET / HTTP/1.1\r\nHost: bank.example\rX: 1\r\n\r\n", "a bare CR or LF"),
+            (b"GET / HTTP/1.1\r\nHost: bank.example\r\nGET /b HTTP/1.1\r\n\r\n", "a header line without a colon"),
+            (b"GET / HTTP/1.1\r\nHost: bank.example\r\n X: folded\r\n\r\n", "a header name that is not a token"),
+            (b"GET / HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding : chunked\r\n\r\n", "a header name that is not a token"),
+        ] {
+            assert_eq!(check(bad, &[]), Err(ExchangeError::MalformedHead(what)), "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

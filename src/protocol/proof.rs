@@ -15,7 +15,7 @@
 //!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
 //!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
-use super::reveal::covers_all;
+use super::reveal::{complement, covers_all};
 use super::transcript::EncryptedRecord;
 use crate::channel::Channel;
 use crate::circuits::aes::{key_schedule, RoundKeys};
@@ -24,7 +24,7 @@ use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::zk::bytes::assert_decrypts_to;
 use crate::circuits::sha256::{sha256, state_to_bytes};
 use crate::circuits::{constant_bytes, Gates};
-use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::zk::bytes::{assert_no_line_breaks, commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
@@ -451,6 +451,84 @@ pub(super) fn commitment_digest<B: Backend>(b: &mut B, plaintext: Vec<B::Bit>, b
     open_bytes(b, &digest)
 }
 
+/// The plaintext bits at the `touched` positions ([`touched_blocks`]) of `recs`: keystream
+/// proven under `rk` and `salt`, XOR the ciphertext.
+fn plaintext_bits<B: Backend>(b: &mut B, rk: &RoundKeys<B>, salt: &[B::Bit], recs: &[EncryptedRecord], touched: &[(usize, u32, Vec<usize>)]) -> Vec<B::Bit> {
+    let mut bits = Vec::new();
+    for (rec, blk, positions) in touched {
+        let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
+        let in_block: Vec<usize> = positions.iter().map(|p| *blk as usize * 16 + p).collect();
+        bits.extend(decrypted_bytes(b, rk, &iv, &recs[*rec].ciphertext, &in_block));
+    }
+    bits
+}
+
+/// The hidden parts of a request of `len` bytes revealed as `reveal` says, in groups that
+/// touch at most [`BLOCKS_PER_BATCH`] 16-byte blocks (a range of n bytes touches at most
+/// n/16 + 2; one that alone touches more is split): one batch of the line-break proof each.
+pub(super) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Range<u64>>> {
+    let most = 16 * (BLOCKS_PER_BATCH as u64 - 2);
+    let blocks = |r: &Range<u64>| (r.end - r.start).div_ceil(16) as usize + 2;
+    let mut pieces: Vec<Vec<Range<u64>>> = Vec::new();
+    let mut budget = 0;
+    for h in complement(reveal, len) {
+        for start in (h.start..h.end).step_by(most as usize) {
+            let r = start..(start + most).min(h.end);
+            if pieces.is_empty() || budget + blocks(&r) > BLOCKS_PER_BATCH {
+                pieces.push(Vec::new());
+                budget = 0;
+            }
+            budget += blocks(&r);
+            pieces.last_mut().expect("a piece").push(r);
+        }
+    }
+    pieces
+}
+
+/// COTs of the line-break proof over `hidden` bytes of a request, in one run (its blocks, and
+/// one more where it starts within one): per batch its blocks of `cipher`, six AND gates a byte,
+/// `per_batch` more (a key schedule) and the check's 128. Fragmented hidden ranges may take
+/// more; the prover asks for this much ahead, and the proof makes what it lacks.
+fn line_break_cots_with(cipher: KeystreamCipher, block: usize, per_batch: usize, hidden: usize) -> usize {
+    let most = 16 * (BLOCKS_PER_BATCH - 2);
+    (0..hidden)
+        .step_by(most)
+        .map(|start| {
+            let bytes = (hidden - start).min(most);
+            cipher.batch_cots(bytes.div_ceil(block) + 1) + 6 * bytes + per_batch
+        })
+        .sum()
+}
+
+/// [`line_break_cots_with`] for TLS 1.2 (AES-128, its round keys from batch 2).
+pub fn line_break_cots(hidden: usize) -> usize {
+    line_break_cots_with(KeystreamCipher::Aes128, 16, 0, hidden)
+}
+
+/// The same for a TLS 1.3 request of `suite`, whose batches each prove the key schedule.
+pub fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
+    use crate::tls::tls13::Suite13::*;
+    match suite {
+        Aes128GcmSha256 => line_break_cots_with(KeystreamCipher::Aes128, 16, 40 * 8, hidden),
+        Aes256GcmSha384 => line_break_cots_with(KeystreamCipher::Aes256, 16, 52 * 8, hidden),
+        ChaCha20Poly1305Sha256 => line_break_cots_with(KeystreamCipher::ChaCha20, 64, 0, hidden),
+    }
+}
+
+/// The most of [`line_break_cots_of`] for `hidden` bytes, of any suite (ChaCha20's).
+pub fn most_line_break_cots(hidden: usize) -> usize {
+    line_break_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, hidden).max(line_break_cots_of(crate::tls::tls13::Suite13::Aes256GcmSha384, hidden))
+}
+
+/// A failed line-break batch is a hidden line break (on the verifier's side, the assertion's
+/// mismatch); other errors stay as they are.
+pub(super) fn line_break_error(e: ProofError) -> ProofError {
+    match e {
+        ProofError::ConstantMismatch => ProofError::HiddenLineBreak,
+        e => e,
+    }
+}
+
 /// Runs the proof. `ms` is the master secret on the prover and `None` on the verifier;
 /// `server_finished_hash` computes H_s from the opened client verify_data.
 pub async fn run<P: Party<C>, C: Channel>(
@@ -529,12 +607,15 @@ pub async fn run<P: Party<C>, C: Channel>(
         })
         .collect();
 
+    // The request's hidden bytes, proven free of line breaks (see `exchange`) right after.
+    let pieces = if fast[0] { Vec::new() } else { line_break_pieces(inputs.reveal_sent, app_len(inputs.sent)) };
+
     // Finished records bound to the session; keys or GHASH material opened. Checked, with
-    // every deferred PRF batch, unless keystream batches follow: then the last of them checks
-    // it too, and the prover goes on to them without waiting for a challenge.
+    // every deferred PRF batch, unless more batches follow: then the last of them checks it
+    // too, and the prover goes on to them without waiting for a challenge.
     type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Gates>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
-        .run_batch_unless_more(ch, !jobs.is_empty(), &mut |b: &mut P::Backend| {
+        .run_batch_unless_more(ch, !jobs.is_empty() || !pieces.is_empty(), &mut |b: &mut P::Backend| {
             let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();
             let mut keys = [None, None];
             let mut ghash = [None, None];
@@ -570,6 +651,20 @@ pub async fn run<P: Party<C>, C: Channel>(
             ([rk0, rk1], [s0, s1], keys, ghash)
         })
         .await?;
+
+    // The line-break proof: the hidden bytes' plaintext in ZK, asserted free of CR and LF; the
+    // assertion is checked on arrival, its AND gates with the batches after.
+    for (k, piece) in pieces.iter().enumerate() {
+        let (rk, salt, recs) = (&round_keys[0], &salts[0], records[0]);
+        let touched = touched_blocks(recs, piece);
+        party
+            .run_batch_unless_more(ch, k + 1 < pieces.len() || !jobs.is_empty(), &mut |b: &mut P::Backend| {
+                let bits = plaintext_bits(b, rk, salt, recs, &touched);
+                assert_no_line_breaks(b, &bits)
+            })
+            .await
+            .map_err(line_break_error)?;
+    }
 
     // Batches 3…: keystream at the revealed positions of ZK-path directions. COTs are made
     // ahead for several batches at a time, and only every CHECK_EVERY-th batch waits for a
@@ -611,12 +706,7 @@ pub async fn run<P: Party<C>, C: Channel>(
                     if cheat(is_prover).commit_plaintext {
                         b.cheat_flip_next_commit();
                     }
-                    let mut msg = Vec::new();
-                    for (rec, blk, positions) in &touched {
-                        let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
-                        let in_block: Vec<usize> = positions.iter().map(|p| *blk as usize * 16 + p).collect();
-                        msg.extend(decrypted_bytes(b, rk, &iv, &recs[*rec].ciphertext, &in_block));
-                    }
+                    let msg = plaintext_bits(b, rk, salt, recs, &touched);
                     let digest = commitment_digest_bits(b, msg, blinder.as_ref());
                     #[cfg(test)]
                     if cheat(is_prover).commit_digest {

@@ -26,7 +26,7 @@
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
+use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, line_break_error, line_break_pieces, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
 use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
@@ -37,7 +37,7 @@ use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
-use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::zk::bytes::{assert_no_line_breaks, commit_bytes, open_bytes, open_selected_bytes};
 use crate::tls::tls13::record::RecordKey;
 use crate::tls::tls13::{AeadAlg, HashAlg, Secret, Suite13, TrafficKeys};
 use crate::tls::Direction;
@@ -505,6 +505,23 @@ pub enum Proof13Error {
 
 const DIRECTIONS: [&str; 2] = ["sent", "received"];
 
+/// The plaintext bits at the `touched` positions ([`app_positions`]) of a direction's
+/// application `records`: keystream proven under `key`, XOR the ciphertext.
+fn plaintext_bits<B: Backend>(b: &mut B, aead: AeadAlg, key: &DirectionKey<B>, records: &[Vec<u8>], touched: &[(usize, Vec<usize>)]) -> Vec<B::Bit> {
+    let rk = (aead != AeadAlg::ChaCha20Poly1305).then(|| key_schedule(b, &key.key));
+    let mut plaintext = Vec::new();
+    for (record, ps) in touched {
+        let nonce = record_nonce(b, &key.iv, *record as u64);
+        let ciphertext = records.get(*record).map(Vec::as_slice).unwrap_or_default();
+        plaintext.extend(match &rk {
+            Some(rk) => decrypted_bytes(b, rk, &nonce, ciphertext, ps),
+            // ChaCha20: the payload's keystream starts at block 1
+            None => decrypted_with(b, 64, ciphertext, ps, |b, j| chacha20::block(b, &key.key, &nonce, j + 1)),
+        });
+    }
+    plaintext
+}
+
 /// The whole proof of a TLS 1.3 session (docs/protocol.md, "TLS 1.3 in proxy mode"): the key
 /// derivation from the pad states of the prover's handshake secret (`hs`) and of its master
 /// secret, during which `read_handshake` reads the server's flight with the opened handshake
@@ -572,6 +589,23 @@ pub async fn run<P: Party<C>, C: Channel>(
     for (&side, records) in hidden.iter().zip(open_records(party, ch, aead, &dirs).await?) {
         opened[side] = Some(records);
     }
+    // The request's hidden bytes hold no line break (see `exchange`): their plaintext in ZK,
+    // asserted free of CR and LF (checked on arrival; the AND gates with the last batch).
+    if !fast[0] {
+        let key = keys[0].as_ref().ok_or(ProofError::Malformed("the request's key"))?;
+        let pieces = line_break_pieces(inputs.reveal[0], app_len(inputs.shapes[0]));
+        let commitments_follow = inputs.commit.iter().any(|c| !c.is_empty());
+        for (k, piece) in pieces.iter().enumerate() {
+            let touched = app_positions(inputs.shapes[0], piece);
+            party
+                .run_batch_unless_more(ch, k + 1 < pieces.len() || commitments_follow, &mut |b: &mut P::Backend| {
+                    let bits = plaintext_bits(b, aead, key, records[0], &touched);
+                    assert_no_line_breaks(b, &bits)
+                })
+                .await
+                .map_err(line_break_error)?;
+        }
+    }
     let mut commitments = Vec::new();
     let mut blinders = blinders.map(|b| b.iter());
     for side in 0..2 {
@@ -585,17 +619,7 @@ pub async fn run<P: Party<C>, C: Channel>(
             let key = keys[side].as_ref().ok_or(ProofError::Malformed("a committed direction's key"))?;
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
-                    let rk = (aead != AeadAlg::ChaCha20Poly1305).then(|| key_schedule(b, &key.key));
-                    let mut plaintext = Vec::new();
-                    for (record, ps) in &touched {
-                        let nonce = record_nonce(b, &key.iv, *record as u64);
-                        let ciphertext = records[side].get(*record).map(Vec::as_slice).unwrap_or_default();
-                        plaintext.extend(match &rk {
-                            Some(rk) => decrypted_bytes(b, rk, &nonce, ciphertext, ps),
-                            // ChaCha20: the payload's keystream starts at block 1
-                            None => decrypted_with(b, 64, ciphertext, ps, |b, j| chacha20::block(b, &key.key, &nonce, j + 1)),
-                        });
-                    }
+                    let plaintext = plaintext_bits(b, aead, key, records[side], &touched);
                     commitment_digest(b, plaintext, blinder.as_ref())
                 })
                 .await?;
@@ -1175,7 +1199,7 @@ mod tests {
         assert_eq!((&request[..], &response[..]), (&b"GET / HTTP/1.1\r\n\r\n"[..], &b"HTTP/1.1 200 OK\r\n\r\nhello"[..]));
         let shapes = RecordShapes { sent, received };
         // the request's first 4 bytes and the response's status line revealed, "hello" committed
-        let plan = RevealPlan { sent: vec![0..4], received: vec![0..15], commit_sent: vec![], commit_received: vec![19..24] };
+        let plan = RevealPlan { sent: vec![0..4, 5..18], received: vec![0..15], commit_sent: vec![], commit_received: vec![19..24] };
         let prove = |t: &Transcript13, plan: &RevealPlan| {
             let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, plan, &shapes) };
             let (mut prover, mut verifier) = ideal_parties(Cheat::default());
@@ -1193,8 +1217,8 @@ mod tests {
         let ([sent, received], commitments, _) = prove(&t, &plan).expect("an honest prover");
         let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
         assert!(!sent.fast_path && !received.fast_path);
-        assert_eq!(&sent.bytes[..4], b"GET ");
-        assert!(sent.bytes[4..].iter().all(|&x| x == 0), "the rest of the request stays hidden");
+        assert_eq!((&sent.bytes[..4], &sent.bytes[5..]), (&b"GET "[..], &b" HTTP/1.1\r\n\r\n"[..]));
+        assert_eq!(sent.bytes[4], 0, "the path stays hidden");
         assert_eq!(&received.bytes[..15], b"HTTP/1.1 200 OK");
         assert!(received.bytes[15..].iter().all(|&x| x == 0), "the rest of the response stays hidden");
         use sha2::Digest;
@@ -1221,21 +1245,30 @@ mod tests {
         let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");
         // A session of this suite consumes what the prover asks both sides to preprocess for
         // it (to within 10%, so that no LPN iteration runs after the TLS session), for each
-        // number of directions not wholly revealed (here: nothing of them revealed).
-        for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { sent: vec![], ..whole.clone() }), (2, RevealPlan { sent: vec![], received: vec![], ..whole.clone() })] {
+        // number of directions not wholly revealed (here: the response's nothing, the
+        // request's all but its line breaks, which it may not hide).
+        let line_breaks = RevealPlan { sent: vec![14..request.len() as u64], received: vec![], ..whole.clone() };
+        assert_eq!(&request[14..], b"\r\n\r\n");
+        for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { received: vec![], ..whole.clone() }), (2, line_breaks)] {
             let used = if hidden == 0 { used } else { prove(&t, &plan).expect("an honest prover").2 };
-            let asked = super::super::proof::derivation_cots(ours, hidden);
-            assert!(used <= asked && used * 10 >= asked * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
-            assert!(asked <= super::super::proof::MOST_DERIVATION_COTS, "the verifier's limit");
+            let request_cots = match hidden {
+                2 => super::super::proof::keystream_cots_of(ours, request.len()) + super::super::proof::line_break_cots_of(ours, 14),
+                _ => 0,
+            };
+            let asked = super::super::proof::derivation_cots(ours, hidden) + request_cots;
+            // (the request's proofs are asked for by the blocks they may touch, at most)
+            assert!(used <= asked && used * 10 >= (asked - request_cots) * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
+            assert!(asked - request_cots <= super::super::proof::MOST_DERIVATION_COTS, "the verifier's limit");
         }
-        // A request on the ZK path, revealed but for its last byte: its keystream is within what
-        // the prover asks for it too, which the verifier's limit allows.
-        let redacted = RevealPlan { sent: vec![0..request.len() as u64 - 1], ..whole.clone() };
+        // A request on the ZK path, revealed but for its path: its keystream and its proof of
+        // no hidden line break are within what the prover asks for them too, which the
+        // verifier's limit allows.
+        let redacted = RevealPlan { sent: vec![0..4, 5..request.len() as u64], ..whole.clone() };
         let used = prove(&t, &redacted).expect("an honest prover").2;
-        let keystream = super::super::proof::keystream_cots_of(ours, request.len());
+        let keystream = super::super::proof::keystream_cots_of(ours, request.len()) + super::super::proof::line_break_cots_of(ours, 1);
         let asked = super::super::proof::preprocess_cots(super::super::proof::derivation_cots(ours, 1), keystream, false);
         assert!(used <= asked, "{ours:?}: {used} COTs used, {asked} preprocessed");
-        assert!(keystream <= super::super::proof::most_keystream_cots(request.len()));
+        assert!(keystream <= super::super::proof::most_keystream_cots(request.len()) + super::super::proof::most_line_break_cots(1));
         let (sent, received) = (sent.expect("the request"), received.expect("the response"));
         assert!(sent.fast_path && received.fast_path);
         assert_eq!((sent.bytes, received.bytes), (request, response));

@@ -11,7 +11,7 @@ use crate::mpc::beside::{BesideError, OwnThread};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use super::output::VerifierOutput;
-use super::reveal::{check_commitments, covers_all, Reveal, RevealConfig, RevealError};
+use super::reveal::{check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError};
 use super::target::{ServerTarget, TargetError};
 use super::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
@@ -348,13 +348,15 @@ struct MpcPrepared {
 type ZkBit = <<Prover<FerretReceiver> as crate::zk::Party<MuxChannel>>::Backend as crate::circuits::Gates>::Bit;
 
 /// What a session is sized for before its request is known: the request's length (at most),
-/// whether the request is revealed whole, and how much of the response is revealed.
-/// They size the proofs' preprocessing; a session that turns out otherwise still works, and
-/// makes what it lacks when it needs it.
+/// whether the request is revealed whole, how many of its bytes are hidden (their proof of no
+/// line break), and how much of the response is revealed. They size the proofs'
+/// preprocessing; a session that turns out otherwise still works, and makes what it lacks
+/// when it needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizing {
     pub request_len: usize,
     pub request_whole: bool,
+    pub request_hidden: usize,
     pub response: RevealExtent,
 }
 
@@ -374,8 +376,10 @@ impl Sizing {
     pub fn of(request: &[u8], reveal: &RevealConfig) -> Self {
         // The request is the sent direction's whole plaintext, so whether it takes the fast
         // path is known now (a selector that does not resolve fails later, with its own error).
-        let request_whole = reveal.sent.resolve(request).is_ok_and(|r| covers_all(&to_u64(r), request.len() as u64));
-        Sizing::new(request.len(), request_whole, &reveal.received)
+        let revealed = reveal.sent.resolve(request).map(to_u64).unwrap_or_default();
+        let request_whole = covers_all(&revealed, request.len() as u64);
+        let shown: u64 = revealed.iter().map(|r| r.end - r.start).sum();
+        Sizing { request_hidden: request.len() - shown as usize, ..Sizing::new(request.len(), request_whole, &reveal.received) }
     }
 
     /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
@@ -386,7 +390,9 @@ impl Sizing {
             Reveal::Nothing => RevealExtent::Nothing,
             _ => RevealExtent::Partly,
         };
-        Sizing { request_len, request_whole, response }
+        // which of a request not yet written is hidden is not known: its proof of no line
+        // break makes its COTs when it runs
+        Sizing { request_len, request_whole, request_hidden: 0, response }
     }
 }
 
@@ -429,6 +435,7 @@ impl PreparedSession {
     pub async fn notarize<P: Fn(Progress)>(self, request: Vec<u8>, reveal: RevealConfig, now: u64, progress: P) -> Result<ProverOutput, ProverError> {
         let PreparedSession { mut driver, mut control, tls, mut zk, cot, mut config, mpc } = self;
         config.now = now;
+        refuse_hidden_line_breaks(&request, &reveal)?;
         let outcome = match mpc {
             None => with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await,
             Some(MpcPrepared { mut opened, connection }) => {
@@ -499,9 +506,9 @@ async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, re
     let len = if sizing.request_whole { 0 } else { sizing.request_len };
     let (derivation, request_keystream) = match config.tls13_suites.first() {
         Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => {
-            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole)), proof::keystream_cots_of(suite, len))
+            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole)), proof::keystream_cots_of(suite, len) + proof::line_break_cots_of(suite, sizing.request_hidden))
         }
-        _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len)),
+        _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len) + proof::line_break_cots(sizing.request_hidden)),
     };
     // A partly revealed response asks for one setup iteration more in proxy mode, where it runs
     // beside the TLS exchange; in MPC mode nothing runs beside it, and the iteration would only
@@ -547,6 +554,7 @@ async fn session(
     progress: &dyn Fn(Progress),
 ) -> Result<ProverOutput, ProverError> {
     let report = |phase, fraction| progress(Progress { phase, fraction });
+    refuse_hidden_line_breaks(&request, &reveal)?;
     let sizing = Sizing::of(&request, &reveal);
     // On the heap: an MPC connection's future is large.
     let (mut prover, exchanged) = match &config.mode {
@@ -565,6 +573,16 @@ async fn session(
         }
     };
     prove(control, &mut zk, &mut prover, &config, exchanged, reveal, &report).await
+}
+
+/// A request whose hidden bytes hold a line break is refused before anything reaches the
+/// verifier or the server: the proof would fail on it (docs/protocol.md, "One request, one
+/// response"). A selector that does not resolve fails later, with its own error.
+fn refuse_hidden_line_breaks(request: &[u8], reveal: &RevealConfig) -> Result<(), ProverError> {
+    match reveal.sent.resolve(request) {
+        Ok(revealed) => Ok(check_hidden_line_breaks(&to_u64(revealed), request)?),
+        Err(_) => Ok(()),
+    }
 }
 
 /// The prove phase of both modes: the reveal plan, the transcript proof, the verdict.
@@ -881,7 +899,7 @@ mod tests {
         };
         let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
-        let sizing = super::Sizing { request_len: 1, request_whole: false, response: super::RevealExtent::Nothing };
+        let sizing = super::Sizing { request_len: 1, request_whole: false, request_hidden: 1, response: super::RevealExtent::Nothing };
         let preparing = super::prepare(Idle, config(), sizing, |_| {});
         assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
     }

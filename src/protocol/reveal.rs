@@ -64,6 +64,20 @@ pub enum RevealError {
     TooMany { count: usize, max: usize },
     #[error("commitments cover {bytes} bytes of one direction, limit {max}")]
     CommitmentsTooLarge { bytes: u64, max: u64 },
+    #[error("hidden request byte {at} is a line break (CR or LF): hidden bytes of a request may hold none, so that no hidden header value can add a header or a request; reveal the line breaks (hide header values, not whole lines)")]
+    HiddenLineBreak { at: u64 },
+}
+
+/// The request's hidden bytes (those outside the canonical `revealed` ranges) must hold no CR
+/// or LF: the proof shows it ([`crate::zk::bytes::assert_no_line_breaks`]), so the prover
+/// checks first and says which byte.
+pub fn check_hidden_line_breaks(revealed: &[Range<u64>], request: &[u8]) -> Result<(), RevealError> {
+    for hidden in complement(revealed, request.len() as u64) {
+        if let Some(i) = request[hidden.start as usize..hidden.end as usize].iter().position(|&c| c == b'\r' || c == b'\n') {
+            return Err(RevealError::HiddenLineBreak { at: hidden.start + i as u64 });
+        }
+    }
+    Ok(())
 }
 
 /// Most hash commitments per direction (each costs a SHA-256 proof).
@@ -263,10 +277,11 @@ fn json_value_end(data: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// The parts of `0..len` not in `hidden` (which is sorted by construction).
-fn complement(hidden: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
+/// The parts of `0..len` not in `hidden` (sorted): what a reveal leaves hidden, or what hiding
+/// leaves revealed.
+pub fn complement<T: Copy + Ord + Default>(hidden: &[Range<T>], len: T) -> Vec<Range<T>> {
     let mut out = Vec::new();
-    let mut at = 0;
+    let mut at = T::default();
     for h in hidden {
         if h.start > at {
             out.push(at..h.start);
@@ -284,6 +299,19 @@ mod tests {
     use super::*;
 
     const REQ: &[u8] = b"GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer s3cret\r\ncookie: id=42\r\n\r\nbody";
+
+    /// The prover's own check, before anything reaches the server: hidden header values pass;
+    /// a hidden line break is named by its position.
+    #[test]
+    fn a_hidden_line_break_is_refused_by_the_prover() {
+        let values = Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()]).resolve(REQ).unwrap();
+        let to_u64 = |r: Vec<Range<usize>>| r.into_iter().map(|r| r.start as u64..r.end as u64).collect::<Vec<_>>();
+        assert_eq!(check_hidden_line_breaks(&to_u64(values), REQ), Ok(()));
+        let crlf = REQ.windows(2).position(|w| w == b"\r\n").unwrap() as u64;
+        assert_eq!(check_hidden_line_breaks(&[0..crlf, crlf + 2..REQ.len() as u64], REQ), Err(RevealError::HiddenLineBreak { at: crlf }));
+        assert_eq!(check_hidden_line_breaks(&[], REQ), Err(RevealError::HiddenLineBreak { at: crlf }), "nothing revealed");
+        assert_eq!(complement(&[2..4u64, 6..7], 9), vec![0..2, 4..6, 7..9]);
+    }
 
     #[test]
     fn hides_exactly_the_named_header_values() {

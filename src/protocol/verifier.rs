@@ -252,15 +252,16 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
 }
 
-/// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs: in proxy
-/// mode, of any TLS version and suite (the server chooses them later), with the setup
+/// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs (the
+/// request's keystream and its proof of no hidden line break, all of it hidden at most): in
+/// proxy mode, of any TLS version and suite (the server chooses them later), with the setup
 /// iteration a partly revealed response adds there; MPC mode speaks TLS 1.2, and a partly
 /// revealed response adds nothing ahead of the connection there (its keystream COTs are made
 /// beside the connection, bounded by `beside::cap`).
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
-        SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent), true),
-        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent), false) + crate::mpc::reproof::preprocess_cots(max_sent),
+        SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent) + proof::most_line_break_cots(max_sent), true),
+        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent) + proof::line_break_cots(max_sent), false) + crate::mpc::reproof::preprocess_cots(max_sent),
     }
 }
 

@@ -66,3 +66,64 @@ pub fn assert_decrypts_to<B: Backend>(
     }
     b.assert_constant(&bits, &expected);
 }
+
+/// Asserts that no byte of `bits` (byte-aligned) is a line break, CR (0x0d) or LF (0x0a), so
+/// that a hidden byte of an HTTP request cannot start a header line or another request. A
+/// byte is one iff its top four bits are 0, bit 3 is 1 and its low three bits are 010 or 101
+/// (bit 2 = bit 0 ≠ bit 1): six AND gates a byte, one assertion for all.
+pub fn assert_no_line_breaks<B: Backend>(b: &mut B, bits: &[B::Bit]) {
+    let flags: Vec<B::Bit> = bits.chunks_exact(8).map(|x| is_line_break(b, x)).collect();
+    let mut expected = vec![false; flags.len()];
+    if bits.len() % 8 != 0 {
+        // a partial byte: keep the lengths unequal, so the batch fails rather than passes it
+        expected.push(false);
+    }
+    b.assert_constant(&flags, &expected);
+}
+
+/// 1 iff the byte `x` (8 bits, LSB first) is CR or LF.
+fn is_line_break<B: Backend>(b: &mut B, x: &[B::Bit]) -> B::Bit {
+    let low = b.xor(x[2], x[0]);
+    let terms = [b.not(x[6]), b.not(x[5]), b.not(x[4]), x[3], b.not(low), b.xor(x[1], x[0])];
+    terms.into_iter().fold(b.not(x[7]), |acc, t| b.and(acc, t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zk::tests::zk_run;
+    use crate::zk::{PlainBackend, ProofError};
+
+    /// Every byte value: the flag is set for CR and LF alone, at six AND gates a byte.
+    #[test]
+    fn the_line_break_flag_is_set_for_cr_and_lf_alone() {
+        for v in 0..=255u8 {
+            let mut b = PlainBackend::new();
+            let x = commit_bytes(&mut b, Some(&[v]), 1);
+            let flag = is_line_break(&mut b, &x);
+            assert_eq!(flag.v, v == b'\r' || v == b'\n', "{v:#04x}");
+            assert_eq!(b.stats().and_gates, 6);
+        }
+    }
+
+    /// In the engine: a committed string without CR or LF passes; one CR or LF anywhere in it
+    /// fails the batch on the verifier's side, whatever the prover claims.
+    #[test]
+    fn a_hidden_line_break_fails_the_proof() {
+        let run = |text: &'static [u8]| {
+            let prove = move |b: &mut crate::zk::ProverBackend| {
+                let x = commit_bytes(b, Some(text), text.len());
+                assert_no_line_breaks(b, &x)
+            };
+            let verify = move |b: &mut crate::zk::VerifierBackend| {
+                let x = commit_bytes(b, None, text.len());
+                assert_no_line_breaks(b, &x)
+            };
+            zk_run(Default::default(), prove, verify).1
+        };
+        assert!(run(b"session=0123456789abcdef; theme=dark\t\x0b\x0c\x8a\x8d").is_ok());
+        for bad in [&b"x\r\nGET /b HTTP/1.1"[..], b"abc\n", b"\rabc"] {
+            assert!(matches!(run(bad), Err(ProofError::ConstantMismatch)), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

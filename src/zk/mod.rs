@@ -93,6 +93,10 @@ pub enum ProofError {
     MissingWitness,
     #[error("the batch needs more COTs than the pool holds while the COT source is lent out")]
     SourceLent,
+    /// The transcript proof's: a hidden byte of the request is CR or LF (the proof of
+    /// [`bytes::assert_no_line_breaks`] failed).
+    #[error("a hidden byte of the request is a line break (CR or LF)")]
+    HiddenLineBreak,
 }
 
 /// One party's view of the authenticated-value machinery. Implemented by the prover
