@@ -871,3 +871,33 @@ async fn a_second_request_cannot_ride_in_the_first() {
     assert!(matches!(&err, ProverError::Reveal(tlsproof::protocol::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1), "{err}");
     assert_eq!(err.code(), "BAD_OPTIONS");
 }
+
+/// A prover that floods the channel its session's mode does not use (Ferret's beside the
+/// connection in proxy mode, the relayed TLS bytes in MPC mode) with 10^6 one-byte frames is
+/// refused at its first such frame after the request; one that floods control, which the
+/// verifier reads only between steps, is refused once 1 MiB of frames (128 B charged each)
+/// waits there. Either way the verifier holds at most that inbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floods_of_tiny_frames_are_refused_in_both_modes() {
+    use futures::SinkExt;
+    use tlsproof::protocol::messages::{SessionMode, SessionRequest, PROTOCOL_VERSION};
+    use tlsproof::protocol::mux::{ChannelId, MuxError};
+    use tokio_tungstenite::tungstenite::Message;
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    for (mode, channel) in [(SessionMode::Proxy, ChannelId::Cot), (SessionMode::Mpc, ChannelId::Tls), (SessionMode::Proxy, ChannelId::Control)] {
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+        let request = SessionRequest { version: PROTOCOL_VERSION, mode, server: env.server.clone(), server_name: "localhost".into(), max_sent: 1024, max_recv: 4096, preprocess: 0, prg: Default::default() };
+        ws.send(Message::binary([vec![ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
+        for k in 0..1_000_000 {
+            if ws.feed(Message::binary(vec![channel as u8, 7])).await.is_err() || (k % 1024 == 0 && ws.flush().await.is_err()) {
+                break;
+            }
+        }
+        let report = tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap().1;
+        let expected = |e: &MuxError| match channel {
+            ChannelId::Control => matches!(e, MuxError::InboxOverflow { channel: ChannelId::Control, max: 1048576 }),
+            _ => matches!(e, MuxError::UnusedChannel(c) if *c == channel),
+        };
+        assert!(matches!(&report, Err(VerifierError::Mux(e)) if expected(e)), "{mode:?}, {channel:?}: {report:?}");
+    }
+}

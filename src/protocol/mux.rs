@@ -54,6 +54,9 @@ pub const ACK_EVERY: u64 = 64 << 10;
 /// Frames queued per channel before its sender waits.
 const QUEUE: usize = 8;
 
+/// Frames the driver routes before it lets the protocol beside it run.
+const ROUTE_BEFORE_YIELD: u64 = 64;
+
 /// What a received frame is charged against its inbox's limit beyond its payload: at least
 /// what a queued frame costs in memory besides it (its node in the queue and the payload's
 /// allocation, ≈ 80 bytes on 64-bit targets).
@@ -323,6 +326,7 @@ async fn drive<S: MessageSocket>(
 ) -> Result<(), MuxError> {
     let (mut received, mut unacked) = (0u64, 0u64);
     let mut tls_closed = false;
+    let mut routed = 0u64;
     loop {
         let event = {
             let frame = futures::future::poll_fn(|cx| outgoing.poll_frame(cx)).fuse();
@@ -373,6 +377,13 @@ async fn drive<S: MessageSocket>(
                 }
                 // A handle that was dropped no longer wants its messages; that is fine.
                 let _ = inbox.tx.unbounded_send(payload.to_vec());
+                // Let the protocol beside the driver run now and then: a peer whose frames are
+                // all ready at once would otherwise have every one routed (up to an inbox's
+                // limit) before the session reads the first, e.g. before it refuses a channel.
+                routed += 1;
+                if routed % ROUTE_BEFORE_YIELD == 0 {
+                    yield_once().await;
+                }
                 received += frame.len() as u64;
                 unacked += frame.len() as u64;
                 if unacked >= ACK_EVERY {

@@ -11,7 +11,10 @@
 //!    `14 00 00 0c ‖ verify_data` (this binds MS to the real server's session); then per
 //!    direction either the fast path (write key + IV opened) or H = AES_K(0) and every
 //!    record's E_K(J0) opened so the verifier can check every GCM tag.
-//! 6. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
+//! 6. (ZK path of the request) its hidden bytes' plaintext, each asserted to be neither CR nor
+//!    LF, so that no hidden header value can hold another header or request
+//!    (`protocol::exchange`); deferred into the next check.
+//! 7. (ZK path only) keystream blocks that touch revealed bytes, in batches of bounded size,
 //!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
 //!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
@@ -515,7 +518,7 @@ pub fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> u
     }
 }
 
-/// The most of [`line_break_cots_of`] for `hidden` bytes, of any suite (ChaCha20's).
+/// The most of [`line_break_cots_of`] for `hidden` bytes, of any suite.
 pub fn most_line_break_cots(hidden: usize) -> usize {
     line_break_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, hidden).max(line_break_cots_of(crate::tls::tls13::Suite13::Aes256GcmSha384, hidden))
 }
@@ -607,7 +610,7 @@ pub async fn run<P: Party<C>, C: Channel>(
         })
         .collect();
 
-    // The request's hidden bytes, proven free of line breaks (see `exchange`) right after.
+    // The request's hidden bytes, proven free of line breaks right after batch 2.
     let pieces = if fast[0] { Vec::new() } else { line_break_pieces(inputs.reveal_sent, app_len(inputs.sent)) };
 
     // Finished records bound to the session; keys or GHASH material opened. Checked, with

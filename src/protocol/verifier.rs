@@ -175,13 +175,16 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
     let (driver, channels) = multiplex(socket, MuxLimits::verifier());
     let mut control = channels.control;
     let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
-    // how the transport ended, if it did before the session: it explains a closed channel
+    // how the transport ended, if it did while the session ran: then it is why the session
+    // failed (on a closed channel, however deep in its error)
     let transport = std::cell::RefCell::new(None::<MuxError>);
+    let session_over = std::cell::Cell::new(false);
     let (worked, work_done) = futures::channel::oneshot::channel::<()>();
     let work = async {
         let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config))
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
+        session_over.set(true);
         let attested = match (&result, config.signing_key.as_deref()) {
             (Ok(out), Some(key)) => super::attest::attest(out, key).map(|a| Some(Box::new(a))),
             _ => Ok(None),
@@ -195,7 +198,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         drop(control);
         let _ = worked.send(());
         outcome(match (result, transport.borrow_mut().take()) {
-            (Err(VerifierError::Channel(_)), Some(e)) => Err(e.into()),
+            (Err(_), Some(e)) => Err(e.into()),
             (result, _) => result,
         });
     };
@@ -206,7 +209,9 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
             tokio::time::sleep(LINGER).await;
         };
         if let futures::future::Either::Left((Err(e), _)) = futures::future::select(std::pin::pin!(driver), std::pin::pin!(linger)).await {
-            *transport.borrow_mut() = Some(e);
+            if !session_over.get() {
+                *transport.borrow_mut() = Some(e);
+            }
         }
     };
     futures::join!(work, driver);
