@@ -7,7 +7,7 @@ use super::messages::ControlMessage;
 use super::verifier::{verify_session, VerifierConfig, VerifierError};
 use super::VerifierOutput;
 use crate::transport::WsSocket;
-use futures::SinkExt;
+use futures::{SinkExt, StreamExt};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -24,6 +24,10 @@ const MAX_HANDSHAKES: usize = 1024;
 
 /// How long a client may take over its WebSocket handshake.
 const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Messages a refused client's connection is read for after the refusal (a prover's first ones
+/// are its request and the OT setup's few).
+const REFUSAL_DRAIN: usize = 64;
 
 const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
@@ -118,7 +122,10 @@ fn spawn_session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, ticket: Ticke
 }
 
 /// Tells a prover it was not admitted: an `Abort` with the reason on the control channel (which
-/// the prover reports as code `BUSY`), then a close with 1013 "try again later".
+/// the prover reports as code `BUSY`), then a close with 1013 "try again later", then reads on
+/// until the prover closes too (at most [`REFUSAL_DRAIN`] messages, for at most 1 s): closing
+/// under a prover still sending its first messages would reset the connection, and the reset
+/// can discard the reason unread. A client that floods gets no more of the verifier's time.
 async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
     let reason = busy.to_string();
     let abort = [&[0u8][..], &ControlMessage::Abort { reason: reason.clone() }.encode()].concat();
@@ -126,6 +133,14 @@ async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
     let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         ws.send(Message::binary(abort)).await?;
         ws.close(Some(close)).await
+    })
+    .await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        for _ in 0..REFUSAL_DRAIN {
+            if !matches!(ws.next().await, Some(Ok(_))) {
+                break;
+            }
+        }
     })
     .await;
 }
