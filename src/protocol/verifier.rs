@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-
 /// The verifier's policy and limits.
 #[derive(Clone)]
 pub struct VerifierConfig {
@@ -242,8 +241,8 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
     // `target`), and it must be on the allow-list.
     let target = ServerTarget::new(&req.server, &req.server_name)?;
     let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
-    // On the heap, so that the session's own future stays small (see the prover's).
-    // A channel the mode does not use is refused: a prover that sends on it ends the session.
+    // On the heap, so that the session's own future stays small (see the prover's). A channel
+    // the mode does not use is refused: a prover that sends on it ends the session.
     let online = match req.mode {
         SessionMode::Proxy => {
             cot.refuse();
