@@ -60,8 +60,23 @@ fn pack_bits(bits: &[bool], out: &mut Vec<u8>) {
 }
 
 fn unpack_bits(msg: &[u8]) -> Result<(Vec<bool>, &[u8]), PeerMisbehaved> {
-    let (bits, rest) = PackedBits::read(msg)?;
-    Ok((bits.unpack(), rest))
+    let (len, bytes, rest) = split_packed(msg)?;
+    Ok((unpack(len, bytes), rest))
+}
+
+/// [`pack_bits`]' encoding at the front of `msg`: the bit count, its bytes, and the rest.
+fn split_packed(msg: &[u8]) -> Result<(usize, &[u8], &[u8]), PeerMisbehaved> {
+    let (n, rest) = msg.split_first_chunk::<4>().ok_or(PeerMisbehaved::Malformed("bit count"))?;
+    let len = u32::from_le_bytes(*n) as usize;
+    let bytes = len.div_ceil(8);
+    if rest.len() < bytes {
+        return Err(PeerMisbehaved::Malformed("fewer bits than announced"));
+    }
+    Ok((len, &rest[..bytes], &rest[bytes..]))
+}
+
+fn unpack(len: usize, bytes: &[u8]) -> Vec<bool> {
+    (0..len).map(|i| (bytes[i / 8] >> (i % 8)) & 1 == 1).collect()
 }
 
 /// Bits as they came, eight to a byte (LSB first): what an evaluator keeps of a phase's
@@ -74,17 +89,12 @@ struct PackedBits {
 impl PackedBits {
     /// Reads [`pack_bits`]' encoding from the front of `msg`; returns the rest.
     fn read(msg: &[u8]) -> Result<(PackedBits, &[u8]), PeerMisbehaved> {
-        let (n, rest) = msg.split_first_chunk::<4>().ok_or(PeerMisbehaved::Malformed("bit count"))?;
-        let len = u32::from_le_bytes(*n) as usize;
-        let bytes = len.div_ceil(8);
-        if rest.len() < bytes {
-            return Err(PeerMisbehaved::Malformed("fewer bits than announced"));
-        }
-        Ok((PackedBits { len, bytes: rest[..bytes].to_vec() }, &rest[bytes..]))
+        let (len, bytes, rest) = split_packed(msg)?;
+        Ok((PackedBits { len, bytes: bytes.to_vec() }, rest))
     }
 
     fn unpack(&self) -> Vec<bool> {
-        (0..self.len).map(|i| (self.bytes[i / 8] >> (i % 8)) & 1 == 1).collect()
+        unpack(self.len, &self.bytes)
     }
 }
 

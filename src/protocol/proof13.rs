@@ -1214,6 +1214,10 @@ mod tests {
                 (recovered, opened.commitments, prover.cot().issued())
             })
         };
+        // A prover that hides a line break of the request is refused by the proof.
+        let line_break_hidden = RevealPlan { sent: vec![0..4, 5..14], ..plan.clone() };
+        let refused = prove(&t, &line_break_hidden).map(|_| ());
+        assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::HiddenLineBreak))), "{ours:?}: {refused:?}");
         let ([sent, received], commitments, _) = prove(&t, &plan).expect("an honest prover");
         let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
         assert!(!sent.fast_path && !received.fast_path);
