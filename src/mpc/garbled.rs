@@ -135,6 +135,9 @@ pub struct GarblerParty {
     /// Wires decoded so far, in either kind of phase (where the cheats count from).
     #[cfg(test)]
     decoded_wires: usize,
+    /// Own input bits whose labels were sent so far.
+    #[cfg(test)]
+    own_bits: usize,
 }
 
 /// Faults a cheating garbler injects (tests only), each at a position counted over the whole
@@ -148,12 +151,22 @@ pub(crate) struct GarblerCheat {
     pub flip_decoding: Option<usize>,
     /// Send a wrong label for this of its own input bits.
     pub flip_own_label: Option<usize>,
+    /// Send the label of the other value for this of its own input bits, counted over the
+    /// whole computation: an input other than the one it commits (a premaster share, a mask).
+    pub other_value: Option<usize>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The cheat of every garbler made on this thread: how a session-level test reaches the
+    /// garbler a whole session makes.
+    pub(crate) static SESSION_CHEAT: std::cell::Cell<GarblerCheat> = std::cell::Cell::new(GarblerCheat::default());
 }
 
 #[cfg(test)]
 impl GarblerCheat {
     fn any(&self) -> bool {
-        self.flip_table.is_some() || self.flip_decoding.is_some() || self.flip_own_label.is_some()
+        self.flip_table.is_some() || self.flip_decoding.is_some() || self.flip_own_label.is_some() || self.other_value.is_some()
     }
 }
 
@@ -167,9 +180,11 @@ impl GarblerParty {
             ahead_gate: AHEAD_GATES,
             ahead: Default::default(),
             #[cfg(test)]
-            cheat: GarblerCheat::default(),
+            cheat: SESSION_CHEAT.with(|c| c.get()),
             #[cfg(test)]
             decoded_wires: 0,
+            #[cfg(test)]
+            own_bits: 0,
         }
     }
 
@@ -209,6 +224,14 @@ impl GarblerParty {
         #[cfg(test)]
         if let Some(l) = self.cheat.flip_own_label.and_then(|i| labels.get_mut(i)) {
             *l ^= 1 << 77;
+        }
+        #[cfg(test)]
+        {
+            let delta = self.garbler.delta();
+            if let Some(l) = self.cheat.other_value.and_then(|i| labels.get_mut(i.checked_sub(self.own_bits)?)) {
+                *l ^= delta;
+            }
+            self.own_bits += labels.len();
         }
         Ok(send_chunked(ch, &labels_to_bytes(&labels)).await?)
     }

@@ -8,6 +8,10 @@
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod cheating_prover;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod cheating_garbler;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod lying_witness;
 pub mod attest;
 pub mod check;
 pub mod check13;

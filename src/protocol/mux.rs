@@ -400,32 +400,8 @@ async fn drive<S: MessageSocket>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::memory::pair;
     use futures::executor::block_on;
-
-    /// An in-memory MessageSocket pair.
-    struct MemSocket {
-        tx: mpsc::UnboundedSender<Vec<u8>>,
-        rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    }
-
-    impl MessageSocket for MemSocket {
-        async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError> {
-            self.tx.unbounded_send(msg.to_vec()).map_err(|_| TransportError::Closed { code: 1006, reason: String::new() })
-        }
-        async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
-            Ok(self.rx.next().await)
-        }
-        async fn close(&mut self) -> Result<(), TransportError> {
-            self.tx.close_channel();
-            Ok(())
-        }
-    }
-
-    fn pair() -> (MemSocket, MemSocket) {
-        let (a_tx, b_rx) = mpsc::unbounded();
-        let (b_tx, a_rx) = mpsc::unbounded();
-        (MemSocket { tx: a_tx, rx: a_rx }, MemSocket { tx: b_tx, rx: b_rx })
-    }
 
     /// Runs `work` while both drivers move its frames; a driver that ends first fails the test.
     fn run_with_drivers(work: impl std::future::Future<Output = ()>, drive_a: impl std::future::Future<Output = Result<(), MuxError>>, drive_b: impl std::future::Future<Output = Result<(), MuxError>>) {

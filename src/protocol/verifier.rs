@@ -175,7 +175,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
     let mut control = channels.control;
     let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
     // how the transport ended, if it did while the session ran: then it is why the session
-    // failed (on a closed channel, however deep in its error)
+    // failed if the session met a closed channel, however deep in its error
     let transport = std::cell::RefCell::new(None::<MuxError>);
     let session_over = std::cell::Cell::new(false);
     let (worked, work_done) = futures::channel::oneshot::channel::<()>();
@@ -197,7 +197,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         drop(control);
         let _ = worked.send(());
         outcome(match (result, transport.borrow_mut().take()) {
-            (Err(_), Some(e)) => Err(e.into()),
+            (Err(session), Some(e)) if met_the_channel_closed(&session) => Err(e.into()),
             (result, _) => result,
         });
     };
@@ -214,6 +214,19 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         }
     };
     futures::join!(work, driver);
+}
+
+/// Whether the session failed on one of its channels (closed, or the transport gone), not on
+/// a check of its own: a check's refusal stays the reason even if the prover then hung up.
+fn met_the_channel_closed(e: &VerifierError) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<ChannelError>() || c.is::<MuxError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, cot: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {

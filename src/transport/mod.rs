@@ -208,3 +208,35 @@ pub async fn timeout<T>(d: std::time::Duration, f: impl std::future::Future<Outp
         _ = t => None,
     }
 }
+
+/// Test-only: a connected pair of in-memory sockets (a session's two ends without a network).
+#[cfg(test)]
+pub(crate) mod memory {
+    use super::{MessageSocket, TransportError};
+    use futures::channel::mpsc;
+    use futures::StreamExt;
+
+    pub(crate) struct MemSocket {
+        tx: mpsc::UnboundedSender<Vec<u8>>,
+        pub(crate) rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    }
+
+    impl MessageSocket for MemSocket {
+        async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError> {
+            self.tx.unbounded_send(msg.to_vec()).map_err(|_| TransportError::Closed { code: 1006, reason: String::new() })
+        }
+        async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+            Ok(self.rx.next().await)
+        }
+        async fn close(&mut self) -> Result<(), TransportError> {
+            self.tx.close_channel();
+            Ok(())
+        }
+    }
+
+    pub(crate) fn pair() -> (MemSocket, MemSocket) {
+        let (a_tx, b_rx) = mpsc::unbounded();
+        let (b_tx, a_rx) = mpsc::unbounded();
+        (MemSocket { tx: a_tx, rx: a_rx }, MemSocket { tx: b_tx, rx: b_rx })
+    }
+}

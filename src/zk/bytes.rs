@@ -5,6 +5,7 @@ use crate::circuits::{bits_to_bytes, bytes_to_bits};
 
 /// Commit `len` private bytes: the prover passes `Some(bytes)` (exactly `len` of them),
 /// the verifier `None`.
+#[cfg_attr(test, track_caller)]
 pub fn commit_bytes<B: Backend>(b: &mut B, bytes: Option<&[u8]>, len: usize) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(len * 8);
     for j in 0..len {

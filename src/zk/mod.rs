@@ -51,7 +51,7 @@ mod verifier;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
-pub(crate) use prover::Cheat;
+pub(crate) use prover::{lie, Cheat};
 
 pub use plain::{PlainBackend, PlainBit};
 pub use prover::{PBit, PElem, Prover, ProverBackend};
@@ -108,6 +108,8 @@ pub trait Backend: Circuit {
     /// The prover's cleartext value of a bit (`None` on the verifier).
     fn value(&self, a: Self::Bit) -> Option<bool>;
     /// Commit a private bit chosen by the prover (`Some` on the prover, `None` on the verifier).
+    /// (Tests name each call's site: the lying prover of `prover::lie` counts them.)
+    #[cfg_attr(test, track_caller)]
     fn commit(&mut self, v: Option<bool>) -> Self::Bit;
     /// Open bits: the verifier learns the values (checked against MACs at the end of the batch).
     fn open(&mut self, bits: &[Self::Bit]) -> Vec<bool>;

@@ -162,6 +162,26 @@ impl ProverBackend {
         }
     }
 
+    /// Commits `v` on the next COT: the correction d = v ⊕ u goes to the verifier. Both the
+    /// prover's own witnesses ([`Backend::commit`]) and AND outputs come here.
+    fn commit_wire(&mut self, v: bool) -> PBit {
+        #[cfg(test)]
+        let v = if !self.counting
+            && ([self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits)) || std::mem::take(&mut self.flip_next_commit))
+        {
+            !v
+        } else {
+            v
+        };
+        self.stats.commits += 1;
+        if self.counting {
+            return PBit { m: F128::ZERO, v, public: false };
+        }
+        let (u, m) = self.take_cot();
+        self.corrections.push(v ^ u);
+        PBit { m, v, public: false }
+    }
+
     /// A random authenticated element r = Σ u_i x^i with M_r = Σ M_i x^i (the check mask).
     fn random_elem(&mut self) -> PElem {
         let mut v = 0u128;
@@ -217,7 +237,7 @@ impl Gates for ProverBackend {
         if b.public {
             return if b.v { a } else { self.constant(false) };
         }
-        let z = self.commit(Some(a.v & b.v));
+        let z = self.commit_wire(a.v & b.v);
         self.stats.and_gates += 1;
         if !self.counting {
             let a1 = b.m.select(a.v) ^ a.m.select(b.v) ^ z.m;
@@ -266,20 +286,8 @@ impl Backend for ProverBackend {
             }
         };
         #[cfg(test)]
-        let v = if !self.counting
-            && ([self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits)) || std::mem::take(&mut self.flip_next_commit))
-        {
-            !v
-        } else {
-            v
-        };
-        self.stats.commits += 1;
-        if self.counting {
-            return PBit { m: F128::ZERO, v, public: false };
-        }
-        let (u, m) = self.take_cot();
-        self.corrections.push(v ^ u);
-        PBit { m, v, public: false }
+        let v = v ^ (!self.counting && lie::at_fresh_commit(std::panic::Location::caller()));
+        self.commit_wire(v)
     }
 
     fn open(&mut self, bits: &[PBit]) -> Vec<bool> {
@@ -624,4 +632,55 @@ pub(crate) fn check_limits(s: &BatchStats) -> Result<(), ProofError> {
         return Err(ProofError::BatchTooLarge);
     }
     Ok(())
+}
+
+/// Test-only: a prover whose witness lies. Every value the prover commits of its own
+/// ([`Backend::commit`]: secrets, S-box inverses, blinders; not AND outputs, which the
+/// multiplication check binds to their inputs) is a *fresh commitment*, numbered in order over
+/// the real passes of a whole session. With a lie set at `k`, the k-th fresh commitment holds
+/// the other value of its bit, and the prover goes on computing with what it committed (its
+/// MACs stay consistent), as a prover with another witness would: only the circuit's
+/// constraints can refuse it. The calls are those of the thread the session's proof runs on.
+#[cfg(test)]
+pub(crate) mod lie {
+    use std::cell::RefCell;
+    use std::panic::Location;
+
+    /// Where a fresh commitment was made: the gadget's call of [`Backend::commit`] or
+    /// [`crate::zk::bytes::commit_bytes`].
+    pub(crate) type Site = &'static Location<'static>;
+
+    #[derive(Default)]
+    struct State {
+        active: bool,
+        at: Option<usize>,
+        sites: Vec<Site>,
+    }
+
+    thread_local! {
+        static STATE: RefCell<State> = RefCell::default();
+    }
+
+    /// Runs `f` (a whole session, on this thread) with the prover lying in its fresh
+    /// commitment number `at` (none: honest); returns `f`'s output and the site of every fresh
+    /// commitment the prover made, in order.
+    pub(crate) async fn lying<F: std::future::Future>(at: Option<usize>, f: F) -> (F::Output, Vec<Site>) {
+        STATE.with(|s| *s.borrow_mut() = State { active: true, at, sites: Vec::new() });
+        let out = f.await;
+        let sites = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()).sites);
+        (out, sites)
+    }
+
+    /// A fresh commitment made at `site` in a real pass: whether its bit is the lie.
+    pub(super) fn at_fresh_commit(site: Site) -> bool {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            if !s.active {
+                return false;
+            }
+            let k = s.sites.len();
+            s.sites.push(site);
+            s.at == Some(k)
+        })
+    }
 }
