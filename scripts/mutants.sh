@@ -15,14 +15,19 @@ MUTANTS_VERSION=27.1.0
 if [ "$(cargo mutants --version 2>/dev/null | awk '{print $2}')" != "$MUTANTS_VERSION" ]; then
   cargo install -q --locked cargo-mutants --version "=$MUTANTS_VERSION" || cargo install -q cargo-mutants --version "=$MUTANTS_VERSION"
 fi
-# The files that hold the verifier's checks (TLS 1.2 and 1.3), QuickSilver's verifier and
-# check, and the OT consistency checks (KOS's and SoftSpokenOT's shared check is in
-# ot/bits.rs, Ferret's in its SPCOT).
+# The files that hold the verifier's checks (TLS 1.2 and 1.3, the session multiplexer's
+# limits, the verdict's text), the MPC-mode verifier's path (its copy of the client, the
+# garbled phases it evaluates, the proof of the garbling), QuickSilver's verifier and check
+# and the byte gadgets the proofs assert with, and the OT consistency checks (KOS's and
+# SoftSpokenOT's shared check is in ot/bits.rs, Ferret's in its SPCOT).
 files=(
   src/protocol/check.rs src/protocol/proof.rs src/protocol/transcript.rs src/protocol/verifier.rs
   src/protocol/check13.rs src/protocol/proof13.rs src/protocol/transcript13.rs
   src/protocol/target.rs src/protocol/relay_guard.rs src/protocol/exchange.rs src/protocol/reveal.rs
-  src/zk/verifier.rs src/zk/check.rs
+  src/protocol/mux.rs src/protocol/output.rs
+  src/mpc/connection.rs src/mpc/record.rs src/mpc/garbled.rs src/mpc/phases.rs src/mpc/reproof.rs
+  src/tls/client.rs
+  src/zk/verifier.rs src/zk/check.rs src/zk/bytes.rs
   src/ot/bits.rs src/ot/kos.rs src/ot/softspoken.rs src/ot/ferret/spcot.rs
 )
 if [ -n "${MUTANTS_FILES:-}" ]; then read -ra files <<<"$MUTANTS_FILES"; fi
@@ -61,7 +66,7 @@ export CARGO_TARGET_DIR="$PWD/target/mutants-build" CARGO_PROFILE_DEV_DEBUG=fals
   CARGO_PROFILE_DEV_OPT_LEVEL=0 RUST_MIN_STACK=67108864
 # MUTANTS_TESTS narrows the test targets for a quick first pass (e.g. "--lib", which halves
 # the build); its missed mutants are then run again with all of them (--re or --file).
-read -ra tests <<<"${MUTANTS_TESTS:---lib --test=protocol_soundness --test=notarize --test=notarize_tls13 --test=zk_kos --test=zk_softspoken --test=proxy}"
+read -ra tests <<<"${MUTANTS_TESTS:---lib --test=protocol_soundness --test=notarize --test=notarize_tls13 --test=mpc_notarize --test=zk_kos --test=zk_softspoken --test=proxy}"
 targets=()
 for t in "${tests[@]}"; do
   targets+=(--cargo-arg="$t")

@@ -174,9 +174,6 @@ fn judge(run: &Run, honest: &VerifierOutput, site: Site) -> Result<Met, String> 
         Err(e) => return refused_by(e, site).map(Met::Refused).ok_or_else(|| format!("refused, but not by a check that binds this commitment: {e}")),
         Ok(v) => v,
     };
-    if !is_at(site, blinder_site()) {
-        return Err("accepted: a free input other than a blinder".into());
-    }
     let prover = run.prover.as_ref().map_err(|e| format!("accepted by the verifier, the prover failed: {e}"))?;
     if (&verdict.sent.revealed, &verdict.received.revealed) != (&honest.sent.revealed, &honest.received.revealed) {
         return Err("accepted with other revealed ranges".into());
@@ -202,7 +199,8 @@ fn judge(run: &Run, honest: &VerifierOutput, site: Site) -> Result<Met, String> 
         reblinded += 1;
     }
     match reblinded {
-        1 => Ok(Met::Harmless),
+        1 if is_at(site, blinder_site()) => Ok(Met::Harmless),
+        1 => Err("accepted with a commitment under another blinder, but the lie was not in a blinder".into()),
         0 => Err("accepted, and nothing the verdict states changed: the lie was not committed".into()),
         _ => Err("one lie changed several commitments".into()),
     }
