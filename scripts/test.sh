@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . scripts/env.sh
 
+echo "== layers: no module uses a higher layer (docs/architecture.md) =="
+node scripts/layers.mjs
+
 echo "== native: cargo test --release =="
 cargo test --release
 

@@ -20,6 +20,7 @@
 pub mod channel;
 pub mod attestation;
 pub mod circuits;
+pub mod cost;
 pub mod gc;
 pub mod http;
 pub mod mpc;

@@ -29,7 +29,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// COTs asked for per step (the COT source runs the LPN iterations a step lacks).
-pub const STEP: usize = crate::protocol::proof::KEYSTREAM_PREPROCESS;
+pub const STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
 
 /// The most COTs a session makes beside its connection: 6 · 2^20, the keystream proof of about
 /// 75 KB. They are held until the proof takes them: 17 bytes each on the prover (a bit and a
@@ -39,7 +39,7 @@ pub const MOST: usize = 6 << 20;
 /// What a session of `max_recv` bytes received makes beside its connection at most: the
 /// keystream proof of all of it, and at most [`MOST`].
 pub fn cap(max_recv: usize) -> usize {
-    crate::protocol::proof::keystream_cots(max_recv).min(MOST)
+    crate::cost::keystream_cots(max_recv).min(MOST)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -35,7 +35,7 @@ use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use super::ghash::cots_for_powers;
 use super::handshake::{self, powers_for_records, EvaluatedBackend, GarbledBackend, HandshakeError, HandshakeInputs, RecordKeys, INPUT_COTS};
-use super::reproof::{CommittedInputs, SessionScript};
+use super::script::{CommittedInputs, SessionScript};
 use super::kdf::KdfInputs;
 use super::phases::{Input, PhaseError};
 use super::record::{direction, j0_share, masked_keystream, request_records, seal_prover, seal_verifier, tables_for_records, RecordError};

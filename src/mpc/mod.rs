@@ -25,6 +25,7 @@ pub mod ole;
 pub mod phases;
 pub mod record;
 pub mod reproof;
+pub mod script;
 
 #[cfg(test)]
 mod tests;

@@ -13,7 +13,8 @@
 use super::connection::{ProverConnection, VerifierConnection};
 use super::fp::Fp;
 use super::handshake::MASKS;
-use super::kdf::{derive, KdfInputs};
+use super::kdf::derive;
+use super::script::{CommittedInputs, SessionScript};
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
 use super::record::{direction, ghash_key_share, j0_share, masked_keystream};
 use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
@@ -35,30 +36,7 @@ const REPROOF_FIXED_COTS: usize = 246_000;
 /// sizes the preprocessing, not what a session may use.
 pub fn preprocess_cots(request_len: usize) -> usize {
     let masks = 8 * (request_len + 16 * request_len.div_ceil(super::record::MAX_CIPHERTEXT));
-    REPROOF_FIXED_COTS + masks + crate::protocol::proof::keystream_cots(request_len)
-}
-
-/// The public parameters of a connection's phases, as both parties recorded them.
-#[derive(Clone, Debug)]
-pub struct SessionScript {
-    pub kdf: KdfInputs,
-    /// Whether the request's records were garbled ahead of the handshake, under a key
-    /// schedule of their own (a phase of its own, before them).
-    pub requests_ahead: bool,
-    /// (sequence number, length) of every request record.
-    pub requests: Vec<(u64, usize)>,
-    /// (sequence number, length) of the records the client sealed after the response: its
-    /// close_notify.
-    pub closing: Vec<(u64, usize)>,
-}
-
-/// P's circuit inputs as committed in the ZK engine during the connection: the premaster
-/// share and the handshake's masks, then per request record its keystream and E_K(J0) masks,
-/// and per closing record its masks as a request's.
-pub struct CommittedInputs<W> {
-    pub handshake: Vec<W>,
-    pub requests: Vec<Vec<W>>,
-    pub closing: Vec<Vec<W>>,
+    REPROOF_FIXED_COTS + masks + crate::cost::keystream_cots(request_len)
 }
 
 /// Why the proof after the connection failed.

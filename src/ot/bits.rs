@@ -8,6 +8,11 @@ use crate::primitives::prg::{Prg, PrgKind};
 use crate::primitives::transpose::transpose128;
 use rayon::prelude::*;
 
+/// Rows per extension-matrix message (KOS and SoftSpokenOT alike).
+pub const CHUNK_ROWS: usize = 1 << 16;
+/// Most correlations one `extend` call may produce (every COT source refuses more).
+pub const MAX_EXTEND: usize = 1 << 26;
+
 /// Expands one base-OT seed into an unbounded bit stream: the session's PRG keyed by the seed.
 /// The position persists so successive `extend` calls use fresh output.
 pub(crate) struct ColumnPrg {
@@ -100,7 +105,6 @@ mod tests {
     /// Exactly the bound is allowed, one more refused with the numbers.
     #[test]
     fn check_n_allows_the_bound_and_refuses_one_more() {
-        use super::super::kos::MAX_EXTEND;
         assert!(check_n(MAX_EXTEND).is_ok());
         assert!(matches!(check_n(MAX_EXTEND + 1), Err(super::super::CotError::TooMany { requested, max }) if requested == MAX_EXTEND + 1 && max == MAX_EXTEND));
     }
@@ -231,19 +235,17 @@ pub(crate) async fn check_as_receiver<C: crate::channel::Channel>(
     Ok(())
 }
 
-/// Refuses an `extend` of more than [`super::kos::MAX_EXTEND`] correlations (every COT source
+/// Refuses an `extend` of more than [`MAX_EXTEND`] correlations (every COT source
 /// shares the bound), before anything is allocated for it.
 pub(crate) fn check_n(n: usize) -> Result<(), super::CotError> {
-    use super::kos::MAX_EXTEND;
     if n > MAX_EXTEND {
         return Err(super::CotError::TooMany { requested: n, max: MAX_EXTEND });
     }
     Ok(())
 }
 
-/// (start, length) of each extension-matrix chunk of at most [`super::kos::CHUNK_ROWS`] rows
+/// (start, length) of each extension-matrix chunk of at most [`CHUNK_ROWS`] rows
 /// (KOS and SoftSpokenOT send their matrices in these chunks).
 pub(crate) fn chunk_lengths(m: usize) -> impl Iterator<Item = (usize, usize)> {
-    use super::kos::CHUNK_ROWS;
     (0..m).step_by(CHUNK_ROWS).map(move |start| (start, CHUNK_ROWS.min(m - start)))
 }

@@ -27,12 +27,9 @@ pub const KAPPA: usize = 128;
 pub const STAT_SECURITY: usize = 40;
 /// Extra rows sacrificed per `extend` call to mask the check (κ + s).
 pub const CHECK_ROWS: usize = KAPPA + STAT_SECURITY;
-/// Rows per extension-matrix message.
-pub const CHUNK_ROWS: usize = 1 << 16;
+pub use super::bits::{CHUNK_ROWS, MAX_EXTEND};
 /// Largest message either side sends (one chunk of the extension matrix: 1 MiB).
 pub const MAX_MESSAGE_BYTES: usize = CHUNK_ROWS * 16;
-/// Most correlations one `extend` call may produce.
-pub const MAX_EXTEND: usize = 1 << 26;
 
 const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/kos/default-session";
 

@@ -1,37 +1,15 @@
-//! A cheating garbler over whole MPC-mode sessions: the fixture server, the WebSocket-to-TCP
-//! proxy, `verifier::verify_session` and `prover::notarize` on one thread, the prover's
-//! garbler cheating as [`SESSION_CHEAT`] says. The module tests of `mpc::connection` and
-//! `mpc::reproof` show each check refusing when called; these show the session acting on it:
-//! the verdict is never produced, and the refusal is the check's own error.
+//! A cheating garbler over whole MPC-mode sessions ([`Bed`]), the prover's garbler cheating as
+//! [`SESSION_CHEAT`] says. The module tests of `mpc::connection` and `mpc::reproof` show each
+//! check refusing when called; these show the session acting on it: the verdict is never
+//! produced, and the refusal is the check's own error.
 
 use super::output::VerifierOutput;
-use super::prover::{notarize, ProverConfig, ProverMode};
-use super::reveal::RevealConfig;
-use super::verifier::{verify_session, VerifierConfig, VerifierError};
-use crate::fixture::{FixtureServer, KeyType};
+use super::reveal::{Reveal, RevealConfig};
+use super::test_bed::Bed;
+use super::verifier::VerifierError;
 use crate::mpc::garbled::{GarblerCheat, SESSION_CHEAT};
 use crate::mpc::phases::{PeerMisbehaved, PhaseError};
 use crate::mpc::reproof::ReproofError;
-use crate::proxy::AllowList;
-use crate::tls::RootStore;
-
-struct Bed {
-    server: String,
-    proxy_url: String,
-    ca_pem: String,
-}
-
-async fn bed() -> Bed {
-    let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
-    let server = format!("localhost:{}", fixture.local_addr().expect("addr").port());
-    let ca_pem = fixture.certs.ca_pem.clone();
-    tokio::spawn(fixture.run());
-    let config = crate::proxy::ProxyConfig { allow: AllowList::parse(&server).expect("allow"), ..Default::default() };
-    let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("addr"), config).await.expect("proxy");
-    let proxy_url = format!("ws://{}/", proxy.local_addr().expect("addr"));
-    tokio::spawn(proxy.run());
-    Bed { server, proxy_url, ca_pem }
-}
 
 /// The request: short enough to be garbled ahead of the handshake (one record), with a header
 /// whose value a flipped bit leaves a request the server still answers.
@@ -42,29 +20,11 @@ fn request() -> Vec<u8> {
 /// One MPC-mode session with the prover's garbler cheating as `cheat` says: the verifier's
 /// outcome.
 async fn session(bed: &Bed, cheat: GarblerCheat) -> Result<VerifierOutput, VerifierError> {
-    let roots = || RootStore::from_pem(&bed.ca_pem).expect("roots");
-    let verifier = VerifierConfig::new(AllowList::parse(&bed.server).expect("allow"), roots());
-    let prover = ProverConfig {
-        server: bed.server.clone(),
-        server_name: "localhost".into(),
-        roots: roots(),
-        max_sent: 1024,
-        max_recv: 4096,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs(),
-        step_timeout: super::prover::DEFAULT_STEP_TIMEOUT,
-        prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: ProverMode::Mpc { proxy_url: bed.proxy_url.clone() },
-        tls_versions: vec![super::messages::TlsVersion::Tls12],
-        tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-    };
-    let (a, b) = crate::transport::memory::pair();
-    let verdict = std::cell::RefCell::new(None);
     SESSION_CHEAT.with(|c| c.set(cheat));
-    let v = verify_session(a, &verifier, |r| *verdict.borrow_mut() = Some(r));
-    let p = notarize(b, prover, request(), RevealConfig::new(super::reveal::Reveal::All, super::reveal::Reveal::All));
-    let _ = futures::join!(v, p);
+    let prover = bed.prover(super::messages::TlsVersion::Tls12, 1024, 4096);
+    let (verdict, _) = bed.session(prover, request(), RevealConfig::new(Reveal::All, Reveal::All)).await;
     SESSION_CHEAT.with(|c| c.set(GarblerCheat::default()));
-    verdict.into_inner().expect("the verifier's outcome")
+    verdict
 }
 
 fn reveal_differs(e: &VerifierError) -> bool {
@@ -77,7 +37,7 @@ fn reveal_differs(e: &VerifierError) -> bool {
 /// of the garbling; those that break the key derivation end the connection.
 #[tokio::test]
 async fn a_cheating_garbler_never_gets_a_verdict() {
-    let bed = bed().await;
+    let bed = Bed::start(true).await;
     let honest = session(&bed, GarblerCheat::default()).await.expect("the honest session");
     assert!(honest.received.bytes.starts_with(b"HTTP/1.1 200"), "the honest session's response");
     let request = request();

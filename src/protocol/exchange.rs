@@ -356,6 +356,7 @@ mod tests {
         let te = at(&smuggled, b"Transfer-Encoding");
         assert_eq!(check(&smuggled, &[te..te + 26]), Err(ExchangeError::HeaderNameHidden { line: 2 }));
         assert_eq!(check(&smuggled, &[te + 10..te + 14]), Err(ExchangeError::HeaderNameHidden { line: 2 }), "part of a name");
+        assert_eq!(check(&smuggled, &[te + 16..te + 17]), Err(ExchangeError::HeaderNameHidden { line: 2 }), "a name's last byte");
         assert_eq!(check(&smuggled, &[]), Err(ExchangeError::TransferEncoding), "revealed, with Content-Length");
         let te_only = b"POST /a HTTP/1.1\r\nHost: bank.example\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n";
         assert_eq!(check(te_only, &[]), Err(ExchangeError::TransferEncoding));
@@ -375,6 +376,11 @@ mod tests {
         ] {
             assert_eq!(check(bad, &[]), Err(ExchangeError::MalformedHead(what)), "{:?}", String::from_utf8_lossy(bad));
         }
+        // a head that starts with a bare LF, its request line hidden where a policy allows it
+        let lf_first = b"\nGET / HTTP/1.1\r\nHost: bank.example\r\n\r\n";
+        let lenient = RevealPolicy { request_line: false, host: false };
+        let r = check_exchange(&dir(lf_first, &[1..15], vec![]), &resp, "bank.example", lenient).map(|_| ());
+        assert_eq!(r, Err(ExchangeError::MalformedHead("a bare CR or LF")));
     }
 
     #[test]

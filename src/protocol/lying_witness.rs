@@ -1,7 +1,6 @@
-//! A prover whose witness lies ([`crate::zk::lie`]), over whole proxy-mode sessions: the
-//! fixture server, `verifier::verify_session` and `prover::notarize` on one thread, so that
-//! the verifier's every check after the proof (the fast path's records, the commitments, the
-//! verdict) is under test as a user meets it.
+//! A prover whose witness lies ([`crate::zk::lie`]), over whole proxy-mode sessions ([`Bed`]),
+//! so that the verifier's every check after the proof (the fast path's records, the
+//! commitments, the verdict) is under test as a user meets it.
 //!
 //! A gadget that commits a value the circuit should *derive* (a key, a plaintext, a digest)
 //! passes every honest test, since an honest prover commits the true value. Here the prover
@@ -20,31 +19,15 @@
 use super::messages::TlsVersion;
 use super::output::VerifierOutput;
 use super::proof13::Proof13Error;
-use super::prover::{notarize, ProverConfig, ProverError, ProverOutput};
+use super::prover::{ProverError, ProverOutput};
 use super::reveal::{Reveal, RevealConfig};
-use super::verifier::{verify_session, VerifierConfig, VerifierError};
-use crate::fixture::{FixtureServer, KeyType};
-use crate::proxy::AllowList;
-use crate::tls::RootStore;
+use super::test_bed::Bed;
+use super::verifier::VerifierError;
 use crate::zk::lie::{lying, Site};
 use crate::zk::ProofError;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-/// The fixture server the sessions talk to.
-struct Bed {
-    server: String,
-    ca_pem: String,
-}
-
-async fn bed() -> Bed {
-    let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
-    let server = format!("localhost:{}", fixture.local_addr().expect("addr").port());
-    let ca_pem = fixture.certs.ca_pem.clone();
-    tokio::spawn(fixture.run());
-    Bed { server, ca_pem }
-}
 
 /// One kind of session: its TLS version, request and what it reveals and commits to.
 struct Case {
@@ -75,31 +58,9 @@ struct Run {
 }
 
 async fn session(bed: &Bed, case: &Case, lie: Option<usize>) -> (Run, Vec<Site>) {
-    let roots = || RootStore::from_pem(&bed.ca_pem).expect("roots");
-    let verifier = VerifierConfig::new(AllowList::parse(&bed.server).expect("allow"), roots());
-    let prover = ProverConfig {
-        server: bed.server.clone(),
-        server_name: "localhost".into(),
-        roots: roots(),
-        max_sent: 4096,
-        max_recv: 16 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs(),
-        step_timeout: super::prover::DEFAULT_STEP_TIMEOUT,
-        prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
-        tls_versions: vec![case.version],
-        tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-    };
     let request = crate::http::RequestBuilder::get("localhost", case.path).header("Authorization", "Bearer s3cret-token").build().expect("request").bytes;
-    let (a, b) = crate::transport::memory::pair();
-    let verdict = std::cell::RefCell::new(None);
-    let both = async {
-        let v = verify_session(a, &verifier, |r| *verdict.borrow_mut() = Some(r));
-        let p = notarize(b, prover, request, case.reveal.clone());
-        futures::join!(v, p).1
-    };
-    let (prover, sites) = lying(lie, both).await;
-    let verdict = verdict.into_inner().expect("the verifier's outcome");
+    let both = bed.session(bed.prover(case.version, 4096, 16 * 1024), request, case.reveal.clone());
+    let ((verdict, prover), sites) = lying(lie, both).await;
     (Run { verdict, prover }, sites)
 }
 
@@ -206,10 +167,9 @@ fn judge(run: &Run, honest: &VerifierOutput, site: Site) -> Result<Met, String> 
     }
 }
 
-/// The fresh commitments to lie in: at each site, every one if there are at most
-/// [`PER_SITE`], else [`PER_SITE`] spread evenly and the last; every `every`-th instead when
-/// set.
-fn sample(sites: &[Site], every: Option<usize>) -> Vec<usize> {
+/// The fresh commitments to lie in: at each site, `per_site` spread evenly and the last;
+/// every `every`-th instead when set.
+fn sample(sites: &[Site], per_site: usize, every: Option<usize>) -> Vec<usize> {
     if let Some(n) = every {
         return (0..sites.len()).step_by(n.max(1)).collect();
     }
@@ -217,23 +177,25 @@ fn sample(sites: &[Site], every: Option<usize>) -> Vec<usize> {
     for (k, s) in sites.iter().enumerate() {
         at.entry((s.file(), s.line(), s.column())).or_default().push(k);
     }
-    let mut picked: Vec<usize> = at.values().flat_map(|ks| (0..PER_SITE).map(|i| ks[i * ks.len() / PER_SITE]).chain([ks[ks.len() - 1]])).collect();
+    let mut picked: Vec<usize> = at.values().flat_map(|ks| (0..per_site).map(|i| ks[i * ks.len() / per_site]).chain([ks[ks.len() - 1]])).collect();
     picked.sort_unstable();
     picked.dedup();
     picked
 }
 
-/// Lies told at each site (a session takes about 50 ms natively).
+/// Lies told at each site (a session takes about 50 ms natively, optimised);
+/// `TLSPROOF_LIE_PER_SITE` sets another number (`scripts/mutants.sh` takes fewer, on an
+/// unoptimised build).
 const PER_SITE: usize = 48;
 
 /// The sweep for one case: an honest session, then one per sampled lie, each judged.
 async fn sweep(case: Case, name: &str) {
-    let bed = bed().await;
+    let bed = Bed::start(false).await;
     let (honest, sites) = session(&bed, &case, None).await;
     let honest = honest.verdict.unwrap_or_else(|e| panic!("{name}: the honest session: {e}"));
     assert!(!sites.is_empty(), "{name}: the prover commits a witness");
-    let every = std::env::var("TLSPROOF_LIE_EVERY").ok().and_then(|n| n.parse().ok());
-    let picked = sample(&sites, every);
+    let var = |name| std::env::var(name).ok().and_then(|n| n.parse().ok());
+    let picked = sample(&sites, var("TLSPROOF_LIE_PER_SITE").unwrap_or(PER_SITE).max(1), var("TLSPROOF_LIE_EVERY"));
     let started = std::time::Instant::now();
     let mut met: BTreeMap<Met, usize> = BTreeMap::new();
     let mut wrong = Vec::new();

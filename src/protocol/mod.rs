@@ -12,6 +12,8 @@ mod cheating_prover;
 mod cheating_garbler;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod lying_witness;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod test_bed;
 pub mod attest;
 pub mod check;
 pub mod check13;

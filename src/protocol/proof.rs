@@ -31,106 +31,12 @@ use crate::zk::bytes::{assert_no_line_breaks, commit_bytes, open_bytes, open_sel
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// COTs for the key derivation and the Finished checks (the master secret, 2 full SHA-256
-/// compressions for the HMAC pads and 8 outer compressions with public message blocks,
-/// ≈ 190k AND gates; two AES key schedules and blocks), which every session needs whatever it
-/// reveals: the least a session generates while its TLS session runs ([`preprocess_cots`]).
-/// Measured: 181.7k (`tlsproof bench mpc`'s session, its request's keystream taken out).
-pub const PREPROCESS_COTS: usize = 190_000;
-
-/// The same for a TLS 1.3 session ([`proof13`](super::proof13)) whose directions are both
-/// wholly revealed, so that both traffic secrets are opened: HS's and MS's pad states
-/// committed, and 4 outer compressions (measured: 65.6k).
-pub const PREPROCESS_COTS_TLS13: usize = 70_000;
-
-/// The same for TLS_AES_256_GCM_SHA384: on SHA-384's compressions (measured: 165.5k).
-pub const PREPROCESS_COTS_TLS13_SHA384: usize = 175_000;
-
-/// What each direction whose traffic secret stays hidden adds to the derivation's COTs: its pad
-/// states, key and IV (4 compressions), and the record proof's key schedule and first blocks.
-pub const fn hidden_direction_cots(suite: crate::tls::tls13::Suite13) -> usize {
-    use crate::tls::tls13::Suite13::*;
-    match suite {
-        Aes128GcmSha256 => 85_000,
-        ChaCha20Poly1305Sha256 => 100_000,
-        Aes256GcmSha384 => 195_000,
-    }
-}
-
-/// The most COTs any key derivation asks for: TLS_AES_256_GCM_SHA384 with both directions'
-/// keys hidden.
-pub const MOST_DERIVATION_COTS: usize = PREPROCESS_COTS_TLS13_SHA384 + 2 * hidden_direction_cots(crate::tls::tls13::Suite13::Aes256GcmSha384);
-
-/// The key derivation's COTs for a TLS 1.3 session of `suite` with `hidden` directions (0 to
-/// 2) not wholly revealed.
-pub fn derivation_cots(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
-    let base = match suite.hash() {
-        crate::tls::tls13::HashAlg::Sha256 => PREPROCESS_COTS_TLS13,
-        crate::tls::tls13::HashAlg::Sha384 => PREPROCESS_COTS_TLS13_SHA384,
-    };
-    base + hidden.min(2) * hidden_direction_cots(suite)
-}
-
-/// COTs of the keystream proof for `len` bytes of one direction's application data at most:
-/// every block touched, records of at most 2^14 bytes, batches as [`run`] makes them (AES-128,
-/// as TLS 1.2 and TLS_AES_128_GCM_SHA256 use it).
-pub fn keystream_cots(len: usize) -> usize {
-    keystream_cots_with(KeystreamCipher::Aes128, 16, BLOCKS_PER_BATCH, len)
-}
-
-/// The same for a TLS 1.3 direction of `suite`: AES-256 blocks cost 1,792 committed bits, and
-/// ChaCha20 blocks of 64 bytes 10.4k, one more per record for its Poly1305 key.
-pub fn keystream_cots_of(suite: crate::tls::tls13::Suite13, len: usize) -> usize {
-    use crate::tls::tls13::Suite13::*;
-    match suite {
-        Aes128GcmSha256 => keystream_cots(len),
-        Aes256GcmSha384 => keystream_cots_with(KeystreamCipher::Aes256, 16, BLOCKS_PER_BATCH, len),
-        ChaCha20Poly1305Sha256 => keystream_cots_with(KeystreamCipher::ChaCha20, 64, super::proof13::CHACHA20_BLOCKS_PER_BATCH, len),
-    }
-}
-
-/// The most COTs of a request's keystream proof of `len` bytes, of any cipher (ChaCha20's).
-pub fn most_keystream_cots(len: usize) -> usize {
-    keystream_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, len)
-}
-
-fn keystream_cots_with(cipher: KeystreamCipher, block: usize, per_batch: usize, len: usize) -> usize {
-    let blocks = len.div_ceil(block) + len.div_ceil(1 << 14);
-    (0..blocks).step_by(per_batch).map(|start| cipher.batch_cots((blocks - start).min(per_batch))).sum()
-}
-
-/// COTs of one keystream batch of `blocks` blocks: their committed bits and the check's 128.
-fn batch_cots(blocks: usize) -> usize {
-    blocks * COTS_PER_KEYSTREAM_BLOCK + 128
-}
-
-/// The least preprocessing of a session whose response will be partly revealed: what one
-/// setup-set iteration makes beyond what Ferret then keeps back (the 2M set's base COTs, so
-/// that the keystream proof's first shortfall can run that set at once).
-pub const PARTLY_REVEALED_PREPROCESS: usize = {
-    use crate::ot::ferret::LpnParams;
-    LpnParams::SETUP.n - LpnParams::MID_2M.base_cots()
+pub use crate::cost::{
+    derivation_cots, hidden_direction_cots, keystream_cots, keystream_cots_of, line_break_cots, line_break_cots_of, most_keystream_cots,
+    most_line_break_cots, preprocess_cots, BLOCKS_PER_BATCH, CHECK_EVERY, KEYSTREAM_PREPROCESS, MOST_DERIVATION_COTS, PARTLY_REVEALED_PREPROCESS,
+    PREPROCESS_COTS, PREPROCESS_COTS_TLS13, PREPROCESS_COTS_TLS13_SHA384,
 };
-
-/// What the prover asks both sides to generate while the TLS session runs
-/// ([`SessionRequest::preprocess`](super::messages::SessionRequest)): the key derivation's
-/// COTs plus those of the request's keystream proof (`request_keystream`: 0 when the request is
-/// revealed whole and takes the fast path, else [`keystream_cots`] or [`keystream_cots_of`]),
-/// so that a fast-path session needs no LPN iteration after TLS. A response that will be
-/// partly revealed (the ZK path) needs more, of a size not known yet: then the demand is at
-/// least [`PARTLY_REVEALED_PREPROCESS`], which one setup-set iteration makes during the TLS
-/// session. `derivation` is the key
-/// derivation's ([`PREPROCESS_COTS`], [`derivation_cots`]). The verifier accepts up to
-/// `preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(max_sent), true)` in proxy mode,
-/// the most of any version and suite.
-pub fn preprocess_cots(derivation: usize, request_keystream: usize, response_partly_revealed: bool) -> usize {
-    let least = derivation + request_keystream;
-    if response_partly_revealed {
-        least.max(PARTLY_REVEALED_PREPROCESS)
-    } else {
-        least
-    }
-}
+use crate::cost::KeystreamCipher;
 
 /// The shape of a keystream batch ([`Party::expect_shape`]): its circuit depends only on how
 /// many blocks it proves and how many of their bytes it opens, so batches alike in both skip
@@ -139,21 +45,6 @@ fn keystream_shape(chunk: &[(usize, u32, Vec<usize>)]) -> u64 {
     let opened: usize = chunk.iter().map(|(_, _, positions)| positions.len()).sum();
     ((chunk.len() as u64) << 32) | opened as u64
 }
-
-/// Most keystream blocks proven in one batch: bounds memory on both sides.
-pub const BLOCKS_PER_BATCH: usize = 256;
-
-/// Keystream batches per multiplication check: the ones in between are deferred, so the prover
-/// does not wait for the verifier's challenge; their triples wait for the check (≈ 6.5 MB per
-/// batch on the prover).
-pub const CHECK_EVERY: usize = 4;
-
-/// Most COTs made ahead for the keystream batches at a time (≈ 17 MB per party), so a batch
-/// finds its COTs ready and the prover can run ahead of the verifier. Kept below Ferret's
-/// switch to its main parameter set, whose 10.8M-output iterations took the prover's peak
-/// memory from 126 MB to 340 MB (51 KB response), for half the traffic; requests of this size
-/// run its 2M set instead (peak 140 MB, and 837 kB instead of 1,573 kB down for 51 KB).
-pub const KEYSTREAM_PREPROCESS: usize = 1_000_000;
 
 /// Where keystream batches that take `needs[k]` COTs each top up the pool, in order: (k, n)
 /// when batch k finds too few left and makes n ready, its own and the following batches' up to
@@ -176,9 +67,6 @@ fn cot_groups(needs: &[usize], cap: usize) -> Vec<(usize, usize)> {
     }
     groups
 }
-
-/// Committed bits per keystream block: 160 S-boxes × 8 (the key schedule is already done).
-const COTS_PER_KEYSTREAM_BLOCK: usize = 1280;
 
 /// The Finished message header: type 20, length 12.
 const FINISHED_HEADER: [u8; 4] = [0x14, 0, 0, 0x0c];
@@ -349,35 +237,7 @@ fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit
 /// block, byte positions opened in it).
 pub(super) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
 
-/// The cipher whose keystream a batch proves: what a block costs, and the key naming a
-/// batch's shape ([`Party::expect_shape`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum KeystreamCipher {
-    /// AES-128 blocks of 16 bytes, the key schedule proven before.
-    Aes128,
-    /// AES-256 blocks of 16 bytes (TLS 1.3's TLS_AES_256_GCM_SHA384).
-    Aes256,
-    /// ChaCha20 blocks of 64 bytes.
-    ChaCha20,
-}
-
-/// Committed bits of a ChaCha20 block with a private key and nonce, at most: 336 additions of
-/// 31 AND gates ([`crate::circuits::chacha20`]).
-pub(super) const COTS_PER_CHACHA20_BLOCK: usize = 336 * 31;
-
-/// Committed bits of an AES-256 keystream block: 224 S-boxes × 8.
-const COTS_PER_AES256_BLOCK: usize = 224 * 8;
-
 impl KeystreamCipher {
-    /// COTs of one batch of `blocks` blocks: their committed bits and the check's 128.
-    fn batch_cots(self, blocks: usize) -> usize {
-        match self {
-            KeystreamCipher::Aes128 => batch_cots(blocks),
-            KeystreamCipher::Aes256 => blocks * COTS_PER_AES256_BLOCK + 128,
-            KeystreamCipher::ChaCha20 => blocks * COTS_PER_CHACHA20_BLOCK + 128,
-        }
-    }
-
     /// A batch's shape. A ChaCha20 block's circuit depends on its public counter too (the
     /// final addition of the counter word folds its carries up to its lowest 1 bit), so its
     /// key also counts those folds; bits 63 and 62 keep the ciphers' keys apart.
@@ -486,41 +346,6 @@ pub(super) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Rang
         }
     }
     pieces
-}
-
-/// COTs of the line-break proof over `hidden` bytes of a request, in one run (its blocks, and
-/// one more where it starts within one): per batch its blocks of `cipher`, six AND gates a byte,
-/// `per_batch` more (a key schedule) and the check's 128. Fragmented hidden ranges may take
-/// more; the prover asks for this much ahead, and the proof makes what it lacks.
-fn line_break_cots_with(cipher: KeystreamCipher, block: usize, per_batch: usize, hidden: usize) -> usize {
-    let most = 16 * (BLOCKS_PER_BATCH - 2);
-    (0..hidden)
-        .step_by(most)
-        .map(|start| {
-            let bytes = (hidden - start).min(most);
-            cipher.batch_cots(bytes.div_ceil(block) + 1) + 6 * bytes + per_batch
-        })
-        .sum()
-}
-
-/// [`line_break_cots_with`] for TLS 1.2 (AES-128, its round keys from batch 2).
-pub fn line_break_cots(hidden: usize) -> usize {
-    line_break_cots_with(KeystreamCipher::Aes128, 16, 0, hidden)
-}
-
-/// The same for a TLS 1.3 request of `suite`, whose batches each prove the key schedule.
-pub fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
-    use crate::tls::tls13::Suite13::*;
-    match suite {
-        Aes128GcmSha256 => line_break_cots_with(KeystreamCipher::Aes128, 16, 40 * 8, hidden),
-        Aes256GcmSha384 => line_break_cots_with(KeystreamCipher::Aes256, 16, 52 * 8, hidden),
-        ChaCha20Poly1305Sha256 => line_break_cots_with(KeystreamCipher::ChaCha20, 64, 0, hidden),
-    }
-}
-
-/// The most of [`line_break_cots_of`] for `hidden` bytes, of any suite.
-pub fn most_line_break_cots(hidden: usize) -> usize {
-    line_break_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, hidden).max(line_break_cots_of(crate::tls::tls13::Suite13::Aes256GcmSha384, hidden))
 }
 
 /// A failed line-break batch is a hidden line break (on the verifier's side, the assertion's
@@ -750,6 +575,7 @@ pub async fn run<P: Party<C>, C: Channel>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::{batch_cots, COTS_PER_CHACHA20_BLOCK, COTS_PER_KEYSTREAM_BLOCK};
 
     /// A direction: the Finished, then records of these content types and lengths.
     fn records_of(records: &[(u8, usize)]) -> Vec<EncryptedRecord> {

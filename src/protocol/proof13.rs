@@ -26,7 +26,8 @@
 
 use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
 use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, line_break_error, line_break_pieces, Commitment, KeystreamCipher, KeystreamJob, BLOCKS_PER_BATCH};
+use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, line_break_error, line_break_pieces, Commitment, KeystreamJob};
+use crate::cost::{KeystreamCipher, BLOCKS_PER_BATCH, CHACHA20_BLOCKS_PER_BATCH};
 use super::reveal::covers_all;
 use super::transcript::TranscriptError;
 use super::transcript13::{Handshake13, Transcript13};
@@ -393,9 +394,6 @@ async fn open_keystream_records<P: Party<C>, C: Channel>(
     }
     Ok(())
 }
-
-/// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.
-pub(super) const CHACHA20_BLOCKS_PER_BATCH: usize = 32;
 
 /// [`open_records`]' ZK path for ChaCha20-Poly1305 (RFC 8439 §2.8): each record's Poly1305
 /// one-time key, the first half of its block 0, which lets the verifier check the record's

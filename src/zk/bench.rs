@@ -9,7 +9,7 @@
 //! the parallel parts. Memory: both parties live in one process / one wasm instance, so the
 //! figure reported is an upper bound on the prover's alone.
 
-use crate::protocol::proof::CHECK_EVERY;
+use crate::cost::CHECK_EVERY;
 use crate::channel::{memory_pair, Channel, MemoryChannel};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::aes_bool::{encrypt_bool, key_schedule_bool};
@@ -93,7 +93,7 @@ impl Sizes {
 
     /// The COT sizes: the protocol's preprocessing demand (every session's first), then the
     /// issue's 1M and 10M.
-    pub const FULL: Sizes = Sizes { cots: &[crate::protocol::proof::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true, links: true };
+    pub const FULL: Sizes = Sizes { cots: &[crate::cost::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true, links: true };
     pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true, links: false };
 }
 

@@ -45,7 +45,7 @@
 //! * The demand that crosses it bootstraps the smallest of the *small* sets
 //!   ([`LpnParams::SMALL_SETS`], 224k–478k net) whose one iteration covers that demand, else
 //!   the *setup* set. The protocol's fast-path preprocessing (190k plus the request's
-//!   keystream proof, [`crate::protocol::proof::preprocess_cots`]) thus costs one right-sized
+//!   keystream proof, [`crate::cost::preprocess_cots`]) thus costs one right-sized
 //!   iteration; a session whose response will be partly revealed asks for about a setup
 //!   iteration's output instead, so that it runs during the TLS session.
 //! * Later shortfalls run, among the sets the buffer can start, the smallest of the small
@@ -353,7 +353,7 @@ impl LpnParams {
     };
     /// n = 458,752 (net 412,800 with the next set's base COTs kept): a TLS 1.3 session's
     /// preprocessing (its HKDF chain with the request's key hidden, and a 1 KB request's
-    /// keystream proof, [`crate::protocol::proof::derivation_cots`]).
+    /// keystream proof, [`crate::cost::derivation_cots`]).
     pub const SMALL_448K: LpnParams = LpnParams {
         n: 458_752,
         k: 35_328,
