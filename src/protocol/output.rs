@@ -270,6 +270,13 @@ impl std::fmt::Display for VerifierOutput {
 mod tests {
     use super::*;
 
+    /// Another channel's bytes add to both directions of a phase.
+    #[test]
+    fn a_phase_plus_another_channels_bytes() {
+        let phase = PhaseStats { millis: 5.0, bytes_up: 10, bytes_down: 20 };
+        assert_eq!(phase.plus((1, 2)), PhaseStats { millis: 5.0, bytes_up: 11, bytes_down: 22 });
+    }
+
     #[test]
     fn printable_marks_hidden_bytes() {
         let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false, alerts: vec![], records: vec![] };
