@@ -5,16 +5,17 @@
 //! A gadget that commits a value the circuit should *derive* (a key, a plaintext, a digest)
 //! passes every honest test, since an honest prover commits the true value. Here the prover
 //! commits the other value of one bit of its own choosing, fresh commitment by fresh
-//! commitment, and computes on with it: every lie must be refused by the proof's own checks
-//! (the multiplication check, an opening's MAC, a constant, the handshake the 1.3 proof binds
-//! its secrets to), or be a free input whose lie changes nothing the verifier certifies: the
-//! blinder of a commitment, whose digest then opens to the same plaintext under the blinder
-//! the prover committed.
+//! commitment, and computes on with it: every lie must be refused by the check that binds that
+//! commitment (the multiplication check, an opening's MAC, a constant, the line-break assertion,
+//! and for TLS 1.3's pad states the records they are bound by), or be a free input whose lie
+//! changes nothing the verifier certifies: the blinder of a commitment, whose digest then opens
+//! to the same plaintext under the blinder the prover committed.
 //!
-//! The sweep takes, at each site that commits (a line of a gadget), its first, middle and last
-//! commitment and one more, so that every kind of witness of the session is lied about; the
-//! full sweep over every commitment (millions: one per S-box output bit) is
-//! `TLSPROOF_LIE_EVERY=N cargo test --release lying_witness -- --nocapture` with every N-th.
+//! The sweep lies, at each site that commits (a line of a gadget), at [`PER_SITE`]
+//! commitments spread evenly and the last, so that every kind of witness of the session is
+//! lied about; the full sweep over every commitment (20–32k a session: one per S-box output
+//! bit) is `TLSPROOF_LIE_EVERY=1 cargo test --release --lib lying_witness -- --nocapture`
+//! (every N-th with N).
 
 use super::messages::TlsVersion;
 use super::output::VerifierOutput;
