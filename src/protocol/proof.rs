@@ -598,14 +598,16 @@ mod tests {
     /// data), the blocks its ranges touch and the positions in each, then every alert's two
     /// bytes.
     /// The line-break proof's batches: a long hidden run split into ranges of 4,064 bytes (254
-    /// blocks, with the 2 its ends may touch: 256, a batch), and short hidden ranges packed
-    /// greedily, 3 blocks each, 85 to a batch.
+    /// blocks, with the 2 its ends may touch: 256, a batch), ranges that fill a batch exactly
+    /// in one, and short hidden ranges packed greedily, 3 blocks each, 85 to a batch.
     #[test]
     fn line_break_pieces_fill_each_batch_and_no_more() {
         let blocks = |piece: &[Range<u64>]| piece.iter().map(|r| (r.end - r.start).div_ceil(16) as usize + 2).sum::<usize>();
         let pieces = line_break_pieces(&[], 10_000);
         assert_eq!(pieces, vec![vec![0..4064], vec![4064..8128], vec![8128..10_000]]);
         assert_eq!(blocks(&pieces[0]), BLOCKS_PER_BATCH);
+        // two ranges that fill a batch exactly (100 and 156 blocks) share it
+        assert_eq!(line_break_pieces(&[1568..1600], 4064), vec![vec![0..1568, 1600..4064]]);
         // 200 hidden ranges of 5 bytes, at 2..7, 12..17, …
         let reveal: Vec<Range<u64>> = (0..=200).map(|i| (10 * i as u64).saturating_sub(3)..(10 * i as u64 + 2).min(2000)).collect();
         let pieces = line_break_pieces(&reveal, 2000);
