@@ -130,7 +130,12 @@ else
 fi
 
 echo "== load: concurrent provers and hostile clients against one verifier process =="
-$bin bench load --provers 12 --hostile 12 --max-queued 4 | tail -7
+$bin bench load --provers 12 --hostile 12 --max-queued 4 --record-flooders 0 | tail -9
+# MPC-mode provers beside MPC-mode provers forwarding 10^6 records the server never sent: room
+# for all, so every honest one must be verified and every flooder refused by the verifier's check
+out=$($bin bench load --provers 8 --hostile 0 --record-flooders 8 --mpc --max-queued 16)
+echo "$out" | tail -5
+echo "$out" | grep -q "^provers: 8 verified" || { echo "load (MPC mode, record floods): not every honest prover was verified"; exit 1; }
 
 echo "== bench: one tiny case per target, sessions checked, CSV and plots written =="
 cat >"$run/tiny.toml" <<'TOML'

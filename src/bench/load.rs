@@ -1,5 +1,6 @@
 //! `tlsproof bench load`: many concurrent provers against one verifier process, with hostile
-//! clients beside them (garbage frames, slowloris, oversized messages, silent sessions). Every
+//! clients beside them (garbage frames, slowloris, oversized messages, silent sessions, floods
+//! of frames, and MPC-mode provers forwarding floods of records the server never sent). Every
 //! prover must end verified with the right verdict or refused `BUSY`, none may hang, and the
 //! verifier must stay up; the report gives the outcomes by code, the wall time and the
 //! verifier's peak resident memory. Everything runs on 127.0.0.1 and stops by itself.
@@ -7,7 +8,8 @@
 use super::runner::{peak_rss_of, BenchError};
 use crate::fixture::{FixtureServer, KeyType};
 use crate::http::RequestBuilder;
-use crate::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
+use crate::protocol::{notarize, ProverConfig, ProverMode, Reveal, RevealConfig};
+use crate::tls::inject::{InjectAt, RecordInjector};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -24,12 +26,19 @@ pub struct LoadConfig {
     pub response: usize,
     /// Hide the response's last byte (the ZK path) instead of revealing it all.
     pub redacted: bool,
+    /// The provers run MPC mode (through a `tlsproof proxy` in this process) instead of
+    /// proxy mode.
+    pub mpc: bool,
     /// The verifier's admission limits.
     pub max_sessions: usize,
     pub max_queued: usize,
     pub max_per_ip: usize,
     /// Longest any one prover may take before it counts as hung.
     pub prover_timeout: Duration,
+    /// MPC-mode provers that forward floods of records (each runs the two-party preparation,
+    /// so they are counted apart from `hostile`): alternately 10^6 HelloRequests before the
+    /// ServerHello and 10^6 empty application-data records after the server's Finished.
+    pub record_flooders: usize,
 }
 
 /// What happened.
@@ -44,6 +53,10 @@ pub struct LoadReport {
     pub hung: usize,
     /// Hostile clients by kind: (how many, how many the verifier closed or refused).
     pub hostile: BTreeMap<&'static str, (usize, usize)>,
+    /// Record flooders by kind: how they ended (the prover's error code and message).
+    pub record_floods: BTreeMap<&'static str, Vec<String>>,
+    /// Record flooders by kind the verifier's log shows refused by the check their flood meets.
+    pub record_floods_rejected: BTreeMap<&'static str, usize>,
     pub wall_seconds: f64,
     /// The verifier process's peak resident set (Linux `VmHWM`), bytes.
     pub verifier_peak_rss: Option<u64>,
@@ -55,7 +68,16 @@ impl LoadReport {
     /// The acceptance rule: every prover verified or refused BUSY, none hung, no wrong
     /// verdict, the verifier still up.
     pub fn passed(&self) -> bool {
-        self.hung == 0 && self.wrong_verdicts == 0 && self.verifier_alive && self.refused.keys().all(|k| k == "BUSY")
+        self.hung == 0 && self.wrong_verdicts == 0 && self.verifier_alive && self.refused.keys().all(|k| k == "BUSY") && self.record_floods_refused()
+    }
+
+    /// Every record flooder the verifier admitted was refused by the verifier's own check
+    /// (its log), not only by the flooder's own copy of the client.
+    fn record_floods_refused(&self) -> bool {
+        self.record_floods.iter().all(|(kind, ends)| {
+            let admitted = ends.iter().filter(|e| !e.starts_with("BUSY")).count();
+            self.record_floods_rejected.get(kind).copied().unwrap_or(0) == admitted
+        })
     }
 }
 
@@ -65,12 +87,34 @@ impl std::fmt::Display for LoadReport {
         for (kind, (n, closed)) in &self.hostile {
             writeln!(f, "hostile {kind}: {n}, {closed} closed or refused by the verifier")?;
         }
+        for (kind, ends) in &self.record_floods {
+            let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
+            for e in ends {
+                *tally.entry(e).or_default() += 1;
+            }
+            let rejected = self.record_floods_rejected.get(kind).copied().unwrap_or(0);
+            writeln!(f, "record flood {kind}: {} flooders, {rejected} rejected by the verifier's check; the flooders saw {tally:?}", ends.len())?;
+        }
         let rss = self.verifier_peak_rss.map(|b| format!("{:.0} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
         write!(f, "wall time {:.1} s; verifier peak RSS {rss}; verifier {}", self.wall_seconds, if self.verifier_alive { "still up" } else { "DOWN" })
     }
 }
 
 const HOSTILE_KINDS: [&str; 6] = ["garbage", "slowloris", "oversized", "silent", "mpc-frame-flood", "control-flood"];
+
+const RECORD_FLOOD_KINDS: [&str; 2] = ["mpc-hello-requests", "mpc-empty-records"];
+
+/// Records a flooder's proxy puts into the server's stream.
+const FLOOD_RECORDS: usize = 1_000_000;
+
+/// A record flood: where its records go, one record, and what the verifier's refusal says.
+fn record_flood(kind: &str) -> (InjectAt, Vec<u8>, &'static str) {
+    if kind == "mpc-hello-requests" {
+        (InjectAt::Start, vec![22, 3, 3, 0, 4, 0, 0, 0, 0], "HelloRequest")
+    } else {
+        (InjectAt::AfterFinished, [&[23u8, 3, 3, 0, 24][..], &[0; 24]].concat(), "forwarded exceed max_recv")
+    }
+}
 
 /// Frames a flooding client sends: far beyond what the verifier's inboxes take.
 const FLOOD_FRAMES: usize = 1_000_000;
@@ -82,7 +126,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     let fixture_task = tokio::spawn(fixture.run());
     let dir = std::env::temp_dir().join(format!("tlsproof-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let (ca_file, addr_file) = (dir.join("ca.pem"), dir.join("verifier.addr"));
+    let (ca_file, addr_file, log_file) = (dir.join("ca.pem"), dir.join("verifier.addr"), dir.join("verifier.log"));
     std::fs::write(&ca_file, &ca_pem)?;
     let _ = std::fs::remove_file(&addr_file);
     let server = format!("localhost:{port}");
@@ -92,7 +136,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
         .arg("--addr-file")
         .arg(&addr_file)
         .args(["--max-sessions", &cfg.max_sessions.to_string(), "--max-queued", &cfg.max_queued.to_string(), "--max-per-ip", &cfg.max_per_ip.to_string()])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&log_file)?)
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
@@ -112,11 +156,31 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
 
     let hostile: Vec<_> = (0..cfg.hostile).map(|i| tokio::spawn(hostile_client(HOSTILE_KINDS[i % HOSTILE_KINDS.len()], vaddr.clone(), url.clone(), server.clone()))).collect();
     let handle = tokio::runtime::Handle::current();
+    let mode = if cfg.mpc {
+        let allow = crate::proxy::AllowList::parse(&server).map_err(|e| BenchError::Other(e.to_string()))?;
+        let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("literal"), crate::proxy::ProxyConfig { allow, max_connections: 1024, ..Default::default() }).await?;
+        let proxy_url = format!("ws://{}/", proxy.local_addr()?);
+        tokio::spawn(proxy.run());
+        ProverMode::Mpc { proxy_url }
+    } else {
+        ProverMode::Proxy
+    };
+    let mut relays = Vec::new();
+    let mut flooders = Vec::new();
+    for (i, kind) in RECORD_FLOOD_KINDS.iter().cycle().take(cfg.record_flooders).enumerate() {
+        if i < RECORD_FLOOD_KINDS.len() {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            relays.push((format!("ws://{}/", listener.local_addr()?), tokio::spawn(injecting_proxy(listener, port, *kind))));
+        }
+        let (handle, url, server, ca_pem, cfg) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
+        let proxy_url = relays[i % RECORD_FLOOD_KINDS.len()].0.clone();
+        flooders.push((*kind, tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, record_flooder(&url, &server, &ca_pem, &cfg, proxy_url))))));
+    }
     let provers: Vec<_> = (0..cfg.provers)
         .map(|_| {
-            let (handle, url, server, ca_pem, cfg) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
+            let (handle, url, server, ca_pem, cfg, mode) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone(), mode.clone());
             // The prover's futures are not Send: each runs on a blocking thread of its own.
-            tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, one_prover(&url, &server, &ca_pem, &cfg))))
+            tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, one_prover(&url, &server, &ca_pem, &cfg, mode))))
         })
         .collect();
 
@@ -129,6 +193,16 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
             Ok(Err(_)) | Err(_) => report.hung += 1,
         }
     }
+    for (kind, f) in flooders {
+        let end = match f.await {
+            Ok(Ok(end)) => end,
+            Ok(Err(_)) | Err(_) => "hung".to_string(),
+        };
+        report.record_floods.entry(kind).or_default().push(end);
+    }
+    for (_, relay) in relays {
+        relay.abort();
+    }
     for (i, h) in hostile.into_iter().enumerate() {
         let e = report.hostile.entry(HOSTILE_KINDS[i % HOSTILE_KINDS.len()]).or_default();
         e.0 += 1;
@@ -137,6 +211,24 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
         }
     }
     report.wall_seconds = started.elapsed().as_secs_f64();
+    // A flooder stops at its own copy's refusal; the verifier's may be logged a moment later.
+    let flooders_admitted: usize = report.record_floods.values().flatten().filter(|e| !e.starts_with("BUSY")).count();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+        report.record_floods_rejected = RECORD_FLOOD_KINDS
+            .into_iter()
+            .map(|kind| {
+                let (_, _, check) = record_flood(kind);
+                (kind, log.lines().filter(|l| l.starts_with("=== rejected session") && l.contains(check)).count())
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        if report.record_floods_rejected.values().sum::<usize>() >= flooders_admitted || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     report.verifier_alive = matches!(verifier.try_wait(), Ok(None));
     report.verifier_peak_rss = verifier.id().and_then(|pid| peak_rss_of(&pid.to_string()));
     let _ = verifier.kill().await;
@@ -145,9 +237,8 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     Ok(report)
 }
 
-/// One prover: `Ok(true)` verified with the right verdict, `Ok(false)` a wrong verdict,
-/// `Err(code)` refused.
-async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> Result<bool, String> {
+/// A prover's configuration and request for the fixture at `server`.
+fn prover_setup(server: &str, ca_pem: &str, cfg: &LoadConfig, mode: ProverMode) -> Result<(ProverConfig, Vec<u8>), String> {
     let roots = crate::tls::RootStore::from_pem(ca_pem).map_err(|e| e.to_string())?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let config = ProverConfig {
@@ -159,7 +250,7 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         now,
         step_timeout: cfg.prover_timeout,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
+        mode,
         tls_versions: vec![Default::default()],
         tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
     };
@@ -168,11 +259,22 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         .build()
         .map_err(|e| e.to_string())?
         .bytes;
+    Ok((config, request))
+}
+
+async fn connect_verifier(url: &str) -> Result<crate::transport::WsSocket, String> {
+    crate::transport::WsSocket::connect(url)
+        .await
+        .map_err(|e| if e.to_string().contains("503") { "BUSY".to_string() } else { format!("VERIFIER_UNREACHABLE ({e})") })
+}
+
+/// One prover: `Ok(true)` verified with the right verdict, `Ok(false)` a wrong verdict,
+/// `Err(code)` refused.
+async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig, mode: ProverMode) -> Result<bool, String> {
+    let (config, request) = prover_setup(server, ca_pem, cfg, mode)?;
     let recv = if cfg.redacted { Reveal::AllButLast(1) } else { Reveal::All };
     let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), recv);
-    let socket = crate::transport::WsSocket::connect(url)
-        .await
-        .map_err(|e| if e.to_string().contains("503") { "BUSY".to_string() } else { format!("VERIFIER_UNREACHABLE ({e})") })?;
+    let socket = connect_verifier(url).await?;
     let out = notarize(socket, config, request, reveal).await.map_err(|e| e.code().to_string())?;
     let v = &out.verified;
     let n = out.response.len();
@@ -182,6 +284,64 @@ async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig) -> 
         && v.received.bytes[..n - hidden] == out.response[..n - hidden]
         && v.http.response_complete == Some(true)
         && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret"))
+}
+
+/// An MPC-mode prover whose server stream comes through `proxy_url`, an [`injecting_proxy`]:
+/// the prover's own code, honest but for what it forwards. How it ended: the error's code
+/// and message (`verified` would be a finding).
+async fn record_flooder(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig, proxy_url: String) -> String {
+    let run = async {
+        let (config, request) = prover_setup(server, ca_pem, cfg, ProverMode::Mpc { proxy_url })?;
+        let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::All);
+        let socket = connect_verifier(url).await?;
+        notarize(socket, config, request, reveal).await.map_err(|e| format!("{}: {e}", e.code()))
+    };
+    match run.await {
+        Ok(_) => "verified".into(),
+        Err(e) => e,
+    }
+}
+
+/// A WebSocket-to-TCP proxy to the fixture on `port` (whatever target the client names) that
+/// puts [`FLOOD_RECORDS`] records of `kind` into the server's stream.
+async fn injecting_proxy(listener: tokio::net::TcpListener, port: u16, kind: &'static str) {
+    use futures::{SinkExt, StreamExt};
+    use tokio::io::AsyncReadExt;
+    use tokio_tungstenite::tungstenite::Message;
+    while let Ok((stream, _)) = listener.accept().await {
+        tokio::spawn(async move {
+            let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else { return };
+            let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else { return };
+            let (mut tcp_r, mut tcp_w) = tcp.into_split();
+            let (at, record, _) = record_flood(kind);
+            let mut injector = RecordInjector::new(at, record.repeat(FLOOD_RECORDS));
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                tokio::select! {
+                    m = ws.next() => match m {
+                        Some(Ok(Message::Binary(b))) if b.is_empty() => { let _ = tcp_w.shutdown().await; }
+                        Some(Ok(Message::Binary(b))) => if tcp_w.write_all(&b).await.is_err() { return },
+                        Some(Ok(_)) => {}
+                        _ => return,
+                    },
+                    n = tcp_r.read(&mut buf) => {
+                        let n = n.unwrap_or(0);
+                        let out = if n == 0 { Vec::new() } else { injector.push(&buf[..n]) };
+                        for piece in out.chunks(16 * 1024) {
+                            if ws.send(Message::binary(piece.to_vec())).await.is_err() {
+                                return;
+                            }
+                        }
+                        if n == 0 {
+                            let _ = ws.send(Message::binary(Vec::new())).await;
+                            while let Some(Ok(_)) = ws.next().await {}
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
 }
 
 /// A session request a flooding client opens with, for `server` (on the allow-list).

@@ -816,6 +816,7 @@ mod tests {
     use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
     use crate::tls::keys::{extended_master_secret, key_block, PreMasterSecret};
     use crate::tls::Direction;
+    use crate::tls::inject::{InjectAt, RecordInjector};
     use crate::zk::MAX_MESSAGE;
     use futures::future::join;
     use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
@@ -1394,61 +1395,13 @@ mod tests {
         assert!(matches!(&v, Err(ConnectionError::TooMuchSent { limit: 5000 })), "{:?} / prover: {:?}", v.err(), p.as_ref().err());
     }
 
-    /// Where [`Inject`] puts its records in the server's stream.
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    enum InjectAt {
-        /// Before the server's first byte: right after the client random.
-        Start,
-        /// Before the server's ChangeCipherSpec: after the client Finished.
-        BeforeCcs,
-        /// After the server's Finished: where its application data goes.
-        AfterFinished,
-    }
-
-    /// The server's stream with `extra` records put in at `at`: what a prover forwards to the
-    /// verifier is whatever it says the server sent, and the honest prover here forwards what
-    /// it reads before its own client looks at it.
+    /// The server's stream with records put in by a [`RecordInjector`]: what a prover
+    /// forwards to the verifier is whatever it says the server sent, and the honest prover
+    /// here forwards what it reads before its own client looks at it.
     struct Inject {
         tcp: Compat<tokio::net::TcpStream>,
-        at: InjectAt,
-        extra: Option<Vec<u8>>,
-        /// Server bytes read and not yet passed on, whole records first.
-        seen: Vec<u8>,
+        injector: RecordInjector,
         out: std::collections::VecDeque<u8>,
-        previous: Option<u8>,
-    }
-
-    impl Inject {
-        fn new(tcp: tokio::net::TcpStream, at: InjectAt, extra: Vec<u8>) -> Self {
-            Inject { tcp: tcp.compat(), at, extra: Some(extra), seen: Vec::new(), out: Default::default(), previous: None }
-        }
-
-        /// Moves the whole records in `seen` to `out`, with `extra` where it belongs.
-        fn place(&mut self) {
-            while let Some(h) = self.seen.get(..5) {
-                let end = 5 + u16::from_be_bytes([h[3], h[4]]) as usize;
-                if self.seen.len() < end || self.extra.is_none() {
-                    break;
-                }
-                let typ = h[0];
-                let before = match self.at {
-                    InjectAt::Start => true,
-                    InjectAt::BeforeCcs => typ == 20,
-                    InjectAt::AfterFinished => false,
-                };
-                if before {
-                    self.out.extend(self.extra.take().into_iter().flatten());
-                }
-                self.out.extend(self.seen.drain(..end));
-                if self.at == InjectAt::AfterFinished && self.previous == Some(20) {
-                    self.out.extend(self.extra.take().into_iter().flatten());
-                }
-                self.previous = Some(typ);
-            }
-            if self.extra.is_none() {
-                self.out.extend(self.seen.drain(..));
-            }
-        }
     }
 
     impl ByteIo for Inject {
@@ -1459,8 +1412,7 @@ mod tests {
                 if n == 0 {
                     return Ok(0);
                 }
-                self.seen.extend_from_slice(&chunk[..n]);
-                self.place();
+                self.out.extend(self.injector.push(&chunk[..n]));
             }
             let n = buf.len().min(self.out.len());
             for (b, x) in buf.iter_mut().zip(self.out.drain(..n)) {
@@ -1478,7 +1430,7 @@ mod tests {
     async fn connect_injected(at: InjectAt, record: &[u8], count: usize) -> Result<VerifierEnd, ConnectionError> {
         let (port, roots) = fixture().await;
         let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-        let mut server = Inject::new(tcp, at, record.repeat(count));
+        let mut server = Inject { tcp: tcp.compat(), injector: RecordInjector::new(at, record.repeat(count)), out: Default::default() };
         let now = rustls_pki_types::UnixTime::now();
         let client = Client::new(two_party_config(roots.clone()), "localhost", now).expect("client");
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);

@@ -37,7 +37,7 @@ pub mod verifier;
 pub mod server;
 
 pub use output::{VerifiedDirection, VerifierOutput};
-pub use prover::{notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverOutput};
+pub use prover::{notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput};
 pub use reveal::{Reveal, RevealConfig};
 #[cfg(not(target_arch = "wasm32"))]
 pub use verifier::{verify_session, VerifierConfig, VerifierError};

@@ -16,6 +16,7 @@ pub mod codec;
 pub mod crypto;
 pub mod driver;
 pub mod error;
+pub mod inject;
 pub mod keys;
 pub mod record;
 pub mod tls13;

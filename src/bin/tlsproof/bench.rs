@@ -79,15 +79,22 @@ enum BenchCmd {
     Load {
         #[arg(long, default_value_t = 200)]
         provers: usize,
-        /// Garbage, slowloris, oversized and silent clients, in turn.
+        /// Garbage, slowloris, oversized and silent clients and floods of frames, in turn.
         #[arg(long, default_value_t = 300)]
         hostile: usize,
+        /// MPC-mode provers that forward 10^6 records the server never sent (HelloRequests
+        /// before the ServerHello, empty application data after its Finished), in turn.
+        #[arg(long, default_value_t = 4)]
+        record_flooders: usize,
         /// Response size in bytes.
         #[arg(long, default_value_t = 1024)]
         response: usize,
         /// Hide the response's last byte (the ZK path) instead of revealing it all.
         #[arg(long)]
         redacted: bool,
+        /// The provers run MPC mode (through a WebSocket-to-TCP proxy) instead of proxy mode.
+        #[arg(long)]
+        mpc: bool,
         /// The verifier's admission limits (see `tlsproof verifier --help`).
         #[arg(long, default_value_t = 4)]
         max_sessions: usize,
@@ -138,20 +145,22 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let sample = runner::prover_process(&verifier, &server, proxy, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
         }
-        BenchCmd::Load { provers, hostile, response, redacted, max_sessions, max_queued, max_per_ip, prover_timeout } => {
+        BenchCmd::Load { provers, hostile, record_flooders, response, redacted, mpc, max_sessions, max_queued, max_per_ip, prover_timeout } => {
             let cfg = tlsproof::bench::load::LoadConfig {
                 exe: std::env::current_exe()?,
                 provers,
                 hostile,
                 response,
                 redacted,
+                mpc,
                 max_sessions,
                 max_queued,
                 max_per_ip,
                 prover_timeout: std::time::Duration::from_secs(prover_timeout),
+                record_flooders,
             };
             println!("machine: {}", machine());
-            println!("load: {provers} provers ({response} B response, {}) and {hostile} hostile clients; verifier --max-sessions {max_sessions} --max-queued {max_queued} --max-per-ip {max_per_ip}", if redacted { "last byte hidden" } else { "fast path" });
+            println!("load: {provers} {} provers ({response} B response, {}) and {hostile} hostile clients, {record_flooders} MPC-mode record flooders; verifier --max-sessions {max_sessions} --max-queued {max_queued} --max-per-ip {max_per_ip}", if mpc { "MPC-mode" } else { "proxy-mode" }, if redacted { "last byte hidden" } else { "fast path" });
             let report = tlsproof::bench::load::run_load(&cfg).await?;
             println!("{report}");
             if !report.passed() {
