@@ -24,7 +24,7 @@ files=(
   src/protocol/check.rs src/protocol/proof.rs src/protocol/transcript.rs src/protocol/verifier.rs
   src/protocol/check13.rs src/protocol/proof13.rs src/protocol/transcript13.rs
   src/protocol/target.rs src/protocol/relay_guard.rs src/protocol/exchange.rs src/protocol/reveal.rs
-  src/protocol/mux.rs src/protocol/output.rs
+  src/wire/mux.rs src/protocol/output.rs
   src/mpc/connection.rs src/mpc/record.rs src/mpc/garbled.rs src/mpc/phases.rs src/mpc/reproof.rs
   src/tls/client.rs
   src/zk/verifier.rs src/zk/check.rs src/zk/bytes.rs

@@ -29,6 +29,7 @@ pub mod primitives;
 pub mod protocol;
 pub mod tls;
 pub mod transport;
+pub mod wire;
 pub mod zk;
 
 #[cfg(not(target_arch = "wasm32"))]

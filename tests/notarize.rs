@@ -881,7 +881,7 @@ async fn a_second_request_cannot_ride_in_the_first() {
 async fn floods_of_tiny_frames_are_refused_in_both_modes() {
     use futures::SinkExt;
     use tlsproof::protocol::messages::{SessionMode, SessionRequest, PROTOCOL_VERSION};
-    use tlsproof::protocol::mux::{ChannelId, MuxError};
+    use tlsproof::wire::mux::{ChannelId, MuxError};
     use tokio_tungstenite::tungstenite::Message;
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     for (mode, channel) in [(SessionMode::Proxy, ChannelId::Cot), (SessionMode::Mpc, ChannelId::Tls), (SessionMode::Proxy, ChannelId::Control)] {

@@ -3,8 +3,8 @@
 //! read it with slices, and a decoder bounds every count before it allocates.
 
 use super::signing::{Scheme, SignatureError, SigningKey, VerifyingKey};
-use crate::protocol::messages::SessionMode;
-pub use crate::protocol::output::Ending;
+use crate::wire::session::SessionMode;
+pub use crate::wire::session::Ending;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -15,7 +15,7 @@ pub const FORMAT_VERSION: u16 = 1;
 /// Longest server name (a DNS name's limit).
 const MAX_NAME: usize = 253;
 /// Most ranges of one kind per direction, as in a session's reveal plan.
-const MAX_RANGES: usize = crate::protocol::messages::MAX_RANGES;
+const MAX_RANGES: usize = crate::wire::session::MAX_RANGES;
 /// Bytes per encoded range: start, end, digest.
 const RANGE_BYTES: usize = 8 + 8 + 32;
 

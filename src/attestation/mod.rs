@@ -57,7 +57,7 @@ pub fn example() -> (Attestation, AttestationSecrets) {
         // the published vectors' session (docs/attestation-vectors.json): a fixed version, so
         // that they change with the format only, not with every session protocol bump
         protocol_version: 18,
-        mode: crate::protocol::messages::SessionMode::Proxy,
+        mode: crate::wire::session::SessionMode::Proxy,
         tls_version: 0x0303,
         cipher_suite: 0xc02b,
         group: 23,

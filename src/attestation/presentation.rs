@@ -178,13 +178,13 @@ impl std::fmt::Display for VerifiedPresentation {
             port => format!("{}:{port}", a.server_name),
         };
         let (suite, group) = a.tls_parameter_names();
-        writeln!(f, "attested: server {server}, connected at {}, {}, {suite}, key exchange {group}", crate::protocol::output::rfc3339(a.connection_time), a.tls_version_name())?;
+        writeln!(f, "attested: server {server}, connected at {}, {}, {suite}, key exchange {group}", crate::wire::text::rfc3339(a.connection_time), a.tls_version_name())?;
         writeln!(f, "transcript: sent {} bytes, received {} bytes ({})", a.sent.len, a.received.len, a.received.ending.as_str())?;
         for d in &self.disclosed {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
             let mut text = String::new();
-            crate::protocol::output::push_escaped(&mut text, &String::from_utf8_lossy(&d.data));
-            writeln!(f, "{} {}..{} ({how}):\n{}", d.direction.as_str(), d.range.start, d.range.end, crate::protocol::output::content_lines(&text))?;
+            crate::wire::text::push_escaped(&mut text, &String::from_utf8_lossy(&d.data));
+            writeln!(f, "{} {}..{} ({how}):\n{}", d.direction.as_str(), d.range.start, d.range.end, crate::wire::text::content_lines(&text))?;
         }
         Ok(())
     }

@@ -348,7 +348,7 @@ async fn injecting_proxy(listener: tokio::net::TcpListener, port: u16, kind: &'s
 fn session_request(mode: crate::protocol::messages::SessionMode, server: &str) -> Vec<u8> {
     use crate::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
     let request = SessionRequest { version: PROTOCOL_VERSION, mode, server: server.to_string(), server_name: "localhost".into(), max_sent: 4096, max_recv: 4096, preprocess: 0, prg: crate::primitives::prg::PrgKind::fastest_here() };
-    [vec![crate::protocol::mux::ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()
+    [vec![crate::wire::mux::ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()
 }
 
 /// One hostile client; returns whether the verifier closed or refused it (rather than it
@@ -386,7 +386,7 @@ async fn hostile_client(kind: &'static str, addr: String, url: String, server: S
                     }
                     "mpc-frame-flood" | "control-flood" => {
                         use crate::protocol::messages::SessionMode;
-                        use crate::protocol::mux::ChannelId;
+                        use crate::wire::mux::ChannelId;
                         let (mode, channel) = if kind == "mpc-frame-flood" { (SessionMode::Mpc, ChannelId::Tls) } else { (SessionMode::Proxy, ChannelId::Control) };
                         let _ = ws.send(Message::binary(session_request(mode, &server))).await;
                         // The frames encoded once and written as they are, so that the flood

@@ -1,7 +1,8 @@
 //! The prover–verifier session protocol, both modes (see docs/protocol.md).
 //!
-//! One WebSocket carries three channels ([`mux`]): control messages ([`messages`]), the TLS
-//! bytes the verifier relays to the server in proxy mode ([`tls_channel`]), and the ZK
+//! One WebSocket carries three channels ([`crate::wire::mux`]): control messages ([`messages`]),
+//! the TLS bytes the verifier relays to the server in proxy mode
+//! ([`crate::wire::tls_channel`]), and the ZK
 //! engine's traffic (in MPC mode also the two-party connection's, [`crate::mpc::connection`]).
 //! The proof ([`proof`]) is written once and run by both sides; [`check`] is what the verifier
 //! does with the openings; [`output`] is the verdict.
@@ -19,7 +20,6 @@ pub mod check;
 pub mod check13;
 pub mod exchange;
 pub mod messages;
-pub mod mux;
 pub mod output;
 pub mod proof;
 pub mod proof13;
@@ -28,7 +28,6 @@ pub mod prover;
 pub mod relay_guard;
 pub mod reveal;
 pub mod target;
-pub mod tls_channel;
 pub mod transcript;
 pub mod transcript13;
 #[cfg(not(target_arch = "wasm32"))]

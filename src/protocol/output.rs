@@ -1,7 +1,10 @@
 //! What the verifier concludes from a session, in a form a program or a person can read.
 
+use crate::wire::text::{content_lines, push_escaped, push_escaped_line, rfc3339};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+pub use crate::wire::session::Ending;
 
 /// One direction of the verified transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,28 +33,6 @@ pub struct RecordLayout {
     pub content_len: usize,
     pub content_type: u8,
     pub padding: usize,
-}
-
-/// How a direction of the proven transcript ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// close_notify: the sender said it was done, so nothing was cut off at the TLS layer.
-    CloseNotify,
-    /// A fatal alert (its description).
-    FatalAlert(u8),
-    /// No ending alert in the proven transcript: it may have been cut off.
-    Open,
-}
-
-impl Ending {
-    /// The name used in the JS result and the JSON verdict.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ending::CloseNotify => "close_notify",
-            Ending::FatalAlert(_) => "fatal_alert",
-            Ending::Open => "open",
-        }
-    }
 }
 
 impl VerifiedDirection {
@@ -91,56 +72,6 @@ impl VerifiedDirection {
     }
 }
 
-/// Appends `text` with the escapes [`VerifiedDirection::printable`] describes.
-pub(crate) fn push_escaped(out: &mut String, text: &str) {
-    push_escaped_with(out, text, true)
-}
-
-/// Appends `text` on one line: as [`push_escaped`], with line breaks shown as `\n`.
-pub(crate) fn push_escaped_line(out: &mut String, text: &str) {
-    push_escaped_with(out, text, false)
-}
-
-/// The text of a verdict or presentation around the server's bytes starts in column 0; every
-/// line of the bytes themselves starts with this, so no revealed byte can print a line that
-/// reads as the verdict's own (`received … fast path` in a revealed POST body).
-pub const CONTENT_PREFIX: &str = "  | ";
-
-/// `text` (already escaped) as content lines, each after [`CONTENT_PREFIX`].
-pub(crate) fn content_lines(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + CONTENT_PREFIX.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(CONTENT_PREFIX);
-        out.push_str(line);
-    }
-    out
-}
-
-fn push_escaped_with(out: &mut String, text: &str, line_breaks: bool) {
-    use std::fmt::Write;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' if line_breaks => out.push('\n'),
-            '\n' => out.push_str("\\n"),
-            '\r' if line_breaks && chars.peek() == Some(&'\n') => {}
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            // the redaction mark, and invisible or direction-changing formatting characters
-            '█' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-}
 
 /// Time and traffic of one phase, as measured by the party that reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -206,15 +137,6 @@ pub struct TlsParameters {
     pub group_id: u16,
 }
 
-/// Unix seconds as an RFC 3339 UTC time (`2026-12-01T07:53:54Z`); the number itself where it is
-/// beyond what a calendar date can show.
-pub(crate) fn rfc3339(unix: u64) -> String {
-    i64::try_from(unix)
-        .ok()
-        .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-        .unwrap_or_else(|| format!("{unix} (unix)"))
-}
 
 impl std::fmt::Display for VerifierOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -269,6 +191,7 @@ impl std::fmt::Display for VerifierOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::text::CONTENT_PREFIX;
 
     /// Another channel's bytes add to both directions of a phase.
     #[test]
@@ -326,12 +249,5 @@ mod tests {
         assert!(own.iter().all(|l| !l.contains("all good") && !l.starts_with("commitment")), "{text}");
         assert!(text.contains("request: GET /a\\nreceived 0 bytes HTTP/1.1; response status 200"), "{text}");
         assert!(text.contains("\n  | all good\\rcommitment to sent bytes"), "{text}");
-    }
-
-    #[test]
-    fn connection_time_is_rfc3339_utc() {
-        assert_eq!(rfc3339(1_796_101_714), "2026-12-01T05:08:34Z");
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(u64::MAX), format!("{} (unix)", u64::MAX));
     }
 }

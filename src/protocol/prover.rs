@@ -6,14 +6,14 @@ use super::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, Se
 use super::proof13::{self, Proof13Error, PublicInputs13};
 use super::transcript13::{self, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
-use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
+use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
 use crate::mpc::beside::{BesideError, OwnThread};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use super::output::VerifierOutput;
 use super::reveal::{check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError};
 use super::target::{ServerTarget, TargetError};
-use super::tls_channel::TlsChannelIo;
+use crate::wire::tls_channel::TlsChannelIo;
 use super::transcript::{self, TranscriptError};
 use super::proof::{self, PublicInputs};
 use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};

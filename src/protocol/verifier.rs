@@ -9,7 +9,7 @@ use super::check13::{self, Check13Error};
 use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
 use super::proof13::{self, Proof13Error, PublicInputs13};
 use super::transcript13;
-use super::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
+use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use super::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
 use super::proof::{self, app_len, PublicInputs};
 use super::relay_guard::{OutboundGuard, RelayError};

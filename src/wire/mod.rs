@@ -1,0 +1,9 @@
+//! What prover, verifier and attestations share on the wire: the session's channels over one
+//! WebSocket ([`mux`]) and the TLS bytes on one of them ([`tls_channel`]), what names a session
+//! ([`session`]), and the text forms of the server's bytes ([`text`]). The control messages
+//! themselves carry the verdict and live with the roles (`protocol::messages`).
+
+pub mod mux;
+pub mod session;
+pub mod text;
+pub mod tls_channel;
