@@ -15,9 +15,8 @@ const LAYERS = [
   ["attestation", "protocol"],
   ["bench", "wasm"],
 ];
-// Uses that break the rule today, each to be cut (issue #53): the engine benchmarks live
-// beside the engines they measure.
-const KNOWN = new Set(["gc->zk", "gc->mpc", "mpc->protocol"]);
+// Uses that break the rule, each to be cut: none.
+const KNOWN = new Set([]);
 
 const root = join(dirname(new URL(import.meta.url).pathname), "..", "src");
 const layer = new Map(LAYERS.flatMap((names, i) => names.map((n) => [n, i])));

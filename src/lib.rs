@@ -32,7 +32,6 @@ pub mod transport;
 pub mod wire;
 pub mod zk;
 
-#[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fixture;

@@ -485,8 +485,8 @@ async fn garbled_aes_and_sha256_stream_between_two_pool_workers_and_the_key_exch
     // ciphertexts and SHA-256 state against the `aes` and `sha2` crates; then MPC mode's key
     // exchange (KOS, the 2PC ECDH, the garbled key derivation), checked against `p256` and
     // the native key schedule.
-    let platform = tlsproof::zk::bench::Platform { now: || js_sys::Date::now() / 1e3, peak_memory: || None };
-    let figures = tlsproof::gc::bench::run(&platform, tlsproof::gc::bench::Sizes::QUICK, &mut |_| {})
+    let platform = tlsproof::bench::engines::zk::Platform { now: || js_sys::Date::now() / 1e3, peak_memory: || None };
+    let figures = tlsproof::bench::engines::gc::run(&platform, tlsproof::bench::engines::gc::Sizes::QUICK, &mut |_| {})
         .expect("garbled AES and SHA-256 decode to the right outputs");
     assert!(figures.iter().any(|f| f.name.starts_with("GC AND gates garbled+evaluated") && f.value > 0.0));
     assert!(figures.iter().any(|f| f.name.starts_with("MPC whole key exchange") && f.value > 0.0));

@@ -14,7 +14,6 @@
 //! value masked by the permute bit lsb(W⁰). Gate i uses the hash tweaks 3i, 3i + 1 and 3i + 2,
 //! and the gate counter runs on across circuits, so no tweak is used twice under one Δ.
 
-pub mod bench;
 pub mod evaluator;
 pub mod garbler;
 pub mod hash;

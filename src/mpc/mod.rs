@@ -13,7 +13,6 @@
 //! no proof of their own ([`ecdh`]).
 
 pub mod beside;
-pub mod bench;
 pub mod connection;
 pub mod ecdh;
 pub mod fp;

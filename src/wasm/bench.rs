@@ -1,5 +1,5 @@
-//! `benchZk` and `benchMpc`: the engine benchmarks (`tlsproof::zk::bench`,
-//! `tlsproof::gc::bench`) in the browser, for `tlsproof bench zk|mpc --target browser`. Call
+//! `benchZk` and `benchMpc`: the engine benchmarks (`tlsproof::bench::engines::zk`,
+//! `tlsproof::bench::engines::gc`) in the browser, for `tlsproof bench zk|mpc --target browser`. Call
 //! them from a Web Worker (they block while they run).
 
 use wasm_bindgen::prelude::*;
@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 /// it); resolves to a JSON array of `{name, value, unit}`.
 #[wasm_bindgen(js_name = benchZk)]
 pub fn bench_zk(quick: bool, only: Option<String>) -> Result<String, JsError> {
-    use crate::zk::bench::{run, Platform, Section, Sizes};
+    use crate::bench::engines::zk::{run, Platform, Section, Sizes};
     let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
     let mut sizes = if quick { Sizes::QUICK } else { Sizes::FULL };
     if let Some(name) = only {
@@ -25,8 +25,8 @@ pub fn bench_zk(quick: bool, only: Option<String>) -> Result<String, JsError> {
 /// parties).
 #[wasm_bindgen(js_name = benchMpc)]
 pub fn bench_mpc(quick: bool) -> Result<String, JsError> {
-    use crate::gc::bench::{run, Sizes};
-    use crate::zk::bench::Platform;
+    use crate::bench::engines::gc::{run, Sizes};
+    use crate::bench::engines::zk::Platform;
     let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
     let figures = run(&platform, if quick { Sizes::QUICK } else { Sizes::FULL }, &mut |_| {}).map_err(|e| JsError::new(&e))?;
     Ok(serde_json::to_string(&figures)?)

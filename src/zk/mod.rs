@@ -38,7 +38,6 @@
 //! bits ‖ SHA-256 of the opened bits' MACs ‖ SHA-256 of the asserted bits' MACs) in chunks,
 //! verifier → prover: 16-byte challenge χ, then the 32-byte answer (U, V).
 
-pub mod bench;
 pub mod bytes;
 pub mod sbox;
 mod and_rows;

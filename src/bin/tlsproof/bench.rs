@@ -55,7 +55,7 @@ enum BenchCmd {
         target: TargetArg,
         /// Run one section alone, e.g. to profile it or to compare two builds of it.
         #[arg(long, value_enum)]
-        only: Option<tlsproof::zk::bench::Section>,
+        only: Option<tlsproof::bench::engines::zk::Section>,
         #[command(flatten)]
         browser: PageArgs,
     },
@@ -172,12 +172,12 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             println!("machine: {}", machine());
             let figures = match target {
                 TargetArg::Native => {
-                    let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
-                    let mut sizes = if quick { tlsproof::zk::bench::Sizes::QUICK } else { tlsproof::zk::bench::Sizes::FULL };
+                    let platform = tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    let mut sizes = if quick { tlsproof::bench::engines::zk::Sizes::QUICK } else { tlsproof::bench::engines::zk::Sizes::FULL };
                     if let Some(section) = only {
                         sizes = sizes.only(section);
                     }
-                    tokio::task::spawn_blocking(move || tlsproof::zk::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
+                    tokio::task::spawn_blocking(move || tlsproof::bench::engines::zk::run(&platform, sizes, &mut |l| println!("{l}"))).await??
                 }
                 TargetArg::Browser => {
                     let mut page = browser.start().await?;
@@ -193,11 +193,11 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         BenchCmd::Mpc { quick, out, target, browser } => {
             println!("machine: {}", machine());
-            let sizes = if quick { tlsproof::gc::bench::Sizes::QUICK } else { tlsproof::gc::bench::Sizes::FULL };
+            let sizes = if quick { tlsproof::bench::engines::gc::Sizes::QUICK } else { tlsproof::bench::engines::gc::Sizes::FULL };
             let figures = match target {
                 TargetArg::Native => {
-                    let platform = tlsproof::zk::bench::Platform { now: seconds, peak_memory: runner::peak_rss };
-                    tokio::task::spawn_blocking(move || tlsproof::gc::bench::run(&platform, sizes, &mut |l| println!("{l}"))).await??
+                    let platform = tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    tokio::task::spawn_blocking(move || tlsproof::bench::engines::gc::run(&platform, sizes, &mut |l| println!("{l}"))).await??
                 }
                 TargetArg::Browser => {
                     let mut page = browser.start().await?;
@@ -326,8 +326,8 @@ fn machine() -> String {
 }
 
 /// The figures a bench page answered, printed under `heading`.
-fn page_figures(answer: serde_json::Value, heading: &str) -> Result<Vec<tlsproof::zk::bench::Figure>, serde_json::Error> {
-    let figures: Vec<tlsproof::zk::bench::Figure> = serde_json::from_value(answer)?;
+fn page_figures(answer: serde_json::Value, heading: &str) -> Result<Vec<tlsproof::bench::engines::zk::Figure>, serde_json::Error> {
+    let figures: Vec<tlsproof::bench::engines::zk::Figure> = serde_json::from_value(answer)?;
     println!("{heading}");
     for f in &figures {
         println!("{:<58} {:>14.2} {}", f.name, f.value, f.unit);
@@ -336,7 +336,7 @@ fn page_figures(answer: serde_json::Value, heading: &str) -> Result<Vec<tlsproof
 }
 
 /// Bench figures as CSV (figure, value, unit).
-fn write_figures(path: &std::path::Path, figures: &[tlsproof::zk::bench::Figure]) -> std::io::Result<()> {
+fn write_figures(path: &std::path::Path, figures: &[tlsproof::bench::engines::zk::Figure]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -1,5 +1,5 @@
 //! MPC mode's two-party key exchange, timed (part of `tlsproof bench mpc`): COTs by KOS, the
-//! two-party ECDH to premaster shares, then the end of the handshake ([`super::handshake`]):
+//! two-party ECDH to premaster shares, then the end of the handshake ([`crate::mpc::handshake`]):
 //! the garbled key derivation and the client Finished record sealed by both (the server's
 //! Finished is checked after the connection, by the transcript proof). Each party is a
 //! function of its own channel end. In memory both parties run in one thread (every message
@@ -7,14 +7,14 @@
 //! own (a Web Worker in the browser). The results are checked against the native key schedule.
 //! Natively, it ends with a whole MPC-mode session against the fixture server ([`session`]).
 
-use super::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
-use super::fp::Fp;
-use super::ecdh::{ReceiverCots, SenderCots};
-use super::garbled::{EvaluatorParty, GarblerParty};
-use super::ghash::cots_for_powers;
-use super::handshake::{client_finished_prover, client_finished_verifier, powers_for_records, HandshakeInputs, INPUT_COTS};
-use super::kdf::KdfInputs;
-use super::ole::OleField;
+use crate::mpc::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
+use crate::mpc::fp::Fp;
+use crate::mpc::ecdh::{ReceiverCots, SenderCots};
+use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
+use crate::mpc::ghash::cots_for_powers;
+use crate::mpc::handshake::{client_finished_prover, client_finished_verifier, powers_for_records, HandshakeInputs, INPUT_COTS};
+use crate::mpc::kdf::KdfInputs;
+use crate::mpc::ole::OleField;
 use crate::channel::{memory_pair, Channel};
 use crate::gc::Garbler;
 use crate::ot::{CotReceiver, CotSender, KosReceiver, KosSender};
@@ -22,7 +22,7 @@ use crate::primitives::field::F128;
 use crate::tls::codec::TLS12;
 use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
 use crate::tls::keys::{extended_master_secret, key_block, verify_data, PreMasterSecret};
-use crate::zk::bench::{Figure, Platform};
+use crate::bench::engines::zk::{Figure, Platform};
 use crate::zk::MAX_MESSAGE;
 use futures::executor::block_on;
 use futures::future::join;
@@ -149,7 +149,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
 
     // The GHASH powers one 1 KiB request record needs (additional data, 64 blocks, lengths).
     let max_power = 66;
-    let n = super::ghash::cots_for_powers(max_power);
+    let n = crate::mpc::ghash::cots_for_powers(max_power);
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let t0 = (platform.now)();
     let delta = F128(rand::random());
@@ -159,8 +159,8 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let h: u128 = rand::random();
     let h_a: u128 = rand::random();
     let (pa, pb) = block_on(join(
-        super::ghash::powers_a(&mut a, F128(h_a), max_power, delta, &keys, 0),
-        super::ghash::powers_b(&mut b, F128(h ^ h_a), max_power, &choices, &macs, 0),
+        crate::mpc::ghash::powers_a(&mut a, F128(h_a), max_power, delta, &keys, 0),
+        crate::mpc::ghash::powers_b(&mut b, F128(h ^ h_a), max_power, &choices, &macs, 0),
     ));
     let t1 = (platform.now)();
     let (pa, pb) = (pa.map_err(|e| e.to_string())?, pb.map_err(|e| e.to_string())?);
@@ -172,10 +172,10 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
 
     // Over the cable link, each party on a thread of its own (natively) or on one of rayon's
     // Web Workers (in the browser, where the pool has at least two).
-    use crate::zk::bench::{link, LINK_CASES};
+    use crate::bench::engines::zk::{link, LINK_CASES};
     let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
-    let (p, v) = crate::gc::bench::both(|| block_on(prover(&mut a, platform, &setup)), || block_on(verifier(&mut b, &setup)));
+    let (p, v) = crate::bench::engines::gc::both(|| block_on(prover(&mut a, platform, &setup)), || block_on(verifier(&mut b, &setup)));
     let (p, (v_share, _)) = (p?, v?);
     check(&setup, &p, v_share)?;
     let [t1, t2, t3] = p.ends;
@@ -194,15 +194,15 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
 /// path), the two parties on two threads over the emulated cable link (the server unshaped).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
-    use super::connection::{connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits};
-    use super::reproof;
+    use crate::mpc::connection::{connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits};
+    use crate::mpc::reproof;
     use crate::ot::{FerretReceiver, FerretSender};
     use crate::primitives::prg::PrgKind;
     use crate::protocol::messages::RevealPlan;
     use crate::protocol::proof::{self, PublicInputs};
     use crate::protocol::transcript;
     use crate::tls::{Client, Direction, RootStore};
-    use crate::zk::bench::{link, LINK_CASES};
+    use crate::bench::engines::zk::{link, LINK_CASES};
     use crate::zk::{Prover, Verifier};
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|x| e(&x))?;
@@ -224,7 +224,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
     let now = rustls_pki_types::UnixTime::now();
     let prg = PrgKind::fastest_here();
-    let (p, v) = crate::gc::bench::both(
+    let (p, v) = crate::bench::engines::gc::both(
         || {
             block_on(async {
                 let t0 = (platform.now)();

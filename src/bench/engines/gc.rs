@@ -1,16 +1,16 @@
 //! The garbled-circuit engine's benchmark (`tlsproof bench mpc` natively, `benchMpc` in the
 //! browser): garbler and evaluator at the same time, the tables streamed between them through
-//! the bounded channel of [`super::stream`], on two threads (two OS threads natively, two of
+//! the bounded channel of [`crate::gc::stream`], on two threads (two OS threads natively, two of
 //! rayon's Web Workers in the browser), the median of three runs. Inputs are the garbler's;
 //! the evaluator decodes the outputs, which are checked against the `aes` and `sha2` crates.
-//! Then MPC mode's key exchange ([`crate::mpc::bench`]).
+//! Then MPC mode's key exchange ([`super::mpc`]).
 
-use super::stream::table_stream;
-use super::{Evaluator, Garbler, Wire};
+use crate::gc::stream::table_stream;
+use crate::gc::{Evaluator, Garbler, Wire};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::sha256::{compress, initial_state, state_to_bytes};
 use crate::circuits::{bits_to_bytes, bytes_to_bits, Circuit};
-use crate::zk::bench::{Figure, Platform};
+use crate::bench::engines::zk::{Figure, Platform};
 use ::aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 
 /// Sizes of a run.
@@ -171,7 +171,7 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     let inputs = [bytes_to_bits(&key), bytes_to_bits(&pt)].concat();
     // The stream holds every chunk here (one thread cannot wait for itself), and keeps the
     // same types as the streamed runs: no second copy of the circuits in the wasm.
-    let (sink, source) = table_stream(aes_ands as usize / super::stream::CHUNK_TABLES + 2);
+    let (sink, source) = table_stream(aes_ands as usize / crate::gc::stream::CHUNK_TABLES + 2);
     let t0 = (platform.now)();
     let mut garbler = Garbler::new(sink);
     let (gw, labels) = garbler.garbler_inputs(&inputs);
@@ -186,6 +186,6 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     put("GC AND gates garbled, one thread (AES)".into(), aes_ands as f64 / (t1 - t0) / 1e6, "M AND/s");
     put("GC AND gates evaluated, one thread (AES)".into(), aes_ands as f64 / (t2 - t1) / 1e6, "M AND/s");
 
-    figures.extend(crate::mpc::bench::run(platform, log)?);
+    figures.extend(crate::bench::engines::mpc::run(platform, log)?);
     Ok(figures)
 }
