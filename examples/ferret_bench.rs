@@ -176,7 +176,7 @@ fn main() {
 
     let ss_name = format!("SoftSpoken k={DEFAULT_K}");
     let fss_name = format!("Ferret/SoftSpoken k={DEFAULT_K}");
-    let n = tlsproof::protocol::proof::PREPROCESS_COTS;
+    let n = tlsproof::cost::PREPROCESS_COTS;
     println!("the protocol's preprocessing, one extend({n}) in a fresh session:");
     line("KOS", n, kos(&[n])[0]);
     line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);

@@ -5,7 +5,7 @@
 # names it>  # why no test can catch it"); the script fails if a missed mutant is not listed,
 # or if a listed one no longer exists.
 #   scripts/mutants.sh [--list] [extra cargo-mutants args, e.g. --shard 0/4]
-#   MUTANTS_FILES="src/protocol/reveal.rs src/zk/check.rs" MUTANTS_OUT=/tmp/m scripts/mutants.sh
+#   MUTANTS_FILES="src/protocol/disclose/reveal.rs src/zk/check.rs" MUTANTS_OUT=/tmp/m scripts/mutants.sh
 #   MUTANTS_TESTS=--lib scripts/mutants.sh   (first pass on the library's tests only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +21,10 @@ fi
 # and the byte gadgets the proofs assert with, and the OT consistency checks (KOS's and
 # SoftSpokenOT's shared check is in ot/bits.rs, Ferret's in its SPCOT).
 files=(
-  src/protocol/check.rs src/protocol/proof.rs src/protocol/transcript.rs src/protocol/verifier.rs
-  src/protocol/check13.rs src/protocol/proof13.rs src/protocol/transcript13.rs
-  src/protocol/target.rs src/protocol/relay_guard.rs src/protocol/exchange.rs src/protocol/reveal.rs
-  src/wire/mux.rs src/protocol/output.rs
+  src/protocol/prove/tls12/check.rs src/protocol/prove/tls12/mod.rs src/protocol/observe/tls12/mod.rs src/protocol/verifier.rs
+  src/protocol/prove/tls13/check.rs src/protocol/prove/tls13/mod.rs src/protocol/observe/tls13.rs
+  src/protocol/target.rs src/protocol/observe/relay_guard.rs src/protocol/disclose/exchange.rs src/protocol/disclose/reveal.rs
+  src/wire/mux.rs src/protocol/disclose/output.rs
   src/mpc/connection.rs src/mpc/record.rs src/mpc/garbled.rs src/mpc/phases.rs src/mpc/reproof.rs
   src/tls/client.rs
   src/zk/verifier.rs src/zk/check.rs src/zk/bytes.rs

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::messages::SessionMode;
-use tlsproof::protocol::output::Ending;
+use tlsproof::protocol::disclose::output::Ending;
 use tlsproof::protocol::prover::{prepare, ProverMode, RevealExtent, Sizing};
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError};

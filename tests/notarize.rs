@@ -11,7 +11,7 @@ use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
 use tlsproof::protocol::messages::ControlMessage;
-use tlsproof::protocol::output::Ending;
+use tlsproof::protocol::disclose::output::Ending;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 struct Env {
@@ -101,7 +101,7 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
         assert_eq!((v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()), ("localhost", env.server.as_str(), Some("localhost")));
         assert!(v.received.fast_path, "a fully revealed response takes the fast path");
         assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify), "both sides closed cleanly");
-        let want = tlsproof::protocol::exchange::HttpExchange { request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")), status: Some(200), response_complete: Some(true) };
+        let want = tlsproof::protocol::disclose::exchange::HttpExchange { request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")), status: Some(200), response_complete: Some(true) };
         assert_eq!(v.http, want);
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
@@ -382,7 +382,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
-    use tlsproof::protocol::proof::{keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
+    use tlsproof::protocol::prove::tls12::{keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
     // In proxy mode the server chooses the version and suite after the request: the limit is
     // that of TLS 1.3's SHA-384 suite, with the request's keystream and its proof of no hidden
     // line break (all of it hidden at most).
@@ -496,7 +496,7 @@ async fn byte_counts_that_differ_from_the_relayed_session_are_rejected() {
 /// Commitments are bounded when the plan is checked, before any wire is built for them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_commitments_are_refused_before_the_proof() {
-    use tlsproof::protocol::reveal::{RevealError, MAX_COMMITTED_BYTES};
+    use tlsproof::protocol::disclose::reveal::{RevealError, MAX_COMMITTED_BYTES};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let inner = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let socket = ControlTamperingSocket {
@@ -524,7 +524,7 @@ async fn oversized_commitments_are_refused_before_the_proof() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
     use futures::SinkExt;
-    use tlsproof::protocol::relay_guard::RelayError;
+    use tlsproof::protocol::observe::relay_guard::RelayError;
     use tokio::io::AsyncReadExt;
     use tokio_tungstenite::tungstenite::Message;
     // An allowed "server" that counts what reaches it.
@@ -860,7 +860,7 @@ async fn a_second_request_cannot_ride_in_the_first() {
     let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
     assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("Transfer-Encoding")), "{err}");
     let (_, report) = env.reports.recv().await.unwrap();
-    assert!(matches!(report, Err(VerifierError::Exchange(tlsproof::protocol::exchange::ExchangeError::TransferEncoding))), "{report:?}");
+    assert!(matches!(report, Err(VerifierError::Exchange(tlsproof::protocol::disclose::exchange::ExchangeError::TransferEncoding))), "{report:?}");
 
     let cookie = [&b"x\r\n\r\n"[..], &smuggled[..smuggled.len() - 4]].concat();
     let request = [&b"GET /json HTTP/1.1\r\nHost: localhost\r\nCookie: "[..], &cookie, b"\r\n\r\n"].concat();
@@ -868,7 +868,7 @@ async fn a_second_request_cannot_ride_in_the_first() {
     let reveal = RevealConfig::new(Reveal::Ranges(vec![0..at, at + cookie.len()..request.len()]), Reveal::All);
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
-    assert!(matches!(&err, ProverError::Reveal(tlsproof::protocol::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1), "{err}");
+    assert!(matches!(&err, ProverError::Reveal(tlsproof::protocol::disclose::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1), "{err}");
     assert_eq!(err.code(), "BAD_OPTIONS");
 }
 

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::messages::TlsVersion;
-use tlsproof::protocol::output::Ending;
+use tlsproof::protocol::disclose::output::Ending;
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
 use tlsproof::proxy::AllowList;

@@ -5,9 +5,9 @@
 
 use std::ops::Range;
 use tlsproof::fixture::{FixtureServer, KeyType};
-use tlsproof::protocol::check::{recover, CheckError};
-use tlsproof::protocol::proof::{self, Opened, PublicInputs};
-use tlsproof::protocol::transcript::{self, EncryptedRecord};
+use tlsproof::protocol::prove::tls12::check::{recover, CheckError};
+use tlsproof::protocol::prove::tls12::{self as proof, Opened, PublicInputs};
+use tlsproof::protocol::observe::tls12::{self as transcript, EncryptedRecord};
 use tlsproof::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
 use tlsproof::channel::memory_pair;
 use tlsproof::ot::{KosReceiver, KosSender};

@@ -352,7 +352,7 @@ async fn notarize_api_returns_an_attestation_that_opens_a_committed_field() {
     let recv = v["recv"]["printable"].as_str().unwrap();
     assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("1234.56"), "{recv}");
     assert_eq!(v["commitments"].as_array().map(Vec::len), Some(1), "{v}");
-    let session: tlsproof::protocol::attest::AttestedSession = serde_json::from_value(v["attestation"].clone()).expect("result.attestation");
+    let session: tlsproof::protocol::disclose::attest::AttestedSession = serde_json::from_value(v["attestation"].clone()).expect("result.attestation");
     assert_eq!(session.verifier_key, key);
     let (_, attested) = Attestation::decode(&session.attestation.data).unwrap();
     let balance = attested.received.committed[0].range.clone();

@@ -3,7 +3,7 @@
 
 use super::config::{BenchCase, RevealRecv, Target};
 use super::runner::ProverSample;
-use crate::protocol::output::SessionStats;
+use crate::protocol::disclose::output::SessionStats;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -167,7 +167,7 @@ mod tests {
             server_name: SERVER_NAME.into(),
             server: "localhost:1".into(),
             sni: Some(SERVER_NAME.into()),
-            tls: crate::protocol::output::TlsParameters { version: Default::default(), cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(), group: "secp256r1".into(), cipher_suite_id: 0xc02b, group_id: 23 },
+            tls: crate::protocol::disclose::output::TlsParameters { version: Default::default(), cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(), group: "secp256r1".into(), cipher_suite_id: 0xc02b, group_id: 23 },
             connection_time: 0,
             sent: VerifiedDirection {
                 len: sent_bytes.len() as u64,
@@ -178,7 +178,7 @@ mod tests {
                 records: vec![],
             },
             received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false, alerts: vec![], records: vec![] },
-            http: crate::protocol::exchange::HttpExchange { request_line: None, status: None, response_complete: None },
+            http: crate::protocol::disclose::exchange::HttpExchange { request_line: None, status: None, response_complete: None },
             commitments: Vec::new(),
             stats: Default::default(),
         }

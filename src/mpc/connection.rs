@@ -1005,8 +1005,8 @@ mod tests {
         let ms = p_end.0.master_secret(&v_end.0.premaster_share);
         let kb = key_block(&ms, p_end.0.client.client_random(), p_end.0.client.server_random());
         let [sent, received] = forge_first_record(&v_end.0.client, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
-        let copy = crate::protocol::transcript::parse(&sent, &received).expect("the forged copy parses");
-        use crate::protocol::proof::{self, PublicInputs};
+        let copy = crate::protocol::observe::tls12::parse(&sent, &received).expect("the forged copy parses");
+        use crate::protocol::prove::tls12::{self as proof, PublicInputs};
         let lens = [Direction::Sent, Direction::Received].map(|d| proof::app_len(copy.encrypted_records(d)));
         let plan = crate::protocol::messages::RevealPlan { sent: vec![0..lens[0]], received: vec![0..lens[1]], commit_sent: vec![], commit_received: vec![] };
         let inputs = PublicInputs::new(&copy, &plan);
@@ -1015,7 +1015,7 @@ mod tests {
         let pp = proof::run(&mut pz, &mut a, Some(&ms.0), Some(&[]), &inputs, |cvd| copy.server_finished_hash(cvd));
         let vv = async {
             let opened = proof::run(&mut vz, &mut b, None, None, &inputs, |cvd| copy.server_finished_hash(cvd)).await.expect("the transcript proof accepts the forged copy");
-            crate::protocol::check::recover("received", copy.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("every record verifies").bytes
+            crate::protocol::prove::tls12::check::recover("received", copy.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("every record verifies").bytes
         };
         let (_, forged) = join(pp, vv).await;
         let genuine: Vec<u8> = p_end.0.open_received(&ms).expect("the genuine records").into_iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b).collect();
@@ -1107,7 +1107,7 @@ mod tests {
     #[tokio::test]
     async fn after_the_proof_of_the_garbling_the_transcript_proof_certifies_the_response_and_hides_the_token() {
         use crate::protocol::messages::RevealPlan;
-        use crate::protocol::proof::{self, OpenedDirection, PublicInputs};
+        use crate::protocol::prove::tls12::{self as proof, OpenedDirection, PublicInputs};
         let (port, roots) = fixture().await;
         let req = request("/json");
         let (p, v) = connect(port, roots.clone(), roots.clone(), &req, None).await;
@@ -1115,7 +1115,7 @@ mod tests {
         // wire, which it checks the same way (chain, name, key-exchange signature).
         let v_conn = &v.as_ref().expect("verifier").0;
         let raw = |c: &Client, d| c.transcript().raw_bytes(d);
-        let transcript = crate::protocol::transcript::parse(&raw(&v_conn.client, Direction::Sent), &raw(&v_conn.client, Direction::Received)).expect("transcript");
+        let transcript = crate::protocol::observe::tls12::parse(&raw(&v_conn.client, Direction::Sent), &raw(&v_conn.client, Direction::Received)).expect("transcript");
         transcript.validate_server(&roots, "localhost", rustls_pki_types::UnixTime::now()).expect("the fixture's certificate");
         let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
         let ((v_share, (p, mut pz, mut a)), (_, mut vz, mut b)) = (p.expect("prover"), v.expect("verifier"));
@@ -1125,7 +1125,7 @@ mod tests {
         let recv_len = proof::app_len(transcript.encrypted_records(Direction::Received));
         let plan = RevealPlan { sent: vec![0..token, token + 12..req.len() as u64], received: vec![0..recv_len], commit_sent: vec![], commit_received: vec![] };
         let ms = p.master_secret(&v_share);
-        let p_transcript = crate::protocol::transcript::parse(&raw(&p.client, Direction::Sent), &raw(&p.client, Direction::Received)).expect("transcript");
+        let p_transcript = crate::protocol::observe::tls12::parse(&raw(&p.client, Direction::Sent), &raw(&p.client, Direction::Received)).expect("transcript");
         let (p_inputs, v_inputs) = (PublicInputs::new(&p_transcript, &plan), PublicInputs::new(&transcript, &plan));
         let pp = proof::run(&mut pz, &mut a, Some(&ms.0), Some(&[]), &p_inputs, |cvd| p_transcript.server_finished_hash(cvd));
         let vv = proof::run(&mut vz, &mut b, None, None, &v_inputs, |cvd| transcript.server_finished_hash(cvd));
@@ -1133,8 +1133,8 @@ mod tests {
         pr.expect("the prover's transcript proof");
         let opened = opened.expect("the verifier accepts the transcript proof");
         assert!(matches!(opened.received, OpenedDirection::Key { .. }), "the response took the fast path");
-        let sent = crate::protocol::check::recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent).expect("sent");
-        let received = crate::protocol::check::recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("received");
+        let sent = crate::protocol::prove::tls12::check::recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent).expect("sent");
+        let received = crate::protocol::prove::tls12::check::recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received).expect("received");
         let text = String::from_utf8(received.bytes).expect("text");
         assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
         assert_eq!(&sent.bytes[..token as usize], &req[..token as usize]);
@@ -1149,7 +1149,7 @@ mod tests {
     async fn transcript_proof(
         plan: impl Fn(u64, u64) -> crate::protocol::messages::RevealPlan,
         forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
-        cheat: crate::protocol::proof::ProofCheat,
+        cheat: crate::protocol::prove::tls12::ProofCheat,
     ) -> (Result<[Vec<u8>; 2], String>, [Vec<u8>; 2]) {
         let (verified, honest) = transcript_proof_over(None, plan, forge, cheat).await;
         (verified, honest.expect("P decrypts the server's records"))
@@ -1161,10 +1161,10 @@ mod tests {
         flip: Option<Flip>,
         plan: impl Fn(u64, u64) -> crate::protocol::messages::RevealPlan,
         forge: impl FnOnce(&crate::tls::keys::KeyBlock, &Client) -> [Vec<u8>; 2],
-        cheat: crate::protocol::proof::ProofCheat,
+        cheat: crate::protocol::prove::tls12::ProofCheat,
     ) -> (Result<[Vec<u8>; 2], String>, Result<[Vec<u8>; 2], ConnectionError>) {
-        use crate::protocol::proof::{self, PublicInputs, PROOF_CHEAT};
-        use crate::protocol::transcript;
+        use crate::protocol::prove::tls12::{self as proof, PublicInputs, PROOF_CHEAT};
+        use crate::protocol::observe::tls12 as transcript;
         let (port, roots) = fixture().await;
         let (p, v) = connect(port, roots.clone(), roots, &request("/json"), flip).await;
         let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
@@ -1183,7 +1183,7 @@ mod tests {
         let (vt, plan) = (&vt, &plan);
         let vv = async move {
             let opened = proof::run(&mut vz, &mut b, None, None, &v_inputs, |cvd| vt.server_finished_hash(cvd)).await.map_err(|e| format!("{e:?}"))?;
-            let recover = |name, d, opened, plan| crate::protocol::check::recover(name, vt.encrypted_records(d), opened, plan).map(|r| r.bytes).map_err(|e| format!("{e:?}"));
+            let recover = |name, d, opened, plan| crate::protocol::prove::tls12::check::recover(name, vt.encrypted_records(d), opened, plan).map(|r| r.bytes).map_err(|e| format!("{e:?}"));
             Ok([recover("sent", Direction::Sent, &opened.sent, &plan.sent)?, recover("received", Direction::Received, &opened.received, &plan.received)?])
         };
         let (_, verified) = join(pp, vv).await;
@@ -1243,7 +1243,7 @@ mod tests {
         let (honest, plain) = transcript_proof(all, unchanged, Default::default()).await;
         assert_eq!(honest.expect("the honest prover"), plain);
         for side in [0, 1] {
-            let cheat = crate::protocol::proof::ProofCheat { fast_key: Some(side), ..Default::default() };
+            let cheat = crate::protocol::prove::tls12::ProofCheat { fast_key: Some(side), ..Default::default() };
             let (v, _) = transcript_proof(all, unchanged, cheat).await;
             assert_eq!(v.err().as_deref(), Some("OpeningMacMismatch"), "direction {side}");
         }
@@ -1486,11 +1486,16 @@ mod tests {
         let limit = LIMITS.max_recv as u64 + TLS_OVERHEAD;
         assert!(matches!(&v, Err(ConnectionError::TooMuchForwarded { limit: l }) if *l == limit), "{:?}", v.as_ref().err());
         // and the record count on its own: 2^16 records under a max_recv that would take more
-        let mut account = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION - 1, max_bytes: u64::MAX };
+        // (one record more than the bound refused; one up to it taken)
         let mut client = Client::new(two_party_config(RootStore::from_anchors(Vec::new())), "localhost", rustls_pki_types::UnixTime::now()).expect("client");
         client.take_outgoing();
-        let two = [WARNING.to_vec(), WARNING.to_vec()].concat();
-        assert!(matches!(account.feed(&mut client, &two), Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION })));
+        let mut full = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION, max_bytes: u64::MAX };
+        assert!(matches!(full.feed(&mut client, &WARNING), Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION })));
+        let mut client = Client::new(two_party_config(RootStore::from_anchors(Vec::new())), "localhost", rustls_pki_types::UnixTime::now()).expect("client");
+        client.take_outgoing();
+        let mut nearly = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION - 1, max_bytes: u64::MAX };
+        assert!(nearly.feed(&mut client, &WARNING).is_ok());
+        assert_eq!(nearly.records, MAX_RECORDS_PER_DIRECTION);
     }
 
     #[tokio::test]

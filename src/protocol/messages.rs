@@ -17,13 +17,13 @@ pub struct SessionRequest {
     /// does (MPC mode).
     pub server: String,
     /// The name the certificate must be valid for (SNI): the host of `server`, or the verifier
-    /// refuses ([`ServerTarget`](super::target::ServerTarget)).
+    /// refuses ([`ServerTarget`](crate::protocol::target::ServerTarget)).
     pub server_name: String,
     /// Most application bytes the prover will send / receive.
     pub max_sent: u32,
     pub max_recv: u32,
     /// Correlations both sides generate while the TLS session runs
-    /// ([`proof::preprocess_cots`](super::proof::preprocess_cots)); the verifier refuses more
+    /// ([`proof::preprocess_cots`](crate::protocol::prove::tls12::preprocess_cots)); the verifier refuses more
     /// than a session within `max_sent` can use.
     pub preprocess: u32,
     /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
@@ -54,11 +54,11 @@ pub struct RevealPlan {
 
 /// Prover → verifier, with the reveal plan of a TLS 1.3 session: the shape of each
 /// application record (after the encrypted handshake), per direction. The proof checks them
-/// ([`check13`](super::check13)).
+/// ([`check13`](crate::protocol::prove::tls13::check)).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordShapes {
-    pub sent: Vec<super::check13::RecordShape>,
-    pub received: Vec<super::check13::RecordShape>,
+    pub sent: Vec<crate::protocol::prove::tls13::check::RecordShape>,
+    pub received: Vec<crate::protocol::prove::tls13::check::RecordShape>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -75,7 +75,7 @@ pub enum ControlMessage {
     /// (Binary like every control message: as JSON a revealed response was 3–4× its size on
     /// the wire, which showed on slow links.)
     /// With it, when the verifier has a signing key, the signed attestation of that verdict.
-    Verified { output: Box<super::output::VerifierOutput>, attestation: Option<Box<super::attest::Attested>> },
+    Verified { output: Box<crate::protocol::disclose::output::VerifierOutput>, attestation: Option<Box<crate::protocol::disclose::attest::Attested>> },
     /// After `Reveal`, in a TLS 1.3 session only.
     RecordShapes(RecordShapes),
 }

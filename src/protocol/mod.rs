@@ -2,41 +2,31 @@
 //!
 //! One WebSocket carries three channels ([`crate::wire::mux`]): control messages ([`messages`]),
 //! the TLS bytes the verifier relays to the server in proxy mode
-//! ([`crate::wire::tls_channel`]), and the ZK
-//! engine's traffic (in MPC mode also the two-party connection's, [`crate::mpc::connection`]).
-//! The proof ([`proof`]) is written once and run by both sides; [`check`] is what the verifier
-//! does with the openings; [`output`] is the verdict.
+//! ([`crate::wire::tls_channel`]), and the ZK engine's traffic (in MPC mode also the two-party
+//! connection's, [`crate::mpc::connection`]).
+//!
+//! Below the two roles ([`prover`], [`verifier`] and its WebSocket [`server`]), each step of a
+//! session has its folder: [`observe`] is the verifier's reading of the relayed TLS (records,
+//! handshake policy, the server's identity, the relay's guard), [`prove`] the transcript proofs
+//! written once and run by both sides with what the verifier checks of their openings, and
+//! [`disclose`] what is revealed and how the verdict and its attestation state it. [`target`]
+//! is the server a session names.
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod cheating_prover;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod cheating_garbler;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod lying_witness;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod test_bed;
-pub mod attest;
-pub mod check;
-pub mod check13;
-pub mod exchange;
+pub mod disclose;
 pub mod messages;
-pub mod output;
-pub mod proof;
-pub mod proof13;
+pub mod observe;
+pub mod prove;
 pub mod prover;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod relay_guard;
-pub mod reveal;
 pub mod target;
-pub mod transcript;
-pub mod transcript13;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod verifier;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod testing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod server;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod verifier;
 
-pub use output::{VerifiedDirection, VerifierOutput};
+pub use disclose::output::{VerifiedDirection, VerifierOutput};
+pub use disclose::reveal::{Reveal, RevealConfig};
 pub use prover::{notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput};
-pub use reveal::{Reveal, RevealConfig};
 #[cfg(not(target_arch = "wasm32"))]
 pub use verifier::{verify_session, VerifierConfig, VerifierError};

@@ -2,20 +2,20 @@
 //! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
 //! (MPC mode), then the proof of what it chose to reveal.
 
-use super::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION};
-use super::proof13::{self, Proof13Error, PublicInputs13};
-use super::transcript13::{self, Handshake13, Transcript13};
+use crate::protocol::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION};
+use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
+use crate::protocol::observe::tls13::{self as transcript13, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
 use crate::mpc::beside::{BesideError, OwnThread};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use super::output::VerifierOutput;
-use super::reveal::{check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError};
-use super::target::{ServerTarget, TargetError};
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::reveal::{check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError};
+use crate::protocol::target::{ServerTarget, TargetError};
 use crate::wire::tls_channel::TlsChannelIo;
-use super::transcript::{self, TranscriptError};
-use super::proof::{self, PublicInputs};
+use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
+use crate::protocol::prove::tls12::{self as proof, PublicInputs};
 use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::channel::{Channel, ChannelError};
@@ -123,7 +123,7 @@ pub enum ProverError {
     #[error("cannot reach the proxy: {0}")]
     ProxyUnreachable(crate::transport::TransportError),
     #[error(transparent)]
-    Attestation(#[from] super::attest::AttestError),
+    Attestation(#[from] crate::protocol::disclose::attest::AttestError),
     #[error("the connection in two parties: {0}")]
     Connection(#[from] crate::mpc::connection::ConnectionError),
     #[error("the proof of the garbling: {0}")]
@@ -258,7 +258,7 @@ pub struct ProverOutput {
     /// The verifier's signed attestation of `verified`, checked against it and against the
     /// prover's own plaintext, with what a [`Presentation`](crate::attestation::Presentation)
     /// needs; none when the verifier does not sign.
-    pub attestation: Option<super::attest::AttestedSession>,
+    pub attestation: Option<crate::protocol::disclose::attest::AttestedSession>,
 }
 
 /// Runs one session over `socket` (a WebSocket to `tlsproof verifier`): sends `request` to the
@@ -632,7 +632,7 @@ async fn prove(
     match recv_control(control, step, "the verdict").await? {
         ControlMessage::Verified { output, attestation } => {
             let verified: VerifierOutput = *output;
-            let attestation = attestation.map(|a| super::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)).transpose()?;
+            let attestation = attestation.map(|a| crate::protocol::disclose::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)).transpose()?;
             report(Phase::Done, 1.0);
             Ok(ProverOutput { request: sent_plain, response, verified, commitments, attestation })
         }

@@ -3,8 +3,8 @@
 //! ([`VerifierConfig::max_sessions`]): the rest wait in a bounded queue or are refused `BUSY`
 //! with a reason, so a flood costs the verifier bounded memory and every prover an answer.
 
-use super::messages::ControlMessage;
-use super::verifier::{verify_session, VerifierConfig, VerifierError};
+use crate::protocol::messages::ControlMessage;
+use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use super::VerifierOutput;
 use crate::transport::WsSocket;
 use futures::{SinkExt, StreamExt};

@@ -3,19 +3,19 @@
 //! checks, the proof, and the verdict. Native only: in proxy mode it opens the TCP connection
 //! to the server itself.
 
-use super::check::{recover, CheckError, RecoveredDirection};
-use super::exchange::{check_exchange, ExchangeError, RevealPolicy};
-use super::check13::{self, Check13Error};
-use super::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
-use super::proof13::{self, Proof13Error, PublicInputs13};
-use super::transcript13;
+use crate::protocol::prove::tls12::check::{recover, CheckError, RecoveredDirection};
+use crate::protocol::disclose::exchange::{check_exchange, ExchangeError, RevealPolicy};
+use crate::protocol::prove::tls13::check::{self as check13, Check13Error};
+use crate::protocol::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
+use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
+use crate::protocol::observe::tls13 as transcript13;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
-use super::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
-use super::proof::{self, app_len, PublicInputs};
-use super::relay_guard::{OutboundGuard, RelayError};
-use super::reveal::{check_canonical, check_commitments, RevealError};
-use super::target::{ServerTarget, TargetError};
-use super::transcript::{self, TranscriptError};
+use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
+use crate::protocol::prove::tls12::{self as proof, app_len, PublicInputs};
+use crate::protocol::observe::relay_guard::{OutboundGuard, RelayError};
+use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
+use crate::protocol::target::{ServerTarget, TargetError};
+use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
 use crate::proxy::{AllowList, Refusal};
 use crate::tls::transcript::TLS_OVERHEAD;
 use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
@@ -49,7 +49,7 @@ pub struct VerifierConfig {
     pub request_timeout: Duration,
     /// The whole session.
     pub session_timeout: Duration,
-    /// Admission ([`server`](super::server)): sessions proven at once, sessions waiting for a
+    /// Admission ([`server`](crate::protocol::server)): sessions proven at once, sessions waiting for a
     /// turn (each at most `queue_timeout`), and sessions running or waiting per client IP.
     /// Anyone beyond is refused `BUSY`.
     pub max_sessions: usize,
@@ -185,7 +185,7 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
         session_over.set(true);
         let attested = match (&result, config.signing_key.as_deref()) {
-            (Ok(out), Some(key)) => super::attest::attest(out, key).map(|a| Some(Box::new(a))),
+            (Ok(out), Some(key)) => crate::protocol::disclose::attest::attest(out, key).map(|a| Some(Box::new(a))),
             _ => Ok(None),
         };
         let reply = match (&result, attested) {

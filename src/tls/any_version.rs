@@ -270,7 +270,7 @@ mod tests {
     /// refuses it when the server's random carries the downgrade sentinel.
     #[test]
     fn the_verifier_reads_the_tls12_session_and_refuses_the_sentinel() {
-        use crate::protocol::transcript::{self, TranscriptError};
+        use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
         use crate::tls::Direction;
         let (mut client, mut server, roots) = start(&[&rustls::version::TLS12]);
         pump(&mut client, &mut server, &mut |_| {}).unwrap();

@@ -214,7 +214,7 @@ async fn cancellable<T>(work: impl std::future::Future<Output = Result<T, ApiErr
 /// The verdict as the JS result object, the secrets checked against a pinned key first.
 fn js_result(out: &crate::protocol::ProverOutput, pinned: Option<&crate::attestation::VerifyingKey>, started: f64) -> Result<JsValue, ApiError> {
     if let Some(key) = pinned {
-        crate::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
+        crate::protocol::disclose::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
     }
     let result = NotarizeResult::new(out, js_sys::Date::now() - started);
     // `null`, not `undefined`, for what is absent, as index.d.ts declares

@@ -523,7 +523,7 @@ pub struct NotarizeResult {
     /// The verifier's signed attestation with the secrets to present it later
     /// (`{attestation, verifierKey, secrets}`, as `tlsproof prove --attestation-out` writes
     /// it); `null` when the verifier does not sign.
-    pub attestation: Option<crate::protocol::attest::AttestedSession>,
+    pub attestation: Option<crate::protocol::disclose::attest::AttestedSession>,
 }
 
 #[derive(Debug, Serialize)]

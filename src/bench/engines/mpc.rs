@@ -199,8 +199,8 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
     use crate::ot::{FerretReceiver, FerretSender};
     use crate::primitives::prg::PrgKind;
     use crate::protocol::messages::RevealPlan;
-    use crate::protocol::proof::{self, PublicInputs};
-    use crate::protocol::transcript;
+    use crate::protocol::prove::tls12::{self as proof, PublicInputs};
+    use crate::protocol::observe::tls12 as transcript;
     use crate::tls::{Client, Direction, RootStore};
     use crate::bench::engines::zk::{link, LINK_CASES};
     use crate::zk::{Prover, Verifier};
@@ -264,7 +264,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
                 let plan = plan(recv_len);
                 let opened = proof::run(&mut zk, &mut b, None, None, &PublicInputs::new(&t, &plan), |cvd| t.server_finished_hash(cvd)).await.map_err(|x| e(&x))?;
-                let received = crate::protocol::check::recover("received", t.encrypted_records(Direction::Received), &opened.received, &plan.received).map_err(|x| e(&x))?;
+                let received = crate::protocol::prove::tls12::check::recover("received", t.encrypted_records(Direction::Received), &opened.received, &plan.received).map_err(|x| e(&x))?;
                 Ok::<_, String>(received.bytes.len())
             })
         },

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tlsproof::attestation::{Direction, Presentation, Scheme, SigningKey, VerifyingKey};
-use tlsproof::protocol::attest::AttestedSession;
+use tlsproof::protocol::disclose::attest::AttestedSession;
 
 /// Presentations and attestation files are small; anything much larger is not one.
 const MAX_FILE: u64 = 64 << 20;

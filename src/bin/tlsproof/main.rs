@@ -262,7 +262,7 @@ mod cli {
         let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await.map_err(|e| format!("[{}] {e}", e.code()))?;
         println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
         if let Some(key) = &verifier_key {
-            tlsproof::protocol::attest::require_key(out.attestation.as_ref(), key).map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
+            tlsproof::protocol::disclose::attest::require_key(out.attestation.as_ref(), key).map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
         }
         if let Some(path) = attestation_out {
             let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
@@ -329,7 +329,7 @@ mod cli {
                 if config.modes.is_empty() {
                     return Err("--modes needs at least one of proxy, mpc".into());
                 }
-                config.require_reveal = tlsproof::protocol::exchange::RevealPolicy::parse(&require_reveal)?;
+                config.require_reveal = tlsproof::protocol::disclose::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
                 config.signing_key = signing_key.as_deref().map(crate::attest::load_signing_key).transpose()?.map(std::sync::Arc::new);

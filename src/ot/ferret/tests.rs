@@ -518,7 +518,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // the protocol's preprocessing: one small iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::PREPROCESS_COTS;
+    let pre = crate::protocol::prove::tls12::PREPROCESS_COTS;
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SMALL_256K), Step::Iterate(LpnParams::SMALL_256K), Step::Serve]
@@ -527,7 +527,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // with a 1 KB request proven too: one medium iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), false);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), false);
     assert!(pre > LpnParams::SMALL_256K.net_output() && pre <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre),
@@ -537,7 +537,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     let suite = crate::tls::tls13::Suite13::Aes128GcmSha256;
-    let pre13 = crate::protocol::proof::preprocess_cots(crate::protocol::proof::derivation_cots(suite, 1), crate::protocol::proof::keystream_cots_of(suite, 1024), false);
+    let pre13 = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::derivation_cots(suite, 1), crate::protocol::prove::tls12::keystream_cots_of(suite, 1024), false);
     assert!(pre13 > LpnParams::SMALL_256K.net_output() && pre13 <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre13),
@@ -549,7 +549,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // and with a partly revealed response to come: one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), true);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), true);
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
@@ -558,7 +558,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // path: the transcript proof's and the proof of the garbling's): one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::proof::preprocess_cots(crate::protocol::proof::PREPROCESS_COTS, crate::protocol::proof::keystream_cots(1024), false) + crate::mpc::reproof::preprocess_cots(1024);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), false) + crate::mpc::reproof::preprocess_cots(1024);
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
@@ -602,7 +602,7 @@ fn iterations(steps: &[Step]) -> Vec<Step> {
 #[test]
 fn planner_covers_a_redacted_responses_keystream_with_mid_set_iterations() {
     let (setup, mid) = (Step::Iterate(LpnParams::SETUP), Step::Iterate(LpnParams::MID_2M));
-    assert_eq!(REDACTED_51KB_DEMANDS_TLS12[0], crate::protocol::proof::PARTLY_REVEALED_PREPROCESS);
+    assert_eq!(REDACTED_51KB_DEMANDS_TLS12[0], crate::protocol::prove::tls12::PARTLY_REVEALED_PREPROCESS);
     // one setup iteration during TLS, which leaves the 2M set's base COTs in the buffer; then
     // one 2M iteration per two keystream requests, and the smallest set that covers a
     // shortfall one iteration of it can
@@ -716,7 +716,7 @@ fn every_first_demand_from_the_protocols_least_costs_at_most_8_bits_per_cot() {
     // iterations) at the protocol's least demand and just past each set's net output, where a
     // session pays the most per COT: ≤ 8 bits is 16× below KOS's 128
     let cfg = FerretConfig::default();
-    let mut demands = vec![crate::protocol::proof::PREPROCESS_COTS];
+    let mut demands = vec![crate::protocol::prove::tls12::PREPROCESS_COTS];
     demands.extend(cfg.ladder().iter().map(|p| p.net_output() + 1));
     let k = softspoken::DEFAULT_K;
     for n in demands {

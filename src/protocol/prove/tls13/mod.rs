@@ -24,13 +24,15 @@
 //!    computed and inner opened;
 //! 4. the key and IV of each direction whose secret stays hidden.
 
-use super::check13::{app_len, app_positions, positions, Check13Error, RecordShape};
-use super::messages::{RecordShapes, RevealPlan};
-use super::proof::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, line_break_error, line_break_pieces, Commitment, KeystreamJob};
+pub mod check;
+
+use crate::protocol::prove::tls13::check::{app_len, app_positions, positions, Check13Error, RecordShape};
+use crate::protocol::messages::{RecordShapes, RevealPlan};
+use crate::protocol::prove::tls12::{commitment_digest, decrypted_bytes, decrypted_with, keystream_batches, line_break_error, line_break_pieces, Commitment, KeystreamJob};
 use crate::cost::{KeystreamCipher, BLOCKS_PER_BATCH, CHACHA20_BLOCKS_PER_BATCH};
-use super::reveal::covers_all;
-use super::transcript::TranscriptError;
-use super::transcript13::{Handshake13, Transcript13};
+use crate::protocol::disclose::reveal::covers_all;
+use crate::protocol::observe::tls12::TranscriptError;
+use crate::protocol::observe::tls13::{Handshake13, Transcript13};
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, native_pad_states, PublicInner, Sha2};
 use crate::circuits::aes::key_schedule;
@@ -150,7 +152,7 @@ impl PadStates {
 /// application traffic secret is opened. `read_handshake` gets the opened handshake traffic
 /// secrets and returns Hash(ClientHello..server Finished): the verifier decrypts and checks the
 /// server's flight with them there
-/// ([`Transcript13::read_handshake`](super::transcript13::Transcript13::read_handshake)), and
+/// ([`Transcript13::read_handshake`](crate::protocol::observe::tls13::Transcript13::read_handshake)), and
 /// its error ends the proof.
 #[allow(clippy::too_many_arguments)]
 pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
@@ -168,7 +170,7 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     }
     let pads = hs.map(|hs| PadStates::of(suite_hash, hs));
     #[cfg(test)]
-    let pads = pads.map(|p| if super::proof::cheat(true).other_ms { p.with_ms_of(PadStates::of(suite_hash, &vec![0x5a; suite_hash.output_len()])) } else { p });
+    let pads = pads.map(|p| if crate::protocol::prove::tls12::cheat(true).other_ms { p.with_ms_of(PadStates::of(suite_hash, &vec![0x5a; suite_hash.output_len()])) } else { p });
     key_derivation_from(party, ch, suite_hash, pads.as_ref(), hello_hash, key_len, open_traffic, read_handshake).await
 }
 
@@ -217,7 +219,7 @@ async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofError>>(
 
     let server_finished_hash = read_handshake(&handshake)?;
     #[cfg(test)]
-    let cheat = super::proof::cheat(pads.is_some()).fast_key;
+    let cheat = crate::protocol::prove::tls12::cheat(pads.is_some()).fast_key;
     // 3. The application traffic secrets over the transcript through the server Finished:
     // each opened, or its pad states computed.
     let mut traffic_batch = |b: &mut P::Backend| {
@@ -229,7 +231,7 @@ async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofError>>(
             #[cfg(test)]
             if cheat == Some(side) {
                 // A prover that opens a traffic secret other than the one derived from MS.
-                super::proof::claim_flipped(b, &secret);
+                crate::protocol::prove::tls12::claim_flipped(b, &secret);
             }
             Ok(open_bytes(b, &secret))
         })
@@ -291,7 +293,7 @@ pub enum OpenedRecords {
 /// One direction whose records step 4 opens: its key (kept in ZK), whether it takes the fast
 /// path, how many application records it has (sequence numbers from 0), and the byte
 /// positions its ZK path opens ((record, byte positions in increasing order), see
-/// [`super::check13::positions`]).
+/// [`crate::protocol::prove::tls13::check::positions`]).
 pub struct DirectionRecords<'a, B: Backend> {
     pub key: &'a DirectionKey<B>,
     pub fast: bool,
@@ -570,10 +572,10 @@ pub async fn run<P: Party<C>, C: Channel>(
             positions_of[side] = positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?;
         }
         #[cfg(test)]
-        if fast[side] && super::proof::cheat(hs.is_some()).fast_key == Some(side) {
+        if fast[side] && crate::protocol::prove::tls12::cheat(hs.is_some()).fast_key == Some(side) {
             // A prover that opens a key other than the one derived in ZK.
             party.run_batch(ch, &mut |b: &mut P::Backend| {
-                super::proof::claim_flipped(b, &key.key);
+                crate::protocol::prove::tls12::claim_flipped(b, &key.key);
                 (open_bytes(b, &key.key), open_bytes(b, &key.iv))
             })
             .await?;
@@ -752,7 +754,7 @@ mod tests {
         core::array::from_fn(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
     }
 
-    /// What the prover asks to preprocess for the derivation ([`derivation_cots`](super::super::proof::derivation_cots))
+    /// What the prover asks to preprocess for the derivation ([`derivation_cots`](crate::protocol::prove::tls12::derivation_cots))
     /// covers what the derivation takes, for each suite and each number of hidden directions.
     #[test]
     fn the_preprocessing_asked_for_covers_the_derivation() {
@@ -762,7 +764,7 @@ mod tests {
             for (open, hidden) in [([true, true], 0), ([false, true], 1), ([false, false], 2)] {
                 let (verified, taken) = derive_counting(alg, &secret, &hello, &hello, suite.aead().key_len(), open);
                 verified.unwrap();
-                let (taken, asked) = (taken.unwrap(), crate::protocol::proof::derivation_cots(suite, hidden));
+                let (taken, asked) = (taken.unwrap(), crate::protocol::prove::tls12::derivation_cots(suite, hidden));
                 assert!(taken <= asked, "{suite:?}, {hidden} hidden: {taken} COTs taken, {asked} asked for");
             }
         }
@@ -837,7 +839,7 @@ mod tests {
         // Read through Debug, in the assertions' messages.
         #[allow(dead_code)]
         Proof(ProofError),
-        Transcript(crate::protocol::transcript::TranscriptError),
+        Transcript(crate::protocol::observe::tls12::TranscriptError),
     }
     impl From<ProofError> for Refused {
         fn from(e: ProofError) -> Self {
@@ -857,7 +859,7 @@ mod tests {
     /// `hs` instead): the verifier reads the handshake with the opened secrets, then the
     /// application keys open its records. Returns the response the verifier decrypted.
     fn prove_relayed(hs: Option<[u8; 32]>) -> Result<Vec<u8>, Refused> {
-        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         use crate::tls::tls13::record::RecordKey;
         use crate::tls::Direction;
@@ -902,7 +904,7 @@ mod tests {
         assert_eq!(prove_relayed(None).unwrap(), b"HTTP/1.1 200 OK\r\n\r\nhello");
         let refused = prove_relayed(Some([1; 32])).unwrap_err();
         assert!(
-            matches!(refused, Refused::Transcript(crate::protocol::transcript::TranscriptError::HandshakeNotDecrypted { .. })),
+            matches!(refused, Refused::Transcript(crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. })),
             "another handshake secret: {refused:?}"
         );
     }
@@ -952,9 +954,9 @@ mod tests {
     /// Steps 1–4 on a relayed session: the request by the fast path, the response by the ZK
     /// path with `reveal` and the announced `shapes` (the honest ones when `None`). Returns what
     /// the verifier recovered of [request, response].
-    fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<super::super::check13::RecordShape>>, sent_len: Option<usize>) -> Result<[Vec<u8>; 2], String> {
-        use super::super::check13::{self, RecordShape};
-        use crate::protocol::transcript13::{self, tests::relay};
+    fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<crate::protocol::prove::tls13::check::RecordShape>>, sent_len: Option<usize>) -> Result<[Vec<u8>; 2], String> {
+        use crate::protocol::prove::tls13::check::{self as check13, RecordShape};
+        use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         use crate::tls::tls13::record::RecordKey;
         use crate::tls::Direction;
@@ -1013,7 +1015,7 @@ mod tests {
         let [request, response] = prove_records(&[0..8, 19..24], None, None).unwrap();
         assert_eq!(request, b"GET / HTTP/1.1\r\n\r\n");
         assert_eq!(response, b"HTTP/1.1hello");
-        use super::super::check13::RecordShape;
+        use crate::protocol::prove::tls13::check::RecordShape;
         // The response record is 24 bytes of content, then its type byte 23.
         let shorter = prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }]), None).unwrap_err();
         assert!(shorter.contains("inner content type is 111, not the 23 announced"), "{shorter}");
@@ -1030,7 +1032,7 @@ mod tests {
     /// a server whose flight spans several records, and a client that sends one.
     #[test]
     fn application_records_follow_each_directions_own_handshake_records() {
-        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         let r = relay(Server { max_fragment: Some(256), ..Server::default() });
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
@@ -1050,8 +1052,8 @@ mod tests {
     /// from the committed pad states is refused by the opening's MAC check.
     #[test]
     fn run_opens_the_derived_keys_and_refuses_another_key() {
-        use super::super::proof::{with_cheat, ProofCheat};
-        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::protocol::prove::tls12::{with_cheat, ProofCheat};
+        use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         let r = relay(Server::default());
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
@@ -1082,12 +1084,12 @@ mod tests {
         let (proven, _) = run_both(&mut prover, &mut verifier, &hs, &[], &inputs, &handshake, read);
         proven.unwrap();
         let used = prover.cot().issued();
-        let asked = super::super::proof::derivation_cots(Suite13::Aes128GcmSha256, 0);
+        let asked = crate::protocol::prove::tls12::derivation_cots(Suite13::Aes128GcmSha256, 0);
         assert!(used <= asked && used * 10 >= asked * 9, "{used} COTs used, {asked} preprocessed");
         let aead = t.suite().aead();
         for (side, d, want) in [(0, Direction::Sent, &request), (1, Direction::Received, &response)] {
             let records = application_records(&t, &opened.handshake, d);
-            let got = super::super::check13::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]).unwrap();
+            let got = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]).unwrap();
             assert!(got.fast_path);
             assert_eq!(&got.bytes, want);
         }
@@ -1101,7 +1103,7 @@ mod tests {
         let inputs = PublicInputs13::new(&t, &committed, &shapes);
         let opened = prove_with(ProofCheat::default(), &inputs, &[[1; 16]]).expect("an honest prover");
         let records = application_records(&t, &opened.handshake, Direction::Received);
-        let got = super::super::check13::recover("", aead, records, inputs.shapes[1], inputs.reveal[1], &opened.records[1]).unwrap();
+        let got = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[1], inputs.reveal[1], &opened.records[1]).unwrap();
         assert!(got.fast_path && got.bytes == response && opened.commitments.len() == 1);
         let refused = prove_with(ProofCheat { fast_key: Some(1), ..Default::default() }, &inputs, &[[1; 16]]);
         assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "{:?}", refused.map(|_| ()));
@@ -1111,7 +1113,7 @@ mod tests {
         let opened = prove(ProofCheat { other_ms: true, ..Default::default() }).expect("the proof itself");
         for (side, d) in [(0, Direction::Sent), (1, Direction::Received)] {
             let records = application_records(&t, &opened.handshake, d);
-            let refused = super::super::check13::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]);
+            let refused = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]);
             assert!(matches!(refused, Err(Check13Error::BadTag { record: 0 })), "side {side}: {:?}", refused.map(|_| ()));
         }
 
@@ -1180,7 +1182,7 @@ mod tests {
     /// ones stay zeros, and a hash commitment opens with its blinder. A record altered on the
     /// way is refused by its tag. Then both directions revealed whole: the fast path.
     fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: Suite13) {
-        use crate::protocol::transcript13::{self, tests::relay};
+        use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
         use crate::tls::tls13::client::tests::Server;
         let r = relay(Server { suites: vec![suite], ..Server::default() });
         let t = transcript13::parse(&r.sent, &r.received).unwrap();
@@ -1207,7 +1209,7 @@ mod tests {
                 let recovered = [Direction::Sent, Direction::Received].map(|d| {
                     let side = if d == Direction::Sent { 0 } else { 1 };
                     let records = application_records(t, &opened.handshake, d);
-                    super::super::check13::recover("", t.suite().aead(), records, inputs.shapes[side], inputs.reveal[side], &opened.records[side])
+                    crate::protocol::prove::tls13::check::recover("", t.suite().aead(), records, inputs.shapes[side], inputs.reveal[side], &opened.records[side])
                 });
                 (recovered, opened.commitments, prover.cot().issued())
             })
@@ -1236,7 +1238,7 @@ mod tests {
 
         // A prover that commits the pad states of another MS: the keys proven in ZK are not the
         // server's, and the server's records fail their tags under them.
-        use super::super::proof::{with_cheat, ProofCheat};
+        use crate::protocol::prove::tls12::{with_cheat, ProofCheat};
         let cheated = with_cheat(ProofCheat { other_ms: true, ..Default::default() }, || prove(&t, &plan));
         let ([sent, received], _, _) = cheated.expect("the proof itself");
         for side in [sent.map(|_| ()), received.map(|_| ())] {
@@ -1254,23 +1256,23 @@ mod tests {
         for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { received: vec![], ..whole.clone() }), (2, line_breaks)] {
             let used = if hidden == 0 { used } else { prove(&t, &plan).expect("an honest prover").2 };
             let request_cots = match hidden {
-                2 => super::super::proof::keystream_cots_of(ours, request.len()) + super::super::proof::line_break_cots_of(ours, 14),
+                2 => crate::protocol::prove::tls12::keystream_cots_of(ours, request.len()) + crate::protocol::prove::tls12::line_break_cots_of(ours, 14),
                 _ => 0,
             };
-            let asked = super::super::proof::derivation_cots(ours, hidden) + request_cots;
+            let asked = crate::protocol::prove::tls12::derivation_cots(ours, hidden) + request_cots;
             // (the request's proofs are asked for by the blocks they may touch, at most)
             assert!(used <= asked && used * 10 >= (asked - request_cots) * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
-            assert!(asked - request_cots <= super::super::proof::MOST_DERIVATION_COTS, "the verifier's limit");
+            assert!(asked - request_cots <= crate::protocol::prove::tls12::MOST_DERIVATION_COTS, "the verifier's limit");
         }
         // A request on the ZK path, revealed but for its path: its keystream and its proof of
         // no hidden line break are within what the prover asks for them too, which the
         // verifier's limit allows.
         let redacted = RevealPlan { sent: vec![0..4, 5..request.len() as u64], ..whole.clone() };
         let used = prove(&t, &redacted).expect("an honest prover").2;
-        let keystream = super::super::proof::keystream_cots_of(ours, request.len()) + super::super::proof::line_break_cots_of(ours, 1);
-        let asked = super::super::proof::preprocess_cots(super::super::proof::derivation_cots(ours, 1), keystream, false);
+        let keystream = crate::protocol::prove::tls12::keystream_cots_of(ours, request.len()) + crate::protocol::prove::tls12::line_break_cots_of(ours, 1);
+        let asked = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::derivation_cots(ours, 1), keystream, false);
         assert!(used <= asked, "{ours:?}: {used} COTs used, {asked} preprocessed");
-        assert!(keystream <= super::super::proof::most_keystream_cots(request.len()) + super::super::proof::most_line_break_cots(1));
+        assert!(keystream <= crate::protocol::prove::tls12::most_keystream_cots(request.len()) + crate::protocol::prove::tls12::most_line_break_cots(1));
         let (sent, received) = (sent.expect("the request"), received.expect("the response"));
         assert!(sent.fast_path && received.fast_path);
         assert_eq!((sent.bytes, received.bytes), (request, response));

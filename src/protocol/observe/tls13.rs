@@ -13,9 +13,9 @@
 //! Every length is checked before slicing, counts are bounded, and each failure is a specific
 //! [`TranscriptError`].
 
-use super::transcript::{map_tls, parse_client_hello, ClientOffer, TranscriptError, MAX_HANDSHAKE_MESSAGES, MAX_RECORDS_PER_DIRECTION};
+use crate::protocol::observe::tls12::{map_tls, parse_client_hello, ClientOffer, TranscriptError, MAX_HANDSHAKE_MESSAGES, MAX_RECORDS_PER_DIRECTION};
 use crate::tls::certs::{verify_server_chain, RootStore};
-use super::messages::TlsVersion;
+use crate::protocol::messages::TlsVersion;
 use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, RECORD_HEADER_LEN};
 use crate::tls::tls13::key_schedule::{finished_verify_data, Secret};
 use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, TLS13};

@@ -17,13 +17,13 @@
 //! bit) is `TLSPROOF_LIE_EVERY=1 cargo test --release --lib lying_witness -- --nocapture`
 //! (every N-th with N).
 
-use super::messages::TlsVersion;
-use super::output::VerifierOutput;
-use super::proof13::Proof13Error;
-use super::prover::{ProverError, ProverOutput};
-use super::reveal::{Reveal, RevealConfig};
-use super::test_bed::Bed;
-use super::verifier::VerifierError;
+use crate::protocol::messages::TlsVersion;
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::prove::tls13::Proof13Error;
+use crate::protocol::prover::{ProverError, ProverOutput};
+use crate::protocol::disclose::reveal::{Reveal, RevealConfig};
+use crate::protocol::testing::test_bed::Bed;
+use crate::protocol::verifier::VerifierError;
 use crate::zk::lie::{lying, Site};
 use crate::zk::ProofError;
 use sha2::{Digest, Sha256};
@@ -74,7 +74,7 @@ enum Met {
     Harmless,
 }
 
-/// The line of `source` (a file of this module's directory) that holds `code`: a site named
+/// The line of `source` (a file of `protocol/`) that holds `code`: a site named
 /// by what it does, not by a line number that edits move.
 fn site_of(file: &'static str, source: &str, code: &str) -> (&'static str, u32) {
     let line = source.lines().position(|l| l.contains(code)).unwrap_or_else(|| panic!("{file} no longer holds {code:?}"));
@@ -87,13 +87,13 @@ fn is_at(site: Site, (file, line): (&str, u32)) -> bool {
 
 /// Where a commitment's blinder is committed: the one free input of the proofs.
 fn blinder_site() -> (&'static str, u32) {
-    site_of("protocol/proof.rs", include_str!("proof.rs"), "commit_bytes(b, blinder")
+    site_of("protocol/prove/tls12/mod.rs", include_str!("../prove/tls12/mod.rs"), "commit_bytes(b, blinder")
 }
 
 /// Where TLS 1.3's HS and MS pad states are committed: bound by the server's records, not
 /// derived in ZK (`proof13`'s module doc).
 fn pad_states_site() -> (&'static str, u32) {
-    site_of("protocol/proof13.rs", include_str!("proof13.rs"), "commit_bytes(b, states.map(")
+    site_of("protocol/prove/tls13/mod.rs", include_str!("../prove/tls13/mod.rs"), "commit_bytes(b, states.map(")
 }
 
 /// The check that refused `e` for a lie at `site`, if it is one that binds that commitment:
@@ -112,8 +112,8 @@ fn refused_by(e: &VerifierError, site: Site) -> Option<&'static str> {
     let pads = is_at(site, pad_states_site());
     match e {
         VerifierError::Proof(e) | VerifierError::Proof13(Proof13Error::Proof(e)) => engine(e),
-        VerifierError::Proof13(Proof13Error::Transcript(super::transcript::TranscriptError::HandshakeNotDecrypted { .. })) if pads => Some("handshake not decrypted (HS's pad states)"),
-        VerifierError::Records { error: super::check13::Check13Error::BadTag { .. }, .. } if pads => Some("application record's tag (MS's pad states)"),
+        VerifierError::Proof13(Proof13Error::Transcript(crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. })) if pads => Some("handshake not decrypted (HS's pad states)"),
+        VerifierError::Records { error: crate::protocol::prove::tls13::check::Check13Error::BadTag { .. }, .. } if pads => Some("application record's tag (MS's pad states)"),
         _ => None,
     }
 }

@@ -3,10 +3,10 @@
 //! check refusing when called; these show the session acting on it: the verdict is never
 //! produced, and the refusal is the check's own error.
 
-use super::output::VerifierOutput;
-use super::reveal::{Reveal, RevealConfig};
-use super::test_bed::Bed;
-use super::verifier::VerifierError;
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::reveal::{Reveal, RevealConfig};
+use crate::protocol::testing::test_bed::Bed;
+use crate::protocol::verifier::VerifierError;
 use crate::mpc::garbled::{GarblerCheat, SESSION_CHEAT};
 use crate::mpc::phases::{PeerMisbehaved, PhaseError};
 use crate::mpc::reproof::ReproofError;
@@ -21,7 +21,7 @@ fn request() -> Vec<u8> {
 /// outcome.
 async fn session(bed: &Bed, cheat: GarblerCheat) -> Result<VerifierOutput, VerifierError> {
     SESSION_CHEAT.with(|c| c.set(cheat));
-    let prover = bed.prover(super::messages::TlsVersion::Tls12, 1024, 4096);
+    let prover = bed.prover(crate::protocol::messages::TlsVersion::Tls12, 1024, 4096);
     let (verdict, _) = bed.session(prover, request(), RevealConfig::new(Reveal::All, Reveal::All)).await;
     SESSION_CHEAT.with(|c| c.set(GarblerCheat::default()));
     verdict

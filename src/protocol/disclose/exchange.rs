@@ -14,7 +14,7 @@
 //! follows the head be exactly the body a revealed `Content-Length` frames. Then the server
 //! reads one request, the one the verdict shows, and answers once (see docs/protocol.md).
 
-use super::output::{Ending, VerifiedDirection};
+use crate::protocol::disclose::output::{Ending, VerifiedDirection};
 use crate::http::{BodyFraming, Limits, ResponseParser};
 use serde::{Deserialize, Serialize};
 

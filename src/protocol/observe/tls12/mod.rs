@@ -1389,8 +1389,8 @@ pub(crate) mod tests {
     /// in the verifier's check, and a replayed one is refused when parsed.
     #[test]
     fn replayed_dropped_or_reordered_records_are_refused() {
-        use crate::protocol::check::{recover, CheckError};
-        use crate::protocol::proof::OpenedDirection;
+        use crate::protocol::prove::tls12::check::{recover, CheckError};
+        use crate::protocol::prove::tls12::OpenedDirection;
         let s = run_session(Opts { max_fragment: Some(4096), ..Opts::default() });
         let kb = s.client.key_block().unwrap();
         let cases = [
@@ -1439,8 +1439,8 @@ pub(crate) mod tests {
     /// close_notify or a fatal alert, or an alert of no known level, is refused.
     #[test]
     fn alerts_end_a_direction_and_nothing_may_follow() {
-        use crate::protocol::check::{recover, CheckError};
-        use crate::protocol::proof::OpenedDirection;
+        use crate::protocol::prove::tls12::check::{recover, CheckError};
+        use crate::protocol::prove::tls12::OpenedDirection;
         let s = run_session(Opts::default());
         let kb = s.client.key_block().unwrap();
         let (key, iv) = (kb.server_write_key, kb.server_write_iv);

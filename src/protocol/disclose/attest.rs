@@ -2,9 +2,9 @@
 //! [`Attestation`]; the prover checks that it attests its own transcript before keeping the
 //! secrets a presentation needs.
 
-use super::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
-use super::output::VerifierOutput;
-use super::proof::Commitment;
+use crate::protocol::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::prove::tls12::Commitment;
 use crate::attestation::{range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +56,7 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
         SessionMode::Proxy => out.server.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).ok_or(AttestError::NotTheVerdict("server address"))?,
         SessionMode::Mpc => 0,
     };
-    let direction = |d: &super::VerifiedDirection, name: &str, salts: &[[u8; 16]]| -> Result<AttestedDirection, AttestError> {
+    let direction = |d: &crate::protocol::VerifiedDirection, name: &str, salts: &[[u8; 16]]| -> Result<AttestedDirection, AttestError> {
         if salts.len() != d.revealed.len() {
             return Err(AttestError::NotTheVerdict("one salt per revealed range"));
         }
@@ -111,7 +111,7 @@ pub fn accept(attested: Attested, out: &VerifierOutput, sent: &[u8], received: &
 mod tests {
     use super::*;
     use crate::attestation::{Direction, Presentation, Scheme};
-    use crate::protocol::output::TlsParameters;
+    use crate::protocol::disclose::output::TlsParameters;
     use crate::protocol::VerifiedDirection;
 
     const REQUEST: &[u8] = b"GET /a HTTP/1.1\r\nHost: h.test\r\nX-Token: 12345\r\n\r\n";
@@ -133,7 +133,7 @@ mod tests {
             connection_time: 1_800_000_000,
             sent: VerifiedDirection { len: sent.len() as u64, bytes: sent, revealed: vec![0..TOKEN.start, TOKEN.end..REQUEST.len() as u64], fast_path: false, alerts: vec![], records: vec![] },
             received: VerifiedDirection { len: RESPONSE.len() as u64, bytes: RESPONSE.to_vec(), revealed: vec![0..RESPONSE.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] },
-            http: super::super::exchange::HttpExchange { request_line: Some("GET /a HTTP/1.1".into()), status: Some(200), response_complete: Some(true) },
+            http: crate::protocol::disclose::exchange::HttpExchange { request_line: Some("GET /a HTTP/1.1".into()), status: Some(200), response_complete: Some(true) },
             commitments: vec![c.clone()],
             stats: Default::default(),
         };
@@ -148,7 +148,7 @@ mod tests {
             let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
             let a = session.attestation.verify(&key.verifying_key()).unwrap();
             assert_eq!((a.tls_version, a.cipher_suite, a.group, a.port, a.server_name.as_str()), (0x0304, 0x1301, 29, 8443, "h.test"));
-            assert_eq!((a.sent.revealed.len(), a.sent.committed.len(), a.received.ending), (2, 1, crate::protocol::output::Ending::CloseNotify));
+            assert_eq!((a.sent.revealed.len(), a.sent.committed.len(), a.received.ending), (2, 1, crate::protocol::disclose::output::Ending::CloseNotify));
             let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, TOKEN), (Direction::Received, 0..RESPONSE.len() as u64)]).unwrap();
             let v = p.verify(&key.verifying_key()).unwrap();
             assert_eq!(v.disclosed[0].data, b"12345");

@@ -2,11 +2,11 @@
 //! on 127.0.0.1, `verifier::verify_session` and `prover::notarize` over an in-memory socket
 //! pair, on the test's own thread (so that test-only hooks kept per thread reach both sides).
 
-use super::messages::TlsVersion;
-use super::output::VerifierOutput;
-use super::prover::{notarize, ProverConfig, ProverError, ProverMode, ProverOutput};
-use super::reveal::RevealConfig;
-use super::verifier::{verify_session, VerifierConfig, VerifierError};
+use crate::protocol::messages::TlsVersion;
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::prover::{notarize, ProverConfig, ProverError, ProverMode, ProverOutput};
+use crate::protocol::disclose::reveal::RevealConfig;
+use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use crate::fixture::{FixtureServer, KeyType};
 use crate::proxy::AllowList;
 use crate::tls::RootStore;
@@ -51,7 +51,7 @@ impl Bed {
             max_sent,
             max_recv,
             now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs(),
-            step_timeout: super::prover::DEFAULT_STEP_TIMEOUT,
+            step_timeout: crate::protocol::prover::DEFAULT_STEP_TIMEOUT,
             prg: crate::primitives::prg::PrgKind::fastest_here(),
             mode: match &self.proxy_url {
                 Some(proxy_url) => ProverMode::Mpc { proxy_url: proxy_url.clone() },

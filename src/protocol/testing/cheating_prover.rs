@@ -4,11 +4,11 @@
 //! in-ZK SHA-256 give. The cheats are [`proof::ProofCheat`], test-only hooks in the prover's
 //! side of `proof::run`; each test fails if the check it guards is removed.
 
-use super::check::recover;
-use super::messages::RevealPlan;
-use super::proof::{self, Opened, OpenedDirection, ProofCheat, PublicInputs};
-use super::transcript::tests::{run_session, Opts, Session};
-use super::transcript::{self, SessionTranscript};
+use crate::protocol::prove::tls12::check::recover;
+use crate::protocol::messages::RevealPlan;
+use crate::protocol::prove::tls12::{self as proof, Opened, OpenedDirection, ProofCheat, PublicInputs};
+use crate::protocol::observe::tls12::tests::{run_session, Opts, Session};
+use crate::protocol::observe::tls12::{self as transcript, SessionTranscript};
 use crate::tls::Direction;
 use crate::channel::memory_pair;
 use crate::zk::tests::ideal_parties;

@@ -10,9 +10,9 @@
 //! real type byte (nonzero) to decrypt to zero, or a zero to decrypt to the type: padding, a
 //! handshake message or an alert cannot pass for application data.
 
-use super::check::{check_nothing_after_close, gcm_tag, poly1305_tag, push_alert, CheckError, RecoveredDirection};
-use super::output::RecordLayout;
-use super::proof13::OpenedRecords;
+use crate::protocol::prove::tls12::check::{check_nothing_after_close, gcm_tag, poly1305_tag, push_alert, CheckError, RecoveredDirection};
+use crate::protocol::disclose::output::RecordLayout;
+use crate::protocol::prove::tls13::OpenedRecords;
 use crate::tls::codec::MAX_PLAINTEXT;
 use crate::tls::tls13::record::{header, RecordKey, TAG_LEN};
 use crate::tls::tls13::{AeadAlg, TrafficKeys};
@@ -37,7 +37,7 @@ const KEY_UPDATE: u8 = 24;
 /// Checks what the prover announced before anything is computed from it: at most as many
 /// shapes as a direction may have records, none longer than a record's content can be.
 pub fn check_announced(shapes: &[RecordShape]) -> Result<(), Check13Error> {
-    if shapes.len() > super::transcript::MAX_RECORDS_PER_DIRECTION {
+    if shapes.len() > crate::protocol::observe::tls12::MAX_RECORDS_PER_DIRECTION {
         return Err(Check13Error::TooManyShapes(shapes.len()));
     }
     match shapes.iter().position(|s| s.content_len > MAX_PLAINTEXT) {
@@ -407,8 +407,8 @@ mod tests {
     #[test]
     fn announced_shapes_are_bounded_before_use() {
         let one = RecordShape { content_len: 1, content_type: APPLICATION_DATA };
-        assert_eq!(check_announced(&vec![one; super::super::transcript::MAX_RECORDS_PER_DIRECTION]), Ok(()));
-        let many = vec![one; super::super::transcript::MAX_RECORDS_PER_DIRECTION + 1];
+        assert_eq!(check_announced(&vec![one; crate::protocol::observe::tls12::MAX_RECORDS_PER_DIRECTION]), Ok(()));
+        let many = vec![one; crate::protocol::observe::tls12::MAX_RECORDS_PER_DIRECTION + 1];
         assert_eq!(check_announced(&many), Err(Check13Error::TooManyShapes(many.len())));
         let long = RecordShape { content_len: MAX_PLAINTEXT + 1, content_type: APPLICATION_DATA };
         assert_eq!(check_announced(&[one, long]), Err(Check13Error::ContentTooLong { record: 1, content_len: MAX_PLAINTEXT + 1 }));

@@ -18,8 +18,10 @@
 //!    opened only at the revealed positions, and the 2 keystream bytes of every encrypted
 //!    alert ([`opened_blocks`]), so the verifier knows how each direction ended.
 
-use super::reveal::{complement, covers_all};
-use super::transcript::EncryptedRecord;
+pub mod check;
+
+use crate::protocol::disclose::reveal::{complement, covers_all};
+use crate::protocol::observe::tls12::EncryptedRecord;
 use crate::channel::Channel;
 use crate::circuits::aes::{key_schedule, RoundKeys};
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
@@ -90,7 +92,7 @@ pub struct PublicInputs<'a> {
 
 impl<'a> PublicInputs<'a> {
     /// What both sides know of a session: its transcript and the prover's reveal plan.
-    pub fn new(t: &'a super::transcript::SessionTranscript, plan: &'a super::messages::RevealPlan) -> Self {
+    pub fn new(t: &'a crate::protocol::observe::tls12::SessionTranscript, plan: &'a crate::protocol::messages::RevealPlan) -> Self {
         use crate::tls::Direction;
         PublicInputs {
             client_random: *t.client_random(),
@@ -210,13 +212,13 @@ pub(crate) fn with_cheat<T>(cheat: ProofCheat, f: impl FnOnce() -> T) -> T {
 
 /// The cheat in force for this side (none on the verifier's).
 #[cfg(test)]
-pub(super) fn cheat(is_prover: bool) -> ProofCheat {
+pub(in crate::protocol) fn cheat(is_prover: bool) -> ProofCheat {
     if is_prover { PROOF_CHEAT.with(|c| c.get()) } else { ProofCheat::default() }
 }
 
 /// Test-only: makes the prover claim `bits` with their first bit flipped when it opens them.
 #[cfg(test)]
-pub(super) fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit]) {
+pub(in crate::protocol) fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit]) {
     let mut claim: Vec<bool> = bits.iter().map(|w| b.value(*w).unwrap_or(false)).collect();
     claim[0] ^= true;
     b.cheat_claim_opens(&claim);
@@ -235,7 +237,7 @@ fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit
 
 /// A keystream batch's work: a direction (0 sent, 1 received) and its blocks, each (record,
 /// block, byte positions opened in it).
-pub(super) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
+pub(in crate::protocol) type KeystreamJob = (usize, Vec<(usize, u32, Vec<usize>)>);
 
 impl KeystreamCipher {
     /// A batch's shape. A ChaCha20 block's circuit depends on its public counter too (the
@@ -257,7 +259,7 @@ impl KeystreamCipher {
 /// Runs the keystream batches `jobs` in order (`batch` builds one and returns the bytes it
 /// opens), for both TLS versions alike: COTs made ahead in groups of at most
 /// [`KEYSTREAM_PREPROCESS`], shapes reused, a multiplication check every [`CHECK_EVERY`].
-pub(super) async fn keystream_batches<P: Party<C>, C: Channel>(
+pub(in crate::protocol) async fn keystream_batches<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     cipher: KeystreamCipher,
@@ -279,14 +281,14 @@ pub(super) async fn keystream_batches<P: Party<C>, C: Channel>(
 
 /// The plaintext bits at byte `positions` (increasing) of a record: the keystream proven on
 /// `nonce` from the round keys, XOR the public ciphertext. Each block touched is computed once.
-pub(super) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
+pub(in crate::protocol) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
     decrypted_with(b, 16, ciphertext, positions, |b, j| keystream_blocks(b, rk, nonce, &[j]).into_iter().flatten().collect())
 }
 
 /// The plaintext bits at byte `positions` (increasing) of a record whose keystream comes in
 /// blocks of `size` bytes, block j from `block(b, j)`, XOR the public ciphertext. Each block
 /// touched is computed once.
-pub(super) fn decrypted_with<B: Backend>(b: &mut B, size: usize, ciphertext: &[u8], positions: &[usize], mut block: impl FnMut(&mut B, u32) -> Vec<B::Bit>) -> Vec<B::Bit> {
+pub(in crate::protocol) fn decrypted_with<B: Backend>(b: &mut B, size: usize, ciphertext: &[u8], positions: &[usize], mut block: impl FnMut(&mut B, u32) -> Vec<B::Bit>) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(positions.len() * 8);
     let mut current: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
     for &p in positions {
@@ -309,7 +311,7 @@ fn commitment_digest_bits<B: Backend>(b: &mut B, mut plaintext: Vec<B::Bit>, bli
 }
 
 /// [`commitment_digest_bits`], opened.
-pub(super) fn commitment_digest<B: Backend>(b: &mut B, plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<u8> {
+pub(in crate::protocol) fn commitment_digest<B: Backend>(b: &mut B, plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<u8> {
     let digest = commitment_digest_bits(b, plaintext, blinder);
     open_bytes(b, &digest)
 }
@@ -329,7 +331,7 @@ fn plaintext_bits<B: Backend>(b: &mut B, rk: &RoundKeys<B>, salt: &[B::Bit], rec
 /// The hidden parts of a request of `len` bytes revealed as `reveal` says, in groups that
 /// touch at most [`BLOCKS_PER_BATCH`] 16-byte blocks (a range of n bytes touches at most
 /// n/16 + 2; one that alone touches more is split): one batch of the line-break proof each.
-pub(super) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Range<u64>>> {
+pub(in crate::protocol) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Range<u64>>> {
     let most = 16 * (BLOCKS_PER_BATCH as u64 - 2);
     let blocks = |r: &Range<u64>| (r.end - r.start).div_ceil(16) as usize + 2;
     let mut pieces: Vec<Vec<Range<u64>>> = Vec::new();
@@ -350,7 +352,7 @@ pub(super) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Rang
 
 /// A failed line-break batch is a hidden line break (on the verifier's side, the assertion's
 /// mismatch); other errors stay as they are.
-pub(super) fn line_break_error(e: ProofError) -> ProofError {
+pub(in crate::protocol) fn line_break_error(e: ProofError) -> ProofError {
     match e {
         ProofError::ConstantMismatch => ProofError::HiddenLineBreak,
         e => e,

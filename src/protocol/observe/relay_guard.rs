@@ -3,7 +3,7 @@
 //! record has been seen to be a ClientHello for the certified name, and the stream must stay
 //! TLS records after it. Sans-IO: bytes in, bytes that may be forwarded out.
 
-use super::transcript::{client_hello_sni, TranscriptError};
+use crate::protocol::observe::tls12::{client_hello_sni, TranscriptError};
 use crate::tls::codec::{hs, parse_record_header, ContentType, RECORD_HEADER_LEN};
 
 /// Why the verifier stopped relaying.

@@ -2,8 +2,8 @@
 //! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream),
 //! and every alert, after which a direction may carry nothing more.
 
-use super::proof::{opened_blocks, OpenedDirection};
-use super::transcript::EncryptedRecord;
+use crate::protocol::prove::tls12::{opened_blocks, OpenedDirection};
+use crate::protocol::observe::tls12::EncryptedRecord;
 use std::ops::Range;
 
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
@@ -89,12 +89,12 @@ pub struct RecoveredDirection {
     pub fast_path: bool,
     /// The direction's alerts, in order (the last one may have ended it).
     pub alerts: Vec<Alert>,
-    /// TLS 1.3: the records' layouts ([`super::output::RecordLayout`]); empty for TLS 1.2.
-    pub records: Vec<super::output::RecordLayout>,
+    /// TLS 1.3: the records' layouts ([`crate::protocol::disclose::output::RecordLayout`]); empty for TLS 1.2.
+    pub records: Vec<crate::protocol::disclose::output::RecordLayout>,
 }
 
 /// Records the alert of record `index`, checking that nothing followed an ending one.
-pub(super) fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
+pub(in crate::protocol) fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
     if !(1..=2).contains(&alert[0]) {
         return Err(CheckError::BadAlertLevel { direction, index, level: alert[0] });
     }
@@ -103,7 +103,7 @@ pub(super) fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert
 }
 
 /// No record may follow an alert that ended the direction.
-pub(super) fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
+pub(in crate::protocol) fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
     if let Some((index, _)) = alerts.iter().find(|(_, a)| ends_connection(*a)) {
         if index + 1 < records {
             return Err(CheckError::DataAfterClose { direction, index: index + 1 });

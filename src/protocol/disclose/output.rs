@@ -100,7 +100,7 @@ pub struct SessionStats {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifierOutput {
     /// How the prover reached the server.
-    pub mode: super::messages::SessionMode,
+    pub mode: crate::protocol::messages::SessionMode,
     /// The name the server's certificate was validated for.
     pub server_name: String,
     /// `HOST:PORT`, always `server_name` and a port. Proxy mode: the address the verifier
@@ -117,9 +117,9 @@ pub struct VerifierOutput {
     pub sent: VerifiedDirection,
     pub received: VerifiedDirection,
     /// The request and response as the revealed bytes show them.
-    pub http: super::exchange::HttpExchange,
+    pub http: crate::protocol::disclose::exchange::HttpExchange,
     /// Proven SHA-256 commitments to (hidden) ranges.
-    pub commitments: Vec<super::proof::Commitment>,
+    pub commitments: Vec<crate::protocol::prove::tls12::Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
     pub stats: SessionStats,
 }
@@ -127,7 +127,7 @@ pub struct VerifierOutput {
 /// The TLS version, cipher suite and key-exchange group of the proven session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsParameters {
-    pub version: super::messages::TlsVersion,
+    pub version: crate::protocol::messages::TlsVersion,
     /// The suite's IANA name (`TLS_AES_128_GCM_SHA256`).
     pub cipher_suite: String,
     /// The key-exchange group's name (`x25519`, `secp256r1`).
@@ -151,8 +151,8 @@ impl std::fmt::Display for VerifierOutput {
         };
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
         let route = match self.mode {
-            super::messages::SessionMode::Proxy => format!("dialed {}", self.server),
-            super::messages::SessionMode::Mpc => format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server),
+            crate::protocol::messages::SessionMode::Proxy => format!("dialed {}", self.server),
+            crate::protocol::messages::SessionMode::Mpc => format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server),
         };
         writeln!(f, "server: {} ({route}, SNI {sni}), connected at {}", self.server_name, rfc3339(self.connection_time))?;
         let tls = &self.tls;
@@ -230,15 +230,15 @@ mod tests {
         let line = "GET /a\nreceived 0 bytes HTTP/1.1";
         let dir = |bytes: &[u8]| VerifiedDirection { len: bytes.len() as u64, bytes: bytes.to_vec(), revealed: vec![0..bytes.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] };
         let out = VerifierOutput {
-            mode: super::super::messages::SessionMode::Proxy,
+            mode: crate::protocol::messages::SessionMode::Proxy,
             server_name: "bank.example".into(),
             server: "bank.example:443".into(),
             sni: Some("bank.example".into()),
-            tls: TlsParameters { version: super::super::messages::TlsVersion::Tls12, cipher_suite: "x".into(), group: "y".into(), cipher_suite_id: 0, group_id: 0 },
+            tls: TlsParameters { version: crate::protocol::messages::TlsVersion::Tls12, cipher_suite: "x".into(), group: "y".into(), cipher_suite_id: 0, group_id: 0 },
             connection_time: 0,
             sent: dir(body.as_bytes()),
             received: dir(b"HTTP/1.1 200 OK\r\n\r\nreceived 1 bytes, fast path\n"),
-            http: super::super::exchange::HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
+            http: crate::protocol::disclose::exchange::HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
             commitments: vec![],
             stats: SessionStats::default(),
         };
