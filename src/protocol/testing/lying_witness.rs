@@ -93,7 +93,7 @@ fn blinder_site() -> (&'static str, u32) {
 /// Where TLS 1.3's HS and MS pad states are committed: bound by the server's records, not
 /// derived in ZK (`proof13`'s module doc).
 fn pad_states_site() -> (&'static str, u32) {
-    site_of("protocol/prove/tls13/mod.rs", include_str!("../prove/tls13/mod.rs"), "commit_bytes(b, states.map(")
+    site_of("protocol/prove/tls13/derivation.rs", include_str!("../prove/tls13/derivation.rs"), "commit_bytes(b, states.map(")
 }
 
 /// The check that refused `e` for a lie at `site`, if it is one that binds that commitment:
