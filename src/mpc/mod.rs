@@ -12,7 +12,7 @@
 //! OLE sender throughout and nothing is opened to it, which is why the share conversions need
 //! no proof of their own ([`ecdh`]).
 
-pub mod beside;
+pub mod cots_beside;
 pub mod connection;
 pub mod ecdh;
 pub mod fp;

@@ -7,7 +7,7 @@ use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs1
 use crate::protocol::observe::tls13::{self as transcript13, Handshake13, Transcript13};
 use crate::mpc::connection::ConnectionError;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
-use crate::mpc::beside::{BesideError, OwnThread};
+use crate::mpc::cots_beside::{BesideError, OwnThread};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use crate::protocol::disclose::output::VerifierOutput;
@@ -129,7 +129,7 @@ pub enum ProverError {
     #[error("the proof of the garbling: {0}")]
     Reproof(#[from] crate::mpc::reproof::ReproofError),
     #[error("COTs beside the connection: {0}")]
-    Beside(#[from] crate::mpc::beside::BesideError),
+    Beside(#[from] crate::mpc::cots_beside::BesideError),
     /// The fast path opens the server's write key, which would let the verifier decrypt
     /// server bytes it relayed that the proof does not cover.
     #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
@@ -445,7 +445,7 @@ impl PreparedSession {
                     }
                     let report = |phase, fraction| progress(Progress { phase, fraction });
                     let server = connect_proxy(&config, &opened.target).await?;
-                    let beside = beside_cap(&config, Sizing::of(&request, &reveal));
+                    let beside = cots_beside_max(&config, Sizing::of(&request, &reveal));
                     let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut opened.prover, &config, server, connection, &opened.target, &request, beside, &report)).await?;
                     prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
                 };
@@ -568,7 +568,7 @@ async fn session(
             // the proxy connects to the server while the preparation runs
             let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, cot, &mut prover, preprocess, &config, request.len()));
             let ((prepared, cot), server) = (prepared?, server?);
-            let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut prover, &config, server, prepared, &target, &request, beside_cap(&config, sizing), &report)).await?;
+            let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut prover, &config, server, prepared, &target, &request, cots_beside_max(&config, sizing), &report)).await?;
             (prover, exchanged)
         }
     };
@@ -774,14 +774,14 @@ async fn mpc_prepare(zk: &mut MuxChannel, cot: MuxChannel, prover: &mut Prover<F
     Ok((prepared, cot))
 }
 
-type Making = OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::beside::ProverMade, BesideError>)>;
+type Making = OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::cots_beside::ProverMade, BesideError>)>;
 
 /// Lends `prover`'s COT source to a thread of its own that makes `total` COTs on `cot` in steps
-/// of `step` while `go_on` holds ([`crate::mpc::beside`]); [`take_back`] returns them.
+/// of `step` while `go_on` holds ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
 fn make_beside(prover: &mut Prover<FerretReceiver>, mut cot: MuxChannel, total: usize, step: usize, go_on: Arc<AtomicBool>) -> Result<Making, ProverError> {
     let mut source = prover.lend_source().ok_or(ProofError::SourceLent)?;
     Ok(OwnThread::spawn(move || async move {
-        let made = crate::mpc::beside::make(&mut source, &mut cot, total, step, &go_on).await;
+        let made = crate::mpc::cots_beside::make(&mut source, &mut cot, total, step, &go_on).await;
         (source, cot, made)
     }))
 }
@@ -799,10 +799,10 @@ fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::Connectio
 }
 
 /// How many COTs MPC mode makes beside its connection, for the keystream proof of a response
-/// that is only partly revealed ([`crate::mpc::beside`]).
-fn beside_cap(config: &ProverConfig, sizing: Sizing) -> usize {
+/// that is only partly revealed ([`crate::mpc::cots_beside`]).
+fn cots_beside_max(config: &ProverConfig, sizing: Sizing) -> usize {
     match sizing.response {
-        RevealExtent::Partly => crate::mpc::beside::cap(config.max_recv as usize),
+        RevealExtent::Partly => crate::mpc::cots_beside::max_cots(config.max_recv as usize),
         RevealExtent::Whole | RevealExtent::Nothing => 0,
     }
 }
@@ -839,7 +839,7 @@ async fn mpc_exchange(
     // `beside` COTs for the proof after the connection, made while it runs; the verifier
     // expects the exchange even when there are none
     let connected = Arc::new(AtomicBool::new(true));
-    let making = make_beside(prover, cot, beside, crate::mpc::beside::STEP, connected.clone())?;
+    let making = make_beside(prover, cot, beside, crate::mpc::cots_beside::COTS_PER_STEP, connected.clone())?;
     let connection = async {
         let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
         // the proxy's stream is done with (the server has ended its side)

@@ -105,7 +105,7 @@ pub enum VerifierError {
     #[error("the proof of the garbling: {0}")]
     Reproof(#[from] crate::mpc::reproof::ReproofError),
     #[error("COTs beside the connection: {0}")]
-    Beside(#[from] crate::mpc::beside::BesideError),
+    Beside(#[from] crate::mpc::cots_beside::BesideError),
     #[error("unexpected {got} message from the prover (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
     #[error("the prover aborted: {0}")]
@@ -274,7 +274,7 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 /// proxy mode, of any TLS version and suite (the server chooses them later), with the setup
 /// iteration a partly revealed response adds there; MPC mode speaks TLS 1.2, and a partly
 /// revealed response adds nothing ahead of the connection there (its keystream COTs are made
-/// beside the connection, bounded by `beside::cap`).
+/// beside the connection, bounded by `cots_beside::max_cots`).
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
         SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent) + proof::most_line_break_cots(max_sent), true),
@@ -295,14 +295,14 @@ struct Online {
     prove_from: (Instant, u64, u64),
 }
 
-type Serving = crate::mpc::beside::OwnThread<(FerretSender, MuxChannel, Result<crate::mpc::beside::VerifierMade, crate::mpc::beside::BesideError>)>;
+type Serving = crate::mpc::cots_beside::OwnThread<(FerretSender, MuxChannel, Result<crate::mpc::cots_beside::VerifierMade, crate::mpc::cots_beside::BesideError>)>;
 
 /// Lends the verifier's COT source to a thread of its own that serves the prover's steps on
-/// `cot` up to `cap` COTs ([`crate::mpc::beside`]); [`take_back`] returns them.
+/// `cot` up to `cap` COTs ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
 fn serve_beside(verifier: &mut Verifier<FerretSender>, mut cot: MuxChannel, cap: usize) -> Result<Serving, VerifierError> {
     let mut source = verifier.lend_source().ok_or(ProofError::SourceLent)?;
-    Ok(crate::mpc::beside::OwnThread::spawn(move || async move {
-        let made = crate::mpc::beside::serve(&mut source, &mut cot, cap).await;
+    Ok(crate::mpc::cots_beside::OwnThread::spawn(move || async move {
+        let made = crate::mpc::cots_beside::serve(&mut source, &mut cot, cap).await;
         (source, cot, made)
     }))
 }
@@ -310,7 +310,7 @@ fn serve_beside(verifier: &mut Verifier<FerretSender>, mut cot: MuxChannel, cap:
 /// Waits (at most `d`) for what [`serve_beside`] made and gives it and the source back to
 /// `verifier`; returns the COT channel.
 async fn take_back(verifier: &mut Verifier<FerretSender>, serving: Serving, d: Duration, what: &'static str) -> Result<MuxChannel, VerifierError> {
-    let (source, cot, made) = within(d, what, serving.finish()).await?.ok_or(crate::mpc::beside::BesideError::Lost)?;
+    let (source, cot, made) = within(d, what, serving.finish()).await?.ok_or(crate::mpc::cots_beside::BesideError::Lost)?;
     verifier.give_back(source, made?);
     Ok(cot)
 }
@@ -374,7 +374,7 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChann
     let t = Instant::now();
     // The COTs for the proofs on the COT channel while the request is garbled ahead on the ZK
     // channel (which uses none of them), then those the prover asks for beside the connection,
-    // up to the keystream proof of `max_recv` (see `crate::mpc::beside`).
+    // up to the keystream proof of `max_recv` (see `crate::mpc::cots_beside`).
     let serving = serve_beside(verifier, cot, req.preprocess as usize)?;
     let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
     let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, limits)).await??;
@@ -385,7 +385,7 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChann
     // A prover that prepared ahead starts the connection when it has its request: the
     // connection's time and the online phase begin then.
     let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
-    let serving = serve_beside(verifier, cot, crate::mpc::beside::cap(req.max_recv as usize))?;
+    let serving = serve_beside(verifier, cot, crate::mpc::cots_beside::max_cots(req.max_recv as usize))?;
     let started = std::cell::Cell::new(None);
     let clock = || {
         started.set(Some(Instant::now()));

@@ -37,7 +37,7 @@ pub enum ChannelId {
     Tls = 1,
     /// The ZK engine's traffic.
     Zk = 2,
-    /// COTs made beside MPC mode's connection (see `crate::mpc::beside`).
+    /// COTs made beside MPC mode's connection (see `crate::mpc::cots_beside`).
     Cot = 3,
 }
 

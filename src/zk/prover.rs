@@ -431,7 +431,7 @@ impl<R: CotReceiver> Prover<R> {
     }
 
     /// Lends the COT source out, to make COTs beside other work that uses the pool only
-    /// (`crate::mpc::beside`). Until [`Prover::give_back`], a batch that needs more COTs than
+    /// (`crate::mpc::cots_beside`). Until [`Prover::give_back`], a batch that needs more COTs than
     /// the pool holds fails with [`ProofError::SourceLent`]. `None` if it is already out.
     pub fn lend_source(&mut self) -> Option<R> {
         self.cot.take()

@@ -1,4 +1,4 @@
-//! COTs made ahead of the pool, in the chunks they were made in (see `crate::mpc::beside`):
+//! COTs made ahead of the pool, in the chunks they were made in (see `crate::mpc::cots_beside`):
 //! the pool takes them a whole chunk at a time, before it asks the COT source for more, so a
 //! few million of them are never copied into one vector at once, and both parties take the
 //! same ones (each take depends only on counts both know).

@@ -1,5 +1,5 @@
-//! The proxy-mode proof, written once and run by both parties in lockstep (DESIGN.md, "Proxy
-//! mode, step by step", 6). The prover's only private input is the master secret.
+//! The proxy-mode proof, written once and run by both parties in lockstep (docs/protocol.md,
+//! "What is proven"). The prover's only private input is the master secret.
 //!
 //! Batches:
 //! 1. commit MS; its HMAC pad states; the inner state is **opened** (see [`PublicInner`]).

@@ -15,8 +15,8 @@
 //! there, and both parties' pools stay in step.
 //!
 //! The prover drives: before each step it sends the step's size (a little-endian u32), and 0 to
-//! end. It asks for steps while the connection runs, up to [`cap`] of its `max_recv`. The
-//! verifier serves steps up to `cap` of the session's `max_recv` and refuses more.
+//! end. It asks for steps while the connection runs, up to [`max_cots`] of its `max_recv`. The
+//! verifier serves steps up to `max_cots` of the session's `max_recv` and refuses more.
 //!
 //! The same exchange, one step of the session's `preprocess` COTs, makes the COTs for the
 //! proofs while the request is garbled ahead of the handshake, which uses none of them.
@@ -29,17 +29,17 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// COTs asked for per step (the COT source runs the LPN iterations a step lacks).
-pub const STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
+pub const COTS_PER_STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
 
 /// The most COTs a session makes beside its connection: 6 · 2^20, the keystream proof of about
 /// 75 KB. They are held until the proof takes them: 17 bytes each on the prover (a bit and a
 /// MAC), 16 on the verifier, so about 107 and 101 MB at most.
-pub const MOST: usize = 6 << 20;
+pub const MAX_COTS: usize = 6 << 20;
 
 /// What a session of `max_recv` bytes received makes beside its connection at most: the
-/// keystream proof of all of it, and at most [`MOST`].
-pub fn cap(max_recv: usize) -> usize {
-    crate::cost::keystream_cots(max_recv).min(MOST)
+/// keystream proof of all of it, and at most [`MAX_COTS`].
+pub fn max_cots(max_recv: usize) -> usize {
+    crate::cost::keystream_cots(max_recv).min(MAX_COTS)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -160,22 +160,22 @@ mod tests {
         let (mut r, mut s) = (IdealCotReceiver::new([7; 16]), IdealCotSender::new([7; 16]));
         let delta = s.delta();
         let connected = AtomicBool::new(steps_while_connected);
-        let (p, v) = block_on(join(make(&mut r, &mut a, cap, STEP, &connected), serve(&mut s, &mut b, limit)));
+        let (p, v) = block_on(join(make(&mut r, &mut a, cap, COTS_PER_STEP, &connected), serve(&mut s, &mut b, limit)));
         (p, v, delta)
     }
 
     /// Steps up to the cap make correlated pairs on both sides, in the same order.
     #[test]
-    fn the_cots_made_beside_are_correlated_and_stop_at_the_cap() {
-        let (p, v, delta) = run(STEP + 5, STEP + 5, true);
+    fn the_cots_made_beside_are_correlated_and_stop_at_the_maximum() {
+        let (p, v, delta) = run(COTS_PER_STEP + 5, COTS_PER_STEP + 5, true);
         let (p, v) = (p.unwrap(), v.unwrap());
-        assert_eq!(p.iter().map(|(b, _)| b.len()).collect::<Vec<_>>(), [STEP, 5], "a chunk per step");
-        assert_eq!(v.iter().map(Vec::len).collect::<Vec<_>>(), [STEP, 5]);
+        assert_eq!(p.iter().map(|(b, _)| b.len()).collect::<Vec<_>>(), [COTS_PER_STEP, 5], "a chunk per step");
+        assert_eq!(v.iter().map(Vec::len).collect::<Vec<_>>(), [COTS_PER_STEP, 5]);
         let bits: Vec<bool> = p.iter().flat_map(|(b, _)| b.clone()).collect();
         let macs: Vec<F128> = p.into_iter().flat_map(|(_, m)| m).collect();
         let keys: Vec<F128> = v.concat();
-        assert_eq!((bits.len(), keys.len()), (STEP + 5, STEP + 5));
-        for i in [0, 1, STEP - 1, STEP, STEP + 4] {
+        assert_eq!((bits.len(), keys.len()), (COTS_PER_STEP + 5, COTS_PER_STEP + 5));
+        for i in [0, 1, COTS_PER_STEP - 1, COTS_PER_STEP, COTS_PER_STEP + 4] {
             let expected = if bits[i] { F128(keys[i].0 ^ delta.0) } else { keys[i] };
             assert_eq!(macs[i], expected, "COT {i}");
         }
@@ -184,7 +184,7 @@ mod tests {
     /// A connection that is over asks for nothing more: both sides end with nothing made.
     #[test]
     fn nothing_is_made_once_the_connection_is_over() {
-        let (p, v, _) = run(STEP, STEP, false);
+        let (p, v, _) = run(COTS_PER_STEP, COTS_PER_STEP, false);
         assert!(p.unwrap().is_empty());
         assert!(v.unwrap().is_empty());
     }
@@ -192,8 +192,8 @@ mod tests {
     /// A prover that asks for more than the verifier's cap is refused before anything is made.
     #[test]
     fn a_prover_asking_beyond_the_cap_is_refused() {
-        let (_, v, _) = run(2 * STEP, STEP + 1, true);
-        assert!(matches!(v, Err(BesideError::TooMany { asked, limit }) if asked == 2 * STEP && limit == STEP + 1), "{v:?}");
+        let (_, v, _) = run(2 * COTS_PER_STEP, COTS_PER_STEP + 1, true);
+        assert!(matches!(v, Err(BesideError::TooMany { asked, limit }) if asked == 2 * COTS_PER_STEP && limit == COTS_PER_STEP + 1), "{v:?}");
     }
 
     /// A step message of the wrong size is refused.
@@ -203,7 +203,7 @@ mod tests {
         let mut s = IdealCotSender::new([7; 16]);
         let sent = block_on(async {
             a.send(vec![1, 0, 0]).await.unwrap();
-            serve(&mut s, &mut b, STEP).await
+            serve(&mut s, &mut b, COTS_PER_STEP).await
         });
         assert!(matches!(sent, Err(BesideError::MalformedStep(3))), "{sent:?}");
     }
