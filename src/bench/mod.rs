@@ -18,7 +18,7 @@ pub mod load;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod netem;
 #[cfg(not(target_arch = "wasm32"))]
-pub mod plot;
+pub(crate) mod plot;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod report;
 #[cfg(not(target_arch = "wasm32"))]

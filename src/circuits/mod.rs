@@ -8,14 +8,14 @@
 //! `[Bit; 32]`, bit i = 2^i.
 
 pub mod aes;
-pub mod aes_bool;
-pub mod chacha20;
+pub(crate) mod aes_bool;
+pub(crate) mod chacha20;
 pub mod hmac_prf;
 pub mod keystream;
-pub mod modp;
-pub mod sha2;
-pub mod sha256;
-pub mod sha384;
+pub(crate) mod modp;
+pub(crate) mod sha2;
+pub(crate) mod sha256;
+pub(crate) mod sha384;
 
 #[cfg(test)]
 mod tests;

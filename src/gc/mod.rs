@@ -14,11 +14,11 @@
 //! value masked by the permute bit lsb(W⁰). Gate i uses the hash tweaks 3i, 3i + 1 and 3i + 2,
 //! and the gate counter runs on across circuits, so no tweak is used twice under one Δ.
 
-pub mod evaluator;
-pub mod garbler;
-pub mod hash;
+pub(crate) mod evaluator;
+pub(crate) mod garbler;
+pub(crate) mod hash;
 mod lanes;
-pub mod stream;
+pub(crate) mod stream;
 pub mod three_halves;
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ impl ChunkSource {
     }
 
     /// A source fed by `rx` (e.g. a network pump forwarding the garbler's messages).
+    #[cfg(test)]
     pub fn from_receiver(rx: Receiver<Vec<u8>>) -> Self {
         Self::new(rx)
     }

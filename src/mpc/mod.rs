@@ -12,19 +12,19 @@
 //! OLE sender throughout and nothing is opened to it, which is why the share conversions need
 //! no proof of their own ([`ecdh`]).
 
-pub mod cots_beside;
+pub(crate) mod cots_beside;
 pub mod connection;
-pub mod ecdh;
-pub mod fp;
+pub(crate) mod ecdh;
+pub(crate) mod fp;
 pub mod garbled;
-pub mod ghash;
-pub mod handshake;
-pub mod kdf;
+pub(crate) mod ghash;
+pub(crate) mod handshake;
+pub(crate) mod kdf;
 pub mod ole;
-pub mod phases;
+pub(crate) mod phases;
 pub mod record;
 pub mod reproof;
-pub mod script;
+pub(crate) mod script;
 
 #[cfg(test)]
 mod tests;

@@ -59,7 +59,7 @@
 //! [`ferret`]) is the engine's default source and bootstraps itself from SoftSpokenOT (or KOS)
 //! correlations.
 
-pub mod base;
+pub(crate) mod base;
 pub(crate) mod bits;
 pub(crate) mod ct;
 pub mod ferret;
@@ -67,7 +67,7 @@ pub mod kos;
 pub mod softspoken;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.
 #[cfg(test)]
-pub mod ideal;
+pub(crate) mod ideal;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,8 @@
 //! work on the thread pool beside a protocol's messages.
 
 pub mod field;
-pub mod pool;
+pub(crate) mod pool;
 pub mod prg;
 pub mod prp;
-pub mod sbox_circuit;
-pub mod transpose;
+pub(crate) mod sbox_circuit;
+pub(crate) mod transpose;

@@ -23,7 +23,7 @@ mod testing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod server;
 #[cfg(not(target_arch = "wasm32"))]
-pub mod verifier;
+pub(crate) mod verifier;
 
 pub use disclose::output::{VerifiedDirection, VerifierOutput};
 pub use disclose::reveal::{Reveal, RevealConfig};

@@ -10,17 +10,18 @@
 //! key-exchange step out to the caller ([`Client::key_exchange_request`]).
 
 pub mod any_version;
-pub mod certs;
+pub(crate) mod certs;
 pub mod client;
 pub mod codec;
 pub mod crypto;
 pub mod driver;
-pub mod error;
-pub mod inject;
+pub(crate) mod error;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod inject;
 pub mod keys;
-pub mod record;
+pub(crate) mod record;
 pub mod tls13;
-pub mod transcript;
+pub(crate) mod transcript;
 
 pub use any_version::AnyVersionClient;
 pub use certs::RootStore;

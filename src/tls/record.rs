@@ -28,10 +28,6 @@ impl DirectionState {
         self.seq = 0;
     }
 
-    pub fn is_encrypting(&self) -> bool {
-        self.crypto.is_some() || self.sealed_elsewhere
-    }
-
     fn next_seq(&mut self) -> Result<u64, Error> {
         let seq = self.seq;
         self.seq = seq.checked_add(1).ok_or(Error::Crypto("sequence overflow"))?;

@@ -4,6 +4,6 @@
 //! themselves carry the verdict and live with the roles (`protocol::messages`).
 
 pub mod mux;
-pub mod session;
-pub mod text;
-pub mod tls_channel;
+pub(crate) mod session;
+pub(crate) mod text;
+pub(crate) mod tls_channel;

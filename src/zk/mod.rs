@@ -39,7 +39,7 @@
 //! verifier → prover: 16-byte challenge χ, then the 32-byte answer (U, V).
 
 pub mod bytes;
-pub mod sbox;
+pub(crate) mod sbox;
 mod and_rows;
 mod check;
 mod plain;

@@ -4,5 +4,5 @@
 //! session ([`mpc`]).
 
 pub mod gc;
-pub mod mpc;
+pub(crate) mod mpc;
 pub mod zk;

@@ -178,9 +178,9 @@
 //! SoftSpokenOT: [`super::softspoken`], same rate). After any error
 //! the instance is poisoned ([`CotError::Poisoned`]).
 
-pub mod ggm;
-pub mod lpn;
-pub mod spcot;
+pub(crate) mod ggm;
+pub(crate) mod lpn;
+pub(crate) mod spcot;
 #[cfg(not(target_arch = "wasm32"))]
 #[doc(hidden)]
 pub mod profile;

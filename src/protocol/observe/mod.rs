@@ -6,4 +6,4 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod relay_guard;
 pub mod tls12;
-pub mod tls13;
+pub(crate) mod tls13;

@@ -4,4 +4,4 @@
 //! the committed pad states, the records' inner types and padding).
 
 pub mod tls12;
-pub mod tls13;
+pub(crate) mod tls13;

@@ -2,10 +2,10 @@
 //! record protection. The verifier recomputes both in the clear from opened secrets, and the ZK proof
 //! of the key schedule (docs/protocol.md, "TLS 1.3 in proxy mode") is checked against them.
 
-pub mod client;
-pub mod key_schedule;
-pub mod messages;
-pub mod record;
+pub(crate) mod client;
+pub(crate) mod key_schedule;
+pub(crate) mod messages;
+pub(crate) mod record;
 
 pub use client::{Client13, Config13, Schedule13};
 pub use key_schedule::{HashAlg, Secret, TrafficKeys};

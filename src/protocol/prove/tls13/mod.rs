@@ -24,7 +24,7 @@
 //!    computed and inner opened;
 //! 4. the key and IV of each direction whose secret stays hidden.
 
-pub mod check;
+pub(crate) mod check;
 mod derivation;
 mod records;
 #[cfg(all(test, not(target_arch = "wasm32")))]
