@@ -41,7 +41,7 @@ apt_install() {
   log "apt-get install ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 }
-debian_rust() { apt_install rustc-web cargo-web rust-web-src; }
+debian_rust() { apt_install rustc-web cargo-web rust-web-src rust-web-clippy rustfmt-web; }
 
 # C toolchain for ring's wasm build, wasm-opt, Chromium + ChromeDriver, openssl (interop tests),
 # a font for the benchmark plots' PNG text.
@@ -76,6 +76,13 @@ for t in "${host_candidates[@]}"; do
   host_toolchain=$t; break
 done
 if [ "$host_toolchain" = debian ]; then debian_rust; fi
+# The formatter and the linter npm test runs (scripts/lint.sh); a no-op where they are there.
+if [ $have_rustup = 1 ] && [ "$host_toolchain" != debian ]; then
+  for c in rustfmt clippy; do
+    rustup component list --installed --toolchain "$host_toolchain" 2>/dev/null | grep -q "^$c" \
+      || timeout 300 rustup component add "$c" --toolchain "$host_toolchain" >/dev/null
+  done
+fi
 
 # Installs crate $1 at version $2 (binary $3) into $TOOL_ROOT, trying each host toolchain in
 # turn, each first with the crate's own lock file and then without.
@@ -107,12 +114,16 @@ if [ -z "$wasm_toolchain" ] && [ $have_rustup = 1 ]; then
   elif rustup_toolchains | grep -q '^nightly'; then
     # Add rust-src to the nightly that is there; never update that toolchain.
     timeout 300 rustup component add rust-src --toolchain nightly >/dev/null 2>&1 && has_nightly_src && wasm_toolchain=nightly
-  elif timeout 300 rustup toolchain install nightly --profile minimal --component rust-src >/dev/null 2>&1 \
+  elif timeout 300 rustup toolchain install nightly --profile minimal --component rust-src --component clippy >/dev/null 2>&1 \
       && has_nightly_src; then
     wasm_toolchain=nightly
   fi
 fi
 [ -n "$wasm_toolchain" ] || wasm_toolchain=debian
+# scripts/lint.sh runs the wasm toolchain's clippy (it falls back to rustc's warnings without).
+if [ "$wasm_toolchain" = nightly ] && ! rustup component list --installed --toolchain nightly 2>/dev/null | grep -q '^clippy'; then
+  timeout 300 rustup component add clippy --toolchain nightly >/dev/null 2>&1 || log "no clippy for nightly: the wasm lint checks rustc's warnings only"
+fi
 [ "$wasm_toolchain" = debian ] && debian_rust
 
 {

@@ -134,7 +134,7 @@ async fn wrong_master_secret_is_rejected() {
     let s = real_session("/json").await;
     let mut v = Views::honest(&s, [vec![0..s.sent_plain.len() as u64], vec![0..s.received_plain.len() as u64]]);
     v.prover_ms[7] ^= 1;
-    let err = prove(&s, &v).err().expect("a wrong master secret must fail");
+    let err = prove(&s, &v).expect_err("a wrong master secret must fail");
     assert!(matches!(err, ProofError::ConstantMismatch), "{err:?}");
 }
 
@@ -145,7 +145,7 @@ async fn altered_finished_record_is_rejected() {
     for records in [&mut v.prover_records[1], &mut v.verifier_records[1]] {
         records[0].ciphertext[5] ^= 0x40;
     }
-    let err = prove(&s, &v).err().expect("an altered server Finished must fail");
+    let err = prove(&s, &v).expect_err("an altered server Finished must fail");
     assert!(matches!(err, ProofError::ConstantMismatch), "{err:?}");
 }
 
@@ -176,6 +176,6 @@ async fn prover_opening_other_positions_is_rejected() {
     // openings cannot match the verifier's keys.
     let mut v = Views::honest(&s, [hide_token(&s), vec![0..40]]);
     v.prover_plan[1] = vec![1..41];
-    let err = prove(&s, &v).err().expect("mismatched openings must fail");
+    let err = prove(&s, &v).expect_err("mismatched openings must fail");
     assert!(matches!(err, ProofError::OpeningMacMismatch | ProofError::ConstantMismatch | ProofError::Malformed(_)), "{err:?}");
 }

@@ -170,7 +170,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     for (i, kind) in RECORD_FLOOD_KINDS.iter().cycle().take(cfg.record_flooders).enumerate() {
         if i < RECORD_FLOOD_KINDS.len() {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-            relays.push((format!("ws://{}/", listener.local_addr()?), tokio::spawn(injecting_proxy(listener, port, *kind))));
+            relays.push((format!("ws://{}/", listener.local_addr()?), tokio::spawn(injecting_proxy(listener, port, kind))));
         }
         let (handle, url, server, ca_pem, cfg) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
         let proxy_url = relays[i % RECORD_FLOOD_KINDS.len()].0.clone();

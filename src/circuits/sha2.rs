@@ -138,7 +138,7 @@ pub fn compress<B: Circuit, const N: usize>(b: &mut B, f: &Family, state: &State
 /// bytes) and returns the final state's encoding, untruncated.
 pub fn finish<B: Circuit, const N: usize>(b: &mut B, f: &Family, state: &State<B, N>, prefix_len: usize, msg: &[B::Bit]) -> Vec<B::Bit> {
     let block_len = 2 * N;
-    assert!(msg.len() % 8 == 0 && prefix_len % block_len == 0);
+    assert!(msg.len() % 8 == 0 && prefix_len.is_multiple_of(block_len));
     let total_bits = ((prefix_len + msg.len() / 8) as u128) * 8;
     let mut data = msg.to_vec();
     let mut tail = vec![0x80u8];

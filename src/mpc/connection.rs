@@ -30,7 +30,7 @@
 //! beside it. Between their labels and their commitment P hears nothing from V but the
 //! receipt of the tables.
 
-use super::ecdh::{random_scalar, run_a, run_b, share_point, PartyA, PartyB, ReceiverCots, SenderCots, ROUND_COTS};
+use super::ecdh::{random_scalar, run_prover, run_verifier, share_point, EcdhProver, EcdhVerifier, ReceiverCots, SenderCots, ROUND_COTS};
 use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use super::ghash::cots_for_powers;
@@ -457,7 +457,7 @@ pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(mut prepared: Pr
     prepared.settle(ch).await?;
     let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the verifier's key share is not a point on P-256"))?;
-    let share = run_a(ch, PartyA::new(&share_point_of_d)?, delta, &cots[..ECDH_COTS], 0).await?;
+    let share = run_prover(ch, EcdhProver::new(&share_point_of_d)?, delta, &cots[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
 
     let inputs = HandshakeInputs::new(share);
@@ -579,7 +579,7 @@ pub async fn connect_verifier<C: Channel, Z: Party<C>>(prepared: PreparedVerifie
     let (mine, share_point_of_d) = own_key_share(&client)?;
     let theirs = parse_point(&ch.recv().await?).ok_or(ConnectionError::Malformed("the prover's key share is not a point on P-256"))?;
     ch.send(compressed(&mine)).await?;
-    let share = run_b(ch, PartyB::new(&share_point_of_d)?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
+    let share = run_verifier(ch, EcdhVerifier::new(&share_point_of_d)?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
     client.complete_two_party_key_exchange(client_key_share(&theirs, &mine))?;
 
     let handshake_wires = take_commitment(zk, ch, 32 + 16 * handshake::MASKS).await?;

@@ -45,7 +45,7 @@ use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
 
-/// COTs (party A the COT sender, B the receiver) each round of [`PartyA`]/[`PartyB`] uses.
+/// COTs (party A the COT sender, B the receiver) each round of [`EcdhProver`]/[`EcdhVerifier`] uses.
 pub const ROUND_COTS: [usize; 3] = [2 * 256, 2 * 256, 256];
 
 /// Random COTs as the sender holds them: Δ and one key per correlation.
@@ -64,7 +64,7 @@ pub struct ReceiverCots<'a> {
 }
 
 /// Party A (the prover): the OLE sender in every multiplication.
-pub struct PartyA {
+pub struct EcdhProver {
     x: Fp,
     y: Fp,
     rho: Fp,
@@ -74,7 +74,7 @@ pub struct PartyA {
 }
 
 /// Party B (the verifier): the OLE receiver, which alone learns δ.
-pub struct PartyB {
+pub struct EcdhVerifier {
     x: Fp,
     y: Fp,
     rho: Fp,
@@ -109,10 +109,10 @@ pub enum EcdhError {
     Malformed(&'static str),
 }
 
-impl PartyB {
-    pub fn new(share: &ProjectivePoint) -> Result<PartyB, EcdhError> {
+impl EcdhVerifier {
+    pub fn new(share: &ProjectivePoint) -> Result<EcdhVerifier, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(PartyB { x, y, rho: nonzero_random(), t: Fp::ZERO, lambda: Fp::ZERO })
+        Ok(EcdhVerifier { x, y, rho: nonzero_random(), t: Fp::ZERO, lambda: Fp::ZERO })
     }
 
     /// Round 1, first message: corrections for the OLEs on x₂ρ₂ and ρ₂.
@@ -155,10 +155,10 @@ impl PartyB {
     }
 }
 
-impl PartyA {
-    pub fn new(share: &ProjectivePoint) -> Result<PartyA, EcdhError> {
+impl EcdhProver {
+    pub fn new(share: &ProjectivePoint) -> Result<EcdhProver, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(PartyA {
+        Ok(EcdhProver {
             x,
             y,
             rho: nonzero_random(),
@@ -247,7 +247,7 @@ fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
 
 /// Party A's side over a channel: `keys` are [`ROUND_COTS`] COT keys under `delta`, the
 /// first with session-wide index `first`. Returns A's premaster share.
-pub async fn run_a<C: Channel>(ch: &mut C, mut a: PartyA, delta: F128, keys: &[F128], first: u64) -> Result<Fp, EcdhError> {
+pub async fn run_prover<C: Channel>(ch: &mut C, mut a: EcdhProver, delta: F128, keys: &[F128], first: u64) -> Result<Fp, EcdhError> {
     let [k1, k2, k3] = rounds(keys)?;
     let cots = |keys, at: usize| SenderCots { delta, keys, first: first + at as u64 };
     let e = corrections_from_bytes(&ch.recv().await?, k1.len())?;
@@ -269,7 +269,7 @@ pub async fn run_a<C: Channel>(ch: &mut C, mut a: PartyA, delta: F128, keys: &[F
 }
 
 /// Party B's side over a channel: its COT choices and MACs, as many as A's keys.
-pub async fn run_b<C: Channel>(ch: &mut C, mut b: PartyB, choices: &[bool], macs: &[F128], first: u64) -> Result<Fp, EcdhError> {
+pub async fn run_verifier<C: Channel>(ch: &mut C, mut b: EcdhVerifier, choices: &[bool], macs: &[F128], first: u64) -> Result<Fp, EcdhError> {
     let [c1, c2, c3] = rounds(choices)?;
     let [m1, m2, m3] = rounds(macs)?;
     let cots = |choices, macs, at: usize| ReceiverCots { choices, macs, first: first + at as u64 };
@@ -297,17 +297,17 @@ pub async fn run_b<C: Channel>(ch: &mut C, mut b: PartyB, choices: &[bool], macs
 /// Returns both premaster shares and the bytes exchanged.
 #[cfg(test)]
 pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &AffinePoint, d: [&Scalar; 2]) -> Result<(Fp, Fp, u64), EcdhError> {
-    let a = PartyA::new(&share_point(d[0], server))?;
-    let b = PartyB::new(&share_point(d[1], server))?;
+    let a = EcdhProver::new(&share_point(d[0], server))?;
+    let b = EcdhVerifier::new(&share_point(d[1], server))?;
     exchange(a, b, keys, delta, choices, macs)
 }
 
 #[cfg(test)]
-fn exchange(a: PartyA, b: PartyB, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
+fn exchange(a: EcdhProver, b: EcdhVerifier, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
     let (mut ca, mut cb) = crate::channel::memory_pair(1 << 20);
     let (sa, sb) = futures::executor::block_on(futures::future::join(
-        async move { run_a(&mut ca, a, delta, keys, 0).await.map(|s| (s, ca.bytes_sent() + ca.bytes_received())) },
-        async move { run_b(&mut cb, b, choices, macs, 0).await },
+        async move { run_prover(&mut ca, a, delta, keys, 0).await.map(|s| (s, ca.bytes_sent() + ca.bytes_received())) },
+        async move { run_verifier(&mut cb, b, choices, macs, 0).await },
     ));
     match (sa, sb) {
         (Ok((sa, bytes)), Ok(sb)) => Ok((sa, sb, bytes)),
@@ -361,9 +361,9 @@ mod tests {
         let (d1, d2, s) = (random_scalar(), random_scalar(), random_scalar());
         let server = (ProjectivePoint::GENERATOR * s).to_affine();
         let pms = coordinates(&((ProjectivePoint::GENERATOR * d1 + ProjectivePoint::GENERATOR * d2) * s)).expect("finite").0;
-        let mut a = PartyA::new(&share_point(&d1, &server)).expect("finite");
+        let mut a = EcdhProver::new(&share_point(&d1, &server)).expect("finite");
         a.cheat(SenderCheat { round: 1, ole: 0, bit, error: Fp::random() });
-        let b = PartyB::new(&share_point(&d2, &server)).expect("finite");
+        let b = EcdhVerifier::new(&share_point(&d2, &server)).expect("finite");
         let b_bit = (b.x * b.rho).bit(bit);
         let delta = F128(rand::random());
         let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
@@ -399,12 +399,12 @@ mod tests {
         // B's side against a peer that answers round 1 with `reply`.
         let b_gets = |reply: Vec<u8>| {
             let (mut ours, mut peer) = memory_pair(1 << 20);
-            let b = PartyB::new(&share_point(&random_scalar(), &server)).expect("finite");
+            let b = EcdhVerifier::new(&share_point(&random_scalar(), &server)).expect("finite");
             let peer_side = async {
                 let _ = peer.recv().await;
                 peer.send(reply).await.expect("open");
             };
-            block_on(futures::future::join(run_b(&mut ours, b, &c, &m, 0), peer_side)).0
+            block_on(futures::future::join(run_verifier(&mut ours, b, &c, &m, 0), peer_side)).0
         };
         let element = Fp::random().to_be_bytes();
         let honest_len: Vec<u8> = element.iter().copied().cycle().take(32 * (ROUND_COTS[0] + 1)).collect();
@@ -418,10 +418,10 @@ mod tests {
         }
         // A's side against a peer whose round-2 status byte is neither 0 nor SAME_X.
         let (mut ours, mut peer) = memory_pair(1 << 20);
-        let a = PartyA::new(&share_point(&random_scalar(), &server)).expect("finite");
+        let a = EcdhProver::new(&share_point(&random_scalar(), &server)).expect("finite");
         let r = block_on(async {
             peer.send(vec![0; ROUND_COTS[0] / 8]).await.expect("open");
-            let run = run_a(&mut ours, a, delta, &k, 0);
+            let run = run_prover(&mut ours, a, delta, &k, 0);
             let peer_side = async {
                 let _ = peer.recv().await;
                 peer.send(vec![7; 1 + ROUND_COTS[1] / 8]).await.expect("open");
@@ -431,13 +431,13 @@ mod tests {
         assert!(matches!(r, Err(EcdhError::Malformed(m)) if m.contains("status")), "{:?}", r.err());
         // A refused count of COTs is an error, not a panic.
         let (mut ours, _peer) = memory_pair(1 << 20);
-        let a = PartyA::new(&share_point(&random_scalar(), &server)).expect("finite");
-        assert!(matches!(block_on(run_a(&mut ours, a, delta, &k[1..], 0)), Err(EcdhError::Ole(_))));
+        let a = EcdhProver::new(&share_point(&random_scalar(), &server)).expect("finite");
+        assert!(matches!(block_on(run_prover(&mut ours, a, delta, &k[1..], 0)), Err(EcdhError::Ole(_))));
     }
 
     #[test]
     fn the_point_at_infinity_is_refused() {
-        assert!(matches!(PartyA::new(&ProjectivePoint::IDENTITY), Err(EcdhError::Infinity)));
+        assert!(matches!(EcdhProver::new(&ProjectivePoint::IDENTITY), Err(EcdhError::Infinity)));
     }
 
 }

@@ -77,6 +77,9 @@ impl PrgKind {
 /// prg.fill(2, &mut tail); // blocks 2..4, read directly
 /// assert_eq!(&all[32..], &tail[..]);
 /// ```
+// A keyed PRG is made once per OT instance and read many times: keeping the AES key schedule
+// (larger where it is bit-sliced, as in wasm) inline saves a pointer chase per block.
+#[allow(clippy::large_enum_variant)]
 pub enum Prg {
     Aes(Aes128),
     ChaCha(ChaChaKey),

@@ -457,8 +457,6 @@ fn parse_https_url(url: &str) -> Result<(String, u16, String), OptionsError> {
     Ok((host.to_ascii_lowercase(), port, path))
 }
 
-/// `host:port` or `[v6]:port` → (host without brackets, port).
-
 /// A failure as the API reports it: a stable [`code`](ApiError::code) and a readable message.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

@@ -20,7 +20,7 @@ use crate::primitives::field::F128;
 /// Gates per chunk handed to the pool: whole rows, a task of tens of microseconds.
 const CHUNK_GATES: usize = 2048;
 const CHUNK_ROWS: usize = CHUNK_GATES / AND_ROW;
-const _: () = assert!(CHUNK_GATES % AND_ROW == 0);
+const _: () = assert!(CHUNK_GATES.is_multiple_of(AND_ROW));
 /// Wiped chunk buffers kept for reuse (more are freed): enough for the chunks a pool of a few
 /// threads has in hand, so a long batch does not keep a buffer per chunk it made.
 const SPARE_MAX: usize = 8;
@@ -135,6 +135,9 @@ struct ChunkSlot {
     done: Condvar,
 }
 
+// The finished row sums sit in the slot (a few hundred bytes, once per chunk); boxing them
+// would add an allocation per chunk for nothing.
+#[allow(clippy::large_enum_variant)]
 enum SlotState {
     Queued(Vec<[F128; 3]>),
     Running,

@@ -115,7 +115,7 @@ mod tests {
         let mut expected = F128::ZERO;
         let mut power = ch.chi.pow(offset as u128 + 1);
         for x in &items {
-            expected = expected ^ (power * *x);
+            expected ^= power * *x;
             power *= ch.chi;
         }
         assert_eq!((sum, other), (expected, F128::ZERO));

@@ -5,7 +5,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsage
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use tlsproof::tls::{Client, ClientConfig, RootStore};
@@ -99,19 +99,12 @@ impl rustls::KeyLog for KeyLogCapture {
     }
 }
 
+#[derive(Default)]
 pub struct ServerOptions {
     pub max_fragment_size: Option<usize>,
     pub tickets: bool,
 }
 
-impl Default for ServerOptions {
-    fn default() -> Self {
-        Self {
-            max_fragment_size: None,
-            tickets: false,
-        }
-    }
-}
 
 /// A rustls TLS 1.2-only server config serving the leaf (+ CA) of `pki`.
 pub fn server_config(
@@ -205,6 +198,7 @@ impl Harness {
     }
 
     /// Move client→server bytes. Returns server error if any.
+    #[allow(clippy::wrong_self_convention)] // moves bytes to the server; converts nothing
     pub fn to_server(&mut self, hook: Hook<'_>) -> Result<(), rustls::Error> {
         let mut out = self.client.take_outgoing();
         if out.is_empty() {
@@ -223,6 +217,7 @@ impl Harness {
     }
 
     /// Move server→client bytes.
+    #[allow(clippy::wrong_self_convention)] // moves bytes to the client; converts nothing
     pub fn to_client(&mut self, hook: Hook<'_>) -> Result<(), tlsproof::tls::Error> {
         let mut out = Vec::new();
         while self.server.wants_write() {
@@ -341,7 +336,7 @@ pub fn start_openssl_tls13(pki: &Pki, suite: &str, groups: &str) -> Option<Opens
     Some(start_openssl_accepting(bin, &dir, &conf, &["-tls1_3", "-ciphersuites", suite, "-groups", groups]))
 }
 
-fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf, protocol: &[&str]) -> OpensslServer {
+fn start_openssl_accepting(bin: &str, dir: &Path, conf: &Path, protocol: &[&str]) -> OpensslServer {
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -371,7 +366,7 @@ fn start_openssl_accepting(bin: &str, dir: &PathBuf, conf: &PathBuf, protocol: &
     OpensslServer {
         child,
         port,
-        _dir: dir.clone(),
+        _dir: dir.to_path_buf(),
     }
 }
 

@@ -7,7 +7,7 @@
 //! own (a Web Worker in the browser). The results are checked against the native key schedule.
 //! Natively, it ends with a whole MPC-mode session against the fixture server ([`session`]).
 
-use crate::mpc::ecdh::{coordinates, random_scalar, run_a, run_b, share_point, PartyA, PartyB, ROUND_COTS};
+use crate::mpc::ecdh::{coordinates, random_scalar, run_prover, run_verifier, share_point, EcdhProver, EcdhVerifier, ROUND_COTS};
 use crate::mpc::fp::Fp;
 use crate::mpc::ecdh::{ReceiverCots, SenderCots};
 use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
@@ -62,8 +62,8 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let delta = F128(gp.garbler().delta());
     let keys = KosSender::with_delta(delta).extend(ch, cots()).await.map_err(|x| e(&x))?;
     let (t1, b1) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
-    let a = PartyA::new(&share_point(&s.d[0], &s.server)).map_err(|x| e(&x))?;
-    let share = run_a(ch, a, delta, &keys[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
+    let a = EcdhProver::new(&share_point(&s.d[0], &s.server)).map_err(|x| e(&x))?;
+    let share = run_prover(ch, a, delta, &keys[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
     let (t2, b2) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
@@ -77,8 +77,8 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
 async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let (choices, macs) = KosReceiver::new().extend(ch, cots()).await.map_err(|x| e(&x))?;
-    let b = PartyB::new(&share_point(&s.d[1], &s.server)).map_err(|x| e(&x))?;
-    let share = run_b(ch, b, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
+    let b = EcdhVerifier::new(&share_point(&s.d[1], &s.server)).map_err(|x| e(&x))?;
+    let share = run_verifier(ch, b, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await.map_err(|x| e(&x))?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;

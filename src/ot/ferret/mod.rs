@@ -99,9 +99,9 @@
 //!     while AGB lies 16 (setup: 144.4; mid: 144.0) and 17–22 (small sets: 145.7–150.7) bits
 //!     above the cheapest attack, so AGB 2.0 should not bind. AGB was not run on main (its
 //!     search takes too long at that n), whose cheapest attacks sit at ≈150.
-//!   Two crashes of the estimator's newest code were patched at run time without changing
-//!   its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
-//!   hybrid for candidates costing over 2^1024.
+//!     Two crashes of the estimator's newest code were patched at run time without changing
+//!     its minimum: 0·log 0 in AGB at a duplicate grid point, and a float overflow in the
+//!     hybrid for candidates costing over 2^1024.
 //! * **The setup k.** The paper's k = 36,288 estimates at 122.1 bits and k = 37,248 at
 //!   125.0, both set by the 2025 hybrid attack. k = 38,400 is the smallest
 //!   multiple of 256 at ≥ 128 bits (ISD 138.2 there).

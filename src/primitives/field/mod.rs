@@ -46,8 +46,10 @@ impl F128 {
         F128(u128::from_le_bytes(b))
     }
 
-    /// Field multiplication (constant time; PCLMULQDQ on x86_64 when available).
+    /// Field multiplication (constant time; PCLMULQDQ on x86_64 when available). The same as
+    /// `*`, callable where the operator would need the trait in scope.
     #[inline]
+    #[allow(clippy::should_implement_trait)]
     pub fn mul(self, rhs: F128) -> F128 {
         let (lo, hi) = clmul(self.0, rhs.0);
         F128(reduce(lo, hi))
@@ -186,9 +188,11 @@ impl BitXorAssign for F128 {
         self.0 ^= r.0
     }
 }
+/// Addition is XOR in characteristic 2.
 impl Add for F128 {
     type Output = F128;
     #[inline]
+    #[allow(clippy::suspicious_arithmetic_impl)]
     fn add(self, r: F128) -> F128 {
         self ^ r
     }
@@ -197,6 +201,7 @@ impl Add for F128 {
 impl core::ops::Sub for F128 {
     type Output = F128;
     #[inline]
+    #[allow(clippy::suspicious_arithmetic_impl)]
     fn sub(self, rhs: F128) -> F128 {
         self + rhs
     }
@@ -213,6 +218,7 @@ impl core::ops::Neg for F128 {
 
 impl AddAssign for F128 {
     #[inline]
+    #[allow(clippy::suspicious_op_assign_impl)]
     fn add_assign(&mut self, r: F128) {
         self.0 ^= r.0
     }

@@ -273,6 +273,12 @@ enum WeightedSumState {
     Sliced(Box<bitsliced::SubsetSums>),
 }
 
+impl Default for PublicWeightedSum {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl PublicWeightedSum {
     pub fn new() -> Self {
         #[cfg(target_arch = "x86_64")]

@@ -3,7 +3,7 @@
 //!
 //! Batches:
 //! 1. commit MS; its HMAC pad states; the inner state is **opened** (see [`PublicInner`]).
-//! 2.–4. (deferred: checked together with 5) the PRF with public inner hashes, one outer
+//! 2. (through 4, deferred: checked together with 5) the PRF with public inner hashes, one outer
 //!    compression per HMAC: A(i) of "key expansion", "client finished" and "server finished"
 //!    opened; key block = P_SHA256(MS, "key expansion" ‖ sr ‖ cr)[..40] private; client
 //!    verify_data **opened** (both sides need it for H_s).
