@@ -466,6 +466,48 @@ mod tests {
         assert!(matches!(drive_raw(vec![], small), MuxError::PeerClosed));
     }
 
+    /// The limits take what reaches them exactly: a frame of `max_frame` bytes, and an inbox
+    /// filled to `max_buffered`; a byte more of either is refused.
+    #[test]
+    fn limits_take_what_reaches_them_exactly() {
+        let small = MuxLimits { max_frame: 8, max_buffered: 2 * (8 + FRAME_COST), ..MuxLimits::default() };
+        let full = vec![[vec![ChannelId::Zk as u8], vec![7; 8]].concat(); 2];
+        assert!(matches!(drive_raw(full.clone(), small), MuxError::PeerClosed));
+        let tighter = MuxLimits { max_buffered: small.max_buffered - 1, ..small };
+        assert!(matches!(drive_raw(full.clone(), tighter), MuxError::InboxOverflow { channel: ChannelId::Zk, .. }));
+        let narrower = MuxLimits { max_frame: 7, ..small };
+        assert!(matches!(drive_raw(full, narrower), MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 8, max: 7 }));
+    }
+
+    /// However many of a peer's frames are ready at once, the driver lets the session run after
+    /// every [`ROUTE_BEFORE_YIELD`] it routes, so a refusal takes effect at once rather than
+    /// after a whole flood: a task beside the driver sees the inbox grow by at most that many
+    /// frames between two of its turns.
+    #[test]
+    fn the_driver_lets_the_session_run_between_routed_frames() {
+        let (mut raw, b) = pair();
+        let (drive_b, cb) = multiplex(b, MuxLimits::default());
+        let n = 5 * ROUTE_BEFORE_YIELD as usize;
+        let seen = block_on(async move {
+            for _ in 0..n {
+                MessageSocket::send(&mut raw, &[ChannelId::Zk as u8, 7]).await.unwrap();
+            }
+            let buffered = cb.zk.buffered.clone();
+            let mut seen = vec![0];
+            let watch = async {
+                while *seen.last().unwrap() < n {
+                    yield_once().await;
+                    seen.push(buffered.load(Ordering::Relaxed) / (1 + FRAME_COST));
+                }
+            };
+            futures::future::select(Box::pin(watch), Box::pin(drive_b)).await;
+            drop(raw);
+            seen
+        });
+        assert_eq!(seen.last(), Some(&n));
+        assert!(seen.windows(2).all(|w| w[1] - w[0] <= ROUTE_BEFORE_YIELD as usize), "{seen:?}");
+    }
+
     /// Frames the driver of `channels` writes to a raw peer that never acknowledges, after
     /// `sends` ran on them (each channel's sends on its own task, so that a full queue blocks
     /// only its own).
