@@ -8,17 +8,10 @@ use futures::future::join;
 use std::time::Instant;
 use tlsproof::channel::{memory_pair, Channel, MemoryChannel};
 use tlsproof::ot::kos::MAX_MESSAGE_BYTES;
-use tlsproof::ot::{
-    CotReceiver, CotSender, KosReceiver, KosSender, SoftSpokenReceiver, SoftSpokenSender,
-};
+use tlsproof::ot::{CotReceiver, CotSender, KosReceiver, KosSender, SoftSpokenReceiver, SoftSpokenSender};
 
 /// Base OTs (setup) then one extend(n), timed separately; returns nothing, prints one line.
-async fn setup_kos(
-    s: &mut KosSender,
-    r: &mut KosReceiver,
-    cv: &mut MemoryChannel,
-    cp: &mut MemoryChannel,
-) {
+async fn setup_kos(s: &mut KosSender, r: &mut KosReceiver, cv: &mut MemoryChannel, cp: &mut MemoryChannel) {
     let (a, b) = join(s.setup(cv), r.setup(cp)).await;
     a.expect("setup (verifier)");
     b.expect("setup (prover)");
@@ -72,26 +65,17 @@ fn measure<S: CotSender, R: CotReceiver>(
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
+    let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let ks: Vec<usize> = args
         .next()
         .map(|a| a.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 5, 8]);
     println!("threads: {}", rayon::current_num_threads());
-    measure(
-        "KOS",
-        n,
-        KosSender::new(),
-        KosReceiver::new(),
-        |s, r, cv, cp| {
-            let t = Instant::now();
-            block_on(setup_kos(s, r, cv, cp));
-            t.elapsed().as_secs_f64()
-        },
-    );
+    measure("KOS", n, KosSender::new(), KosReceiver::new(), |s, r, cv, cp| {
+        let t = Instant::now();
+        block_on(setup_kos(s, r, cv, cp));
+        t.elapsed().as_secs_f64()
+    });
     for k in ks {
         measure(
             &format!("SoftSpoken k={k}"),

@@ -7,14 +7,13 @@ use futures::executor::block_on;
 use futures::future::join;
 use std::time::Instant;
 use tlsproof::channel::{memory_pair, Channel, MemoryChannel};
-use tlsproof::primitives::field::F128;
 use tlsproof::ot::ferret::{FerretConfig, LpnParams};
 use tlsproof::ot::kos::MAX_MESSAGE_BYTES;
 use tlsproof::ot::softspoken::DEFAULT_K;
 use tlsproof::ot::{
-    CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender,
-    SoftSpokenReceiver, SoftSpokenSender,
+    CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender, SoftSpokenReceiver, SoftSpokenSender,
 };
+use tlsproof::primitives::field::F128;
 
 /// (seconds, bytes both directions, bytes prover → verifier) of one extend call.
 type Sample = (f64, u64, u64);
@@ -22,11 +21,7 @@ type Sample = (f64, u64, u64);
 fn spot_check(delta: F128, keys: &[F128], bits: &[bool], macs: &[F128]) {
     assert_eq!(keys.len(), macs.len());
     for i in (0..keys.len()).step_by((keys.len() / 4096).max(1)) {
-        assert_eq!(
-            macs[i],
-            keys[i] + delta.select(bits[i]),
-            "broken correlation {i}"
-        );
+        assert_eq!(macs[i], keys[i] + delta.select(bits[i]), "broken correlation {i}");
     }
 }
 
@@ -57,11 +52,7 @@ fn kos(ns: &[usize]) -> Vec<Sample> {
 }
 
 fn softspoken(k: usize, ns: &[usize]) -> Vec<Sample> {
-    run(
-        SoftSpokenSender::new().with_k(k).unwrap(),
-        SoftSpokenReceiver::new().with_k(k).unwrap(),
-        ns,
-    )
+    run(SoftSpokenSender::new().with_k(k).unwrap(), SoftSpokenReceiver::new().with_k(k).unwrap(), ns)
 }
 
 fn ferret_kos(cfg: FerretConfig, ns: &[usize]) -> Vec<Sample> {
@@ -138,10 +129,17 @@ fn phases(reps: usize, m: usize) {
         let keys = block_on(s.extend(&mut cv, m)).expect("verifier");
         let dt = t.elapsed().as_secs_f64();
         std::hint::black_box(keys);
-        if s.iterations() > before { with_iter.push(dt) } else { served.push(dt) }
+        if s.iterations() > before {
+            with_iter.push(dt)
+        } else {
+            served.push(dt)
+        }
     }
     handle.join().unwrap();
-    let med = |v: &mut Vec<f64>| { v.sort_by(|a, b| a.partial_cmp(b).unwrap()); v.get(v.len() / 2).copied().unwrap_or(f64::NAN) * 1e3 };
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN) * 1e3
+    };
     println!("warm extend({m}) on the verifier, setup parameters: with an iteration {:.2} ms (median of {}), from the buffer {:.2} ms (median of {})",
         med(&mut with_iter), with_iter.len(), med(&mut served), served.len());
 }
@@ -185,7 +183,9 @@ fn main() {
         line(&format!("Ferret/SoftSpoken k={k}, small set"), n, ferret_ss(k, FerretConfig::default(), &[n])[0]);
         line(&format!("Ferret/SoftSpoken k={k}, setup set"), n, ferret_ss(k, no_small, &[n])[0]);
     }
-    println!("fresh sessions of the default Ferret (SoftSpoken k={DEFAULT_K}) just past each set's net output, against KOS:");
+    println!(
+        "fresh sessions of the default Ferret (SoftSpoken k={DEFAULT_K}) just past each set's net output, against KOS:"
+    );
     let sets = [LpnParams::SMALL_SETS, &[LpnParams::SETUP]].concat();
     for n in sets.iter().map(|p| p.net_output() + 1) {
         let (f, k) = (ferret_ss(DEFAULT_K, FerretConfig::default(), &[n])[0], kos(&[n])[0]);
@@ -216,15 +216,9 @@ fn main() {
     }
 
     println!("small sessions: direct KOS / SoftSpoken vs Ferret forced to bootstrap (direct_limit = 0):");
-    let forced = FerretConfig {
-        direct_limit: 0,
-        ..FerretConfig::default()
-    };
-    let sizes: &[usize] = if quick {
-        &[65_536, 262_144]
-    } else {
-        &[16_384, 40_000, 45_000, 65_536, 131_072, 262_144, 400_000, 600_000]
-    };
+    let forced = FerretConfig { direct_limit: 0, ..FerretConfig::default() };
+    let sizes: &[usize] =
+        if quick { &[65_536, 262_144] } else { &[16_384, 40_000, 45_000, 65_536, 131_072, 262_144, 400_000, 600_000] };
     for &n in sizes {
         line("KOS", n, kos(&[n])[0]);
         line(&ss_name, n, softspoken(DEFAULT_K, &[n])[0]);

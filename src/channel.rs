@@ -126,10 +126,6 @@ pub(crate) mod test_util {
     }
 
     pub(crate) fn tampering<F: FnMut(usize, &mut Vec<u8>)>(inner: MemoryChannel, tamper: F) -> Tampering<F> {
-        Tampering {
-            inner,
-            sent: 0,
-            tamper,
-        }
+        Tampering { inner, sent: 0, tamper }
     }
 }

@@ -33,7 +33,8 @@ pub const fn hidden_direction_cots(suite: crate::tls::tls13::Suite13) -> usize {
 
 /// The most COTs any key derivation asks for: TLS_AES_256_GCM_SHA384 with both directions'
 /// keys hidden.
-pub const MOST_DERIVATION_COTS: usize = PREPROCESS_COTS_TLS13_SHA384 + 2 * hidden_direction_cots(crate::tls::tls13::Suite13::Aes256GcmSha384);
+pub const MOST_DERIVATION_COTS: usize =
+    PREPROCESS_COTS_TLS13_SHA384 + 2 * hidden_direction_cots(crate::tls::tls13::Suite13::Aes256GcmSha384);
 
 /// The key derivation's COTs for a TLS 1.3 session of `suite` with `hidden` directions (0 to
 /// 2) not wholly revealed.
@@ -186,7 +187,8 @@ pub fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> u
 
 /// The most of [`line_break_cots_of`] for `hidden` bytes, of any suite.
 pub fn most_line_break_cots(hidden: usize) -> usize {
-    line_break_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, hidden).max(line_break_cots_of(crate::tls::tls13::Suite13::Aes256GcmSha384, hidden))
+    line_break_cots_of(crate::tls::tls13::Suite13::ChaCha20Poly1305Sha256, hidden)
+        .max(line_break_cots_of(crate::tls::tls13::Suite13::Aes256GcmSha384, hidden))
 }
 
 /// ChaCha20 blocks per keystream batch: about the committed bits of an AES batch's.

@@ -86,26 +86,17 @@ pub struct EncodedRequest {
 }
 
 fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 fn is_field_value(s: &str) -> bool {
-    s.bytes()
-        .all(|b| b == b'\t' || (0x20..0x7f).contains(&b) || b >= 0x80)
+    s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b) || b >= 0x80)
 }
 
 impl RequestBuilder {
     /// `method` (e.g. "GET"), `host` (the Host header), `path` (request target, e.g. "/a?b").
     pub fn new(method: &str, host: &str, path: &str) -> Self {
-        Self {
-            method: method.into(),
-            host: host.into(),
-            path: path.into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-        }
+        Self { method: method.into(), host: host.into(), path: path.into(), headers: Vec::new(), body: Vec::new() }
     }
     pub fn get(host: &str, path: &str) -> Self {
         Self::new("GET", host, path)
@@ -172,33 +163,20 @@ impl RequestBuilder {
             headers.push(Header {
                 name,
                 value,
-                range: HeaderRange {
-                    line: start..out.len(),
-                    name: name_r,
-                    value: value_r,
-                },
+                range: HeaderRange { line: start..out.len(), name: name_r, value: value_r },
             });
         }
         out.extend_from_slice(b"\r\n");
         let body = out.len()..out.len() + self.body.len();
         out.extend_from_slice(&self.body);
-        Ok(EncodedRequest {
-            bytes: out,
-            request_line,
-            method,
-            target,
-            headers,
-            body,
-        })
+        Ok(EncodedRequest { bytes: out, request_line, method, target, headers, body })
     }
 }
 
 impl EncodedRequest {
     /// The first header with this name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&Header> {
-        self.headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
+        self.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name))
     }
 }
 
@@ -215,10 +193,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            max_header_bytes: 64 * 1024,
-            max_body_bytes: 16 * 1024 * 1024,
-        }
+        Self { max_header_bytes: 64 * 1024, max_body_bytes: 16 * 1024 * 1024 }
     }
 }
 
@@ -265,9 +240,7 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&Header> {
-        self.headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
+        self.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name))
     }
     /// The stream ranges that carry body data (one for plain bodies, one per chunk).
     pub fn body_ranges(&self) -> Vec<Range<usize>> {
@@ -407,10 +380,7 @@ impl ResponseParser {
 
     fn parse_header_line(&self, r: Range<usize>) -> Result<Header, HttpError> {
         let line = &self.buf[r.clone()];
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(HttpError::BadHeader)?;
+        let colon = line.iter().position(|&b| b == b':').ok_or(HttpError::BadHeader)?;
         let name = std::str::from_utf8(&line[..colon]).map_err(|_| HttpError::BadHeader)?;
         if !is_token(name) {
             return Err(HttpError::BadHeader);
@@ -423,10 +393,7 @@ impl ResponseParser {
         while ve > vs && (line[ve - 1] == b' ' || line[ve - 1] == b'\t') {
             ve -= 1;
         }
-        if line[vs..ve]
-            .iter()
-            .any(|&b| b == b'\r' || b == b'\n' || b == 0)
-        {
+        if line[vs..ve].iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(HttpError::BadHeader);
         }
         Ok(Header {
@@ -546,9 +513,7 @@ impl ResponseParser {
                         self.resp.total_len = self.pos;
                         self.state = PState::Done;
                     } else {
-                        self.state = PState::Body {
-                            remaining: remaining - avail,
-                        };
+                        self.state = PState::Body { remaining: remaining - avail };
                         return Ok(());
                     }
                 }
@@ -566,10 +531,7 @@ impl ResponseParser {
                     let hex_end = line.iter().position(|&b| b == b';').unwrap_or(line.len());
                     let hex = &line[..hex_end];
                     let hex = hex.strip_suffix(b" ").unwrap_or(hex);
-                    if hex.is_empty()
-                        || hex.len() > 15
-                        || !hex.iter().all(|b| b.is_ascii_hexdigit())
-                    {
+                    if hex.is_empty() || hex.len() > 15 || !hex.iter().all(|b| b.is_ascii_hexdigit()) {
                         return Err(HttpError::BadChunk);
                     }
                     let s = std::str::from_utf8(hex).map_err(|_| HttpError::BadChunk)?;
@@ -580,10 +542,9 @@ impl ResponseParser {
                         if self.resp.body.len() + size > self.limits.max_body_bytes {
                             return Err(HttpError::BodyTooLarge(self.limits.max_body_bytes));
                         }
-                        self.resp.chunks.push(ChunkRange {
-                            size_line: start..self.pos,
-                            data: self.pos..self.pos + size,
-                        });
+                        self.resp
+                            .chunks
+                            .push(ChunkRange { size_line: start..self.pos, data: self.pos..self.pos + size });
                         self.state = PState::ChunkData { remaining: size };
                     }
                 }
@@ -595,9 +556,7 @@ impl ResponseParser {
                     if avail == remaining {
                         self.state = PState::ChunkCrlf;
                     } else {
-                        self.state = PState::ChunkData {
-                            remaining: remaining - avail,
-                        };
+                        self.state = PState::ChunkData { remaining: remaining - avail };
                         return Ok(());
                     }
                 }
@@ -657,9 +616,7 @@ mod tests {
 
     #[test]
     fn request_rejects_header_injection() {
-        let r = RequestBuilder::get("h", "/")
-            .header("X", "a\r\nEvil: 1")
-            .build();
+        let r = RequestBuilder::get("h", "/").header("X", "a\r\nEvil: 1").build();
         assert_eq!(r, Err(HttpError::InvalidRequestPart("header value")));
         assert!(RequestBuilder::get("h", "/ x").build().is_err());
         assert!(RequestBuilder::get("h\r\n", "/").build().is_err());
@@ -699,46 +656,27 @@ mod tests {
 
     #[test]
     fn limits_and_malformed() {
-        let small = Limits {
-            max_header_bytes: 32,
-            max_body_bytes: 4,
-        };
+        let small = Limits { max_header_bytes: 32, max_body_bytes: 4 };
         let mut p = ResponseParser::new(small);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nX-Long-Header: aaaaaaaaaaaaaaaaaaaaa\r\n"),
             Err(HttpError::HeadersTooLarge(32))
         );
-        let mut p = ResponseParser::new(Limits {
-            max_header_bytes: 64,
-            max_body_bytes: 4,
-        });
-        assert_eq!(
-            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"),
-            Err(HttpError::BodyTooLarge(4))
-        );
+        let mut p = ResponseParser::new(Limits { max_header_bytes: 64, max_body_bytes: 4 });
+        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"), Err(HttpError::BodyTooLarge(4)));
         let mut p = ResponseParser::new(Limits::default());
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"),
             Err(HttpError::BadTransferEncoding)
         );
         let mut p = ResponseParser::new(Limits::default());
-        assert_eq!(
-            p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-            Err(HttpError::BadChunk)
-        );
+        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), Err(HttpError::BadChunk));
         let mut p = ResponseParser::new(Limits::default());
-        assert_eq!(
-            p.feed(b"HTTX/1.1 200 OK\r\n"),
-            Err(HttpError::BadStatusLine)
-        );
+        assert_eq!(p.feed(b"HTTX/1.1 200 OK\r\n"), Err(HttpError::BadStatusLine));
         let mut p = ResponseParser::new(Limits::default());
-        assert_eq!(
-            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"),
-            Err(HttpError::BadContentLength)
-        );
+        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"), Err(HttpError::BadContentLength));
         let mut p = ResponseParser::new(Limits::default());
-        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
-            .unwrap();
+        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc").unwrap();
         assert_eq!(p.feed_eof(), Err(HttpError::Truncated));
     }
 

@@ -22,8 +22,8 @@
 // connection) is dead code there.
 #![cfg_attr(target_arch = "wasm32", allow(dead_code))]
 
-pub mod channel;
 pub mod attestation;
+pub mod channel;
 pub mod circuits;
 pub mod cost;
 pub mod gc;

@@ -33,7 +33,9 @@ fn bench_run_writes_csv_summary_and_plots() {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells[reveal] == "all", cells[fast] == "true", "{line}");
     }
-    for f in ["summary.csv", "summary.md", "calibration.csv", "runtime.svg", "runtime.png", "breakdown.svg", "breakdown.png"] {
+    for f in
+        ["summary.csv", "summary.md", "calibration.csv", "runtime.svg", "runtime.png", "breakdown.svg", "breakdown.png"]
+    {
         assert!(std::fs::metadata(out.join(f)).map(|m| m.len() > 100).unwrap_or(false), "{f} missing");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,11 +7,13 @@ mod common;
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
-use tlsproof::protocol::messages::SessionMode;
 use tlsproof::protocol::disclose::output::Ending;
+use tlsproof::protocol::messages::SessionMode;
 use tlsproof::protocol::prover::{prepare, ProverMode, RevealExtent, Sizing};
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
-use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError};
+use tlsproof::protocol::{
+    notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig, VerifierError,
+};
 use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
@@ -40,7 +42,12 @@ async fn env(configure: impl FnOnce(&mut VerifierConfig)) -> Env {
 /// A proxy allowing `server` (`localhost:PORT`, its certificate from `ca_pem`) and a verifier
 /// configured by `configure`.
 async fn env_for(server: String, ca_pem: String, configure: impl FnOnce(&mut VerifierConfig)) -> Env {
-    let proxy = ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: AllowList::parse(&server).unwrap(), ..ProxyConfig::default() }).await.unwrap();
+    let proxy = ProxyServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ProxyConfig { allow: AllowList::parse(&server).unwrap(), ..ProxyConfig::default() },
+    )
+    .await
+    .unwrap();
     let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
     let mut config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&ca_pem).unwrap());
@@ -73,7 +80,11 @@ fn mpc(env: &Env) -> ProverMode {
 }
 
 async fn run(env: &Env, mode: ProverMode, path: &str, reveal: RevealConfig) -> Result<ProverOutput, ProverError> {
-    let request = RequestBuilder::get("localhost", path).header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
+    let request = RequestBuilder::get("localhost", path)
+        .header("Authorization", "Bearer top-secret-token")
+        .build()
+        .unwrap()
+        .bytes;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     notarize(socket, config(env, mode), request, reveal).await
 }
@@ -114,10 +125,21 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
     let mut env = env(|_| {}).await;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let prepared = prepare(socket, config(&env, mpc(&env)), Sizing { request_len: 2048, request_whole: false, request_hidden: 0, response: RevealExtent::Whole }, |_| {}).await.expect("prepared");
+    let prepared = prepare(
+        socket,
+        config(&env, mpc(&env)),
+        Sizing { request_len: 2048, request_whole: false, request_hidden: 0, response: RevealExtent::Whole },
+        |_| {},
+    )
+    .await
+    .expect("prepared");
     assert_eq!(prepared.capacity(), 2048);
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-    let request = RequestBuilder::get("localhost", "/json").header("Authorization", "Bearer top-secret-token").build().unwrap().bytes;
+    let request = RequestBuilder::get("localhost", "/json")
+        .header("Authorization", "Bearer top-secret-token")
+        .build()
+        .unwrap()
+        .bytes;
     assert!(request.len() < 200, "well under the 2048 bytes prepared");
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let out = match prepared.notarize(request.clone(), RevealConfig::default(), now, |_| {}).await {
@@ -127,10 +149,18 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
     let v = &out.verified;
     assert_eq!(v.mode, SessionMode::Mpc);
     assert_eq!(v.sent.len as usize, request.len());
-    assert!(v.sent.printable().starts_with("GET /json HTTP/1.1") && v.sent.printable().contains("Authorization: █████"), "{}", v.sent.printable());
+    assert!(
+        v.sent.printable().starts_with("GET /json HTTP/1.1") && v.sent.printable().contains("Authorization: █████"),
+        "{}",
+        v.sent.printable()
+    );
     assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
     assert_eq!(v.received.bytes, out.response);
-    assert!(v.connection_time >= prepared_at + 2, "the connection's time, not the preparation's: {} vs {prepared_at}", v.connection_time);
+    assert!(
+        v.connection_time >= prepared_at + 2,
+        "the connection's time, not the preparation's: {} vs {prepared_at}",
+        v.connection_time
+    );
     // 2,048 bytes garbled ahead are about 14 MB of tables, all before the connection, whose
     // own (about 8 MB) are the key derivation's
     let s = &v.stats;
@@ -200,7 +230,10 @@ async fn mpc_sessions_are_refused_where_the_operator_or_the_lists_do_not_allow_t
 
     // No proxy there at all.
     let dead = { std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap() };
-    let err = run(&env, ProverMode::Mpc { proxy_url: format!("ws://{dead}/") }, "/json", RevealConfig::default()).await.err().expect("no proxy");
+    let err = run(&env, ProverMode::Mpc { proxy_url: format!("ws://{dead}/") }, "/json", RevealConfig::default())
+        .await
+        .err()
+        .expect("no proxy");
     assert_eq!(err.code(), "PROXY_UNREACHABLE", "{err}");
 }
 
@@ -212,7 +245,12 @@ async fn env_with_verifier_allow(allow: &str) -> Env {
 /// [`env`] with a second proxy, allowing only `allow`, in place of the first.
 async fn env_with_proxy_allow(allow: &str) -> Env {
     let mut e = env(|_| {}).await;
-    let proxy = ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: AllowList::parse(allow).unwrap(), ..ProxyConfig::default() }).await.unwrap();
+    let proxy = ProxyServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ProxyConfig { allow: AllowList::parse(allow).unwrap(), ..ProxyConfig::default() },
+    )
+    .await
+    .unwrap();
     e.proxy = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
     e

@@ -5,13 +5,13 @@
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
+use tlsproof::protocol::disclose::output::Ending;
+use tlsproof::protocol::messages::ControlMessage;
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, Reveal, RevealConfig, VerifierConfig, VerifierError};
 use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
-use tlsproof::protocol::messages::ControlMessage;
-use tlsproof::protocol::disclose::output::Ending;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 struct Env {
@@ -27,7 +27,11 @@ async fn env_with(key_type: KeyType, verifier_roots: Option<RootStore>) -> Env {
     env_configured(key_type, verifier_roots, |_| {}).await
 }
 
-async fn env_configured(key_type: KeyType, verifier_roots: Option<RootStore>, configure: impl FnOnce(&mut VerifierConfig)) -> Env {
+async fn env_configured(
+    key_type: KeyType,
+    verifier_roots: Option<RootStore>,
+    configure: impl FnOnce(&mut VerifierConfig),
+) -> Env {
     let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), key_type, 30).await.unwrap();
     let faddr = fixture.local_addr().unwrap();
     let ca_pem = fixture.certs.ca_pem.clone();
@@ -47,11 +51,22 @@ fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
-async fn run(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConfig) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
+async fn run(
+    env: &Env,
+    path: &str,
+    headers: &[(&str, &str)],
+    reveal: RevealConfig,
+) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
     run_with(env, path, headers, reveal, prover_config(env)).await
 }
 
-async fn run_with(env: &Env, path: &str, headers: &[(&str, &str)], reveal: RevealConfig, config: ProverConfig) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
+async fn run_with(
+    env: &Env,
+    path: &str,
+    headers: &[(&str, &str)],
+    reveal: RevealConfig,
+    config: ProverConfig,
+) -> Result<tlsproof::protocol::ProverOutput, ProverError> {
     let mut req = RequestBuilder::get("localhost", path);
     for (k, v) in headers {
         req = req.header(k, v);
@@ -93,15 +108,33 @@ fn body_of(response: &[u8]) -> &[u8] {
 async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
     for (key_type, n) in [(KeyType::EcdsaP256, 1024), (KeyType::Rsa2048, 51 * 1024)] {
         let mut env = env_with(key_type, None).await;
-        let out = match run(&env, &format!("/bytes?n={n}"), &[("Authorization", "Bearer top-secret-token")], RevealConfig::default()).await {
+        let out = match run(
+            &env,
+            &format!("/bytes?n={n}"),
+            &[("Authorization", "Bearer top-secret-token")],
+            RevealConfig::default(),
+        )
+        .await
+        {
             Ok(o) => o,
             Err(e) => panic!("prover: {e}; verifier: {:?}", env.reports.recv().await),
         };
         let v = &out.verified;
-        assert_eq!((v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()), ("localhost", env.server.as_str(), Some("localhost")));
+        assert_eq!(
+            (v.server_name.as_str(), v.server.as_str(), v.sni.as_deref()),
+            ("localhost", env.server.as_str(), Some("localhost"))
+        );
         assert!(v.received.fast_path, "a fully revealed response takes the fast path");
-        assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify), "both sides closed cleanly");
-        let want = tlsproof::protocol::disclose::exchange::HttpExchange { request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")), status: Some(200), response_complete: Some(true) };
+        assert_eq!(
+            (v.sent.ending(), v.received.ending()),
+            (Ending::CloseNotify, Ending::CloseNotify),
+            "both sides closed cleanly"
+        );
+        let want = tlsproof::protocol::disclose::exchange::HttpExchange {
+            request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")),
+            status: Some(200),
+            response_complete: Some(true),
+        };
         assert_eq!(v.http, want);
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
@@ -123,9 +156,15 @@ async fn redacted_response_takes_the_zk_path() {
     for (n, prg) in [(1024usize, PrgKind::ChaCha12), (51 * 1024, PrgKind::fastest_here())] {
         // Hide only the last byte of the response (the reference benchmark's "redacted" case).
         let config = ProverConfig { prg, ..prover_config(&env) };
-        let out = run_with(&env, &format!("/bytes?n={n}"), &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1)), config)
-            .await
-            .expect("notarization");
+        let out = run_with(
+            &env,
+            &format!("/bytes?n={n}"),
+            &[],
+            RevealConfig::new(Reveal::All, Reveal::AllButLast(1)),
+            config,
+        )
+        .await
+        .expect("notarization");
         let v = &out.verified;
         let total = out.response.len();
         assert!(v.sent.fast_path && !v.received.fast_path);
@@ -152,7 +191,10 @@ async fn refusals_reach_the_prover_with_reasons() {
     assert!(report.is_err());
 
     // A server the verifier does not allow, and one that does not answer.
-    let dead = { let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); l.local_addr().unwrap() };
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
     for (server, needle) in [(dead.to_string(), "not on the proxy's allow-list")] {
         let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
         let config = ProverConfig { max_recv: 4096, ..prover_config_for(&env, server) };
@@ -165,7 +207,8 @@ async fn refusals_reach_the_prover_with_reasons() {
     }
 
     // An allowed server that does not answer.
-    let config = VerifierConfig::new(AllowList::parse(&dead.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
+    let config =
+        VerifierConfig::new(AllowList::parse(&dead.to_string()).unwrap(), RootStore::from_pem(&env.ca_pem).unwrap());
     let server = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let vaddr = server.local_addr().unwrap();
     let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
@@ -200,7 +243,8 @@ async fn bad_sessions_do_not_disturb_a_good_one() {
     let mut oks = 0;
     let mut errs = Vec::new();
     for _ in 0..5 {
-        let (_, report) = tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap();
+        let (_, report) =
+            tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap();
         match report {
             Ok(_) => oks += 1,
             Err(e) => errs.push(e.to_string()),
@@ -259,10 +303,15 @@ async fn silent_verifier_or_server_times_out_and_early_server_close_is_an_error(
         }
     });
     let env = env_with(KeyType::EcdsaP256, None).await;
-    let config = |server: String| ProverConfig { max_recv: 4096, step_timeout: std::time::Duration::from_millis(300), ..prover_config_for(&env, server) };
+    let config = |server: String| ProverConfig {
+        max_recv: 4096,
+        step_timeout: std::time::Duration::from_millis(300),
+        ..prover_config_for(&env, server)
+    };
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let socket = WsSocket::connect(&format!("ws://{silent}/")).await.unwrap();
-    let err = notarize(socket, config(env.server.clone()), request.clone(), RevealConfig::default()).await.err().unwrap();
+    let err =
+        notarize(socket, config(env.server.clone()), request.clone(), RevealConfig::default()).await.err().unwrap();
     assert!(matches!(err, ProverError::Timeout("the verifier to accept")), "{err}");
     assert_eq!(err.code(), "TIMEOUT");
 
@@ -301,7 +350,8 @@ async fn silent_verifier_or_server_times_out_and_early_server_close_is_an_error(
 /// A verifier of its own that allows only `server` (trusting the fixture's CA), a prover's
 /// socket to it, and its reports.
 async fn verifier_allowing(server: SocketAddr, ca_pem: &str) -> (WsSocket, UnboundedReceiver<SessionReport>) {
-    let vconfig = VerifierConfig::new(AllowList::parse(&server.to_string()).unwrap(), RootStore::from_pem(ca_pem).unwrap());
+    let vconfig =
+        VerifierConfig::new(AllowList::parse(&server.to_string()).unwrap(), RootStore::from_pem(ca_pem).unwrap());
     let verifier = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), vconfig).await.unwrap();
     let vaddr = verifier.local_addr().unwrap();
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
@@ -353,7 +403,10 @@ async fn a_forwarder_in_front_of_the_server_cannot_be_certified() {
         })
     };
     let r = raw_request(&mut env, request(forwarder.to_string(), "localhost")).await;
-    assert!(matches!(&r, Err(VerifierError::Target(TargetError::NameMismatch { host, name })) if host == "127.0.0.1" && name == "localhost"), "{r:?}");
+    assert!(
+        matches!(&r, Err(VerifierError::Target(TargetError::NameMismatch { host, name })) if host == "127.0.0.1" && name == "localhost"),
+        "{r:?}"
+    );
     assert_eq!(ProverError::VerifierRejected(r.unwrap_err().to_string()).code(), "SERVER_NAME_MISMATCH");
     // The forwarder by the certified name, or certified as its own IP: not on the allow-list.
     for server in [format!("localhost:{}", forwarder.port()), forwarder.to_string()] {
@@ -382,11 +435,15 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     let mut env = env_with(KeyType::EcdsaP256, None).await;
     let server = env.server.clone();
-    use tlsproof::protocol::prove::tls12::{keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots, MOST_DERIVATION_COTS, PREPROCESS_COTS};
+    use tlsproof::protocol::prove::tls12::{
+        keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots,
+        MOST_DERIVATION_COTS, PREPROCESS_COTS,
+    };
     // In proxy mode the server chooses the version and suite after the request: the limit is
     // that of TLS 1.3's SHA-384 suite, with the request's keystream and its proof of no hidden
     // line break (all of it hidden at most).
-    let pre = preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(1024) + most_line_break_cots(1024), true) as u32;
+    let pre =
+        preprocess_cots(MOST_DERIVATION_COTS, most_keystream_cots(1024) + most_line_break_cots(1024), true) as u32;
     let request_in = |mode, version, max_recv, preprocess| {
         ControlMessage::Request(SessionRequest {
             version,
@@ -401,21 +458,33 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
     };
     let request = |version, max_recv, preprocess| request_in(Default::default(), version, max_recv, preprocess);
     let r = raw_request(&mut env, request(PROTOCOL_VERSION + 1, 1024, pre)).await;
-    assert!(matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION), "{r:?}");
+    assert!(
+        matches!(r, Err(VerifierError::Version { got, ours }) if got == PROTOCOL_VERSION + 1 && ours == PROTOCOL_VERSION),
+        "{r:?}"
+    );
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, u32::MAX, pre)).await;
     assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "max_recv", .. })), "{r:?}");
     // preprocessing beyond what a session with a 1 KB request can use would make the verifier
     // work for nothing
     let r = raw_request(&mut env, request(PROTOCOL_VERSION, 1024, pre + 1)).await;
-    assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre), "{r:?}");
+    assert!(
+        matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre),
+        "{r:?}"
+    );
     // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling but no
     // setup iteration for a partly revealed response (the prover asks for none there)
-    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024) + line_break_cots(1024), false) + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
+    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024) + line_break_cots(1024), false)
+        + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
     let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
     let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
-    assert!(matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre), "{r:?}");
+    assert!(
+        matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre),
+        "{r:?}"
+    );
     // A session that starts with anything but a request is refused too.
-    let r = raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 })).await;
+    let r =
+        raw_request(&mut env, ControlMessage::TlsDone(tlsproof::protocol::messages::TlsDone { sent: 0, received: 0 }))
+            .await;
     assert!(matches!(r, Err(VerifierError::UnexpectedMessage { expected: "Request", got: "TlsDone" })), "{r:?}");
 }
 
@@ -447,7 +516,9 @@ struct ControlTamperingSocket<F> {
     tamper: F,
 }
 
-impl<F: FnMut(ControlMessage) -> ControlMessage + Send> tlsproof::transport::MessageSocket for ControlTamperingSocket<F> {
+impl<F: FnMut(ControlMessage) -> ControlMessage + Send> tlsproof::transport::MessageSocket
+    for ControlTamperingSocket<F>
+{
     async fn send(&mut self, msg: &[u8]) -> Result<(), tlsproof::transport::TransportError> {
         // Control frames are channel 0.
         if let Some((0, payload)) = msg.split_first() {
@@ -488,8 +559,12 @@ async fn byte_counts_that_differ_from_the_relayed_session_are_rejected() {
         };
         let prover = notarize(socket, config, request, RevealConfig::new(Reveal::All, Reveal::All)).await;
         assert!(matches!(prover, Err(ProverError::VerifierRejected(_))), "{:?}", prover.err());
-        let report = tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
-        assert!(matches!(report, Err(VerifierError::CountMismatch { .. })), "({sent_delta}, {received_delta}): {report:?}");
+        let report =
+            tokio::time::timeout(std::time::Duration::from_secs(30), env.reports.recv()).await.unwrap().unwrap().1;
+        assert!(
+            matches!(report, Err(VerifierError::CountMismatch { .. })),
+            "({sent_delta}, {received_delta}): {report:?}"
+        );
     }
 }
 
@@ -547,7 +622,12 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
     let (tx, mut reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(server.run(tx));
     let hello_for = |name: &str| {
-        let mut c = tlsproof::tls::Client::new(tlsproof::tls::ClientConfig::new(RootStore::mozilla()), name, tlsproof::tls::unix_time(now())).unwrap();
+        let mut c = tlsproof::tls::Client::new(
+            tlsproof::tls::ClientConfig::new(RootStore::mozilla()),
+            name,
+            tlsproof::tls::unix_time(now()),
+        )
+        .unwrap();
         c.take_outgoing()
     };
     for (payload, want) in [
@@ -560,7 +640,8 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
         let report = tokio::time::timeout(std::time::Duration::from_secs(30), reports.recv()).await.unwrap().unwrap().1;
         match (want, &report) {
             ("not TLS", Err(VerifierError::Relay(RelayError::NotTls(_)))) => {}
-            ("SNI", Err(VerifierError::Relay(RelayError::SniMismatch { got: Some(g), expected: None }))) if g == "bank.example" => {}
+            ("SNI", Err(VerifierError::Relay(RelayError::SniMismatch { got: Some(g), expected: None })))
+                if g == "bank.example" => {}
             _ => panic!("{want}: {report:?}"),
         }
         let reached = tokio::time::timeout(std::time::Duration::from_secs(10), got.recv()).await.unwrap().unwrap();
@@ -574,8 +655,14 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
 /// sessions already running are not disturbed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_beyond_the_limits_are_refused_busy() {
-    let busy = |e: &ProverError, needle: &str| matches!(e, ProverError::VerifierRejected(r) if r.contains(needle)) && e.code() == "BUSY";
-    for (max_queued, max_per_ip, needle) in [(0, 8, "1 sessions running and 0 waiting"), (1, 8, "no turn within 1 s"), (8, 1, "1 sessions from 127.0.0.1 already")] {
+    let busy = |e: &ProverError, needle: &str| {
+        matches!(e, ProverError::VerifierRejected(r) if r.contains(needle)) && e.code() == "BUSY"
+    };
+    for (max_queued, max_per_ip, needle) in [
+        (0, 8, "1 sessions running and 0 waiting"),
+        (1, 8, "no turn within 1 s"),
+        (8, 1, "1 sessions from 127.0.0.1 already"),
+    ] {
         let mut env = env_configured(KeyType::EcdsaP256, None, |c| {
             c.max_sessions = 1;
             c.max_queued = max_queued;
@@ -653,9 +740,11 @@ async fn the_fast_path_is_refused_over_relayed_bytes_the_proof_leaves_out() {
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(vserver.run(tx));
     let env = Env { fixture: faddr, server, verifier, ca_pem, reports };
-    let err = run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::All)).await.err().expect("fast path refused");
+    let err =
+        run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::All)).await.err().expect("fast path refused");
     assert!(matches!(err, ProverError::UnprovenReceived(10)), "{err}");
-    let out = run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1))).await.expect("the ZK path");
+    let out =
+        run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1))).await.expect("the ZK path");
     assert_eq!(out.verified.received.ending(), Ending::Open, "no close_notify: the verdict says it may be cut off");
     assert_eq!(out.verified.http.response_complete, Some(true), "complete by its Content-Length all the same");
 }
@@ -674,7 +763,10 @@ async fn a_response_of_exactly_max_recv_passes_and_the_phases_are_measured() {
     let config = ProverConfig { max_recv: exact, ..prover_config(&env) };
     let request = RequestBuilder::get("localhost", "/bytes?n=3000").build().unwrap().bytes;
     let counted = std::sync::Arc::new([std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]);
-    let socket = Counting { inner: WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap(), counted: counted.clone() };
+    let socket = Counting {
+        inner: WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap(),
+        counted: counted.clone(),
+    };
     let out = notarize(socket, config, request, RevealConfig::default()).await.expect("a response of exactly max_recv");
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
     assert_eq!(out.verified.received.len, exact as u64);
@@ -689,7 +781,10 @@ async fn a_response_of_exactly_max_recv_passes_and_the_phases_are_measured() {
     // The phases' bytes are the session's payload bytes, which the socket carried with their
     // framing (a few bytes a frame) and the control messages.
     let [up, down] = [0, 1].map(|i| counted[i].load(std::sync::atomic::Ordering::Relaxed));
-    let (phases_up, phases_down) = (s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up, s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down);
+    let (phases_up, phases_down) = (
+        s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
+        s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down,
+    );
     assert!(phases_up <= up && phases_up * 10 >= up * 9, "{phases_up} of {up} bytes up");
     assert!(phases_down <= down && phases_down * 10 >= down * 9, "{phases_down} of {down} bytes down");
 }
@@ -750,7 +845,12 @@ async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
         let mut ws = accepted_raw_session(vaddr, target, LIMIT as u32).await;
         // A ClientHello for the IP (no SNI), then application-data records: valid TLS framing
         // up to just past the limit and the overhead.
-        let mut c = tlsproof::tls::Client::new(tlsproof::tls::ClientConfig::new(RootStore::mozilla()), &target.ip().to_string(), tlsproof::tls::unix_time(now())).unwrap();
+        let mut c = tlsproof::tls::Client::new(
+            tlsproof::tls::ClientConfig::new(RootStore::mozilla()),
+            &target.ip().to_string(),
+            tlsproof::tls::unix_time(now()),
+        )
+        .unwrap();
         let mut stream = c.take_outgoing();
         if direction == "sent" {
             while stream.len() <= LIMIT + OVERHEAD {
@@ -763,7 +863,8 @@ async fn the_relay_stops_each_direction_past_its_limit_and_the_tls_overhead() {
         }
         let report = tokio::time::timeout(std::time::Duration::from_secs(30), reports.recv()).await.unwrap().unwrap().1;
         match &report {
-            Err(VerifierError::TranscriptTooLarge { what, got, limit }) if *what == direction && *limit == (LIMIT + OVERHEAD) as u64 && *got > *limit => {}
+            Err(VerifierError::TranscriptTooLarge { what, got, limit })
+                if *what == direction && *limit == (LIMIT + OVERHEAD) as u64 && *got > *limit => {}
             other => panic!("{direction}: {other:?}"),
         }
         drop(ws);
@@ -809,29 +910,44 @@ async fn a_signed_attestation_presents_the_response_and_opens_the_hidden_token()
         let request = RequestBuilder::get("localhost", "/json").header("Authorization", token).build().unwrap().bytes;
         let at = request.windows(token.len()).position(|w| w == token.as_bytes()).unwrap() as u64;
         let hidden = at..at + token.len() as u64;
-        let mut reveal = RevealConfig::new(Reveal::Ranges(vec![0..at as usize, hidden.end as usize..request.len()]), Reveal::All);
+        let mut reveal =
+            RevealConfig::new(Reveal::Ranges(vec![0..at as usize, hidden.end as usize..request.len()]), Reveal::All);
         reveal.commit_sent = Reveal::Ranges(vec![at as usize..hidden.end as usize]);
         let out = run(&env, "/json", &[("Authorization", token)], reveal).await.expect("notarization");
         let verified = env.reports.recv().await.unwrap().1.unwrap();
         let session = out.attestation.expect("the verifier signs");
         assert_eq!(session.verifier_key, key.verifying_key(), "signed by the verifier's key");
         let a = session.attestation.verify(&key.verifying_key()).unwrap();
-        assert_eq!((a.server_name.as_str(), a.port, a.connection_time), ("localhost", env.fixture.port(), verified.connection_time));
+        assert_eq!(
+            (a.server_name.as_str(), a.port, a.connection_time),
+            ("localhost", env.fixture.port(), verified.connection_time)
+        );
         assert_eq!((a.tls_version, a.cipher_suite, a.group), (0x0303, 0xc02b, verified.tls.group_id));
         assert_eq!((a.sent.len, a.received.len), (verified.sent.len, verified.received.len));
         // the whole response (fast path) and the token the verifier never saw
         let recv_len = verified.received.len;
-        let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Received, 0..recv_len), (Direction::Sent, hidden.clone())]).unwrap();
+        let p = Presentation::build(
+            &session.attestation,
+            &session.secrets,
+            &[(Direction::Received, 0..recv_len), (Direction::Sent, hidden.clone())],
+        )
+        .unwrap();
         let json = serde_json::to_string(&p).unwrap();
         let shown = serde_json::from_str::<Presentation>(&json).unwrap().verify(&key.verifying_key()).unwrap();
         assert_eq!(shown.disclosed[0].data, out.response, "the response as the prover received it");
         assert!(shown.disclosed[0].revealed_to_verifier);
-        assert_eq!((shown.disclosed[1].data.as_slice(), shown.disclosed[1].revealed_to_verifier), (token.as_bytes(), false));
+        assert_eq!(
+            (shown.disclosed[1].data.as_slice(), shown.disclosed[1].revealed_to_verifier),
+            (token.as_bytes(), false)
+        );
         // a third party trusting another key refuses it
         let other = SigningKey::generate(scheme).verifying_key();
         assert!(matches!(p.verify(&other), Err(PresentationError::Attestation(_))));
         // and a presentation of a range nobody attested cannot be built
-        assert!(matches!(Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, 0..3)]), Err(PresentationError::NotAttested { .. })));
+        assert!(matches!(
+            Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, 0..3)]),
+            Err(PresentationError::NotAttested { .. })
+        ));
     }
 }
 
@@ -860,7 +976,13 @@ async fn a_second_request_cannot_ride_in_the_first() {
     let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
     assert!(matches!(&err, ProverError::VerifierRejected(r) if r.contains("Transfer-Encoding")), "{err}");
     let (_, report) = env.reports.recv().await.unwrap();
-    assert!(matches!(report, Err(VerifierError::Exchange(tlsproof::protocol::disclose::exchange::ExchangeError::TransferEncoding))), "{report:?}");
+    assert!(
+        matches!(
+            report,
+            Err(VerifierError::Exchange(tlsproof::protocol::disclose::exchange::ExchangeError::TransferEncoding))
+        ),
+        "{report:?}"
+    );
 
     let cookie = [&b"x\r\n\r\n"[..], &smuggled[..smuggled.len() - 4]].concat();
     let request = [&b"GET /json HTTP/1.1\r\nHost: localhost\r\nCookie: "[..], &cookie, b"\r\n\r\n"].concat();
@@ -868,7 +990,10 @@ async fn a_second_request_cannot_ride_in_the_first() {
     let reveal = RevealConfig::new(Reveal::Ranges(vec![0..at, at + cookie.len()..request.len()]), Reveal::All);
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let err = notarize(socket, prover_config(&env), request, reveal).await.err().expect("refused");
-    assert!(matches!(&err, ProverError::Reveal(tlsproof::protocol::disclose::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1), "{err}");
+    assert!(
+        matches!(&err, ProverError::Reveal(tlsproof::protocol::disclose::reveal::RevealError::HiddenLineBreak { at: a }) if *a == at as u64 + 1),
+        "{err}"
+    );
     assert_eq!(err.code(), "BAD_OPTIONS");
 }
 
@@ -884,16 +1009,34 @@ async fn floods_of_tiny_frames_are_refused_in_both_modes() {
     use tlsproof::wire::mux::{ChannelId, MuxError};
     use tokio_tungstenite::tungstenite::Message;
     let mut env = env_with(KeyType::EcdsaP256, None).await;
-    for (mode, channel) in [(SessionMode::Proxy, ChannelId::Cot), (SessionMode::Mpc, ChannelId::Tls), (SessionMode::Proxy, ChannelId::Control)] {
+    for (mode, channel) in [
+        (SessionMode::Proxy, ChannelId::Cot),
+        (SessionMode::Mpc, ChannelId::Tls),
+        (SessionMode::Proxy, ChannelId::Control),
+    ] {
         let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
-        let request = SessionRequest { version: PROTOCOL_VERSION, mode, server: env.server.clone(), server_name: "localhost".into(), max_sent: 1024, max_recv: 4096, preprocess: 0, prg: Default::default() };
-        ws.send(Message::binary([vec![ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
+        let request = SessionRequest {
+            version: PROTOCOL_VERSION,
+            mode,
+            server: env.server.clone(),
+            server_name: "localhost".into(),
+            max_sent: 1024,
+            max_recv: 4096,
+            preprocess: 0,
+            prg: Default::default(),
+        };
+        ws.send(Message::binary([vec![ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()))
+            .await
+            .unwrap();
         for k in 0..1_000_000 {
-            if ws.feed(Message::binary(vec![channel as u8, 7])).await.is_err() || (k % 1024 == 0 && ws.flush().await.is_err()) {
+            if ws.feed(Message::binary(vec![channel as u8, 7])).await.is_err()
+                || (k % 1024 == 0 && ws.flush().await.is_err())
+            {
                 break;
             }
         }
-        let report = tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap().1;
+        let report =
+            tokio::time::timeout(std::time::Duration::from_secs(60), env.reports.recv()).await.unwrap().unwrap().1;
         let expected = |e: &MuxError| match channel {
             ChannelId::Control => matches!(e, MuxError::InboxOverflow { channel: ChannelId::Control, max: 1048576 }),
             _ => matches!(e, MuxError::UnusedChannel(c) if *c == channel),

@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
-use tlsproof::protocol::messages::TlsVersion;
 use tlsproof::protocol::disclose::output::Ending;
+use tlsproof::protocol::messages::TlsVersion;
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
 use tlsproof::proxy::AllowList;
@@ -62,7 +62,13 @@ async fn run(env: &mut Env, path: &str, token: &str, reveal: RevealConfig) -> Pr
     run_offering(env, &[TlsVersion::Tls13], path, token, reveal).await
 }
 
-async fn run_offering(env: &mut Env, versions: &[TlsVersion], path: &str, token: &str, reveal: RevealConfig) -> ProverOutput {
+async fn run_offering(
+    env: &mut Env,
+    versions: &[TlsVersion],
+    path: &str,
+    token: &str,
+    reveal: RevealConfig,
+) -> ProverOutput {
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     match notarize(socket, config(env, versions), request(path, token), reveal).await {
         Ok(out) => {
@@ -80,7 +86,10 @@ async fn a_tls13_session_is_notarized_by_the_fast_path_with_a_hidden_token() {
         let mut env = env(key_type).await;
         let out = run(&mut env, &format!("/bytes?n={n}"), "Bearer top-secret-token", RevealConfig::default()).await;
         let v = &out.verified;
-        assert_eq!((v.tls.version, v.tls.cipher_suite.as_str(), v.tls.group.as_str()), (TlsVersion::Tls13, "TLS_AES_128_GCM_SHA256", "x25519"));
+        assert_eq!(
+            (v.tls.version, v.tls.cipher_suite.as_str(), v.tls.group.as_str()),
+            (TlsVersion::Tls13, "TLS_AES_128_GCM_SHA256", "x25519")
+        );
         assert_eq!((v.server_name.as_str(), v.sni.as_deref()), ("localhost", Some("localhost")));
         assert!(v.received.fast_path && !v.sent.fast_path);
         assert_eq!(v.received.bytes, out.response, "the verifier decrypted exactly the response");
@@ -90,7 +99,10 @@ async fn a_tls13_session_is_notarized_by_the_fast_path_with_a_hidden_token() {
         // both paths.
         assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify));
         let sent = v.sent.printable();
-        assert!(sent.starts_with(&format!("GET /bytes?n={n} HTTP/1.1")) && sent.contains("Authorization: █████"), "{sent}");
+        assert!(
+            sent.starts_with(&format!("GET /bytes?n={n} HTTP/1.1")) && sent.contains("Authorization: █████"),
+            "{sent}"
+        );
         assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
         assert!(v.to_string().contains("TLS 1.3, TLS_AES_128_GCM_SHA256, key exchange x25519"), "{v}");
         // The verdict says where each record's content, type byte and padding are: the
@@ -132,7 +144,10 @@ async fn a_redacted_tls13_response_takes_the_zk_path_and_a_hidden_token_is_commi
 async fn tls13_in_mpc_mode_is_refused_before_connecting() {
     let env = env(KeyType::EcdsaP256).await;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    let config = ProverConfig { mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config(&env, &[TlsVersion::Tls13]) };
+    let config = ProverConfig {
+        mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() },
+        ..config(&env, &[TlsVersion::Tls13])
+    };
     let err = notarize(socket, config, request("/json", "x"), RevealConfig::default()).await.err().expect("refused");
     assert!(matches!(err, ProverError::Unsupported(_)) && err.code() == "BAD_OPTIONS", "{err}");
 }
@@ -172,7 +187,11 @@ async fn notarize_redacted(env: &mut Env, suite: &str, token: &str) {
     let v = &out.verified;
     assert_eq!((v.tls.version, v.tls.cipher_suite.as_str()), (TlsVersion::Tls13, suite));
     assert!(!v.sent.fast_path && !v.received.fast_path);
-    assert!(v.sent.printable().contains("Authorization: █") && !String::from_utf8_lossy(&v.sent.bytes).contains(token), "{}", v.sent.printable());
+    assert!(
+        v.sent.printable().contains("Authorization: █") && !String::from_utf8_lossy(&v.sent.bytes).contains(token),
+        "{}",
+        v.sent.printable()
+    );
     assert_eq!(&v.received.bytes[..15], &out.response[..15]);
     assert!(out.response.starts_with(b"HTTP/1.0 200 ok"), "{}", String::from_utf8_lossy(&out.response[..40]));
     assert!(v.received.bytes[15..].iter().all(|&b| b == 0), "the rest of the response stays hidden");

@@ -4,13 +4,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::ops::Range;
+use tlsproof::channel::memory_pair;
 use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::ot::{KosReceiver, KosSender};
+use tlsproof::protocol::observe::tls12::{self as transcript, EncryptedRecord};
 use tlsproof::protocol::prove::tls12::check::{recover, CheckError};
 use tlsproof::protocol::prove::tls12::{self as proof, Opened, PublicInputs};
-use tlsproof::protocol::observe::tls12::{self as transcript, EncryptedRecord};
 use tlsproof::tls::{driver, unix_time, Client, ClientConfig, Direction, RootStore};
-use tlsproof::channel::memory_pair;
-use tlsproof::ot::{KosReceiver, KosSender};
 use tlsproof::zk::{ProofError, Prover, Verifier, MAX_MESSAGE};
 use tokio_util::compat::TokioAsyncReadCompatExt;
 
@@ -30,7 +30,10 @@ async fn real_session(path: &str) -> Session {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let mut client = Client::new(ClientConfig::new(roots), "localhost", unix_time(now)).unwrap();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap().compat();
-    let request = tlsproof::http::RequestBuilder::get("localhost", path).header("Authorization", "Bearer s3cret").build().unwrap();
+    let request = tlsproof::http::RequestBuilder::get("localhost", path)
+        .header("Authorization", "Bearer s3cret")
+        .build()
+        .unwrap();
     driver::http_exchange(&mut client, &mut tcp, &request.bytes, Default::default()).await.unwrap();
     let t = client.transcript();
     Session {
@@ -54,8 +57,15 @@ struct Views {
 impl Views {
     fn honest(s: &Session, plan: [Vec<Range<u64>>; 2]) -> Views {
         let t = transcript::parse(&s.sent_raw, &s.received_raw).unwrap();
-        let records = [t.encrypted_records(Direction::Sent).to_vec(), t.encrypted_records(Direction::Received).to_vec()];
-        Views { prover_ms: s.ms, prover_records: records.clone(), prover_plan: plan.clone(), verifier_records: records, verifier_plan: plan }
+        let records =
+            [t.encrypted_records(Direction::Sent).to_vec(), t.encrypted_records(Direction::Received).to_vec()];
+        Views {
+            prover_ms: s.ms,
+            prover_records: records.clone(),
+            prover_plan: plan.clone(),
+            verifier_records: records,
+            verifier_plan: plan,
+        }
     }
 }
 
@@ -177,5 +187,8 @@ async fn prover_opening_other_positions_is_rejected() {
     let mut v = Views::honest(&s, [hide_token(&s), vec![0..40]]);
     v.prover_plan[1] = vec![1..41];
     let err = prove(&s, &v).expect_err("mismatched openings must fail");
-    assert!(matches!(err, ProofError::OpeningMacMismatch | ProofError::ConstantMismatch | ProofError::Malformed(_)), "{err:?}");
+    assert!(
+        matches!(err, ProofError::OpeningMacMismatch | ProofError::ConstantMismatch | ProofError::Malformed(_)),
+        "{err:?}"
+    );
 }

@@ -127,7 +127,12 @@ async fn refuses_loopback_unless_listed_explicitly() {
     let echo = start_echo().await;
     let port = echo.port();
     let wildcard = start_proxy(allow(&format!("*:{port},localhost.:{port}"))).await;
-    expect_close(&format!("ws://{wildcard}/?target=127.0.0.1:{port}"), close_code::POLICY, "non-public address 127.0.0.1").await;
+    expect_close(
+        &format!("ws://{wildcard}/?target=127.0.0.1:{port}"),
+        close_code::POLICY,
+        "non-public address 127.0.0.1",
+    )
+    .await;
     let explicit = start_proxy(allow(&format!("localhost:{port}"))).await;
     echo_roundtrip(explicit, format!("localhost:{port}"), b"ok").await;
 }
@@ -169,7 +174,12 @@ async fn connection_limit_refuses_extra_clients_with_1013() {
     first.write_all(b"x").await.unwrap();
     let mut b = [0u8; 1];
     assert_eq!(first.read(&mut b).await.unwrap(), 1); // the first holds its slot
-    expect_close(&format!("ws://{proxy}/?target={echo}"), close_code::TRY_AGAIN_LATER, "too many connections (limit 1)").await;
+    expect_close(
+        &format!("ws://{proxy}/?target={echo}"),
+        close_code::TRY_AGAIN_LATER,
+        "too many connections (limit 1)",
+    )
+    .await;
     first.shutdown_write().await.unwrap();
     assert!(first.read_to_end(10).await.unwrap().is_empty());
     drop(first);

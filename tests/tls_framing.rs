@@ -10,9 +10,7 @@ use tlsproof::tls::crypto::{KeyExchange, RingKeyExchange};
 use tlsproof::tls::{Client, Direction, KeyExchangeMode};
 
 fn finish_exchange(h: &mut Harness, hook: Hook<'_>) {
-    h.client
-        .write_plaintext(b"GET /len/100 HTTP/1.1\r\n\r\n")
-        .unwrap();
+    h.client.write_plaintext(b"GET /len/100 HTTP/1.1\r\n\r\n").unwrap();
     h.to_server(hook).unwrap();
     let (resp, _) = http_response("/len/100");
     h.server_send(&resp, true);
@@ -24,25 +22,11 @@ fn finish_exchange(h: &mut Harness, hook: Hook<'_>) {
 #[test]
 fn server_fragments_handshake_messages() {
     let pki = make_pki(PkiOptions::default());
-    let (scfg, _) = server_config(
-        &pki,
-        ServerOptions {
-            max_fragment_size: Some(64),
-            tickets: false,
-        },
-    );
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "fixture.test", now()).unwrap(),
-        scfg,
-    );
+    let (scfg, _) = server_config(&pki, ServerOptions { max_fragment_size: Some(64), tickets: false });
+    let mut h = Harness::new(Client::new(client_config(&pki), "fixture.test", now()).unwrap(), scfg);
     h.handshake(&mut no_hook()).unwrap();
     // The certificate message cannot fit in one 64-byte record.
-    let n_hs_records = h
-        .client
-        .transcript()
-        .direction(Direction::Received)
-        .filter(|r| r.content_type == 22)
-        .count();
+    let n_hs_records = h.client.transcript().direction(Direction::Received).filter(|r| r.content_type == 22).count();
     assert!(n_hs_records > 5, "{n_hs_records}");
     finish_exchange(&mut h, &mut no_hook());
 }
@@ -94,10 +78,7 @@ fn reframed_and_byte_by_byte_first_flight() {
 fn transcript_raw_bytes_equal_wire_bytes() {
     let pki = make_pki(PkiOptions::default());
     let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "fixture.test", now()).unwrap(),
-        scfg,
-    );
+    let mut h = Harness::new(Client::new(client_config(&pki), "fixture.test", now()).unwrap(), scfg);
     let (mut sent, mut recv) = (Vec::new(), Vec::new());
     let mut hook = |to_server: bool, b: &mut Vec<u8>| {
         if to_server {
@@ -136,14 +117,8 @@ fn external_key_exchange_step() {
     h.to_server(&mut no_hook()).unwrap();
     assert!(h.client.key_exchange_request().is_none());
     h.to_client(&mut no_hook()).unwrap();
-    let req = h
-        .client
-        .key_exchange_request()
-        .expect("key exchange requested");
-    assert!(
-        !h.client.wants_write(),
-        "nothing sent before the key exchange completes"
-    );
+    let req = h.client.key_exchange_request().expect("key exchange requested");
+    assert!(!h.client.wants_write(), "nothing sent before the key exchange completes");
     let kx = Box::new(RingKeyExchange::generate(req.group).unwrap());
     let public = kx.public_key().to_vec();
     let pms = kx.complete(&req.server_public).unwrap();
@@ -156,23 +131,12 @@ fn external_key_exchange_step() {
 #[test]
 fn new_session_ticket_is_accepted_and_hashed() {
     let pki = make_pki(PkiOptions::default());
-    let (scfg, _) = server_config(
-        &pki,
-        ServerOptions {
-            max_fragment_size: None,
-            tickets: true,
-        },
-    );
+    let (scfg, _) = server_config(&pki, ServerOptions { max_fragment_size: None, tickets: true });
     let mut cfg = client_config(&pki);
     cfg.offer_session_ticket = true;
     let mut h = Harness::new(Client::new(cfg, "fixture.test", now()).unwrap(), scfg);
     h.handshake(&mut no_hook()).unwrap();
-    let types: Vec<u8> = h
-        .client
-        .handshake_messages()
-        .iter()
-        .map(|m| m.typ)
-        .collect();
+    let types: Vec<u8> = h.client.handshake_messages().iter().map(|m| m.typ).collect();
     assert_eq!(types, vec![1, 2, 11, 12, 14, 16, 20, 4, 20]);
     finish_exchange(&mut h, &mut no_hook());
 }
@@ -181,39 +145,24 @@ fn new_session_ticket_is_accepted_and_hashed() {
 fn certificate_request_answered_with_empty_certificate() {
     let pki = make_pki(PkiOptions::default());
     let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls::pki_types::CertificateDer::from(pki.ca_der.clone()))
-        .unwrap();
+    roots.add(rustls::pki_types::CertificateDer::from(pki.ca_der.clone())).unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    )
-    .allow_unauthenticated()
-    .build()
-    .unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .allow_unauthenticated()
+        .build()
+        .unwrap();
     let scfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS12])
         .unwrap()
         .with_client_cert_verifier(verifier)
         .with_single_cert(
-            vec![rustls::pki_types::CertificateDer::from(
-                pki.leaf_der.clone(),
-            )],
+            vec![rustls::pki_types::CertificateDer::from(pki.leaf_der.clone())],
             rustls::pki_types::PrivateKeyDer::Pkcs8(pki.leaf_key_der.clone().into()),
         )
         .unwrap();
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "fixture.test", now()).unwrap(),
-        Arc::new(scfg),
-    );
+    let mut h = Harness::new(Client::new(client_config(&pki), "fixture.test", now()).unwrap(), Arc::new(scfg));
     h.handshake(&mut no_hook()).unwrap();
-    let types: Vec<u8> = h
-        .client
-        .handshake_messages()
-        .iter()
-        .map(|m| m.typ)
-        .collect();
+    let types: Vec<u8> = h.client.handshake_messages().iter().map(|m| m.typ).collect();
     assert_eq!(types, vec![1, 2, 11, 12, 13, 14, 11, 16, 20, 20]);
     finish_exchange(&mut h, &mut no_hook());
 }
@@ -222,10 +171,7 @@ fn certificate_request_answered_with_empty_certificate() {
 /// is what the state machine uses.
 #[derive(Debug, Default)]
 struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-struct CountingCrypto(
-    Box<dyn tlsproof::tls::RecordCrypto>,
-    std::sync::Arc<std::sync::atomic::AtomicUsize>,
-);
+struct CountingCrypto(Box<dyn tlsproof::tls::RecordCrypto>, std::sync::Arc<std::sync::atomic::AtomicUsize>);
 impl tlsproof::tls::RecordCrypto for CountingCrypto {
     fn seal(&mut self, seq: u64, t: u8, v: u16, p: &[u8]) -> Result<Vec<u8>, tlsproof::tls::Error> {
         self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -244,12 +190,7 @@ impl tlsproof::tls::RecordCryptoFactory for Counting {
         key: &[u8],
         iv: &[u8; 4],
     ) -> Result<Box<dyn tlsproof::tls::RecordCrypto>, tlsproof::tls::Error> {
-        let inner = tlsproof::tls::crypto::RingRecordCryptoFactory.new_record_crypto(
-            suite,
-            client_write,
-            key,
-            iv,
-        )?;
+        let inner = tlsproof::tls::crypto::RingRecordCryptoFactory.new_record_crypto(suite, client_write, key, iv)?;
         Ok(Box::new(CountingCrypto(inner, self.0.clone())))
     }
 }
@@ -270,26 +211,14 @@ fn record_crypto_seam_is_used() {
 
 #[test]
 fn ip_address_server_name() {
-    let pki = make_pki(PkiOptions {
-        names: vec!["127.0.0.1".into()],
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { names: vec!["127.0.0.1".into()], ..Default::default() });
     let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "127.0.0.1", now()).unwrap(),
-        scfg,
-    );
+    let mut h = Harness::new(Client::new(client_config(&pki), "127.0.0.1", now()).unwrap(), scfg);
     h.handshake(&mut no_hook()).unwrap();
     finish_exchange(&mut h, &mut no_hook());
     let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "127.0.0.2", now()).unwrap(),
-        scfg,
-    );
-    assert!(matches!(
-        h.handshake(&mut no_hook()),
-        Err(tlsproof::tls::Error::Certificate(_))
-    ));
+    let mut h = Harness::new(Client::new(client_config(&pki), "127.0.0.2", now()).unwrap(), scfg);
+    assert!(matches!(h.handshake(&mut no_hook()), Err(tlsproof::tls::Error::Certificate(_))));
 }
 
 #[test]
@@ -297,15 +226,10 @@ fn http_ranges_map_to_records() {
     use tlsproof::http::{Limits, RequestBuilder, ResponseParser};
     let pki = make_pki(PkiOptions::default());
     let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let mut h = Harness::new(
-        Client::new(client_config(&pki), "fixture.test", now()).unwrap(),
-        scfg,
-    );
+    let mut h = Harness::new(Client::new(client_config(&pki), "fixture.test", now()).unwrap(), scfg);
     h.handshake(&mut no_hook()).unwrap();
-    let req = RequestBuilder::get("fixture.test", "/chunked/40000")
-        .header("Authorization", "Bearer s3cret")
-        .build()
-        .unwrap();
+    let req =
+        RequestBuilder::get("fixture.test", "/chunked/40000").header("Authorization", "Bearer s3cret").build().unwrap();
     h.client.write_plaintext(&req.bytes).unwrap();
     h.to_server(&mut no_hook()).unwrap();
     let (resp, body) = http_response("/chunked/40000");
@@ -316,15 +240,9 @@ fn http_ranges_map_to_records() {
     // record's plaintext.
     let auth = req.header("Authorization").unwrap().range.value.clone();
     let sent_spans = t.app_record_spans(Direction::Sent);
-    let (idx, span) = sent_spans
-        .iter()
-        .find(|(_, s)| s.contains(&auth.start))
-        .unwrap();
+    let (idx, span) = sent_spans.iter().find(|(_, s)| s.contains(&auth.start)).unwrap();
     let pt = t.records[*idx].plaintext.as_ref().unwrap();
-    assert_eq!(
-        &pt[auth.start - span.start..auth.end - span.start],
-        b"Bearer s3cret"
-    );
+    assert_eq!(&pt[auth.start - span.start..auth.end - span.start], b"Bearer s3cret");
     // Chunk data ranges of the response, read back through the record spans.
     let stream = t.app_plaintext(Direction::Received);
     let mut p = ResponseParser::new(Limits::default());

@@ -5,10 +5,7 @@ use tlsproof::http::{Limits, RequestBuilder, ResponseParser};
 use tlsproof::tls::{CipherSuite, Direction, NamedGroup};
 
 fn get(leaf: LeafKey, path: &str, ems: bool, groups: Vec<NamedGroup>) -> Harness {
-    let pki = make_pki(PkiOptions {
-        leaf,
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { leaf, ..Default::default() });
     let (scfg, keylog) = server_config(&pki, ServerOptions::default());
     let mut ccfg = client_config(&pki);
     ccfg.offer_extended_master_secret = ems;
@@ -46,97 +43,43 @@ fn get(leaf: LeafKey, path: &str, ems: bool, groups: Vec<NamedGroup>) -> Harness
     assert_eq!(r.status, 200);
     assert_eq!(r.body, body);
     // transcript: plaintext of received app records equals what the server sent
-    assert_eq!(
-        h.client.transcript().app_plaintext(Direction::Received),
-        resp
-    );
-    assert_eq!(
-        h.client.transcript().app_plaintext(Direction::Sent),
-        req.bytes
-    );
+    assert_eq!(h.client.transcript().app_plaintext(Direction::Received), resp);
+    assert_eq!(h.client.transcript().app_plaintext(Direction::Sent), req.bytes);
     h
 }
 
 #[test]
 fn ecdsa_get_with_ems_all_sizes() {
-    for path in [
-        "/len/0",
-        "/len/1024",
-        "/len/204800",
-        "/chunked/0",
-        "/chunked/1024",
-        "/chunked/204800",
-    ] {
-        get(
-            LeafKey::EcdsaP256,
-            path,
-            true,
-            vec![NamedGroup::Secp256r1, NamedGroup::X25519],
-        );
+    for path in ["/len/0", "/len/1024", "/len/204800", "/chunked/0", "/chunked/1024", "/chunked/204800"] {
+        get(LeafKey::EcdsaP256, path, true, vec![NamedGroup::Secp256r1, NamedGroup::X25519]);
     }
 }
 
 #[test]
 fn rsa_get_with_ems_all_sizes() {
-    for path in [
-        "/len/0",
-        "/len/1024",
-        "/len/204800",
-        "/chunked/1024",
-        "/chunked/204800",
-    ] {
+    for path in ["/len/0", "/len/1024", "/len/204800", "/chunked/1024", "/chunked/204800"] {
         get(LeafKey::Rsa2048, path, true, vec![NamedGroup::Secp256r1]);
     }
 }
 
 #[test]
 fn without_ems_ecdsa_and_rsa() {
-    get(
-        LeafKey::EcdsaP256,
-        "/len/1024",
-        false,
-        vec![NamedGroup::Secp256r1],
-    );
-    get(
-        LeafKey::Rsa2048,
-        "/chunked/1024",
-        false,
-        vec![NamedGroup::Secp256r1],
-    );
+    get(LeafKey::EcdsaP256, "/len/1024", false, vec![NamedGroup::Secp256r1]);
+    get(LeafKey::Rsa2048, "/chunked/1024", false, vec![NamedGroup::Secp256r1]);
 }
 
 #[test]
 fn x25519_group() {
-    let h = get(
-        LeafKey::EcdsaP256,
-        "/len/10",
-        true,
-        vec![NamedGroup::X25519],
-    );
+    let h = get(LeafKey::EcdsaP256, "/len/10", true, vec![NamedGroup::X25519]);
     assert_eq!(h.client.group(), Some(NamedGroup::X25519));
 }
 
 #[test]
 fn large_response_uses_many_records() {
-    let h = get(
-        LeafKey::EcdsaP256,
-        "/len/204800",
-        true,
-        vec![NamedGroup::Secp256r1],
-    );
-    let n = h
-        .client
-        .transcript()
-        .direction(Direction::Received)
-        .filter(|r| r.content_type == 23)
-        .count();
+    let h = get(LeafKey::EcdsaP256, "/len/204800", true, vec![NamedGroup::Secp256r1]);
+    let n = h.client.transcript().direction(Direction::Received).filter(|r| r.content_type == 23).count();
     assert!(n >= 13, "only {n} app records");
-    for r in h
-        .client
-        .transcript()
-        .direction(Direction::Received)
-        .filter(|r| r.content_type == 23)
-    {
+    for r in h.client.transcript().direction(Direction::Received).filter(|r| r.content_type == 23) {
         assert!(r.plaintext.as_ref().unwrap().len() <= 16384);
     }
 }

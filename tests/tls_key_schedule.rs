@@ -25,10 +25,7 @@ fn p_sha256(secret: &[u8], label: &[u8], seed: &[u8], len: usize) -> Vec<u8> {
 }
 
 fn check(leaf: LeafKey, ems: bool) {
-    let pki = make_pki(PkiOptions {
-        leaf,
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { leaf, ..Default::default() });
     let (scfg, _kl) = server_config(&pki, ServerOptions::default());
     let mut ccfg = client_config(&pki);
     ccfg.offer_extended_master_secret = ems;
@@ -82,38 +79,22 @@ fn check(leaf: LeafKey, ems: bool) {
     assert_eq!(msgs[7].raw, [&[20u8, 0, 0, 12][..], &svd[..]].concat());
 
     // Decrypt the server Finished record from the transcript with independent AES-GCM.
-    let fin = c
-        .transcript()
-        .direction(Direction::Received)
-        .find(|r| r.content_type == 22 && r.is_encrypted())
-        .unwrap();
+    let fin = c.transcript().direction(Direction::Received).find(|r| r.content_type == 22 && r.is_encrypted()).unwrap();
     assert_eq!(fin.seq, Some(0));
-    let key =
-        aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, &kb[16..32]).unwrap());
+    let key = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, &kb[16..32]).unwrap());
     let mut nonce = [0u8; 12];
     nonce[..4].copy_from_slice(&kb[36..40]);
     nonce[4..].copy_from_slice(&fin.explicit_nonce.unwrap());
     let mut aad = vec![0u8; 8];
     aad.extend_from_slice(&[22, 3, 3, 0, 16]);
     let mut buf = [&fin.ciphertext[..], &fin.tag.unwrap()[..]].concat();
-    let pt = key
-        .open_in_place(
-            aead::Nonce::assume_unique_for_key(nonce),
-            aead::Aad::from(aad),
-            &mut buf,
-        )
-        .unwrap();
+    let pt = key.open_in_place(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(aad), &mut buf).unwrap();
     assert_eq!(pt, &msgs[7].raw[..]);
     // Raw bytes = header ‖ nonce ‖ ct ‖ tag.
     assert_eq!(
         fin.raw,
-        [
-            &[22u8, 3, 3, 0, 40][..],
-            &fin.explicit_nonce.unwrap()[..],
-            &fin.ciphertext[..],
-            &fin.tag.unwrap()[..]
-        ]
-        .concat()
+        [&[22u8, 3, 3, 0, 40][..], &fin.explicit_nonce.unwrap()[..], &fin.ciphertext[..], &fin.tag.unwrap()[..]]
+            .concat()
     );
 
     // rustls agrees on the traffic keys.

@@ -52,9 +52,7 @@ fn body_wire_offsets(wire: &[u8], typ: u8) -> Vec<usize> {
     let mut p = 0;
     while p + 4 <= stream.len() {
         let t = stream[p].0;
-        let len = ((stream[p + 1].0 as usize) << 16)
-            | ((stream[p + 2].0 as usize) << 8)
-            | stream[p + 3].0 as usize;
+        let len = ((stream[p + 1].0 as usize) << 16) | ((stream[p + 2].0 as usize) << 8) | stream[p + 3].0 as usize;
         if t == typ {
             return stream[p + 4..p + 4 + len].iter().map(|x| x.1).collect();
         }
@@ -63,11 +61,7 @@ fn body_wire_offsets(wire: &[u8], typ: u8) -> Vec<usize> {
     panic!("message {typ} not found");
 }
 
-fn handshake_err(
-    client: Client,
-    scfg: std::sync::Arc<rustls::ServerConfig>,
-    hook: Hook<'_>,
-) -> (Error, Harness) {
+fn handshake_err(client: Client, scfg: std::sync::Arc<rustls::ServerConfig>, hook: Hook<'_>) -> (Error, Harness) {
     let mut h = Harness::new(client, scfg);
     let e = h.handshake(hook).unwrap_err();
     (e, h)
@@ -76,29 +70,20 @@ fn handshake_err(
 #[test]
 fn untrusted_ca_is_rejected_with_unknown_ca_alert() {
     let pki = make_pki(PkiOptions::default());
-    let other = make_pki(PkiOptions {
-        ca_name: "another CA".into(),
-        ..Default::default()
-    });
+    let other = make_pki(PkiOptions { ca_name: "another CA".into(), ..Default::default() });
     let (scfg, _) = server_config(&pki, ServerOptions::default());
     let client = Client::new(client_config(&other), "fixture.test", now()).unwrap();
     let (e, mut h) = handshake_err(client, scfg, &mut no_hook());
     assert_eq!(e, Error::Certificate(webpki::Error::UnknownIssuer));
     assert_eq!(h.client.take_outgoing(), alert_record(48));
     // After failure everything reports the earlier failure.
-    assert!(matches!(
-        h.client.feed(&[1, 2, 3]),
-        Err(Error::AlreadyFailed(_))
-    ));
+    assert!(matches!(h.client.feed(&[1, 2, 3]), Err(Error::AlreadyFailed(_))));
     // A different CA with the same name: the chain signature does not verify.
     let same_name = make_pki(PkiOptions::default());
     let (scfg, _) = server_config(&pki, ServerOptions::default());
     let client = Client::new(client_config(&same_name), "fixture.test", now()).unwrap();
     let (e, _) = handshake_err(client, scfg, &mut no_hook());
-    assert_eq!(
-        e,
-        Error::Certificate(webpki::Error::InvalidSignatureForPublicKey)
-    );
+    assert_eq!(e, Error::Certificate(webpki::Error::InvalidSignatureForPublicKey));
 }
 
 #[test]
@@ -106,30 +91,19 @@ fn wrong_host_name_is_rejected() {
     let pki = make_pki(PkiOptions::default());
     let (scfg, _) = server_config(&pki, ServerOptions::default());
     let (e, mut h) = handshake_err(fresh(&pki, "other.test"), scfg, &mut no_hook());
-    assert!(
-        matches!(e, Error::Certificate(webpki::Error::CertNotValidForName(_))),
-        "{e:?}"
-    );
+    assert!(matches!(e, Error::Certificate(webpki::Error::CertNotValidForName(_))), "{e:?}");
     assert_eq!(h.client.take_outgoing(), alert_record(42));
 }
 
 #[test]
 fn expired_certificate_is_rejected() {
-    let pki = make_pki(PkiOptions {
-        not_after: (2030, 1, 1),
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { not_after: (2030, 1, 1), ..Default::default() });
     let (scfg, _) = server_config(&pki, ServerOptions::default());
     // 2031-01-01 is after notAfter.
-    let later = rustls::pki_types::UnixTime::since_unix_epoch(std::time::Duration::from_secs(
-        1_924_992_000,
-    ));
+    let later = rustls::pki_types::UnixTime::since_unix_epoch(std::time::Duration::from_secs(1_924_992_000));
     let client = Client::new(client_config(&pki), "fixture.test", later).unwrap();
     let (e, mut h) = handshake_err(client, scfg.clone(), &mut no_hook());
-    assert!(
-        matches!(e, Error::Certificate(webpki::Error::CertExpired { .. })),
-        "{e:?}"
-    );
+    assert!(matches!(e, Error::Certificate(webpki::Error::CertExpired { .. })), "{e:?}");
     assert_eq!(h.client.take_outgoing(), alert_record(45));
     // And the same cert is fine at the current time (so the test can fail).
     let mut ok = Harness::new(fresh(&pki, "fixture.test"), scfg);
@@ -137,29 +111,19 @@ fn expired_certificate_is_rejected() {
 }
 
 fn flip_ske(leaf: LeafKey, flip_signature: bool) {
-    let pki = make_pki(PkiOptions {
-        leaf,
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { leaf, ..Default::default() });
     let (scfg, _) = server_config(&pki, ServerOptions::default());
     let mut hook = |to_server: bool, bytes: &mut Vec<u8>| {
         if !to_server && bytes.first() == Some(&22) && bytes.len() > 300 {
             let offs = body_wire_offsets(bytes, 12);
             // params: curve_type(1) named_curve(2) len(1) point...; flip inside the point or
             // inside the signature (last byte).
-            let i = if flip_signature {
-                *offs.last().unwrap()
-            } else {
-                offs[10]
-            };
+            let i = if flip_signature { *offs.last().unwrap() } else { offs[10] };
             bytes[i] ^= 0x01;
         }
     };
     let (e, mut h) = handshake_err(fresh(&pki, "fixture.test"), scfg, &mut hook);
-    assert_eq!(
-        e,
-        Error::PeerMisbehaved(PeerMisbehaved::BadServerKeyExchangeSignature)
-    );
+    assert_eq!(e, Error::PeerMisbehaved(PeerMisbehaved::BadServerKeyExchangeSignature));
     assert_eq!(h.client.take_outgoing(), alert_record(51));
 }
 
@@ -192,17 +156,9 @@ fn tampered_app_record_gives_bad_record_mac_and_alert() {
     assert!(h.client.take_plaintext().is_empty());
     // The (encrypted) alert reaches the server as bad_record_mac.
     let e = h.to_server(&mut no_hook()).unwrap_err();
-    assert_eq!(
-        e,
-        rustls::Error::AlertReceived(rustls::AlertDescription::BadRecordMac)
-    );
+    assert_eq!(e, rustls::Error::AlertReceived(rustls::AlertDescription::BadRecordMac));
     // The transcript still records the bad record, without plaintext.
-    let last = h
-        .client
-        .transcript()
-        .direction(tlsproof::tls::Direction::Received)
-        .last()
-        .unwrap();
+    let last = h.client.transcript().direction(tlsproof::tls::Direction::Received).last().unwrap();
     assert!(last.is_encrypted() && last.plaintext.is_none());
 }
 
@@ -228,10 +184,7 @@ fn truncation_without_close_notify() {
     h.server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc", false);
     h.to_client(&mut no_hook()).unwrap();
     assert_eq!(h.client.take_plaintext().len(), 41);
-    assert_eq!(
-        h.client.feed_eof(),
-        Err(PeerMisbehaved::TruncatedWithoutCloseNotify.into())
-    );
+    assert_eq!(h.client.feed_eof(), Err(PeerMisbehaved::TruncatedWithoutCloseNotify.into()));
     // EOF during the handshake is a different error.
     let mut c = fresh(&pki, "fixture.test");
     assert_eq!(c.feed_eof(), Err(PeerMisbehaved::UnexpectedEof.into()));
@@ -243,10 +196,7 @@ fn oversized_records_are_rejected() {
     // header length above 2^14 + 2048
     let mut c = fresh(&pki, "fixture.test");
     c.take_outgoing();
-    assert_eq!(
-        c.feed(&[22, 3, 3, 0x48, 0x01]),
-        Err(PeerMisbehaved::RecordOverflow.into())
-    );
+    assert_eq!(c.feed(&[22, 3, 3, 0x48, 0x01]), Err(PeerMisbehaved::RecordOverflow.into()));
     assert_eq!(c.take_outgoing(), alert_record(22));
     // plaintext record of 2^14 + 1 bytes
     let mut c = fresh(&pki, "fixture.test");
@@ -256,23 +206,13 @@ fn oversized_records_are_rejected() {
     // encrypted record whose plaintext is 2^14 + 1 bytes (valid tag)
     let mut h = connected(&pki);
     let kb = h.client.key_block().unwrap().clone();
-    let seq = h
-        .client
-        .transcript()
-        .direction(tlsproof::tls::Direction::Received)
-        .filter(|r| r.is_encrypted())
-        .count() as u64;
+    let seq =
+        h.client.transcript().direction(tlsproof::tls::Direction::Received).filter(|r| r.is_encrypted()).count() as u64;
     let mut sc = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv).unwrap();
     let payload = sc.seal(seq, 23, 0x0303, &vec![b'x'; 16385]).unwrap();
-    assert_eq!(
-        h.client.feed(&record(23, &payload)),
-        Err(PeerMisbehaved::RecordOverflow.into())
-    );
+    assert_eq!(h.client.feed(&record(23, &payload)), Err(PeerMisbehaved::RecordOverflow.into()));
     let e = h.to_server(&mut no_hook()).unwrap_err();
-    assert_eq!(
-        e,
-        rustls::Error::AlertReceived(rustls::AlertDescription::RecordOverflow)
-    );
+    assert_eq!(e, rustls::Error::AlertReceived(rustls::AlertDescription::RecordOverflow));
     // ... while exactly 2^14 bytes is accepted.
     let mut h = connected(&pki);
     let kb = h.client.key_block().unwrap().clone();
@@ -286,36 +226,12 @@ fn oversized_records_are_rejected() {
 fn server_hello_violations() {
     let pki = make_pki(PkiOptions::default());
     let cases: Vec<(Vec<u8>, PeerMisbehaved, u8)> = vec![
-        (
-            server_hello(0xc030, 0x0303, &[]),
-            PeerMisbehaved::UnofferedCipherSuite(0xc030),
-            47,
-        ),
-        (
-            server_hello(0x002f, 0x0303, &[]),
-            PeerMisbehaved::UnofferedCipherSuite(0x002f),
-            47,
-        ),
-        (
-            server_hello(0xc02b, 0x0302, &[]),
-            PeerMisbehaved::UnsupportedVersion(0x0302),
-            70,
-        ),
-        (
-            server_hello(0xc02b, 0x0303, &[0, 35, 0, 0]),
-            PeerMisbehaved::UnofferedExtension(35),
-            110,
-        ),
-        (
-            server_hello(0xc02b, 0x0303, &[0, 23, 0, 0, 0, 23, 0, 0]),
-            PeerMisbehaved::DuplicateExtension(23),
-            50,
-        ),
-        (
-            server_hello(0xc02b, 0x0303, &[0xff, 1, 0, 2, 1, 9]),
-            PeerMisbehaved::BadRenegotiationInfo,
-            40,
-        ),
+        (server_hello(0xc030, 0x0303, &[]), PeerMisbehaved::UnofferedCipherSuite(0xc030), 47),
+        (server_hello(0x002f, 0x0303, &[]), PeerMisbehaved::UnofferedCipherSuite(0x002f), 47),
+        (server_hello(0xc02b, 0x0302, &[]), PeerMisbehaved::UnsupportedVersion(0x0302), 70),
+        (server_hello(0xc02b, 0x0303, &[0, 35, 0, 0]), PeerMisbehaved::UnofferedExtension(35), 110),
+        (server_hello(0xc02b, 0x0303, &[0, 23, 0, 0, 0, 23, 0, 0]), PeerMisbehaved::DuplicateExtension(23), 50),
+        (server_hello(0xc02b, 0x0303, &[0xff, 1, 0, 2, 1, 9]), PeerMisbehaved::BadRenegotiationInfo, 40),
     ];
     for (bytes, want, alert) in cases {
         let mut c = fresh(&pki, "fixture.test");
@@ -327,10 +243,7 @@ fn server_hello_violations() {
     let mut cfg: ClientConfig = client_config(&pki);
     cfg.cipher_suites = vec![tlsproof::tls::CipherSuite::EcdheEcdsaAes128GcmSha256];
     let mut c = Client::new(cfg, "fixture.test", now()).unwrap();
-    assert_eq!(
-        c.feed(&server_hello(0xc02f, 0x0303, &[])),
-        Err(PeerMisbehaved::UnofferedCipherSuite(0xc02f).into())
-    );
+    assert_eq!(c.feed(&server_hello(0xc02f, 0x0303, &[])), Err(PeerMisbehaved::UnofferedCipherSuite(0xc02f).into()));
 }
 
 #[test]
@@ -340,10 +253,7 @@ fn resumption_attempt_is_refused() {
     c.take_outgoing();
     let mut bytes = server_hello(0xc02b, 0x0303, &[]);
     bytes.extend_from_slice(&record(20, &[1]));
-    assert_eq!(
-        c.feed(&bytes),
-        Err(PeerMisbehaved::ResumptionAttempted.into())
-    );
+    assert_eq!(c.feed(&bytes), Err(PeerMisbehaved::ResumptionAttempted.into()));
 }
 
 #[test]
@@ -351,31 +261,14 @@ fn unexpected_messages() {
     let pki = make_pki(PkiOptions::default());
     // ServerHelloDone instead of ServerHello
     let mut c = fresh(&pki, "fixture.test");
-    let e = c
-        .feed(&record(22, &handshake_message(14, &[])))
-        .unwrap_err();
-    assert_eq!(
-        e,
-        PeerMisbehaved::UnexpectedMessage {
-            expected: "ServerHello",
-            got: "ServerHelloDone".into()
-        }
-        .into()
-    );
+    let e = c.feed(&record(22, &handshake_message(14, &[]))).unwrap_err();
+    assert_eq!(e, PeerMisbehaved::UnexpectedMessage { expected: "ServerHello", got: "ServerHelloDone".into() }.into());
     // application data before the handshake
     let mut c = fresh(&pki, "fixture.test");
-    assert!(matches!(
-        c.feed(&record(23, b"hi")),
-        Err(Error::PeerMisbehaved(
-            PeerMisbehaved::UnexpectedMessage { .. }
-        ))
-    ));
+    assert!(matches!(c.feed(&record(23, b"hi")), Err(Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage { .. }))));
     // empty handshake fragment
     let mut c = fresh(&pki, "fixture.test");
-    assert_eq!(
-        c.feed(&record(22, &[])),
-        Err(PeerMisbehaved::EmptyFragment.into())
-    );
+    assert_eq!(c.feed(&record(22, &[])), Err(PeerMisbehaved::EmptyFragment.into()));
     // a warning alert during the handshake (e.g. unrecognized_name) is tolerated
     let mut c = fresh(&pki, "fixture.test");
     c.feed(&record(21, &[1, 112])).unwrap();
@@ -392,10 +285,7 @@ fn unexpected_messages() {
 fn garbage_bytes() {
     let pki = make_pki(PkiOptions::default());
     let mut c = fresh(&pki, "fixture.test");
-    assert_eq!(
-        c.feed(b"HTTP/1.1 400 Bad Request\r\n\r\n"),
-        Err(PeerMisbehaved::UnknownContentType(b'H').into())
-    );
+    assert_eq!(c.feed(b"HTTP/1.1 400 Bad Request\r\n\r\n"), Err(PeerMisbehaved::UnknownContentType(b'H').into()));
     // Deterministic pseudo-random garbage, with and without a plausible record header: must
     // error (or wait for more bytes), never panic.
     let mut x: u64 = 0x1234_5678_9abc_def0;
@@ -431,14 +321,10 @@ fn hello_request_after_handshake_is_refused_with_warning() {
     assert_eq!(last.content_type, 21);
     assert_eq!(last.plaintext.as_deref(), Some(&[1u8, 100][..]));
     // A different handshake message after the handshake is fatal.
-    let payload = sc
-        .seal(2, 22, 0x0303, &handshake_message(2, &[0; 40]))
-        .unwrap();
+    let payload = sc.seal(2, 22, 0x0303, &handshake_message(2, &[0; 40])).unwrap();
     assert!(matches!(
         h.client.feed(&record(22, &payload)),
-        Err(Error::PeerMisbehaved(
-            PeerMisbehaved::UnexpectedMessage { .. }
-        ))
+        Err(Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage { .. }))
     ));
 }
 

@@ -27,11 +27,7 @@ fn spawn_rustls_server(pki: &Pki, close_notify: bool) -> (u16, std::thread::Join
             }
             req.extend_from_slice(&buf[..n]);
         }
-        let line = String::from_utf8_lossy(&req)
-            .lines()
-            .next()
-            .unwrap()
-            .to_string();
+        let line = String::from_utf8_lossy(&req).lines().next().unwrap().to_string();
         let path = line.split(' ').nth(1).unwrap().to_string();
         let (resp, _) = http_response(&path);
         tls.write_all(&resp).unwrap();
@@ -46,15 +42,8 @@ fn spawn_rustls_server(pki: &Pki, close_notify: bool) -> (u16, std::thread::Join
     (port, t)
 }
 
-async fn fetch(
-    port: u16,
-    name: &str,
-    client: Client,
-    path: &str,
-) -> Result<(Client, Vec<u8>), Error> {
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
+async fn fetch(port: u16, name: &str, client: Client, path: &str) -> Result<(Client, Vec<u8>), Error> {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let mut io = tcp.compat();
     let mut client = client;
     let req = RequestBuilder::get(name, path).build().unwrap();
@@ -71,14 +60,8 @@ async fn fetch(
 
 #[tokio::test]
 async fn driver_over_tcp_with_rustls() {
-    for (leaf, path) in [
-        (LeafKey::EcdsaP256, "/len/204800"),
-        (LeafKey::Rsa2048, "/chunked/1024"),
-    ] {
-        let pki = make_pki(PkiOptions {
-            leaf,
-            ..Default::default()
-        });
+    for (leaf, path) in [(LeafKey::EcdsaP256, "/len/204800"), (LeafKey::Rsa2048, "/chunked/1024")] {
+        let pki = make_pki(PkiOptions { leaf, ..Default::default() });
         let (port, t) = spawn_rustls_server(&pki, true);
         let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
         let (_c, got) = fetch(port, "localhost", client, path).await.unwrap();
@@ -94,9 +77,7 @@ async fn driver_reports_truncation() {
     let (port, t) = spawn_rustls_server(&pki, false);
     let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
     // The parser never completes an until-EOF read: ask for more than is sent.
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let mut io = tcp.compat();
     let mut client = client;
     let req = RequestBuilder::get("localhost", "/len/10").build().unwrap();
@@ -109,17 +90,12 @@ async fn driver_reports_truncation() {
 // ----- openssl s_server interop -----
 
 async fn openssl_get(leaf: LeafKey, no_ems: bool) {
-    let pki = make_pki(PkiOptions {
-        leaf,
-        ..Default::default()
-    });
+    let pki = make_pki(PkiOptions { leaf, ..Default::default() });
     let Some(server) = start_openssl(&pki, no_ems) else {
         return;
     };
     let client = Client::new(client_config(&pki), "localhost", now()).unwrap();
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
-        .await
-        .unwrap();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
     let mut io = tcp.compat();
     let mut client = client;
     let req = RequestBuilder::get("localhost", "/").build().unwrap();
@@ -130,9 +106,7 @@ async fn openssl_get(leaf: LeafKey, no_ems: bool) {
         // openssl -www may close without close_notify; the plaintext received is still valid.
         Err(Error::PeerMisbehaved(PeerMisbehaved::TruncatedWithoutCloseNotify)) => {
             client.take_plaintext();
-            client
-                .transcript()
-                .app_plaintext(tlsproof::tls::Direction::Received)
+            client.transcript().app_plaintext(tlsproof::tls::Direction::Received)
         }
         Err(e) => panic!("openssl exchange failed: {e}"),
     };
@@ -159,7 +133,11 @@ async fn openssl_interop_rsa_without_ems() {
 // ----- TLS 1.3: openssl s_server -tls1_3 -----
 
 /// One GET over TCP with the TLS 1.3 client; the response bytes (s_server -www's status page).
-fn tls13_get(pki: &Pki, port: u16, groups: Vec<tlsproof::tls::NamedGroup>) -> (Vec<u8>, tlsproof::tls::tls13::Client13) {
+fn tls13_get(
+    pki: &Pki,
+    port: u16,
+    groups: Vec<tlsproof::tls::NamedGroup>,
+) -> (Vec<u8>, tlsproof::tls::tls13::Client13) {
     use tlsproof::tls::tls13::{Client13, Config13};
     let mut config = Config13::new(tlsproof::tls::RootStore::from_der_certs([&pki.ca_der]).unwrap());
     config.groups = groups;
@@ -231,19 +209,27 @@ async fn offering_both_versions_to_openssl_continues_in_its_choice() {
     let pki = make_pki(PkiOptions::default());
     let roots = tlsproof::tls::RootStore::from_der_certs([&pki.ca_der]).unwrap();
     for tls13 in [false, true] {
-        let server = if tls13 { start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "X25519") } else { start_openssl(&pki, false) };
+        let server = if tls13 {
+            start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "X25519")
+        } else {
+            start_openssl(&pki, false)
+        };
         let Some(server) = server else {
             return;
         };
-        let mut client = AnyVersionClient::new(Config13::new(roots.clone()), client_config(&pki), "localhost", now()).unwrap();
+        let mut client =
+            AnyVersionClient::new(Config13::new(roots.clone()), client_config(&pki), "localhost", now()).unwrap();
         let tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
         let mut io = tcp.compat();
         let req = RequestBuilder::get("localhost", "/").build().unwrap();
-        let got = match driver::exchange(&mut client, &mut io, &req.bytes, |so_far| so_far.ends_with(b"</HTML>\r\n\r\n")).await {
-            Ok(g) => g,
-            Err(Error::PeerMisbehaved(PeerMisbehaved::TruncatedWithoutCloseNotify)) => client.take_plaintext(),
-            Err(e) => panic!("tls13 = {tls13}: {e}"),
-        };
+        let got =
+            match driver::exchange(&mut client, &mut io, &req.bytes, |so_far| so_far.ends_with(b"</HTML>\r\n\r\n"))
+                .await
+            {
+                Ok(g) => g,
+                Err(Error::PeerMisbehaved(PeerMisbehaved::TruncatedWithoutCloseNotify)) => client.take_plaintext(),
+                Err(e) => panic!("tls13 = {tls13}: {e}"),
+            };
         let page = String::from_utf8_lossy(&got);
         let (want, version) = if tls13 { ("TLSv1.3", 0x0304) } else { ("TLSv1.2", 0x0303) };
         assert!(page.contains(want), "{want}: {page}");

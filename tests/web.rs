@@ -37,13 +37,17 @@ async fn rayon_pool_of_two_workers_computes_in_parallel() {
     assert_eq!(tlsproof::wasm::parallel_sum(n), (n as f64) * (n as f64 - 1.0) / 2.0);
     // Work really spreads over both workers.
     use rayon::prelude::*;
-    let ids: std::collections::BTreeSet<usize> =
-        (0..64).into_par_iter().map(|_| {
+    let ids: std::collections::BTreeSet<usize> = (0..64)
+        .into_par_iter()
+        .map(|_| {
             let mut x = 0u64;
-            for i in 0..200_000u64 { x = x.wrapping_mul(6364136223846793005).wrapping_add(i); }
+            for i in 0..200_000u64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+            }
             std::hint::black_box(x);
             rayon::current_thread_index().unwrap_or(usize::MAX)
-        }).collect();
+        })
+        .collect();
     assert!(ids.iter().all(|i| *i < 2), "{ids:?}");
 }
 
@@ -60,8 +64,9 @@ fn bitsliced_wasm_aes_matches_fips197_and_the_aes_crate() {
     assert_eq!(b.as_slice(), &ct);
     for (len, seed) in [(1usize, 1u8), (8, 2), (13, 3), (64, 4)] {
         let key: [u8; 16] = core::array::from_fn(|i| seed.wrapping_mul(31).wrapping_add(i as u8 * 7));
-        let mut blocks: Vec<_> =
-            (0..len).map(|j| GenericArray::from(core::array::from_fn::<u8, 16, _>(|i| (j * 16 + i) as u8 ^ seed))).collect();
+        let mut blocks: Vec<_> = (0..len)
+            .map(|j| GenericArray::from(core::array::from_fn::<u8, 16, _>(|i| (j * 16 + i) as u8 ^ seed)))
+            .collect();
         let mut want = blocks.clone();
         aes::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut want);
         tlsproof::primitives::prp::Aes128::new(GenericArray::from_slice(&key)).encrypt_blocks(&mut blocks);
@@ -150,9 +155,15 @@ async fn our_tls_client_in_wasm_fetches_json_through_proxy() {
     let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
     let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
     let request = tlsproof::http::RequestBuilder::get("localhost", "/json").build().unwrap();
-    let resp = tlsproof::wasm::fetch_https_via_proxy(proxy().into(), fixture.into(), "localhost".into(), ca.into(), request.bytes)
-        .await
-        .unwrap_or_else(|e| panic!("fetch failed: {:?}", wasm_bindgen::JsValue::from(e)));
+    let resp = tlsproof::wasm::fetch_https_via_proxy(
+        proxy().into(),
+        fixture.into(),
+        "localhost".into(),
+        ca.into(),
+        request.bytes,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("fetch failed: {:?}", wasm_bindgen::JsValue::from(e)));
     let text = String::from_utf8(resp).unwrap();
     assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
     assert!(text.contains(r#""owner":"Alice Example""#), "{text}");
@@ -163,9 +174,15 @@ async fn wasm_tls_client_rejects_a_wrong_server_name() {
     let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
     let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
     let request = tlsproof::http::RequestBuilder::get("bank.example", "/json").build().unwrap();
-    let err = tlsproof::wasm::fetch_https_via_proxy(proxy().into(), fixture.into(), "bank.example".into(), ca.into(), request.bytes)
-        .await
-        .expect_err("a certificate for localhost must not pass for bank.example");
+    let err = tlsproof::wasm::fetch_https_via_proxy(
+        proxy().into(),
+        fixture.into(),
+        "bank.example".into(),
+        ca.into(),
+        request.bytes,
+    )
+    .await
+    .expect_err("a certificate for localhost must not pass for bank.example");
     let msg = format!("{:?}", wasm_bindgen::JsValue::from(err));
     assert!(msg.to_lowercase().contains("certificate"), "{msg}");
 }
@@ -177,10 +194,10 @@ fn minimal_client_hello() -> Vec<u8> {
     body.extend_from_slice(&[0, 2, 0xc0, 0x2b]); // ECDHE-ECDSA-AES128-GCM-SHA256
     body.extend_from_slice(&[1, 0]); // null compression
     let ext: Vec<u8> = [
-        &[0x00, 0x0a, 0, 4, 0, 2, 0, 23][..],             // supported_groups: secp256r1
-        &[0x00, 0x0b, 0, 2, 1, 0][..],                    // ec_point_formats
-        &[0x00, 0x0d, 0, 4, 0, 2, 4, 3][..],              // signature_algorithms: ecdsa_secp256r1_sha256
-        &[0xff, 0x01, 0, 1, 0][..],                       // renegotiation_info
+        &[0x00, 0x0a, 0, 4, 0, 2, 0, 23][..], // supported_groups: secp256r1
+        &[0x00, 0x0b, 0, 2, 1, 0][..],        // ec_point_formats
+        &[0x00, 0x0d, 0, 4, 0, 2, 4, 3][..],  // signature_algorithms: ecdsa_secp256r1_sha256
+        &[0xff, 0x01, 0, 1, 0][..],           // renegotiation_info
     ]
     .concat();
     body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
@@ -284,18 +301,25 @@ async fn notarize_api_fast_path_redacted_and_json_fields() {
     let prover = tlsproof::wasm::Prover::new(options("/json", serde_json::json!({}))).expect("prover");
     let phases = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
     let seen = phases.clone();
-    let on_progress = wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
-        let phase = js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().unwrap();
-        let fraction = js_sys::Reflect::get(&p, &"fraction".into()).unwrap().as_f64().unwrap();
-        assert!((0.0..=1.0).contains(&fraction));
-        seen.borrow_mut().push(phase);
-    });
+    let on_progress =
+        wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
+            let phase = js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().unwrap();
+            let fraction = js_sys::Reflect::get(&p, &"fraction".into()).unwrap().as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&fraction));
+            seen.borrow_mut().push(phase);
+        });
     use wasm_bindgen::JsCast;
     let json = js_sys::JSON::parse(r#"{"reveal": {"recv": {"jsonFields": ["owner"]}}}"#).unwrap();
     let promise = prover.notarize(json, Some(on_progress.as_ref().unchecked_ref::<js_sys::Function>().clone()), None);
-    let v = wasm_bindgen_futures::JsFuture::from(promise).await.map(|v| as_json(&v)).unwrap_or_else(|e| panic!("json fields: {}", error_code(&e)));
+    let v = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map(|v| as_json(&v))
+        .unwrap_or_else(|e| panic!("json fields: {}", error_code(&e)));
     let recv = v["recv"]["printable"].as_str().unwrap();
-    assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("ACC-0042") && !recv.contains("1234.56"), "{recv}");
+    assert!(
+        recv.contains(r#""owner":"Alice Example""#) && !recv.contains("ACC-0042") && !recv.contains("1234.56"),
+        "{recv}"
+    );
     assert_eq!(v["recv"]["revealed"].as_array().unwrap().len(), 1);
     let phases = phases.borrow().clone();
     assert_eq!(phases.first().map(String::as_str), Some("connect"), "{phases:?}");
@@ -310,13 +334,21 @@ async fn notarize_api_over_tls13_with_the_fast_path_redacted_and_aes256() {
     ensure_pool().await;
     // The default reveal: the token hidden (ZK path), the response whole (the fast path).
     let tls13 = serde_json::json!({"tls": {"versions": ["1.3"]}});
-    let v = notarize(options("/bytes?n=2048", tls13.clone())).await.unwrap_or_else(|e| panic!("TLS 1.3 fast path: {e}"));
-    assert_eq!(v["tls"], serde_json::json!({"version": "1.3", "cipherSuite": "TLS_AES_128_GCM_SHA256", "group": "x25519"}), "{v}");
+    let v =
+        notarize(options("/bytes?n=2048", tls13.clone())).await.unwrap_or_else(|e| panic!("TLS 1.3 fast path: {e}"));
+    assert_eq!(
+        v["tls"],
+        serde_json::json!({"version": "1.3", "cipherSuite": "TLS_AES_128_GCM_SHA256", "group": "x25519"}),
+        "{v}"
+    );
     assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("fast")), "{v}");
     let sent = v["sent"]["printable"].as_str().unwrap();
     assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
     assert!(v["recv"]["printable"].as_str().unwrap().contains("abcdefghijklmnopqrstuvwxyz"));
-    assert_eq!((v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()), (Some("close_notify"), Some("close_notify")));
+    assert_eq!(
+        (v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()),
+        (Some("close_notify"), Some("close_notify"))
+    );
     assert_eq!(v["http"]["status"].as_u64(), Some(200));
 
     // The body alone: the response by the ZK path; both versions offered, the server chooses 1.3.
@@ -345,14 +377,17 @@ async fn notarize_api_over_tls13_with_the_fast_path_redacted_and_aes256() {
 async fn notarize_api_returns_an_attestation_that_opens_a_committed_field() {
     use tlsproof::attestation::{Attestation, Direction, Presentation, VerifyingKey};
     ensure_pool().await;
-    let key: VerifyingKey = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY").parse().expect("a verifier key");
+    let key: VerifyingKey = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY")
+        .parse()
+        .expect("a verifier key");
     let pinned = server(option_env!("TLSPROOF_TEST_VERIFIER_KEY"), "TLSPROOF_TEST_VERIFIER_KEY");
     let reveal = serde_json::json!({"reveal": {"recv": {"jsonFields": ["owner"]}, "commitRecv": {"jsonFields": ["balance"]}}, "verifierKey": pinned});
     let v = notarize(options("/json", reveal)).await.unwrap_or_else(|e| panic!("committed field: {e}"));
     let recv = v["recv"]["printable"].as_str().unwrap();
     assert!(recv.contains(r#""owner":"Alice Example""#) && !recv.contains("1234.56"), "{recv}");
     assert_eq!(v["commitments"].as_array().map(Vec::len), Some(1), "{v}");
-    let session: tlsproof::protocol::disclose::attest::AttestedSession = serde_json::from_value(v["attestation"].clone()).expect("result.attestation");
+    let session: tlsproof::protocol::disclose::attest::AttestedSession =
+        serde_json::from_value(v["attestation"].clone()).expect("result.attestation");
     assert_eq!(session.verifier_key, key);
     let (_, attested) = Attestation::decode(&session.attestation.data).unwrap();
     let balance = attested.received.committed[0].range.clone();
@@ -378,7 +413,10 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     let sent = v["sent"]["printable"].as_str().unwrap();
     assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
     assert!(v["recv"]["printable"].as_str().unwrap().contains("abcdefghijklmnopqrstuvwxyz"));
-    assert_eq!((v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()), (Some("close_notify"), Some("close_notify")));
+    assert_eq!(
+        (v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()),
+        (Some("close_notify"), Some("close_notify"))
+    );
 
     // The body alone: the response by the ZK path.
     let mut body = mpc;
@@ -402,22 +440,38 @@ async fn a_session_prepared_in_mpc_mode_notarizes_a_request_given_later() {
     };
     let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
     assert_eq!(session.max_sent_bytes(), 1024);
-    let later = js_sys::JSON::parse(&serde_json::json!({"headers": {"Authorization": "Bearer later-secret"}, "reveal": {"recv": "all"}}).to_string()).unwrap();
+    let later = js_sys::JSON::parse(
+        &serde_json::json!({"headers": {"Authorization": "Bearer later-secret"}, "reveal": {"recv": "all"}})
+            .to_string(),
+    )
+    .unwrap();
     let done = wasm_bindgen_futures::JsFuture::from(session.notarize(later.clone(), None, None)).await;
     let v = as_json(&done.unwrap_or_else(|e| panic!("prepared notarize: {}", error_code(&e))));
-    assert_eq!((v["mode"].as_str(), v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("mpc"), Some("zk"), Some("fast")), "{v}");
+    assert_eq!(
+        (v["mode"].as_str(), v["sent"]["path"].as_str(), v["recv"]["path"].as_str()),
+        (Some("mpc"), Some("zk"), Some("fast")),
+        "{v}"
+    );
     let sent = v["sent"]["printable"].as_str().unwrap();
-    assert!(sent.starts_with("GET /json HTTP/1.1") && sent.contains("Authorization: █") && !sent.contains("later-secret"), "{sent}");
-    let again = wasm_bindgen_futures::JsFuture::from(session.notarize(later, None, None)).await.expect_err("notarizes once");
+    assert!(
+        sent.starts_with("GET /json HTTP/1.1") && sent.contains("Authorization: █") && !sent.contains("later-secret"),
+        "{sent}"
+    );
+    let again =
+        wasm_bindgen_futures::JsFuture::from(session.notarize(later, None, None)).await.expect_err("notarizes once");
     assert!(error_code(&again).starts_with("SESSION_CLOSED"), "{}", error_code(&again));
 
     let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
     let elsewhere = js_sys::JSON::parse(&serde_json::json!({"url": "https://127.0.0.1:1/json"}).to_string()).unwrap();
-    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(elsewhere, None, None)).await.expect_err("another server");
+    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(elsewhere, None, None))
+        .await
+        .expect_err("another server");
     assert!(error_code(&e).starts_with("BAD_OPTIONS"), "{}", error_code(&e));
     let session = prepare(serde_json::json!({})).await.unwrap_or_else(|e| panic!("prepare: {}", error_code(&e)));
     session.close();
-    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(wasm_bindgen::JsValue::UNDEFINED, None, None)).await.expect_err("closed");
+    let e = wasm_bindgen_futures::JsFuture::from(session.notarize(wasm_bindgen::JsValue::UNDEFINED, None, None))
+        .await
+        .expect_err("closed");
     assert!(error_code(&e).starts_with("SESSION_CLOSED"), "{}", error_code(&e));
 }
 
@@ -432,18 +486,62 @@ async fn notarize_api_rejects_bad_options_with_codes() {
     bad("BAD_OPTIONS", notarize(wasm_bindgen::JsValue::from_str("https://x/")).await, "a string");
     bad("BAD_OPTIONS", notarize(js_sys::JSON::parse(r#"{"url":"https://x/"}"#).unwrap()).await, "no verifierUrl");
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"revael": {}}))).await, "unknown field");
-    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"rcv": "all"}}))).await, "unknown reveal field");
-    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": "everything"}}))).await, "reveal word");
-    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"tls": {"versions": ["1.1"]}}))).await, "TLS version");
-    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"tls": {"version": "1.3"}}))).await, "unknown tls field");
+    bad(
+        "BAD_OPTIONS",
+        notarize(options("/json", serde_json::json!({"reveal": {"rcv": "all"}}))).await,
+        "unknown reveal field",
+    );
+    bad(
+        "BAD_OPTIONS",
+        notarize(options("/json", serde_json::json!({"reveal": {"recv": "everything"}}))).await,
+        "reveal word",
+    );
+    bad(
+        "BAD_OPTIONS",
+        notarize(options("/json", serde_json::json!({"tls": {"versions": ["1.1"]}}))).await,
+        "TLS version",
+    );
+    bad(
+        "BAD_OPTIONS",
+        notarize(options("/json", serde_json::json!({"tls": {"version": "1.3"}}))).await,
+        "unknown tls field",
+    );
     bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"url": "http://x/"}))).await, "http URL");
-    bad("BAD_OPTIONS", notarize(options("/json", serde_json::json!({"reveal": {"recv": [{"start": 0, "end": 100000}]}}))).await, "range past the end");
-    bad("LIMIT_EXCEEDED", notarize(options("/json", serde_json::json!({"maxSentBytes": 10}))).await, "request over maxSentBytes");
-    bad("LIMIT_EXCEEDED", notarize(options("/json", serde_json::json!({"maxRecvBytes": 64 << 20}))).await, "more than the verifier allows");
-    bad("LIMIT_EXCEEDED", notarize(options("/bytes?n=9000", serde_json::json!({"maxRecvBytes": 4096}))).await, "response over maxRecvBytes");
-    bad("SERVER_NOT_ALLOWED", notarize(options("/json", serde_json::json!({"url": "https://127.0.0.1:1/json"}))).await, "not on the allow-list");
-    bad("VERIFIER_UNREACHABLE", notarize(options("/json", serde_json::json!({"verifierUrl": "ws://127.0.0.1:1/"}))).await, "no verifier");
-    bad("SERVER_NAME_MISMATCH", notarize(options("/json", serde_json::json!({"serverName": "bank.example"}))).await, "a name other than the host dialed");
+    bad(
+        "BAD_OPTIONS",
+        notarize(options("/json", serde_json::json!({"reveal": {"recv": [{"start": 0, "end": 100000}]}}))).await,
+        "range past the end",
+    );
+    bad(
+        "LIMIT_EXCEEDED",
+        notarize(options("/json", serde_json::json!({"maxSentBytes": 10}))).await,
+        "request over maxSentBytes",
+    );
+    bad(
+        "LIMIT_EXCEEDED",
+        notarize(options("/json", serde_json::json!({"maxRecvBytes": 64 << 20}))).await,
+        "more than the verifier allows",
+    );
+    bad(
+        "LIMIT_EXCEEDED",
+        notarize(options("/bytes?n=9000", serde_json::json!({"maxRecvBytes": 4096}))).await,
+        "response over maxRecvBytes",
+    );
+    bad(
+        "SERVER_NOT_ALLOWED",
+        notarize(options("/json", serde_json::json!({"url": "https://127.0.0.1:1/json"}))).await,
+        "not on the allow-list",
+    );
+    bad(
+        "VERIFIER_UNREACHABLE",
+        notarize(options("/json", serde_json::json!({"verifierUrl": "ws://127.0.0.1:1/"}))).await,
+        "no verifier",
+    );
+    bad(
+        "SERVER_NAME_MISMATCH",
+        notarize(options("/json", serde_json::json!({"serverName": "bank.example"}))).await,
+        "a name other than the host dialed",
+    );
     let aborted = web_sys::AbortController::new().unwrap();
     aborted.abort();
     let r = tlsproof::wasm::notarize(options("/json", serde_json::json!({})), None, Some(aborted.signal())).await;
@@ -458,11 +556,12 @@ async fn abort_mid_session_leaves_both_sides_clean() {
     let controller = web_sys::AbortController::new().unwrap();
     let c = controller.clone();
     // Abort once the proof starts: the verifier is then deep in the session.
-    let on_progress = wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
-        if js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().as_deref() == Some("prove") {
-            c.abort();
-        }
-    });
+    let on_progress =
+        wasm_bindgen::closure::Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(move |p: wasm_bindgen::JsValue| {
+            if js_sys::Reflect::get(&p, &"phase".into()).unwrap().as_string().as_deref() == Some("prove") {
+                c.abort();
+            }
+        });
     let started = js_sys::Date::now();
     let r = tlsproof::wasm::notarize(
         options("/bytes?n=4096", serde_json::json!({"reveal": {"recv": "body"}})),

@@ -43,6 +43,7 @@ fn prover_with_a_different_circuit_is_rejected() {
     let ms: [u8; 48] = rand::random();
     let (cr, sr, hc): ([u8; 32], [u8; 32], [u8; 32]) = (rand::random(), rand::random(), rand::random());
     let other_sr: [u8; 32] = rand::random();
-    let (_p, v) = block_on(prove(|b| prf_circuit(b, Some(&ms), &cr, &sr, &hc), |b| prf_circuit(b, None, &cr, &other_sr, &hc)));
+    let (_p, v) =
+        block_on(prove(|b| prf_circuit(b, Some(&ms), &cr, &sr, &hc), |b| prf_circuit(b, None, &cr, &other_sr, &hc)));
     assert!(v.is_err(), "verifier accepted a proof for a different seed");
 }

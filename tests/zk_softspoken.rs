@@ -8,14 +8,14 @@
 mod zk_circuits;
 
 use futures::executor::block_on;
-use tlsproof::tls::keys::{key_block, verify_data, MasterSecret};
 use tlsproof::channel::memory_pair;
 use tlsproof::ot::{
-    BaseCotReceiver, BaseCotSender, CotReceiver, CotSender, FerretReceiver, FerretSender,
-    SoftSpokenReceiver, SoftSpokenSender,
+    BaseCotReceiver, BaseCotSender, CotReceiver, CotSender, FerretReceiver, FerretSender, SoftSpokenReceiver,
+    SoftSpokenSender,
 };
-use tlsproof::zk::{ProofError, Prover, ProverBackend, Verifier, VerifierBackend, MAX_MESSAGE};
 use tlsproof::primitives::prg::PrgKind;
+use tlsproof::tls::keys::{key_block, verify_data, MasterSecret};
+use tlsproof::zk::{ProofError, Prover, ProverBackend, Verifier, VerifierBackend, MAX_MESSAGE};
 use zk_circuits::*;
 
 async fn prove_with<T, R: CotReceiver, S: CotSender>(

@@ -3,8 +3,8 @@
 //! read it with slices, and a decoder bounds every count before it allocates.
 
 use super::signing::{Scheme, SignatureError, SigningKey, VerifyingKey};
-use crate::wire::session::SessionMode;
 pub use crate::wire::session::Ending;
+use crate::wire::session::SessionMode;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -129,7 +129,9 @@ impl Attestation {
     /// The canonical encoding, naming `scheme` as the signature scheme.
     pub fn encode(&self, scheme: Scheme) -> Vec<u8> {
         let ranges = |d: &AttestedDirection| d.revealed.len() + d.committed.len();
-        let mut out = Vec::with_capacity(64 + self.server_name.len() + RANGE_BYTES * (ranges(&self.sent) + ranges(&self.received)));
+        let mut out = Vec::with_capacity(
+            64 + self.server_name.len() + RANGE_BYTES * (ranges(&self.sent) + ranges(&self.received)),
+        );
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
         out.push(scheme.code());
@@ -204,7 +206,18 @@ impl Attestation {
         if !r.0.is_empty() {
             return Err(AttestationError::TrailingBytes(r.0.len()));
         }
-        let attestation = Attestation { protocol_version, mode, tls_version, cipher_suite, group, connection_time, port, server_name, sent, received };
+        let attestation = Attestation {
+            protocol_version,
+            mode,
+            tls_version,
+            cipher_suite,
+            group,
+            connection_time,
+            port,
+            server_name,
+            sent,
+            received,
+        };
         Ok((scheme, attestation))
     }
 
@@ -226,7 +239,9 @@ impl Attestation {
     /// The cipher suite's and group's IANA names where this code knows them, else their codes.
     pub fn tls_parameter_names(&self) -> (String, String) {
         use crate::tls::{tls13::messages::Suite13, CipherSuite, NamedGroup};
-        let suite = CipherSuite::from_id(self.cipher_suite).map(CipherSuite::name).or_else(|| Suite13::from_id(self.cipher_suite).map(Suite13::name));
+        let suite = CipherSuite::from_id(self.cipher_suite)
+            .map(CipherSuite::name)
+            .or_else(|| Suite13::from_id(self.cipher_suite).map(Suite13::name));
         let group = NamedGroup::from_id(self.group).map(NamedGroup::name);
         (
             suite.map_or_else(|| format!("cipher suite 0x{:04x}", self.cipher_suite), str::to_string),
@@ -370,18 +385,35 @@ mod tests {
         let sent_at = NAME + a.server_name.len();
         let check = |a: &Attestation| Attestation::decode(&a.encode(Scheme::Ed25519)).map(|_| ());
         // the sent ending sits after its length
-        assert_eq!(tampered(sent_at + 8, &[1, 7]), Err(AttestationError::BadEnding { direction: "sent", ending: [1, 7] }));
-        assert_eq!(tampered(sent_at + 8, &[2, 0]), Err(AttestationError::BadEnding { direction: "sent", ending: [2, 0] }));
-        assert_eq!(tampered(sent_at + 8, &[3, 0]), Err(AttestationError::BadEnding { direction: "sent", ending: [3, 0] }));
+        assert_eq!(
+            tampered(sent_at + 8, &[1, 7]),
+            Err(AttestationError::BadEnding { direction: "sent", ending: [1, 7] })
+        );
+        assert_eq!(
+            tampered(sent_at + 8, &[2, 0]),
+            Err(AttestationError::BadEnding { direction: "sent", ending: [2, 0] })
+        );
+        assert_eq!(
+            tampered(sent_at + 8, &[3, 0]),
+            Err(AttestationError::BadEnding { direction: "sent", ending: [3, 0] })
+        );
         a.sent.committed[0].range = 50..54;
-        assert_eq!(check(&a), Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 50..54, len: 53 }));
+        assert_eq!(
+            check(&a),
+            Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 50..54, len: 53 })
+        );
         a.sent.committed[0].range = 5..5;
-        assert_eq!(check(&a), Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 5..5, len: 53 }));
+        assert_eq!(
+            check(&a),
+            Err(AttestationError::RangeOutsideTranscript { direction: "sent", range: 5..5, len: 53 })
+        );
         let (mut a, _) = example();
         let r = a.received.revealed[0].clone();
-        a.received.revealed = vec![AttestedRange { range: 5..9, ..r.clone() }, AttestedRange { range: 0..6, ..r.clone() }];
+        a.received.revealed =
+            vec![AttestedRange { range: 5..9, ..r.clone() }, AttestedRange { range: 0..6, ..r.clone() }];
         assert_eq!(check(&a), Err(AttestationError::RangesOutOfOrder { direction: "received" }));
-        a.received.revealed = vec![AttestedRange { range: 0..5, ..r.clone() }, AttestedRange { range: 5..9, ..r.clone() }];
+        a.received.revealed =
+            vec![AttestedRange { range: 0..5, ..r.clone() }, AttestedRange { range: 5..9, ..r.clone() }];
         assert_eq!(check(&a), Ok(()), "adjacent ranges are disjoint");
         a.received.committed = vec![r; MAX_RANGES + 1];
         assert!(matches!(check(&a), Err(AttestationError::TooManyRanges { direction: "received", count: 4097 })));

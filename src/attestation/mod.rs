@@ -28,9 +28,12 @@ mod presentation;
 mod signing;
 
 pub use format::{
-    AttestationError, Attestation, AttestedDirection, AttestedRange, Direction, Ending, SignedAttestation, FORMAT_VERSION, MAGIC,
+    Attestation, AttestationError, AttestedDirection, AttestedRange, Direction, Ending, SignedAttestation,
+    FORMAT_VERSION, MAGIC,
 };
-pub use presentation::{AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation};
+pub use presentation::{
+    AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation,
+};
 pub use signing::{KeyError, Scheme, SignatureError, SigningKey, VerifyingKey, DOMAIN};
 
 use sha2::{Digest, Sha256};
@@ -68,12 +71,18 @@ pub fn example() -> (Attestation, AttestationSecrets) {
             len: sent.len() as u64,
             ending: Ending::Open,
             revealed: vec![AttestedRange { range: 0..43, digest: range_digest(&sent[..43], &salts[0][0]) }],
-            committed: vec![AttestedRange { range: cookie.clone(), digest: range_digest(&sent[43..49], &blinders[0][0]) }],
+            committed: vec![AttestedRange {
+                range: cookie.clone(),
+                digest: range_digest(&sent[43..49], &blinders[0][0]),
+            }],
         },
         received: AttestedDirection {
             len: received.len() as u64,
             ending: Ending::CloseNotify,
-            revealed: vec![AttestedRange { range: 0..received.len() as u64, digest: range_digest(&received, &salts[1][0]) }],
+            revealed: vec![AttestedRange {
+                range: 0..received.len() as u64,
+                digest: range_digest(&received, &salts[1][0]),
+            }],
             committed: vec![],
         },
     };
@@ -120,7 +129,12 @@ pub(crate) mod hex_openings {
         let o = Openings::deserialize(d)?;
         let parse = |v: Vec<String>| -> Result<Vec<[u8; 16]>, D::Error> {
             v.iter()
-                .map(|h| hex::decode(h).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| serde::de::Error::custom("an opening is 32 hex digits")))
+                .map(|h| {
+                    hex::decode(h)
+                        .ok()
+                        .and_then(|b| b.try_into().ok())
+                        .ok_or_else(|| serde::de::Error::custom("an opening is 32 hex digits"))
+                })
                 .collect()
         };
         Ok([parse(o.sent)?, parse(o.received)?])
@@ -133,7 +147,10 @@ pub(crate) mod hex_openings {
 pub fn test_vectors() -> serde_json::Value {
     let (attestation, secrets) = example();
     let keys = [
-        (Scheme::Secp256k1, SigningKey::Secp256k1(k256::ecdsa::SigningKey::from_slice(&[0x11; 32]).expect("a valid scalar"))),
+        (
+            Scheme::Secp256k1,
+            SigningKey::Secp256k1(k256::ecdsa::SigningKey::from_slice(&[0x11; 32]).expect("a valid scalar")),
+        ),
         (Scheme::Ed25519, SigningKey::Ed25519(ed25519_dalek::SigningKey::from_bytes(&[0x22; 32]))),
     ];
     let vectors: Vec<_> = keys
@@ -141,7 +158,8 @@ pub fn test_vectors() -> serde_json::Value {
         .map(|(scheme, key)| {
             let signed = attestation.sign(key);
             let disclose = [(Direction::Sent, 43..49), (Direction::Received, 0..attestation.received.len)];
-            let presentation = Presentation::build(&signed, &secrets, &disclose).expect("the example's secrets open it");
+            let presentation =
+                Presentation::build(&signed, &secrets, &disclose).expect("the example's secrets open it");
             serde_json::json!({
                 "scheme": scheme.as_str(),
                 "secretKey": hex::encode(match key {

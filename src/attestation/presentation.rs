@@ -47,7 +47,11 @@ impl AttestationSecrets {
                     return Err("not one opening per attested range");
                 }
                 // the decoder keeps every range within the plaintext length checked above
-                if list.iter().zip(openings).any(|(r, o)| range_digest(&plaintext[r.range.start as usize..r.range.end as usize], o) != r.digest) {
+                if list
+                    .iter()
+                    .zip(openings)
+                    .any(|(r, o)| range_digest(&plaintext[r.range.start as usize..r.range.end as usize], o) != r.digest)
+                {
                     return Err("an attested digest does not open with this plaintext and opening");
                 }
             }
@@ -116,7 +120,11 @@ impl Presentation {
     /// Discloses `ranges`, each exactly a revealed range or a commitment of `attestation`.
     /// The secrets are checked against the attestation first, so wrong secrets fail here, not
     /// at the third party.
-    pub fn build(attestation: &SignedAttestation, secrets: &AttestationSecrets, ranges: &[(Direction, Range<u64>)]) -> Result<Presentation, PresentationError> {
+    pub fn build(
+        attestation: &SignedAttestation,
+        secrets: &AttestationSecrets,
+        ranges: &[(Direction, Range<u64>)],
+    ) -> Result<Presentation, PresentationError> {
         let (_, attested) = Attestation::decode(&attestation.data)?;
         secrets.check(&attested).map_err(PresentationError::WrongSecrets)?;
         let mut disclosures = Vec::with_capacity(ranges.len());
@@ -127,7 +135,9 @@ impl Presentation {
             }
             let revealed = a.revealed.iter().position(|r| r.range == *range).map(|i| secrets.salts[side][i]);
             let committed = || a.committed.iter().position(|r| r.range == *range).map(|i| secrets.blinders[side][i]);
-            let opening = revealed.or_else(committed).ok_or_else(|| PresentationError::NotAttested { direction, range: range.clone() })?;
+            let opening = revealed
+                .or_else(committed)
+                .ok_or_else(|| PresentationError::NotAttested { direction, range: range.clone() })?;
             let data = secrets.plaintext(*d)[range.start as usize..range.end as usize].to_vec();
             disclosures.push(Disclosure { direction: *d, start: range.start, end: range.end, data, opening });
         }
@@ -159,12 +169,18 @@ impl Presentation {
                 return Err(PresentationError::LengthMismatch { direction, range, got: x.data.len() });
             }
             let digest = range_digest(&x.data, &x.opening);
-            let matching = |list: &[super::AttestedRange]| list.iter().filter(|r| r.range == range).any(|r| r.digest == digest);
+            let matching =
+                |list: &[super::AttestedRange]| list.iter().filter(|r| r.range == range).any(|r| r.digest == digest);
             let revealed_to_verifier = matching(&a.revealed);
             if !revealed_to_verifier && !matching(&a.committed) {
                 return Err(PresentationError::OpeningMismatch { direction, range });
             }
-            disclosed.push(DisclosedRange { direction: x.direction, range, revealed_to_verifier, data: x.data.clone() });
+            disclosed.push(DisclosedRange {
+                direction: x.direction,
+                range,
+                revealed_to_verifier,
+                data: x.data.clone(),
+            });
         }
         Ok(VerifiedPresentation { attestation, disclosed })
     }
@@ -178,13 +194,31 @@ impl std::fmt::Display for VerifiedPresentation {
             port => format!("{}:{port}", a.server_name),
         };
         let (suite, group) = a.tls_parameter_names();
-        writeln!(f, "attested: server {server}, connected at {}, {}, {suite}, key exchange {group}", crate::wire::text::rfc3339(a.connection_time), a.tls_version_name())?;
-        writeln!(f, "transcript: sent {} bytes, received {} bytes ({})", a.sent.len, a.received.len, a.received.ending.as_str())?;
+        writeln!(
+            f,
+            "attested: server {server}, connected at {}, {}, {suite}, key exchange {group}",
+            crate::wire::text::rfc3339(a.connection_time),
+            a.tls_version_name()
+        )?;
+        writeln!(
+            f,
+            "transcript: sent {} bytes, received {} bytes ({})",
+            a.sent.len,
+            a.received.len,
+            a.received.ending.as_str()
+        )?;
         for d in &self.disclosed {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
             let mut text = String::new();
             crate::wire::text::push_escaped(&mut text, &String::from_utf8_lossy(&d.data));
-            writeln!(f, "{} {}..{} ({how}):\n{}", d.direction.as_str(), d.range.start, d.range.end, crate::wire::text::content_lines(&text))?;
+            writeln!(
+                f,
+                "{} {}..{} ({how}):\n{}",
+                d.direction.as_str(),
+                d.range.start,
+                d.range.end,
+                crate::wire::text::content_lines(&text)
+            )?;
         }
         Ok(())
     }
@@ -199,7 +233,12 @@ mod tests {
         let (a, secrets) = example();
         let key = SigningKey::generate(scheme);
         let signed = a.sign(&key);
-        let p = Presentation::build(&signed, &secrets, &[(Direction::Received, 0..a.received.len), (Direction::Sent, 43..49)]).unwrap();
+        let p = Presentation::build(
+            &signed,
+            &secrets,
+            &[(Direction::Received, 0..a.received.len), (Direction::Sent, 43..49)],
+        )
+        .unwrap();
         (p, key)
     }
 
@@ -233,20 +272,55 @@ mod tests {
             let e = refuse(&|q| q.attestation.data[i] ^= 0x01);
             assert!(matches!(e, PresentationError::Attestation(_)), "byte {i}: {e:?}");
         }
-        assert!(matches!(refuse(&|q| q.attestation.signature[3] ^= 1), PresentationError::Attestation(AttestationError::Signature(_))));
+        assert!(matches!(
+            refuse(&|q| q.attestation.signature[3] ^= 1),
+            PresentationError::Attestation(AttestationError::Signature(_))
+        ));
         let other = SigningKey::generate(Scheme::Secp256k1);
-        assert_eq!(p.verify(&other.verifying_key()).unwrap_err(), PresentationError::Attestation(AttestationError::Signature(crate::attestation::SignatureError::Mismatch)));
-        assert!(matches!(p.verify(&SigningKey::generate(Scheme::Ed25519).verifying_key()), Err(PresentationError::Attestation(AttestationError::SchemeMismatch { .. }))));
+        assert_eq!(
+            p.verify(&other.verifying_key()).unwrap_err(),
+            PresentationError::Attestation(AttestationError::Signature(crate::attestation::SignatureError::Mismatch))
+        );
+        assert!(matches!(
+            p.verify(&SigningKey::generate(Scheme::Ed25519).verifying_key()),
+            Err(PresentationError::Attestation(AttestationError::SchemeMismatch { .. }))
+        ));
         // a range moved, shrunk, or claimed past the transcript
-        assert!(matches!(refuse(&|q| { q.disclosures[1].start += 1; q.disclosures[1].end += 1 }), PresentationError::NotAttested { direction: "sent", .. }));
-        assert!(matches!(refuse(&|q| { q.disclosures[1].end -= 1; q.disclosures[1].data.pop(); }), PresentationError::NotAttested { .. }));
-        assert!(matches!(refuse(&|q| q.disclosures[1].end = 1000), PresentationError::RangeOutsideTranscript { direction: "sent", len: 53, .. }));
-        assert!(matches!(refuse(&|q| q.disclosures[0].direction = Direction::Sent), PresentationError::RangeOutsideTranscript { .. } | PresentationError::NotAttested { .. }));
+        assert!(matches!(
+            refuse(&|q| {
+                q.disclosures[1].start += 1;
+                q.disclosures[1].end += 1
+            }),
+            PresentationError::NotAttested { direction: "sent", .. }
+        ));
+        assert!(matches!(
+            refuse(&|q| {
+                q.disclosures[1].end -= 1;
+                q.disclosures[1].data.pop();
+            }),
+            PresentationError::NotAttested { .. }
+        ));
+        assert!(matches!(
+            refuse(&|q| q.disclosures[1].end = 1000),
+            PresentationError::RangeOutsideTranscript { direction: "sent", len: 53, .. }
+        ));
+        assert!(matches!(
+            refuse(&|q| q.disclosures[0].direction = Direction::Sent),
+            PresentationError::RangeOutsideTranscript { .. } | PresentationError::NotAttested { .. }
+        ));
         // the data changed, or an opening (blinder, salt) that does not open the hash
         assert!(matches!(refuse(&|q| q.disclosures[1].data[0] ^= 1), PresentationError::OpeningMismatch { .. }));
         assert!(matches!(refuse(&|q| q.disclosures[1].opening[0] ^= 1), PresentationError::OpeningMismatch { .. }));
-        assert!(matches!(refuse(&|q| q.disclosures[0].opening[15] ^= 1), PresentationError::OpeningMismatch { direction: "received", .. }));
-        assert!(matches!(refuse(&|q| { q.disclosures[1].data.push(b'!'); }), PresentationError::LengthMismatch { .. }));
+        assert!(matches!(
+            refuse(&|q| q.disclosures[0].opening[15] ^= 1),
+            PresentationError::OpeningMismatch { direction: "received", .. }
+        ));
+        assert!(matches!(
+            refuse(&|q| {
+                q.disclosures[1].data.push(b'!');
+            }),
+            PresentationError::LengthMismatch { .. }
+        ));
         assert_eq!(refuse(&|q| q.version = 2), PresentationError::UnsupportedVersion(2));
     }
 
@@ -255,7 +329,10 @@ mod tests {
         let (a, secrets) = example();
         let signed = a.sign(&SigningKey::generate(Scheme::Ed25519));
         let build = |s: &AttestationSecrets, r: Range<u64>| Presentation::build(&signed, s, &[(Direction::Sent, r)]);
-        assert!(matches!(build(&secrets, 0..5), Err(PresentationError::NotAttested { .. })), "a part of a revealed range is not attested");
+        assert!(
+            matches!(build(&secrets, 0..5), Err(PresentationError::NotAttested { .. })),
+            "a part of a revealed range is not attested"
+        );
         assert!(matches!(build(&secrets, 50..60), Err(PresentationError::RangeOutsideTranscript { .. })));
         let mut wrong = secrets.clone();
         wrong.blinders[0][0][0] ^= 1;

@@ -96,7 +96,9 @@ impl SigningKey {
     /// A fresh key from the operating system's randomness.
     pub fn generate(scheme: Scheme) -> Self {
         match scheme {
-            Scheme::Ed25519 => SigningKey::Ed25519(ed25519_dalek::SigningKey::from_bytes(&Zeroizing::new(rand::random()))),
+            Scheme::Ed25519 => {
+                SigningKey::Ed25519(ed25519_dalek::SigningKey::from_bytes(&Zeroizing::new(rand::random())))
+            }
             // a uniform 32-byte string is a valid scalar except with probability ~2^-128
             Scheme::Secp256k1 => loop {
                 let bytes: Zeroizing<[u8; 32]> = Zeroizing::new(rand::random());
@@ -145,7 +147,8 @@ impl SigningKey {
     pub fn sign(&self, message: &[u8]) -> Vec<u8> {
         match self {
             SigningKey::Secp256k1(k) => {
-                let (sig, recovery) = k.sign_prehash_recoverable(&prehash(message)).expect("signing a 32-byte digest cannot fail");
+                let (sig, recovery) =
+                    k.sign_prehash_recoverable(&prehash(message)).expect("signing a 32-byte digest cannot fail");
                 // k256 normalizes s to the low half, adjusting the recovery id with it
                 let mut out = sig.to_bytes().to_vec();
                 out.push(27 + u8::from(recovery.is_y_odd()));
@@ -180,7 +183,9 @@ fn address(key: &k256::ecdsa::VerifyingKey) -> [u8; 20] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VerifyingKey {
     /// Named by its Ethereum address, which is what `ecrecover` yields.
-    Secp256k1 { address: [u8; 20] },
+    Secp256k1 {
+        address: [u8; 20],
+    },
     Ed25519([u8; 32]),
 }
 
@@ -197,7 +202,11 @@ impl VerifyingKey {
         match self {
             VerifyingKey::Secp256k1 { address: expected } => {
                 use k256::ecdsa::{RecoveryId, Signature};
-                let sig: &[u8; 65] = signature.try_into().map_err(|_| SignatureError::WrongLength { scheme: "secp256k1", expected: 65, got: signature.len() })?;
+                let sig: &[u8; 65] = signature.try_into().map_err(|_| SignatureError::WrongLength {
+                    scheme: "secp256k1",
+                    expected: 65,
+                    got: signature.len(),
+                })?;
                 let v = sig[64];
                 if v != 27 && v != 28 {
                     return Err(SignatureError::BadRecoveryByte(v));
@@ -206,8 +215,12 @@ impl VerifyingKey {
                 if rs.normalize_s().is_some() {
                     return Err(SignatureError::NonCanonical);
                 }
-                let key = k256::ecdsa::VerifyingKey::recover_from_prehash(&prehash(message), &rs, RecoveryId::new(v == 28, false))
-                    .map_err(|_| SignatureError::Mismatch)?;
+                let key = k256::ecdsa::VerifyingKey::recover_from_prehash(
+                    &prehash(message),
+                    &rs,
+                    RecoveryId::new(v == 28, false),
+                )
+                .map_err(|_| SignatureError::Mismatch)?;
                 if address(&key) != *expected {
                     return Err(SignatureError::Mismatch);
                 }
@@ -215,8 +228,13 @@ impl VerifyingKey {
             }
             VerifyingKey::Ed25519(public) => {
                 let key = ed25519_dalek::VerifyingKey::from_bytes(public).map_err(|_| SignatureError::Mismatch)?;
-                let sig: &[u8; 64] = signature.try_into().map_err(|_| SignatureError::WrongLength { scheme: "ed25519", expected: 64, got: signature.len() })?;
-                key.verify_strict(&[DOMAIN, message].concat(), &ed25519_dalek::Signature::from_bytes(sig)).map_err(|_| SignatureError::Mismatch)
+                let sig: &[u8; 64] = signature.try_into().map_err(|_| SignatureError::WrongLength {
+                    scheme: "ed25519",
+                    expected: 64,
+                    got: signature.len(),
+                })?;
+                key.verify_strict(&[DOMAIN, message].concat(), &ed25519_dalek::Signature::from_bytes(sig))
+                    .map_err(|_| SignatureError::Mismatch)
             }
         }
     }
@@ -286,8 +304,17 @@ mod tests {
             assert_eq!(text.parse::<VerifyingKey>(), Ok(key.verifying_key()));
             assert!(!format!("{key:?}").contains(&*key.to_pem()), "Debug shows no secret");
         }
-        assert_eq!(SigningKey::from_pem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap_err(), KeyError::NotAKey);
-        for bad in ["ed25519:00", "secp256k1:00112233445566778899aabbccddeeff00112233", "secp256k1:0x00112233445566778899AABBCCDDEEFF00112233", "rsa:00", "ed25519"] {
+        assert_eq!(
+            SigningKey::from_pem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap_err(),
+            KeyError::NotAKey
+        );
+        for bad in [
+            "ed25519:00",
+            "secp256k1:00112233445566778899aabbccddeeff00112233",
+            "secp256k1:0x00112233445566778899AABBCCDDEEFF00112233",
+            "rsa:00",
+            "ed25519",
+        ] {
             assert!(bad.parse::<VerifyingKey>().is_err(), "{bad}");
         }
     }
@@ -297,7 +324,8 @@ mod tests {
     #[test]
     fn secp256k1_signatures_recover_to_the_address() {
         // the private key 1 has the generator as public key, whose address is well known
-        let key = SigningKey::Secp256k1(k256::ecdsa::SigningKey::from_slice(&[[0u8; 31].as_slice(), &[1]].concat()).unwrap());
+        let key =
+            SigningKey::Secp256k1(k256::ecdsa::SigningKey::from_slice(&[[0u8; 31].as_slice(), &[1]].concat()).unwrap());
         assert_eq!(key.verifying_key().to_string(), "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf");
         let vk = key.verifying_key();
         for m in [&b""[..], b"attestation", &[0u8; 1000]] {

@@ -115,8 +115,13 @@ impl BenchCase {
             crate::protocol::messages::TlsVersion::Tls13 => " tls1.3",
         };
         let prepared = if self.prepared { " prepared" } else { "" };
-        let suite = if self.cipher_suite == "default" { String::new() } else { format!(" {}", self.cipher_suite.to_lowercase()) };
-        format!("{:?}{tls}{suite}{prepared} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target)).to_lowercase()
+        let suite = if self.cipher_suite == "default" {
+            String::new()
+        } else {
+            format!(" {}", self.cipher_suite.to_lowercase())
+        };
+        format!("{:?}{tls}{suite}{prepared} {}", self.mode, series_label(&self.profile, self.reveal_recv, self.target))
+            .to_lowercase()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -132,7 +137,10 @@ impl BenchCase {
         }
         if self.cipher_suite != "default" {
             if crate::tls::tls13::Suite13::from_name(&self.cipher_suite).is_none() {
-                return bad(format!("cipher_suite {:?} is not a TLS 1.3 suite's IANA name (or \"default\")", self.cipher_suite));
+                return bad(format!(
+                    "cipher_suite {:?} is not a TLS 1.3 suite's IANA name (or \"default\")",
+                    self.cipher_suite
+                ));
             }
             if self.tls_version != crate::protocol::messages::TlsVersion::Tls13 {
                 return bad("cipher_suite names a TLS 1.3 suite: it needs tls_version = 1.3".into());
@@ -203,17 +211,15 @@ pub fn parse(text: &str) -> Result<Vec<BenchCase>, ConfigError> {
     if file.bench.is_empty() {
         return Err(ConfigError::Empty);
     }
-    let groups: BTreeMap<String, &Table> = file
-        .group
-        .iter()
-        .filter_map(|g| g.get("name").and_then(|n| n.as_str()).map(|n| (n.to_string(), g)))
-        .collect();
+    let groups: BTreeMap<String, &Table> =
+        file.group.iter().filter_map(|g| g.get("name").and_then(|n| n.as_str()).map(|n| (n.to_string(), g))).collect();
     let mut cases = Vec::new();
     for (index, bench) in file.bench.iter().enumerate() {
         let group_name = bench.get("group").and_then(|g| g.as_str()).unwrap_or("default").to_string();
         let mut merged = Table::new();
         if bench.contains_key("group") {
-            let group = groups.get(&group_name).ok_or(ConfigError::UnknownGroup { index, group: group_name.clone() })?;
+            let group =
+                groups.get(&group_name).ok_or(ConfigError::UnknownGroup { index, group: group_name.clone() })?;
             for (k, v) in group.iter().filter(|(k, _)| *k != "name") {
                 merged.insert(k.clone(), v.clone());
             }
@@ -299,9 +305,8 @@ fn resolve(mut t: Table) -> Result<BenchCase, ConfigError> {
     if explicit_network && net != (Some(rtt), Some(bw)) {
         t.insert("profile".into(), "custom".into());
     }
-    let case: BenchCase = toml::Value::Table(t.clone()).try_into().map_err(|e: toml::de::Error| ConfigError::Invalid {
-        case: format!("{t}").replace('\n', " "),
-        message: e.message().to_string(),
+    let case: BenchCase = toml::Value::Table(t.clone()).try_into().map_err(|e: toml::de::Error| {
+        ConfigError::Invalid { case: format!("{t}").replace('\n', " "), message: e.message().to_string() }
     })?;
     case.validate()?;
     Ok(case)
@@ -360,7 +365,11 @@ mod tests {
         assert!(matches!(parse("[[bench]]\nrequest_redaction = \"a b\""), Err(ConfigError::Invalid { .. })));
         assert!(matches!(parse("[[bench]]\nbandwidth = -1"), Err(ConfigError::Invalid { .. })));
         assert!(matches!(parse("[[bench]]\ncolour = 1"), Err(ConfigError::Invalid { .. })));
-        let big = format!("[[bench]]\ndownload_size = [{}]\nupload_size = [{}]", vec!["1"; 200].join(","), vec!["200"; 200].join(","));
+        let big = format!(
+            "[[bench]]\ndownload_size = [{}]\nupload_size = [{}]",
+            vec!["1"; 200].join(","),
+            vec!["200"; 200].join(",")
+        );
         assert!(matches!(parse(&big), Err(ConfigError::TooManyCases(_))));
     }
 
@@ -379,7 +388,11 @@ mod tests {
     fn sessions_are_prepared_only_when_asked_and_the_label_says_so() {
         let cases = parse(&std::fs::read_to_string("benches/mpc_prepared.toml").unwrap()).unwrap();
         assert_eq!(cases.len(), 4);
-        assert!(cases.iter().all(|c| c.prepared && c.series().starts_with("mpc prepared cable")), "{:?}", cases.iter().map(BenchCase::series).collect::<Vec<_>>());
+        assert!(
+            cases.iter().all(|c| c.prepared && c.series().starts_with("mpc prepared cable")),
+            "{:?}",
+            cases.iter().map(BenchCase::series).collect::<Vec<_>>()
+        );
         assert!(!parse("[[bench]]").unwrap()[0].prepared);
     }
 
@@ -389,7 +402,10 @@ mod tests {
         let versions = |toml: &str| parse(toml).map(|cases| cases.iter().map(|c| c.tls_version).collect::<Vec<_>>());
         assert_eq!(versions("[[bench]]").unwrap(), [TlsVersion::Tls12]);
         assert_eq!(versions("[[bench]]\ntls_version = 1.3").unwrap(), [TlsVersion::Tls13]);
-        assert_eq!(versions("[[bench]]\ntls_version = [\"1.2\", \"1.3\"]").unwrap(), [TlsVersion::Tls12, TlsVersion::Tls13]);
+        assert_eq!(
+            versions("[[bench]]\ntls_version = [\"1.2\", \"1.3\"]").unwrap(),
+            [TlsVersion::Tls12, TlsVersion::Tls13]
+        );
         assert!(versions("[[bench]]\ntls_version = \"1.1\"").is_err());
         let mpc = versions("[[bench]]\nmode = \"mpc\"\ntls_version = \"1.3\"").unwrap_err().to_string();
         assert!(mpc.contains("MPC mode speaks TLS 1.2 only"), "{mpc}");
@@ -397,15 +413,23 @@ mod tests {
 
     #[test]
     fn a_cipher_suite_is_a_tls13_suite_of_a_tls13_case() {
-        let suite = |toml: &str| parse(toml).map(|cases| (cases[0].cipher_suite.clone(), cases[0].series())).map_err(|e| e.to_string());
+        let suite = |toml: &str| {
+            parse(toml).map(|cases| (cases[0].cipher_suite.clone(), cases[0].series())).map_err(|e| e.to_string())
+        };
         assert_eq!(suite("[[bench]]\ntls_version = 1.3").unwrap().0, "default");
         let (name, series) = suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"").unwrap();
         assert_eq!(name, "TLS_AES_256_GCM_SHA384");
         assert!(series.contains("tls1.3 tls_aes_256_gcm_sha384"), "{series}");
-        assert!(suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_128_CCM_SHA256\"").unwrap_err().contains("not a TLS 1.3 suite"));
-        assert!(suite("[[bench]]\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"").unwrap_err().contains("needs tls_version = 1.3"));
+        assert!(suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_128_CCM_SHA256\"")
+            .unwrap_err()
+            .contains("not a TLS 1.3 suite"));
+        assert!(suite("[[bench]]\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"")
+            .unwrap_err()
+            .contains("needs tls_version = 1.3"));
         let cases = parse(&std::fs::read_to_string("benches/tls13_suites.toml").unwrap()).unwrap();
         assert_eq!(cases.len(), 12);
-        assert!(cases.iter().all(|c| c.cipher_suite.starts_with("TLS_") && c.tls_version == crate::protocol::messages::TlsVersion::Tls13));
+        assert!(cases.iter().all(
+            |c| c.cipher_suite.starts_with("TLS_") && c.tls_version == crate::protocol::messages::TlsVersion::Tls13
+        ));
     }
 }

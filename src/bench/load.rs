@@ -68,7 +68,11 @@ impl LoadReport {
     /// The acceptance rule: every prover verified or refused BUSY, none hung, no wrong
     /// verdict, the verifier still up.
     pub fn passed(&self) -> bool {
-        self.hung == 0 && self.wrong_verdicts == 0 && self.verifier_alive && self.refused.keys().all(|k| k == "BUSY") && self.record_floods_refused()
+        self.hung == 0
+            && self.wrong_verdicts == 0
+            && self.verifier_alive
+            && self.refused.keys().all(|k| k == "BUSY")
+            && self.record_floods_refused()
     }
 
     /// Every record flooder the verifier admitted was refused by the verifier's own check
@@ -83,7 +87,11 @@ impl LoadReport {
 
 impl std::fmt::Display for LoadReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "provers: {} verified, refused {:?}, {} wrong verdicts, {} hung", self.verified, self.refused, self.wrong_verdicts, self.hung)?;
+        writeln!(
+            f,
+            "provers: {} verified, refused {:?}, {} wrong verdicts, {} hung",
+            self.verified, self.refused, self.wrong_verdicts, self.hung
+        )?;
         for (kind, (n, closed)) in &self.hostile {
             writeln!(f, "hostile {kind}: {n}, {closed} closed or refused by the verifier")?;
         }
@@ -95,8 +103,14 @@ impl std::fmt::Display for LoadReport {
             let rejected = self.record_floods_rejected.get(kind).copied().unwrap_or(0);
             writeln!(f, "record flood {kind}: {} flooders, {rejected} rejected by the verifier's check; the flooders saw {tally:?}", ends.len())?;
         }
-        let rss = self.verifier_peak_rss.map(|b| format!("{:.0} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
-        write!(f, "wall time {:.1} s; verifier peak RSS {rss}; verifier {}", self.wall_seconds, if self.verifier_alive { "still up" } else { "DOWN" })
+        let rss =
+            self.verifier_peak_rss.map(|b| format!("{:.0} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
+        write!(
+            f,
+            "wall time {:.1} s; verifier peak RSS {rss}; verifier {}",
+            self.wall_seconds,
+            if self.verifier_alive { "still up" } else { "DOWN" }
+        )
     }
 }
 
@@ -135,7 +149,14 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
         .arg(&ca_file)
         .arg("--addr-file")
         .arg(&addr_file)
-        .args(["--max-sessions", &cfg.max_sessions.to_string(), "--max-queued", &cfg.max_queued.to_string(), "--max-per-ip", &cfg.max_per_ip.to_string()])
+        .args([
+            "--max-sessions",
+            &cfg.max_sessions.to_string(),
+            "--max-queued",
+            &cfg.max_queued.to_string(),
+            "--max-per-ip",
+            &cfg.max_per_ip.to_string(),
+        ])
         .stdout(std::fs::File::create(&log_file)?)
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -154,11 +175,24 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     let url = format!("ws://{vaddr}/");
     let started = Instant::now();
 
-    let hostile: Vec<_> = (0..cfg.hostile).map(|i| tokio::spawn(hostile_client(HOSTILE_KINDS[i % HOSTILE_KINDS.len()], vaddr.clone(), url.clone(), server.clone()))).collect();
+    let hostile: Vec<_> = (0..cfg.hostile)
+        .map(|i| {
+            tokio::spawn(hostile_client(
+                HOSTILE_KINDS[i % HOSTILE_KINDS.len()],
+                vaddr.clone(),
+                url.clone(),
+                server.clone(),
+            ))
+        })
+        .collect();
     let handle = tokio::runtime::Handle::current();
     let mode = if cfg.mpc {
         let allow = crate::proxy::AllowList::parse(&server).map_err(|e| BenchError::Other(e.to_string()))?;
-        let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("literal"), crate::proxy::ProxyConfig { allow, max_connections: 1024, ..Default::default() }).await?;
+        let proxy = crate::proxy::ProxyServer::bind(
+            "127.0.0.1:0".parse().expect("literal"),
+            crate::proxy::ProxyConfig { allow, max_connections: 1024, ..Default::default() },
+        )
+        .await?;
         let proxy_url = format!("ws://{}/", proxy.local_addr()?);
         tokio::spawn(proxy.run());
         ProverMode::Mpc { proxy_url }
@@ -170,17 +204,33 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     for (i, kind) in RECORD_FLOOD_KINDS.iter().cycle().take(cfg.record_flooders).enumerate() {
         if i < RECORD_FLOOD_KINDS.len() {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-            relays.push((format!("ws://{}/", listener.local_addr()?), tokio::spawn(injecting_proxy(listener, port, kind))));
+            relays.push((
+                format!("ws://{}/", listener.local_addr()?),
+                tokio::spawn(injecting_proxy(listener, port, kind)),
+            ));
         }
-        let (handle, url, server, ca_pem, cfg) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
+        let (handle, url, server, ca_pem, cfg) =
+            (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone());
         let proxy_url = relays[i % RECORD_FLOOD_KINDS.len()].0.clone();
-        flooders.push((*kind, tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, record_flooder(&url, &server, &ca_pem, &cfg, proxy_url))))));
+        flooders.push((
+            *kind,
+            tokio::task::spawn_blocking(move || {
+                handle.block_on(tokio::time::timeout(
+                    cfg.prover_timeout,
+                    record_flooder(&url, &server, &ca_pem, &cfg, proxy_url),
+                ))
+            }),
+        ));
     }
     let provers: Vec<_> = (0..cfg.provers)
         .map(|_| {
-            let (handle, url, server, ca_pem, cfg, mode) = (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone(), mode.clone());
+            let (handle, url, server, ca_pem, cfg, mode) =
+                (handle.clone(), url.clone(), server.clone(), ca_pem.clone(), cfg.clone(), mode.clone());
             // The prover's futures are not Send: each runs on a blocking thread of its own.
-            tokio::task::spawn_blocking(move || handle.block_on(tokio::time::timeout(cfg.prover_timeout, one_prover(&url, &server, &ca_pem, &cfg, mode))))
+            tokio::task::spawn_blocking(move || {
+                handle
+                    .block_on(tokio::time::timeout(cfg.prover_timeout, one_prover(&url, &server, &ca_pem, &cfg, mode)))
+            })
         })
         .collect();
 
@@ -238,7 +288,12 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
 }
 
 /// A prover's configuration and request for the fixture at `server`.
-fn prover_setup(server: &str, ca_pem: &str, cfg: &LoadConfig, mode: ProverMode) -> Result<(ProverConfig, Vec<u8>), String> {
+fn prover_setup(
+    server: &str,
+    ca_pem: &str,
+    cfg: &LoadConfig,
+    mode: ProverMode,
+) -> Result<(ProverConfig, Vec<u8>), String> {
     let roots = crate::tls::RootStore::from_pem(ca_pem).map_err(|e| e.to_string())?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let config = ProverConfig {
@@ -263,9 +318,13 @@ fn prover_setup(server: &str, ca_pem: &str, cfg: &LoadConfig, mode: ProverMode) 
 }
 
 async fn connect_verifier(url: &str) -> Result<crate::transport::WsSocket, String> {
-    crate::transport::WsSocket::connect(url)
-        .await
-        .map_err(|e| if e.to_string().contains("503") { "BUSY".to_string() } else { format!("VERIFIER_UNREACHABLE ({e})") })
+    crate::transport::WsSocket::connect(url).await.map_err(|e| {
+        if e.to_string().contains("503") {
+            "BUSY".to_string()
+        } else {
+            format!("VERIFIER_UNREACHABLE ({e})")
+        }
+    })
 }
 
 /// One prover: `Ok(true)` verified with the right verdict, `Ok(false)` a wrong verdict,
@@ -347,7 +406,16 @@ async fn injecting_proxy(listener: tokio::net::TcpListener, port: u16, kind: &'s
 /// A session request a flooding client opens with, for `server` (on the allow-list).
 fn session_request(mode: crate::protocol::messages::SessionMode, server: &str) -> Vec<u8> {
     use crate::protocol::messages::{ControlMessage, SessionRequest, PROTOCOL_VERSION};
-    let request = SessionRequest { version: PROTOCOL_VERSION, mode, server: server.to_string(), server_name: "localhost".into(), max_sent: 4096, max_recv: 4096, preprocess: 0, prg: crate::primitives::prg::PrgKind::fastest_here() };
+    let request = SessionRequest {
+        version: PROTOCOL_VERSION,
+        mode,
+        server: server.to_string(),
+        server_name: "localhost".into(),
+        max_sent: 4096,
+        max_recv: 4096,
+        preprocess: 0,
+        prg: crate::primitives::prg::PrgKind::fastest_here(),
+    };
     [vec![crate::wire::mux::ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()
 }
 
@@ -387,7 +455,11 @@ async fn hostile_client(kind: &'static str, addr: String, url: String, server: S
                     "mpc-frame-flood" | "control-flood" => {
                         use crate::protocol::messages::SessionMode;
                         use crate::wire::mux::ChannelId;
-                        let (mode, channel) = if kind == "mpc-frame-flood" { (SessionMode::Mpc, ChannelId::Tls) } else { (SessionMode::Proxy, ChannelId::Control) };
+                        let (mode, channel) = if kind == "mpc-frame-flood" {
+                            (SessionMode::Mpc, ChannelId::Tls)
+                        } else {
+                            (SessionMode::Proxy, ChannelId::Control)
+                        };
                         let _ = ws.send(Message::binary(session_request(mode, &server))).await;
                         // The frames encoded once and written as they are, so that the flood
                         // costs this process (on the verifier's cores) next to nothing: each a

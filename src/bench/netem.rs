@@ -122,7 +122,8 @@ fn pump(mut from: TcpStream, mut to: TcpStream, shape: LinkShape, counter: &Atom
             counter.fetch_add(n as u64, Ordering::Relaxed);
             let now = Instant::now();
             for seg in buf[..n].chunks(SEGMENT) {
-                let serialise = shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(seg.len() as f64 * 8.0 / bps));
+                let serialise =
+                    shape.bandwidth.map_or(Duration::ZERO, |bps| Duration::from_secs_f64(seg.len() as f64 * 8.0 / bps));
                 link_free = link_free.max(now) + serialise;
                 if tx.send((link_free + shape.delay, seg.to_vec())).is_err() {
                     return;
@@ -179,7 +180,8 @@ pub struct Calibration {
 impl Calibration {
     /// The larger of the two relative errors.
     pub fn worst_error(&self) -> f64 {
-        let rel = |m: Duration, e: Duration| if e.is_zero() { 0.0 } else { (m.as_secs_f64() / e.as_secs_f64() - 1.0).abs() };
+        let rel =
+            |m: Duration, e: Duration| if e.is_zero() { 0.0 } else { (m.as_secs_f64() / e.as_secs_f64() - 1.0).abs() };
         rel(self.transfer_measured, self.transfer_expected).max(rel(self.rtt_measured, self.rtt_expected))
     }
 }
@@ -264,7 +266,8 @@ mod tests {
             s.write_all(&all).unwrap();
             s.shutdown(Shutdown::Write).unwrap();
         });
-        let relay = ShapedRelay::start(echo_addr, LinkShape::from_rtt(2.0, 100.0), LinkShape::from_rtt(2.0, 50.0)).unwrap();
+        let relay =
+            ShapedRelay::start(echo_addr, LinkShape::from_rtt(2.0, 100.0), LinkShape::from_rtt(2.0, 50.0)).unwrap();
         let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let mut c = TcpStream::connect(relay.local_addr()).unwrap();
         let writer = {

@@ -34,7 +34,8 @@ fn register_font() -> Result<(), String> {
             .find_map(|p| std::fs::read(p).ok())
             .ok_or_else(|| format!("no font for the plots at {FONT_PATHS:?} (apt install fonts-dejavu-core)"))?;
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).map_err(|_| "the plot font is unreadable".to_string())
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .map_err(|_| "the plot font is unreadable".to_string())
     })
     .clone()
 }
@@ -104,7 +105,8 @@ fn err<E: std::fmt::Debug>(e: E) -> Box<dyn std::error::Error> {
 
 fn runtime<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, lines: &[Series]) -> PlotResult {
     root.fill(&WHITE).map_err(err)?;
-    let references: Vec<_> = REFERENCE.iter().filter(|r| lines.iter().any(|l| l.profile == r.0 && l.reveal == r.1)).collect();
+    let references: Vec<_> =
+        REFERENCE.iter().filter(|r| lines.iter().any(|l| l.profile == r.0 && l.reveal == r.1)).collect();
     let all_y = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).chain(references.iter().map(|r| r.3));
     let (ymin, ymax) = all_y.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
     let xmax = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(1.0f64, f64::max) * 1.05;
@@ -131,11 +133,17 @@ fn runtime<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, lines: &[Series]) -
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(line.points.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(err)?;
     }
-    for (i, (profile, reveal)) in [("local", RevealRecv::All), ("local", RevealRecv::AllButLast), ("cable", RevealRecv::All), ("cable", RevealRecv::AllButLast)]
-        .into_iter()
-        .enumerate()
+    for (i, (profile, reveal)) in [
+        ("local", RevealRecv::All),
+        ("local", RevealRecv::AllButLast),
+        ("cable", RevealRecv::All),
+        ("cable", RevealRecv::AllButLast),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        let pts: Vec<(f64, f64)> = references.iter().filter(|r| r.0 == profile && r.1 == reveal).map(|r| (r.2, r.3)).collect();
+        let pts: Vec<(f64, f64)> =
+            references.iter().filter(|r| r.0 == profile && r.1 == reveal).map(|r| (r.2, r.3)).collect();
         if pts.is_empty() {
             continue;
         }
@@ -175,7 +183,9 @@ fn breakdown<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, lines: &[Series])
             .build_cartesian_2d(0f64..xmax, 0f64..ymax)
             .map_err(err)?;
         chart.configure_mesh().x_desc("response (KB)").y_desc("s (median)").draw().map_err(err)?;
-        for (i, (name, pts)) in ["preprocess (OT)", "online (TLS)", "prove", "total"].iter().zip(&line.phases).enumerate() {
+        for (i, (name, pts)) in
+            ["preprocess (OT)", "online (TLS)", "prove", "total"].iter().zip(&line.phases).enumerate()
+        {
             let color = Palette99::pick(i).to_rgba();
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))

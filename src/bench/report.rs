@@ -49,7 +49,13 @@ pub struct SampleRow {
 }
 
 impl SampleRow {
-    pub fn new(case: &BenchCase, sample: usize, prover: &ProverSample, stats: &SessionStats, wire: (u64, u64)) -> SampleRow {
+    pub fn new(
+        case: &BenchCase,
+        sample: usize,
+        prover: &ProverSample,
+        stats: &SessionStats,
+        wire: (u64, u64),
+    ) -> SampleRow {
         SampleRow {
             group: case.group.clone(),
             target: case.target,
@@ -119,7 +125,9 @@ impl SampleRow {
         match self.tls_version {
             crate::protocol::messages::TlsVersion::Tls12 => label,
             crate::protocol::messages::TlsVersion::Tls13 if self.cipher_suite == "default" => format!("tls1.3 {label}"),
-            crate::protocol::messages::TlsVersion::Tls13 => format!("tls1.3 {} {label}", self.cipher_suite.to_lowercase()),
+            crate::protocol::messages::TlsVersion::Tls13 => {
+                format!("tls1.3 {} {label}", self.cipher_suite.to_lowercase())
+            }
         }
     }
 

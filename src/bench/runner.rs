@@ -92,7 +92,11 @@ impl Testbed {
         let proxy_url = match case.mode {
             super::config::Mode::Proxy => None,
             super::config::Mode::Mpc => {
-                let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("literal"), crate::proxy::ProxyConfig { allow: allow.clone(), ..Default::default() }).await?;
+                let proxy = crate::proxy::ProxyServer::bind(
+                    "127.0.0.1:0".parse().expect("literal"),
+                    crate::proxy::ProxyConfig { allow: allow.clone(), ..Default::default() },
+                )
+                .await?;
                 let url = format!("ws://{}/", proxy.local_addr()?);
                 tasks.push(tokio::spawn(proxy.run()));
                 Some(url)
@@ -131,7 +135,11 @@ impl Testbed {
 
 /// Runs `case` natively: each sample is a fresh `tlsproof bench prover` process (so its peak
 /// memory is the prover's alone).
-pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut(&str)) -> Result<Vec<SampleRow>, BenchError> {
+pub async fn run_native(
+    case: &BenchCase,
+    prover_exe: &Path,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SampleRow>, BenchError> {
     let workload = Workload::for_case(case)?;
     let mut bed = Testbed::start(case).await?;
     let dir = std::env::temp_dir().join(format!("tlsproof-bench-{}", std::process::id()));
@@ -158,7 +166,8 @@ pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
         let line = stdout.lines().last().unwrap_or("");
-        let prover: ProverSample = serde_json::from_str(line).map_err(|e| failed(format!("unreadable result {line:?}: {e}")))?;
+        let prover: ProverSample =
+            serde_json::from_str(line).map_err(|e| failed(format!("unreadable result {line:?}: {e}")))?;
         let verdict = bed.next_verdict(case, sample).await?;
         workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
         let (up1, down1) = bed.protocol_traffic();
@@ -172,12 +181,21 @@ pub async fn run_native(case: &BenchCase, prover_exe: &Path, log: &mut dyn FnMut
 
 /// The prover process of a native sample: one notarization of `case`'s workload, printed as a
 /// [`ProverSample`] JSON line.
-pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<String>, ca_file: &Path, case_json: &str) -> Result<ProverSample, BenchError> {
+pub async fn prover_process(
+    verifier_url: &str,
+    server: &str,
+    proxy_url: Option<String>,
+    ca_file: &Path,
+    case_json: &str,
+) -> Result<ProverSample, BenchError> {
     let case: BenchCase = serde_json::from_str(case_json).map_err(|e| BenchError::Other(format!("--case: {e}")))?;
     let workload = Workload::for_case(&case)?;
     let ca = std::fs::read_to_string(ca_file)?;
     let roots = crate::tls::RootStore::from_pem(&ca).map_err(|e| BenchError::Other(e.to_string()))?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| BenchError::Other(e.to_string()))?.as_secs();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| BenchError::Other(e.to_string()))?
+        .as_secs();
     let config = ProverConfig {
         server: server.to_string(),
         server_name: SERVER_NAME.to_string(),
@@ -200,7 +218,8 @@ pub async fn prover_process(verifier_url: &str, server: &str, proxy_url: Option<
     };
     let failed = |e: crate::protocol::ProverError| BenchError::Other(format!("{e} [{}]", e.code()));
     let mut started = Instant::now();
-    let socket = crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;
+    let socket =
+        crate::transport::WsSocket::connect(verifier_url).await.map_err(|e| BenchError::Other(e.to_string()))?;
     let (request, reveal) = (workload.request.bytes.clone(), workload.reveal());
     let out = if case.prepared {
         let sizing = crate::protocol::prover::Sizing::of(&request, &reveal);
@@ -222,7 +241,8 @@ pub fn peak_rss() -> Option<u64> {
 /// Process `pid`'s peak resident set (Linux `VmHWM`; `"self"` for this one), bytes.
 pub fn peak_rss_of(pid: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    let kb =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
     Some(kb * 1024)
 }
 
@@ -248,7 +268,11 @@ pub trait BrowserRunner {
 }
 
 /// Runs every case in order, stopping at the first failure.
-pub async fn run_all(cases: &[BenchCase], opts: &mut RunOptions, log: &mut dyn FnMut(&str)) -> Result<Vec<SampleRow>, BenchError> {
+pub async fn run_all(
+    cases: &[BenchCase],
+    opts: &mut RunOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SampleRow>, BenchError> {
     let mut rows = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         log(&format!(
@@ -263,7 +287,8 @@ pub async fn run_all(cases: &[BenchCase], opts: &mut RunOptions, log: &mut dyn F
         match case.target {
             Target::Native => rows.extend(run_native(case, &opts.prover_exe, log).await?),
             Target::Browser => {
-                let runner = opts.browser.as_mut().ok_or_else(|| BenchError::Browser("no browser runner configured".into()))?;
+                let runner =
+                    opts.browser.as_mut().ok_or_else(|| BenchError::Browser("no browser runner configured".into()))?;
                 let workload = Workload::for_case(case)?;
                 let mut bed = Testbed::start(case).await?;
                 rows.extend(runner.run(case, &workload, &mut bed, log).await?);

@@ -62,7 +62,8 @@ impl Workload {
         let request = build(&padded)?;
         debug_assert_eq!(request.bytes.len(), case.upload_size);
         let head_end = request.bytes.len() - 4;
-        let head = RequestHead::parse(&request.bytes[..head_end]).ok_or(WorkloadError::Verdict("unparsable request".into()))?;
+        let head = RequestHead::parse(&request.bytes[..head_end])
+            .ok_or(WorkloadError::Verdict("unparsable request".into()))?;
         let response = respond(&head, b"");
         let mode = match case.mode {
             super::config::Mode::Proxy => crate::protocol::messages::SessionMode::Proxy,
@@ -106,7 +107,10 @@ impl Workload {
             RevealRecv::AllButLast => 0..recv.len - 1,
         };
         if recv.revealed != [expected_recv.clone()] || recv.fast_path != (self.reveal_recv == RevealRecv::All) {
-            return bad(format!("response revealed {:?} (fast path {}), expected {expected_recv:?}", recv.revealed, recv.fast_path));
+            return bad(format!(
+                "response revealed {:?} (fast path {}), expected {expected_recv:?}",
+                recv.revealed, recv.fast_path
+            ));
         }
         let hidden = self.redact.as_ref().and_then(|h| self.request.header(h)).map(|h| h.range.value.clone());
         for r in &sent.revealed {
@@ -120,7 +124,9 @@ impl Workload {
             return bad(format!("{revealed_sent} request bytes revealed, expected {}", sent.len - hidden_len));
         }
         let same = |d: &crate::protocol::VerifiedDirection, expected: &[u8]| {
-            d.revealed.iter().all(|r| d.bytes[r.start as usize..r.end as usize] == expected[r.start as usize..r.end as usize])
+            d.revealed
+                .iter()
+                .all(|r| d.bytes[r.start as usize..r.end as usize] == expected[r.start as usize..r.end as usize])
         };
         if !same(sent, &self.request.bytes) || !same(recv, &self.response) {
             return bad("revealed bytes differ from what was sent/received".into());
@@ -134,7 +140,9 @@ mod tests {
     use super::*;
 
     fn case(upload: usize, download: usize, redaction: &str) -> BenchCase {
-        let text = format!("[[bench]]\nupload_size = {upload}\ndownload_size = {download}\nrequest_redaction = \"{redaction}\"");
+        let text = format!(
+            "[[bench]]\nupload_size = {upload}\ndownload_size = {download}\nrequest_redaction = \"{redaction}\""
+        );
         super::super::config::parse(&text).unwrap().remove(0)
     }
 
@@ -150,7 +158,10 @@ mod tests {
         }
         let w = Workload::for_case(&case(1024, 10, "none")).unwrap();
         assert!(w.redact.is_none() && w.request.header("authorization").is_none());
-        assert!(matches!(Workload::for_case(&case(130, 10, "authorization")), Err(WorkloadError::RequestTooSmall { .. })));
+        assert!(matches!(
+            Workload::for_case(&case(130, 10, "authorization")),
+            Err(WorkloadError::RequestTooSmall { .. })
+        ));
     }
 
     /// The verdict an honest session of `w` produces.
@@ -167,7 +178,13 @@ mod tests {
             server_name: SERVER_NAME.into(),
             server: "localhost:1".into(),
             sni: Some(SERVER_NAME.into()),
-            tls: crate::protocol::disclose::output::TlsParameters { version: Default::default(), cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(), group: "secp256r1".into(), cipher_suite_id: 0xc02b, group_id: 23 },
+            tls: crate::protocol::disclose::output::TlsParameters {
+                version: Default::default(),
+                cipher_suite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(),
+                group: "secp256r1".into(),
+                cipher_suite_id: 0xc02b,
+                group_id: 23,
+            },
             connection_time: 0,
             sent: VerifiedDirection {
                 len: sent_bytes.len() as u64,
@@ -177,8 +194,19 @@ mod tests {
                 alerts: vec![],
                 records: vec![],
             },
-            received: VerifiedDirection { len: recv_len, bytes: recv_bytes, revealed: vec![0..recv_len - 1], fast_path: false, alerts: vec![], records: vec![] },
-            http: crate::protocol::disclose::exchange::HttpExchange { request_line: None, status: None, response_complete: None },
+            received: VerifiedDirection {
+                len: recv_len,
+                bytes: recv_bytes,
+                revealed: vec![0..recv_len - 1],
+                fast_path: false,
+                alerts: vec![],
+                records: vec![],
+            },
+            http: crate::protocol::disclose::exchange::HttpExchange {
+                request_line: None,
+                status: None,
+                response_complete: None,
+            },
             commitments: Vec::new(),
             stats: Default::default(),
         }

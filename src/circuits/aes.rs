@@ -166,15 +166,15 @@ fn expand_key<B: Circuit>(b: &mut B, key: &[B::Bit], how: &SubBytes<B>) -> Round
     assert!(key.len() == 128 || key.len() == 256, "an AES key is 128 or 256 bits");
     let nk = key.len() / 32;
     let rounds = nk + 6;
-    let mut w: Vec<[B::Bit; 32]> =
-        (0..nk).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
+    let mut w: Vec<[B::Bit; 32]> = (0..nk).map(|i| core::array::from_fn(|k| key[i * 32 + k])).collect();
     let rcon = [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
     for i in nk..4 * (rounds + 1) {
         let mut temp = w[i - 1];
         if i % nk == 0 || (nk == 8 && i % nk == 4) {
             // RotWord (not for AES-256's middle word), then SubWord, then Rcon.
             let rot = if i % nk == 0 { 8 } else { 0 };
-            let mut bytes: [[B::Bit; 8]; 4] = core::array::from_fn(|j| core::array::from_fn(|k| temp[(j * 8 + k + rot) % 32]));
+            let mut bytes: [[B::Bit; 8]; 4] =
+                core::array::from_fn(|j| core::array::from_fn(|k| temp[(j * 8 + k + rot) % 32]));
             how.apply(b, &mut bytes);
             let mut sub: [B::Bit; 32] = core::array::from_fn(|k| bytes[k / 8][k % 8]);
             if i % nk == 0 {
@@ -188,9 +188,7 @@ fn expand_key<B: Circuit>(b: &mut B, key: &[B::Bit], how: &SubBytes<B>) -> Round
         let prev = w[i - nk];
         w.push(core::array::from_fn(|k| b.xor(prev[k], temp[k])));
     }
-    let keys = (0..=rounds)
-        .map(|r| core::array::from_fn(|k| w[4 * r + k / 32][k % 32]))
-        .collect();
+    let keys = (0..=rounds).map(|r| core::array::from_fn(|k| w[4 * r + k / 32][k % 32])).collect();
     RoundKeys { keys }
 }
 
@@ -201,7 +199,13 @@ fn encrypt_rounds<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], ho
 }
 
 /// Rounds `first..` (to 10 for AES-128, 14 for AES-256) on the state after round `first - 1`.
-fn rounds_from<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, mut st: Block<B>, first: usize, how: &SubBytes<B>) -> Block<B> {
+fn rounds_from<B: Circuit>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    mut st: Block<B>,
+    first: usize,
+    how: &SubBytes<B>,
+) -> Block<B> {
     let last = rk.keys.len() - 1;
     for round in first..=last {
         sub_bytes(b, &mut st, how);
@@ -217,16 +221,23 @@ fn rounds_from<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, mut st: Block<B>, first
 /// ShiftRows and MixColumns fill from those bytes alone (the last byte, row 3 of column 3,
 /// moves to column 0). Each block then costs 133 S-boxes instead of 160 (197 instead of 224
 /// for AES-256). The outputs are the wires a block-by-block [`encrypt`] gives.
-pub fn encrypt_sharing_prefix<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, prefix: &[B::Bit], last_bytes: &[[B::Bit; 8]]) -> Vec<Block<B>> {
+pub fn encrypt_sharing_prefix<B: Circuit>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    prefix: &[B::Bit],
+    last_bytes: &[[B::Bit; 8]],
+) -> Vec<Block<B>> {
     assert_eq!(prefix.len(), 120, "the shared prefix is 15 bytes");
     if last_bytes.is_empty() {
         return Vec::new();
     }
     let how = SubBytes::Backend;
     let k0 = &rk.keys[0];
-    let mut shared: [[B::Bit; 8]; 15] = core::array::from_fn(|i| core::array::from_fn(|k| b.xor(prefix[i * 8 + k], k0[i * 8 + k])));
+    let mut shared: [[B::Bit; 8]; 15] =
+        core::array::from_fn(|i| core::array::from_fn(|k| b.xor(prefix[i * 8 + k], k0[i * 8 + k])));
     how.apply(b, &mut shared);
-    let mut lasts: Vec<[B::Bit; 8]> = last_bytes.iter().map(|x| core::array::from_fn(|k| b.xor(x[k], k0[120 + k]))).collect();
+    let mut lasts: Vec<[B::Bit; 8]> =
+        last_bytes.iter().map(|x| core::array::from_fn(|k| b.xor(x[k], k0[120 + k]))).collect();
     how.apply(b, &mut lasts);
     let after_round1: Vec<Block<B>> = lasts
         .iter()
@@ -243,7 +254,8 @@ pub fn encrypt_sharing_prefix<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, prefix: 
     column0
         .chunks_exact(4)
         .map(|c0| {
-            let st: Block<B> = core::array::from_fn(|i| if i < 32 { c0[i / 8][i % 8] } else { columns[i / 8 - 4][i % 8] });
+            let st: Block<B> =
+                core::array::from_fn(|i| if i < 32 { c0[i / 8][i % 8] } else { columns[i / 8 - 4][i % 8] });
             let st = shift_mix_add(b, &st, &rk.keys[2], false);
             rounds_from(b, rk, st, 3, &how)
         })

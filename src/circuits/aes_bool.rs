@@ -4,8 +4,8 @@
 //! for the field-embedding S-box.
 
 use super::aes::{encrypt_with, key_schedule_with, sbox_if_public, Block, RoundKeys};
-use crate::primitives::sbox_circuit::sbox_without_constant;
 use super::Circuit;
+use crate::primitives::sbox_circuit::sbox_without_constant;
 
 /// The AES S-box as a boolean circuit (32 AND).
 pub fn sbox_bool<B: Circuit>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {

@@ -4,8 +4,8 @@
 //! in its opened-inner form ([`hmac_pad_states`], [`hmac_public_inner_with`]).
 
 use super::sha256::{compress, finish, initial_state, State};
-use super::{constant_bytes, sha2, sha384, xor_bits};
 use super::Circuit;
+use super::{constant_bytes, sha2, sha384, xor_bits};
 
 /// The SHA-2 function under an HMAC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,12 +101,7 @@ pub fn hmac<B: Circuit>(b: &mut B, key: &HmacKey<B>, msg: &[B::Bit]) -> Vec<B::B
 
 /// P_SHA256(secret, seed) truncated to `out_len` bytes:
 /// A(0) = seed, A(i) = HMAC(secret, A(i-1)), output = HMAC(A(1) ‖ seed) ‖ HMAC(A(2) ‖ seed) ‖ …
-pub fn p_sha256<B: Circuit>(
-    b: &mut B,
-    key: &HmacKey<B>,
-    seed: &[B::Bit],
-    out_len: usize,
-) -> Vec<B::Bit> {
+pub fn p_sha256<B: Circuit>(b: &mut B, key: &HmacKey<B>, seed: &[B::Bit], out_len: usize) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(out_len * 8 + 256);
     let mut a = hmac(b, key, seed);
     while out.len() < out_len * 8 {
@@ -122,13 +117,7 @@ pub fn p_sha256<B: Circuit>(
 }
 
 /// TLS 1.2 PRF(secret, label, seed) with a public label and seed: P_SHA256(secret, label ‖ seed).
-pub fn tls12_prf<B: Circuit>(
-    b: &mut B,
-    key: &HmacKey<B>,
-    label: &[u8],
-    seed: &[u8],
-    out_len: usize,
-) -> Vec<B::Bit> {
+pub fn tls12_prf<B: Circuit>(b: &mut B, key: &HmacKey<B>, label: &[u8], seed: &[u8], out_len: usize) -> Vec<B::Bit> {
     let mut ls = label.to_vec();
     ls.extend_from_slice(seed);
     let ls_bits = constant_bytes(b, &ls);
@@ -179,7 +168,12 @@ impl PublicInner {
     /// A SHA-256 inner state from its opened bytes (big-endian words, as
     /// [`super::sha256::state_to_bytes`]).
     pub fn from_bytes(bytes: &[u8; 32]) -> Self {
-        PublicInner { hash: Sha2::Sha256, state: core::array::from_fn(|i| u32::from_be_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]).into()) }
+        PublicInner {
+            hash: Sha2::Sha256,
+            state: core::array::from_fn(|i| {
+                u32::from_be_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]).into()
+            }),
+        }
     }
 
     /// An inner state of `hash` from its opened bytes, `None` unless they are
@@ -189,7 +183,10 @@ impl PublicInner {
             Sha2::Sha256 => Some(Self::from_bytes(bytes.try_into().ok()?)),
             Sha2::Sha384 => {
                 let bytes: &[u8; 64] = bytes.try_into().ok()?;
-                Some(PublicInner { hash, state: core::array::from_fn(|i| u64::from_be_bytes(core::array::from_fn(|k| bytes[8 * i + k]))) })
+                Some(PublicInner {
+                    hash,
+                    state: core::array::from_fn(|i| u64::from_be_bytes(core::array::from_fn(|k| bytes[8 * i + k]))),
+                })
             }
         }
     }

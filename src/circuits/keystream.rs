@@ -39,7 +39,8 @@ pub fn keystream_blocks<B: Circuit>(
     }
     let mut out: Vec<Option<Block<B>>> = vec![None; block_indices.len()];
     for (_, members) in groups {
-        let blocks: Vec<Vec<B::Bit>> = members.iter().map(|&k| counter_block(b, iv, block_indices[k].wrapping_add(2))).collect();
+        let blocks: Vec<Vec<B::Bit>> =
+            members.iter().map(|&k| counter_block(b, iv, block_indices[k].wrapping_add(2))).collect();
         let lasts: Vec<[B::Bit; 8]> = blocks.iter().map(|cb| core::array::from_fn(|i| cb[120 + i])).collect();
         for (k, enc) in members.into_iter().zip(encrypt_sharing_prefix(b, rk, &blocks[0][..120], &lasts)) {
             out[k] = Some(enc);

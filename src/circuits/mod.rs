@@ -77,9 +77,7 @@ pub fn constant_bytes<B: Circuit>(b: &B, bytes: &[u8]) -> Vec<B::Bit> {
 
 /// Pack bits (LSB first) into bytes; a trailing partial byte is zero-padded.
 pub fn bits_to_bytes(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| c.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((*b as u8) << i)))
-        .collect()
+    bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((*b as u8) << i))).collect()
 }
 
 /// Bytes as bits, least significant first (the inverse of [`bits_to_bytes`]).
@@ -111,7 +109,10 @@ pub fn add<B: Circuit, const N: usize>(b: &mut B, x: &[B::Bit; N], y: &[B::Bit; 
 
 /// Two independent additions mod 2^N in lockstep, their carry gates paired
 /// ([`Circuit::and_pair`]): the same gates as two [`add`] calls.
-pub fn add_pair<B: Circuit, const N: usize>(b: &mut B, [(x0, y0), (x1, y1)]: [(&[B::Bit; N], &[B::Bit; N]); 2]) -> [[B::Bit; N]; 2] {
+pub fn add_pair<B: Circuit, const N: usize>(
+    b: &mut B,
+    [(x0, y0), (x1, y1)]: [(&[B::Bit; N], &[B::Bit; N]); 2],
+) -> [[B::Bit; N]; 2] {
     let mut out = [[b.constant(false); N]; 2];
     let mut c = [b.constant(false); 2];
     for i in 0..N {

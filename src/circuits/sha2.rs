@@ -72,7 +72,12 @@ pub fn constant_state<B: Circuit, const N: usize>(b: &B, words: &[u64; 8]) -> St
 }
 
 /// One compression: `block` is 16 words (2N bytes) in message byte order.
-pub fn compress<B: Circuit, const N: usize>(b: &mut B, f: &Family, state: &State<B, N>, block: &[B::Bit]) -> State<B, N> {
+pub fn compress<B: Circuit, const N: usize>(
+    b: &mut B,
+    f: &Family,
+    state: &State<B, N>,
+    block: &[B::Bit],
+) -> State<B, N> {
     assert_eq!(block.len(), 16 * N, "a SHA-2 block is 16 words");
     let rounds = f.k.len();
     let mut w: Vec<[B::Bit; N]> = (0..16).map(|t| word_from_be::<B, N>(&block[t * N..t * N + N])).collect();
@@ -136,7 +141,13 @@ pub fn compress<B: Circuit, const N: usize>(b: &mut B, f: &Family, state: &State
 /// Hash `msg` (byte-aligned bits) continuing from `state`, which has already absorbed
 /// `prefix_len` bytes (whole blocks); applies the padding (0x80, zeros, the bit length in 2N/8
 /// bytes) and returns the final state's encoding, untruncated.
-pub fn finish<B: Circuit, const N: usize>(b: &mut B, f: &Family, state: &State<B, N>, prefix_len: usize, msg: &[B::Bit]) -> Vec<B::Bit> {
+pub fn finish<B: Circuit, const N: usize>(
+    b: &mut B,
+    f: &Family,
+    state: &State<B, N>,
+    prefix_len: usize,
+    msg: &[B::Bit],
+) -> Vec<B::Bit> {
     let block_len = 2 * N;
     assert!(msg.len() % 8 == 0 && prefix_len.is_multiple_of(block_len));
     let total_bits = ((prefix_len + msg.len() / 8) as u128) * 8;

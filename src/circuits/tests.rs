@@ -1,14 +1,14 @@
 //! Known-answer and soundness tests of the gadgets (cleartext backend and full ZK runs).
 
-use super::aes::{gf256_mul, key_schedule, encrypt, sbox_plain};
-use crate::zk::bytes::{assert_bytes_eq, commit_bytes, open_bytes, open_selected_bytes};
-use crate::zk::sbox::{alpha, embedding_bases};
+use super::aes::{encrypt, gf256_mul, key_schedule, sbox_plain};
 use super::aes_bool::{encrypt_bool, key_schedule_bool};
 use super::hmac_prf::{hmac, hmac_key, tls12_key_block, tls12_verify_data};
 use super::keystream::{ghash_key, j0_block, keystream_blocks};
 use super::sha256::{compress, initial_state, sha256};
 use super::*;
 use crate::primitives::field::F128;
+use crate::zk::bytes::{assert_bytes_eq, commit_bytes, open_bytes, open_selected_bytes};
+use crate::zk::sbox::{alpha, embedding_bases};
 use crate::zk::tests::zk_run;
 use crate::zk::{Cheat, PlainBackend, ProofError};
 use ::aes::cipher::{BlockEncrypt, KeyInit};
@@ -24,7 +24,10 @@ fn rand_bytes(n: usize) -> Vec<u8> {
 }
 
 /// A digest gadget on the cleartext evaluator, the message committed.
-fn plain_digest(hash: fn(&mut PlainBackend, &[<PlainBackend as Gates>::Bit]) -> Vec<<PlainBackend as Gates>::Bit>, msg: &[u8]) -> Vec<u8> {
+fn plain_digest(
+    hash: fn(&mut PlainBackend, &[<PlainBackend as Gates>::Bit]) -> Vec<<PlainBackend as Gates>::Bit>,
+    msg: &[u8],
+) -> Vec<u8> {
     let mut b = PlainBackend::new();
     let bits = commit_bytes(&mut b, Some(msg), msg.len());
     let d = hash(&mut b, &bits);
@@ -234,11 +237,8 @@ fn tls12_prf_in_zk_matches_ring() {
         let vd = tls12_verify_data(b, &key, b"client finished", hc);
         (open_bytes(b, &kb), open_bytes(b, &vd))
     }
-    let (p, v) = zk_run(
-        Cheat::default(),
-        |b| circuit(b, Some(&ms), &sr, &cr, &hc),
-        |b| circuit(b, None, &sr, &cr, &hc),
-    );
+    let (p, v) =
+        zk_run(Cheat::default(), |b| circuit(b, Some(&ms), &sr, &cr, &hc), |b| circuit(b, None, &sr, &cr, &hc));
     assert_eq!(p.unwrap(), (kb_expected.clone(), vd_expected.clone()));
     assert_eq!(v.unwrap(), (kb_expected, vd_expected));
 }
@@ -257,7 +257,8 @@ fn prf_output_faults_are_rejected() {
         open_bytes(b, &vd)
     }
     // Honest run passes.
-    let (_, v) = zk_run(Cheat::default(), |b| circuit(b, Some(&ms), &hs, &vd_expected), |b| circuit(b, None, &hs, &vd_expected));
+    let (_, v) =
+        zk_run(Cheat::default(), |b| circuit(b, Some(&ms), &hs, &vd_expected), |b| circuit(b, None, &hs, &vd_expected));
     assert_eq!(v.unwrap(), vd_expected);
     // Opening a wrong PRF output bit.
     let cheat = Cheat { flip_open: Some(13), ..Default::default() };
@@ -347,7 +348,12 @@ fn aes_field_and_boolean_match_fips197_and_aes_crate() {
 
 /// AES of a public block under a committed key of `key_len` bytes, with the field S-box and the
 /// boolean one: both ciphertexts, opened.
-fn aes_both_sboxes<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, key_len: usize, pt: &[u8]) -> (Vec<u8>, Vec<u8>) {
+fn aes_both_sboxes<B: crate::zk::Backend>(
+    b: &mut B,
+    key: Option<&[u8]>,
+    key_len: usize,
+    pt: &[u8],
+) -> (Vec<u8>, Vec<u8>) {
     let kb = commit_bytes(b, key, key_len);
     let pb = constant_bytes(b, pt);
     let rk = key_schedule(b, &kb);
@@ -362,7 +368,8 @@ fn aes_in_zk_fips197_with_both_sboxes() {
     let key = hex("000102030405060708090a0b0c0d0e0f");
     let pt = hex("00112233445566778899aabbccddeeff");
     let ct = hex("69c4e0d86a7b0430d8cdb78070b4c55a");
-    let (p, v) = zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 16, &pt), |b| aes_both_sboxes(b, None, 16, &pt));
+    let (p, v) =
+        zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 16, &pt), |b| aes_both_sboxes(b, None, 16, &pt));
     assert_eq!(p.unwrap(), (ct.clone(), ct.clone()));
     assert_eq!(v.unwrap(), (ct.clone(), ct));
 }
@@ -394,7 +401,9 @@ fn sbox_witness_fault_is_rejected() {
 fn chosen_sbox_witnesses_fail_one_inverse_equation_each() {
     use super::aes::gf256_inv;
     fn circuit<B: crate::zk::Backend>(b: &mut B, st: Option<(u8, u8)>) {
-        let bits = |b: &mut B, v: Option<u8>| -> [B::Bit; 8] { core::array::from_fn(|i| b.commit(v.map(|x| (x >> i) & 1 == 1))) };
+        let bits = |b: &mut B, v: Option<u8>| -> [B::Bit; 8] {
+            core::array::from_fn(|i| b.commit(v.map(|x| (x >> i) & 1 == 1)))
+        };
         let s = bits(b, st.map(|p| p.0));
         let t = bits(b, st.map(|p| p.1));
         b.assert_byte_inverse(&s, &t);
@@ -403,8 +412,13 @@ fn chosen_sbox_witnesses_fail_one_inverse_equation_each() {
     for s in [0u8, 1, 0x53, 0xff] {
         assert!(run(s, gf256_inv(s)).is_ok(), "the true inverse of {s:#04x}");
     }
-    for (s, t, fails) in [(0x53u8, 0u8, "s²·t = s"), (0x01, 0x00, "s²·t = s"), (0x00, 0x01, "s·t² = t"), (0x00, 0xca, "s·t² = t")] {
-        assert!(matches!(run(s, t), Err(ProofError::MultiplicationCheckFailed)), "s = {s:#04x}, t = {t:#04x} must fail {fails}");
+    for (s, t, fails) in
+        [(0x53u8, 0u8, "s²·t = s"), (0x01, 0x00, "s²·t = s"), (0x00, 0x01, "s·t² = t"), (0x00, 0xca, "s·t² = t")]
+    {
+        assert!(
+            matches!(run(s, t), Err(ProofError::MultiplicationCheckFailed)),
+            "s = {s:#04x}, t = {t:#04x} must fail {fails}"
+        );
     }
 }
 
@@ -552,12 +566,7 @@ fn finished_record_decrypts_to_private_verify_data() {
     cb.extend_from_slice(&2u32.to_be_bytes());
     let ks = aes_ref(&key, &cb);
     let ct: Vec<u8> = ks.iter().zip(&pt).map(|(k, p)| k ^ p).collect();
-    fn circuit<B: crate::zk::Backend>(
-        b: &mut B,
-        secrets: Option<(&[u8], &[u8], &[u8])>,
-        explicit: &[u8],
-        ct: &[u8],
-    ) {
+    fn circuit<B: crate::zk::Backend>(b: &mut B, secrets: Option<(&[u8], &[u8], &[u8])>, explicit: &[u8], ct: &[u8]) {
         let kb = commit_bytes(b, secrets.map(|s| s.0), 16);
         let mut iv = commit_bytes(b, secrets.map(|s| s.1), 4);
         iv.extend(constant_bytes(b, explicit));
@@ -569,15 +578,21 @@ fn finished_record_decrypts_to_private_verify_data() {
         assert_decrypts_to(b, &ks[0], ct, &pt);
     }
     let secrets = (&key[..], &salt[..], &verify_data[..]);
-    let (p, v) = zk_run(Cheat::default(), |b| circuit(b, Some(secrets), &explicit, &ct), |b| circuit(b, None, &explicit, &ct));
+    let (p, v) =
+        zk_run(Cheat::default(), |b| circuit(b, Some(secrets), &explicit, &ct), |b| circuit(b, None, &explicit, &ct));
     assert!(p.is_ok() && v.is_ok(), "{p:?} {v:?}");
     // A different record (one flipped ciphertext bit) is rejected.
     let mut bad = ct.clone();
     bad[9] ^= 0x40;
-    let (_, v) = zk_run(Cheat::default(), |b| circuit(b, Some(secrets), &explicit, &bad), |b| circuit(b, None, &explicit, &bad));
+    let (_, v) =
+        zk_run(Cheat::default(), |b| circuit(b, Some(secrets), &explicit, &bad), |b| circuit(b, None, &explicit, &bad));
     assert!(matches!(v, Err(ProofError::ConstantMismatch)), "{v:?}");
     // A truncated record is rejected, not a panic.
-    let (_, v) = zk_run(Cheat::default(), |b| circuit(b, Some(secrets), &explicit, &ct[..15]), |b| circuit(b, None, &explicit, &ct[..15]));
+    let (_, v) = zk_run(
+        Cheat::default(),
+        |b| circuit(b, Some(secrets), &explicit, &ct[..15]),
+        |b| circuit(b, None, &explicit, &ct[..15]),
+    );
     assert!(matches!(v, Err(ProofError::ConstantMismatch)), "{v:?}");
 }
 
@@ -587,9 +602,9 @@ fn finished_record_decrypts_to_private_verify_data() {
 #[test]
 fn proxy_mode_prove_phase_end_to_end() {
     use super::hmac_prf::HmacKey;
-    use crate::zk::bytes::assert_decrypts_to;
     use crate::channel::{memory_pair, Channel};
     use crate::ot::ideal::{IdealCotReceiver, IdealCotSender};
+    use crate::zk::bytes::assert_decrypts_to;
     use crate::zk::{Party, Prover, Verifier, MAX_MESSAGE};
 
     struct Public {
@@ -653,10 +668,7 @@ fn proxy_mode_prove_phase_end_to_end() {
     let expected = Revealed {
         client_vd: cvd.clone(),
         h: [aes_ref(ck, &[0; 16]), aes_ref(sk, &[0; 16])],
-        j0: [
-            gcm_block(ck, civ, &public.client_fin.0, 1),
-            gcm_block(sk, siv, &public.server_fin.0, 1),
-        ],
+        j0: [gcm_block(ck, civ, &public.client_fin.0, 1), gcm_block(sk, siv, &public.server_fin.0, 1)],
         server_bytes: expected_bytes,
     };
 
@@ -669,45 +681,52 @@ fn proxy_mode_prove_phase_end_to_end() {
         blocks: &[u32],
         pos: &[usize],
     ) -> Result<Revealed, ProofError> {
-        let key: HmacKey<P::Backend> = run.run_batch(ch, &mut |b: &mut P::Backend| {
-            let m = commit_bytes(b, ms, 48);
-            hmac_key(b, &m)
-        }).await?;
-        let (kb, client_vd) = run.run_batch(ch, &mut |b: &mut P::Backend| {
-            let kb = tls12_key_block(b, &key, &p.sr, &p.cr, 40);
-            let cvd = tls12_verify_data(b, &key, b"client finished", &p.hc);
-            let opened = open_bytes(b, &cvd);
-            let svd = tls12_verify_data(b, &key, b"server finished", &p.hs);
-            (kb, opened, cvd, svd)
-        }).await.map(|(kb, o, cvd, svd)| ((kb, cvd, svd), o))?;
+        let key: HmacKey<P::Backend> = run
+            .run_batch(ch, &mut |b: &mut P::Backend| {
+                let m = commit_bytes(b, ms, 48);
+                hmac_key(b, &m)
+            })
+            .await?;
+        let (kb, client_vd) = run
+            .run_batch(ch, &mut |b: &mut P::Backend| {
+                let kb = tls12_key_block(b, &key, &p.sr, &p.cr, 40);
+                let cvd = tls12_verify_data(b, &key, b"client finished", &p.hc);
+                let opened = open_bytes(b, &cvd);
+                let svd = tls12_verify_data(b, &key, b"server finished", &p.hs);
+                (kb, opened, cvd, svd)
+            })
+            .await
+            .map(|(kb, o, cvd, svd)| ((kb, cvd, svd), o))?;
         let (kb, cvd, svd) = kb;
-        let (h, j0, server_bytes) = run.run_batch(ch, &mut |b: &mut P::Backend| {
-            let mut h = Vec::new();
-            let mut j0 = Vec::new();
-            let mut server_bytes = Vec::new();
-            for (side, vd, fin) in [(0usize, &cvd, &p.client_fin), (1, &svd, &p.server_fin)] {
-                let key = &kb[side * 128..side * 128 + 128];
-                let mut iv = kb[256 + side * 32..256 + side * 32 + 32].to_vec();
-                iv.extend(constant_bytes(b, &fin.0));
-                let rk = key_schedule(b, key);
-                let ks = keystream_blocks(b, &rk, &iv, &[0]);
-                let mut pt = constant_bytes(b, &[0x14, 0, 0, 0x0c]);
-                pt.extend_from_slice(vd);
-                assert_decrypts_to(b, &ks[0], &fin.1, &pt);
-                let hb = ghash_key(b, &rk);
-                h.push(open_bytes(b, &hb));
-                let jb = j0_block(b, &rk, &iv);
-                j0.push(open_bytes(b, &jb));
-                if side == 1 {
-                    let mut iv = kb[288..320].to_vec();
-                    iv.extend(constant_bytes(b, &p.server_data_nonce));
-                    for blk in keystream_blocks(b, &rk, &iv, blocks) {
-                        server_bytes.extend(open_selected_bytes(b, &blk, pos));
+        let (h, j0, server_bytes) = run
+            .run_batch(ch, &mut |b: &mut P::Backend| {
+                let mut h = Vec::new();
+                let mut j0 = Vec::new();
+                let mut server_bytes = Vec::new();
+                for (side, vd, fin) in [(0usize, &cvd, &p.client_fin), (1, &svd, &p.server_fin)] {
+                    let key = &kb[side * 128..side * 128 + 128];
+                    let mut iv = kb[256 + side * 32..256 + side * 32 + 32].to_vec();
+                    iv.extend(constant_bytes(b, &fin.0));
+                    let rk = key_schedule(b, key);
+                    let ks = keystream_blocks(b, &rk, &iv, &[0]);
+                    let mut pt = constant_bytes(b, &[0x14, 0, 0, 0x0c]);
+                    pt.extend_from_slice(vd);
+                    assert_decrypts_to(b, &ks[0], &fin.1, &pt);
+                    let hb = ghash_key(b, &rk);
+                    h.push(open_bytes(b, &hb));
+                    let jb = j0_block(b, &rk, &iv);
+                    j0.push(open_bytes(b, &jb));
+                    if side == 1 {
+                        let mut iv = kb[288..320].to_vec();
+                        iv.extend(constant_bytes(b, &p.server_data_nonce));
+                        for blk in keystream_blocks(b, &rk, &iv, blocks) {
+                            server_bytes.extend(open_selected_bytes(b, &blk, pos));
+                        }
                     }
                 }
-            }
-            (h, j0, server_bytes)
-        }).await?;
+                (h, j0, server_bytes)
+            })
+            .await?;
         Ok(Revealed { client_vd, h: [h[0].clone(), h[1].clone()], j0: [j0[0].clone(), j0[1].clone()], server_bytes })
     }
 
@@ -799,7 +818,10 @@ fn native_pad_states_equal_the_circuits_and_give_rings_hmac() {
         let ih = PublicInner::from_state(hash, &inner).unwrap().inner_hash(msg);
         PublicInner::from_state(hash, &outer).unwrap().inner_hash(&ih)
     };
-    assert_eq!(hmac_from(Sha2::Sha256, b"Jefe", b"what do ya want for nothing?"), hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"));
+    assert_eq!(
+        hmac_from(Sha2::Sha256, b"Jefe", b"what do ya want for nothing?"),
+        hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    );
     assert_eq!(
         hmac_from(Sha2::Sha384, b"Jefe", b"what do ya want for nothing?"),
         hex("af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649")
@@ -807,12 +829,20 @@ fn native_pad_states_equal_the_circuits_and_give_rings_hmac() {
     for (hash, alg) in [(Sha2::Sha256, ring::hmac::HMAC_SHA256), (Sha2::Sha384, ring::hmac::HMAC_SHA384)] {
         for len in [0, 1, 32, 48, hash.block_len()] {
             let (key, msg) = (rand_bytes(len), rand_bytes(77));
-            assert_eq!(hmac_from(hash, &key, &msg), ring::hmac::sign(&ring::hmac::Key::new(alg, &key), &msg).as_ref(), "{hash:?}, {len}-byte key");
+            assert_eq!(
+                hmac_from(hash, &key, &msg),
+                ring::hmac::sign(&ring::hmac::Key::new(alg, &key), &msg).as_ref(),
+                "{hash:?}, {len}-byte key"
+            );
             let mut b = PlainBackend::new();
             let kb = commit_bytes(&mut b, Some(&key), len);
             let (inner, outer) = hmac_pad_states(&mut b, hash, &kb);
             let [ni, no] = native_pad_states(hash, &key);
-            assert_eq!((open_bytes(&mut b, &inner), open_bytes(&mut b, &outer)), (ni.to_vec(), no.to_vec()), "{hash:?}, {len}-byte key");
+            assert_eq!(
+                (open_bytes(&mut b, &inner), open_bytes(&mut b, &outer)),
+                (ni.to_vec(), no.to_vec()),
+                "{hash:?}, {len}-byte key"
+            );
         }
     }
 }
@@ -836,7 +866,9 @@ fn sbox_constraints_of_a_deferred_batch_are_checked_by_the_next_batch() {
     }
     let key = rand_bytes(16);
     // Commits 0..128 = key; 128 + 8·3 + 5 is bit 5 of the 4th key-schedule S-box witness.
-    for (cheat, honest) in [(Cheat::default(), true), (Cheat { flip_commit: Some(128 + 8 * 3 + 5), ..Default::default() }, false)] {
+    for (cheat, honest) in
+        [(Cheat::default(), true), (Cheat { flip_commit: Some(128 + 8 * 3 + 5), ..Default::default() }, false)]
+    {
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(cheat);
         let key = key.clone();
@@ -905,10 +937,13 @@ fn chacha20_block_matches_rfc8439_and_rand_chacha() {
     let key: [u8; 32] = core::array::from_fn(|i| i as u8);
     let nonce: [u8; 12] = hex("000000090000004a00000000").try_into().unwrap();
     let (out, ands) = plain_chacha20(&key, &nonce, 1);
-    assert_eq!(out, hex(concat!(
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e",
-        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
-    )));
+    assert_eq!(
+        out,
+        hex(concat!(
+            "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e",
+            "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
+        ))
+    );
     // 20 rounds of 16 additions and the final 16, 31 AND each (a carry into bit 32 is
     // dropped), but for the low carries that fold where a public word is added: each constant
     // word in the first round and at the end, the counter (1) at the end, up to and including
@@ -937,9 +972,16 @@ fn chacha20_keystream_in_zk_opens_what_ring_encrypts_with() {
     // zeros gives the keystream.
     let key: [u8; 32] = rand_bytes(32).try_into().unwrap();
     let nonce: [u8; 12] = rand_bytes(12).try_into().unwrap();
-    let sealing = ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::CHACHA20_POLY1305, &key).unwrap());
+    let sealing =
+        ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::CHACHA20_POLY1305, &key).unwrap());
     let mut keystream = vec![0u8; 128];
-    let _tag = sealing.seal_in_place_separate_tag(ring::aead::Nonce::assume_unique_for_key(nonce), ring::aead::Aad::empty(), &mut keystream).unwrap();
+    let _tag = sealing
+        .seal_in_place_separate_tag(
+            ring::aead::Nonce::assume_unique_for_key(nonce),
+            ring::aead::Aad::empty(),
+            &mut keystream,
+        )
+        .unwrap();
     fn circuit<B: crate::zk::Backend>(b: &mut B, key: Option<&[u8]>, nonce: Option<&[u8]>) -> Vec<u8> {
         let k = commit_bytes(b, key, 32);
         let n = commit_bytes(b, nonce, 12);
@@ -971,7 +1013,8 @@ fn aes256_matches_fips197_and_aes_crate_in_zk_and_both_sboxes() {
     let key = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
     let pt = hex("00112233445566778899aabbccddeeff");
     let ct = hex("8ea2b7ca516745bfeafc49904b496089");
-    let (p, v) = zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 32, &pt), |b| aes_both_sboxes(b, None, 32, &pt));
+    let (p, v) =
+        zk_run(Cheat::default(), |b| aes_both_sboxes(b, Some(&key), 32, &pt), |b| aes_both_sboxes(b, None, 32, &pt));
     assert_eq!(p.unwrap(), (ct.clone(), ct.clone()));
     assert_eq!(v.unwrap(), (ct.clone(), ct.clone()));
     for _ in 0..5 {
@@ -1026,7 +1069,10 @@ fn hmac_sha384_with_public_inner_state_matches_rfc4231_and_ring() {
     }
     // RFC 4231 test case 2, both hashes.
     for (hash, want) in [
-        (Sha2::Sha384, "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649"),
+        (
+            Sha2::Sha384,
+            "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649",
+        ),
         (Sha2::Sha256, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
     ] {
         let mut b = PlainBackend::new();
@@ -1046,16 +1092,23 @@ fn hmac_sha384_with_public_inner_state_matches_rfc4231_and_ring() {
         futures::executor::block_on(futures::future::join(
             async move {
                 let (outer, inner) = prover.run_deferred(&mut a, |b| pads(b, Sha2::Sha384, Some(k), 48)).await?;
-                prover.run(&mut a, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>()).await
+                prover
+                    .run(&mut a, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>())
+                    .await
             },
             async move {
                 let (outer, inner) = verifier.run_deferred(&mut c, |b| pads(b, Sha2::Sha384, None, 48)).await?;
-                verifier.run(&mut c, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>()).await
+                verifier
+                    .run(&mut c, |b| m.iter().map(|m| mac(b, &outer, &inner, Sha2::Sha384, m)).collect::<Vec<_>>())
+                    .await
             },
         ))
     };
     let (p, v) = run(Cheat::default());
-    let want: Vec<Vec<u8>> = msgs.iter().map(|m| ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA384, &key), m).as_ref().to_vec()).collect();
+    let want: Vec<Vec<u8>> = msgs
+        .iter()
+        .map(|m| ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA384, &key), m).as_ref().to_vec())
+        .collect();
     assert_eq!(p.unwrap(), want);
     assert_eq!(v.unwrap(), want);
     let (_, v) = run(Cheat { flip_open: Some(100), ..Default::default() });

@@ -131,9 +131,17 @@ impl<S: TableSink> Garbler<S> {
     /// Δ: for COT key K_i the evaluator holds K_i ⊕ c_i·Δ for a random c_i and sent
     /// e_i = x_i ⊕ c_i; the answer W⁰_i ⊕ K_i ⊕ e_i·Δ gives it W⁰_i ⊕ x_i·Δ.
     /// The corrections come from the evaluator: a count other than the keys' is an error.
-    pub fn evaluator_inputs(&mut self, cot_keys: &[u128], corrections: &[bool]) -> Result<(Vec<Wire>, Vec<u128>), GcError> {
+    pub fn evaluator_inputs(
+        &mut self,
+        cot_keys: &[u128],
+        corrections: &[bool],
+    ) -> Result<(Vec<Wire>, Vec<u128>), GcError> {
         if cot_keys.len() != corrections.len() {
-            return Err(GcError::CountMismatch { what: "input corrections", expected: cot_keys.len(), got: corrections.len() });
+            return Err(GcError::CountMismatch {
+                what: "input corrections",
+                expected: cot_keys.len(),
+                got: corrections.len(),
+            });
         }
         let zeros = self.fresh_labels(cot_keys.len());
         let send = zeros
@@ -164,7 +172,9 @@ impl<S: TableSink> Gates for Garbler<S> {
     fn xor(&self, a: Wire, b: Wire) -> Wire {
         match (a, b) {
             (Wire::Public(x), Wire::Public(y)) => Wire::Public(x ^ y),
-            (Wire::Label(l), Wire::Public(v)) | (Wire::Public(v), Wire::Label(l)) => Wire::Label(l ^ (bit_mask(v) & *self.delta)),
+            (Wire::Label(l), Wire::Public(v)) | (Wire::Public(v), Wire::Label(l)) => {
+                Wire::Label(l ^ (bit_mask(v) & *self.delta))
+            }
             (Wire::Label(x), Wire::Label(y)) => Wire::Label(x ^ y),
         }
     }

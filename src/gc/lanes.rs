@@ -116,7 +116,11 @@ impl<B: AndBatch> Gates for Lockstep<'_, B> {
 
     #[inline]
     fn xor(&self, x: Lanes, y: Lanes) -> Lanes {
-        Lanes { labels: core::array::from_fn(|i| x.labels[i] ^ y.labels[i]), public: x.public & y.public, values: x.values ^ y.values }
+        Lanes {
+            labels: core::array::from_fn(|i| x.labels[i] ^ y.labels[i]),
+            public: x.public & y.public,
+            values: x.values ^ y.values,
+        }
     }
 
     /// A lane with a public input costs nothing; the others are one batch of tables.
@@ -148,7 +152,8 @@ pub(crate) fn sub_bytes<B: AndBatch>(b: &mut B, bytes: &mut [[Wire; 8]]) {
     let mut lanes = Lockstep { b, n: 0 };
     for chunk in bytes.chunks_mut(LANES) {
         lanes.n = chunk.len();
-        let s: [Lanes; 8] = core::array::from_fn(|bit| Lanes::from_wires(lanes.b, chunk.len(), |lane| chunk[lane][bit]));
+        let s: [Lanes; 8] =
+            core::array::from_fn(|bit| Lanes::from_wires(lanes.b, chunk.len(), |lane| chunk[lane][bit]));
         let out = sbox_without_constant(&mut lanes, &s);
         for (lane, byte) in chunk.iter_mut().enumerate() {
             for (bit, w) in byte.iter_mut().enumerate() {

@@ -125,11 +125,7 @@ fn sha256_in_gc_matches_nist_and_sha2() {
     // NIST FIPS 180-2 example "abc", split between the parties.
     let (out, _) = run_gc(&Sha, &bytes_to_bits(b"a"), &bytes_to_bits(b"bc"));
     assert_eq!(bits_to_bytes(&out), Sha256::digest(b"abc").as_slice());
-    assert_eq!(
-        bits_to_bytes(&out)[..4],
-        [0xba, 0x78, 0x16, 0xbf],
-        "the published digest of \"abc\" begins ba7816bf"
-    );
+    assert_eq!(bits_to_bytes(&out)[..4], [0xba, 0x78, 0x16, 0xbf], "the published digest of \"abc\" begins ba7816bf");
     let mut rng = rand::rng();
     for len in [0usize, 55, 56, 64, 100] {
         let mut msg = vec![0u8; len];

@@ -104,7 +104,13 @@ pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table,
 /// `V`, whose lane k is gate k's (`u64` for one gate, [`X4`] for four, which compilers turn
 /// into vector instructions).
 #[inline(always)]
-fn garble_side_by_side<V: Lanes<N>, const N: usize>(delta: u128, a0: [u128; N], b0: [u128; N], h: &[u128], rho: [u8; N]) -> ([Table; N], [u128; N]) {
+fn garble_side_by_side<V: Lanes<N>, const N: usize>(
+    delta: u128,
+    a0: [u128; N],
+    b0: [u128; N],
+    h: &[u128],
+    rho: [u8; N],
+) -> ([Table; N], [u128; N]) {
     debug_assert_eq!(delta & 1, 1, "lsb(Δ) must be 1");
     let (dl, dr) = (V::splat(delta as u64), V::splat((delta >> 64) as u64));
     // the colour-0 labels A, B, and the colours (α, β) of the pair whose output is 1
@@ -155,8 +161,20 @@ fn garble_side_by_side<V: Lanes<N>, const N: usize>(delta: u128, a0: [u128; N], 
 /// hashes `h[6k..6k + 6]` and the dicing bits `rho[k]`, and gets `tables[k]` and the output
 /// zero label `out[k]`, as [`garble`] would give them. Four gates side by side, on AVX2 where
 /// the CPU has it.
-pub fn garble_layer(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
-    debug_assert!(h.len() == 6 * pairs.len() && rho.len() == pairs.len() && tables.len() == pairs.len() && out.len() == pairs.len());
+pub fn garble_layer(
+    delta: u128,
+    pairs: &[(u128, u128)],
+    h: &[u128],
+    rho: &[u8],
+    tables: &mut [Table],
+    out: &mut [u128],
+) {
+    debug_assert!(
+        h.len() == 6 * pairs.len()
+            && rho.len() == pairs.len()
+            && tables.len() == pairs.len()
+            && out.len() == pairs.len()
+    );
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
@@ -168,16 +186,36 @@ pub fn garble_layer(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8],
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn garble_layer_avx2(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
+fn garble_layer_avx2(
+    delta: u128,
+    pairs: &[(u128, u128)],
+    h: &[u128],
+    rho: &[u8],
+    tables: &mut [Table],
+    out: &mut [u128],
+) {
     garble_layer_fours(delta, pairs, h, rho, tables, out);
 }
 
 #[inline(always)]
-fn garble_layer_fours(delta: u128, pairs: &[(u128, u128)], h: &[u128], rho: &[u8], tables: &mut [Table], out: &mut [u128]) {
+fn garble_layer_fours(
+    delta: u128,
+    pairs: &[(u128, u128)],
+    h: &[u128],
+    rho: &[u8],
+    tables: &mut [Table],
+    out: &mut [u128],
+) {
     let mut k = 0;
     while k + 4 <= pairs.len() {
         let p: [(u128, u128); 4] = core::array::from_fn(|i| pairs[k + i]);
-        let (t, c) = garble_side_by_side::<X4, 4>(delta, p.map(|x| x.0), p.map(|x| x.1), &h[6 * k..6 * k + 24], core::array::from_fn(|i| rho[k + i]));
+        let (t, c) = garble_side_by_side::<X4, 4>(
+            delta,
+            p.map(|x| x.0),
+            p.map(|x| x.1),
+            &h[6 * k..6 * k + 24],
+            core::array::from_fn(|i| rho[k + i]),
+        );
         tables[k..k + 4].copy_from_slice(&t);
         out[k..k + 4].copy_from_slice(&c);
         k += 4;
@@ -482,7 +520,10 @@ mod tests {
             let mut bad = table;
             bad.g = bad.g.map(|g| g ^ (1 << (gate % 64)));
             bad.z ^= 1;
-            for (out, what) in [(evaluate_one(&hash, a, b, gate, &bad), "tampered"), (evaluate_one(&hash, a, b, gate + 1, &table), "renumbered")] {
+            for (out, what) in [
+                (evaluate_one(&hash, a, b, gate, &bad), "tampered"),
+                (evaluate_one(&hash, a, b, gate + 1, &table), "renumbered"),
+            ] {
                 assert!(out != c0 && out != c0 ^ delta, "{what} gate {gate} still decodes");
                 wrong += 1;
             }
@@ -500,7 +541,10 @@ mod tests {
         for colours in 0..4u8 {
             let mut seen = [0u32; 4];
             for gate in 0..4_000u64 {
-                let (a0, b0) = ((rng.random::<u128>() & !1) | u128::from(colours & 1), (rng.random::<u128>() & !1) | u128::from(colours >> 1));
+                let (a0, b0) = (
+                    (rng.random::<u128>() & !1) | u128::from(colours & 1),
+                    (rng.random::<u128>() & !1) | u128::from(colours >> 1),
+                );
                 let (table, _) = garble_one(&hash, delta, a0, b0, gate, rng.random());
                 let (a, b) = (a0, b0 ^ delta);
                 let h = hash.hash(evaluator_hash_inputs(a, b), |k| evaluator_tweak(gate, k));
@@ -529,7 +573,10 @@ mod tests {
             for bit in 5 * n..8 * (encoded_len(n) - 24 * n) {
                 let mut padded = bytes[1..].to_vec();
                 padded[24 * n + bit / 8] |= 1 << (bit % 8);
-                assert!(matches!(decode_tables(&padded, &mut Vec::new()), Err(GcError::MalformedTables(_))), "{n} tables, bit {bit}");
+                assert!(
+                    matches!(decode_tables(&padded, &mut Vec::new()), Err(GcError::MalformedTables(_))),
+                    "{n} tables, bit {bit}"
+                );
             }
         }
         let two = [Table { g: [1, 2, 3], z: 0b10110 }, Table { g: [u64::MAX, 0, 1 << 63], z: 0b00011 }];

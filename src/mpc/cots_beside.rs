@@ -66,7 +66,13 @@ pub type VerifierMade = Vec<Vec<F128>>;
 
 /// The prover's side: steps of at most `step` COTs until `total` are made or `go_on` turns
 /// false (checked before each step), then the end.
-pub async fn make<R: CotReceiver, C: Channel>(source: &mut R, ch: &mut C, total: usize, step: usize, go_on: &AtomicBool) -> Result<ProverMade, BesideError> {
+pub async fn make<R: CotReceiver, C: Channel>(
+    source: &mut R,
+    ch: &mut C,
+    total: usize,
+    step: usize,
+    go_on: &AtomicBool,
+) -> Result<ProverMade, BesideError> {
     let (mut made, mut sum) = (Vec::new(), 0);
     while sum < total && go_on.load(Ordering::Acquire) {
         let n = step.max(1).min(total - sum);
@@ -83,7 +89,11 @@ pub async fn make<R: CotReceiver, C: Channel>(source: &mut R, ch: &mut C, total:
 }
 
 /// The verifier's side: serves the prover's steps while their total stays within `cap`.
-pub async fn serve<S: CotSender, C: Channel>(source: &mut S, ch: &mut C, cap: usize) -> Result<VerifierMade, BesideError> {
+pub async fn serve<S: CotSender, C: Channel>(
+    source: &mut S,
+    ch: &mut C,
+    cap: usize,
+) -> Result<VerifierMade, BesideError> {
     let (mut made, mut total) = (Vec::new(), 0usize);
     loop {
         let msg = ch.recv().await?;
@@ -124,7 +134,9 @@ impl<T: Send + 'static> OwnThread<T> {
         let (_stop, stop) = oneshot::channel::<()>();
         let run = move || {
             let job = Box::pin(job());
-            if let futures::future::Either::Left((out, _)) = futures::executor::block_on(futures::future::select(job, stop)) {
+            if let futures::future::Either::Left((out, _)) =
+                futures::executor::block_on(futures::future::select(job, stop))
+            {
                 let _ = tx.send(out);
             }
         };
@@ -193,7 +205,10 @@ mod tests {
     #[test]
     fn a_prover_asking_beyond_the_cap_is_refused() {
         let (_, v, _) = run(2 * COTS_PER_STEP, COTS_PER_STEP + 1, true);
-        assert!(matches!(v, Err(BesideError::TooMany { asked, limit }) if asked == 2 * COTS_PER_STEP && limit == COTS_PER_STEP + 1), "{v:?}");
+        assert!(
+            matches!(v, Err(BesideError::TooMany { asked, limit }) if asked == 2 * COTS_PER_STEP && limit == COTS_PER_STEP + 1),
+            "{v:?}"
+        );
     }
 
     /// A step message of the wrong size is refused.

@@ -40,7 +40,9 @@ pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
     ProjectivePoint::from(*server) * d
 }
 
-use super::ole::{corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError};
+use super::ole::{
+    corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError,
+};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
@@ -173,10 +175,23 @@ impl EcdhProver {
         self.cheat = Some(cheat);
     }
 
-    fn ole(&self, round: usize, inputs: &[Fp], cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Vec<Fp>), EcdhError> {
+    fn ole(
+        &self,
+        round: usize,
+        inputs: &[Fp],
+        cots: &SenderCots,
+        corrections: &[bool],
+    ) -> Result<(Vec<Fp>, Vec<Fp>), EcdhError> {
         #[cfg(test)]
         if let Some(c) = self.cheat.filter(|c| c.round == round) {
-            return Ok(super::ole::sender_with_error(inputs, cots.delta, cots.keys, cots.first, corrections, (c.ole, c.bit, c.error))?);
+            return Ok(super::ole::sender_with_error(
+                inputs,
+                cots.delta,
+                cots.keys,
+                cots.first,
+                corrections,
+                (c.ole, c.bit, c.error),
+            )?);
         }
         let _ = round;
         Ok(sender(inputs, cots.delta, cots.keys, cots.first, corrections)?)
@@ -247,7 +262,13 @@ fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
 
 /// Party A's side over a channel: `keys` are [`ROUND_COTS`] COT keys under `delta`, the
 /// first with session-wide index `first`. Returns A's premaster share.
-pub async fn run_prover<C: Channel>(ch: &mut C, mut a: EcdhProver, delta: F128, keys: &[F128], first: u64) -> Result<Fp, EcdhError> {
+pub async fn run_prover<C: Channel>(
+    ch: &mut C,
+    mut a: EcdhProver,
+    delta: F128,
+    keys: &[F128],
+    first: u64,
+) -> Result<Fp, EcdhError> {
     let [k1, k2, k3] = rounds(keys)?;
     let cots = |keys, at: usize| SenderCots { delta, keys, first: first + at as u64 };
     let e = corrections_from_bytes(&ch.recv().await?, k1.len())?;
@@ -269,14 +290,21 @@ pub async fn run_prover<C: Channel>(ch: &mut C, mut a: EcdhProver, delta: F128, 
 }
 
 /// Party B's side over a channel: its COT choices and MACs, as many as A's keys.
-pub async fn run_verifier<C: Channel>(ch: &mut C, mut b: EcdhVerifier, choices: &[bool], macs: &[F128], first: u64) -> Result<Fp, EcdhError> {
+pub async fn run_verifier<C: Channel>(
+    ch: &mut C,
+    mut b: EcdhVerifier,
+    choices: &[bool],
+    macs: &[F128],
+    first: u64,
+) -> Result<Fp, EcdhError> {
     let [c1, c2, c3] = rounds(choices)?;
     let [m1, m2, m3] = rounds(macs)?;
     let cots = |choices, macs, at: usize| ReceiverCots { choices, macs, first: first + at as u64 };
     let (r1, r2, r3) = (cots(c1, m1, 0), cots(c2, m2, c1.len()), cots(c3, m3, c1.len() + c2.len()));
     ch.send(bits_to_bytes(&b.round1(&r1)?)).await?;
     let msg = ch.recv().await?;
-    let (elements, a_delta) = msg.split_at_checked(32 * c1.len()).ok_or(EcdhError::Malformed("round 1's OLE message is short"))?;
+    let (elements, a_delta) =
+        msg.split_at_checked(32 * c1.len()).ok_or(EcdhError::Malformed("round 1's OLE message is short"))?;
     let a_delta = elements_from(a_delta, 1)?[0];
     if let Err(e) = b.round1_finish(&r1, &elements_from(elements, c1.len())?, a_delta) {
         if matches!(e, EcdhError::SameX) {
@@ -296,14 +324,28 @@ pub async fn run_verifier<C: Channel>(ch: &mut C, mut b: EcdhVerifier, choices: 
 /// `delta`, B the choices and MACs, [`ROUND_COTS`] of them in all; the scalar shares are `d`.
 /// Returns both premaster shares and the bytes exchanged.
 #[cfg(test)]
-pub fn in_memory(keys: &[F128], delta: F128, choices: &[bool], macs: &[F128], server: &AffinePoint, d: [&Scalar; 2]) -> Result<(Fp, Fp, u64), EcdhError> {
+pub fn in_memory(
+    keys: &[F128],
+    delta: F128,
+    choices: &[bool],
+    macs: &[F128],
+    server: &AffinePoint,
+    d: [&Scalar; 2],
+) -> Result<(Fp, Fp, u64), EcdhError> {
     let a = EcdhProver::new(&share_point(d[0], server))?;
     let b = EcdhVerifier::new(&share_point(d[1], server))?;
     exchange(a, b, keys, delta, choices, macs)
 }
 
 #[cfg(test)]
-fn exchange(a: EcdhProver, b: EcdhVerifier, keys: &[F128], delta: F128, choices: &[bool], macs: &[F128]) -> Result<(Fp, Fp, u64), EcdhError> {
+fn exchange(
+    a: EcdhProver,
+    b: EcdhVerifier,
+    keys: &[F128],
+    delta: F128,
+    choices: &[bool],
+    macs: &[F128],
+) -> Result<(Fp, Fp, u64), EcdhError> {
     let (mut ca, mut cb) = crate::channel::memory_pair(1 << 20);
     let (sa, sb) = futures::executor::block_on(futures::future::join(
         async move { run_prover(&mut ca, a, delta, keys, 0).await.map(|s| (s, ca.bytes_sent() + ca.bytes_received())) },
@@ -336,7 +378,8 @@ mod tests {
 
             let delta = F128(rng.random());
             let (keys, choices, macs) = cots(delta, ROUND_COTS.iter().sum());
-            let (share_a, share_b, _) = in_memory(&keys, delta, &choices, &macs, &server, [&d1, &d2]).expect("sizes and finite points");
+            let (share_a, share_b, _) =
+                in_memory(&keys, delta, &choices, &macs, &server, [&d1, &d2]).expect("sizes and finite points");
             assert_eq!(share_a + share_b, expect, "the shares add up to x(s·(d₁ + d₂)·G)");
             assert_ne!(share_a, expect, "neither share is the premaster itself");
         }
@@ -360,7 +403,8 @@ mod tests {
     fn inconsistent_sender(bit: usize) -> (bool, bool) {
         let (d1, d2, s) = (random_scalar(), random_scalar(), random_scalar());
         let server = (ProjectivePoint::GENERATOR * s).to_affine();
-        let pms = coordinates(&((ProjectivePoint::GENERATOR * d1 + ProjectivePoint::GENERATOR * d2) * s)).expect("finite").0;
+        let pms =
+            coordinates(&((ProjectivePoint::GENERATOR * d1 + ProjectivePoint::GENERATOR * d2) * s)).expect("finite").0;
         let mut a = EcdhProver::new(&share_point(&d1, &server)).expect("finite");
         a.cheat(SenderCheat { round: 1, ole: 0, bit, error: Fp::random() });
         let b = EcdhVerifier::new(&share_point(&d2, &server)).expect("finite");
@@ -410,7 +454,11 @@ mod tests {
         let honest_len: Vec<u8> = element.iter().copied().cycle().take(32 * (ROUND_COTS[0] + 1)).collect();
         let mut not_below_p = honest_len.clone();
         not_below_p[..32].fill(0xff);
-        for (reply, what) in [(honest_len[..100].to_vec(), "short"), (not_below_p, "not below p"), ([honest_len.clone(), vec![0]].concat(), "wrong length")] {
+        for (reply, what) in [
+            (honest_len[..100].to_vec(), "short"),
+            (not_below_p, "not below p"),
+            ([honest_len.clone(), vec![0]].concat(), "wrong length"),
+        ] {
             match b_gets(reply) {
                 Err(EcdhError::Malformed(m)) => assert!(m.contains(what), "{m}"),
                 other => panic!("{what}: {other:?}"),
@@ -439,5 +487,4 @@ mod tests {
     fn the_point_at_infinity_is_refused() {
         assert!(matches!(EcdhProver::new(&ProjectivePoint::IDENTITY), Err(EcdhError::Infinity)));
     }
-
 }

@@ -17,7 +17,10 @@
 //! sent its share would let an A that used inconsistent OLE inputs read B's bits from the
 //! difference to the tag the server sent.
 
-use super::ole::{a2m_receiver_share, a2m_sender_share, corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError, COTS_PER_OLE};
+use super::ole::{
+    a2m_receiver_share, a2m_sender_share, corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver,
+    receiver_corrections, sender, OleError, COTS_PER_OLE,
+};
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
@@ -162,14 +165,28 @@ fn nonzero() -> F128 {
 /// Party A's side (the prover, OLE sender): from its additive share of H and
 /// [`cots_for_powers`] COT keys under `delta` (the first with session-wide index `first`), its
 /// shares of H, …, H^max_power.
-pub async fn powers_a<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, delta: F128, keys: &[F128], first: u64) -> Result<PowerShares, GhashError> {
+pub async fn powers_a<C: Channel>(
+    ch: &mut C,
+    h_share: F128,
+    max_power: usize,
+    delta: F128,
+    keys: &[F128],
+    first: u64,
+) -> Result<PowerShares, GhashError> {
     powers_a_inner(ch, h_share, max_power, delta, keys, first, None).await
 }
 
 /// [`powers_a`] by a cheating A, for tests: its input to odd-power OLE `ole` is off by `error`
 /// for bit `bit` only.
 #[cfg(test)]
-async fn powers_a_inconsistent<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, delta: F128, keys: &[F128], cheat: (usize, usize, F128)) -> Result<PowerShares, GhashError> {
+async fn powers_a_inconsistent<C: Channel>(
+    ch: &mut C,
+    h_share: F128,
+    max_power: usize,
+    delta: F128,
+    keys: &[F128],
+    cheat: (usize, usize, F128),
+) -> Result<PowerShares, GhashError> {
     powers_a_inner(ch, h_share, max_power, delta, keys, 0, Some(cheat)).await
 }
 
@@ -212,7 +229,14 @@ async fn powers_a_inner<C: Channel>(
 }
 
 /// Party B's side (the verifier, OLE receiver): its COT choices and MACs, as many as A's keys.
-pub async fn powers_b<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, choices: &[bool], macs: &[F128], first: u64) -> Result<PowerShares, GhashError> {
+pub async fn powers_b<C: Channel>(
+    ch: &mut C,
+    h_share: F128,
+    max_power: usize,
+    choices: &[bool],
+    macs: &[F128],
+    first: u64,
+) -> Result<PowerShares, GhashError> {
     check_bound(max_power)?;
     let n = cots_for_powers(max_power);
     for got in [choices.len(), macs.len()] {
@@ -223,7 +247,9 @@ pub async fn powers_b<C: Channel>(ch: &mut C, h_share: F128, max_power: usize, c
     let ((c1, c2), (m1, m2)) = (choices.split_at(COTS_PER_OLE), macs.split_at(COTS_PER_OLE));
     ch.send(bits_to_bytes(&receiver_corrections(&[h_share], c1)?)).await?;
     let msg = ch.recv().await?;
-    let (ole_msg, s) = msg.split_at_checked(16 * COTS_PER_OLE).ok_or(GhashError::Malformed("the conversion's first message is short"))?;
+    let (ole_msg, s) = msg
+        .split_at_checked(16 * COTS_PER_OLE)
+        .ok_or(GhashError::Malformed("the conversion's first message is short"))?;
     let s = elements_from(s, 1)?[0];
     let beta = receiver(&[h_share], m1, first, &elements_from(ole_msg, COTS_PER_OLE)?)?[0];
     let rh = a2m_receiver_share(s, beta);
@@ -286,9 +312,14 @@ mod tests {
         let nonce: [u8; 12] = rand::random();
         let aad: [u8; 13] = rand::random();
         let mut data: Vec<u8> = (0..100u8).collect();
-        let sealing = ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::AES_128_GCM, &key).expect("key"));
+        let sealing =
+            ring::aead::LessSafeKey::new(ring::aead::UnboundKey::new(&ring::aead::AES_128_GCM, &key).expect("key"));
         let tag = sealing
-            .seal_in_place_separate_tag(ring::aead::Nonce::assume_unique_for_key(nonce), ring::aead::Aad::from(aad), &mut data)
+            .seal_in_place_separate_tag(
+                ring::aead::Nonce::assume_unique_for_key(nonce),
+                ring::aead::Aad::from(aad),
+                &mut data,
+            )
             .expect("seal");
 
         let h = block_to_field(aes_block(&key, [0; 16]));
@@ -332,8 +363,10 @@ mod tests {
             let h3_ok = a.power(3).zip(b.power(3)).map(|(x, y)| x + y) == Some(h * h * h);
             // The joint GHASH of 4 blocks against the honest one from the true powers.
             let blocks = ghash_blocks(&[1; 13], &[2; 20]);
-            let honest = blocks.iter().enumerate().fold(F128::ZERO, |acc, (i, x)| acc + *x * h.pow((blocks.len() - i) as u128));
-            let joint = a.ghash_share(&[1; 13], &[2; 20]).expect("4 powers") + b.ghash_share(&[1; 13], &[2; 20]).expect("4 powers");
+            let honest =
+                blocks.iter().enumerate().fold(F128::ZERO, |acc, (i, x)| acc + *x * h.pow((blocks.len() - i) as u128));
+            let joint = a.ghash_share(&[1; 13], &[2; 20]).expect("4 powers")
+                + b.ghash_share(&[1; 13], &[2; 20]).expect("4 powers");
             assert_eq!(joint == honest, h3_ok, "the tag is wrong exactly when H³'s shares are");
             wrong |= !h3_ok;
             right |= h3_ok;

@@ -12,7 +12,9 @@ use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
 use super::kdf::{derive, KdfInputs};
 use super::phases::{Input, PhaseError};
-use super::record::{self, direction, ghash_key_share, j0_share, masked_keystream, Direction, RecordError, MAX_CIPHERTEXT};
+use super::record::{
+    self, direction, ghash_key_share, j0_share, masked_keystream, Direction, RecordError, MAX_CIPHERTEXT,
+};
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
@@ -77,7 +79,12 @@ pub enum HandshakeError {
 fn check_ole_cots(got: usize, powers: usize) -> Result<(), HandshakeError> {
     let expected = cots_for_powers(powers);
     if got != expected {
-        return Err(GhashError::from(super::ole::OleError::CountMismatch { what: "COTs for the records' GHASH", expected, got }).into());
+        return Err(GhashError::from(super::ole::OleError::CountMismatch {
+            what: "COTs for the records' GHASH",
+            expected,
+            got,
+        })
+        .into());
     }
     Ok(())
 }
@@ -113,7 +120,15 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 /// [`cots_for_powers`]`(powers)` COTs for the OLEs of the client direction's GHASH powers.
 /// Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag) and what the
 /// records take.
-pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut C, inputs: &HandshakeInputs, input_keys: &[u128], ole: SenderCots<'_>, kdf: &KdfInputs, powers: usize) -> Result<(Vec<u8>, RecordKeys<GarbledBackend>), HandshakeError> {
+pub async fn client_finished_prover<C: Channel>(
+    gp: &mut GarblerParty,
+    ch: &mut C,
+    inputs: &HandshakeInputs,
+    input_keys: &[u128],
+    ole: SenderCots<'_>,
+    kdf: &KdfInputs,
+    powers: usize,
+) -> Result<(Vec<u8>, RecordKeys<GarbledBackend>), HandshakeError> {
     check_ole_cots(ole.keys.len(), powers)?;
     let masks = inputs.masks;
     let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs.to_bytes())).await?;
@@ -124,29 +139,61 @@ pub async fn client_finished_prover<C: Channel>(gp: &mut GarblerParty, ch: &mut 
     ghash_key_share(gp, ch, &d, &mask(mask_wires, MASK_CLIENT_H)).await?;
     j0_share(gp, ch, &d, 0, &mask(mask_wires, MASK_CLIENT_J0)).await?;
     let ks = masked_keystream(gp, ch, &d, 0, 16, &mask(mask_wires, MASK_CLIENT_KS)).await?;
-    let client_powers = powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), powers, ole.delta, ole.keys, ole.first).await?;
+    let client_powers =
+        powers_a(ch, block_to_field(masks[MASK_CLIENT_H]), powers, ole.delta, ole.keys, ole.first).await?;
     let finished = crate::tls::codec::handshake_message(crate::tls::codec::hs::FINISHED, &keys.client_verify_data);
-    let ciphertext: Vec<u8> = finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
+    let ciphertext: Vec<u8> =
+        finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
     let body = record::seal_prover(ch, &client_powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
-    Ok((body, RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs, client_verify_data: keys.client_verify_data }))
+    Ok((
+        body,
+        RecordKeys {
+            client: d,
+            client_key_and_salt,
+            client_powers,
+            verifier_input: theirs,
+            client_verify_data: keys.client_verify_data,
+        },
+    ))
 }
 
 /// The verifier's side up to the client Finished: its premaster share with the COT choices
 /// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
 /// ciphertext, as the server receives it, and what the records take.
-pub async fn client_finished_verifier<C: Channel>(ep: &mut EvaluatorParty, ch: &mut C, v_share: &Fp, input: (&[bool], &[u128]), ole: ReceiverCots<'_>, kdf: &KdfInputs, powers: usize) -> Result<(Vec<u8>, RecordKeys<EvaluatedBackend>), HandshakeError> {
+pub async fn client_finished_verifier<C: Channel>(
+    ep: &mut EvaluatorParty,
+    ch: &mut C,
+    v_share: &Fp,
+    input: (&[bool], &[u128]),
+    ole: ReceiverCots<'_>,
+    kdf: &KdfInputs,
+    powers: usize,
+) -> Result<(Vec<u8>, RecordKeys<EvaluatedBackend>), HandshakeError> {
     check_ole_cots(ole.choices.len(), powers).and(check_ole_cots(ole.macs.len(), powers))?;
     let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
     let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
     let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
     let mask_wires = &theirs[256..];
     let d = direction(ep, ch, &keys.client_write_key, &keys.client_write_iv).await?;
-    let h = ghash_key_share(ep, ch, &d, &mask_e(mask_wires, MASK_CLIENT_H)).await?.ok_or(HandshakeError::Malformed("the GHASH key"))?;
-    let j0 = j0_share(ep, ch, &d, 0, &mask_e(mask_wires, MASK_CLIENT_J0)).await?.ok_or(HandshakeError::Malformed("E_K(J0)"))?;
+    let h = ghash_key_share(ep, ch, &d, &mask_e(mask_wires, MASK_CLIENT_H))
+        .await?
+        .ok_or(HandshakeError::Malformed("the GHASH key"))?;
+    let j0 = j0_share(ep, ch, &d, 0, &mask_e(mask_wires, MASK_CLIENT_J0))
+        .await?
+        .ok_or(HandshakeError::Malformed("E_K(J0)"))?;
     masked_keystream(ep, ch, &d, 0, 16, &mask_e(mask_wires, MASK_CLIENT_KS)).await?;
     let client_powers = powers_b(ch, block_to_field(h), powers, ole.choices, ole.macs, ole.first).await?;
     let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0, 16).await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
-    Ok((seen, RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine, client_verify_data: keys.client_verify_data }))
+    Ok((
+        seen,
+        RecordKeys {
+            client: d,
+            client_key_and_salt,
+            client_powers,
+            verifier_input: mine,
+            client_verify_data: keys.client_verify_data,
+        },
+    ))
 }

@@ -44,7 +44,8 @@ pub struct SessionKeys<B: Circuit> {
 }
 
 fn public_inner(bytes: &[u8]) -> Result<PublicInner, PhaseError> {
-    let state: [u8; 32] = bytes.try_into().map_err(|_| super::phases::PeerMisbehaved::Malformed("inner state length"))?;
+    let state: [u8; 32] =
+        bytes.try_into().map_err(|_| super::phases::PeerMisbehaved::Malformed("inner state length"))?;
     Ok(PublicInner::from_bytes(&state))
 }
 
@@ -71,7 +72,9 @@ pub async fn derive<C: Channel, P: Phases<C>>(
         Some(h) => [&b"extended master secret"[..], &h].concat(),
         None => [&b"master secret"[..], &inputs.client_random, &inputs.server_random].concat(),
     };
-    let hmac = |b: &mut P::Backend, outer: &State<P::Backend>, inner: &PublicInner, msg: &[u8]| hmac_public_inner(b, outer, inner, msg);
+    let hmac = |b: &mut P::Backend, outer: &State<P::Backend>, inner: &PublicInner, msg: &[u8]| {
+        hmac_public_inner(b, outer, inner, msg)
+    };
 
     let ((), a1) = p.phase(ch, &mut |b| ((), hmac(b, &pms_outer, &pms_inner, &seed))).await?;
     let (p1, a2) = p
@@ -117,6 +120,8 @@ pub async fn derive<C: Channel, P: Phases<C>>(
         server_write_key: keys[128..].to_vec(),
         client_write_iv: ivs[..32].to_vec(),
         server_write_iv: ivs[32..].to_vec(),
-        client_verify_data: cvd.try_into().map_err(|_| super::phases::PeerMisbehaved::Malformed("verify_data length"))?,
+        client_verify_data: cvd
+            .try_into()
+            .map_err(|_| super::phases::PeerMisbehaved::Malformed("verify_data length"))?,
     })
 }

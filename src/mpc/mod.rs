@@ -12,8 +12,8 @@
 //! OLE sender throughout and nothing is opened to it, which is why the share conversions need
 //! no proof of their own ([`ecdh`]).
 
-pub(crate) mod cots_beside;
 pub mod connection;
+pub(crate) mod cots_beside;
 pub(crate) mod ecdh;
 pub(crate) mod fp;
 pub mod garbled;

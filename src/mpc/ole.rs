@@ -14,9 +14,9 @@
 //! Messages per OLE: one bit per input bit receiver → sender, one field element per input bit
 //! sender → receiver (2 KiB over GF(2^128), 8 KiB over GF(p)).
 
+use super::fp::Fp;
 use crate::gc::hash::GateHash;
 use crate::ot::ct::bit_mask;
-use super::fp::Fp;
 use crate::primitives::field::F128;
 use core::ops::{Add, Mul, Neg, Sub};
 use p256::elliptic_curve::subtle::ConditionallySelectable;
@@ -224,7 +224,12 @@ fn sender_inner<F: OleField>(
 
 /// The receiver's side: from its inputs b, its COT MACs M = K + c·Δ, the index of the first COT
 /// (as the sender's) and the sender's message, its shares y (x + y = a·b).
-pub fn receiver<F: OleField>(inputs: &[F], cot_macs: &[F128], first_cot: u64, message: &[F]) -> Result<Vec<F>, OleError> {
+pub fn receiver<F: OleField>(
+    inputs: &[F],
+    cot_macs: &[F128],
+    first_cot: u64,
+    message: &[F],
+) -> Result<Vec<F>, OleError> {
     let n = inputs.len() * F::BITS;
     check("COT MACs", n, cot_macs.len())?;
     check("sender message", n, message.len())?;

@@ -46,11 +46,16 @@ pub trait Phases<C: Channel> {
     type Backend: Circuit;
     /// Runs one phase: `f` builds its gates and returns what to keep and the (byte-aligned)
     /// bits to reveal; the result is what `f` kept and the revealed bytes.
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError>;
+    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>)
+        -> Result<(T, Vec<u8>), PhaseError>;
 
     /// Runs one phase whose bits only the verifier decodes: the verifier gets the bytes, the
     /// garbler `None` (in the proof after the session, both: the verifier has published them).
-    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError>;
+    async fn phase_for_verifier<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Self::Backend, T>,
+    ) -> Result<(T, Option<Vec<u8>>), PhaseError>;
 }
 
 /// What went wrong in a phase.
@@ -106,7 +111,12 @@ impl<'a, P> ZkPhases<'a, P> {
     /// Runs the multiplication check over every phase and compares the values the proof
     /// opened, phase by phase, with those the garbled run revealed (`during_session`) and
     /// those the verifier alone decoded (`for_verifier`, which it has published).
-    pub async fn finish<C: Channel>(self, ch: &mut C, during_session: &[Vec<u8>], for_verifier: &[Vec<u8>]) -> Result<(), PhaseError>
+    pub async fn finish<C: Channel>(
+        self,
+        ch: &mut C,
+        during_session: &[Vec<u8>],
+        for_verifier: &[Vec<u8>],
+    ) -> Result<(), PhaseError>
     where
         P: Party<C>,
     {
@@ -118,7 +128,11 @@ impl<'a, P> ZkPhases<'a, P> {
     }
 
     /// One phase as a deferred batch: what `f` kept and the bytes the proof opens.
-    async fn prove<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Vec<u8>), PhaseError>
+    async fn prove<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, P::Backend, T>,
+    ) -> Result<(T, Vec<u8>), PhaseError>
     where
         P: Party<C>,
     {
@@ -153,7 +167,11 @@ impl<P: Party<C>, C: Channel> Phases<C> for ZkPhases<'_, P> {
         Ok((t, bytes))
     }
 
-    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, P::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+    async fn phase_for_verifier<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, P::Backend, T>,
+    ) -> Result<(T, Option<Vec<u8>>), PhaseError> {
         let (t, bytes) = self.prove(ch, f).await?;
         self.opened_for_verifier.push(bytes.clone());
         Ok((t, Some(bytes)))

@@ -14,9 +14,9 @@ use super::connection::{ProverConnection, VerifierConnection};
 use super::fp::Fp;
 use super::handshake::MASKS;
 use super::kdf::derive;
-use super::script::{CommittedInputs, SessionScript};
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
 use super::record::{direction, ghash_key_share, j0_share, masked_keystream};
+use super::script::{CommittedInputs, SessionScript};
 use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
 use crate::circuits::{bytes_to_bits, Gates};
 use crate::gc::Wire;
@@ -66,7 +66,13 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
 /// E_K(J0) and Finished keystream), then
 /// the key schedule the request was garbled ahead under (if it was), each request record's
 /// keystream and E_K(J0), and each closing record's keystream and E_K(J0).
-pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &CommittedInputs<<P::Backend as Gates>::Bit>, verifier_share: &[u8; 32], script: &SessionScript) -> Result<(), ReproofError> {
+pub async fn replay<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    inputs: &CommittedInputs<<P::Backend as Gates>::Bit>,
+    verifier_share: &[u8; 32],
+    script: &SessionScript,
+) -> Result<(), ReproofError> {
     check_len(&inputs.handshake, 256 + 128 * MASKS)?;
     let (share, masks) = inputs.handshake.split_at(256);
     let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
@@ -92,7 +98,14 @@ pub async fn replay<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, inputs: &Co
 }
 
 /// A record the client sealed: its masked keystream, then V's share of its E_K(J0).
-async fn sealed_record<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, client: &super::record::Direction<P::Backend>, wires: &[<P::Backend as Gates>::Bit], seq: u64, len: usize) -> Result<(), ReproofError> {
+async fn sealed_record<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    client: &super::record::Direction<P::Backend>,
+    wires: &[<P::Backend as Gates>::Bit],
+    seq: u64,
+    len: usize,
+) -> Result<(), ReproofError> {
     check_len(wires, 8 * (len + 16))?;
     masked_keystream(p, ch, client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
     j0_share(p, ch, client, seq, &Input::Wires(&wires[8 * len..])).await?;
@@ -107,11 +120,17 @@ fn values_for_verifier(script: &SessionScript) -> usize {
 
 /// V's side: publishes its share, its labels and the values it alone decoded, then checks
 /// the proof.
-pub async fn verify<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &VerifierConnection<<Z::Backend as Gates>::Bit>) -> Result<(), ReproofError> {
+pub async fn verify<C: Channel, Z: Party<C>>(
+    zk: &mut Z,
+    ch: &mut C,
+    conn: &VerifierConnection<<Z::Backend as Gates>::Bit>,
+) -> Result<(), ReproofError> {
     let share = conn.premaster_share.to_be_bytes();
     let mut msg = share.to_vec();
     for w in &conn.own_labels {
-        let Wire::Label(l) = w else { return Err(ReproofError::Malformed("a public wire among the verifier's inputs")) };
+        let Wire::Label(l) = w else {
+            return Err(ReproofError::Malformed("a public wire among the verifier's inputs"));
+        };
         msg.extend_from_slice(&l.to_le_bytes());
     }
     msg.extend(conn.for_verifier.concat());
@@ -123,7 +142,11 @@ pub async fn verify<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &Veri
 
 /// P's side: takes what V published, checks V's labels against its share, proves every phase
 /// again. Returns V's share.
-pub async fn prove<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &ProverConnection<<Z::Backend as Gates>::Bit>) -> Result<Fp, ReproofError> {
+pub async fn prove<C: Channel, Z: Party<C>>(
+    zk: &mut Z,
+    ch: &mut C,
+    conn: &ProverConnection<<Z::Backend as Gates>::Bit>,
+) -> Result<Fp, ReproofError> {
     let (zeros, delta) = &conn.verifier_input;
     let n_values = values_for_verifier(&conn.script);
     let msg = recv_chunked(ch, 32 + 16 * zeros.len() + 16 * n_values).await?;
@@ -131,8 +154,12 @@ pub async fn prove<C: Channel, Z: Party<C>>(zk: &mut Z, ch: &mut C, conn: &Prove
     let (labels, values) = rest.split_at(16 * zeros.len());
     let share: [u8; 32] = share.try_into().map_err(|_| ReproofError::Malformed("a share is 32 bytes"))?;
     let v_share = Fp::from_be_bytes(&share).ok_or(ReproofError::Malformed("the share is not below the P-256 prime"))?;
-    for (bit, ((value, zero), label)) in bytes_to_bits(&share).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate() {
-        let Wire::Label(zero) = zero else { return Err(ReproofError::Malformed("a public wire among the verifier's inputs")) };
+    for (bit, ((value, zero), label)) in
+        bytes_to_bits(&share).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate()
+    {
+        let Wire::Label(zero) = zero else {
+            return Err(ReproofError::Malformed("a public wire among the verifier's inputs"));
+        };
         let expected = if value { zero ^ delta } else { *zero };
         let held = u128::from_le_bytes(label.try_into().map_err(|_| ReproofError::Malformed("a label is 16 bytes"))?);
         if !bool::from(subtle::ConstantTimeEq::ct_eq(&held, &expected)) {

@@ -40,7 +40,8 @@ fn garbled_kdf(
 ) -> (Outcome<GarbledKeys, GarblerParty>, Outcome<EvaluatedKeys, EvaluatorParty>) {
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     gp.cheat = cheat;
-    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
+    let (keys, choices, macs) =
+        crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 256);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
@@ -131,7 +132,13 @@ fn reproof(p_share: &Fp, v_share: &Fp, inputs: &KdfInputs, during_session: &[Vec
 }
 
 /// [`reproof`] with a prover that also cheats in the proof.
-fn reproof_with(cheat: crate::zk::Cheat, p_share: &Fp, v_share: &Fp, inputs: &KdfInputs, during_session: &[Vec<u8>]) -> Result<(), PhaseError> {
+fn reproof_with(
+    cheat: crate::zk::Cheat,
+    p_share: &Fp,
+    v_share: &Fp,
+    inputs: &KdfInputs,
+    during_session: &[Vec<u8>],
+) -> Result<(), PhaseError> {
     let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(cheat);
     // Each side owns its channel end, so one that fails drops it and the other returns.
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
@@ -229,7 +236,10 @@ fn a_prover_that_opens_false_values_to_match_its_garbled_cheat_is_caught_by_the_
     let (_, e) = garbled_kdf(&p, &v, &inputs, GarblerCheat::default());
     let cheat = crate::zk::Cheat { flip_open: Some(100), ..Default::default() };
     let r = reproof_with(cheat, &p, &v, &inputs, e.expect("evaluator").1.revealed());
-    assert!(matches!(r, Err(PhaseError::Proof(_)) | Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))), "{r:?}");
+    assert!(
+        matches!(r, Err(PhaseError::Proof(_)) | Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -296,7 +306,9 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
         ))
         .1
     };
-    let run_from = |first_gate: u64, announced: u64, sent: usize| run_chunk(first_gate, announced, vec![0u8; crate::gc::three_halves::encoded_len(sent)]);
+    let run_from = |first_gate: u64, announced: u64, sent: usize| {
+        run_chunk(first_gate, announced, vec![0u8; crate::gc::three_halves::encoded_len(sent)])
+    };
     let run = |announced: u64, sent: usize| run_from(0, announced, sent);
     assert!(run(2, 2).is_ok());
     assert!(run_from(super::garbled::AHEAD_GATES, 2, 2).is_ok(), "a phase may start at any gate the garbler names");
@@ -321,14 +333,14 @@ fn a_phase_with_too_many_or_too_few_tables_is_refused() {
     assert!(matches!(r, Err(PhaseError::Garbled(crate::gc::GcError::MalformedTables(_)))), "{r:?}");
 }
 
-
 #[test]
 fn the_verifiers_input_reaches_the_garbler_only_masked_by_its_cot_choices() {
     // What the garbler receives for the verifier's input bits is x ⊕ c for the COT choices c,
     // which it never sees: balanced whatever x is, and equal to x only through c.
     for x in [false, true] {
         let values = vec![x; 256];
-        let (_, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(rand::random::<u128>() | 1), 256);
+        let (_, choices, macs) =
+            crate::ot::test_util::random_cots(crate::primitives::field::F128(rand::random::<u128>() | 1), 256);
         let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let (seen, wires) = block_on(join(
@@ -401,7 +413,12 @@ fn decoding_bits_for_another_number_of_wires_are_refused() {
 
 /// A phase the verifier alone decodes: additive shares of the GHASH key H = AES_K(0^128) for
 /// K = k_P ⊕ k_V, the verifier's H ⊕ m under the prover's mask m.
-fn ghash_key_shares<B: crate::circuits::Circuit>(b: &mut B, k_p: &[B::Bit], mask: &[B::Bit], k_v: &[B::Bit]) -> ((), Vec<B::Bit>) {
+fn ghash_key_shares<B: crate::circuits::Circuit>(
+    b: &mut B,
+    k_p: &[B::Bit],
+    mask: &[B::Bit],
+    k_v: &[B::Bit],
+) -> ((), Vec<B::Bit>) {
     let key = crate::circuits::xor_bits(b, k_p, k_v);
     let rk = crate::circuits::aes::key_schedule(b, &key);
     let h = crate::circuits::keystream::ghash_key(b, &rk);
@@ -410,10 +427,16 @@ fn ghash_key_shares<B: crate::circuits::Circuit>(b: &mut B, k_p: &[B::Bit], mask
 
 /// The garbled run of [`ghash_key_shares`]: what the garbler got (nothing, if it is right) and
 /// what the verifier decoded.
-fn garbled_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], cheat: GarblerCheat) -> (Option<Vec<u8>>, Vec<u8>) {
+fn garbled_ghash_key_shares(
+    k_p: [u8; 16],
+    mask: [u8; 16],
+    k_v: [u8; 16],
+    cheat: GarblerCheat,
+) -> (Option<Vec<u8>>, Vec<u8>) {
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     gp.cheat = cheat;
-    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 128);
+    let (keys, choices, macs) =
+        crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), 128);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
@@ -421,7 +444,9 @@ fn garbled_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], cheat:
         async move {
             let mine = gp.own_inputs(&mut a, &bytes_to_bits(&[k_p, mask].concat())).await?;
             let theirs = gp.peer_inputs(&mut a, &keys).await?;
-            let ((), got) = gp.phase_for_verifier(&mut a, &mut |b| ghash_key_shares(b, &mine[..128], &mine[128..], &theirs)).await?;
+            let ((), got) = gp
+                .phase_for_verifier(&mut a, &mut |b| ghash_key_shares(b, &mine[..128], &mine[128..], &theirs))
+                .await?;
             assert!(gp.revealed().is_empty(), "nothing was revealed to both");
             Ok::<_, PhaseError>(got)
         },
@@ -429,7 +454,9 @@ fn garbled_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], cheat:
             let mut ep = EvaluatorParty::new();
             let theirs = ep.peer_inputs(&mut b, 256).await?;
             let mine = ep.own_inputs(&mut b, &bytes_to_bits(&k_v), &choices, &macs).await?;
-            let ((), got) = ep.phase_for_verifier(&mut b, &mut |b| ghash_key_shares(b, &theirs[..128], &theirs[128..], &mine)).await?;
+            let ((), got) = ep
+                .phase_for_verifier(&mut b, &mut |b| ghash_key_shares(b, &theirs[..128], &theirs[128..], &mine))
+                .await?;
             assert_eq!(ep.for_verifier(), [got.clone().expect("the verifier decodes")]);
             Ok::<_, PhaseError>(got.expect("the verifier decodes"))
         },
@@ -439,7 +466,12 @@ fn garbled_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], cheat:
 
 /// The re-proof of [`ghash_key_shares`] after the session, with the verifier's key share and
 /// decoded value published.
-fn reproof_ghash_key_shares(k_p: [u8; 16], mask: [u8; 16], k_v: [u8; 16], published: Vec<u8>) -> Result<(), PhaseError> {
+fn reproof_ghash_key_shares(
+    k_p: [u8; 16],
+    mask: [u8; 16],
+    k_v: [u8; 16],
+    published: Vec<u8>,
+) -> Result<(), PhaseError> {
     let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let witness = [k_p, mask].concat();
@@ -490,7 +522,8 @@ fn the_reproof_catches_a_garbler_that_corrupted_a_value_only_the_verifier_decode
     let mut rng = rand::rng();
     let (k_p, mask, k_v): ([u8; 16], [u8; 16], [u8; 16]) = (rng.random(), rng.random(), rng.random());
     let (_, honest) = garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat::default());
-    let (_, cheated) = garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat { flip_decoding: Some(37), ..Default::default() });
+    let (_, cheated) =
+        garbled_ghash_key_shares(k_p, mask, k_v, GarblerCheat { flip_decoding: Some(37), ..Default::default() });
     assert_eq!(honest[4] ^ cheated[4], 1 << 5, "the flipped decoding bit changed the verifier's share");
     let r = reproof_ghash_key_shares(k_p, mask, k_v, cheated);
     assert_reveal_differs(r, "a corrupted share of the GHASH key");
@@ -504,16 +537,34 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (Vec
     use super::handshake::*;
     let powers = powers_for_records(16);
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
-    let (keys, choices, macs) = crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), INPUT_COTS);
+    let (keys, choices, macs) =
+        crate::ot::test_util::random_cots(crate::primitives::field::F128(gp.garbler().delta()), INPUT_COTS);
     let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
     let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
     let delta = crate::primitives::field::F128(rand::random());
-    let (ole_keys, ole_choices, ole_macs) = crate::ot::test_util::random_cots(delta, super::ghash::cots_for_powers(powers));
+    let (ole_keys, ole_choices, ole_macs) =
+        crate::ot::test_util::random_cots(delta, super::ghash::cots_for_powers(powers));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let p_inputs = HandshakeInputs::new(p_share);
-    let prover = client_finished_prover(&mut gp, &mut a, &p_inputs, &keys, SenderCots { delta, keys: &ole_keys, first: 0 }, inputs, powers);
+    let prover = client_finished_prover(
+        &mut gp,
+        &mut a,
+        &p_inputs,
+        &keys,
+        SenderCots { delta, keys: &ole_keys, first: 0 },
+        inputs,
+        powers,
+    );
     let mut ep = EvaluatorParty::new();
-    let verifier = client_finished_verifier(&mut ep, &mut b, &v_share, (&choices, &macs), ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 }, inputs, powers);
+    let verifier = client_finished_verifier(
+        &mut ep,
+        &mut b,
+        &v_share,
+        (&choices, &macs),
+        ReceiverCots { choices: &ole_choices, macs: &ole_macs, first: 0 },
+        inputs,
+        powers,
+    );
     let (p, v) = block_on(join(prover, verifier));
     (p.expect("prover").0, v.expect("verifier").0)
 }

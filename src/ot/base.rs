@@ -50,13 +50,7 @@ fn decode_point(bytes: &[u8], what: &'static str) -> Result<RistrettoPoint, CotE
         .ok_or(CotError::BaseOtInvalidPoint { what })
 }
 
-fn derive_key(
-    session: &[u8],
-    index: usize,
-    a: &CompressedRistretto,
-    b: &[u8],
-    shared: &RistrettoPoint,
-) -> OtKey {
+fn derive_key(session: &[u8], index: usize, a: &CompressedRistretto, b: &[u8], shared: &RistrettoPoint) -> OtKey {
     let mut h = Sha256::new();
     h.update(DOMAIN);
     h.update((session.len() as u64).to_le_bytes());
@@ -75,16 +69,9 @@ fn derive_key(
 }
 
 /// Sender side of `count` base OTs: returns the key pairs `(k_j^0, k_j^1)`.
-pub async fn send<C: Channel>(
-    ch: &mut C,
-    session: &[u8],
-    count: usize,
-) -> Result<Vec<(OtKey, OtKey)>, CotError> {
+pub async fn send<C: Channel>(ch: &mut C, session: &[u8], count: usize) -> Result<Vec<(OtKey, OtKey)>, CotError> {
     if count > MAX_BASE_OTS {
-        return Err(CotError::TooMany {
-            requested: count,
-            max: MAX_BASE_OTS,
-        });
+        return Err(CotError::TooMany { requested: count, max: MAX_BASE_OTS });
     }
     let a = Zeroizing::new(random_scalar());
     let big_a = RistrettoPoint::mul_base(&a);
@@ -94,16 +81,13 @@ pub async fn send<C: Channel>(
     let msg = ch.recv().await?;
     let expected = 32 * count;
     if msg.len() != expected {
-        return Err(CotError::Malformed {
-            what: "base OT receiver points",
-            expected,
-            got: msg.len(),
-        });
+        return Err(CotError::Malformed { what: "base OT receiver points", expected, got: msg.len() });
     }
     let a_times_a = *a * big_a;
     // One scalar multiplication per OT, spread over the thread pool; the keys are written
     // straight into the vector returned (no intermediate buffers left unwiped).
-    let points: Vec<RistrettoPoint> = msg.par_chunks_exact(32).map(|b| decode_point(b, "base OT receiver point B_j")).collect::<Result<_, _>>()?;
+    let points: Vec<RistrettoPoint> =
+        msg.par_chunks_exact(32).map(|b| decode_point(b, "base OT receiver point B_j")).collect::<Result<_, _>>()?;
     let mut keys = Vec::with_capacity(count);
     points
         .par_iter()
@@ -118,24 +102,15 @@ pub async fn send<C: Channel>(
 }
 
 /// Receiver side: one base OT per entry of `choices`; returns `k_j^{c_j}`.
-pub async fn receive<C: Channel>(
-    ch: &mut C,
-    session: &[u8],
-    choices: &[bool],
-) -> Result<Vec<OtKey>, CotError> {
+pub async fn receive<C: Channel>(ch: &mut C, session: &[u8], choices: &[bool]) -> Result<Vec<OtKey>, CotError> {
     if choices.len() > MAX_BASE_OTS {
-        return Err(CotError::TooMany {
-            requested: choices.len(),
-            max: MAX_BASE_OTS,
-        });
+        return Err(CotError::TooMany { requested: choices.len(), max: MAX_BASE_OTS });
     }
     let msg = ch.recv().await?;
     CotError::expect_len("base OT sender point", &msg, 32)?;
     let big_a = decode_point(&msg, "base OT sender point A")?;
     if big_a == RistrettoPoint::identity() {
-        return Err(CotError::BaseOtInvalidPoint {
-            what: "base OT sender point A (identity)",
-        });
+        return Err(CotError::BaseOtInvalidPoint { what: "base OT sender point A (identity)" });
     }
     let a_enc = big_a.compress();
 
@@ -171,10 +146,8 @@ mod tests {
         let mut rng = rand::rng();
         let choices: Vec<bool> = (0..128).map(|_| rng.random()).collect();
         let (mut cs, mut cr) = memory_pair(1 << 16);
-        let (s, r) = block_on(join(
-            send(&mut cs, b"test-session", choices.len()),
-            receive(&mut cr, b"test-session", &choices),
-        ));
+        let (s, r) =
+            block_on(join(send(&mut cs, b"test-session", choices.len()), receive(&mut cr, b"test-session", &choices)));
         let (pairs, got) = (s.unwrap(), r.unwrap());
         assert_eq!(pairs.len(), 128);
         for (j, ((k0, k1), k)) in pairs.iter().zip(&got).enumerate() {
@@ -194,10 +167,7 @@ mod tests {
     fn different_sessions_give_different_keys() {
         let choices = vec![false; 4];
         let (mut cs, mut cr) = memory_pair(1 << 16);
-        let (s, r) = block_on(join(
-            send(&mut cs, b"session-1", 4),
-            receive(&mut cr, b"session-2", &choices),
-        ));
+        let (s, r) = block_on(join(send(&mut cs, b"session-1", 4), receive(&mut cr, b"session-2", &choices)));
         let (pairs, got) = (s.unwrap(), r.unwrap());
         for (p, k) in pairs.iter().zip(&got) {
             assert_ne!(&p.0, k);
@@ -209,18 +179,12 @@ mod tests {
         let (mut cs, mut cr) = memory_pair(1 << 16);
         let fake_receiver = async {
             let _a = cr.recv().await.unwrap();
-            let mut msg = RistrettoPoint::mul_base(&random_scalar())
-                .compress()
-                .to_bytes()
-                .to_vec();
+            let mut msg = RistrettoPoint::mul_base(&random_scalar()).compress().to_bytes().to_vec();
             msg.extend_from_slice(&[0xFF; 32]); // not a canonical field element
             cr.send(msg).await.unwrap();
         };
         let (res, ()) = block_on(join(send(&mut cs, b"s", 2), fake_receiver));
-        assert!(
-            matches!(res, Err(CotError::BaseOtInvalidPoint { .. })),
-            "got {res:?}"
-        );
+        assert!(matches!(res, Err(CotError::BaseOtInvalidPoint { .. })), "got {res:?}");
     }
 
     #[test]
@@ -229,10 +193,7 @@ mod tests {
             let (mut cs, mut cr) = memory_pair(1 << 16);
             let fake_sender = async { cs.send(bad.to_vec()).await.unwrap() };
             let ((), res) = block_on(join(fake_sender, receive(&mut cr, b"s", &[true, false])));
-            assert!(
-                matches!(res, Err(CotError::BaseOtInvalidPoint { .. })),
-                "got {res:?}"
-            );
+            assert!(matches!(res, Err(CotError::BaseOtInvalidPoint { .. })), "got {res:?}");
         }
     }
 
@@ -245,31 +206,11 @@ mod tests {
             cr.send(vec![0u8; 32 * 3 - 1]).await.unwrap();
         };
         let (res, ()) = block_on(join(send(&mut cs, b"s", 3), fake_receiver));
-        assert!(
-            matches!(
-                res,
-                Err(CotError::Malformed {
-                    expected: 96,
-                    got: 95,
-                    ..
-                })
-            ),
-            "{res:?}"
-        );
+        assert!(matches!(res, Err(CotError::Malformed { expected: 96, got: 95, .. })), "{res:?}");
         // sender point too long
         let (mut cs, mut cr) = memory_pair(1 << 16);
         let fake_sender = async { cs.send(vec![0u8; 33]).await.unwrap() };
         let ((), res) = block_on(join(fake_sender, receive(&mut cr, b"s", &[true])));
-        assert!(
-            matches!(
-                res,
-                Err(CotError::Malformed {
-                    expected: 32,
-                    got: 33,
-                    ..
-                })
-            ),
-            "{res:?}"
-        );
+        assert!(matches!(res, Err(CotError::Malformed { expected: 32, got: 33, .. })), "{res:?}");
     }
 }

@@ -3,9 +3,9 @@
 //! Bit order everywhere: bit `i` of a column byte string is bit `i % 8` of byte `i / 8`
 //! (LSB first), and bit `j` of a row `u128` is column `j`.
 
-use aes::cipher::generic_array::GenericArray;
 use crate::primitives::prg::{Prg, PrgKind};
 use crate::primitives::transpose::transpose128;
+use aes::cipher::generic_array::GenericArray;
 use rayon::prelude::*;
 
 /// Rows per extension-matrix message (KOS and SoftSpokenOT alike).
@@ -106,7 +106,9 @@ mod tests {
     #[test]
     fn check_n_allows_the_bound_and_refuses_one_more() {
         assert!(check_n(MAX_EXTEND).is_ok());
-        assert!(matches!(check_n(MAX_EXTEND + 1), Err(super::super::CotError::TooMany { requested, max }) if requested == MAX_EXTEND + 1 && max == MAX_EXTEND));
+        assert!(
+            matches!(check_n(MAX_EXTEND + 1), Err(super::super::CotError::TooMany { requested, max }) if requested == MAX_EXTEND + 1 && max == MAX_EXTEND)
+        );
     }
 }
 

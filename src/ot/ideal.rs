@@ -33,9 +33,8 @@ impl Dealer {
     /// n pairs (u_i, K_i): one block of choice bits per 128 COTs, one block per key.
     fn draw(&mut self, n: usize) -> (Vec<bool>, Vec<F128>) {
         let n_bit_blocks = n.div_ceil(128);
-        let mut blocks: Vec<aes::Block> = (0..n + n_bit_blocks)
-            .map(|i| aes::Block::from((self.counter + i as u128).to_le_bytes()))
-            .collect();
+        let mut blocks: Vec<aes::Block> =
+            (0..n + n_bit_blocks).map(|i| aes::Block::from((self.counter + i as u128).to_le_bytes())).collect();
         self.counter += blocks.len() as u128;
         self.cipher.encrypt_blocks(&mut blocks);
         let vals: Vec<u128> = blocks.iter().map(|b| u128::from_le_bytes((*b).into())).collect();
@@ -91,15 +90,10 @@ impl IdealCotReceiver {
 }
 
 impl CotReceiver for IdealCotReceiver {
-    async fn extend<C: Channel>(
-        &mut self,
-        _ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(&mut self, _ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         let delta = self.dealer.delta;
         let (bits, keys) = self.dealer.draw(n);
-        let mut macs: Vec<F128> =
-            bits.iter().zip(&keys).map(|(u, k)| *k ^ delta.select(*u)).collect();
+        let mut macs: Vec<F128> = bits.iter().zip(&keys).map(|(u, k)| *k ^ delta.select(*u)).collect();
         if let Some(t) = self.tamper_index {
             if t >= self.issued && t < self.issued + n {
                 macs[t - self.issued].0 ^= 1;

@@ -13,10 +13,10 @@
 
 use super::base;
 use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
-use crate::primitives::prg::PrgKind;
 use super::{CotError, CotReceiver, CotSender};
 use crate::channel::Channel;
 use crate::primitives::field::F128;
+use crate::primitives::prg::PrgKind;
 use rand::RngCore;
 use rayon::prelude::*;
 use zeroize::{Zeroize, Zeroizing};
@@ -123,11 +123,7 @@ impl KosSender {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<Vec<F128>, CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
         let delta = self.delta.0;
         let prgs = self.prgs.as_mut().ok_or(CotError::Poisoned)?;
         let m = padded_rows(n);
@@ -138,19 +134,18 @@ impl KosSender {
             let msg = ch.recv().await?;
             CotError::expect_len("OT extension matrix chunk", &msg, 128 * col_len)?;
             let mut q = Zeroizing::new(vec![0u8; 128 * col_len]);
-            prgs.par_iter_mut()
-                .zip(q.par_chunks_mut(col_len))
-                .zip(msg.par_chunks(col_len))
-                .enumerate()
-                .for_each(|(j, ((prg, qc), uc))| {
+            prgs.par_iter_mut().zip(q.par_chunks_mut(col_len)).zip(msg.par_chunks(col_len)).enumerate().for_each(
+                |(j, ((prg, qc), uc))| {
                     prg.fill(qc);
                     let mask = 0u8.wrapping_sub(((delta >> j) & 1) as u8);
                     qc.iter_mut().zip(uc).for_each(|(a, &u)| *a ^= u & mask);
-                });
+                },
+            );
             columns_to_rows(&q, col_len, &mut rows[start..start + len]);
         }
 
-        check_as_sender(ch, self.prg, &rows, self.delta, "KOS check response", CotError::ConsistencyCheckFailed).await?;
+        check_as_sender(ch, self.prg, &rows, self.delta, "KOS check response", CotError::ConsistencyCheckFailed)
+            .await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -201,12 +196,7 @@ impl Default for KosReceiver {
 impl KosReceiver {
     /// A receiver whose base OTs run on the first `extend` (or `setup`).
     pub fn new() -> Self {
-        KosReceiver {
-            session_id: DEFAULT_SESSION_ID.to_vec(),
-            prg: PrgKind::default(),
-            prgs: None,
-            poisoned: false,
-        }
+        KosReceiver { session_id: DEFAULT_SESSION_ID.to_vec(), prg: PrgKind::default(), prgs: None, poisoned: false }
     }
 
     /// Bind the base OTs to a session identifier (must equal the verifier's).
@@ -237,11 +227,8 @@ impl KosReceiver {
         }
         self.poisoned = true;
         let mut keys = base::send(ch, &self.session_id, KAPPA).await?;
-        self.prgs = Some(
-            keys.iter()
-                .map(|(k0, k1)| (ColumnPrg::new(self.prg, k0), ColumnPrg::new(self.prg, k1)))
-                .collect(),
-        );
+        self.prgs =
+            Some(keys.iter().map(|(k0, k1)| (ColumnPrg::new(self.prg, k0), ColumnPrg::new(self.prg, k1))).collect());
         keys.iter_mut().for_each(|(k0, k1)| {
             k0.zeroize();
             k1.zeroize();
@@ -250,11 +237,7 @@ impl KosReceiver {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         let prgs = self.prgs.as_mut().ok_or(CotError::Poisoned)?;
         let m = padded_rows(n);
         let mut bits = Zeroizing::new(vec![0u8; m / 8]);
@@ -266,16 +249,15 @@ impl KosReceiver {
             let r = &bits[start / 8..(start + len) / 8];
             let mut t0 = Zeroizing::new(vec![0u8; 128 * col_len]);
             let mut msg = vec![0u8; 128 * col_len];
-            prgs.par_iter_mut()
-                .zip(t0.par_chunks_mut(col_len))
-                .zip(msg.par_chunks_mut(col_len))
-                .for_each(|(((p0, p1), t0c), uc)| {
+            prgs.par_iter_mut().zip(t0.par_chunks_mut(col_len)).zip(msg.par_chunks_mut(col_len)).for_each(
+                |(((p0, p1), t0c), uc)| {
                     p0.fill(t0c);
                     p1.fill(uc);
                     for ((u, &a), &rb) in uc.iter_mut().zip(t0c.iter()).zip(r) {
                         *u ^= a ^ rb;
                     }
-                });
+                },
+            );
             columns_to_rows(&t0, col_len, &mut rows[start..start + len]);
             ch.send(msg).await?;
         }
@@ -288,11 +270,7 @@ impl KosReceiver {
 }
 
 impl CotReceiver for KosReceiver {
-    async fn extend<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         if self.poisoned {
             return Err(CotError::Poisoned);
         }

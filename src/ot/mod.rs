@@ -63,18 +63,18 @@ pub(crate) mod base;
 pub(crate) mod bits;
 pub(crate) mod ct;
 pub mod ferret;
-pub mod kos;
-pub mod softspoken;
 /// Trusted-dealer COT for unit tests only: never compiled into the library.
 #[cfg(test)]
 pub(crate) mod ideal;
+pub mod kos;
+pub mod softspoken;
 
-#[cfg(test)]
-mod tests;
 #[cfg(test)]
 mod softspoken_tests;
 #[cfg(test)]
 pub(crate) mod test_util;
+#[cfg(test)]
+mod tests;
 
 use crate::channel::{Channel, ChannelError};
 use crate::primitives::field::F128;
@@ -90,11 +90,7 @@ pub enum CotError {
     Channel(#[from] ChannelError),
     /// A peer message had the wrong size (checked before anything is allocated for it).
     #[error("malformed {what}: expected {expected} bytes, got {got}")]
-    Malformed {
-        what: &'static str,
-        expected: usize,
-        got: usize,
-    },
+    Malformed { what: &'static str, expected: usize, got: usize },
     /// A base-OT message held bytes that are not a canonical Ristretto255 encoding, or an
     /// identity point where a non-identity one is required.
     #[error("base OT: invalid Ristretto255 point in {what}")]
@@ -146,9 +142,5 @@ pub trait CotSender {
 #[allow(async_fn_in_trait)]
 pub trait CotReceiver {
     /// n fresh random correlations: returns (u_i, M_i).
-    async fn extend<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError>;
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError>;
 }

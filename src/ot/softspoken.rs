@@ -95,12 +95,12 @@
 
 use super::base;
 use super::bits::{check_as_receiver, check_as_sender, check_n, chunk_lengths, columns_to_rows, ColumnPrg};
-use crate::primitives::prg::PrgKind;
 use super::ct::{bit_mask, eq_mask};
 use super::ferret::ggm::FixedKeyAes;
 use super::{CotError, CotReceiver, CotSender};
 use crate::channel::Channel;
 use crate::primitives::field::F128;
+use crate::primitives::prg::PrgKind;
 use rand::RngCore;
 use rayon::prelude::*;
 use zeroize::{Zeroize, Zeroizing};
@@ -142,10 +142,7 @@ pub fn bits_per_row(k: usize) -> usize {
 
 /// Bytes of the one-time GGM setup message (prover → verifier) for parameter k.
 pub fn setup_message_bytes(k: usize) -> usize {
-    block_sizes(k.clamp(1, MAX_K))
-        .iter()
-        .map(|&kb| 32 * (kb - 1))
-        .sum()
+    block_sizes(k.clamp(1, MAX_K)).iter().map(|&kb| 32 * (kb - 1)).sum()
 }
 
 /// Bytes the prover sends for `extend(n)` with parameter k (syndrome plus check message;
@@ -176,8 +173,7 @@ fn base_session_id(session_id: &[u8], k: usize) -> Vec<u8> {
 #[inline]
 fn xor_into(dst: &mut [u8], src: &[u8]) {
     for (d, s) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
-        let x = u128::from_le_bytes((&*d).try_into().expect("16"))
-            ^ u128::from_le_bytes(s.try_into().expect("16"));
+        let x = u128::from_le_bytes((&*d).try_into().expect("16")) ^ u128::from_le_bytes(s.try_into().expect("16"));
         d.copy_from_slice(&x.to_le_bytes());
     }
 }
@@ -192,13 +188,7 @@ struct Block {
 /// The XOR fold of one block over one chunk: for every leaf index i (skipping i = 0 when
 /// `skip_zero`), r_i = next `col_len` bytes of PRG i; writes column j of `out` (k columns of
 /// `col_len` bytes) = ⊕_{i: bit j of i} r_i and, if asked, `u_out` = ⊕_i r_i.
-fn fold_block(
-    block: &mut Block,
-    col_len: usize,
-    out: &mut [u8],
-    mut u_out: Option<&mut [u8]>,
-    skip_zero: bool,
-) {
+fn fold_block(block: &mut Block, col_len: usize, out: &mut [u8], mut u_out: Option<&mut [u8]>, skip_zero: bool) {
     let k = block.k;
     let leaves = 1usize << k;
     debug_assert_eq!(out.len(), k * col_len);
@@ -222,10 +212,7 @@ fn fold_block(
                 let (lo, hi) = scratch.split_at_mut(i * SEGMENT_BYTES);
                 let item = &hi[..s];
                 xor_into(col, item);
-                xor_into(
-                    &mut lo[(i - step) * SEGMENT_BYTES..(i - step) * SEGMENT_BYTES + s],
-                    item,
-                );
+                xor_into(&mut lo[(i - step) * SEGMENT_BYTES..(i - step) * SEGMENT_BYTES + s], item);
                 i += 2 * step;
             }
         }
@@ -255,8 +242,7 @@ fn ggm_expand(
     kb: usize,
     msg: &mut Vec<u8>,
 ) -> Zeroizing<Vec<u128>> {
-    let key =
-        |c: usize, side: usize| u128::from_le_bytes(if side == 0 { keys[c].0 } else { keys[c].1 });
+    let key = |c: usize, side: usize| u128::from_le_bytes(if side == 0 { keys[c].0 } else { keys[c].1 });
     let mut nodes = Zeroizing::new(vec![key(kb - 1, 0), key(kb - 1, 1)]);
     for l in 2..=kb {
         let c = kb - l;
@@ -290,8 +276,7 @@ fn ggm_puncture(
     let top = kb - 1;
     let key_top = u128::from_le_bytes(keys[top]);
     // the known top node is 1 − bit(top): slot 0 when the bit is 1, slot 1 when it is 0
-    let mut nodes =
-        Zeroizing::new(vec![key_top & bit_mask(bit(top)), key_top & !bit_mask(bit(top))]);
+    let mut nodes = Zeroizing::new(vec![key_top & bit_mask(bit(top)), key_top & !bit_mask(bit(top))]);
     let mut path = bit(top) as usize;
     for l in 2..=kb {
         let c = kb - l;
@@ -433,41 +418,23 @@ impl SoftSpokenSender {
         }
         self.poisoned = true;
         let choices: Vec<bool> = (0..KAPPA).map(|j| (self.delta.0 >> j) & 1 == 0).collect();
-        let mut keys =
-            base::receive(ch, &base_session_id(&self.session_id, self.k), &choices).await?;
+        let mut keys = base::receive(ch, &base_session_id(&self.session_id, self.k), &choices).await?;
         let sizes = block_sizes(self.k);
         let expected: usize = sizes.iter().map(|&kb| 32 * (kb - 1)).sum();
-        let msg = if expected > 0 {
-            ch.recv().await?
-        } else {
-            Vec::new()
-        };
+        let msg = if expected > 0 { ch.recv().await? } else { Vec::new() };
         if msg.len() != expected {
             keys.iter_mut().for_each(|k| k.zeroize());
-            return Err(CotError::Malformed {
-                what: "SoftSpokenOT GGM setup message",
-                expected,
-                got: msg.len(),
-            });
+            return Err(CotError::Malformed { what: "SoftSpokenOT GGM setup message", expected, got: msg.len() });
         }
         let prg = FixedKeyAes::new();
         let mut blocks = Vec::with_capacity(sizes.len());
         let (mut off, mut moff) = (0, 0);
         for &kb in &sizes {
             let delta_b = ((self.delta.0 >> off) as usize) & ((1 << kb) - 1);
-            let mut leaves = ggm_puncture(
-                &prg,
-                &keys[off..off + kb],
-                delta_b,
-                kb,
-                &msg[moff..moff + 32 * (kb - 1)],
-            );
+            let mut leaves = ggm_puncture(&prg, &keys[off..off + kb], delta_b, kb, &msg[moff..moff + 32 * (kb - 1)]);
             // re-index by y = x ⊕ Δ_b; y = 0 (the punctured leaf) keeps the zero seed
             reindex_by_y(&mut leaves, delta_b, kb);
-            blocks.push(Block {
-                k: kb,
-                leaves: leaf_prgs(self.prg, &leaves),
-            });
+            blocks.push(Block { k: kb, leaves: leaf_prgs(self.prg, &leaves) });
             off += kb;
             moff += 32 * (kb - 1);
         }
@@ -477,11 +444,7 @@ impl SoftSpokenSender {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<Vec<F128>, CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
         let delta = self.delta.0;
         let blocks = self.blocks.as_mut().ok_or(CotError::Poisoned)?;
         let sizes: Vec<usize> = blocks.iter().map(|b| b.k).collect();
@@ -501,32 +464,32 @@ impl SoftSpokenSender {
             let expected = (nb - 1) * col_len;
             let msg = ch.recv().await?;
             if msg.len() != expected {
-                return Err(CotError::Malformed {
-                    what: "SoftSpokenOT syndrome chunk",
-                    expected,
-                    got: msg.len(),
-                });
+                return Err(CotError::Malformed { what: "SoftSpokenOT syndrome chunk", expected, got: msg.len() });
             }
             let mut w = Zeroizing::new(vec![0u8; KAPPA * col_len]);
             let pieces = split_blocks(&mut w, &sizes, col_len);
-            blocks
-                .par_iter_mut()
-                .zip(pieces)
-                .enumerate()
-                .for_each(|(b, (block, out))| {
-                    fold_block(block, col_len, out, None, true);
-                    if b > 0 {
-                        let c = &msg[(b - 1) * col_len..b * col_len];
-                        for (j, col) in out.chunks_exact_mut(col_len).enumerate() {
-                            let mask = 0u8.wrapping_sub(((delta >> (offsets[b] + j)) & 1) as u8);
-                            col.iter_mut().zip(c).for_each(|(a, &x)| *a ^= x & mask);
-                        }
+            blocks.par_iter_mut().zip(pieces).enumerate().for_each(|(b, (block, out))| {
+                fold_block(block, col_len, out, None, true);
+                if b > 0 {
+                    let c = &msg[(b - 1) * col_len..b * col_len];
+                    for (j, col) in out.chunks_exact_mut(col_len).enumerate() {
+                        let mask = 0u8.wrapping_sub(((delta >> (offsets[b] + j)) & 1) as u8);
+                        col.iter_mut().zip(c).for_each(|(a, &x)| *a ^= x & mask);
                     }
-                });
+                }
+            });
             columns_to_rows(&w, col_len, &mut rows[start..start + len]);
         }
 
-        check_as_sender(ch, self.prg, &rows, self.delta, "SoftSpokenOT check response", CotError::SoftSpokenCheckFailed).await?;
+        check_as_sender(
+            ch,
+            self.prg,
+            &rows,
+            self.delta,
+            "SoftSpokenOT check response",
+            CotError::SoftSpokenCheckFailed,
+        )
+        .await?;
         Ok(rows[..n].iter().map(|&k| F128(k)).collect())
     }
 }
@@ -638,10 +601,7 @@ impl SoftSpokenReceiver {
         let mut off = 0;
         for &kb in &sizes {
             let leaves = ggm_expand(&prg, &keys[off..off + kb], kb, &mut msg);
-            blocks.push(Block {
-                k: kb,
-                leaves: leaf_prgs(self.prg, &leaves),
-            });
+            blocks.push(Block { k: kb, leaves: leaf_prgs(self.prg, &leaves) });
             off += kb;
         }
         keys.iter_mut().for_each(|(a, b)| {
@@ -656,11 +616,7 @@ impl SoftSpokenReceiver {
         Ok(())
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         let blocks = self.blocks.as_mut().ok_or(CotError::Poisoned)?;
         let sizes: Vec<usize> = blocks.iter().map(|b| b.k).collect();
         let nb = blocks.len();
@@ -693,11 +649,7 @@ impl SoftSpokenReceiver {
 }
 
 impl CotReceiver for SoftSpokenReceiver {
-    async fn extend<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         if self.poisoned {
             return Err(CotError::Poisoned);
         }
@@ -723,29 +675,18 @@ mod unit_tests {
         let prg = FixedKeyAes::new();
         let mut rng = rand::rng();
         for kb in 1..=MAX_K {
-            let keys: Vec<(base::OtKey, base::OtKey)> =
-                (0..kb).map(|_| (rng.random(), rng.random())).collect();
+            let keys: Vec<(base::OtKey, base::OtKey)> = (0..kb).map(|_| (rng.random(), rng.random())).collect();
             let mut msg = Vec::new();
             let full = ggm_expand(&prg, &keys, kb, &mut msg);
             assert_eq!(msg.len(), 32 * (kb - 1));
             assert_eq!(full.len(), 1 << kb);
             for delta_b in 0..1usize << kb {
-                let mine: Vec<base::OtKey> = (0..kb)
-                    .map(|c| {
-                        if (delta_b >> c) & 1 == 1 {
-                            keys[c].0
-                        } else {
-                            keys[c].1
-                        }
-                    })
-                    .collect();
+                let mine: Vec<base::OtKey> =
+                    (0..kb).map(|c| if (delta_b >> c) & 1 == 1 { keys[c].0 } else { keys[c].1 }).collect();
                 let punct = ggm_puncture(&prg, &mine, delta_b, kb, &msg);
                 for x in 0..1usize << kb {
                     if x == delta_b {
-                        assert_eq!(
-                            punct[x], 0,
-                            "kb={kb} Δ={delta_b}: punctured leaf must stay unknown"
-                        );
+                        assert_eq!(punct[x], 0, "kb={kb} Δ={delta_b}: punctured leaf must stay unknown");
                     } else {
                         assert_eq!(punct[x], full[x], "kb={kb} Δ={delta_b} x={x}");
                     }
@@ -779,10 +720,7 @@ mod unit_tests {
         let kb = 3;
         let col_len = 32;
         let seeds: Vec<u128> = (0..8u128).map(|i| i * 0x1234_5678_9abc + 99).collect();
-        let mut block = Block {
-            k: kb,
-            leaves: leaf_prgs(PrgKind::Aes128Ctr, &seeds),
-        };
+        let mut block = Block { k: kb, leaves: leaf_prgs(PrgKind::Aes128Ctr, &seeds) };
         let mut v = vec![0u8; kb * col_len];
         let mut u = vec![0u8; col_len];
         fold_block(&mut block, col_len, &mut v, Some(&mut u), false);
@@ -798,21 +736,14 @@ mod unit_tests {
             let all = streams.iter().fold(0u8, |a, s| a ^ s[byte]);
             assert_eq!(u[byte], all);
             for j in 0..kb {
-                let want = (0..8)
-                    .filter(|x| (x >> j) & 1 == 1)
-                    .fold(0u8, |a, x| a ^ streams[x][byte]);
+                let want = (0..8).filter(|x| (x >> j) & 1 == 1).fold(0u8, |a, x| a ^ streams[x][byte]);
                 assert_eq!(v[j * col_len + byte], want);
             }
         }
         // verifier with Δ_b = 5: leaves by y = x ⊕ 5, y = 0 dummy; w = v ⊕ u·Δ_b
         let d = 5usize;
-        let by_y: Vec<u128> = (0..8)
-            .map(|y| if y == 0 { 0 } else { seeds[y ^ d] })
-            .collect();
-        let mut vb = Block {
-            k: kb,
-            leaves: leaf_prgs(PrgKind::Aes128Ctr, &by_y),
-        };
+        let by_y: Vec<u128> = (0..8).map(|y| if y == 0 { 0 } else { seeds[y ^ d] }).collect();
+        let mut vb = Block { k: kb, leaves: leaf_prgs(PrgKind::Aes128Ctr, &by_y) };
         let mut w = vec![0u8; kb * col_len];
         fold_block(&mut vb, col_len, &mut w, None, true);
         for j in 0..kb {

@@ -1,16 +1,16 @@
 //! End-to-end tests of SoftSpokenOT: both sides over an in-memory channel.
 
 use super::softspoken::{
-    bits_per_row, padded_rows, prover_bytes_for, setup_message_bytes, SoftSpokenConfigError,
-    CHUNK_ROWS, DEFAULT_K, MAX_EXTEND, MAX_MESSAGE_BYTES,
+    bits_per_row, padded_rows, prover_bytes_for, setup_message_bytes, SoftSpokenConfigError, CHUNK_ROWS, DEFAULT_K,
+    MAX_EXTEND, MAX_MESSAGE_BYTES,
 };
+use super::test_util::{assert_correlated, run_extend};
 use super::*;
 use crate::channel::test_util::tampering;
 use crate::channel::{memory_pair, ChannelError, MemoryChannel};
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
-use super::test_util::{assert_correlated, run_extend};
 
 type S = SoftSpokenSender;
 type R = SoftSpokenReceiver;
@@ -101,10 +101,7 @@ fn chosen_delta_is_used_and_a_wrong_delta_does_not_explain_the_macs() {
     assert_correlated(delta, &keys, &bits, &macs);
     for j in [0usize, 7, 8, 77, 127] {
         let wrong = delta + F128(1 << j);
-        assert!(
-            (0..2000).any(|i| macs[i] != keys[i] + wrong.select(bits[i])),
-            "bit {j}"
-        );
+        assert!((0..2000).any(|i| macs[i] != keys[i] + wrong.select(bits[i])), "bit {j}");
     }
 }
 
@@ -119,21 +116,12 @@ fn traffic_is_the_syndrome_plus_check_and_setup() {
         o.cots.unwrap();
         let (cv, cp) = (o.cv.unwrap(), o.cp.unwrap());
         // prover: base-OT point A (32 B) + GGM setup + syndrome + check
-        assert_eq!(
-            cp.bytes_sent(),
-            (32 + setup_message_bytes(k) + prover_bytes_for(k, n)) as u64
-        );
-        assert_eq!(
-            prover_bytes_for(k, n),
-            bits_per_row(k) * padded_rows(n) / 8 + 32
-        );
+        assert_eq!(cp.bytes_sent(), (32 + setup_message_bytes(k) + prover_bytes_for(k, n)) as u64);
+        assert_eq!(prover_bytes_for(k, n), bits_per_row(k) * padded_rows(n) / 8 + 32);
         // verifier: 128 base-OT points + the check seed
         assert_eq!(cv.bytes_sent(), 128 * 32 + 16);
     }
-    assert_eq!(
-        prover_bytes_for(8, 1_000_000),
-        15 * padded_rows(1_000_000) / 8 + 32
-    );
+    assert_eq!(prover_bytes_for(8, 1_000_000), 15 * padded_rows(1_000_000) / 8 + 32);
 }
 
 #[test]
@@ -166,21 +154,13 @@ fn lazy_setup_empty_extend_and_session_ids() {
     let (cv, cp) = channels();
     let o = run_extend(S::new(), R::new(), cv, cp, 0);
     assert!(o.keys.unwrap().is_empty());
-    assert_eq!(
-        o.cv.unwrap().bytes_sent(),
-        0,
-        "n = 0 must not even run the base OTs"
-    );
+    assert_eq!(o.cv.unwrap().bytes_sent(), 0, "n = 0 must not even run the base OTs");
 
     let (cv, cp) = channels();
     let s = S::new().with_session_id(b"session A");
     let r = R::new().with_session_id(b"session B");
     let o = run_extend(s, r, cv, cp, 10);
-    assert!(
-        matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)),
-        "{:?}",
-        o.keys.err()
-    );
+    assert!(matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)), "{:?}", o.keys.err());
     // The same session id, not the default one, on both sides: each side keeps it.
     let (cv, cp) = channels();
     let s = S::new().with_session_id(b"session A");
@@ -193,26 +173,14 @@ fn lazy_setup_empty_extend_and_session_ids() {
 #[test]
 fn mismatched_k_is_malformed_and_bad_k_is_refused() {
     let (cv, cp) = channels();
-    let o = run_extend(
-        S::new().with_k(8).unwrap(),
-        R::new().with_k(4).unwrap(),
-        cv,
-        cp,
-        10,
-    );
+    let o = run_extend(S::new().with_k(8).unwrap(), R::new().with_k(4).unwrap(), cv, cp, 10);
     assert!(
         matches!(o.keys, Err(CotError::Malformed { expected, got, .. }) if expected == setup_message_bytes(8) && got == setup_message_bytes(4)),
         "{:?}",
         o.keys.err()
     );
-    assert_eq!(
-        S::new().with_k(0).err(),
-        Some(SoftSpokenConfigError::KOutOfRange(0))
-    );
-    assert_eq!(
-        R::new().with_k(9).err(),
-        Some(SoftSpokenConfigError::KOutOfRange(9))
-    );
+    assert_eq!(S::new().with_k(0).err(), Some(SoftSpokenConfigError::KOutOfRange(0)));
+    assert_eq!(R::new().with_k(9).err(), Some(SoftSpokenConfigError::KOutOfRange(9)));
     let (s, _, _, _) = setup_pair(4, None);
     assert_eq!(s.with_k(2).err(), Some(SoftSpokenConfigError::AlreadySetUp));
 }
@@ -232,19 +200,11 @@ fn flipped_syndrome_bit_in_a_nonzero_delta_block_is_caught() {
             }
         });
         let o = run_extend(s, r, cv, cp, n);
-        assert!(
-            matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)),
-            "k={k} b={b}: {:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)), "k={k} b={b}: {:?}", o.keys.err());
         // the verifier refuses to continue
         let (cv2, cp2) = channels();
         let o2 = run_extend(o.sender, R::new(), cv2, cp2, 10);
-        assert!(
-            matches!(o2.keys, Err(CotError::Poisoned)),
-            "{:?}",
-            o2.keys.err()
-        );
+        assert!(matches!(o2.keys, Err(CotError::Poisoned)), "{:?}", o2.keys.err());
     }
 }
 
@@ -288,11 +248,7 @@ fn inconsistent_choice_bits_in_one_block_of_the_second_chunk_are_caught() {
             }
         });
         let o = run_extend(s, r, cv, cp, n);
-        assert!(
-            matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)),
-            "b={b}: {:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)), "b={b}: {:?}", o.keys.err());
     }
 }
 
@@ -311,11 +267,7 @@ fn inconsistent_ggm_setup_messages_are_caught() {
             }
         });
         let o = run_extend(s, r, cv, cp, 500);
-        assert!(
-            matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)),
-            "{:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)), "{:?}", o.keys.err());
     }
 }
 
@@ -329,11 +281,7 @@ fn flipped_check_response_is_caught() {
             }
         });
         let o = run_extend(s, r, cv, cp, 500);
-        assert!(
-            matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)),
-            "{:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::SoftSpokenCheckFailed)), "{:?}", o.keys.err());
     }
 }
 
@@ -351,19 +299,13 @@ fn wrong_size_syndrome_chunks_are_malformed_not_panics() {
         let o = run_extend(s, r, cv, cp, n);
         let expected = 15 * padded_rows(n) / 8;
         match o.keys {
-            Err(CotError::Malformed {
-                expected: e, got, ..
-            }) => {
+            Err(CotError::Malformed { expected: e, got, .. }) => {
                 assert_eq!(e, expected);
                 assert_eq!(got, (expected as isize + d).max(0) as usize);
             }
             other => panic!("expected Malformed, got {:?}", other.err()),
         }
-        assert!(
-            matches!(o.cots, Err(CotError::Channel(ChannelError::Closed))),
-            "{:?}",
-            o.cots.err()
-        );
+        assert!(matches!(o.cots, Err(CotError::Channel(ChannelError::Closed))), "{:?}", o.cots.err());
     }
 }
 
@@ -398,11 +340,7 @@ fn wrong_size_check_messages_and_setup_are_malformed() {
         );
         let (cv2, cp2) = channels();
         let o2 = run_extend(S::new(), o.receiver, cv2, cp2, 10);
-        assert!(
-            matches!(o2.cots, Err(CotError::Poisoned)),
-            "{:?}",
-            o2.cots.err()
-        );
+        assert!(matches!(o2.cots, Err(CotError::Poisoned)), "{:?}", o2.cots.err());
     }
     for d in [-1isize, 1, -3584] {
         let (cv, cp) = channels();
@@ -413,11 +351,7 @@ fn wrong_size_check_messages_and_setup_are_malformed() {
             }
         });
         let o = run_extend(s, r, cv, cp, 10);
-        assert!(
-            matches!(o.keys, Err(CotError::Malformed { expected: 3584, .. })),
-            "{:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::Malformed { expected: 3584, .. })), "{:?}", o.keys.err());
     }
 }
 
@@ -425,15 +359,7 @@ fn wrong_size_check_messages_and_setup_are_malformed() {
 fn too_many_is_refused_before_allocating() {
     let (mut cv, mut cp) = channels();
     let res = block_on(S::new().extend(&mut cv, MAX_EXTEND + 1));
-    assert!(
-        matches!(res, Err(CotError::TooMany { .. })),
-        "{:?}",
-        res.err()
-    );
+    assert!(matches!(res, Err(CotError::TooMany { .. })), "{:?}", res.err());
     let res = block_on(R::new().extend(&mut cp, MAX_EXTEND + 1));
-    assert!(
-        matches!(res, Err(CotError::TooMany { .. })),
-        "{:?}",
-        res.err()
-    );
+    assert!(matches!(res, Err(CotError::TooMany { .. })), "{:?}", res.err());
 }

@@ -1,13 +1,13 @@
 //! End-to-end tests of the COT layer: both sides over an in-memory channel.
 
 use super::kos::{padded_rows, prover_bytes_for, CHUNK_ROWS, MAX_MESSAGE_BYTES};
+use super::test_util::{assert_correlated, run_extend};
 use super::*;
 use crate::channel::test_util::tampering;
 use crate::channel::{memory_pair, ChannelError, MemoryChannel};
+use crate::primitives::prg::PrgKind;
 use futures::executor::block_on;
 use futures::future::join;
-use super::test_util::{assert_correlated, run_extend};
-use crate::primitives::prg::PrgKind;
 
 fn channels() -> (MemoryChannel, MemoryChannel) {
     memory_pair(MAX_MESSAGE_BYTES)
@@ -30,9 +30,7 @@ fn setup_pair_with(prg: PrgKind) -> (KosSender, KosReceiver, MemoryChannel, Memo
 
 /// Index of a column j with Δ_j == want.
 fn column_with_delta_bit(delta: F128, want: bool) -> usize {
-    (0..128)
-        .find(|&j| ((delta.0 >> j) & 1 == 1) == want)
-        .expect("Δ is not all-0/all-1")
+    (0..128).find(|&j| ((delta.0 >> j) & 1 == 1) == want).expect("Δ is not all-0/all-1")
 }
 
 #[test]
@@ -83,10 +81,7 @@ fn lazy_setup_on_first_extend_and_empty_extend() {
     assert!(o.keys.unwrap().is_empty());
     let (b, m) = o.cots.unwrap();
     assert!(b.is_empty() && m.is_empty());
-    assert_eq!(
-        o.cv.unwrap().bytes_received(),
-        32 + 16 * padded_rows(300) as u64 + 32
-    );
+    assert_eq!(o.cv.unwrap().bytes_received(), 32 + 16 * padded_rows(300) as u64 + 32);
 }
 
 #[test]
@@ -95,11 +90,7 @@ fn session_ids_must_match() {
     let s = KosSender::new().with_session_id(b"session A");
     let r = KosReceiver::new().with_session_id(b"session B");
     let o = run_extend(s, r, cv, cp, 10);
-    assert!(
-        matches!(o.keys, Err(CotError::ConsistencyCheckFailed)),
-        "{:?}",
-        o.keys.err()
-    );
+    assert!(matches!(o.keys, Err(CotError::ConsistencyCheckFailed)), "{:?}", o.keys.err());
     // The same session id, not the default one, on both sides: each side keeps it.
     let (cv, cp) = channels();
     let s = KosSender::new().with_session_id(b"session A");
@@ -126,10 +117,7 @@ fn traffic_is_exactly_sixteen_bytes_per_row_plus_check() {
     o.cots.unwrap();
     let (cv, cp) = (o.cv.unwrap(), o.cp.unwrap());
     assert_eq!(cp.bytes_sent() - p0, prover_bytes_for(n) as u64);
-    assert_eq!(
-        prover_bytes_for(n),
-        16 * (5000usize + 168).div_ceil(128) * 128 + 32
-    );
+    assert_eq!(prover_bytes_for(n), 16 * (5000usize + 168).div_ceil(128) * 128 + 32);
     assert_eq!(cv.bytes_sent() - v0, 16);
 }
 
@@ -151,19 +139,11 @@ fn flipped_matrix_bit_is_caught_with(prg: PrgKind) {
         }
     });
     let o = run_extend(s, r, cv, cp, n);
-    assert!(
-        matches!(o.keys, Err(CotError::ConsistencyCheckFailed)),
-        "{:?}",
-        o.keys.err()
-    );
+    assert!(matches!(o.keys, Err(CotError::ConsistencyCheckFailed)), "{:?}", o.keys.err());
     // the verifier refuses to continue after a failed check
     let (cv2, cp2) = channels();
     let o2 = run_extend(o.sender, KosReceiver::new(), cv2, cp2, 10);
-    assert!(
-        matches!(o2.keys, Err(CotError::Poisoned)),
-        "{:?}",
-        o2.keys.err()
-    );
+    assert!(matches!(o2.keys, Err(CotError::Poisoned)), "{:?}", o2.keys.err());
 }
 
 #[test]
@@ -186,11 +166,7 @@ fn different_choice_bits_in_one_column_are_caught() {
         }
     });
     let o = run_extend(s, r, cv, cp, n);
-    assert!(
-        matches!(o.keys, Err(CotError::ConsistencyCheckFailed)),
-        "{:?}",
-        o.keys.err()
-    );
+    assert!(matches!(o.keys, Err(CotError::ConsistencyCheckFailed)), "{:?}", o.keys.err());
 }
 
 #[test]
@@ -203,11 +179,7 @@ fn flipped_check_response_is_caught() {
             }
         });
         let o = run_extend(s, r, cv, cp, 500);
-        assert!(
-            matches!(o.keys, Err(CotError::ConsistencyCheckFailed)),
-            "{:?}",
-            o.keys.err()
-        );
+        assert!(matches!(o.keys, Err(CotError::ConsistencyCheckFailed)), "{:?}", o.keys.err());
     }
 }
 
@@ -245,20 +217,14 @@ fn wrong_size_matrix_chunks_are_malformed() {
         let o = run_extend(s, r, cv, cp, n);
         let expected = 16 * padded_rows(n);
         match o.keys {
-            Err(CotError::Malformed {
-                expected: e, got, ..
-            }) => {
+            Err(CotError::Malformed { expected: e, got, .. }) => {
                 assert_eq!(e, expected);
                 assert_eq!(got as isize, expected as isize + delta_len);
             }
             other => panic!("expected Malformed, got {:?}", other.err()),
         }
         // the prover sees the verifier hang up
-        assert!(
-            matches!(o.cots, Err(CotError::Channel(ChannelError::Closed))),
-            "{:?}",
-            o.cots.err()
-        );
+        assert!(matches!(o.cots, Err(CotError::Channel(ChannelError::Closed))), "{:?}", o.cots.err());
     }
 }
 
@@ -298,11 +264,7 @@ fn wrong_size_seed_is_malformed_at_prover() {
         // a receiver that failed is poisoned too
         let (cv2, cp2) = channels();
         let o2 = run_extend(KosSender::new(), o.receiver, cv2, cp2, 10);
-        assert!(
-            matches!(o2.cots, Err(CotError::Poisoned)),
-            "{:?}",
-            o2.cots.err()
-        );
+        assert!(matches!(o2.cots, Err(CotError::Poisoned)), "{:?}", o2.cots.err());
     }
 }
 
@@ -311,24 +273,14 @@ fn too_many_is_refused_before_allocating() {
     let (mut cv, _cp) = channels();
     let mut s = KosSender::new();
     let res = block_on(s.extend(&mut cv, kos::MAX_EXTEND + 1));
-    assert!(
-        matches!(res, Err(CotError::TooMany { .. })),
-        "{:?}",
-        res.err()
-    );
+    assert!(matches!(res, Err(CotError::TooMany { .. })), "{:?}", res.err());
 }
 
 #[test]
 fn chosen_delta_is_used_for_every_correlation() {
     let delta = F128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3211);
     let (cv, cp) = channels();
-    let o = run_extend(
-        KosSender::with_delta(delta),
-        KosReceiver::new(),
-        cv,
-        cp,
-        2000,
-    );
+    let o = run_extend(KosSender::with_delta(delta), KosReceiver::new(), cv, cp, 2000);
     assert_eq!(o.sender.delta(), delta);
     let keys = o.keys.unwrap();
     let (bits, macs) = o.cots.unwrap();

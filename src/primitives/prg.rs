@@ -123,7 +123,8 @@ fn aes_ctr_fill(cipher: &Aes128, start: u128, out: &mut [u8]) {
     // SAFETY: `Block` (`GenericArray<u8, U16>`) is a `#[repr(transparent)]` wrapper of
     // `[u8; 16]` (size 16, alignment 1), so the first 16·n bytes of `out` are n blocks; the
     // slice borrows `out` mutably, so nothing aliases it.
-    let blocks = unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<crate::primitives::prp::Block>(), n) };
+    let blocks =
+        unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<crate::primitives::prp::Block>(), n) };
     for (i, b) in blocks.iter_mut().enumerate() {
         b.copy_from_slice(&start.wrapping_add(i as u128).to_le_bytes());
     }
@@ -459,7 +460,16 @@ pub(crate) mod avx2 {
         fn counters(counter: u64) -> (Self, Self) {
             let (l, h) = super::counter_words::<8>(counter);
             let set = |w: [u32; 8]| unsafe {
-                _mm256_set_epi32(w[7] as i32, w[6] as i32, w[5] as i32, w[4] as i32, w[3] as i32, w[2] as i32, w[1] as i32, w[0] as i32)
+                _mm256_set_epi32(
+                    w[7] as i32,
+                    w[6] as i32,
+                    w[5] as i32,
+                    w[4] as i32,
+                    w[3] as i32,
+                    w[2] as i32,
+                    w[1] as i32,
+                    w[0] as i32,
+                )
             };
             (Reg(set(l)), Reg(set(h)))
         }
@@ -478,11 +488,17 @@ pub(crate) mod avx2 {
                 Reg(match N {
                     16 => _mm256_shuffle_epi8(
                         x,
-                        _mm256_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2),
+                        _mm256_set_epi8(
+                            13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5, 4,
+                            7, 6, 1, 0, 3, 2,
+                        ),
                     ),
                     8 => _mm256_shuffle_epi8(
                         x,
-                        _mm256_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3),
+                        _mm256_set_epi8(
+                            14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6, 5,
+                            4, 7, 2, 1, 0, 3,
+                        ),
                     ),
                     12 => _mm256_or_si256(_mm256_slli_epi32::<12>(x), _mm256_srli_epi32::<20>(x)),
                     7 => _mm256_or_si256(_mm256_slli_epi32::<7>(x), _mm256_srli_epi32::<25>(x)),
@@ -601,7 +617,8 @@ fn chacha_known_answers_on<L: Lanes>() -> Result<(), String> {
     let want_242 = "224f51f3401bd9e12fde276fb8631ded8c131f823d2c06e27e4fcaec9ef3cf78\
                     8a3b0aa372600a92b57974cded2b9334794cba40c63e34cdea212c4cf07d41b7";
     for (nonce0, want) in [(0x0900_0000u32, want_232), (0, want_242)] {
-        let want: Vec<u8> = (0..want.len() / 2).map(|i| u8::from_str_radix(&want[2 * i..2 * i + 2], 16).unwrap_or(0)).collect();
+        let want: Vec<u8> =
+            (0..want.len() / 2).map(|i| u8::from_str_radix(&want[2 * i..2 * i + 2], 16).unwrap_or(0)).collect();
         for lane in 0..L::BLOCKS {
             // block `lane` of the pass has counter 1: the others count from 1 − lane (the low
             // words; word 13 is the nonce's first word here)

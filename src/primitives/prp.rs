@@ -34,7 +34,10 @@ pub struct Aes128 {
 }
 
 /// Natively: VAES where the CPU has it (x86_64), else the `aes` crate.
-#[cfg(not(any(all(target_arch = "wasm32", target_feature = "simd128"), all(tlsproof_portable, target_arch = "x86_64"))))]
+#[cfg(not(any(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    all(tlsproof_portable, target_arch = "x86_64")
+)))]
 type Inner = native::Cipher;
 /// In wasm, and natively under `--cfg tlsproof_portable` (which profiles the browser's costs
 /// with `perf`, like the portable field arithmetic): the bitsliced code.
@@ -137,7 +140,9 @@ mod vaes {
 
     /// Whether this CPU runs [`Cipher`].
     pub(crate) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("vaes") && std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("aes")
+        std::arch::is_x86_feature_detected!("vaes")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("aes")
     }
 
     impl Cipher {
@@ -208,11 +213,13 @@ mod vaes {
         // the 2·rem 64-bit lanes that the last rem blocks fill); `Block` is 16 bytes, align 1,
         // so a slice of them is contiguous and unaligned accesses are what is used.
         unsafe {
-            let k: [__m512i; 11] = core::array::from_fn(|r| _mm512_broadcast_i32x4(_mm_loadu_si128(rk.as_ptr().add(r).cast())));
+            let k: [__m512i; 11] =
+                core::array::from_fn(|r| _mm512_broadcast_i32x4(_mm_loadu_si128(rk.as_ptr().add(r).cast())));
             let (passes, rest) = blocks.as_chunks_mut::<PASS>();
             for pass in passes {
                 let p = pass.as_mut_ptr().cast::<__m512i>();
-                let mut x: [__m512i; PASS / 4] = core::array::from_fn(|i| _mm512_xor_si512(_mm512_loadu_si512(p.add(i).cast()), k[0]));
+                let mut x: [__m512i; PASS / 4] =
+                    core::array::from_fn(|i| _mm512_xor_si512(_mm512_loadu_si512(p.add(i).cast()), k[0]));
                 for kr in &k[1..10] {
                     for xi in x.iter_mut() {
                         *xi = _mm512_aesenc_epi128(*xi, *kr);
@@ -594,15 +601,12 @@ pub(crate) mod bitsliced {
 
         #[test]
         fn fips197_appendix_b_vector() {
-            let key: [u8; 16] = [
-                0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c,
-            ];
-            let pt: [u8; 16] = [
-                0x32, 0x43, 0xf6, 0xa8, 0x88, 0x5a, 0x30, 0x8d, 0x31, 0x31, 0x98, 0xa2, 0xe0, 0x37, 0x07, 0x34,
-            ];
-            let ct: [u8; 16] = [
-                0x39, 0x25, 0x84, 0x1d, 0x02, 0xdc, 0x09, 0xfb, 0xdc, 0x11, 0x85, 0x97, 0x19, 0x6a, 0x0b, 0x32,
-            ];
+            let key: [u8; 16] =
+                [0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c];
+            let pt: [u8; 16] =
+                [0x32, 0x43, 0xf6, 0xa8, 0x88, 0x5a, 0x30, 0x8d, 0x31, 0x31, 0x98, 0xa2, 0xe0, 0x37, 0x07, 0x34];
+            let ct: [u8; 16] =
+                [0x39, 0x25, 0x84, 0x1d, 0x02, 0xdc, 0x09, 0xfb, 0xdc, 0x11, 0x85, 0x97, 0x19, 0x6a, 0x0b, 0x32];
             let c = Cipher::<U128Reg>::new(&key);
             let mut blocks = [Block::from(pt); 3];
             c.encrypt_blocks(&mut blocks);
@@ -683,7 +687,9 @@ mod simd {
         }
         #[inline(always)]
         fn shuffle(self, i: [u8; 16]) -> Self {
-            let idx = u8x16(i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[9], i[10], i[11], i[12], i[13], i[14], i[15]);
+            let idx = u8x16(
+                i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[9], i[10], i[11], i[12], i[13], i[14], i[15],
+            );
             Reg(u8x16_swizzle(self.0, idx))
         }
         #[inline(always)]
@@ -755,7 +761,12 @@ mod simd {
         }
         #[inline(always)]
         fn rotr32(self, s: u32) -> Self {
-            Reg(unsafe { _mm_or_si128(_mm_srl_epi32(self.0, _mm_cvtsi32_si128(s as i32)), _mm_sll_epi32(self.0, _mm_cvtsi32_si128(32 - s as i32))) })
+            Reg(unsafe {
+                _mm_or_si128(
+                    _mm_srl_epi32(self.0, _mm_cvtsi32_si128(s as i32)),
+                    _mm_sll_epi32(self.0, _mm_cvtsi32_si128(32 - s as i32)),
+                )
+            })
         }
     }
 }

@@ -66,16 +66,23 @@ pub enum ControlMessage {
     Request(SessionRequest),
     /// Verifier → prover: connected to the server (proxy mode), or ready for the connection
     /// in two parties (MPC mode), at `connection_time` (Unix seconds).
-    Accepted { connection_time: u64 },
+    Accepted {
+        connection_time: u64,
+    },
     /// Either side: the session ends now, with a reason for the other side's user.
-    Abort { reason: String },
+    Abort {
+        reason: String,
+    },
     TlsDone(TlsDone),
     Reveal(RevealPlan),
     /// Verifier → prover: the verdict, so the prover can show exactly what the verifier saw.
     /// (Binary like every control message: as JSON a revealed response was 3–4× its size on
     /// the wire, which showed on slow links.)
     /// With it, when the verifier has a signing key, the signed attestation of that verdict.
-    Verified { output: Box<crate::protocol::disclose::output::VerifierOutput>, attestation: Option<Box<crate::protocol::disclose::attest::Attested>> },
+    Verified {
+        output: Box<crate::protocol::disclose::output::VerifierOutput>,
+        attestation: Option<Box<crate::protocol::disclose::attest::Attested>>,
+    },
     /// After `Reveal`, in a TLS 1.3 session only.
     RecordShapes(RecordShapes),
 }
@@ -115,7 +122,12 @@ mod tests {
 
     #[test]
     fn roundtrip_and_garbage() {
-        let m = ControlMessage::Reveal(RevealPlan { sent: vec![0..5, 9..10], received: vec![0..100], commit_sent: vec![], commit_received: vec![2..4] });
+        let m = ControlMessage::Reveal(RevealPlan {
+            sent: vec![0..5, 9..10],
+            received: vec![0..100],
+            commit_sent: vec![],
+            commit_received: vec![2..4],
+        });
         let back = ControlMessage::decode(&m.encode()).unwrap();
         assert!(matches!(back, ControlMessage::Reveal(p) if p.sent == vec![0..5, 9..10]));
         for junk in [&[][..], &[0xff][..], &[4, 0xff, 0xff, 0xff, 0xff, 0x0f][..]] {
@@ -127,7 +139,16 @@ mod tests {
     fn session_request_carries_the_engine_prg_and_refuses_unknown_ones() {
         use crate::primitives::prg::PrgKind;
         for prg in [PrgKind::Aes128Ctr, PrgKind::ChaCha12] {
-            let req = SessionRequest { version: PROTOCOL_VERSION, mode: SessionMode::Mpc, server: "h:1".into(), server_name: "h".into(), max_sent: 1, max_recv: 2, preprocess: 200_000, prg };
+            let req = SessionRequest {
+                version: PROTOCOL_VERSION,
+                mode: SessionMode::Mpc,
+                server: "h:1".into(),
+                server_name: "h".into(),
+                max_sent: 1,
+                max_recv: 2,
+                preprocess: 200_000,
+                prg,
+            };
             let frame = ControlMessage::Request(req.clone()).encode();
             assert!(matches!(ControlMessage::decode(&frame), Ok(ControlMessage::Request(r)) if r == req));
             // the PRG is the last field: a variant index past the known ones is malformed

@@ -17,16 +17,18 @@ pub mod messages;
 pub mod observe;
 pub mod prove;
 pub mod prover;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod server;
 pub mod target;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod testing;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod server;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod verifier;
 
 pub use disclose::output::{VerifiedDirection, VerifierOutput};
 pub use disclose::reveal::{Reveal, RevealConfig};
-pub use prover::{notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput};
+pub use prover::{
+    notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput,
+};
 #[cfg(not(target_arch = "wasm32"))]
 pub use verifier::{verify_session, VerifierConfig, VerifierError};

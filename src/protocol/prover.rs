@@ -2,28 +2,33 @@
 //! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
 //! (MPC mode), then the proof of what it chose to reveal.
 
-use crate::protocol::messages::{ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION};
-use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
-use crate::protocol::observe::tls13::{self as transcript13, Handshake13, Transcript13};
-use crate::mpc::connection::ConnectionError;
-use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
-use crate::mpc::cots_beside::{BesideError, OwnThread};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use crate::protocol::disclose::output::VerifierOutput;
-use crate::protocol::disclose::reveal::{check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError};
-use crate::protocol::target::{ServerTarget, TargetError};
-use crate::wire::tls_channel::TlsChannelIo;
-use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
-use crate::protocol::prove::tls12::{self as proof, PublicInputs};
-use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};
-use crate::transport::MessageSocket;
 use crate::channel::{Channel, ChannelError};
+use crate::mpc::connection::ConnectionError;
+use crate::mpc::cots_beside::{BesideError, OwnThread};
 use crate::ot::FerretReceiver;
 use crate::primitives::prg::PrgKind;
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::reveal::{
+    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError,
+};
+use crate::protocol::messages::{
+    ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion,
+    PROTOCOL_VERSION,
+};
+use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
+use crate::protocol::observe::tls13::{self as transcript13, Handshake13, Transcript13};
+use crate::protocol::prove::tls12::{self as proof, PublicInputs};
+use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
+use crate::protocol::target::{ServerTarget, TargetError};
+use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};
+use crate::transport::MessageSocket;
+use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
+use crate::wire::tls_channel::TlsChannelIo;
 use crate::zk::{ProofError, Prover};
 use futures::FutureExt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What the prover asks for.
 pub struct ProverConfig {
@@ -158,7 +163,9 @@ impl ProverError {
             ProverError::Attestation(_) => "BAD_ATTESTATION",
             ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
             ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
-            ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => "LIMIT_EXCEEDED",
+            ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => {
+                "LIMIT_EXCEEDED"
+            }
             ProverError::Connection(ConnectionError::Channel(_)) => "CONNECTION_LOST",
             ProverError::Beside(BesideError::Channel(_)) => "CONNECTION_LOST",
             ProverError::Connection(_)
@@ -284,7 +291,8 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
     let SessionChannels { mut control, tls, zk, cot } = channels;
     // on the heap: in wasm a large future built on the stack and moved a few times overflowed
     // the main thread's stack (a_sessions_future_stays_small)
-    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await;
+    let outcome =
+        with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await;
     explained(outcome, &mut control)
 }
 
@@ -292,7 +300,10 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
 /// are already in the channels' inboxes (e.g. the verdict, sent just before the verifier
 /// closed): the session may use them, and the transport error counts only if the session
 /// cannot finish.
-async fn with_driver<T>(driver: impl std::future::Future<Output = Result<(), MuxError>>, session: impl std::future::Future<Output = Result<T, ProverError>>) -> Result<T, ProverError> {
+async fn with_driver<T>(
+    driver: impl std::future::Future<Output = Result<(), MuxError>>,
+    session: impl std::future::Future<Output = Result<T, ProverError>>,
+) -> Result<T, ProverError> {
     let session = session.fuse();
     let driver = driver.fuse();
     futures::pin_mut!(session, driver);
@@ -379,7 +390,10 @@ impl Sizing {
         let revealed = reveal.sent.resolve(request).map(to_u64).unwrap_or_default();
         let request_whole = covers_all(&revealed, request.len() as u64);
         let shown: u64 = revealed.iter().map(|r| r.end - r.start).sum();
-        Sizing { request_hidden: request.len() - shown as usize, ..Sizing::new(request.len(), request_whole, &reveal.received) }
+        Sizing {
+            request_hidden: request.len() - shown as usize,
+            ..Sizing::new(request.len(), request_whole, &reveal.received)
+        }
     }
 
     /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
@@ -399,7 +413,12 @@ impl Sizing {
 /// Opens a session over `socket` and prepares what does not depend on the request, for a
 /// request of up to `sizing.request_len` bytes (at most `config.max_sent`) revealed as
 /// `sizing` says (see [`PreparedSession`]). `progress` sees the connect and preprocess phases.
-pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, config: ProverConfig, sizing: Sizing, progress: P) -> Result<PreparedSession, ProverError> {
+pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(
+    socket: S,
+    config: ProverConfig,
+    sizing: Sizing,
+    progress: P,
+) -> Result<PreparedSession, ProverError> {
     ServerTarget::new(&config.server, &config.server_name)?;
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, mut zk, cot } = channels;
@@ -410,7 +429,9 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(socket: S, con
         ProverMode::Mpc { .. } => {
             let setup = async {
                 let mut opened = open(&mut control, &config, sizing, &report).await?;
-                let (mut connection, cot) = mpc_prepare(&mut zk, cot, &mut opened.prover, opened.preprocess, &config, sizing.request_len).await?;
+                let (mut connection, cot) =
+                    mpc_prepare(&mut zk, cot, &mut opened.prover, opened.preprocess, &config, sizing.request_len)
+                        .await?;
                 // prepared means the verifier holds the tables: the request may come much later
                 within(config.step_timeout * 5, "garbling ahead", connection.settle(&mut zk)).await??;
                 Ok((MpcPrepared { opened, connection }, cot))
@@ -432,21 +453,48 @@ impl PreparedSession {
 
     /// Sends `request` and proves what `reveal` selects, as [`notarize_with_progress`] does,
     /// with `now` (Unix seconds) the time the server's certificate is checked at.
-    pub async fn notarize<P: Fn(Progress)>(self, request: Vec<u8>, reveal: RevealConfig, now: u64, progress: P) -> Result<ProverOutput, ProverError> {
+    pub async fn notarize<P: Fn(Progress)>(
+        self,
+        request: Vec<u8>,
+        reveal: RevealConfig,
+        now: u64,
+        progress: P,
+    ) -> Result<ProverOutput, ProverError> {
         let PreparedSession { mut driver, mut control, tls, mut zk, cot, mut config, mpc } = self;
         config.now = now;
         refuse_hidden_line_breaks(&request, &reveal)?;
         let outcome = match mpc {
-            None => with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await,
+            None => {
+                with_driver(
+                    &mut driver,
+                    Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress)),
+                )
+                .await
+            }
             Some(MpcPrepared { mut opened, connection }) => {
                 let run = async {
                     if request.len() > connection.capacity() {
-                        return Err(ProverError::RequestTooLarge { len: request.len(), max: connection.capacity() as u32 });
+                        return Err(ProverError::RequestTooLarge {
+                            len: request.len(),
+                            max: connection.capacity() as u32,
+                        });
                     }
                     let report = |phase, fraction| progress(Progress { phase, fraction });
                     let server = connect_proxy(&config, &opened.target).await?;
                     let beside = cots_beside_max(&config, Sizing::of(&request, &reveal));
-                    let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut opened.prover, &config, server, connection, &opened.target, &request, beside, &report)).await?;
+                    let exchanged = Box::pin(mpc_exchange(
+                        &mut zk,
+                        cot,
+                        &mut opened.prover,
+                        &config,
+                        server,
+                        connection,
+                        &opened.target,
+                        &request,
+                        beside,
+                        &report,
+                    ))
+                    .await?;
                     prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
                 };
                 with_driver(&mut driver, Box::pin(run)).await
@@ -456,11 +504,19 @@ impl PreparedSession {
     }
 }
 
-async fn within<T>(d: std::time::Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, ProverError> {
+async fn within<T>(
+    d: std::time::Duration,
+    what: &'static str,
+    f: impl std::future::Future<Output = T>,
+) -> Result<T, ProverError> {
     crate::transport::timeout(d, f).await.ok_or(ProverError::Timeout(what))
 }
 
-async fn recv_control(control: &mut MuxChannel, d: std::time::Duration, what: &'static str) -> Result<ControlMessage, ProverError> {
+async fn recv_control(
+    control: &mut MuxChannel,
+    d: std::time::Duration,
+    what: &'static str,
+) -> Result<ControlMessage, ProverError> {
     let msg = ControlMessage::decode(&within(d, what, control.recv()).await??)?;
     if let ControlMessage::Abort { reason } = msg {
         return Err(ProverError::VerifierRejected(reason));
@@ -481,7 +537,12 @@ struct Opened {
 }
 
 /// Asks the verifier for a session sized as `sizing` says, and waits for its acceptance.
-async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, report: &dyn Fn(Phase, f64)) -> Result<Opened, ProverError> {
+async fn open(
+    control: &mut MuxChannel,
+    config: &ProverConfig,
+    sizing: Sizing,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Opened, ProverError> {
     let opened = ask(control, config, sizing, report).await?;
     accepted(control, config, report).await?;
     Ok(opened)
@@ -489,7 +550,12 @@ async fn open(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, r
 
 /// Asks the verifier for a session sized as `sizing` says. Its preprocessing may start at
 /// once: the verifier runs its side while it dials the server, and drops it if it refuses.
-async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, report: &dyn Fn(Phase, f64)) -> Result<Opened, ProverError> {
+async fn ask(
+    control: &mut MuxChannel,
+    config: &ProverConfig,
+    sizing: Sizing,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Opened, ProverError> {
     report(Phase::Connect, 0.02);
     let target = ServerTarget::new(&config.server, &config.server_name)?;
     if config.tls_versions != [TlsVersion::Tls12] && config.mode.session_mode() == SessionMode::Mpc {
@@ -505,15 +571,23 @@ async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, re
     // that key derivation.
     let len = if sizing.request_whole { 0 } else { sizing.request_len };
     let (derivation, request_keystream) = match config.tls13_suites.first() {
-        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => {
-            (proof::derivation_cots(suite, usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole)), proof::keystream_cots_of(suite, len) + proof::line_break_cots_of(suite, sizing.request_hidden))
-        }
+        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => (
+            proof::derivation_cots(
+                suite,
+                usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole),
+            ),
+            proof::keystream_cots_of(suite, len) + proof::line_break_cots_of(suite, sizing.request_hidden),
+        ),
         _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len) + proof::line_break_cots(sizing.request_hidden)),
     };
     // A partly revealed response asks for one setup iteration more in proxy mode, where it runs
     // beside the TLS exchange; in MPC mode nothing runs beside it, and the iteration would only
     // delay the connection (the keystream proof makes its COTs when it needs them).
-    let mut preprocess = proof::preprocess_cots(derivation, request_keystream, sizing.response == RevealExtent::Partly && mode != SessionMode::Mpc);
+    let mut preprocess = proof::preprocess_cots(
+        derivation,
+        request_keystream,
+        sizing.response == RevealExtent::Partly && mode != SessionMode::Mpc,
+    );
     if mode == SessionMode::Mpc {
         preprocess += crate::mpc::reproof::preprocess_cots(sizing.request_len);
     }
@@ -533,7 +607,11 @@ async fn ask(control: &mut MuxChannel, config: &ProverConfig, sizing: Sizing, re
 }
 
 /// Waits for the verifier to accept the session asked for.
-async fn accepted(control: &mut MuxChannel, config: &ProverConfig, report: &dyn Fn(Phase, f64)) -> Result<(), ProverError> {
+async fn accepted(
+    control: &mut MuxChannel,
+    config: &ProverConfig,
+    report: &dyn Fn(Phase, f64),
+) -> Result<(), ProverError> {
     match recv_control(control, config.step_timeout, "the verifier to accept").await? {
         ControlMessage::Accepted { .. } => {}
         other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
@@ -560,15 +638,41 @@ async fn session(
     let (mut prover, exchanged) = match &config.mode {
         ProverMode::Proxy => {
             let Opened { target, preprocess, mut prover } = ask(control, &config, sizing, &report).await?;
-            let exchanged = Box::pin(proxy_exchange(control, &mut tls, &mut zk, &mut prover, &config, &target, &request, preprocess, &report)).await?;
+            let exchanged = Box::pin(proxy_exchange(
+                control,
+                &mut tls,
+                &mut zk,
+                &mut prover,
+                &config,
+                &target,
+                &request,
+                preprocess,
+                &report,
+            ))
+            .await?;
             (prover, exchanged)
         }
         ProverMode::Mpc { .. } => {
             let Opened { target, preprocess, mut prover } = open(control, &config, sizing, &report).await?;
             // the proxy connects to the server while the preparation runs
-            let (server, prepared) = futures::join!(connect_proxy(&config, &target), mpc_prepare(&mut zk, cot, &mut prover, preprocess, &config, request.len()));
+            let (server, prepared) = futures::join!(
+                connect_proxy(&config, &target),
+                mpc_prepare(&mut zk, cot, &mut prover, preprocess, &config, request.len())
+            );
             let ((prepared, cot), server) = (prepared?, server?);
-            let exchanged = Box::pin(mpc_exchange(&mut zk, cot, &mut prover, &config, server, prepared, &target, &request, cots_beside_max(&config, sizing), &report)).await?;
+            let exchanged = Box::pin(mpc_exchange(
+                &mut zk,
+                cot,
+                &mut prover,
+                &config,
+                server,
+                prepared,
+                &target,
+                &request,
+                cots_beside_max(&config, sizing),
+                &report,
+            ))
+            .await?;
             (prover, exchanged)
         }
     };
@@ -613,17 +717,23 @@ async fn prove(
     control.send(ControlMessage::Reveal(plan.clone()).encode()).await?;
 
     report(Phase::Prove, 0.4);
-    let blinders: Vec<[u8; 16]> = (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
+    let blinders: Vec<[u8; 16]> =
+        (0..plan.commit_sent.len() + plan.commit_received.len()).map(|_| rand::random()).collect();
     let commitments = match &keys {
         SessionKeys::Tls12 { session, master_secret } => {
             let inputs = PublicInputs::new(session, &plan);
-            let proof = Box::pin(proof::run(prover, zk, Some(&**master_secret), Some(&blinders), &inputs, |cvd| session.server_finished_hash(cvd)));
+            let proof = Box::pin(proof::run(prover, zk, Some(&**master_secret), Some(&blinders), &inputs, |cvd| {
+                session.server_finished_hash(cvd)
+            }));
             within(step * 5, "the proof", proof).await??.commitments
         }
         SessionKeys::Tls13 { transcript, handshake, handshake_secret, shapes } => {
             control.send(ControlMessage::RecordShapes(shapes.clone()).encode()).await?;
             let inputs = PublicInputs13::new(transcript, &plan, shapes);
-            let proof = Box::pin(proof13::run(prover, zk, Some(handshake_secret.as_bytes()), Some(&blinders), &inputs, |_| Ok(handshake.clone())));
+            let proof =
+                Box::pin(proof13::run(prover, zk, Some(handshake_secret.as_bytes()), Some(&blinders), &inputs, |_| {
+                    Ok(handshake.clone())
+                }));
             within(step * 5, "the proof", proof).await??.commitments
         }
     };
@@ -632,7 +742,11 @@ async fn prove(
     match recv_control(control, step, "the verdict").await? {
         ControlMessage::Verified { output, attestation } => {
             let verified: VerifierOutput = *output;
-            let attestation = attestation.map(|a| crate::protocol::disclose::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)).transpose()?;
+            let attestation = attestation
+                .map(|a| {
+                    crate::protocol::disclose::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)
+                })
+                .transpose()?;
             report(Phase::Done, 1.0);
             Ok(ProverOutput { request: sent_plain, response, verified, commitments, attestation })
         }
@@ -655,7 +769,10 @@ struct Exchanged {
 /// The transcript as the verifier holds it and the prover's secret for its proof (copies wiped
 /// when the session ends), per TLS version.
 enum SessionKeys {
-    Tls12 { session: transcript::SessionTranscript, master_secret: zeroize::Zeroizing<[u8; 48]> },
+    Tls12 {
+        session: transcript::SessionTranscript,
+        master_secret: zeroize::Zeroizing<[u8; 48]>,
+    },
     Tls13 {
         transcript: Transcript13,
         /// The prover's own reading of the handshake, as the verifier will read it.
@@ -702,7 +819,9 @@ async fn proxy_exchange(
     // The preprocessing starts as the session is asked for (see `ask`) and runs beside both
     // steps, so it has both steps' time; a refusal ends it.
     let preprocess = async { Ok::<_, ProverError>(prover.preprocess(zk, preprocess).await?) };
-    let (response, ()) = within(config.step_timeout * 2, "the OT preprocessing", async { futures::try_join!(tls_part, preprocess) }).await??;
+    let (response, ()) =
+        within(config.step_timeout * 2, "the OT preprocessing", async { futures::try_join!(tls_part, preprocess) })
+            .await??;
     let unread = io.unread();
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent
@@ -710,23 +829,51 @@ async fn proxy_exchange(
     let whole = whole_records_len(&received_raw);
     let unproven = unread + (received_raw.len() - whole) as u64;
     received_raw.truncate(whole);
-    control.send(ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 }).encode()).await?;
+    control
+        .send(
+            ControlMessage::TlsDone(TlsDone { sent: sent_raw.len() as u64, received: received_raw.len() as u64 })
+                .encode(),
+        )
+        .await?;
     let (keys, sent_plain, recv_plain) = match &client {
         AnyVersionClient::Tls12(client) => {
-            let ms = zeroize::Zeroizing::new(client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0);
+            let ms = zeroize::Zeroizing::new(
+                client.master_secret().ok_or(crate::tls::Error::InvalidState("no master secret"))?.0,
+            );
             let keys = SessionKeys::Tls12 { session: transcript::parse(&sent_raw, &received_raw)?, master_secret: ms };
-            (keys, client.transcript().app_plaintext(Direction::Sent), client.transcript().app_plaintext(Direction::Received))
+            (
+                keys,
+                client.transcript().app_plaintext(Direction::Sent),
+                client.transcript().app_plaintext(Direction::Received),
+            )
         }
         AnyVersionClient::Tls13 { client, .. } => {
             let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
-            let application = schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
+            let application = schedule
+                .application_traffic
+                .as_ref()
+                .ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
             let transcript = transcript13::parse(&sent_raw, &received_raw)?;
             let (c_hs, s_hs) = (&schedule.handshake_traffic.client, &schedule.handshake_traffic.server);
-            let handshake = transcript.read_handshake(c_hs.as_bytes(), s_hs.as_bytes(), &config.roots, target.name(), now)?;
+            let handshake =
+                transcript.read_handshake(c_hs.as_bytes(), s_hs.as_bytes(), &config.roots, target.name(), now)?;
             let suite = transcript.suite();
-            let (sent, sent_plain) = proof13::read_records(suite, &application.client, proof13::application_records(&transcript, &handshake, Direction::Sent))?;
-            let (received, recv_plain) = proof13::read_records(suite, &application.server, proof13::application_records(&transcript, &handshake, Direction::Received))?;
-            let keys = SessionKeys::Tls13 { handshake_secret: schedule.handshake_secret.clone(), transcript, handshake, shapes: RecordShapes { sent, received } };
+            let (sent, sent_plain) = proof13::read_records(
+                suite,
+                &application.client,
+                proof13::application_records(&transcript, &handshake, Direction::Sent),
+            )?;
+            let (received, recv_plain) = proof13::read_records(
+                suite,
+                &application.server,
+                proof13::application_records(&transcript, &handshake, Direction::Received),
+            )?;
+            let keys = SessionKeys::Tls13 {
+                handshake_secret: schedule.handshake_secret.clone(),
+                transcript,
+                handshake,
+                shapes: RecordShapes { sent, received },
+            };
             (keys, sent_plain, recv_plain)
         }
     };
@@ -752,10 +899,13 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
     let now = unix_time(config.now);
     let config12 = ClientConfig::new(config.roots.clone());
     let config13 = Config13 { suites: config.tls13_suites.clone(), ..Config13::new(config.roots.clone()) };
-    let (tls12, tls13) = (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
+    let (tls12, tls13) =
+        (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
     Ok(match (tls12, tls13) {
         (true, true) => AnyVersionClient::new(config13, config12, name, now)?,
-        (false, true) => AnyVersionClient::Tls13 { client: Box::new(Client13::new(config13, name, now)?), undecided: None },
+        (false, true) => {
+            AnyVersionClient::Tls13 { client: Box::new(Client13::new(config13, name, now)?), undecided: None }
+        }
         (true, false) => AnyVersionClient::Tls12(Box::new(Client::new(config12, name, now)?)),
         (false, false) => return Err(ProverError::Unsupported("offering no TLS version")),
     })
@@ -765,7 +915,14 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
 /// of up to `capacity` bytes garbled ahead of the handshake.
 /// MPC mode's preparation: the COTs for the proofs, made on the COT channel while the request
 /// is garbled ahead on the ZK channel (which uses none of them). Gives the COT channel back.
-async fn mpc_prepare(zk: &mut MuxChannel, cot: MuxChannel, prover: &mut Prover<FerretReceiver>, preprocess: usize, config: &ProverConfig, capacity: usize) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
+async fn mpc_prepare(
+    zk: &mut MuxChannel,
+    cot: MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    preprocess: usize,
+    config: &ProverConfig,
+    capacity: usize,
+) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
     let step = config.step_timeout;
     let making = make_beside(prover, cot, preprocess, preprocess, Arc::new(AtomicBool::new(true)))?;
     let prepare = crate::mpc::connection::prepare_prover(zk, capacity, connection_limits(config));
@@ -778,7 +935,13 @@ type Making = OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::cots_bes
 
 /// Lends `prover`'s COT source to a thread of its own that makes `total` COTs on `cot` in steps
 /// of `step` while `go_on` holds ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
-fn make_beside(prover: &mut Prover<FerretReceiver>, mut cot: MuxChannel, total: usize, step: usize, go_on: Arc<AtomicBool>) -> Result<Making, ProverError> {
+fn make_beside(
+    prover: &mut Prover<FerretReceiver>,
+    mut cot: MuxChannel,
+    total: usize,
+    step: usize,
+    go_on: Arc<AtomicBool>,
+) -> Result<Making, ProverError> {
     let mut source = prover.lend_source().ok_or(ProofError::SourceLent)?;
     Ok(OwnThread::spawn(move || async move {
         let made = crate::mpc::cots_beside::make(&mut source, &mut cot, total, step, &go_on).await;
@@ -788,7 +951,12 @@ fn make_beside(prover: &mut Prover<FerretReceiver>, mut cot: MuxChannel, total: 
 
 /// Waits (at most `d`) for what [`make_beside`] made and gives it and the source back to
 /// `prover`; returns the COT channel.
-async fn take_back(prover: &mut Prover<FerretReceiver>, making: Making, d: std::time::Duration, what: &'static str) -> Result<MuxChannel, ProverError> {
+async fn take_back(
+    prover: &mut Prover<FerretReceiver>,
+    making: Making,
+    d: std::time::Duration,
+    what: &'static str,
+) -> Result<MuxChannel, ProverError> {
     let (source, cot, made) = within(d, what, making.finish()).await?.ok_or(BesideError::Lost)?;
     prover.give_back(source, made?);
     Ok(cot)
@@ -808,12 +976,17 @@ fn cots_beside_max(config: &ProverConfig, sizing: Sizing) -> usize {
 }
 
 /// MPC mode: the proxy's byte stream to the server.
-async fn connect_proxy(config: &ProverConfig, target: &ServerTarget) -> Result<crate::transport::WsStream, ProverError> {
+async fn connect_proxy(
+    config: &ProverConfig,
+    target: &ServerTarget,
+) -> Result<crate::transport::WsStream, ProverError> {
     let ProverMode::Mpc { proxy_url } = &config.mode else {
         return Err(ProverError::Unsupported("a proxy in proxy mode"));
     };
     let url = proxy_target_url(proxy_url, &target.address());
-    within(config.step_timeout, "the proxy", crate::transport::WsStream::connect(&url)).await?.map_err(ProverError::ProxyUnreachable)
+    within(config.step_timeout, "the proxy", crate::transport::WsStream::connect(&url))
+        .await?
+        .map_err(ProverError::ProxyUnreachable)
 }
 
 /// MPC mode after the preparation: the connection in two parties through the proxy (the
@@ -841,10 +1014,17 @@ async fn mpc_exchange(
     let connected = Arc::new(AtomicBool::new(true));
     let making = make_beside(prover, cot, beside, crate::mpc::cots_beside::COTS_PER_STEP, connected.clone())?;
     let connection = async {
-        let conn = within(step * 5, "the connection in two parties", Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config)))).await??;
+        let conn = within(
+            step * 5,
+            "the connection in two parties",
+            Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config))),
+        )
+        .await??;
         // the proxy's stream is done with (the server has ended its side)
         let _ = server.close().await;
-        let v_share = within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+        let v_share =
+            within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn)))
+                .await??;
         Ok::<_, ProverError>((conn, v_share))
     };
     let connection = connection.await;
@@ -853,10 +1033,17 @@ async fn mpc_exchange(
     take_back(prover, making, step, "the COTs made beside the connection").await?;
     let ms = conn.master_secret(&v_share);
     let records = conn.open_received(&ms)?;
-    let recv_plain: Vec<u8> = records.into_iter().filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8).flat_map(|(_, b)| b).collect();
+    let recv_plain: Vec<u8> = records
+        .into_iter()
+        .filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8)
+        .flat_map(|(_, b)| b)
+        .collect();
     let raw = |d| conn.client.transcript().raw_bytes(d);
     Ok(Exchanged {
-        keys: SessionKeys::Tls12 { session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?, master_secret: zeroize::Zeroizing::new(ms.0) },
+        keys: SessionKeys::Tls12 {
+            session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
+            master_secret: zeroize::Zeroizing::new(ms.0),
+        },
         sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
         response: recv_plain.clone(),
         recv_plain,
@@ -899,7 +1086,12 @@ mod tests {
         };
         let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
         assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
-        let sizing = super::Sizing { request_len: 1, request_whole: false, request_hidden: 1, response: super::RevealExtent::Nothing };
+        let sizing = super::Sizing {
+            request_len: 1,
+            request_whole: false,
+            request_hidden: 1,
+            response: super::RevealExtent::Nothing,
+        };
         let preparing = super::prepare(Idle, config(), sizing, |_| {});
         assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
     }

@@ -3,9 +3,9 @@
 //! ([`VerifierConfig::max_sessions`]): the rest wait in a bounded queue or are refused `BUSY`
 //! with a reason, so a flood costs the verifier bounded memory and every prover an answer.
 
+use super::VerifierOutput;
 use crate::protocol::messages::ControlMessage;
 use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
-use super::VerifierOutput;
 use crate::transport::WsSocket;
 use futures::{SinkExt, StreamExt};
 use std::collections::HashMap;
@@ -89,8 +89,14 @@ impl VerifierServer {
                         return;
                     }
                 }
-                let ws_config = WebSocketConfig::default().max_message_size(Some(MAX_WS_MESSAGE)).max_frame_size(Some(MAX_WS_MESSAGE));
-                let accepted = tokio::time::timeout(HANDSHAKE_TIMEOUT, tokio_tungstenite::accept_async_with_config(tcp, Some(ws_config))).await;
+                let ws_config = WebSocketConfig::default()
+                    .max_message_size(Some(MAX_WS_MESSAGE))
+                    .max_frame_size(Some(MAX_WS_MESSAGE));
+                let accepted = tokio::time::timeout(
+                    HANDSHAKE_TIMEOUT,
+                    tokio_tungstenite::accept_async_with_config(tcp, Some(ws_config)),
+                )
+                .await;
                 drop(slot);
                 let Ok(Ok(ws)) = accepted else { return };
                 match admission.admit(peer.ip()).await {
@@ -108,17 +114,25 @@ impl VerifierServer {
 /// Runs one admitted session on its own blocking thread, driven by the runtime's I/O: the
 /// proof futures are not `Send` (the engine is generic over `dyn FnMut` circuits) and
 /// CPU-heavy. The ticket is held until the verdict is sent.
-fn spawn_session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, ticket: Ticket, config: Arc<VerifierConfig>, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
+fn spawn_session(
+    ws: WebSocketStream<TcpStream>,
+    peer: SocketAddr,
+    ticket: Ticket,
+    config: Arc<VerifierConfig>,
+    reports: tokio::sync::mpsc::UnboundedSender<SessionReport>,
+) {
     let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || handle.block_on(async move {
-        // The slot is free and the result reported once the verdict is sent; the socket stays
-        // open until the prover has read it (at most 2 s), which costs no work.
-        verify_session(WsSocket::from_stream(ws), &config, |result| {
-            drop(ticket);
-            let _ = reports.send((peer, result));
+    tokio::task::spawn_blocking(move || {
+        handle.block_on(async move {
+            // The slot is free and the result reported once the verdict is sent; the socket stays
+            // open until the prover has read it (at most 2 s), which costs no work.
+            verify_session(WsSocket::from_stream(ws), &config, |result| {
+                drop(ticket);
+                let _ = reports.send((peer, result));
+            })
+            .await;
         })
-        .await;
-    }));
+    });
 }
 
 /// Tells a prover it was not admitted: an `Abort` with the reason on the control channel (which
@@ -215,7 +229,10 @@ impl Admission {
         {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             if s.queued >= self.max_queued {
-                return Err(VerifierError::Busy(format!("{} sessions running and {} waiting", self.max_sessions, self.max_queued)));
+                return Err(VerifierError::Busy(format!(
+                    "{} sessions running and {} waiting",
+                    self.max_sessions, self.max_queued
+                )));
             }
             s.queued += 1;
         }

@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn host_and_name_must_be_the_same() {
         let t = ServerTarget::new("LocalHost.:4443", "localhost").unwrap();
-        assert_eq!((t.name(), t.port(), t.address(), t.is_ip()), ("localhost", 4443, "localhost:4443".to_string(), false));
+        assert_eq!(
+            (t.name(), t.port(), t.address(), t.is_ip()),
+            ("localhost", 4443, "localhost:4443".to_string(), false)
+        );
         let t = ServerTarget::new("[::1]:8443", "0:0::1").unwrap();
         assert_eq!((t.name(), t.address(), t.is_ip()), ("::1", "[::1]:8443".to_string(), true));
         assert!(ServerTarget::new("127.0.0.1:443", "127.0.0.1").unwrap().is_ip());
@@ -112,7 +115,10 @@ mod tests {
             Err(TargetError::NameMismatch { host: "127.0.0.1".into(), name: "localhost".into() })
         );
         assert!(matches!(ServerTarget::new("evil.example:443", "bank.example"), Err(TargetError::NameMismatch { .. })));
-        assert!(matches!(ServerTarget::new("bank.example.evil:443", "bank.example"), Err(TargetError::NameMismatch { .. })));
+        assert!(matches!(
+            ServerTarget::new("bank.example.evil:443", "bank.example"),
+            Err(TargetError::NameMismatch { .. })
+        ));
         for bad in ["bank.example", "bank.example:0", "bank.example:x", "::1:443", ":443", "[::1]443"] {
             assert_eq!(ServerTarget::new(bad, "bank.example"), Err(TargetError::BadAddress(bad.into())), "{bad}");
         }

@@ -3,27 +3,30 @@
 //! checks, the proof, and the verdict. Native only: in proxy mode it opens the TCP connection
 //! to the server itself.
 
-use crate::protocol::prove::tls12::check::{recover, CheckError, RecoveredDirection};
+use crate::channel::{Channel, ChannelError};
+use crate::ot::FerretSender;
 use crate::protocol::disclose::exchange::{check_exchange, ExchangeError, RevealPolicy};
-use crate::protocol::prove::tls13::check::{self as check13, Check13Error};
-use crate::protocol::messages::{ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
-use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
-use crate::protocol::observe::tls13 as transcript13;
-use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
-use crate::protocol::prove::tls12::{self as proof, app_len, PublicInputs};
-use crate::protocol::observe::relay_guard::{OutboundGuard, RelayError};
 use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
-use crate::protocol::target::{ServerTarget, TargetError};
+use crate::protocol::messages::{
+    ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES,
+    PROTOCOL_VERSION,
+};
+use crate::protocol::observe::relay_guard::{OutboundGuard, RelayError};
 use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
+use crate::protocol::observe::tls13 as transcript13;
+use crate::protocol::prove::tls12::check::{recover, CheckError, RecoveredDirection};
+use crate::protocol::prove::tls12::{self as proof, app_len, PublicInputs};
+use crate::protocol::prove::tls13::check::{self as check13, Check13Error};
+use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
+use crate::protocol::target::{ServerTarget, TargetError};
 use crate::proxy::{AllowList, Refusal};
 use crate::tls::transcript::TLS_OVERHEAD;
 use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
-use rustls_pki_types::UnixTime;
 use crate::transport::MessageSocket;
-use crate::channel::{Channel, ChannelError};
-use crate::ot::FerretSender;
+use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use crate::zk::{ProofError, Verifier};
+use rustls_pki_types::UnixTime;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -149,11 +152,19 @@ pub enum VerifierError {
     Busy(String),
 }
 
-async fn within<T>(d: Duration, what: &'static str, f: impl std::future::Future<Output = T>) -> Result<T, VerifierError> {
+async fn within<T>(
+    d: Duration,
+    what: &'static str,
+    f: impl std::future::Future<Output = T>,
+) -> Result<T, VerifierError> {
     tokio::time::timeout(d, f).await.map_err(|_| VerifierError::Timeout(what))
 }
 
-async fn recv_control(control: &mut MuxChannel, d: Duration, what: &'static str) -> Result<ControlMessage, VerifierError> {
+async fn recv_control(
+    control: &mut MuxChannel,
+    d: Duration,
+    what: &'static str,
+) -> Result<ControlMessage, VerifierError> {
     let frame = within(d, what, control.recv()).await??;
     let msg = ControlMessage::decode(&frame)?;
     if let ControlMessage::Abort { reason } = msg {
@@ -170,7 +181,11 @@ const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 /// Runs one session on `socket` to its verdict. On failure the prover is told why (best
 /// effort). `outcome` gets the result as soon as the prover has been sent it; the future ends
 /// once the prover has closed too, or 2 s later (`LINGER`).
-pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig, outcome: impl FnOnce(Result<VerifierOutput, VerifierError>)) {
+pub async fn verify_session<S: MessageSocket>(
+    socket: S,
+    config: &VerifierConfig,
+    outcome: impl FnOnce(Result<VerifierOutput, VerifierError>),
+) {
     let (driver, channels) = multiplex(socket, MuxLimits::verifier());
     let mut control = channels.control;
     let (tls, zk, cot) = (channels.tls, channels.zk, channels.cot);
@@ -190,7 +205,9 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
         };
         let reply = match (&result, attested) {
             (Ok(out), Ok(attestation)) => ControlMessage::Verified { output: Box::new(out.clone()), attestation },
-            (Ok(_), Err(e)) => ControlMessage::Abort { reason: format!("the verifier could not sign its verdict: {e}") },
+            (Ok(_), Err(e)) => {
+                ControlMessage::Abort { reason: format!("the verifier could not sign its verdict: {e}") }
+            }
             (Err(e), _) => ControlMessage::Abort { reason: e.to_string() },
         };
         let _ = control.send(reply.encode()).await;
@@ -207,7 +224,9 @@ pub async fn verify_session<S: MessageSocket>(socket: S, config: &VerifierConfig
             let _ = work_done.await;
             tokio::time::sleep(LINGER).await;
         };
-        if let futures::future::Either::Left((Err(e), _)) = futures::future::select(std::pin::pin!(driver), std::pin::pin!(linger)).await {
+        if let futures::future::Either::Left((Err(e), _)) =
+            futures::future::select(std::pin::pin!(driver), std::pin::pin!(linger)).await
+        {
             if !session_over.get() {
                 *transport.borrow_mut() = Some(e);
             }
@@ -229,7 +248,13 @@ fn met_the_channel_closed(e: &VerifierError) -> bool {
     false
 }
 
-async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChannel, cot: MuxChannel, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+async fn session(
+    control: &mut MuxChannel,
+    mut tls: MuxChannel,
+    mut zk: MuxChannel,
+    cot: MuxChannel,
+    config: &VerifierConfig,
+) -> Result<VerifierOutput, VerifierError> {
     let req: SessionRequest = match recv_control(control, config.request_timeout, "the session request").await? {
         ControlMessage::Request(r) => r,
         other => return Err(VerifierError::UnexpectedMessage { expected: "Request", got: other.kind() }),
@@ -277,8 +302,18 @@ async fn session(control: &mut MuxChannel, mut tls: MuxChannel, mut zk: MuxChann
 /// beside the connection, bounded by `cots_beside::max_cots`).
 fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
-        SessionMode::Proxy => proof::preprocess_cots(proof::MOST_DERIVATION_COTS, proof::most_keystream_cots(max_sent) + proof::most_line_break_cots(max_sent), true),
-        SessionMode::Mpc => proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(max_sent) + proof::line_break_cots(max_sent), false) + crate::mpc::reproof::preprocess_cots(max_sent),
+        SessionMode::Proxy => proof::preprocess_cots(
+            proof::MOST_DERIVATION_COTS,
+            proof::most_keystream_cots(max_sent) + proof::most_line_break_cots(max_sent),
+            true,
+        ),
+        SessionMode::Mpc => {
+            proof::preprocess_cots(
+                proof::PREPROCESS_COTS,
+                proof::keystream_cots(max_sent) + proof::line_break_cots(max_sent),
+                false,
+            ) + crate::mpc::reproof::preprocess_cots(max_sent)
+        }
     }
 }
 
@@ -295,11 +330,19 @@ struct Online {
     prove_from: (Instant, u64, u64),
 }
 
-type Serving = crate::mpc::cots_beside::OwnThread<(FerretSender, MuxChannel, Result<crate::mpc::cots_beside::VerifierMade, crate::mpc::cots_beside::BesideError>)>;
+type Serving = crate::mpc::cots_beside::OwnThread<(
+    FerretSender,
+    MuxChannel,
+    Result<crate::mpc::cots_beside::VerifierMade, crate::mpc::cots_beside::BesideError>,
+)>;
 
 /// Lends the verifier's COT source to a thread of its own that serves the prover's steps on
 /// `cot` up to `cap` COTs ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
-fn serve_beside(verifier: &mut Verifier<FerretSender>, mut cot: MuxChannel, cap: usize) -> Result<Serving, VerifierError> {
+fn serve_beside(
+    verifier: &mut Verifier<FerretSender>,
+    mut cot: MuxChannel,
+    cap: usize,
+) -> Result<Serving, VerifierError> {
     let mut source = verifier.lend_source().ok_or(ProofError::SourceLent)?;
     Ok(crate::mpc::cots_beside::OwnThread::spawn(move || async move {
         let made = crate::mpc::cots_beside::serve(&mut source, &mut cot, cap).await;
@@ -309,14 +352,24 @@ fn serve_beside(verifier: &mut Verifier<FerretSender>, mut cot: MuxChannel, cap:
 
 /// Waits (at most `d`) for what [`serve_beside`] made and gives it and the source back to
 /// `verifier`; returns the COT channel.
-async fn take_back(verifier: &mut Verifier<FerretSender>, serving: Serving, d: Duration, what: &'static str) -> Result<MuxChannel, VerifierError> {
-    let (source, cot, made) = within(d, what, serving.finish()).await?.ok_or(crate::mpc::cots_beside::BesideError::Lost)?;
+async fn take_back(
+    verifier: &mut Verifier<FerretSender>,
+    serving: Serving,
+    d: Duration,
+    what: &'static str,
+) -> Result<MuxChannel, VerifierError> {
+    let (source, cot, made) =
+        within(d, what, serving.finish()).await?.ok_or(crate::mpc::cots_beside::BesideError::Lost)?;
     verifier.give_back(source, made?);
     Ok(cot)
 }
 
 fn phase_since(t: Instant, up0: u64, down0: u64, ch: &MuxChannel) -> PhaseStats {
-    PhaseStats { millis: t.elapsed().as_secs_f64() * 1e3, bytes_up: ch.bytes_received() - up0, bytes_down: ch.bytes_sent() - down0 }
+    PhaseStats {
+        millis: t.elapsed().as_secs_f64() * 1e3,
+        bytes_up: ch.bytes_received() - up0,
+        bytes_down: ch.bytes_sent() - down0,
+    }
 }
 
 fn unix_now() -> u64 {
@@ -326,7 +379,15 @@ fn unix_now() -> u64 {
 /// Proxy mode's online phase: dial the server, relay and record the TLS bytes. The OT setup
 /// for the proof runs alongside from the start, while the server is dialed too (the prover
 /// starts its side as it sends the request); a failed dial drops it.
-async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+async fn proxy_online(
+    control: &mut MuxChannel,
+    tls: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    verifier: &mut Verifier<FerretSender>,
+    req: &SessionRequest,
+    target: &ServerTarget,
+    config: &VerifierConfig,
+) -> Result<Online, VerifierError> {
     let step = config.step_timeout;
     let timed_setup = async {
         let (t, up0, down0) = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
@@ -347,13 +408,18 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
         let relayed = relay(tls, tcp, guard, limits, step).await?;
         Ok((relayed, connection_time, t_online))
     };
-    let (((mut sent_raw, mut received_raw), connection_time, t_online), preprocess) = futures::try_join!(connected, timed_setup)?;
+    let (((mut sent_raw, mut received_raw), connection_time, t_online), preprocess) =
+        futures::try_join!(connected, timed_setup)?;
     let done = match recv_control(control, step, "TlsDone").await? {
         ControlMessage::TlsDone(d) => d,
         other => return Err(VerifierError::UnexpectedMessage { expected: "TlsDone", got: other.kind() }),
     };
     if done.sent != sent_raw.len() as u64 || done.received > received_raw.len() as u64 {
-        return Err(VerifierError::CountMismatch { claimed: done, sent: sent_raw.len() as u64, received: received_raw.len() as u64 });
+        return Err(VerifierError::CountMismatch {
+            claimed: done,
+            sent: sent_raw.len() as u64,
+            received: received_raw.len() as u64,
+        });
     }
     received_raw.truncate(done.received as usize);
     sent_raw.shrink_to_fit();
@@ -367,7 +433,15 @@ async fn proxy_online(control: &mut MuxChannel, tls: &mut MuxChannel, zk: &mut M
 /// then the proof that the prover garbled honestly, after which the prover holds the keys.
 /// The verifier dials nothing; everything runs on the ZK channel, and Ferret on the COT
 /// channel beside it.
-async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChannel, verifier: &mut Verifier<FerretSender>, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<Online, VerifierError> {
+async fn mpc_online(
+    control: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    cot: MuxChannel,
+    verifier: &mut Verifier<FerretSender>,
+    req: &SessionRequest,
+    target: &ServerTarget,
+    config: &VerifierConfig,
+) -> Result<Online, VerifierError> {
     config.allow.permits(&target.address())?;
     control.send(ControlMessage::Accepted { connection_time: unix_now() }.encode()).await?;
     let step = config.step_timeout;
@@ -376,8 +450,11 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChann
     // channel (which uses none of them), then those the prover asks for beside the connection,
     // up to the keystream proof of `max_recv` (see `crate::mpc::cots_beside`).
     let serving = serve_beside(verifier, cot, req.preprocess as usize)?;
-    let limits = crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
-    let prepared = within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, limits)).await??;
+    let limits =
+        crate::mpc::connection::ConnectionLimits { max_sent: req.max_sent as usize, max_recv: req.max_recv as usize };
+    let prepared =
+        within(config.session_timeout, "garbling ahead", crate::mpc::connection::prepare_verifier(zk, limits))
+            .await??;
     let cot = take_back(verifier, serving, step, "preprocessing").await?;
     let cot_preprocess = (cot.bytes_received(), cot.bytes_sent());
     let preprocess = phase_since(t, 0, 0, zk).plus(cot_preprocess);
@@ -391,23 +468,47 @@ async fn mpc_online(control: &mut MuxChannel, zk: &mut MuxChannel, cot: MuxChann
         started.set(Some(Instant::now()));
         unix_time(unix_now())
     };
-    let connect = crate::mpc::connection::connect_verifier(prepared, zk, verifier, config.roots.clone(), target.name(), clock, limits);
+    let connect = crate::mpc::connection::connect_verifier(
+        prepared,
+        zk,
+        verifier,
+        config.roots.clone(),
+        target.name(),
+        clock,
+        limits,
+    );
     let conn = within(config.session_timeout, "the connection in two parties", connect).await??;
     let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
     let connection_time = conn.connection_time.as_secs();
 
     let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-    within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+    within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn))
+        .await??;
     let cot = take_back(verifier, serving, config.session_timeout, "the COTs made beside the connection").await?;
     // the COTs made beside the connection count as its bytes
     let online = online.plus((cot.bytes_received() - cot_preprocess.0, cot.bytes_sent() - cot_preprocess.1));
     let raw = |d| conn.client.transcript().raw_bytes(d);
-    Ok(Online { sent_raw: raw(Direction::Sent), received_raw: raw(Direction::Received), connection_time, preprocess, online, prove_from })
+    Ok(Online {
+        sent_raw: raw(Direction::Sent),
+        received_raw: raw(Direction::Received),
+        connection_time,
+        preprocess,
+        online,
+        prove_from,
+    })
 }
 
 /// What both modes share once the verifier holds the TLS bytes: the server's identity, the
 /// reveal plan, the transcript proof (for the TLS version the server chose), and the verdict.
-async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &mut Verifier<FerretSender>, online: Online, req: &SessionRequest, target: &ServerTarget, config: &VerifierConfig) -> Result<VerifierOutput, VerifierError> {
+async fn prove_phase(
+    control: &mut MuxChannel,
+    zk: &mut MuxChannel,
+    verifier: &mut Verifier<FerretSender>,
+    online: Online,
+    req: &SessionRequest,
+    target: &ServerTarget,
+    config: &VerifierConfig,
+) -> Result<VerifierOutput, VerifierError> {
     let Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from } = online;
     let session = Session { control, zk, verifier, req, target, config, now: unix_time(connection_time) };
     let proven = match transcript13::server_version(&received_raw)? {
@@ -416,7 +517,14 @@ async fn prove_phase(control: &mut MuxChannel, zk: &mut MuxChannel, verifier: &m
     };
     let (t, up0, down0) = prove_from;
     let stats = SessionStats { preprocess, online, prove: phase_since(t, up0, down0, zk) };
-    let direction = |d: RecoveredDirection| VerifiedDirection { len: d.bytes.len() as u64, bytes: d.bytes, revealed: d.revealed, fast_path: d.fast_path, alerts: d.alerts, records: d.records };
+    let direction = |d: RecoveredDirection| VerifiedDirection {
+        len: d.bytes.len() as u64,
+        bytes: d.bytes,
+        revealed: d.revealed,
+        fast_path: d.fast_path,
+        alerts: d.alerts,
+        records: d.records,
+    };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
     let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
     Ok(VerifierOutput {
@@ -469,10 +577,14 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
             return Err(VerifierError::AppDataTooLarge { direction, got: len, limit });
         }
     }
-    check_canonical(&plan.sent, sent_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "sent", error })?;
-    check_canonical(&plan.received, recv_len, MAX_RANGES).map_err(|error| VerifierError::Reveal { direction: "received", error })?;
-    check_commitments(&plan.commit_sent, sent_len).map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
-    check_commitments(&plan.commit_received, recv_len).map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
+    check_canonical(&plan.sent, sent_len, MAX_RANGES)
+        .map_err(|error| VerifierError::Reveal { direction: "sent", error })?;
+    check_canonical(&plan.received, recv_len, MAX_RANGES)
+        .map_err(|error| VerifierError::Reveal { direction: "received", error })?;
+    check_commitments(&plan.commit_sent, sent_len)
+        .map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
+    check_commitments(&plan.commit_received, recv_len)
+        .map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
     Ok(())
 }
 
@@ -481,13 +593,22 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     // The server really is who it claims: chain, name, validity, key-exchange signature.
     let transcript = transcript::parse(sent_raw, received_raw)?;
     transcript.validate_server(&s.config.roots, s.target.name(), s.now)?;
-    let (sent_len, recv_len) = (app_len(transcript.encrypted_records(Direction::Sent)), app_len(transcript.encrypted_records(Direction::Received)));
+    let (sent_len, recv_len) = (
+        app_len(transcript.encrypted_records(Direction::Sent)),
+        app_len(transcript.encrypted_records(Direction::Received)),
+    );
     let plan = reveal_plan(&mut s).await?;
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let inputs = PublicInputs::new(&transcript, &plan);
-    let opened = within(s.config.session_timeout, "the proof", proof::run(s.verifier, s.zk, None, None, &inputs, |cvd| transcript.server_finished_hash(cvd))).await??;
+    let opened = within(
+        s.config.session_timeout,
+        "the proof",
+        proof::run(s.verifier, s.zk, None, None, &inputs, |cvd| transcript.server_finished_hash(cvd)),
+    )
+    .await??;
     let sent = recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
-    let received = recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
+    let received =
+        recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
     let tls = TlsParameters {
         version: TlsVersion::Tls12,
         cipher_suite: transcript.cipher_suite().name().into(),
@@ -516,28 +637,48 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let inputs = PublicInputs13::new(&transcript, &plan, &shapes);
     let (roots, name, now) = (&s.config.roots, s.target.name(), s.now);
-    let proof = proof13::run(s.verifier, s.zk, None, None, &inputs, |secrets| transcript.read_handshake(&secrets.client, &secrets.server, roots, name, now));
+    let proof = proof13::run(s.verifier, s.zk, None, None, &inputs, |secrets| {
+        transcript.read_handshake(&secrets.client, &secrets.server, roots, name, now)
+    });
     let opened = within(s.config.session_timeout, "the proof", proof).await??;
     let aead = transcript.suite().aead();
-    let [sent, received] = [(Direction::Sent, "sent", &shapes.sent, &plan.sent), (Direction::Received, "received", &shapes.received, &plan.received)].map(|(d, direction, shapes, reveal)| {
+    let [sent, received] = [
+        (Direction::Sent, "sent", &shapes.sent, &plan.sent),
+        (Direction::Received, "received", &shapes.received, &plan.received),
+    ]
+    .map(|(d, direction, shapes, reveal)| {
         let records = proof13::application_records(&transcript, &opened.handshake, d);
         let side = usize::from(d == Direction::Received);
-        check13::recover(direction, aead, records, shapes, reveal, &opened.records[side]).map_err(|error| VerifierError::Records { direction, error })
+        check13::recover(direction, aead, records, shapes, reveal, &opened.records[side])
+            .map_err(|error| VerifierError::Records { direction, error })
     });
     let tls = TlsParameters {
         version: TlsVersion::Tls13,
         cipher_suite: transcript.suite().name().into(),
-        group: NamedGroup::from_id(transcript.group()).map_or_else(|| format!("0x{:04x}", transcript.group()), |g| g.name().into()),
+        group: NamedGroup::from_id(transcript.group())
+            .map_or_else(|| format!("0x{:04x}", transcript.group()), |g| g.name().into()),
         cipher_suite_id: transcript.suite().id(),
         group_id: transcript.group(),
     };
-    Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent: sent?, received: received?, commitments: opened.commitments })
+    Ok(Proven {
+        sni: transcript.sni().map(str::to_string),
+        tls,
+        sent: sent?,
+        received: received?,
+        commitments: opened.commitments,
+    })
 }
 
 /// Relays between the prover's TLS channel and the server until the prover half-closes,
 /// recording both directions; `guard` decides what of the prover's bytes may go out.
 /// Returns (client→server bytes, server→client bytes).
-async fn relay(tls: &mut MuxChannel, tcp: TcpStream, mut guard: OutboundGuard, limits: (u64, u64), step: Duration) -> Result<(Vec<u8>, Vec<u8>), VerifierError> {
+async fn relay(
+    tls: &mut MuxChannel,
+    tcp: TcpStream,
+    mut guard: OutboundGuard,
+    limits: (u64, u64),
+    step: Duration,
+) -> Result<(Vec<u8>, Vec<u8>), VerifierError> {
     let (mut r, mut w) = tcp.into_split();
     let (mut sent, mut received) = (Vec::new(), Vec::new());
     let mut buf = vec![0u8; 16 * 1024];

@@ -92,9 +92,8 @@ impl ProxyServer {
 #[allow(clippy::result_large_err)]
 async fn serve_client(stream: TcpStream, config: Arc<ProxyConfig>, slots: Arc<Semaphore>) -> Result<(), WsError> {
     let _ = stream.set_nodelay(true);
-    let ws_config = WebSocketConfig::default()
-        .max_message_size(Some(config.max_message))
-        .max_frame_size(Some(config.max_message));
+    let ws_config =
+        WebSocketConfig::default().max_message_size(Some(config.max_message)).max_frame_size(Some(config.max_message));
     let mut query = None;
     let capture = |req: &Request, resp: Response| {
         query = req.uri().query().map(str::to_string);
@@ -120,7 +119,9 @@ async fn serve_client(stream: TcpStream, config: Arc<ProxyConfig>, slots: Arc<Se
     };
     let tcp = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(&addrs[..])).await {
         Ok(Ok(tcp)) => tcp,
-        Ok(Err(e)) => return close(&mut ws, close_code::BAD_GATEWAY, &format!("cannot connect to {target}: {e}")).await,
+        Ok(Err(e)) => {
+            return close(&mut ws, close_code::BAD_GATEWAY, &format!("cannot connect to {target}: {e}")).await
+        }
         Err(_) => return close(&mut ws, close_code::BAD_GATEWAY, &format!("connecting to {target} timed out")).await,
     };
     let _ = tcp.set_nodelay(true);

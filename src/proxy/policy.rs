@@ -49,7 +49,11 @@ impl AllowEntry {
         self.port == port
             && match &self.host {
                 HostPattern::Exact(h) => h == host,
-                HostPattern::Subdomains(d) => host.len() > d.len() + 1 && host.ends_with(d.as_str()) && host[..host.len() - d.len()].ends_with('.'),
+                HostPattern::Subdomains(d) => {
+                    host.len() > d.len() + 1
+                        && host.ends_with(d.as_str())
+                        && host[..host.len() - d.len()].ends_with('.')
+                }
                 HostPattern::Any => true,
             }
     }
@@ -251,7 +255,20 @@ mod tests {
 
     #[test]
     fn classifies_addresses() {
-        for ip in ["127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.1.1", "100.64.0.1", "0.0.0.0", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "240.0.0.1"] {
+        for ip in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.1.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "240.0.0.1",
+        ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
         for ip in ["1.1.1.1", "93.184.215.14", "2606:4700::1111"] {

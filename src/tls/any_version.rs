@@ -78,7 +78,8 @@ impl AnyVersionClient {
     pub fn new(config13: Config13, config12: ClientConfig, server_name: &str, now: UnixTime) -> Result<Self, Error> {
         let config13 = Config13 { tls12: Some(tls12_offer(&config12)), ..config13 };
         let client = Box::new(Client13::new(config13, server_name, now)?);
-        let undecided = Undecided { config12: Box::new(config12), name: server_name.to_string(), now, seen: Vec::new() };
+        let undecided =
+            Undecided { config12: Box::new(config12), name: server_name.to_string(), now, seen: Vec::new() };
         Ok(AnyVersionClient::Tls13 { client, undecided: Some(undecided) })
     }
 
@@ -103,7 +104,13 @@ impl AnyVersionClient {
         match first_server_message(&u.seen)? {
             FirstServerMessage::Incomplete => Ok(()),
             FirstServerMessage::ServerHello { version } if version != TLS13 => {
-                let mut tls12 = Client::continue_after_hello((*u.config12).clone(), &u.name, u.now, *client.client_random(), client.client_hello().to_vec())?;
+                let mut tls12 = Client::continue_after_hello(
+                    (*u.config12).clone(),
+                    &u.name,
+                    u.now,
+                    *client.client_random(),
+                    client.client_hello().to_vec(),
+                )?;
                 let fed = tls12.feed(&u.seen);
                 *self = AnyVersionClient::Tls12(Box::new(tls12));
                 fed
@@ -182,16 +189,28 @@ mod tests {
     use std::sync::Arc;
 
     /// A rustls server speaking `versions`, and our client offering both for "localhost".
-    fn start(versions: &[&'static rustls::SupportedProtocolVersion]) -> (AnyVersionClient, rustls::ServerConnection, RootStore) {
+    fn start(
+        versions: &[&'static rustls::SupportedProtocolVersion],
+    ) -> (AnyVersionClient, rustls::ServerConnection, RootStore) {
         let certs = FixtureCerts::generate(KeyType::EcdsaP256, 30).unwrap();
         let cfg = crate::fixture::test_server_config(&certs, rustls::crypto::ring::default_provider(), versions, false);
         let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
-        let client = AnyVersionClient::new(Config13::new(roots.clone()), ClientConfig::new(roots.clone()), "localhost", UnixTime::now()).unwrap();
+        let client = AnyVersionClient::new(
+            Config13::new(roots.clone()),
+            ClientConfig::new(roots.clone()),
+            "localhost",
+            UnixTime::now(),
+        )
+        .unwrap();
         (client, rustls::ServerConnection::new(Arc::new(cfg)).unwrap(), roots)
     }
 
     /// Moves bytes both ways until neither side has any, passing the server's through `tamper`.
-    fn pump(client: &mut AnyVersionClient, server: &mut rustls::ServerConnection, tamper: &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), Error> {
+    fn pump(
+        client: &mut AnyVersionClient,
+        server: &mut rustls::ServerConnection,
+        tamper: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<(), Error> {
         loop {
             let out = client.take_outgoing();
             let mut rd = &out[..];
@@ -229,14 +248,20 @@ mod tests {
         let (mut client, mut server, _) = start(&[&rustls::version::TLS13, &rustls::version::TLS12]);
         assert_eq!(client.version(), None);
         pump(&mut client, &mut server, &mut |_| {}).unwrap();
-        assert_eq!((client.version(), server.protocol_version()), (Some(TLS13), Some(rustls::ProtocolVersion::TLSv1_3)));
+        assert_eq!(
+            (client.version(), server.protocol_version()),
+            (Some(TLS13), Some(rustls::ProtocolVersion::TLSv1_3))
+        );
         exchange(&mut client, &mut server);
 
         let (mut client, mut server, _) = start(&[&rustls::version::TLS12]);
         let AnyVersionClient::Tls13 { client: tls13, .. } = &client else { panic!("starts offering TLS 1.3") };
         let hello = tls13.client_hello().to_vec();
         pump(&mut client, &mut server, &mut |_| {}).unwrap();
-        assert_eq!((client.version(), server.protocol_version()), (Some(super::super::codec::TLS12), Some(rustls::ProtocolVersion::TLSv1_2)));
+        assert_eq!(
+            (client.version(), server.protocol_version()),
+            (Some(super::super::codec::TLS12), Some(rustls::ProtocolVersion::TLSv1_2))
+        );
         assert!(!client.is_handshaking());
         exchange(&mut client, &mut server);
         // The TLS 1.2 client's transcript starts with the ClientHello as it was sent.
@@ -276,7 +301,8 @@ mod tests {
         pump(&mut client, &mut server, &mut |_| {}).unwrap();
         exchange(&mut client, &mut server);
         let AnyVersionClient::Tls12(tls12) = &client else { panic!("not TLS 1.2") };
-        let (sent, mut received) = (tls12.transcript().raw_bytes(Direction::Sent), tls12.transcript().raw_bytes(Direction::Received));
+        let (sent, mut received) =
+            (tls12.transcript().raw_bytes(Direction::Sent), tls12.transcript().raw_bytes(Direction::Received));
         let t = transcript::parse(&sent, &received).expect("the verifier reads the session");
         t.validate_server(&roots, "localhost", UnixTime::now()).expect("and certifies the server");
         received[11 + 24..11 + 32].copy_from_slice(b"DOWNGRD\x01");

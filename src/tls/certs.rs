@@ -31,9 +31,7 @@ impl RootStore {
     }
     /// Mozilla's root program (webpki-roots).
     pub fn mozilla() -> Self {
-        Self {
-            anchors: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        }
+        Self { anchors: webpki_roots::TLS_SERVER_ROOTS.to_vec() }
     }
 }
 
@@ -47,10 +45,7 @@ pub fn verify_server_chain(
     let (leaf, rest) = chain.split_first().ok_or(PeerMisbehaved::NoCertificate)?;
     let leaf_der = CertificateDer::from(leaf.as_slice());
     let ee = webpki::EndEntityCert::try_from(&leaf_der).map_err(Error::Certificate)?;
-    let intermediates: Vec<CertificateDer<'_>> = rest
-        .iter()
-        .map(|c| CertificateDer::from(c.as_slice()))
-        .collect();
+    let intermediates: Vec<CertificateDer<'_>> = rest.iter().map(|c| CertificateDer::from(c.as_slice())).collect();
     ee.verify_for_usage(
         webpki::ALL_VERIFICATION_ALGS,
         &roots.anchors,
@@ -61,8 +56,7 @@ pub fn verify_server_chain(
         None,
     )
     .map_err(Error::Certificate)?;
-    ee.verify_is_valid_for_subject_name(server_name)
-        .map_err(Error::Certificate)?;
+    ee.verify_is_valid_for_subject_name(server_name).map_err(Error::Certificate)?;
     Ok(())
 }
 
@@ -82,17 +76,14 @@ pub fn verify_server_key_exchange(
     msg.extend_from_slice(client_random);
     msg.extend_from_slice(server_random);
     msg.extend_from_slice(params);
-    ee.verify_signature(scheme.webpki_alg(), &msg, signature)
-        .map_err(|e| match e {
-            webpki::Error::InvalidSignatureForPublicKey => {
-                PeerMisbehaved::BadServerKeyExchangeSignature.into()
-            }
-            // e.g. an RSA scheme with an ECDSA key: also a bad signature from the TLS view.
-            webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
-                PeerMisbehaved::BadServerKeyExchangeSignature.into()
-            }
-            other => Error::Certificate(other),
-        })
+    ee.verify_signature(scheme.webpki_alg(), &msg, signature).map_err(|e| match e {
+        webpki::Error::InvalidSignatureForPublicKey => PeerMisbehaved::BadServerKeyExchangeSignature.into(),
+        // e.g. an RSA scheme with an ECDSA key: also a bad signature from the TLS view.
+        webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
+            PeerMisbehaved::BadServerKeyExchangeSignature.into()
+        }
+        other => Error::Certificate(other),
+    })
 }
 
 impl RootStore {

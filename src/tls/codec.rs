@@ -91,10 +91,7 @@ pub enum CipherSuite {
 }
 
 impl CipherSuite {
-    pub const ALL: [CipherSuite; 2] = [
-        CipherSuite::EcdheEcdsaAes128GcmSha256,
-        CipherSuite::EcdheRsaAes128GcmSha256,
-    ];
+    pub const ALL: [CipherSuite; 2] = [CipherSuite::EcdheEcdsaAes128GcmSha256, CipherSuite::EcdheRsaAes128GcmSha256];
     pub fn id(self) -> u16 {
         match self {
             Self::EcdheEcdsaAes128GcmSha256 => 0xc02b,
@@ -336,11 +333,7 @@ pub fn parse_record_header(buf: &[u8]) -> Result<Option<RecordHeader>, Error> {
     if length > MAX_CIPHERTEXT {
         return Err(PeerMisbehaved::RecordOverflow.into());
     }
-    Ok(Some(RecordHeader {
-        content_type,
-        version,
-        length,
-    }))
+    Ok(Some(RecordHeader { content_type, version, length }))
 }
 
 /// Reassembles handshake messages from record fragments (messages may span records and records
@@ -364,8 +357,7 @@ impl HandshakeJoiner {
         if self.buf.len() < 4 {
             return Ok(None);
         }
-        let len =
-            ((self.buf[1] as usize) << 16) | ((self.buf[2] as usize) << 8) | self.buf[3] as usize;
+        let len = ((self.buf[1] as usize) << 16) | ((self.buf[2] as usize) << 8) | self.buf[3] as usize;
         if len > MAX_HANDSHAKE_MESSAGE {
             return Err(PeerMisbehaved::HandshakeMessageTooLarge(len).into());
         }
@@ -412,14 +404,7 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, Error> {
         }
     }
     r.finish("ServerHello trailing bytes")?;
-    Ok(ServerHello {
-        version,
-        random,
-        session_id: session_id.to_vec(),
-        cipher_suite,
-        compression,
-        extensions,
-    })
+    Ok(ServerHello { version, random, session_id: session_id.to_vec(), cipher_suite, compression, extensions })
 }
 
 /// Parse a Certificate message body into DER certificates (leaf first). Bounded by the
@@ -523,12 +508,7 @@ mod tests {
     fn oversized_handshake_message_rejected() {
         let mut j = HandshakeJoiner::default();
         j.push(&[11, 0x10, 0, 0]);
-        assert!(matches!(
-            j.pop(),
-            Err(Error::PeerMisbehaved(
-                crate::tls::PeerMisbehaved::HandshakeMessageTooLarge(_)
-            ))
-        ));
+        assert!(matches!(j.pop(), Err(Error::PeerMisbehaved(crate::tls::PeerMisbehaved::HandshakeMessageTooLarge(_)))));
     }
 
     #[test]

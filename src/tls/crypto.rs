@@ -19,22 +19,10 @@ pub trait KeyExchange: Send {
 pub trait RecordCrypto: Send {
     /// Encrypt one record's plaintext. Returns the record payload:
     /// explicit_nonce(8) ‖ ciphertext ‖ tag(16).
-    fn seal(
-        &mut self,
-        seq: u64,
-        content_type: u8,
-        version: u16,
-        plaintext: &[u8],
-    ) -> Result<Vec<u8>, Error>;
+    fn seal(&mut self, seq: u64, content_type: u8, version: u16, plaintext: &[u8]) -> Result<Vec<u8>, Error>;
     /// Decrypt one record payload (explicit_nonce ‖ ciphertext ‖ tag). Errors with
     /// [`PeerMisbehaved::BadRecordMac`] if authentication fails.
-    fn open(
-        &mut self,
-        seq: u64,
-        content_type: u8,
-        version: u16,
-        payload: &[u8],
-    ) -> Result<Vec<u8>, Error>;
+    fn open(&mut self, seq: u64, content_type: u8, version: u16, payload: &[u8]) -> Result<Vec<u8>, Error>;
 }
 
 /// Creates the [`RecordCrypto`] of one direction from the key block at ChangeCipherSpec.
@@ -79,18 +67,10 @@ impl RingKeyExchange {
     pub fn generate(group: NamedGroup) -> Result<Self, Error> {
         let rng = rand::SystemRandom::new();
         let alg = ring_alg(group);
-        let private = agreement::EphemeralPrivateKey::generate(alg, &rng)
-            .map_err(|_| Error::Crypto("ECDHE key generation"))?;
-        let public = private
-            .compute_public_key()
-            .map_err(|_| Error::Crypto("ECDHE public key"))?
-            .as_ref()
-            .to_vec();
-        Ok(Self {
-            group,
-            private,
-            public,
-        })
+        let private =
+            agreement::EphemeralPrivateKey::generate(alg, &rng).map_err(|_| Error::Crypto("ECDHE key generation"))?;
+        let public = private.compute_public_key().map_err(|_| Error::Crypto("ECDHE public key"))?.as_ref().to_vec();
+        Ok(Self { group, private, public })
     }
 }
 
@@ -131,10 +111,7 @@ impl AesGcmRecordCrypto {
             _ => return Err(Error::Crypto("bad AES key length")),
         };
         let key = aead::UnboundKey::new(alg, key).map_err(|_| Error::Crypto("AES key"))?;
-        Ok(Self {
-            key: aead::LessSafeKey::new(key),
-            iv: *iv,
-        })
+        Ok(Self { key: aead::LessSafeKey::new(key), iv: *iv })
     }
 }
 
@@ -153,13 +130,7 @@ pub const EXPLICIT_NONCE_LEN: usize = 8;
 pub const TAG_LEN: usize = 16;
 
 impl RecordCrypto for AesGcmRecordCrypto {
-    fn seal(
-        &mut self,
-        seq: u64,
-        content_type: u8,
-        version: u16,
-        plaintext: &[u8],
-    ) -> Result<Vec<u8>, Error> {
+    fn seal(&mut self, seq: u64, content_type: u8, version: u16, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
         let explicit = seq.to_be_bytes();
         let mut nonce = [0u8; 12];
         nonce[..4].copy_from_slice(&self.iv);
@@ -170,24 +141,14 @@ impl RecordCrypto for AesGcmRecordCrypto {
         let mut body = plaintext.to_vec();
         let tag = self
             .key
-            .seal_in_place_separate_tag(
-                aead::Nonce::assume_unique_for_key(nonce),
-                aead::Aad::from(aad),
-                &mut body,
-            )
+            .seal_in_place_separate_tag(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(aad), &mut body)
             .map_err(|_| Error::Crypto("AES-GCM seal"))?;
         out.extend_from_slice(&body);
         out.extend_from_slice(tag.as_ref());
         Ok(out)
     }
 
-    fn open(
-        &mut self,
-        seq: u64,
-        content_type: u8,
-        version: u16,
-        payload: &[u8],
-    ) -> Result<Vec<u8>, Error> {
+    fn open(&mut self, seq: u64, content_type: u8, version: u16, payload: &[u8]) -> Result<Vec<u8>, Error> {
         if payload.len() < EXPLICIT_NONCE_LEN + TAG_LEN {
             return Err(PeerMisbehaved::BadRecordMac.into());
         }
@@ -199,11 +160,7 @@ impl RecordCrypto for AesGcmRecordCrypto {
         let mut body = payload[EXPLICIT_NONCE_LEN..].to_vec();
         let pt = self
             .key
-            .open_in_place(
-                aead::Nonce::assume_unique_for_key(nonce),
-                aead::Aad::from(aad),
-                &mut body,
-            )
+            .open_in_place(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(aad), &mut body)
             .map_err(|_| Error::PeerMisbehaved(PeerMisbehaved::BadRecordMac))?;
         let n = pt.len();
         body.truncate(n);
@@ -214,9 +171,7 @@ impl RecordCrypto for AesGcmRecordCrypto {
 /// Fill `out` with random bytes from the OS RNG (ring).
 pub fn random_bytes(out: &mut [u8]) -> Result<(), Error> {
     use ring::rand::SecureRandom;
-    rand::SystemRandom::new()
-        .fill(out)
-        .map_err(|_| Error::Crypto("rng"))
+    rand::SystemRandom::new().fill(out).map_err(|_| Error::Crypto("rng"))
 }
 
 #[cfg(test)]
@@ -230,20 +185,11 @@ mod tests {
         assert_eq!(&rec[..8], &5u64.to_be_bytes());
         assert_eq!(c.open(5, 23, 0x0303, &rec).unwrap(), b"hello");
         // wrong seq (AAD) fails
-        assert_eq!(
-            c.open(6, 23, 0x0303, &rec),
-            Err(PeerMisbehaved::BadRecordMac.into())
-        );
+        assert_eq!(c.open(6, 23, 0x0303, &rec), Err(PeerMisbehaved::BadRecordMac.into()));
         let mut bad = rec.clone();
         *bad.last_mut().unwrap() ^= 1;
-        assert_eq!(
-            c.open(5, 23, 0x0303, &bad),
-            Err(PeerMisbehaved::BadRecordMac.into())
-        );
-        assert_eq!(
-            c.open(5, 23, 0x0303, &rec[..10]),
-            Err(PeerMisbehaved::BadRecordMac.into())
-        );
+        assert_eq!(c.open(5, 23, 0x0303, &bad), Err(PeerMisbehaved::BadRecordMac.into()));
+        assert_eq!(c.open(5, 23, 0x0303, &rec[..10]), Err(PeerMisbehaved::BadRecordMac.into()));
     }
 
     #[test]
@@ -255,9 +201,7 @@ mod tests {
             let s1 = Box::new(a).complete(&pb).unwrap();
             let s2 = Box::new(b).complete(&pa).unwrap();
             assert_eq!(s1, s2);
-            assert!(Box::new(RingKeyExchange::generate(g).unwrap())
-                .complete(&[4u8; 3])
-                .is_err());
+            assert!(Box::new(RingKeyExchange::generate(g).unwrap()).complete(&[4u8; 3]).is_err());
         }
     }
 }

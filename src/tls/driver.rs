@@ -86,14 +86,15 @@ macro_rules! forward_sans_io {
 }
 forward_sans_io!(Client13);
 
-forward_sans_io!(Client,
+forward_sans_io! {
+    Client,
     fn can_false_start(&self) -> bool {
         Client::can_false_start(self)
     }
     fn external_key_exchange_pending(&self) -> bool {
         self.key_exchange_request().is_some()
     }
-);
+}
 
 const READ_CHUNK: usize = 16 * 1024;
 
@@ -124,16 +125,17 @@ async fn read_some<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Re
 
 /// Run the handshake to completion (or, in [`crate::tls::KeyExchangeMode::External`], until
 /// the key exchange is requested: complete it and call again).
-pub async fn handshake<C: SansIoClient, S: ByteIo>(
-    client: &mut C,
-    io: &mut S,
-) -> Result<(), Error> {
+pub async fn handshake<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
     handshake_sending(client, io, None).await
 }
 
 /// [`handshake`], sending `early` application data as soon as [`Client::can_false_start`]
 /// allows (or at the end, if the handshake never offered that point).
-async fn handshake_sending<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S, mut early: Option<&[u8]>) -> Result<(), Error> {
+async fn handshake_sending<C: SansIoClient, S: ByteIo>(
+    client: &mut C,
+    io: &mut S,
+    mut early: Option<&[u8]>,
+) -> Result<(), Error> {
     flush_out(client, io).await?;
     while client.is_handshaking() {
         if let Some(data) = early.filter(|_| client.can_false_start()) {
@@ -162,12 +164,7 @@ async fn handshake_sending<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut 
 /// Handshake and send `request` (under False Start, right after our Finished), then read
 /// until `done(plaintext_so_far)` is true or the server closes with close_notify. Returns all
 /// received plaintext. Sends close_notify at the end.
-pub async fn exchange<C, S, F>(
-    client: &mut C,
-    io: &mut S,
-    request: &[u8],
-    mut done: F,
-) -> Result<Vec<u8>, Error>
+pub async fn exchange<C, S, F>(client: &mut C, io: &mut S, request: &[u8], mut done: F) -> Result<Vec<u8>, Error>
 where
     C: SansIoClient,
     S: ByteIo,

@@ -208,10 +208,7 @@ impl Error {
 
 /// Shorthand for an "unexpected message" error.
 pub(crate) fn unexpected(expected: &'static str, got: impl Into<String>) -> Error {
-    Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage {
-        expected,
-        got: got.into(),
-    })
+    Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage { expected, got: got.into() })
 }
 
 /// Shorthand for a decode error.

@@ -79,7 +79,8 @@ mod tests {
     /// and nothing of the server's is lost or reordered.
     #[test]
     fn records_land_where_named_however_the_stream_is_cut() {
-        let (hello, ccs, fin, app) = (record(22, b"hello"), record(20, &[1]), record(22, b"finished"), record(23, b"data"));
+        let (hello, ccs, fin, app) =
+            (record(22, b"hello"), record(20, &[1]), record(22, b"finished"), record(23, b"data"));
         let stream = [hello.clone(), ccs.clone(), fin.clone(), app.clone()].concat();
         let x = record(21, &[1, 112]);
         let cases = [

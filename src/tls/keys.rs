@@ -72,11 +72,7 @@ pub fn prf(secret: &[u8], label: &[u8], seed: &[u8], out: &mut [u8]) {
 }
 
 /// master_secret = PRF(pms, "master secret", client_random ‖ server_random)[0..48].
-pub fn master_secret(
-    pms: &PreMasterSecret,
-    client_random: &[u8; 32],
-    server_random: &[u8; 32],
-) -> MasterSecret {
+pub fn master_secret(pms: &PreMasterSecret, client_random: &[u8; 32], server_random: &[u8; 32]) -> MasterSecret {
     let mut seed = [0u8; 64];
     seed[..32].copy_from_slice(client_random);
     seed[32..].copy_from_slice(server_random);
@@ -91,12 +87,7 @@ pub fn master_secret(
 /// session_hash = SHA-256 of the handshake messages up to and including ClientKeyExchange.
 pub fn extended_master_secret(pms: &PreMasterSecret, session_hash: &[u8]) -> MasterSecret {
     let mut ms = [0u8; 48];
-    prf(
-        pms.as_bytes(),
-        b"extended master secret",
-        session_hash,
-        &mut ms,
-    );
+    prf(pms.as_bytes(), b"extended master secret", session_hash, &mut ms);
     let out = MasterSecret(ms);
     ms.zeroize();
     out
@@ -104,11 +95,7 @@ pub fn extended_master_secret(pms: &PreMasterSecret, session_hash: &[u8]) -> Mas
 
 /// key_block = PRF(ms, "key expansion", server_random ‖ client_random), split for AES-128-GCM
 /// (no MAC keys): client key 16 ‖ server key 16 ‖ client IV 4 ‖ server IV 4.
-pub fn key_block(
-    ms: &MasterSecret,
-    client_random: &[u8; 32],
-    server_random: &[u8; 32],
-) -> KeyBlock {
+pub fn key_block(ms: &MasterSecret, client_random: &[u8; 32], server_random: &[u8; 32]) -> KeyBlock {
     let mut seed = [0u8; 64];
     seed[..32].copy_from_slice(server_random);
     seed[32..].copy_from_slice(client_random);
@@ -141,10 +128,7 @@ mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     /// Published TLS 1.2 PRF (SHA-256) test vector (from the IETF TLS WG mailing list, as

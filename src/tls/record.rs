@@ -37,23 +37,27 @@ impl DirectionState {
     /// An outgoing record whose `payload` (explicit nonce ‖ ciphertext ‖ tag) was sealed by
     /// the caller under this direction's next sequence number; `plaintext` if the caller
     /// knows it.
-    pub fn push_sealed(&mut self, content_type: u8, payload: &[u8], plaintext: Option<Vec<u8>>) -> Result<TranscriptRecord, Error> {
+    pub fn push_sealed(
+        &mut self,
+        content_type: u8,
+        payload: &[u8],
+        plaintext: Option<Vec<u8>>,
+    ) -> Result<TranscriptRecord, Error> {
         if !self.sealed_elsewhere {
             return Err(Error::InvalidState("records are sealed here, not by the caller"));
         }
-        if payload.len() < EXPLICIT_NONCE_LEN + TAG_LEN || payload.len() > MAX_PLAINTEXT + EXPLICIT_NONCE_LEN + TAG_LEN {
-            return Err(Error::InvalidState("a sealed record's body is nonce, at most 2^14 bytes of ciphertext, and tag"));
+        if payload.len() < EXPLICIT_NONCE_LEN + TAG_LEN || payload.len() > MAX_PLAINTEXT + EXPLICIT_NONCE_LEN + TAG_LEN
+        {
+            return Err(Error::InvalidState(
+                "a sealed record's body is nonce, at most 2^14 bytes of ciphertext, and tag",
+            ));
         }
         let seq = self.next_seq()?;
         Ok(split_entry(Direction::Sent, content_type, TLS12, Some(seq), framed(content_type, payload), plaintext))
     }
 
     /// Build one outgoing record (plaintext ≤ 2^14) and its transcript entry.
-    pub fn seal_record(
-        &mut self,
-        content_type: u8,
-        plaintext: &[u8],
-    ) -> Result<TranscriptRecord, Error> {
+    pub fn seal_record(&mut self, content_type: u8, plaintext: &[u8]) -> Result<TranscriptRecord, Error> {
         debug_assert!(plaintext.len() <= MAX_PLAINTEXT);
         if self.sealed_elsewhere {
             return Err(Error::InvalidState("the two-party backend seals this direction's records"));
@@ -100,14 +104,7 @@ impl DirectionState {
         match &mut self.crypto {
             None => {
                 let pt = raw[RECORD_HEADER_LEN..].to_vec();
-                let entry = split_entry(
-                    Direction::Received,
-                    content_type,
-                    version,
-                    None,
-                    raw,
-                    Some(pt),
-                );
+                let entry = split_entry(Direction::Received, content_type, version, None, raw, Some(pt));
                 if entry.ciphertext.len() > MAX_PLAINTEXT {
                     let mut e = entry;
                     e.plaintext = None;
@@ -118,14 +115,7 @@ impl DirectionState {
             Some(c) => {
                 let seq = self.seq;
                 let res = c.open(seq, content_type, version, &raw[RECORD_HEADER_LEN..]);
-                let mut entry = split_entry(
-                    Direction::Received,
-                    content_type,
-                    version,
-                    Some(seq),
-                    raw,
-                    None,
-                );
+                let mut entry = split_entry(Direction::Received, content_type, version, Some(seq), raw, None);
                 match res {
                     Ok(pt) => {
                         self.seq += 1;
@@ -209,7 +199,10 @@ mod tests {
         for seq in 0..2 {
             let payload = [&7u64.to_be_bytes()[..], &[0xab; 5], &[0xcd; 16]].concat();
             let e = d.open_record(23, TLS12, framed(23, &payload)).expect("kept");
-            assert_eq!((e.seq, e.explicit_nonce, e.plaintext, e.ciphertext.len()), (Some(seq), Some(7u64.to_be_bytes()), None, 5));
+            assert_eq!(
+                (e.seq, e.explicit_nonce, e.plaintext, e.ciphertext.len()),
+                (Some(seq), Some(7u64.to_be_bytes()), None, 5)
+            );
         }
         // Our own: only the caller seals them, with the direction's next sequence number.
         assert!(d.seal_record(23, b"hi").is_err());
@@ -219,7 +212,9 @@ mod tests {
 
     #[test]
     fn a_record_sealed_elsewhere_shorter_than_nonce_and_tag_or_over_two_to_the_fourteen_is_refused() {
-        for (len, want) in [(23, PeerMisbehaved::BadRecordMac), (24 + MAX_PLAINTEXT + 1, PeerMisbehaved::RecordOverflow)] {
+        for (len, want) in
+            [(23, PeerMisbehaved::BadRecordMac), (24 + MAX_PLAINTEXT + 1, PeerMisbehaved::RecordOverflow)]
+        {
             let err = sealed_elsewhere().open_record(23, TLS12, framed(23, &vec![0; len])).expect_err("refused");
             assert_eq!(err.0, Error::from(want), "{len} bytes");
         }

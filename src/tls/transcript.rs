@@ -85,8 +85,6 @@ impl Transcript {
     }
     /// Concatenated raw bytes of one direction (what went over the wire).
     pub fn raw_bytes(&self, d: Direction) -> Vec<u8> {
-        self.direction(d)
-            .flat_map(|r| r.raw.iter().copied())
-            .collect()
+        self.direction(d).flat_map(|r| r.raw.iter().copied()).collect()
     }
 }

@@ -223,7 +223,9 @@ pub(crate) mod memory {
 
     impl MessageSocket for MemSocket {
         async fn send(&mut self, msg: &[u8]) -> Result<(), TransportError> {
-            self.tx.unbounded_send(msg.to_vec()).map_err(|_| TransportError::Closed { code: 1006, reason: String::new() })
+            self.tx
+                .unbounded_send(msg.to_vec())
+                .map_err(|_| TransportError::Closed { code: 1006, reason: String::new() })
         }
         async fn recv(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
             Ok(self.rx.next().await)

@@ -46,7 +46,9 @@ impl WsSocket {
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let ev = match e.data().dyn_into::<js_sys::ArrayBuffer>() {
                 // Checked before copying into wasm memory.
-                Ok(buf) if buf.byte_length() as usize > super::MAX_INCOMING_MESSAGE => SocketEvent::TooBig(buf.byte_length() as usize),
+                Ok(buf) if buf.byte_length() as usize > super::MAX_INCOMING_MESSAGE => {
+                    SocketEvent::TooBig(buf.byte_length() as usize)
+                }
                 Ok(buf) => SocketEvent::Message(js_sys::Uint8Array::new(&buf).to_vec()),
                 Err(_) => SocketEvent::NonBinary,
             };

@@ -28,7 +28,8 @@ pub fn bench_mpc(quick: bool) -> Result<String, JsError> {
     use crate::bench::engines::gc::{run, Sizes};
     use crate::bench::engines::zk::Platform;
     let platform = Platform { now: || js_sys::Date::now() / 1e3, peak_memory: wasm_memory };
-    let figures = run(&platform, if quick { Sizes::QUICK } else { Sizes::FULL }, &mut |_| {}).map_err(|e| JsError::new(&e))?;
+    let figures =
+        run(&platform, if quick { Sizes::QUICK } else { Sizes::FULL }, &mut |_| {}).map_err(|e| JsError::new(&e))?;
     Ok(serde_json::to_string(&figures)?)
 }
 

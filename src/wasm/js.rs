@@ -2,7 +2,9 @@
 //! (serde-wasm-bindgen), progress through a callback, cancellation through an `AbortSignal`,
 //! failures as `Error` objects with a `code`.
 
-use super::options::{ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS};
+use super::options::{
+    ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS,
+};
 use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
 use crate::protocol::{notarize_with_progress, Phase, Progress, ProverConfig};
 use crate::transport::{WsSocket, WsStream};
@@ -50,7 +52,11 @@ pub async fn fetch_https_via_proxy(
 /// drops the session, which closes the WebSocket so the verifier ends its side too.
 /// Resolves to a `NotarizeResult` object; rejects with an `Error` carrying a `code`.
 #[wasm_bindgen(js_name = notarize)]
-pub async fn notarize(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
+pub async fn notarize(
+    options: JsValue,
+    on_progress: Option<Function>,
+    signal: Option<AbortSignal>,
+) -> Result<JsValue, JsValue> {
     run(options, on_progress, signal).await.map_err(|e| to_js_error(&e))
 }
 
@@ -74,9 +80,16 @@ impl Prover {
     }
 
     /// Like the free `notarize`, with this prover's defaults under `options`.
-    pub fn notarize(&self, options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> js_sys::Promise {
+    pub fn notarize(
+        &self,
+        options: JsValue,
+        on_progress: Option<Function>,
+        signal: Option<AbortSignal>,
+    ) -> js_sys::Promise {
         let merged = match options.dyn_into::<Object>() {
-            Ok(o) if !Array::is_array(&o) => Ok(Object::assign(&Object::assign(&Object::new(), &self.defaults), &o).into()),
+            Ok(o) if !Array::is_array(&o) => {
+                Ok(Object::assign(&Object::assign(&Object::new(), &self.defaults), &o).into())
+            }
             _ => Err(to_js_error(&OptionsError::Shape("notarize options must be an object".into()).into())),
         };
         wasm_bindgen_futures::future_to_promise(async move { notarize(merged?, on_progress, signal).await })
@@ -143,7 +156,8 @@ fn parse_plan(options: JsValue) -> Result<SessionPlan, ApiError> {
             }
         }
     }
-    let opts: NotarizeOptions = serde_wasm_bindgen::from_value(options).map_err(|e| OptionsError::Shape(e.to_string()))?;
+    let opts: NotarizeOptions =
+        serde_wasm_bindgen::from_value(options).map_err(|e| OptionsError::Shape(e.to_string()))?;
     Ok(opts.plan()?)
 }
 
@@ -183,13 +197,19 @@ fn prover_config(plan: &SessionPlan, now_ms: f64) -> Result<ProverConfig, ApiErr
 /// Runs `work` until it ends, `deadline` passes (TIMEOUT) or `signal` fires (ABORTED).
 /// Dropping the work (on abort or timeout) drops its WebSocket, which closes it, so the
 /// verifier ends its side too.
-async fn cancellable<T>(work: impl std::future::Future<Output = Result<T, ApiError>>, deadline: Option<std::time::Duration>, signal: Option<AbortSignal>) -> Result<T, ApiError> {
+async fn cancellable<T>(
+    work: impl std::future::Future<Output = Result<T, ApiError>>,
+    deadline: Option<std::time::Duration>,
+    signal: Option<AbortSignal>,
+) -> Result<T, ApiError> {
     if signal.as_ref().is_some_and(|s| s.aborted()) {
         return Err(ApiError::Aborted);
     }
     let timed = async {
         match deadline {
-            Some(d) => crate::transport::timeout(d, work).await.unwrap_or(Err(ApiError::Timeout(d.as_secs_f64() * 1e3))),
+            Some(d) => {
+                crate::transport::timeout(d, work).await.unwrap_or(Err(ApiError::Timeout(d.as_secs_f64() * 1e3)))
+            }
             None => work.await,
         }
     }
@@ -212,16 +232,27 @@ async fn cancellable<T>(work: impl std::future::Future<Output = Result<T, ApiErr
 }
 
 /// The verdict as the JS result object, the secrets checked against a pinned key first.
-fn js_result(out: &crate::protocol::ProverOutput, pinned: Option<&crate::attestation::VerifyingKey>, started: f64) -> Result<JsValue, ApiError> {
+fn js_result(
+    out: &crate::protocol::ProverOutput,
+    pinned: Option<&crate::attestation::VerifyingKey>,
+    started: f64,
+) -> Result<JsValue, ApiError> {
     if let Some(key) = pinned {
-        crate::protocol::disclose::attest::require_key(out.attestation.as_ref(), key).map_err(crate::protocol::ProverError::from)?;
+        crate::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
+            .map_err(crate::protocol::ProverError::from)?;
     }
     let result = NotarizeResult::new(out, js_sys::Date::now() - started);
     // `null`, not `undefined`, for what is absent, as index.d.ts declares
-    result.serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true)).map_err(|e| ApiError::Internal(e.to_string()))
+    result
+        .serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true))
+        .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
-async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<JsValue, ApiError> {
+async fn run(
+    options: JsValue,
+    on_progress: Option<Function>,
+    signal: Option<AbortSignal>,
+) -> Result<JsValue, ApiError> {
     let plan = parse_plan(options)?;
     let started = js_sys::Date::now();
     let progress = progress_callback(on_progress);
@@ -229,7 +260,9 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
     let session = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
         let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        Ok::<_, ApiError>(notarize_with_progress(socket, config, plan.request.clone(), plan.reveal.clone(), &progress).await?)
+        Ok::<_, ApiError>(
+            notarize_with_progress(socket, config, plan.request.clone(), plan.reveal.clone(), &progress).await?,
+        )
     };
     let out = cancellable(session, plan.timeout, signal).await?;
     js_result(&out, plan.verifier_key.as_ref(), started)
@@ -240,11 +273,19 @@ async fn run(options: JsValue, on_progress: Option<Function>, signal: Option<Abo
 /// options are `notarize`'s; those naming the session are fixed, the others are defaults
 /// for the session's `notarize`.
 #[wasm_bindgen(js_name = prepare)]
-pub async fn prepare(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<PreparedSession, JsValue> {
+pub async fn prepare(
+    options: JsValue,
+    on_progress: Option<Function>,
+    signal: Option<AbortSignal>,
+) -> Result<PreparedSession, JsValue> {
     prepare_session(options, on_progress, signal).await.map_err(|e| to_js_error(&e))
 }
 
-async fn prepare_session(options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> Result<PreparedSession, ApiError> {
+async fn prepare_session(
+    options: JsValue,
+    on_progress: Option<Function>,
+    signal: Option<AbortSignal>,
+) -> Result<PreparedSession, ApiError> {
     let defaults = match options.dyn_ref::<Object>() {
         Some(o) if !Array::is_array(o) => Object::assign(&Object::new(), o),
         _ => return Err(OptionsError::Shape("prepare options must be an object".into()).into()),
@@ -280,7 +321,12 @@ impl PreparedSession {
 
     /// Sends the request and proves what to reveal: `options` as `notarize`'s, over the ones
     /// given to `prepare`; changing one that names the session is refused (BAD_OPTIONS).
-    pub fn notarize(&self, options: JsValue, on_progress: Option<Function>, signal: Option<AbortSignal>) -> js_sys::Promise {
+    pub fn notarize(
+        &self,
+        options: JsValue,
+        on_progress: Option<Function>,
+        signal: Option<AbortSignal>,
+    ) -> js_sys::Promise {
         let options = if options.is_undefined() { Object::new().into() } else { options };
         let merged = match options.dyn_into::<Object>() {
             Ok(o) if !Array::is_array(&o) => Ok(Object::assign(&Object::assign(&Object::new(), &self.defaults), &o)),
@@ -298,7 +344,13 @@ impl PreparedSession {
             let session = session.ok_or_else(|| to_js_error(&ApiError::SessionClosed))?;
             let started = js_sys::Date::now();
             let progress = progress_callback(on_progress);
-            let work = async { Ok::<_, ApiError>(session.notarize(plan.request.clone(), plan.reveal.clone(), (started / 1000.0) as u64, &progress).await?) };
+            let work = async {
+                Ok::<_, ApiError>(
+                    session
+                        .notarize(plan.request.clone(), plan.reveal.clone(), (started / 1000.0) as u64, &progress)
+                        .await?,
+                )
+            };
             let out = cancellable(work, plan.timeout, signal).await.map_err(|e| to_js_error(&e))?;
             js_result(&out, plan.verifier_key.as_ref(), started).map_err(|e| to_js_error(&e))
         })

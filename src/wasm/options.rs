@@ -4,8 +4,8 @@
 //! passes in (untrusted: any JS value) is unit-tested natively; `js.rs` only moves them across
 //! the boundary with serde-wasm-bindgen.
 
-use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
 use crate::protocol::target::split_host_port;
+use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
 use crate::tls::tls13::Suite13;
 use serde::{Deserialize, Serialize};
 
@@ -18,8 +18,23 @@ pub const DEFAULT_MAX_RECV: u32 = 256 * 1024;
 /// cannot catch a misspelt option there; the bindings check keys against these lists first
 /// (a test keeps them in step with the structs).
 pub const OPTION_FIELDS: &[&str] = &[
-    "verifierUrl", "mode", "proxyUrl", "url", "server", "path", "serverName", "caPem", "method", "headers", "body",
-    "reveal", "maxSentBytes", "maxRecvBytes", "timeoutMs", "tls", "verifierKey",
+    "verifierUrl",
+    "mode",
+    "proxyUrl",
+    "url",
+    "server",
+    "path",
+    "serverName",
+    "caPem",
+    "method",
+    "headers",
+    "body",
+    "reveal",
+    "maxSentBytes",
+    "maxRecvBytes",
+    "timeoutMs",
+    "tls",
+    "verifierKey",
 ];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
 pub const TLS_FIELDS: &[&str] = &["versions", "cipherSuites"];
@@ -206,8 +221,16 @@ impl RevealSpec {
                     if r.start >= r.end {
                         return Err(OptionsError::EmptyRange { direction, start: r.start, end: r.end });
                     }
-                    let start = usize::try_from(r.start).map_err(|_| OptionsError::EmptyRange { direction, start: r.start, end: r.end })?;
-                    let end = usize::try_from(r.end).map_err(|_| OptionsError::EmptyRange { direction, start: r.start, end: r.end })?;
+                    let start = usize::try_from(r.start).map_err(|_| OptionsError::EmptyRange {
+                        direction,
+                        start: r.start,
+                        end: r.end,
+                    })?;
+                    let end = usize::try_from(r.end).map_err(|_| OptionsError::EmptyRange {
+                        direction,
+                        start: r.start,
+                        end: r.end,
+                    })?;
                     out.push(start..end);
                 }
                 Reveal::Ranges(out)
@@ -249,7 +272,9 @@ pub enum OptionsError {
     Url(String),
     #[error("server must be HOST:PORT, not {0:?}")]
     Server(String),
-    #[error("reveal.{direction} must be \"all\", \"none\" or \"body\" (or ranges, redactHeaders, jsonFields), not {word:?}")]
+    #[error(
+        "reveal.{direction} must be \"all\", \"none\" or \"body\" (or ranges, redactHeaders, jsonFields), not {word:?}"
+    )]
     RevealWord { direction: &'static str, word: String },
     #[error("reveal.{direction}: range {start}..{end} is empty or inverted")]
     EmptyRange { direction: &'static str, start: u64, end: u64 },
@@ -312,7 +337,8 @@ impl NotarizeOptions {
             None => vec![TlsVersion::default()],
             Some(list) => {
                 let bad = || OptionsError::TlsVersions(format!("{list:?}"));
-                let parsed = list.iter().map(|v| v.parse::<TlsVersion>().map_err(|_| bad())).collect::<Result<Vec<_>, _>>()?;
+                let parsed =
+                    list.iter().map(|v| v.parse::<TlsVersion>().map_err(|_| bad())).collect::<Result<Vec<_>, _>>()?;
                 if parsed.is_empty() || (parsed.len() == 2 && parsed[0] == parsed[1]) || parsed.len() > 2 {
                     return Err(bad());
                 }
@@ -324,10 +350,13 @@ impl NotarizeOptions {
         }
         let tls13_suites = match self.tls.as_ref().and_then(|t| t.cipher_suites.as_deref()) {
             None => Suite13::PROVER_DEFAULT.to_vec(),
-            Some(_) if !tls_versions.contains(&TlsVersion::Tls13) => return Err(OptionsError::CipherSuitesWithoutTls13),
+            Some(_) if !tls_versions.contains(&TlsVersion::Tls13) => {
+                return Err(OptionsError::CipherSuitesWithoutTls13)
+            }
             Some(list) => {
                 let bad = || OptionsError::CipherSuites(format!("{list:?}"));
-                let parsed = list.iter().map(|n| Suite13::from_name(n).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?;
+                let parsed =
+                    list.iter().map(|n| Suite13::from_name(n).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?;
                 if parsed.is_empty() || parsed.iter().enumerate().any(|(i, s)| parsed[..i].contains(s)) {
                     return Err(bad());
                 }
@@ -382,7 +411,9 @@ impl NotarizeOptions {
             request,
             reveal: {
                 let r = &self.reveal;
-                let commit = |spec: &Option<RevealSpec>, direction| spec.as_ref().map_or(Ok(Reveal::Nothing), |s| s.to_reveal(direction));
+                let commit = |spec: &Option<RevealSpec>, direction| {
+                    spec.as_ref().map_or(Ok(Reveal::Nothing), |s| s.to_reveal(direction))
+                };
                 let mut config = RevealConfig::new(r.sent.to_reveal("sent")?, r.recv.to_reveal("recv")?);
                 config.commit_sent = commit(&r.commit_sent, "commitSent")?;
                 config.commit_received = commit(&r.commit_recv, "commitRecv")?;
@@ -391,7 +422,11 @@ impl NotarizeOptions {
             max_sent: positive(self.max_sent_bytes, "maxSentBytes", DEFAULT_MAX_SENT)?,
             max_recv: positive(self.max_recv_bytes, "maxRecvBytes", DEFAULT_MAX_RECV)?,
             timeout,
-            verifier_key: self.verifier_key.as_deref().map(|k| k.parse().map_err(|e: crate::attestation::KeyError| OptionsError::VerifierKey(e.to_string()))).transpose()?,
+            verifier_key: self
+                .verifier_key
+                .as_deref()
+                .map(|k| k.parse().map_err(|e: crate::attestation::KeyError| OptionsError::VerifierKey(e.to_string())))
+                .transpose()?,
         })
     }
 }
@@ -421,7 +456,11 @@ impl SessionPlan {
     /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
     /// options say (the default hides a header, so the request takes the ZK path).
     pub fn sizing(&self) -> crate::protocol::prover::Sizing {
-        crate::protocol::prover::Sizing::new(self.max_sent as usize, matches!(self.reveal.sent, Reveal::All), &self.reveal.received)
+        crate::protocol::prover::Sizing::new(
+            self.max_sent as usize,
+            matches!(self.reveal.sent, Reveal::All),
+            &self.reveal.received,
+        )
     }
 }
 
@@ -481,7 +520,9 @@ impl ApiError {
     /// The stable `code` string JS sees (documented in the package's `index.d.ts`).
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::Options(OptionsError::Target(crate::protocol::target::TargetError::NameMismatch { .. })) => "SERVER_NAME_MISMATCH",
+            ApiError::Options(OptionsError::Target(crate::protocol::target::TargetError::NameMismatch { .. })) => {
+                "SERVER_NAME_MISMATCH"
+            }
             ApiError::Options(_) => "BAD_OPTIONS",
             ApiError::VerifierUnreachable(_) => "VERIFIER_UNREACHABLE",
             ApiError::Prover(e) => e.code(),
@@ -618,7 +659,15 @@ impl DirectionResult {
             printable: d.printable(),
             ending: d.ending().as_str(),
             alerts: d.alerts.clone(),
-            records: d.records.iter().map(|r| RecordResult { content_length: r.content_len, content_type: r.content_type, padding: r.padding }).collect(),
+            records: d
+                .records
+                .iter()
+                .map(|r| RecordResult {
+                    content_length: r.content_len,
+                    content_type: r.content_type,
+                    padding: r.padding,
+                })
+                .collect(),
         }
     }
 }
@@ -634,10 +683,18 @@ impl NotarizeResult {
             server: v.server.clone(),
             sni: v.sni.clone(),
             connection_time: v.connection_time,
-            tls: TlsResult { version: v.tls.version.as_str(), cipher_suite: v.tls.cipher_suite.clone(), group: v.tls.group.clone() },
+            tls: TlsResult {
+                version: v.tls.version.as_str(),
+                cipher_suite: v.tls.cipher_suite.clone(),
+                group: v.tls.group.clone(),
+            },
             sent: DirectionResult::from_verified(&v.sent),
             recv: DirectionResult::from_verified(&v.received),
-            http: HttpResult { request_line: v.http.request_line.clone(), status: v.http.status, response_complete: v.http.response_complete },
+            http: HttpResult {
+                request_line: v.http.request_line.clone(),
+                status: v.http.status,
+                response_complete: v.http.response_complete,
+            },
             commitments: v.commitments.iter().map(|c| hex(&c.digest)).collect(),
             timings: Timings {
                 preprocess_ms: s.preprocess.millis,
@@ -674,7 +731,10 @@ mod tests {
         let p = o.plan().unwrap();
         assert_eq!((p.server.as_str(), p.server_name.as_str()), ("localhost:4443", "localhost"));
         let req = String::from_utf8(p.request).unwrap();
-        assert!(req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"), "{req}");
+        assert!(
+            req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"),
+            "{req}"
+        );
         assert_eq!(p.reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
         assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
@@ -694,7 +754,10 @@ mod tests {
         let none = serde_json::json!({});
         assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), none.clone()), Ok(vec![TlsVersion::Tls13]));
         assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls12]));
-        assert_eq!(with(serde_json::json!({"versions": ["1.3", "1.2"]}), none.clone()), Ok(vec![TlsVersion::Tls13, TlsVersion::Tls12]));
+        assert_eq!(
+            with(serde_json::json!({"versions": ["1.3", "1.2"]}), none.clone()),
+            Ok(vec![TlsVersion::Tls13, TlsVersion::Tls12])
+        );
         assert_eq!(with(serde_json::json!({}), none.clone()), Ok(vec![TlsVersion::Tls12]));
         assert_eq!(with(serde_json::json!(null), none.clone()), Ok(vec![TlsVersion::Tls12]), "tls: undefined");
         for bad in [
@@ -708,8 +771,14 @@ mod tests {
         }
         assert!(with(serde_json::json!({"version": "1.3"}), none.clone()).unwrap_err().contains("unknown field"));
         let mpc = serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p/"});
-        assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
-        assert_eq!(with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(), OptionsError::TlsVersionForMpc.to_string());
+        assert_eq!(
+            with(serde_json::json!({"versions": ["1.3"]}), mpc.clone()).unwrap_err(),
+            OptionsError::TlsVersionForMpc.to_string()
+        );
+        assert_eq!(
+            with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(),
+            OptionsError::TlsVersionForMpc.to_string()
+        );
         assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc), Ok(vec![TlsVersion::Tls12]));
     }
 
@@ -721,7 +790,9 @@ mod tests {
         };
         assert_eq!(with(serde_json::json!({"versions": ["1.3"]})), Ok(Suite13::PROVER_DEFAULT.to_vec()));
         assert_eq!(
-            with(serde_json::json!({"versions": ["1.3"], "cipherSuites": ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256"]})),
+            with(
+                serde_json::json!({"versions": ["1.3"], "cipherSuites": ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256"]})
+            ),
             Ok(vec![Suite13::Aes256GcmSha384, Suite13::Aes128GcmSha256])
         );
         for bad in [
@@ -733,8 +804,13 @@ mod tests {
             let e = with(serde_json::json!({"versions": ["1.2", "1.3"], "cipherSuites": bad})).unwrap_err();
             assert!(e.contains("tls.cipherSuites must list TLS 1.3 suites"), "{bad}: {e}");
         }
-        assert_eq!(with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]})), Err(OptionsError::CipherSuitesWithoutTls13.to_string()));
-        assert!(with(serde_json::json!({"versions": ["1.3"], "ciphersuites": []})).unwrap_err().contains("unknown field"));
+        assert_eq!(
+            with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]})),
+            Err(OptionsError::CipherSuitesWithoutTls13.to_string())
+        );
+        assert!(with(serde_json::json!({"versions": ["1.3"], "ciphersuites": []}))
+            .unwrap_err()
+            .contains("unknown field"));
     }
 
     #[test]
@@ -745,10 +821,16 @@ mod tests {
             o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             opts(o).unwrap().plan().map(|p| p.mode)
         };
-        assert_eq!(with(serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p:1/"})), Ok(ProverMode::Mpc { proxy_url: "ws://p:1/".into() }));
+        assert_eq!(
+            with(serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p:1/"})),
+            Ok(ProverMode::Mpc { proxy_url: "ws://p:1/".into() })
+        );
         assert_eq!(with(serde_json::json!({"mode": "proxy"})), Ok(ProverMode::Proxy));
         assert_eq!(with(serde_json::json!({"mode": "mpc"})), Err(OptionsError::NoProxyUrl));
-        assert_eq!(with(serde_json::json!({"mode": "mpc", "proxyUrl": "http://p/"})), Err(OptionsError::ProxyUrl("http://p/".into())));
+        assert_eq!(
+            with(serde_json::json!({"mode": "mpc", "proxyUrl": "http://p/"})),
+            Err(OptionsError::ProxyUrl("http://p/".into()))
+        );
         assert_eq!(with(serde_json::json!({"proxyUrl": "ws://p/"})), Err(OptionsError::ProxyUrlWithoutMpc));
         assert_eq!(with(serde_json::json!({"mode": "MPC"})), Err(OptionsError::Mode("MPC".into())));
     }
@@ -773,7 +855,8 @@ mod tests {
             (serde_json::json!("body"), Reveal::HttpBody),
             (serde_json::json!({"redactHeaders": ["x"]}), Reveal::AllExceptHeaders(vec!["x".into()])),
         ] {
-            let o = opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": {"recv": spec}})).unwrap();
+            let o = opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": {"recv": spec}}))
+                .unwrap();
             assert_eq!(o.plan().unwrap().reveal.received, want);
         }
     }
@@ -857,7 +940,9 @@ mod tests {
 
     #[test]
     fn commitments_are_requested_per_direction_and_default_to_none() {
-        let plan = |reveal: serde_json::Value| opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": reveal})).unwrap().plan();
+        let plan = |reveal: serde_json::Value| {
+            opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": reveal})).unwrap().plan()
+        };
         let p = plan(serde_json::json!({"recv": "body", "commitRecv": {"jsonFields": ["balance"]}, "commitSent": [{"start": 3, "end": 5}]})).unwrap();
         assert_eq!(p.reveal.commit_received, Reveal::JsonFields(vec!["balance".into()]));
         assert_eq!(p.reveal.commit_sent, Reveal::Ranges(vec![3..5]));
@@ -879,10 +964,16 @@ mod tests {
         };
         let prepared = with(serde_json::json!({}));
         let sizing = prepared.sizing();
-        assert_eq!((sizing.request_len, sizing.request_whole, sizing.response), (1024, false, crate::protocol::prover::RevealExtent::Whole));
+        assert_eq!(
+            (sizing.request_len, sizing.request_whole, sizing.response),
+            (1024, false, crate::protocol::prover::RevealExtent::Whole)
+        );
         let all = with(serde_json::json!({"reveal": {"sent": "all", "recv": "body"}})).sizing();
         assert!(all.request_whole && all.response == crate::protocol::prover::RevealExtent::Partly);
-        for same in [serde_json::json!({"url": "https://h:8443/other", "method": "POST", "body": "x", "headers": {"Authorization": "t"}}), serde_json::json!({"reveal": {"recv": "body"}, "timeoutMs": 5})] {
+        for same in [
+            serde_json::json!({"url": "https://h:8443/other", "method": "POST", "body": "x", "headers": {"Authorization": "t"}}),
+            serde_json::json!({"reveal": {"recv": "body"}, "timeoutMs": 5}),
+        ] {
             assert_eq!(with(same.clone()).check_same_session(&prepared), Ok(()), "{same}");
         }
         for (other, name) in [
@@ -894,13 +985,19 @@ mod tests {
             (serde_json::json!({"maxRecvBytes": 1}), "maxRecvBytes"),
             (serde_json::json!({"verifierKey": "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf"}), "verifierKey"),
         ] {
-            assert_eq!(with(other.clone()).check_same_session(&prepared), Err(OptionsError::ChangedAfterPrepare(name)), "{other}");
+            assert_eq!(
+                with(other.clone()).check_same_session(&prepared),
+                Err(OptionsError::ChangedAfterPrepare(name)),
+                "{other}"
+            );
         }
     }
 
     #[test]
     fn a_verifier_key_is_parsed_up_front() {
-        let plan = |key: &str| opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "verifierKey": key})).unwrap().plan();
+        let plan = |key: &str| {
+            opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "verifierKey": key})).unwrap().plan()
+        };
         let key = "secp256k1:0x7e5f4552091a69125d5dfcb7b8c2659029395bdf";
         assert_eq!(plan(key).unwrap().verifier_key.map(|k| k.to_string()).as_deref(), Some(key));
         assert!(matches!(plan("secp256k1:0x7E5F"), Err(OptionsError::VerifierKey(_))));
@@ -908,11 +1005,25 @@ mod tests {
 
     #[test]
     fn result_lists_hidden_ranges_and_the_path() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghi\0".to_vec(), revealed: vec![0..2, 5..9], fast_path: false, alerts: vec![[1, 0]], records: vec![] };
+        let d = VerifiedDirection {
+            len: 10,
+            bytes: b"ab\0\0\0fghi\0".to_vec(),
+            revealed: vec![0..2, 5..9],
+            fast_path: false,
+            alerts: vec![[1, 0]],
+            records: vec![],
+        };
         let r = DirectionResult::from_verified(&d);
         assert_eq!(r.hidden, vec![ByteRange { start: 2, end: 5 }, ByteRange { start: 9, end: 10 }]);
         assert_eq!((r.path, r.printable.as_str(), r.ending), ("zk", "ab███fghi█", "close_notify"));
-        let all = VerifiedDirection { len: 2, bytes: b"ok".to_vec(), revealed: vec![0..2], fast_path: true, alerts: vec![], records: vec![] };
+        let all = VerifiedDirection {
+            len: 2,
+            bytes: b"ok".to_vec(),
+            revealed: vec![0..2],
+            fast_path: true,
+            alerts: vec![],
+            records: vec![],
+        };
         let r = DirectionResult::from_verified(&all);
         assert!(r.hidden.is_empty() && r.path == "fast" && r.ending == "open");
     }

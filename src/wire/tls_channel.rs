@@ -3,9 +3,9 @@
 //! byte written and read: what the verifier relayed, which the prover's proof is about.
 
 use super::mux::MuxChannel;
+use crate::channel::Channel;
 use crate::tls::driver::ByteIo;
 use crate::tls::Error;
-use crate::channel::Channel;
 
 const FRAME: usize = 16 * 1024;
 

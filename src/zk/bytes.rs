@@ -30,11 +30,7 @@ pub fn assert_bytes_eq<B: Backend>(b: &mut B, bits: &[B::Bit], bytes: &[u8]) {
 
 /// Open only the bytes at `positions` of a byte string (partial opening); returns them in
 /// the order given. Out-of-range positions yield nothing.
-pub fn open_selected_bytes<B: Backend>(
-    b: &mut B,
-    bits: &[B::Bit],
-    positions: &[usize],
-) -> Vec<u8> {
+pub fn open_selected_bytes<B: Backend>(b: &mut B, bits: &[B::Bit], positions: &[usize]) -> Vec<u8> {
     let mut sel = Vec::with_capacity(positions.len() * 8);
     for p in positions {
         if let Some(byte) = bits.get(p * 8..p * 8 + 8) {
@@ -49,12 +45,7 @@ pub fn open_selected_bytes<B: Backend>(
 /// keystream ⊕ plaintext = ciphertext. Used to bind the Finished records to the session:
 /// plaintext = 14 00 00 0c ‖ verify_data. A length mismatch makes the batch fail
 /// (ConstantMismatch on the verifier) instead of panicking.
-pub fn assert_decrypts_to<B: Backend>(
-    b: &mut B,
-    keystream: &[B::Bit],
-    ciphertext: &[u8],
-    plaintext: &[B::Bit],
-) {
+pub fn assert_decrypts_to<B: Backend>(b: &mut B, keystream: &[B::Bit], ciphertext: &[u8], plaintext: &[B::Bit]) {
     let n = ciphertext.len() * 8;
     let mut bits = Vec::with_capacity(n);
     for (k, p) in keystream.iter().zip(plaintext).take(n) {

@@ -109,8 +109,11 @@ mod tests {
         let n = 2 * CHUNK + 5;
         let offset = 3;
         let ch = Challenge::new([7; 16], 0, n);
-        let items: Vec<F128> = (0..n as u128).map(|i| F128::from_le_bytes((i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1).to_le_bytes())).collect();
-        let dot = |coeffs: &[F128], chunk: &[F128]| coeffs.iter().zip(chunk).fold(F128::ZERO, |acc, (c, x)| acc ^ (*c * *x));
+        let items: Vec<F128> = (0..n as u128)
+            .map(|i| F128::from_le_bytes((i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) | 1).to_le_bytes()))
+            .collect();
+        let dot =
+            |coeffs: &[F128], chunk: &[F128]| coeffs.iter().zip(chunk).fold(F128::ZERO, |acc, (c, x)| acc ^ (*c * *x));
         let (sum, other) = par_sums(&ch, offset, &items, |coeffs, chunk| (dot(coeffs, chunk), F128::ZERO));
         let mut expected = F128::ZERO;
         let mut power = ch.chi.pow(offset as u128 + 1);

@@ -38,13 +38,13 @@
 //! bits ‖ SHA-256 of the opened bits' MACs ‖ SHA-256 of the asserted bits' MACs) in chunks,
 //! verifier → prover: 16-byte challenge χ, then the 32-byte answer (U, V).
 
-pub mod bytes;
-pub(crate) mod sbox;
 mod and_rows;
+pub mod bytes;
 mod check;
 mod plain;
 mod prover;
 mod reserve;
+pub(crate) mod sbox;
 mod verifier;
 
 #[cfg(test)]
@@ -58,8 +58,8 @@ pub use verifier::{VBit, Verifier, VerifierBackend};
 
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::Circuit;
-use crate::primitives::field::{FixedCombinations, F128};
 use crate::ot::{CotError, CotReceiver, CotSender};
+use crate::primitives::field::{FixedCombinations, F128};
 use zeroize::Zeroize;
 
 /// Largest single message the engine sends; bigger batch payloads are split.
@@ -229,13 +229,13 @@ impl Drop for PendingInverses {
 pub trait Party<C: Channel> {
     type Backend: Backend;
     /// Same as [`Prover::run`] / [`Verifier::run`].
-    async fn run_batch<T>(
+    async fn run_batch<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError>;
+    /// Same as [`Prover::run_deferred`] / [`Verifier::run_deferred`].
+    async fn run_batch_deferred<T>(
         &mut self,
         ch: &mut C,
         f: &mut dyn FnMut(&mut Self::Backend) -> T,
     ) -> Result<T, ProofError>;
-    /// Same as [`Prover::run_deferred`] / [`Verifier::run_deferred`].
-    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError>;
     /// Whether a deferred batch still waits for a checked one.
     fn check_pending(&self) -> bool;
     /// Same as [`Prover::preprocess`] / [`Verifier::preprocess`].
@@ -245,7 +245,12 @@ pub trait Party<C: Channel> {
     /// A batch that is checked only if nothing follows it (`more` false): batches of the same
     /// proof that follow it end with a checked one, whose check covers this batch too, so the
     /// prover goes on without waiting for a challenge.
-    async fn run_batch_unless_more<T>(&mut self, ch: &mut C, more: bool, f: &mut dyn FnMut(&mut Self::Backend) -> T) -> Result<T, ProofError> {
+    async fn run_batch_unless_more<T>(
+        &mut self,
+        ch: &mut C,
+        more: bool,
+        f: &mut dyn FnMut(&mut Self::Backend) -> T,
+    ) -> Result<T, ProofError> {
         if more {
             self.run_batch_deferred(ch, f).await
         } else {
@@ -273,14 +278,14 @@ pub trait Party<C: Channel> {
 
 impl<R: CotReceiver, C: Channel> Party<C> for Prover<R> {
     type Backend = ProverBackend;
-    async fn run_batch<T>(
+    async fn run_batch<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+        self.run(ch, f).await
+    }
+    async fn run_batch_deferred<T>(
         &mut self,
         ch: &mut C,
         f: &mut dyn FnMut(&mut ProverBackend) -> T,
     ) -> Result<T, ProofError> {
-        self.run(ch, f).await
-    }
-    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
         self.run_deferred(ch, f).await
     }
     fn check_pending(&self) -> bool {
@@ -303,7 +308,11 @@ impl<S: CotSender, C: Channel> Party<C> for Verifier<S> {
     ) -> Result<T, ProofError> {
         self.run(ch, f).await
     }
-    async fn run_batch_deferred<T>(&mut self, ch: &mut C, f: &mut dyn FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+    async fn run_batch_deferred<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut dyn FnMut(&mut VerifierBackend) -> T,
+    ) -> Result<T, ProofError> {
         self.run_deferred(ch, f).await
     }
     fn check_pending(&self) -> bool {

@@ -1,10 +1,10 @@
 //! Cleartext reference evaluator: runs gadgets on plain values (no MACs, no channel) and
 //! records whether any constraint or assertion failed. Used for gadget tests and cost counts.
 
-use crate::circuits::{Circuit, Gates};
-use crate::zk::sbox::sbox_field;
 use super::{Backend, BatchStats};
+use crate::circuits::{Circuit, Gates};
 use crate::primitives::field::F128;
+use crate::zk::sbox::sbox_field;
 
 /// Cleartext bit: value plus whether it is a public constant (mirrors the real backends).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,16 +5,16 @@ use crate::zk::sbox::sbox_field;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
-use super::reserve::Reserve;
 use super::and_rows::AndRows;
 use super::check::{prover_product_sums, Challenge};
+use super::reserve::Reserve;
 use super::{
     cots_needed, encode_header, pack_bits, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache,
     MAX_BATCH_ITEMS, MAX_MESSAGE,
 };
 use crate::channel::Channel;
-use crate::primitives::field::{Wide, F128};
 use crate::ot::CotReceiver;
+use crate::primitives::field::{Wide, F128};
 
 /// Prover's authenticated bit: value and MAC M = K ⊕ v·Δ. Public constants carry M = 0.
 #[derive(Clone, Copy, Debug, Default)]
@@ -167,7 +167,8 @@ impl ProverBackend {
     fn commit_wire(&mut self, v: bool) -> PBit {
         #[cfg(test)]
         let v = if !self.counting
-            && ([self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits)) || std::mem::take(&mut self.flip_next_commit))
+            && ([self.cheat.flip_commit, self.cheat.flip_commit_too].contains(&Some(self.stats.commits))
+                || std::mem::take(&mut self.flip_next_commit))
         {
             !v
         } else {
@@ -302,11 +303,7 @@ impl Backend for ProverBackend {
                 let k = self.stats.opened;
                 let claimed = if !self.counting && self.cheat.flip_open == Some(k) { !b.v } else { b.v };
                 let claimed = if self.counting { claimed } else { self.claims.pop_front().unwrap_or(claimed) };
-                let mac = if !self.counting && self.cheat.forge_open_mac == Some(k) {
-                    b.m ^ F128::ONE
-                } else {
-                    b.m
-                };
+                let mac = if !self.counting && self.cheat.forge_open_mac == Some(k) { b.m ^ F128::ONE } else { b.m };
                 (claimed, mac)
             };
             #[cfg(not(test))]
@@ -411,7 +408,14 @@ pub struct Prover<R: CotReceiver> {
 
 impl<R: CotReceiver> Prover<R> {
     pub fn new(cot: R) -> Self {
-        Prover { cot: Some(cot), reserve: Default::default(), backend: ProverBackend::new(), last_stats: BatchStats::default(), max_message: MAX_MESSAGE, shapes: ShapeCache::default() }
+        Prover {
+            cot: Some(cot),
+            reserve: Default::default(),
+            backend: ProverBackend::new(),
+            last_stats: BatchStats::default(),
+            max_message: MAX_MESSAGE,
+            shapes: ShapeCache::default(),
+        }
     }
 
     /// Split batch payloads into messages of at most `n` bytes (default [`MAX_MESSAGE`]).
@@ -462,7 +466,11 @@ impl<R: CotReceiver> Prover<R> {
 
     /// Prove one batch: `f` is run twice (count, then real) and must build the same circuit
     /// as the verifier's closure. Returns `f`'s output of the real pass.
-    pub async fn run<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+    pub async fn run<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: impl FnMut(&mut ProverBackend) -> T,
+    ) -> Result<T, ProofError> {
         self.run_batch(ch, f, true).await
     }
 
@@ -470,7 +478,11 @@ impl<R: CotReceiver> Prover<R> {
     /// the next checked batch's check (one round trip for several batches). Openings are still
     /// checked by the verifier on arrival; values this batch opens may feed later batches as
     /// public constants, and the proof is only accepted once a checked batch has run.
-    pub async fn run_deferred<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut ProverBackend) -> T) -> Result<T, ProofError> {
+    pub async fn run_deferred<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: impl FnMut(&mut ProverBackend) -> T,
+    ) -> Result<T, ProofError> {
         self.run_batch(ch, f, false).await
     }
 
@@ -531,8 +543,7 @@ impl<R: CotReceiver> Prover<R> {
 
         // Challenge, then the masked answer (over this batch's triples and any deferred ones).
         let seed_msg = ch.recv().await?;
-        let seed: [u8; 16] =
-            seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
+        let seed: [u8; 16] = seed_msg.as_slice().try_into().map_err(|_| ProofError::Malformed("challenge length"))?;
         let challenge = Challenge::new(seed, self.backend.and_rows.gates(), self.backend.product_triples.len());
         let mask = self.backend.random_elem();
         let (u0, v0) = self.backend.and_rows.take_sum(&challenge);
@@ -606,11 +617,7 @@ impl<R: CotReceiver> Prover<R> {
 }
 
 /// Run `f` on the MACs (or keys) of `bits`, on the stack for short inputs.
-pub(crate) fn with_macs<T: Copy>(
-    bits: &[T],
-    get: impl Fn(&T) -> F128,
-    f: impl FnOnce(&[F128]) -> F128,
-) -> F128 {
+pub(crate) fn with_macs<T: Copy>(bits: &[T], get: impl Fn(&T) -> F128, f: impl FnOnce(&[F128]) -> F128) -> F128 {
     if bits.len() <= 16 {
         let mut buf = [F128::ZERO; 16];
         for (o, b) in buf.iter_mut().zip(bits) {

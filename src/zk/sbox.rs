@@ -58,19 +58,15 @@ pub fn embedding_bases() -> &'static ([F128; 8], [F128; 8]) {
     })
 }
 
-
 /// S-box by field embedding: 8 committed bits and 2 GF(2^128) constraints.
 pub fn sbox_field<B: Backend>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
     if let Some(out) = sbox_if_public(b, s) {
         return out;
     }
-    let sv: Option<u8> = s
-        .iter()
-        .enumerate()
-        .try_fold(0u8, |acc, (i, bit)| b.value(*bit).map(|v| acc | ((v as u8) << i)));
+    let sv: Option<u8> =
+        s.iter().enumerate().try_fold(0u8, |acc, (i, bit)| b.value(*bit).map(|v| acc | ((v as u8) << i)));
     let tv = sv.map(gf256_inv);
     let t: [B::Bit; 8] = core::array::from_fn(|i| b.commit(tv.map(|t| (t >> i) & 1 == 1)));
     b.assert_byte_inverse(s, &t);
     sbox_affine(b, &t)
 }
-

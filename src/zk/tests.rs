@@ -2,9 +2,9 @@
 
 use super::prover::Cheat;
 use super::*;
-use crate::circuits::{Circuit, Gates};
 use crate::channel::test_util::tampering;
 use crate::channel::{memory_pair, Channel, ChannelError, MemoryChannel};
+use crate::circuits::{Circuit, Gates};
 use crate::ot::ideal::{IdealCotReceiver, IdealCotSender};
 use rand::Rng;
 
@@ -94,11 +94,8 @@ fn and_gates_prove_and_open_correctly() {
     let n = 300;
     let xs = random_bits(n);
     let ys = random_bits(n);
-    let (p, v) = zk_run(
-        Cheat::default(),
-        |b| and_circuit(b, Some(&xs), Some(&ys), n),
-        |b| and_circuit(b, None, None, n),
-    );
+    let (p, v) =
+        zk_run(Cheat::default(), |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
     let expected: Vec<bool> = {
         let mut e: Vec<bool> = xs.iter().zip(&ys).map(|(x, y)| x & y).collect();
         let par = e.iter().fold(false, |a, b| a ^ b);
@@ -194,7 +191,8 @@ fn false_gates_in_chunks_summed_on_the_pool_are_rejected() {
     let n = 4500;
     let xs = random_bits(n);
     let ys = random_bits(n);
-    let (p, v) = zk_run(Cheat::default(), |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
+    let (p, v) =
+        zk_run(Cheat::default(), |b| and_circuit(b, Some(&xs), Some(&ys), n), |b| and_circuit(b, None, None, n));
     assert_eq!(p.unwrap(), v.unwrap());
     for gate in [3, 2047, 2048, 4095, 4096, 4499] {
         let cheat = Cheat { flip_commit: Some(2 * n + gate), ..Default::default() };
@@ -531,14 +529,21 @@ fn deferred_then_checked(cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result
 
 /// An AND batch run with `run_batch_unless_more(more)`, then a small checked batch; returns
 /// both sides' results and whether a check was still pending after the first batch.
-fn first_then_checked(more: bool, cheat: Cheat) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
+fn first_then_checked(
+    more: bool,
+    cheat: Cheat,
+) -> (Result<Vec<bool>, ProofError>, Result<Vec<bool>, ProofError>, bool) {
     let n = 40;
     let (xs, ys) = (random_bits(n), random_bits(n));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut prover, mut verifier) = ideal_parties(cheat);
     futures::executor::block_on(async move {
         let p = async move {
-            prover.run_batch_unless_more(&mut a, more, &mut |b: &mut ProverBackend| and_circuit(b, Some(&xs), Some(&ys), n)).await?;
+            prover
+                .run_batch_unless_more(&mut a, more, &mut |b: &mut ProverBackend| {
+                    and_circuit(b, Some(&xs), Some(&ys), n)
+                })
+                .await?;
             let pending = prover.check_pending();
             let last = prover.run(&mut a, |b| {
                 let w = b.commit(Some(true));
@@ -582,7 +587,9 @@ fn a_false_and_in_a_deferred_batch_fails_the_later_check() {
 
 #[test]
 fn a_forged_opening_in_a_deferred_batch_is_rejected_on_arrival() {
-    for cheat in [Cheat { flip_open: Some(1), ..Default::default() }, Cheat { forge_open_mac: Some(0), ..Default::default() }] {
+    for cheat in
+        [Cheat { flip_open: Some(1), ..Default::default() }, Cheat { forge_open_mac: Some(0), ..Default::default() }]
+    {
         let (_, v, _) = deferred_then_checked(cheat);
         assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
     }
@@ -700,7 +707,10 @@ fn a_shape_name_reused_for_another_circuit_fails_the_batch() {
             (r, k)
         };
         if k == 0 {
-            let ((rp, _), rv) = futures::executor::block_on(futures::future::join(prover, v.run(&mut b, |bk| and_circuit(bk, None, None, n))));
+            let ((rp, _), rv) = futures::executor::block_on(futures::future::join(
+                prover,
+                v.run(&mut b, |bk| and_circuit(bk, None, None, n)),
+            ));
             assert!(rp.is_ok() && rv.is_ok());
         } else {
             // the second batch is smaller than its name says: the prover's real pass disagrees

@@ -6,14 +6,14 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
-use super::reserve::Reserve;
 use super::and_rows::AndRows;
 use super::check::{verifier_product_sums, Challenge};
 use super::prover::{check_limits, with_macs};
+use super::reserve::Reserve;
 use super::{cots_needed, encode_header, payload_len, Backend, BatchStats, PendingInverses, ProofError, ShapeCache};
 use crate::channel::Channel;
-use crate::primitives::field::{Wide, F128};
 use crate::ot::CotSender;
+use crate::primitives::field::{Wide, F128};
 
 /// Verifier's authenticated bit: its key. Public constants c carry K = c·Δ.
 #[derive(Clone, Copy, Debug, Default)]
@@ -305,7 +305,13 @@ pub struct Verifier<S: CotSender> {
 impl<S: CotSender> Verifier<S> {
     pub fn new(cot: S) -> Self {
         let delta = cot.delta();
-        Verifier { cot: Some(cot), reserve: Reserve::default(), backend: VerifierBackend::new(delta), last_stats: BatchStats::default(), shapes: ShapeCache::default() }
+        Verifier {
+            cot: Some(cot),
+            reserve: Reserve::default(),
+            backend: VerifierBackend::new(delta),
+            last_stats: BatchStats::default(),
+            shapes: ShapeCache::default(),
+        }
     }
 
     /// Circuit counters of the last accepted batch.
@@ -328,14 +334,22 @@ impl<S: CotSender> Verifier<S> {
 
     /// Verify one batch built by `f` (the same circuit as the prover's closure). Returns `f`'s
     /// output (e.g. opened values) only if every check of the batch passed.
-    pub async fn run<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+    pub async fn run<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: impl FnMut(&mut VerifierBackend) -> T,
+    ) -> Result<T, ProofError> {
         self.run_batch(ch, f, true).await
     }
 
     /// In lockstep with [`Prover::run_deferred`](super::Prover::run_deferred): checks the
     /// batch's openings and constants now and its multiplications with the next checked batch.
     /// What it returns is only trustworthy once a later [`run`](Self::run) has succeeded.
-    pub async fn run_deferred<C: Channel, T>(&mut self, ch: &mut C, f: impl FnMut(&mut VerifierBackend) -> T) -> Result<T, ProofError> {
+    pub async fn run_deferred<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: impl FnMut(&mut VerifierBackend) -> T,
+    ) -> Result<T, ProofError> {
         self.run_batch(ch, f, false).await
     }
 
@@ -380,9 +394,8 @@ impl<S: CotSender> Verifier<S> {
         let claimed_open_hash: [u8; 32] = payload[corr_len + open_len..corr_len + open_len + 32]
             .try_into()
             .map_err(|_| ProofError::Malformed("open hash"))?;
-        let claimed_const_hash: [u8; 32] = payload[corr_len + open_len + 32..]
-            .try_into()
-            .map_err(|_| ProofError::Malformed("constant hash"))?;
+        let claimed_const_hash: [u8; 32] =
+            payload[corr_len + open_len + 32..].try_into().map_err(|_| ProofError::Malformed("constant hash"))?;
 
         // Pass 2: evaluate on keys.
         self.backend.reset_batch(false);
@@ -440,9 +453,14 @@ impl<S: CotSender> Verifier<S> {
     }
 
     /// The batch's opened values and asserted constants against the prover's MAC hashes.
-    fn check_openings(&mut self, claimed_open_hash: &[u8; 32], claimed_const_hash: &[u8; 32]) -> Result<(), ProofError> {
+    fn check_openings(
+        &mut self,
+        claimed_open_hash: &[u8; 32],
+        claimed_const_hash: &[u8; 32],
+    ) -> Result<(), ProofError> {
         let open_ok = self.backend.open_hash.clone().finalize().as_slice() == claimed_open_hash;
-        let const_ok = self.backend.const_hash.clone().finalize().as_slice() == claimed_const_hash && !self.backend.public_mismatch;
+        let const_ok = self.backend.const_hash.clone().finalize().as_slice() == claimed_const_hash
+            && !self.backend.public_mismatch;
         if !open_ok {
             self.backend.reset_batch(true);
             return Err(ProofError::OpeningMacMismatch);

@@ -50,9 +50,7 @@ impl Default for PkiOptions {
 pub fn make_pki(opts: PkiOptions) -> Pki {
     let ca_key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, opts.ca_name.clone());
+    ca_params.distinguished_name.push(DnType::CommonName, opts.ca_name.clone());
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     ca_params.not_before = rcgen::date_time_ymd(2020, 1, 1);
@@ -61,14 +59,10 @@ pub fn make_pki(opts: PkiOptions) -> Pki {
 
     let leaf_key = match opts.leaf {
         LeafKey::EcdsaP256 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap(),
-        LeafKey::Rsa2048 => {
-            KeyPair::from_pem_and_sign_algo(RSA_KEY_PEM, &rcgen::PKCS_RSA_SHA256).unwrap()
-        }
+        LeafKey::Rsa2048 => KeyPair::from_pem_and_sign_algo(RSA_KEY_PEM, &rcgen::PKCS_RSA_SHA256).unwrap(),
     };
     let mut params = CertificateParams::new(opts.names.clone()).unwrap();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, opts.names[0].clone());
+    params.distinguished_name.push(DnType::CommonName, opts.names[0].clone());
     params.not_before = rcgen::date_time_ymd(2020, 1, 1);
     let (y, m, d) = opts.not_after;
     params.not_after = rcgen::date_time_ymd(y, m, d);
@@ -89,10 +83,7 @@ pub struct KeyLogCapture(pub Mutex<Vec<(String, Vec<u8>, Vec<u8>)>>);
 
 impl rustls::KeyLog for KeyLogCapture {
     fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((label.into(), client_random.to_vec(), secret.to_vec()));
+        self.0.lock().unwrap().push((label.into(), client_random.to_vec(), secret.to_vec()));
     }
     fn will_log(&self, _label: &str) -> bool {
         true
@@ -105,22 +96,15 @@ pub struct ServerOptions {
     pub tickets: bool,
 }
 
-
 /// A rustls TLS 1.2-only server config serving the leaf (+ CA) of `pki`.
-pub fn server_config(
-    pki: &Pki,
-    opts: ServerOptions,
-) -> (Arc<rustls::ServerConfig>, Arc<KeyLogCapture>) {
+pub fn server_config(pki: &Pki, opts: ServerOptions) -> (Arc<rustls::ServerConfig>, Arc<KeyLogCapture>) {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS12])
         .unwrap()
         .with_no_client_auth()
         .with_single_cert(
-            vec![
-                CertificateDer::from(pki.leaf_der.clone()),
-                CertificateDer::from(pki.ca_der.clone()),
-            ],
+            vec![CertificateDer::from(pki.leaf_der.clone()), CertificateDer::from(pki.ca_der.clone())],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pki.leaf_key_der.clone())),
         )
         .unwrap();
@@ -154,9 +138,7 @@ pub fn http_response(path: &str) -> (Vec<u8>, Vec<u8>) {
     let body: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
     let mut out = Vec::new();
     if chunked {
-        out.extend_from_slice(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-        );
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
         for c in body.chunks(7000) {
             out.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
             out.extend_from_slice(c);
@@ -165,11 +147,7 @@ pub fn http_response(path: &str) -> (Vec<u8>, Vec<u8>) {
         out.extend_from_slice(b"0\r\n\r\n");
     } else {
         out.extend_from_slice(
-            format!(
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                n
-            )
-            .as_bytes(),
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", n).as_bytes(),
         );
         out.extend_from_slice(&body);
     }
@@ -190,11 +168,7 @@ impl Harness {
     pub fn new(client: Client, server_cfg: Arc<rustls::ServerConfig>) -> Self {
         let mut server = rustls::ServerConnection::new(server_cfg).unwrap();
         server.set_buffer_limit(None);
-        Self {
-            client,
-            server,
-            request_seen: Vec::new(),
-        }
+        Self { client, server, request_seen: Vec::new() }
     }
 
     /// Move client→server bytes. Returns server error if any.
@@ -233,12 +207,10 @@ impl Harness {
     /// Run the handshake to completion.
     pub fn handshake(&mut self, hook: Hook<'_>) -> Result<(), tlsproof::tls::Error> {
         for _ in 0..10 {
-            self.to_server(hook)
-                .map_err(|e| tlsproof::tls::Error::Io(format!("server: {e}")))?;
+            self.to_server(hook).map_err(|e| tlsproof::tls::Error::Io(format!("server: {e}")))?;
             self.to_client(hook)?;
             if self.client.is_connected() {
-                self.to_server(hook)
-                    .map_err(|e| tlsproof::tls::Error::Io(format!("server: {e}")))?;
+                self.to_server(hook).map_err(|e| tlsproof::tls::Error::Io(format!("server: {e}")))?;
                 return Ok(());
             }
         }
@@ -300,18 +272,10 @@ pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
     let bin = openssl_bin()?;
     let dir = std::env::temp_dir().join(format!("tlsproof-ossl-{}-{}", std::process::id(), server_dir_index()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("cert.pem"),
-        format!("{}{}", pki.leaf_pem, pki.ca_pem),
-    )
-    .unwrap();
+    std::fs::write(dir.join("cert.pem"), format!("{}{}", pki.leaf_pem, pki.ca_pem)).unwrap();
     std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
     let conf = dir.join("openssl.cnf");
-    let options = if no_ems {
-        "Options = -ExtendedMasterSecret\n"
-    } else {
-        ""
-    };
+    let options = if no_ems { "Options = -ExtendedMasterSecret\n" } else { "" };
     std::fs::write(
         &conf,
         format!(
@@ -363,10 +327,5 @@ fn start_openssl_accepting(bin: &str, dir: &Path, conf: &Path, protocol: &[&str]
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
-    OpensslServer {
-        child,
-        port,
-        _dir: dir.to_path_buf(),
-    }
+    OpensslServer { child, port, _dir: dir.to_path_buf() }
 }
-

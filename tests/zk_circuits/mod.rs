@@ -3,15 +3,21 @@
 
 use tlsproof::channel::memory_pair;
 use tlsproof::circuits::aes::key_schedule;
+use tlsproof::circuits::constant_bytes;
 use tlsproof::circuits::hmac_prf::{hmac_key, tls12_key_block, tls12_verify_data};
 use tlsproof::circuits::keystream::keystream_blocks;
-use tlsproof::circuits::constant_bytes;
-use tlsproof::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use tlsproof::ot::{KosReceiver, KosSender};
+use tlsproof::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use tlsproof::zk::{Backend, ProofError, Prover, Verifier, MAX_MESSAGE};
 
 /// Key block (40 bytes) and client verify_data from a private master secret, both opened.
-pub fn prf_circuit<B: Backend>(b: &mut B, ms: Option<&[u8]>, cr: &[u8; 32], sr: &[u8; 32], hc: &[u8; 32]) -> (Vec<u8>, Vec<u8>) {
+pub fn prf_circuit<B: Backend>(
+    b: &mut B,
+    ms: Option<&[u8]>,
+    cr: &[u8; 32],
+    sr: &[u8; 32],
+    hc: &[u8; 32],
+) -> (Vec<u8>, Vec<u8>) {
     let ms = commit_bytes(b, ms, 48);
     let key = hmac_key(b, &ms);
     let kb = tls12_key_block(b, &key, sr, cr, 40);
@@ -53,7 +59,13 @@ pub async fn prove<T>(
 }
 
 /// The reference GCM keystream bytes (counter j+2) from the `aes` crate.
-pub fn reference_keystream(key: &[u8; 16], salt: &[u8; 4], explicit: &[u8; 8], indices: &[u32], positions: &[usize]) -> Vec<u8> {
+pub fn reference_keystream(
+    key: &[u8; 16],
+    salt: &[u8; 4],
+    explicit: &[u8; 8],
+    indices: &[u32],
+    positions: &[usize],
+) -> Vec<u8> {
     use aes::cipher::{BlockEncrypt, KeyInit};
     let cipher = aes::Aes128::new(key.into());
     let mut out = Vec::new();

@@ -5,12 +5,12 @@
 //! the evaluator decodes the outputs, which are checked against the `aes` and `sha2` crates.
 //! Then MPC mode's key exchange ([`super::mpc`]).
 
-use crate::gc::stream::table_stream;
-use crate::gc::{Evaluator, Garbler, Wire};
+use crate::bench::engines::zk::{Figure, Platform};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::sha256::{compress, initial_state, state_to_bytes};
 use crate::circuits::{bits_to_bytes, bytes_to_bits, Circuit};
-use crate::bench::engines::zk::{Figure, Platform};
+use crate::gc::stream::table_stream;
+use crate::gc::{Evaluator, Garbler, Wire};
 use ::aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 
 /// Sizes of a run.
@@ -42,7 +42,11 @@ fn sha_circuit<B: Circuit<Bit = Wire>>(b: &mut B, blocks: &[Wire]) -> Vec<Wire> 
 
 /// One streamed run: garbles `circuit` over the garbler's `inputs` on one thread while the
 /// evaluator evaluates it on another. Returns (decoded outputs, AND gates, table bytes, seconds).
-fn streamed(platform: &Platform, inputs: &[bool], circuit: fn(&mut dyn CircuitRun, &[Wire]) -> Vec<Wire>) -> Result<(Vec<bool>, u64, u64, f64), String> {
+fn streamed(
+    platform: &Platform,
+    inputs: &[bool],
+    circuit: fn(&mut dyn CircuitRun, &[Wire]) -> Vec<Wire>,
+) -> Result<(Vec<bool>, u64, u64, f64), String> {
     let t0 = (platform.now)();
     let (sink, source) = table_stream(4);
     let mut garbler = Garbler::new(sink);
@@ -73,7 +77,11 @@ const RUNS: usize = 3;
 
 /// [`RUNS`] streamed runs of `circuit`: (decoded outputs, AND gates, table bytes, median
 /// seconds). Every run must decode the same outputs.
-fn streamed_median(platform: &Platform, inputs: &[bool], circuit: fn(&mut dyn CircuitRun, &[Wire]) -> Vec<Wire>) -> Result<(Vec<bool>, u64, u64, f64), String> {
+fn streamed_median(
+    platform: &Platform,
+    inputs: &[bool],
+    circuit: fn(&mut dyn CircuitRun, &[Wire]) -> Vec<Wire>,
+) -> Result<(Vec<bool>, u64, u64, f64), String> {
     let (out, ands, bytes, first) = streamed(platform, inputs, circuit)?;
     let mut secs = vec![first];
     for _ in 1..RUNS {
@@ -133,7 +141,10 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
 
     let key = [0x2bu8; 16];
     let pt: Vec<u8> = (0..16 * sizes.aes_blocks).map(|i| (i * 7) as u8).collect();
-    let (out, aes_ands, bytes, secs) = streamed_median(platform, &[bytes_to_bits(&key), bytes_to_bits(&pt)].concat(), |b, w| b.run_aes(&w[..128], &w[128..]))?;
+    let (out, aes_ands, bytes, secs) =
+        streamed_median(platform, &[bytes_to_bits(&key), bytes_to_bits(&pt)].concat(), |b, w| {
+            b.run_aes(&w[..128], &w[128..])
+        })?;
     let cipher = ::aes::Aes128::new(GenericArray::from_slice(&key));
     let expect: Vec<u8> = pt
         .chunks(16)
@@ -160,7 +171,11 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if bits_to_bytes(&out) != expect {
         return Err("SHA-256 in GC decoded a wrong state".into());
     }
-    put(format!("GC SHA-256 compressions ({} compressions, {ands} AND)", sizes.sha_blocks), sizes.sha_blocks as f64 / secs, "compressions/s");
+    put(
+        format!("GC SHA-256 compressions ({} compressions, {ands} AND)", sizes.sha_blocks),
+        sizes.sha_blocks as f64 / secs,
+        "compressions/s",
+    );
     put("GC AND gates garbled+evaluated (SHA-256)".into(), ands as f64 / secs / 1e6, "M AND/s");
     if let Some(peak) = (platform.peak_memory)() {
         put("GC peak memory of the streamed runs (both parties)".into(), peak as f64 / (1 << 20) as f64, "MiB");

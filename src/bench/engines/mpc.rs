@@ -7,22 +7,26 @@
 //! own (a Web Worker in the browser). The results are checked against the native key schedule.
 //! Natively, it ends with a whole MPC-mode session against the fixture server ([`session`]).
 
-use crate::mpc::ecdh::{coordinates, random_scalar, run_prover, run_verifier, share_point, EcdhProver, EcdhVerifier, ROUND_COTS};
-use crate::mpc::fp::Fp;
-use crate::mpc::ecdh::{ReceiverCots, SenderCots};
-use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
-use crate::mpc::ghash::cots_for_powers;
-use crate::mpc::handshake::{client_finished_prover, client_finished_verifier, powers_for_records, HandshakeInputs, INPUT_COTS};
-use crate::mpc::kdf::KdfInputs;
-use crate::mpc::ole::OleField;
+use crate::bench::engines::zk::{Figure, Platform};
 use crate::channel::{memory_pair, Channel};
 use crate::gc::Garbler;
+use crate::mpc::ecdh::{
+    coordinates, random_scalar, run_prover, run_verifier, share_point, EcdhProver, EcdhVerifier, ROUND_COTS,
+};
+use crate::mpc::ecdh::{ReceiverCots, SenderCots};
+use crate::mpc::fp::Fp;
+use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
+use crate::mpc::ghash::cots_for_powers;
+use crate::mpc::handshake::{
+    client_finished_prover, client_finished_verifier, powers_for_records, HandshakeInputs, INPUT_COTS,
+};
+use crate::mpc::kdf::KdfInputs;
+use crate::mpc::ole::OleField;
 use crate::ot::{CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::primitives::field::F128;
 use crate::tls::codec::TLS12;
 use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
 use crate::tls::keys::{extended_master_secret, key_block, verify_data, PreMasterSecret};
-use crate::bench::engines::zk::{Figure, Platform};
 use crate::zk::MAX_MESSAGE;
 use futures::executor::block_on;
 use futures::future::join;
@@ -68,7 +72,17 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
-    let (client_finished, _) = client_finished_prover(&mut gp, ch, &HandshakeInputs::new(share), &input_keys, ole, &s.inputs, finished_powers()).await.map_err(|x| e(&x))?;
+    let (client_finished, _) = client_finished_prover(
+        &mut gp,
+        ch,
+        &HandshakeInputs::new(share),
+        &input_keys,
+        ole,
+        &s.inputs,
+        finished_powers(),
+    )
+    .await
+    .map_err(|x| e(&x))?;
     let (t3, b3) = ((platform.now)(), ch.bytes_sent() + ch.bytes_received());
     Ok(ProverRun { ends: [t1 - t0, t2 - t0, t3 - t0], share, client_finished, bytes: [b1, b2 - b1, b3 - b2] })
 }
@@ -84,7 +98,9 @@ async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), Stri
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first };
     let mut ep = EvaluatorParty::new();
-    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, finished_powers()).await.map_err(|x| e(&x))?;
+    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, finished_powers())
+        .await
+        .map_err(|x| e(&x))?;
     Ok((share, ep.revealed().len() + ep.for_verifier().len()))
 }
 
@@ -103,7 +119,9 @@ fn check(s: &Setup, p: &ProverRun, v_share: Fp) -> Result<(), String> {
     }
     let (ms, kb) = server_keys(&s.inputs, pms);
     let mut server = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).map_err(|e| e.to_string())?;
-    let opened = server.open(0, 22, TLS12, &p.client_finished).map_err(|_| "the client Finished record does not open under the server's key")?;
+    let opened = server
+        .open(0, 22, TLS12, &p.client_finished)
+        .map_err(|_| "the client Finished record does not open under the server's key")?;
     if opened.get(4..) != Some(&verify_data(&ms, b"client finished", &s.inputs.client_finished_hash)[..]) {
         return Err("the client Finished holds a wrong verify_data".into());
     }
@@ -112,7 +130,10 @@ fn check(s: &Setup, p: &ProverRun, v_share: Fp) -> Result<(), String> {
 
 /// The master secret and key block the server derives.
 fn server_keys(inputs: &KdfInputs, pms: Fp) -> (crate::tls::keys::MasterSecret, crate::tls::keys::KeyBlock) {
-    let ms = extended_master_secret(&PreMasterSecret::new(pms.to_be_bytes().to_vec()), &inputs.session_hash.unwrap_or_default());
+    let ms = extended_master_secret(
+        &PreMasterSecret::new(pms.to_be_bytes().to_vec()),
+        &inputs.session_hash.unwrap_or_default(),
+    );
     let kb = key_block(&ms, &inputs.client_random, &inputs.server_random);
     (ms, kb)
 }
@@ -126,7 +147,12 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     };
     let mut rng = rand::rng();
     let mut random = || rand::Rng::random::<[u8; 32]>(&mut rng);
-    let inputs = KdfInputs { client_random: random(), server_random: random(), session_hash: Some(random()), client_finished_hash: random() };
+    let inputs = KdfInputs {
+        client_random: random(),
+        server_random: random(),
+        session_hash: Some(random()),
+        client_finished_hash: random(),
+    };
     let server = (ProjectivePoint::GENERATOR * random_scalar()).to_affine();
     let setup = Setup { inputs, server, d: [random_scalar(), random_scalar()] };
 
@@ -153,7 +179,8 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let t0 = (platform.now)();
     let delta = F128(rand::random());
-    let (keys, cots) = block_on(join(KosSender::with_delta(delta).extend(&mut a, n), KosReceiver::new().extend(&mut b, n)));
+    let (keys, cots) =
+        block_on(join(KosSender::with_delta(delta).extend(&mut a, n), KosReceiver::new().extend(&mut b, n)));
     let (keys, (choices, macs)) = (keys.map_err(|e| e.to_string())?, cots.map_err(|e| e.to_string())?);
     let cot_bytes = a.bytes_sent() + a.bytes_received();
     let h: u128 = rand::random();
@@ -168,14 +195,21 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
         return Err("the GHASH power shares do not add up".into());
     }
     put(&format!("MPC GHASH powers H..H^{max_power} (one 1 KiB record; COTs included)"), (t1 - t0) * 1e3, "ms");
-    put(&format!("MPC GHASH powers H..H^{max_power}: bytes (COTs {:.3} MB)", mb(cot_bytes)), mb(a.bytes_sent() + a.bytes_received()), "MB");
+    put(
+        &format!("MPC GHASH powers H..H^{max_power}: bytes (COTs {:.3} MB)", mb(cot_bytes)),
+        mb(a.bytes_sent() + a.bytes_received()),
+        "MB",
+    );
 
     // Over the cable link, each party on a thread of its own (natively) or on one of rayon's
     // Web Workers (in the browser, where the pool has at least two).
     use crate::bench::engines::zk::{link, LINK_CASES};
     let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
-    let (p, v) = crate::bench::engines::gc::both(|| block_on(prover(&mut a, platform, &setup)), || block_on(verifier(&mut b, &setup)));
+    let (p, v) = crate::bench::engines::gc::both(
+        || block_on(prover(&mut a, platform, &setup)),
+        || block_on(verifier(&mut b, &setup)),
+    );
     let (p, (v_share, _)) = (p?, v?);
     check(&setup, &p, v_share)?;
     let [t1, t2, t3] = p.ends;
@@ -194,31 +228,50 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
 /// path), the two parties on two threads over the emulated cable link (the server unshaped).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
-    use crate::mpc::connection::{connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits};
+    use crate::bench::engines::zk::{link, LINK_CASES};
+    use crate::mpc::connection::{
+        connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits,
+    };
     use crate::mpc::reproof;
     use crate::ot::{FerretReceiver, FerretSender};
     use crate::primitives::prg::PrgKind;
     use crate::protocol::messages::RevealPlan;
-    use crate::protocol::prove::tls12::{self as proof, PublicInputs};
     use crate::protocol::observe::tls12 as transcript;
+    use crate::protocol::prove::tls12::{self as proof, PublicInputs};
     use crate::tls::{Client, Direction, RootStore};
-    use crate::bench::engines::zk::{link, LINK_CASES};
     use crate::zk::{Prover, Verifier};
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|x| e(&x))?;
-    let fixture = rt.block_on(crate::fixture::FixtureServer::bind("127.0.0.1:0".parse().map_err(|x| e(&x))?, crate::fixture::KeyType::EcdsaP256, 30)).map_err(|x| e(&x))?;
+    let fixture = rt
+        .block_on(crate::fixture::FixtureServer::bind(
+            "127.0.0.1:0".parse().map_err(|x| e(&x))?,
+            crate::fixture::KeyType::EcdsaP256,
+            30,
+        ))
+        .map_err(|x| e(&x))?;
     let port = fixture.local_addr().map_err(|x| e(&x))?.port();
     let roots = RootStore::from_pem(&fixture.certs.ca_pem).map_err(|x| e(&x))?;
     rt.spawn(fixture.run());
     let token = "t".repeat(40);
     let padding = "p".repeat(1024 - 120 - token.len());
-    let request = crate::http::RequestBuilder::get("localhost", "/bytes?n=1024").header("Authorization", &format!("Bearer {token}")).header("X-Padding", &padding).build().map_err(|x| e(&x))?.bytes;
+    let request = crate::http::RequestBuilder::get("localhost", "/bytes?n=1024")
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("X-Padding", &padding)
+        .build()
+        .map_err(|x| e(&x))?
+        .bytes;
     let at = request.windows(token.len()).position(|w| w == token.as_bytes()).ok_or("no token")? as u64;
     // COTs made before the connection, for its commitments and the proofs after it, as a
     // session asks for them (the request's keystream proven, the response by the fast path)
-    let proof_cots = proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(request.len()), false) + reproof::preprocess_cots(request.len());
+    let proof_cots = proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(request.len()), false)
+        + reproof::preprocess_cots(request.len());
     // The request revealed but its token, the response whole.
-    let plan = |recv_len: u64| RevealPlan { sent: vec![0..at, at + token.len() as u64..request.len() as u64], received: vec![0..recv_len], commit_sent: vec![], commit_received: vec![] };
+    let plan = |recv_len: u64| RevealPlan {
+        sent: vec![0..at, at + token.len() as u64..request.len() as u64],
+        received: vec![0..recv_len],
+        commit_sent: vec![],
+        commit_received: vec![],
+    };
     let limits = ConnectionLimits { max_sent: 4096, max_recv: 1 << 16 };
     let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
@@ -237,7 +290,9 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 tcp.set_nodelay(true).map_err(|x| e(&x))?;
                 let mut server = futures::io::AllowStdIo::new(tcp);
                 let client = Client::new(two_party_config(roots.clone()), "localhost", now).map_err(|x| e(&x))?;
-                let conn = connect_prover(prepared, &mut a, &mut zk, &mut server, client, &request, limits).await.map_err(|x| e(&x))?;
+                let conn = connect_prover(prepared, &mut a, &mut zk, &mut server, client, &request, limits)
+                    .await
+                    .map_err(|x| e(&x))?;
                 let (t1, up1) = ((platform.now)(), a.bytes_sent() - up0);
                 let v_share = reproof::prove(&mut zk, &mut a, &conn).await.map_err(|x| e(&x))?;
                 let (t2, up2) = ((platform.now)(), a.bytes_sent() - up0);
@@ -246,9 +301,17 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
                 let plan = plan(recv_len);
                 let ms = conn.master_secret(&v_share);
-                proof::run(&mut zk, &mut a, Some(&ms.0), Some(&[]), &PublicInputs::new(&t, &plan), |cvd| t.server_finished_hash(cvd)).await.map_err(|x| e(&x))?;
+                proof::run(&mut zk, &mut a, Some(&ms.0), Some(&[]), &PublicInputs::new(&t, &plan), |cvd| {
+                    t.server_finished_hash(cvd)
+                })
+                .await
+                .map_err(|x| e(&x))?;
                 let (t3, up3) = ((platform.now)(), a.bytes_sent() - up0);
-                Ok::<_, String>(([tp - t0, ta - tp, t1 - ta, t2 - t1, t3 - t2], [up0, upa, up1 - upa, up2 - up1, up3 - up2], a.bytes_received()))
+                Ok::<_, String>((
+                    [tp - t0, ta - tp, t1 - ta, t2 - t1, t3 - t2],
+                    [up0, upa, up1 - upa, up2 - up1, up3 - up2],
+                    a.bytes_received(),
+                ))
             })
         },
         || {
@@ -256,15 +319,27 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
                 let mut zk = Verifier::new(FerretSender::with_prg(prg));
                 zk.preprocess(&mut b, proof_cots).await.map_err(|x| e(&x))?;
                 let prepared = prepare_verifier(&mut b, limits).await.map_err(|x| e(&x))?;
-                let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", || now, limits).await.map_err(|x| e(&x))?;
+                let conn = connect_verifier(prepared, &mut b, &mut zk, roots.clone(), "localhost", || now, limits)
+                    .await
+                    .map_err(|x| e(&x))?;
                 reproof::verify(&mut zk, &mut b, &conn).await.map_err(|x| e(&x))?;
                 let raw = |d| conn.client.transcript().raw_bytes(d);
                 let t = transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).map_err(|x| e(&x))?;
                 t.validate_server(&roots, "localhost", now).map_err(|x| e(&x))?;
                 let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
                 let plan = plan(recv_len);
-                let opened = proof::run(&mut zk, &mut b, None, None, &PublicInputs::new(&t, &plan), |cvd| t.server_finished_hash(cvd)).await.map_err(|x| e(&x))?;
-                let received = crate::protocol::prove::tls12::check::recover("received", t.encrypted_records(Direction::Received), &opened.received, &plan.received).map_err(|x| e(&x))?;
+                let opened = proof::run(&mut zk, &mut b, None, None, &PublicInputs::new(&t, &plan), |cvd| {
+                    t.server_finished_hash(cvd)
+                })
+                .await
+                .map_err(|x| e(&x))?;
+                let received = crate::protocol::prove::tls12::check::recover(
+                    "received",
+                    t.encrypted_records(Direction::Received),
+                    &opened.received,
+                    &plan.received,
+                )
+                .map_err(|x| e(&x))?;
                 Ok::<_, String>(received.bytes.len())
             })
         },

@@ -9,17 +9,17 @@
 //! the parallel parts. Memory: both parties live in one process / one wasm instance, so the
 //! figure reported is an upper bound on the prover's alone.
 
-use crate::cost::CHECK_EVERY;
 use crate::channel::{memory_pair, Channel, MemoryChannel};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::aes_bool::{encrypt_bool, key_schedule_bool};
+use crate::circuits::constant_bytes;
 use crate::circuits::keystream::keystream_blocks;
 use crate::circuits::sha256::{compress, state_from_bytes};
-use crate::circuits::constant_bytes;
-use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
+use crate::cost::CHECK_EVERY;
 use crate::ot::kos::MAX_MESSAGE_BYTES;
 use crate::ot::{CotReceiver, CotSender, FerretReceiver, FerretSender, KosReceiver, KosSender};
 use crate::primitives::prg::PrgKind;
+use crate::zk::bytes::{commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, PlainBackend, ProofError, Prover, Verifier, MAX_MESSAGE};
 
 /// One measured figure.
@@ -69,9 +69,17 @@ pub enum Section {
 impl Section {
     /// The section of a lower-case name (as on the command line).
     pub fn from_name(name: &str) -> Option<Section> {
-        [Section::Keystream, Section::Cot, Section::And, Section::Sha, Section::Aes, Section::Primitives, Section::Links]
-            .into_iter()
-            .find(|s| format!("{s:?}").eq_ignore_ascii_case(name))
+        [
+            Section::Keystream,
+            Section::Cot,
+            Section::And,
+            Section::Sha,
+            Section::Aes,
+            Section::Primitives,
+            Section::Links,
+        ]
+        .into_iter()
+        .find(|s| format!("{s:?}").eq_ignore_ascii_case(name))
     }
 }
 
@@ -93,8 +101,26 @@ impl Sizes {
 
     /// The COT sizes: the protocol's preprocessing demand (every session's first), then the
     /// issue's 1M and 10M.
-    pub const FULL: Sizes = Sizes { cots: &[crate::cost::PREPROCESS_COTS, 1_000_000, 10_000_000], ands: 4_000_000, sha: 60, aes_field: 1024, aes_bool: 256, keystream_kib: 64, primitives: true, links: true };
-    pub const QUICK: Sizes = Sizes { cots: &[1_000_000], ands: 1_000_000, sha: 20, aes_field: 256, aes_bool: 64, keystream_kib: 64, primitives: true, links: false };
+    pub const FULL: Sizes = Sizes {
+        cots: &[crate::cost::PREPROCESS_COTS, 1_000_000, 10_000_000],
+        ands: 4_000_000,
+        sha: 60,
+        aes_field: 1024,
+        aes_bool: 256,
+        keystream_kib: 64,
+        primitives: true,
+        links: true,
+    };
+    pub const QUICK: Sizes = Sizes {
+        cots: &[1_000_000],
+        ands: 1_000_000,
+        sha: 20,
+        aes_field: 256,
+        aes_bool: 64,
+        keystream_kib: 64,
+        primitives: true,
+        links: false,
+    };
 }
 
 /// The links of the [`Section::Links`] figures: (name, round trip in ms, Mbit/s each way, COTs).
@@ -126,19 +152,27 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
         Job::And { batches, per } => {
             for k in 0..batches {
                 party.expect_shape(per as u64);
-                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| and_chain(b, per, witness)).await?;
+                party
+                    .run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| and_chain(b, per, witness))
+                    .await?;
             }
         }
         Job::Sha { batches, per } => {
             for k in 0..batches {
                 party.expect_shape(per as u64);
-                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| sha_chain(b, per, witness)).await?;
+                party
+                    .run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| sha_chain(b, per, witness))
+                    .await?;
             }
         }
         Job::Aes { batches, per, boolean } => {
             for k in 0..batches {
                 party.expect_shape(per as u64);
-                party.run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| aes_blocks(b, per, witness, boolean)).await?;
+                party
+                    .run_batch_every(ch, k, batches, CHECK_EVERY, &mut |b: &mut P::Backend| {
+                        aes_blocks(b, per, witness, boolean)
+                    })
+                    .await?;
             }
         }
         Job::Keystream { blocks } => {
@@ -154,23 +188,33 @@ async fn side<P: Party<C>, C: Channel>(party: &mut P, ch: &mut C, job: Job, witn
             for (k, first) in (0..blocks).step_by(256).enumerate() {
                 let n = 256.min(blocks - first);
                 party.expect_shape(n as u64);
-                party.run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| keystream(b, &rk, &iv, first, n)).await?;
+                party
+                    .run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| {
+                        keystream(b, &rk, &iv, first, n)
+                    })
+                    .await?;
             }
         }
         Job::ChaChaKeystream { blocks } => {
             let (key, nonce) = party
-                .run_batch(ch, &mut |b: &mut P::Backend| (commit_bytes(b, witness.then_some(&[9u8; 32][..]), 32), commit_bytes(b, witness.then_some(&[1u8; 12][..]), 12)))
+                .run_batch(ch, &mut |b: &mut P::Backend| {
+                    (
+                        commit_bytes(b, witness.then_some(&[9u8; 32][..]), 32),
+                        commit_bytes(b, witness.then_some(&[1u8; 12][..]), 12),
+                    )
+                })
                 .await?;
             let total = blocks.div_ceil(32) as usize;
             for (k, first) in (0..blocks).step_by(32).enumerate() {
                 let n = 32.min(blocks - first);
                 // the counters' folds vary, so each batch is counted (no shape key)
-                party.run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| {
-                    for blk in first..first + n {
-                        crate::circuits::chacha20::block(b, &key, &nonce, blk + 1);
-                    }
-                })
-                .await?;
+                party
+                    .run_batch_every(ch, k, total, CHECK_EVERY, &mut |b: &mut P::Backend| {
+                        for blk in first..first + n {
+                            crate::circuits::chacha20::block(b, &key, &nonce, blk + 1);
+                        }
+                    })
+                    .await?;
             }
         }
     }
@@ -222,7 +266,12 @@ where
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platform, mut p: Prover<R>, mut v: Verifier<S>, job: Job) -> Result<Cost, String> {
+fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(
+    platform: &Platform,
+    mut p: Prover<R>,
+    mut v: Verifier<S>,
+    job: Job,
+) -> Result<Cost, String> {
     pair(
         platform,
         memory_channels(),
@@ -233,10 +282,18 @@ fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platfor
 
 /// In the browser both parties share the calling worker and take turns at every message.
 #[cfg(target_arch = "wasm32")]
-fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(platform: &Platform, mut p: Prover<R>, mut v: Verifier<S>, job: Job) -> Result<Cost, String> {
+fn run_parties<S: CotSender, R: CotReceiver + Send + 'static>(
+    platform: &Platform,
+    mut p: Prover<R>,
+    mut v: Verifier<S>,
+    job: Job,
+) -> Result<Cost, String> {
     let (mut pc, mut vc) = memory_channels();
     let start = (platform.now)();
-    let (a, b) = futures::executor::block_on(futures::future::join(side(&mut p, &mut pc, job, true), side(&mut v, &mut vc, job, false)));
+    let (a, b) = futures::executor::block_on(futures::future::join(
+        side(&mut p, &mut pc, job, true),
+        side(&mut v, &mut vc, job, false),
+    ));
     a.map_err(|e| format!("prover: {e}"))?;
     b.map_err(|e| format!("verifier: {e}"))?;
     Ok(Cost { secs: (platform.now)() - start, up: pc.bytes_sent(), down: vc.bytes_sent() })
@@ -257,7 +314,8 @@ where
         let (mut sender, mut receiver) = (sender, receiver);
         let (mut pc, mut vc) = memory_channels();
         let start = (platform.now)();
-        let (a, b) = futures::executor::block_on(futures::future::join(receiver.extend(&mut pc, n), sender.extend(&mut vc, n)));
+        let (a, b) =
+            futures::executor::block_on(futures::future::join(receiver.extend(&mut pc, n), sender.extend(&mut vc, n)));
         a.map_err(|e| e.to_string())?;
         b.map_err(|e| e.to_string())?;
         Ok(Cost { secs: (platform.now)() - start, up: pc.bytes_sent(), down: vc.bytes_sent() })
@@ -266,7 +324,13 @@ where
 
 /// [`run_cots`] over a given channel pair (prover's end first).
 #[cfg(not(target_arch = "wasm32"))]
-fn run_cots_over<Ch, S, R>(platform: &Platform, channels: (Ch, Ch), mut sender: S, mut receiver: R, n: usize) -> Result<Cost, String>
+fn run_cots_over<Ch, S, R>(
+    platform: &Platform,
+    channels: (Ch, Ch),
+    mut sender: S,
+    mut receiver: R,
+    n: usize,
+) -> Result<Cost, String>
 where
     Ch: Channel + Send + 'static,
     S: CotSender,
@@ -316,7 +380,15 @@ pub(crate) mod link {
         let (btx, arx) = mpsc::unbounded();
         let t = now();
         let (delay, bandwidth) = (rtt_ms.max(0.0) / 2e3, (mbps > 0.0).then_some(mbps * 1e6));
-        let end = |inner, arrivals_out, arrivals_in| LinkChannel { inner, arrivals_out, arrivals_in, delay, bandwidth, now, free_at: t };
+        let end = |inner, arrivals_out, arrivals_in| LinkChannel {
+            inner,
+            arrivals_out,
+            arrivals_in,
+            delay,
+            bandwidth,
+            now,
+            free_at: t,
+        };
         (end(a, atx, arx), end(b, btx, brx))
     }
 
@@ -374,18 +446,33 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         fig(format!("{} KiB GCM keystream proof", sizes.keystream_kib), c.secs, "s", log);
         if let Some(peak) = (platform.peak_memory)() {
             let note = if before.is_some_and(|b| b >= peak) { " (reached before it)" } else { "" };
-            fig(format!("peak memory, both parties, {} KiB keystream proof{note}", sizes.keystream_kib), peak as f64 / 1e6, "MB", log);
+            fig(
+                format!("peak memory, both parties, {} KiB keystream proof{note}", sizes.keystream_kib),
+                peak as f64 / 1e6,
+                "MB",
+                log,
+            );
         }
         let c = run_job(platform, ferret_sender(), ferret_receiver(), Job::ChaChaKeystream { blocks: blocks / 4 })?;
         fig(format!("{} KiB ChaCha20 keystream proof", sizes.keystream_kib), c.secs, "s", log);
     }
 
     for &n in sizes.cots {
-        let kos = run_cots(platform, KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), n)?;
+        let kos = run_cots(
+            platform,
+            KosSender::new().with_prg(PrgKind::fastest_here()),
+            KosReceiver::new().with_prg(PrgKind::fastest_here()),
+            n,
+        )?;
         let ferret = run_cots(platform, ferret_sender(), ferret_receiver(), n)?;
         for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
             fig(format!("COT {name}, {n} fresh: rate"), n as f64 / c.secs / 1e6, "M COT/s", log);
-            fig(format!("COT {name}, {n} fresh: traffic (both ways)"), (c.up + c.down) as f64 * 8.0 / n as f64, "bits/COT", log);
+            fig(
+                format!("COT {name}, {n} fresh: traffic (both ways)"),
+                (c.up + c.down) as f64 * 8.0 / n as f64,
+                "bits/COT",
+                log,
+            );
         }
     }
 
@@ -393,7 +480,13 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if sizes.links {
         for &(name, rtt_ms, mbps, n) in LINK_CASES {
             let channels = || link::pair(rtt_ms, mbps, MAX_MESSAGE.max(MAX_MESSAGE_BYTES), platform.now);
-            let kos = run_cots_over(platform, channels(), KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), n)?;
+            let kos = run_cots_over(
+                platform,
+                channels(),
+                KosSender::new().with_prg(PrgKind::fastest_here()),
+                KosReceiver::new().with_prg(PrgKind::fastest_here()),
+                n,
+            )?;
             let ferret = run_cots_over(platform, channels(), ferret_sender(), ferret_receiver(), n)?;
             for (src, c) in [("KOS", kos), ("Ferret", ferret)] {
                 fig(format!("COT {src}, {n} fresh over {name}: rate"), n as f64 / c.secs / 1e6, "M COT/s", log);
@@ -407,7 +500,12 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         let batches = sizes.ands.div_ceil(per);
         let n = (batches * per) as f64;
         let job = Job::And { batches, per };
-        let kos = run_job(platform, KosSender::new().with_prg(PrgKind::fastest_here()), KosReceiver::new().with_prg(PrgKind::fastest_here()), job)?;
+        let kos = run_job(
+            platform,
+            KosSender::new().with_prg(PrgKind::fastest_here()),
+            KosReceiver::new().with_prg(PrgKind::fastest_here()),
+            job,
+        )?;
         let ferret = run_job(platform, ferret_sender(), ferret_receiver(), job)?;
         for (name, c) in [("KOS", kos), ("Ferret", ferret)] {
             fig(format!("AND gates end to end ({name} COTs)"), n / c.secs / 1e6, "M AND/s", log);
@@ -419,10 +517,17 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
         let per = 10;
         let job = Job::Sha { batches: sizes.sha.div_ceil(per), per };
         let c = run_job(platform, ferret_sender(), ferret_receiver(), job)?;
-        fig("SHA-256 compressions (private state and block)".into(), (sizes.sha.div_ceil(per) * per) as f64 / c.secs, "/s", log);
+        fig(
+            "SHA-256 compressions (private state and block)".into(),
+            (sizes.sha.div_ceil(per) * per) as f64 / c.secs,
+            "/s",
+            log,
+        );
     }
 
-    for (boolean, count, label) in [(false, sizes.aes_field, "S-box constraints"), (true, sizes.aes_bool, "boolean S-box")] {
+    for (boolean, count, label) in
+        [(false, sizes.aes_field, "S-box constraints"), (true, sizes.aes_bool, "boolean S-box")]
+    {
         if count == 0 {
             continue;
         }
@@ -440,7 +545,12 @@ pub fn run(platform: &Platform, sizes: Sizes, log: &mut dyn FnMut(&str)) -> Resu
     if sizes.primitives {
         let p = primitive_rates(platform);
         fig("AES-128 (the engine's PRP), one key, one thread".into(), p.aes / 1e6, "M blocks/s", log);
-        fig("ChaCha12 (the PRG where AES is software), 16-byte blocks, one thread".into(), p.chacha / 1e6, "M blocks/s", log);
+        fig(
+            "ChaCha12 (the PRG where AES is software), 16-byte blocks, one thread".into(),
+            p.chacha / 1e6,
+            "M blocks/s",
+            log,
+        );
         fig("GF(2^128) products, one thread".into(), p.mul / 1e6, "M/s", log);
         fig("GF(2^128) inner-product terms, one thread".into(), p.ip / 1e6, "M/s", log);
         fig("GF(2^128) public-coefficient sum terms (OT checks), one thread".into(), p.weighted / 1e6, "M/s", log);
@@ -482,7 +592,8 @@ fn primitive_rates(platform: &Platform) -> Primitives {
     let chacha_prg = PrgKind::ChaCha12.keyed(&[7u8; 16]);
     let mut stream = vec![0u8; 16 * N];
     let chacha = rate(platform, || chacha_prg.fill(0, core::hint::black_box(&mut stream)));
-    let a: Vec<F128> = (0..N as u128).map(|i| F128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ i)).collect();
+    let a: Vec<F128> =
+        (0..N as u128).map(|i| F128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ i)).collect();
     let b: Vec<F128> = a.iter().map(|x| F128(x.0.rotate_left(61) ^ 0x87)).collect();
     let mut out = vec![F128::ZERO; N];
     let mul = rate(platform, || F128::mul_slices(core::hint::black_box(&a), &b, &mut out));
@@ -562,7 +673,8 @@ mod tests {
     fn emulated_link_delays_by_serialisation_then_propagation_in_order() {
         // 10 Mbit/s, 10 ms one way: 12,500 B take 10 ms to send, so the second of two such
         // messages sent at once arrives 20 + 10 ms after them, the first 10 + 10 ms
-        let seconds = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let seconds =
+            || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let (mut a, mut b) = link::pair(20.0, 10.0, 1 << 20, seconds);
         let start = Instant::now();
         block_on(a.send(vec![1; 12_500])).unwrap();

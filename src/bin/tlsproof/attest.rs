@@ -55,7 +55,11 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 fn read_bounded(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
     let len = std::fs::metadata(path)?.len();
     if len > MAX_FILE {
-        return Err(format!("{} has {len} bytes, more than any attestation or presentation ({MAX_FILE})", path.display()).into());
+        return Err(format!(
+            "{} has {len} bytes, more than any attestation or presentation ({MAX_FILE})",
+            path.display()
+        )
+        .into());
     }
     Ok(std::fs::read_to_string(path)?)
 }
@@ -99,8 +103,15 @@ pub fn present(args: PresentArgs) -> Result<(), Box<dyn std::error::Error>> {
     let session: AttestedSession = serde_json::from_str(&zeroize::Zeroizing::new(read_bounded(&args.attestation)?))?;
     let ranges = args.disclose.iter().map(|d| parse_disclosure(d)).collect::<Result<Vec<_>, _>>()?;
     let presentation = Presentation::build(&session.attestation, &session.secrets, &ranges)?;
-    write_private(&args.out, serde_json::to_string_pretty(&presentation)?.as_bytes()).map_err(|e| format!("{}: {e}", args.out.display()))?;
-    println!("wrote a presentation of {} range(s) to {}; check it with: tlsproof verify-presentation {} --verifier-key {}", ranges.len(), args.out.display(), args.out.display(), session.verifier_key);
+    write_private(&args.out, serde_json::to_string_pretty(&presentation)?.as_bytes())
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    println!(
+        "wrote a presentation of {} range(s) to {}; check it with: tlsproof verify-presentation {} --verifier-key {}",
+        ranges.len(),
+        args.out.display(),
+        args.out.display(),
+        session.verifier_key
+    );
     Ok(())
 }
 

@@ -145,7 +145,18 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let sample = runner::prover_process(&verifier, &server, proxy, &ca, &case).await?;
             println!("{}", serde_json::to_string(&sample)?);
         }
-        BenchCmd::Load { provers, hostile, record_flooders, response, redacted, mpc, max_sessions, max_queued, max_per_ip, prover_timeout } => {
+        BenchCmd::Load {
+            provers,
+            hostile,
+            record_flooders,
+            response,
+            redacted,
+            mpc,
+            max_sessions,
+            max_queued,
+            max_per_ip,
+            prover_timeout,
+        } => {
             let cfg = tlsproof::bench::load::LoadConfig {
                 exe: std::env::current_exe()?,
                 provers,
@@ -164,7 +175,10 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let report = tlsproof::bench::load::run_load(&cfg).await?;
             println!("{report}");
             if !report.passed() {
-                return Err("load: a prover hung, got a wrong verdict or an error other than BUSY, or the verifier went down".into());
+                return Err(
+                    "load: a prover hung, got a wrong verdict or an error other than BUSY, or the verifier went down"
+                        .into(),
+                );
             }
             println!("load: 1 passed, 0 failed");
         }
@@ -172,16 +186,25 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             println!("machine: {}", machine());
             let figures = match target {
                 TargetArg::Native => {
-                    let platform = tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
-                    let mut sizes = if quick { tlsproof::bench::engines::zk::Sizes::QUICK } else { tlsproof::bench::engines::zk::Sizes::FULL };
+                    let platform =
+                        tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    let mut sizes = if quick {
+                        tlsproof::bench::engines::zk::Sizes::QUICK
+                    } else {
+                        tlsproof::bench::engines::zk::Sizes::FULL
+                    };
                     if let Some(section) = only {
                         sizes = sizes.only(section);
                     }
-                    tokio::task::spawn_blocking(move || tlsproof::bench::engines::zk::run(&platform, sizes, &mut |l| println!("{l}"))).await??
+                    tokio::task::spawn_blocking(move || {
+                        tlsproof::bench::engines::zk::run(&platform, sizes, &mut |l| println!("{l}"))
+                    })
+                    .await??
                 }
                 TargetArg::Browser => {
                     let mut page = browser.start().await?;
-                    let only = only.and_then(|s| clap::ValueEnum::to_possible_value(&s)).map(|v| v.get_name().to_string());
+                    let only =
+                        only.and_then(|s| clap::ValueEnum::to_possible_value(&s)).map(|v| v.get_name().to_string());
                     let figures = page.zk(quick, only.as_deref()).await;
                     page.shutdown().await;
                     page_figures(figures?, "(headless Chromium, both parties in one worker)")?
@@ -193,11 +216,19 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         BenchCmd::Mpc { quick, out, target, browser } => {
             println!("machine: {}", machine());
-            let sizes = if quick { tlsproof::bench::engines::gc::Sizes::QUICK } else { tlsproof::bench::engines::gc::Sizes::FULL };
+            let sizes = if quick {
+                tlsproof::bench::engines::gc::Sizes::QUICK
+            } else {
+                tlsproof::bench::engines::gc::Sizes::FULL
+            };
             let figures = match target {
                 TargetArg::Native => {
-                    let platform = tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
-                    tokio::task::spawn_blocking(move || tlsproof::bench::engines::gc::run(&platform, sizes, &mut |l| println!("{l}"))).await??
+                    let platform =
+                        tlsproof::bench::engines::zk::Platform { now: seconds, peak_memory: runner::peak_rss };
+                    tokio::task::spawn_blocking(move || {
+                        tlsproof::bench::engines::gc::run(&platform, sizes, &mut |l| println!("{l}"))
+                    })
+                    .await??
                 }
                 TargetArg::Browser => {
                     let mut page = browser.start().await?;
@@ -219,7 +250,9 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
             let ok = calibrate(&shapes, out.as_deref()).await?;
             if !ok {
-                return Err(format!("the link emulator is off by more than {:.0}%", CALIBRATION_TOLERANCE * 100.0).into());
+                return Err(
+                    format!("the link emulator is off by more than {:.0}%", CALIBRATION_TOLERANCE * 100.0).into()
+                );
             }
         }
         BenchCmd::Run { config: path, quick, samples, target, out, browser } => {
@@ -252,10 +285,17 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             if !shapes.is_empty() && !calibrate(&shapes, Some(&out)).await? {
-                eprintln!("WARNING: the link emulator is off by more than {:.0}% on this machine right now", CALIBRATION_TOLERANCE * 100.0);
+                eprintln!(
+                    "WARNING: the link emulator is off by more than {:.0}% on this machine right now",
+                    CALIBRATION_TOLERANCE * 100.0
+                );
             }
-            let page = if cases.iter().any(|c| c.target == Target::Browser) { Some(browser.start().await?) } else { None };
-            let mut opts = RunOptions { prover_exe: std::env::current_exe()?, browser: page.map(|p| Box::new(p) as Box<dyn runner::BrowserRunner>) };
+            let page =
+                if cases.iter().any(|c| c.target == Target::Browser) { Some(browser.start().await?) } else { None };
+            let mut opts = RunOptions {
+                prover_exe: std::env::current_exe()?,
+                browser: page.map(|p| Box::new(p) as Box<dyn runner::BrowserRunner>),
+            };
             let mut log = |line: &str| println!("{line}");
             let rows = runner::run_all(&cases, &mut opts, &mut log).await;
             if let Some(page) = opts.browser.take() {
@@ -316,7 +356,10 @@ async fn calibrate(shapes: &[(String, f64, f64)], out: Option<&Path>) -> Result<
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())))
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string()))
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let mem = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -326,7 +369,10 @@ fn machine() -> String {
 }
 
 /// The figures a bench page answered, printed under `heading`.
-fn page_figures(answer: serde_json::Value, heading: &str) -> Result<Vec<tlsproof::bench::engines::zk::Figure>, serde_json::Error> {
+fn page_figures(
+    answer: serde_json::Value,
+    heading: &str,
+) -> Result<Vec<tlsproof::bench::engines::zk::Figure>, serde_json::Error> {
     let figures: Vec<tlsproof::bench::engines::zk::Figure> = serde_json::from_value(answer)?;
     println!("{heading}");
     for f in &figures {

@@ -46,7 +46,10 @@ impl BrowserBench {
     /// Serves `www` (with the package under /pkg) on 127.0.0.1 and opens the bench page.
     pub async fn start(www: PathBuf, pkg: PathBuf, chromium: PathBuf) -> Result<BrowserBench, BenchError> {
         if !pkg.join("direct.js").exists() {
-            return Err(BenchError::Browser(format!("{} has no direct.js: build the package first (scripts/build-wasm.sh)", pkg.display())));
+            return Err(BenchError::Browser(format!(
+                "{} has no direct.js: build the package first (scripts/build-wasm.sh)",
+                pkg.display()
+            )));
         }
         let job = Arc::new(Mutex::new(Job::Wait));
         let (tx, results) = mpsc::unbounded_channel();
@@ -70,7 +73,13 @@ impl BrowserBench {
     }
 
     /// Runs one job of `samples` samples; returns the page's answer for each.
-    async fn run_job(&mut self, kind: &str, label: &str, samples: usize, body: Value) -> Result<Vec<Value>, BenchError> {
+    async fn run_job(
+        &mut self,
+        kind: &str,
+        label: &str,
+        samples: usize,
+        body: Value,
+    ) -> Result<Vec<Value>, BenchError> {
         self.next_id += 1;
         let id = self.next_id;
         let mut job = json!({ "id": id, "kind": kind, "label": label, "samples": samples });
@@ -82,7 +91,12 @@ impl BrowserBench {
         while answers.len() < samples {
             let answer = match tokio::time::timeout(SAMPLE_TIMEOUT, self.results.recv()).await {
                 Ok(Some(v)) => v,
-                _ => return Err(BenchError::Browser(format!("{label}: no result from the page within {} s", SAMPLE_TIMEOUT.as_secs()))),
+                _ => {
+                    return Err(BenchError::Browser(format!(
+                        "{label}: no result from the page within {} s",
+                        SAMPLE_TIMEOUT.as_secs()
+                    )))
+                }
             };
             let answer_id = answer.get("id").and_then(Value::as_i64).unwrap_or(-1);
             if answer.get("ok").and_then(Value::as_bool) != Some(true) {
@@ -182,7 +196,11 @@ impl BrowserRunner for BrowserBench {
                 let answer = self.run_job("notarize", &case.series(), 1, job).await?;
                 let answer = answer.into_iter().next().unwrap_or(Value::Null);
                 let verdict = bed.next_verdict(case, sample).await?;
-                workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
+                workload.check(&verdict).map_err(|source| BenchError::WrongVerdict {
+                    case: case.series(),
+                    sample,
+                    source,
+                })?;
                 let (up1, down1) = bed.protocol_traffic();
                 let stats = verdict.stats;
                 let prover = ProverSample {

@@ -59,7 +59,9 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     // The verifier dials the name it certifies: the fixture's certificate is for `localhost`.
     let server = format!("localhost:{}", fixture_addr.port());
     let allow = AllowList::parse(&server)?;
-    let proxy = ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow: allow.clone(), ..ProxyConfig::default() }).await?;
+    let proxy =
+        ProxyServer::bind("127.0.0.1:0".parse()?, ProxyConfig { allow: allow.clone(), ..ProxyConfig::default() })
+            .await?;
     let proxy_addr = proxy.local_addr()?;
     tokio::spawn(proxy.run());
 
@@ -83,10 +85,16 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         "url": format!("https://{server}/json"),
         "caPem": ca_pem,
     });
-    let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx)).merge(crate::web::verifier_key_router(verifier_key));
+    let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx))
+        .merge(crate::web::verifier_key_router(verifier_key));
     tokio::spawn(crate::web::serve_handed_over(app, http_rx, verifier_addr));
     let base = format!("http://{verifier_addr}/");
-    let page = format!("{base}?auto=1&path={}&reveal={}&mode={}", args.path.replace('&', "%26").replace('?', "%3F"), args.reveal, args.mode.as_str());
+    let page = format!(
+        "{base}?auto=1&path={}&reveal={}&mode={}",
+        args.path.replace('&', "%26").replace('?', "%3F"),
+        args.reveal,
+        args.mode.as_str()
+    );
     println!("fixture https://{fixture_addr}  verifier ws://{verifier_addr}  proxy ws://{proxy_addr}  page {base}");
     println!("the verifier signs attestations with {verifier_key}");
 
@@ -181,4 +189,3 @@ fn tempdir() -> std::io::Result<PathBuf> {
 fn rand_suffix() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
 }
-

@@ -6,11 +6,11 @@ fn main() {}
 #[cfg(not(target_arch = "wasm32"))]
 mod attest;
 #[cfg(not(target_arch = "wasm32"))]
-mod demo;
-#[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench_browser;
+#[cfg(not(target_arch = "wasm32"))]
+mod demo;
 #[cfg(not(target_arch = "wasm32"))]
 mod web;
 
@@ -255,19 +255,44 @@ mod cli {
         let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
         let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig { server: host_port, server_name, roots: load_roots(roots.as_deref())?, max_sent, max_recv, now, step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT, prg: tlsproof::primitives::prg::PrgKind::fastest_here(), mode, tls_versions, tls13_suites };
+        let config = ProverConfig {
+            server: host_port,
+            server_name,
+            roots: load_roots(roots.as_deref())?,
+            max_sent,
+            max_recv,
+            now,
+            step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+            prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+            mode,
+            tls_versions,
+            tls13_suites,
+        };
         let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
-        let out = notarize(socket, config, request, RevealConfig::new(sent, received)).await.map_err(|e| format!("[{}] {e}", e.code()))?;
-        println!("=== the verifier verified (in {:.0} ms) ===\n{}", started.elapsed().as_secs_f64() * 1e3, out.verified);
+        let out = notarize(socket, config, request, RevealConfig::new(sent, received))
+            .await
+            .map_err(|e| format!("[{}] {e}", e.code()))?;
+        println!(
+            "=== the verifier verified (in {:.0} ms) ===\n{}",
+            started.elapsed().as_secs_f64() * 1e3,
+            out.verified
+        );
         if let Some(key) = &verifier_key {
-            tlsproof::protocol::disclose::attest::require_key(out.attestation.as_ref(), key).map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
+            tlsproof::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
+                .map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
         }
         if let Some(path) = attestation_out {
-            let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
-            crate::attest::write_private(&path, serde_json::to_string_pretty(&session)?.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
-            println!("attestation signed by {} written to {} (with the secrets to present it: keep it private)", session.verifier_key, path.display());
+            let session =
+                out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
+            crate::attest::write_private(&path, serde_json::to_string_pretty(&session)?.as_bytes())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            println!(
+                "attestation signed by {} written to {} (with the secrets to present it: keep it private)",
+                session.verifier_key,
+                path.display()
+            );
         }
         Ok(())
     }
@@ -318,7 +343,23 @@ mod cli {
                 println!("tlsproof echo-server on {addr}");
                 tlsproof::fixture::run_echo(l).await;
             }
-            Cmd::Verifier { listen, allow, roots, max_sent, max_recv, require_reveal, modes, max_sessions, max_queued, max_per_ip, json, addr_file, www, pkg, signing_key } => {
+            Cmd::Verifier {
+                listen,
+                allow,
+                roots,
+                max_sent,
+                max_recv,
+                require_reveal,
+                modes,
+                max_sessions,
+                max_queued,
+                max_per_ip,
+                json,
+                addr_file,
+                www,
+                pkg,
+                signing_key,
+            } => {
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
@@ -332,12 +373,20 @@ mod cli {
                 config.require_reveal = tlsproof::protocol::disclose::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
-                config.signing_key = signing_key.as_deref().map(crate::attest::load_signing_key).transpose()?.map(std::sync::Arc::new);
+                config.signing_key =
+                    signing_key.as_deref().map(crate::attest::load_signing_key).transpose()?.map(std::sync::Arc::new);
                 let verifier_key = config.signing_key.as_ref().map(|k| k.verifying_key());
                 let mut server = tlsproof::protocol::server::VerifierServer::bind(listen, config).await?;
                 let addr = server.local_addr()?;
                 let www_served = www.is_some();
-                let page = www.map(|www| crate::web::page_router(&www, &pkg, crate::web::verifier_page_config(&allow, roots_pem.as_deref()), None));
+                let page = www.map(|www| {
+                    crate::web::page_router(
+                        &www,
+                        &pkg,
+                        crate::web::verifier_page_config(&allow, roots_pem.as_deref()),
+                        None,
+                    )
+                });
                 let key = verifier_key.map(crate::web::verifier_key_router);
                 if let Some(http) = [page, key].into_iter().flatten().reduce(axum::Router::merge) {
                     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -362,13 +411,33 @@ mod cli {
                     }
                 }
             }
-            Cmd::Prove { verifier, mode, proxy, tls_versions, tls13_suites, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key } => {
+            Cmd::Prove {
+                verifier,
+                mode,
+                proxy,
+                tls_versions,
+                tls13_suites,
+                url,
+                server_name,
+                headers,
+                redact_headers,
+                reveal_recv,
+                roots,
+                max_sent,
+                max_recv,
+                attestation_out,
+                verifier_key,
+            } => {
                 use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
                 let mode = match (mode, proxy) {
                     (SessionMode::Proxy, None) => ProverMode::Proxy,
                     (SessionMode::Mpc, Some(proxy_url)) => ProverMode::Mpc { proxy_url },
-                    (SessionMode::Proxy, Some(_)) => return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into()),
-                    (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
+                    (SessionMode::Proxy, Some(_)) => {
+                        return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into())
+                    }
+                    (SessionMode::Mpc, None) => {
+                        return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into())
+                    }
                 };
                 let tls13_suites = match tls13_suites {
                     none if none.is_empty() => tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
@@ -377,7 +446,23 @@ mod cli {
                     }
                     suites => suites,
                 };
-                prove(verifier, mode, tls_versions, tls13_suites, url, server_name, headers, redact_headers, reveal_recv, roots, max_sent, max_recv, attestation_out, verifier_key).await?;
+                prove(
+                    verifier,
+                    mode,
+                    tls_versions,
+                    tls13_suites,
+                    url,
+                    server_name,
+                    headers,
+                    redact_headers,
+                    reveal_recv,
+                    roots,
+                    max_sent,
+                    max_recv,
+                    attestation_out,
+                    verifier_key,
+                )
+                .await?;
             }
             Cmd::Keygen(args) => crate::attest::keygen(args)?,
             Cmd::Present(args) => crate::attest::present(args)?,

@@ -21,7 +21,12 @@ struct PageState {
 /// The page's routes: `/demo-config.json` (what the form starts with), `/pkg/*` (the npm
 /// package), everything else from `www`; with `results`, the page may POST its outcome to
 /// `/demo-result` (the headless run of `tlsproof demo`).
-pub fn page_router(www: &Path, pkg: &Path, config: serde_json::Value, results: Option<mpsc::UnboundedSender<serde_json::Value>>) -> Router {
+pub fn page_router(
+    www: &Path,
+    pkg: &Path,
+    config: serde_json::Value,
+    results: Option<mpsc::UnboundedSender<serde_json::Value>>,
+) -> Router {
     let header = |name: &'static str, value: &'static str| {
         SetResponseHeaderLayer::overriding(header::HeaderName::from_static(name), HeaderValue::from_static(value))
     };
@@ -62,7 +67,11 @@ pub fn verifier_key_router(key: tlsproof::attestation::VerifyingKey) -> Router {
 
 /// Serves `app` on the connections the verifier hands over (those that are not WebSocket
 /// upgrades); runs until the sender side is gone.
-pub async fn serve_handed_over(app: Router, connections: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>, addr: SocketAddr) {
+pub async fn serve_handed_over(
+    app: Router,
+    connections: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
+    addr: SocketAddr,
+) {
     let listener = HandedOver { connections, addr };
     let _ = axum::serve(listener, app).await;
 }

@@ -17,9 +17,9 @@
 //! correlation robustness is what the nodes need, since the receiver knows each on-path node
 //! up to an XOR with Δ.
 
-use aes::cipher::{consts::U16, generic_array::GenericArray};
 use crate::ot::ct::{bit_mask, eq_mask};
 use crate::primitives::prp::{sigma, Aes128};
+use aes::cipher::{consts::U16, generic_array::GenericArray};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -105,11 +105,7 @@ impl FixedKeyAes {
                 *b = (sigma(x) ^ tweak ^ (start + i) as u128).to_le();
             }
             self.hash.encrypt_blocks(as_blocks(&mut buf[..m]));
-            for ((pair, &b), &x) in nodes[2 * start..2 * end]
-                .chunks_exact_mut(2)
-                .zip(buf.iter())
-                .zip(&parents[..m])
-            {
+            for ((pair, &b), &x) in nodes[2 * start..2 * end].chunks_exact_mut(2).zip(buf.iter()).zip(&parents[..m]) {
                 let left = u128::from_le(b) ^ sigma(x);
                 pair[0] = left;
                 pair[1] = x ^ left;
@@ -214,9 +210,8 @@ mod tests {
             assert_eq!(full.iter().fold(0, |a, &x| a ^ x), delta, "h={h}");
             for alpha in [0usize, (1 << h) - 1, rng.random_range(0..1 << h)] {
                 // level L's off-path sum is the left sum when α's bit is 1, else left ⊕ Δ
-                let off: Vec<u128> = (0..h)
-                    .map(|l| sums[l] ^ (delta * (1 - ((alpha >> (h - 1 - l)) & 1)) as u128))
-                    .collect();
+                let off: Vec<u128> =
+                    (0..h).map(|l| sums[l] ^ (delta * (1 - ((alpha >> (h - 1 - l)) & 1)) as u128)).collect();
                 let mut part = vec![0u128; 1 << h];
                 half_tree_punctured(&prg, alpha, &off, base, tree, &mut part);
                 for j in 0..1 << h {
@@ -280,4 +275,3 @@ mod tests {
         assert_eq!(eq_mask(5, 4), 0);
     }
 }
-

@@ -108,12 +108,7 @@ pub(crate) fn gather_cots(base_m: &[u128], packed: &[u64], idx: &[u32], cm: &mut
     for c in 0..PREFETCH_AHEAD {
         prefetch_rows(base_m, idx, c);
     }
-    for (c, ((om, ou), rows)) in cm
-        .iter_mut()
-        .zip(cu.iter_mut())
-        .zip(idx.chunks_exact(D))
-        .enumerate()
-    {
+    for (c, ((om, ou), rows)) in cm.iter_mut().zip(cu.iter_mut()).zip(idx.chunks_exact(D)).enumerate() {
         prefetch_rows(base_m, idx, c + PREFETCH_AHEAD);
         let mut acc = 0u128;
         let mut bit = 0u64;
@@ -141,7 +136,9 @@ fn for_each_columns(prg: &Prg, k: usize, first: usize, len: usize, mut f: impl F
 pub(crate) fn encode_keys(kind: PrgKind, seed: &[u8; 16], base: &[u128], out: &mut [u128]) {
     let (prg, k) = (kind.keyed(seed), base.len());
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        for_each_columns(&prg, k, c * CHUNK, chunk.len(), |off, idx| gather_keys(base, idx, &mut chunk[off..off + idx.len() / D]));
+        for_each_columns(&prg, k, c * CHUNK, chunk.len(), |off, idx| {
+            gather_keys(base, idx, &mut chunk[off..off + idx.len() / D])
+        });
     });
 }
 
@@ -162,16 +159,12 @@ pub(crate) fn encode_cots(
         packed[i / 64] |= ((b & 1) as u64) << (i % 64);
     }
     let (packed, prg) = (&packed, kind.keyed(seed));
-    out_m
-        .par_chunks_mut(CHUNK)
-        .zip(out_u.par_chunks_mut(CHUNK))
-        .enumerate()
-        .for_each(|(c, (cm, cu))| {
-            for_each_columns(&prg, k, c * CHUNK, cm.len(), |off, idx| {
-                let m = idx.len() / D;
-                gather_cots(base_m, packed, idx, &mut cm[off..off + m], &mut cu[off..off + m]);
-            });
+    out_m.par_chunks_mut(CHUNK).zip(out_u.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (cm, cu))| {
+        for_each_columns(&prg, k, c * CHUNK, cm.len(), |off, idx| {
+            let m = idx.len() / D;
+            gather_cots(base_m, packed, idx, &mut cm[off..off + m], &mut cu[off..off + m]);
         });
+    });
 }
 
 #[cfg(test)]

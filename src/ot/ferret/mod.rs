@@ -180,21 +180,21 @@
 
 pub(crate) mod ggm;
 pub(crate) mod lpn;
-pub(crate) mod spcot;
 #[cfg(not(target_arch = "wasm32"))]
 #[doc(hidden)]
 pub mod profile;
+pub(crate) mod spcot;
 
 #[cfg(test)]
 mod tests;
 
-use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 use super::bits::check_n;
-use crate::primitives::prg::PrgKind;
+use super::softspoken::{SoftSpokenReceiver, SoftSpokenSender};
 use super::{CotError, CotReceiver, CotSender, KosReceiver, KosSender};
 use crate::channel::Channel;
 use crate::primitives::field::F128;
 use crate::primitives::pool::on_pool;
+use crate::primitives::prg::PrgKind;
 use ggm::FixedKeyAes;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -289,11 +289,7 @@ impl BaseCotReceiver {
 }
 
 impl CotReceiver for BaseCotReceiver {
-    async fn extend<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         match self {
             BaseCotReceiver::Kos(r) => r.extend(ch, n).await,
             BaseCotReceiver::SoftSpoken(r) => r.extend(ch, n).await,
@@ -313,69 +309,29 @@ pub struct LpnParams {
 
 impl LpnParams {
     /// Ferret's main regular-noise set (≥128-bit LPN security per the paper).
-    pub const MAIN: LpnParams = LpnParams {
-        n: 10_805_248,
-        k: 589_760,
-        t: 1_319,
-        log_block: 13,
-    };
+    pub const MAIN: LpnParams = LpnParams { n: 10_805_248, k: 589_760, t: 1_319, log_block: 13 };
     /// Ferret's setup regular-noise set, with k raised to 38,400 for 128 bits against the
     /// hybrid attack (see the module docs).
-    pub const SETUP: LpnParams = LpnParams {
-        n: 649_728,
-        k: 38_400,
-        t: 1_269,
-        log_block: 9,
-    };
+    pub const SETUP: LpnParams = LpnParams { n: 649_728, k: 38_400, t: 1_269, log_block: 9 };
     /// The smallest set: n = 2^18, for first demands up to its net output of 223,872 such as
     /// the protocol's preprocessing when the request is revealed whole (200,000). k is the
     /// smallest multiple of 256 at ≥ 128 bits per the LPN estimator of Yu, Yang, Wang et al.
     /// (see the module docs), as for the other small sets.
-    pub const SMALL_256K: LpnParams = LpnParams {
-        n: 262_144,
-        k: 33_536,
-        t: 512,
-        log_block: 9,
-    };
+    pub const SMALL_256K: LpnParams = LpnParams { n: 262_144, k: 33_536, t: 512, log_block: 9 };
     /// n = 327,680 (net 287,744): preprocessing with a request of up to ≈1 KB proven.
-    pub const SMALL_320K: LpnParams = LpnParams {
-        n: 327_680,
-        k: 34_048,
-        t: 640,
-        log_block: 9,
-    };
+    pub const SMALL_320K: LpnParams = LpnParams { n: 327_680, k: 34_048, t: 640, log_block: 9 };
     /// n = 393,216 (net 351,872).
-    pub const SMALL_384K: LpnParams = LpnParams {
-        n: 393_216,
-        k: 34_304,
-        t: 768,
-        log_block: 9,
-    };
+    pub const SMALL_384K: LpnParams = LpnParams { n: 393_216, k: 34_304, t: 768, log_block: 9 };
     /// n = 458,752 (net 412,800 with the next set's base COTs kept): a TLS 1.3 session's
     /// preprocessing (its HKDF chain with the request's key hidden, and a 1 KB request's
     /// keystream proof, [`crate::cost::derivation_cots`]).
-    pub const SMALL_448K: LpnParams = LpnParams {
-        n: 458_752,
-        k: 35_328,
-        t: 896,
-        log_block: 9,
-    };
+    pub const SMALL_448K: LpnParams = LpnParams { n: 458_752, k: 35_328, t: 896, log_block: 9 };
     /// n = 524,288 (net 478,336); larger first demands bootstrap [`LpnParams::SETUP`].
-    pub const SMALL_512K: LpnParams = LpnParams {
-        n: 524_288,
-        k: 36_608,
-        t: 1_024,
-        log_block: 9,
-    };
+    pub const SMALL_512K: LpnParams = LpnParams { n: 524_288, k: 36_608, t: 1_024, log_block: 9 };
     /// n = 2^21 (net 1,958,784), between setup and main: ≈0.74 bits per net COT where setup
     /// costs 2.4, for the ≈1M-COT demands of a proof of a redacted response that main would
     /// overshoot tenfold. k is the smallest multiple of 256 at ≥ 128 bits, as for the small sets.
-    pub const MID_2M: LpnParams = LpnParams {
-        n: 2_097_152,
-        k: 126_976,
-        t: 1_024,
-        log_block: 11,
-    };
+    pub const MID_2M: LpnParams = LpnParams { n: 2_097_152, k: 126_976, t: 1_024, log_block: 11 };
     /// The small sets, smallest first ([`FerretConfig::small`]): together with the setup set
     /// they keep a fresh session of any size within ≈7.4 bits per COT.
     pub const SMALL_SETS: &'static [LpnParams] = &[
@@ -409,10 +365,7 @@ impl LpnParams {
         if self.log_block == 0 || self.log_block > 24 {
             return bad("block size must be 2^1 ..= 2^24");
         }
-        if self.t == 0
-            || self.t.checked_shl(self.log_block as u32) != Some(self.n)
-            || self.t > (1 << 20)
-        {
+        if self.t == 0 || self.t.checked_shl(self.log_block as u32) != Some(self.n) || self.t > (1 << 20) {
             return bad("n must equal t·2^log_block (t ≤ 2^20)");
         }
         if self.k < lpn::D || self.k > u32::MAX as usize {
@@ -474,10 +427,7 @@ impl Default for FerretConfig {
 impl FerretConfig {
     /// Parameters tuned for a KOS bootstrap (only the direct-serving threshold differs).
     pub fn for_kos() -> Self {
-        FerretConfig {
-            direct_limit: DEFAULT_KOS_DIRECT_LIMIT,
-            ..Self::default()
-        }
+        FerretConfig { direct_limit: DEFAULT_KOS_DIRECT_LIMIT, ..Self::default() }
     }
 }
 
@@ -508,10 +458,7 @@ impl FerretConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum FerretConfigError {
     #[error("invalid LPN parameters {params:?}: {why}")]
-    InvalidParams {
-        params: LpnParams,
-        why: &'static str,
-    },
+    InvalidParams { params: LpnParams, why: &'static str },
 }
 
 /// What to do next for a demand of `n` (identical on both sides).
@@ -560,7 +507,8 @@ impl Planner {
             }
             // the small set only when one iteration of it covers this demand: otherwise its
             // iterations would cost more bytes per COT than the setup set's
-            let first = cfg.small.iter().find(|s| s.n.saturating_sub(self.keeps(**s)) >= n).copied().unwrap_or(cfg.setup);
+            let first =
+                cfg.small.iter().find(|s| s.n.saturating_sub(self.keeps(**s)) >= n).copied().unwrap_or(cfg.setup);
             return Step::Bootstrap(first);
         }
         // The reserve is what iterations make room for; a demand may take part of it as long
@@ -656,13 +604,7 @@ impl Planner {
 /// first iteration of a larger set, or after [`serve`] handed the buffer out), a fresh zeroed
 /// one is taken instead of growing it: its pages are then faulted in by the iteration's own
 /// writes rather than written once more by the resize. Returns `left`.
-fn make_room<T: Copy + Default + Zeroize>(
-    buf: &mut Vec<T>,
-    pos: usize,
-    r: usize,
-    n: usize,
-    base: &mut Vec<T>,
-) -> usize
+fn make_room<T: Copy + Default + Zeroize>(buf: &mut Vec<T>, pos: usize, r: usize, n: usize, base: &mut Vec<T>) -> usize
 where
     [T]: Zeroize,
 {
@@ -751,18 +693,12 @@ impl FerretSender {
     }
 
     /// Wrap a SoftSpokenOT sender (its Δ, k and session id are used).
-    pub fn from_softspoken(
-        ss: SoftSpokenSender,
-        config: FerretConfig,
-    ) -> Result<Self, FerretConfigError> {
+    pub fn from_softspoken(ss: SoftSpokenSender, config: FerretConfig) -> Result<Self, FerretConfigError> {
         Self::from_base(ss, config)
     }
 
     /// Wrap any base extension (its Δ and session id are used) with the given parameters.
-    pub fn from_base(
-        base: impl Into<BaseCotSender>,
-        config: FerretConfig,
-    ) -> Result<Self, FerretConfigError> {
+    pub fn from_base(base: impl Into<BaseCotSender>, config: FerretConfig) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretSender {
             base: base.into(),
@@ -856,11 +792,7 @@ impl FerretSender {
         out.into_iter().map(F128).collect()
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<Vec<F128>, CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<F128>, CotError> {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
@@ -870,13 +802,7 @@ impl FerretSender {
                     return Ok(out);
                 }
                 Step::Bootstrap(p) => {
-                    self.keys = self
-                        .base
-                        .extend(ch, p.base_cots())
-                        .await?
-                        .into_iter()
-                        .map(|k| k.0)
-                        .collect();
+                    self.keys = self.base.extend(ch, p.base_cots()).await?.into_iter().map(|k| k.0).collect();
                     self.pos = 0;
                 }
                 Step::Iterate(p) => self.iterate(ch, p).await?,
@@ -946,8 +872,7 @@ impl FerretReceiver {
     /// As [`FerretReceiver::new`], with the session's PRG (must equal the verifier's).
     pub fn with_prg(prg: PrgKind) -> Self {
         let base = SoftSpokenReceiver::new().with_prg(prg).expect("not set up yet");
-        Self::from_base(base, FerretConfig::default())
-            .expect("default config is valid")
+        Self::from_base(base, FerretConfig::default()).expect("default config is valid")
     }
 
     /// Wrap a KOS receiver (its session id is used) with the given parameters (must equal the
@@ -957,19 +882,13 @@ impl FerretReceiver {
     }
 
     /// Wrap a SoftSpokenOT receiver (its k and session id are used).
-    pub fn from_softspoken(
-        ss: SoftSpokenReceiver,
-        config: FerretConfig,
-    ) -> Result<Self, FerretConfigError> {
+    pub fn from_softspoken(ss: SoftSpokenReceiver, config: FerretConfig) -> Result<Self, FerretConfigError> {
         Self::from_base(ss, config)
     }
 
     /// Wrap any base extension (of the same kind as the verifier's) with the given parameters
     /// (must equal the verifier's).
-    pub fn from_base(
-        base: impl Into<BaseCotReceiver>,
-        config: FerretConfig,
-    ) -> Result<Self, FerretConfigError> {
+    pub fn from_base(base: impl Into<BaseCotReceiver>, config: FerretConfig) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretReceiver {
             base: base.into(),
@@ -1070,11 +989,7 @@ impl FerretReceiver {
         (bits.into_iter().map(|b| b == 1).collect(), macs.into_iter().map(F128).collect())
     }
 
-    async fn extend_inner<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend_inner<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         loop {
             let step = self.planner.next(self.buffered(), n);
             match step {
@@ -1098,11 +1013,7 @@ impl FerretReceiver {
 }
 
 impl CotReceiver for FerretReceiver {
-    async fn extend<C: Channel>(
-        &mut self,
-        ch: &mut C,
-        n: usize,
-    ) -> Result<(Vec<bool>, Vec<F128>), CotError> {
+    async fn extend<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<(Vec<bool>, Vec<F128>), CotError> {
         if self.poisoned {
             return Err(CotError::Poisoned);
         }

@@ -39,8 +39,8 @@
 
 use super::super::bits;
 use super::ggm::{half_tree_full, half_tree_punctured, FixedKeyAes};
-use crate::ot::ct::{bit_mask, eq_mask};
 use crate::channel::Channel;
+use crate::ot::ct::{bit_mask, eq_mask};
 use crate::ot::{kos::MAX_MESSAGE_BYTES, CotError};
 use crate::primitives::prg::PrgKind;
 use rand::{Rng, RngCore};
@@ -198,10 +198,7 @@ pub(crate) async fn receive<C: Channel>(
 
     let mut chi_seed = [0u8; 16];
     rand::rng().fill_bytes(&mut chi_seed);
-    let x_star = check_u
-        .iter()
-        .enumerate()
-        .fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
+    let x_star = check_u.iter().enumerate().fold(0u128, |acc, (i, &u)| acc | ((u as u128 & 1) << i));
     let z_star = pack_powers(check_m);
     let (sum, chi_alpha) = chi_sums(chi, &chi_seed, w, Some(e));
     let mut chk = Vec::with_capacity(32);
@@ -250,17 +247,15 @@ pub(crate) fn sender_trees(
 ) {
     let leaves = 1usize << h;
     let per_tree = tree_message_bytes(h);
-    v.par_chunks_mut(leaves)
-        .zip(out.par_chunks_mut(per_tree))
-        .zip(seeds.par_iter())
-        .enumerate()
-        .for_each(|(b, ((leaf, msg), &seed))| {
+    v.par_chunks_mut(leaves).zip(out.par_chunks_mut(per_tree)).zip(seeds.par_iter()).enumerate().for_each(
+        |(b, ((leaf, msg), &seed))| {
             let mut sums = Zeroizing::new(vec![0u128; h]);
             half_tree_full(prg, seed, delta, tweak_base, b, leaf, &mut sums);
             for ((c, &s0), &k) in msg.chunks_exact_mut(16).zip(sums.iter()).zip(&tree_keys[b * h..]) {
                 c.copy_from_slice(&(s0 ^ k).to_le_bytes());
             }
-        });
+        },
+    );
 }
 
 /// The prover's per-tree work (parallel over trees): α_b is given by tree b's base COT bits
@@ -280,16 +275,12 @@ pub(crate) fn receiver_trees(
 ) {
     let leaves = 1usize << h;
     let per_tree = tree_message_bytes(h);
-    w.par_chunks_mut(leaves)
-        .zip(e.par_chunks_mut(leaves))
-        .zip(msgs.par_chunks(per_tree))
-        .enumerate()
-        .for_each(|(b, ((leaf, eb), msg))| {
+    w.par_chunks_mut(leaves).zip(e.par_chunks_mut(leaves)).zip(msgs.par_chunks(per_tree)).enumerate().for_each(
+        |(b, ((leaf, eb), msg))| {
             let (u, m) = (&tree_u[b * h..(b + 1) * h], &tree_m[b * h..(b + 1) * h]);
             let alpha = u.iter().fold(0usize, |a, &bit| (a << 1) | ((bit & 1) ^ 1) as usize);
-            let off: Zeroizing<Vec<u128>> = Zeroizing::new(
-                msg.chunks_exact(16).zip(m).map(|(c, &mac)| read_u128(c) ^ mac).collect(),
-            );
+            let off: Zeroizing<Vec<u128>> =
+                Zeroizing::new(msg.chunks_exact(16).zip(m).map(|(c, &mac)| read_u128(c) ^ mac).collect());
             half_tree_punctured(prg, alpha, &off, tweak_base, b, leaf);
             let w_alpha = leaf.iter().fold(0u128, |acc, &x| acc ^ x);
             for (j, (x, ej)) in leaf.iter_mut().zip(eb.iter_mut()).enumerate() {
@@ -297,7 +288,8 @@ pub(crate) fn receiver_trees(
                 *x |= w_alpha & m;
                 *ej = (m & 1) as u8;
             }
-        });
+        },
+    );
 }
 
 #[cfg(test)]
@@ -307,9 +299,7 @@ mod tests {
 
     #[test]
     fn pack_powers_is_sum_of_scaled_powers() {
-        let vals: Vec<u128> = (0..128)
-            .map(|i| (i as u128 + 1) * 0x1234_5678_9abc)
-            .collect();
+        let vals: Vec<u128> = (0..128).map(|i| (i as u128 + 1) * 0x1234_5678_9abc).collect();
         let mut xi = F128::ONE;
         let mut expect = F128::ZERO;
         for &v in &vals {

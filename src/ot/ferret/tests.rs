@@ -2,49 +2,23 @@
 
 use super::spcot;
 use super::*;
-use crate::channel::test_util::tampering;
 use crate::channel::memory_pair;
+use crate::channel::test_util::tampering;
 use crate::ot::kos::MAX_MESSAGE_BYTES;
 use crate::ot::softspoken;
+use crate::ot::test_util::{assert_correlated, extend_both};
 use futures::executor::block_on;
 use futures::future::join;
 use rand::Rng;
-use crate::ot::test_util::{assert_correlated, extend_both};
 
 /// Insecure toy sizes so tests run fast; structure identical to the real sets.
-const TEST_SETUP: LpnParams = LpnParams {
-    n: 4096,
-    k: 512,
-    t: 32,
-    log_block: 7,
-};
-const TEST_SMALL: LpnParams = LpnParams {
-    n: 2048,
-    k: 256,
-    t: 32,
-    log_block: 6,
-};
-const TEST_MID: LpnParams = LpnParams {
-    n: 8192,
-    k: 768,
-    t: 32,
-    log_block: 8,
-};
-const TEST_MAIN: LpnParams = LpnParams {
-    n: 32768,
-    k: 2048,
-    t: 64,
-    log_block: 9,
-};
+const TEST_SETUP: LpnParams = LpnParams { n: 4096, k: 512, t: 32, log_block: 7 };
+const TEST_SMALL: LpnParams = LpnParams { n: 2048, k: 256, t: 32, log_block: 6 };
+const TEST_MID: LpnParams = LpnParams { n: 8192, k: 768, t: 32, log_block: 8 };
+const TEST_MAIN: LpnParams = LpnParams { n: 32768, k: 2048, t: 64, log_block: 9 };
 
 fn test_config() -> FerretConfig {
-    FerretConfig {
-        small: &[],
-        setup: TEST_SETUP,
-        mid: &[],
-        main: Some(TEST_MAIN),
-        direct_limit: 1000,
-    }
+    FerretConfig { small: &[], setup: TEST_SETUP, mid: &[], main: Some(TEST_MAIN), direct_limit: 1000 }
 }
 
 fn pair(config: FerretConfig) -> (FerretSender, FerretReceiver) {
@@ -139,13 +113,7 @@ fn outputs_are_not_trivially_biased() {
 
 #[test]
 fn real_setup_parameter_set_runs_and_is_correct() {
-    let cfg = FerretConfig {
-        small: &[],
-        setup: LpnParams::SETUP,
-        mid: &[],
-        main: None,
-        direct_limit: 0,
-    };
+    let cfg = FerretConfig { small: &[], setup: LpnParams::SETUP, mid: &[], main: None, direct_limit: 0 };
     let (mut s, mut r) = pair(cfg);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let n = LpnParams::SETUP.net_output();
@@ -159,10 +127,7 @@ fn real_setup_parameter_set_runs_and_is_correct() {
     let total = v.bytes_sent() + p.bytes_sent();
     let kos = crate::ot::kos::prover_bytes_for(LpnParams::SETUP.base_cots()) + 16;
     let expect = kos + LpnParams::SETUP.iteration_bytes();
-    assert!(
-        total as usize >= expect && (total as usize) < expect + 20_000,
-        "{total} vs {expect}"
-    );
+    assert!(total as usize >= expect && (total as usize) < expect + 20_000, "{total} vs {expect}");
 }
 
 // ---- MPCOT / SPCOT level tests on locally dealt base COTs ----
@@ -179,23 +144,11 @@ fn deal(n: usize) -> Base {
     let delta: u128 = rng.random();
     let keys: Vec<u128> = (0..n).map(|_| rng.random()).collect();
     let bits: Vec<u8> = (0..n).map(|_| rng.random::<bool>() as u8).collect();
-    let macs = keys
-        .iter()
-        .zip(&bits)
-        .map(|(&k, &b)| k ^ (delta * b as u128))
-        .collect();
-    Base {
-        delta,
-        keys,
-        bits,
-        macs,
-    }
+    let macs = keys.iter().zip(&bits).map(|(&k, &b)| k ^ (delta * b as u128)).collect();
+    Base { delta, keys, bits, macs }
 }
 
-type MpcotOut = (
-    Result<Vec<u128>, CotError>,
-    Result<(Vec<u8>, Vec<u128>), CotError>,
-);
+type MpcotOut = (Result<Vec<u128>, CotError>, Result<(Vec<u8>, Vec<u128>), CotError>);
 
 fn run_mpcot<A: Channel, B: Channel>(base: &Base, t: usize, h: usize, cv: A, cp: B) -> MpcotOut {
     let prg = FixedKeyAes::new();
@@ -267,11 +220,7 @@ fn mpcot_noise_is_regular_and_correlated() {
         let (e, w) = pw.unwrap();
         for b in 0..T {
             let block = &e[b << H..(b + 1) << H];
-            assert_eq!(
-                block.iter().filter(|&&x| x == 1).count(),
-                1,
-                "block {b} not regular"
-            );
+            assert_eq!(block.iter().filter(|&&x| x == 1).count(), 1, "block {b} not regular");
             assert!(block.iter().all(|&x| x <= 1));
             positions.push(block.iter().position(|&x| x == 1).unwrap());
         }
@@ -282,10 +231,7 @@ fn mpcot_noise_is_regular_and_correlated() {
     // noise positions vary (not all zero / not constant)
     positions.sort_unstable();
     positions.dedup();
-    assert!(
-        positions.len() > 20,
-        "noise positions look fixed: {positions:?}"
-    );
+    assert!(positions.len() > 20, "noise positions look fixed: {positions:?}");
 }
 
 #[test]
@@ -377,19 +323,13 @@ fn wrong_size_messages_are_malformed_not_panics() {
             (v.map(|_| ()), p.map(|_| ()))
         };
         let victim = if tamper_verifier { p } else { v };
-        assert!(
-            matches!(victim, Err(CotError::Malformed { .. })),
-            "case {idx}/{len}: {victim:?}"
-        );
+        assert!(matches!(victim, Err(CotError::Malformed { .. })), "case {idx}/{len}: {victim:?}");
     }
 }
 
 #[test]
 fn malformed_lpn_seed_and_poisoning() {
-    let (mut s, mut r) = pair(FerretConfig {
-        direct_limit: 0,
-        ..test_config()
-    });
+    let (mut s, mut r) = pair(FerretConfig { direct_limit: 0, ..test_config() });
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     // the prover's 16-byte messages after the KOS bootstrap: the LPN seed (sent after the check
     // challenge, so that both sides encode while the check ends), then the check opening Z;
@@ -411,16 +351,7 @@ fn malformed_lpn_seed_and_poisoning() {
         b.unwrap();
         extend_both(&mut s, &mut r, cv, cp, 10)
     };
-    assert!(
-        matches!(
-            keys,
-            Err(CotError::Malformed {
-                what: "LPN seed",
-                ..
-            })
-        ),
-        "{keys:?}"
-    );
+    assert!(matches!(keys, Err(CotError::Malformed { what: "LPN seed", .. })), "{keys:?}");
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let ((_, again), _) = extend_both(&mut s, &mut r, cv, cp, 10);
     assert!(matches!(again, Err(CotError::Poisoned)));
@@ -435,31 +366,13 @@ fn too_many_and_zero_and_bad_configs() {
     let ((_, big), _) = extend_both(&mut s, &mut r, cv.unwrap(), cp.unwrap(), MAX_EXTEND + 1);
     assert!(matches!(big, Err(CotError::TooMany { .. })));
     for bad in [
-        LpnParams {
-            n: 4097,
-            ..TEST_SETUP
-        },
+        LpnParams { n: 4097, ..TEST_SETUP },
         LpnParams { k: 5, ..TEST_SETUP },
-        LpnParams {
-            log_block: 0,
-            n: 32,
-            ..TEST_SETUP
-        },
-        LpnParams {
-            n: 1024,
-            k: 900,
-            t: 8,
-            log_block: 7,
-        },
+        LpnParams { log_block: 0, n: 32, ..TEST_SETUP },
+        LpnParams { n: 1024, k: 900, t: 8, log_block: 7 },
     ] {
-        let cfg = FerretConfig {
-            setup: bad,
-            ..test_config()
-        };
-        assert!(
-            FerretSender::from_kos(KosSender::new(), cfg).is_err(),
-            "{bad:?}"
-        );
+        let cfg = FerretConfig { setup: bad, ..test_config() };
+        assert!(FerretSender::from_kos(KosSender::new(), cfg).is_err(), "{bad:?}");
     }
     assert!(FerretConfig::default().validate().is_ok());
 }
@@ -493,10 +406,7 @@ fn plan(p: &mut Planner, available: &mut usize, n: usize) -> Vec<Step> {
 
 #[test]
 fn planner_picks_kos_then_setup_then_main_by_demand() {
-    let (setup, main) = (
-        Step::Iterate(LpnParams::SETUP),
-        Step::Iterate(LpnParams::MAIN),
-    );
+    let (setup, main) = (Step::Iterate(LpnParams::SETUP), Step::Iterate(LpnParams::MAIN));
     // tiny sessions never touch LPN
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
@@ -527,7 +437,11 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // with a 1 KB request proven too: one medium iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), false);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(
+        crate::protocol::prove::tls12::PREPROCESS_COTS,
+        crate::protocol::prove::tls12::keystream_cots(1024),
+        false,
+    );
     assert!(pre > LpnParams::SMALL_256K.net_output() && pre <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre),
@@ -537,7 +451,11 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     let suite = crate::tls::tls13::Suite13::Aes128GcmSha256;
-    let pre13 = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::derivation_cots(suite, 1), crate::protocol::prove::tls12::keystream_cots_of(suite, 1024), false);
+    let pre13 = crate::protocol::prove::tls12::preprocess_cots(
+        crate::protocol::prove::tls12::derivation_cots(suite, 1),
+        crate::protocol::prove::tls12::keystream_cots_of(suite, 1024),
+        false,
+    );
     assert!(pre13 > LpnParams::SMALL_256K.net_output() && pre13 <= LpnParams::SMALL_320K.net_output());
     assert_eq!(
         plan(&mut p, &mut avail, pre13),
@@ -549,7 +467,11 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // and with a partly revealed response to come: one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), true);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(
+        crate::protocol::prove::tls12::PREPROCESS_COTS,
+        crate::protocol::prove::tls12::keystream_cots(1024),
+        true,
+    );
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
@@ -558,7 +480,11 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     // path: the transcript proof's and the proof of the garbling's): one setup iteration
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
-    let pre = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::PREPROCESS_COTS, crate::protocol::prove::tls12::keystream_cots(1024), false) + crate::mpc::reproof::preprocess_cots(1024);
+    let pre = crate::protocol::prove::tls12::preprocess_cots(
+        crate::protocol::prove::tls12::PREPROCESS_COTS,
+        crate::protocol::prove::tls12::keystream_cots(1024),
+        false,
+    ) + crate::mpc::reproof::preprocess_cots(1024);
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]
@@ -567,15 +493,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
     let mut p = Planner::new(FerretConfig::default());
     let mut avail = 0;
     let steps = plan(&mut p, &mut avail, 10_000_000);
-    assert_eq!(
-        steps,
-        [
-            Step::Bootstrap(LpnParams::SETUP),
-            setup,
-            main,
-            Step::Serve
-        ]
-    );
+    assert_eq!(steps, [Step::Bootstrap(LpnParams::SETUP), setup, main, Step::Serve]);
 }
 
 /// The `extend` sizes of a 51 KB response proven all but its last record, with a 1 KB request
@@ -660,19 +578,12 @@ fn correlations_hold_across_the_setup_mid_and_main_sets() {
 
 #[test]
 fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() {
-    let cfg = FerretConfig {
-        small: &[TEST_SMALL],
-        direct_limit: 0,
-        ..test_config()
-    };
+    let cfg = FerretConfig { small: &[TEST_SMALL], direct_limit: 0, ..test_config() };
     // one small iteration, keeping the setup set's base COTs back
     let fits = TEST_SMALL.n - TEST_SETUP.base_cots();
     let mut p = Planner::new(cfg);
     let mut avail = 0;
-    assert_eq!(
-        plan(&mut p, &mut avail, fits),
-        [Step::Bootstrap(TEST_SMALL), Step::Iterate(TEST_SMALL), Step::Serve]
-    );
+    assert_eq!(plan(&mut p, &mut avail, fits), [Step::Bootstrap(TEST_SMALL), Step::Iterate(TEST_SMALL), Step::Serve]);
     assert_eq!((active_set(&p), p.reserve, avail), (TEST_SMALL, TEST_SETUP.base_cots(), TEST_SETUP.base_cots()));
     // a later big demand steps up to the setup set at once (the buffer kept its base COTs),
     // then to main
@@ -701,11 +612,7 @@ fn planner_bootstraps_the_small_set_only_when_one_iteration_covers_the_demand() 
 
 #[test]
 fn correlations_hold_across_the_small_setup_and_main_sets() {
-    let cfg = FerretConfig {
-        small: &[TEST_SMALL],
-        direct_limit: 0,
-        ..test_config()
-    };
+    let cfg = FerretConfig { small: &[TEST_SMALL], direct_limit: 0, ..test_config() };
     let sets = serve_demands(cfg, &[TEST_SMALL.net_output(), 3000, 40_000, 5]);
     assert_eq!(sets.last(), Some(&TEST_MAIN));
 }
@@ -724,11 +631,10 @@ fn every_first_demand_from_the_protocols_least_costs_at_most_8_bits_per_cot() {
         let mut avail = 0;
         let steps = plan(&mut p, &mut avail, n);
         let Step::Bootstrap(first) = steps[0] else { panic!("{n}: {steps:?}") };
-        let lpn: usize = steps
-            .iter()
-            .map(|s| if let Step::Iterate(q) = s { q.iteration_bytes() } else { 0 })
-            .sum();
-        let bootstrap = 32 + 128 * 32 + softspoken::setup_message_bytes(k)
+        let lpn: usize = steps.iter().map(|s| if let Step::Iterate(q) = s { q.iteration_bytes() } else { 0 }).sum();
+        let bootstrap = 32
+            + 128 * 32
+            + softspoken::setup_message_bytes(k)
             + softspoken::prover_bytes_for(k, first.base_cots())
             + 16;
         let bits = 8.0 * (bootstrap + lpn) as f64 / n as f64;
@@ -740,7 +646,13 @@ fn every_first_demand_from_the_protocols_least_costs_at_most_8_bits_per_cot() {
 
 #[test]
 fn correlations_hold_over_a_softspoken_bootstrap_for_several_k_and_both_prgs() {
-    for (k, prg) in [(8usize, PrgKind::Aes128Ctr), (5, PrgKind::Aes128Ctr), (2, PrgKind::Aes128Ctr), (5, PrgKind::ChaCha12), (8, PrgKind::ChaCha12)] {
+    for (k, prg) in [
+        (8usize, PrgKind::Aes128Ctr),
+        (5, PrgKind::Aes128Ctr),
+        (2, PrgKind::Aes128Ctr),
+        (5, PrgKind::ChaCha12),
+        (8, PrgKind::ChaCha12),
+    ] {
         let (mut s, mut r) = pair_ss_with(test_config(), DELTA_ALL_BLOCKS_NONZERO, k, prg);
         assert_eq!((s.base().prg(), r.base().prg()), (prg, prg));
         assert_eq!(s.delta(), DELTA_ALL_BLOCKS_NONZERO, "Δ comes from the base source");
@@ -776,20 +688,15 @@ fn default_constructors_bootstrap_from_softspoken() {
     let (bits, macs) = cots.unwrap();
     assert_correlated(s.delta(), &keys.unwrap(), &bits, &macs);
     // served directly: base OT + GGM setup + one SoftSpoken extend
-    let expect = 32 + softspoken::setup_message_bytes(softspoken::DEFAULT_K)
+    let expect = 32
+        + softspoken::setup_message_bytes(softspoken::DEFAULT_K)
         + softspoken::prover_bytes_for(softspoken::DEFAULT_K, 5000);
     assert_eq!(p.unwrap().bytes_sent(), expect as u64);
 }
 
 #[test]
 fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
-    let cfg = FerretConfig {
-        small: &[],
-        setup: LpnParams::SETUP,
-        mid: &[],
-        main: None,
-        direct_limit: 0,
-    };
+    let cfg = FerretConfig { small: &[], setup: LpnParams::SETUP, mid: &[], main: None, direct_limit: 0 };
     let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 8);
     let (cv, cp) = memory_pair(MAX_MESSAGE_BYTES);
     let n = LpnParams::SETUP.net_output();
@@ -800,9 +707,7 @@ fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
     let (v, p) = (v.unwrap(), p.unwrap());
     let total = (v.bytes_sent() + p.bytes_sent()) as usize;
     let base_ot = 32 + 128 * 32;
-    let ss = softspoken::setup_message_bytes(8)
-        + softspoken::prover_bytes_for(8, LpnParams::SETUP.base_cots())
-        + 16;
+    let ss = softspoken::setup_message_bytes(8) + softspoken::prover_bytes_for(8, LpnParams::SETUP.base_cots()) + 16;
     assert_eq!(total, base_ot + ss + LpnParams::SETUP.iteration_bytes());
     // the bootstrap upload is 15 bits per base COT instead of KOS's 128
     assert!(ss * 8 < 16 * LpnParams::SETUP.base_cots() + 8 * 4096);
@@ -810,10 +715,7 @@ fn real_setup_parameter_set_over_softspoken_and_its_traffic() {
 
 #[test]
 fn tampered_softspoken_bootstrap_is_caught_through_ferret() {
-    let cfg = FerretConfig {
-        direct_limit: 0,
-        ..test_config()
-    };
+    let cfg = FerretConfig { direct_limit: 0, ..test_config() };
     let (mut s, mut r) = pair_ss(cfg, DELTA_ALL_BLOCKS_NONZERO, 8);
     let (mut cv, mut cp) = memory_pair(MAX_MESSAGE_BYTES);
     let (a, b) = block_on(join(s.setup(&mut cv), r.setup(&mut cp)));

@@ -122,8 +122,7 @@ pub(in crate::primitives::field) fn clmul32(a: u32, b: u32) -> u64 {
 /// four residue classes mod 4 (at most 8 ones summed per position: no carry into the class).
 pub(in crate::primitives::field) fn clmul32_scalar(a: u32, b: u32) -> u64 {
     const M32: [u32; 4] = [0x1111_1111, 0x2222_2222, 0x4444_4444, 0x8888_8888];
-    const M64: [u64; 4] =
-        [0x1111_1111_1111_1111, 0x2222_2222_2222_2222, 0x4444_4444_4444_4444, 0x8888_8888_8888_8888];
+    const M64: [u64; 4] = [0x1111_1111_1111_1111, 0x2222_2222_2222_2222, 0x4444_4444_4444_4444, 0x8888_8888_8888_8888];
     let x = [a & M32[0], a & M32[1], a & M32[2], a & M32[3]];
     let y = [b & M32[0], b & M32[1], b & M32[2], b & M32[3]];
     let mut r = 0u64;
@@ -195,11 +194,14 @@ pub fn clmul_known_answers() -> Result<(), String> {
         x ^= x << 17;
         x
     };
-    let mut cases = vec![(0, 0), (u64::MAX, u64::MAX), (1, u64::MAX), (0x8000_0000_0000_0000, 3), (0xffff_ffff, 0xffff_ffff)];
+    let mut cases =
+        vec![(0, 0), (u64::MAX, u64::MAX), (1, u64::MAX), (0x8000_0000_0000_0000, 3), (0xffff_ffff, 0xffff_ffff)];
     cases.extend((0..2000).map(|_| (next(), next())));
     for (a, b) in cases {
         let (a32, b32) = (a as u32, b as u32);
-        if clmul32(a32, b32) as u128 != reference(a32 as u64, b32 as u64) || clmul32(a32, b32) != clmul32_scalar(a32, b32) {
+        if clmul32(a32, b32) as u128 != reference(a32 as u64, b32 as u64)
+            || clmul32(a32, b32) != clmul32_scalar(a32, b32)
+        {
             return Err(format!("clmul32({a32:#x}, {b32:#x})"));
         }
         if clmul64_via32(a, b) != reference(a, b) {

@@ -12,10 +12,10 @@ mod sums;
 mod tests;
 
 pub use clmul::clmul_known_answers;
-pub use sums::{FixedCombinations, PublicWeightedSum};
 use clmul::*;
 #[cfg(target_arch = "x86_64")]
 use sums::simd;
+pub use sums::{FixedCombinations, PublicWeightedSum};
 
 /// An element of GF(2^128).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Hash, Debug)]

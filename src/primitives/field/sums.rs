@@ -11,7 +11,11 @@ pub(in crate::primitives::field) fn and_sums_portable(coeffs: &[F128], items: &[
 
 /// (Σ c_i·f(item_i).0, Σ c_i·f(item_i).1) with the public c_i applied by the bit-sliced
 /// [`PublicWeightedSum`] (no field product per coefficient), the f(item) staged 64 at a time and wiped.
-pub(in crate::primitives::field) fn weighted_sums_portable<T>(coeffs: &[F128], items: &[T], f: impl Fn(&T) -> (F128, F128)) -> (F128, F128) {
+pub(in crate::primitives::field) fn weighted_sums_portable<T>(
+    coeffs: &[F128],
+    items: &[T],
+    f: impl Fn(&T) -> (F128, F128),
+) -> (F128, F128) {
     const STAGE: usize = 64;
     let (mut s0, mut s1) = (PublicWeightedSum::sliced(), PublicWeightedSum::sliced());
     let (mut v0, mut v1) = ([F128::ZERO; STAGE], [F128::ZERO; STAGE]);

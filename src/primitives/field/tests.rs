@@ -1,5 +1,5 @@
-use super::*;
 use super::sums::*;
+use super::*;
 
 #[test]
 fn x_times_x127_wraps_to_modulus_tail() {

@@ -2,10 +2,13 @@
 //! [`Attestation`]; the prover checks that it attests its own transcript before keeping the
 //! secrets a presentation needs.
 
-use crate::protocol::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
+use crate::attestation::{
+    range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey,
+    VerifyingKey,
+};
 use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
 use crate::protocol::prove::tls12::Commitment;
-use crate::attestation::{range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
 /// Verifier → prover with the verdict: the signed attestation, the key that signed it, and the
@@ -45,7 +48,9 @@ pub enum AttestError {
 pub fn require_key(session: Option<&AttestedSession>, expected: &VerifyingKey) -> Result<(), AttestError> {
     match session {
         None => Err(AttestError::Unsigned { expected: *expected }),
-        Some(s) if s.verifier_key != *expected => Err(AttestError::OtherKey { got: s.verifier_key, expected: *expected }),
+        Some(s) if s.verifier_key != *expected => {
+            Err(AttestError::OtherKey { got: s.verifier_key, expected: *expected })
+        }
         Some(_) => Ok(()),
     }
 }
@@ -53,10 +58,17 @@ pub fn require_key(session: Option<&AttestedSession>, expected: &VerifyingKey) -
 /// The statement of `out`, with revealed ranges hashed under `salts`.
 fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attestation, AttestError> {
     let port = match out.mode {
-        SessionMode::Proxy => out.server.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).ok_or(AttestError::NotTheVerdict("server address"))?,
+        SessionMode::Proxy => out
+            .server
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .ok_or(AttestError::NotTheVerdict("server address"))?,
         SessionMode::Mpc => 0,
     };
-    let direction = |d: &crate::protocol::VerifiedDirection, name: &str, salts: &[[u8; 16]]| -> Result<AttestedDirection, AttestError> {
+    let direction = |d: &crate::protocol::VerifiedDirection,
+                     name: &str,
+                     salts: &[[u8; 16]]|
+     -> Result<AttestedDirection, AttestError> {
         if salts.len() != d.revealed.len() {
             return Err(AttestError::NotTheVerdict("one salt per revealed range"));
         }
@@ -64,9 +76,17 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
             .revealed
             .iter()
             .zip(salts)
-            .map(|(r, salt)| AttestedRange { range: r.clone(), digest: range_digest(&d.bytes[r.start as usize..r.end as usize], salt) })
+            .map(|(r, salt)| AttestedRange {
+                range: r.clone(),
+                digest: range_digest(&d.bytes[r.start as usize..r.end as usize], salt),
+            })
             .collect();
-        let committed = out.commitments.iter().filter(|c| c.direction == name).map(|c| AttestedRange { range: c.range.clone(), digest: c.digest }).collect();
+        let committed = out
+            .commitments
+            .iter()
+            .filter(|c| c.direction == name)
+            .map(|c| AttestedRange { range: c.range.clone(), digest: c.digest })
+            .collect();
         Ok(AttestedDirection { len: d.len, ending: d.ending(), revealed, committed })
     };
     Ok(Attestation {
@@ -88,7 +108,8 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
 
 /// The verifier: signs `out` with fresh salts.
 pub fn attest(out: &VerifierOutput, key: &SigningKey) -> Result<Attested, AttestError> {
-    let salts = [out.sent.revealed.len(), out.received.revealed.len()].map(|n| (0..n).map(|_| rand::random()).collect());
+    let salts =
+        [out.sent.revealed.len(), out.received.revealed.len()].map(|n| (0..n).map(|_| rand::random()).collect());
     let attestation = statement(out, &salts)?.sign(key);
     Ok(Attested { attestation, verifier_key: key.verifying_key(), salts })
 }
@@ -96,13 +117,21 @@ pub fn attest(out: &VerifierOutput, key: &SigningKey) -> Result<Attested, Attest
 /// The prover: checks that `attested` is signed by the key it names and states exactly the
 /// verdict `out`, and that its hashes open with the prover's own plaintext and blinders; then
 /// keeps what a presentation needs.
-pub fn accept(attested: Attested, out: &VerifierOutput, sent: &[u8], received: &[u8], commitments: &[(Commitment, [u8; 16])]) -> Result<AttestedSession, AttestError> {
+pub fn accept(
+    attested: Attested,
+    out: &VerifierOutput,
+    sent: &[u8],
+    received: &[u8],
+    commitments: &[(Commitment, [u8; 16])],
+) -> Result<AttestedSession, AttestError> {
     let signed = attested.attestation.verify(&attested.verifier_key)?;
     if signed != statement(out, &attested.salts)? {
         return Err(AttestError::NotTheVerdict("its fields differ from the verdict's"));
     }
-    let blinders = ["sent", "received"].map(|d| commitments.iter().filter(|(c, _)| c.direction == d).map(|(_, b)| *b).collect());
-    let secrets = AttestationSecrets { sent: sent.to_vec(), received: received.to_vec(), salts: attested.salts, blinders };
+    let blinders =
+        ["sent", "received"].map(|d| commitments.iter().filter(|(c, _)| c.direction == d).map(|(_, b)| *b).collect());
+    let secrets =
+        AttestationSecrets { sent: sent.to_vec(), received: received.to_vec(), salts: attested.salts, blinders };
     secrets.check(&signed).map_err(AttestError::NotTheVerdict)?;
     Ok(AttestedSession { attestation: attested.attestation, verifier_key: attested.verifier_key, secrets })
 }
@@ -123,17 +152,45 @@ mod tests {
         let mut sent = REQUEST.to_vec();
         sent[TOKEN.start as usize..TOKEN.end as usize].fill(0);
         let blinder = [9u8; 16];
-        let c = Commitment { direction: "sent".into(), range: TOKEN, digest: range_digest(&REQUEST[TOKEN.start as usize..TOKEN.end as usize], &blinder) };
+        let c = Commitment {
+            direction: "sent".into(),
+            range: TOKEN,
+            digest: range_digest(&REQUEST[TOKEN.start as usize..TOKEN.end as usize], &blinder),
+        };
         let out = VerifierOutput {
             mode: SessionMode::Proxy,
             server_name: "h.test".into(),
             server: "h.test:8443".into(),
             sni: Some("h.test".into()),
-            tls: TlsParameters { version: TlsVersion::Tls13, cipher_suite: "TLS_AES_128_GCM_SHA256".into(), group: "x25519".into(), cipher_suite_id: 0x1301, group_id: 29 },
+            tls: TlsParameters {
+                version: TlsVersion::Tls13,
+                cipher_suite: "TLS_AES_128_GCM_SHA256".into(),
+                group: "x25519".into(),
+                cipher_suite_id: 0x1301,
+                group_id: 29,
+            },
             connection_time: 1_800_000_000,
-            sent: VerifiedDirection { len: sent.len() as u64, bytes: sent, revealed: vec![0..TOKEN.start, TOKEN.end..REQUEST.len() as u64], fast_path: false, alerts: vec![], records: vec![] },
-            received: VerifiedDirection { len: RESPONSE.len() as u64, bytes: RESPONSE.to_vec(), revealed: vec![0..RESPONSE.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] },
-            http: crate::protocol::disclose::exchange::HttpExchange { request_line: Some("GET /a HTTP/1.1".into()), status: Some(200), response_complete: Some(true) },
+            sent: VerifiedDirection {
+                len: sent.len() as u64,
+                bytes: sent,
+                revealed: vec![0..TOKEN.start, TOKEN.end..REQUEST.len() as u64],
+                fast_path: false,
+                alerts: vec![],
+                records: vec![],
+            },
+            received: VerifiedDirection {
+                len: RESPONSE.len() as u64,
+                bytes: RESPONSE.to_vec(),
+                revealed: vec![0..RESPONSE.len() as u64],
+                fast_path: true,
+                alerts: vec![[1, 0]],
+                records: vec![],
+            },
+            http: crate::protocol::disclose::exchange::HttpExchange {
+                request_line: Some("GET /a HTTP/1.1".into()),
+                status: Some(200),
+                response_complete: Some(true),
+            },
             commitments: vec![c.clone()],
             stats: Default::default(),
         };
@@ -147,9 +204,20 @@ mod tests {
             let (out, commitments) = verdict();
             let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
             let a = session.attestation.verify(&key.verifying_key()).unwrap();
-            assert_eq!((a.tls_version, a.cipher_suite, a.group, a.port, a.server_name.as_str()), (0x0304, 0x1301, 29, 8443, "h.test"));
-            assert_eq!((a.sent.revealed.len(), a.sent.committed.len(), a.received.ending), (2, 1, crate::protocol::disclose::output::Ending::CloseNotify));
-            let p = Presentation::build(&session.attestation, &session.secrets, &[(Direction::Sent, TOKEN), (Direction::Received, 0..RESPONSE.len() as u64)]).unwrap();
+            assert_eq!(
+                (a.tls_version, a.cipher_suite, a.group, a.port, a.server_name.as_str()),
+                (0x0304, 0x1301, 29, 8443, "h.test")
+            );
+            assert_eq!(
+                (a.sent.revealed.len(), a.sent.committed.len(), a.received.ending),
+                (2, 1, crate::protocol::disclose::output::Ending::CloseNotify)
+            );
+            let p = Presentation::build(
+                &session.attestation,
+                &session.secrets,
+                &[(Direction::Sent, TOKEN), (Direction::Received, 0..RESPONSE.len() as u64)],
+            )
+            .unwrap();
             let v = p.verify(&key.verifying_key()).unwrap();
             assert_eq!(v.disclosed[0].data, b"12345");
             assert_eq!(v.disclosed[1].data, RESPONSE);
@@ -171,7 +239,8 @@ mod tests {
     fn an_attestation_that_is_not_the_verdict_is_refused() {
         let key = SigningKey::generate(Scheme::Ed25519);
         let (out, commitments) = verdict();
-        let accept_ = |a: Attested| accept(a, &out, REQUEST, RESPONSE, &commitments).map(|_| ()).unwrap_err().to_string();
+        let accept_ =
+            |a: Attested| accept(a, &out, REQUEST, RESPONSE, &commitments).map(|_| ()).unwrap_err().to_string();
         // of another server
         let mut other = out.clone();
         other.server_name = "evil.test".into();
@@ -191,10 +260,16 @@ mod tests {
         let mut altered = out.clone();
         altered.received.bytes[0] = b'X';
         let a = attest(&altered, &key).unwrap();
-        assert!(accept(a, &altered, REQUEST, RESPONSE, &commitments).unwrap_err().to_string().contains("does not open"));
+        assert!(accept(a, &altered, REQUEST, RESPONSE, &commitments)
+            .unwrap_err()
+            .to_string()
+            .contains("does not open"));
         // a blinder that does not open the commitment
         let mut wrong = commitments.clone();
         wrong[0].1[0] ^= 1;
-        assert!(accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &wrong).unwrap_err().to_string().contains("does not open"));
+        assert!(accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &wrong)
+            .unwrap_err()
+            .to_string()
+            .contains("does not open"));
     }
 }

@@ -14,8 +14,8 @@
 //! follows the head be exactly the body a revealed `Content-Length` frames. Then the server
 //! reads one request, the one the verdict shows, and answers once (see docs/protocol.md).
 
-use crate::protocol::disclose::output::{Ending, VerifiedDirection};
 use crate::http::{BodyFraming, Limits, ResponseParser};
+use crate::protocol::disclose::output::{Ending, VerifiedDirection};
 use serde::{Deserialize, Serialize};
 
 /// What the verifier requires to be revealed in the request (`--require-reveal`).
@@ -96,7 +96,12 @@ fn revealed_prefix(d: &VerifiedDirection) -> &[u8] {
 }
 
 /// Checks the request against `policy` and reads the response's framing.
-pub fn check_exchange(sent: &VerifiedDirection, received: &VerifiedDirection, name: &str, policy: RevealPolicy) -> Result<HttpExchange, ExchangeError> {
+pub fn check_exchange(
+    sent: &VerifiedDirection,
+    received: &VerifiedDirection,
+    name: &str,
+    policy: RevealPolicy,
+) -> Result<HttpExchange, ExchangeError> {
     let request_line = check_request(sent, name, policy)?;
     let (status, response_complete) = check_response(received)?;
     Ok(HttpExchange { request_line, status, response_complete })
@@ -129,7 +134,8 @@ fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> 
         check_head_lines(sent, head_end)?;
         let len = sent.len as usize;
         if len > head_end {
-            let declared = revealed_header(sent, head_end, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
+            let declared =
+                revealed_header(sent, head_end, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
             if declared != Some(len - head_end) {
                 return Err(ExchangeError::NotOneRequest);
             }
@@ -229,10 +235,15 @@ fn revealed_header(d: &VerifiedDirection, head_end: usize, name: &str) -> Option
 
 fn check_host(sent: &VerifiedDirection, name: &str) -> Result<(), ExchangeError> {
     let head_end = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4).unwrap_or(sent.len as usize);
-    let host = revealed_header(sent, head_end, "host").ok_or_else(|| ExchangeError::HostNotRevealed(name.to_string()))?;
+    let host =
+        revealed_header(sent, head_end, "host").ok_or_else(|| ExchangeError::HostNotRevealed(name.to_string()))?;
     let bare = match host.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').filter(|(_, p)| p.bytes().all(|c| c.is_ascii_digit())).map(|(h, _)| h).unwrap_or(&host),
+        None => host
+            .rsplit_once(':')
+            .filter(|(_, p)| p.bytes().all(|c| c.is_ascii_digit()))
+            .map(|(h, _)| h)
+            .unwrap_or(&host),
     };
     let canon = |h: &str| h.trim_end_matches('.').to_ascii_lowercase();
     if canon(bare) != canon(name) {
@@ -273,7 +284,9 @@ fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<b
         BodyFraming::Chunked if revealed(received, head_end, len) => {
             let mut p = ResponseParser::new(Limits { max_header_bytes: head_end, max_body_bytes: usize::MAX });
             match p.feed(&received.bytes[..len]) {
-                Ok(true) if !p.trailing_bytes().is_empty() => return Err(ExchangeError::NotOneResponse { extra: p.trailing_bytes().len() }),
+                Ok(true) if !p.trailing_bytes().is_empty() => {
+                    return Err(ExchangeError::NotOneResponse { extra: p.trailing_bytes().len() })
+                }
                 Ok(done) => Some(done),
                 Err(_) => Some(false),
             }
@@ -305,10 +318,18 @@ mod tests {
         for h in hidden {
             b[h.clone()].fill(0);
         }
-        VerifiedDirection { len: b.len() as u64, bytes: b, revealed, fast_path: hidden.is_empty(), alerts, records: vec![] }
+        VerifiedDirection {
+            len: b.len() as u64,
+            bytes: b,
+            revealed,
+            fast_path: hidden.is_empty(),
+            alerts,
+            records: vec![],
+        }
     }
 
-    const REQ: &[u8] = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n";
+    const REQ: &[u8] =
+        b"GET /json HTTP/1.1\r\nHost: bank.example\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n";
 
     fn token() -> Range<usize> {
         let at = REQ.windows(6).position(|w| w == b"secret").unwrap();
@@ -319,18 +340,38 @@ mod tests {
     fn request_line_and_host_must_be_revealed_and_name_the_certified_host() {
         let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
         let ok = check_exchange(&dir(REQ, &[token()], vec![]), &resp, "bank.example", RevealPolicy::default()).unwrap();
-        assert_eq!(ok, HttpExchange { request_line: Some("GET /json HTTP/1.1".into()), status: Some(200), response_complete: Some(true) });
+        assert_eq!(
+            ok,
+            HttpExchange {
+                request_line: Some("GET /json HTTP/1.1".into()),
+                status: Some(200),
+                response_complete: Some(true)
+            }
+        );
         let check = |req: VerifiedDirection, name: &str| check_exchange(&req, &resp, name, RevealPolicy::default());
         assert_eq!(check(dir(REQ, &[5..9], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden));
-        assert_eq!(check(dir(REQ, &[0..3], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden), "a hidden method");
+        assert_eq!(
+            check(dir(REQ, &[0..3], vec![]), "bank.example"),
+            Err(ExchangeError::RequestLineHidden),
+            "a hidden method"
+        );
         let host_at = REQ.windows(12).position(|w| w == b"bank.example").unwrap();
-        assert_eq!(check(dir(REQ, &[host_at..host_at + 4], vec![]), "bank.example"), Err(ExchangeError::HostNotRevealed("bank.example".into())));
-        assert_eq!(check(dir(REQ, &[], vec![]), "evil.example"), Err(ExchangeError::WrongHost { got: "bank.example".into(), expected: "evil.example".into() }));
+        assert_eq!(
+            check(dir(REQ, &[host_at..host_at + 4], vec![]), "bank.example"),
+            Err(ExchangeError::HostNotRevealed("bank.example".into()))
+        );
+        assert_eq!(
+            check(dir(REQ, &[], vec![]), "evil.example"),
+            Err(ExchangeError::WrongHost { got: "bank.example".into(), expected: "evil.example".into() })
+        );
         let with_port = b"GET / HTTP/1.1\r\nHost: BANK.example:8443\r\n\r\n";
         assert!(check(dir(with_port, &[], vec![]), "bank.example").is_ok());
         let pipelined = [REQ, b"GET /other HTTP/1.1\r\nHost: bank.example\r\n\r\n"].concat();
         assert_eq!(check(dir(&pipelined, &[], vec![]), "bank.example"), Err(ExchangeError::NotOneRequest));
-        assert!(matches!(check(dir(b"GET /json HTTP/1.0\r\nHost: bank.example\r\n\r\n", &[], vec![]), "bank.example"), Err(ExchangeError::BadRequestLine(_))));
+        assert!(matches!(
+            check(dir(b"GET /json HTTP/1.0\r\nHost: bank.example\r\n\r\n", &[], vec![]), "bank.example"),
+            Err(ExchangeError::BadRequestLine(_))
+        ));
         let post = b"POST /t HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 3\r\n\r\nabc";
         assert!(check(dir(post, &[], vec![]), "bank.example").is_ok());
         // The policy can be relaxed by the operator.
@@ -347,16 +388,31 @@ mod tests {
     #[test]
     fn every_header_name_is_revealed_and_none_frames_the_request_otherwise() {
         let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
-        let check = |req: &[u8], hidden: &[Range<usize>]| check_exchange(&dir(req, hidden, vec![]), &resp, "bank.example", RevealPolicy::default()).map(|_| ());
+        let check = |req: &[u8], hidden: &[Range<usize>]| {
+            check_exchange(&dir(req, hidden, vec![]), &resp, "bank.example", RevealPolicy::default()).map(|_| ())
+        };
         let at = |req: &[u8], s: &[u8]| req.windows(s.len()).position(|w| w == s).unwrap();
         assert_eq!(check(REQ, &[token()]), Ok(()));
         // a whole header line hidden, its line breaks revealed: the smuggling of TE.CL
         let body = b"0\r\n\r\nGET /b HTTP/1.1\r\nHost: bank.example\r\n\r\n";
-        let smuggled = [&b"POST /a HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding: chunked\r\n"[..], format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(), body].concat();
+        let smuggled = [
+            &b"POST /a HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding: chunked\r\n"[..],
+            format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+            body,
+        ]
+        .concat();
         let te = at(&smuggled, b"Transfer-Encoding");
         assert_eq!(check(&smuggled, &[te..te + 26]), Err(ExchangeError::HeaderNameHidden { line: 2 }));
-        assert_eq!(check(&smuggled, &[te + 10..te + 14]), Err(ExchangeError::HeaderNameHidden { line: 2 }), "part of a name");
-        assert_eq!(check(&smuggled, &[te + 16..te + 17]), Err(ExchangeError::HeaderNameHidden { line: 2 }), "a name's last byte");
+        assert_eq!(
+            check(&smuggled, &[te + 10..te + 14]),
+            Err(ExchangeError::HeaderNameHidden { line: 2 }),
+            "part of a name"
+        );
+        assert_eq!(
+            check(&smuggled, &[te + 16..te + 17]),
+            Err(ExchangeError::HeaderNameHidden { line: 2 }),
+            "a name's last byte"
+        );
         assert_eq!(check(&smuggled, &[]), Err(ExchangeError::TransferEncoding), "revealed, with Content-Length");
         let te_only = b"POST /a HTTP/1.1\r\nHost: bank.example\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n";
         assert_eq!(check(te_only, &[]), Err(ExchangeError::TransferEncoding));
@@ -372,7 +428,10 @@ mod tests {
             (b"GET / HTTP/1.1\r\nHost: bank.example\rX: 1\r\n\r\n", "a bare CR or LF"),
             (b"GET / HTTP/1.1\r\nHost: bank.example\r\nGET /b HTTP/1.1\r\n\r\n", "a header line without a colon"),
             (b"GET / HTTP/1.1\r\nHost: bank.example\r\n X: folded\r\n\r\n", "a header name that is not a token"),
-            (b"GET / HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding : chunked\r\n\r\n", "a header name that is not a token"),
+            (
+                b"GET / HTTP/1.1\r\nHost: bank.example\r\nTransfer-Encoding : chunked\r\n\r\n",
+                "a header name that is not a token",
+            ),
         ] {
             assert_eq!(check(bad, &[]), Err(ExchangeError::MalformedHead(what)), "{:?}", String::from_utf8_lossy(bad));
         }
@@ -387,12 +446,17 @@ mod tests {
     fn a_response_is_complete_by_its_own_framing_and_alone() {
         let req = dir(REQ, &[token()], vec![]);
         let complete = |resp: &[u8], hidden: &[Range<usize>], alerts: Vec<[u8; 2]>| {
-            check_exchange(&req, &dir(resp, hidden, alerts), "bank.example", RevealPolicy::default()).map(|x| x.response_complete)
+            check_exchange(&req, &dir(resp, hidden, alerts), "bank.example", RevealPolicy::default())
+                .map(|x| x.response_complete)
         };
         let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
         assert_eq!(complete(cl, &[], vec![]), Ok(Some(true)));
         assert_eq!(complete(&cl[..cl.len() - 2], &[], vec![]), Ok(Some(false)), "cut off");
-        assert_eq!(complete(&cl[..cl.len() - 2], &[39..40], vec![]), Ok(Some(false)), "a hidden body byte does not hide the length");
+        assert_eq!(
+            complete(&cl[..cl.len() - 2], &[39..40], vec![]),
+            Ok(Some(false)),
+            "a hidden body byte does not hide the length"
+        );
         let two = [&cl[..], b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"].concat();
         assert_eq!(complete(&two, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 38 }));
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
@@ -402,7 +466,10 @@ mod tests {
         assert_eq!(complete(&after_chunked, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 15 }));
         let empty = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
         assert_eq!(complete(empty, &[], vec![]), Ok(Some(true)), "a head that frames no body");
-        assert_eq!(complete(&[&empty[..], b"xyz"].concat(), &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 3 }));
+        assert_eq!(
+            complete(&[&empty[..], b"xyz"].concat(), &[], vec![]),
+            Err(ExchangeError::NotOneResponse { extra: 3 })
+        );
         assert_eq!(complete(chunked, &[50..52], vec![]), Ok(None), "hidden chunk data: unknown");
         let until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody";
         assert_eq!(complete(until_close, &[], vec![[1, 0]]), Ok(Some(true)));

@@ -72,7 +72,6 @@ impl VerifiedDirection {
     }
 }
 
-
 /// Time and traffic of one phase, as measured by the party that reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseStats {
@@ -137,7 +136,6 @@ pub struct TlsParameters {
     pub group_id: u16,
 }
 
-
 impl std::fmt::Display for VerifierOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = |d: &VerifiedDirection| {
@@ -152,9 +150,16 @@ impl std::fmt::Display for VerifierOutput {
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
         let route = match self.mode {
             crate::protocol::messages::SessionMode::Proxy => format!("dialed {}", self.server),
-            crate::protocol::messages::SessionMode::Mpc => format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server),
+            crate::protocol::messages::SessionMode::Mpc => {
+                format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server)
+            }
         };
-        writeln!(f, "server: {} ({route}, SNI {sni}), connected at {}", self.server_name, rfc3339(self.connection_time))?;
+        writeln!(
+            f,
+            "server: {} ({route}, SNI {sni}), connected at {}",
+            self.server_name,
+            rfc3339(self.connection_time)
+        )?;
         let tls = &self.tls;
         writeln!(f, "TLS {}, {}, key exchange {}", tls.version.as_str(), tls.cipher_suite, tls.group)?;
         let h = &self.http;
@@ -202,7 +207,14 @@ mod tests {
 
     #[test]
     fn printable_marks_hidden_bytes() {
-        let d = VerifiedDirection { len: 10, bytes: b"ab\0\0\0fghij".to_vec(), revealed: vec![0..2, 5..10], fast_path: false, alerts: vec![], records: vec![] };
+        let d = VerifiedDirection {
+            len: 10,
+            bytes: b"ab\0\0\0fghij".to_vec(),
+            revealed: vec![0..2, 5..10],
+            fast_path: false,
+            alerts: vec![],
+            records: vec![],
+        };
         assert_eq!(d.printable(), "ab███fghij");
         assert!(d.is_revealed(6..9) && !d.is_revealed(1..3));
     }
@@ -210,7 +222,14 @@ mod tests {
     #[test]
     fn revealed_bytes_cannot_imitate_a_redaction_or_rewrite_a_line() {
         let text = "ok\r\nfake \u{2588}\u{2588}\rserver: bank\x1b[2K \\x1b \u{202e}\t\u{85}end\n";
-        let d = VerifiedDirection { len: text.len() as u64 + 2, bytes: [text.as_bytes(), b"\0\0"].concat(), revealed: vec![0..text.len() as u64], fast_path: false, alerts: vec![], records: vec![] };
+        let d = VerifiedDirection {
+            len: text.len() as u64 + 2,
+            bytes: [text.as_bytes(), b"\0\0"].concat(),
+            revealed: vec![0..text.len() as u64],
+            fast_path: false,
+            alerts: vec![],
+            records: vec![],
+        };
         assert_eq!(
             d.printable(),
             "ok\nfake \\u{2588}\\u{2588}\\rserver: bank\\x1b[2K \\\\x1b \\u{202e}\\t\\x85end\n██"
@@ -228,17 +247,34 @@ mod tests {
         let fake = "\nreceived 5 bytes, fast path (key opened), closed with close_notify:\r\nall good\rcommitment to sent bytes 0..1: SHA-256 00\n";
         let body = format!("POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: {}\r\n\r\n{fake}", fake.len());
         let line = "GET /a\nreceived 0 bytes HTTP/1.1";
-        let dir = |bytes: &[u8]| VerifiedDirection { len: bytes.len() as u64, bytes: bytes.to_vec(), revealed: vec![0..bytes.len() as u64], fast_path: true, alerts: vec![[1, 0]], records: vec![] };
+        let dir = |bytes: &[u8]| VerifiedDirection {
+            len: bytes.len() as u64,
+            bytes: bytes.to_vec(),
+            revealed: vec![0..bytes.len() as u64],
+            fast_path: true,
+            alerts: vec![[1, 0]],
+            records: vec![],
+        };
         let out = VerifierOutput {
             mode: crate::protocol::messages::SessionMode::Proxy,
             server_name: "bank.example".into(),
             server: "bank.example:443".into(),
             sni: Some("bank.example".into()),
-            tls: TlsParameters { version: crate::protocol::messages::TlsVersion::Tls12, cipher_suite: "x".into(), group: "y".into(), cipher_suite_id: 0, group_id: 0 },
+            tls: TlsParameters {
+                version: crate::protocol::messages::TlsVersion::Tls12,
+                cipher_suite: "x".into(),
+                group: "y".into(),
+                cipher_suite_id: 0,
+                group_id: 0,
+            },
             connection_time: 0,
             sent: dir(body.as_bytes()),
             received: dir(b"HTTP/1.1 200 OK\r\n\r\nreceived 1 bytes, fast path\n"),
-            http: crate::protocol::disclose::exchange::HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
+            http: crate::protocol::disclose::exchange::HttpExchange {
+                request_line: Some(line.into()),
+                status: Some(200),
+                response_complete: Some(true),
+            },
             commitments: vec![],
             stats: SessionStats::default(),
         };

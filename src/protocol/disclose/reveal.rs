@@ -73,7 +73,9 @@ pub enum RevealError {
 /// checks first and says which byte.
 pub fn check_hidden_line_breaks(revealed: &[Range<u64>], request: &[u8]) -> Result<(), RevealError> {
     for hidden in complement(revealed, request.len() as u64) {
-        if let Some(i) = request[hidden.start as usize..hidden.end as usize].iter().position(|&c| c == b'\r' || c == b'\n') {
+        if let Some(i) =
+            request[hidden.start as usize..hidden.end as usize].iter().position(|&c| c == b'\r' || c == b'\n')
+        {
             return Err(RevealError::HiddenLineBreak { at: hidden.start + i as u64 });
         }
     }
@@ -308,8 +310,15 @@ mod tests {
         let to_u64 = |r: Vec<Range<usize>>| r.into_iter().map(|r| r.start as u64..r.end as u64).collect::<Vec<_>>();
         assert_eq!(check_hidden_line_breaks(&to_u64(values), REQ), Ok(()));
         let crlf = REQ.windows(2).position(|w| w == b"\r\n").unwrap() as u64;
-        assert_eq!(check_hidden_line_breaks(&[0..crlf, crlf + 2..REQ.len() as u64], REQ), Err(RevealError::HiddenLineBreak { at: crlf }));
-        assert_eq!(check_hidden_line_breaks(&[], REQ), Err(RevealError::HiddenLineBreak { at: crlf }), "nothing revealed");
+        assert_eq!(
+            check_hidden_line_breaks(&[0..crlf, crlf + 2..REQ.len() as u64], REQ),
+            Err(RevealError::HiddenLineBreak { at: crlf })
+        );
+        assert_eq!(
+            check_hidden_line_breaks(&[], REQ),
+            Err(RevealError::HiddenLineBreak { at: crlf }),
+            "nothing revealed"
+        );
         assert_eq!(complement(&[2..4u64, 6..7], 9), vec![0..2, 4..6, 7..9]);
     }
 
@@ -343,10 +352,15 @@ mod tests {
         let head = &b"HTTP/1.1 200 OK\r\nX-Owner: \"owner\": 1\r\n\r\n"[..];
         let resp = &[head, br#"{"account":{"id":"A\"1","owner":"Alice","balance":{"amount":"12.5","currency":"EUR"}},"n":-3,"status":"ok"}"#].concat()[..];
         let names = |v: &[&str]| Reveal::JsonFields(v.iter().map(|s| s.to_string()).collect());
-        let shown = |r: Vec<Range<usize>>| r.iter().map(|x| String::from_utf8_lossy(&resp[x.clone()]).into_owned()).collect::<Vec<_>>();
+        let shown = |r: Vec<Range<usize>>| {
+            r.iter().map(|x| String::from_utf8_lossy(&resp[x.clone()]).into_owned()).collect::<Vec<_>>()
+        };
         // The header that looks like a member is not in the body, so it stays hidden.
         assert_eq!(shown(names(&["owner", "n"]).resolve(resp).unwrap()), [r#""owner":"Alice""#, r#""n":-3"#]);
-        assert_eq!(shown(names(&["balance"]).resolve(resp).unwrap()), [r#""balance":{"amount":"12.5","currency":"EUR"}"#]);
+        assert_eq!(
+            shown(names(&["balance"]).resolve(resp).unwrap()),
+            [r#""balance":{"amount":"12.5","currency":"EUR"}"#]
+        );
         // Keys inside strings are not keys; an escaped quote does not end a string.
         assert_eq!(shown(names(&["id", "missing"]).resolve(resp).unwrap()), [r#""id":"A\"1""#]);
         assert_eq!(names(&["status"]).resolve(b"HTTP/1.1 200 OK\r\n\r\n{\"status\":").unwrap(), vec![]);
@@ -362,9 +376,15 @@ mod tests {
         assert_eq!(check_canonical(&[0..1, 2..3], 10, 1), Err(RevealError::TooMany { count: 2, max: 1 }));
         let max = MAX_COMMITTED_BYTES;
         assert_eq!(check_commitments(&[0..max], 1 << 20), Ok(()));
-        assert_eq!(check_commitments(&[0..max / 2, max..max * 3 / 2 + 1], 1 << 20), Err(RevealError::CommitmentsTooLarge { bytes: max + 1, max }));
+        assert_eq!(
+            check_commitments(&[0..max / 2, max..max * 3 / 2 + 1], 1 << 20),
+            Err(RevealError::CommitmentsTooLarge { bytes: max + 1, max })
+        );
         let many: Vec<_> = (0..MAX_COMMITMENTS as u64 + 1).map(|i| 2 * i..2 * i + 1).collect();
-        assert_eq!(check_commitments(&many, 1 << 20), Err(RevealError::TooMany { count: MAX_COMMITMENTS + 1, max: MAX_COMMITMENTS }));
+        assert_eq!(
+            check_commitments(&many, 1 << 20),
+            Err(RevealError::TooMany { count: MAX_COMMITMENTS + 1, max: MAX_COMMITMENTS })
+        );
         assert!(covers_all(&[0..10], 10));
         assert!(!covers_all(&[0..9], 10) && !covers_all(&[0..5, 6..10], 10) && !covers_all(&[], 0));
     }

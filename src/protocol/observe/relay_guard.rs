@@ -37,7 +37,13 @@ pub struct OutboundGuard {
 
 impl OutboundGuard {
     pub fn new(expected_sni: Option<&str>) -> Self {
-        OutboundGuard { expected_sni: expected_sni.map(str::to_ascii_lowercase), held: Vec::new(), first_checked: false, in_record: 0, partial_header: Vec::new() }
+        OutboundGuard {
+            expected_sni: expected_sni.map(str::to_ascii_lowercase),
+            held: Vec::new(),
+            first_checked: false,
+            in_record: 0,
+            partial_header: Vec::new(),
+        }
     }
 
     /// Feeds the prover's next bytes; returns what may be forwarded to the server now (empty
@@ -108,7 +114,8 @@ mod tests {
     use crate::tls::{Client, ClientConfig, RootStore};
 
     fn client_hello(name: &str) -> Vec<u8> {
-        let mut c = Client::new(ClientConfig::new(RootStore::mozilla()), name, rustls_pki_types::UnixTime::now()).unwrap();
+        let mut c =
+            Client::new(ClientConfig::new(RootStore::mozilla()), name, rustls_pki_types::UnixTime::now()).unwrap();
         c.take_outgoing()
     }
 
@@ -143,7 +150,10 @@ mod tests {
     fn refuses_anything_but_a_client_hello_for_the_name() {
         let hello = client_hello("bank.example");
         let check = |expected: Option<&str>, bytes: &[u8]| OutboundGuard::new(expected).push(bytes);
-        assert!(matches!(check(Some("bank.example"), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Err(RelayError::NotTls(_))));
+        assert!(matches!(
+            check(Some("bank.example"), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Err(RelayError::NotTls(_))
+        ));
         assert_eq!(check(Some("bank.example"), &record(23, &[0; 10])), Err(RelayError::FirstRecordNotClientHello));
         assert_eq!(check(Some("bank.example"), &record(22, &[2, 0, 0, 0])), Err(RelayError::FirstRecordNotClientHello));
         // a ClientHello cut short inside its record
@@ -153,9 +163,15 @@ mod tests {
             check(Some("other.example"), &hello),
             Err(RelayError::SniMismatch { got: Some("bank.example".into()), expected: Some("other.example".into()) })
         );
-        assert_eq!(check(None, &hello), Err(RelayError::SniMismatch { got: Some("bank.example".into()), expected: None }));
+        assert_eq!(
+            check(None, &hello),
+            Err(RelayError::SniMismatch { got: Some("bank.example".into()), expected: None })
+        );
         let ip_hello = client_hello("192.0.2.1");
         assert_eq!(check(None, &ip_hello), Ok(ip_hello.clone()));
-        assert_eq!(check(Some("bank.example"), &ip_hello), Err(RelayError::SniMismatch { got: None, expected: Some("bank.example".into()) }));
+        assert_eq!(
+            check(Some("bank.example"), &ip_hello),
+            Err(RelayError::SniMismatch { got: None, expected: Some("bank.example".into()) })
+        );
     }
 }

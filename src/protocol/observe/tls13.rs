@@ -13,9 +13,11 @@
 //! Every length is checked before slicing, counts are bounded, and each failure is a specific
 //! [`TranscriptError`].
 
-use crate::protocol::observe::tls12::{map_tls, parse_client_hello, ClientOffer, TranscriptError, MAX_HANDSHAKE_MESSAGES, MAX_RECORDS_PER_DIRECTION};
-use crate::tls::certs::{verify_server_chain, RootStore};
 use crate::protocol::messages::TlsVersion;
+use crate::protocol::observe::tls12::{
+    map_tls, parse_client_hello, ClientOffer, TranscriptError, MAX_HANDSHAKE_MESSAGES, MAX_RECORDS_PER_DIRECTION,
+};
+use crate::tls::certs::{verify_server_chain, RootStore};
 use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, RECORD_HEADER_LEN};
 use crate::tls::tls13::key_schedule::{finished_verify_data, Secret};
 use crate::tls::tls13::messages::{self, ext13, hs13, Suite13, TLS13};
@@ -74,7 +76,10 @@ fn split(direction: Direction, stream: &[u8]) -> Result<(Vec<(u8, Vec<u8>)>, Vec
                 encrypted.push(body.to_vec());
             }
             _ if !encrypted.is_empty() => {
-                return Err(TranscriptError::UnexpectedPlaintextRecord { direction, content_type: header.content_type });
+                return Err(TranscriptError::UnexpectedPlaintextRecord {
+                    direction,
+                    content_type: header.content_type,
+                });
             }
             Some(ContentType::ChangeCipherSpec) if body == [1] && joiner.is_empty() => {}
             Some(ContentType::ChangeCipherSpec) => return Err(TranscriptError::BadChangeCipherSpec { direction }),
@@ -100,7 +105,13 @@ fn split(direction: Direction, stream: &[u8]) -> Result<(Vec<(u8, Vec<u8>)>, Vec
     Ok((messages, encrypted))
 }
 
-fn expect<'a>(direction: Direction, messages: &'a [(u8, Vec<u8>)], i: usize, typ: u8, name: &'static str) -> Result<&'a [u8], TranscriptError> {
+fn expect<'a>(
+    direction: Direction,
+    messages: &'a [(u8, Vec<u8>)],
+    i: usize,
+    typ: u8,
+    name: &'static str,
+) -> Result<&'a [u8], TranscriptError> {
     match messages.get(i) {
         Some((t, raw)) if *t == typ => Ok(raw),
         Some((t, _)) => Err(TranscriptError::UnexpectedHandshake { direction, expected: name, got: hs::name(*t) }),
@@ -147,7 +158,11 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
         let offer2 = parse_client_hello(&hello2[4..])?;
         check_offer(&offer2)?;
         if offer2.sni != offer.sni || offer2.suites != offer.suites {
-            return Err(TranscriptError::UnexpectedHandshake { direction: c, expected: "the same ClientHello again", got: "another offer" });
+            return Err(TranscriptError::UnexpectedHandshake {
+                direction: c,
+                expected: "the same ClientHello again",
+                got: "another offer",
+            });
         }
         let raw = expect(s, &server_messages, 1, hs::SERVER_HELLO, "ServerHello")?;
         (messages::parse_server_hello(&raw[4..]).map_err(|e| map_tls(s, e))?, raw, 1)
@@ -157,14 +172,26 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     // Both sides send their hellos in the clear (two each after a HelloRetryRequest), nothing else.
     if client_messages.len() > last + 1 {
         let (t, _) = &client_messages[last + 1];
-        return Err(TranscriptError::UnexpectedHandshake { direction: c, expected: "encrypted records", got: hs::name(*t) });
+        return Err(TranscriptError::UnexpectedHandshake {
+            direction: c,
+            expected: "encrypted records",
+            got: hs::name(*t),
+        });
     }
     if server_messages.len() > last + 1 {
         let (t, _) = &server_messages[last + 1];
-        return Err(TranscriptError::UnexpectedHandshake { direction: s, expected: "encrypted records", got: hs::name(*t) });
+        return Err(TranscriptError::UnexpectedHandshake {
+            direction: s,
+            expected: "encrypted records",
+            got: hs::name(*t),
+        });
     }
     if hello.is_retry_request() {
-        return Err(TranscriptError::UnexpectedHandshake { direction: s, expected: "ServerHello", got: "a second HelloRetryRequest" });
+        return Err(TranscriptError::UnexpectedHandshake {
+            direction: s,
+            expected: "ServerHello",
+            got: "a second HelloRetryRequest",
+        });
     }
     let version = hello.version.unwrap_or(0x0303);
     if version != TLS13 {
@@ -175,7 +202,11 @@ pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptErr
     }
     let suite = Suite13::from_id(hello.suite).ok_or(TranscriptError::UnsupportedCipherSuite(hello.suite))?;
     if hello.session_id != offer.session_id {
-        return Err(TranscriptError::UnexpectedHandshake { direction: s, expected: "the session id echoed", got: "another one" });
+        return Err(TranscriptError::UnexpectedHandshake {
+            direction: s,
+            expected: "the session id echoed",
+            got: "another one",
+        });
     }
     let group = hello.key_share.as_ref().map(|(g, _)| *g).ok_or(TranscriptError::MissingMessage("key_share"))?;
     if !offer.groups.as_ref().is_some_and(|g| g.contains(&group)) {
@@ -226,7 +257,11 @@ fn read_messages(
             }
             if on_message(typ, &raw)? {
                 // The application keys start at the next record (RFC 8446 §5.1).
-                return if joiner.is_empty() { Ok(seq + 1) } else { Err(TranscriptError::InterleavedHandshakeFragment { direction }) };
+                return if joiner.is_empty() {
+                    Ok(seq + 1)
+                } else {
+                    Err(TranscriptError::InterleavedHandshakeFragment { direction })
+                };
             }
         }
     }
@@ -260,7 +295,14 @@ impl Transcript13 {
     /// Reads both encrypted handshakes with the opened handshake traffic secrets and checks
     /// them: the chain for `name` at `now`, the SNI, ALPN, the CertificateVerify signature,
     /// both Finished messages (see the module doc).
-    pub fn read_handshake(&self, client_secret: &[u8], server_secret: &[u8], roots: &RootStore, name: &str, now: UnixTime) -> Result<Handshake13, TranscriptError> {
+    pub fn read_handshake(
+        &self,
+        client_secret: &[u8],
+        server_secret: &[u8],
+        roots: &RootStore,
+        name: &str,
+        now: UnixTime,
+    ) -> Result<Handshake13, TranscriptError> {
         let alg = self.suite.hash();
         let server_name = ServerName::try_from(name).map_err(|_| TranscriptError::InvalidServerName)?.to_owned();
         let expected_sni = match &server_name {
@@ -283,7 +325,11 @@ impl Transcript13 {
         let server_records = read_messages(s, &key(&server_secret)?, &self.received, |typ, raw| {
             let body = &raw[4..];
             let tls = |e| map_tls(s, e);
-            let unexpected = |expected: &'static str| TranscriptError::UnexpectedHandshake { direction: s, expected, got: hs::name(typ) };
+            let unexpected = |expected: &'static str| TranscriptError::UnexpectedHandshake {
+                direction: s,
+                expected,
+                got: hs::name(typ),
+            };
             match (step, typ) {
                 (0, hs13::ENCRYPTED_EXTENSIONS) => {
                     let ee = messages::parse_encrypted_extensions(body, self.offered_alpn).map_err(tls)?;
@@ -299,17 +345,24 @@ impl Transcript13 {
                 }
                 (1, hs::CERTIFICATE) => {
                     chain = messages::parse_certificate(body).map_err(tls)?;
-                    verify_server_chain(roots, &chain, &server_name, now).map_err(TranscriptError::InvalidCertificate)?;
+                    verify_server_chain(roots, &chain, &server_name, now)
+                        .map_err(TranscriptError::InvalidCertificate)?;
                 }
                 (2, hs13::CERTIFICATE_VERIFY) => {
-                    messages::verify_certificate_verify(&chain[0], body, alg.hash(&transcript).as_bytes()).map_err(|e| match e {
-                        crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::UnofferedSignatureScheme(scheme)) => {
-                            TranscriptError::UnsupportedSignatureScheme(scheme)
-                        }
-                        crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadCertificateVerify) => TranscriptError::BadCertificateVerify,
-                        crate::tls::Error::Certificate(e) => TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(e)),
-                        other => map_tls(s, other),
-                    })?;
+                    messages::verify_certificate_verify(&chain[0], body, alg.hash(&transcript).as_bytes()).map_err(
+                        |e| match e {
+                            crate::tls::Error::PeerMisbehaved(
+                                crate::tls::PeerMisbehaved::UnofferedSignatureScheme(scheme),
+                            ) => TranscriptError::UnsupportedSignatureScheme(scheme),
+                            crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadCertificateVerify) => {
+                                TranscriptError::BadCertificateVerify
+                            }
+                            crate::tls::Error::Certificate(e) => {
+                                TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(e))
+                            }
+                            other => map_tls(s, other),
+                        },
+                    )?;
                 }
                 (3, hs::FINISHED) => {
                     let expected = finished_verify_data(alg, &server_secret, &alg.hash(&transcript));
@@ -333,29 +386,27 @@ impl Transcript13 {
         // The client's flight: an empty Certificate if one was requested, then its Finished.
         let c = Direction::Sent;
         let mut certificate_sent = certificate_requested.is_none();
-        let client_records = read_messages(c, &key(&client_secret)?, &self.sent, |typ, raw| {
-            match typ {
-                hs::CERTIFICATE if !certificate_sent => {
-                    let mut r = crate::tls::codec::Reader::new(&raw[4..]);
-                    r.vec8("certificate_request_context").map_err(|e| map_tls(c, e))?;
-                    if !r.vec24("certificate_list").map_err(|e| map_tls(c, e))?.is_empty() {
-                        return Err(TranscriptError::ClientCertificateNotSupported);
-                    }
-                    certificate_sent = true;
-                    transcript.extend_from_slice(raw);
-                    Ok(false)
+        let client_records = read_messages(c, &key(&client_secret)?, &self.sent, |typ, raw| match typ {
+            hs::CERTIFICATE if !certificate_sent => {
+                let mut r = crate::tls::codec::Reader::new(&raw[4..]);
+                r.vec8("certificate_request_context").map_err(|e| map_tls(c, e))?;
+                if !r.vec24("certificate_list").map_err(|e| map_tls(c, e))?.is_empty() {
+                    return Err(TranscriptError::ClientCertificateNotSupported);
                 }
-                hs::FINISHED if certificate_sent => {
-                    let expected = finished_verify_data(alg, &client_secret, &alg.hash(&transcript));
-                    if !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), &raw[4..])) {
-                        return Err(TranscriptError::BadFinished { direction: c });
-                    }
-                    Ok(true)
+                certificate_sent = true;
+                transcript.extend_from_slice(raw);
+                Ok(false)
+            }
+            hs::FINISHED if certificate_sent => {
+                let expected = finished_verify_data(alg, &client_secret, &alg.hash(&transcript));
+                if !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), &raw[4..])) {
+                    return Err(TranscriptError::BadFinished { direction: c });
                 }
-                other => {
-                    let expected = if certificate_sent { "Finished" } else { "Certificate" };
-                    Err(TranscriptError::UnexpectedHandshake { direction: c, expected, got: hs::name(other) })
-                }
+                Ok(true)
+            }
+            other => {
+                let expected = if certificate_sent { "Finished" } else { "Certificate" };
+                Err(TranscriptError::UnexpectedHandshake { direction: c, expected, got: hs::name(other) })
             }
         })?;
         Ok(Handshake13 { chain, server_finished_hash, handshake_records: [client_records, server_records] })
@@ -364,11 +415,11 @@ impl Transcript13 {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod tests {
-    use crate::tls::tls13::HashAlg;
     use super::*;
     use crate::fixture::FixtureCerts;
     use crate::tls::tls13::client::tests::{start, Server};
     use crate::tls::tls13::record::RecordKey;
+    use crate::tls::tls13::HashAlg;
     use crate::tls::tls13::{Client13, Secret};
     use std::io::{Read, Write};
 
@@ -424,7 +475,10 @@ pub(crate) mod tests {
 
     #[test]
     fn the_verifier_reads_the_handshake_with_the_opened_secrets() {
-        for (server, group) in [(Server::default(), 29), (Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() }, 23)] {
+        for (server, group) in [
+            (Server::default(), 29),
+            (Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() }, 23),
+        ] {
             let r = relay(server);
             let t = parse(&r.sent, &r.received).unwrap();
             assert_eq!(t.group(), group, "the key-exchange group the verdict names");
@@ -438,10 +492,18 @@ pub(crate) mod tests {
             // The records after the handshake are the application's, under the application keys.
             let app = schedule.application_traffic.as_ref().unwrap();
             let suite = t.suite();
-            let server_key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &app.server, suite.aead().key_len())).unwrap();
+            let server_key = RecordKey::new(
+                suite.aead(),
+                &TrafficKeys::derive(HashAlg::Sha256, &app.server, suite.aead().key_len()),
+            )
+            .unwrap();
             let first = &t.encrypted_records(Direction::Received)[h.handshake_records[1]];
             assert_eq!(server_key.open(0, first).unwrap().content, b"HTTP/1.1 200 OK\r\n\r\nhello");
-            let client_key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &app.client, suite.aead().key_len())).unwrap();
+            let client_key = RecordKey::new(
+                suite.aead(),
+                &TrafficKeys::derive(HashAlg::Sha256, &app.client, suite.aead().key_len()),
+            )
+            .unwrap();
             let request = &t.encrypted_records(Direction::Sent)[h.handshake_records[0]];
             assert_eq!(client_key.open(0, request).unwrap().content, b"GET / HTTP/1.1\r\n\r\n");
         }
@@ -454,18 +516,35 @@ pub(crate) mod tests {
         let (c, s) = secrets(&r.client);
         let now = UnixTime::now();
         let wrong = [7u8; 32];
-        assert_eq!(t.read_handshake(&c, &wrong, &r.roots, "localhost", now), Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Received }));
-        assert_eq!(t.read_handshake(&wrong, &s, &r.roots, "localhost", now), Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Sent }));
-        assert!(matches!(t.read_handshake(&c, &s, &r.roots, "fixture.test", now), Err(TranscriptError::SniMismatch { .. })));
+        assert_eq!(
+            t.read_handshake(&c, &wrong, &r.roots, "localhost", now),
+            Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Received })
+        );
+        assert_eq!(
+            t.read_handshake(&wrong, &s, &r.roots, "localhost", now),
+            Err(TranscriptError::HandshakeNotDecrypted { direction: Direction::Sent })
+        );
+        assert!(matches!(
+            t.read_handshake(&c, &s, &r.roots, "fixture.test", now),
+            Err(TranscriptError::SniMismatch { .. })
+        ));
         let other_ca = FixtureCerts::generate(crate::fixture::KeyType::EcdsaP256, 30).unwrap();
         let other = RootStore::from_der_certs([other_ca.ca_der.as_ref()]).unwrap();
-        assert!(matches!(t.read_handshake(&c, &s, &other, "localhost", now), Err(TranscriptError::InvalidCertificate(_))));
+        assert!(matches!(
+            t.read_handshake(&c, &s, &other, "localhost", now),
+            Err(TranscriptError::InvalidCertificate(_))
+        ));
 
         // The server's flight re-sealed with one bit of the CertificateVerify signature flipped:
         // it decrypts, and the signature check refuses it before the Finished is looked at.
         let suite = t.suite();
-        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&s), suite.aead().key_len())).unwrap();
-        let flight: Vec<u8> = t.received[..t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[1]]
+        let key = RecordKey::new(
+            suite.aead(),
+            &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&s), suite.aead().key_len()),
+        )
+        .unwrap();
+        let flight: Vec<u8> = t.received
+            [..t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[1]]
             .iter()
             .enumerate()
             .flat_map(|(seq, rec)| key.open(seq as u64, rec).unwrap().content)
@@ -481,15 +560,24 @@ pub(crate) mod tests {
             forged.push(raw);
         }
         let mut forged_t = t.clone();
-        forged_t.received = forged.iter().enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
-        assert_eq!(forged_t.read_handshake(&c, &s, &r.roots, "localhost", now), Err(TranscriptError::BadCertificateVerify));
+        forged_t.received = forged
+            .iter()
+            .enumerate()
+            .map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec())
+            .collect();
+        assert_eq!(
+            forged_t.read_handshake(&c, &s, &r.roots, "localhost", now),
+            Err(TranscriptError::BadCertificateVerify)
+        );
         // The same flight unforged, one message per record, passes: only the signature changed.
         let mut resealed = t.clone();
         let mut joiner = HandshakeJoiner::default();
         joiner.push(&flight);
         let mut records = Vec::new();
         while let Some((_, raw)) = joiner.pop().unwrap() {
-            records.push(key.seal(records.len() as u64, ContentType::Handshake, &raw).unwrap()[RECORD_HEADER_LEN..].to_vec());
+            records.push(
+                key.seal(records.len() as u64, ContentType::Handshake, &raw).unwrap()[RECORD_HEADER_LEN..].to_vec(),
+            );
         }
         resealed.received = records;
         assert!(resealed.read_handshake(&c, &s, &r.roots, "localhost", now).is_ok());
@@ -508,7 +596,10 @@ pub(crate) mod tests {
     }
 
     fn stream_of(records: &[(u8, Vec<u8>)]) -> Vec<u8> {
-        records.iter().flat_map(|(t, body)| [&[*t, 3, 3][..], &(body.len() as u16).to_be_bytes(), body].concat()).collect()
+        records
+            .iter()
+            .flat_map(|(t, body)| [&[*t, 3, 3][..], &(body.len() as u16).to_be_bytes(), body].concat())
+            .collect()
     }
 
     /// `records` with `extra` before the first encrypted one.
@@ -529,34 +620,74 @@ pub(crate) mod tests {
         assert_eq!(check(inserted(&received, vec![(20, vec![1])])), Ok(()));
         assert_eq!(check(inserted(&received, vec![(20, vec![2])])), Err(BadChangeCipherSpec { direction: d }));
         let hello = &received[0].1;
-        let fragmented = |middle: Vec<(u8, Vec<u8>)>| stream_of(&[vec![(22, hello[..10].to_vec())], middle, vec![(22, hello[10..].to_vec())], received[1..].to_vec()].concat());
+        let fragmented = |middle: Vec<(u8, Vec<u8>)>| {
+            stream_of(
+                &[vec![(22, hello[..10].to_vec())], middle, vec![(22, hello[10..].to_vec())], received[1..].to_vec()]
+                    .concat(),
+            )
+        };
         assert_eq!(check(fragmented(vec![])), Ok(()), "a fragmented ServerHello");
-        assert_eq!(check(fragmented(vec![(20, vec![1])])), Err(BadChangeCipherSpec { direction: d }), "inside a message");
+        assert_eq!(
+            check(fragmented(vec![(20, vec![1])])),
+            Err(BadChangeCipherSpec { direction: d }),
+            "inside a message"
+        );
         // empty handshake records, plaintext alerts
-        assert_eq!(check(inserted(&received, vec![(22, vec![])])), Err(EmptyFragment { direction: d, content_type: 22 }));
-        assert_eq!(check(inserted(&received, vec![(21, vec![2, 40])])), Err(FatalAlert { direction: d, description: 40 }));
+        assert_eq!(
+            check(inserted(&received, vec![(22, vec![])])),
+            Err(EmptyFragment { direction: d, content_type: 22 })
+        );
+        assert_eq!(
+            check(inserted(&received, vec![(21, vec![2, 40])])),
+            Err(FatalAlert { direction: d, description: 40 })
+        );
         assert_eq!(check(inserted(&received, vec![(21, vec![2])])), Err(BadAlert { direction: d }));
         // as many records as the limit, then one more
         let ccs = |n: usize| vec![(20u8, vec![1u8]); n];
         assert_eq!(check(inserted(&received, ccs(MAX_RECORDS_PER_DIRECTION - received.len()))), Ok(()));
-        assert_eq!(check(inserted(&received, ccs(MAX_RECORDS_PER_DIRECTION - received.len() + 1))), Err(TooManyRecords { direction: d }));
+        assert_eq!(
+            check(inserted(&received, ccs(MAX_RECORDS_PER_DIRECTION - received.len() + 1))),
+            Err(TooManyRecords { direction: d })
+        );
         // an encrypted record of the largest size TLS 1.3 allows, then one byte larger
         let mut big = received.clone();
         big.push((23, vec![0; crate::tls::tls13::record::MAX_ENCRYPTED]));
         assert_eq!(check(stream_of(&big)), Ok(()));
         big.last_mut().unwrap().1.push(0);
-        assert_eq!(check(stream_of(&big)), Err(RecordOverflow { direction: d, length: crate::tls::tls13::record::MAX_ENCRYPTED + 1 }));
+        assert_eq!(
+            check(stream_of(&big)),
+            Err(RecordOverflow { direction: d, length: crate::tls::tls13::record::MAX_ENCRYPTED + 1 })
+        );
         // plaintext handshake messages beyond the hellos: named, up to the count limit
-        let extra = |n: usize| vec![(22u8, (0..n).flat_map(|_| handshake_message(hs13::ENCRYPTED_EXTENSIONS, &[])).collect::<Vec<u8>>())];
-        let late = UnexpectedHandshake { direction: d, expected: "encrypted records", got: hs::name(hs13::ENCRYPTED_EXTENSIONS) };
+        let extra = |n: usize| {
+            vec![(22u8, (0..n).flat_map(|_| handshake_message(hs13::ENCRYPTED_EXTENSIONS, &[])).collect::<Vec<u8>>())]
+        };
+        let late = UnexpectedHandshake {
+            direction: d,
+            expected: "encrypted records",
+            got: hs::name(hs13::ENCRYPTED_EXTENSIONS),
+        };
         assert_eq!(check(inserted(&received, extra(MAX_HANDSHAKE_MESSAGES - 1))), Err(late));
-        assert_eq!(check(inserted(&received, extra(MAX_HANDSHAKE_MESSAGES))), Err(TooManyHandshakeMessages { direction: d }));
+        assert_eq!(
+            check(inserted(&received, extra(MAX_HANDSHAKE_MESSAGES))),
+            Err(TooManyHandshakeMessages { direction: d })
+        );
         let late_sent = parse(&inserted(&sent, extra(1)), &r.received).map(|_| ());
-        assert_eq!(late_sent, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "encrypted records", got: hs::name(hs13::ENCRYPTED_EXTENSIONS) }));
+        assert_eq!(
+            late_sent,
+            Err(UnexpectedHandshake {
+                direction: Direction::Sent,
+                expected: "encrypted records",
+                got: hs::name(hs13::ENCRYPTED_EXTENSIONS)
+            })
+        );
         // the server's first message must be its hello
         let mut first = received.clone();
         first[0].1 = handshake_message(hs::CERTIFICATE, &[0; 4]);
-        assert_eq!(check(stream_of(&first)), Err(UnexpectedHandshake { direction: d, expected: "ServerHello", got: hs::name(hs::CERTIFICATE) }));
+        assert_eq!(
+            check(stream_of(&first)),
+            Err(UnexpectedHandshake { direction: d, expected: "ServerHello", got: hs::name(hs::CERTIFICATE) })
+        );
         // a suite the client did not offer (TLS_AES_128_CCM_SHA256)
         let mut suite = received.clone();
         let at = 4 + 2 + 32 + 1 + usize::from(suite[0].1[4 + 2 + 32]);
@@ -582,7 +713,11 @@ pub(crate) mod tests {
             body[at + 8] = b'x';
             stream_of(&v)
         };
-        let refused = TranscriptError::UnexpectedHandshake { direction: Direction::Sent, expected: "the same ClientHello again", got: "another offer" };
+        let refused = TranscriptError::UnexpectedHandshake {
+            direction: Direction::Sent,
+            expected: "the same ClientHello again",
+            got: "another offer",
+        };
         assert_eq!(parse(&other_name, &r.received).map(|_| ()), Err(refused));
     }
 
@@ -596,12 +731,24 @@ pub(crate) mod tests {
         let now = UnixTime::now();
         let flight_records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[1];
         let suite = t.suite();
-        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&s), suite.aead().key_len())).unwrap();
-        let flight: Vec<u8> = t.received[..flight_records].iter().enumerate().flat_map(|(seq, rec)| key.open(seq as u64, rec).unwrap().content).collect();
+        let key = RecordKey::new(
+            suite.aead(),
+            &TrafficKeys::derive(HashAlg::Sha256, &Secret::from_slice(&s), suite.aead().key_len()),
+        )
+        .unwrap();
+        let flight: Vec<u8> = t.received[..flight_records]
+            .iter()
+            .enumerate()
+            .flat_map(|(seq, rec)| key.open(seq as u64, rec).unwrap().content)
+            .collect();
         let reseal = |first: (ContentType, Vec<u8>)| {
             let mut t = t.clone();
             let rest = if first.1.is_empty() { flight.clone() } else { flight[first.1.len()..].to_vec() };
-            t.received = [first, (ContentType::Handshake, rest)].iter().enumerate().map(|(seq, (typ, m))| key.seal(seq as u64, *typ, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+            t.received = [first, (ContentType::Handshake, rest)]
+                .iter()
+                .enumerate()
+                .map(|(seq, (typ, m))| key.seal(seq as u64, *typ, m).unwrap()[RECORD_HEADER_LEN..].to_vec())
+                .collect();
             t.read_handshake(&c, &s, &r.roots, "localhost", now).map(|_| ())
         };
         let ee_len = 4 + usize::from(u16::from_be_bytes([flight[2], flight[3]]));
@@ -624,19 +771,28 @@ pub(crate) mod tests {
             let without = reseal_flight(&r, &t, Direction::Received, |m| {
                 m.remove(left_out);
             });
-            assert_eq!(without, Err(TranscriptError::UnexpectedHandshake { direction: Direction::Received, expected, got }));
+            assert_eq!(
+                without,
+                Err(TranscriptError::UnexpectedHandshake { direction: Direction::Received, expected, got })
+            );
         }
     }
 
     /// A direction's encrypted handshake as its messages, resealed after `edit`, then read.
-    fn reseal_flight(r: &Relayed, t: &Transcript13, d: Direction, edit: impl FnOnce(&mut Vec<Vec<u8>>)) -> Result<(), TranscriptError> {
+    fn reseal_flight(
+        r: &Relayed,
+        t: &Transcript13,
+        d: Direction,
+        edit: impl FnOnce(&mut Vec<Vec<u8>>),
+    ) -> Result<(), TranscriptError> {
         let (c, s) = secrets(&r.client);
         let now = UnixTime::now();
         let side = usize::from(d == Direction::Received);
         let records = t.read_handshake(&c, &s, &r.roots, "localhost", now).unwrap().handshake_records[side];
         let suite = t.suite();
         let secret = Secret::from_slice(if side == 0 { &c } else { &s });
-        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &secret, suite.aead().key_len())).unwrap();
+        let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(HashAlg::Sha256, &secret, suite.aead().key_len()))
+            .unwrap();
         let mut joiner = HandshakeJoiner::default();
         for (seq, rec) in t.encrypted_records(d)[..records].iter().enumerate() {
             joiner.push(&key.open(seq as u64, rec).unwrap().content);
@@ -646,7 +802,11 @@ pub(crate) mod tests {
             messages.push(raw);
         }
         edit(&mut messages);
-        let sealed = messages.iter().enumerate().map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
+        let sealed = messages
+            .iter()
+            .enumerate()
+            .map(|(seq, m)| key.seal(seq as u64, ContentType::Handshake, m).unwrap()[RECORD_HEADER_LEN..].to_vec())
+            .collect();
         let mut t = t.clone();
         if side == 0 {
             t.sent = sealed;
@@ -661,7 +821,9 @@ pub(crate) mod tests {
         use TranscriptError::UnexpectedHandshake;
         let now = UnixTime::now();
         // the server picks http/1.1 by ALPN
-        let r = relay_configured(Server { alpn: vec![b"http/1.1".to_vec()], ..Server::default() }, |c| c.alpn_http11 = true);
+        let r = relay_configured(Server { alpn: vec![b"http/1.1".to_vec()], ..Server::default() }, |c| {
+            c.alpn_http11 = true
+        });
         assert_eq!(r.client.alpn(), Some(&b"http/1.1"[..]));
         let t = parse(&r.sent, &r.received).unwrap();
         let (c, s) = secrets(&r.client);
@@ -672,32 +834,56 @@ pub(crate) mod tests {
         assert_eq!(reseal_flight(&r, &t, Direction::Sent, |_| {}), Ok(()));
         // one CertificateRequest only
         let twice = reseal_flight(&r, &t, Direction::Received, |m| m.insert(2, m[1].clone()));
-        assert_eq!(twice, Err(UnexpectedHandshake { direction: Direction::Received, expected: "Certificate", got: hs::name(hs::CERTIFICATE_REQUEST) }));
+        assert_eq!(
+            twice,
+            Err(UnexpectedHandshake {
+                direction: Direction::Received,
+                expected: "Certificate",
+                got: hs::name(hs::CERTIFICATE_REQUEST)
+            })
+        );
         let without = reseal_flight(&r, &t, Direction::Sent, |m| {
             m.remove(0);
         });
-        assert_eq!(without, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Certificate", got: hs::name(hs::FINISHED) }));
+        assert_eq!(
+            without,
+            Err(UnexpectedHandshake {
+                direction: Direction::Sent,
+                expected: "Certificate",
+                got: hs::name(hs::FINISHED)
+            })
+        );
         // nobody asked for one: an empty Certificate is refused
         let r = relay(Server::default());
         let t = parse(&r.sent, &r.received).unwrap();
-        let unasked = reseal_flight(&r, &t, Direction::Sent, |m| m.insert(0, handshake_message(hs::CERTIFICATE, &[0, 0, 0, 0])));
-        assert_eq!(unasked, Err(UnexpectedHandshake { direction: Direction::Sent, expected: "Finished", got: hs::name(hs::CERTIFICATE) }));
+        let unasked =
+            reseal_flight(&r, &t, Direction::Sent, |m| m.insert(0, handshake_message(hs::CERTIFICATE, &[0, 0, 0, 0])));
+        assert_eq!(
+            unasked,
+            Err(UnexpectedHandshake {
+                direction: Direction::Sent,
+                expected: "Finished",
+                got: hs::name(hs::CERTIFICATE)
+            })
+        );
     }
 
     #[test]
     fn a_psk_offer_a_cut_stream_or_a_plaintext_record_after_encryption_is_refused() {
         let r = relay(Server::default());
-        let mut offer = parse_client_hello(&crate::tls::tls13::messages::client_hello(&crate::tls::tls13::messages::ClientHelloParams {
-            random: &[1; 32],
-            session_id: &[2; 32],
-            server_name: Some("localhost"),
-            suites: &Suite13::ALL,
-            groups: &[crate::tls::NamedGroup::X25519],
-            key_share: (crate::tls::NamedGroup::X25519, &[9; 32]),
-            alpn_http11: false,
-            cookie: None,
-            tls12: None,
-        })[4..])
+        let mut offer = parse_client_hello(
+            &crate::tls::tls13::messages::client_hello(&crate::tls::tls13::messages::ClientHelloParams {
+                random: &[1; 32],
+                session_id: &[2; 32],
+                server_name: Some("localhost"),
+                suites: &Suite13::ALL,
+                groups: &[crate::tls::NamedGroup::X25519],
+                key_share: (crate::tls::NamedGroup::X25519, &[9; 32]),
+                alpn_http11: false,
+                cookie: None,
+                tls12: None,
+            })[4..],
+        )
         .unwrap();
         assert_eq!(check_offer(&offer), Ok(()));
         offer.extensions.insert(ext13::PRE_SHARED_KEY);
@@ -707,6 +893,9 @@ pub(crate) mod tests {
         }
         let mut late = r.sent.clone();
         late.extend_from_slice(&[22, 3, 3, 0, 1, 1]);
-        assert_eq!(parse(&late, &r.received).unwrap_err(), TranscriptError::UnexpectedPlaintextRecord { direction: Direction::Sent, content_type: 22 });
+        assert_eq!(
+            parse(&late, &r.received).unwrap_err(),
+            TranscriptError::UnexpectedPlaintextRecord { direction: Direction::Sent, content_type: 22 }
+        );
     }
 }

@@ -3,18 +3,22 @@
 //! check refusing when called; these show the session acting on it: the verdict is never
 //! produced, and the refusal is the check's own error.
 
+use crate::mpc::garbled::{GarblerCheat, SESSION_CHEAT};
+use crate::mpc::phases::{PeerMisbehaved, PhaseError};
+use crate::mpc::reproof::ReproofError;
 use crate::protocol::disclose::output::VerifierOutput;
 use crate::protocol::disclose::reveal::{Reveal, RevealConfig};
 use crate::protocol::testing::test_bed::Bed;
 use crate::protocol::verifier::VerifierError;
-use crate::mpc::garbled::{GarblerCheat, SESSION_CHEAT};
-use crate::mpc::phases::{PeerMisbehaved, PhaseError};
-use crate::mpc::reproof::ReproofError;
 
 /// The request: short enough to be garbled ahead of the handshake (one record), with a header
 /// whose value a flipped bit leaves a request the server still answers.
 fn request() -> Vec<u8> {
-    crate::http::RequestBuilder::get("localhost", "/json").header("X-Note", "abcdefghijklmnopqrstuvwxyz").build().expect("request").bytes
+    crate::http::RequestBuilder::get("localhost", "/json")
+        .header("X-Note", "abcdefghijklmnopqrstuvwxyz")
+        .build()
+        .expect("request")
+        .bytes
 }
 
 /// One MPC-mode session with the prover's garbler cheating as `cheat` says: the verifier's
@@ -49,10 +53,26 @@ async fn a_cheating_garbler_never_gets_a_verdict() {
     let share = 8 * (request.len() + 16);
     type Expect = fn(&VerifierError) -> bool;
     let cheats: [(&str, GarblerCheat, Expect); 4] = [
-        ("a decoding bit flipped in the request's keystream", GarblerCheat { flip_decoding: Some(8 * byte + 3), ..Default::default() }, reveal_differs),
-        ("a mask other than committed", GarblerCheat { other_value: Some(8 * byte + 5), ..Default::default() }, reveal_differs),
-        ("a corrupted table in the request's keystream", GarblerCheat { flip_table: Some(2000), ..Default::default() }, |e| matches!(e, VerifierError::Reproof(_) | VerifierError::Connection(_))),
-        ("a premaster share other than committed", GarblerCheat { other_value: Some(share + 3), ..Default::default() }, |e| matches!(e, VerifierError::Connection(_) | VerifierError::Reproof(_))),
+        (
+            "a decoding bit flipped in the request's keystream",
+            GarblerCheat { flip_decoding: Some(8 * byte + 3), ..Default::default() },
+            reveal_differs,
+        ),
+        (
+            "a mask other than committed",
+            GarblerCheat { other_value: Some(8 * byte + 5), ..Default::default() },
+            reveal_differs,
+        ),
+        (
+            "a corrupted table in the request's keystream",
+            GarblerCheat { flip_table: Some(2000), ..Default::default() },
+            |e| matches!(e, VerifierError::Reproof(_) | VerifierError::Connection(_)),
+        ),
+        (
+            "a premaster share other than committed",
+            GarblerCheat { other_value: Some(share + 3), ..Default::default() },
+            |e| matches!(e, VerifierError::Connection(_) | VerifierError::Reproof(_)),
+        ),
     ];
     for (name, cheat, expected) in cheats {
         match session(&bed, cheat).await {

@@ -17,11 +17,11 @@
 //! bit) is `TLSPROOF_LIE_EVERY=1 cargo test --release --lib lying_witness -- --nocapture`
 //! (every N-th with N).
 
-use crate::protocol::messages::TlsVersion;
 use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::reveal::{Reveal, RevealConfig};
+use crate::protocol::messages::TlsVersion;
 use crate::protocol::prove::tls13::Proof13Error;
 use crate::protocol::prover::{ProverError, ProverOutput};
-use crate::protocol::disclose::reveal::{Reveal, RevealConfig};
 use crate::protocol::testing::test_bed::Bed;
 use crate::protocol::verifier::VerifierError;
 use crate::zk::lie::{lying, Site};
@@ -47,7 +47,10 @@ impl Case {
     /// The request revealed whole (its fast path), the response revealed in part (the ZK path)
     /// with a commitment to a hidden range of it.
     fn committed(version: TlsVersion) -> Case {
-        let reveal = RevealConfig { commit_received: Reveal::Ranges(vec![300..340]), ..RevealConfig::new(Reveal::All, Reveal::Ranges(vec![0..200])) };
+        let reveal = RevealConfig {
+            commit_received: Reveal::Ranges(vec![300..340]),
+            ..RevealConfig::new(Reveal::All, Reveal::Ranges(vec![0..200]))
+        };
         Case { version, path: "/bytes?n=400", reveal }
     }
 }
@@ -59,7 +62,11 @@ struct Run {
 }
 
 async fn session(bed: &Bed, case: &Case, lie: Option<usize>) -> (Run, Vec<Site>) {
-    let request = crate::http::RequestBuilder::get("localhost", case.path).header("Authorization", "Bearer s3cret-token").build().expect("request").bytes;
+    let request = crate::http::RequestBuilder::get("localhost", case.path)
+        .header("Authorization", "Bearer s3cret-token")
+        .build()
+        .expect("request")
+        .bytes;
     let both = bed.session(bed.prover(case.version, 4096, 16 * 1024), request, case.reveal.clone());
     let ((verdict, prover), sites) = lying(lie, both).await;
     (Run { verdict, prover }, sites)
@@ -77,7 +84,8 @@ enum Met {
 /// The line of `source` (a file of `protocol/`) that holds `code`: a site named
 /// by what it does, not by a line number that edits move.
 fn site_of(file: &'static str, source: &str, code: &str) -> (&'static str, u32) {
-    let line = source.lines().position(|l| l.contains(code)).unwrap_or_else(|| panic!("{file} no longer holds {code:?}"));
+    let line =
+        source.lines().position(|l| l.contains(code)).unwrap_or_else(|| panic!("{file} no longer holds {code:?}"));
     (file, line as u32 + 1)
 }
 
@@ -93,7 +101,11 @@ fn blinder_site() -> (&'static str, u32) {
 /// Where TLS 1.3's HS and MS pad states are committed: bound by the server's records, not
 /// derived in ZK (`proof13`'s module doc).
 fn pad_states_site() -> (&'static str, u32) {
-    site_of("protocol/prove/tls13/derivation.rs", include_str!("../prove/tls13/derivation.rs"), "commit_bytes(b, states.map(")
+    site_of(
+        "protocol/prove/tls13/derivation.rs",
+        include_str!("../prove/tls13/derivation.rs"),
+        "commit_bytes(b, states.map(",
+    )
 }
 
 /// The check that refused `e` for a lie at `site`, if it is one that binds that commitment:
@@ -112,8 +124,14 @@ fn refused_by(e: &VerifierError, site: Site) -> Option<&'static str> {
     let pads = is_at(site, pad_states_site());
     match e {
         VerifierError::Proof(e) | VerifierError::Proof13(Proof13Error::Proof(e)) => engine(e),
-        VerifierError::Proof13(Proof13Error::Transcript(crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. })) if pads => Some("handshake not decrypted (HS's pad states)"),
-        VerifierError::Records { error: crate::protocol::prove::tls13::check::Check13Error::BadTag { .. }, .. } if pads => Some("application record's tag (MS's pad states)"),
+        VerifierError::Proof13(Proof13Error::Transcript(
+            crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. },
+        )) if pads => Some("handshake not decrypted (HS's pad states)"),
+        VerifierError::Records { error: crate::protocol::prove::tls13::check::Check13Error::BadTag { .. }, .. }
+            if pads =>
+        {
+            Some("application record's tag (MS's pad states)")
+        }
         _ => None,
     }
 }
@@ -133,20 +151,32 @@ fn masked(plain: &[u8], ranges: &[Range<u64>]) -> Vec<u8> {
 /// to its true plaintext, one of them under a blinder one bit away from the prover's.
 fn judge(run: &Run, honest: &VerifierOutput, site: Site) -> Result<Met, String> {
     let verdict = match &run.verdict {
-        Err(e) => return refused_by(e, site).map(Met::Refused).ok_or_else(|| format!("refused, but not by a check that binds this commitment: {e}")),
+        Err(e) => {
+            return refused_by(e, site)
+                .map(Met::Refused)
+                .ok_or_else(|| format!("refused, but not by a check that binds this commitment: {e}"))
+        }
         Ok(v) => v,
     };
     let prover = run.prover.as_ref().map_err(|e| format!("accepted by the verifier, the prover failed: {e}"))?;
     if (&verdict.sent.revealed, &verdict.received.revealed) != (&honest.sent.revealed, &honest.received.revealed) {
         return Err("accepted with other revealed ranges".into());
     }
-    if verdict.sent.bytes != masked(&prover.request, &verdict.sent.revealed) || verdict.received.bytes != masked(&prover.response, &verdict.received.revealed) {
+    if verdict.sent.bytes != masked(&prover.request, &verdict.sent.revealed)
+        || verdict.received.bytes != masked(&prover.response, &verdict.received.revealed)
+    {
         return Err("accepted, certifying bytes the server did not send".into());
     }
     let mut reblinded = 0;
     for (c, (_, blinder)) in verdict.commitments.iter().zip(&prover.commitments) {
         let plain = if c.direction == "sent" { &prover.request } else { &prover.response };
-        let digest = |blinder: &[u8; 16]| -> [u8; 32] { Sha256::new().chain_update(&plain[c.range.start as usize..c.range.end as usize]).chain_update(blinder).finalize().into() };
+        let digest = |blinder: &[u8; 16]| -> [u8; 32] {
+            Sha256::new()
+                .chain_update(&plain[c.range.start as usize..c.range.end as usize])
+                .chain_update(blinder)
+                .finalize()
+                .into()
+        };
         if c.digest == digest(blinder) {
             continue;
         }
@@ -178,7 +208,10 @@ fn sample(sites: &[Site], per_site: usize, every: Option<usize>) -> Vec<usize> {
     for (k, s) in sites.iter().enumerate() {
         at.entry((s.file(), s.line(), s.column())).or_default().push(k);
     }
-    let mut picked: Vec<usize> = at.values().flat_map(|ks| (0..per_site).map(|i| ks[i * ks.len() / per_site]).chain([ks[ks.len() - 1]])).collect();
+    let mut picked: Vec<usize> = at
+        .values()
+        .flat_map(|ks| (0..per_site).map(|i| ks[i * ks.len() / per_site]).chain([ks[ks.len() - 1]]))
+        .collect();
     picked.sort_unstable();
     picked.dedup();
     picked

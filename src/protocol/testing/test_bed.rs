@@ -2,12 +2,12 @@
 //! on 127.0.0.1, `verifier::verify_session` and `prover::notarize` over an in-memory socket
 //! pair, on the test's own thread (so that test-only hooks kept per thread reach both sides).
 
-use crate::protocol::messages::TlsVersion;
-use crate::protocol::disclose::output::VerifierOutput;
-use crate::protocol::prover::{notarize, ProverConfig, ProverError, ProverMode, ProverOutput};
-use crate::protocol::disclose::reveal::RevealConfig;
-use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use crate::fixture::{FixtureServer, KeyType};
+use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::reveal::RevealConfig;
+use crate::protocol::messages::TlsVersion;
+use crate::protocol::prover::{notarize, ProverConfig, ProverError, ProverMode, ProverOutput};
+use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use crate::proxy::AllowList;
 use crate::tls::RootStore;
 
@@ -23,14 +23,17 @@ pub(super) struct Bed {
 impl Bed {
     /// The fixture server, and the proxy when `mpc`.
     pub(super) async fn start(mpc: bool) -> Bed {
-        let fixture = FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
+        let fixture =
+            FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
         let server = format!("localhost:{}", fixture.local_addr().expect("addr").port());
         let ca_pem = fixture.certs.ca_pem.clone();
         tokio::spawn(fixture.run());
         let mut proxy_url = None;
         if mpc {
-            let config = crate::proxy::ProxyConfig { allow: AllowList::parse(&server).expect("allow"), ..Default::default() };
-            let proxy = crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("addr"), config).await.expect("proxy");
+            let config =
+                crate::proxy::ProxyConfig { allow: AllowList::parse(&server).expect("allow"), ..Default::default() };
+            let proxy =
+                crate::proxy::ProxyServer::bind("127.0.0.1:0".parse().expect("addr"), config).await.expect("proxy");
             proxy_url = Some(format!("ws://{}/", proxy.local_addr().expect("addr")));
             tokio::spawn(proxy.run());
         }
@@ -63,7 +66,12 @@ impl Bed {
     }
 
     /// One session: the verifier's outcome and the prover's.
-    pub(super) async fn session(&self, prover: ProverConfig, request: Vec<u8>, reveal: RevealConfig) -> (Result<VerifierOutput, VerifierError>, Result<ProverOutput, ProverError>) {
+    pub(super) async fn session(
+        &self,
+        prover: ProverConfig,
+        request: Vec<u8>,
+        reveal: RevealConfig,
+    ) -> (Result<VerifierOutput, VerifierError>, Result<ProverOutput, ProverError>) {
         let verifier = VerifierConfig::new(AllowList::parse(&self.server).expect("allow"), self.roots());
         let (a, b) = crate::transport::memory::pair();
         let verdict = std::cell::RefCell::new(None);

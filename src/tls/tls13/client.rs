@@ -10,7 +10,9 @@ use super::key_schedule::{self, finished_verify_data, HashAlg, Secret, TrafficKe
 use super::messages::{self, hs13, ClientHelloParams, Suite13, TLS13};
 use super::record::RecordKey;
 use crate::tls::certs::{verify_server_chain, RootStore};
-use crate::tls::codec::{handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, NamedGroup, RECORD_HEADER_LEN, TLS12};
+use crate::tls::codec::{
+    handshake_message, hs, parse_record_header, ContentType, HandshakeJoiner, NamedGroup, RECORD_HEADER_LEN, TLS12,
+};
 use crate::tls::crypto::{random_bytes, KeyExchange, RingKeyExchange};
 use crate::tls::error::{AlertDescription, Error, PeerMisbehaved};
 use crate::tls::Direction;
@@ -147,7 +149,13 @@ impl Client13 {
 
     /// [`Self::new`] with the ClientHello's random and legacy session id given (tests and
     /// fuzzing; a real client takes fresh ones).
-    pub fn with_randoms(config: Config13, server_name: &str, now: UnixTime, random: [u8; 32], session_id: [u8; 32]) -> Result<Self, Error> {
+    pub fn with_randoms(
+        config: Config13,
+        server_name: &str,
+        now: UnixTime,
+        random: [u8; 32],
+        session_id: [u8; 32],
+    ) -> Result<Self, Error> {
         let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
         if config.suites.is_empty() || config.groups.is_empty() {
             return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite and a group"));
@@ -309,7 +317,10 @@ impl Client13 {
                 let inner = read.key.open(seq, payload)?;
                 if inner.content_type != ContentType::Handshake as u8 && !self.joiner.is_empty() {
                     // A handshake message may span records, but nothing may come in between.
-                    return Err(unexpected("the rest of a handshake message", crate::tls::client::content_name(inner.content_type)));
+                    return Err(unexpected(
+                        "the rest of a handshake message",
+                        crate::tls::client::content_name(inner.content_type),
+                    ));
                 }
                 match ContentType::from_u8(inner.content_type) {
                     Some(ContentType::Handshake) => self.handle_handshake_fragment(&inner.content),
@@ -438,7 +449,12 @@ impl Client13 {
         Ok(())
     }
 
-    fn server_hello(&mut self, share: Box<dyn KeyExchange>, retry_suite: Option<u16>, raw: &[u8]) -> Result<State, Error> {
+    fn server_hello(
+        &mut self,
+        share: Box<dyn KeyExchange>,
+        retry_suite: Option<u16>,
+        raw: &[u8],
+    ) -> Result<State, Error> {
         let hello = messages::parse_server_hello(&raw[4..])?;
         if hello.version != Some(TLS13) {
             return Err(PeerMisbehaved::UnsupportedVersion(hello.version.unwrap_or(0x0303)).into());
@@ -456,7 +472,8 @@ impl Client13 {
         if retry_suite.is_some_and(|s| s != hello.suite) {
             return Err(PeerMisbehaved::BadServerHello("cipher suite changed after HelloRetryRequest").into());
         }
-        let (group_id, server_public) = hello.key_share.clone().ok_or(PeerMisbehaved::BadServerHello("no key_share"))?;
+        let (group_id, server_public) =
+            hello.key_share.clone().ok_or(PeerMisbehaved::BadServerHello("no key_share"))?;
         let group = self
             .config
             .groups
@@ -677,7 +694,11 @@ pub(crate) mod tests {
     impl Secrets {
         fn get(&self, label: &str) -> Vec<u8> {
             let logged = self.0.lock().unwrap();
-            logged.iter().find(|(l, _)| l == label).map(|(_, s)| s.clone()).unwrap_or_else(|| panic!("{label} not logged"))
+            logged
+                .iter()
+                .find(|(l, _)| l == label)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_else(|| panic!("{label} not logged"))
         }
     }
 
@@ -696,12 +717,24 @@ pub(crate) mod tests {
     impl Default for Server {
         fn default() -> Self {
             let p = rustls::crypto::ring::default_provider();
-            Self { suites: p.cipher_suites, groups: p.kx_groups, key: KeyType::EcdsaP256, client_auth: false, tls12_only: false, alpn: vec![], max_fragment: None }
+            Self {
+                suites: p.cipher_suites,
+                groups: p.kx_groups,
+                key: KeyType::EcdsaP256,
+                client_auth: false,
+                tls12_only: false,
+                alpn: vec![],
+                max_fragment: None,
+            }
         }
     }
 
     /// Our client and a rustls server as `server` says, with the roots our client trusts.
-    pub(crate) fn start(server: Server, name: &str, config: impl FnOnce(&mut Config13)) -> (Client13, rustls::ServerConnection, Arc<Secrets>, RootStore) {
+    pub(crate) fn start(
+        server: Server,
+        name: &str,
+        config: impl FnOnce(&mut Config13),
+    ) -> (Client13, rustls::ServerConnection, Arc<Secrets>, RootStore) {
         let certs = FixtureCerts::generate(server.key, 30).unwrap();
         let mut provider = rustls::crypto::ring::default_provider();
         provider.cipher_suites = server.suites;
@@ -771,10 +804,14 @@ pub(crate) mod tests {
     #[test]
     fn every_suite_and_group_against_rustls_with_the_key_schedule_rustls_logged() {
         let provider = rustls::crypto::ring::default_provider();
-        let tls13_suites: Vec<_> = provider.cipher_suites.iter().copied().filter(|s| s.version() == &rustls::version::TLS13).collect();
+        let tls13_suites: Vec<_> =
+            provider.cipher_suites.iter().copied().filter(|s| s.version() == &rustls::version::TLS13).collect();
         assert_eq!(tls13_suites.len(), 3);
         for suite in tls13_suites {
-            for (group, ours) in [(rustls::crypto::ring::kx_group::X25519, NamedGroup::X25519), (rustls::crypto::ring::kx_group::SECP256R1, NamedGroup::Secp256r1)] {
+            for (group, ours) in [
+                (rustls::crypto::ring::kx_group::X25519, NamedGroup::X25519),
+                (rustls::crypto::ring::kx_group::SECP256R1, NamedGroup::Secp256r1),
+            ] {
                 for key in [KeyType::EcdsaP256, KeyType::Rsa2048] {
                     let server = Server { suites: vec![suite], groups: vec![group], key, ..Server::default() };
                     let (mut client, mut server, logged, _) = start(server, "localhost", |c| c.groups = vec![ours]);
@@ -783,8 +820,16 @@ pub(crate) mod tests {
                     assert_eq!(client.suite().map(|s| s.id()), Some(u16::from(suite.suite())), "{what}");
                     assert_eq!(client.group(), Some(ours));
                     let schedule = client.key_schedule().unwrap();
-                    assert_eq!(schedule.handshake_traffic.client.as_bytes(), logged.get("CLIENT_HANDSHAKE_TRAFFIC_SECRET"), "{what}");
-                    assert_eq!(schedule.handshake_traffic.server.as_bytes(), logged.get("SERVER_HANDSHAKE_TRAFFIC_SECRET"), "{what}");
+                    assert_eq!(
+                        schedule.handshake_traffic.client.as_bytes(),
+                        logged.get("CLIENT_HANDSHAKE_TRAFFIC_SECRET"),
+                        "{what}"
+                    );
+                    assert_eq!(
+                        schedule.handshake_traffic.server.as_bytes(),
+                        logged.get("SERVER_HANDSHAKE_TRAFFIC_SECRET"),
+                        "{what}"
+                    );
                     let application = schedule.application_traffic.as_ref().unwrap();
                     assert_eq!(application.client.as_bytes(), logged.get("CLIENT_TRAFFIC_SECRET_0"), "{what}");
                     assert_eq!(application.server.as_bytes(), logged.get("SERVER_TRAFFIC_SECRET_0"), "{what}");
@@ -836,7 +881,16 @@ pub(crate) mod tests {
         let key = Keyed::new(suite, &server_secret).unwrap().key;
         client.feed(&key.seal(1, ContentType::Handshake, &ticket[..6]).unwrap()).unwrap();
         let e = client.feed(&key.seal(2, ContentType::ApplicationData, b"data").unwrap()).unwrap_err();
-        assert!(matches!(e, Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage { expected: "the rest of a handshake message", .. })), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                Error::PeerMisbehaved(PeerMisbehaved::UnexpectedMessage {
+                    expected: "the rest of a handshake message",
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -844,9 +898,12 @@ pub(crate) mod tests {
         let (mut client, mut server, _, _) = start(Server::default(), "other.test", |_| {});
         let e = handshake(&mut client, &mut server).unwrap_err();
         assert!(matches!(e, Error::Certificate(_)), "{e:?}");
-        assert!(client.take_outgoing().ends_with(&[2, AlertDescription::BAD_CERTIFICATE.0]) || client.error().is_some());
+        assert!(
+            client.take_outgoing().ends_with(&[2, AlertDescription::BAD_CERTIFICATE.0]) || client.error().is_some()
+        );
 
-        let (mut client, mut server, _, _) = start(Server { tls12_only: true, ..Server::default() }, "localhost", |_| {});
+        let (mut client, mut server, _, _) =
+            start(Server { tls12_only: true, ..Server::default() }, "localhost", |_| {});
         let _ = to_server(&mut client, &mut server);
         // rustls refuses a ClientHello that offers only TLS 1.3 with an alert.
         let e = to_client(&mut client, &mut server).unwrap_err();

@@ -281,7 +281,8 @@ mod tests {
                 self.0
             }
         }
-        for (alg, ring_alg) in [(HashAlg::Sha256, ring::hkdf::HKDF_SHA256), (HashAlg::Sha384, ring::hkdf::HKDF_SHA384)] {
+        for (alg, ring_alg) in [(HashAlg::Sha256, ring::hkdf::HKDF_SHA256), (HashAlg::Sha384, ring::hkdf::HKDF_SHA384)]
+        {
             for (salt, ikm) in [(&b""[..], &[7u8; 32][..]), (&[1u8; 48][..], &b"shared"[..])] {
                 let prk = hkdf_extract(alg, salt, ikm);
                 let ring_prk = ring::hkdf::Salt::new(ring_alg, salt).extract(ikm);

@@ -46,7 +46,8 @@ impl Suite13 {
     /// server implements (RFC 8446 §9.1; its keystream costs half of ChaCha20's in ZK), then
     /// ChaCha20-Poly1305, then AES-256-GCM with SHA-384 (its key derivation runs on SHA-384's
     /// compressions, about 2.5 times SHA-256's AND gates each, and its blocks take 14 rounds).
-    pub const PROVER_DEFAULT: [Suite13; 3] = [Self::Aes128GcmSha256, Self::ChaCha20Poly1305Sha256, Self::Aes256GcmSha384];
+    pub const PROVER_DEFAULT: [Suite13; 3] =
+        [Self::Aes128GcmSha256, Self::ChaCha20Poly1305Sha256, Self::Aes256GcmSha384];
     /// The suite with this IANA name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.name() == name)
@@ -130,7 +131,8 @@ pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
     // A non-empty legacy session id: middlebox compatibility mode (RFC 8446 §D.4).
     put_vec8(&mut b, p.session_id);
     let tls12_suites = p.tls12.map(|o| o.suites.as_slice()).unwrap_or_default();
-    let suites: Vec<u8> = p.suites.iter().map(|s| s.id()).chain(tls12_suites.iter().copied()).flat_map(u16::to_be_bytes).collect();
+    let suites: Vec<u8> =
+        p.suites.iter().map(|s| s.id()).chain(tls12_suites.iter().copied()).flat_map(u16::to_be_bytes).collect();
     put_vec16(&mut b, &suites);
     put_vec8(&mut b, &[0]);
     let mut exts = Vec::new();
@@ -373,7 +375,8 @@ pub fn verify_certificate_verify(leaf: &[u8], body: &[u8], transcript_hash: &[u8
     let leaf = rustls_pki_types::CertificateDer::from(leaf);
     let ee = webpki::EndEntityCert::try_from(&leaf).map_err(Error::Certificate)?;
     ee.verify_signature(scheme.webpki_alg(), &server_signed_content(transcript_hash), signature).map_err(|e| match e {
-        webpki::Error::InvalidSignatureForPublicKey | webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
+        webpki::Error::InvalidSignatureForPublicKey
+        | webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
             PeerMisbehaved::BadCertificateVerify.into()
         }
         other => Error::Certificate(other),
@@ -410,11 +413,7 @@ mod tests {
 
     #[test]
     fn the_retry_marker_is_rfc8446s() {
-        assert_eq!(
-            hello_retry_random()[..8],
-            [0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11],
-            "RFC 8446 §4.1.3"
-        );
+        assert_eq!(hello_retry_random()[..8], [0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11], "RFC 8446 §4.1.3");
     }
 
     #[test]
@@ -429,12 +428,14 @@ mod tests {
         assert!(!hello.is_retry_request());
         assert_eq!((hello.version, hello.key_share), (Some(TLS13), Some((29, vec![5; 32]))));
 
-        let retry = server_hello(hello_retry_random(), &[(ext13::KEY_SHARE, vec![0, 23]), (ext13::COOKIE, vec![0, 2, 9, 9])]);
+        let retry =
+            server_hello(hello_retry_random(), &[(ext13::KEY_SHARE, vec![0, 23]), (ext13::COOKIE, vec![0, 2, 9, 9])]);
         let hello = parse_server_hello(&retry).unwrap();
         assert!(hello.is_retry_request());
         assert_eq!((hello.key_share, hello.cookie), (Some((23, vec![])), Some(vec![9, 9])));
 
-        let dup = server_hello([1; 32], &[(ext13::SUPPORTED_VERSIONS, vec![3, 4]), (ext13::SUPPORTED_VERSIONS, vec![3, 4])]);
+        let dup =
+            server_hello([1; 32], &[(ext13::SUPPORTED_VERSIONS, vec![3, 4]), (ext13::SUPPORTED_VERSIONS, vec![3, 4])]);
         assert_eq!(parse_server_hello(&dup), Err(PeerMisbehaved::DuplicateExtension(43).into()));
         let psk = server_hello([1; 32], &[(ext13::PRE_SHARED_KEY, vec![0, 0])]);
         assert_eq!(parse_server_hello(&psk), Err(PeerMisbehaved::ResumptionAttempted.into()));
@@ -477,7 +478,10 @@ mod tests {
         };
         assert_eq!(parse_certificate(&cert(&[], &entry(&[]))).unwrap(), vec![vec![1, 2, 3]]);
         assert!(parse_certificate(&cert(&[1], &entry(&[]))).is_err());
-        assert_eq!(parse_certificate(&cert(&[], &entry(&[0, 5, 0, 0]))), Err(PeerMisbehaved::UnofferedExtension(5).into()));
+        assert_eq!(
+            parse_certificate(&cert(&[], &entry(&[0, 5, 0, 0]))),
+            Err(PeerMisbehaved::UnofferedExtension(5).into())
+        );
         assert_eq!(parse_certificate(&cert(&[], &[])), Err(PeerMisbehaved::NoCertificate.into()));
     }
 }

@@ -186,7 +186,9 @@ mod tests {
         let seal_inner = |seq: u64, inner: &[u8]| {
             let mut buf = inner.to_vec();
             let aad = aead::Aad::from(header(inner.len() + TAG_LEN));
-            let tag = raw.seal_in_place_separate_tag(aead::Nonce::assume_unique_for_key(nonce(&keys.iv, seq)), aad, &mut buf).unwrap();
+            let tag = raw
+                .seal_in_place_separate_tag(aead::Nonce::assume_unique_for_key(nonce(&keys.iv, seq)), aad, &mut buf)
+                .unwrap();
             buf.extend_from_slice(tag.as_ref());
             buf
         };

@@ -20,19 +20,13 @@ pub enum TranscriptError {
     RecordOverflow { direction: Direction, length: usize },
     /// A content type outside TLS 1.2's four.
     #[error("{direction:?} record has unknown content type {content_type}")]
-    UnknownContentType {
-        direction: Direction,
-        content_type: u8,
-    },
+    UnknownContentType { direction: Direction, content_type: u8 },
     /// A record version whose major byte is not 3.
     #[error("{direction:?} record has version {version:#06x}")]
     UnsupportedRecordVersion { direction: Direction, version: u16 },
     /// A zero-length handshake, alert or ChangeCipherSpec record (RFC 5246 §6.2.1).
     #[error("{direction:?} empty {content_type} record")]
-    EmptyFragment {
-        direction: Direction,
-        content_type: u8,
-    },
+    EmptyFragment { direction: Direction, content_type: u8 },
     /// A handshake message longer than the codec's bound.
     #[error("{direction:?} handshake message of {length} bytes is too large")]
     HandshakeMessageTooLarge { direction: Direction, length: usize },
@@ -41,45 +35,28 @@ pub enum TranscriptError {
     InterleavedHandshakeFragment { direction: Direction },
     /// A record type not allowed before ChangeCipherSpec (application data).
     #[error("{direction:?} record type {content_type} before ChangeCipherSpec")]
-    UnexpectedPlaintextRecord {
-        direction: Direction,
-        content_type: u8,
-    },
+    UnexpectedPlaintextRecord { direction: Direction, content_type: u8 },
     /// A plaintext alert that is not two bytes.
     #[error("{direction:?} malformed alert")]
     BadAlert { direction: Direction },
     /// A fatal plaintext alert during the handshake: the session failed.
     #[error("{direction:?} fatal alert {description} during the handshake")]
-    FatalAlert {
-        direction: Direction,
-        description: u8,
-    },
+    FatalAlert { direction: Direction, description: u8 },
     /// ChangeCipherSpec payload was not the single byte 1.
     #[error("{direction:?} malformed ChangeCipherSpec")]
     BadChangeCipherSpec { direction: Direction },
     /// A handshake message arrived where another one was required.
     #[error("{direction:?} expected {expected}, got {got}")]
-    UnexpectedHandshake {
-        direction: Direction,
-        expected: &'static str,
-        got: &'static str,
-    },
+    UnexpectedHandshake { direction: Direction, expected: &'static str, got: &'static str },
     /// A required message or record is absent.
     #[error("missing {0}")]
     MissingMessage(&'static str),
     /// An encrypted record shorter than explicit nonce + tag.
     #[error("{direction:?} encrypted record {seq} has only {length} bytes")]
-    EncryptedRecordTooShort {
-        direction: Direction,
-        seq: u64,
-        length: usize,
-    },
+    EncryptedRecordTooShort { direction: Direction, seq: u64, length: usize },
     /// The first encrypted record (the Finished) is not of type handshake.
     #[error("{direction:?} first encrypted record has content type {content_type}, not handshake")]
-    FinishedNotHandshake {
-        direction: Direction,
-        content_type: u8,
-    },
+    FinishedNotHandshake { direction: Direction, content_type: u8 },
     /// The encrypted Finished is not 16 bytes (4-byte header + 12-byte verify_data).
     #[error("{direction:?} encrypted Finished has {length} bytes of ciphertext, expected 16")]
     BadFinishedLength { direction: Direction, length: usize },
@@ -88,24 +65,13 @@ pub enum TranscriptError {
     #[error("{direction:?} encrypted record {seq} repeats an earlier record's explicit nonce")]
     RepeatedNonce { direction: Direction, seq: u64 },
     #[error("{direction:?} encrypted alert {seq} has {length} bytes, expected 2")]
-    BadEncryptedAlertLength {
-        direction: Direction,
-        seq: u64,
-        length: usize,
-    },
+    BadEncryptedAlertLength { direction: Direction, seq: u64, length: usize },
     /// After the Finished only application data and alerts are allowed (no renegotiation).
     #[error("{direction:?} encrypted record {seq} has disallowed content type {content_type}")]
-    DisallowedEncryptedRecord {
-        direction: Direction,
-        seq: u64,
-        content_type: u8,
-    },
+    DisallowedEncryptedRecord { direction: Direction, seq: u64, content_type: u8 },
     /// An extension appears twice in a hello.
     #[error("{direction:?} hello repeats extension {extension}")]
-    DuplicateExtension {
-        direction: Direction,
-        extension: u16,
-    },
+    DuplicateExtension { direction: Direction, extension: u16 },
     /// ServerHello version other than TLS 1.2.
     #[error("server negotiated version {0:#06x}, not TLS 1.2")]
     UnsupportedServerVersion(u16),

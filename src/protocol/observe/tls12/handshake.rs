@@ -2,12 +2,9 @@
 //! verifier allows: the ClientHello's offer (SNI, ALPN, suites, groups), the server's choices,
 //! its certificate chain and key exchange.
 
-use crate::tls::codec::{
-    self, ext, hs, CipherSuite, NamedGroup, Reader,
-    SignatureScheme, TLS12,
-};
-use crate::tls::{Direction, HandshakeMessage, ServerKeyExchangeInfo};
 use super::*;
+use crate::tls::codec::{self, ext, hs, CipherSuite, NamedGroup, Reader, SignatureScheme, TLS12};
+use crate::tls::{Direction, HandshakeMessage, ServerKeyExchangeInfo};
 
 pub(super) struct Handshake {
     pub(super) client_random: [u8; 32],
@@ -43,10 +40,7 @@ pub(super) struct Messages<'a> {
 
 impl<'a> Messages<'a> {
     fn new(direction: Direction, msgs: &'a [(u8, Vec<u8>)]) -> Self {
-        Self {
-            direction,
-            it: msgs.iter().peekable(),
-        }
+        Self { direction, it: msgs.iter().peekable() }
     }
     fn expect(&mut self, typ: u8) -> Result<&'a Vec<u8>, TranscriptError> {
         match self.it.next() {
@@ -93,13 +87,7 @@ pub(super) fn parse_handshake(
     let mut c = Messages::new(Sent, sent);
     let mut s = Messages::new(Received, received);
     let mut messages = Vec::new();
-    let mut push = |sender, typ, raw: &Vec<u8>| {
-        messages.push(HandshakeMessage {
-            sender,
-            typ,
-            raw: raw.clone(),
-        })
-    };
+    let mut push = |sender, typ, raw: &Vec<u8>| messages.push(HandshakeMessage { sender, typ, raw: raw.clone() });
 
     let ch = c.expect(hs::CLIENT_HELLO)?;
     let offer = parse_client_hello(body(ch))?;
@@ -112,11 +100,13 @@ pub(super) fn parse_handshake(
     }
     // A ClientHello with supported_versions offered TLS 1.3: a server that supports it and
     // answers TLS 1.2 marks its random (RFC 8446 §4.1.3), and then the offer was tampered with.
-    if offer.extensions.contains(&crate::tls::tls13::messages::ext13::SUPPORTED_VERSIONS) && crate::tls::client::is_downgrade_sentinel(&sh.random) {
+    if offer.extensions.contains(&crate::tls::tls13::messages::ext13::SUPPORTED_VERSIONS)
+        && crate::tls::client::is_downgrade_sentinel(&sh.random)
+    {
         return Err(TranscriptError::Downgrade);
     }
-    let cipher_suite = CipherSuite::from_id(sh.cipher_suite)
-        .ok_or(TranscriptError::UnsupportedCipherSuite(sh.cipher_suite))?;
+    let cipher_suite =
+        CipherSuite::from_id(sh.cipher_suite).ok_or(TranscriptError::UnsupportedCipherSuite(sh.cipher_suite))?;
     if !offer.suites.contains(&sh.cipher_suite) {
         return Err(TranscriptError::CipherSuiteNotOffered(sh.cipher_suite));
     }
@@ -131,23 +121,17 @@ pub(super) fn parse_handshake(
     let mut ticket_acked = false;
     for (t, b) in &sh.extensions {
         if !seen.insert(*t) {
-            return Err(TranscriptError::DuplicateExtension {
-                direction: Received,
-                extension: *t,
-            });
+            return Err(TranscriptError::DuplicateExtension { direction: Received, extension: *t });
         }
         let offered = offer.extensions.contains(t)
-            || (*t == ext::RENEGOTIATION_INFO
-                && offer.suites.contains(&EMPTY_RENEGOTIATION_INFO_SCSV));
+            || (*t == ext::RENEGOTIATION_INFO && offer.suites.contains(&EMPTY_RENEGOTIATION_INFO_SCSV));
         if !offered {
             return Err(TranscriptError::ExtensionNotOffered(*t));
         }
         match *t {
             ext::EXTENDED_MASTER_SECRET => {
                 if !b.is_empty() {
-                    return Err(tls_r(crate::tls::error::decode(
-                        "extended_master_secret body",
-                    )));
+                    return Err(tls_r(crate::tls::error::decode("extended_master_secret body")));
                 }
                 ems = true;
             }
@@ -168,21 +152,11 @@ pub(super) fn parse_handshake(
     let ske_msg = s.expect(hs::SERVER_KEY_EXCHANGE)?;
     let ske = codec::parse_server_key_exchange(body(ske_msg)).map_err(tls_r)?;
     let group = NamedGroup::from_id(ske.named_group)
-        .filter(|_| {
-            offer
-                .groups
-                .as_ref()
-                .is_none_or(|g| g.contains(&ske.named_group))
-        })
+        .filter(|_| offer.groups.as_ref().is_none_or(|g| g.contains(&ske.named_group)))
         .ok_or(TranscriptError::UnsupportedGroup(ske.named_group))?;
     let scheme = SignatureScheme::from_id(ske.scheme)
         .filter(|sc| sc.is_ecdsa() == cipher_suite.is_ecdsa())
-        .filter(|_| {
-            offer
-                .schemes
-                .as_ref()
-                .is_none_or(|l| l.contains(&ske.scheme))
-        })
+        .filter(|_| offer.schemes.as_ref().is_none_or(|l| l.contains(&ske.scheme)))
         .ok_or(TranscriptError::UnsupportedSignatureScheme(ske.scheme))?;
     push(Received, hs::SERVER_KEY_EXCHANGE, ske_msg);
 
@@ -195,8 +169,7 @@ pub(super) fn parse_handshake(
         }
         r.vec16("CertificateRequest algorithms").map_err(tls_r)?;
         r.vec16("CertificateRequest authorities").map_err(tls_r)?;
-        r.finish("CertificateRequest trailing bytes")
-            .map_err(tls_r)?;
+        r.finish("CertificateRequest trailing bytes").map_err(tls_r)?;
         push(Received, hs::CERTIFICATE_REQUEST, cr);
     }
     let shd = s.expect(hs::SERVER_HELLO_DONE)?;
@@ -216,8 +189,7 @@ pub(super) fn parse_handshake(
     let cke = c.expect(hs::CLIENT_KEY_EXCHANGE)?;
     let mut r = Reader::new(body(cke));
     let public = r.vec8("ClientKeyExchange public").map_err(tls_s)?;
-    r.finish("ClientKeyExchange trailing bytes")
-        .map_err(tls_s)?;
+    r.finish("ClientKeyExchange trailing bytes").map_err(tls_s)?;
     if public.is_empty() {
         return Err(tls_s(crate::tls::error::decode("empty ClientKeyExchange")));
     }
@@ -231,11 +203,7 @@ pub(super) fn parse_handshake(
         r.u32("ticket lifetime").map_err(tls_r)?;
         r.vec16("ticket").map_err(tls_r)?;
         r.finish("NewSessionTicket trailing bytes").map_err(tls_r)?;
-        Some(HandshakeMessage {
-            sender: Received,
-            typ: hs::NEW_SESSION_TICKET,
-            raw: m.clone(),
-        })
+        Some(HandshakeMessage { sender: Received, typ: hs::NEW_SESSION_TICKET, raw: m.clone() })
     } else {
         None
     };
@@ -247,13 +215,7 @@ pub(super) fn parse_handshake(
         cipher_suite,
         ems,
         chain,
-        ske: ServerKeyExchangeInfo {
-            group,
-            public: ske.public,
-            params: ske.params,
-            scheme,
-            signature: ske.signature,
-        },
+        ske: ServerKeyExchangeInfo { group, public: ske.public, params: ske.params, scheme, signature: ske.signature },
         sni: offer.sni,
         messages,
         nst,
@@ -267,10 +229,7 @@ pub(super) fn parse_u16_list(body: &[u8], what: &'static str) -> Result<Vec<u16>
     if list.len() % 2 != 0 {
         return Err(crate::tls::error::decode(what));
     }
-    Ok(list
-        .chunks_exact(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]))
-        .collect())
+    Ok(list.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect())
 }
 
 pub(crate) fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptError> {
@@ -302,18 +261,11 @@ pub(crate) fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptE
             let t = er.u16("extension type").map_err(tls)?;
             let b = er.vec16("extension body").map_err(tls)?;
             if !extensions.insert(t) {
-                return Err(TranscriptError::DuplicateExtension {
-                    direction: Direction::Sent,
-                    extension: t,
-                });
+                return Err(TranscriptError::DuplicateExtension { direction: Direction::Sent, extension: t });
             }
             match t {
-                ext::SUPPORTED_GROUPS => {
-                    groups = Some(parse_u16_list(b, "supported_groups").map_err(tls)?)
-                }
-                ext::SIGNATURE_ALGORITHMS => {
-                    schemes = Some(parse_u16_list(b, "signature_algorithms").map_err(tls)?)
-                }
+                ext::SUPPORTED_GROUPS => groups = Some(parse_u16_list(b, "supported_groups").map_err(tls)?),
+                ext::SIGNATURE_ALGORITHMS => schemes = Some(parse_u16_list(b, "signature_algorithms").map_err(tls)?),
                 ext::SERVER_NAME => sni = Some(parse_sni(b)?),
                 ext::ALPN => check_alpn(b)?,
                 _ => {}
@@ -324,10 +276,7 @@ pub(crate) fn parse_client_hello(body: &[u8]) -> Result<ClientOffer, TranscriptE
     Ok(ClientOffer {
         random,
         session_id: session_id.to_vec(),
-        suites: suites
-            .chunks_exact(2)
-            .map(|c| u16::from_be_bytes([c[0], c[1]]))
-            .collect(),
+        suites: suites.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect(),
         extensions,
         groups,
         schemes,

@@ -25,19 +25,17 @@ pub use error::TranscriptError;
 pub use records::{EncryptedRecord, PlaintextRecord};
 
 use crate::tls::certs::{verify_server_chain, verify_server_key_exchange};
-use crate::tls::codec::{
-    hs, CipherSuite, MAX_PLAINTEXT,
-};
+use crate::tls::codec::{hs, CipherSuite, MAX_PLAINTEXT};
 use crate::tls::crypto::{EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::tls::{Direction, HandshakeMessage, PeerMisbehaved, RootStore, ServerKeyExchangeInfo};
-use rustls_pki_types::{ServerName, UnixTime};
-use sha2::{Digest, Sha256};
-pub(crate) use handshake::{parse_client_hello, ClientOffer};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use handshake::client_hello_sni;
-pub(crate) use records::map_tls;
 use handshake::parse_handshake;
+pub(crate) use handshake::{parse_client_hello, ClientOffer};
+pub(crate) use records::map_tls;
 use records::parse_direction;
+use rustls_pki_types::{ServerName, UnixTime};
+use sha2::{Digest, Sha256};
 
 pub use crate::tls::transcript::MAX_RECORDS_PER_DIRECTION;
 /// Bound on plaintext handshake messages per direction (a full handshake has at most six).
@@ -180,16 +178,9 @@ impl SessionTranscript {
     /// connection time), that the ClientHello's SNI is that name (none for an IP literal),
     /// and the ServerKeyExchange signature over client_random ‖ server_random ‖ params with
     /// the leaf's key.
-    pub fn validate_server(
-        &self,
-        roots: &RootStore,
-        server_name: &str,
-        now: UnixTime,
-    ) -> Result<(), TranscriptError> {
-        let name = ServerName::try_from(server_name.to_string())
-            .map_err(|_| TranscriptError::InvalidServerName)?;
-        verify_server_chain(roots, &self.server_cert_chain, &name, now)
-            .map_err(TranscriptError::InvalidCertificate)?;
+    pub fn validate_server(&self, roots: &RootStore, server_name: &str, now: UnixTime) -> Result<(), TranscriptError> {
+        let name = ServerName::try_from(server_name.to_string()).map_err(|_| TranscriptError::InvalidServerName)?;
+        verify_server_chain(roots, &self.server_cert_chain, &name, now).map_err(TranscriptError::InvalidCertificate)?;
         let sni_ok = match (&name, &self.sni) {
             (ServerName::DnsName(dns), Some(sni)) => sni.eq_ignore_ascii_case(dns.as_ref().trim_end_matches('.')),
             (ServerName::IpAddress(_), None) => true,
@@ -198,10 +189,7 @@ impl SessionTranscript {
         if !sni_ok {
             return Err(TranscriptError::SniMismatch { sni: self.sni.clone(), name: server_name.to_string() });
         }
-        let leaf = self
-            .server_cert_chain
-            .first()
-            .ok_or(TranscriptError::EmptyCertificateChain)?;
+        let leaf = self.server_cert_chain.first().ok_or(TranscriptError::EmptyCertificateChain)?;
         let ske = &self.server_key_exchange;
         verify_server_key_exchange(
             leaf,

@@ -1,12 +1,10 @@
 //! The record layer of a recorded stream: plaintext records up to ChangeCipherSpec, then
 //! encrypted ones, each bounded and checked for what may follow the Finished.
 
-use crate::tls::codec::{
-    self, hs, parse_record_header, HandshakeJoiner, MAX_PLAINTEXT, RECORD_HEADER_LEN,
-};
+use super::*;
+use crate::tls::codec::{self, hs, parse_record_header, HandshakeJoiner, MAX_PLAINTEXT, RECORD_HEADER_LEN};
 use crate::tls::crypto::{aead_aad, EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::tls::{Direction, PeerMisbehaved};
-use super::*;
 
 /// A record before ChangeCipherSpec (or the ChangeCipherSpec itself), as on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,12 +31,7 @@ impl EncryptedRecord {
     /// GCM additional data: seq(8) ‖ type(1) ‖ version(2) ‖ plaintext length(2)
     /// (RFC 5246 §6.2.3.3). The length fits in 16 bits: records are bounded when parsed.
     pub fn additional_data(&self) -> [u8; 13] {
-        aead_aad(
-            self.seq,
-            self.content_type,
-            self.version,
-            self.ciphertext.len(),
-        )
+        aead_aad(self.seq, self.content_type, self.version, self.ciphertext.len())
     }
 }
 
@@ -53,10 +46,7 @@ pub(crate) fn map_tls(direction: Direction, e: crate::tls::Error) -> TranscriptE
     match e {
         crate::tls::Error::PeerMisbehaved(p) => match p {
             PeerMisbehaved::UnknownContentType(content_type) => {
-                TranscriptError::UnknownContentType {
-                    direction,
-                    content_type,
-                }
+                TranscriptError::UnknownContentType { direction, content_type }
             }
             PeerMisbehaved::UnsupportedVersion(version) => {
                 TranscriptError::UnsupportedRecordVersion { direction, version }
@@ -64,22 +54,13 @@ pub(crate) fn map_tls(direction: Direction, e: crate::tls::Error) -> TranscriptE
             PeerMisbehaved::HandshakeMessageTooLarge(length) => {
                 TranscriptError::HandshakeMessageTooLarge { direction, length }
             }
-            other => TranscriptError::Tls {
-                direction,
-                source: other.into(),
-            },
+            other => TranscriptError::Tls { direction, source: other.into() },
         },
-        other => TranscriptError::Tls {
-            direction,
-            source: other,
-        },
+        other => TranscriptError::Tls { direction, source: other },
     }
 }
 
-pub(super) fn parse_direction(
-    direction: Direction,
-    stream: &[u8],
-) -> Result<ParsedDirection, TranscriptError> {
+pub(super) fn parse_direction(direction: Direction, stream: &[u8]) -> Result<ParsedDirection, TranscriptError> {
     let mut records = DirectionRecords::default();
     let mut messages = Vec::new();
     let mut joiner = HandshakeJoiner::default();
@@ -123,18 +104,12 @@ pub(super) fn parse_direction(
             continue;
         }
         if payload.len() > MAX_PLAINTEXT {
-            return Err(TranscriptError::RecordOverflow {
-                direction,
-                length: payload.len(),
-            });
+            return Err(TranscriptError::RecordOverflow { direction, length: payload.len() });
         }
         if payload.is_empty() {
             // Zero-length application data is legal but not before CCS; reported below.
             if content_type != codec::ContentType::ApplicationData as u8 {
-                return Err(TranscriptError::EmptyFragment {
-                    direction,
-                    content_type,
-                });
+                return Err(TranscriptError::EmptyFragment { direction, content_type });
             }
         }
         if content_type != codec::ContentType::Handshake as u8 && !joiner.is_empty() {
@@ -165,10 +140,7 @@ pub(super) fn parse_direction(
                     return Err(TranscriptError::BadAlert { direction });
                 }
                 if payload[0] != 1 {
-                    return Err(TranscriptError::FatalAlert {
-                        direction,
-                        description: payload[1],
-                    });
+                    return Err(TranscriptError::FatalAlert { direction, description: payload[1] });
                 }
                 // Warning alerts (e.g. unrecognized_name) are allowed during the handshake.
             }
@@ -178,18 +150,9 @@ pub(super) fn parse_direction(
                 }
                 encrypted = true;
             }
-            _ => {
-                return Err(TranscriptError::UnexpectedPlaintextRecord {
-                    direction,
-                    content_type,
-                })
-            }
+            _ => return Err(TranscriptError::UnexpectedPlaintextRecord { direction, content_type }),
         }
-        records.plaintext.push(PlaintextRecord {
-            content_type,
-            version: header.version,
-            payload: payload.to_vec(),
-        });
+        records.plaintext.push(PlaintextRecord { content_type, version: header.version, payload: payload.to_vec() });
     }
     if !joiner.is_empty() {
         return Err(TranscriptError::Truncated { direction });
@@ -216,11 +179,7 @@ pub(super) fn encrypted_record(
 ) -> Result<EncryptedRecord, TranscriptError> {
     let length = payload.len();
     if length < EXPLICIT_NONCE_LEN + TAG_LEN {
-        return Err(TranscriptError::EncryptedRecordTooShort {
-            direction,
-            seq,
-            length,
-        });
+        return Err(TranscriptError::EncryptedRecordTooShort { direction, seq, length });
     }
     if length > MAX_ENCRYPTED_PAYLOAD {
         return Err(TranscriptError::RecordOverflow { direction, length });
@@ -228,35 +187,17 @@ pub(super) fn encrypted_record(
     let ct_len = length - EXPLICIT_NONCE_LEN - TAG_LEN;
     if seq == 0 {
         if content_type != codec::ContentType::Handshake as u8 {
-            return Err(TranscriptError::FinishedNotHandshake {
-                direction,
-                content_type,
-            });
+            return Err(TranscriptError::FinishedNotHandshake { direction, content_type });
         }
         if ct_len != FINISHED_LEN {
-            return Err(TranscriptError::BadFinishedLength {
-                direction,
-                length: ct_len,
-            });
+            return Err(TranscriptError::BadFinishedLength { direction, length: ct_len });
         }
     } else {
         match content_type {
             23 => {}
             21 if ct_len == 2 => {}
-            21 => {
-                return Err(TranscriptError::BadEncryptedAlertLength {
-                    direction,
-                    seq,
-                    length: ct_len,
-                })
-            }
-            _ => {
-                return Err(TranscriptError::DisallowedEncryptedRecord {
-                    direction,
-                    seq,
-                    content_type,
-                })
-            }
+            21 => return Err(TranscriptError::BadEncryptedAlertLength { direction, seq, length: ct_len }),
+            _ => return Err(TranscriptError::DisallowedEncryptedRecord { direction, seq, content_type }),
         }
     }
     let mut explicit_nonce = [0u8; 8];

@@ -1,15 +1,13 @@
-use crate::tls::codec::{
-    self, ext, hs, HandshakeJoiner, MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12,
-};
-use crate::tls::crypto::{EXPLICIT_NONCE_LEN, TAG_LEN};
-use crate::tls::{Direction, RootStore};
-use rustls_pki_types::UnixTime;
-use super::*;
 use super::handshake::*;
+use super::*;
 use crate::fixture::{FixtureCerts, KeyType};
+use crate::tls::codec::{self, ext, hs, HandshakeJoiner, MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12};
 use crate::tls::codec::{put_vec16, put_vec8, split_records};
+use crate::tls::crypto::{EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::tls::{keys, Client, ClientConfig};
+use crate::tls::{Direction, RootStore};
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use rustls_pki_types::UnixTime;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
@@ -71,7 +69,12 @@ fn pump_to_client(client: &mut Client, server: &mut rustls::ServerConnection) {
 pub(crate) fn run_session(opts: Opts) -> Session {
     let certs = FixtureCerts::generate(opts.key, 30).unwrap();
     let versions: &[&'static rustls::SupportedProtocolVersion] = &[&rustls::version::TLS12, &rustls::version::TLS13];
-    let mut cfg = crate::fixture::test_server_config(&certs, rustls::crypto::ring::default_provider(), versions, opts.client_auth);
+    let mut cfg = crate::fixture::test_server_config(
+        &certs,
+        rustls::crypto::ring::default_provider(),
+        versions,
+        opts.client_auth,
+    );
     cfg.max_fragment_size = opts.max_fragment;
     if opts.tickets {
         cfg.ticketer = rustls::crypto::ring::Ticketer::new().unwrap();
@@ -104,12 +107,7 @@ pub(crate) fn run_session(opts: Opts) -> Session {
     pump_to_server(&mut client, &mut server);
     let sent = client.transcript().raw_bytes(Direction::Sent);
     let received = client.transcript().raw_bytes(Direction::Received);
-    Session {
-        client,
-        roots,
-        sent,
-        received,
-    }
+    Session { client, roots, sent, received }
 }
 
 type Rec = (u8, u16, Vec<u8>);
@@ -117,9 +115,7 @@ type Rec = (u8, u16, Vec<u8>);
 fn records(stream: &[u8]) -> Vec<Rec> {
     let (recs, used) = split_records(stream).unwrap();
     assert_eq!(used, stream.len());
-    recs.into_iter()
-        .map(|(h, p)| (h.content_type, h.version, p.to_vec()))
-        .collect()
+    recs.into_iter().map(|(h, p)| (h.content_type, h.version, p.to_vec())).collect()
 }
 
 fn join(recs: &[Rec]) -> Vec<u8> {
@@ -171,11 +167,7 @@ fn gcm_open(key: &[u8; 16], iv: &[u8; 4], rec: &EncryptedRecord) -> Vec<u8> {
     let mut buf = rec.ciphertext.clone();
     buf.extend_from_slice(&rec.tag);
     let pt = k
-        .open_in_place(
-            aead::Nonce::assume_unique_for_key(nonce),
-            aead::Aad::from(rec.additional_data()),
-            &mut buf,
-        )
+        .open_in_place(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(rec.additional_data()), &mut buf)
         .expect("record must authenticate with our additional data");
     pt.to_vec()
 }
@@ -197,22 +189,14 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
     let h_s = t.server_finished_hash(vd_c);
     assert_eq!(Some(&h_s), c.server_finished_hash());
     // Handshake messages: the client's list up to its Finished.
-    let upto = c
-        .handshake_messages()
-        .iter()
-        .position(|m| m.typ == hs::FINISHED)
-        .unwrap();
+    let upto = c.handshake_messages().iter().position(|m| m.typ == hs::FINISHED).unwrap();
     assert_eq!(t.handshake_messages(), &c.handshake_messages()[..upto]);
 
     let ms = c.master_secret().unwrap();
     let kb = c.key_block().unwrap();
     for d in [Direction::Sent, Direction::Received] {
         let ours = t.encrypted_records(d);
-        let theirs: Vec<_> = c
-            .transcript()
-            .direction(d)
-            .filter(|r| r.is_encrypted())
-            .collect();
+        let theirs: Vec<_> = c.transcript().direction(d).filter(|r| r.is_encrypted()).collect();
         assert_eq!(ours.len(), theirs.len());
         assert!(ours.len() >= 3, "Finished, data, close_notify");
         for (a, b) in ours.iter().zip(&theirs) {
@@ -223,11 +207,7 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
             assert_eq!(a.ciphertext, b.ciphertext);
             assert_eq!(Some(a.tag), b.tag);
         }
-        let plain: Vec<_> = c
-            .transcript()
-            .direction(d)
-            .filter(|r| !r.is_encrypted())
-            .collect();
+        let plain: Vec<_> = c.transcript().direction(d).filter(|r| !r.is_encrypted()).collect();
         assert_eq!(t.plaintext_records(d).len(), plain.len());
         for (a, b) in t.plaintext_records(d).iter().zip(&plain) {
             assert_eq!((a.content_type, a.version), (b.content_type, b.version));
@@ -237,18 +217,8 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
         // Known answer against ring: every record opens under the real keys with our
         // additional data, and each Finished is 14 00 00 0c ‖ PRF(MS, label, our hash).
         let (key, iv, label, hash) = match d {
-            Direction::Sent => (
-                &kb.client_write_key,
-                &kb.client_write_iv,
-                &b"client finished"[..],
-                h_c,
-            ),
-            Direction::Received => (
-                &kb.server_write_key,
-                &kb.server_write_iv,
-                &b"server finished"[..],
-                h_s,
-            ),
+            Direction::Sent => (&kb.client_write_key, &kb.client_write_iv, &b"client finished"[..], h_c),
+            Direction::Received => (&kb.server_write_key, &kb.server_write_iv, &b"server finished"[..], h_s),
         };
         let fin = gcm_open(key, iv, &ours[0]);
         let mut expected = vec![hs::FINISHED, 0, 0, 12];
@@ -271,27 +241,12 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
 fn real_sessions_match_the_client() {
     let cases = [
         Opts::default(),
-        Opts {
-            key: KeyType::Rsa2048,
-            ..Opts::default()
-        },
-        Opts {
-            key: KeyType::Rsa2048,
-            tickets: true,
-            ..Opts::default()
-        },
+        Opts { key: KeyType::Rsa2048, ..Opts::default() },
+        Opts { key: KeyType::Rsa2048, tickets: true, ..Opts::default() },
         // CertificateRequest, answered with an empty client Certificate (both hashed).
-        Opts {
-            client_auth: true,
-            ..Opts::default()
-        },
+        Opts { client_auth: true, ..Opts::default() },
         // Tiny server records: handshake messages fragmented across many records.
-        Opts {
-            tickets: true,
-            max_fragment: Some(64),
-            response_len: 300,
-            ..Opts::default()
-        },
+        Opts { tickets: true, max_fragment: Some(64), response_len: 300, ..Opts::default() },
     ];
     for opts in cases {
         let s = run_session(opts);
@@ -301,18 +256,9 @@ fn real_sessions_match_the_client() {
         assert_eq!(t.cipher_suite().is_ecdsa(), ecdsa);
         assert_eq!(t.new_session_ticket.is_some(), opts.tickets);
         let types: Vec<u8> = t.handshake_messages().iter().map(|m| m.typ).collect();
-        let mut want = vec![
-            hs::CLIENT_HELLO,
-            hs::SERVER_HELLO,
-            hs::CERTIFICATE,
-            hs::SERVER_KEY_EXCHANGE,
-        ];
+        let mut want = vec![hs::CLIENT_HELLO, hs::SERVER_HELLO, hs::CERTIFICATE, hs::SERVER_KEY_EXCHANGE];
         if opts.client_auth {
-            want.extend([
-                hs::CERTIFICATE_REQUEST,
-                hs::SERVER_HELLO_DONE,
-                hs::CERTIFICATE,
-            ]);
+            want.extend([hs::CERTIFICATE_REQUEST, hs::SERVER_HELLO_DONE, hs::CERTIFICATE]);
         } else {
             want.push(hs::SERVER_HELLO_DONE);
         }
@@ -321,18 +267,14 @@ fn real_sessions_match_the_client() {
         if opts.max_fragment.is_some() {
             assert!(t.plaintext_records(Direction::Received).len() > 10);
         }
-        t.validate_server(&s.roots, "localhost", UnixTime::now())
-            .unwrap();
+        t.validate_server(&s.roots, "localhost", UnixTime::now()).unwrap();
         assert_eq!(t.sni(), Some("localhost"));
     }
 }
 
 #[test]
 fn refragmented_coalesced_and_hello_request_parse_the_same() {
-    let s = run_session(Opts {
-        tickets: true,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { tickets: true, ..Opts::default() });
     let base = parse(&s.sent, &s.received).unwrap();
     // Client messages one byte per record; server messages coalesced into one record,
     // with a HelloRequest (never hashed) in front.
@@ -346,15 +288,9 @@ fn refragmented_coalesced_and_hello_request_parse_the_same() {
     assert_eq!(t.client_finished_hash(), base.client_finished_hash());
     let vd = s.client.client_verify_data().unwrap();
     assert_eq!(t.server_finished_hash(vd), base.server_finished_hash(vd));
-    assert_eq!(
-        t.encrypted_records(Direction::Received),
-        base.encrypted_records(Direction::Received)
-    );
+    assert_eq!(t.encrypted_records(Direction::Received), base.encrypted_records(Direction::Received));
     // A different client verify_data gives a different server hash.
-    assert_ne!(
-        t.server_finished_hash(&[0; 12]),
-        base.server_finished_hash(vd)
-    );
+    assert_ne!(t.server_finished_hash(&[0; 12]), base.server_finished_hash(vd));
 }
 
 /// Records are bound to their position: a record moved or dropped on the way fails its tag
@@ -367,13 +303,19 @@ fn replayed_dropped_or_reordered_records_are_refused() {
     let kb = s.client.key_block().unwrap();
     let cases = [
         (Direction::Sent, "sent", &s.sent, OpenedDirection::Key { key: kb.client_write_key, iv: kb.client_write_iv }),
-        (Direction::Received, "received", &s.received, OpenedDirection::Key { key: kb.server_write_key, iv: kb.server_write_iv }),
+        (
+            Direction::Received,
+            "received",
+            &s.received,
+            OpenedDirection::Key { key: kb.server_write_key, iv: kb.server_write_iv },
+        ),
     ];
     for (d, name, stream, opened) in cases {
         let recs = records(stream);
         let first = ccs_index(&recs) + 2; // the first record after the Finished
         let check = |recs: &[Rec]| {
-            let (sent, received) = if d == Direction::Sent { (join(recs), s.received.clone()) } else { (s.sent.clone(), join(recs)) };
+            let (sent, received) =
+                if d == Direction::Sent { (join(recs), s.received.clone()) } else { (s.sent.clone(), join(recs)) };
             let t = parse(&sent, &received)?;
             Ok::<_, TranscriptError>(recover(name, t.encrypted_records(d), &opened, &[]).map(|_| ()))
         };
@@ -391,17 +333,34 @@ fn replayed_dropped_or_reordered_records_are_refused() {
 }
 
 /// Seals `plaintext` as the direction's next record (sequence number = position).
-fn seal_next(key: &[u8; 16], iv: &[u8; 4], records: &[EncryptedRecord], content_type: u8, plaintext: &[u8]) -> EncryptedRecord {
+fn seal_next(
+    key: &[u8; 16],
+    iv: &[u8; 4],
+    records: &[EncryptedRecord],
+    content_type: u8,
+    plaintext: &[u8],
+) -> EncryptedRecord {
     use ring::aead;
     let seq = records.len() as u64;
     let explicit_nonce = (seq + 1000).to_be_bytes();
-    let mut r = EncryptedRecord { seq, content_type, version: 0x0303, explicit_nonce, ciphertext: plaintext.to_vec(), tag: [0; 16] };
+    let mut r = EncryptedRecord {
+        seq,
+        content_type,
+        version: 0x0303,
+        explicit_nonce,
+        ciphertext: plaintext.to_vec(),
+        tag: [0; 16],
+    };
     let k = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).unwrap());
     let mut nonce = [0u8; 12];
     nonce[..4].copy_from_slice(iv);
     nonce[4..].copy_from_slice(&explicit_nonce);
     let tag = k
-        .seal_in_place_separate_tag(aead::Nonce::assume_unique_for_key(nonce), aead::Aad::from(r.additional_data()), &mut r.ciphertext)
+        .seal_in_place_separate_tag(
+            aead::Nonce::assume_unique_for_key(nonce),
+            aead::Aad::from(r.additional_data()),
+            &mut r.ciphertext,
+        )
         .unwrap();
     r.tag.copy_from_slice(tag.as_ref());
     r
@@ -424,7 +383,10 @@ fn alerts_end_a_direction_and_nothing_may_follow() {
     // Application data after the close_notify.
     let mut after = honest.clone();
     after.push(seal_next(&key, &iv, &after, 23, b"HTTP/1.1 200 OK\r\n\r\nforged"));
-    assert_eq!(recover("received", &after, &opened, &[]).err(), Some(CheckError::DataAfterClose { direction: "received", index: honest.len() }));
+    assert_eq!(
+        recover("received", &after, &opened, &[]).err(),
+        Some(CheckError::DataAfterClose { direction: "received", index: honest.len() })
+    );
     // A fatal alert ends it too; a warning alert does not.
     let mut cut = honest[..honest.len() - 1].to_vec();
     cut.push(seal_next(&key, &iv, &cut, 21, &[1, 100])); // warning no_renegotiation
@@ -432,10 +394,16 @@ fn alerts_end_a_direction_and_nothing_may_follow() {
     assert_eq!(d.alerts, vec![[1, 100]]);
     cut.push(seal_next(&key, &iv, &cut, 21, &[2, 40])); // fatal handshake_failure
     cut.push(seal_next(&key, &iv, &cut, 23, b"more"));
-    assert_eq!(recover("received", &cut, &opened, &[]).err(), Some(CheckError::DataAfterClose { direction: "received", index: cut.len() - 1 }));
+    assert_eq!(
+        recover("received", &cut, &opened, &[]).err(),
+        Some(CheckError::DataAfterClose { direction: "received", index: cut.len() - 1 })
+    );
     let mut odd = honest[..honest.len() - 1].to_vec();
     odd.push(seal_next(&key, &iv, &odd, 21, &[7, 0]));
-    assert_eq!(recover("received", &odd, &opened, &[]).err(), Some(CheckError::BadAlertLevel { direction: "received", index: odd.len() - 1, level: 7 }));
+    assert_eq!(
+        recover("received", &odd, &opened, &[]).err(),
+        Some(CheckError::BadAlertLevel { direction: "received", index: odd.len() - 1, level: 7 })
+    );
 }
 
 #[test]
@@ -515,7 +483,11 @@ fn alpn_body(protocols: &[&[u8]]) -> Vec<u8> {
 
 /// The session with its first sent and first received handshake messages (the hellos)
 /// replaced by `edit_ch`'s and `edit_sh`'s results.
-fn with_hellos(s: &Session, edit_ch: impl FnOnce(&[u8]) -> Vec<u8>, edit_sh: impl FnOnce(&[u8]) -> Vec<u8>) -> (Vec<u8>, Vec<u8>) {
+fn with_hellos(
+    s: &Session,
+    edit_ch: impl FnOnce(&[u8]) -> Vec<u8>,
+    edit_sh: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> (Vec<u8>, Vec<u8>) {
     let (mut sent, mut received) = (messages_of(&s.sent), messages_of(&s.received));
     assert_eq!((sent[0][0], received[0][0]), (hs::CLIENT_HELLO, hs::SERVER_HELLO));
     sent[0] = edit_ch(&sent[0]);
@@ -606,10 +578,13 @@ fn a_server_hello_extension_not_offered_is_refused() {
     };
     let (sent, received) = with_hellos(&s, with_scsv, <[u8]>::to_vec);
     let (answer, mut answered) = (messages_of(&received).remove(0), false);
-    edit_extensions(&answer, server_hello_exts_at(&answer), |e| answered = e.iter().any(|(t, _)| *t == ext::RENEGOTIATION_INFO));
+    edit_extensions(&answer, server_hello_exts_at(&answer), |e| {
+        answered = e.iter().any(|(t, _)| *t == ext::RENEGOTIATION_INFO)
+    });
     assert!(answered, "the server answers with renegotiation_info");
     parse(&sent, &received).expect("renegotiation_info allowed by the SCSV");
-    let (sent, received) = with_hellos(&s, with_scsv, |sh| edit_extensions(sh, server_hello_exts_at(sh), |e| e.push((0x1234, vec![]))));
+    let (sent, received) =
+        with_hellos(&s, with_scsv, |sh| edit_extensions(sh, server_hello_exts_at(sh), |e| e.push((0x1234, vec![]))));
     assert_eq!(parse(&sent, &received).err(), Some(TranscriptError::ExtensionNotOffered(0x1234)));
 }
 
@@ -624,7 +599,14 @@ fn sni_and_alpn_extensions_are_parsed_strictly() {
         body
     };
     assert_eq!(parse_sni(&sni(b"bank.example", 0, &[])), Ok("bank.example".into()));
-    for bad in [sni(b"", 0, &[]), sni(b"bank.example", 1, &[]), sni(b"a\x1b[2J", 0, &[]), sni(b"a", 0, &[0, 0, 1, b'b']), vec![0, 5, 0], vec![]] {
+    for bad in [
+        sni(b"", 0, &[]),
+        sni(b"bank.example", 1, &[]),
+        sni(b"a\x1b[2J", 0, &[]),
+        sni(b"a", 0, &[0, 0, 1, b'b']),
+        vec![0, 5, 0],
+        vec![],
+    ] {
         assert_eq!(parse_sni(&bad), Err(TranscriptError::BadServerNameExtension), "{bad:?}");
     }
     let alpn = alpn_body;
@@ -638,54 +620,40 @@ fn sni_and_alpn_extensions_are_parsed_strictly() {
 #[test]
 fn validate_server_rejects_wrong_name_untrusted_ca_expiry_and_tampering() {
     for key in [KeyType::EcdsaP256, KeyType::Rsa2048] {
-        let s = run_session(Opts {
-            key,
-            ..Opts::default()
-        });
+        let s = run_session(Opts { key, ..Opts::default() });
         let now = UnixTime::now();
         let t = parse(&s.sent, &s.received).unwrap();
         t.validate_server(&s.roots, "localhost", now).unwrap();
         assert!(matches!(
             t.validate_server(&s.roots, "example.com", now),
-            Err(TranscriptError::InvalidCertificate(
-                crate::tls::Error::Certificate(webpki::Error::CertNotValidForName(_))
-            ))
+            Err(TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(
+                webpki::Error::CertNotValidForName(_)
+            )))
         ));
-        assert_eq!(
-            t.validate_server(&s.roots, "not a name!", now),
-            Err(TranscriptError::InvalidServerName)
-        );
+        assert_eq!(t.validate_server(&s.roots, "not a name!", now), Err(TranscriptError::InvalidServerName));
         let other = FixtureCerts::generate(key, 30).unwrap();
         let other_roots = RootStore::from_der_certs([other.ca_der.as_ref()]).unwrap();
         // A CA with the same name but another key: the chain's signature fails.
         assert!(matches!(
             t.validate_server(&other_roots, "localhost", now),
-            Err(TranscriptError::InvalidCertificate(
-                crate::tls::Error::Certificate(webpki::Error::InvalidSignatureForPublicKey)
-            ))
+            Err(TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(
+                webpki::Error::InvalidSignatureForPublicKey
+            )))
         ));
         assert!(matches!(
             t.validate_server(&RootStore::mozilla(), "localhost", now),
-            Err(TranscriptError::InvalidCertificate(
-                crate::tls::Error::Certificate(webpki::Error::UnknownIssuer)
-            ))
+            Err(TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(webpki::Error::UnknownIssuer)))
         ));
-        let later = UnixTime::since_unix_epoch(std::time::Duration::from_secs(
-            now.as_secs() + 400 * 86400,
-        ));
+        let later = UnixTime::since_unix_epoch(std::time::Duration::from_secs(now.as_secs() + 400 * 86400));
         assert!(matches!(
             t.validate_server(&s.roots, "localhost", later),
-            Err(TranscriptError::InvalidCertificate(
-                crate::tls::Error::Certificate(webpki::Error::CertExpired { .. })
-            ))
+            Err(TranscriptError::InvalidCertificate(crate::tls::Error::Certificate(webpki::Error::CertExpired { .. })))
         ));
 
         // Tampered signature byte, params byte, or client_random byte: parses, but the
         // signature check fails.
         let ske = t.server_key_exchange().clone();
-        let find = |hay: &[u8], needle: &[u8]| {
-            hay.windows(needle.len()).position(|w| w == needle).unwrap()
-        };
+        let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle).unwrap();
         let sig_at = find(&s.received, &ske.signature);
         let params_at = find(&s.received, &ske.params);
         for pos in [sig_at + ske.signature.len() - 1, sig_at + 10, params_at + 5] {
@@ -702,10 +670,7 @@ fn validate_server_rejects_wrong_name_untrusted_ca_expiry_and_tampering() {
         let cr_at = find(&sent, s.client.client_random());
         sent[cr_at + 31] ^= 0x80;
         let t3 = parse(&sent, &s.received).unwrap();
-        assert_eq!(
-            t3.validate_server(&s.roots, "localhost", now),
-            Err(TranscriptError::BadServerKeyExchangeSignature)
-        );
+        assert_eq!(t3.validate_server(&s.roots, "localhost", now), Err(TranscriptError::BadServerKeyExchangeSignature));
     }
 }
 
@@ -727,10 +692,7 @@ fn acceptable_prefixes(stream: &[u8]) -> Vec<usize> {
 
 #[test]
 fn truncated_streams_are_rejected() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     for d in [Direction::Sent, Direction::Received] {
         let full = match d {
             Direction::Sent => &s.sent,
@@ -756,16 +718,9 @@ fn truncated_streams_are_rejected() {
             if ok_at.contains(&n) {
                 assert!(r.is_ok(), "{d:?} prefix {n}: {r:?}");
             } else if n == 0 || boundaries.contains(&n) {
-                assert!(
-                    matches!(r, Err(TranscriptError::MissingMessage(_))),
-                    "{d:?} {n}: {r:?}"
-                );
+                assert!(matches!(r, Err(TranscriptError::MissingMessage(_))), "{d:?} {n}: {r:?}");
             } else {
-                assert_eq!(
-                    r.err(),
-                    Some(TranscriptError::Truncated { direction: d }),
-                    "{n}"
-                );
+                assert_eq!(r.err(), Some(TranscriptError::Truncated { direction: d }), "{n}");
             }
         }
     }
@@ -773,10 +728,7 @@ fn truncated_streams_are_rejected() {
 
 #[test]
 fn garbage_and_mutations_never_panic() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     let mut rng = StdRng::seed_from_u64(7);
     for i in 0..3000 {
         let len = rng.random_range(0..1500);
@@ -797,17 +749,9 @@ fn garbage_and_mutations_never_panic() {
         let mut sent = s.sent.clone();
         let mut received = s.received.clone();
         for _ in 0..rng.random_range(1..4) {
-            let target = if rng.random_bool(0.5) {
-                &mut sent
-            } else {
-                &mut received
-            };
+            let target = if rng.random_bool(0.5) { &mut sent } else { &mut received };
             let pos = rng.random_range(0..target.len());
-            target[pos] = if rng.random_bool(0.5) {
-                rng.random()
-            } else {
-                target[pos] ^ 1
-            };
+            target[pos] = if rng.random_bool(0.5) { rng.random() } else { target[pos] ^ 1 };
         }
         let _ = parse(&sent, &received);
     }
@@ -815,49 +759,34 @@ fn garbage_and_mutations_never_panic() {
 
 #[test]
 fn oversized_records_are_rejected() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     // Header claiming more than 2^14 + 2048 bytes.
     let mut bad = vec![22, 3, 3, 0x48, 0x01];
     bad.extend_from_slice(&s.sent);
     assert_eq!(
         parse(&bad, &s.received).err(),
-        Some(TranscriptError::RecordOverflow {
-            direction: Direction::Sent,
-            length: 0x4801
-        })
+        Some(TranscriptError::RecordOverflow { direction: Direction::Sent, length: 0x4801 })
     );
     // A plaintext handshake record of 2^14 + 1 bytes (within the ciphertext bound).
     let mut recs = records(&s.sent);
     recs.insert(0, (22, TLS12, vec![0; MAX_PLAINTEXT + 1]));
     assert_eq!(
         parse(&join(&recs), &s.received).err(),
-        Some(TranscriptError::RecordOverflow {
-            direction: Direction::Sent,
-            length: MAX_PLAINTEXT + 1
-        })
+        Some(TranscriptError::RecordOverflow { direction: Direction::Sent, length: MAX_PLAINTEXT + 1 })
     );
     // An encrypted record longer than 2^14 + 24.
     let mut recs = records(&s.received);
     recs.push((23, TLS12, vec![0; MAX_ENCRYPTED_PAYLOAD + 1]));
     assert_eq!(
         parse(&s.sent, &join(&recs)).err(),
-        Some(TranscriptError::RecordOverflow {
-            direction: Direction::Received,
-            length: MAX_ENCRYPTED_PAYLOAD + 1
-        })
+        Some(TranscriptError::RecordOverflow { direction: Direction::Received, length: MAX_ENCRYPTED_PAYLOAD + 1 })
     );
     // A handshake message header claiming more than the codec's bound.
     let mut recs = records(&s.received);
     recs.insert(0, (22, TLS12, vec![hs::CERTIFICATE, 0x10, 0, 0]));
     assert_eq!(
         parse(&s.sent, &join(&recs)).err(),
-        Some(TranscriptError::HandshakeMessageTooLarge {
-            direction: Direction::Received,
-            length: 0x100000
-        })
+        Some(TranscriptError::HandshakeMessageTooLarge { direction: Direction::Received, length: 0x100000 })
     );
     // Too many records (tiny valid warning alerts before the handshake).
     let mut many = Vec::new();
@@ -865,12 +794,7 @@ fn oversized_records_are_rejected() {
         many.extend_from_slice(&[21, 3, 3, 0, 2, 1, 112]);
     }
     many.extend_from_slice(&s.sent);
-    assert_eq!(
-        parse(&many, &s.received).err(),
-        Some(TranscriptError::TooManyRecords {
-            direction: Direction::Sent
-        })
-    );
+    assert_eq!(parse(&many, &s.received).err(), Some(TranscriptError::TooManyRecords { direction: Direction::Sent }));
 }
 
 /// A ServerHello without the extended_master_secret extension (rustls always sends it) is
@@ -879,7 +803,8 @@ fn oversized_records_are_rejected() {
 fn a_server_hello_without_ems_is_read_as_such() {
     let s = run_session(Opts::default());
     let without_ems = |sh: &[u8]| {
-        let out = edit_extensions(sh, server_hello_exts_at(sh), |e| e.retain(|(t, _)| *t != ext::EXTENDED_MASTER_SECRET));
+        let out =
+            edit_extensions(sh, server_hello_exts_at(sh), |e| e.retain(|(t, _)| *t != ext::EXTENDED_MASTER_SECRET));
         assert_eq!(out.len(), sh.len() - 4, "the EMS extension (4 bytes) removed");
         out
     };
@@ -893,10 +818,7 @@ fn a_server_hello_without_ems_is_read_as_such() {
 /// the check that refuses one more (the tests above).
 #[test]
 fn records_at_exactly_the_limits_pass_their_checks() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     let own = records(&s.sent).len();
     let mut many = Vec::new();
     for _ in 0..MAX_RECORDS_PER_DIRECTION - own {
@@ -914,15 +836,15 @@ fn records_at_exactly_the_limits_pass_their_checks() {
     let fin = ccs_index(&recs) + 1;
     recs.insert(fin + 1, (23, TLS12, [vec![0xaa; EXPLICIT_NONCE_LEN], vec![0; TAG_LEN]].concat()));
     let t = parse(&join(&recs), &s.received).expect("an empty encrypted record");
-    assert!(t.encrypted_records(Direction::Sent).iter().any(|r| r.ciphertext.is_empty() && r.explicit_nonce == [0xaa; 8]));
+    assert!(t
+        .encrypted_records(Direction::Sent)
+        .iter()
+        .any(|r| r.ciphertext.is_empty() && r.explicit_nonce == [0xaa; 8]));
 }
 
 #[test]
 fn malformed_encrypted_records_are_rejected() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     let sent = records(&s.sent);
     let fin = ccs_index(&sent) + 1;
     let check = |recs: &[Rec], want: TranscriptError| {
@@ -932,107 +854,47 @@ fn malformed_encrypted_records_are_rejected() {
     // Finished with one byte too many / too few.
     let mut r = sent.clone();
     r[fin].2.push(0);
-    check(
-        &r,
-        TranscriptError::BadFinishedLength {
-            direction: d,
-            length: 17,
-        },
-    );
+    check(&r, TranscriptError::BadFinishedLength { direction: d, length: 17 });
     let mut r = sent.clone();
     r[fin].2.pop();
-    check(
-        &r,
-        TranscriptError::BadFinishedLength {
-            direction: d,
-            length: 15,
-        },
-    );
+    check(&r, TranscriptError::BadFinishedLength { direction: d, length: 15 });
     // First encrypted record not a handshake record.
     let mut r = sent.clone();
     r[fin].0 = 23;
-    check(
-        &r,
-        TranscriptError::FinishedNotHandshake {
-            direction: d,
-            content_type: 23,
-        },
-    );
+    check(&r, TranscriptError::FinishedNotHandshake { direction: d, content_type: 23 });
     // Missing Finished.
-    check(
-        &sent[..fin],
-        TranscriptError::MissingMessage("client Finished"),
-    );
+    check(&sent[..fin], TranscriptError::MissingMessage("client Finished"));
     // Missing CCS.
     let mut r = sent.clone();
     r.remove(fin - 1);
-    check(
-        &r[..fin - 1],
-        TranscriptError::MissingMessage("client ChangeCipherSpec"),
-    );
+    check(&r[..fin - 1], TranscriptError::MissingMessage("client ChangeCipherSpec"));
     // Shorter than nonce + tag.
     let mut r = sent.clone();
     r.push((23, TLS12, vec![0; 23]));
-    check(
-        &r,
-        TranscriptError::EncryptedRecordTooShort {
-            direction: d,
-            seq: (r.len() - fin - 1) as u64,
-            length: 23,
-        },
-    );
+    check(&r, TranscriptError::EncryptedRecordTooShort { direction: d, seq: (r.len() - fin - 1) as u64, length: 23 });
     // Record types not allowed after the Finished: handshake (renegotiation), CCS.
     for ct in [22u8, 20] {
         let mut r = sent.clone();
         r.insert(fin + 1, (ct, TLS12, vec![0; 40]));
-        check(
-            &r,
-            TranscriptError::DisallowedEncryptedRecord {
-                direction: d,
-                seq: 1,
-                content_type: ct,
-            },
-        );
+        check(&r, TranscriptError::DisallowedEncryptedRecord { direction: d, seq: 1, content_type: ct });
     }
     // An encrypted alert that is not two bytes.
     let mut r = sent.clone();
     r.insert(fin + 1, (21, TLS12, vec![0; 27]));
-    check(
-        &r,
-        TranscriptError::BadEncryptedAlertLength {
-            direction: d,
-            seq: 1,
-            length: 3,
-        },
-    );
+    check(&r, TranscriptError::BadEncryptedAlertLength { direction: d, seq: 1, length: 3 });
     // Unknown content type anywhere.
     let mut r = sent.clone();
     r.insert(fin + 1, (99, TLS12, vec![0; 40]));
-    check(
-        &r,
-        TranscriptError::UnknownContentType {
-            direction: d,
-            content_type: 99,
-        },
-    );
+    check(&r, TranscriptError::UnknownContentType { direction: d, content_type: 99 });
     // Record version with a major byte other than 3.
     let mut r = sent.clone();
     r[fin + 1].1 = 0x0203;
-    check(
-        &r,
-        TranscriptError::UnsupportedRecordVersion {
-            direction: d,
-            version: 0x0203,
-        },
-    );
+    check(&r, TranscriptError::UnsupportedRecordVersion { direction: d, version: 0x0203 });
 }
 
 #[test]
 fn malformed_plaintext_phase_is_rejected() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     let sent = records(&s.sent);
     let recv = records(&s.received);
     let ccs = ccs_index(&sent);
@@ -1046,23 +908,11 @@ fn malformed_plaintext_phase_is_rejected() {
     // Application data before CCS.
     let mut r = sent.clone();
     r.insert(1, (23, TLS12, vec![1, 2, 3]));
-    chk_sent(
-        &r,
-        TranscriptError::UnexpectedPlaintextRecord {
-            direction: ds,
-            content_type: 23,
-        },
-    );
+    chk_sent(&r, TranscriptError::UnexpectedPlaintextRecord { direction: ds, content_type: 23 });
     // Empty handshake record.
     let mut r = sent.clone();
     r.insert(1, (22, TLS12, vec![]));
-    chk_sent(
-        &r,
-        TranscriptError::EmptyFragment {
-            direction: ds,
-            content_type: 22,
-        },
-    );
+    chk_sent(&r, TranscriptError::EmptyFragment { direction: ds, content_type: 22 });
     // Bad CCS payload.
     let mut r = sent.clone();
     r[ccs].2 = vec![2];
@@ -1070,13 +920,7 @@ fn malformed_plaintext_phase_is_rejected() {
     // Fatal alert during the handshake; warnings pass.
     let mut r = recv.clone();
     r.insert(1, (21, TLS12, vec![2, 40]));
-    chk_recv(
-        &r,
-        TranscriptError::FatalAlert {
-            direction: dr,
-            description: 40,
-        },
-    );
+    chk_recv(&r, TranscriptError::FatalAlert { direction: dr, description: 40 });
     let mut r = recv.clone();
     r.insert(1, (21, TLS12, vec![1, 112]));
     assert!(parse(&s.sent, &join(&r)).is_ok());
@@ -1087,32 +931,17 @@ fn malformed_plaintext_phase_is_rejected() {
     let msgs = messages_of(&s.sent);
     let mut r: Vec<Rec> = vec![(22, TLS12, msgs.concat()[..10].to_vec())];
     r.extend_from_slice(&sent[ccs..]);
-    chk_sent(
-        &r,
-        TranscriptError::InterleavedHandshakeFragment { direction: ds },
-    );
+    chk_sent(&r, TranscriptError::InterleavedHandshakeFragment { direction: ds });
 
     // Message order and presence.
     let srv = messages_of(&s.received);
     let types: Vec<u8> = srv.iter().map(|m| m[0]).collect();
-    assert_eq!(
-        types,
-        [
-            hs::SERVER_HELLO,
-            hs::CERTIFICATE,
-            hs::SERVER_KEY_EXCHANGE,
-            hs::SERVER_HELLO_DONE
-        ]
-    );
+    assert_eq!(types, [hs::SERVER_HELLO, hs::CERTIFICATE, hs::SERVER_KEY_EXCHANGE, hs::SERVER_HELLO_DONE]);
     let mut dropped = srv.clone();
     dropped.remove(1);
     assert_eq!(
         parse(&s.sent, &with_messages(&s.received, &dropped, 1000)).err(),
-        Some(TranscriptError::UnexpectedHandshake {
-            direction: dr,
-            expected: "Certificate",
-            got: "ServerKeyExchange"
-        })
+        Some(TranscriptError::UnexpectedHandshake { direction: dr, expected: "Certificate", got: "ServerKeyExchange" })
     );
     assert_eq!(
         parse(&s.sent, &with_messages(&s.received, &srv[..3], 1000)).err(),
@@ -1152,23 +981,11 @@ fn malformed_plaintext_phase_is_rejected() {
         m[0][at..at + bytes.len()].copy_from_slice(bytes);
         parse(&s.sent, &with_messages(&s.received, &m, 1000)).err()
     };
-    assert_eq!(
-        edit(suite_at, &[0xc0, 0x30]),
-        Some(TranscriptError::UnsupportedCipherSuite(0xc030))
-    );
+    assert_eq!(edit(suite_at, &[0xc0, 0x30]), Some(TranscriptError::UnsupportedCipherSuite(0xc030)));
     // ECDHE-RSA with an ECDSA-signed ServerKeyExchange: scheme does not fit the suite.
-    assert_eq!(
-        edit(suite_at, &[0xc0, 0x2f]),
-        Some(TranscriptError::UnsupportedSignatureScheme(t_scheme(&s)))
-    );
-    assert_eq!(
-        edit(4, &[3, 4]),
-        Some(TranscriptError::UnsupportedServerVersion(0x0304))
-    );
-    assert_eq!(
-        edit(suite_at + 2, &[1]),
-        Some(TranscriptError::UnsupportedCompression(1))
-    );
+    assert_eq!(edit(suite_at, &[0xc0, 0x2f]), Some(TranscriptError::UnsupportedSignatureScheme(t_scheme(&s))));
+    assert_eq!(edit(4, &[3, 4]), Some(TranscriptError::UnsupportedServerVersion(0x0304)));
+    assert_eq!(edit(suite_at + 2, &[1]), Some(TranscriptError::UnsupportedCompression(1)));
 }
 
 fn t_scheme(s: &Session) -> u16 {
@@ -1177,20 +994,14 @@ fn t_scheme(s: &Session) -> u16 {
 
 #[test]
 fn unoffered_suite_and_extension_are_rejected() {
-    let s = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { response_len: 100, ..Opts::default() });
     let srv = messages_of(&s.received);
     let cli = messages_of(&s.sent);
     // Client offers only the RSA suite (edit its list in place), server picked ECDSA.
     let ch = &cli[0];
     let sid_len = ch[4 + 2 + 32] as usize;
     let suites_at = 4 + 2 + 32 + 1 + sid_len;
-    assert_eq!(
-        &ch[suites_at..suites_at + 6],
-        &[0, 4, 0xc0, 0x2b, 0xc0, 0x2f]
-    );
+    assert_eq!(&ch[suites_at..suites_at + 6], &[0, 4, 0xc0, 0x2b, 0xc0, 0x2f]);
     let mut c2 = cli.clone();
     c2[0][suites_at + 2..suites_at + 4].copy_from_slice(&[0xc0, 0x2f]);
     assert_eq!(
@@ -1204,19 +1015,14 @@ fn unoffered_suite_and_extension_are_rejected() {
     c3[0][ems_at..ems_at + 2].copy_from_slice(&[0xfa, 0xfa]);
     assert_eq!(
         parse(&with_messages(&s.sent, &c3, 1000), &s.received).err(),
-        Some(TranscriptError::ExtensionNotOffered(
-            ext::EXTENDED_MASTER_SECRET
-        ))
+        Some(TranscriptError::ExtensionNotOffered(ext::EXTENDED_MASTER_SECRET))
     );
     // Duplicate extension in the ClientHello.
     let mut c4 = cli.clone();
     c4[0][ems_at..ems_at + 2].copy_from_slice(&[0xff, 0x01]);
     assert_eq!(
         parse(&with_messages(&s.sent, &c4, 1000), &s.received).err(),
-        Some(TranscriptError::DuplicateExtension {
-            direction: Direction::Sent,
-            extension: 0xff01
-        })
+        Some(TranscriptError::DuplicateExtension { direction: Direction::Sent, extension: 0xff01 })
     );
     // A ClientHello offering the session id the server then echoes: resumption.
     let sid = srv[0][4 + 2 + 32 + 1..4 + 2 + 32 + 1 + srv[0][4 + 2 + 32] as usize].to_vec();
@@ -1233,17 +1039,10 @@ fn unoffered_suite_and_extension_are_rejected() {
 
 #[test]
 fn client_certificate_rules() {
-    let s = run_session(Opts {
-        client_auth: true,
-        response_len: 100,
-        ..Opts::default()
-    });
+    let s = run_session(Opts { client_auth: true, response_len: 100, ..Opts::default() });
     let cli = messages_of(&s.sent);
     let types: Vec<u8> = cli.iter().map(|m| m[0]).collect();
-    assert_eq!(
-        types,
-        [hs::CLIENT_HELLO, hs::CERTIFICATE, hs::CLIENT_KEY_EXCHANGE]
-    );
+    assert_eq!(types, [hs::CLIENT_HELLO, hs::CERTIFICATE, hs::CLIENT_KEY_EXCHANGE]);
     // Client Certificate missing although requested.
     let dropped = vec![cli[0].clone(), cli[2].clone()];
     assert_eq!(
@@ -1262,20 +1061,13 @@ fn client_certificate_rules() {
     let mut body = Vec::new();
     codec::put_u24(&mut body, list.len());
     body.extend_from_slice(&list);
-    let with_cert = vec![
-        cli[0].clone(),
-        codec::handshake_message(hs::CERTIFICATE, &body),
-        cli[2].clone(),
-    ];
+    let with_cert = vec![cli[0].clone(), codec::handshake_message(hs::CERTIFICATE, &body), cli[2].clone()];
     assert_eq!(
         parse(&with_messages(&s.sent, &with_cert, 1000), &s.received).err(),
         Some(TranscriptError::ClientCertificateNotSupported)
     );
     // Without a CertificateRequest, a client Certificate is out of order.
-    let plain = run_session(Opts {
-        response_len: 100,
-        ..Opts::default()
-    });
+    let plain = run_session(Opts { response_len: 100, ..Opts::default() });
     let pc = messages_of(&plain.sent);
     let extra = vec![pc[0].clone(), cli[1].clone(), pc[1].clone()];
     assert_eq!(

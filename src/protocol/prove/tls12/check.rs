@@ -2,8 +2,8 @@
 //! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream),
 //! and every alert, after which a direction may carry nothing more.
 
-use crate::protocol::prove::tls12::{opened_blocks, OpenedDirection};
 use crate::protocol::observe::tls12::EncryptedRecord;
+use crate::protocol::prove::tls12::{opened_blocks, OpenedDirection};
 use std::ops::Range;
 
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
@@ -94,7 +94,12 @@ pub struct RecoveredDirection {
 }
 
 /// Records the alert of record `index`, checking that nothing followed an ending one.
-pub(in crate::protocol) fn push_alert(direction: &'static str, alerts: &mut Vec<(usize, Alert)>, index: usize, alert: Alert) -> Result<(), CheckError> {
+pub(in crate::protocol) fn push_alert(
+    direction: &'static str,
+    alerts: &mut Vec<(usize, Alert)>,
+    index: usize,
+    alert: Alert,
+) -> Result<(), CheckError> {
     if !(1..=2).contains(&alert[0]) {
         return Err(CheckError::BadAlertLevel { direction, index, level: alert[0] });
     }
@@ -103,7 +108,11 @@ pub(in crate::protocol) fn push_alert(direction: &'static str, alerts: &mut Vec<
 }
 
 /// No record may follow an alert that ended the direction.
-pub(in crate::protocol) fn check_nothing_after_close(direction: &'static str, alerts: &[(usize, Alert)], records: usize) -> Result<Vec<Alert>, CheckError> {
+pub(in crate::protocol) fn check_nothing_after_close(
+    direction: &'static str,
+    alerts: &[(usize, Alert)],
+    records: usize,
+) -> Result<Vec<Alert>, CheckError> {
     if let Some((index, _)) = alerts.iter().find(|(_, a)| ends_connection(*a)) {
         if index + 1 < records {
             return Err(CheckError::DataAfterClose { direction, index: index + 1 });

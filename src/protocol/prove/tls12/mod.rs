@@ -20,25 +20,26 @@
 
 pub mod check;
 
-use crate::protocol::disclose::reveal::{complement, covers_all};
-use crate::protocol::observe::tls12::EncryptedRecord;
 use crate::channel::Channel;
 use crate::circuits::aes::{key_schedule, RoundKeys};
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
-use crate::zk::bytes::assert_decrypts_to;
 use crate::circuits::sha256::{sha256, state_to_bytes};
 use crate::circuits::{constant_bytes, Gates};
+use crate::protocol::disclose::reveal::{complement, covers_all};
+use crate::protocol::observe::tls12::EncryptedRecord;
+use crate::zk::bytes::assert_decrypts_to;
 use crate::zk::bytes::{assert_no_line_breaks, commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
-pub use crate::cost::{
-    derivation_cots, hidden_direction_cots, keystream_cots, keystream_cots_of, line_break_cots, line_break_cots_of, most_keystream_cots,
-    most_line_break_cots, preprocess_cots, BLOCKS_PER_BATCH, CHECK_EVERY, KEYSTREAM_PREPROCESS, MOST_DERIVATION_COTS, PARTLY_REVEALED_PREPROCESS,
-    PREPROCESS_COTS, PREPROCESS_COTS_TLS13, PREPROCESS_COTS_TLS13_SHA384,
-};
 use crate::cost::KeystreamCipher;
+pub use crate::cost::{
+    derivation_cots, hidden_direction_cots, keystream_cots, keystream_cots_of, line_break_cots, line_break_cots_of,
+    most_keystream_cots, most_line_break_cots, preprocess_cots, BLOCKS_PER_BATCH, CHECK_EVERY, KEYSTREAM_PREPROCESS,
+    MOST_DERIVATION_COTS, PARTLY_REVEALED_PREPROCESS, PREPROCESS_COTS, PREPROCESS_COTS_TLS13,
+    PREPROCESS_COTS_TLS13_SHA384,
+};
 
 /// The shape of a keystream batch ([`Party::expect_shape`]): its circuit depends only on how
 /// many blocks it proves and how many of their bytes it opens, so batches alike in both skip
@@ -92,7 +93,10 @@ pub struct PublicInputs<'a> {
 
 impl<'a> PublicInputs<'a> {
     /// What both sides know of a session: its transcript and the prover's reveal plan.
-    pub fn new(t: &'a crate::protocol::observe::tls12::SessionTranscript, plan: &'a crate::protocol::messages::RevealPlan) -> Self {
+    pub fn new(
+        t: &'a crate::protocol::observe::tls12::SessionTranscript,
+        plan: &'a crate::protocol::messages::RevealPlan,
+    ) -> Self {
         use crate::tls::Direction;
         PublicInputs {
             client_random: *t.client_random(),
@@ -176,7 +180,9 @@ pub fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec
 /// learns. Both sides take the keystream in this order.
 pub fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
     let mut out = touched_blocks(records, reveal);
-    out.extend(records.iter().enumerate().skip(1).filter(|(_, r)| r.content_type == 21).map(|(i, _)| (i, 0, vec![0, 1])));
+    out.extend(
+        records.iter().enumerate().skip(1).filter(|(_, r)| r.content_type == 21).map(|(i, _)| (i, 0, vec![0, 1])),
+    );
     out
 }
 
@@ -213,7 +219,11 @@ pub(crate) fn with_cheat<T>(cheat: ProofCheat, f: impl FnOnce() -> T) -> T {
 /// The cheat in force for this side (none on the verifier's).
 #[cfg(test)]
 pub(in crate::protocol) fn cheat(is_prover: bool) -> ProofCheat {
-    if is_prover { PROOF_CHEAT.with(|c| c.get()) } else { ProofCheat::default() }
+    if is_prover {
+        PROOF_CHEAT.with(|c| c.get())
+    } else {
+        ProofCheat::default()
+    }
 }
 
 /// Test-only: makes the prover claim `bits` with their first bit flipped when it opens them.
@@ -249,7 +259,8 @@ impl KeystreamCipher {
             KeystreamCipher::Aes256 => 1 << 62 | keystream_shape(chunk),
             KeystreamCipher::ChaCha20 => {
                 let opened: u64 = chunk.iter().map(|(_, _, positions)| positions.len() as u64).sum();
-                let folds: u64 = chunk.iter().map(|(_, blk, _)| (blk.wrapping_add(1).trailing_zeros() as u64 + 1).min(31)).sum();
+                let folds: u64 =
+                    chunk.iter().map(|(_, blk, _)| (blk.wrapping_add(1).trailing_zeros() as u64 + 1).min(31)).sum();
                 1 << 63 | (chunk.len() as u64) << 40 | folds << 20 | opened
             }
         }
@@ -274,21 +285,39 @@ pub(in crate::protocol) async fn keystream_batches<P: Party<C>, C: Channel>(
             party.preprocess(ch, n).await?;
         }
         party.expect_shape(cipher.shape(chunk));
-        out.push(party.run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut |b: &mut P::Backend| batch(b, *side, chunk)).await?);
+        out.push(
+            party
+                .run_batch_every(ch, k, jobs.len(), CHECK_EVERY, &mut |b: &mut P::Backend| batch(b, *side, chunk))
+                .await?,
+        );
     }
     Ok(out)
 }
 
 /// The plaintext bits at byte `positions` (increasing) of a record: the keystream proven on
 /// `nonce` from the round keys, XOR the public ciphertext. Each block touched is computed once.
-pub(in crate::protocol) fn decrypted_bytes<B: Backend>(b: &mut B, rk: &RoundKeys<B>, nonce: &[B::Bit], ciphertext: &[u8], positions: &[usize]) -> Vec<B::Bit> {
-    decrypted_with(b, 16, ciphertext, positions, |b, j| keystream_blocks(b, rk, nonce, &[j]).into_iter().flatten().collect())
+pub(in crate::protocol) fn decrypted_bytes<B: Backend>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    nonce: &[B::Bit],
+    ciphertext: &[u8],
+    positions: &[usize],
+) -> Vec<B::Bit> {
+    decrypted_with(b, 16, ciphertext, positions, |b, j| {
+        keystream_blocks(b, rk, nonce, &[j]).into_iter().flatten().collect()
+    })
 }
 
 /// The plaintext bits at byte `positions` (increasing) of a record whose keystream comes in
 /// blocks of `size` bytes, block j from `block(b, j)`, XOR the public ciphertext. Each block
 /// touched is computed once.
-pub(in crate::protocol) fn decrypted_with<B: Backend>(b: &mut B, size: usize, ciphertext: &[u8], positions: &[usize], mut block: impl FnMut(&mut B, u32) -> Vec<B::Bit>) -> Vec<B::Bit> {
+pub(in crate::protocol) fn decrypted_with<B: Backend>(
+    b: &mut B,
+    size: usize,
+    ciphertext: &[u8],
+    positions: &[usize],
+    mut block: impl FnMut(&mut B, u32) -> Vec<B::Bit>,
+) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(positions.len() * 8);
     let mut current: (Option<usize>, Vec<B::Bit>) = (None, Vec::new());
     for &p in positions {
@@ -305,20 +334,34 @@ pub(in crate::protocol) fn decrypted_with<B: Backend>(b: &mut B, size: usize, ci
 
 /// SHA-256(plaintext ‖ blinder) in ZK, the blinder committed by the prover (`None` on the
 /// verifier): a hash commitment to hidden plaintext.
-fn commitment_digest_bits<B: Backend>(b: &mut B, mut plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<B::Bit> {
+fn commitment_digest_bits<B: Backend>(
+    b: &mut B,
+    mut plaintext: Vec<B::Bit>,
+    blinder: Option<&[u8; 16]>,
+) -> Vec<B::Bit> {
     plaintext.extend(commit_bytes(b, blinder.map(|x| &x[..]), 16));
     sha256(b, &plaintext)
 }
 
 /// [`commitment_digest_bits`], opened.
-pub(in crate::protocol) fn commitment_digest<B: Backend>(b: &mut B, plaintext: Vec<B::Bit>, blinder: Option<&[u8; 16]>) -> Vec<u8> {
+pub(in crate::protocol) fn commitment_digest<B: Backend>(
+    b: &mut B,
+    plaintext: Vec<B::Bit>,
+    blinder: Option<&[u8; 16]>,
+) -> Vec<u8> {
     let digest = commitment_digest_bits(b, plaintext, blinder);
     open_bytes(b, &digest)
 }
 
 /// The plaintext bits at the `touched` positions ([`touched_blocks`]) of `recs`: keystream
 /// proven under `rk` and `salt`, XOR the ciphertext.
-fn plaintext_bits<B: Backend>(b: &mut B, rk: &RoundKeys<B>, salt: &[B::Bit], recs: &[EncryptedRecord], touched: &[(usize, u32, Vec<usize>)]) -> Vec<B::Bit> {
+fn plaintext_bits<B: Backend>(
+    b: &mut B,
+    rk: &RoundKeys<B>,
+    salt: &[B::Bit],
+    recs: &[EncryptedRecord],
+    touched: &[(usize, u32, Vec<usize>)],
+) -> Vec<B::Bit> {
     let mut bits = Vec::new();
     for (rec, blk, positions) in touched {
         let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
@@ -443,7 +486,12 @@ pub async fn run<P: Party<C>, C: Channel>(
     // Finished records bound to the session; keys or GHASH material opened. Checked, with
     // every deferred PRF batch, unless more batches follow: then the last of them checks it
     // too, and the prover goes on to them without waiting for a challenge.
-    type Batch2<B> = ([RoundKeys<B>; 2], [Vec<<B as Gates>::Bit>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2]);
+    type Batch2<B> = (
+        [RoundKeys<B>; 2],
+        [Vec<<B as Gates>::Bit>; 2],
+        [Option<(Vec<u8>, Vec<u8>)>; 2],
+        [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2],
+    );
     let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
         .run_batch_unless_more(ch, !jobs.is_empty() || !pieces.is_empty(), &mut |b: &mut P::Backend| {
             let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();
@@ -551,7 +599,9 @@ pub async fn run<P: Party<C>, C: Channel>(
     }
 
     let opened_direction = |side: usize, revealed: Vec<u8>| -> Result<OpenedDirection, ProofError> {
-        let arr16 = |v: &[u8]| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
+        let arr16 = |v: &[u8]| -> Result<[u8; 16], ProofError> {
+            v.try_into().map_err(|_| ProofError::Malformed("block length"))
+        };
         if let Some((key, iv)) = &keys[side] {
             Ok(OpenedDirection::Key {
                 key: arr16(key)?,
@@ -581,7 +631,14 @@ mod tests {
 
     /// A direction: the Finished, then records of these content types and lengths.
     fn records_of(records: &[(u8, usize)]) -> Vec<EncryptedRecord> {
-        let record = |seq, content_type, n| EncryptedRecord { seq, content_type, version: 0x0303, explicit_nonce: [0; 8], ciphertext: vec![0; n], tag: [0; 16] };
+        let record = |seq, content_type, n| EncryptedRecord {
+            seq,
+            content_type,
+            version: 0x0303,
+            explicit_nonce: [0; 8],
+            ciphertext: vec![0; n],
+            tag: [0; 16],
+        };
         let mut out = vec![record(0, 22, 16)];
         for &(content_type, n) in records {
             out.push(record(out.len() as u64, content_type, n));
@@ -604,14 +661,16 @@ mod tests {
     /// in one, and short hidden ranges packed greedily, 3 blocks each, 85 to a batch.
     #[test]
     fn line_break_pieces_fill_each_batch_and_no_more() {
-        let blocks = |piece: &[Range<u64>]| piece.iter().map(|r| (r.end - r.start).div_ceil(16) as usize + 2).sum::<usize>();
+        let blocks =
+            |piece: &[Range<u64>]| piece.iter().map(|r| (r.end - r.start).div_ceil(16) as usize + 2).sum::<usize>();
         let pieces = line_break_pieces(&[], 10_000);
         assert_eq!(pieces, vec![vec![0..4064], vec![4064..8128], vec![8128..10_000]]);
         assert_eq!(blocks(&pieces[0]), BLOCKS_PER_BATCH);
         // two ranges that fill a batch exactly (100 and 156 blocks) share it
         assert_eq!(line_break_pieces(&[1568..1600], 4064), vec![vec![0..1568, 1600..4064]]);
         // 200 hidden ranges of 5 bytes, at 2..7, 12..17, …
-        let reveal: Vec<Range<u64>> = (0..=200).map(|i| (10 * i as u64).saturating_sub(3)..(10 * i as u64 + 2).min(2000)).collect();
+        let reveal: Vec<Range<u64>> =
+            (0..=200).map(|i| (10 * i as u64).saturating_sub(3)..(10 * i as u64 + 2).min(2000)).collect();
         let pieces = line_break_pieces(&reveal, 2000);
         assert_eq!(pieces.iter().map(Vec::len).collect::<Vec<_>>(), [85, 85, 30]);
         assert_eq!(pieces[0][..2], [2..7, 12..17]);
@@ -687,7 +746,10 @@ mod tests {
         for cipher in [KeystreamCipher::Aes128, KeystreamCipher::Aes256, KeystreamCipher::ChaCha20] {
             for blocks in [1, 2, 17, 255, BLOCKS_PER_BATCH] {
                 for opened in [0, 1, 2, 16, 256, 4096] {
-                    assert!(keys.insert(cipher.shape(&chunk(blocks, opened))), "{cipher:?}: {blocks} blocks, {opened} bytes opened");
+                    assert!(
+                        keys.insert(cipher.shape(&chunk(blocks, opened))),
+                        "{cipher:?}: {blocks} blocks, {opened} bytes opened"
+                    );
                 }
             }
         }
@@ -737,7 +799,10 @@ mod tests {
             (0..16 * 8).map(|i| crate::circuits::Circuit::constant(b, (byte >> (i % 8)) & 1 == 1)).collect()
         });
         assert_eq!(calls, [0, 1, 2]);
-        let bytes: Vec<u8> = bits.chunks(8).map(|c| c.iter().enumerate().fold(0, |x, (i, bit)| x | u8::from(b.value(*bit) == Some(true)) << i)).collect();
+        let bytes: Vec<u8> = bits
+            .chunks(8)
+            .map(|c| c.iter().enumerate().fold(0, |x, (i, bit)| x | u8::from(b.value(*bit) == Some(true)) << i))
+            .collect();
         let expected: Vec<u8> = positions.iter().map(|&p| ciphertext[p] ^ (0x80 | (p / 16) as u8)).collect();
         assert_eq!(bytes, expected);
     }
@@ -750,12 +815,20 @@ mod tests {
         use crate::channel::memory_pair;
         let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
         let (a, b) = memory_pair(crate::zk::MAX_MESSAGE);
-        let jobs: Vec<KeystreamJob> = vec![(0, vec![(0, 0, vec![1])]), (0, vec![(0, 1, vec![]), (0, 2, vec![3, 4])]), (0, vec![(1, 0, vec![0])])];
-        fn batch<B: Backend>(b: &mut B, (rk, iv): &(RoundKeys<B>, Vec<B::Bit>), chunk: &[(usize, u32, Vec<usize>)]) -> Vec<u8> {
-            chunk.iter().flat_map(|(_, blk, at)| {
-                let ks = keystream_blocks(b, rk, iv, &[*blk]);
-                open_selected_bytes(b, &ks[0], at)
-            }).collect()
+        let jobs: Vec<KeystreamJob> =
+            vec![(0, vec![(0, 0, vec![1])]), (0, vec![(0, 1, vec![]), (0, 2, vec![3, 4])]), (0, vec![(1, 0, vec![0])])];
+        fn batch<B: Backend>(
+            b: &mut B,
+            (rk, iv): &(RoundKeys<B>, Vec<B::Bit>),
+            chunk: &[(usize, u32, Vec<usize>)],
+        ) -> Vec<u8> {
+            chunk
+                .iter()
+                .flat_map(|(_, blk, at)| {
+                    let ks = keystream_blocks(b, rk, iv, &[*blk]);
+                    open_selected_bytes(b, &ks[0], at)
+                })
+                .collect()
         }
         fn key<B: Backend>(b: &mut B, secret: Option<&[u8]>) -> (RoundKeys<B>, Vec<B::Bit>) {
             let k = commit_bytes(b, secret, 16);
@@ -765,13 +838,15 @@ mod tests {
             let mut a = a;
             let k = prover.run_batch_deferred(&mut a, &mut |b| key(b, Some(&[9; 16]))).await?;
             let before = prover.cot().issued();
-            keystream_batches(&mut prover, &mut a, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk)).await?;
+            keystream_batches(&mut prover, &mut a, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk))
+                .await?;
             Ok::<_, ProofError>(prover.cot().issued() - before)
         };
         let v = async {
             let mut b = b;
             let k = verifier.run_batch_deferred(&mut b, &mut |b| key(b, None)).await?;
-            keystream_batches(&mut verifier, &mut b, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk)).await
+            keystream_batches(&mut verifier, &mut b, KeystreamCipher::Aes128, &jobs, |b, _, chunk| batch(b, &k, chunk))
+                .await
         };
         let (made, opened) = futures::executor::block_on(async { futures::join!(p, v) });
         assert_eq!(opened.expect("an honest run").concat().len(), 4);
@@ -808,7 +883,9 @@ mod tests {
             assert_eq!(ands(blk + 1) as u64, 336 * 31 - 16 - folds, "block {blk}");
             assert!(ands(blk + 1) <= COTS_PER_CHACHA20_BLOCK);
         }
-        let shape = |blocks: &[u32], opened: usize| KeystreamCipher::ChaCha20.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>());
+        let shape = |blocks: &[u32], opened: usize| {
+            KeystreamCipher::ChaCha20.shape(&blocks.iter().map(|&b| (0, b, vec![0; opened])).collect::<Vec<_>>())
+        };
         assert_eq!(shape(&[0, 2], 3), shape(&[2, 0], 3));
         assert_ne!(shape(&[0, 2], 3), shape(&[0, 1], 3), "counters 1, 3 fold less than 1, 2");
         // one block and two that fold alike, opening as many bytes
@@ -828,7 +905,10 @@ mod tests {
                 let taken = crate::zk::cots_needed(&keystream_batch_stats(cipher, blocks)) - key_schedule;
                 let sized = cipher.batch_cots(blocks as usize);
                 if cipher == KeystreamCipher::ChaCha20 {
-                    assert!(taken <= sized && sized <= taken + 47 * blocks as usize, "{cipher:?}, {blocks} blocks: {taken} taken, {sized} sized");
+                    assert!(
+                        taken <= sized && sized <= taken + 47 * blocks as usize,
+                        "{cipher:?}, {blocks} blocks: {taken} taken, {sized} sized"
+                    );
                 } else {
                     assert_eq!(taken, sized, "{cipher:?}, {blocks} blocks");
                 }

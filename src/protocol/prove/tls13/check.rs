@@ -10,8 +10,10 @@
 //! real type byte (nonzero) to decrypt to zero, or a zero to decrypt to the type: padding, a
 //! handshake message or an alert cannot pass for application data.
 
-use crate::protocol::prove::tls12::check::{check_nothing_after_close, gcm_tag, poly1305_tag, push_alert, CheckError, RecoveredDirection};
 use crate::protocol::disclose::output::RecordLayout;
+use crate::protocol::prove::tls12::check::{
+    check_nothing_after_close, gcm_tag, poly1305_tag, push_alert, CheckError, RecoveredDirection,
+};
 use crate::protocol::prove::tls13::OpenedRecords;
 use crate::tls::codec::MAX_PLAINTEXT;
 use crate::tls::tls13::record::{header, RecordKey, TAG_LEN};
@@ -117,7 +119,11 @@ pub enum Check13Error {
 /// over the concatenated content of the records whose shape says application data), the whole
 /// content of every other record (alerts, post-handshake messages), then each record's type
 /// byte and padding. Both sides compute them from the announced shapes.
-pub fn positions(records: &[Vec<u8>], shapes: &[RecordShape], reveal: &[Range<u64>]) -> Result<Vec<(usize, Vec<usize>)>, Check13Error> {
+pub fn positions(
+    records: &[Vec<u8>],
+    shapes: &[RecordShape],
+    reveal: &[Range<u64>],
+) -> Result<Vec<(usize, Vec<usize>)>, Check13Error> {
     check_shapes(records, shapes)?;
     let total = app_len(shapes);
     if let Some(r) = reveal.iter().find(|r| r.end > total) {
@@ -154,7 +160,13 @@ fn check_shapes(records: &[Vec<u8>], shapes: &[RecordShape]) -> Result<(), Check
 }
 
 /// Reads a record that is not application data: an alert is recorded, a KeyUpdate refused.
-fn other_record(direction: &'static str, record: usize, shape: &RecordShape, content: &[u8], alerts: &mut Vec<(usize, [u8; 2])>) -> Result<(), Check13Error> {
+fn other_record(
+    direction: &'static str,
+    record: usize,
+    shape: &RecordShape,
+    content: &[u8],
+    alerts: &mut Vec<(usize, [u8; 2])>,
+) -> Result<(), Check13Error> {
     match shape.content_type {
         ALERT => match content {
             [level, description] => Ok(push_alert(direction, alerts, record, [*level, *description])?),
@@ -179,20 +191,36 @@ fn other_record(direction: &'static str, record: usize, shape: &RecordShape, con
 /// Checks one direction's application records (payloads: ciphertext ‖ tag, sequence numbers
 /// from 0) with what the proof opened, and recovers its application data (hidden bytes 0),
 /// the revealed ranges and its alerts. `reveal` must be canonical (checked by the caller).
-pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shapes: &[RecordShape], reveal: &[Range<u64>], opened: &OpenedRecords) -> Result<RecoveredDirection, Check13Error> {
+pub fn recover(
+    direction: &'static str,
+    aead: AeadAlg,
+    records: &[Vec<u8>],
+    shapes: &[RecordShape],
+    reveal: &[Range<u64>],
+    opened: &OpenedRecords,
+) -> Result<RecoveredDirection, Check13Error> {
     let positions = positions(records, shapes, reveal)?;
     let mut bytes = Vec::new();
     let mut alerts = Vec::new();
     let fast_path = match opened {
         OpenedRecords::Key { key, iv } => {
-            let record_key = RecordKey::new(aead, &TrafficKeys::from_parts(key, *iv)).map_err(|_| Check13Error::BadKey)?;
+            let record_key =
+                RecordKey::new(aead, &TrafficKeys::from_parts(key, *iv)).map_err(|_| Check13Error::BadKey)?;
             for (i, (record, shape)) in records.iter().zip(shapes).enumerate() {
                 let inner = record_key.open(i as u64, record).map_err(|_| Check13Error::BadTag { record: i })?;
                 if inner.content_type != shape.content_type {
-                    return Err(Check13Error::WrongContentType { record: i, announced: shape.content_type, found: inner.content_type });
+                    return Err(Check13Error::WrongContentType {
+                        record: i,
+                        announced: shape.content_type,
+                        found: inner.content_type,
+                    });
                 }
                 if inner.content.len() != shape.content_len {
-                    return Err(Check13Error::WrongContentLength { record: i, announced: shape.content_len, found: inner.content.len() });
+                    return Err(Check13Error::WrongContentLength {
+                        record: i,
+                        announced: shape.content_len,
+                        found: inner.content.len(),
+                    });
                 }
                 if shape.content_type == APPLICATION_DATA {
                     bytes.extend(inner.content);
@@ -209,7 +237,8 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
             if j0.len() != records.len() {
                 return Err(Check13Error::TagKeyCount(j0.len(), records.len()));
             }
-            let tag = |i: usize, record: &[u8], ciphertext: &[u8]| gcm_tag(h, &j0[i], &header(record.len()), ciphertext);
+            let tag =
+                |i: usize, record: &[u8], ciphertext: &[u8]| gcm_tag(h, &j0[i], &header(record.len()), ciphertext);
             read_opened(direction, records, shapes, &positions, keystream, tag, &mut bytes, &mut alerts)?;
             false
         }
@@ -220,7 +249,9 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
             if poly_keys.len() != records.len() {
                 return Err(Check13Error::TagKeyCount(poly_keys.len(), records.len()));
             }
-            let tag = |i: usize, record: &[u8], ciphertext: &[u8]| poly1305_tag(&poly_keys[i], &header(record.len()), ciphertext);
+            let tag = |i: usize, record: &[u8], ciphertext: &[u8]| {
+                poly1305_tag(&poly_keys[i], &header(record.len()), ciphertext)
+            };
             read_opened(direction, records, shapes, &positions, keystream, tag, &mut bytes, &mut alerts)?;
             false
         }
@@ -230,7 +261,11 @@ pub fn recover(direction: &'static str, aead: AeadAlg, records: &[Vec<u8>], shap
     let layouts = records
         .iter()
         .zip(shapes)
-        .map(|(r, s)| RecordLayout { content_len: s.content_len, content_type: s.content_type, padding: r.len() - TAG_LEN - s.content_len - 1 })
+        .map(|(r, s)| RecordLayout {
+            content_len: s.content_len,
+            content_type: s.content_type,
+            padding: r.len() - TAG_LEN - s.content_len - 1,
+        })
         .collect();
     Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path, alerts, records: layouts })
 }
@@ -299,15 +334,27 @@ mod tests {
     /// Records (payloads) of (type, content) under the test key, and the honest shapes.
     fn sealed(records: &[(ContentType, &[u8])]) -> (Vec<Vec<u8>>, Vec<RecordShape>) {
         let key = RecordKey::new(AeadAlg::Aes128Gcm, &TrafficKeys::from_parts(&KEY, IV)).unwrap();
-        let payloads = records.iter().enumerate().map(|(seq, (t, c))| key.seal(seq as u64, *t, c).unwrap()[RECORD_HEADER_LEN..].to_vec()).collect();
-        let shapes = records.iter().map(|(t, c)| RecordShape { content_len: c.len(), content_type: *t as u8 }).collect();
+        let payloads = records
+            .iter()
+            .enumerate()
+            .map(|(seq, (t, c))| key.seal(seq as u64, *t, c).unwrap()[RECORD_HEADER_LEN..].to_vec())
+            .collect();
+        let shapes =
+            records.iter().map(|(t, c)| RecordShape { content_len: c.len(), content_type: *t as u8 }).collect();
         (payloads, shapes)
     }
 
     fn fast(records: &[(ContentType, &[u8])]) -> Result<RecoveredDirection, Check13Error> {
         let (payloads, shapes) = sealed(records);
         let total = app_len(&shapes);
-        recover("received", AeadAlg::Aes128Gcm, &payloads, &shapes, &[0..total], &OpenedRecords::Key { key: KEY.to_vec(), iv: IV })
+        recover(
+            "received",
+            AeadAlg::Aes128Gcm,
+            &payloads,
+            &shapes,
+            &[0..total],
+            &OpenedRecords::Key { key: KEY.to_vec(), iv: IV },
+        )
     }
 
     #[test]
@@ -315,17 +362,33 @@ mod tests {
         use ContentType::{Alert, ApplicationData, ChangeCipherSpec, Handshake};
         let ticket: &[u8] = &[4, 0, 0, 2, 0xaa, 0xbb];
         let d = fast(&[(Handshake, ticket), (ApplicationData, b"hello"), (Alert, &[1, 0])]).unwrap();
-        assert_eq!((d.bytes.as_slice(), d.alerts.as_slice(), d.fast_path), (&b"hello"[..], &[[1, 0]][..], true), "a ticket is no content");
+        assert_eq!(
+            (d.bytes.as_slice(), d.alerts.as_slice(), d.fast_path),
+            (&b"hello"[..], &[[1, 0]][..], true),
+            "a ticket is no content"
+        );
         let layout = |content_len, content_type| RecordLayout { content_len, content_type, padding: 0 };
         assert_eq!(d.records, [layout(6, 22), layout(5, 23), layout(2, 21)]);
         // Two messages in one record, the second a KeyUpdate: its records would be under keys
         // the proof does not derive.
         let key_update: &[u8] = &[4, 0, 0, 1, 0xaa, 24, 0, 0, 1, 0];
-        assert_eq!(fast(&[(ApplicationData, b"x"), (Handshake, key_update)]).unwrap_err(), Check13Error::KeyUpdate { record: 1 });
-        assert_eq!(fast(&[(ChangeCipherSpec, &[1])]).unwrap_err(), Check13Error::UnexpectedContentType { record: 0, found: 20 });
+        assert_eq!(
+            fast(&[(ApplicationData, b"x"), (Handshake, key_update)]).unwrap_err(),
+            Check13Error::KeyUpdate { record: 1 }
+        );
+        assert_eq!(
+            fast(&[(ChangeCipherSpec, &[1])]).unwrap_err(),
+            Check13Error::UnexpectedContentType { record: 0, found: 20 }
+        );
         assert_eq!(fast(&[(Alert, &[1, 0, 0])]).unwrap_err(), Check13Error::BadAlertLength { record: 0, len: 3 });
-        assert!(matches!(fast(&[(Alert, &[3, 0])]), Err(Check13Error::Record(CheckError::BadAlertLevel { index: 0, level: 3, .. }))));
-        assert!(matches!(fast(&[(Alert, &[1, 0]), (ApplicationData, b"more")]), Err(Check13Error::Record(CheckError::DataAfterClose { index: 1, .. }))));
+        assert!(matches!(
+            fast(&[(Alert, &[3, 0])]),
+            Err(Check13Error::Record(CheckError::BadAlertLevel { index: 0, level: 3, .. }))
+        ));
+        assert!(matches!(
+            fast(&[(Alert, &[1, 0]), (ApplicationData, b"more")]),
+            Err(Check13Error::Record(CheckError::DataAfterClose { index: 1, .. }))
+        ));
     }
 
     #[test]
@@ -354,7 +417,10 @@ mod tests {
         let mut h = aes::Block::default();
         aes.encrypt_block(&mut h);
         let j0 = (0..records.len()).map(|seq| block(seq, 1)).collect();
-        let keystream = positions.iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
+        let keystream = positions
+            .iter()
+            .flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>())
+            .collect();
         OpenedRecords::Keystream { h: h.into(), j0, keystream }
     }
 
@@ -375,7 +441,10 @@ mod tests {
         assert_eq!(zk(&early, &[]).unwrap_err(), Check13Error::PaddingNotZero { record: 0 });
         // and a type byte announced at the real place with another type
         let other = [RecordShape { content_len: 5, content_type: 21 }];
-        assert_eq!(zk(&other, &[]).unwrap_err(), Check13Error::WrongContentType { record: 0, announced: 21, found: 23 });
+        assert_eq!(
+            zk(&other, &[]).unwrap_err(),
+            Check13Error::WrongContentType { record: 0, announced: 21, found: 23 }
+        );
     }
 
     /// Shapes that do not fit the records are refused before anything is opened.
@@ -386,10 +455,16 @@ mod tests {
         assert_eq!(positions(&payloads, &[], &[]), Err(Check13Error::ShapeCount { records: 1, shapes: 0 }));
         let at = |content_len, content_type| vec![RecordShape { content_len, content_type }];
         // the ciphertext is 10 bytes of content and the type byte: content ends before it
-        assert_eq!(positions(&payloads, &at(11, 23), &[]), Err(Check13Error::ShapeOutOfRecord { record: 0, content_len: 11, ciphertext_len: 11 }));
+        assert_eq!(
+            positions(&payloads, &at(11, 23), &[]),
+            Err(Check13Error::ShapeOutOfRecord { record: 0, content_len: 11, ciphertext_len: 11 })
+        );
         assert_eq!(positions(&payloads, &at(10, 0), &[]), Err(Check13Error::NoContentType { record: 0 }));
         assert_eq!(positions(&[vec![0; 15]], &at(0, 23), &[]), Err(Check13Error::RecordTooShort { record: 0 }));
-        assert_eq!(positions(&payloads, &shapes, &[0..11]), Err(Check13Error::RevealOutOfBounds { start: 0, end: 11, len: 10 }));
+        assert_eq!(
+            positions(&payloads, &shapes, &[0..11]),
+            Err(Check13Error::RevealOutOfBounds { start: 0, end: 11, len: 10 })
+        );
     }
 
     /// Ranges over the application data of several records, one of them an alert between,
@@ -397,7 +472,8 @@ mod tests {
     #[test]
     fn ranges_across_records_map_to_each_records_positions() {
         let shape = |content_len, content_type| RecordShape { content_len, content_type };
-        let shapes = [shape(10, APPLICATION_DATA), shape(2, ALERT), shape(10, APPLICATION_DATA), shape(5, APPLICATION_DATA)];
+        let shapes =
+            [shape(10, APPLICATION_DATA), shape(2, ALERT), shape(10, APPLICATION_DATA), shape(5, APPLICATION_DATA)];
         let got = app_positions(&shapes, &[2..4, 8..13, 19..25]);
         assert_eq!(got, vec![(0, vec![2, 3, 8, 9]), (2, vec![0, 1, 2, 9]), (3, vec![0, 1, 2, 3, 4])]);
         assert_eq!(app_len(&shapes), 25);
@@ -411,7 +487,10 @@ mod tests {
         let many = vec![one; crate::protocol::observe::tls12::MAX_RECORDS_PER_DIRECTION + 1];
         assert_eq!(check_announced(&many), Err(Check13Error::TooManyShapes(many.len())));
         let long = RecordShape { content_len: MAX_PLAINTEXT + 1, content_type: APPLICATION_DATA };
-        assert_eq!(check_announced(&[one, long]), Err(Check13Error::ContentTooLong { record: 1, content_len: MAX_PLAINTEXT + 1 }));
+        assert_eq!(
+            check_announced(&[one, long]),
+            Err(Check13Error::ContentTooLong { record: 1, content_len: MAX_PLAINTEXT + 1 })
+        );
         assert_eq!(check_announced(&[RecordShape { content_len: MAX_PLAINTEXT, ..one }]), Ok(()));
     }
 }

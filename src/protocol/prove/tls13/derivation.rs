@@ -6,8 +6,8 @@ use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, native_pad_states, PublicInner, Sha2};
 use crate::circuits::{constant_bytes, xor_bits};
 use crate::tls::tls13::key_schedule::hkdf_label;
-use crate::zk::bytes::{commit_bytes, open_bytes};
 use crate::tls::tls13::{HashAlg, Secret};
+use crate::zk::bytes::{commit_bytes, open_bytes};
 use crate::zk::{Backend, Party, ProofError};
 
 /// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
@@ -59,7 +59,10 @@ pub(super) fn expand_info(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
 
 impl<B: Backend> KeyedOuter<B> {
     fn new(hash: Sha2, (outer, inner): (Vec<B::Bit>, Vec<u8>)) -> Result<Self, ProofError> {
-        Ok(KeyedOuter { outer, inner: PublicInner::from_state(hash, &inner).ok_or(ProofError::Malformed("inner state length"))? })
+        Ok(KeyedOuter {
+            outer,
+            inner: PublicInner::from_state(hash, &inner).ok_or(ProofError::Malformed("inner state length"))?,
+        })
     }
 }
 
@@ -133,7 +136,13 @@ pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     }
     let pads = hs.map(|hs| PadStates::of(suite_hash, hs));
     #[cfg(test)]
-    let pads = pads.map(|p| if crate::protocol::prove::tls12::cheat(true).other_ms { p.with_ms_of(PadStates::of(suite_hash, &vec![0x5a; suite_hash.output_len()])) } else { p });
+    let pads = pads.map(|p| {
+        if crate::protocol::prove::tls12::cheat(true).other_ms {
+            p.with_ms_of(PadStates::of(suite_hash, &vec![0x5a; suite_hash.output_len()]))
+        } else {
+            p
+        }
+    });
     key_derivation_from(party, ch, suite_hash, pads.as_ref(), hello_hash, key_len, open_traffic, read_handshake).await
 }
 
@@ -162,7 +171,11 @@ pub(super) async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofEr
         let [inner, outer] = [0, 1].map(|i| commit_bytes(b, states.map(|s| &s[i][..]), hash.state_len()));
         (outer, open_bytes(b, &inner))
     };
-    let (hs_key, ms_key) = party.run_batch_deferred(ch, &mut |b: &mut P::Backend| (committed(b, pads.map(|p| &p.hs)), committed(b, pads.map(|p| &p.ms)))).await?;
+    let (hs_key, ms_key) = party
+        .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+            (committed(b, pads.map(|p| &p.hs)), committed(b, pads.map(|p| &p.ms)))
+        })
+        .await?;
     let (hs_key, ms_key) = (KeyedOuter::<P::Backend>::new(hash, hs_key)?, KeyedOuter::<P::Backend>::new(hash, ms_key)?);
     let expand = |b: &mut P::Backend, k: &KeyedOuter<P::Backend>, len: usize, label: &[u8], context: &[u8]| {
         let mut out = hmac_public_inner_with(b, &k.outer, &k.inner, &expand_info(len, label, context));
@@ -186,19 +199,22 @@ pub(super) async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofEr
     // 3. The application traffic secrets over the transcript through the server Finished:
     // each opened, or its pad states computed.
     let mut traffic_batch = |b: &mut P::Backend| {
-        [b"c ap traffic", b"s ap traffic"].into_iter().enumerate().map(|(side, label)| {
-            let secret = expand(b, &ms_key, n, label, &server_finished_hash);
-            if !open_traffic[side] {
-                return Err(keyed(b, hash, &secret));
-            }
-            #[cfg(test)]
-            if cheat == Some(side) {
-                // A prover that opens a traffic secret other than the one derived from MS.
-                crate::protocol::prove::tls12::claim_flipped(b, &secret);
-            }
-            Ok(open_bytes(b, &secret))
-        })
-        .collect::<Vec<_>>()
+        [b"c ap traffic", b"s ap traffic"]
+            .into_iter()
+            .enumerate()
+            .map(|(side, label)| {
+                let secret = expand(b, &ms_key, n, label, &server_finished_hash);
+                if !open_traffic[side] {
+                    return Err(keyed(b, hash, &secret));
+                }
+                #[cfg(test)]
+                if cheat == Some(side) {
+                    // A prover that opens a traffic secret other than the one derived from MS.
+                    crate::protocol::prove::tls12::claim_flipped(b, &secret);
+                }
+                Ok(open_bytes(b, &secret))
+            })
+            .collect::<Vec<_>>()
     };
     // Nothing follows the traffic secrets when both are opened: then their batch is checked.
     let traffic = if open_traffic == [true, true] {
@@ -224,7 +240,10 @@ pub(super) async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofEr
     } else {
         party
             .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-                hidden.iter().map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) }).collect::<Vec<_>>()
+                hidden
+                    .iter()
+                    .map(|t| DirectionKey { key: expand(b, t, key_len, b"key", &[]), iv: expand(b, t, 12, b"iv", &[]) })
+                    .collect::<Vec<_>>()
             })
             .await?
     }
@@ -236,6 +255,7 @@ pub(super) async fn key_derivation_from<P: Party<C>, C: Channel, E: From<ProofEr
             None => DirectionTraffic::Hidden(keys.next().ok_or(ProofError::Malformed("a direction's key"))?),
         });
     }
-    let traffic: [DirectionTraffic<P::Backend>; 2] = out.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
+    let traffic: [DirectionTraffic<P::Backend>; 2] =
+        out.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
     Ok((handshake, traffic))
 }

@@ -33,19 +33,21 @@ mod tests;
 pub use derivation::{key_derivation, record_nonce, DirectionKey, DirectionTraffic, HandshakeSecrets};
 pub use records::{open_records, DirectionRecords, OpenedRecords};
 
-use crate::protocol::prove::tls13::check::{app_len, app_positions, positions, Check13Error, RecordShape};
-use crate::protocol::messages::{RecordShapes, RevealPlan};
-use crate::protocol::prove::tls12::{commitment_digest, decrypted_bytes, decrypted_with, line_break_error, line_break_pieces, Commitment};
-use crate::protocol::disclose::reveal::covers_all;
-use crate::protocol::observe::tls12::TranscriptError;
-use crate::protocol::observe::tls13::{Handshake13, Transcript13};
 use crate::channel::Channel;
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
-use crate::zk::bytes::assert_no_line_breaks;
+use crate::protocol::disclose::reveal::covers_all;
+use crate::protocol::messages::{RecordShapes, RevealPlan};
+use crate::protocol::observe::tls12::TranscriptError;
+use crate::protocol::observe::tls13::{Handshake13, Transcript13};
+use crate::protocol::prove::tls12::{
+    commitment_digest, decrypted_bytes, decrypted_with, line_break_error, line_break_pieces, Commitment,
+};
+use crate::protocol::prove::tls13::check::{app_len, app_positions, positions, Check13Error, RecordShape};
 use crate::tls::tls13::record::RecordKey;
 use crate::tls::tls13::{AeadAlg, Secret, Suite13, TrafficKeys};
 use crate::tls::Direction;
+use crate::zk::bytes::assert_no_line_breaks;
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
@@ -97,7 +99,9 @@ pub enum Proof13Error {
     Shapes { direction: &'static str, error: Check13Error },
     /// The server's records after its Finished are what bind the committed MS (see the module
     /// doc): a session without one proves nothing about its application keys.
-    #[error("the server sent no record after its Finished, so nothing binds the application secrets to this connection")]
+    #[error(
+        "the server sent no record after its Finished, so nothing binds the application secrets to this connection"
+    )]
     NoServerRecord,
 }
 
@@ -105,7 +109,13 @@ const DIRECTIONS: [&str; 2] = ["sent", "received"];
 
 /// The plaintext bits at the `touched` positions ([`app_positions`]) of a direction's
 /// application `records`: keystream proven under `key`, XOR the ciphertext.
-fn plaintext_bits<B: Backend>(b: &mut B, aead: AeadAlg, key: &DirectionKey<B>, records: &[Vec<u8>], touched: &[(usize, Vec<usize>)]) -> Vec<B::Bit> {
+fn plaintext_bits<B: Backend>(
+    b: &mut B,
+    aead: AeadAlg,
+    key: &DirectionKey<B>,
+    records: &[Vec<u8>],
+    touched: &[(usize, Vec<usize>)],
+) -> Vec<B::Bit> {
     let rk = (aead != AeadAlg::ChaCha20Poly1305).then(|| key_schedule(b, &key.key));
     let mut plaintext = Vec::new();
     for (record, ps) in touched {
@@ -142,16 +152,17 @@ pub async fn run<P: Party<C>, C: Channel>(
     let open_traffic = [0, 1].map(|side| fast[side] && inputs.commit[side].is_empty());
     let aead = suite.aead();
     let mut handshake = None;
-    let (_, traffic) = key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), open_traffic, |secrets| {
-        let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
-        if application_records(t, &h, Direction::Received).is_empty() {
-            return Err(Proof13Error::NoServerRecord);
-        }
-        let hash = h.server_finished_hash.clone();
-        handshake = Some(h);
-        Ok::<_, Proof13Error>(hash)
-    })
-    .await?;
+    let (_, traffic) =
+        key_derivation(party, ch, suite.hash(), hs, &t.hello_hash(), aead.key_len(), open_traffic, |secrets| {
+            let h = read_handshake(secrets).map_err(Proof13Error::Transcript)?;
+            if application_records(t, &h, Direction::Received).is_empty() {
+                return Err(Proof13Error::NoServerRecord);
+            }
+            let hash = h.server_finished_hash.clone();
+            handshake = Some(h);
+            Ok::<_, Proof13Error>(hash)
+        })
+        .await?;
     let handshake = handshake.ok_or(ProofError::Malformed("the handshake was not read"))?;
     let records = [Direction::Sent, Direction::Received].map(|d| application_records(t, &handshake, d));
     let mut opened: [Option<OpenedRecords>; 2] = [None, None];
@@ -167,22 +178,36 @@ pub async fn run<P: Party<C>, C: Channel>(
             DirectionTraffic::Hidden(key) => key,
         };
         if !fast[side] {
-            positions_of[side] = positions(records[side], inputs.shapes[side], inputs.reveal[side]).map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?;
+            positions_of[side] = positions(records[side], inputs.shapes[side], inputs.reveal[side])
+                .map_err(|error| Proof13Error::Shapes { direction: DIRECTIONS[side], error })?;
         }
         #[cfg(test)]
         if fast[side] && crate::protocol::prove::tls12::cheat(hs.is_some()).fast_key == Some(side) {
             // A prover that opens a key other than the one derived in ZK.
-            party.run_batch(ch, &mut |b: &mut P::Backend| {
-                crate::protocol::prove::tls12::claim_flipped(b, &key.key);
-                (crate::zk::bytes::open_bytes(b, &key.key), crate::zk::bytes::open_bytes(b, &key.iv))
-            })
-            .await?;
+            party
+                .run_batch(ch, &mut |b: &mut P::Backend| {
+                    crate::protocol::prove::tls12::claim_flipped(b, &key.key);
+                    (crate::zk::bytes::open_bytes(b, &key.key), crate::zk::bytes::open_bytes(b, &key.iv))
+                })
+                .await?;
             return Err(ProofError::Malformed("the cheating prover went on").into());
         }
         keys[side] = Some(key);
     }
     let (hidden, dirs): (Vec<usize>, Vec<DirectionRecords<'_, P::Backend>>) = (0..2)
-        .filter_map(|side| keys[side].as_ref().map(|key| (side, DirectionRecords { key, fast: fast[side], records: records[side].len(), positions: &positions_of[side] })))
+        .filter_map(|side| {
+            keys[side].as_ref().map(|key| {
+                (
+                    side,
+                    DirectionRecords {
+                        key,
+                        fast: fast[side],
+                        records: records[side].len(),
+                        positions: &positions_of[side],
+                    },
+                )
+            })
+        })
         .unzip();
     for (&side, records) in hidden.iter().zip(open_records(party, ch, aead, &dirs).await?) {
         opened[side] = Some(records);
@@ -244,7 +269,11 @@ pub fn application_records<'t>(t: &'t Transcript13, handshake: &Handshake13, d: 
 
 /// The prover's reading of one direction's application records with its traffic secret: each
 /// record's shape and the direction's application data, as the verifier will recover them.
-pub fn read_records(suite: Suite13, secret: &Secret, records: &[Vec<u8>]) -> Result<(Vec<RecordShape>, Vec<u8>), crate::tls::Error> {
+pub fn read_records(
+    suite: Suite13,
+    secret: &Secret,
+    records: &[Vec<u8>],
+) -> Result<(Vec<RecordShape>, Vec<u8>), crate::tls::Error> {
     let key = RecordKey::new(suite.aead(), &TrafficKeys::derive(suite.hash(), secret, suite.aead().key_len()))?;
     let mut shapes = Vec::with_capacity(records.len());
     let mut data = Vec::new();

@@ -2,16 +2,16 @@
 //! the keystream (or ChaCha20 blocks) at the positions revealed and at each record's type byte
 //! and padding, committing and proving what is hidden.
 
-use crate::protocol::prove::tls12::{keystream_batches, KeystreamJob};
-use crate::cost::{KeystreamCipher, BLOCKS_PER_BATCH, CHACHA20_BLOCKS_PER_BATCH};
+use super::*;
 use crate::channel::Channel;
 use crate::circuits::aes::key_schedule;
 use crate::circuits::chacha20;
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
-use crate::zk::bytes::{open_bytes, open_selected_bytes};
+use crate::cost::{KeystreamCipher, BLOCKS_PER_BATCH, CHACHA20_BLOCKS_PER_BATCH};
+use crate::protocol::prove::tls12::{keystream_batches, KeystreamJob};
 use crate::tls::tls13::AeadAlg;
+use crate::zk::bytes::{open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
-use super::*;
 
 /// What one direction's record proof opens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +24,6 @@ pub enum OpenedRecords {
     /// first 32 bytes of its ChaCha20 block 0), and the keystream at the positions asked.
     ChaChaKeystream { poly_keys: Vec<[u8; 32]>, keystream: Vec<u8> },
 }
-
 
 /// One direction whose records step 4 opens: its key (kept in ZK), whether it takes the fast
 /// path, how many application records it has (sequence numbers from 0), and the byte
@@ -58,8 +57,11 @@ pub async fn open_records<P: Party<C>, C: Channel>(
     let mut zk = Vec::new();
     for (i, d) in dirs.iter().enumerate() {
         if d.fast {
-            let (k, iv) = party.run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &d.key.key), open_bytes(b, &d.key.iv))).await?;
-            out[i] = Some(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
+            let (k, iv) = party
+                .run_batch(ch, &mut |b: &mut P::Backend| (open_bytes(b, &d.key.key), open_bytes(b, &d.key.iv)))
+                .await?;
+            out[i] =
+                Some(OpenedRecords::Key { key: k, iv: iv.try_into().map_err(|_| ProofError::Malformed("IV length"))? });
         } else if cipher.is_none() {
             out[i] = Some(open_chacha_records(party, ch, d.key, d.records, d.positions).await?);
         } else {
@@ -82,7 +84,9 @@ pub(super) async fn open_keystream_records<P: Party<C>, C: Channel>(
     zk: &[usize],
     out: &mut [Option<OpenedRecords>],
 ) -> Result<(), ProofError> {
-    let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> { v.try_into().map_err(|_| ProofError::Malformed("block length")) };
+    let array = |v: Vec<u8>| -> Result<[u8; 16], ProofError> {
+        v.try_into().map_err(|_| ProofError::Malformed("block length"))
+    };
     // Keystream blocks, each with the byte positions opened in it; a job's side is the
     // direction's place in `zk`.
     let mut jobs: Vec<KeystreamJob> = Vec::new();
@@ -128,7 +132,11 @@ pub(super) async fn open_keystream_records<P: Party<C>, C: Channel>(
         keystreams[*k].extend(bytes);
     }
     for ((&i, (h, j0)), keystream) in zk.iter().zip(tags).zip(keystreams) {
-        out[i] = Some(OpenedRecords::Keystream { h: array(h)?, j0: j0.into_iter().map(array).collect::<Result<_, _>>()?, keystream });
+        out[i] = Some(OpenedRecords::Keystream {
+            h: array(h)?,
+            j0: j0.into_iter().map(array).collect::<Result<_, _>>()?,
+            keystream,
+        });
     }
     Ok(())
 }
@@ -167,7 +175,10 @@ pub(super) async fn open_chacha_records<P: Party<C>, C: Channel>(
         out
     })
     .await?;
-    let poly_keys = poly_keys.into_iter().map(|k| k.try_into().map_err(|_| ProofError::Malformed("one-time key length"))).collect::<Result<_, _>>()?;
+    let poly_keys = poly_keys
+        .into_iter()
+        .map(|k| k.try_into().map_err(|_| ProofError::Malformed("one-time key length")))
+        .collect::<Result<_, _>>()?;
     Ok(OpenedRecords::ChaChaKeystream { poly_keys, keystream: opened.concat() })
 }
 

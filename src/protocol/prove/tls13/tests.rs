@@ -1,19 +1,19 @@
-use crate::protocol::prove::tls13::check::Check13Error;
+use super::*;
+use crate::channel::{memory_pair, MemoryChannel};
+use crate::circuits::aes::key_schedule;
+use crate::circuits::keystream::{j0_block, keystream_blocks};
 use crate::protocol::messages::{RecordShapes, RevealPlan};
 use crate::protocol::observe::tls12::TranscriptError;
 use crate::protocol::observe::tls13::{Handshake13, Transcript13};
-use crate::circuits::aes::key_schedule;
-use crate::circuits::keystream::{j0_block, keystream_blocks};
-use crate::zk::bytes::{commit_bytes, open_bytes};
+use crate::protocol::prove::tls13::check::Check13Error;
+use crate::tls::tls13::key_schedule::{self, HashAlg, Secret, TrafficKeys, TrafficSecrets};
 use crate::tls::tls13::{AeadAlg, Suite13};
 use crate::tls::Direction;
-use crate::zk::{Backend, Party, ProofError};
-use super::*;
-use crate::channel::{memory_pair, MemoryChannel};
-use crate::tls::tls13::key_schedule::{self, HashAlg, Secret, TrafficKeys, TrafficSecrets};
-use rustls_pki_types::UnixTime;
+use crate::zk::bytes::{commit_bytes, open_bytes};
 use crate::zk::tests::ideal_parties;
+use crate::zk::{Backend, Party, ProofError};
 use crate::zk::{Cheat, MAX_MESSAGE};
+use rustls_pki_types::UnixTime;
 
 /// [`run`] on both sides over a fresh channel; each side owns its end, so one that fails
 /// ends the other instead of leaving it waiting. The prover's and the verifier's results.
@@ -43,26 +43,46 @@ fn run_both<P: Party<MemoryChannel>, V: Party<MemoryChannel>>(
 /// secrets, as [`derive_counting`] finds them.
 type Derived = (HandshakeSecrets, [(Vec<u8>, Vec<u8>); 2], [Option<Vec<u8>>; 2]);
 
-fn derive(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> Result<Derived, ProofError> {
+fn derive(
+    alg: HashAlg,
+    hs: &[u8],
+    hello_hash: &[u8],
+    finished_hash: &[u8],
+    key_len: usize,
+    open: [bool; 2],
+) -> Result<Derived, ProofError> {
     derive_counting(alg, hs, hello_hash, finished_hash, key_len, open).0
 }
 
 /// Both sides of the derivation, the traffic secrets opened as `open` says, then one
 /// checked batch that opens the hidden keys (only a test opens them); what the verifier
 /// found, and the COTs the prover took for the derivation alone.
-fn derive_counting(alg: HashAlg, hs: &[u8], hello_hash: &[u8], finished_hash: &[u8], key_len: usize, open: [bool; 2]) -> (Result<Derived, ProofError>, Result<usize, ProofError>) {
+fn derive_counting(
+    alg: HashAlg,
+    hs: &[u8],
+    hello_hash: &[u8],
+    finished_hash: &[u8],
+    key_len: usize,
+    open: [bool; 2],
+) -> (Result<Derived, ProofError>, Result<usize, ProofError>) {
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (a, b) = memory_pair(MAX_MESSAGE);
     let p = async {
         let mut a = a;
-        let (_, traffic) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, open, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
+        let (_, traffic) = key_derivation(&mut prover, &mut a, alg, Some(hs), hello_hash, key_len, open, |_| {
+            Ok::<_, ProofError>(finished_hash.to_vec())
+        })
+        .await?;
         let taken = prover.cot().issued();
         prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await?;
         Ok(taken)
     };
     let v = async {
         let mut b = b;
-        let (opened, traffic) = key_derivation(&mut verifier, &mut b, alg, None, hello_hash, key_len, open, |_| Ok::<_, ProofError>(finished_hash.to_vec())).await?;
+        let (opened, traffic) = key_derivation(&mut verifier, &mut b, alg, None, hello_hash, key_len, open, |_| {
+            Ok::<_, ProofError>(finished_hash.to_vec())
+        })
+        .await?;
         let keys = verifier.run_batch(&mut b, &mut |b| open_keys(b, &traffic)).await?;
         let secrets = traffic.each_ref().map(|t| match t {
             DirectionTraffic::Opened(secret) => Some(secret.clone()),
@@ -83,7 +103,12 @@ fn open_keys<B: Backend>(b: &mut B, traffic: &[DirectionTraffic<B>; 2]) -> [Opti
 }
 
 /// Each direction's key and IV: derived from its opened traffic secret, or opened from ZK.
-fn direction_keys(alg: HashAlg, key_len: usize, secrets: &[Option<Vec<u8>>; 2], opened: [Option<(Vec<u8>, Vec<u8>)>; 2]) -> [(Vec<u8>, Vec<u8>); 2] {
+fn direction_keys(
+    alg: HashAlg,
+    key_len: usize,
+    secrets: &[Option<Vec<u8>>; 2],
+    opened: [Option<(Vec<u8>, Vec<u8>)>; 2],
+) -> [(Vec<u8>, Vec<u8>); 2] {
     let mut opened = opened.into_iter();
     secrets.each_ref().map(|secret| match (secret, opened.next().flatten()) {
         (Some(secret), None) => {
@@ -122,15 +147,31 @@ fn the_derivation_in_zk_gives_rfc8448s_secrets_and_keys() {
     let hello = h("860c06edc07858ee8e78f0e7428c58edd6b43f2ca3e6e95f02ed063cf0e1cad8");
     let finished = h("9608102a0f1ccc6db6250b7b7e417b1a000eaada3daae4777a7686c9ff83df13");
     let hex = |v: &[u8]| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    let application = ["9e40646ce79a7f9dc05af8889bce6552875afa0b06df0087f792ebb7c17504a5", "a11af9f05531f856ad47116b45a950328204b4f44bfb6b3a4b4f1f3fcb631643"];
+    let application = [
+        "9e40646ce79a7f9dc05af8889bce6552875afa0b06df0087f792ebb7c17504a5",
+        "a11af9f05531f856ad47116b45a950328204b4f44bfb6b3a4b4f1f3fcb631643",
+    ];
     for open in [[false, false], [false, true], [true, false], [true, true]] {
-        let (opened, [(ck, civ), (sk, siv)], secrets) = derive(HashAlg::Sha256, &hs, &hello, &finished, 16, open).unwrap();
+        let (opened, [(ck, civ), (sk, siv)], secrets) =
+            derive(HashAlg::Sha256, &hs, &hello, &finished, 16, open).unwrap();
         assert_eq!(opened.client, h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
         assert_eq!(opened.server, h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
-        assert_eq!((hex(&ck), hex(&civ)), ("17422dda596ed5d9acd890e3c63f5051".into(), "5b78923dee08579033e523d9".into()), "{open:?}");
-        assert_eq!((hex(&sk), hex(&siv)), ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()), "{open:?}");
+        assert_eq!(
+            (hex(&ck), hex(&civ)),
+            ("17422dda596ed5d9acd890e3c63f5051".into(), "5b78923dee08579033e523d9".into()),
+            "{open:?}"
+        );
+        assert_eq!(
+            (hex(&sk), hex(&siv)),
+            ("9f02283b6c9c07efc26bb9f2ac92e356".into(), "cf782b88dd83549aadf1e984".into()),
+            "{open:?}"
+        );
         for side in 0..2 {
-            assert_eq!(secrets[side].as_deref().map(hex), open[side].then(|| application[side].to_string()), "{open:?}");
+            assert_eq!(
+                secrets[side].as_deref().map(hex),
+                open[side].then(|| application[side].to_string()),
+                "{open:?}"
+            );
         }
     }
 }
@@ -144,10 +185,19 @@ fn keys_of_32_bytes_and_sha384_match_the_native_schedule() {
         let n = alg.output_len();
         let (hello, finished) = (vec![1u8; n], vec![2u8; n]);
         // the client's traffic secret opened, the server's kept in ZK
-        let (opened, [(ck, civ), (sk, siv)], [client, _]) = derive(alg, hs_secret.as_bytes(), &hello, &finished, 32, [true, false]).unwrap();
+        let (opened, [(ck, civ), (sk, siv)], [client, _]) =
+            derive(alg, hs_secret.as_bytes(), &hello, &finished, 32, [true, false]).unwrap();
         let handshake = TrafficSecrets::handshake(alg, &hs_secret, &Secret::from_slice(&hello));
-        assert_eq!((&opened.client[..], &opened.server[..]), (handshake.client.as_bytes(), handshake.server.as_bytes()), "{alg:?}");
-        let application = TrafficSecrets::application(alg, &key_schedule::master_secret(alg, &hs_secret), &Secret::from_slice(&finished));
+        assert_eq!(
+            (&opened.client[..], &opened.server[..]),
+            (handshake.client.as_bytes(), handshake.server.as_bytes()),
+            "{alg:?}"
+        );
+        let application = TrafficSecrets::application(
+            alg,
+            &key_schedule::master_secret(alg, &hs_secret),
+            &Secret::from_slice(&finished),
+        );
         assert_eq!(client.as_deref(), Some(application.client.as_bytes()), "{alg:?}");
         for (secret, key, iv) in [(&application.client, &ck, &civ), (&application.server, &sk, &siv)] {
             let native = TrafficKeys::derive(alg, secret, 32);
@@ -158,7 +208,8 @@ fn keys_of_32_bytes_and_sha384_match_the_native_schedule() {
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let finished = |_: &HandshakeSecrets| Ok::<_, ProofError>(vec![0; 48]);
-    let short_secret = key_derivation(&mut prover, &mut a, HashAlg::Sha384, Some(&[0; 32]), &[0; 48], 32, [false; 2], finished);
+    let short_secret =
+        key_derivation(&mut prover, &mut a, HashAlg::Sha384, Some(&[0; 32]), &[0; 48], 32, [false; 2], finished);
     assert!(matches!(futures::executor::block_on(short_secret), Err(ProofError::Malformed(_))));
     let short_hash = key_derivation(&mut verifier, &mut b, HashAlg::Sha384, None, &[0; 32], 32, [false; 2], finished);
     assert!(matches!(futures::executor::block_on(short_hash), Err(ProofError::Malformed(_))));
@@ -169,12 +220,25 @@ fn keys_of_32_bytes_and_sha384_match_the_native_schedule() {
 fn a_handshake_the_verifier_cannot_read_ends_the_proof() {
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let p = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&[3; 32][..]), &[0; 32], 16, [false; 2], |_| Ok::<_, ProofError>(vec![0; 32]));
-    let v = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &[0; 32], 16, [false; 2], |_| Err(ProofError::Malformed("the server's flight does not decrypt")));
+    let p = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&[3; 32][..]), &[0; 32], 16, [false; 2], |_| {
+        Ok::<_, ProofError>(vec![0; 32])
+    });
+    let v = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &[0; 32], 16, [false; 2], |_| {
+        Err(ProofError::Malformed("the server's flight does not decrypt"))
+    });
     let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
     assert!(matches!(verified, Err(ProofError::Malformed("the server's flight does not decrypt"))));
     assert!(matches!(
-        futures::executor::block_on(key_derivation(&mut ideal_parties(Cheat::default()).1, &mut memory_pair(MAX_MESSAGE).1, HashAlg::Sha256, None, &[0; 32], 24, [false; 2], |_| Ok::<_, ProofError>(vec![0; 32]))),
+        futures::executor::block_on(key_derivation(
+            &mut ideal_parties(Cheat::default()).1,
+            &mut memory_pair(MAX_MESSAGE).1,
+            HashAlg::Sha256,
+            None,
+            &[0; 32],
+            24,
+            [false; 2],
+            |_| Ok::<_, ProofError>(vec![0; 32])
+        )),
         Err(ProofError::Malformed(_))
     ));
 }
@@ -220,19 +284,26 @@ fn prove_relayed(hs: Option<[u8; 32]>) -> Result<Vec<u8>, Refused> {
     // Each side owns its channel end, so a side that stops drops it and the other's wait ends.
     let p = async {
         let mut a = a;
-        let (_, traffic) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| Ok::<_, Refused>(prover_finished.to_vec())).await?;
+        let (_, traffic) =
+            key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| {
+                Ok::<_, Refused>(prover_finished.to_vec())
+            })
+            .await?;
         prover.run_batch(&mut a, &mut |b| open_keys(b, &traffic)).await.map_err(Refused::from)
     };
     let v = async {
         let mut b = b;
         let mut handshake = None;
-        let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |opened| {
-            let h = t.read_handshake(&opened.client, &opened.server, &r.roots, "localhost", UnixTime::now()).map_err(Refused::Transcript)?;
-            let hash = h.server_finished_hash.clone();
-            handshake = Some(h);
-            Ok::<_, Refused>(hash)
-        })
-        .await?;
+        let (_, traffic) =
+            key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |opened| {
+                let h = t
+                    .read_handshake(&opened.client, &opened.server, &r.roots, "localhost", UnixTime::now())
+                    .map_err(Refused::Transcript)?;
+                let hash = h.server_finished_hash.clone();
+                handshake = Some(h);
+                Ok::<_, Refused>(hash)
+            })
+            .await?;
         let [_, server] = verifier.run_batch(&mut b, &mut |b| open_keys(b, &traffic)).await?;
         let (key, iv) = server.expect("the server's key was kept in ZK");
         let keys = TrafficKeys::from_parts(&key, iv.try_into().unwrap());
@@ -249,7 +320,10 @@ fn a_relayed_session_proven_in_zk_gives_the_verifier_its_handshake_and_response(
     assert_eq!(prove_relayed(None).unwrap(), b"HTTP/1.1 200 OK\r\n\r\nhello");
     let refused = prove_relayed(Some([1; 32])).unwrap_err();
     assert!(
-        matches!(refused, Refused::Transcript(crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. })),
+        matches!(
+            refused,
+            Refused::Transcript(crate::protocol::observe::tls12::TranscriptError::HandshakeNotDecrypted { .. })
+        ),
         "another handshake secret: {refused:?}"
     );
 }
@@ -261,7 +335,8 @@ fn the_record_nonce_gives_rfc8448s_keystream_and_j0() {
     let key = [0x9f, 0x02, 0x28, 0x3b, 0x6c, 0x9c, 0x07, 0xef, 0xc2, 0x6b, 0xb9, 0xf2, 0xac, 0x92, 0xe3, 0x56];
     let iv = [0xcf, 0x78, 0x2b, 0x88, 0xdd, 0x83, 0x54, 0x9a, 0xad, 0xf1, 0xe9, 0x84];
     let record = "2e937e11ef4ac740e538ad36005fc4a46932fc3225d05f82aa1b36e30efaf97d90e6dffc602dcb501a59a8fcc49c4bf2e5f0a21c0047c2abf332540dd032e167c2955d";
-    let record: Vec<u8> = (0..record.len()).step_by(2).map(|i| u8::from_str_radix(&record[i..i + 2], 16).unwrap()).collect();
+    let record: Vec<u8> =
+        (0..record.len()).step_by(2).map(|i| u8::from_str_radix(&record[i..i + 2], 16).unwrap()).collect();
     let ciphertext = &record[..record.len() - 16];
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (a, b) = memory_pair(MAX_MESSAGE);
@@ -299,9 +374,13 @@ fn the_record_nonce_gives_rfc8448s_keystream_and_j0() {
 /// Steps 1–4 on a relayed session: the request by the fast path, the response by the ZK
 /// path with `reveal` and the announced `shapes` (the honest ones when `None`). Returns what
 /// the verifier recovered of [request, response].
-fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<crate::protocol::prove::tls13::check::RecordShape>>, sent_len: Option<usize>) -> Result<[Vec<u8>; 2], String> {
-    use crate::protocol::prove::tls13::check::{self as check13, RecordShape};
+fn prove_records(
+    reveal: &[std::ops::Range<u64>],
+    shapes: Option<Vec<crate::protocol::prove::tls13::check::RecordShape>>,
+    sent_len: Option<usize>,
+) -> Result<[Vec<u8>; 2], String> {
     use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
+    use crate::protocol::prove::tls13::check::{self as check13, RecordShape};
     use crate::tls::tls13::client::tests::Server;
     use crate::tls::tls13::record::RecordKey;
     use crate::tls::Direction;
@@ -309,7 +388,15 @@ fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<crate::prot
     let t = transcript13::parse(&r.sent, &r.received).unwrap();
     let schedule = r.client.key_schedule().unwrap();
     let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
-    let handshake = t.read_handshake(schedule.handshake_traffic.client.as_bytes(), schedule.handshake_traffic.server.as_bytes(), &r.roots, "localhost", UnixTime::now()).unwrap();
+    let handshake = t
+        .read_handshake(
+            schedule.handshake_traffic.client.as_bytes(),
+            schedule.handshake_traffic.server.as_bytes(),
+            &r.roots,
+            "localhost",
+            UnixTime::now(),
+        )
+        .unwrap();
     let app = |d: Direction, k: usize| t.encrypted_records(d)[handshake.handshake_records[k]..].to_vec();
     let (sent, received) = (app(Direction::Sent, 0), app(Direction::Received, 1));
     // The prover's shapes, from its own decryption.
@@ -324,7 +411,10 @@ fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<crate::prot
         })
         .collect();
     let shapes = shapes.unwrap_or(honest);
-    let sent_shapes: Vec<RecordShape> = sent.iter().map(|rec| RecordShape { content_len: sent_len.unwrap_or(rec.len() - 17), content_type: 23 }).collect();
+    let sent_shapes: Vec<RecordShape> = sent
+        .iter()
+        .map(|rec| RecordShape { content_len: sent_len.unwrap_or(rec.len() - 17), content_type: 23 })
+        .collect();
     let positions = check13::positions(&received, &shapes, reveal).map_err(|e| e.to_string())?;
     let hello = t.hello_hash();
     let finished = handshake.server_finished_hash;
@@ -332,17 +422,33 @@ fn prove_records(reveal: &[std::ops::Range<u64>], shapes: Option<Vec<crate::prot
     let (a, b) = memory_pair(MAX_MESSAGE);
     let p = async {
         let mut a = a;
-        let (_, traffic) = key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
+        let (_, traffic) =
+            key_derivation(&mut prover, &mut a, HashAlg::Sha256, Some(&hs[..]), &hello, 16, [false; 2], |_| {
+                Ok::<_, ProofError>(finished.clone())
+            })
+            .await?;
         let [ck, sk] = traffic.map(hidden);
-        let dirs = [DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] }, DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions }];
+        let dirs = [
+            DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] },
+            DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions },
+        ];
         open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &dirs).await
     };
     let v = async {
         let mut b = b;
-        let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |_| Ok::<_, ProofError>(finished.clone())).await?;
+        let (_, traffic) = key_derivation(&mut verifier, &mut b, HashAlg::Sha256, None, &hello, 16, [false; 2], |_| {
+            Ok::<_, ProofError>(finished.clone())
+        })
+        .await?;
         let [ck, sk] = traffic.map(hidden);
-        let dirs = [DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] }, DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions }];
-        let [c, s]: [OpenedRecords; 2] = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &dirs).await?.try_into().map_err(|_| ProofError::Malformed("two directions"))?;
+        let dirs = [
+            DirectionRecords { key: &ck, fast: true, records: sent.len(), positions: &[] },
+            DirectionRecords { key: &sk, fast: false, records: received.len(), positions: &positions },
+        ];
+        let [c, s]: [OpenedRecords; 2] = open_records(&mut verifier, &mut b, AeadAlg::Aes128Gcm, &dirs)
+            .await?
+            .try_into()
+            .map_err(|_| ProofError::Malformed("two directions"))?;
         Ok::<_, ProofError>((c, s))
     };
     let (_, verified) = futures::executor::block_on(async { futures::join!(p, v) });
@@ -362,9 +468,11 @@ fn records_by_the_fast_path_and_the_zk_path_and_shapes_that_lie_are_refused() {
     assert_eq!(response, b"HTTP/1.1hello");
     use crate::protocol::prove::tls13::check::RecordShape;
     // The response record is 24 bytes of content, then its type byte 23.
-    let shorter = prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }]), None).unwrap_err();
+    let shorter =
+        prove_records(&[0..8], Some(vec![RecordShape { content_len: 23, content_type: 23 }]), None).unwrap_err();
     assert!(shorter.contains("inner content type is 111, not the 23 announced"), "{shorter}");
-    let handshake = prove_records(&[], Some(vec![RecordShape { content_len: 24, content_type: 22 }]), None).unwrap_err();
+    let handshake =
+        prove_records(&[], Some(vec![RecordShape { content_len: 24, content_type: 22 }]), None).unwrap_err();
     assert!(handshake.contains("inner content type is 23, not the 22 announced"), "{handshake}");
     let beyond = prove_records(&[0..25], None, None).unwrap_err();
     assert!(beyond.contains("beyond the 24 bytes"), "{beyond}");
@@ -387,8 +495,10 @@ fn application_records_follow_each_directions_own_handshake_records() {
     let handshake = t.read_handshake(&c, &s, &r.roots, "localhost", UnixTime::now()).unwrap();
     assert!(handshake.handshake_records[1] > handshake.handshake_records[0], "{:?}", handshake.handshake_records);
     let application = schedule.application_traffic.as_ref().unwrap();
-    let (_, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
-    let (_, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+    let (_, request) =
+        read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+    let (_, response) =
+        read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
     assert_eq!((&request[..], &response[..]), (&b"GET / HTTP/1.1\r\n\r\n"[..], &b"HTTP/1.1 200 OK\r\n\r\nhello"[..]));
 }
 
@@ -397,26 +507,39 @@ fn application_records_follow_each_directions_own_handshake_records() {
 /// from the committed pad states is refused by the opening's MAC check.
 #[test]
 fn run_opens_the_derived_keys_and_refuses_another_key() {
-    use crate::protocol::prove::tls12::{with_cheat, ProofCheat};
     use crate::protocol::observe::tls13::{self as transcript13, tests::relay};
+    use crate::protocol::prove::tls12::{with_cheat, ProofCheat};
     use crate::tls::tls13::client::tests::Server;
     let r = relay(Server::default());
     let t = transcript13::parse(&r.sent, &r.received).unwrap();
     let schedule = r.client.key_schedule().unwrap();
     let hs: [u8; 32] = schedule.handshake_secret.as_bytes().try_into().unwrap();
     let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
-    let secrets = HandshakeSecrets { client: schedule.handshake_traffic.client.as_bytes().to_vec(), server: schedule.handshake_traffic.server.as_bytes().to_vec() };
+    let secrets = HandshakeSecrets {
+        client: schedule.handshake_traffic.client.as_bytes().to_vec(),
+        server: schedule.handshake_traffic.server.as_bytes().to_vec(),
+    };
     let handshake = read(&secrets).unwrap();
     let application = schedule.application_traffic.as_ref().unwrap();
-    let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
-    let (received, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+    let (sent, request) =
+        read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+    let (received, response) =
+        read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
     assert_eq!(response, b"HTTP/1.1 200 OK\r\n\r\nhello");
     let shapes = RecordShapes { sent, received };
-    let plan = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
+    let plan = RevealPlan {
+        sent: vec![0..request.len() as u64],
+        received: vec![0..response.len() as u64],
+        commit_sent: vec![],
+        commit_received: vec![],
+    };
     let inputs = PublicInputs13::new(&t, &plan, &shapes);
     // The fast path is the whole direction revealed, and only that.
     let partial = RevealPlan { received: vec![0..1], ..plan.clone() };
-    assert_eq!((inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)), (true, true, false));
+    assert_eq!(
+        (inputs.fast(0), inputs.fast(1), PublicInputs13::new(&t, &partial, &shapes).fast(1)),
+        (true, true, false)
+    );
     let prove_with = |cheat: ProofCheat, inputs: &PublicInputs13<'_>, blinders: &[[u8; 16]]| {
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
         with_cheat(cheat, || run_both(&mut prover, &mut verifier, &hs, blinders, inputs, &handshake, read).1)
@@ -434,13 +557,25 @@ fn run_opens_the_derived_keys_and_refuses_another_key() {
     let aead = t.suite().aead();
     for (side, d, want) in [(0, Direction::Sent, &request), (1, Direction::Received, &response)] {
         let records = application_records(&t, &opened.handshake, d);
-        let got = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]).unwrap();
+        let got = crate::protocol::prove::tls13::check::recover(
+            "",
+            aead,
+            records,
+            inputs.shapes[side],
+            inputs.reveal[side],
+            &opened.records[side],
+        )
+        .unwrap();
         assert!(got.fast_path);
         assert_eq!(&got.bytes, want);
     }
     for side in 0..2 {
         let refused = prove(ProofCheat { fast_key: Some(side), ..Default::default() });
-        assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "side {side}: {:?}", refused.map(|_| ()));
+        assert!(
+            matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))),
+            "side {side}: {:?}",
+            refused.map(|_| ())
+        );
     }
     // A hash commitment in a wholly revealed direction keeps its key in ZK: the fast path
     // then opens that key, and a prover that opens another one is refused the same way.
@@ -448,7 +583,15 @@ fn run_opens_the_derived_keys_and_refuses_another_key() {
     let inputs = PublicInputs13::new(&t, &committed, &shapes);
     let opened = prove_with(ProofCheat::default(), &inputs, &[[1; 16]]).expect("an honest prover");
     let records = application_records(&t, &opened.handshake, Direction::Received);
-    let got = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[1], inputs.reveal[1], &opened.records[1]).unwrap();
+    let got = crate::protocol::prove::tls13::check::recover(
+        "",
+        aead,
+        records,
+        inputs.shapes[1],
+        inputs.reveal[1],
+        &opened.records[1],
+    )
+    .unwrap();
     assert!(got.fast_path && got.bytes == response && opened.commitments.len() == 1);
     let refused = prove_with(ProofCheat { fast_key: Some(1), ..Default::default() }, &inputs, &[[1; 16]]);
     assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::OpeningMacMismatch))), "{:?}", refused.map(|_| ()));
@@ -458,7 +601,14 @@ fn run_opens_the_derived_keys_and_refuses_another_key() {
     let opened = prove(ProofCheat { other_ms: true, ..Default::default() }).expect("the proof itself");
     for (side, d) in [(0, Direction::Sent), (1, Direction::Received)] {
         let records = application_records(&t, &opened.handshake, d);
-        let refused = crate::protocol::prove::tls13::check::recover("", aead, records, inputs.shapes[side], inputs.reveal[side], &opened.records[side]);
+        let refused = crate::protocol::prove::tls13::check::recover(
+            "",
+            aead,
+            records,
+            inputs.shapes[side],
+            inputs.reveal[side],
+            &opened.records[side],
+        );
         assert!(matches!(refused, Err(Check13Error::BadTag { record: 0 })), "side {side}: {:?}", refused.map(|_| ()));
     }
 
@@ -491,12 +641,20 @@ fn open_records_proves_each_records_keystream_on_its_own_nonce() {
     fn committed<B: Backend>(b: &mut B, key: Option<&[u8]>, iv: Option<&[u8]>) -> DirectionKey<B> {
         DirectionKey { key: commit_bytes(b, key, 16), iv: commit_bytes(b, iv, 12) }
     }
-    fn directions<'a, B: Backend>(k: &'a [DirectionKey<B>; 2], records: [usize; 2], positions: &'a [Vec<(usize, Vec<usize>)>; 2]) -> Vec<DirectionRecords<'a, B>> {
-        (0..2).map(|d| DirectionRecords { key: &k[d], fast: false, records: records[d], positions: &positions[d] }).collect()
+    fn directions<'a, B: Backend>(
+        k: &'a [DirectionKey<B>; 2],
+        records: [usize; 2],
+        positions: &'a [Vec<(usize, Vec<usize>)>; 2],
+    ) -> Vec<DirectionRecords<'a, B>> {
+        (0..2)
+            .map(|d| DirectionRecords { key: &k[d], fast: false, records: records[d], positions: &positions[d] })
+            .collect()
     }
     let p = async {
         let mut a = a;
-        let k = prover.run_batch_deferred(&mut a, &mut |b| keys.map(|(key, iv)| committed(b, Some(&key), Some(&iv)))).await?;
+        let k = prover
+            .run_batch_deferred(&mut a, &mut |b| keys.map(|(key, iv)| committed(b, Some(&key), Some(&iv))))
+            .await?;
         open_records(&mut prover, &mut a, AeadAlg::Aes128Gcm, &directions(&k, records, &positions)).await
     };
     let v = async {
@@ -516,7 +674,12 @@ fn open_records_proves_each_records_keystream_on_its_own_nonce() {
             aes.encrypt_block(&mut b);
             b
         };
-        let expected: Vec<u8> = positions[d].iter().flat_map(|(seq, ps)| ps.iter().map(|p| block(*seq as u64, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()).collect();
+        let expected: Vec<u8> = positions[d]
+            .iter()
+            .flat_map(|(seq, ps)| {
+                ps.iter().map(|p| block(*seq as u64, 2 + (p / 16) as u32)[p % 16]).collect::<Vec<u8>>()
+            })
+            .collect();
         assert_eq!(keystream, expected, "direction {d}");
         assert_eq!(j0, (0..records[d] as u64).map(|seq| <[u8; 16]>::from(block(seq, 1))).collect::<Vec<_>>());
     }
@@ -536,15 +699,25 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     let hs = schedule.handshake_secret.as_bytes();
     assert_eq!(hs.len(), ours.hash().output_len());
     let read = |s: &HandshakeSecrets| t.read_handshake(&s.client, &s.server, &r.roots, "localhost", UnixTime::now());
-    let secrets = HandshakeSecrets { client: schedule.handshake_traffic.client.as_bytes().to_vec(), server: schedule.handshake_traffic.server.as_bytes().to_vec() };
+    let secrets = HandshakeSecrets {
+        client: schedule.handshake_traffic.client.as_bytes().to_vec(),
+        server: schedule.handshake_traffic.server.as_bytes().to_vec(),
+    };
     let handshake = read(&secrets).unwrap();
     let application = schedule.application_traffic.as_ref().unwrap();
-    let (sent, request) = read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
-    let (received, response) = read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
+    let (sent, request) =
+        read_records(t.suite(), &application.client, application_records(&t, &handshake, Direction::Sent)).unwrap();
+    let (received, response) =
+        read_records(t.suite(), &application.server, application_records(&t, &handshake, Direction::Received)).unwrap();
     assert_eq!((&request[..], &response[..]), (&b"GET / HTTP/1.1\r\n\r\n"[..], &b"HTTP/1.1 200 OK\r\n\r\nhello"[..]));
     let shapes = RecordShapes { sent, received };
     // the request's first 4 bytes and the response's status line revealed, "hello" committed
-    let plan = RevealPlan { sent: vec![0..4, 5..18], received: vec![0..15], commit_sent: vec![], commit_received: vec![19..24] };
+    let plan = RevealPlan {
+        sent: vec![0..4, 5..18],
+        received: vec![0..15],
+        commit_sent: vec![],
+        commit_received: vec![19..24],
+    };
     let prove = |t: &Transcript13, plan: &RevealPlan| {
         let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, plan, &shapes) };
         let (mut prover, mut verifier) = ideal_parties(Cheat::default());
@@ -554,7 +727,14 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
             let recovered = [Direction::Sent, Direction::Received].map(|d| {
                 let side = if d == Direction::Sent { 0 } else { 1 };
                 let records = application_records(t, &opened.handshake, d);
-                crate::protocol::prove::tls13::check::recover("", t.suite().aead(), records, inputs.shapes[side], inputs.reveal[side], &opened.records[side])
+                crate::protocol::prove::tls13::check::recover(
+                    "",
+                    t.suite().aead(),
+                    records,
+                    inputs.shapes[side],
+                    inputs.reveal[side],
+                    &opened.records[side],
+                )
             });
             (recovered, opened.commitments, prover.cot().issued())
         })
@@ -564,7 +744,8 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     let refused = prove(&t, &line_break_hidden).map(|_| ());
     assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::HiddenLineBreak))), "{ours:?}: {refused:?}");
     let ([sent, received], commitments, _) = prove(&t, &plan).expect("an honest prover");
-    let (sent, received) = (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
+    let (sent, received) =
+        (sent.expect("the request's tags and bytes"), received.expect("the response's tags and bytes"));
     assert!(!sent.fast_path && !received.fast_path);
     assert_eq!((&sent.bytes[..4], &sent.bytes[5..]), (&b"GET "[..], &b" HTTP/1.1\r\n\r\n"[..]));
     assert_eq!(sent.bytes[4], 0, "the path stays hidden");
@@ -590,7 +771,12 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
         assert!(matches!(side, Err(Check13Error::BadTag { record: 0 })), "{side:?}");
     }
 
-    let whole = RevealPlan { sent: vec![0..request.len() as u64], received: vec![0..response.len() as u64], commit_sent: vec![], commit_received: vec![] };
+    let whole = RevealPlan {
+        sent: vec![0..request.len() as u64],
+        received: vec![0..response.len() as u64],
+        commit_sent: vec![],
+        commit_received: vec![],
+    };
     let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");
     // A session of this suite consumes what the prover asks both sides to preprocess for
     // it (to within 10%, so that no LPN iteration runs after the TLS session), for each
@@ -598,15 +784,22 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     // request's all but its line breaks, which it may not hide).
     let line_breaks = RevealPlan { sent: vec![14..request.len() as u64], received: vec![], ..whole.clone() };
     assert_eq!(&request[14..], b"\r\n\r\n");
-    for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { received: vec![], ..whole.clone() }), (2, line_breaks)] {
+    for (hidden, plan) in [(0, whole.clone()), (1, RevealPlan { received: vec![], ..whole.clone() }), (2, line_breaks)]
+    {
         let used = if hidden == 0 { used } else { prove(&t, &plan).expect("an honest prover").2 };
         let request_cots = match hidden {
-            2 => crate::protocol::prove::tls12::keystream_cots_of(ours, request.len()) + crate::protocol::prove::tls12::line_break_cots_of(ours, 14),
+            2 => {
+                crate::protocol::prove::tls12::keystream_cots_of(ours, request.len())
+                    + crate::protocol::prove::tls12::line_break_cots_of(ours, 14)
+            }
             _ => 0,
         };
         let asked = crate::protocol::prove::tls12::derivation_cots(ours, hidden) + request_cots;
         // (the request's proofs are asked for by the blocks they may touch, at most)
-        assert!(used <= asked && used * 10 >= (asked - request_cots) * 9, "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed");
+        assert!(
+            used <= asked && used * 10 >= (asked - request_cots) * 9,
+            "{ours:?}, {hidden} hidden: {used} COTs used, {asked} preprocessed"
+        );
         assert!(asked - request_cots <= crate::protocol::prove::tls12::MOST_DERIVATION_COTS, "the verifier's limit");
     }
     // A request on the ZK path, revealed but for its path: its keystream and its proof of
@@ -614,10 +807,19 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     // verifier's limit allows.
     let redacted = RevealPlan { sent: vec![0..4, 5..request.len() as u64], ..whole.clone() };
     let used = prove(&t, &redacted).expect("an honest prover").2;
-    let keystream = crate::protocol::prove::tls12::keystream_cots_of(ours, request.len()) + crate::protocol::prove::tls12::line_break_cots_of(ours, 1);
-    let asked = crate::protocol::prove::tls12::preprocess_cots(crate::protocol::prove::tls12::derivation_cots(ours, 1), keystream, false);
+    let keystream = crate::protocol::prove::tls12::keystream_cots_of(ours, request.len())
+        + crate::protocol::prove::tls12::line_break_cots_of(ours, 1);
+    let asked = crate::protocol::prove::tls12::preprocess_cots(
+        crate::protocol::prove::tls12::derivation_cots(ours, 1),
+        keystream,
+        false,
+    );
     assert!(used <= asked, "{ours:?}: {used} COTs used, {asked} preprocessed");
-    assert!(keystream <= crate::protocol::prove::tls12::most_keystream_cots(request.len()) + crate::protocol::prove::tls12::most_line_break_cots(1));
+    assert!(
+        keystream
+            <= crate::protocol::prove::tls12::most_keystream_cots(request.len())
+                + crate::protocol::prove::tls12::most_line_break_cots(1)
+    );
     let (sent, received) = (sent.expect("the request"), received.expect("the response"));
     assert!(sent.fast_path && received.fast_path);
     assert_eq!((sent.bytes, received.bytes), (request, response));
@@ -625,17 +827,25 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
 
 #[test]
 fn an_aes128_session_is_proven_by_both_paths() {
-    a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256, Suite13::Aes128GcmSha256);
+    a_session_is_proven_by_both_paths(
+        rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256,
+        Suite13::Aes128GcmSha256,
+    );
 }
 
 #[test]
 fn a_chacha20_session_is_proven_by_both_paths() {
-    a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256, Suite13::ChaCha20Poly1305Sha256);
+    a_session_is_proven_by_both_paths(
+        rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        Suite13::ChaCha20Poly1305Sha256,
+    );
 }
 
 /// TLS_AES_256_GCM_SHA384: the derivation on SHA-384, the keystream of AES-256.
 #[test]
 fn an_aes256_sha384_session_is_proven_by_both_paths() {
-    a_session_is_proven_by_both_paths(rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384, Suite13::Aes256GcmSha384);
-
+    a_session_is_proven_by_both_paths(
+        rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384,
+        Suite13::Aes256GcmSha384,
+    );
 }
