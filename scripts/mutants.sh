@@ -21,12 +21,17 @@ fi
 # and the byte gadgets the proofs assert with, and the OT consistency checks (KOS's and
 # SoftSpokenOT's shared check is in ot/bits.rs, Ferret's in its SPCOT).
 files=(
-  src/protocol/prove/tls12/check.rs src/protocol/prove/tls12/mod.rs src/protocol/observe/tls12/mod.rs src/protocol/verifier.rs
-  src/protocol/prove/tls13/check.rs src/protocol/prove/tls13/mod.rs src/protocol/observe/tls13.rs
+  src/protocol/prove/tls12/check.rs src/protocol/prove/tls12/mod.rs src/protocol/verifier.rs
+  src/protocol/observe/tls12/mod.rs src/protocol/observe/tls12/error.rs
+  src/protocol/observe/tls12/records.rs src/protocol/observe/tls12/handshake.rs
+  src/protocol/prove/tls13/check.rs src/protocol/prove/tls13/mod.rs src/protocol/prove/tls13/derivation.rs
+  src/protocol/prove/tls13/records.rs src/protocol/observe/tls13.rs
   src/protocol/target.rs src/protocol/observe/relay_guard.rs src/protocol/disclose/exchange.rs src/protocol/disclose/reveal.rs
   src/wire/mux.rs src/protocol/disclose/output.rs
-  src/mpc/connection.rs src/mpc/record.rs src/mpc/garbled.rs src/mpc/phases.rs src/mpc/reproof.rs
-  src/tls/client.rs
+  src/mpc/connection/mod.rs src/mpc/connection/forward.rs src/mpc/connection/prover.rs
+  src/mpc/connection/verifier.rs src/mpc/connection/seal.rs src/mpc/connection/ahead.rs
+  src/mpc/record.rs src/mpc/garbled.rs src/mpc/phases.rs src/mpc/reproof.rs
+  src/tls/client/mod.rs src/tls/client/handshake.rs src/tls/client/sealed.rs
   src/zk/verifier.rs src/zk/check.rs src/zk/bytes.rs
   src/ot/bits.rs src/ot/kos.rs src/ot/softspoken.rs src/ot/ferret/spcot.rs
 )

@@ -166,7 +166,10 @@ thread_local! {
 #[cfg(test)]
 impl GarblerCheat {
     fn any(&self) -> bool {
-        self.flip_table.is_some() || self.flip_decoding.is_some() || self.flip_own_label.is_some() || self.other_value.is_some()
+        self.flip_table.is_some()
+            || self.flip_decoding.is_some()
+            || self.flip_own_label.is_some()
+            || self.other_value.is_some()
     }
 }
 
@@ -218,7 +221,12 @@ impl GarblerParty {
 
     /// The labels of `values` on reserved `wires`, to the evaluator (its
     /// [`EvaluatorParty::peer_inputs`]).
-    pub async fn send_labels<C: Channel>(&mut self, ch: &mut C, wires: &[Wire], values: &[bool]) -> Result<(), PhaseError> {
+    pub async fn send_labels<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        wires: &[Wire],
+        values: &[bool],
+    ) -> Result<(), PhaseError> {
         #[allow(unused_mut)]
         let mut labels = self.garbler.active_labels(wires, values);
         #[cfg(test)]
@@ -290,7 +298,11 @@ impl GarblerParty {
     /// Garbles a phase as its schedule says: sends its header and tables (online, ahead) or
     /// garbles it again from where it was garbled ahead and sends nothing (replay). Returns
     /// what `f` kept and the wires the evaluator decodes.
-    async fn send_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>) -> Result<(T, Vec<Wire>), PhaseError> {
+    async fn send_phase<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>,
+    ) -> Result<(T, Vec<Wire>), PhaseError> {
         match self.schedule {
             Schedule::Online => self.garble_and_send(ch, f).await,
             Schedule::Ahead => {
@@ -306,7 +318,11 @@ impl GarblerParty {
             }
             Schedule::Replay => {
                 // our own phases in another order or shape: a bug, never the peer's doing
-                let (first, tables) = self.ahead.pop_front().ok_or(crate::gc::GcError::CountMismatch { what: "phases garbled ahead, for one more replayed", expected: 0, got: 1 })?;
+                let (first, tables) = self.ahead.pop_front().ok_or(crate::gc::GcError::CountMismatch {
+                    what: "phases garbled ahead, for one more replayed",
+                    expected: 0,
+                    got: 1,
+                })?;
                 let online = self.garbler.gate_index();
                 self.garbler.set_gate_index(first);
                 let (t, reveal) = f(&mut self.garbler);
@@ -314,14 +330,23 @@ impl GarblerParty {
                 self.garbler.sink_mut().clear();
                 self.garbler.set_gate_index(online);
                 if garbled != tables as u64 {
-                    return Err(crate::gc::GcError::CountMismatch { what: "AND gates of a phase replayed, against garbled ahead", expected: tables, got: garbled as usize }.into());
+                    return Err(crate::gc::GcError::CountMismatch {
+                        what: "AND gates of a phase replayed, against garbled ahead",
+                        expected: tables,
+                        got: garbled as usize,
+                    }
+                    .into());
                 }
                 Ok((t, reveal))
             }
         }
     }
 
-    async fn garble_and_send<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>) -> Result<(T, Vec<Wire>), PhaseError> {
+    async fn garble_and_send<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Garbler<Vec<Table>>, T>,
+    ) -> Result<(T, Vec<Wire>), PhaseError> {
         let first = self.garbler.gate_index();
         #[cfg(test)]
         let first_gate = self.garbler.stats().and_gates;
@@ -360,7 +385,11 @@ impl GarblerParty {
 impl<C: Channel> Phases<C> for GarblerParty {
     type Backend = Garbler<Vec<Table>>;
 
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+    async fn phase<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Self::Backend, T>,
+    ) -> Result<(T, Vec<u8>), PhaseError> {
         let (t, reveal) = self.send_phase(ch, f).await?;
         if self.schedule == Schedule::Ahead {
             // revealed when replayed
@@ -392,7 +421,11 @@ impl<C: Channel> Phases<C> for GarblerParty {
         Ok((t, bytes))
     }
 
-    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+    async fn phase_for_verifier<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Self::Backend, T>,
+    ) -> Result<(T, Option<Vec<u8>>), PhaseError> {
         Ok((self.send_phase(ch, f).await?.0, None))
     }
 }
@@ -422,7 +455,13 @@ impl Default for EvaluatorParty {
 
 impl EvaluatorParty {
     pub fn new() -> Self {
-        EvaluatorParty { evaluator: Evaluator::new(Vec::new().into_iter()), revealed: Vec::new(), for_verifier: Vec::new(), replay: false, ahead: Default::default() }
+        EvaluatorParty {
+            evaluator: Evaluator::new(Vec::new().into_iter()),
+            revealed: Vec::new(),
+            for_verifier: Vec::new(),
+            replay: false,
+            ahead: Default::default(),
+        }
     }
 
     /// Takes phases garbled ahead until the garbler ends them, at most `max_tables` gate
@@ -431,7 +470,12 @@ impl EvaluatorParty {
     /// count of phases, another count of decoding bits, or a phase without gates is refused
     /// as it does so, so what is kept is what the plan takes: the tables (`max_tables`) and
     /// `decoding`'s bits, packed.
-    pub async fn receive_ahead<C: Channel>(&mut self, ch: &mut C, max_tables: u64, decoding: &[usize]) -> Result<(), PhaseError> {
+    pub async fn receive_ahead<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        max_tables: u64,
+        decoding: &[usize],
+    ) -> Result<(), PhaseError> {
         let mut total = self.ahead.iter().map(|p| p.tables.len() as u64).sum::<u64>();
         let mut received = 0;
         loop {
@@ -495,9 +539,20 @@ impl EvaluatorParty {
 
     /// Wires for the verifier's own input bits through random COTs (choices c_i, MACs
     /// K_i ⊕ c_i·Δ): sends the corrections, takes the label answers.
-    pub async fn own_inputs<C: Channel>(&mut self, ch: &mut C, values: &[bool], cot_choices: &[bool], cot_macs: &[u128]) -> Result<Vec<Wire>, PhaseError> {
+    pub async fn own_inputs<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        values: &[bool],
+        cot_choices: &[bool],
+        cot_macs: &[u128],
+    ) -> Result<Vec<Wire>, PhaseError> {
         if values.len() != cot_choices.len() || values.len() != cot_macs.len() {
-            return Err(crate::gc::GcError::CountMismatch { what: "COTs for input bits", expected: values.len(), got: cot_choices.len().min(cot_macs.len()) }.into());
+            return Err(crate::gc::GcError::CountMismatch {
+                what: "COTs for input bits",
+                expected: values.len(),
+                got: cot_choices.len().min(cot_macs.len()),
+            }
+            .into());
         }
         let corrections: Vec<bool> = values.iter().zip(cot_choices).map(|(x, c)| x ^ c).collect();
         let mut msg = Vec::new();
@@ -532,7 +587,9 @@ impl EvaluatorParty {
             let chunk = ch.recv().await?;
             let left = n as usize - tables.len();
             if tables_in(chunk.len()).is_none_or(|k| k == 0 || k > CHUNK_TABLES.min(left)) {
-                return Err(PeerMisbehaved::Malformed("a table chunk is not 1 to 2048 whole tables within the count").into());
+                return Err(
+                    PeerMisbehaved::Malformed("a table chunk is not 1 to 2048 whole tables within the count").into()
+                );
             }
             decode_tables(&chunk, &mut tables)?;
         }
@@ -542,7 +599,11 @@ impl EvaluatorParty {
 
 impl EvaluatorParty {
     /// Receives a phase's tables, evaluates it and decodes what it reveals.
-    async fn evaluate_phase<C: Channel, T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Evaluator<std::vec::IntoIter<Table>>, T>) -> Result<(T, Vec<Wire>, Vec<bool>), PhaseError> {
+    async fn evaluate_phase<C: Channel, T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Evaluator<std::vec::IntoIter<Table>>, T>,
+    ) -> Result<(T, Vec<Wire>, Vec<bool>), PhaseError> {
         let ReceivedPhase { first_gate, tables, decoding } = if self.replay {
             self.ahead.pop_front().ok_or(PeerMisbehaved::Malformed("no phase garbled ahead is left to evaluate"))?
         } else {
@@ -572,7 +633,11 @@ impl EvaluatorParty {
 impl<C: Channel> Phases<C> for EvaluatorParty {
     type Backend = Evaluator<std::vec::IntoIter<Table>>;
 
-    async fn phase<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Vec<u8>), PhaseError> {
+    async fn phase<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Self::Backend, T>,
+    ) -> Result<(T, Vec<u8>), PhaseError> {
         let (t, reveal, values) = self.evaluate_phase(ch, f).await?;
         if !reveal.is_empty() {
             let mut answer = Vec::new();
@@ -589,7 +654,11 @@ impl<C: Channel> Phases<C> for EvaluatorParty {
         Ok((t, bytes))
     }
 
-    async fn phase_for_verifier<T>(&mut self, ch: &mut C, f: &mut PhaseFn<'_, Self::Backend, T>) -> Result<(T, Option<Vec<u8>>), PhaseError> {
+    async fn phase_for_verifier<T>(
+        &mut self,
+        ch: &mut C,
+        f: &mut PhaseFn<'_, Self::Backend, T>,
+    ) -> Result<(T, Option<Vec<u8>>), PhaseError> {
         let (t, _, values) = self.evaluate_phase(ch, f).await?;
         let bytes = bits_to_bytes(&values);
         self.for_verifier.push(bytes.clone());

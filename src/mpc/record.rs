@@ -66,14 +66,25 @@ impl<B: Circuit> Direction<B> {
 }
 
 /// The direction's key schedule (one phase, nothing revealed) from its key and salt wires.
-pub async fn direction<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, key: &[<P::Backend as Gates>::Bit], salt: &[<P::Backend as Gates>::Bit]) -> Result<Direction<P::Backend>, PhaseError> {
-    let (d, _) = p.phase(ch, &mut |b| (Direction { rk: key_schedule(b, key), salt: salt.to_vec() }, Vec::new())).await?;
+pub async fn direction<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    key: &[<P::Backend as Gates>::Bit],
+    salt: &[<P::Backend as Gates>::Bit],
+) -> Result<Direction<P::Backend>, PhaseError> {
+    let (d, _) =
+        p.phase(ch, &mut |b| (Direction { rk: key_schedule(b, key), salt: salt.to_vec() }, Vec::new())).await?;
     Ok(d)
 }
 
 /// The verifier's share of the direction's GHASH key, H ⊕ m under the prover's 16-byte mask m
 /// (`None` on the prover's side, whose share is m).
-pub async fn ghash_key_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, mask: &Input<'_, P::Backend>) -> Result<Option<[u8; 16]>, PhaseError> {
+pub async fn ghash_key_share<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    d: &Direction<P::Backend>,
+    mask: &Input<'_, P::Backend>,
+) -> Result<Option<[u8; 16]>, PhaseError> {
     let ((), share) = p
         .phase_for_verifier(ch, &mut |b| {
             let h = ghash_key(b, &d.rk);
@@ -105,7 +116,11 @@ const KEYSTREAM_PHASE_BLOCKS: usize = 128;
 pub fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
     let mut phases = vec![0];
     for &(_, len) in records {
-        phases.extend((0..len.div_ceil(16)).step_by(KEYSTREAM_PHASE_BLOCKS).map(|first| 8 * (len - 16 * first).min(16 * KEYSTREAM_PHASE_BLOCKS)));
+        phases.extend(
+            (0..len.div_ceil(16))
+                .step_by(KEYSTREAM_PHASE_BLOCKS)
+                .map(|first| 8 * (len - 16 * first).min(16 * KEYSTREAM_PHASE_BLOCKS)),
+        );
         phases.push(128);
     }
     phases
@@ -114,7 +129,14 @@ pub fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
 /// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
 /// One phase per [`KEYSTREAM_PHASE_BLOCKS`] blocks.
-pub async fn masked_keystream<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, explicit_nonce: u64, len: usize, mask: &Input<'_, P::Backend>) -> Result<Vec<u8>, PhaseError> {
+pub async fn masked_keystream<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    d: &Direction<P::Backend>,
+    explicit_nonce: u64,
+    len: usize,
+    mask: &Input<'_, P::Backend>,
+) -> Result<Vec<u8>, PhaseError> {
     let mut revealed = Vec::with_capacity(len);
     let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
     for piece in blocks.chunks(KEYSTREAM_PHASE_BLOCKS) {
@@ -122,7 +144,8 @@ pub async fn masked_keystream<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d
         let ((), part) = p
             .phase(ch, &mut |b| {
                 let iv = d.iv(b, explicit_nonce);
-                let ks: Vec<_> = keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().take(8 * (to - from)).collect();
+                let ks: Vec<_> =
+                    keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().take(8 * (to - from)).collect();
                 ((), xor_bits(b, &ks, &mask.wires(b)[8 * from..8 * to]))
             })
             .await?;
@@ -133,7 +156,13 @@ pub async fn masked_keystream<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d
 
 /// The verifier's share of E_K(J0) for a record under `explicit_nonce`, masked by the
 /// prover's 16-byte mask (`None` on the prover's side).
-pub async fn j0_share<C: Channel, P: Phases<C>>(p: &mut P, ch: &mut C, d: &Direction<P::Backend>, explicit_nonce: u64, mask: &Input<'_, P::Backend>) -> Result<Option<[u8; 16]>, PhaseError> {
+pub async fn j0_share<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    d: &Direction<P::Backend>,
+    explicit_nonce: u64,
+    mask: &Input<'_, P::Backend>,
+) -> Result<Option<[u8; 16]>, PhaseError> {
     let ((), share) = p
         .phase_for_verifier(ch, &mut |b| {
             let iv = d.iv(b, explicit_nonce);
@@ -156,11 +185,19 @@ fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
 /// and the ciphertext it encrypted with its keystream, takes the verifier's tag share and
 /// returns the record's body for the server (nonce ‖ ciphertext ‖ tag). `j0_mask` is its
 /// share of E_K(J0).
-pub async fn seal_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, ciphertext: &[u8], j0_mask: [u8; 16]) -> Result<Vec<u8>, RecordError> {
+pub async fn seal_prover<C: Channel>(
+    ch: &mut C,
+    powers: &PowerShares,
+    seq: u64,
+    content_type: u8,
+    ciphertext: &[u8],
+    j0_mask: [u8; 16],
+) -> Result<Vec<u8>, RecordError> {
     let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
     let body = [&seq.to_be_bytes()[..], ciphertext].concat();
     ch.send(body.clone()).await?;
-    let theirs: [u8; 16] = ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
+    let theirs: [u8; 16] =
+        ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
     Ok([body, xor16(mine, theirs).to_vec()].concat())
 }
 
@@ -168,9 +205,17 @@ pub async fn seal_prover<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64,
 /// ciphertext, refuses a nonce other than `seq`, an oversized record and a ciphertext of
 /// another length than its keystream, answers its tag share. Returns the ciphertext: what the
 /// server receives.
-pub async fn seal_verifier<C: Channel>(ch: &mut C, powers: &PowerShares, seq: u64, content_type: u8, j0_share: [u8; 16], len: usize) -> Result<Vec<u8>, RecordError> {
+pub async fn seal_verifier<C: Channel>(
+    ch: &mut C,
+    powers: &PowerShares,
+    seq: u64,
+    content_type: u8,
+    j0_share: [u8; 16],
+    len: usize,
+) -> Result<Vec<u8>, RecordError> {
     let msg = ch.recv().await?;
-    let (nonce, ciphertext) = msg.split_first_chunk::<NONCE_LEN>().ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
+    let (nonce, ciphertext) =
+        msg.split_first_chunk::<NONCE_LEN>().ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
     let got = u64::from_be_bytes(*nonce);
     if got != seq {
         return Err(RecordError::NonceNotSequence { seq, got });
@@ -200,8 +245,8 @@ mod tests {
     use crate::circuits::bytes_to_bits;
     use crate::gc::Garbler;
     use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
-    use crate::mpc::phases::PeerMisbehaved;
     use crate::mpc::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
+    use crate::mpc::phases::PeerMisbehaved;
     use crate::ot::test_util::random_cots;
     use crate::primitives::field::F128;
     use crate::zk::MAX_MESSAGE;
@@ -236,9 +281,14 @@ mod tests {
             assert_eq!(ghash_key_share(&mut gp, &mut a, &d, &w(20, 16)).await?, None, "the garbler gets no share");
             let masked = masked_keystream(&mut gp, &mut a, &d, 0, len, &w(52, len)).await?;
             assert_eq!(j0_share(&mut gp, &mut a, &d, 0, &w(36, 16)).await?, None);
-            let powers = powers_a(&mut a, block_to_field(h_mask), max_power, delta, &ole_keys, 0).await.map_err(RecordError::from)?;
-            let ciphertext: Vec<u8> = plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
-            Ok::<_, Box<dyn std::error::Error>>(seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?)
+            let powers = powers_a(&mut a, block_to_field(h_mask), max_power, delta, &ole_keys, 0)
+                .await
+                .map_err(RecordError::from)?;
+            let ciphertext: Vec<u8> =
+                plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
+            Ok::<_, Box<dyn std::error::Error>>(
+                seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?,
+            )
         };
         let verifier = async move {
             let mut ep = EvaluatorParty::new();
@@ -250,7 +300,9 @@ mod tests {
             let h_share = ghash_key_share(&mut ep, &mut b, &d, &w(20, 16)).await?.expect("the verifier decodes");
             masked_keystream(&mut ep, &mut b, &d, 0, len, &w(52, len)).await?;
             let j0 = j0_share(&mut ep, &mut b, &d, 0, &w(36, 16)).await?.expect("the verifier decodes");
-            let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0).await.map_err(RecordError::from)?;
+            let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0)
+                .await
+                .map_err(RecordError::from)?;
             Ok::<_, Box<dyn std::error::Error>>(seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0, len).await?)
         };
         let (p, v) = block_on(join(prover, verifier));
@@ -279,7 +331,11 @@ mod tests {
         nonce[..4].copy_from_slice(&salt);
         let mut in_out = client_record[NONCE_LEN..].to_vec();
         let opened = ring_key(&key)
-            .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(additional_data(0, APPLICATION_DATA, plaintext.len())), &mut in_out)
+            .open_in_place(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(additional_data(0, APPLICATION_DATA, plaintext.len())),
+                &mut in_out,
+            )
             .expect("the joint tag verifies");
         assert_eq!(opened, plaintext);
     }
@@ -290,7 +346,8 @@ mod tests {
             let (mut a, mut b) = memory_pair(1 << 20);
             let delta = F128(rand::random());
             let (k, c, m) = random_cots(delta, cots_for_powers(4));
-            let (_, pb) = block_on(join(powers_a(&mut a, F128::ONE, 4, delta, &k, 0), powers_b(&mut b, F128::ONE, 4, &c, &m, 0)));
+            let (_, pb) =
+                block_on(join(powers_a(&mut a, F128::ONE, 4, delta, &k, 0), powers_b(&mut b, F128::ONE, 4, &c, &m, 0)));
             pb.expect("powers")
         };
         let cases = [
@@ -307,7 +364,10 @@ mod tests {
             match (what, r) {
                 ("replayed nonce", Err(RecordError::NonceNotSequence { seq: 3, got: 7 }))
                 | ("oversized", Err(RecordError::TooLong { seq: 3, .. }))
-                | ("longer than its keystream", Err(RecordError::NotItsKeystreamsLength { seq: 3, len: 21, keystream: 20 })) => {}
+                | (
+                    "longer than its keystream",
+                    Err(RecordError::NotItsKeystreamsLength { seq: 3, len: 21, keystream: 20 }),
+                ) => {}
                 (what, other) => panic!("{what}: {other:?}"),
             }
         }
@@ -319,7 +379,9 @@ mod tests {
         nonce[..4].copy_from_slice(&salt);
         nonce[4..].copy_from_slice(&explicit.to_be_bytes());
         let mut ks = vec![0u8; len];
-        let _tag = ring_key(key).seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut ks).expect("seal");
+        let _tag = ring_key(key)
+            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut ks)
+            .expect("seal");
         ks
     }
 
@@ -392,12 +454,15 @@ mod tests {
             let mut ep = EvaluatorParty::new();
             ep.receive_ahead(&mut b, 1 << 20, &[]).await?;
             ep.set_replay(true);
-            let key: Vec<_> = (0..160).map(|i| crate::gc::Wire::Label(i)).collect();
+            let key: Vec<_> = (0..160).map(crate::gc::Wire::Label).collect();
             direction(&mut ep, &mut b, &key[..128], &key[128..]).await.map(|_| ())
         };
         let (p, v) = block_on(join(prover, verifier));
         p.expect("garbler");
-        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::Malformed(m))) if m.contains("no phase garbled ahead")), "{v:?}");
+        assert!(
+            matches!(v, Err(PhaseError::Peer(PeerMisbehaved::Malformed(m))) if m.contains("no phase garbled ahead")),
+            "{v:?}"
+        );
     }
 
     /// What an evaluator keeps ahead is what its own plan of the request takes: a garbler that
@@ -405,7 +470,10 @@ mod tests {
     /// refused as it does so.
     #[test]
     fn an_evaluator_keeps_only_the_phases_its_plan_has_ahead() {
-        fn run(plan: &[usize], garble: impl AsyncFnOnce(&mut GarblerParty, &mut crate::channel::MemoryChannel)) -> Result<(), PhaseError> {
+        fn run(
+            plan: &[usize],
+            garble: impl AsyncFnOnce(&mut GarblerParty, &mut crate::channel::MemoryChannel),
+        ) -> Result<(), PhaseError> {
             let plan = plan.to_vec();
             let (mut a, mut b) = memory_pair(MAX_MESSAGE);
             let prover = async move {
@@ -430,12 +498,17 @@ mod tests {
         // a phase that reveals where the plan reveals nothing
         let v = run(&[0], async |gp, a| {
             let w = gp.reserve_inputs(8);
-            let _ = gp.phase(a, &mut |b| {
-                let x = b.and(w[0], w[1]);
-                ((), vec![x; 8])
-            }).await;
+            let _ = gp
+                .phase(a, &mut |b| {
+                    let x = b.and(w[0], w[1]);
+                    ((), vec![x; 8])
+                })
+                .await;
         });
-        assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::DecodingCountMismatch { expected: 0, got: 8 }))), "{v:?}");
+        assert!(
+            matches!(v, Err(PhaseError::Peer(PeerMisbehaved::DecodingCountMismatch { expected: 0, got: 8 }))),
+            "{v:?}"
+        );
         // a phase without gates
         let v = run(&[8], async |gp, a| {
             let w = gp.reserve_inputs(8);

@@ -19,8 +19,8 @@
 //! other channel) in the network; the window is well above the bandwidth-delay products of the
 //! links we measure, so bulk transfers are not slowed.
 
-use crate::transport::{MessageSocket, TransportError};
 use crate::channel::{Channel, ChannelError};
+use crate::transport::{MessageSocket, TransportError};
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, StreamExt};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -274,7 +274,15 @@ struct Outgoing {
 impl Outgoing {
     fn new(queues: Vec<mpsc::Receiver<Vec<u8>>>, window: usize) -> Self {
         let n = queues.len();
-        Outgoing { queues, waiting: vec![None; n], open: vec![true; n], next: 0, sent: 0, acked: 0, window: (window as u64).max(2 * ACK_EVERY) }
+        Outgoing {
+            queues,
+            waiting: vec![None; n],
+            open: vec![true; n],
+            next: 0,
+            sent: 0,
+            acked: 0,
+            window: (window as u64).max(2 * ACK_EVERY),
+        }
     }
 
     /// The next frame to send: `Ready(None)` once every handle is dropped and its queue drained;
@@ -309,7 +317,11 @@ impl Outgoing {
     }
 
     fn acknowledged(&mut self, payload: &[u8]) -> Result<(), MuxError> {
-        let acked = <[u8; 8]>::try_from(payload).map(u64::from_le_bytes).map_err(|_| MuxError::BadAck { acked: u64::MAX, sent: self.sent, before: self.acked })?;
+        let acked = <[u8; 8]>::try_from(payload).map(u64::from_le_bytes).map_err(|_| MuxError::BadAck {
+            acked: u64::MAX,
+            sent: self.sent,
+            before: self.acked,
+        })?;
         if acked < self.acked || acked > self.sent {
             return Err(MuxError::BadAck { acked, sent: self.sent, before: self.acked });
         }
@@ -381,7 +393,7 @@ async fn drive<S: MessageSocket>(
                 // all ready at once would otherwise have every one routed (up to an inbox's
                 // limit) before the session reads the first, e.g. before it refuses a channel.
                 routed += 1;
-                if routed % ROUTE_BEFORE_YIELD == 0 {
+                if routed.is_multiple_of(ROUTE_BEFORE_YIELD) {
                     yield_once().await;
                 }
                 received += frame.len() as u64;
@@ -404,7 +416,11 @@ mod tests {
     use futures::executor::block_on;
 
     /// Runs `work` while both drivers move its frames; a driver that ends first fails the test.
-    fn run_with_drivers(work: impl std::future::Future<Output = ()>, drive_a: impl std::future::Future<Output = Result<(), MuxError>>, drive_b: impl std::future::Future<Output = Result<(), MuxError>>) {
+    fn run_with_drivers(
+        work: impl std::future::Future<Output = ()>,
+        drive_a: impl std::future::Future<Output = Result<(), MuxError>>,
+        drive_b: impl std::future::Future<Output = Result<(), MuxError>>,
+    ) {
         block_on(async {
             let drivers = futures::future::select(Box::pin(drive_a), Box::pin(drive_b));
             futures::pin_mut!(work);
@@ -459,9 +475,14 @@ mod tests {
         let small = MuxLimits { max_frame: 8, max_buffered: 2 * FRAME_COST + 20, ..MuxLimits::default() };
         assert!(matches!(drive_raw(vec![vec![]], small), MuxError::EmptyFrame));
         assert!(matches!(drive_raw(vec![vec![9, 1]], small), MuxError::UnknownChannel(9)));
-        assert!(matches!(drive_raw(vec![vec![2; 10]], small), MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 9, max: 8 }));
+        assert!(matches!(
+            drive_raw(vec![vec![2; 10]], small),
+            MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 9, max: 8 }
+        ));
         let flood = vec![vec![1, 0, 0, 0, 0, 0, 0, 0]; 3];
-        assert!(matches!(drive_raw(flood, small), MuxError::InboxOverflow { channel: ChannelId::Tls, max } if max == small.max_buffered));
+        assert!(
+            matches!(drive_raw(flood, small), MuxError::InboxOverflow { channel: ChannelId::Tls, max } if max == small.max_buffered)
+        );
         // The peer going away mid-session is an error, not a hang.
         assert!(matches!(drive_raw(vec![], small), MuxError::PeerClosed));
     }
@@ -476,7 +497,10 @@ mod tests {
         let tighter = MuxLimits { max_buffered: small.max_buffered - 1, ..small };
         assert!(matches!(drive_raw(full.clone(), tighter), MuxError::InboxOverflow { channel: ChannelId::Zk, .. }));
         let narrower = MuxLimits { max_frame: 7, ..small };
-        assert!(matches!(drive_raw(full, narrower), MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 8, max: 7 }));
+        assert!(matches!(
+            drive_raw(full, narrower),
+            MuxError::FrameTooLarge { channel: ChannelId::Zk, len: 8, max: 7 }
+        ));
     }
 
     /// However many of a peer's frames are ready at once, the driver lets the session run after
@@ -520,16 +544,20 @@ mod tests {
         use futures::task::LocalSpawnExt;
         for (id, msgs) in sends {
             let mut ch = handles.remove(handles.iter().position(|h| h.id() == id).expect("a channel"));
-            pool.spawner().spawn_local(async move {
-                for m in msgs {
-                    let _ = ch.send(m).await;
-                }
-                std::future::pending::<()>().await;
-            }).unwrap();
+            pool.spawner()
+                .spawn_local(async move {
+                    for m in msgs {
+                        let _ = ch.send(m).await;
+                    }
+                    std::future::pending::<()>().await;
+                })
+                .unwrap();
         }
-        pool.spawner().spawn_local(async move {
-            let _ = driver.await;
-        }).unwrap();
+        pool.spawner()
+            .spawn_local(async move {
+                let _ = driver.await;
+            })
+            .unwrap();
         pool.run_until_stalled();
         let mut frames = Vec::new();
         while let Ok(f) = raw.rx.try_recv() {
@@ -553,7 +581,10 @@ mod tests {
     #[test]
     fn a_small_message_does_not_wait_behind_another_channels_backlog() {
         let limits = MuxLimits { window: 256 << 10, ..MuxLimits::default() };
-        let frames = frames_without_acks(limits, vec![(ChannelId::Zk, vec![vec![7; 50_000]; 8]), (ChannelId::Cot, vec![vec![1; 4]])]);
+        let frames = frames_without_acks(
+            limits,
+            vec![(ChannelId::Zk, vec![vec![7; 50_000]; 8]), (ChannelId::Cot, vec![vec![1; 4]])],
+        );
         let at = frames.iter().position(|f| f[0] == ChannelId::Cot as u8).expect("the small message went out");
         assert!(at <= 1, "the small message was frame {at}");
     }
@@ -622,9 +653,15 @@ mod tests {
         }
         let limits = MuxLimits::default();
         assert!(matches!(drive_raw(vec![vec![ChannelId::Zk as u8]], limits), MuxError::EmptyPayload(ChannelId::Zk)));
-        assert!(matches!(drive_raw(vec![vec![ChannelId::Control as u8]], limits), MuxError::EmptyPayload(ChannelId::Control)));
+        assert!(matches!(
+            drive_raw(vec![vec![ChannelId::Control as u8]], limits),
+            MuxError::EmptyPayload(ChannelId::Control)
+        ));
         assert!(matches!(drive_raw(vec![vec![ChannelId::Tls as u8]], limits), MuxError::PeerClosed), "the half-close");
-        assert!(matches!(drive_raw(vec![vec![ChannelId::Tls as u8], vec![ChannelId::Tls as u8, 1]], limits), MuxError::AfterHalfClose));
+        assert!(matches!(
+            drive_raw(vec![vec![ChannelId::Tls as u8], vec![ChannelId::Tls as u8, 1]], limits),
+            MuxError::AfterHalfClose
+        ));
         // a refused channel: the first frame on it ends the session
         let (mut raw, b) = pair();
         let (drive_b, cb) = multiplex(b, limits);
@@ -636,7 +673,10 @@ mod tests {
         });
         assert!(matches!(err, MuxError::UnusedChannel(ChannelId::Cot)), "{err:?}");
         // the verifier's control inbox is 1 MiB, a prover's takes a verdict of any size
-        assert_eq!((MuxLimits::verifier().max_control_buffered, MuxLimits::default().max_control_buffered), (1 << 20, 64 << 20));
+        assert_eq!(
+            (MuxLimits::verifier().max_control_buffered, MuxLimits::default().max_control_buffered),
+            (1 << 20, 64 << 20)
+        );
     }
 
     #[test]

@@ -1,18 +1,20 @@
 //! The sans-IO TLS 1.2 client state machine.
 
-use super::certs::{verify_server_chain, verify_server_key_exchange, RootStore};
-use super::codec::{
-    self, ext, handshake_message, hs, parse_record_header, put_u16, put_vec16, put_vec8,
-    CipherSuite, ContentType, HandshakeJoiner, NamedGroup, Reader, SignatureScheme, MAX_CIPHERTEXT,
-    MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12,
+mod handshake;
+mod sealed;
+#[cfg(test)]
+mod tests;
+
+use crate::tls::certs::RootStore;
+use crate::tls::codec::{
+    ext, handshake_message, hs, parse_record_header, put_u16, put_vec16, put_vec8, CipherSuite, ContentType,
+    HandshakeJoiner, NamedGroup, SignatureScheme, MAX_CIPHERTEXT, MAX_PLAINTEXT, RECORD_HEADER_LEN, TLS12,
 };
-use super::crypto::{
-    random_bytes, KeyExchange, RecordCryptoFactory, RingKeyExchange, RingRecordCryptoFactory,
-};
-use super::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
-use super::keys::{self, KeyBlock, MasterSecret, PreMasterSecret};
-use super::record::DirectionState;
-use super::transcript::{Direction, Transcript, TranscriptRecord};
+use crate::tls::crypto::{random_bytes, RecordCryptoFactory, RingRecordCryptoFactory};
+use crate::tls::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
+use crate::tls::keys::{KeyBlock, MasterSecret, PreMasterSecret};
+use crate::tls::record::DirectionState;
+use crate::tls::transcript::{Direction, Transcript, TranscriptRecord};
 use ring::digest;
 use rustls_pki_types::{ServerName, UnixTime};
 use std::sync::Arc;
@@ -255,8 +257,7 @@ impl Client {
     }
 
     fn build(config: ClientConfig, server_name: &str, now: UnixTime, client_random: [u8; 32]) -> Result<Self, Error> {
-        let server_name =
-            ServerName::try_from(server_name.to_string()).map_err(|_| Error::InvalidServerName)?;
+        let server_name = ServerName::try_from(server_name.to_string()).map_err(|_| Error::InvalidServerName)?;
         if config.cipher_suites.is_empty() || config.groups.is_empty() {
             return Err(Error::InvalidState("no cipher suites or groups configured"));
         }
@@ -305,7 +306,13 @@ impl Client {
     /// `client_random`), another client sent offering TLS 1.3 and 1.2, after the server chose
     /// TLS 1.2 ([`super::AnyVersionClient`]). The ClientHello is in the transcript as sent; the
     /// server's random must not carry RFC 8446's downgrade sentinel.
-    pub fn continue_after_hello(config: ClientConfig, server_name: &str, now: UnixTime, client_random: [u8; 32], hello: Vec<u8>) -> Result<Self, Error> {
+    pub fn continue_after_hello(
+        config: ClientConfig,
+        server_name: &str,
+        now: UnixTime,
+        client_random: [u8; 32],
+        hello: Vec<u8>,
+    ) -> Result<Self, Error> {
         let mut c = Self::build(config, server_name, now, client_random)?;
         c.offered_tls13 = true;
         c.send_handshake(hello)?;
@@ -378,11 +385,7 @@ impl Client {
 
     fn send_handshake(&mut self, msg: Vec<u8>) -> Result<(), Error> {
         self.push_record(ContentType::Handshake as u8, &msg)?;
-        self.messages.push(HandshakeMessage {
-            sender: Direction::Sent,
-            typ: msg[0],
-            raw: msg,
-        });
+        self.messages.push(HandshakeMessage { sender: Direction::Sent, typ: msg[0], raw: msg });
         Ok(())
     }
 
@@ -449,10 +452,7 @@ impl Client {
         if r.is_ok() && self.in_buf.len() > MAX_PENDING_INPUT {
             // Only reachable while an external key exchange is pending: the server must not
             // send anything then.
-            r = Err(unexpected(
-                self.state.expected(),
-                "data while our key exchange or a Finished is pending",
-            ));
+            r = Err(unexpected(self.state.expected(), "data while our key exchange or a Finished is pending"));
         }
         r.map_err(|e| self.fail(e))
     }
@@ -495,12 +495,7 @@ impl Client {
         }
     }
 
-    fn process_record(
-        &mut self,
-        content_type: u8,
-        version: u16,
-        raw: Vec<u8>,
-    ) -> Result<(), Error> {
+    fn process_record(&mut self, content_type: u8, version: u16, raw: Vec<u8>) -> Result<(), Error> {
         if self.received_close_notify || self.received_sealed_alert {
             return Err(PeerMisbehaved::DataAfterCloseNotify.into());
         }
@@ -517,17 +512,13 @@ impl Client {
         }
         let payload = entry.plaintext.clone().unwrap_or_default();
         self.transcript.records.push(entry);
-        let ct = ContentType::from_u8(content_type)
-            .ok_or(PeerMisbehaved::UnknownContentType(content_type))?;
+        let ct = ContentType::from_u8(content_type).ok_or(PeerMisbehaved::UnknownContentType(content_type))?;
         if payload.is_empty() && ct != ContentType::ApplicationData {
             return Err(PeerMisbehaved::EmptyFragment.into());
         }
         if ct != ContentType::Handshake && !self.joiner.is_empty() {
             // Another record type interleaved with a fragmented handshake message.
-            return Err(unexpected(
-                "rest of handshake message",
-                content_name(content_type),
-            ));
+            return Err(unexpected("rest of handshake message", content_name(content_type)));
         }
         match ct {
             ContentType::ChangeCipherSpec => self.handle_ccs(&payload),
@@ -549,30 +540,6 @@ impl Client {
         }
     }
 
-    /// Two-party mode: a record under the server's key, which nobody here can open. The first
-    /// is its Finished, kept in the transcript to be checked once the keys may be opened;
-    /// then application data, until an alert.
-    fn process_sealed_record(&mut self, entry: TranscriptRecord) -> Result<(), Error> {
-        let sealed = SealedRecord { content_type: entry.content_type, seq: entry.seq.unwrap_or_default(), body: entry.raw[RECORD_HEADER_LEN..].to_vec() };
-        self.transcript.records.push(entry);
-        if !self.joiner.is_empty() {
-            return Err(unexpected("rest of handshake message", content_name(sealed.content_type)));
-        }
-        match (self.state, ContentType::from_u8(sealed.content_type)) {
-            (State::ExpectFinished, Some(ContentType::Handshake)) => {
-                self.server_finished_hash = Some(sha256(&self.messages));
-                self.state = State::Connected;
-            }
-            (State::Connected, Some(ContentType::ApplicationData)) => self.sealed_in.push(sealed),
-            (State::Connected, Some(ContentType::Alert)) => {
-                self.received_sealed_alert = true;
-                self.sealed_in.push(sealed);
-            }
-            (s, _) => return Err(unexpected(s.expected(), format!("an encrypted {} record", content_name(sealed.content_type)))),
-        }
-        Ok(())
-    }
-
     fn handle_ccs(&mut self, payload: &[u8]) -> Result<(), Error> {
         if payload != [1] {
             return Err(PeerMisbehaved::BadChangeCipherSpec.into());
@@ -587,17 +554,10 @@ impl Client {
             self.state = State::ExpectFinished;
             return Ok(());
         }
-        let kb = self
-            .key_block
-            .as_ref()
-            .ok_or(Error::InvalidState("no keys at CCS"))?;
+        let kb = self.key_block.as_ref().ok_or(Error::InvalidState("no keys at CCS"))?;
         let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-        let crypto = self.config.record_crypto.new_record_crypto(
-            suite,
-            false,
-            &kb.server_write_key,
-            &kb.server_write_iv,
-        )?;
+        let crypto =
+            self.config.record_crypto.new_record_crypto(suite, false, &kb.server_write_key, &kb.server_write_iv)?;
         self.read.install(crypto);
         self.state = State::ExpectFinished;
         Ok(())
@@ -620,7 +580,13 @@ impl Client {
             return Err(PeerMisbehaved::FatalAlert(desc).into());
         }
         if self.config.key_exchange == KeyExchangeMode::TwoParty {
-            let in_flight = matches!(self.state, State::ExpectServerHello | State::ExpectCertificate | State::ExpectServerKeyExchange | State::ExpectServerHelloDone);
+            let in_flight = matches!(
+                self.state,
+                State::ExpectServerHello
+                    | State::ExpectCertificate
+                    | State::ExpectServerKeyExchange
+                    | State::ExpectServerHelloDone
+            );
             self.handshake_warnings += 1;
             if !in_flight || self.handshake_warnings > TWO_PARTY_WARNINGS {
                 return Err(unexpected(self.state.expected(), format!("a warning alert ({})", desc.0)));
@@ -632,373 +598,8 @@ impl Client {
     }
 
     fn push_received(&mut self, typ: u8, raw: Vec<u8>) {
-        self.messages.push(HandshakeMessage {
-            sender: Direction::Received,
-            typ,
-            raw,
-        });
+        self.messages.push(HandshakeMessage { sender: Direction::Received, typ, raw });
     }
-
-    fn handle_handshake(&mut self, typ: u8, msg: Vec<u8>) -> Result<(), Error> {
-        let body = &msg[4..];
-        if typ == hs::HELLO_REQUEST {
-            if !body.is_empty() {
-                return Err(decode("HelloRequest body"));
-            }
-            if self.config.key_exchange == KeyExchangeMode::TwoParty {
-                return Err(unexpected(self.state.expected(), "HelloRequest"));
-            }
-            if self.state == State::Connected {
-                // RFC 5746/5246: refuse renegotiation with a warning and carry on.
-                self.send_alert(false, AlertDescription::NO_RENEGOTIATION);
-            }
-            // During a handshake HelloRequest is ignored (RFC 5246 §7.4.1.1). Not hashed.
-            return Ok(());
-        }
-        match (self.state, typ) {
-            (State::ExpectServerHello, hs::SERVER_HELLO) => {
-                self.handle_server_hello(body)?;
-                self.push_received(typ, msg);
-                self.state = State::ExpectCertificate;
-            }
-            (State::ExpectCertificate, hs::CERTIFICATE) => {
-                let chain = codec::parse_certificate(body)?;
-                if chain.is_empty() {
-                    return Err(PeerMisbehaved::NoCertificate.into());
-                }
-                verify_server_chain(&self.config.roots, &chain, &self.server_name, self.now)?;
-                self.cert_chain = chain;
-                self.push_received(typ, msg);
-                self.state = State::ExpectServerKeyExchange;
-            }
-            (State::ExpectServerKeyExchange, hs::SERVER_KEY_EXCHANGE) => {
-                self.handle_server_key_exchange(body)?;
-                self.push_received(typ, msg);
-                self.state = State::ExpectServerHelloDone;
-            }
-            (State::ExpectServerHelloDone, hs::CERTIFICATE_REQUEST) if !self.cert_requested => {
-                // We have no client certificate; we answer with an empty Certificate.
-                self.cert_requested = true;
-                self.push_received(typ, msg);
-            }
-            (State::ExpectServerHelloDone, hs::SERVER_HELLO_DONE) => {
-                if !body.is_empty() {
-                    return Err(decode("ServerHelloDone body"));
-                }
-                self.push_received(typ, msg);
-                self.state = State::KeyExchangePending;
-            }
-            (State::ExpectNewSessionTicketOrCcs, hs::NEW_SESSION_TICKET) => {
-                let mut r = Reader::new(body);
-                r.u32("ticket lifetime")?;
-                r.vec16("ticket")?;
-                r.finish("NewSessionTicket trailing bytes")?;
-                self.push_received(typ, msg);
-                self.state = State::ExpectCcs;
-            }
-            (State::ExpectFinished, hs::FINISHED) => {
-                if body.len() != 12 {
-                    return Err(decode("Finished length"));
-                }
-                let h_s = sha256(&self.messages);
-                let ms = self
-                    .ms
-                    .as_ref()
-                    .ok_or(Error::InvalidState("no master secret"))?;
-                let expected = keys::verify_data(ms, b"server finished", &h_s);
-                #[allow(deprecated)]
-                let ok = ring::constant_time::verify_slices_are_equal(&expected, body).is_ok();
-                if !ok {
-                    return Err(PeerMisbehaved::BadFinished.into());
-                }
-                self.server_finished_hash = Some(h_s);
-                self.server_verify_data = Some(expected);
-                self.push_received(typ, msg);
-                self.state = State::Connected;
-            }
-            (s, t) => {
-                if s == State::ExpectCertificate && t == hs::FINISHED {
-                    return Err(PeerMisbehaved::ResumptionAttempted.into());
-                }
-                return Err(unexpected(s.expected(), hs::name(t)));
-            }
-        }
-        Ok(())
-    }
-
-    fn handle_server_hello(&mut self, body: &[u8]) -> Result<(), Error> {
-        let sh = codec::parse_server_hello(body)?;
-        if sh.version != TLS12 {
-            return Err(PeerMisbehaved::UnsupportedVersion(sh.version).into());
-        }
-        // A TLS 1.3 server that answers a TLS 1.3 offer with TLS 1.2 (or below) says so in its
-        // random (RFC 8446 §4.1.3): someone in between removed the offer.
-        if self.offered_tls13 && is_downgrade_sentinel(&sh.random) {
-            return Err(PeerMisbehaved::Downgrade.into());
-        }
-        let suite = CipherSuite::from_id(sh.cipher_suite)
-            .filter(|s| self.config.cipher_suites.contains(s))
-            .ok_or(PeerMisbehaved::UnofferedCipherSuite(sh.cipher_suite))?;
-        if sh.compression != 0 {
-            return Err(PeerMisbehaved::UnofferedCompression(sh.compression).into());
-        }
-        let mut seen = Vec::new();
-        let mut ems = false;
-        for (t, b) in &sh.extensions {
-            if seen.contains(t) {
-                return Err(PeerMisbehaved::DuplicateExtension(*t).into());
-            }
-            seen.push(*t);
-            match *t {
-                ext::RENEGOTIATION_INFO => {
-                    if b.as_slice() != [0] {
-                        return Err(PeerMisbehaved::BadRenegotiationInfo.into());
-                    }
-                }
-                ext::EXTENDED_MASTER_SECRET if self.config.offer_extended_master_secret => {
-                    if !b.is_empty() {
-                        return Err(decode("extended_master_secret body"));
-                    }
-                    ems = true;
-                }
-                ext::EC_POINT_FORMATS => {
-                    let mut r = Reader::new(b);
-                    let formats = r.vec8("ec_point_formats")?;
-                    r.finish("ec_point_formats trailing")?;
-                    if !formats.contains(&0) {
-                        return Err(decode("server does not support uncompressed points"));
-                    }
-                }
-                ext::SERVER_NAME if matches!(self.server_name, ServerName::DnsName(_)) => {
-                    if !b.is_empty() {
-                        return Err(decode("server_name ack body"));
-                    }
-                }
-                ext::SESSION_TICKET if self.config.offer_session_ticket => {
-                    if !b.is_empty() {
-                        return Err(decode("session_ticket ack body"));
-                    }
-                    self.ticket_acked = true;
-                }
-                other => return Err(PeerMisbehaved::UnofferedExtension(other).into()),
-            }
-        }
-        if self.config.require_extended_master_secret && !ems {
-            return Err(PeerMisbehaved::UnexpectedMessage {
-                expected: "extended_master_secret in ServerHello",
-                got: "ServerHello without it".into(),
-            }
-            .into());
-        }
-        self.suite = Some(suite);
-        self.ems = ems;
-        self.server_random = sh.random;
-        Ok(())
-    }
-
-    fn handle_server_key_exchange(&mut self, body: &[u8]) -> Result<(), Error> {
-        let ske = codec::parse_server_key_exchange(body)?;
-        let group = NamedGroup::from_id(ske.named_group)
-            .filter(|g| self.config.groups.contains(g))
-            .ok_or(PeerMisbehaved::UnofferedGroup(ske.named_group))?;
-        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-        let scheme = SignatureScheme::from_id(ske.scheme)
-            .filter(|s| {
-                self.config.signature_schemes.contains(s) && s.is_ecdsa() == suite.is_ecdsa()
-            })
-            .ok_or(PeerMisbehaved::UnofferedSignatureScheme(ske.scheme))?;
-        let leaf = self
-            .cert_chain
-            .first()
-            .ok_or(PeerMisbehaved::NoCertificate)?;
-        verify_server_key_exchange(
-            leaf,
-            scheme,
-            &self.client_random,
-            &self.server_random,
-            &ske.params,
-            &ske.signature,
-        )?;
-        self.group = Some(group);
-        self.ske = Some(ServerKeyExchangeInfo {
-            group,
-            public: ske.public,
-            params: ske.params,
-            scheme,
-            signature: ske.signature,
-        });
-        Ok(())
-    }
-
-    fn local_key_exchange(&mut self) -> Result<(), Error> {
-        let req = self
-            .key_exchange_request()
-            .ok_or(Error::InvalidState("no key exchange"))?;
-        let kx = Box::new(RingKeyExchange::generate(req.group)?);
-        let public = kx.public_key().to_vec();
-        let pms = kx.complete(&req.server_public)?;
-        self.finish_key_exchange(public, pms)
-    }
-
-    /// In [`KeyExchangeMode::External`], after ServerHelloDone: the group and server share the
-    /// caller must answer with [`Client::complete_key_exchange`].
-    pub fn key_exchange_request(&self) -> Option<KeyExchangeRequest> {
-        if self.state != State::KeyExchangePending || self.failed.is_some() {
-            return None;
-        }
-        let ske = self.ske.as_ref()?;
-        Some(KeyExchangeRequest {
-            group: ske.group,
-            server_public: ske.public.clone(),
-        })
-    }
-
-    /// Supply our ECDHE public share and the pre-master secret; sends ClientKeyExchange,
-    /// ChangeCipherSpec and Finished, then continues with any buffered server bytes.
-    pub fn complete_key_exchange(
-        &mut self,
-        client_public: Vec<u8>,
-        pms: PreMasterSecret,
-    ) -> Result<(), Error> {
-        self.check_failed()?;
-        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::External {
-            return Err(Error::InvalidState("no external key exchange pending"));
-        }
-        let r = self
-            .finish_key_exchange(client_public, pms)
-            .and_then(|_| self.process());
-        r.map_err(|e| self.fail(e))
-    }
-
-    /// In [`KeyExchangeMode::TwoParty`], after ServerHelloDone: our key share (the sum of
-    /// both parties' points). Sends ClientKeyExchange and ChangeCipherSpec; then
-    /// [`Client::session_hash`] and [`Client::client_finished_hash`] are known and our
-    /// Finished is awaited from [`Client::send_sealed_finished`].
-    pub fn complete_two_party_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
-        self.check_failed()?;
-        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::TwoParty {
-            return Err(Error::InvalidState("no two-party key exchange pending"));
-        }
-        let r = self.send_client_key_exchange(client_public).and_then(|_| {
-            self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
-            self.write.install_sealed_elsewhere();
-            self.client_finished_hash = Some(sha256(&self.messages));
-            self.state = State::FinishedPending;
-            Ok(())
-        });
-        r.map_err(|e| self.fail(e))
-    }
-
-    /// Two-party mode: our Finished record, sealed by the caller (`body` = explicit nonce ‖
-    /// ciphertext ‖ tag) over `verify_data`; then the server's ChangeCipherSpec is awaited.
-    pub fn send_sealed_finished(&mut self, verify_data: [u8; 12], body: &[u8]) -> Result<(), Error> {
-        self.check_failed()?;
-        if self.state != State::FinishedPending {
-            return Err(Error::InvalidState("our Finished is not awaited"));
-        }
-        let msg = handshake_message(hs::FINISHED, &verify_data);
-        let r = self.write.push_sealed(ContentType::Handshake as u8, body, Some(msg.clone())).map(|rec| {
-            self.out_buf.extend_from_slice(&rec.raw);
-            self.transcript.records.push(rec);
-            self.messages.push(HandshakeMessage { sender: Direction::Sent, typ: hs::FINISHED, raw: msg });
-            self.client_verify_data = Some(verify_data);
-            self.state = if self.ticket_acked { State::ExpectNewSessionTicketOrCcs } else { State::ExpectCcs };
-        });
-        r.and_then(|_| self.process()).map_err(|e| self.fail(e))
-    }
-
-    /// Two-party mode: the sequence number of our next record, which the caller seals.
-    pub fn next_sealed_seq(&self) -> u64 {
-        self.write.seq
-    }
-
-    /// Two-party mode: a record the caller sealed under [`Client::next_sealed_seq`]
-    /// (`plaintext` if the caller knows it). Application data once our Finished is sent
-    /// ([`Client::can_false_start`]); an alert (close_notify) ends our side.
-    pub fn send_sealed(&mut self, content_type: u8, body: &[u8], plaintext: Option<Vec<u8>>) -> Result<(), Error> {
-        self.check_failed()?;
-        if self.state != State::Connected && !self.can_false_start() {
-            return Err(Error::InvalidState("handshake not complete"));
-        }
-        if self.sent_close_notify {
-            return Err(Error::Closed);
-        }
-        if content_type != ContentType::ApplicationData as u8 && content_type != ContentType::Alert as u8 {
-            return Err(Error::InvalidState("only application data and alerts are sealed after the handshake"));
-        }
-        let rec = self.write.push_sealed(content_type, body, plaintext)?;
-        self.sent_close_notify = content_type == ContentType::Alert as u8;
-        self.out_buf.extend_from_slice(&rec.raw);
-        self.transcript.records.push(rec);
-        Ok(())
-    }
-
-    /// Two-party mode: the server's records since the last call, as they arrived (its
-    /// Finished excluded).
-    pub fn take_sealed_records(&mut self) -> Vec<SealedRecord> {
-        std::mem::take(&mut self.sealed_in)
-    }
-
-    /// Two-party mode: the server sent an alert record, which ends its data.
-    pub fn received_sealed_alert(&self) -> bool {
-        self.received_sealed_alert
-    }
-
-    fn send_client_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
-        if client_public.is_empty() || client_public.len() > 255 {
-            return Err(Error::Crypto("bad client public key length"));
-        }
-        if self.cert_requested {
-            self.send_handshake(handshake_message(hs::CERTIFICATE, &[0, 0, 0]))?;
-        }
-        let mut cke = Vec::new();
-        put_vec8(&mut cke, &client_public);
-        self.send_handshake(handshake_message(hs::CLIENT_KEY_EXCHANGE, &cke))?;
-        self.client_public = client_public;
-        if self.ems {
-            self.session_hash = Some(sha256(&self.messages));
-        }
-        Ok(())
-    }
-
-    fn finish_key_exchange(
-        &mut self,
-        client_public: Vec<u8>,
-        pms: PreMasterSecret,
-    ) -> Result<(), Error> {
-        self.send_client_key_exchange(client_public)?;
-        let ms = if let Some(h) = &self.session_hash {
-            keys::extended_master_secret(&pms, h)
-        } else {
-            keys::master_secret(&pms, &self.client_random, &self.server_random)
-        };
-        let kb = keys::key_block(&ms, &self.client_random, &self.server_random);
-        self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
-        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-        let crypto = self.config.record_crypto.new_record_crypto(
-            suite,
-            true,
-            &kb.client_write_key,
-            &kb.client_write_iv,
-        )?;
-        self.write.install(crypto);
-        let h_c = sha256(&self.messages);
-        let vd = keys::verify_data(&ms, b"client finished", &h_c);
-        self.client_finished_hash = Some(h_c);
-        self.client_verify_data = Some(vd);
-        self.send_handshake(handshake_message(hs::FINISHED, &vd))?;
-        self.pms = Some(pms);
-        self.ms = Some(ms);
-        self.key_block = Some(kb);
-        self.state = if self.ticket_acked {
-            State::ExpectNewSessionTicketOrCcs
-        } else {
-            State::ExpectCcs
-        };
-        Ok(())
-    }
-
-    // ----- state and accessors -----
 
     /// Take the application data received so far.
     pub fn take_plaintext(&mut self) -> Vec<u8> {
@@ -1021,7 +622,8 @@ impl Client {
     /// server's Finished is still checked before any data from it is accepted, and a server
     /// that tampered with the handshake could only read data meant for itself.
     pub fn can_false_start(&self) -> bool {
-        self.failed.is_none() && matches!(self.state, State::ExpectNewSessionTicketOrCcs | State::ExpectCcs | State::ExpectFinished)
+        self.failed.is_none()
+            && matches!(self.state, State::ExpectNewSessionTicketOrCcs | State::ExpectCcs | State::ExpectFinished)
     }
     pub fn received_close_notify(&self) -> bool {
         self.received_close_notify
@@ -1102,62 +704,5 @@ impl Client {
 
 /// Convenience: the transcript entries that are encrypted application data.
 pub fn app_records(t: &Transcript, d: Direction) -> Vec<&TranscriptRecord> {
-    t.direction(d)
-        .filter(|r| r.content_type == ContentType::ApplicationData as u8)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tls::codec::{split_records, Reader};
-
-    #[test]
-    fn client_hello_offers_what_we_support() {
-        let cfg = ClientConfig::new(RootStore::default());
-        let mut c =
-            Client::with_client_random(cfg, "fixture.test", crate::tls::unix_time(0), [9; 32])
-                .unwrap();
-        let out = c.take_outgoing();
-        let (recs, used) = split_records(&out).unwrap();
-        assert_eq!(used, out.len());
-        assert_eq!(recs.len(), 1);
-        let msg = recs[0].1;
-        assert_eq!(msg[0], hs::CLIENT_HELLO);
-        let mut r = Reader::new(&msg[4..]);
-        assert_eq!(r.u16("v").unwrap(), 0x0303);
-        assert_eq!(r.take(32, "r").unwrap(), &[9u8; 32]);
-        assert!(r.vec8("sid").unwrap().is_empty());
-        assert_eq!(r.vec16("suites").unwrap(), &[0xc0, 0x2b, 0xc0, 0x2f]);
-        assert_eq!(r.vec8("comp").unwrap(), &[0]);
-        let mut er = Reader::new(r.vec16("ext").unwrap());
-        r.finish("end").unwrap();
-        let mut types = Vec::new();
-        while !er.is_empty() {
-            let t = er.u16("t").unwrap();
-            let b = er.vec16("b").unwrap();
-            if t == ext::SERVER_NAME {
-                assert!(b.ends_with(b"fixture.test"));
-            }
-            if t == ext::SUPPORTED_GROUPS {
-                assert_eq!(b, &[0, 4, 0, 23, 0, 29]);
-            }
-            if t == ext::RENEGOTIATION_INFO {
-                assert_eq!(b, &[0]);
-            }
-            types.push(t);
-        }
-        assert_eq!(types, vec![0, 10, 11, 13, 23, 0xff01]);
-        // An IP address gets no SNI.
-        let cfg = ClientConfig::new(RootStore::default());
-        let mut c = Client::new(cfg, "127.0.0.1", crate::tls::unix_time(0)).unwrap();
-        let out = c.take_outgoing();
-        assert!(!out.windows(4).any(|w| w == b"127."));
-        assert!(Client::new(
-            ClientConfig::new(RootStore::default()),
-            "bad name!",
-            crate::tls::unix_time(0)
-        )
-        .is_err());
-    }
+    t.direction(d).filter(|r| r.content_type == ContentType::ApplicationData as u8).collect()
 }

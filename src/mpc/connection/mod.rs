@@ -1,0 +1,301 @@
+//! One TLS 1.2 connection with prover (P) and verifier (V) as the client together: P holds the
+//! byte stream to the server, V holds the other half of every key, and both run the same
+//! sans-IO client in [`KeyExchangeMode::TwoParty`]. P forwards every byte the server sends
+//! to V as it arrives, before anything else about it; V feeds its own copy of the client, so
+//! it validates the certificate chain (against its own roots, for the name it agreed to), the
+//! ServerKeyExchange signature and the handshake hashes itself, and holds every server record
+//! as the server sent it. The client's bytes are a function of the shared values, so V's copy
+//! knows what P sent without being told.
+//!
+//! Steps: COTs (KOS, P the sender under its garbling Δ), the request's records garbled ahead
+//! when they fit [`AHEAD_TABLES`] (over wires its key will be soldered onto), the client
+//! random, the server's flight, the key share (each party's point; the client's is their
+//! sum) and the 2PC ECDH, the key derivation with the client Finished
+//! ([`super::handshake`]), the request right after it without waiting for the server's
+//! Finished (False Start, RFC 7918: P encrypts with its keystream, V helps with the tags and
+//! sees the ciphertext), and the server's Finished and response, forwarded to V as they
+//! arrive. The first two steps are [`prepare_prover`] / [`prepare_verifier`], which sessions
+//! run while the proxy connects to the server. Nothing the server sent after its handshake
+//! messages is decrypted or checked here, its Finished included: its records are fixed in V's
+//! copy before P could learn a key, and the transcript proof after the connection checks the
+//! Finished and every tag (`protocol/proof.rs`, `protocol/check.rs`), as in proxy mode; P
+//! decrypts them, and checks the Finished, once V publishes its share.
+//!
+//! Every input of P's to a garbled circuit (its premaster share, every mask) is committed in
+//! the ZK engine before anything of the connection is decoded, so that after the connection P
+//! can prove that what V decoded was the circuits' honest output ([`super::reproof`]): a mask
+//! chosen after the fact could explain any decoded value. Inputs are committed before their
+//! labels are sent, except the masks of the records garbled ahead: they are committed as the
+//! connection starts, so that the preparation needs none of the proofs' COTs, which are made
+//! beside it. Between their labels and their commitment P hears nothing from V but the
+//! receipt of the tables.
+
+mod ahead;
+mod forward;
+mod prover;
+mod seal;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+mod verifier;
+
+use crate::channel::{Channel, ChannelError};
+use crate::mpc::ecdh::{random_scalar, share_point, ROUND_COTS};
+use crate::mpc::fp::Fp;
+use crate::mpc::ghash::cots_for_powers;
+use crate::mpc::handshake::{powers_for_records, HandshakeError, INPUT_COTS};
+use crate::mpc::kdf::KdfInputs;
+use crate::mpc::phases::PhaseError;
+use crate::mpc::record::RecordError;
+use crate::mpc::script::{CommittedInputs, SessionScript};
+use crate::ot::CotError;
+use crate::tls::codec::{CipherSuite, ContentType, NamedGroup, MAX_PLAINTEXT};
+use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore, SealedRecord};
+use crate::zk::bytes::commit_bytes;
+use crate::zk::{Party, ProofError};
+use ahead::*;
+use forward::*;
+use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
+use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
+pub use prover::*;
+use seal::*;
+pub use verifier::*;
+
+/// How much each direction may carry; both parties size the client direction's GHASH powers
+/// from it (the server's records take none during the connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Application data the client may send, bytes.
+    pub max_sent: usize,
+    /// Application data the server may send (ciphertext), bytes.
+    pub max_recv: usize,
+}
+
+impl ConnectionLimits {
+    fn powers(&self) -> usize {
+        powers_for_records(self.max_sent.min(MAX_PLAINTEXT))
+    }
+
+    fn cots(&self) -> usize {
+        ECDH_COTS + INPUT_COTS + cots_for_powers(self.powers())
+    }
+}
+
+const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
+/// Gate tables of a request garbled ahead of the handshake, at most (32 MiB in memory, what the
+/// verifier keeps for it): requests up to about 3 KB. A longer request is garbled record by
+/// record once the keys exist.
+pub const AHEAD_TABLES: u64 = 1 << 20;
+/// Bytes read from the server at a time (one forwarded message).
+const READ_CHUNK: usize = 16 * 1024;
+/// The alert the client ends with: warning, close_notify.
+const CLOSE_NOTIFY: [u8; 2] = [1, 0];
+const SERVER_BYTES: u8 = 0;
+const SERVER_CLOSED: u8 = 1;
+
+/// Why a two-party connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::Error),
+    #[error("channel error: {0}")]
+    Channel(#[from] ChannelError),
+    #[error("correlated OT: {0}")]
+    Cot(#[from] CotError),
+    #[error("2PC ECDH: {0}")]
+    Ecdh(#[from] super::ecdh::EcdhError),
+    #[error(transparent)]
+    Handshake(#[from] HandshakeError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Phase(#[from] PhaseError),
+    #[error("ZK commitment: {0}")]
+    Proof(#[from] ProofError),
+    /// P's deferred decryption: the records were altered on the way to P (the transcript proof
+    /// would refuse them too), or V published a share other than its own (which the labels it
+    /// published rule out).
+    #[error("server record {seq} does not open under the session's keys")]
+    ServerRecordDoesNotOpen { seq: u64 },
+    /// P's deferred check of the server's Finished: it opened, but its verify_data is not the
+    /// one the master secret gives over the handshake (the transcript proof refuses it too).
+    #[error("the server's Finished does not match the handshake")]
+    ServerFinishedMismatch,
+    #[error("the server's key share is not a point on P-256")]
+    ServerKeyShare,
+    #[error("the peer sent a malformed message: {0}")]
+    Malformed(&'static str),
+    #[error("the request would exceed max_sent ({limit} bytes)")]
+    TooMuchSent { limit: usize },
+    #[error("a request of {got} bytes, where the connection was prepared for at most {prepared}")]
+    NotPrepared { prepared: usize, got: usize },
+    #[error("the server sent more than max_recv ({limit} bytes)")]
+    TooMuchReceived { limit: usize },
+    #[error("the server's bytes forwarded exceed max_recv and the TLS overhead ({limit} bytes)")]
+    TooMuchForwarded { limit: u64 },
+    #[error("the server's bytes forwarded hold more than {limit} records")]
+    TooManyRecords { limit: usize },
+}
+
+/// The client configuration both parties use: the same values give the same ClientHello.
+/// AES-128-GCM, P-256 only (the ECDH is two-party over P-256), extended master secret offered.
+pub fn two_party_config(roots: RootStore) -> ClientConfig {
+    let mut c = ClientConfig::new(roots);
+    c.cipher_suites = CipherSuite::ALL.to_vec();
+    c.groups = vec![NamedGroup::Secp256r1];
+    c.key_exchange = KeyExchangeMode::TwoParty;
+    c
+}
+
+/// What the prover holds after the connection: its client (the transcript, the request in
+/// the clear, the server's records sealed), its premaster share, and for the proof after
+/// the connection its committed inputs, the phases' public parameters and what they revealed.
+pub struct ProverConnection<W> {
+    pub client: Client,
+    pub premaster_share: Fp,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
+    pub revealed: Vec<Vec<u8>>,
+    /// The zero labels of the verifier's premaster share's wires, and the garbling Δ.
+    pub verifier_input: (Vec<crate::gc::Wire>, u128),
+}
+
+/// What the verifier holds: its copy of the client (every record sealed, as on the wire), its
+/// premaster share, the prover's committed inputs (its side of them), the phases' public
+/// parameters and what they revealed, to both and to it alone.
+pub struct VerifierConnection<W> {
+    pub client: Client,
+    pub premaster_share: Fp,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
+    pub revealed: Vec<Vec<u8>>,
+    pub for_verifier: Vec<Vec<u8>>,
+    /// The labels it holds for its premaster share's wires.
+    pub own_labels: Vec<crate::gc::Wire>,
+    /// When the prover started the connection (its client random arrived): the time the
+    /// certificate chain was validated at.
+    pub connection_time: rustls_pki_types::UnixTime,
+}
+
+type Bit<Z, C> = <<Z as Party<C>>::Backend as crate::circuits::Gates>::Bit;
+
+/// P commits `bytes` in the ZK engine (binding once sent).
+async fn commit<C: Channel, Z: Party<C>>(
+    zk: &mut Z,
+    ch: &mut C,
+    bytes: &[u8],
+) -> Result<Vec<Bit<Z, C>>, ConnectionError> {
+    Ok(zk.run_batch_deferred(ch, &mut |b| commit_bytes(b, Some(bytes), bytes.len())).await?)
+}
+
+/// V's side of [`commit`] for `len` bytes.
+async fn take_commitment<C: Channel, Z: Party<C>>(
+    zk: &mut Z,
+    ch: &mut C,
+    len: usize,
+) -> Result<Vec<Bit<Z, C>>, ConnectionError> {
+    Ok(zk.run_batch_deferred(ch, &mut |b| commit_bytes(b, None, len)).await?)
+}
+
+impl<W> Drop for ProverConnection<W> {
+    fn drop(&mut self) {
+        self.premaster_share = Fp::ZERO;
+    }
+}
+
+impl<W> ProverConnection<W> {
+    /// The master secret, from the verifier's published premaster share (after the proof
+    /// of [`super::reproof`]).
+    pub fn master_secret(&self, verifier_share: &Fp) -> crate::tls::MasterSecret {
+        let pms = crate::tls::PreMasterSecret::new((self.premaster_share + *verifier_share).to_be_bytes().to_vec());
+        match self.client.session_hash() {
+            Some(h) => crate::tls::keys::extended_master_secret(&pms, h),
+            None => crate::tls::keys::master_secret(&pms, self.client.client_random(), self.client.server_random()),
+        }
+    }
+
+    /// Deferred decryption: the server's Finished checked, then its later records under the
+    /// session's keys, in order, with their content types.
+    pub fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
+        use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
+        let kb = crate::tls::keys::key_block(ms, self.client.client_random(), self.client.server_random());
+        let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv)?;
+        let mut open = |r: &crate::tls::TranscriptRecord| {
+            let seq = r.seq.ok_or(crate::tls::Error::InvalidState("an encrypted record without a sequence number"))?;
+            let plain = server
+                .open(seq, r.content_type, crate::tls::codec::TLS12, &r.raw[crate::tls::codec::RECORD_HEADER_LEN..])
+                .map_err(|_| ConnectionError::ServerRecordDoesNotOpen { seq })?;
+            Ok::<_, ConnectionError>((r.content_type, plain))
+        };
+        let mut received =
+            self.client.transcript().direction(crate::tls::Direction::Received).filter(|r| r.is_encrypted());
+        let missing = crate::tls::Error::InvalidState("no server Finished");
+        let (_, finished) = open(received.next().ok_or(missing.clone())?)?;
+        let hash = self.client.server_finished_hash().ok_or(missing)?;
+        check_server_finished(&finished, ms, hash)?;
+        received.map(open).collect()
+    }
+}
+
+fn parse_point(bytes: &[u8]) -> Option<AffinePoint> {
+    let enc = EncodedPoint::from_bytes(bytes).ok()?;
+    Option::from(AffinePoint::from_encoded_point(&enc))
+}
+
+fn compressed(p: &AffinePoint) -> Vec<u8> {
+    p.to_encoded_point(true).as_bytes().to_vec()
+}
+
+/// The client key share, the sum of both points, uncompressed as ClientKeyExchange sends it.
+fn client_key_share(mine: &AffinePoint, theirs: &AffinePoint) -> Vec<u8> {
+    (ProjectivePoint::from(*mine) + theirs).to_affine().to_encoded_point(false).as_bytes().to_vec()
+}
+
+/// For a fresh scalar share d: its point d·G (this party's half of the client key share) and
+/// its share d·S of the premaster point, from the server's key share S in the client's state.
+fn own_key_share(client: &Client) -> Result<(AffinePoint, ProjectivePoint), ConnectionError> {
+    let request = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
+    let server = parse_point(&request.server_public).ok_or(ConnectionError::ServerKeyShare)?;
+    let d = random_scalar();
+    Ok(((ProjectivePoint::GENERATOR * d).to_affine(), share_point(&d, &server)))
+}
+
+fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
+    Ok(KdfInputs {
+        client_random: *client.client_random(),
+        server_random: *client.server_random(),
+        session_hash: client.session_hash().copied(),
+        client_finished_hash: *client
+            .client_finished_hash()
+            .ok_or(crate::tls::Error::InvalidState("no client Finished hash"))?,
+    })
+}
+
+/// The server's Finished message (its record's plaintext) must carry the verify_data that
+/// `ms` gives over `handshake_hash` (RFC 5246 §7.4.9).
+fn check_server_finished(
+    message: &[u8],
+    ms: &crate::tls::MasterSecret,
+    handshake_hash: &[u8; 32],
+) -> Result<(), ConnectionError> {
+    let verify_data = crate::tls::keys::verify_data(ms, b"server finished", handshake_hash);
+    match message == crate::tls::codec::handshake_message(crate::tls::codec::hs::FINISHED, &verify_data) {
+        true => Ok(()),
+        false => Err(ConnectionError::ServerFinishedMismatch),
+    }
+}
+
+/// The received application data so far must stay within the limit; each record costs V
+/// memory now and the transcript proof work later.
+fn count_received(total: &mut usize, records: &[SealedRecord], limit: usize) -> Result<(), ConnectionError> {
+    for r in records {
+        // An alert is no application data, and it ends the server's data. Any other record
+        // counts at least one byte, so the number of records is bounded too.
+        if r.content_type != ContentType::Alert as u8 {
+            *total += r.body.len().saturating_sub(24).max(1);
+        }
+        if *total > limit {
+            return Err(ConnectionError::TooMuchReceived { limit });
+        }
+    }
+    Ok(())
+}
