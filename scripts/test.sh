@@ -7,6 +7,8 @@ bash scripts/setup.sh
 
 echo "== layers: no module uses a higher layer (docs/architecture.md) =="
 node scripts/layers.mjs
+echo "== lint: cargo fmt --check, cargo clippy -D warnings (native and wasm) =="
+bash scripts/lint.sh
 
 echo "== native: cargo test --release =="
 cargo test --release
