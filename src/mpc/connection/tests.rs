@@ -873,30 +873,31 @@ async fn a_flood_of_empty_records_is_refused_by_the_verifier_within_max_recv_and
     let v = connect_injected(InjectAt::AfterFinished, &empty, 1_000_000).await;
     let limit = LIMITS.max_recv as u64 + TLS_OVERHEAD;
     assert!(matches!(&v, Err(ConnectionError::TooMuchForwarded { limit: l }) if *l == limit), "{:?}", v.as_ref().err());
-    // and the record count on its own: 2^16 records under a max_recv that would take more
-    // (one record more than the bound refused; one up to it taken)
-    let mut client = Client::new(
-        two_party_config(RootStore::from_anchors(Vec::new())),
-        "localhost",
-        rustls_pki_types::UnixTime::now(),
-    )
-    .expect("client");
-    client.take_outgoing();
+    // Each bound on its own, taking exactly what it allows: 2^16 records (under a max_recv
+    // that would take more), and max_recv + the overhead in bytes; one record or byte more is
+    // refused. A fresh client takes one warning alert.
+    let fresh = || {
+        let mut c = Client::new(
+            two_party_config(RootStore::from_anchors(Vec::new())),
+            "localhost",
+            rustls_pki_types::UnixTime::now(),
+        )
+        .expect("client");
+        c.take_outgoing();
+        c
+    };
     let mut full = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION, max_bytes: u64::MAX };
     assert!(matches!(
-        full.feed(&mut client, &WARNING),
+        full.feed(&mut fresh(), &WARNING),
         Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION })
     ));
-    let mut client = Client::new(
-        two_party_config(RootStore::from_anchors(Vec::new())),
-        "localhost",
-        rustls_pki_types::UnixTime::now(),
-    )
-    .expect("client");
-    client.take_outgoing();
     let mut nearly = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION - 1, max_bytes: u64::MAX };
-    assert!(nearly.feed(&mut client, &WARNING).is_ok());
+    assert!(nearly.feed(&mut fresh(), &WARNING).is_ok());
     assert_eq!(nearly.records, MAX_RECORDS_PER_DIRECTION);
+    let mut exact = ServerBytes { bytes: 0, records: 0, max_bytes: WARNING.len() as u64 };
+    assert!(exact.feed(&mut fresh(), &WARNING).is_ok());
+    let mut short = ServerBytes { bytes: 0, records: 0, max_bytes: WARNING.len() as u64 - 1 };
+    assert!(matches!(short.feed(&mut fresh(), &WARNING), Err(ConnectionError::TooMuchForwarded { limit: 6 })));
 }
 
 #[tokio::test]
