@@ -2,33 +2,35 @@
 //! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
 //! (MPC mode), then the proof of what it chose to reveal.
 
-use crate::channel::{Channel, ChannelError};
-use crate::mpc::connection::ConnectionError;
-use crate::mpc::cots_beside::{BesideError, OwnThread};
+mod error;
+mod mpc;
+#[cfg(test)]
+mod tests;
+
+use crate::channel::Channel;
 use crate::ot::FerretReceiver;
 use crate::primitives::prg::PrgKind;
 use crate::protocol::disclose::output::VerifierOutput;
 use crate::protocol::disclose::reveal::{
-    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError,
+    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig,
 };
 use crate::protocol::messages::{
-    ControlMessage, MessageError, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion,
-    PROTOCOL_VERSION,
+    ControlMessage, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
 };
-use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
+use crate::protocol::observe::tls12::{self as transcript};
 use crate::protocol::observe::tls13::{self as transcript13, Handshake13, Transcript13};
 use crate::protocol::prove::tls12::{self as proof, PublicInputs};
-use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
-use crate::protocol::target::{ServerTarget, TargetError};
+use crate::protocol::prove::tls13::{self as proof13, PublicInputs13};
+use crate::protocol::target::ServerTarget;
 use crate::tls::{driver, unix_time, AnyVersionClient, Client, ClientConfig, Direction, RootStore};
 use crate::transport::MessageSocket;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits, SessionChannels};
 use crate::wire::tls_channel::TlsChannelIo;
-use crate::zk::{ProofError, Prover};
+use crate::zk::Prover;
+pub use error::ProverError;
 use futures::FutureExt;
+use mpc::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// What the prover asks for.
 pub struct ProverConfig {
@@ -94,129 +96,6 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The default for [`ProverConfig::step_timeout`].
 pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-#[derive(Debug, thiserror::Error)]
-pub enum ProverError {
-    #[error("session transport: {0}")]
-    Mux(#[from] MuxError),
-    #[error("channel: {0}")]
-    Channel(#[from] ChannelError),
-    #[error(transparent)]
-    Message(#[from] MessageError),
-    #[error("the verifier refused or aborted: {0}")]
-    VerifierRejected(String),
-    #[error("unexpected {got} message from the verifier (expected {expected})")]
-    UnexpectedMessage { expected: &'static str, got: &'static str },
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    #[error("TLS: {0}")]
-    Tls(#[from] crate::tls::Error),
-    #[error("request of {len} bytes exceeds max_sent = {max}")]
-    RequestTooLarge { len: usize, max: u32 },
-    #[error("reveal: {0}")]
-    Reveal(#[from] RevealError),
-    #[error("own transcript: {0}")]
-    Transcript(#[from] TranscriptError),
-    #[error("proof: {0}")]
-    Proof(#[from] ProofError),
-    #[error("proof: {0}")]
-    Proof13(#[from] Proof13Error),
-    #[error("not supported: {0}")]
-    Unsupported(&'static str),
-    #[error("timed out waiting for {0}")]
-    Timeout(&'static str),
-    #[error("cannot reach the proxy: {0}")]
-    ProxyUnreachable(crate::transport::TransportError),
-    #[error(transparent)]
-    Attestation(#[from] crate::protocol::disclose::attest::AttestError),
-    #[error("the connection in two parties: {0}")]
-    Connection(#[from] crate::mpc::connection::ConnectionError),
-    #[error("the proof of the garbling: {0}")]
-    Reproof(#[from] crate::mpc::reproof::ReproofError),
-    #[error("COTs beside the connection: {0}")]
-    Beside(#[from] crate::mpc::cots_beside::BesideError),
-    /// The fast path opens the server's write key, which would let the verifier decrypt
-    /// server bytes it relayed that the proof does not cover.
-    #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
-    UnprovenReceived(u64),
-}
-
-impl ProverError {
-    /// A stable, machine-readable name for this failure: the browser API's error `code`.
-    ///
-    /// The verifier's refusals arrive as text (`Abort { reason }`, its `VerifierError`
-    /// message); they are classified by those messages, which a native test pins down.
-    pub fn code(&self) -> &'static str {
-        use crate::tls::Error as Tls;
-        match self {
-            ProverError::VerifierRejected(reason) => rejection_code(reason),
-            ProverError::Timeout(_) => "TIMEOUT",
-            ProverError::Target(TargetError::NameMismatch { .. }) => "SERVER_NAME_MISMATCH",
-            ProverError::Target(_) => "BAD_OPTIONS",
-            ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
-            ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
-            ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
-            ProverError::Tls(_) => "TLS_ERROR",
-            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) | ProverError::Unsupported(_) => "BAD_OPTIONS",
-            ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
-            ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
-            ProverError::Attestation(_) => "BAD_ATTESTATION",
-            ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
-            ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
-            ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => {
-                "LIMIT_EXCEEDED"
-            }
-            ProverError::Connection(ConnectionError::Channel(_)) => "CONNECTION_LOST",
-            ProverError::Beside(BesideError::Channel(_)) => "CONNECTION_LOST",
-            ProverError::Connection(_)
-            | ProverError::Reproof(_)
-            | ProverError::Beside(_)
-            | ProverError::Message(_)
-            | ProverError::UnexpectedMessage { .. }
-            | ProverError::Transcript(_)
-            | ProverError::Proof(_)
-            | ProverError::Proof13(_) => "PROTOCOL_ERROR",
-        }
-    }
-}
-
-/// Classifies a failure of the stream through the proxy by the close code the proxy sent
-/// ([`crate::transport::close_code`]).
-fn proxy_code(msg: &str) -> &'static str {
-    use crate::transport::close_code::{BAD_GATEWAY, POLICY, TRY_AGAIN_LATER};
-    let closed_with = |code: u16| msg.contains(&format!("closed by peer (code {code})"));
-    if closed_with(POLICY) {
-        "SERVER_NOT_ALLOWED"
-    } else if closed_with(BAD_GATEWAY) {
-        "SERVER_UNREACHABLE"
-    } else if closed_with(TRY_AGAIN_LATER) {
-        "BUSY"
-    } else {
-        "CONNECTION_LOST"
-    }
-}
-
-/// Classifies a verifier's refusal by its `VerifierError` message.
-fn rejection_code(reason: &str) -> &'static str {
-    if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
-        "SERVER_UNREACHABLE"
-    } else if reason.starts_with("verifier busy") {
-        "BUSY"
-    } else if reason.starts_with("server name mismatch") {
-        "SERVER_NAME_MISMATCH"
-    } else if reason.starts_with("server not allowed") {
-        "SERVER_NOT_ALLOWED"
-    } else if reason.contains("exceeds this verifier's limit")
-        || reason.starts_with("transcript beyond the limits")
-        || reason.starts_with("application data of")
-    {
-        "LIMIT_EXCEEDED"
-    } else if reason.starts_with("timed out") {
-        "TIMEOUT"
-    } else {
-        "VERIFIER_REJECTED"
-    }
-}
 
 /// Where a session is, for progress displays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -909,190 +788,4 @@ fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, Pro
         (true, false) => AnyVersionClient::Tls12(Box::new(Client::new(config12, name, now)?)),
         (false, false) => return Err(ProverError::Unsupported("offering no TLS version")),
     })
-}
-
-/// MPC mode's preparation: the COTs for the proofs, then the connection's own and a request
-/// of up to `capacity` bytes garbled ahead of the handshake.
-/// MPC mode's preparation: the COTs for the proofs, made on the COT channel while the request
-/// is garbled ahead on the ZK channel (which uses none of them). Gives the COT channel back.
-async fn mpc_prepare(
-    zk: &mut MuxChannel,
-    cot: MuxChannel,
-    prover: &mut Prover<FerretReceiver>,
-    preprocess: usize,
-    config: &ProverConfig,
-    capacity: usize,
-) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
-    let step = config.step_timeout;
-    let making = make_beside(prover, cot, preprocess, preprocess, Arc::new(AtomicBool::new(true)))?;
-    let prepare = crate::mpc::connection::prepare_prover(zk, capacity, connection_limits(config));
-    let prepared = within(step * 5, "garbling ahead", Box::pin(prepare)).await??;
-    let cot = take_back(prover, making, step, "preprocessing").await?;
-    Ok((prepared, cot))
-}
-
-type Making = OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::cots_beside::ProverMade, BesideError>)>;
-
-/// Lends `prover`'s COT source to a thread of its own that makes `total` COTs on `cot` in steps
-/// of `step` while `go_on` holds ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
-fn make_beside(
-    prover: &mut Prover<FerretReceiver>,
-    mut cot: MuxChannel,
-    total: usize,
-    step: usize,
-    go_on: Arc<AtomicBool>,
-) -> Result<Making, ProverError> {
-    let mut source = prover.lend_source().ok_or(ProofError::SourceLent)?;
-    Ok(OwnThread::spawn(move || async move {
-        let made = crate::mpc::cots_beside::make(&mut source, &mut cot, total, step, &go_on).await;
-        (source, cot, made)
-    }))
-}
-
-/// Waits (at most `d`) for what [`make_beside`] made and gives it and the source back to
-/// `prover`; returns the COT channel.
-async fn take_back(
-    prover: &mut Prover<FerretReceiver>,
-    making: Making,
-    d: std::time::Duration,
-    what: &'static str,
-) -> Result<MuxChannel, ProverError> {
-    let (source, cot, made) = within(d, what, making.finish()).await?.ok_or(BesideError::Lost)?;
-    prover.give_back(source, made?);
-    Ok(cot)
-}
-
-fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::ConnectionLimits {
-    crate::mpc::connection::ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize }
-}
-
-/// How many COTs MPC mode makes beside its connection, for the keystream proof of a response
-/// that is only partly revealed ([`crate::mpc::cots_beside`]).
-fn cots_beside_max(config: &ProverConfig, sizing: Sizing) -> usize {
-    match sizing.response {
-        RevealExtent::Partly => crate::mpc::cots_beside::max_cots(config.max_recv as usize),
-        RevealExtent::Whole | RevealExtent::Nothing => 0,
-    }
-}
-
-/// MPC mode: the proxy's byte stream to the server.
-async fn connect_proxy(
-    config: &ProverConfig,
-    target: &ServerTarget,
-) -> Result<crate::transport::WsStream, ProverError> {
-    let ProverMode::Mpc { proxy_url } = &config.mode else {
-        return Err(ProverError::Unsupported("a proxy in proxy mode"));
-    };
-    let url = proxy_target_url(proxy_url, &target.address());
-    within(config.step_timeout, "the proxy", crate::transport::WsStream::connect(&url))
-        .await?
-        .map_err(ProverError::ProxyUnreachable)
-}
-
-/// MPC mode after the preparation: the connection in two parties through the proxy (the
-/// verifier holds half of every key), the proof of the garbling, and with the verifier's
-/// published share the master secret and the response.
-#[allow(clippy::too_many_arguments)]
-async fn mpc_exchange(
-    zk: &mut MuxChannel,
-    cot: MuxChannel,
-    prover: &mut Prover<FerretReceiver>,
-    config: &ProverConfig,
-    mut server: crate::transport::WsStream,
-    prepared: crate::mpc::connection::PreparedProver<ZkBit>,
-    target: &ServerTarget,
-    request: &[u8],
-    beside: usize,
-    report: &dyn Fn(Phase, f64),
-) -> Result<Exchanged, ProverError> {
-    use crate::mpc::connection::{connect_prover, two_party_config};
-    let step = config.step_timeout;
-    report(Phase::Request, 0.1);
-    let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
-    // `beside` COTs for the proof after the connection, made while it runs; the verifier
-    // expects the exchange even when there are none
-    let connected = Arc::new(AtomicBool::new(true));
-    let making = make_beside(prover, cot, beside, crate::mpc::cots_beside::COTS_PER_STEP, connected.clone())?;
-    let connection = async {
-        let conn = within(
-            step * 5,
-            "the connection in two parties",
-            Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config))),
-        )
-        .await??;
-        // the proxy's stream is done with (the server has ended its side)
-        let _ = server.close().await;
-        let v_share =
-            within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn)))
-                .await??;
-        Ok::<_, ProverError>((conn, v_share))
-    };
-    let connection = connection.await;
-    connected.store(false, Ordering::Release);
-    let (conn, v_share) = connection?;
-    take_back(prover, making, step, "the COTs made beside the connection").await?;
-    let ms = conn.master_secret(&v_share);
-    let records = conn.open_received(&ms)?;
-    let recv_plain: Vec<u8> = records
-        .into_iter()
-        .filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8)
-        .flat_map(|(_, b)| b)
-        .collect();
-    let raw = |d| conn.client.transcript().raw_bytes(d);
-    Ok(Exchanged {
-        keys: SessionKeys::Tls12 {
-            session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
-            master_secret: zeroize::Zeroizing::new(ms.0),
-        },
-        sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
-        response: recv_plain.clone(),
-        recv_plain,
-        // every server record reached the verifier before the keys existed
-        unproven: 0,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    /// A session's future is built on the caller's stack and moved into the executor; in wasm
-    /// the main thread's stack is small (an MPC session's future of 160 KB, moved a few times,
-    /// overflowed it). Its big parts are boxed, which keeps it small.
-    #[test]
-    fn a_sessions_future_stays_small() {
-        struct Idle;
-        impl crate::transport::MessageSocket for Idle {
-            async fn send(&mut self, _: &[u8]) -> Result<(), crate::transport::TransportError> {
-                Ok(())
-            }
-            async fn recv(&mut self) -> Result<Option<Vec<u8>>, crate::transport::TransportError> {
-                Ok(None)
-            }
-            async fn close(&mut self) -> Result<(), crate::transport::TransportError> {
-                Ok(())
-            }
-        }
-        let config = || super::ProverConfig {
-            server: "a:1".into(),
-            server_name: "a".into(),
-            roots: crate::tls::RootStore::mozilla(),
-            max_sent: 1,
-            max_recv: 1,
-            now: 0,
-            step_timeout: std::time::Duration::from_secs(1),
-            prg: Default::default(),
-            mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
-            tls_versions: vec![Default::default()],
-            tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        };
-        let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
-        assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
-        let sizing = super::Sizing {
-            request_len: 1,
-            request_whole: false,
-            request_hidden: 1,
-            response: super::RevealExtent::Nothing,
-        };
-        let preparing = super::prepare(Idle, config(), sizing, |_| {});
-        assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
-    }
 }

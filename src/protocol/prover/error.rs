@@ -1,0 +1,135 @@
+//! What can go wrong for the prover, and the stable code each failure has in the JS API.
+
+use crate::channel::ChannelError;
+use crate::mpc::connection::ConnectionError;
+use crate::mpc::cots_beside::BesideError;
+use crate::protocol::disclose::reveal::RevealError;
+use crate::protocol::messages::MessageError;
+use crate::protocol::observe::tls12::TranscriptError;
+use crate::protocol::prove::tls13::Proof13Error;
+use crate::protocol::target::TargetError;
+use crate::wire::mux::MuxError;
+use crate::zk::ProofError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    #[error("session transport: {0}")]
+    Mux(#[from] MuxError),
+    #[error("channel: {0}")]
+    Channel(#[from] ChannelError),
+    #[error(transparent)]
+    Message(#[from] MessageError),
+    #[error("the verifier refused or aborted: {0}")]
+    VerifierRejected(String),
+    #[error("unexpected {got} message from the verifier (expected {expected})")]
+    UnexpectedMessage { expected: &'static str, got: &'static str },
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::Error),
+    #[error("request of {len} bytes exceeds max_sent = {max}")]
+    RequestTooLarge { len: usize, max: u32 },
+    #[error("reveal: {0}")]
+    Reveal(#[from] RevealError),
+    #[error("own transcript: {0}")]
+    Transcript(#[from] TranscriptError),
+    #[error("proof: {0}")]
+    Proof(#[from] ProofError),
+    #[error("proof: {0}")]
+    Proof13(#[from] Proof13Error),
+    #[error("not supported: {0}")]
+    Unsupported(&'static str),
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+    #[error("cannot reach the proxy: {0}")]
+    ProxyUnreachable(crate::transport::TransportError),
+    #[error(transparent)]
+    Attestation(#[from] crate::protocol::disclose::attest::AttestError),
+    #[error("the connection in two parties: {0}")]
+    Connection(#[from] crate::mpc::connection::ConnectionError),
+    #[error("the proof of the garbling: {0}")]
+    Reproof(#[from] crate::mpc::reproof::ReproofError),
+    #[error("COTs beside the connection: {0}")]
+    Beside(#[from] crate::mpc::cots_beside::BesideError),
+    /// The fast path opens the server's write key, which would let the verifier decrypt
+    /// server bytes it relayed that the proof does not cover.
+    #[error("the server sent {0} bytes after the proven transcript; revealing the whole response (the fast path) would show them to the verifier, so the session is refused")]
+    UnprovenReceived(u64),
+}
+
+impl ProverError {
+    /// A stable, machine-readable name for this failure: the browser API's error `code`.
+    ///
+    /// The verifier's refusals arrive as text (`Abort { reason }`, its `VerifierError`
+    /// message); they are classified by those messages, which a native test pins down.
+    pub fn code(&self) -> &'static str {
+        use crate::tls::Error as Tls;
+        match self {
+            ProverError::VerifierRejected(reason) => rejection_code(reason),
+            ProverError::Timeout(_) => "TIMEOUT",
+            ProverError::Target(TargetError::NameMismatch { .. }) => "SERVER_NAME_MISMATCH",
+            ProverError::Target(_) => "BAD_OPTIONS",
+            ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
+            ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
+            ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
+            ProverError::Tls(_) => "TLS_ERROR",
+            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) | ProverError::Unsupported(_) => "BAD_OPTIONS",
+            ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
+            ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
+            ProverError::Attestation(_) => "BAD_ATTESTATION",
+            ProverError::Connection(ConnectionError::Tls(Tls::Io(msg))) => proxy_code(msg),
+            ProverError::Connection(ConnectionError::Tls(_)) => "TLS_ERROR",
+            ProverError::Connection(ConnectionError::TooMuchSent { .. } | ConnectionError::TooMuchReceived { .. }) => {
+                "LIMIT_EXCEEDED"
+            }
+            ProverError::Connection(ConnectionError::Channel(_)) => "CONNECTION_LOST",
+            ProverError::Beside(BesideError::Channel(_)) => "CONNECTION_LOST",
+            ProverError::Connection(_)
+            | ProverError::Reproof(_)
+            | ProverError::Beside(_)
+            | ProverError::Message(_)
+            | ProverError::UnexpectedMessage { .. }
+            | ProverError::Transcript(_)
+            | ProverError::Proof(_)
+            | ProverError::Proof13(_) => "PROTOCOL_ERROR",
+        }
+    }
+}
+
+/// Classifies a failure of the stream through the proxy by the close code the proxy sent
+/// ([`crate::transport::close_code`]).
+pub(super) fn proxy_code(msg: &str) -> &'static str {
+    use crate::transport::close_code::{BAD_GATEWAY, POLICY, TRY_AGAIN_LATER};
+    let closed_with = |code: u16| msg.contains(&format!("closed by peer (code {code})"));
+    if closed_with(POLICY) {
+        "SERVER_NOT_ALLOWED"
+    } else if closed_with(BAD_GATEWAY) {
+        "SERVER_UNREACHABLE"
+    } else if closed_with(TRY_AGAIN_LATER) {
+        "BUSY"
+    } else {
+        "CONNECTION_LOST"
+    }
+}
+
+/// Classifies a verifier's refusal by its `VerifierError` message.
+pub(super) fn rejection_code(reason: &str) -> &'static str {
+    if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
+        "SERVER_UNREACHABLE"
+    } else if reason.starts_with("verifier busy") {
+        "BUSY"
+    } else if reason.starts_with("server name mismatch") {
+        "SERVER_NAME_MISMATCH"
+    } else if reason.starts_with("server not allowed") {
+        "SERVER_NOT_ALLOWED"
+    } else if reason.contains("exceeds this verifier's limit")
+        || reason.starts_with("transcript beyond the limits")
+        || reason.starts_with("application data of")
+    {
+        "LIMIT_EXCEEDED"
+    } else if reason.starts_with("timed out") {
+        "TIMEOUT"
+    } else {
+        "VERIFIER_REJECTED"
+    }
+}

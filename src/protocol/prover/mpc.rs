@@ -1,0 +1,156 @@
+//! MPC mode's part of a session: the connection prepared with the verifier (the request
+//! garbled ahead, COTs made beside), the server reached through the WebSocket-to-TCP proxy,
+//! and the connection in two parties.
+
+use super::*;
+use crate::mpc::cots_beside::{BesideError, OwnThread};
+use crate::ot::FerretReceiver;
+use crate::protocol::observe::tls12::{self as transcript};
+use crate::protocol::target::ServerTarget;
+use crate::tls::{unix_time, Client, Direction};
+use crate::wire::mux::MuxChannel;
+use crate::zk::{ProofError, Prover};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// MPC mode's preparation: the COTs for the proofs, then the connection's own and a request
+/// of up to `capacity` bytes garbled ahead of the handshake.
+/// MPC mode's preparation: the COTs for the proofs, made on the COT channel while the request
+/// is garbled ahead on the ZK channel (which uses none of them). Gives the COT channel back.
+pub(super) async fn mpc_prepare(
+    zk: &mut MuxChannel,
+    cot: MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    preprocess: usize,
+    config: &ProverConfig,
+    capacity: usize,
+) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
+    let step = config.step_timeout;
+    let making = make_beside(prover, cot, preprocess, preprocess, Arc::new(AtomicBool::new(true)))?;
+    let prepare = crate::mpc::connection::prepare_prover(zk, capacity, connection_limits(config));
+    let prepared = within(step * 5, "garbling ahead", Box::pin(prepare)).await??;
+    let cot = take_back(prover, making, step, "preprocessing").await?;
+    Ok((prepared, cot))
+}
+
+pub(super) type Making =
+    OwnThread<(FerretReceiver, MuxChannel, Result<crate::mpc::cots_beside::ProverMade, BesideError>)>;
+
+/// Lends `prover`'s COT source to a thread of its own that makes `total` COTs on `cot` in steps
+/// of `step` while `go_on` holds ([`crate::mpc::cots_beside`]); [`take_back`] returns them.
+pub(super) fn make_beside(
+    prover: &mut Prover<FerretReceiver>,
+    mut cot: MuxChannel,
+    total: usize,
+    step: usize,
+    go_on: Arc<AtomicBool>,
+) -> Result<Making, ProverError> {
+    let mut source = prover.lend_source().ok_or(ProofError::SourceLent)?;
+    Ok(OwnThread::spawn(move || async move {
+        let made = crate::mpc::cots_beside::make(&mut source, &mut cot, total, step, &go_on).await;
+        (source, cot, made)
+    }))
+}
+
+/// Waits (at most `d`) for what [`make_beside`] made and gives it and the source back to
+/// `prover`; returns the COT channel.
+pub(super) async fn take_back(
+    prover: &mut Prover<FerretReceiver>,
+    making: Making,
+    d: std::time::Duration,
+    what: &'static str,
+) -> Result<MuxChannel, ProverError> {
+    let (source, cot, made) = within(d, what, making.finish()).await?.ok_or(BesideError::Lost)?;
+    prover.give_back(source, made?);
+    Ok(cot)
+}
+
+pub(super) fn connection_limits(config: &ProverConfig) -> crate::mpc::connection::ConnectionLimits {
+    crate::mpc::connection::ConnectionLimits { max_sent: config.max_sent as usize, max_recv: config.max_recv as usize }
+}
+
+/// How many COTs MPC mode makes beside its connection, for the keystream proof of a response
+/// that is only partly revealed ([`crate::mpc::cots_beside`]).
+pub(super) fn cots_beside_max(config: &ProverConfig, sizing: Sizing) -> usize {
+    match sizing.response {
+        RevealExtent::Partly => crate::mpc::cots_beside::max_cots(config.max_recv as usize),
+        RevealExtent::Whole | RevealExtent::Nothing => 0,
+    }
+}
+
+/// MPC mode: the proxy's byte stream to the server.
+pub(super) async fn connect_proxy(
+    config: &ProverConfig,
+    target: &ServerTarget,
+) -> Result<crate::transport::WsStream, ProverError> {
+    let ProverMode::Mpc { proxy_url } = &config.mode else {
+        return Err(ProverError::Unsupported("a proxy in proxy mode"));
+    };
+    let url = proxy_target_url(proxy_url, &target.address());
+    within(config.step_timeout, "the proxy", crate::transport::WsStream::connect(&url))
+        .await?
+        .map_err(ProverError::ProxyUnreachable)
+}
+
+/// MPC mode after the preparation: the connection in two parties through the proxy (the
+/// verifier holds half of every key), the proof of the garbling, and with the verifier's
+/// published share the master secret and the response.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn mpc_exchange(
+    zk: &mut MuxChannel,
+    cot: MuxChannel,
+    prover: &mut Prover<FerretReceiver>,
+    config: &ProverConfig,
+    mut server: crate::transport::WsStream,
+    prepared: crate::mpc::connection::PreparedProver<ZkBit>,
+    target: &ServerTarget,
+    request: &[u8],
+    beside: usize,
+    report: &dyn Fn(Phase, f64),
+) -> Result<Exchanged, ProverError> {
+    use crate::mpc::connection::{connect_prover, two_party_config};
+    let step = config.step_timeout;
+    report(Phase::Request, 0.1);
+    let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
+    // `beside` COTs for the proof after the connection, made while it runs; the verifier
+    // expects the exchange even when there are none
+    let connected = Arc::new(AtomicBool::new(true));
+    let making = make_beside(prover, cot, beside, crate::mpc::cots_beside::COTS_PER_STEP, connected.clone())?;
+    let connection = async {
+        let conn = within(
+            step * 5,
+            "the connection in two parties",
+            Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config))),
+        )
+        .await??;
+        // the proxy's stream is done with (the server has ended its side)
+        let _ = server.close().await;
+        let v_share =
+            within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn)))
+                .await??;
+        Ok::<_, ProverError>((conn, v_share))
+    };
+    let connection = connection.await;
+    connected.store(false, Ordering::Release);
+    let (conn, v_share) = connection?;
+    take_back(prover, making, step, "the COTs made beside the connection").await?;
+    let ms = conn.master_secret(&v_share);
+    let records = conn.open_received(&ms)?;
+    let recv_plain: Vec<u8> = records
+        .into_iter()
+        .filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8)
+        .flat_map(|(_, b)| b)
+        .collect();
+    let raw = |d| conn.client.transcript().raw_bytes(d);
+    Ok(Exchanged {
+        keys: SessionKeys::Tls12 {
+            session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
+            master_secret: zeroize::Zeroizing::new(ms.0),
+        },
+        sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
+        response: recv_plain.clone(),
+        recv_plain,
+        // every server record reached the verifier before the keys existed
+        unproven: 0,
+    })
+}
