@@ -919,3 +919,31 @@ async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
     );
     assert!(matches!(&p, Err(ConnectionError::Channel(_)) | Err(ConnectionError::Phase(_))), "{:?}", p.err());
 }
+
+/// The verifier takes a forwarded message only as the prover's side makes them: a tag byte and
+/// 1 to 16 KiB of the server's bytes; an empty or a longer one is malformed, before anything
+/// is fed to its copy of the client.
+#[tokio::test]
+async fn a_forwarded_message_of_no_bytes_or_over_16_kib_is_refused_as_malformed() {
+    let fresh = || {
+        Client::new(
+            two_party_config(RootStore::from_anchors(Vec::new())),
+            "localhost",
+            rustls_pki_types::UnixTime::now(),
+        )
+        .expect("client")
+    };
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    for len in [0, READ_CHUNK + 1, READ_CHUNK] {
+        a.send([&[SERVER_BYTES][..], &vec![0; len]].concat()).await.expect("send");
+        let mut account = ServerBytes { bytes: 0, records: 0, max_bytes: 10 };
+        let taken = take_forwarded(&mut b, &mut fresh(), &mut account).await;
+        if len == READ_CHUNK {
+            // taken, and refused by the byte bound (10 here) rather than as malformed
+            assert!(matches!(taken, Err(ConnectionError::TooMuchForwarded { limit: 10 })), "{len}: {taken:?}");
+        } else {
+            assert!(matches!(taken, Err(ConnectionError::Malformed(_))), "{len}: {taken:?}");
+            assert_eq!(account.bytes, 0, "nothing was fed");
+        }
+    }
+}
