@@ -130,7 +130,7 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
             (Ending::CloseNotify, Ending::CloseNotify),
             "both sides closed cleanly"
         );
-        let want = tlsproof::protocol::disclose::exchange::HttpExchange {
+        let want = tlsproof::protocol::disclose::output::HttpExchange {
             request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")),
             status: Some(200),
             response_complete: Some(true),

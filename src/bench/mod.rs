@@ -30,3 +30,16 @@ pub mod workload;
 pub use config::{BenchCase, ConfigError};
 #[cfg(not(target_arch = "wasm32"))]
 pub use runner::{BenchError, RunOptions, Testbed};
+
+/// Writes a run's results into `dir`: samples.csv, summary.csv, summary.md and the plots;
+/// returns what it wrote.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_results(
+    dir: &std::path::Path,
+    rows: &[report::SampleRow],
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let summaries = report::summarize(rows);
+    let mut written = report::write_tables(dir, rows, &summaries)?;
+    written.extend(plot::write_plots(dir, &summaries)?);
+    Ok(written)
+}

@@ -2,11 +2,20 @@
 //! table), and plots of the download sweep.
 
 use super::config::{BenchCase, RevealRecv, Target};
-use super::runner::ProverSample;
 use crate::protocol::disclose::output::SessionStats;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// One prover run as reported by the prover process (`tlsproof bench prover`) or the browser.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProverSample {
+    /// Wall clock from opening the connection to the verdict, seconds.
+    pub time_total: f64,
+    /// Peak resident memory of the prover (native) or its wasm memory (browser), bytes.
+    pub peak_memory: Option<u64>,
+    pub verified: crate::protocol::VerifierOutput,
+}
 
 /// One sample: the case's parameters and what was measured. Times in seconds; bytes as seen
 /// on the prover ↔ verifier link (up = prover → verifier).
@@ -307,20 +316,19 @@ pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
     out
 }
 
-/// Writes samples.csv, summary.csv, summary.md and the plots into `dir`; returns what it wrote.
-pub fn write_all(dir: &Path, rows: &[SampleRow]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+/// Writes samples.csv, summary.csv and summary.md of `summaries` into `dir`; returns what it
+/// wrote.
+pub fn write_tables(dir: &Path, rows: &[SampleRow], summaries: &[CaseSummary]) -> Result<Vec<String>, std::io::Error> {
     std::fs::create_dir_all(dir)?;
-    let summaries = summarize(rows);
     let mut written = Vec::new();
     for (file, text) in [
         ("samples.csv", samples_csv(rows)),
-        ("summary.csv", summary_csv(&summaries)),
-        ("summary.md", summary_markdown(&summaries)),
+        ("summary.csv", summary_csv(summaries)),
+        ("summary.md", summary_markdown(summaries)),
     ] {
         std::fs::write(dir.join(file), text)?;
         written.push(file.to_string());
     }
-    written.extend(super::plot::write_plots(dir, &summaries)?);
     Ok(written)
 }
 

@@ -3,13 +3,13 @@
 
 use super::config::{BenchCase, Target};
 use super::netem::{LinkShape, ShapedRelay};
+pub use super::report::ProverSample;
 use super::report::SampleRow;
 use super::workload::{Workload, WorkloadError, SERVER_NAME};
 use crate::fixture::{FixtureServer, KeyType};
 use crate::protocol::server::{SessionReport, VerifierServer};
 use crate::protocol::{ProverConfig, VerifierConfig, VerifierOutput};
 use crate::proxy::AllowList;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -39,16 +39,6 @@ pub enum BenchError {
     Browser(String),
     #[error("{0}")]
     Other(String),
-}
-
-/// One prover run as reported by the prover process (`tlsproof bench prover`) or the browser.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ProverSample {
-    /// Wall clock from opening the connection to the verdict, seconds.
-    pub time_total: f64,
-    /// Peak resident memory of the prover (native) or its wasm memory (browser), bytes.
-    pub peak_memory: Option<u64>,
-    pub verified: VerifierOutput,
 }
 
 /// A running fixture + verifier with shaped links in front of both, for one case; in MPC mode

@@ -202,7 +202,7 @@ mod tests {
                 alerts: vec![],
                 records: vec![],
             },
-            http: crate::protocol::disclose::exchange::HttpExchange {
+            http: crate::protocol::disclose::output::HttpExchange {
                 request_line: None,
                 status: None,
                 response_complete: None,

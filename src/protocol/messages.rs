@@ -4,8 +4,8 @@
 //! inside (reveal ranges) are checked against [`MAX_RANGES`] before use.
 
 use serde::{Deserialize, Serialize};
-use std::ops::Range;
 
+pub use crate::protocol::disclose::reveal::RevealPlan;
 pub use crate::wire::session::{SessionMode, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
 
 /// Prover → verifier: what session the prover wants notarized.
@@ -38,18 +38,6 @@ pub struct SessionRequest {
 pub struct TlsDone {
     pub sent: u64,
     pub received: u64,
-}
-
-/// Prover → verifier: the application-data plaintext ranges to reveal, per direction.
-/// A direction whose ranges cover all of it takes the fast path (its key is opened).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RevealPlan {
-    pub sent: Vec<Range<u64>>,
-    pub received: Vec<Range<u64>>,
-    /// Hidden ranges to commit to: SHA-256(plaintext ‖ 16-byte blinder) is proven and the
-    /// digest given to the verifier; the blinder stays with the prover.
-    pub commit_sent: Vec<Range<u64>>,
-    pub commit_received: Vec<Range<u64>>,
 }
 
 /// Prover → verifier, with the reveal plan of a TLS 1.3 session: the shape of each

@@ -5,6 +5,7 @@
 //! the evaluator decodes the outputs, which are checked against the `aes` and `sha2` crates.
 //! Then MPC mode's key exchange ([`super::mpc`]).
 
+use super::both;
 use crate::bench::engines::zk::{Figure, Platform};
 use crate::circuits::aes::{encrypt, key_schedule};
 use crate::circuits::sha256::{compress, initial_state, state_to_bytes};
@@ -93,23 +94,6 @@ fn streamed_median(
     }
     secs.sort_by(f64::total_cmp);
     Ok((out, ands, bytes, secs[RUNS / 2]))
-}
-
-/// Runs the two parties at once, each on its own thread.
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) fn both<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    std::thread::scope(|s| {
-        let ha = s.spawn(a);
-        let rb = b();
-        (ha.join().expect("the garbler thread panicked"), rb)
-    })
-}
-
-/// Runs the two parties at once on two of rayon's Web Workers (the caller checked that the
-/// pool has two: with one, the garbler would wait for an evaluator that never runs).
-#[cfg(target_arch = "wasm32")]
-pub(crate) fn both<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    rayon::join(a, b)
 }
 
 /// A circuit backend as a trait object, so one function runs on both sides.

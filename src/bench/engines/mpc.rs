@@ -206,10 +206,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
     use crate::bench::engines::zk::{link, LINK_CASES};
     let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
-    let (p, v) = crate::bench::engines::gc::both(
-        || block_on(prover(&mut a, platform, &setup)),
-        || block_on(verifier(&mut b, &setup)),
-    );
+    let (p, v) = super::both(|| block_on(prover(&mut a, platform, &setup)), || block_on(verifier(&mut b, &setup)));
     let (p, (v_share, _)) = (p?, v?);
     check(&setup, &p, v_share)?;
     let [t1, t2, t3] = p.ends;
@@ -277,7 +274,7 @@ pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Fig
     let (mut a, mut b) = link::pair(rtt_ms, mbps, MAX_MESSAGE, platform.now);
     let now = rustls_pki_types::UnixTime::now();
     let prg = PrgKind::fastest_here();
-    let (p, v) = crate::bench::engines::gc::both(
+    let (p, v) = super::both(
         || {
             block_on(async {
                 let t0 = (platform.now)();

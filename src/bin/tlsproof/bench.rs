@@ -302,7 +302,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 page.stop().await;
             }
             let rows = rows?;
-            let written = report::write_all(&out, &rows)?;
+            let written = tlsproof::bench::write_results(&out, &rows)?;
             println!("\n{}", report::summary_markdown(&report::summarize(&rows)));
             println!("wrote {} in {}", written.join(", "), out.display());
         }

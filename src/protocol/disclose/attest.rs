@@ -6,9 +6,9 @@ use crate::attestation::{
     range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey,
     VerifyingKey,
 };
+use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::output::VerifierOutput;
-use crate::protocol::messages::{SessionMode, TlsVersion, PROTOCOL_VERSION};
-use crate::protocol::prove::tls12::Commitment;
+use crate::wire::session::{SessionMode, TlsVersion, PROTOCOL_VERSION};
 use serde::{Deserialize, Serialize};
 
 /// Verifier → prover with the verdict: the signed attestation, the key that signed it, and the
@@ -186,7 +186,7 @@ mod tests {
                 alerts: vec![[1, 0]],
                 records: vec![],
             },
-            http: crate::protocol::disclose::exchange::HttpExchange {
+            http: crate::protocol::disclose::output::HttpExchange {
                 request_line: Some("GET /a HTTP/1.1".into()),
                 status: Some(200),
                 response_complete: Some(true),

@@ -15,8 +15,8 @@
 //! reads one request, the one the verdict shows, and answers once (see docs/protocol.md).
 
 use crate::http::{BodyFraming, Limits, ResponseParser};
-use crate::protocol::disclose::output::{Ending, VerifiedDirection};
-use serde::{Deserialize, Serialize};
+use crate::protocol::disclose::output::{HttpExchange, VerifiedDirection};
+use crate::wire::session::Ending;
 
 /// What the verifier requires to be revealed in the request (`--require-reveal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,18 +47,6 @@ impl RevealPolicy {
         }
         Ok(p)
     }
-}
-
-/// The certified exchange, as far as the revealed bytes show it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HttpExchange {
-    /// The revealed request line, without CRLF (`None` when not revealed and not required).
-    pub request_line: Option<String>,
-    /// The response status code, when the status line is revealed.
-    pub status: Option<u16>,
-    /// Whether the response is complete by its own framing (Content-Length, chunked, or
-    /// close-delimited and ended by close_notify); `None` when the framing is hidden.
-    pub response_complete: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -72,6 +72,27 @@ impl VerifiedDirection {
     }
 }
 
+/// A proven SHA-256 commitment to a plaintext range: digest = SHA-256(plaintext ‖ blinder).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Commitment {
+    /// "sent" or "received".
+    pub direction: String,
+    pub range: Range<u64>,
+    pub digest: [u8; 32],
+}
+
+/// The certified exchange, as far as the revealed bytes show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpExchange {
+    /// The revealed request line, without CRLF (`None` when not revealed and not required).
+    pub request_line: Option<String>,
+    /// The response status code, when the status line is revealed.
+    pub status: Option<u16>,
+    /// Whether the response is complete by its own framing (Content-Length, chunked, or
+    /// close-delimited and ended by close_notify); `None` when the framing is hidden.
+    pub response_complete: Option<bool>,
+}
+
 /// Time and traffic of one phase, as measured by the party that reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseStats {
@@ -99,7 +120,7 @@ pub struct SessionStats {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifierOutput {
     /// How the prover reached the server.
-    pub mode: crate::protocol::messages::SessionMode,
+    pub mode: crate::wire::session::SessionMode,
     /// The name the server's certificate was validated for.
     pub server_name: String,
     /// `HOST:PORT`, always `server_name` and a port. Proxy mode: the address the verifier
@@ -116,9 +137,9 @@ pub struct VerifierOutput {
     pub sent: VerifiedDirection,
     pub received: VerifiedDirection,
     /// The request and response as the revealed bytes show them.
-    pub http: crate::protocol::disclose::exchange::HttpExchange,
+    pub http: HttpExchange,
     /// Proven SHA-256 commitments to (hidden) ranges.
-    pub commitments: Vec<crate::protocol::prove::tls12::Commitment>,
+    pub commitments: Vec<Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
     pub stats: SessionStats,
 }
@@ -126,7 +147,7 @@ pub struct VerifierOutput {
 /// The TLS version, cipher suite and key-exchange group of the proven session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsParameters {
-    pub version: crate::protocol::messages::TlsVersion,
+    pub version: crate::wire::session::TlsVersion,
     /// The suite's IANA name (`TLS_AES_128_GCM_SHA256`).
     pub cipher_suite: String,
     /// The key-exchange group's name (`x25519`, `secp256r1`).
@@ -149,8 +170,8 @@ impl std::fmt::Display for VerifierOutput {
         };
         let sni = self.sni.as_deref().unwrap_or("none (IP address)");
         let route = match self.mode {
-            crate::protocol::messages::SessionMode::Proxy => format!("dialed {}", self.server),
-            crate::protocol::messages::SessionMode::Mpc => {
+            crate::wire::session::SessionMode::Proxy => format!("dialed {}", self.server),
+            crate::wire::session::SessionMode::Mpc => {
                 format!("MPC mode, through the prover's proxy to {} (port not certified)", self.server)
             }
         };
@@ -256,12 +277,12 @@ mod tests {
             records: vec![],
         };
         let out = VerifierOutput {
-            mode: crate::protocol::messages::SessionMode::Proxy,
+            mode: crate::wire::session::SessionMode::Proxy,
             server_name: "bank.example".into(),
             server: "bank.example:443".into(),
             sni: Some("bank.example".into()),
             tls: TlsParameters {
-                version: crate::protocol::messages::TlsVersion::Tls12,
+                version: crate::wire::session::TlsVersion::Tls12,
                 cipher_suite: "x".into(),
                 group: "y".into(),
                 cipher_suite_id: 0,
@@ -270,11 +291,7 @@ mod tests {
             connection_time: 0,
             sent: dir(body.as_bytes()),
             received: dir(b"HTTP/1.1 200 OK\r\n\r\nreceived 1 bytes, fast path\n"),
-            http: crate::protocol::disclose::exchange::HttpExchange {
-                request_line: Some(line.into()),
-                status: Some(200),
-                response_complete: Some(true),
-            },
+            http: HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
             commitments: vec![],
             stats: SessionStats::default(),
         };

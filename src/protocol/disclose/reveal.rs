@@ -7,6 +7,18 @@
 
 use std::ops::Range;
 
+/// Prover → verifier: the application-data plaintext ranges to reveal, per direction.
+/// A direction whose ranges cover all of it takes the fast path (its key is opened).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RevealPlan {
+    pub sent: Vec<Range<u64>>,
+    pub received: Vec<Range<u64>>,
+    /// Hidden ranges to commit to: SHA-256(plaintext ‖ 16-byte blinder) is proven and the
+    /// digest given to the verifier; the blinder stays with the prover.
+    pub commit_sent: Vec<Range<u64>>,
+    pub commit_received: Vec<Range<u64>>,
+}
+
 /// The prover's choice for one direction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reveal {

@@ -26,6 +26,7 @@ use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::sha256::{sha256, state_to_bytes};
 use crate::circuits::{constant_bytes, Gates};
+pub use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::reveal::{complement, covers_all};
 use crate::protocol::observe::tls12::EncryptedRecord;
 use crate::zk::bytes::assert_decrypts_to;
@@ -95,7 +96,7 @@ impl<'a> PublicInputs<'a> {
     /// What both sides know of a session: its transcript and the prover's reveal plan.
     pub fn new(
         t: &'a crate::protocol::observe::tls12::SessionTranscript,
-        plan: &'a crate::protocol::messages::RevealPlan,
+        plan: &'a crate::protocol::disclose::reveal::RevealPlan,
     ) -> Self {
         use crate::tls::Direction;
         PublicInputs {
@@ -110,15 +111,6 @@ impl<'a> PublicInputs<'a> {
             commit_received: &plan.commit_received,
         }
     }
-}
-
-/// A proven SHA-256 commitment to a plaintext range: digest = SHA-256(plaintext ‖ blinder).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Commitment {
-    /// "sent" or "received".
-    pub direction: String,
-    pub range: Range<u64>,
-    pub digest: [u8; 32],
 }
 
 /// What the proof opened for one direction.
