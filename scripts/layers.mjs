@@ -1,5 +1,6 @@
 // The crate's layers (docs/architecture.md): a module may use its own layer's and lower ones',
-// never a higher one's, and no two top-level modules may use each other. Reads the library's
+// never a higher one's, and no two top-level modules may use each other; and no files' modules
+// anywhere use each other in a circle (a module and its own submodules aside). Reads the library's
 // sources (not src/bin, not test code: tests.rs, *_tests.rs, modules declared under a test cfg
 // and each file's `mod tests`) for `crate::<module>` paths outside comments.
 //   node scripts/layers.mjs
@@ -71,8 +72,55 @@ for (const [key, where] of edges) {
   else if (edges.has(`${to}->${from}`) && !KNOWN.has(`${to}->${from}`)) problems.push(`${key}: the two use each other (${where})`);
 }
 for (const k of KNOWN) if (!edges.has(k)) problems.push(`${k} is listed as a known exception but no longer happens: remove it`);
+// Circles between files' modules, over the same non-test code: `crate::a::b` paths (the longest
+// prefix that names a module) and `super::x` siblings.
+const modOf = (f) => relative(root, f).replace(/\.rs$/, "").replace(/\/mod$/, "").replace(/\//g, "::");
+const mods = new Map();
+for (const f of files(root)) {
+  const m = modOf(f);
+  if (m !== "lib" && !m.startsWith("bin")) mods.set(m, f);
+}
+const graph = new Map();
+for (const [m, f] of mods) {
+  const rel = relative(root, f);
+  if (/(^|\/)(tests|[a-z_]+_tests)\.rs$/.test(rel)) continue;
+  if ([...testOnly].some((t) => f === t || f.startsWith(t + "/"))) continue;
+  let src = readFileSync(f, "utf8");
+  const cut = src.search(/^#\[cfg\((all\()?test[^\n]*\n(pub(\(crate\))? )?mod tests/m);
+  if (cut >= 0) src = src.slice(0, cut);
+  src = src.split("\n").filter((l) => !/^\s*\/\//.test(l)).map((l) => l.replace(/\/\/.*$/, "")).join("\n");
+  const deps = new Set();
+  for (const x of src.matchAll(/crate::([a-z_0-9]+(?:::[a-z_0-9]+)*)/g)) {
+    const parts = x[1].split("::");
+    for (let k = parts.length; k > 0; k--) {
+      const p = parts.slice(0, k).join("::");
+      if (mods.has(p)) { deps.add(p); break; }
+    }
+  }
+  const base = m.includes("::") ? m.slice(0, m.lastIndexOf("::")) + "::" : "";
+  for (const x of src.matchAll(/\bsuper::([a-z_0-9]+)/g)) if (mods.has(base + x[1])) deps.add(base + x[1]);
+  graph.set(m, [...deps].filter((d) => d !== m && !d.startsWith(m + "::") && !m.startsWith(d + "::")));
+}
+// Tarjan's strongly connected components.
+let counter = 0;
+const index = new Map(), low = new Map(), stack = [], onStack = new Set();
+function connect(v) {
+  index.set(v, counter); low.set(v, counter); counter++; stack.push(v); onStack.add(v);
+  for (const w of graph.get(v) || []) {
+    if (!index.has(w)) { connect(w); low.set(v, Math.min(low.get(v), low.get(w))); }
+    else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+  }
+  if (low.get(v) === index.get(v)) {
+    const circle = [];
+    let w;
+    do { w = stack.pop(); onStack.delete(w); circle.push(w); } while (w !== v);
+    if (circle.length > 1) problems.push(`these modules use each other in a circle: ${circle.sort().join(", ")}`);
+  }
+}
+for (const v of graph.keys()) if (!index.has(v)) connect(v);
+
 if (problems.length) {
   console.error(`[layers] ${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`[layers] ${edges.size} uses between top-level modules follow the layers (${KNOWN.size} known exceptions)`);
+console.log(`[layers] ${edges.size} uses between top-level modules follow the layers (${KNOWN.size} known exceptions); no circle among ${graph.size} files' modules`);
