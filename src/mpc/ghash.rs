@@ -115,10 +115,6 @@ impl PowerShares {
         PowerShares(all)
     }
 
-    pub fn max_power(&self) -> usize {
-        self.0.len()
-    }
-
     /// This party's share of H^k (1 ≤ k ≤ max_power).
     pub fn power(&self, k: usize) -> Option<F128> {
         k.checked_sub(1).and_then(|i| self.0.get(i)).copied()

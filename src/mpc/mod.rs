@@ -12,17 +12,17 @@
 //! OLE sender throughout and nothing is opened to it, which is why the share conversions need
 //! no proof of their own ([`ecdh`]).
 
-pub mod connection;
+pub(crate) mod connection;
 pub(crate) mod cots_beside;
 pub(crate) mod ecdh;
 pub(crate) mod fp;
-pub mod garbled;
+pub(crate) mod garbled;
 pub(crate) mod ghash;
 pub(crate) mod handshake;
 pub(crate) mod kdf;
 pub mod ole;
 pub(crate) mod phases;
-pub mod record;
+pub(crate) mod record;
 pub mod reproof;
 pub(crate) mod script;
 

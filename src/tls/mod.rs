@@ -11,7 +11,7 @@
 
 pub mod any_version;
 pub(crate) mod certs;
-pub mod client;
+pub(crate) mod client;
 pub mod codec;
 pub mod crypto;
 pub mod driver;

@@ -19,7 +19,9 @@ use crate::zk::Party;
 
 /// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
 /// ClientHello not yet sent), `server` the byte stream to the server, `request` the
-/// application data to send. Returns when the server has sent an alert or closed.
+/// application data to send. Returns when the server has sent an alert or closed. In one call
+/// (the tests'; a session prepares first: [`prepare_prover`], [`connect_prover`]).
+#[cfg_attr(not(test), allow(dead_code))]
 pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
     ch: &mut C,
     zk: &mut Z,
@@ -32,6 +34,7 @@ pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
 }
 
 /// [`prover`] with the garbler given (a cheating one in tests).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(super) async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(
     gp: GarblerParty,
     ch: &mut C,

@@ -15,7 +15,9 @@ use crate::tls::codec::ContentType;
 use crate::tls::{Client, RootStore};
 use crate::zk::Party;
 
-/// The verifier's side, for a connection to `server_name` validated against `roots` at `now`.
+/// The verifier's side, for a connection to `server_name` validated against `roots` at `now`,
+/// in one call (the tests'; a session prepares first: [`prepare_verifier`], [`connect_verifier`]).
+#[cfg_attr(not(test), allow(dead_code))]
 pub async fn verifier<C: Channel, Z: Party<C>>(
     ch: &mut C,
     zk: &mut Z,

@@ -14,7 +14,7 @@ use crate::tls::crypto::{random_bytes, RecordCryptoFactory, RingRecordCryptoFact
 use crate::tls::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
 use crate::tls::keys::{KeyBlock, MasterSecret, PreMasterSecret};
 use crate::tls::record::DirectionState;
-use crate::tls::transcript::{Direction, Transcript, TranscriptRecord};
+use crate::tls::transcript::{Direction, Transcript};
 use ring::digest;
 use rustls_pki_types::{ServerName, UnixTime};
 use std::sync::Arc;
@@ -700,9 +700,4 @@ impl Client {
     pub fn server_name(&self) -> &ServerName<'static> {
         &self.server_name
     }
-}
-
-/// Convenience: the transcript entries that are encrypted application data.
-pub fn app_records(t: &Transcript, d: Direction) -> Vec<&TranscriptRecord> {
-    t.direction(d).filter(|r| r.content_type == ContentType::ApplicationData as u8).collect()
 }
