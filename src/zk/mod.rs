@@ -49,8 +49,10 @@ mod verifier;
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use prover::lie;
 #[cfg(test)]
-pub(crate) use prover::{lie, Cheat};
+pub(crate) use prover::Cheat;
 
 pub use plain::{PlainBackend, PlainBit};
 pub use prover::{PBit, PElem, Prover, ProverBackend};
