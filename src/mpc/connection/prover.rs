@@ -17,37 +17,6 @@ use crate::tls::driver::ByteIo;
 use crate::tls::Client;
 use crate::zk::Party;
 
-/// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
-/// ClientHello not yet sent), `server` the byte stream to the server, `request` the
-/// application data to send. Returns when the server has sent an alert or closed. In one call
-/// (the tests'; a session prepares first: [`prepare_prover`], [`connect_prover`]).
-#[cfg_attr(not(test), allow(dead_code))]
-pub async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
-    ch: &mut C,
-    zk: &mut Z,
-    server: &mut S,
-    client: Client,
-    request: &[u8],
-    limits: ConnectionLimits,
-) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    prover_garbling(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, server, client, request, limits).await
-}
-
-/// [`prover`] with the garbler given (a cheating one in tests).
-#[cfg_attr(not(test), allow(dead_code))]
-pub(super) async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(
-    gp: GarblerParty,
-    ch: &mut C,
-    zk: &mut Z,
-    server: &mut S,
-    client: Client,
-    request: &[u8],
-    limits: ConnectionLimits,
-) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    let prepared = prepare_with(gp, ch, request.len(), limits).await?;
-    connect_prover(prepared, ch, zk, server, client, request, limits).await
-}
-
 /// What the prover makes before the handshake: the COTs of the connection's inputs and
 /// OLEs, and a request of up to `request_len` bytes garbled ahead when it fits.
 pub struct PreparedProver<W> {

@@ -18,6 +18,62 @@ use crate::zk::MAX_MESSAGE;
 use futures::future::join;
 use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
 
+/// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
+/// ClientHello not yet sent), `server` the byte stream to the server, `request` the
+/// application data to send. Returns when the server has sent an alert or closed. In one call,
+/// as the tests drive it (a session prepares first: [`prepare_prover`], [`connect_prover`]).
+async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
+    ch: &mut C,
+    zk: &mut Z,
+    server: &mut S,
+    client: Client,
+    request: &[u8],
+    limits: ConnectionLimits,
+) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    prover_garbling(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, server, client, request, limits).await
+}
+
+/// [`prover`] with the garbler given (a cheating one in tests).
+async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(
+    gp: GarblerParty,
+    ch: &mut C,
+    zk: &mut Z,
+    server: &mut S,
+    client: Client,
+    request: &[u8],
+    limits: ConnectionLimits,
+) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    let prepared = prepare_with(gp, ch, request.len(), limits).await?;
+    connect_prover(prepared, ch, zk, server, client, request, limits).await
+}
+
+/// The verifier's side, for a connection to `server_name` validated against `roots` at `now`,
+/// in one call, as the tests drive it (a session prepares first: [`prepare_verifier`], [`connect_verifier`]).
+async fn verifier<C: Channel, Z: Party<C>>(
+    ch: &mut C,
+    zk: &mut Z,
+    roots: RootStore,
+    server_name: &str,
+    now: rustls_pki_types::UnixTime,
+    limits: ConnectionLimits,
+) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
+    let prepared = prepare_verifier(ch, limits).await?;
+    connect_verifier(prepared, ch, zk, roots, server_name, || now, limits).await
+}
+
+/// A fresh two-party client for the account tests (its ClientHello taken), which takes one
+/// warning alert.
+fn fresh_client() -> Client {
+    let mut c = Client::new(
+        two_party_config(RootStore::from_anchors(Vec::new())),
+        "localhost",
+        rustls_pki_types::UnixTime::now(),
+    )
+    .expect("client");
+    c.take_outgoing();
+    c
+}
+
 const LIMITS: ConnectionLimits = ConnectionLimits { max_sent: 1024, max_recv: 1 << 16 };
 
 /// The fixture on 127.0.0.1 and the roots that trust it.
@@ -875,29 +931,19 @@ async fn a_flood_of_empty_records_is_refused_by_the_verifier_within_max_recv_and
     assert!(matches!(&v, Err(ConnectionError::TooMuchForwarded { limit: l }) if *l == limit), "{:?}", v.as_ref().err());
     // Each bound on its own, taking exactly what it allows: 2^16 records (under a max_recv
     // that would take more), and max_recv + the overhead in bytes; one record or byte more is
-    // refused. A fresh client takes one warning alert.
-    let fresh = || {
-        let mut c = Client::new(
-            two_party_config(RootStore::from_anchors(Vec::new())),
-            "localhost",
-            rustls_pki_types::UnixTime::now(),
-        )
-        .expect("client");
-        c.take_outgoing();
-        c
-    };
+    // refused.
     let mut full = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION, max_bytes: u64::MAX };
     assert!(matches!(
-        full.feed(&mut fresh(), &WARNING),
+        full.feed(&mut fresh_client(), &WARNING),
         Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION })
     ));
     let mut nearly = ServerBytes { bytes: 0, records: MAX_RECORDS_PER_DIRECTION - 1, max_bytes: u64::MAX };
-    assert!(nearly.feed(&mut fresh(), &WARNING).is_ok());
+    assert!(nearly.feed(&mut fresh_client(), &WARNING).is_ok());
     assert_eq!(nearly.records, MAX_RECORDS_PER_DIRECTION);
     let mut exact = ServerBytes { bytes: 0, records: 0, max_bytes: WARNING.len() as u64 };
-    assert!(exact.feed(&mut fresh(), &WARNING).is_ok());
+    assert!(exact.feed(&mut fresh_client(), &WARNING).is_ok());
     let mut short = ServerBytes { bytes: 0, records: 0, max_bytes: WARNING.len() as u64 - 1 };
-    assert!(matches!(short.feed(&mut fresh(), &WARNING), Err(ConnectionError::TooMuchForwarded { limit: 6 })));
+    assert!(matches!(short.feed(&mut fresh_client(), &WARNING), Err(ConnectionError::TooMuchForwarded { limit: 6 })));
 }
 
 #[tokio::test]
@@ -925,19 +971,11 @@ async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
 /// is fed to its copy of the client.
 #[tokio::test]
 async fn a_forwarded_message_of_no_bytes_or_over_16_kib_is_refused_as_malformed() {
-    let fresh = || {
-        Client::new(
-            two_party_config(RootStore::from_anchors(Vec::new())),
-            "localhost",
-            rustls_pki_types::UnixTime::now(),
-        )
-        .expect("client")
-    };
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     for len in [0, READ_CHUNK + 1, READ_CHUNK] {
         a.send([&[SERVER_BYTES][..], &vec![0; len]].concat()).await.expect("send");
         let mut account = ServerBytes { bytes: 0, records: 0, max_bytes: 10 };
-        let taken = take_forwarded(&mut b, &mut fresh(), &mut account).await;
+        let taken = take_forwarded(&mut b, &mut fresh_client(), &mut account).await;
         if len == READ_CHUNK {
             // taken, and refused by the byte bound (10 here) rather than as malformed
             assert!(matches!(taken, Err(ConnectionError::TooMuchForwarded { limit: 10 })), "{len}: {taken:?}");

@@ -15,21 +15,6 @@ use crate::tls::codec::ContentType;
 use crate::tls::{Client, RootStore};
 use crate::zk::Party;
 
-/// The verifier's side, for a connection to `server_name` validated against `roots` at `now`,
-/// in one call (the tests'; a session prepares first: [`prepare_verifier`], [`connect_verifier`]).
-#[cfg_attr(not(test), allow(dead_code))]
-pub async fn verifier<C: Channel, Z: Party<C>>(
-    ch: &mut C,
-    zk: &mut Z,
-    roots: RootStore,
-    server_name: &str,
-    now: rustls_pki_types::UnixTime,
-    limits: ConnectionLimits,
-) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
-    let prepared = prepare_verifier(ch, limits).await?;
-    connect_verifier(prepared, ch, zk, roots, server_name, || now, limits).await
-}
-
 /// What the verifier holds before the handshake: its COTs and the request as announced (its
 /// records garbled ahead, or its length).
 pub struct PreparedVerifier<W> {
