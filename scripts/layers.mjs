@@ -43,19 +43,27 @@ for (const f of files(root)) {
   });
 }
 
+// The library's non-test code of file `f`, one string per line with comments removed; null for
+// a test file.
+function nonTestLines(f) {
+  const rel = relative(root, f);
+  if (/(^|\/)(tests|[a-z_]+_tests)\.rs$/.test(rel)) return null;
+  if ([...testOnly].some((t) => f === t || f.startsWith(t + "/"))) return null;
+  let src = readFileSync(f, "utf8");
+  const cut = src.search(/^#\[cfg\((all\()?test[^\n]*\n(pub(\(crate\))? )?mod tests/m);
+  if (cut >= 0) src = src.slice(0, cut);
+  return src.split("\n").map((l) => (/^\s*\/\//.test(l) ? "" : l.replace(/\/\/.*$/, "")));
+}
+
 const edges = new Map();
 for (const f of files(root)) {
   const rel = relative(root, f);
   const top = rel.split("/")[0].replace(/\.rs$/, "");
   if (top === "bin" || top === "lib" || !layer.has(top)) continue;
-  if (/(^|\/)(tests|[a-z_]+_tests)\.rs$/.test(rel)) continue;
-  if ([...testOnly].some((t) => f === t || f.startsWith(t + "/"))) continue;
-  let src = readFileSync(f, "utf8");
-  const cut = src.search(/^#\[cfg\((all\()?test[^\n]*\n(pub(\(crate\))? )?mod tests/m);
-  if (cut >= 0) src = src.slice(0, cut);
-  src.split("\n").forEach((line, i) => {
-    if (/^\s*\/\//.test(line)) return;
-    for (const m of line.replace(/\/\/.*$/, "").matchAll(/crate::([a-z_]+)/g)) {
+  const lines = nonTestLines(f);
+  if (!lines) continue;
+  lines.forEach((line, i) => {
+    for (const m of line.matchAll(/crate::([a-z_]+)/g)) {
       const used = m[1];
       if (used === top || !layer.has(used)) continue;
       const key = `${top}->${used}`;
@@ -82,13 +90,9 @@ for (const f of files(root)) {
 }
 const graph = new Map();
 for (const [m, f] of mods) {
-  const rel = relative(root, f);
-  if (/(^|\/)(tests|[a-z_]+_tests)\.rs$/.test(rel)) continue;
-  if ([...testOnly].some((t) => f === t || f.startsWith(t + "/"))) continue;
-  let src = readFileSync(f, "utf8");
-  const cut = src.search(/^#\[cfg\((all\()?test[^\n]*\n(pub(\(crate\))? )?mod tests/m);
-  if (cut >= 0) src = src.slice(0, cut);
-  src = src.split("\n").filter((l) => !/^\s*\/\//.test(l)).map((l) => l.replace(/\/\/.*$/, "")).join("\n");
+  const lines = nonTestLines(f);
+  if (!lines) continue;
+  const src = lines.join("\n");
   const deps = new Set();
   for (const x of src.matchAll(/crate::([a-z_0-9]+(?:::[a-z_0-9]+)*)/g)) {
     const parts = x[1].split("::");
