@@ -1,6 +1,7 @@
 //! The client's handshake: the server's messages in order, the key exchange (local, external
 //! or in two parties), the Finished messages.
 
+use super::state::{Established, Negotiated, OurKeyExchange, Secrets, ServerAuth, ServerFinished, State};
 use super::*;
 use crate::tls::certs::{verify_server_chain, verify_server_key_exchange};
 use crate::tls::codec::{
@@ -10,6 +11,10 @@ use crate::tls::crypto::{KeyExchange, RingKeyExchange};
 use crate::tls::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
 use crate::tls::keys::{self, PreMasterSecret};
 use rustls_pki_types::ServerName;
+
+/// What a pending key exchange's answer continues from: the ServerHello's settlement, the
+/// authenticated server, whether it asked for a certificate.
+pub(super) type PendingKeyExchange = (Negotiated, ServerAuth, bool);
 
 impl Client {
     pub(super) fn handle_handshake(&mut self, typ: u8, msg: Vec<u8>) -> Result<(), Error> {
@@ -21,82 +26,82 @@ impl Client {
             if self.config.key_exchange == KeyExchangeMode::TwoParty {
                 return Err(unexpected(self.state.expected(), "HelloRequest"));
             }
-            if self.state == State::Connected {
+            if self.state.is_connected() {
                 // RFC 5746/5246: refuse renegotiation with a warning and carry on.
                 self.send_alert(false, AlertDescription::NO_RENEGOTIATION);
             }
             // During a handshake HelloRequest is ignored (RFC 5246 §7.4.1.1). Not hashed.
             return Ok(());
         }
-        match (self.state, typ) {
+        self.state = match (self.state.take(), typ) {
             (State::ExpectServerHello, hs::SERVER_HELLO) => {
-                self.handle_server_hello(body)?;
+                let negotiated = self.handle_server_hello(body)?;
                 self.push_received(typ, msg);
-                self.state = State::ExpectCertificate;
+                State::ExpectCertificate(negotiated)
             }
-            (State::ExpectCertificate, hs::CERTIFICATE) => {
+            (State::ExpectCertificate(negotiated), hs::CERTIFICATE) => {
                 let chain = codec::parse_certificate(body)?;
                 if chain.is_empty() {
                     return Err(PeerMisbehaved::NoCertificate.into());
                 }
                 verify_server_chain(&self.config.roots, &chain, &self.server_name, self.now)?;
-                self.cert_chain = chain;
                 self.push_received(typ, msg);
-                self.state = State::ExpectServerKeyExchange;
+                State::ExpectServerKeyExchange(negotiated, chain)
             }
-            (State::ExpectServerKeyExchange, hs::SERVER_KEY_EXCHANGE) => {
-                self.handle_server_key_exchange(body)?;
+            (State::ExpectServerKeyExchange(negotiated, chain), hs::SERVER_KEY_EXCHANGE) => {
+                let kx = self.handle_server_key_exchange(&negotiated, &chain, body)?;
                 self.push_received(typ, msg);
-                self.state = State::ExpectServerHelloDone;
+                State::ExpectServerHelloDone { negotiated, server: ServerAuth { chain, kx }, cert_requested: false }
             }
-            (State::ExpectServerHelloDone, hs::CERTIFICATE_REQUEST) if !self.cert_requested => {
+            (State::ExpectServerHelloDone { negotiated, server, cert_requested: false }, hs::CERTIFICATE_REQUEST) => {
                 // We have no client certificate; we answer with an empty Certificate.
-                self.cert_requested = true;
                 self.push_received(typ, msg);
+                State::ExpectServerHelloDone { negotiated, server, cert_requested: true }
             }
-            (State::ExpectServerHelloDone, hs::SERVER_HELLO_DONE) => {
+            (State::ExpectServerHelloDone { negotiated, server, cert_requested }, hs::SERVER_HELLO_DONE) => {
                 if !body.is_empty() {
                     return Err(decode("ServerHelloDone body"));
                 }
                 self.push_received(typ, msg);
-                self.state = State::KeyExchangePending;
+                State::KeyExchangePending { negotiated, server, cert_requested }
             }
-            (State::ExpectNewSessionTicketOrCcs, hs::NEW_SESSION_TICKET) => {
+            (State::ExpectNewSessionTicketOrCcs(e), hs::NEW_SESSION_TICKET) => {
                 let mut r = Reader::new(body);
                 r.u32("ticket lifetime")?;
                 r.vec16("ticket")?;
                 r.finish("NewSessionTicket trailing bytes")?;
                 self.push_received(typ, msg);
-                self.state = State::ExpectCcs;
+                State::ExpectCcs(e)
             }
-            (State::ExpectFinished, hs::FINISHED) => {
+            (State::ExpectFinished(e), hs::FINISHED) => {
                 if body.len() != 12 {
                     return Err(decode("Finished length"));
                 }
                 let h_s = sha256(&self.messages);
-                let ms = self.ms.as_ref().ok_or(Error::InvalidState("no master secret"))?;
+                let ms = &e.ours.secrets.as_ref().ok_or(Error::InvalidState("no master secret"))?.ms;
                 let expected = keys::verify_data(ms, b"server finished", &h_s);
                 #[allow(deprecated)]
                 let ok = ring::constant_time::verify_slices_are_equal(&expected, body).is_ok();
                 if !ok {
                     return Err(PeerMisbehaved::BadFinished.into());
                 }
-                self.server_finished_hash = Some(h_s);
-                self.server_verify_data = Some(expected);
                 self.push_received(typ, msg);
-                self.state = State::Connected;
+                State::Connected(e, ServerFinished { hash: h_s, verify_data: Some(expected) })
             }
             (s, t) => {
-                if s == State::ExpectCertificate && t == hs::FINISHED {
-                    return Err(PeerMisbehaved::ResumptionAttempted.into());
-                }
-                return Err(unexpected(s.expected(), hs::name(t)));
+                let err = if matches!(s, State::ExpectCertificate(_)) && t == hs::FINISHED {
+                    PeerMisbehaved::ResumptionAttempted.into()
+                } else {
+                    unexpected(s.expected(), hs::name(t))
+                };
+                self.state = s;
+                return Err(err);
             }
-        }
+        };
         Ok(())
     }
 
-    pub(super) fn handle_server_hello(&mut self, body: &[u8]) -> Result<(), Error> {
+    pub(super) fn handle_server_hello(&self, body: &[u8]) -> Result<Negotiated, Error> {
         let sh = codec::parse_server_hello(body)?;
         if sh.version != TLS12 {
             return Err(PeerMisbehaved::UnsupportedVersion(sh.version).into());
@@ -114,6 +119,7 @@ impl Client {
         }
         let mut seen = Vec::new();
         let mut ems = false;
+        let mut ticket_acked = false;
         for (t, b) in &sh.extensions {
             if seen.contains(t) {
                 return Err(PeerMisbehaved::DuplicateExtension(*t).into());
@@ -148,7 +154,7 @@ impl Client {
                     if !b.is_empty() {
                         return Err(decode("session_ticket ack body"));
                     }
-                    self.ticket_acked = true;
+                    ticket_acked = true;
                 }
                 other => return Err(PeerMisbehaved::UnofferedExtension(other).into()),
             }
@@ -160,39 +166,33 @@ impl Client {
             }
             .into());
         }
-        self.suite = Some(suite);
-        self.ems = ems;
-        self.server_random = sh.random;
-        Ok(())
+        Ok(Negotiated { server_random: sh.random, suite, ems, ticket_acked })
     }
 
-    pub(super) fn handle_server_key_exchange(&mut self, body: &[u8]) -> Result<(), Error> {
+    pub(super) fn handle_server_key_exchange(
+        &self,
+        negotiated: &Negotiated,
+        chain: &[Vec<u8>],
+        body: &[u8],
+    ) -> Result<ServerKeyExchangeInfo, Error> {
         let ske = codec::parse_server_key_exchange(body)?;
         let group = NamedGroup::from_id(ske.named_group)
             .filter(|g| self.config.groups.contains(g))
             .ok_or(PeerMisbehaved::UnofferedGroup(ske.named_group))?;
-        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let suite = negotiated.suite;
         let scheme = SignatureScheme::from_id(ske.scheme)
             .filter(|s| self.config.signature_schemes.contains(s) && s.is_ecdsa() == suite.is_ecdsa())
             .ok_or(PeerMisbehaved::UnofferedSignatureScheme(ske.scheme))?;
-        let leaf = self.cert_chain.first().ok_or(PeerMisbehaved::NoCertificate)?;
+        let leaf = chain.first().ok_or(PeerMisbehaved::NoCertificate)?;
         verify_server_key_exchange(
             leaf,
             scheme,
             &self.client_random,
-            &self.server_random,
+            &negotiated.server_random,
             &ske.params,
             &ske.signature,
         )?;
-        self.group = Some(group);
-        self.ske = Some(ServerKeyExchangeInfo {
-            group,
-            public: ske.public,
-            params: ske.params,
-            scheme,
-            signature: ske.signature,
-        });
-        Ok(())
+        Ok(ServerKeyExchangeInfo { group, public: ske.public, params: ske.params, scheme, signature: ske.signature })
     }
 
     pub(super) fn local_key_exchange(&mut self) -> Result<(), Error> {
@@ -200,71 +200,101 @@ impl Client {
         let kx = Box::new(RingKeyExchange::generate(req.group)?);
         let public = kx.public_key().to_vec();
         let pms = kx.complete(&req.server_public)?;
-        self.finish_key_exchange(public, pms)
+        let pending = self.take_key_exchange("no key exchange")?;
+        self.finish_key_exchange(pending, public, pms)
     }
 
     /// In [`KeyExchangeMode::External`], after ServerHelloDone: the group and server share the
     /// caller must answer with [`Client::complete_key_exchange`].
     pub fn key_exchange_request(&self) -> Option<KeyExchangeRequest> {
-        if self.state != State::KeyExchangePending || self.failed.is_some() {
-            return None;
+        match &self.state {
+            State::KeyExchangePending { server, .. } if self.failed.is_none() => {
+                Some(KeyExchangeRequest { group: server.kx.group, server_public: server.kx.public.clone() })
+            }
+            _ => None,
         }
-        let ske = self.ske.as_ref()?;
-        Some(KeyExchangeRequest { group: ske.group, server_public: ske.public.clone() })
     }
 
     /// Supply our ECDHE public share and the pre-master secret; sends ClientKeyExchange,
     /// ChangeCipherSpec and Finished, then continues with any buffered server bytes.
     pub fn complete_key_exchange(&mut self, client_public: Vec<u8>, pms: PreMasterSecret) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::External {
+        if self.config.key_exchange != KeyExchangeMode::External {
             return Err(Error::InvalidState("no external key exchange pending"));
         }
-        let r = self.finish_key_exchange(client_public, pms).and_then(|_| self.process());
+        let pending = self.take_key_exchange("no external key exchange pending")?;
+        let r = self.finish_key_exchange(pending, client_public, pms).and_then(|_| self.process());
         r.map_err(|e| self.fail(e))
     }
 
-    pub(super) fn send_client_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
+    /// Takes the pending key exchange's state for the step that answers it; `Err(what)` (the
+    /// state unchanged) if none is pending.
+    pub(super) fn take_key_exchange(&mut self, what: &'static str) -> Result<PendingKeyExchange, Error> {
+        match self.state.take() {
+            State::KeyExchangePending { negotiated, server, cert_requested } => {
+                Ok((negotiated, server, cert_requested))
+            }
+            s => {
+                self.state = s;
+                Err(Error::InvalidState(what))
+            }
+        }
+    }
+
+    /// Sends our (empty, if asked for) Certificate and ClientKeyExchange: the session hash
+    /// if EMS was negotiated.
+    pub(super) fn send_client_key_exchange(
+        &mut self,
+        negotiated: &Negotiated,
+        cert_requested: bool,
+        client_public: &[u8],
+    ) -> Result<Option<[u8; 32]>, Error> {
         if client_public.is_empty() || client_public.len() > 255 {
             return Err(Error::Crypto("bad client public key length"));
         }
-        if self.cert_requested {
+        if cert_requested {
             self.send_handshake(handshake_message(hs::CERTIFICATE, &[0, 0, 0]))?;
         }
         let mut cke = Vec::new();
-        put_vec8(&mut cke, &client_public);
+        put_vec8(&mut cke, client_public);
         self.send_handshake(handshake_message(hs::CLIENT_KEY_EXCHANGE, &cke))?;
-        self.client_public = client_public;
-        if self.ems {
-            self.session_hash = Some(sha256(&self.messages));
-        }
-        Ok(())
+        Ok(negotiated.ems.then(|| sha256(&self.messages)))
     }
 
-    pub(super) fn finish_key_exchange(&mut self, client_public: Vec<u8>, pms: PreMasterSecret) -> Result<(), Error> {
-        self.send_client_key_exchange(client_public)?;
-        let ms = if let Some(h) = &self.session_hash {
-            keys::extended_master_secret(&pms, h)
-        } else {
-            keys::master_secret(&pms, &self.client_random, &self.server_random)
+    /// Our key exchange's second half, for a client that holds the secrets: ClientKeyExchange,
+    /// ChangeCipherSpec and our Finished.
+    pub(super) fn finish_key_exchange(
+        &mut self,
+        (negotiated, server, cert_requested): PendingKeyExchange,
+        client_public: Vec<u8>,
+        pms: PreMasterSecret,
+    ) -> Result<(), Error> {
+        let session_hash = self.send_client_key_exchange(&negotiated, cert_requested, &client_public)?;
+        let (client_random, server_random) = (&self.client_random, &negotiated.server_random);
+        let ms = match &session_hash {
+            Some(h) => keys::extended_master_secret(&pms, h),
+            None => keys::master_secret(&pms, client_random, server_random),
         };
-        let kb = keys::key_block(&ms, &self.client_random, &self.server_random);
+        let key_block = keys::key_block(&ms, client_random, server_random);
         self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
-        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-        let crypto =
-            self.config.record_crypto.new_record_crypto(suite, true, &kb.client_write_key, &kb.client_write_iv)?;
+        let crypto = self.config.record_crypto.new_record_crypto(
+            negotiated.suite,
+            true,
+            &key_block.client_write_key,
+            &key_block.client_write_iv,
+        )?;
         self.write.install(crypto);
-        let h_c = sha256(&self.messages);
-        let vd = keys::verify_data(&ms, b"client finished", &h_c);
-        self.client_finished_hash = Some(h_c);
-        self.client_verify_data = Some(vd);
+        let finished_hash = sha256(&self.messages);
+        let vd = keys::verify_data(&ms, b"client finished", &finished_hash);
         self.send_handshake(handshake_message(hs::FINISHED, &vd))?;
-        self.pms = Some(pms);
-        self.ms = Some(ms);
-        self.key_block = Some(kb);
-        self.state = if self.ticket_acked { State::ExpectNewSessionTicketOrCcs } else { State::ExpectCcs };
+        let ours = OurKeyExchange {
+            public: client_public,
+            session_hash,
+            finished_hash,
+            verify_data: Some(vd),
+            secrets: Some(Secrets { pms, ms, key_block }),
+        };
+        self.state = State::after_our_finished(Box::new(Established { negotiated, server, ours }));
         Ok(())
     }
-
-    // ----- state and accessors -----
 }

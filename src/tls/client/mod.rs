@@ -2,6 +2,7 @@
 
 mod handshake;
 mod sealed;
+mod state;
 #[cfg(test)]
 mod tests;
 
@@ -17,6 +18,7 @@ use crate::tls::record::DirectionState;
 use crate::tls::transcript::{Direction, Transcript};
 use ring::digest;
 use rustls_pki_types::{ServerName, UnixTime};
+use state::State;
 use std::sync::Arc;
 
 /// How the ECDHE step is performed.
@@ -121,38 +123,6 @@ pub struct KeyExchangeRequest {
     pub server_public: Vec<u8>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    ExpectServerHello,
-    ExpectCertificate,
-    ExpectServerKeyExchange,
-    ExpectServerHelloDone,
-    KeyExchangePending,
-    /// Two-party mode: our Finished is to be sealed by the caller.
-    FinishedPending,
-    ExpectNewSessionTicketOrCcs,
-    ExpectCcs,
-    ExpectFinished,
-    Connected,
-}
-
-impl State {
-    fn expected(self) -> &'static str {
-        match self {
-            State::ExpectServerHello => "ServerHello",
-            State::ExpectCertificate => "Certificate",
-            State::ExpectServerKeyExchange => "ServerKeyExchange",
-            State::ExpectServerHelloDone => "ServerHelloDone",
-            State::KeyExchangePending => "nothing (key exchange pending)",
-            State::FinishedPending => "nothing (our Finished is being sealed)",
-            State::ExpectNewSessionTicketOrCcs => "NewSessionTicket or ChangeCipherSpec",
-            State::ExpectCcs => "ChangeCipherSpec",
-            State::ExpectFinished => "Finished",
-            State::Connected => "application data",
-        }
-    }
-}
-
 /// Bound on buffered-but-unprocessed input (only reached while a key exchange is pending).
 const MAX_PENDING_INPUT: usize = 4 * (RECORD_HEADER_LEN + MAX_CIPHERTEXT);
 
@@ -168,26 +138,10 @@ pub struct Client {
     config: ClientConfig,
     server_name: ServerName<'static>,
     now: UnixTime,
+    /// Where the handshake is, with what it has settled so far.
     state: State,
     client_random: [u8; 32],
-    server_random: [u8; 32],
-    suite: Option<CipherSuite>,
-    group: Option<NamedGroup>,
-    ems: bool,
-    ticket_acked: bool,
-    cert_requested: bool,
-    cert_chain: Vec<Vec<u8>>,
-    ske: Option<ServerKeyExchangeInfo>,
     messages: Vec<HandshakeMessage>,
-    session_hash: Option<[u8; 32]>,
-    client_finished_hash: Option<[u8; 32]>,
-    server_finished_hash: Option<[u8; 32]>,
-    client_verify_data: Option<[u8; 12]>,
-    server_verify_data: Option<[u8; 12]>,
-    client_public: Vec<u8>,
-    pms: Option<PreMasterSecret>,
-    ms: Option<MasterSecret>,
-    key_block: Option<KeyBlock>,
     joiner: HandshakeJoiner,
     read: DirectionState,
     write: DirectionState,
@@ -267,24 +221,7 @@ impl Client {
             now,
             state: State::ExpectServerHello,
             client_random,
-            server_random: [0; 32],
-            suite: None,
-            group: None,
-            ems: false,
-            ticket_acked: false,
-            cert_requested: false,
-            cert_chain: Vec::new(),
-            ske: None,
             messages: Vec::new(),
-            session_hash: None,
-            client_finished_hash: None,
-            server_finished_hash: None,
-            client_verify_data: None,
-            server_verify_data: None,
-            client_public: Vec::new(),
-            pms: None,
-            ms: None,
-            key_block: None,
             joiner: HandshakeJoiner::default(),
             read: DirectionState::default(),
             write: DirectionState::default(),
@@ -409,7 +346,7 @@ impl Client {
     /// handshake is complete, or earlier under [`Client::can_false_start`].
     pub fn write_plaintext(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::Connected && !self.can_false_start() {
+        if !self.state.is_connected() && !self.can_false_start() {
             return Err(Error::InvalidState("handshake not complete"));
         }
         if self.sent_close_notify {
@@ -464,7 +401,7 @@ impl Client {
         if self.received_close_notify || self.received_sealed_alert {
             return Ok(());
         }
-        let e = if self.state == State::Connected {
+        let e = if self.state.is_connected() {
             PeerMisbehaved::TruncatedWithoutCloseNotify
         } else {
             PeerMisbehaved::UnexpectedEof
@@ -476,11 +413,11 @@ impl Client {
     fn process(&mut self) -> Result<(), Error> {
         loop {
             match self.state {
-                State::KeyExchangePending if self.config.key_exchange == KeyExchangeMode::Local => {
+                State::KeyExchangePending { .. } if self.config.key_exchange == KeyExchangeMode::Local => {
                     self.local_key_exchange()?;
                     continue;
                 }
-                State::KeyExchangePending | State::FinishedPending => return Ok(()),
+                State::KeyExchangePending { .. } | State::FinishedPending(_) => return Ok(()),
                 _ => {}
             }
             let Some(h) = parse_record_header(&self.in_buf)? else {
@@ -531,7 +468,7 @@ impl Client {
                 Ok(())
             }
             ContentType::ApplicationData => {
-                if self.state != State::Connected {
+                if !self.state.is_connected() {
                     return Err(unexpected(self.state.expected(), "ApplicationData"));
                 }
                 self.plaintext.extend_from_slice(&payload);
@@ -544,22 +481,33 @@ impl Client {
         if payload != [1] {
             return Err(PeerMisbehaved::BadChangeCipherSpec.into());
         }
-        match self.state {
-            State::ExpectCcs | State::ExpectNewSessionTicketOrCcs => {}
-            State::ExpectCertificate => return Err(PeerMisbehaved::ResumptionAttempted.into()),
-            s => return Err(unexpected(s.expected(), "ChangeCipherSpec")),
+        let e = match self.state.take() {
+            State::ExpectCcs(e) | State::ExpectNewSessionTicketOrCcs(e) => e,
+            s => {
+                let err = match s {
+                    State::ExpectCertificate(_) => PeerMisbehaved::ResumptionAttempted.into(),
+                    _ => unexpected(s.expected(), "ChangeCipherSpec"),
+                };
+                self.state = s;
+                return Err(err);
+            }
+        };
+        match &e.ours.secrets {
+            None if self.config.key_exchange == KeyExchangeMode::TwoParty => self.read.install_sealed_elsewhere(),
+            None => return Err(Error::InvalidState("no keys at CCS")),
+            Some(secrets) => {
+                let kb = &secrets.key_block;
+                let suite = e.negotiated.suite;
+                let crypto = self.config.record_crypto.new_record_crypto(
+                    suite,
+                    false,
+                    &kb.server_write_key,
+                    &kb.server_write_iv,
+                )?;
+                self.read.install(crypto);
+            }
         }
-        if self.config.key_exchange == KeyExchangeMode::TwoParty {
-            self.read.install_sealed_elsewhere();
-            self.state = State::ExpectFinished;
-            return Ok(());
-        }
-        let kb = self.key_block.as_ref().ok_or(Error::InvalidState("no keys at CCS"))?;
-        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
-        let crypto =
-            self.config.record_crypto.new_record_crypto(suite, false, &kb.server_write_key, &kb.server_write_iv)?;
-        self.read.install(crypto);
-        self.state = State::ExpectFinished;
+        self.state = State::ExpectFinished(e);
         Ok(())
     }
 
@@ -569,7 +517,7 @@ impl Client {
         }
         let desc = AlertDescription(payload[1]);
         if desc == AlertDescription::CLOSE_NOTIFY {
-            if self.state != State::Connected {
+            if !self.state.is_connected() {
                 return Err(PeerMisbehaved::FatalAlert(desc).into());
             }
             self.received_close_notify = true;
@@ -583,9 +531,9 @@ impl Client {
             let in_flight = matches!(
                 self.state,
                 State::ExpectServerHello
-                    | State::ExpectCertificate
-                    | State::ExpectServerKeyExchange
-                    | State::ExpectServerHelloDone
+                    | State::ExpectCertificate(_)
+                    | State::ExpectServerKeyExchange(..)
+                    | State::ExpectServerHelloDone { .. }
             );
             self.handshake_warnings += 1;
             if !in_flight || self.handshake_warnings > TWO_PARTY_WARNINGS {
@@ -610,10 +558,10 @@ impl Client {
         self.plaintext.len()
     }
     pub fn is_handshaking(&self) -> bool {
-        self.state != State::Connected && self.failed.is_none()
+        !self.state.is_connected() && self.failed.is_none()
     }
     pub fn is_connected(&self) -> bool {
-        self.state == State::Connected && self.failed.is_none()
+        self.state.is_connected() && self.failed.is_none()
     }
     /// Whether application data may already be sent, before the server's Finished: TLS False
     /// Start (RFC 7918), which saves a round trip. Its conditions hold for every session this
@@ -623,7 +571,10 @@ impl Client {
     /// that tampered with the handshake could only read data meant for itself.
     pub fn can_false_start(&self) -> bool {
         self.failed.is_none()
-            && matches!(self.state, State::ExpectNewSessionTicketOrCcs | State::ExpectCcs | State::ExpectFinished)
+            && matches!(
+                self.state,
+                State::ExpectNewSessionTicketOrCcs(_) | State::ExpectCcs(_) | State::ExpectFinished(_)
+            )
     }
     pub fn received_close_notify(&self) -> bool {
         self.received_close_notify
@@ -637,31 +588,31 @@ impl Client {
     }
     /// Zero until ServerHello.
     pub fn server_random(&self) -> &[u8; 32] {
-        &self.server_random
+        self.state.negotiated().map_or(&[0; 32], |n| &n.server_random)
     }
     pub fn cipher_suite(&self) -> Option<CipherSuite> {
-        self.suite
+        self.state.negotiated().map(|n| n.suite)
     }
     pub fn group(&self) -> Option<NamedGroup> {
-        self.group
+        self.state.server().map(|s| s.kx.group)
     }
     /// Whether RFC 7627 extended master secret was negotiated.
     pub fn extended_master_secret(&self) -> bool {
-        self.ems
+        self.state.negotiated().is_some_and(|n| n.ems)
     }
-    /// Our ECDHE public share (as in ClientKeyExchange).
+    /// Our ECDHE public share (as in ClientKeyExchange); empty before it is sent.
     pub fn client_public_key(&self) -> &[u8] {
-        &self.client_public
+        self.state.established().map_or(&[], |e| &e.ours.public)
     }
     /// The pre-master secret (local key exchange only).
     pub fn pre_master_secret(&self) -> Option<&PreMasterSecret> {
-        self.pms.as_ref()
+        self.state.secrets().map(|s| &s.pms)
     }
     pub fn master_secret(&self) -> Option<&MasterSecret> {
-        self.ms.as_ref()
+        self.state.secrets().map(|s| &s.ms)
     }
     pub fn key_block(&self) -> Option<&KeyBlock> {
-        self.key_block.as_ref()
+        self.state.secrets().map(|s| &s.key_block)
     }
     /// Handshake messages in order, both directions, as hashed (HelloRequest excluded).
     pub fn handshake_messages(&self) -> &[HandshakeMessage] {
@@ -669,28 +620,28 @@ impl Client {
     }
     /// RFC 7627 session hash (messages through ClientKeyExchange), if EMS was used.
     pub fn session_hash(&self) -> Option<&[u8; 32]> {
-        self.session_hash.as_ref()
+        self.state.established()?.ours.session_hash.as_ref()
     }
     /// H_c: hash of all messages before the client Finished.
     pub fn client_finished_hash(&self) -> Option<&[u8; 32]> {
-        self.client_finished_hash.as_ref()
+        self.state.established().map(|e| &e.ours.finished_hash)
     }
     /// H_s: hash of all messages before the server Finished (includes the client Finished).
     pub fn server_finished_hash(&self) -> Option<&[u8; 32]> {
-        self.server_finished_hash.as_ref()
+        self.state.server_finished().map(|f| &f.hash)
     }
     pub fn client_verify_data(&self) -> Option<&[u8; 12]> {
-        self.client_verify_data.as_ref()
+        self.state.established()?.ours.verify_data.as_ref()
     }
     pub fn server_verify_data(&self) -> Option<&[u8; 12]> {
-        self.server_verify_data.as_ref()
+        self.state.server_finished()?.verify_data.as_ref()
     }
     /// Server certificate chain (DER, leaf first), validated.
     pub fn server_cert_chain(&self) -> &[Vec<u8>] {
-        &self.cert_chain
+        self.state.chain()
     }
     pub fn server_key_exchange(&self) -> Option<&ServerKeyExchangeInfo> {
-        self.ske.as_ref()
+        self.state.server().map(|s| &s.kx)
     }
     /// Every record in both directions.
     pub fn transcript(&self) -> &Transcript {

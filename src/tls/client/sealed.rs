@@ -1,6 +1,7 @@
 //! The two-party (MPC mode) side of the client: records sealed by the caller under keys no one
 //! here holds, the server's records kept sealed until the keys may be opened.
 
+use super::state::{Established, OurKeyExchange, ServerFinished, State};
 use super::*;
 use crate::tls::codec::{handshake_message, hs, ContentType, RECORD_HEADER_LEN};
 use crate::tls::error::{unexpected, Error};
@@ -20,23 +21,26 @@ impl Client {
         if !self.joiner.is_empty() {
             return Err(unexpected("rest of handshake message", content_name(sealed.content_type)));
         }
-        match (self.state, ContentType::from_u8(sealed.content_type)) {
-            (State::ExpectFinished, Some(ContentType::Handshake)) => {
-                self.server_finished_hash = Some(sha256(&self.messages));
-                self.state = State::Connected;
+        self.state = match (self.state.take(), ContentType::from_u8(sealed.content_type)) {
+            (State::ExpectFinished(e), Some(ContentType::Handshake)) => {
+                State::Connected(e, ServerFinished { hash: sha256(&self.messages), verify_data: None })
             }
-            (State::Connected, Some(ContentType::ApplicationData)) => self.sealed_in.push(sealed),
-            (State::Connected, Some(ContentType::Alert)) => {
+            (s @ State::Connected(..), Some(ContentType::ApplicationData)) => {
+                self.sealed_in.push(sealed);
+                s
+            }
+            (s @ State::Connected(..), Some(ContentType::Alert)) => {
                 self.received_sealed_alert = true;
                 self.sealed_in.push(sealed);
+                s
             }
             (s, _) => {
-                return Err(unexpected(
-                    s.expected(),
-                    format!("an encrypted {} record", content_name(sealed.content_type)),
-                ))
+                let err =
+                    unexpected(s.expected(), format!("an encrypted {} record", content_name(sealed.content_type)));
+                self.state = s;
+                return Err(err);
             }
-        }
+        };
         Ok(())
     }
 
@@ -46,16 +50,25 @@ impl Client {
     /// Finished is awaited from [`Client::send_sealed_finished`].
     pub fn complete_two_party_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::KeyExchangePending || self.config.key_exchange != KeyExchangeMode::TwoParty {
-            return Err(Error::InvalidState("no two-party key exchange pending"));
+        let what = "no two-party key exchange pending";
+        if self.config.key_exchange != KeyExchangeMode::TwoParty {
+            return Err(Error::InvalidState(what));
         }
-        let r = self.send_client_key_exchange(client_public).and_then(|_| {
+        let (negotiated, server, cert_requested) = self.take_key_exchange(what)?;
+        let r = (|| {
+            let session_hash = self.send_client_key_exchange(&negotiated, cert_requested, &client_public)?;
             self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
             self.write.install_sealed_elsewhere();
-            self.client_finished_hash = Some(sha256(&self.messages));
-            self.state = State::FinishedPending;
+            let ours = OurKeyExchange {
+                public: client_public,
+                session_hash,
+                finished_hash: sha256(&self.messages),
+                verify_data: None,
+                secrets: None,
+            };
+            self.state = State::FinishedPending(Box::new(Established { negotiated, server, ours }));
             Ok(())
-        });
+        })();
         r.map_err(|e| self.fail(e))
     }
 
@@ -63,16 +76,20 @@ impl Client {
     /// ciphertext ‖ tag) over `verify_data`; then the server's ChangeCipherSpec is awaited.
     pub fn send_sealed_finished(&mut self, verify_data: [u8; 12], body: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::FinishedPending {
-            return Err(Error::InvalidState("our Finished is not awaited"));
-        }
+        let mut e = match self.state.take() {
+            State::FinishedPending(e) => e,
+            s => {
+                self.state = s;
+                return Err(Error::InvalidState("our Finished is not awaited"));
+            }
+        };
         let msg = handshake_message(hs::FINISHED, &verify_data);
         let r = self.write.push_sealed(ContentType::Handshake as u8, body, Some(msg.clone())).map(|rec| {
             self.out_buf.extend_from_slice(&rec.raw);
             self.transcript.records.push(rec);
             self.messages.push(HandshakeMessage { sender: Direction::Sent, typ: hs::FINISHED, raw: msg });
-            self.client_verify_data = Some(verify_data);
-            self.state = if self.ticket_acked { State::ExpectNewSessionTicketOrCcs } else { State::ExpectCcs };
+            e.ours.verify_data = Some(verify_data);
+            self.state = State::after_our_finished(e);
         });
         r.and_then(|_| self.process()).map_err(|e| self.fail(e))
     }
@@ -87,7 +104,7 @@ impl Client {
     /// ([`Client::can_false_start`]); an alert (close_notify) ends our side.
     pub fn send_sealed(&mut self, content_type: u8, body: &[u8], plaintext: Option<Vec<u8>>) -> Result<(), Error> {
         self.check_failed()?;
-        if self.state != State::Connected && !self.can_false_start() {
+        if !self.state.is_connected() && !self.can_false_start() {
             return Err(Error::InvalidState("handshake not complete"));
         }
         if self.sent_close_notify {
