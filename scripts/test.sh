@@ -31,7 +31,7 @@ fixture="localhost:$(sed 's/.*://' "$run/fixture")"
 $bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$fixture" --addr-file "$run/proxy" >/dev/null & pids+=($!)
 # It signs its verdicts: the browser tests and the bundled apps present its attestations.
 verifier_key=$($bin keygen --scheme secp256k1 --out "$run/verifier-key.pem" | sed -n 's/^public key: //p')
-$bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" --signing-key "$run/verifier-key.pem" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
+$bin verifier --listen 127.0.0.1:0 --max-recv 16777216 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" --signing-key "$run/verifier-key.pem" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
 for f in proxy verifier; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
@@ -44,7 +44,7 @@ wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr
 
 # The abort test closed a session mid-proof (and the bad-option tests had sessions refused):
 # the verifier must report rejected sessions and still be serving.
-if grep -q "=== rejected session" "$run/verifier.log" && kill -0 "$verifier_pid" 2>/dev/null; then
+if grep -q "^rejected session" "$run/verifier.log" && kill -0 "$verifier_pid" 2>/dev/null; then
   echo "verifier after the aborted session: rejected it, still serving"
 else
   echo "the verifier did not report the aborted session or stopped:"; cat "$run/verifier.log"; exit 1
@@ -68,6 +68,14 @@ fi
 served=$(node -e 'fetch(process.argv[1]).then((r) => r.json()).then((j) => console.log(j.verifierKey))' "http://$(cat "$run/verifier")/.well-known/tlsproof-verifier-key")
 [ "$served" = "$verifier_key" ] || { echo "the verifier serves $served at /.well-known/tlsproof-verifier-key, not $verifier_key"; exit 1; }
 echo "CLI attestation round trip: verified under the verifier's key ($verifier_key, also served at its well-known path), refused under another"
+# The verifier logs a line per session with none of its bytes: not the hidden tokens, not the
+# revealed responses (the browser tests' and the CLI's).
+if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example" "$run/verifier.log"; then
+  echo "the verifier's log holds transcript bytes:"; grep -nE "secret|abcdefghij|Alice" "$run/verifier.log" | cut -c1-300; exit 1
+fi
+logged=$(grep -c "^verified session from" "$run/verifier.log")
+[ "$logged" -ge 10 ] || { echo "the verifier logged $logged verified sessions"; cat "$run/verifier.log"; exit 1; }
+echo "the verifier's log: $logged verified sessions, a line each, no transcript bytes"
 # the EVM test checks this session's presentation on chain too
 export TLSPROOF_SESSION_PRESENTATION="$run/presentation.json" TLSPROOF_SESSION_VERIFIER_KEY="$verifier_key"
 

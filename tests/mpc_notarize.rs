@@ -276,3 +276,28 @@ async fn an_mpc_session_against_openssl_s_server() {
     assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"));
     env.reports.recv().await.unwrap().1.expect("verdict");
 }
+
+/// On the fast path the response's size stops mattering: a 16 MB response is verified in
+/// both modes, and the verdict the prover shows is the verifier's, though it came without the
+/// bytes (the prover put its own back and checked their digests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_16_mb_response_on_the_fast_path_is_verified_in_both_modes() {
+    const MAX: u32 = 16 << 20;
+    let mut env = env(|c| c.max_recv = MAX).await;
+    for mode in [ProverMode::Proxy, mpc(&env)] {
+        let request = RequestBuilder::get("localhost", "/bytes?n=16000000").build().unwrap().bytes;
+        let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let config = ProverConfig { max_recv: MAX, ..config(&env, mode.clone()) };
+        let started = std::time::Instant::now();
+        let out = match notarize(socket, config, request, RevealConfig::default()).await {
+            Ok(o) => o,
+            Err(e) => panic!("{mode:?}: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+        };
+        eprintln!("{mode:?}: 16 MB on the fast path in {:.2} s", started.elapsed().as_secs_f64());
+        let v = &out.verified;
+        assert!(v.received.fast_path && v.received.len > 16_000_000, "{mode:?}");
+        assert_eq!(v.received.bytes, out.response, "{mode:?}");
+        let (_, report) = env.reports.recv().await.unwrap();
+        assert_eq!(report.expect("the verifier's verdict"), *v, "{mode:?}");
+    }
+}

@@ -426,6 +426,30 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
 }
 
+/// On the fast path the response's size stops mattering in the browser too: 16 MB in proxy
+/// and in MPC mode (the test verifier allows `--max-recv 16 MiB`). The result is read field
+/// by field: as JSON its bytes would be an index map of 16 million entries.
+#[wasm_bindgen_test]
+async fn a_16_mb_response_on_the_fast_path_is_verified_in_both_modes() {
+    ensure_pool().await;
+    let get = |v: &wasm_bindgen::JsValue, path: &[&str]| {
+        path.iter().fold(v.clone(), |o, k| js_sys::Reflect::get(&o, &(*k).into()).expect("a field"))
+    };
+    for extra in [serde_json::json!({}), serde_json::json!({"mode": "mpc", "proxyUrl": proxy()})] {
+        let mut o = extra.clone();
+        o["maxRecvBytes"] = serde_json::json!(16 << 20);
+        let v = tlsproof::wasm::notarize(options("/bytes?n=16000000", o), None, None)
+            .await
+            .unwrap_or_else(|e| panic!("16 MB, {extra}: {}", error_code(&e)));
+        assert_eq!(get(&v, &["recv", "path"]).as_string().as_deref(), Some("fast"), "{extra}");
+        let len = get(&v, &["recv", "length"]).as_f64().unwrap();
+        assert!(len > 16e6 && get(&v, &["recv", "bytes", "length"]).as_f64() == Some(len), "{extra}: {len}");
+        let bytes = js_sys::Uint8Array::from(get(&v, &["recv", "bytes"]));
+        let tail = bytes.subarray(len as u32 - 26, len as u32).to_vec();
+        assert!(tail.iter().all(|b| b.is_ascii_graphic()), "{extra}: the body's last bytes: {tail:?}");
+    }
+}
+
 /// A session prepared in MPC mode before the request's token is known: the OT and 1 KB of
 /// request garbled ahead, then the request with its token; a second notarize, another
 /// server, and a closed session are refused with their codes.

@@ -270,7 +270,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
             .into_iter()
             .map(|kind| {
                 let (_, _, check) = record_flood(kind);
-                (kind, log.lines().filter(|l| l.starts_with("=== rejected session") && l.contains(check)).count())
+                (kind, log.lines().filter(|l| l.starts_with("rejected session") && l.contains(check)).count())
             })
             .filter(|(_, n)| *n > 0)
             .collect();

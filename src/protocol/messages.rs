@@ -63,12 +63,11 @@ pub enum ControlMessage {
     },
     TlsDone(TlsDone),
     Reveal(RevealPlan),
-    /// Verifier → prover: the verdict, so the prover can show exactly what the verifier saw.
-    /// (Binary like every control message: as JSON a revealed response was 3–4× its size on
-    /// the wire, which showed on slow links.)
+    /// Verifier → prover: the verdict, so the prover can show exactly what the verifier saw,
+    /// without the bytes the prover holds ([`LeanVerdict`](crate::protocol::disclose::verdict::LeanVerdict)).
     /// With it, when the verifier has a signing key, the signed attestation of that verdict.
     Verified {
-        output: Box<crate::protocol::disclose::output::VerifierOutput>,
+        verdict: Box<crate::protocol::disclose::verdict::LeanVerdict>,
         attestation: Option<Box<crate::protocol::disclose::attest::Attested>>,
     },
     /// After `Reveal`, in a TLS 1.3 session only.

@@ -8,6 +8,7 @@ use crate::ot::FerretSender;
 use crate::protocol::disclose::exchange::{check_exchange, ExchangeError, RevealPolicy};
 use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
 use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
+use crate::protocol::disclose::verdict::LeanVerdict;
 use crate::protocol::messages::{
     ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES,
     PROTOCOL_VERSION,
@@ -204,7 +205,9 @@ pub async fn verify_session<S: MessageSocket>(
             _ => Ok(None),
         };
         let reply = match (&result, attested) {
-            (Ok(out), Ok(attestation)) => ControlMessage::Verified { output: Box::new(out.clone()), attestation },
+            (Ok(out), Ok(attestation)) => {
+                ControlMessage::Verified { verdict: Box::new(LeanVerdict::of(out)), attestation }
+            }
             (Ok(_), Err(e)) => {
                 ControlMessage::Abort { reason: format!("the verifier could not sign its verdict: {e}") }
             }

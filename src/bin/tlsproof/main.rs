@@ -102,9 +102,13 @@ mod cli {
             /// Sessions running or waiting per client IP address.
             #[arg(long, default_value_t = 8)]
             max_per_ip: usize,
-            /// Print each verdict as JSON instead of text.
+            /// Print each verdict as JSON (with the revealed bytes) instead of a line per session.
             #[arg(long)]
             json: bool,
+            /// Print each verdict in full, revealed bytes included, instead of a line per
+            /// session that holds none of the transcript's bytes.
+            #[arg(long)]
+            log_transcripts: bool,
             #[arg(long)]
             addr_file: Option<PathBuf>,
             /// Also serve this directory (the demo page) on the same port, with the COOP/COEP
@@ -355,6 +359,7 @@ mod cli {
                 max_queued,
                 max_per_ip,
                 json,
+                log_transcripts,
                 addr_file,
                 www,
                 pkg,
@@ -406,8 +411,9 @@ mod cli {
                 while let Some((peer, result)) = rx.recv().await {
                     match result {
                         Ok(out) if json => println!("{}", serde_json::to_string(&out)?),
-                        Ok(out) => println!("=== verified session from {peer} ===\n{out}\n"),
-                        Err(e) => println!("=== rejected session from {peer}: {e} ===\n"),
+                        Ok(out) if log_transcripts => println!("=== verified session from {peer} ===\n{out}\n"),
+                        Ok(out) => println!("verified session from {peer}: {}", out.summary()),
+                        Err(e) => println!("rejected session from {peer}: {e}"),
                     }
                 }
             }

@@ -137,18 +137,19 @@ pub fn accept(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::attestation::{Direction, Presentation, Scheme};
     use crate::protocol::disclose::output::TlsParameters;
     use crate::protocol::VerifiedDirection;
 
-    const REQUEST: &[u8] = b"GET /a HTTP/1.1\r\nHost: h.test\r\nX-Token: 12345\r\n\r\n";
-    const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
-    const TOKEN: std::ops::Range<u64> = 40..45;
+    pub(in crate::protocol::disclose) const REQUEST: &[u8] =
+        b"GET /a HTTP/1.1\r\nHost: h.test\r\nX-Token: 12345\r\n\r\n";
+    pub(in crate::protocol::disclose) const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+    pub(in crate::protocol::disclose) const TOKEN: std::ops::Range<u64> = 40..45;
 
     /// A verdict with the token hidden and committed, the response revealed whole.
-    fn verdict() -> (VerifierOutput, Vec<(Commitment, [u8; 16])>) {
+    pub(in crate::protocol::disclose) fn verdict() -> (VerifierOutput, Vec<(Commitment, [u8; 16])>) {
         let mut sent = REQUEST.to_vec();
         sent[TOKEN.start as usize..TOKEN.end as usize].fill(0);
         let blinder = [9u8; 16];

@@ -157,6 +157,38 @@ pub struct TlsParameters {
     pub group_id: u16,
 }
 
+impl VerifierOutput {
+    /// One line for an operator's log, with no byte of either direction's plaintext (not
+    /// even revealed ones: the verdict goes to whoever asked for it, a log goes everywhere):
+    /// the certified server, the mode and TLS parameters, each direction's length, how much of
+    /// it was revealed and by which path, the response's status and the session's figures.
+    pub fn summary(&self) -> String {
+        let direction = |d: &VerifiedDirection| {
+            let revealed: u64 = d.revealed.iter().map(|r| r.end - r.start).sum();
+            let path = if d.fast_path { "fast path" } else { "ZK path" };
+            format!("{} bytes ({revealed} revealed, {path})", d.len)
+        };
+        let status = self.http.status.map_or_else(|| "hidden".to_string(), |s| s.to_string());
+        let s = &self.stats;
+        format!(
+            "{} ({} mode, TLS {}, {}): sent {}, received {}, status {status}, {} commitment(s); \
+             preprocess {:.0} ms, online {:.0} ms, prove {:.0} ms, {} B up, {} B down",
+            self.server_name,
+            self.mode.as_str(),
+            self.tls.version.as_str(),
+            self.tls.cipher_suite,
+            direction(&self.sent),
+            direction(&self.received),
+            self.commitments.len(),
+            s.preprocess.millis,
+            s.online.millis,
+            s.prove.millis,
+            s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
+            s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down
+        )
+    }
+}
+
 impl std::fmt::Display for VerifierOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = |d: &VerifiedDirection| {

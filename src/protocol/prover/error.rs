@@ -43,6 +43,8 @@ pub enum ProverError {
     Timeout(&'static str),
     #[error("cannot reach the proxy: {0}")]
     ProxyUnreachable(crate::transport::TransportError),
+    #[error("the verifier's verdict: {0}")]
+    Verdict(#[from] crate::protocol::disclose::verdict::VerdictError),
     #[error(transparent)]
     Attestation(#[from] crate::protocol::disclose::attest::AttestError),
     #[error("the connection in two parties: {0}")]
@@ -88,6 +90,7 @@ impl ProverError {
             | ProverError::Reproof(_)
             | ProverError::Beside(_)
             | ProverError::Message(_)
+            | ProverError::Verdict(_)
             | ProverError::UnexpectedMessage { .. }
             | ProverError::Transcript(_)
             | ProverError::Proof(_)

@@ -619,8 +619,8 @@ async fn prove(
     let commitments: Vec<_> = commitments.into_iter().zip(blinders).collect();
 
     match recv_control(control, step, "the verdict").await? {
-        ControlMessage::Verified { output, attestation } => {
-            let verified: VerifierOutput = *output;
+        ControlMessage::Verified { verdict, attestation } => {
+            let verified: VerifierOutput = verdict.restore(&sent_plain, &recv_plain)?;
             let attestation = attestation
                 .map(|a| {
                     crate::protocol::disclose::attest::accept(*a, &verified, &sent_plain, &recv_plain, &commitments)
