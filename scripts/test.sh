@@ -169,3 +169,13 @@ TOML
 $bin bench run "$run/tiny.toml" --target browser --out "$run/bench-browser" --www www --pkg dist/tlsproof | tail -6
 for f in samples.csv summary.md runtime.svg runtime.png; do [ -s "$run/bench-browser/$f" ] || { echo "browser bench: $f missing"; exit 1; }; done
 echo "bench (browser target): 1 passed, 0 failed"
+
+echo "== the verifier as a service: /metrics counted this run's sessions; SIGTERM drains and exits 0 =="
+metrics=$(node -e 'fetch(process.argv[1]).then((r) => r.text()).then((t) => process.stdout.write(t))' "http://$(cat "$run/verifier")/metrics")
+verified=$(echo "$metrics" | sed -n 's/^tlsproof_sessions_total{outcome="verified",mode="proxy"} //p')
+[ "${verified:-0}" -ge 10 ] || { echo "/metrics counts ${verified:-no} verified proxy-mode sessions:"; echo "$metrics" | head -20; exit 1; }
+kill -TERM "$verifier_pid"
+status=0; wait "$verifier_pid" || status=$?
+[ "$status" = 0 ] && grep -q "^tlsproof verifier stopped" "$run/verifier.log" \
+  || { echo "the verifier did not drain and exit 0 on SIGTERM (exit $status):"; tail -5 "$run/verifier.log"; exit 1; }
+echo "verifier: /metrics counted $verified verified proxy-mode sessions; SIGTERM: drained, exit 0"

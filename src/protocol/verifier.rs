@@ -174,6 +174,18 @@ async fn recv_control(
     Ok(msg)
 }
 
+impl VerifierError {
+    /// A stable name for how the session ended: the code a prover's error carries for this
+    /// refusal (the JS API's `code`), for the verifier's metrics and logs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            VerifierError::Mux(_) | VerifierError::Channel(_) => "CONNECTION_LOST",
+            VerifierError::ProverAborted(_) => "PROVER_ABORTED",
+            _ => crate::protocol::prover::error::rejection_code(&self.to_string()),
+        }
+    }
+}
+
 /// How long the verifier keeps a session's socket open after its verdict for the prover to
 /// read it and close: closing under a prover still sending would reset the connection, and
 /// the prover could lose the verdict or the reason of a refusal.

@@ -67,16 +67,13 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     // The verifier serves the page on its own port, as `tlsproof verifier --www` does.
     let roots = tlsproof::tls::RootStore::from_pem(&ca_pem)?;
-    let (http_tx, http_rx) = mpsc::unbounded_channel();
     // A fresh signing key per run, so the page can present and check the attestation.
     let mut config = VerifierConfig::new(allow, roots);
     let key = tlsproof::attestation::SigningKey::generate(tlsproof::attestation::Scheme::Secp256k1);
     let verifier_key = key.verifying_key();
     config.signing_key = Some(std::sync::Arc::new(key));
-    let verifier = VerifierServer::bind(args.listen, config).await?.with_http(http_tx);
+    let verifier = VerifierServer::bind(args.listen, config).await?;
     let verifier_addr = verifier.local_addr()?;
-    let (report_tx, mut reports) = mpsc::unbounded_channel();
-    tokio::spawn(verifier.run(report_tx));
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let config = serde_json::json!({
@@ -87,7 +84,8 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     });
     let app = crate::web::page_router(&args.page.www, &args.page.pkg, config, Some(tx))
         .merge(crate::web::verifier_key_router(verifier_key));
-    tokio::spawn(crate::web::serve_handed_over(app, http_rx, verifier_addr));
+    let (report_tx, mut reports) = mpsc::unbounded_channel();
+    tokio::spawn(verifier.with_routes(app).run(report_tx));
     let base = format!("http://{verifier_addr}/");
     let page = format!(
         "{base}?auto=1&path={}&reveal={}&mode={}",

@@ -109,6 +109,9 @@ mod cli {
             /// session that holds none of the transcript's bytes.
             #[arg(long)]
             log_transcripts: bool,
+            /// On SIGTERM, how long running sessions may take to finish before the verifier exits.
+            #[arg(long, default_value_t = 60)]
+            drain_timeout: u64,
             #[arg(long)]
             addr_file: Option<PathBuf>,
             /// Also serve this directory (the demo page) on the same port, with the COOP/COEP
@@ -360,6 +363,7 @@ mod cli {
                 max_per_ip,
                 json,
                 log_transcripts,
+                drain_timeout,
                 addr_file,
                 www,
                 pkg,
@@ -393,10 +397,8 @@ mod cli {
                     )
                 });
                 let key = verifier_key.map(crate::web::verifier_key_router);
-                if let Some(http) = [page, key].into_iter().flatten().reduce(axum::Router::merge) {
-                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                    server = server.with_http(tx);
-                    tokio::spawn(crate::web::serve_handed_over(http, rx, addr));
+                if let Some(routes) = [page, key].into_iter().flatten().reduce(axum::Router::merge) {
+                    server = server.with_routes(routes);
                 }
                 if www_served {
                     println!("tlsproof verifier serving the page at http://{addr}/");
@@ -405,17 +407,44 @@ mod cli {
                     println!("tlsproof verifier signing attestations with {key} (served at http://{addr}/.well-known/tlsproof-verifier-key)");
                 }
                 write_addr(&addr_file, addr)?;
-                println!("tlsproof verifier listening on ws://{addr}/");
+                println!("tlsproof verifier listening on ws://{addr}/ (health, readiness and metrics at http://{addr}/healthz, /readyz, /metrics)");
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                tokio::spawn(server.run(tx));
-                while let Some((peer, result)) = rx.recv().await {
-                    match result {
-                        Ok(out) if json => println!("{}", serde_json::to_string(&out)?),
-                        Ok(out) if log_transcripts => println!("=== verified session from {peer} ===\n{out}\n"),
-                        Ok(out) => println!("verified session from {peer}: {}", out.summary()),
-                        Err(e) => println!("rejected session from {peer}: {e}"),
+                // SIGTERM (or Ctrl-C): stop taking sessions, let the running ones finish (at
+                // most --drain-timeout), exit 0.
+                let stop = async move {
+                    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("a SIGTERM handler");
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = tokio::signal::ctrl_c() => {}
+                    }
+                    println!("tlsproof verifier draining: new sessions refused, running ones finish (at most {drain_timeout} s)");
+                };
+                let mut serving =
+                    tokio::spawn(server.run_until(tx, stop, std::time::Duration::from_secs(drain_timeout)));
+                let print =
+                    |(peer, result): tlsproof::protocol::server::SessionReport| -> Result<(), serde_json::Error> {
+                        match result {
+                            Ok(out) if json => println!("{}", serde_json::to_string(&out)?),
+                            Ok(out) if log_transcripts => println!("=== verified session from {peer} ===\n{out}\n"),
+                            Ok(out) => println!("verified session from {peer}: {}", out.summary()),
+                            Err(e) => println!("rejected session from {peer}: {e}"),
+                        }
+                        Ok(())
+                    };
+                loop {
+                    tokio::select! {
+                        report = rx.recv() => match report {
+                            Some(report) => print(report)?,
+                            None => break,
+                        },
+                        _ = &mut serving => break,
                     }
                 }
+                while let Ok(report) = rx.try_recv() {
+                    print(report)?;
+                }
+                println!("tlsproof verifier stopped");
             }
             Cmd::Prove {
                 verifier,

@@ -5,9 +5,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use std::net::SocketAddr;
 use std::path::Path;
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -63,40 +61,6 @@ pub fn verifier_key_router(key: tlsproof::attestation::VerifyingKey) -> Router {
     Router::new()
         .route("/.well-known/tlsproof-verifier-key", get(move || async move { Json(body) }))
         .layer(SetResponseHeaderLayer::overriding(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*")))
-}
-
-/// Serves `app` on the connections the verifier hands over (those that are not WebSocket
-/// upgrades); runs until the sender side is gone.
-pub async fn serve_handed_over(
-    app: Router,
-    connections: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
-    addr: SocketAddr,
-) {
-    let listener = HandedOver { connections, addr };
-    let _ = axum::serve(listener, app).await;
-}
-
-/// An axum listener fed by the verifier's accept loop.
-struct HandedOver {
-    connections: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
-    addr: SocketAddr,
-}
-
-impl axum::serve::Listener for HandedOver {
-    type Io = TcpStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
-        match self.connections.recv().await {
-            Some(c) => c,
-            // The verifier stopped: no more connections, ever.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        Ok(self.addr)
-    }
 }
 
 /// Defaults for the page's form when the verifier serves it: the first allowed server's

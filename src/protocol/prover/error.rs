@@ -116,7 +116,7 @@ pub(super) fn proxy_code(msg: &str) -> &'static str {
 }
 
 /// Classifies a verifier's refusal by its `VerifierError` message.
-pub(super) fn rejection_code(reason: &str) -> &'static str {
+pub(crate) fn rejection_code(reason: &str) -> &'static str {
     if reason.starts_with("cannot connect to the server") || reason.contains("cannot resolve target") {
         "SERVER_UNREACHABLE"
     } else if reason.starts_with("verifier busy") {

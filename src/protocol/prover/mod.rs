@@ -2,7 +2,7 @@
 //! mode) or through a WebSocket-to-TCP proxy with the verifier as the other half of the client
 //! (MPC mode), then the proof of what it chose to reveal.
 
-mod error;
+pub(crate) mod error;
 mod mpc;
 #[cfg(test)]
 mod tests;

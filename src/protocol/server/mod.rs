@@ -2,14 +2,22 @@
 //! task, so one bad session never affects another, and admits only as many as it can serve
 //! ([`VerifierConfig::max_sessions`]): the rest wait in a bounded queue or are refused `BUSY`
 //! with a reason, so a flood costs the verifier bounded memory and every prover an answer.
+//! The same port answers plain HTTP ([`http`]): health, readiness and [`metrics`]. Asked to
+//! stop ([`VerifierServer::run_until`]), it drains: refuses new sessions, reports not ready,
+//! and returns once the running ones have their verdicts.
+
+mod http;
+pub mod metrics;
 
 use super::VerifierOutput;
 use crate::protocol::messages::ControlMessage;
 use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use crate::transport::WsSocket;
 use futures::{SinkExt, StreamExt};
+use metrics::ServiceMetrics;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -41,9 +49,10 @@ pub struct VerifierServer {
     listener: TcpListener,
     config: Arc<VerifierConfig>,
     admission: Arc<Admission>,
-    /// Where connections that are not WebSocket upgrades go (e.g. a web server for a page
-    /// that runs the prover); `None`: they fail the WebSocket handshake.
-    http: Option<tokio::sync::mpsc::UnboundedSender<(TcpStream, SocketAddr)>>,
+    metrics: Arc<ServiceMetrics>,
+    /// Routes served beside the operational ones on connections that are not WebSocket
+    /// upgrades (e.g. a page that runs the prover).
+    routes: axum::Router,
 }
 
 /// How long a client may take to send its request head before the dispatch gives up.
@@ -51,15 +60,27 @@ const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl VerifierServer {
     pub async fn bind(addr: SocketAddr, config: VerifierConfig) -> std::io::Result<VerifierServer> {
-        let admission = Arc::new(Admission::new(&config));
-        Ok(VerifierServer { listener: TcpListener::bind(addr).await?, config: Arc::new(config), admission, http: None })
+        let metrics = Arc::new(ServiceMetrics::default());
+        let admission = Arc::new(Admission::new(&config, metrics.clone()));
+        Ok(VerifierServer {
+            listener: TcpListener::bind(addr).await?,
+            config: Arc::new(config),
+            admission,
+            metrics,
+            routes: axum::Router::new(),
+        })
     }
 
-    /// Hands connections that are not WebSocket upgrades to `http` instead of failing them, so
-    /// one port serves both the sessions and a page (`tlsproof verifier --www`).
-    pub fn with_http(mut self, http: tokio::sync::mpsc::UnboundedSender<(TcpStream, SocketAddr)>) -> Self {
-        self.http = Some(http);
+    /// Serves `routes` too on the port's plain-HTTP connections, so one port serves both the
+    /// sessions and a page (`tlsproof verifier --www`).
+    pub fn with_routes(mut self, routes: axum::Router) -> Self {
+        self.routes = self.routes.merge(routes);
         self
+    }
+
+    /// The figures `/metrics` shows.
+    pub fn metrics(&self) -> Arc<ServiceMetrics> {
+        self.metrics.clone()
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -68,6 +89,34 @@ impl VerifierServer {
 
     /// Serves forever; every finished or refused session is sent to `reports`.
     pub async fn run(self, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
+        self.run_until(reports, std::future::pending(), std::time::Duration::ZERO).await
+    }
+
+    /// Serves until `stop` completes, then drains: new sessions are refused `BUSY`, `/readyz`
+    /// answers 503, and it returns once every running or waiting session has had its verdict
+    /// and closed, or after `drain` at the latest.
+    pub async fn run_until(
+        self,
+        reports: tokio::sync::mpsc::UnboundedSender<SessionReport>,
+        stop: impl std::future::Future<Output = ()>,
+        drain: std::time::Duration,
+    ) {
+        let drained = async {
+            stop.await;
+            self.admission.start_draining();
+            let _ = tokio::time::timeout(drain, self.admission.idle()).await;
+        };
+        tokio::select! {
+            () = self.serve(reports) => {}
+            () = drained => {}
+        }
+    }
+
+    async fn serve(&self, reports: tokio::sync::mpsc::UnboundedSender<SessionReport>) {
+        let (http, connections) = tokio::sync::mpsc::unbounded_channel();
+        let addr = self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+        let routes = http::service_routes(self.metrics.clone(), self.admission.clone()).merge(self.routes.clone());
+        tokio::spawn(http::serve_handed_over(routes, connections, addr));
         let handshakes = Arc::new(Semaphore::new(MAX_HANDSHAKES));
         loop {
             let Ok((tcp, peer)) = self.listener.accept().await else { continue };
@@ -80,14 +129,13 @@ impl VerifierServer {
                 continue;
             };
             let _ = tcp.set_nodelay(true);
-            let http = self.http.clone();
+            let http = http.clone();
             let (config, admission, reports) = (self.config.clone(), self.admission.clone(), reports.clone());
+            let metrics = self.metrics.clone();
             tokio::spawn(async move {
-                if let Some(http) = http {
-                    if !is_websocket_upgrade(&tcp).await {
-                        let _ = http.send((tcp, peer));
-                        return;
-                    }
+                if !is_websocket_upgrade(&tcp).await {
+                    let _ = http.send((tcp, peer));
+                    return;
                 }
                 let ws_config = WebSocketConfig::default()
                     .max_message_size(Some(MAX_WS_MESSAGE))
@@ -100,10 +148,12 @@ impl VerifierServer {
                 drop(slot);
                 let Ok(Ok(ws)) = accepted else { return };
                 match admission.admit(peer.ip()).await {
-                    Ok(ticket) => spawn_session(ws, peer, ticket, config, reports),
+                    Ok(ticket) => spawn_session(ws, peer, ticket, config, reports, metrics),
                     Err(busy) => {
                         refuse(ws, &busy).await;
-                        let _ = reports.send((peer, Err(busy)));
+                        let busy = Err(busy);
+                        metrics.record(&busy);
+                        let _ = reports.send((peer, busy));
                     }
                 }
             });
@@ -120,17 +170,22 @@ fn spawn_session(
     ticket: Ticket,
     config: Arc<VerifierConfig>,
     reports: tokio::sync::mpsc::UnboundedSender<SessionReport>,
+    metrics: Arc<ServiceMetrics>,
 ) {
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         handle.block_on(async move {
             // The slot is free and the result reported once the verdict is sent; the socket stays
-            // open until the prover has read it (at most 2 s), which costs no work.
+            // open until the prover has read it (at most 2 s), which costs no work. The ticket's
+            // hold on the session's socket ends only then: a drain waits for it.
+            let Ticket { permit, ip, open } = ticket;
             verify_session(WsSocket::from_stream(ws), &config, |result| {
-                drop(ticket);
+                drop((permit, ip));
+                metrics.record(&result);
                 let _ = reports.send((peer, result));
             })
             .await;
+            drop(open);
         })
     });
 }
@@ -160,7 +215,8 @@ async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
 }
 
 /// Who may start a session now: a semaphore of `max_sessions` permits, a count of those
-/// waiting for one, and a count per client IP of those running or waiting.
+/// waiting for one, and a count per client IP of those running or waiting; none once the
+/// server drains.
 struct Admission {
     running: Arc<Semaphore>,
     max_sessions: usize,
@@ -168,6 +224,10 @@ struct Admission {
     max_per_ip: usize,
     queue_timeout: std::time::Duration,
     state: Arc<Mutex<AdmissionState>>,
+    draining: AtomicBool,
+    /// Sessions admitted or waiting whose socket is still open.
+    open: Arc<AtomicUsize>,
+    metrics: Arc<ServiceMetrics>,
 }
 
 #[derive(Default)]
@@ -176,10 +236,41 @@ struct AdmissionState {
     per_ip: HashMap<IpAddr, usize>,
 }
 
-/// A session's place: its permit to run and its share of its IP's count, given back on drop.
+/// A session's place: its permit to run, its share of its IP's count, and its count among
+/// the open sessions a drain waits for; each given back on drop.
 struct Ticket {
+    permit: Running,
+    ip: IpShare,
+    open: OpenSession,
+}
+
+/// A permit to run, counted in the `sessions_running` gauge while held.
+struct Running {
     _permit: tokio::sync::OwnedSemaphorePermit,
-    _ip: IpShare,
+    metrics: Arc<ServiceMetrics>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.metrics.running.dec();
+    }
+}
+
+/// A session counted as open (waiting, running, or lingering for its prover to read the
+/// verdict) until dropped.
+struct OpenSession(Arc<AtomicUsize>);
+
+impl OpenSession {
+    fn new(open: &Arc<AtomicUsize>) -> Self {
+        open.fetch_add(1, Ordering::SeqCst);
+        OpenSession(open.clone())
+    }
+}
+
+impl Drop for OpenSession {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct IpShare {
@@ -200,7 +291,7 @@ impl Drop for IpShare {
 }
 
 impl Admission {
-    fn new(config: &VerifierConfig) -> Self {
+    fn new(config: &VerifierConfig, metrics: Arc<ServiceMetrics>) -> Self {
         Admission {
             running: Arc::new(Semaphore::new(config.max_sessions.max(1))),
             max_sessions: config.max_sessions.max(1),
@@ -208,12 +299,39 @@ impl Admission {
             max_per_ip: config.max_per_ip.max(1),
             queue_timeout: config.queue_timeout,
             state: Arc::default(),
+            draining: AtomicBool::new(false),
+            open: Arc::default(),
+            metrics,
         }
     }
 
-    /// A ticket to run now or after a wait in the queue; `VerifierError::Busy` if the client's
-    /// IP has too many sessions, the queue is full, or the wait ran out.
+    fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Completes once no session is open.
+    async fn idle(&self) {
+        while self.open.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    fn ticket(&self, permit: tokio::sync::OwnedSemaphorePermit, ip: IpShare, open: OpenSession) -> Ticket {
+        self.metrics.running.inc();
+        Ticket { permit: Running { _permit: permit, metrics: self.metrics.clone() }, ip, open }
+    }
+
+    /// A ticket to run now or after a wait in the queue; `VerifierError::Busy` if the server
+    /// drains, the client's IP has too many sessions, the queue is full, or the wait ran out.
     async fn admit(&self, ip: IpAddr) -> Result<Ticket, VerifierError> {
+        if self.is_draining() {
+            return Err(VerifierError::Busy("this verifier is shutting down".into()));
+        }
+        let open = OpenSession::new(&self.open);
         let share = {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let n = s.per_ip.entry(ip).or_insert(0);
@@ -224,7 +342,8 @@ impl Admission {
             IpShare { ip, state: self.state.clone() }
         };
         if let Ok(permit) = self.running.clone().try_acquire_owned() {
-            return Ok(Ticket { _permit: permit, _ip: share });
+            self.metrics.queue_wait.observe(0.0);
+            return Ok(self.ticket(permit, share, open));
         }
         {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -236,10 +355,16 @@ impl Admission {
             }
             s.queued += 1;
         }
+        self.metrics.queued.inc();
+        let since = std::time::Instant::now();
         let waited = tokio::time::timeout(self.queue_timeout, self.running.clone().acquire_owned()).await;
         self.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= 1;
+        self.metrics.queued.dec();
         match waited {
-            Ok(Ok(permit)) => Ok(Ticket { _permit: permit, _ip: share }),
+            Ok(Ok(permit)) => {
+                self.metrics.queue_wait.observe(since.elapsed().as_secs_f64());
+                Ok(self.ticket(permit, share, open))
+            }
             _ => Err(VerifierError::Busy(format!("no turn within {} s", self.queue_timeout.as_secs()))),
         }
     }
