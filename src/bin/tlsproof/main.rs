@@ -10,13 +10,15 @@ mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench_browser;
 #[cfg(not(target_arch = "wasm32"))]
+mod config_file;
+#[cfg(not(target_arch = "wasm32"))]
 mod demo;
 #[cfg(not(target_arch = "wasm32"))]
 mod web;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
-    use clap::{Parser, Subcommand};
+    use clap::{CommandFactory, Parser, Subcommand};
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::time::Duration;
@@ -73,6 +75,10 @@ mod cli {
         },
         /// The verifier: relays provers' TLS sessions to allowed servers and verifies their proofs.
         Verifier {
+            /// Read flags from this TOML file, one key per flag (`max-recv = 16777216`, see
+            /// deploy/verifier.toml); flags on the command line override it.
+            #[arg(long = "config", value_name = "FILE")]
+            config_file: Option<PathBuf>,
             #[arg(long, default_value = "127.0.0.1:7047")]
             listen: SocketAddr,
             /// Servers provers may notarize, as for the proxy (empty: none).
@@ -309,7 +315,8 @@ mod cli {
             .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
             .with_writer(std::io::stderr)
             .init();
-        match Cli::parse().cmd {
+        let args = crate::config_file::expand(std::env::args_os().collect(), &Cli::command())?;
+        match Cli::parse_from(args).cmd {
             Cmd::Proxy { listen, allow, max_connections, idle_timeout, max_message, addr_file } => {
                 let allow = AllowList::parse(&allow)?;
                 if allow.is_empty() {
@@ -351,6 +358,7 @@ mod cli {
                 tlsproof::fixture::run_echo(l).await;
             }
             Cmd::Verifier {
+                config_file: _,
                 listen,
                 allow,
                 roots,
@@ -512,6 +520,32 @@ mod cli {
     fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
         tlsproof::tls::tls13::Suite13::from_name(name)
             .ok_or_else(|| format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)"))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// deploy/verifier.toml, the documented example, is a valid configuration: each key
+        /// sets its flag, and the command line overrides the file.
+        #[test]
+        fn the_example_configuration_sets_the_verifiers_flags_and_the_command_line_wins() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/verifier.toml");
+            let args = ["tlsproof", "verifier", "--config", path, "--max-sessions", "2"].map(std::ffi::OsString::from);
+            let args = crate::config_file::expand(args.to_vec(), &Cli::command()).unwrap();
+            let Cmd::Verifier {
+                listen, allow, max_recv, max_sessions, modes, drain_timeout, signing_key, json, ..
+            } = Cli::try_parse_from(args).unwrap().cmd
+            else {
+                panic!("not the verifier");
+            };
+            assert_eq!(listen, "0.0.0.0:7047".parse::<SocketAddr>().unwrap());
+            assert_eq!(allow, "api.example.com:443,*.example.org:443");
+            assert_eq!((max_recv, max_sessions, drain_timeout), (1 << 20, 2, 60));
+            assert_eq!(modes, "proxy,mpc");
+            assert_eq!(signing_key, Some(PathBuf::from("/etc/tlsproof/verifier-key.pem")));
+            assert!(!json);
+        }
     }
 }
 
