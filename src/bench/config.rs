@@ -22,9 +22,10 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Largest request and response the bench will ask for (the prover's limits are set from them).
+/// Largest request and response the bench will ask for (the prover's limits are set from them;
+/// the bench's verifier allows the largest response).
 pub const MAX_UPLOAD: usize = 64 * 1024;
-pub const MAX_DOWNLOAD: usize = 1024 * 1024;
+pub const MAX_DOWNLOAD: usize = 16 * 1024 * 1024;
 /// The request must at least hold the request line, Host, the secret header and padding header.
 pub const MIN_UPLOAD: usize = 128;
 
@@ -47,11 +48,21 @@ pub enum ConfigError {
 /// How the prover reaches the server: through the verifier (proxy mode), or through a
 /// WebSocket-to-TCP proxy next to the prover, with the verifier as the other half of the TLS
 /// client (MPC mode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    #[default]
     Proxy,
     Mpc,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Proxy => "proxy",
+            Mode::Mpc => "mpc",
+        }
+    }
 }
 
 /// How much of the response the prover reveals.

@@ -23,6 +23,9 @@ pub struct ProverSample {
 pub struct SampleRow {
     pub group: String,
     pub target: Target,
+    /// Proxy or MPC mode (samples written before the column existed were proxy mode).
+    #[serde(default)]
+    pub mode: super::config::Mode,
     pub tls_version: crate::protocol::messages::TlsVersion,
     /// The one TLS 1.3 suite offered, or `default` ([`BenchCase::cipher_suite`]).
     #[serde(default = "default_suite")]
@@ -68,6 +71,7 @@ impl SampleRow {
         SampleRow {
             group: case.group.clone(),
             target: case.target,
+            mode: case.mode,
             tls_version: case.tls_version,
             cipher_suite: case.cipher_suite.clone(),
             profile: case.profile.clone(),
@@ -112,9 +116,12 @@ impl SampleRow {
     }
 
     /// Everything that identifies the case (not the sample).
-    fn case_key(&self) -> (Target, String, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
+    fn case_key(
+        &self,
+    ) -> (Target, super::config::Mode, String, String, String, u64, u64, u64, usize, usize, RevealRecv, String) {
         (
             self.target,
+            self.mode,
             self.tls(),
             self.group.clone(),
             self.profile.clone(),
@@ -131,6 +138,10 @@ impl SampleRow {
     /// The line in a plot this row belongs to (every parameter but the response size).
     pub fn series(&self) -> String {
         let label = super::config::series_label(&self.profile, self.reveal_recv, self.target);
+        let label = match self.mode {
+            super::config::Mode::Proxy => label,
+            super::config::Mode::Mpc => format!("mpc {label}"),
+        };
         match self.tls_version {
             crate::protocol::messages::TlsVersion::Tls12 => label,
             crate::protocol::messages::TlsVersion::Tls13 if self.cipher_suite == "default" => format!("tls1.3 {label}"),
@@ -153,7 +164,7 @@ fn default_suite() -> String {
     "default".into()
 }
 
-const SAMPLE_HEADER: &str = "group,target,tls_version,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv,cipher_suite";
+const SAMPLE_HEADER: &str = "group,target,tls_version,profile,protocol_latency_ms,app_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,request_redaction,sample,time_preprocess,time_online,time_prove,time_total,preprocess_up,preprocess_down,online_up,online_down,prove_up,prove_down,wire_up,wire_down,peak_memory,fast_path_recv,cipher_suite,mode";
 
 fn name<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
@@ -165,7 +176,7 @@ pub fn samples_csv(rows: &[SampleRow]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.group,
             name(&r.target),
             r.tls_version.as_str(),
@@ -193,6 +204,7 @@ pub fn samples_csv(rows: &[SampleRow]) -> String {
             r.peak_memory.map_or(String::new(), |m| m.to_string()),
             r.fast_path_recv,
             r.cipher_suite,
+            r.mode.as_str(),
         );
     }
     out
@@ -259,12 +271,12 @@ pub fn summarize(rows: &[SampleRow]) -> Vec<CaseSummary> {
 }
 
 pub fn summary_csv(summaries: &[CaseSummary]) -> String {
-    let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory,cipher_suite\n");
+    let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory,cipher_suite,mode\n");
     for s in summaries {
         let r = &s.first;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{},{},{}",
             r.group,
             name(&r.target),
             r.tls_version.as_str(),
@@ -283,6 +295,7 @@ pub fn summary_csv(summaries: &[CaseSummary]) -> String {
             s.wire_down,
             s.peak_memory.map_or(String::new(), |m| m.to_string()),
             r.cipher_suite,
+            r.mode.as_str(),
         );
     }
     out
@@ -291,14 +304,15 @@ pub fn summary_csv(summaries: &[CaseSummary]) -> String {
 /// The summary as a Markdown table (for docs/benchmarks.md).
 pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
     let mut out = String::from(
-        "| target | TLS | profile | response | reveal | total (s) | preprocess | online | prove | up (KB) | down (KB) | peak mem (MB) | n |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| target | mode | TLS | profile | response | reveal | total (s) | preprocess | online | prove | up (KB) | down (KB) | peak mem (MB) | n |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in summaries {
         let r = &s.first;
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.0} KB | {} | **{:.3}** | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {} | {} |",
+            "| {} | {} | {} | {} | {:.0} KB | {} | **{:.3}** | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {} | {} |",
             name(&r.target),
+            r.mode.as_str(),
             r.tls(),
             r.profile,
             r.download_size as f64 / 1024.0,
@@ -341,5 +355,31 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         assert!(median(vec![]).is_nan());
+    }
+
+    /// The same case in both modes is two summaries, each mode named in every table.
+    #[test]
+    fn the_modes_are_told_apart_in_the_samples_the_summaries_and_the_series() {
+        let row = |mode: &str, sample: usize, total: f64| -> SampleRow {
+            serde_json::from_value(serde_json::json!({
+                "group": "g", "target": "native", "mode": mode, "tls_version": "1.2", "profile": "local",
+                "protocol_latency": 0.0, "app_latency": 0.0, "bandwidth": 0.0, "upload_size": 1024,
+                "download_size": 1024, "reveal_recv": "all", "request_redaction": "authorization",
+                "sample": sample, "time_preprocess": 0.1, "time_online": 0.1, "time_prove": 0.1,
+                "time_total": total, "preprocess_up": 1, "preprocess_down": 1, "online_up": 1,
+                "online_down": 1, "prove_up": 1, "prove_down": 1, "wire_up": 1, "wire_down": 1,
+                "peak_memory": null, "fast_path_recv": true,
+            }))
+            .unwrap()
+        };
+        let rows = [row("proxy", 0, 1.0), row("mpc", 0, 5.0), row("proxy", 1, 2.0), row("mpc", 1, 7.0)];
+        let summaries = summarize(&rows);
+        let medians: Vec<_> = summaries.iter().map(|s| (s.first.mode, s.samples, s.time_total)).collect();
+        use super::super::config::Mode;
+        assert_eq!(medians, [(Mode::Proxy, 2, 1.5), (Mode::Mpc, 2, 6.0)]);
+        assert!(samples_csv(&rows).lines().nth(2).unwrap().ends_with(",default,mpc"));
+        assert!(summary_csv(&summaries).lines().nth(1).unwrap().ends_with(",proxy"));
+        assert!(summary_markdown(&summaries).contains("| native | mpc | 1.2 | local | 1 KB |"));
+        assert_ne!(rows[0].series(), rows[1].series());
     }
 }

@@ -304,6 +304,10 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             let rows = rows?;
             let written = tlsproof::bench::write_results(&out, &rows)?;
             println!("\n{}", report::summary_markdown(&report::summarize(&rows)));
+            if let Some(peak) = runner::peak_rss() {
+                // the prover of native samples runs in a process of its own, measured per sample
+                println!("this process (the verifier, the fixture, the proxy) peak RSS: {:.0} MB", peak as f64 / 1e6);
+            }
             println!("wrote {} in {}", written.join(", "), out.display());
         }
     }
