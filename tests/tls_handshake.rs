@@ -111,3 +111,62 @@ fn request_goes_out_before_the_server_finished() {
     assert_eq!(h.request_seen, req.bytes, "the server decrypted the early request");
     assert_eq!(h.client.transcript().app_plaintext(Direction::Sent), req.bytes);
 }
+
+/// What the handshake settles is reported from the step that settles it, and kept: the
+/// server's first flight is fed one handshake message at a time (each re-framed in a record of
+/// its own), and after each the client reports exactly what that message settled.
+#[test]
+fn each_step_reports_what_it_settled_and_keeps_what_came_before() {
+    let pki = make_pki(PkiOptions::default());
+    let (scfg, _) = server_config(&pki, ServerOptions::default());
+    let client = tlsproof::tls::Client::new(client_config(&pki), "fixture.test", now()).unwrap();
+    let mut h = Harness::new(client, scfg);
+    h.to_server(&mut no_hook()).unwrap();
+    let mut flight = Vec::new();
+    while h.server.wants_write() {
+        h.server.write_tls(&mut flight).unwrap();
+    }
+    let (records, used) = tlsproof::tls::codec::split_records(&flight).unwrap();
+    assert_eq!(used, flight.len());
+    let payload: Vec<u8> = records.iter().flat_map(|(_, p)| p.to_vec()).collect();
+    let mut messages = Vec::new();
+    let mut rest = &payload[..];
+    while !rest.is_empty() {
+        let len = 4 + u32::from_be_bytes([0, rest[1], rest[2], rest[3]]) as usize;
+        messages.push(rest[..len].to_vec());
+        rest = &rest[len..];
+    }
+    assert_eq!(
+        messages.iter().map(|m| m[0]).collect::<Vec<_>>(),
+        [2, 11, 12, 14],
+        "ServerHello, Certificate, ServerKeyExchange, ServerHelloDone"
+    );
+    let c = |h: &Harness| {
+        (
+            h.client.cipher_suite().is_some(),
+            *h.client.server_random() != [0; 32],
+            !h.client.server_cert_chain().is_empty(),
+            h.client.server_key_exchange().is_some() && h.client.group().is_some(),
+            h.client.master_secret().is_some() && h.client.client_finished_hash().is_some(),
+            h.client.server_finished_hash().is_some(),
+        )
+    };
+    assert_eq!(c(&h), (false, false, false, false, false, false));
+    let settled = [
+        (true, true, false, false, false, false),
+        (true, true, true, false, false, false),
+        (true, true, true, true, false, false),
+        // ServerHelloDone: the (local) key exchange runs and our Finished goes out
+        (true, true, true, true, true, false),
+    ];
+    for (m, want) in messages.iter().zip(settled) {
+        let record = [&[22, 3, 3][..], &(m.len() as u16).to_be_bytes(), m].concat();
+        h.client.feed(&record).unwrap();
+        assert_eq!(c(&h), want, "after message type {}", m[0]);
+    }
+    h.to_server(&mut no_hook()).unwrap();
+    h.to_client(&mut no_hook()).unwrap();
+    assert!(h.client.is_connected());
+    assert_eq!(c(&h), (true, true, true, true, true, true));
+    assert!(h.client.server_verify_data().is_some() && h.client.client_verify_data().is_some());
+}

@@ -461,11 +461,11 @@ pub fn parse_server_key_exchange(body: &[u8]) -> Result<EcdheServerKeyExchange, 
     })
 }
 
-/// Parse a record stream (plaintext framing only): returns (header, payload) pairs and the
-/// number of bytes consumed. Used by tests and the fuzz target.
 /// Records split out of a byte stream: (header, payload) pairs.
 pub type RecordSlices<'a> = Vec<(RecordHeader, &'a [u8])>;
 
+/// Parse a record stream (plaintext framing only): returns (header, payload) pairs and the
+/// number of bytes consumed. Used by tests and the fuzz target.
 pub fn split_records(mut buf: &[u8]) -> Result<(RecordSlices<'_>, usize), Error> {
     let mut out = Vec::new();
     let mut used = 0;
