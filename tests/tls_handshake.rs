@@ -48,6 +48,14 @@ fn get(leaf: LeafKey, path: &str, ems: bool, groups: Vec<NamedGroup>) -> Harness
     h
 }
 
+/// Our client and a rustls server with the default certificate chain, before any byte moved.
+fn default_harness() -> Harness {
+    let pki = make_pki(PkiOptions::default());
+    let (scfg, _) = server_config(&pki, ServerOptions::default());
+    let client = tlsproof::tls::Client::new(client_config(&pki), "fixture.test", now()).unwrap();
+    Harness::new(client, scfg)
+}
+
 #[test]
 fn ecdsa_get_with_ems_all_sizes() {
     for path in ["/len/0", "/len/1024", "/len/204800", "/chunked/0", "/chunked/1024", "/chunked/204800"] {
@@ -88,10 +96,7 @@ fn large_response_uses_many_records() {
 /// arrived; the server decrypts it, and the handshake then completes as usual.
 #[test]
 fn request_goes_out_before_the_server_finished() {
-    let pki = make_pki(PkiOptions::default());
-    let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let client = tlsproof::tls::Client::new(client_config(&pki), "fixture.test", now()).unwrap();
-    let mut h = Harness::new(client, scfg);
+    let mut h = default_harness();
     let req = RequestBuilder::get("fixture.test", "/").build().unwrap();
     assert!(h.client.write_plaintext(&req.bytes).is_err(), "no application data before the key exchange");
     let mut early = false;
@@ -117,10 +122,7 @@ fn request_goes_out_before_the_server_finished() {
 /// its own), and after each the client reports exactly what that message settled.
 #[test]
 fn each_step_reports_what_it_settled_and_keeps_what_came_before() {
-    let pki = make_pki(PkiOptions::default());
-    let (scfg, _) = server_config(&pki, ServerOptions::default());
-    let client = tlsproof::tls::Client::new(client_config(&pki), "fixture.test", now()).unwrap();
-    let mut h = Harness::new(client, scfg);
+    let mut h = default_harness();
     h.to_server(&mut no_hook()).unwrap();
     let mut flight = Vec::new();
     while h.server.wants_write() {

@@ -702,10 +702,7 @@ impl NotarizeResult {
                 prove_ms: s.prove.millis,
                 total_ms,
             },
-            bytes: Traffic {
-                prover_to_verifier: s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
-                verifier_to_prover: s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down,
-            },
+            bytes: Traffic { prover_to_verifier: s.bytes().0, verifier_to_prover: s.bytes().1 },
             attestation: out.attestation.clone(),
         }
     }

@@ -18,23 +18,12 @@ use crate::zk::MAX_MESSAGE;
 use futures::future::join;
 use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
 
-/// The prover's side: `client` is a fresh client built on [`two_party_config`] (its
-/// ClientHello not yet sent), `server` the byte stream to the server, `request` the
-/// application data to send. Returns when the server has sent an alert or closed. In one call,
-/// as the tests drive it (a session prepares first: [`prepare_prover`], [`connect_prover`]).
+/// The prover's side with garbler `gp` ([`honest`], or a cheating one): `client` is a fresh
+/// client built on [`two_party_config`] (its ClientHello not yet sent), `server` the byte
+/// stream to the server, `request` the application data to send. Returns when the server has
+/// sent an alert or closed. In one call, as the tests drive it (a session prepares first:
+/// [`prepare_prover`], [`connect_prover`]).
 async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
-    ch: &mut C,
-    zk: &mut Z,
-    server: &mut S,
-    client: Client,
-    request: &[u8],
-    limits: ConnectionLimits,
-) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    prover_garbling(GarblerParty::new(Garbler::new(Vec::new())), ch, zk, server, client, request, limits).await
-}
-
-/// [`prover`] with the garbler given (a cheating one in tests).
-async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(
     gp: GarblerParty,
     ch: &mut C,
     zk: &mut Z,
@@ -45,6 +34,11 @@ async fn prover_garbling<C: Channel, S: ByteIo, Z: Party<C>>(
 ) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
     let prepared = prepare_with(gp, ch, request.len(), limits).await?;
     connect_prover(prepared, ch, zk, server, client, request, limits).await
+}
+
+/// A garbler that garbles as the protocol says.
+fn honest() -> GarblerParty {
+    GarblerParty::new(Garbler::new(Vec::new()))
 }
 
 /// The verifier's side, for a connection to `server_name` validated against `roots` at `now`,
@@ -167,9 +161,7 @@ async fn connect_within(
     let client = Client::new(two_party_config(prover_roots), "localhost", now).expect("client");
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
-    let p = async move {
-        prover_garbling(gp, &mut a, &mut pz, &mut server, client, request, limits).await.map(|p| (p, pz, a))
-    };
+    let p = async move { prover(gp, &mut a, &mut pz, &mut server, client, request, limits).await.map(|p| (p, pz, a)) };
     let v =
         async move { verifier(&mut b, &mut vz, verifier_roots, "localhost", now, limits).await.map(|v| (v, vz, b)) };
     join(p, v).await
@@ -182,7 +174,7 @@ async fn connect(
     request: &[u8],
     flip: Option<Flip>,
 ) -> Outcomes {
-    connect_with(GarblerParty::new(Garbler::new(Vec::new())), port, prover_roots, verifier_roots, request, flip).await
+    connect_with(honest(), port, prover_roots, verifier_roots, request, flip).await
 }
 
 /// The proof after the connection, both sides: P's result (V's share) and V's.
@@ -274,9 +266,7 @@ async fn a_request_too_long_to_garble_ahead_is_garbled_once_the_keys_exist() {
             && tables_for_records(&request_records(1024)) <= AHEAD_TABLES
     );
     let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
-    let (p, v) =
-        connect_within(GarblerParty::new(Garbler::new(Vec::new())), port, roots.clone(), roots, &req, None, limits)
-            .await;
+    let (p, v) = connect_within(honest(), port, roots.clone(), roots, &req, None, limits).await;
     let (p_end, v_end) = (p.expect("prover"), v.expect("verifier"));
     assert_eq!(p_end.0.client.transcript().app_plaintext(Direction::Sent), req);
     assert_eq!(v_end.0.script.requests, vec![(1, req.len())]);
@@ -306,7 +296,7 @@ async fn a_garbler_that_reveals_another_value_is_refused_before_the_transcript_p
     // (236 bytes), the client direction's H and E_K(J0) shares and the client Finished's
     // keystream (16 bytes each). Byte 100 of the request is in the padding header.
     const BEFORE_REQUEST: usize = 8 * (236 + 3 * 16);
-    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let mut gp = honest();
     gp.cheat.flip_decoding = Some(BEFORE_REQUEST + 8 * 100 + 3);
     let (p, v) = connect_within(gp, port, roots.clone(), roots, &req, None, limits).await;
     let (p_end, v_end) = (p.expect("the prover's connection"), v.expect("the verifier's connection"));
@@ -693,7 +683,7 @@ async fn a_garbler_that_flipped_a_decoded_keystream_bit_during_the_connection_is
     let req = request("/json");
     // The request is garbled ahead of the handshake: the first wires the garbler decodes
     // are its keystream's (masked). Flip a bit of its byte 20.
-    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let mut gp = honest();
     gp.cheat.flip_decoding = Some(8 * 20 + 3);
     let (p, v) = connect_with(gp, port, roots.clone(), roots, &req, None).await;
     // The connection itself goes through (the server gets one altered request byte).
@@ -822,7 +812,7 @@ async fn a_request_longer_than_announced_is_refused_by_the_verifier() {
     let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
     let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
     let p = async move {
-        let mut prepared = prepare_with(GarblerParty::new(Garbler::new(Vec::new())), &mut a, 5000, limits).await?;
+        let mut prepared = prepare_with(honest(), &mut a, 5000, limits).await?;
         prepared.request_len = 6000;
         connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits).await.map(|_| ())
     };
@@ -878,7 +868,7 @@ async fn connect_injected(at: InjectAt, record: &[u8], count: usize) -> Result<V
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
     let request = request("/json");
-    let p = async move { prover(&mut a, &mut pz, &mut server, client, &request, LIMITS).await.map(|_| ()) };
+    let p = async move { prover(honest(), &mut a, &mut pz, &mut server, client, &request, LIMITS).await.map(|_| ()) };
     let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, LIMITS).await.map(|v| (v, vz, b)) };
     join(p, v).await.1
 }
@@ -954,7 +944,7 @@ async fn a_request_over_the_verifiers_max_sent_is_refused_by_the_verifier() {
     // the handshake.
     let (ours, theirs) =
         (ConnectionLimits { max_sent: 20_000, ..LIMITS }, ConnectionLimits { max_sent: 40_000, ..LIMITS });
-    let p = async move { prover(&mut a, &mut pz, &mut server, client, &[b'a'; 30_000], theirs).await.map(|_| ()) };
+    let p = async move { prover(honest(), &mut a, &mut pz, &mut server, client, &[b'a'; 30_000], theirs).await.map(|_| ()) };
     let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, ours).await.map(|_| ()) };
     let (p, v) = join(p, v).await;
     assert!(

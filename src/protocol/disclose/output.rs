@@ -116,6 +116,14 @@ pub struct SessionStats {
     pub prove: PhaseStats,
 }
 
+impl SessionStats {
+    /// Bytes over all phases: (up, prover → verifier; down).
+    pub fn bytes(&self) -> (u64, u64) {
+        let phases = [self.preprocess, self.online, self.prove];
+        (phases.iter().map(|p| p.bytes_up).sum(), phases.iter().map(|p| p.bytes_down).sum())
+    }
+}
+
 /// The verifier's result: the server it talked to and what it learned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifierOutput {
@@ -183,8 +191,8 @@ impl VerifierOutput {
             s.preprocess.millis,
             s.online.millis,
             s.prove.millis,
-            s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
-            s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down
+            s.bytes().0,
+            s.bytes().1
         )
     }
 }
@@ -240,8 +248,8 @@ impl std::fmt::Display for VerifierOutput {
             s.preprocess.millis,
             s.online.millis,
             s.prove.millis,
-            s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up,
-            s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down
+            s.bytes().0,
+            s.bytes().1
         )
     }
 }

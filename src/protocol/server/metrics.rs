@@ -84,8 +84,7 @@ impl ServiceMetrics {
                 for (phase, stats) in [("preprocess", &s.preprocess), ("online", &s.online), ("prove", &s.prove)] {
                     self.phases.get_or_create(&[("phase", phase)]).observe(stats.millis / 1e3);
                 }
-                let up = s.preprocess.bytes_up + s.online.bytes_up + s.prove.bytes_up;
-                let down = s.preprocess.bytes_down + s.online.bytes_down + s.prove.bytes_down;
+                let (up, down) = s.bytes();
                 self.bytes.get_or_create(&[("direction", "up")]).inc_by(up);
                 self.bytes.get_or_create(&[("direction", "down")]).inc_by(down);
             }
@@ -93,11 +92,6 @@ impl ServiceMetrics {
                 self.sessions.get_or_create(&[("outcome", e.code()), ("mode", "any")]).inc();
             }
         }
-    }
-
-    /// Finished sessions with this outcome (`"verified"` or an error code) and mode.
-    pub fn sessions(&self, outcome: &'static str, mode: &'static str) -> u64 {
-        self.sessions.get_or_create(&[("outcome", outcome), ("mode", mode)]).get()
     }
 
     /// Sessions admitted and not yet given their verdict.
