@@ -24,7 +24,15 @@ export const ServerNotAllowedError = make("SERVER_NOT_ALLOWED", "ServerNotAllowe
 export const ServerNameMismatchError = make("SERVER_NAME_MISMATCH", "ServerNameMismatchError");
 export const ServerUnreachableError = make("SERVER_UNREACHABLE", "ServerUnreachableError");
 export const ProxyUnreachableError = make("PROXY_UNREACHABLE", "ProxyUnreachableError");
-export const BusyError = make("BUSY", "BusyError");
+/** The verifier is serving as many sessions as it can; `retryAfter` is its hint, in seconds. */
+export class BusyError extends TlsproofError {
+  /** @param {string} message @param {ErrorOptions & {retryAfter?: number}} [options] */
+  constructor(message, options) {
+    super("BUSY", message, options);
+    this.name = "BusyError";
+    this.retryAfter = options?.retryAfter;
+  }
+}
 export const LimitExceededError = make("LIMIT_EXCEEDED", "LimitExceededError");
 export const TimeoutError = make("TIMEOUT", "TimeoutError");
 // Named like the DOM's abort errors, so `err.name === "AbortError"` checks keep working.
@@ -62,15 +70,17 @@ const byCode = Object.fromEntries([
 ].map((C) => [new C("").code, C]));
 
 /** The error class for `code` (`TlsproofError` itself for codes this version does not know). */
-export function errorFromCode(code, message) {
+export function errorFromCode(code, message, options) {
   const C = byCode[code];
-  return C ? new C(message) : new TlsproofError(String(code), message);
+  return C ? new C(message, options) : new TlsproofError(String(code), message, options);
 }
 
 /** Turns whatever was thrown (the wasm module's `{code, message}` errors included) into a TlsproofError. */
 export function toTlsproofError(e) {
   if (e instanceof TlsproofError) return e;
-  if (e && typeof e.code === "string" && typeof e.message === "string") return errorFromCode(e.code, e.message);
+  if (e && typeof e.code === "string" && typeof e.message === "string") {
+    return errorFromCode(e.code, e.message, typeof e.retryAfter === "number" ? { retryAfter: e.retryAfter } : undefined);
+  }
   if (e && e.name === "AbortError") return new AbortError(e.message || "aborted by the caller");
   return new InternalError(String(e && e.message || e), { cause: e });
 }

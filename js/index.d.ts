@@ -37,12 +37,14 @@ export interface RevealOptions {
   commitRecv?: RevealChoice;
 }
 
-export type Phase = "connect" | "preprocess" | "request" | "prove" | "done";
+export type Phase = "connect" | "waiting" | "preprocess" | "request" | "prove" | "done";
 
 export interface Progress {
   phase: Phase;
   /** Rough overall progress, 0 to 1. */
   fraction: number;
+  /** `phase: "waiting"`: the session's place in the verifier's queue (1 = next). */
+  position?: number;
 }
 
 export interface NotarizeOptions {
@@ -204,10 +206,15 @@ export class VerifierRejectedError extends TlsproofError { constructor(message: 
 export class ServerNotAllowedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NOT_ALLOWED"; }
 export class ServerNameMismatchError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_NAME_MISMATCH"; }
 export class ServerUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SERVER_UNREACHABLE"; }
-/** The verifier is serving as many sessions as it can; try again later. */
 /** `mode: "mpc"`: the WebSocket to `proxyUrl` could not be opened. */
 export class ProxyUnreachableError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "PROXY_UNREACHABLE"; }
-export class BusyError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BUSY"; }
+/** The verifier is serving as many sessions as it can; try again later. */
+export class BusyError extends TlsproofError {
+  constructor(message: string, options?: ErrorOptions & { retryAfter?: number });
+  readonly code: "BUSY";
+  /** The verifier's hint: try again after about this many seconds (absent when it gave none). */
+  readonly retryAfter?: number;
+}
 export class LimitExceededError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "LIMIT_EXCEEDED"; }
 export class TimeoutError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "TIMEOUT"; }
 export class AbortError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "ABORTED"; }

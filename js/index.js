@@ -1,6 +1,6 @@
 // tlsproof for pages, extensions' offscreen documents and workers: the prover runs as
 // multithreaded wasm in a module Web Worker this module starts; calls are promises.
-import { AbortError, BadOptionsError, SessionClosedError, errorFromCode } from "./errors.js";
+import { AbortError, BadOptionsError, SessionClosedError, toTlsproofError } from "./errors.js";
 import { splitCallOptions, throwIfAborted, withHiddenSecrets, workerStartError } from "./internal.js";
 
 export * from "./errors.js";
@@ -89,7 +89,7 @@ export class Prover {
     }
     this.#calls.delete(data.id);
     call.done();
-    if (data.type === "error") call.reject(errorFromCode(data.error.code, data.error.message));
+    if (data.type === "error") call.reject(toTlsproofError(data.error));
     else if (data.type === "result") call.resolve(withHiddenSecrets(data.result, data.secrets));
     else if (data.type === "prepared") call.resolve({ session: data.id, maxSentBytes: data.maxSentBytes });
     else call.resolve(undefined);

@@ -7,7 +7,7 @@ import { SessionClosedError } from "./errors.js";
 
 const running = new Map();
 const prepared = new Map();
-const fail = (id, e) => self.postMessage({ type: "error", id, error: { code: e.code || "INTERNAL", message: String(e.message || e) } });
+const fail = (id, e) => self.postMessage({ type: "error", id, error: { code: e.code || "INTERNAL", message: String(e.message || e), retryAfter: e.retryAfter } });
 
 /** Runs one abortable call: `work(signal, onProgress)` resolves to what `done` posts. */
 async function call(data, work, done) {

@@ -33,16 +33,16 @@ path=""
 IFS=: read -r -a dirs <<<"$PATH"
 for d in "${dirs[@]}"; do
   [ -n "$d" ] || continue
-  if [ -e "$d/wasm-bindgen" ] || [ -e "$d/wasm-pack" ] || [ -e "$d/rustup" ]; then continue; fi
+  if [ -e "$d/wasm-bindgen" ] || [ -e "$d/wasm-pack" ] || [ -e "$d/rustup" ] || [ -e "$d/nginx" ]; then continue; fi
   path="${path:+$path:}$d"
 done
 export PATH="$root/rustup-bin:$path"
 export CARGO_HOME="$root/cargo-home" TLSPROOF_TOOL_ROOT="$root/tools" CARGO_TARGET_DIR="$root/target"
 unset RUSTUP_TOOLCHAIN
-for t in wasm-bindgen wasm-pack; do
+for t in wasm-bindgen wasm-pack nginx; do
   if command -v "$t" >/dev/null 2>&1; then log "PATH still has $t: $(command -v "$t")"; exit 1; fi
 done
-log "root $root; PATH has no wasm-bindgen, no wasm-pack${rustup_bin:+; rustup: $rustup_bin}"
+log "root $root; PATH has no wasm-bindgen, no wasm-pack, no nginx${rustup_bin:+; rustup: $rustup_bin}"
 
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -C "$root/src" -xf -
 cd "$root/src"
@@ -55,6 +55,7 @@ t2=$(date +%s)
 . scripts/env.sh
 log "setup: $((t1 - t0)) s; wasm build: $((t2 - t1)) s"
 log "tools: $(command -v wasm-bindgen) ($(wasm-bindgen --version)), $(command -v wasm-pack) ($(wasm-pack --version))"
+log "nginx: $(command -v nginx) ($(nginx -v 2>&1))"
 log "toolchains: host $TLSPROOF_HOST_TOOLCHAIN, wasm $TLSPROOF_WASM_TOOLCHAIN"
 ls -l dist/tlsproof/wasm/tlsproof_bg.wasm >&2
 log "passed"

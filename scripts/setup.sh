@@ -157,6 +157,21 @@ wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/, ""); p
 [ "$(tool_version wasm-pack)" = "$WASM_PACK_VERSION" ] || install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack
 log "wasm-bindgen $(tool_version wasm-bindgen), wasm-pack $(tool_version wasm-pack) in $TOOL_ROOT/bin"
 
+# --- nginx for the load-balanced deployment test: Debian's package, its binary only, unpacked
+# into $TOOL_ROOT (installing the package would install and start a system service) ---
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x "$TOOL_ROOT/nginx/usr/sbin/nginx" ]; then
+  apt_install libcrypt1 libpcre2-8-0 libssl3 zlib1g
+  deb_dir=$(mktemp -d)
+  if ! (cd "$deb_dir" && apt-get download -qq nginx >/dev/null 2>&1); then
+    [ $apt_updated = 1 ] || { log "apt-get update"; $SUDO apt-get update -qq; apt_updated=1; }
+    (cd "$deb_dir" && apt-get download -qq nginx)
+  fi
+  dpkg-deb -x "$deb_dir"/nginx_*.deb "$TOOL_ROOT/nginx"
+  rm -rf "$deb_dir"
+fi
+if ! command -v nginx >/dev/null 2>&1; then ln -sf "$TOOL_ROOT/nginx/usr/sbin/nginx" "$TOOL_ROOT/bin/nginx"; fi
+log "$(nginx -v 2>&1 || "$TOOL_ROOT/bin/nginx" -v 2>&1)"
+
 # --- JavaScript dev dependencies (TypeScript, wasm-opt for the package; noble, solc and
 # ethereumjs for the attestation tests) ---
 # (again when the lock file changed since: npm writes node_modules/.package-lock.json)

@@ -140,12 +140,19 @@ else
 fi
 
 echo "== load: concurrent provers and hostile clients against one verifier process =="
-$bin bench load --provers 12 --hostile 12 --max-queued 4 --record-flooders 0 | tail -9
+# A budget that takes two fast-path sessions at once and a short queue: provers wait their turn
+# (told their place) and those beyond the queue are refused BUSY with a retry hint.
+out=$($bin bench load --provers 24 --hostile 12 --memory-budget 128M --max-queued 8 --record-flooders 0)
+echo "$out" | tail -10
+echo "$out" | grep -Eq "^provers: ([89]|[12][0-9]) verified" || { echo "load: too few provers were served from the queue"; exit 1; }
 # MPC-mode provers beside MPC-mode provers forwarding 10^6 records the server never sent: room
 # for all, so every honest one must be verified and every flooder refused by the verifier's check
-out=$($bin bench load --provers 8 --hostile 0 --record-flooders 8 --mpc --max-queued 16)
+out=$($bin bench load --provers 8 --hostile 0 --record-flooders 8 --mpc)
 echo "$out" | tail -5
 echo "$out" | grep -q "^provers: 8 verified" || { echo "load (MPC mode, record floods): not every honest prover was verified"; exit 1; }
+
+echo "== deployment: two verifiers behind nginx (deploy/nginx/tlsproof.conf), one stopped mid-run =="
+bash scripts/test-nginx.sh "$bin" "$fixture" "$run/ca.pem" "$run/nginx-test"
 
 echo "== bench: one tiny case per target, sessions checked, CSV and plots written =="
 cat >"$run/tiny.toml" <<'TOML'

@@ -399,6 +399,7 @@ async fn a_forwarder_in_front_of_the_server_cannot_be_certified() {
             max_recv: 1024,
             preprocess: 0,
             prg: Default::default(),
+            response_in_zk: false,
             mode: Default::default(),
         })
     };
@@ -453,6 +454,7 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
             max_recv,
             preprocess,
             prg: Default::default(),
+            response_in_zk: false,
             mode,
         })
     };
@@ -501,7 +503,9 @@ fn verifier_refusals_map_to_stable_error_codes() {
     let mismatch = TargetError::NameMismatch { host: "127.0.0.1".into(), name: "localhost".into() };
     assert_eq!(code(VerifierError::Target(mismatch.clone())), "SERVER_NAME_MISMATCH");
     assert_eq!(ProverError::Target(mismatch).code(), "SERVER_NAME_MISMATCH");
-    assert_eq!(code(VerifierError::Busy("8 sessions running and 64 waiting".into())), "BUSY");
+    let busy = VerifierError::Busy { reason: "the queue is full (64 waiting)".into(), retry_after: 3 };
+    assert_eq!(code(busy), "BUSY");
+    assert_eq!(ProverError::Busy { reason: "x".into(), retry_after: 3 }.code(), "BUSY");
     assert_eq!(code(VerifierError::LimitTooHigh { what: "max_recv", asked: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::TranscriptTooLarge { what: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
     assert_eq!(code(VerifierError::AppDataTooLarge { direction: "received", got: 2, limit: 1 }), "LIMIT_EXCEEDED");
@@ -650,41 +654,141 @@ async fn the_relay_forwards_nothing_but_tls_for_the_certified_name() {
     }
 }
 
-/// Admission: beyond `max_sessions` running and `max_queued` waiting, or `max_per_ip` from one
-/// address, a prover is refused BUSY with a reason, at once or when its wait runs out; the
-/// sessions already running are not disturbed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sessions_beyond_the_limits_are_refused_busy() {
-    let busy = |e: &ProverError, needle: &str| {
-        matches!(e, ProverError::VerifierRejected(r) if r.contains(needle)) && e.code() == "BUSY"
+/// A client that asks for a session of small limits and then says nothing: it holds its online
+/// reservation (`cost::online` of its request) until the verifier's step timeout.
+async fn budget_holder(
+    env: &Env,
+) -> (tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>, u64) {
+    use futures::SinkExt;
+    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
+    use tokio_tungstenite::tungstenite::Message;
+    let request = SessionRequest {
+        version: PROTOCOL_VERSION,
+        mode: Default::default(),
+        server: env.server.clone(),
+        server_name: "localhost".into(),
+        max_sent: 4096,
+        max_recv: 4096,
+        preprocess: 0,
+        prg: Default::default(),
+        response_in_zk: false,
     };
-    for (max_queued, max_per_ip, needle) in [
-        (0, 8, "1 sessions running and 0 waiting"),
-        (1, 8, "no turn within 1 s"),
-        (8, 1, "1 sessions from 127.0.0.1 already"),
+    let cost = tlsproof::protocol::admission::cost::online(&request);
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    ws.send(Message::binary([vec![0u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    (ws, cost)
+}
+
+/// A verifier whose budget one [`budget_holder`]'s session fills, with `configure` applied.
+async fn env_with_budget_for_one(configure: impl FnOnce(&mut VerifierConfig)) -> Env {
+    // the holder's online cost, taken from a request like the holder's
+    let fills = tlsproof::protocol::admission::cost::online(&tlsproof::protocol::messages::SessionRequest {
+        version: 0,
+        mode: Default::default(),
+        server: String::new(),
+        server_name: String::new(),
+        max_sent: 4096,
+        max_recv: 4096,
+        preprocess: 0,
+        prg: Default::default(),
+        response_in_zk: false,
+    });
+    env_configured(KeyType::EcdsaP256, None, |c| {
+        // online reservations share half the budget: the holder's fills it
+        c.budget.memory = 2 * fills;
+        c.queue_timeout = std::time::Duration::from_secs(1);
+        c.step_timeout = std::time::Duration::from_secs(5);
+        configure(c)
+    })
+    .await
+}
+
+/// Runs the fixture's /json session and collects the places in the queue it was told.
+async fn run_watching_the_queue(env: &Env) -> (Result<tlsproof::protocol::ProverOutput, ProverError>, Vec<u32>) {
+    let places = std::cell::RefCell::new(Vec::new());
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let progress = |p: tlsproof::protocol::Progress| {
+        if let tlsproof::protocol::Phase::Waiting { position } = p.phase {
+            places.borrow_mut().push(position);
+        }
+    };
+    let result = tlsproof::protocol::notarize_with_progress(
+        socket,
+        prover_config(env),
+        request,
+        RevealConfig::default(),
+        progress,
+    )
+    .await;
+    (result, places.into_inner())
+}
+
+/// Admission by budget: beyond the sessions open at once or those from one address a prover is
+/// refused at once; a session the budget cannot take now waits in the queue, told its place,
+/// and is refused only when the queue is full or its wait runs out: each time `BUSY` with a
+/// reason and a retry hint. The session holding the budget is not disturbed, and the next
+/// prover is served once it leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_beyond_the_budget_wait_their_turn_or_are_refused_busy() {
+    for (max_sessions, max_queued, max_per_ip, needle, places) in [
+        (1, 8, 100, "9 sessions open", &[][..]),
+        (8, 0, 8, "the queue is full (0 waiting)", &[]),
+        (8, 1, 8, "no turn within 1 s", &[1]),
+        (8, 8, 1, "1 sessions from 127.0.0.1 already", &[]),
     ] {
-        let mut env = env_configured(KeyType::EcdsaP256, None, |c| {
-            c.max_sessions = 1;
+        let mut env = env_with_budget_for_one(|c| {
+            c.budget.max_sessions = max_sessions;
             c.max_queued = max_queued;
             c.max_per_ip = max_per_ip;
-            c.queue_timeout = std::time::Duration::from_secs(1);
-            c.step_timeout = std::time::Duration::from_secs(5);
         })
         .await;
-        // A client that takes the one place and says nothing (until the verifier's step timeout).
-        let (holder, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let err = run(&env, "/json", &[], RevealConfig::default()).await.err().expect("refused");
-        assert!(busy(&err, needle), "{err}");
+        let (holder, _) = budget_holder(&env).await;
+        // with one session open, the cap on open sessions is reached by filling it
+        let fillers = if max_sessions == 1 {
+            let mut f = Vec::new();
+            for _ in 0..8 {
+                f.push(tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap().0);
+            }
+            f
+        } else {
+            Vec::new()
+        };
+        let (result, told) = run_watching_the_queue(&env).await;
+        let err = result.err().expect("refused");
+        assert!(
+            matches!(&err, ProverError::Busy { reason, retry_after } if reason.contains(needle) && *retry_after >= 1),
+            "{needle}: {err}"
+        );
+        assert_eq!(err.code(), "BUSY");
+        assert_eq!(told, places, "{needle}");
         let (_, report) = env.reports.recv().await.unwrap();
-        assert!(matches!(&report, Err(VerifierError::Busy(r)) if r.contains(needle)), "{report:?}");
+        assert!(matches!(&report, Err(VerifierError::Busy { reason, .. }) if reason.contains(needle)), "{report:?}");
         // Once the place is free, the next prover is served.
-        drop(holder);
+        drop((holder, fillers));
         let (_, report) = env.reports.recv().await.unwrap();
         assert!(report.is_err(), "the silent client's session ends without a verdict");
         let out = run(&env, "/json", &[], RevealConfig::default()).await.expect("served after the holder left");
         assert!(out.verified.received.printable().contains("Alice Example"));
     }
+}
+
+/// A session that waits is served, in order, as soon as the budget frees: told its place, and
+/// verified like any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_session_is_served_when_the_budget_frees() {
+    let env = env_with_budget_for_one(|c| c.queue_timeout = std::time::Duration::from_secs(20)).await;
+    let (holder, _) = budget_holder(&env).await;
+    let release = async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        drop(holder);
+    };
+    let ((result, told), ()) = futures::join!(run_watching_the_queue(&env), release);
+    let out = result.expect("served once the holder left");
+    assert!(out.verified.received.printable().contains("Alice Example"));
+    assert_eq!(told.first(), Some(&1), "told its place: {told:?}");
+    assert!(told.iter().all(|&p| p == 1), "{told:?}");
 }
 
 /// The fast path opens the server's write key, so a prover that holds relayed server bytes
@@ -888,6 +992,7 @@ async fn accepted_raw_session(vaddr: std::net::SocketAddr, target: std::net::Soc
         max_recv: limit,
         preprocess: 0,
         prg: Default::default(),
+        response_in_zk: false,
         mode: Default::default(),
     });
     ws.send(Message::binary([&[0u8][..], &req.encode()].concat())).await.unwrap();
@@ -1024,6 +1129,7 @@ async fn floods_of_tiny_frames_are_refused_in_both_modes() {
             max_recv: 4096,
             preprocess: 0,
             prg: Default::default(),
+            response_in_zk: false,
         };
         ws.send(Message::binary([vec![ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()))
             .await

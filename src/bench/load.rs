@@ -29,9 +29,8 @@ pub struct LoadConfig {
     /// The provers run MPC mode (through a `tlsproof proxy` in this process) instead of
     /// proxy mode.
     pub mpc: bool,
-    /// The verifier's admission limits.
-    pub max_sessions: usize,
-    pub max_queued: usize,
+    /// The verifier's admission flags beyond its defaults (`--memory-budget 512M`, …).
+    pub verifier_flags: Vec<String>,
     pub max_per_ip: usize,
     /// Longest any one prover may take before it counts as hung.
     pub prover_timeout: Duration,
@@ -45,6 +44,10 @@ pub struct LoadConfig {
 #[derive(Clone, Debug, Default)]
 pub struct LoadReport {
     pub verified: usize,
+    /// Seconds each verified prover took, from connecting to its verdict (waiting included).
+    pub session_seconds: Vec<f64>,
+    /// Refusals `BUSY` that carried the verifier's retry hint.
+    pub busy_with_hint: usize,
     /// Prover failures by error code (`BUSY` expected; anything else is a finding).
     pub refused: BTreeMap<String, usize>,
     /// Verdicts that did not match what the fixture sent.
@@ -65,13 +68,14 @@ pub struct LoadReport {
 }
 
 impl LoadReport {
-    /// The acceptance rule: every prover verified or refused BUSY, none hung, no wrong
-    /// verdict, the verifier still up.
+    /// The acceptance rule: every prover verified or refused BUSY with a retry hint, none
+    /// hung, no wrong verdict, the verifier still up.
     pub fn passed(&self) -> bool {
         self.hung == 0
             && self.wrong_verdicts == 0
             && self.verifier_alive
             && self.refused.keys().all(|k| k == "BUSY")
+            && self.busy_with_hint == self.refused.values().sum::<usize>()
             && self.record_floods_refused()
     }
 
@@ -89,9 +93,15 @@ impl std::fmt::Display for LoadReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "provers: {} verified, refused {:?}, {} wrong verdicts, {} hung",
-            self.verified, self.refused, self.wrong_verdicts, self.hung
+            "provers: {} verified, refused {:?} ({} BUSY with a retry hint), {} wrong verdicts, {} hung",
+            self.verified, self.refused, self.busy_with_hint, self.wrong_verdicts, self.hung
         )?;
+        if !self.session_seconds.is_empty() {
+            let mut t = self.session_seconds.clone();
+            t.sort_by(f64::total_cmp);
+            let at = |q: f64| t[((t.len() - 1) as f64 * q).round() as usize];
+            writeln!(f, "verified sessions: median {:.2} s, p95 {:.2} s, max {:.2} s", at(0.5), at(0.95), at(1.0))?;
+        }
         for (kind, (n, closed)) in &self.hostile {
             writeln!(f, "hostile {kind}: {n}, {closed} closed or refused by the verifier")?;
         }
@@ -149,14 +159,8 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
         .arg(&ca_file)
         .arg("--addr-file")
         .arg(&addr_file)
-        .args([
-            "--max-sessions",
-            &cfg.max_sessions.to_string(),
-            "--max-queued",
-            &cfg.max_queued.to_string(),
-            "--max-per-ip",
-            &cfg.max_per_ip.to_string(),
-        ])
+        .args(["--max-per-ip", &cfg.max_per_ip.to_string()])
+        .args(&cfg.verifier_flags)
         .stdout(std::fs::File::create(&log_file)?)
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -237,9 +241,15 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadReport, BenchError> {
     let mut report = LoadReport::default();
     for p in provers {
         match p.await {
-            Ok(Ok(Ok(true))) => report.verified += 1,
-            Ok(Ok(Ok(false))) => report.wrong_verdicts += 1,
-            Ok(Ok(Err(code))) => *report.refused.entry(code).or_default() += 1,
+            Ok(Ok(Ok((true, seconds)))) => {
+                report.verified += 1;
+                report.session_seconds.push(seconds);
+            }
+            Ok(Ok(Ok((false, _)))) => report.wrong_verdicts += 1,
+            Ok(Ok(Err((code, hint)))) => {
+                report.busy_with_hint += usize::from(hint);
+                *report.refused.entry(code).or_default() += 1
+            }
             Ok(Err(_)) | Err(_) => report.hung += 1,
         }
     }
@@ -317,32 +327,44 @@ fn prover_setup(
     Ok((config, request))
 }
 
+/// The verifier's WebSocket, or why not: `BUSY` for a 503 (the handshake's own refusal, with a
+/// Retry-After header), `VERIFIER_UNREACHABLE` otherwise.
 async fn connect_verifier(url: &str) -> Result<crate::transport::WsSocket, String> {
-    crate::transport::WsSocket::connect(url).await.map_err(|e| {
-        if e.to_string().contains("503") {
-            "BUSY".to_string()
-        } else {
-            format!("VERIFIER_UNREACHABLE ({e})")
-        }
+    crate::transport::WsSocket::connect(url).await.map_err(|e| match e {
+        crate::transport::TransportError::Busy { .. } => "BUSY".to_string(),
+        e => format!("VERIFIER_UNREACHABLE ({e})"),
     })
 }
 
-/// One prover: `Ok(true)` verified with the right verdict, `Ok(false)` a wrong verdict,
-/// `Err(code)` refused.
-async fn one_prover(url: &str, server: &str, ca_pem: &str, cfg: &LoadConfig, mode: ProverMode) -> Result<bool, String> {
-    let (config, request) = prover_setup(server, ca_pem, cfg, mode)?;
+/// One prover: `Ok((true, seconds))` verified with the right verdict, `Ok((false, _))` a wrong
+/// verdict, `Err((code, whether a retry hint came))` refused.
+async fn one_prover(
+    url: &str,
+    server: &str,
+    ca_pem: &str,
+    cfg: &LoadConfig,
+    mode: ProverMode,
+) -> Result<(bool, f64), (String, bool)> {
+    let (config, request) = prover_setup(server, ca_pem, cfg, mode).map_err(|e| (e, false))?;
     let recv = if cfg.redacted { Reveal::AllButLast(1) } else { Reveal::All };
     let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), recv);
-    let socket = connect_verifier(url).await?;
-    let out = notarize(socket, config, request, reveal).await.map_err(|e| e.code().to_string())?;
+    let started = Instant::now();
+    let socket = crate::transport::WsSocket::connect(url).await.map_err(|e| match e {
+        crate::transport::TransportError::Busy { retry_after, .. } => ("BUSY".to_string(), retry_after.is_some()),
+        e => (format!("VERIFIER_UNREACHABLE ({e})"), false),
+    })?;
+    let out = notarize(socket, config, request, reveal)
+        .await
+        .map_err(|e| (e.code().to_string(), matches!(e, crate::protocol::ProverError::Busy { .. })))?;
     let v = &out.verified;
     let n = out.response.len();
     let hidden = usize::from(cfg.redacted).min(n);
-    Ok(v.server_name == "localhost"
+    let right = v.server_name == "localhost"
         && v.received.bytes.len() == n
         && v.received.bytes[..n - hidden] == out.response[..n - hidden]
         && v.http.response_complete == Some(true)
-        && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret"))
+        && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret");
+    Ok((right, started.elapsed().as_secs_f64()))
 }
 
 /// An MPC-mode prover whose server stream comes through `proxy_url`, an [`injecting_proxy`]:
@@ -415,6 +437,7 @@ fn session_request(mode: crate::protocol::messages::SessionMode, server: &str) -
         max_recv: 4096,
         preprocess: 0,
         prg: crate::primitives::prg::PrgKind::fastest_here(),
+        response_in_zk: false,
     };
     [vec![crate::wire::mux::ChannelId::Control as u8], ControlMessage::Request(request).encode()].concat()
 }

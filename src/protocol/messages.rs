@@ -29,6 +29,11 @@ pub struct SessionRequest {
     /// The PRG of the proof engine's OT extension (the prover's choice: ChaCha12 in the
     /// browser, AES-128-CTR with AES-NI); the verifier accepts either.
     pub prg: crate::primitives::prg::PrgKind,
+    /// Whether part of the response will stay hidden, so that it is proven in zero knowledge
+    /// rather than by its opened key (the fast path). The verifier reserves memory by it
+    /// ([`cost`](crate::protocol::admission::cost)), and in MPC mode makes COTs beside the
+    /// connection for that proof only when it is set.
+    pub response_in_zk: bool,
 }
 
 /// Prover → verifier after the TLS connection: how many raw bytes of each direction the
@@ -72,6 +77,19 @@ pub enum ControlMessage {
     },
     /// After `Reveal`, in a TLS 1.3 session only.
     RecordShapes(RecordShapes),
+    /// Verifier → prover, before `Accepted`: the session waits for its turn, at `position` in
+    /// the queue (1 = next). Sent when the wait begins, as the place changes, and every few
+    /// seconds while it lasts, so the prover can show it and knows the verifier is there.
+    Waiting {
+        position: u32,
+    },
+    /// Verifier → prover, instead of `Accepted`: not admitted (the queue is full, the wait ran
+    /// past its bound, the verifier is shutting down, or too many sessions from one address);
+    /// try again after about `retry_after` seconds.
+    Busy {
+        reason: String,
+        retry_after: u32,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +117,8 @@ impl ControlMessage {
             ControlMessage::Reveal(_) => "Reveal",
             ControlMessage::Verified { .. } => "Verified",
             ControlMessage::RecordShapes(_) => "RecordShapes",
+            ControlMessage::Waiting { .. } => "Waiting",
+            ControlMessage::Busy { .. } => "Busy",
         }
     }
 }
@@ -135,12 +155,14 @@ mod tests {
                 max_recv: 2,
                 preprocess: 200_000,
                 prg,
+                response_in_zk: false,
             };
             let frame = ControlMessage::Request(req.clone()).encode();
             assert!(matches!(ControlMessage::decode(&frame), Ok(ControlMessage::Request(r)) if r == req));
-            // the PRG is the last field: a variant index past the known ones is malformed
+            // the PRG is the last field but one: a variant index past the known ones is malformed
             let mut bad = frame.clone();
-            *bad.last_mut().unwrap() = 2;
+            let at = bad.len() - 2;
+            bad[at] = 2;
             assert!(matches!(ControlMessage::decode(&bad), Err(MessageError::Malformed(_))));
             // and a request without it (protocol version 2) is refused too
             assert!(ControlMessage::decode(&frame[..frame.len() - 1]).is_err());

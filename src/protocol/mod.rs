@@ -10,8 +10,11 @@
 //! handshake policy, the server's identity, the relay's guard), [`prove`] the transcript proofs
 //! written once and run by both sides with what the verifier checks of their openings, and
 //! [`disclose`] what is revealed and how the verdict and its attestation state it. [`target`]
-//! is the server a session names.
+//! is the server a session names; [`admission`] what a session costs the verifier and when it
+//! may run.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod admission;
 pub mod disclose;
 pub mod messages;
 pub mod observe;

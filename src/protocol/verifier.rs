@@ -5,6 +5,8 @@
 
 use crate::channel::{Channel, ChannelError};
 use crate::ot::FerretSender;
+use crate::protocol::admission::budget::{BudgetLimits, Reservation};
+use crate::protocol::admission::{cost, AdmissionError, Gate};
 use crate::protocol::disclose::exchange::{check_exchange, ExchangeError, RevealPolicy};
 use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
 use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
@@ -53,16 +55,20 @@ pub struct VerifierConfig {
     pub request_timeout: Duration,
     /// The whole session.
     pub session_timeout: Duration,
-    /// Admission ([`server`](crate::protocol::server)): sessions proven at once, sessions waiting for a
-    /// turn (each at most `queue_timeout`), and sessions running or waiting per client IP.
-    /// Anyone beyond is refused `BUSY`.
-    pub max_sessions: usize,
+    /// Admission ([`admission`](crate::protocol::admission)): the memory all sessions may
+    /// reserve, the sessions proving at once, and those admitted at once whatever they cost.
+    pub budget: BudgetLimits,
+    /// Sessions waiting for a turn (each at most `queue_timeout`), and sessions open (waiting or
+    /// running) per client IP. Anyone beyond is refused `BUSY`.
     pub max_queued: usize,
     /// What of the request must be revealed (`--require-reveal`; default: the request line
     /// and the Host header).
     pub require_reveal: RevealPolicy,
     pub max_per_ip: usize,
     pub queue_timeout: Duration,
+    /// Load balancers in front (`--trusted-proxy`): a connection from one of them is counted
+    /// as coming from the last address of its `X-Forwarded-For`.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Signs each verdict as an [`Attestation`](crate::attestation::Attestation) sent with it
     /// (`--signing-key`); none: verdicts are not signed.
     pub signing_key: Option<std::sync::Arc<crate::attestation::SigningKey>>,
@@ -79,14 +85,13 @@ impl VerifierConfig {
             step_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(5),
             session_timeout: Duration::from_secs(300),
-            // `tlsproof bench load`: a redacted 51 KB session holds ≈150 MB of the verifier's
-            // memory, a fast-path one far less; 4 at once keep a 2-core verifier's cores busy
-            // and its peak under 1 GB.
-            max_sessions: 4,
-            max_queued: 64,
+            budget: BudgetLimits::for_this_machine(),
+            // a waiting session costs a thread and its socket's buffers
+            max_queued: 1024,
             require_reveal: RevealPolicy::default(),
             max_per_ip: 8,
             queue_timeout: Duration::from_secs(30),
+            trusted_proxies: Vec::new(),
             signing_key: None,
         }
     }
@@ -148,9 +153,19 @@ pub enum VerifierError {
     Exchange(#[from] ExchangeError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
-    /// Not admitted ([`VerifierConfig::max_sessions`] and its queue, or the per-IP limit).
-    #[error("verifier busy: {0}; try again later")]
-    Busy(String),
+    /// Not admitted ([`VerifierConfig::budget`] and its queue, or the per-IP limit); the
+    /// prover is told to try again after about `retry_after` seconds.
+    #[error("verifier busy: {reason}; try again in {retry_after} s")]
+    Busy { reason: String, retry_after: u32 },
+}
+
+impl From<AdmissionError> for VerifierError {
+    fn from(e: AdmissionError) -> Self {
+        match e {
+            AdmissionError::Busy { reason, retry_after } => VerifierError::Busy { reason, retry_after },
+            AdmissionError::Channel(e) => VerifierError::Channel(e),
+        }
+    }
 }
 
 async fn within<T>(
@@ -186,17 +201,23 @@ impl VerifierError {
     }
 }
 
+/// What each of a waiting session's channels may hold unread: a proxy-mode prover starts its
+/// OT setup as it asks for the session, and its first messages wait there.
+const WAITING_INBOX: usize = 64 << 10;
+
 /// How long the verifier keeps a session's socket open after its verdict for the prover to
 /// read it and close: closing under a prover still sending would reset the connection, and
 /// the prover could lose the verdict or the reason of a refusal.
 const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Runs one session on `socket` to its verdict. On failure the prover is told why (best
-/// effort). `outcome` gets the result as soon as the prover has been sent it; the future ends
-/// once the prover has closed too, or 2 s later (`LINGER`).
+/// Runs one session on `socket` to its verdict, admitted by `gate` if given (else at once).
+/// On failure the prover is told why (best effort). `outcome` gets the result as soon as the
+/// prover has been sent it; the future ends once the prover has closed too, or 2 s later
+/// (`LINGER`).
 pub async fn verify_session<S: MessageSocket>(
     socket: S,
     config: &VerifierConfig,
+    gate: Option<&Gate>,
     outcome: impl FnOnce(Result<VerifierOutput, VerifierError>),
 ) {
     let (driver, channels) = multiplex(socket, MuxLimits::verifier());
@@ -208,7 +229,7 @@ pub async fn verify_session<S: MessageSocket>(
     let session_over = std::cell::Cell::new(false);
     let (worked, work_done) = futures::channel::oneshot::channel::<()>();
     let work = async {
-        let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config))
+        let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config, gate))
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
         session_over.set(true);
@@ -222,6 +243,9 @@ pub async fn verify_session<S: MessageSocket>(
             }
             (Ok(_), Err(e)) => {
                 ControlMessage::Abort { reason: format!("the verifier could not sign its verdict: {e}") }
+            }
+            (Err(VerifierError::Busy { reason, retry_after }), _) => {
+                ControlMessage::Busy { reason: reason.clone(), retry_after: *retry_after }
             }
             (Err(e), _) => ControlMessage::Abort { reason: e.to_string() },
         };
@@ -269,6 +293,7 @@ async fn session(
     mut zk: MuxChannel,
     cot: MuxChannel,
     config: &VerifierConfig,
+    gate: Option<&Gate>,
 ) -> Result<VerifierOutput, VerifierError> {
     let req: SessionRequest = match recv_control(control, config.request_timeout, "the session request").await? {
         ControlMessage::Request(r) => r,
@@ -293,6 +318,20 @@ async fn session(
     // The host dialed (by the verifier, or by the prover's proxy) is the name certified (see
     // `target`), and it must be on the allow-list.
     let target = ServerTarget::new(&req.server, &req.server_name)?;
+    config.allow.permits(&target.address())?;
+    // Held until the verdict: what the session's limits let it hold. While it waits for its
+    // turn, its channels hold little more than an honest prover's first messages.
+    let _online = match gate {
+        Some(gate) => {
+            let held = [&tls, &zk, &cot].map(|c| c.set_inbox_limit(WAITING_INBOX));
+            let online = gate.online(cost::online(&req), control).await?;
+            for (c, limit) in [&tls, &zk, &cot].into_iter().zip(held) {
+                c.set_inbox_limit(limit);
+            }
+            Some(online)
+        }
+        None => None,
+    };
     let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
     // On the heap, so that the session's own future stays small (see the prover's). A channel
     // the mode does not use is refused: a prover that sends on it ends the session.
@@ -306,7 +345,7 @@ async fn session(
             Box::pin(mpc_online(control, &mut zk, cot, &mut verifier, &req, &target, config)).await?
         }
     };
-    Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config)).await
+    Box::pin(prove_phase(control, &mut zk, &mut verifier, online, &req, &target, config, gate)).await
 }
 
 /// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs (the
@@ -477,7 +516,10 @@ async fn mpc_online(
     // A prover that prepared ahead starts the connection when it has its request: the
     // connection's time and the online phase begin then.
     let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
-    let serving = serve_beside(verifier, cot, crate::mpc::cots_beside::max_cots(req.max_recv as usize))?;
+    // only for a response the prover declared it proves in zero knowledge (which its
+    // reservation counted)
+    let beside = if req.response_in_zk { crate::mpc::cots_beside::max_cots(req.max_recv as usize) } else { 0 };
+    let serving = serve_beside(verifier, cot, beside)?;
     let started = std::cell::Cell::new(None);
     let clock = || {
         started.set(Some(Instant::now()));
@@ -515,6 +557,7 @@ async fn mpc_online(
 
 /// What both modes share once the verifier holds the TLS bytes: the server's identity, the
 /// reveal plan, the transcript proof (for the TLS version the server chose), and the verdict.
+#[allow(clippy::too_many_arguments)]
 async fn prove_phase(
     control: &mut MuxChannel,
     zk: &mut MuxChannel,
@@ -523,9 +566,10 @@ async fn prove_phase(
     req: &SessionRequest,
     target: &ServerTarget,
     config: &VerifierConfig,
+    gate: Option<&Gate>,
 ) -> Result<VerifierOutput, VerifierError> {
     let Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from } = online;
-    let session = Session { control, zk, verifier, req, target, config, now: unix_time(connection_time) };
+    let session = Session { control, zk, verifier, req, target, config, gate, now: unix_time(connection_time) };
     let proven = match transcript13::server_version(&received_raw)? {
         TlsVersion::Tls12 => prove12(session, &sent_raw, &received_raw).await?,
         TlsVersion::Tls13 => prove13(session, &sent_raw, &received_raw).await?,
@@ -565,8 +609,31 @@ struct Session<'a> {
     req: &'a SessionRequest,
     target: &'a ServerTarget,
     config: &'a VerifierConfig,
+    gate: Option<&'a Gate>,
     /// When the connection began: the certificates must be valid then.
     now: UnixTime,
+}
+
+impl Session<'_> {
+    /// Waits for the memory and the proving slot of a proof of `cots` COTs of keystream
+    /// proofs (the gate's; at once without one).
+    async fn reserve_proof(&self, cots: usize) -> Result<Option<Reservation>, VerifierError> {
+        match self.gate {
+            Some(gate) => Ok(Some(gate.proof(cost::proof(cots)).await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Bytes of a direction of `len` bytes its proof covers in zero knowledge: none when `reveal`
+/// opens it all (the fast path opens its key), all of them otherwise.
+fn in_zk(reveal: &[std::ops::Range<u64>], len: u64) -> usize {
+    let opened: u64 = reveal.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+    if len > 0 && opened >= len {
+        0
+    } else {
+        len as usize
+    }
 }
 
 /// What the proof of either TLS version establishes.
@@ -614,6 +681,9 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     );
     let plan = reveal_plan(&mut s).await?;
     check_plan(&plan, sent_len, recv_len, s.req)?;
+    let cots =
+        proof::keystream_cots(in_zk(&plan.sent, sent_len)) + proof::keystream_cots(in_zk(&plan.received, recv_len));
+    let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs::new(&transcript, &plan);
     let opened = within(
         s.config.session_timeout,
@@ -650,6 +720,10 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     }
     let (sent_len, recv_len) = (check13::app_len(&shapes.sent), check13::app_len(&shapes.received));
     check_plan(&plan, sent_len, recv_len, s.req)?;
+    let suite = transcript.suite();
+    let cots = proof::keystream_cots_of(suite, in_zk(&plan.sent, sent_len))
+        + proof::keystream_cots_of(suite, in_zk(&plan.received, recv_len));
+    let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs13::new(&transcript, &plan, &shapes);
     let (roots, name, now) = (&s.config.roots, s.target.name(), s.now);
     let proof = proof13::run(s.verifier, s.zk, None, None, &inputs, |secrets| {

@@ -41,6 +41,11 @@ pub const MAX_INCOMING_MESSAGE: usize = 4 << 20;
 pub enum TransportError {
     #[error("could not open WebSocket to {url}: {reason}")]
     Connect { url: String, reason: String },
+    /// The server (or a load balancer before it) answered the WebSocket handshake with `503
+    /// Service Unavailable`, with a `Retry-After` in seconds if it gave one. Browsers do not
+    /// show a failed handshake's status, so only native clients see this.
+    #[error("{url} is busy (HTTP 503){}", .retry_after.map(|s| format!("; try again in {s} s")).unwrap_or_default())]
+    Busy { url: String, retry_after: Option<u32> },
     /// The peer closed the WebSocket; `code` and `reason` are what it said (RFC 6455 §7.4).
     #[error("connection closed by peer (code {code}): {reason}")]
     Closed { code: u16, reason: String },

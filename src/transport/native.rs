@@ -23,9 +23,18 @@ impl WsSocket {
         // Nagle off (`disable_nagle`), as browsers do for their WebSockets and the verifier for
         // its side: the protocol's small messages (a TLS record, a challenge) must not wait for
         // the acknowledgement of the one before.
-        let (ws, _resp) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
-            .await
-            .map_err(|e| TransportError::Connect { url: url.to_string(), reason: e.to_string() })?;
+        let (ws, _resp) =
+            tokio_tungstenite::connect_async_with_config(url, Some(config), true).await.map_err(|e| match e {
+                tokio_tungstenite::tungstenite::Error::Http(response) if response.status() == 503 => {
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse().ok());
+                    TransportError::Busy { url: url.to_string(), retry_after }
+                }
+                e => TransportError::Connect { url: url.to_string(), reason: e.to_string() },
+            })?;
         Ok(WsSocket { ws })
     }
 }

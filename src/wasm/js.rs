@@ -101,6 +101,9 @@ fn to_js_error(e: &ApiError) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
     err.set_name("TlsproofError");
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    if let ApiError::Prover(crate::protocol::ProverError::Busy { retry_after, .. }) = e {
+        let _ = Reflect::set(&err, &"retryAfter".into(), &(*retry_after).into());
+    }
     err.into()
 }
 
@@ -168,6 +171,9 @@ fn progress_callback(on_progress: Option<Function>) -> impl Fn(Progress) {
             let o = Object::new();
             let _ = Reflect::set(&o, &"phase".into(), &p.phase.as_str().into());
             let _ = Reflect::set(&o, &"fraction".into(), &p.fraction.into());
+            if let Phase::Waiting { position } = p.phase {
+                let _ = Reflect::set(&o, &"position".into(), &position.into());
+            }
             // A throwing callback must not break the session.
             let _ = f.call1(&JsValue::UNDEFINED, &o);
         }

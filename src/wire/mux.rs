@@ -131,6 +131,7 @@ pub struct MuxChannel {
     inbox: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<AtomicUsize>,
     refused: Arc<AtomicBool>,
+    limit: Arc<AtomicUsize>,
     max_frame: usize,
     sent: u64,
     received: u64,
@@ -146,6 +147,14 @@ impl MuxChannel {
     /// dropped. (A handle merely dropped discards what comes, as at a session's end.)
     pub fn refuse(self) {
         self.refused.store(true, Ordering::Relaxed);
+    }
+
+    /// Bounds the bytes waiting unread in this channel's inbox from now on (its
+    /// [`MuxLimits`] at first), and returns the bound it replaces: a frame beyond fails the
+    /// session ([`MuxError::InboxOverflow`]). The verifier holds a session it has not admitted
+    /// yet to a small one, so that a waiting session costs little however much its peer sends.
+    pub fn set_inbox_limit(&self, max: usize) -> usize {
+        self.limit.swap(max, Ordering::Relaxed)
     }
 }
 
@@ -219,7 +228,8 @@ pub fn multiplex<S: MessageSocket>(
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(QUEUE);
         let buffered = Arc::new(AtomicUsize::new(0));
         let refused = Arc::new(AtomicBool::new(false));
-        inboxes.push(Inbox { id, tx, buffered: buffered.clone(), refused: refused.clone() });
+        let limit = Arc::new(AtomicUsize::new(limits.inbox_limit(id)));
+        inboxes.push(Inbox { id, tx, buffered: buffered.clone(), refused: refused.clone(), limit: limit.clone() });
         queues.push(out_rx);
         handles.push(MuxChannel {
             id,
@@ -227,6 +237,7 @@ pub fn multiplex<S: MessageSocket>(
             inbox: rx,
             buffered,
             refused,
+            limit,
             max_frame: limits.max_frame,
             sent: 0,
             received: 0,
@@ -256,6 +267,8 @@ struct Inbox {
     buffered: Arc<AtomicUsize>,
     /// Set by [`MuxChannel::refuse`].
     refused: Arc<AtomicBool>,
+    /// Most bytes charged at once ([`MuxChannel::set_inbox_limit`]).
+    limit: Arc<AtomicUsize>,
 }
 
 /// The sending half of the driver: each channel's queue, the frame taken from it and waiting
@@ -383,7 +396,7 @@ async fn drive<S: MessageSocket>(
                     _ => {}
                 }
                 let cost = payload.len() + FRAME_COST;
-                let max = limits.inbox_limit(channel);
+                let max = inbox.limit.load(Ordering::Relaxed);
                 if inbox.buffered.fetch_add(cost, Ordering::Relaxed) + cost > max {
                     return Err(MuxError::InboxOverflow { channel, max });
                 }

@@ -1,5 +1,5 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
-import { notarize, prepare, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, SessionClosedError, type NotarizeResult, type PreparedSession, type Progress } from "tlsproof";
+import { notarize, prepare, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, SessionClosedError, BusyError, type NotarizeResult, type PreparedSession, type Progress } from "tlsproof";
 import { present, verifyPresentation, decodeAttestation, verifyAttestation, PresentationError, type Presentation, type SignedAttestation } from "tlsproof/attestation";
 import { initProver, notarize as notarizeInThisWorker, prepare as prepareInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
 // @ts-expect-error: the attestation functions are their own entry point (tlsproof/attestation)
@@ -23,7 +23,7 @@ export async function everything(): Promise<string> {
       maxSentBytes: 4096,
       maxRecvBytes: 65536,
       timeoutMs: 30_000,
-      onProgress: (p: Progress) => console.log(p.phase, p.fraction.toFixed(2)),
+      onProgress: (p: Progress) => console.log(p.phase === "waiting" ? `place ${p.position}` : p.phase, p.fraction.toFixed(2)),
       signal: controller.signal,
     });
     const path: "fast" | "zk" = r.recv.path;
@@ -35,6 +35,7 @@ export async function everything(): Promise<string> {
     if (e instanceof AbortError) return "cancelled";
     if (e instanceof WorkerStartError) return `not deployed right: ${e.message}`;
     if (e instanceof TlsproofError && e.code === "SERVER_UNREACHABLE") return "server down";
+    if (e instanceof BusyError) return `busy: again in ${e.retryAfter ?? 10} s`;
     throw e;
   } finally {
     prover.terminate();

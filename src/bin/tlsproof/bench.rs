@@ -95,11 +95,16 @@ enum BenchCmd {
         /// The provers run MPC mode (through a WebSocket-to-TCP proxy) instead of proxy mode.
         #[arg(long)]
         mpc: bool,
-        /// The verifier's admission limits (see `tlsproof verifier --help`).
-        #[arg(long, default_value_t = 4)]
-        max_sessions: usize,
-        #[arg(long, default_value_t = 64)]
-        max_queued: usize,
+        /// The verifier's admission flags, each passed on when given (see `tlsproof verifier
+        /// --help`); its defaults otherwise.
+        #[arg(long)]
+        memory_budget: Option<String>,
+        #[arg(long)]
+        max_proving: Option<usize>,
+        #[arg(long)]
+        max_sessions: Option<usize>,
+        #[arg(long)]
+        max_queued: Option<usize>,
         /// Per client IP; every client here is 127.0.0.1, so the default lets the queue fill.
         #[arg(long, default_value_t = 10_000)]
         max_per_ip: usize,
@@ -152,11 +157,24 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             response,
             redacted,
             mpc,
+            memory_budget,
+            max_proving,
             max_sessions,
             max_queued,
             max_per_ip,
             prover_timeout,
         } => {
+            let mut verifier_flags = Vec::new();
+            for (flag, value) in [
+                ("--memory-budget", memory_budget),
+                ("--max-proving", max_proving.map(|n| n.to_string())),
+                ("--max-sessions", max_sessions.map(|n| n.to_string())),
+                ("--max-queued", max_queued.map(|n| n.to_string())),
+            ] {
+                if let Some(value) = value {
+                    verifier_flags.extend([flag.to_string(), value]);
+                }
+            }
             let cfg = tlsproof::bench::load::LoadConfig {
                 exe: std::env::current_exe()?,
                 provers,
@@ -164,14 +182,16 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 response,
                 redacted,
                 mpc,
-                max_sessions,
-                max_queued,
+                verifier_flags: verifier_flags.clone(),
                 max_per_ip,
                 prover_timeout: std::time::Duration::from_secs(prover_timeout),
                 record_flooders,
             };
             println!("machine: {}", machine());
-            println!("load: {provers} {} provers ({response} B response, {}) and {hostile} hostile clients, {record_flooders} MPC-mode record flooders; verifier --max-sessions {max_sessions} --max-queued {max_queued} --max-per-ip {max_per_ip}", if mpc { "MPC-mode" } else { "proxy-mode" }, if redacted { "last byte hidden" } else { "fast path" });
+            let flags = verifier_flags.join(" ");
+            let kind = if mpc { "MPC-mode" } else { "proxy-mode" };
+            let path = if redacted { "last byte hidden" } else { "fast path" };
+            println!("load: {provers} {kind} provers ({response} B response, {path}) and {hostile} hostile clients, {record_flooders} MPC-mode record flooders; verifier {flags} --max-per-ip {max_per_ip}");
             let report = tlsproof::bench::load::run_load(&cfg).await?;
             println!("{report}");
             if !report.passed() {

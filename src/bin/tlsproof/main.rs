@@ -14,6 +14,8 @@ mod config_file;
 #[cfg(not(target_arch = "wasm32"))]
 mod demo;
 #[cfg(not(target_arch = "wasm32"))]
+mod verifier_log;
+#[cfg(not(target_arch = "wasm32"))]
 mod web;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -99,18 +101,40 @@ mod cli {
             /// mpc (the prover's proxy does; prover and verifier are the TLS client together).
             #[arg(long, default_value = "proxy,mpc")]
             modes: String,
-            /// Sessions proven at once; more wait (--max-queued) or are refused BUSY.
-            #[arg(long, default_value_t = 4)]
-            max_sessions: usize,
-            /// Sessions that may wait for a turn (each at most 30 s).
-            #[arg(long, default_value_t = 64)]
+            /// Memory all sessions together may reserve (each reserves what its declared limits
+            /// and its proof cost), e.g. 768M or 2G; beyond it sessions wait for a turn.
+            /// Default: a quarter of the machine's memory, at most 384 MiB per core.
+            #[arg(long, value_parser = parse_size)]
+            memory_budget: Option<u64>,
+            /// Sessions in their proof at once (the CPU-heavy part). Default: 2 per core.
+            #[arg(long)]
+            max_proving: Option<usize>,
+            /// Sessions admitted at once whatever they cost. Default: 64 per core.
+            #[arg(long)]
+            max_sessions: Option<usize>,
+            /// Sessions that may wait for a turn, told their place; more are refused BUSY.
+            #[arg(long, default_value_t = 1024)]
             max_queued: usize,
+            /// The longest a session waits for a turn before it is refused BUSY, in seconds.
+            #[arg(long, default_value_t = 30)]
+            queue_timeout: u64,
             /// Sessions running or waiting per client IP address.
             #[arg(long, default_value_t = 8)]
             max_per_ip: usize,
+            /// Addresses of load balancers in front, comma-separated: a connection from one of
+            /// them counts as coming from the last address of its X-Forwarded-For header.
+            #[arg(long, default_value = "")]
+            trusted_proxy: String,
             /// Print each verdict as JSON (with the revealed bytes) instead of a line per session.
             #[arg(long)]
             json: bool,
+            /// Log lines as text, or as one JSON object per event (`time`, `event`, …).
+            #[arg(long, value_enum, default_value = "text")]
+            log_format: crate::verifier_log::LogFormat,
+            /// Also write each verdict (with the revealed bytes) to this directory as a file of
+            /// its own, `verdict-<unix ms>-<n>.json`, renamed into place once whole.
+            #[arg(long)]
+            verdict_dir: Option<PathBuf>,
             /// Print each verdict in full, revealed bytes included, instead of a line per
             /// session that holds none of the transcript's bytes.
             #[arg(long)]
@@ -240,7 +264,7 @@ mod cli {
         attestation_out: Option<PathBuf>,
         verifier_key: Option<tlsproof::attestation::VerifyingKey>,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        use tlsproof::protocol::{notarize, ProverConfig, Reveal, RevealConfig};
+        use tlsproof::protocol::{notarize_with_progress, Phase, ProverConfig, Reveal, RevealConfig};
         let url = url::Url::parse(&url)?;
         if url.scheme() != "https" {
             return Err("only https:// URLs can be notarized".into());
@@ -281,10 +305,19 @@ mod cli {
             tls_versions,
             tls13_suites,
         };
-        let socket = tlsproof::transport::WsSocket::connect(&verifier).await?;
+        let socket = tlsproof::transport::WsSocket::connect(&verifier).await.map_err(|e| match e {
+            tlsproof::transport::TransportError::Busy { .. } => format!("[BUSY] {e}"),
+            e => format!("[VERIFIER_UNREACHABLE] {e}"),
+        })?;
         let started = std::time::Instant::now();
         // The same stable codes as the browser API's errors, so scripts can branch on them.
-        let out = notarize(socket, config, request, RevealConfig::new(sent, received))
+        // a busy verifier queues the session: say where it is (on stderr, beside the verdict)
+        let progress = |p: tlsproof::protocol::Progress| {
+            if let Phase::Waiting { position } = p.phase {
+                eprintln!("waiting for a turn at the verifier: position {position}");
+            }
+        };
+        let out = notarize_with_progress(socket, config, request, RevealConfig::new(sent, received), progress)
             .await
             .map_err(|e| format!("[{}] {e}", e.code()))?;
         println!(
@@ -366,10 +399,16 @@ mod cli {
                 max_recv,
                 require_reveal,
                 modes,
+                memory_budget,
+                max_proving,
                 max_sessions,
                 max_queued,
+                queue_timeout,
                 max_per_ip,
+                trusted_proxy,
                 json,
+                log_format,
+                verdict_dir,
                 log_transcripts,
                 drain_timeout,
                 addr_file,
@@ -377,12 +416,20 @@ mod cli {
                 pkg,
                 signing_key,
             } => {
+                if let Some(dir) = &verdict_dir {
+                    std::fs::create_dir_all(dir).map_err(|e| format!("--verdict-dir {}: {e}", dir.display()))?;
+                }
+                let log = crate::verifier_log::VerifierLog::new(log_format, json, log_transcripts, verdict_dir);
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
                 config.max_sent = max_sent;
                 config.max_recv = max_recv;
-                config.max_sessions = max_sessions;
+                let budget = &mut config.budget;
+                budget.memory = memory_budget.unwrap_or(budget.memory);
+                budget.max_proving = max_proving.unwrap_or(budget.max_proving);
+                budget.max_sessions = max_sessions.unwrap_or(budget.max_sessions);
+                config.queue_timeout = std::time::Duration::from_secs(queue_timeout);
                 config.modes = modes.split(',').map(|m| m.trim().parse()).collect::<Result<_, _>>()?;
                 if config.modes.is_empty() {
                     return Err("--modes needs at least one of proxy, mpc".into());
@@ -390,6 +437,12 @@ mod cli {
                 config.require_reveal = tlsproof::protocol::disclose::exchange::RevealPolicy::parse(&require_reveal)?;
                 config.max_queued = max_queued;
                 config.max_per_ip = max_per_ip;
+                config.trusted_proxies = trusted_proxy
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.parse().map_err(|_| format!("--trusted-proxy: {a:?} is not an IP address")))
+                    .collect::<Result<_, _>>()?;
                 config.signing_key =
                     signing_key.as_deref().map(crate::attest::load_signing_key).transpose()?.map(std::sync::Arc::new);
                 let verifier_key = config.signing_key.as_ref().map(|k| k.verifying_key());
@@ -409,13 +462,25 @@ mod cli {
                     server = server.with_routes(routes);
                 }
                 if www_served {
-                    println!("tlsproof verifier serving the page at http://{addr}/");
+                    log.event(
+                        "page",
+                        &format!("tlsproof verifier serving the page at http://{addr}/"),
+                        serde_json::json!({ "url": format!("http://{addr}/") }),
+                    );
                 }
                 if let Some(key) = verifier_key {
-                    println!("tlsproof verifier signing attestations with {key} (served at http://{addr}/.well-known/tlsproof-verifier-key)");
+                    log.event(
+                        "signing",
+                        &format!("tlsproof verifier signing attestations with {key} (served at http://{addr}/.well-known/tlsproof-verifier-key)"),
+                        serde_json::json!({ "key": key.to_string() }),
+                    );
                 }
                 write_addr(&addr_file, addr)?;
-                println!("tlsproof verifier listening on ws://{addr}/ (health, readiness and metrics at http://{addr}/healthz, /readyz, /metrics)");
+                log.event(
+                    "listening",
+                    &format!("tlsproof verifier listening on ws://{addr}/ (health, readiness and metrics at http://{addr}/healthz, /readyz, /metrics)"),
+                    serde_json::json!({ "address": addr.to_string() }),
+                );
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 // SIGTERM (or Ctrl-C): stop taking sessions, let the running ones finish (at
                 // most --drain-timeout), exit 0.
@@ -426,20 +491,26 @@ mod cli {
                         _ = term.recv() => {}
                         _ = tokio::signal::ctrl_c() => {}
                     }
-                    println!("tlsproof verifier draining: new sessions refused, running ones finish (at most {drain_timeout} s)");
+                };
+                let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+                let stop = async move {
+                    stop.await;
+                    let _ = stopping.send(());
                 };
                 let mut serving =
                     tokio::spawn(server.run_until(tx, stop, std::time::Duration::from_secs(drain_timeout)));
-                let print =
-                    |(peer, result): tlsproof::protocol::server::SessionReport| -> Result<(), serde_json::Error> {
-                        match result {
-                            Ok(out) if json => println!("{}", serde_json::to_string(&out)?),
-                            Ok(out) if log_transcripts => println!("=== verified session from {peer} ===\n{out}\n"),
-                            Ok(out) => println!("verified session from {peer}: {}", out.summary()),
-                            Err(e) => println!("rejected session from {peer}: {e}"),
-                        }
-                        Ok(())
-                    };
+                let print = |(peer, result): tlsproof::protocol::server::SessionReport| log.session(peer, &result);
+                let draining = async {
+                    if stopped.await.is_ok() {
+                        log.event(
+                            "draining",
+                            &format!("tlsproof verifier draining: new sessions refused, running ones finish (at most {drain_timeout} s)"),
+                            serde_json::json!({ "drain_timeout_s": drain_timeout }),
+                        );
+                    }
+                    std::future::pending::<()>().await
+                };
+                tokio::pin!(draining);
                 loop {
                     tokio::select! {
                         report = rx.recv() => match report {
@@ -447,12 +518,13 @@ mod cli {
                             None => break,
                         },
                         _ = &mut serving => break,
+                        () = &mut draining => {}
                     }
                 }
                 while let Ok(report) = rx.try_recv() {
                     print(report)?;
                 }
-                println!("tlsproof verifier stopped");
+                log.event("stopped", "tlsproof verifier stopped", serde_json::json!({}));
             }
             Cmd::Prove {
                 verifier,
@@ -522,9 +594,38 @@ mod cli {
             .ok_or_else(|| format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)"))
     }
 
+    /// A size in bytes, with an optional K, M or G suffix (powers of 1024).
+    fn parse_size(s: &str) -> Result<u64, String> {
+        let s = s.trim();
+        let (digits, shift) = match s.to_ascii_uppercase().trim_end_matches(['B', 'I']).chars().last() {
+            Some('K') => (&s[..s.find(['k', 'K']).unwrap_or(s.len())], 10),
+            Some('M') => (&s[..s.find(['m', 'M']).unwrap_or(s.len())], 20),
+            Some('G') => (&s[..s.find(['g', 'G']).unwrap_or(s.len())], 30),
+            _ => (s, 0),
+        };
+        digits
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(1 << shift))
+            .ok_or_else(|| format!("{s:?} is not a size (bytes, or a number with K, M or G)"))
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        #[test]
+        fn sizes_take_binary_suffixes_and_refuse_the_rest() {
+            for (text, bytes) in
+                [("1024", 1024), ("768M", 768 << 20), ("2G", 2 << 30), ("64k", 64 << 10), ("1GiB", 1 << 30)]
+            {
+                assert_eq!(parse_size(text), Ok(bytes), "{text}");
+            }
+            for bad in ["", "M", "1.5G", "-1", "12T", "99999999999G"] {
+                assert!(parse_size(bad).is_err(), "{bad}");
+            }
+        }
 
         /// deploy/verifier.toml, the documented example, is a valid configuration: each key
         /// sets its flag, and the command line overrides the file.
@@ -534,14 +635,24 @@ mod cli {
             let args = ["tlsproof", "verifier", "--config", path, "--max-sessions", "2"].map(std::ffi::OsString::from);
             let args = crate::config_file::expand(args.to_vec(), &Cli::command()).unwrap();
             let Cmd::Verifier {
-                listen, allow, max_recv, max_sessions, modes, drain_timeout, signing_key, json, ..
+                listen,
+                allow,
+                max_recv,
+                max_sessions,
+                memory_budget,
+                modes,
+                drain_timeout,
+                signing_key,
+                json,
+                ..
             } = Cli::try_parse_from(args).unwrap().cmd
             else {
                 panic!("not the verifier");
             };
             assert_eq!(listen, "0.0.0.0:7047".parse::<SocketAddr>().unwrap());
             assert_eq!(allow, "api.example.com:443,*.example.org:443");
-            assert_eq!((max_recv, max_sessions, drain_timeout), (1 << 20, 2, 60));
+            assert_eq!((max_recv, max_sessions, drain_timeout), (1 << 20, Some(2), 60));
+            assert_eq!(memory_budget, Some(768 << 20));
             assert_eq!(modes, "proxy,mpc");
             assert_eq!(signing_key, Some(PathBuf::from("/etc/tlsproof/verifier-key.pem")));
             assert!(!json);

@@ -21,6 +21,9 @@ pub enum ProverError {
     Message(#[from] MessageError),
     #[error("the verifier refused or aborted: {0}")]
     VerifierRejected(String),
+    /// Not admitted now; the verifier suggests trying again after `retry_after` seconds.
+    #[error("verifier busy: {reason}; try again in {retry_after} s")]
+    Busy { reason: String, retry_after: u32 },
     #[error("unexpected {got} message from the verifier (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
     #[error(transparent)]
@@ -68,6 +71,7 @@ impl ProverError {
         use crate::tls::Error as Tls;
         match self {
             ProverError::VerifierRejected(reason) => rejection_code(reason),
+            ProverError::Busy { .. } => "BUSY",
             ProverError::Timeout(_) => "TIMEOUT",
             ProverError::Target(TargetError::NameMismatch { .. }) => "SERVER_NAME_MISMATCH",
             ProverError::Target(_) => "BAD_OPTIONS",

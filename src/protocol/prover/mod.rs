@@ -102,6 +102,8 @@ pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_
 pub enum Phase {
     /// Opening the session; the verifier connects to the server.
     Connect,
+    /// Waiting for a turn at a busy verifier, at `position` in its queue (1 = next).
+    Waiting { position: u32 },
     /// Oblivious-transfer setup for the proof (runs alongside the request).
     Preprocess,
     /// The TLS exchange with the server.
@@ -117,6 +119,7 @@ impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Connect => "connect",
+            Phase::Waiting { .. } => "waiting",
             Phase::Preprocess => "preprocess",
             Phase::Request => "request",
             Phase::Prove => "prove",
@@ -190,7 +193,7 @@ async fn with_driver<T>(
     futures::select_biased! {
         ended = driver => match (ended, session.await) {
             (_, Ok(out)) => Ok(out),
-            (_, Err(e @ ProverError::VerifierRejected(_))) | (Ok(()), Err(e)) => Err(e),
+            (_, Err(e @ (ProverError::VerifierRejected(_) | ProverError::Busy { .. }))) | (Ok(()), Err(e)) => Err(e),
             (Err(transport), Err(_)) => Err(transport.into()),
         },
         result = session => result,
@@ -202,8 +205,12 @@ async fn with_driver<T>(
 fn explained<T>(outcome: Result<T, ProverError>, control: &mut MuxChannel) -> Result<T, ProverError> {
     if outcome.is_err() {
         if let Some(Ok(frame)) = control.recv().now_or_never() {
-            if let Ok(ControlMessage::Abort { reason }) = ControlMessage::decode(&frame) {
-                return Err(ProverError::VerifierRejected(reason));
+            match ControlMessage::decode(&frame) {
+                Ok(ControlMessage::Abort { reason }) => return Err(ProverError::VerifierRejected(reason)),
+                Ok(ControlMessage::Busy { reason, retry_after }) => {
+                    return Err(ProverError::Busy { reason, retry_after })
+                }
+                _ => {}
             }
         }
     }
@@ -396,11 +403,11 @@ async fn recv_control(
     d: std::time::Duration,
     what: &'static str,
 ) -> Result<ControlMessage, ProverError> {
-    let msg = ControlMessage::decode(&within(d, what, control.recv()).await??)?;
-    if let ControlMessage::Abort { reason } = msg {
-        return Err(ProverError::VerifierRejected(reason));
+    match ControlMessage::decode(&within(d, what, control.recv()).await??)? {
+        ControlMessage::Abort { reason } => Err(ProverError::VerifierRejected(reason)),
+        ControlMessage::Busy { reason, retry_after } => Err(ProverError::Busy { reason, retry_after }),
+        msg => Ok(msg),
     }
-    Ok(msg)
 }
 
 fn to_u64(ranges: Vec<Range<usize>>) -> Vec<Range<u64>> {
@@ -480,23 +487,46 @@ async fn ask(
         max_recv: config.max_recv,
         preprocess,
         prg: config.prg,
+        response_in_zk: sizing.response == RevealExtent::Partly,
     };
     control.send(ControlMessage::Request(req).encode()).await?;
     Ok(Opened { target, preprocess: preprocess as usize, prover: Prover::new(FerretReceiver::with_prg(config.prg)) })
 }
 
-/// Waits for the verifier to accept the session asked for.
+/// Waits for the verifier to accept the session asked for, reporting its place while it waits
+/// for a turn (the verifier says so every few seconds, so each wait has the step's time).
 async fn accepted(
     control: &mut MuxChannel,
     config: &ProverConfig,
     report: &dyn Fn(Phase, f64),
 ) -> Result<(), ProverError> {
-    match recv_control(control, config.step_timeout, "the verifier to accept").await? {
-        ControlMessage::Accepted { .. } => {}
-        other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
+    loop {
+        match recv_control(control, config.step_timeout, "the verifier to accept").await? {
+            ControlMessage::Accepted { .. } => break,
+            ControlMessage::Waiting { position } => report(Phase::Waiting { position }, 0.02),
+            other => return Err(ProverError::UnexpectedMessage { expected: "Accepted", got: other.kind() }),
+        }
     }
     report(Phase::Preprocess, 0.05);
     Ok(())
+}
+
+/// `f` bounded by `d` counted from when `start` completes (not before).
+async fn within_after<T>(
+    start: impl std::future::Future<Output = ()>,
+    d: std::time::Duration,
+    what: &'static str,
+    f: impl std::future::Future<Output = T>,
+) -> Result<T, ProverError> {
+    let deadline = async {
+        start.await;
+        within(d, what, std::future::pending::<()>()).await
+    };
+    futures::pin_mut!(f, deadline);
+    match futures::future::select(f, deadline).await {
+        futures::future::Either::Left((value, _)) => Ok(value),
+        futures::future::Either::Right((ended, _)) => Err(ended.err().unwrap_or(ProverError::Timeout(what))),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -681,8 +711,10 @@ async fn proxy_exchange(
     let mut io = TlsChannelIo::new(tls);
     let limits = crate::http::Limits { max_header_bytes: 64 * 1024, max_body_bytes: config.max_recv as usize };
     // Two steps, each with its own clock: the verifier's acceptance, then the exchange.
+    let (admitted, admission) = futures::channel::oneshot::channel::<()>();
     let tls_part = async {
         accepted(control, config, report).await?;
+        let _ = admitted.send(());
         report(Phase::Request, 0.1);
         let exchange = async {
             let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
@@ -696,11 +728,18 @@ async fn proxy_exchange(
         within(config.step_timeout, "the TLS exchange", exchange).await?
     };
     // The preprocessing starts as the session is asked for (see `ask`) and runs beside both
-    // steps, so it has both steps' time; a refusal ends it.
-    let preprocess = async { Ok::<_, ProverError>(prover.preprocess(zk, preprocess).await?) };
-    let (response, ()) =
-        within(config.step_timeout * 2, "the OT preprocessing", async { futures::try_join!(tls_part, preprocess) })
-            .await??;
+    // steps, so it has both steps' time once the session is admitted (the verifier takes its
+    // part only then); a refusal ends it.
+    let preprocess = within_after(
+        async {
+            let _ = admission.await;
+        },
+        config.step_timeout * 2,
+        "the OT preprocessing",
+        prover.preprocess(zk, preprocess),
+    );
+    let preprocess = async { Ok::<_, ProverError>(preprocess.await??) };
+    let (response, ()) = futures::try_join!(tls_part, preprocess)?;
     let unread = io.unread();
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent

@@ -22,9 +22,12 @@ pub struct ServiceMetrics {
     registry: Registry,
     /// Finished sessions: verified by mode, refused or failed by error code.
     pub(super) sessions: Family<Labels<2>, Counter>,
-    /// Sessions proving now, and waiting for a turn.
-    pub(super) running: Gauge,
-    pub(super) queued: Gauge,
+    /// Sessions admitted, proving, and waiting for a turn.
+    running: Gauge,
+    proving: Gauge,
+    queued: Gauge,
+    /// Bytes of the memory budget reserved by sessions.
+    reserved: Gauge,
     /// How long each admitted session waited for its turn.
     pub(super) queue_wait: Histogram,
     /// Each verified session's phases, by phase.
@@ -39,7 +42,9 @@ impl Default for ServiceMetrics {
             registry: Registry::with_prefix("tlsproof"),
             sessions: Family::default(),
             running: Gauge::default(),
+            proving: Gauge::default(),
             queued: Gauge::default(),
+            reserved: Gauge::default(),
             queue_wait: seconds(),
             phases: Family::new_with_constructor(seconds),
             bytes: Family::default(),
@@ -51,7 +56,14 @@ impl Default for ServiceMetrics {
             m.sessions.clone(),
         );
         registry.register("sessions_running", "Sessions admitted and not yet given their verdict", m.running.clone());
+        registry.register("sessions_proving", "Admitted sessions in their proof", m.proving.clone());
         registry.register("sessions_queued", "Sessions waiting for a turn", m.queued.clone());
+        registry.register_with_unit(
+            "memory_reserved",
+            "Memory reserved by sessions against the budget (--memory-budget)",
+            prometheus_client::registry::Unit::Bytes,
+            m.reserved.clone(),
+        );
         registry.register_with_unit(
             "queue_wait",
             "How long admitted sessions waited for their turn",
@@ -97,6 +109,15 @@ impl ServiceMetrics {
     /// Sessions admitted and not yet given their verdict.
     pub fn running(&self) -> i64 {
         self.running.get()
+    }
+
+    /// Sets the admission gauges.
+    pub(crate) fn usage(&self, usage: crate::protocol::admission::budget::Usage) {
+        let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.running.set(to_i64(usage.sessions as u64));
+        self.proving.set(to_i64(usage.proving as u64));
+        self.queued.set(to_i64(usage.waiting as u64));
+        self.reserved.set(to_i64(usage.reserved));
     }
 
     /// The OpenMetrics text of every figure (`Content-Type: application/openmetrics-text;

@@ -1,7 +1,8 @@
-//! `tlsproof verifier` as a server: accepts sessions on a WebSocket endpoint, each in its own
-//! task, so one bad session never affects another, and admits only as many as it can serve
-//! ([`VerifierConfig::max_sessions`]): the rest wait in a bounded queue or are refused `BUSY`
-//! with a reason, so a flood costs the verifier bounded memory and every prover an answer.
+//! `tlsproof verifier` as a server: accepts sessions on a WebSocket endpoint, each on its own
+//! thread, so one bad session never affects another, and admits them by what they cost
+//! ([`admission`](crate::protocol::admission)): the rest wait in a bounded queue, told their
+//! place, or are refused `BUSY` with a reason and a retry hint, so a flood costs the verifier
+//! bounded memory and every prover an answer.
 //! The same port answers plain HTTP ([`http`]): health, readiness and [`metrics`]. Asked to
 //! stop ([`VerifierServer::run_until`]), it drains: refuses new sessions, reports not ready,
 //! and returns once the running ones have their verdicts.
@@ -10,6 +11,8 @@ mod http;
 pub mod metrics;
 
 use super::VerifierOutput;
+use crate::protocol::admission::budget::Budget;
+use crate::protocol::admission::Gate;
 use crate::protocol::messages::ControlMessage;
 use crate::protocol::verifier::{verify_session, VerifierConfig, VerifierError};
 use crate::transport::WsSocket;
@@ -37,7 +40,8 @@ const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5)
 /// are its request and the OT setup's few).
 const REFUSAL_DRAIN: usize = 64;
 
-const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+const BUSY_RESPONSE: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
 /// Largest WebSocket message a prover may send (the multiplexer's frame limit plus its header).
 const MAX_WS_MESSAGE: usize = (2 << 20) + 16;
@@ -121,11 +125,7 @@ impl VerifierServer {
         loop {
             let Ok((tcp, peer)) = self.listener.accept().await else { continue };
             let Ok(slot) = handshakes.clone().try_acquire_owned() else {
-                tokio::spawn(async move {
-                    use tokio::io::AsyncWriteExt;
-                    let mut tcp = tcp;
-                    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, tcp.write_all(BUSY_RESPONSE)).await;
-                });
+                tokio::spawn(refuse_handshake(tcp));
                 continue;
             };
             let _ = tcp.set_nodelay(true);
@@ -137,18 +137,37 @@ impl VerifierServer {
                     let _ = http.send((tcp, peer));
                     return;
                 }
+                // Draining: refused before the upgrade, so a load balancer in front tries
+                // another verifier (nginx: `proxy_next_upstream http_503`).
+                if admission.is_draining() {
+                    refuse_handshake(tcp).await;
+                    let busy = Err(admission.busy("this verifier is shutting down".into()));
+                    metrics.record(&busy);
+                    let _ = reports.send((peer, busy));
+                    return;
+                }
                 let ws_config = WebSocketConfig::default()
                     .max_message_size(Some(MAX_WS_MESSAGE))
                     .max_frame_size(Some(MAX_WS_MESSAGE));
+                let mut forwarded = None;
+                // (the callback's error type is tungstenite's, a whole HTTP response)
+                #[allow(clippy::result_large_err)]
+                let read_forwarded = |request: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                                      response| {
+                    forwarded =
+                        request.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok()).map(String::from);
+                    Ok(response)
+                };
                 let accepted = tokio::time::timeout(
                     HANDSHAKE_TIMEOUT,
-                    tokio_tungstenite::accept_async_with_config(tcp, Some(ws_config)),
+                    tokio_tungstenite::accept_hdr_async_with_config(tcp, read_forwarded, Some(ws_config)),
                 )
                 .await;
                 drop(slot);
                 let Ok(Ok(ws)) = accepted else { return };
-                match admission.admit(peer.ip()).await {
-                    Ok(ticket) => spawn_session(ws, peer, ticket, config, reports, metrics),
+                let peer = client_address(peer, forwarded.as_deref(), &config.trusted_proxies);
+                match admission.arrive(peer.ip()) {
+                    Ok(ticket) => spawn_session(ws, peer, ticket, config, admission.gate.clone(), reports, metrics),
                     Err(busy) => {
                         refuse(ws, &busy).await;
                         let busy = Err(busy);
@@ -161,43 +180,59 @@ impl VerifierServer {
     }
 }
 
-/// Runs one admitted session on its own blocking thread, driven by the runtime's I/O: the
-/// proof futures are not `Send` (the engine is generic over `dyn FnMut` circuits) and
-/// CPU-heavy. The ticket is held until the verdict is sent.
+/// Runs one session on a thread of its own, driven by the runtime's I/O: the proof futures
+/// are not `Send` (the engine is generic over `dyn FnMut` circuits) and CPU-heavy. The session
+/// waits for its turn there ([`Gate`]); its ticket is held until the verdict is sent.
 fn spawn_session(
     ws: WebSocketStream<TcpStream>,
     peer: SocketAddr,
     ticket: Ticket,
     config: Arc<VerifierConfig>,
+    gate: Arc<Gate>,
     reports: tokio::sync::mpsc::UnboundedSender<SessionReport>,
     metrics: Arc<ServiceMetrics>,
 ) {
     let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
+    let run = move || {
         handle.block_on(async move {
-            // The slot is free and the result reported once the verdict is sent; the socket stays
-            // open until the prover has read it (at most 2 s), which costs no work. The ticket's
-            // hold on the session's socket ends only then: a drain waits for it.
-            let Ticket { permit, ip, open } = ticket;
-            verify_session(WsSocket::from_stream(ws), &config, |result| {
-                drop((permit, ip));
+            // The ticket's share of the client's IP ends with the verdict; its hold on the
+            // session's socket ends once the socket closes (at most 2 s later), which a drain
+            // waits for.
+            let Ticket { ip, open } = ticket;
+            verify_session(WsSocket::from_stream(ws), &config, Some(&gate), |result| {
+                drop(ip);
                 metrics.record(&result);
                 let _ = reports.send((peer, result));
             })
             .await;
             drop(open);
         })
-    });
+    };
+    if let Err(e) = std::thread::Builder::new().name("tlsproof-session".into()).spawn(run) {
+        tracing::warn!("cannot start a session's thread: {e}");
+    }
 }
 
-/// Tells a prover it was not admitted: an `Abort` with the reason on the control channel (which
-/// the prover reports as code `BUSY`), then a close with 1013 "try again later", then reads on
+/// Answers a connection `503 Service Unavailable` with `Retry-After`, before any WebSocket.
+async fn refuse_handshake(mut tcp: TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, tcp.write_all(BUSY_RESPONSE)).await;
+}
+
+/// Tells a prover it was not admitted: `Busy` with the reason and a retry hint on the control
+/// channel (which the prover reports as code `BUSY`), then a close with 1013 "try again later", then reads on
 /// until the prover closes too (at most [`REFUSAL_DRAIN`] messages, for at most 1 s): closing
 /// under a prover still sending its first messages would reset the connection, and the reset
 /// can discard the reason unread. A client that floods gets no more of the verifier's time.
 async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
     let reason = busy.to_string();
-    let abort = [&[0u8][..], &ControlMessage::Abort { reason: reason.clone() }.encode()].concat();
+    let message = match busy {
+        VerifierError::Busy { reason, retry_after } => {
+            ControlMessage::Busy { reason: reason.clone(), retry_after: *retry_after }
+        }
+        other => ControlMessage::Abort { reason: other.to_string() },
+    };
+    let abort = [&[0u8][..], &message.encode()].concat();
     let close = CloseFrame { code: CloseCode::Again, reason: reason.chars().take(120).collect::<String>().into() };
     let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         ws.send(Message::binary(abort)).await?;
@@ -214,58 +249,28 @@ async fn refuse(mut ws: WebSocketStream<TcpStream>, busy: &VerifierError) {
     .await;
 }
 
-/// Who may start a session now: a semaphore of `max_sessions` permits, a count of those
-/// waiting for one, and a count per client IP of those running or waiting; none once the
-/// server drains.
+/// Who may open a session: none once the server drains, at most `max_per_ip` open sessions
+/// per client IP, and at most the budget's sessions plus the queue's open in all (each holds
+/// a thread). What a session costs is the [`Gate`]'s to admit.
 struct Admission {
-    running: Arc<Semaphore>,
-    max_sessions: usize,
-    max_queued: usize,
+    gate: Arc<Gate>,
     max_per_ip: usize,
-    queue_timeout: std::time::Duration,
-    state: Arc<Mutex<AdmissionState>>,
+    max_open: usize,
+    per_ip: Arc<Mutex<HashMap<IpAddr, usize>>>,
     draining: AtomicBool,
-    /// Sessions admitted or waiting whose socket is still open.
+    /// Sessions open: waiting, running, or lingering for the prover to read the verdict.
     open: Arc<AtomicUsize>,
-    metrics: Arc<ServiceMetrics>,
 }
 
-#[derive(Default)]
-struct AdmissionState {
-    queued: usize,
-    per_ip: HashMap<IpAddr, usize>,
-}
-
-/// A session's place: its permit to run, its share of its IP's count, and its count among
-/// the open sessions a drain waits for; each given back on drop.
+/// A session's place: its share of its IP's count, and its count among the open sessions a
+/// drain waits for; each given back on drop.
 struct Ticket {
-    permit: Running,
     ip: IpShare,
     open: OpenSession,
 }
 
-/// A permit to run, counted in the `sessions_running` gauge while held.
-struct Running {
-    _permit: tokio::sync::OwnedSemaphorePermit,
-    metrics: Arc<ServiceMetrics>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.metrics.running.dec();
-    }
-}
-
-/// A session counted as open (waiting, running, or lingering for its prover to read the
-/// verdict) until dropped.
+/// A session counted as open until dropped.
 struct OpenSession(Arc<AtomicUsize>);
-
-impl OpenSession {
-    fn new(open: &Arc<AtomicUsize>) -> Self {
-        open.fetch_add(1, Ordering::SeqCst);
-        OpenSession(open.clone())
-    }
-}
 
 impl Drop for OpenSession {
     fn drop(&mut self) {
@@ -275,16 +280,16 @@ impl Drop for OpenSession {
 
 struct IpShare {
     ip: IpAddr,
-    state: Arc<Mutex<AdmissionState>>,
+    per_ip: Arc<Mutex<HashMap<IpAddr, usize>>>,
 }
 
 impl Drop for IpShare {
     fn drop(&mut self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = s.per_ip.get_mut(&self.ip) {
+        let mut per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = per_ip.get_mut(&self.ip) {
             *n -= 1;
             if *n == 0 {
-                s.per_ip.remove(&self.ip);
+                per_ip.remove(&self.ip);
             }
         }
     }
@@ -292,16 +297,22 @@ impl Drop for IpShare {
 
 impl Admission {
     fn new(config: &VerifierConfig, metrics: Arc<ServiceMetrics>) -> Self {
-        Admission {
-            running: Arc::new(Semaphore::new(config.max_sessions.max(1))),
-            max_sessions: config.max_sessions.max(1),
+        let gauges = metrics.clone();
+        let budget = Budget::new(config.budget, move |usage| gauges.usage(usage));
+        let limits = budget.limits();
+        let gate = Gate {
+            budget,
             max_queued: config.max_queued,
+            max_wait: config.queue_timeout,
+            waited: Box::new(move |d| metrics.queue_wait.observe(d.as_secs_f64())),
+        };
+        Admission {
+            gate: Arc::new(gate),
             max_per_ip: config.max_per_ip.max(1),
-            queue_timeout: config.queue_timeout,
-            state: Arc::default(),
+            max_open: limits.max_sessions + config.max_queued,
+            per_ip: Arc::default(),
             draining: AtomicBool::new(false),
             open: Arc::default(),
-            metrics,
         }
     }
 
@@ -320,54 +331,40 @@ impl Admission {
         }
     }
 
-    fn ticket(&self, permit: tokio::sync::OwnedSemaphorePermit, ip: IpShare, open: OpenSession) -> Ticket {
-        self.metrics.running.inc();
-        Ticket { permit: Running { _permit: permit, metrics: self.metrics.clone() }, ip, open }
+    fn busy(&self, reason: String) -> VerifierError {
+        self.gate.busy(reason).into()
     }
 
-    /// A ticket to run now or after a wait in the queue; `VerifierError::Busy` if the server
-    /// drains, the client's IP has too many sessions, the queue is full, or the wait ran out.
-    async fn admit(&self, ip: IpAddr) -> Result<Ticket, VerifierError> {
+    /// A ticket to open a session; `VerifierError::Busy` if the server drains, the client's IP
+    /// has too many sessions open, or too many are open in all.
+    fn arrive(&self, ip: IpAddr) -> Result<Ticket, VerifierError> {
         if self.is_draining() {
-            return Err(VerifierError::Busy("this verifier is shutting down".into()));
+            return Err(self.busy("this verifier is shutting down".into()));
         }
-        let open = OpenSession::new(&self.open);
-        let share = {
-            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let n = s.per_ip.entry(ip).or_insert(0);
-            if *n >= self.max_per_ip {
-                return Err(VerifierError::Busy(format!("{} sessions from {ip} already", self.max_per_ip)));
-            }
-            *n += 1;
-            IpShare { ip, state: self.state.clone() }
-        };
-        if let Ok(permit) = self.running.clone().try_acquire_owned() {
-            self.metrics.queue_wait.observe(0.0);
-            return Ok(self.ticket(permit, share, open));
+        if self.open.fetch_add(1, Ordering::SeqCst) >= self.max_open {
+            self.open.fetch_sub(1, Ordering::SeqCst);
+            return Err(self.busy(format!("{} sessions open", self.max_open)));
         }
-        {
-            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            if s.queued >= self.max_queued {
-                return Err(VerifierError::Busy(format!(
-                    "{} sessions running and {} waiting",
-                    self.max_sessions, self.max_queued
-                )));
-            }
-            s.queued += 1;
+        let open = OpenSession(self.open.clone());
+        let mut per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let n = per_ip.entry(ip).or_insert(0);
+        if *n >= self.max_per_ip {
+            return Err(self.busy(format!("{} sessions from {ip} already", self.max_per_ip)));
         }
-        self.metrics.queued.inc();
-        let since = std::time::Instant::now();
-        let waited = tokio::time::timeout(self.queue_timeout, self.running.clone().acquire_owned()).await;
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= 1;
-        self.metrics.queued.dec();
-        match waited {
-            Ok(Ok(permit)) => {
-                self.metrics.queue_wait.observe(since.elapsed().as_secs_f64());
-                Ok(self.ticket(permit, share, open))
-            }
-            _ => Err(VerifierError::Busy(format!("no turn within {} s", self.queue_timeout.as_secs()))),
-        }
+        *n += 1;
+        Ok(Ticket { ip: IpShare { ip, per_ip: self.per_ip.clone() }, open })
     }
+}
+
+/// The prover's address: the connection's, or, when it comes from a trusted proxy (a load
+/// balancer in front), the last address of its `X-Forwarded-For` (the one that proxy appended).
+/// Anyone else's header is ignored: a client could name any address there.
+fn client_address(peer: SocketAddr, forwarded: Option<&str>, trusted: &[IpAddr]) -> SocketAddr {
+    let from_proxy = forwarded
+        .filter(|_| trusted.contains(&peer.ip()))
+        .and_then(|f| f.rsplit(',').next())
+        .and_then(|last| last.trim().parse::<IpAddr>().ok());
+    from_proxy.map_or(peer, |ip| SocketAddr::new(ip, peer.port()))
 }
 
 /// Whether the request head waiting on `tcp` asks for a WebSocket upgrade. Peeks (reads
@@ -394,5 +391,27 @@ async fn is_websocket_upgrade(tcp: &TcpStream) -> bool {
         }
         // peek returns at once while the same bytes wait: give the rest of the head time.
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_trusted_proxy_names_the_client_address() {
+        let proxy: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let trusted = ["127.0.0.1".parse().unwrap()];
+        let named = |peer, header| client_address(peer, header, &trusted).ip().to_string();
+        // the last address is the one the proxy appended; those before it the client's own claim
+        assert_eq!(named(proxy, Some("10.9.9.9, 203.0.113.7")), "203.0.113.7");
+        assert_eq!(named(proxy, Some(" 2001:db8::1 ")), "2001:db8::1");
+        // no header, or one that is not an address: the connection's
+        assert_eq!(named(proxy, None), "127.0.0.1");
+        assert_eq!(named(proxy, Some("unknown")), "127.0.0.1");
+        // a client that is not a trusted proxy cannot choose its address
+        let client: SocketAddr = "198.51.100.4:6000".parse().unwrap();
+        assert_eq!(named(client, Some("203.0.113.7")), "198.51.100.4");
+        assert_eq!(client_address(proxy, Some("203.0.113.7"), &[]).ip().to_string(), "127.0.0.1");
     }
 }

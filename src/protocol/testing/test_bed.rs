@@ -75,7 +75,7 @@ impl Bed {
         let verifier = VerifierConfig::new(AllowList::parse(&self.server).expect("allow"), self.roots());
         let (a, b) = crate::transport::memory::pair();
         let verdict = std::cell::RefCell::new(None);
-        let v = verify_session(a, &verifier, |r| *verdict.borrow_mut() = Some(r));
+        let v = verify_session(a, &verifier, None, |r| *verdict.borrow_mut() = Some(r));
         let (_, proven) = futures::join!(v, notarize(b, prover, request, reveal));
         (verdict.into_inner().expect("the verifier's outcome"), proven)
     }
