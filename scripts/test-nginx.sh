@@ -19,7 +19,7 @@ key=$($bin keygen --scheme secp256k1 --out "$dir/shared-key.pem" | sed -n 's/^pu
 for v in a b; do
   $bin verifier --listen 127.0.0.1:0 --allow "$fixture" --roots "$ca" --signing-key "$dir/shared-key.pem" \
     --trusted-proxy 127.0.0.1 --max-per-ip 64 --addr-file "$dir/verifier-$v" --log-format json \
-    >"$dir/verifier-$v.log" 2>&1 &
+    --verdict-dir "$dir/verdicts-$v" >"$dir/verifier-$v.log" 2>&1 &
   pids+=($!); eval "pid_$v=$!"
 done
 for v in a b; do for _ in $(seq 100); do [ -s "$dir/verifier-$v" ] && break; sleep 0.1; done; done
@@ -88,4 +88,12 @@ verdicts=$(for i in $(seq $n); do
 done | sort -u | wc -l)
 [ "$verdicts" = 2 ] || { echo "nginx: $verdicts different verdicts, not 2"; for i in 1 2; do cut -c1-200 "$dir/prover-$i.out"; done; exit 1; }
 if grep -q "nginx-secret" "$dir/verifier-a.log" "$dir/verifier-b.log"; then echo "nginx: a verifier logged a secret"; exit 1; fi
+# The logs are one JSON object per line; the verdicts, with their revealed bytes, are in the
+# verdict directories only, one file each, none of them holding a hidden token.
+node -e 'for (const f of process.argv.slice(1)) for (const l of require("fs").readFileSync(f, "utf8").split("\n").filter(Boolean)) JSON.parse(l)' \
+  "$dir/verifier-a.log" "$dir/verifier-b.log" || { echo "nginx: a log line is not JSON"; exit 1; }
+if grep -q "abcdefghij" "$dir/verifier-a.log" "$dir/verifier-b.log"; then echo "nginx: a verifier logged response bytes"; exit 1; fi
+files=$(find "$dir/verdicts-a" "$dir/verdicts-b" -name 'verdict-*.json' | wc -l)
+[ "$files" = $n ] || { echo "nginx: $files verdict files, not $n"; exit 1; }
+if grep -lq "nginx-secret" "$dir"/verdicts-*/*.json; then echo "nginx: a verdict file holds a hidden token"; exit 1; fi
 echo "nginx deployment: 1 passed, 0 failed"

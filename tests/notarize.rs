@@ -706,6 +706,14 @@ async fn env_with_budget_for_one(configure: impl FnOnce(&mut VerifierConfig)) ->
 
 /// Runs the fixture's /json session and collects the places in the queue it was told.
 async fn run_watching_the_queue(env: &Env) -> (Result<tlsproof::protocol::ProverOutput, ProverError>, Vec<u32>) {
+    run_watching_the_queue_with(env, prover_config(env), RevealConfig::default()).await
+}
+
+async fn run_watching_the_queue_with(
+    env: &Env,
+    config: ProverConfig,
+    reveal: RevealConfig,
+) -> (Result<tlsproof::protocol::ProverOutput, ProverError>, Vec<u32>) {
     let places = std::cell::RefCell::new(Vec::new());
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
@@ -714,14 +722,7 @@ async fn run_watching_the_queue(env: &Env) -> (Result<tlsproof::protocol::Prover
             places.borrow_mut().push(position);
         }
     };
-    let result = tlsproof::protocol::notarize_with_progress(
-        socket,
-        prover_config(env),
-        request,
-        RevealConfig::default(),
-        progress,
-    )
-    .await;
+    let result = tlsproof::protocol::notarize_with_progress(socket, config, request, reveal, progress).await;
     (result, places.into_inner())
 }
 
@@ -775,20 +776,33 @@ async fn sessions_beyond_the_budget_wait_their_turn_or_are_refused_busy() {
 }
 
 /// A session that waits is served, in order, as soon as the budget frees: told its place, and
-/// verified like any other.
+/// verified like any other. What a proxy-mode prover sends while it waits (its OT setup's
+/// first messages) fits what a waiting session may hold, whatever it will prove: the fast path
+/// over TLS 1.2, or a partly revealed response over TLS 1.3 (which asks for the most setup).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_session_is_served_when_the_budget_frees() {
-    let env = env_with_budget_for_one(|c| c.queue_timeout = std::time::Duration::from_secs(20)).await;
-    let (holder, _) = budget_holder(&env).await;
-    let release = async {
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-        drop(holder);
-    };
-    let ((result, told), ()) = futures::join!(run_watching_the_queue(&env), release);
-    let out = result.expect("served once the holder left");
-    assert!(out.verified.received.printable().contains("Alice Example"));
-    assert_eq!(told.first(), Some(&1), "told its place: {told:?}");
-    assert!(told.iter().all(|&p| p == 1), "{told:?}");
+    use tlsproof::protocol::messages::TlsVersion;
+    for (tls13, reveal) in [
+        (false, RevealConfig::default()),
+        (true, RevealConfig { received: Reveal::AllButLast(1), ..RevealConfig::default() }),
+    ] {
+        let env = env_with_budget_for_one(|c| c.queue_timeout = std::time::Duration::from_secs(20)).await;
+        let mut config = prover_config(&env);
+        if tls13 {
+            config.tls_versions = vec![TlsVersion::Tls13];
+        }
+        let (holder, _) = budget_holder(&env).await;
+        let release = async {
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            drop(holder);
+        };
+        let ((result, told), ()) = futures::join!(run_watching_the_queue_with(&env, config, reveal), release);
+        let out = result.expect("served once the holder left");
+        assert!(out.verified.received.printable().contains("Alice Example"));
+        assert_eq!(out.verified.tls.version, if tls13 { TlsVersion::Tls13 } else { TlsVersion::Tls12 });
+        assert_eq!(told.first(), Some(&1), "told its place: {told:?}");
+        assert!(told.iter().all(|&p| p == 1), "{told:?}");
+    }
 }
 
 /// The fast path opens the server's write key, so a prover that holds relayed server bytes

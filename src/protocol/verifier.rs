@@ -81,7 +81,8 @@ impl VerifierConfig {
             roots,
             modes: vec![SessionMode::Proxy, SessionMode::Mpc],
             max_sent: 64 * 1024,
-            max_recv: 1024 * 1024,
+            // admission reserves by what each session asks, so the limit can be generous
+            max_recv: 16 * 1024 * 1024,
             step_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(5),
             session_timeout: Duration::from_secs(300),

@@ -89,10 +89,12 @@ mod cli {
             /// Trusted roots (PEM) for server certificates; default: Mozilla's roots.
             #[arg(long)]
             roots: Option<PathBuf>,
-            /// Largest max_sent / max_recv a prover may ask for, in bytes.
+            /// Largest max_sent / max_recv a prover may ask for, in bytes. A session reserves
+            /// memory by what it asks (--memory-budget), so a large limit costs only the
+            /// sessions that use it.
             #[arg(long, default_value_t = 64 * 1024)]
             max_sent: u32,
-            #[arg(long, default_value_t = 1024 * 1024)]
+            #[arg(long, default_value_t = 16 * 1024 * 1024)]
             max_recv: u32,
             /// What of the request must be revealed: request-line, host (the certified name), or none.
             #[arg(long, default_value = "request-line,host")]
