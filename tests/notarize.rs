@@ -195,7 +195,7 @@ async fn refusals_reach_the_prover_with_reasons() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    for (server, needle) in [(dead.to_string(), "not on the proxy's allow-list")] {
+    for (server, needle) in [(dead.to_string(), "server not allowed by the verifier: target")] {
         let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
         let config = ProverConfig { max_recv: 4096, ..prover_config_for(&env, server) };
         let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;

@@ -112,14 +112,14 @@ async fn refuses_targets_not_on_the_allow_list_and_keeps_serving() {
     let echo = start_echo().await;
     let other = start_echo().await;
     let proxy = start_proxy(allow(&echo.to_string())).await;
-    expect_close(&format!("ws://{proxy}/?target={other}"), close_code::POLICY, "not on the proxy's allow-list").await;
+    expect_close(&format!("ws://{proxy}/?target={other}"), close_code::POLICY, "the proxy refused: target").await;
     expect_close(&format!("ws://{proxy}/"), close_code::POLICY, "expected ?target=HOST:PORT").await;
     expect_close(&format!("ws://{proxy}/?target=nonsense"), close_code::POLICY, "expected ?target=HOST:PORT").await;
     echo_roundtrip(proxy, echo, b"still serving").await;
 
     // The default configuration allows nothing at all.
     let closed = start_proxy(ProxyConfig::default()).await;
-    expect_close(&format!("ws://{closed}/?target={echo}"), close_code::POLICY, "not on the proxy's allow-list").await;
+    expect_close(&format!("ws://{closed}/?target={echo}"), close_code::POLICY, "the proxy refused: target").await;
 }
 
 #[tokio::test]

@@ -127,7 +127,7 @@ async fn proxy_refusal_reason_reaches_the_browser() {
     match s.read(&mut buf).await {
         Err(TransportError::Closed { code, reason }) => {
             assert_eq!(code, 1008);
-            assert!(reason.contains("not on the proxy's allow-list"), "{reason}");
+            assert!(reason.contains("the proxy refused: target 127.0.0.1:1 is not on the allow-list"), "{reason}");
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

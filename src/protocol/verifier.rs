@@ -122,7 +122,7 @@ pub enum VerifierError {
     ProverAborted(String),
     #[error(transparent)]
     Target(#[from] TargetError),
-    #[error("server not allowed: {0}")]
+    #[error("server not allowed by the verifier: {0}")]
     Policy(#[from] Refusal),
     #[error("requested {what} = {asked} exceeds this verifier's limit {limit}")]
     LimitTooHigh { what: &'static str, asked: u32, limit: u32 },

@@ -114,7 +114,7 @@ async fn serve_client(stream: TcpStream, config: Arc<ProxyConfig>, slots: Arc<Se
     };
     let addrs = match tokio::time::timeout(config.connect_timeout, config.allow.resolve(&target)).await {
         Ok(Ok(addrs)) => addrs,
-        Ok(Err(refusal)) => return close(&mut ws, close_code::POLICY, &refusal.to_string()).await,
+        Ok(Err(refusal)) => return close(&mut ws, close_code::POLICY, &format!("the proxy refused: {refusal}")).await,
         Err(_) => return close(&mut ws, close_code::BAD_GATEWAY, &format!("resolving {target} timed out")).await,
     };
     let tcp = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(&addrs[..])).await {

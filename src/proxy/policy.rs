@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 pub enum Refusal {
     #[error("missing or malformed target: expected ?target=HOST:PORT")]
     BadTarget,
-    #[error("target {0} is not on the proxy's allow-list")]
+    #[error("target {0} is not on the allow-list")]
     NotAllowed(String),
     #[error("target {target} resolves to non-public address {addr}; allow it by IP or as localhost")]
     NonPublicAddress { target: String, addr: IpAddr },
