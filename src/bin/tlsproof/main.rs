@@ -312,13 +312,13 @@ mod cli {
             e => format!("[VERIFIER_UNREACHABLE] {e}"),
         })?;
         let started = std::time::Instant::now();
-        // The same stable codes as the browser API's errors, so scripts can branch on them.
-        // a busy verifier queues the session: say where it is (on stderr, beside the verdict)
+        // A busy verifier queues the session: say where it is (on stderr, beside the verdict).
         let progress = |p: tlsproof::protocol::Progress| {
             if let Phase::Waiting { position } = p.phase {
                 eprintln!("waiting for a turn at the verifier: position {position}");
             }
         };
+        // The same stable codes as the browser API's errors, so scripts can branch on them.
         let out = notarize_with_progress(socket, config, request, RevealConfig::new(sent, received), progress)
             .await
             .map_err(|e| format!("[{}] {e}", e.code()))?;
