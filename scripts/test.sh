@@ -68,6 +68,21 @@ fi
 served=$(node -e 'fetch(process.argv[1]).then((r) => r.json()).then((j) => console.log(j.verifierKey))' "http://$(cat "$run/verifier")/.well-known/tlsproof-verifier-key")
 [ "$served" = "$verifier_key" ] || { echo "the verifier serves $served at /.well-known/tlsproof-verifier-key, not $verifier_key"; exit 1; }
 echo "CLI attestation round trip: verified under the verifier's key ($verifier_key, also served at its well-known path), refused under another"
+
+echo "== CLI parity: --method/--data, reveal and commit choices, --json =="
+out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/echo" --roots "$run/ca.pem" \
+  --method POST --data '{"q":1}' --json)
+echo "$out" | node -e 'const v = JSON.parse(require("fs").readFileSync(0, "utf8")); const text = (d) => Buffer.from(d.bytes).toString("latin1");
+  if (!text(v.sent).startsWith("POST /echo HTTP/1.1") || !text(v.received).includes("{\"q\":1}")) { console.error("the POST body is not in the verdict:", JSON.stringify(v).slice(0, 400)); process.exit(1); }' \
+  || { echo "$out" | cut -c1-400; exit 1; }
+out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
+  --header "Authorization: Bearer cli-parity-secret" --reveal-sent headers-except:authorization \
+  --reveal-recv json:owner --commit-recv json:balance --attestation-out "$run/parity.json")
+if ! echo "$out" | grep -q '"owner":"Alice Example"' || echo "$out" | grep -qE "ACC-0042|1234.56|cli-parity-secret"; then
+  echo "--reveal-recv json:owner revealed more or less than the owner member:"; echo "$out" | cut -c1-300; exit 1
+fi
+echo "CLI parity: a POST body in the verdict (--json); only the owner member revealed, the balance committed"
+
 # The verifier logs a line per session with none of its bytes: not the hidden tokens, not the
 # revealed responses (the browser tests' and the CLI's).
 if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example" "$run/verifier.log"; then

@@ -14,6 +14,8 @@ mod config_file;
 #[cfg(not(target_arch = "wasm32"))]
 mod demo;
 #[cfg(not(target_arch = "wasm32"))]
+mod prove;
+#[cfg(not(target_arch = "wasm32"))]
 mod verifier_log;
 #[cfg(not(target_arch = "wasm32"))]
 mod web;
@@ -159,60 +161,8 @@ mod cli {
             #[arg(long)]
             signing_key: Option<PathBuf>,
         },
-        /// Notarize one HTTPS GET and print what the verifier verified.
-        Prove {
-            /// The verifier's WebSocket URL, e.g. ws://127.0.0.1:7047/
-            #[arg(long)]
-            verifier: String,
-            /// proxy: through the verifier, which dials the server; mpc: through --proxy, with
-            /// the verifier as the other half of the TLS client.
-            #[arg(long, default_value = "proxy")]
-            mode: tlsproof::protocol::messages::SessionMode,
-            /// The WebSocket-to-TCP proxy for --mode mpc (`tlsproof proxy`), e.g. ws://127.0.0.1:55688/
-            #[arg(long)]
-            proxy: Option<String>,
-            /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
-            /// ClientHello; the server chooses). TLS 1.3 in proxy mode only.
-            #[arg(long, default_value = "1.2", value_delimiter = ',')]
-            tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
-            /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
-            /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
-            /// cheapest proof first). Needs 1.3 among --tls-versions.
-            #[arg(long, value_delimiter = ',', value_parser = parse_suite13)]
-            tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
-            /// https://HOST[:PORT]/path
-            #[arg(long)]
-            url: String,
-            /// Write the verifier's signed attestation with the secrets a presentation needs
-            /// (the plaintext and openings: keep it private) to this file, as JSON; fails when
-            /// the verifier does not sign.
-            #[arg(long)]
-            attestation_out: Option<PathBuf>,
-            /// Require the verdict to be signed by this verifier key (`secp256k1:0x…` or
-            /// `ed25519:…`), e.g. the one your relying party trusts.
-            #[arg(long)]
-            verifier_key: Option<tlsproof::attestation::VerifyingKey>,
-            /// Certificate name: the URL's host (the default); the verifier certifies the host it
-            /// dials, so another name is refused (SERVER_NAME_MISMATCH).
-            #[arg(long)]
-            server_name: Option<String>,
-            /// Extra request header, `Name: value` (repeatable).
-            #[arg(long = "header")]
-            headers: Vec<String>,
-            /// Hide this header's value from the verifier (repeatable).
-            #[arg(long = "redact-header")]
-            redact_headers: Vec<String>,
-            /// What of the response to reveal: all (fast path), body, none, or all-but-last.
-            #[arg(long, default_value = "all")]
-            reveal_recv: String,
-            /// Trusted roots (PEM); default: Mozilla's roots.
-            #[arg(long)]
-            roots: Option<PathBuf>,
-            #[arg(long, default_value_t = 4096)]
-            max_sent: u32,
-            #[arg(long, default_value_t = 256 * 1024)]
-            max_recv: u32,
-        },
+        /// Notarize one HTTPS request and print what the verifier verified.
+        Prove(crate::prove::ProveArgs),
         /// TCP echo server (test helper).
         #[command(hide = true)]
         EchoServer {
@@ -242,107 +192,11 @@ mod cli {
         Ok(())
     }
 
-    fn load_roots(path: Option<&std::path::Path>) -> Result<tlsproof::tls::RootStore, Box<dyn std::error::Error>> {
+    pub(crate) fn load_roots(path: Option<&std::path::Path>) -> Result<tlsproof::tls::RootStore, Box<dyn std::error::Error>> {
         Ok(match path {
             Some(p) => tlsproof::tls::RootStore::from_pem(&std::fs::read_to_string(p)?)?,
             None => tlsproof::tls::RootStore::mozilla(),
         })
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn prove(
-        verifier: String,
-        mode: tlsproof::protocol::prover::ProverMode,
-        tls_versions: Vec<tlsproof::protocol::messages::TlsVersion>,
-        tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
-        url: String,
-        server_name: Option<String>,
-        headers: Vec<String>,
-        redact_headers: Vec<String>,
-        reveal_recv: String,
-        roots: Option<PathBuf>,
-        max_sent: u32,
-        max_recv: u32,
-        attestation_out: Option<PathBuf>,
-        verifier_key: Option<tlsproof::attestation::VerifyingKey>,
-    ) -> Result<(), Box<dyn std::error::Error>> {
-        use tlsproof::protocol::{notarize_with_progress, Phase, ProverConfig, Reveal, RevealConfig};
-        let url = url::Url::parse(&url)?;
-        if url.scheme() != "https" {
-            return Err("only https:// URLs can be notarized".into());
-        }
-        let host = url.host_str().ok_or("URL has no host")?.to_string();
-        let port = url.port().unwrap_or(443);
-        let path = match url.query() {
-            Some(q) => format!("{}?{q}", url.path()),
-            None => url.path().to_string(),
-        };
-        let server_name = server_name.unwrap_or_else(|| host.clone());
-        let mut req = tlsproof::http::RequestBuilder::get(&server_name, &path);
-        for h in &headers {
-            let (k, v) = h.split_once(':').ok_or_else(|| format!("header {h:?} is not `Name: value`"))?;
-            req = req.header(k.trim(), v.trim());
-        }
-        let request = req.build()?.bytes;
-        let received = match reveal_recv.as_str() {
-            "all" => Reveal::All,
-            "body" => Reveal::HttpBody,
-            "none" => Reveal::Nothing,
-            "all-but-last" => Reveal::AllButLast(1),
-            other => return Err(format!("--reveal-recv must be all, body, none or all-but-last, not {other:?}").into()),
-        };
-        let sent = if redact_headers.is_empty() { Reveal::All } else { Reveal::AllExceptHeaders(redact_headers) };
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
-        let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        let config = ProverConfig {
-            server: host_port,
-            server_name,
-            roots: load_roots(roots.as_deref())?,
-            max_sent,
-            max_recv,
-            now,
-            step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-            prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-            mode,
-            tls_versions,
-            tls13_suites,
-        };
-        let socket = tlsproof::transport::WsSocket::connect(&verifier).await.map_err(|e| match e {
-            tlsproof::transport::TransportError::Busy { .. } => format!("[BUSY] {e}"),
-            e => format!("[VERIFIER_UNREACHABLE] {e}"),
-        })?;
-        let started = std::time::Instant::now();
-        // A busy verifier queues the session: say where it is (on stderr, beside the verdict).
-        let progress = |p: tlsproof::protocol::Progress| {
-            if let Phase::Waiting { position } = p.phase {
-                eprintln!("waiting for a turn at the verifier: position {position}");
-            }
-        };
-        // The same stable codes as the browser API's errors, so scripts can branch on them.
-        let out = notarize_with_progress(socket, config, request, RevealConfig::new(sent, received), progress)
-            .await
-            .map_err(|e| format!("[{}] {e}", e.code()))?;
-        println!(
-            "=== the verifier verified (in {:.0} ms) ===\n{}",
-            started.elapsed().as_secs_f64() * 1e3,
-            out.verified
-        );
-        if let Some(key) = &verifier_key {
-            tlsproof::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
-                .map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
-        }
-        if let Some(path) = attestation_out {
-            let session =
-                out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
-            crate::attest::write_private(&path, serde_json::to_string_pretty(&session)?.as_bytes())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            println!(
-                "attestation signed by {} written to {} (with the secrets to present it: keep it private)",
-                session.verifier_key,
-                path.display()
-            );
-        }
-        Ok(())
     }
 
     pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -528,59 +382,7 @@ mod cli {
                 }
                 log.event("stopped", "tlsproof verifier stopped", serde_json::json!({}));
             }
-            Cmd::Prove {
-                verifier,
-                mode,
-                proxy,
-                tls_versions,
-                tls13_suites,
-                url,
-                server_name,
-                headers,
-                redact_headers,
-                reveal_recv,
-                roots,
-                max_sent,
-                max_recv,
-                attestation_out,
-                verifier_key,
-            } => {
-                use tlsproof::protocol::{messages::SessionMode, prover::ProverMode};
-                let mode = match (mode, proxy) {
-                    (SessionMode::Proxy, None) => ProverMode::Proxy,
-                    (SessionMode::Mpc, Some(proxy_url)) => ProverMode::Mpc { proxy_url },
-                    (SessionMode::Proxy, Some(_)) => {
-                        return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into())
-                    }
-                    (SessionMode::Mpc, None) => {
-                        return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into())
-                    }
-                };
-                let tls13_suites = match tls13_suites {
-                    none if none.is_empty() => tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-                    _ if !tls_versions.contains(&tlsproof::protocol::messages::TlsVersion::Tls13) => {
-                        return Err("--tls13-suites names TLS 1.3 suites: --tls-versions must include 1.3".into())
-                    }
-                    suites => suites,
-                };
-                prove(
-                    verifier,
-                    mode,
-                    tls_versions,
-                    tls13_suites,
-                    url,
-                    server_name,
-                    headers,
-                    redact_headers,
-                    reveal_recv,
-                    roots,
-                    max_sent,
-                    max_recv,
-                    attestation_out,
-                    verifier_key,
-                )
-                .await?;
-            }
+            Cmd::Prove(args) => crate::prove::run(args).await?,
             Cmd::Keygen(args) => crate::attest::keygen(args)?,
             Cmd::Present(args) => crate::attest::present(args)?,
             Cmd::VerifyPresentation(args) => crate::attest::verify_presentation(args)?,
@@ -591,10 +393,6 @@ mod cli {
     }
 
     /// A TLS 1.3 suite by its IANA name (`--tls13-suites`).
-    fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
-        tlsproof::tls::tls13::Suite13::from_name(name)
-            .ok_or_else(|| format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)"))
-    }
 
     /// A size in bytes, with an optional K, M or G suffix (powers of 1024).
     fn parse_size(s: &str) -> Result<u64, String> {

@@ -308,9 +308,79 @@ pub fn complement<T: Copy + Ord + Default>(hidden: &[Range<T>], len: T) -> Vec<R
     out
 }
 
+/// A reveal choice as the command line writes it ([`Reveal`]'s `FromStr`): `all`, `none`,
+/// `body`, `all-but-last[:N]`, `headers-except:NAME,…`, `json:NAME,…`, `ranges:A-B,…`
+/// (byte offsets, end exclusive).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0:?} is not a reveal choice: all, none, body, all-but-last[:N], headers-except:NAME,…, json:NAME,… or ranges:START-END,…")]
+pub struct RevealParseError(pub String);
+
+impl std::str::FromStr for Reveal {
+    type Err = RevealParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || RevealParseError(s.to_string());
+        let list = |rest: &str| -> Result<Vec<String>, RevealParseError> {
+            let items: Vec<String> = rest.split(',').map(str::trim).map(String::from).collect();
+            if items.iter().any(String::is_empty) {
+                return Err(bad());
+            }
+            Ok(items)
+        };
+        Ok(match s.split_once(':') {
+            None => match s.trim() {
+                "all" => Reveal::All,
+                "none" => Reveal::Nothing,
+                "body" => Reveal::HttpBody,
+                "all-but-last" => Reveal::AllButLast(1),
+                _ => return Err(bad()),
+            },
+            Some(("all-but-last", n)) => Reveal::AllButLast(n.trim().parse().map_err(|_| bad())?),
+            Some(("headers-except", names)) => Reveal::AllExceptHeaders(list(names)?),
+            Some(("json", fields)) => Reveal::JsonFields(list(fields)?),
+            Some(("ranges", ranges)) => Reveal::Ranges(
+                list(ranges)?
+                    .iter()
+                    .map(|r| {
+                        let (a, b) = r.split_once('-').ok_or_else(bad)?;
+                        let (a, b): (usize, usize) =
+                            (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                        if a < b {
+                            Ok(a..b)
+                        } else {
+                            Err(bad())
+                        }
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            Some(_) => return Err(bad()),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reveal_choices_parse_from_the_command_lines_grammar() {
+        use std::str::FromStr;
+        for (text, want) in [
+            ("all", Reveal::All),
+            ("none", Reveal::Nothing),
+            ("body", Reveal::HttpBody),
+            ("all-but-last", Reveal::AllButLast(1)),
+            ("all-but-last:12", Reveal::AllButLast(12)),
+            ("headers-except:authorization,cookie", Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()])),
+            ("json:owner, amount", Reveal::JsonFields(vec!["owner".into(), "amount".into()])),
+            ("ranges:0-100,200-300", Reveal::Ranges(vec![0..100, 200..300])),
+        ] {
+            assert_eq!(Reveal::from_str(text), Ok(want), "{text}");
+        }
+        for bad in ["", "everything", "json:", "json:a,,b", "ranges:5-5", "ranges:9-3", "ranges:1-", "ranges:x-2", "all-but-last:x", "body:1"] {
+            assert!(Reveal::from_str(bad).is_err(), "{bad}");
+        }
+    }
 
     const REQ: &[u8] = b"GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer s3cret\r\ncookie: id=42\r\n\r\nbody";
 

@@ -1,0 +1,274 @@
+//! `tlsproof prove`: one HTTPS request notarized by a verifier, with the JS API's choices:
+//! the method and body, what of each direction to reveal or commit to, the mode and TLS
+//! versions, the attestation; the verdict printed as text or as JSON.
+
+use std::path::PathBuf;
+use tlsproof::protocol::messages::{SessionMode, TlsVersion};
+use tlsproof::protocol::prover::ProverMode;
+use tlsproof::protocol::{notarize_with_progress, Phase, ProverConfig, Reveal, RevealConfig};
+
+const EXAMPLES: &str = "Examples:
+  # GET, the Authorization value hidden, the whole response revealed (the fast path)
+  tlsproof prove --verifier ws://127.0.0.1:7047/ --url https://api.example.com/me \\
+    --header 'Authorization: Bearer TOKEN' --reveal-sent headers-except:authorization
+  # POST a JSON body; reveal only the response's `id` and `status` members, commit to `balance`
+  tlsproof prove --verifier ws://127.0.0.1:7047/ --url https://api.example.com/search \\
+    --method POST --data '{\"q\":1}' --reveal-recv json:id,status --commit-recv json:balance
+  # hide the last 10 bytes of the response; print the verdict as JSON
+  tlsproof prove --verifier ws://127.0.0.1:7047/ --url https://example.com/ --reveal-recv all-but-last:10 --json
+
+Reveal and commit choices: all, none, body, all-but-last[:N], headers-except:NAME,…,
+json:NAME,… (JSON members by name, at any depth), ranges:START-END,… (byte offsets, end exclusive).";
+
+#[derive(clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ProveArgs {
+    /// The verifier's WebSocket URL, e.g. ws://127.0.0.1:7047/
+    #[arg(long)]
+    verifier: String,
+    /// proxy: through the verifier, which dials the server; mpc: through --proxy, with the
+    /// verifier as the other half of the TLS client.
+    #[arg(long, default_value = "proxy")]
+    mode: SessionMode,
+    /// The WebSocket-to-TCP proxy for --mode mpc (`tlsproof proxy`), e.g. ws://127.0.0.1:55688/
+    #[arg(long)]
+    proxy: Option<String>,
+    /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
+    /// ClientHello; the server chooses). TLS 1.3 in proxy mode only.
+    #[arg(long, default_value = "1.2", value_delimiter = ',')]
+    tls_versions: Vec<TlsVersion>,
+    /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
+    /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
+    /// cheapest proof first). Needs 1.3 among --tls-versions.
+    #[arg(long, value_delimiter = ',', value_parser = parse_suite13)]
+    tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
+    /// https://HOST[:PORT]/path
+    #[arg(long)]
+    url: String,
+    /// The request's method.
+    #[arg(long, default_value = "GET")]
+    method: String,
+    /// The request's body (with `Content-Type: application/json` unless a --header sets one).
+    #[arg(long, conflicts_with = "data_file")]
+    data: Option<String>,
+    /// The request's body, read from this file (same content type rule as --data).
+    #[arg(long)]
+    data_file: Option<PathBuf>,
+    /// Write the verifier's signed attestation with the secrets a presentation needs (the
+    /// plaintext and openings: keep it private) to this file, as JSON; fails when the verifier
+    /// does not sign.
+    #[arg(long)]
+    attestation_out: Option<PathBuf>,
+    /// Require the verdict to be signed by this verifier key (`secp256k1:0x…` or `ed25519:…`),
+    /// e.g. the one your relying party trusts.
+    #[arg(long)]
+    verifier_key: Option<tlsproof::attestation::VerifyingKey>,
+    /// Certificate name: the URL's host (the default); the verifier certifies the host it dials,
+    /// so another name is refused (SERVER_NAME_MISMATCH).
+    #[arg(long)]
+    server_name: Option<String>,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(long = "header")]
+    headers: Vec<String>,
+    /// Hide this header's value from the verifier (repeatable); the same as
+    /// --reveal-sent headers-except:NAME,….
+    #[arg(long = "redact-header", conflicts_with = "reveal_sent")]
+    redact_headers: Vec<String>,
+    /// What of the request to reveal (default: all, or all but the --redact-header values).
+    #[arg(long)]
+    reveal_sent: Option<Reveal>,
+    /// What of the response to reveal (`all` takes the fast path).
+    #[arg(long, default_value = "all")]
+    reveal_recv: Reveal,
+    /// What of the request to commit to (hash commitments the attestation carries, for a
+    /// presentation to open later), e.g. the hidden headers.
+    #[arg(long, default_value = "none")]
+    commit_sent: Reveal,
+    /// The same for the response, e.g. json:balance.
+    #[arg(long, default_value = "none")]
+    commit_recv: Reveal,
+    /// Trusted roots (PEM); default: Mozilla's roots.
+    #[arg(long)]
+    roots: Option<PathBuf>,
+    #[arg(long, default_value_t = 4096)]
+    max_sent: u32,
+    #[arg(long, default_value_t = 256 * 1024)]
+    max_recv: u32,
+    /// Print the verdict as JSON (as the verifier's `--json` does) instead of as text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
+    tlsproof::tls::tls13::Suite13::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)")
+    })
+}
+
+/// The request the arguments describe: method, URL path, headers, body and its content type.
+fn request_of(args: &ProveArgs, server_name: &str, path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let body = match (&args.data, &args.data_file) {
+        (Some(data), _) => Some(data.clone().into_bytes()),
+        (None, Some(file)) => Some(std::fs::read(file).map_err(|e| format!("--data-file {}: {e}", file.display()))?),
+        (None, None) => None,
+    };
+    let mut req = tlsproof::http::RequestBuilder::new(&args.method, server_name, path);
+    let mut has_content_type = false;
+    for h in &args.headers {
+        let (k, v) = h.split_once(':').ok_or_else(|| format!("header {h:?} is not `Name: value`"))?;
+        has_content_type |= k.trim().eq_ignore_ascii_case("content-type");
+        req = req.header(k.trim(), v.trim());
+    }
+    if let Some(body) = body {
+        if !has_content_type {
+            req = req.header("Content-Type", "application/json");
+        }
+        req = req.body(body);
+    }
+    Ok(req.build()?.bytes)
+}
+
+pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mode = match (args.mode, &args.proxy) {
+        (SessionMode::Proxy, None) => ProverMode::Proxy,
+        (SessionMode::Mpc, Some(proxy_url)) => ProverMode::Mpc { proxy_url: proxy_url.clone() },
+        (SessionMode::Proxy, Some(_)) => {
+            return Err("--proxy is for --mode mpc (in proxy mode the verifier dials the server)".into())
+        }
+        (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
+    };
+    let tls13_suites = match &args.tls13_suites {
+        none if none.is_empty() => tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        _ if !args.tls_versions.contains(&TlsVersion::Tls13) => {
+            return Err("--tls13-suites names TLS 1.3 suites: --tls-versions must include 1.3".into())
+        }
+        suites => suites.clone(),
+    };
+    let url = url::Url::parse(&args.url)?;
+    if url.scheme() != "https" {
+        return Err("only https:// URLs can be notarized".into());
+    }
+    let host = url.host_str().ok_or("URL has no host")?.to_string();
+    let port = url.port().unwrap_or(443);
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    let server_name = args.server_name.clone().unwrap_or_else(|| host.clone());
+    let request = request_of(&args, &server_name, &path)?;
+    let sent = match (&args.reveal_sent, &args.redact_headers) {
+        (Some(reveal), _) => reveal.clone(),
+        (None, redact) if redact.is_empty() => Reveal::All,
+        (None, redact) => Reveal::AllExceptHeaders(redact.clone()),
+    };
+    let reveal = RevealConfig {
+        sent,
+        received: args.reveal_recv.clone(),
+        commit_sent: args.commit_sent.clone(),
+        commit_received: args.commit_recv.clone(),
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+    let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    let config = ProverConfig {
+        server: host_port,
+        server_name,
+        roots: crate::cli::load_roots(args.roots.as_deref())?,
+        max_sent: args.max_sent,
+        max_recv: args.max_recv,
+        now,
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode,
+        tls_versions: args.tls_versions.clone(),
+        tls13_suites,
+    };
+    let socket = tlsproof::transport::WsSocket::connect(&args.verifier).await.map_err(|e| match e {
+        tlsproof::transport::TransportError::Busy { .. } => format!("[BUSY] {e}"),
+        e => format!("[VERIFIER_UNREACHABLE] {e}"),
+    })?;
+    let started = std::time::Instant::now();
+    // A busy verifier queues the session: say where it is (on stderr, beside the verdict).
+    let progress = |p: tlsproof::protocol::Progress| {
+        if let Phase::Waiting { position } = p.phase {
+            eprintln!("waiting for a turn at the verifier: position {position}");
+        }
+    };
+    // The same stable codes as the browser API's errors, so scripts can branch on them.
+    let out = notarize_with_progress(socket, config, request, reveal, progress)
+        .await
+        .map_err(|e| format!("[{}] {e}", e.code()))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&out.verified)?);
+    } else {
+        println!(
+            "=== the verifier verified (in {:.0} ms) ===\n{}",
+            started.elapsed().as_secs_f64() * 1e3,
+            out.verified
+        );
+    }
+    if let Some(key) = &args.verifier_key {
+        tlsproof::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
+            .map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
+    }
+    if let Some(path) = &args.attestation_out {
+        let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
+        crate::attest::write_private(path, serde_json::to_string_pretty(&session)?.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        // (on stderr with --json, so stdout stays one JSON document)
+        let line = format!(
+            "attestation signed by {} written to {} (with the secrets to present it: keep it private)",
+            session.verifier_key,
+            path.display()
+        );
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ProveArgs,
+    }
+
+    fn parse(extra: &[&str]) -> Result<ProveArgs, clap::Error> {
+        let base = ["prove", "--verifier", "ws://v/", "--url", "https://h/p"];
+        Cli::try_parse_from(base.iter().chain(extra)).map(|c| c.args)
+    }
+
+    #[test]
+    fn the_request_takes_method_body_and_content_type() {
+        let args = parse(&["--method", "POST", "--data", r#"{"q":1}"#]).unwrap();
+        let text = String::from_utf8(request_of(&args, "h", "/p").unwrap()).unwrap();
+        assert!(text.starts_with("POST /p HTTP/1.1\r\n"), "{text}");
+        assert!(text.contains("Content-Type: application/json\r\n") && text.ends_with("\r\n\r\n{\"q\":1}"), "{text}");
+        // a content type given as a header wins
+        let args = parse(&["--method", "PUT", "--data", "x=1", "--header", "content-type: text/plain"]).unwrap();
+        let text = String::from_utf8(request_of(&args, "h", "/p").unwrap()).unwrap();
+        assert!(text.contains("content-type: text/plain") && !text.contains("application/json"), "{text}");
+        // --data and --data-file exclude each other
+        assert!(parse(&["--data", "a", "--data-file", "f"]).is_err());
+    }
+
+    #[test]
+    fn reveal_and_commit_choices_use_one_grammar() {
+        let args =
+            parse(&["--reveal-sent", "headers-except:authorization", "--reveal-recv", "json:id", "--commit-recv", "json:balance"])
+                .unwrap();
+        assert_eq!(args.reveal_sent, Some(Reveal::AllExceptHeaders(vec!["authorization".into()])));
+        assert_eq!(args.reveal_recv, Reveal::JsonFields(vec!["id".into()]));
+        assert_eq!((args.commit_sent, args.commit_recv), (Reveal::Nothing, Reveal::JsonFields(vec!["balance".into()])));
+        assert!(parse(&["--reveal-recv", "everything"]).is_err());
+        // --redact-header is --reveal-sent headers-except: not both
+        assert!(parse(&["--redact-header", "cookie", "--reveal-sent", "all"]).is_err());
+    }
+}
