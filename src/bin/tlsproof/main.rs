@@ -192,7 +192,9 @@ mod cli {
         Ok(())
     }
 
-    pub(crate) fn load_roots(path: Option<&std::path::Path>) -> Result<tlsproof::tls::RootStore, Box<dyn std::error::Error>> {
+    pub(crate) fn load_roots(
+        path: Option<&std::path::Path>,
+    ) -> Result<tlsproof::tls::RootStore, Box<dyn std::error::Error>> {
         Ok(match path {
             Some(p) => tlsproof::tls::RootStore::from_pem(&std::fs::read_to_string(p)?)?,
             None => tlsproof::tls::RootStore::mozilla(),

@@ -211,7 +211,8 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("[BAD_ATTESTATION] {e}"))?;
     }
     if let Some(path) = &args.attestation_out {
-        let session = out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
+        let session =
+            out.attestation.ok_or("the verifier did not sign an attestation (it runs without --signing-key)")?;
         crate::attest::write_private(path, serde_json::to_string_pretty(&session)?.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
         // (on stderr with --json, so stdout stays one JSON document)
@@ -261,9 +262,15 @@ mod tests {
 
     #[test]
     fn reveal_and_commit_choices_use_one_grammar() {
-        let args =
-            parse(&["--reveal-sent", "headers-except:authorization", "--reveal-recv", "json:id", "--commit-recv", "json:balance"])
-                .unwrap();
+        let args = parse(&[
+            "--reveal-sent",
+            "headers-except:authorization",
+            "--reveal-recv",
+            "json:id",
+            "--commit-recv",
+            "json:balance",
+        ])
+        .unwrap();
         assert_eq!(args.reveal_sent, Some(Reveal::AllExceptHeaders(vec!["authorization".into()])));
         assert_eq!(args.reveal_recv, Reveal::JsonFields(vec!["id".into()]));
         assert_eq!((args.commit_sent, args.commit_recv), (Reveal::Nothing, Reveal::JsonFields(vec!["balance".into()])));

@@ -371,13 +371,27 @@ mod tests {
             ("body", Reveal::HttpBody),
             ("all-but-last", Reveal::AllButLast(1)),
             ("all-but-last:12", Reveal::AllButLast(12)),
-            ("headers-except:authorization,cookie", Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()])),
+            (
+                "headers-except:authorization,cookie",
+                Reveal::AllExceptHeaders(vec!["authorization".into(), "cookie".into()]),
+            ),
             ("json:owner, amount", Reveal::JsonFields(vec!["owner".into(), "amount".into()])),
             ("ranges:0-100,200-300", Reveal::Ranges(vec![0..100, 200..300])),
         ] {
             assert_eq!(Reveal::from_str(text), Ok(want), "{text}");
         }
-        for bad in ["", "everything", "json:", "json:a,,b", "ranges:5-5", "ranges:9-3", "ranges:1-", "ranges:x-2", "all-but-last:x", "body:1"] {
+        for bad in [
+            "",
+            "everything",
+            "json:",
+            "json:a,,b",
+            "ranges:5-5",
+            "ranges:9-3",
+            "ranges:1-",
+            "ranges:x-2",
+            "all-but-last:x",
+            "body:1",
+        ] {
             assert!(Reveal::from_str(bad).is_err(), "{bad}");
         }
     }
