@@ -394,8 +394,6 @@ mod cli {
         Ok(())
     }
 
-    /// A TLS 1.3 suite by its IANA name (`--tls13-suites`).
-
     /// A size in bytes, with an optional K, M or G suffix (powers of 1024).
     fn parse_size(s: &str) -> Result<u64, String> {
         let s = s.trim();

@@ -99,7 +99,8 @@ pub struct ProveArgs {
     json: bool,
 }
 
-pub fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
+/// A TLS 1.3 suite by its IANA name (`--tls13-suites`).
+fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
     tlsproof::tls::tls13::Suite13::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
         format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)")
     })
