@@ -376,7 +376,9 @@ impl NotarizeOptions {
         let server_name = self.server_name.clone().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| host.clone());
         let target = crate::protocol::target::ServerTarget::new(&server, &server_name)?;
         let (server, server_name) = (target.address(), target.name().to_string());
-        let host_header = if port == 443 { server_name.clone() } else { format!("{server_name}:{port}") };
+        // RFC 9110 §7.2: the port unless it is the default, an IPv6 address in brackets
+        let bracketed = if server_name.contains(':') { format!("[{server_name}]") } else { server_name.clone() };
+        let host_header = if port == 443 { bracketed } else { format!("{bracketed}:{port}") };
         let method = self.method.as_deref().unwrap_or("GET");
         let mut req = crate::http::RequestBuilder::new(method, &host_header, &path);
         for (k, val) in &self.headers.0 {

@@ -106,14 +106,25 @@ fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
     })
 }
 
+/// The `Host` header's value for `name` on `port`: the port too unless it is 443 (RFC 9110
+/// §7.2), an IPv6 address in brackets.
+fn host_header(name: &str, port: u16) -> String {
+    let name = if name.contains(':') { format!("[{name}]") } else { name.to_string() };
+    if port == 443 {
+        name
+    } else {
+        format!("{name}:{port}")
+    }
+}
+
 /// The request the arguments describe: method, URL path, headers, body and its content type.
-fn request_of(args: &ProveArgs, server_name: &str, path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+fn request_of(args: &ProveArgs, host: &str, path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let body = match (&args.data, &args.data_file) {
         (Some(data), _) => Some(data.clone().into_bytes()),
         (None, Some(file)) => Some(std::fs::read(file).map_err(|e| format!("--data-file {}: {e}", file.display()))?),
         (None, None) => None,
     };
-    let mut req = tlsproof::http::RequestBuilder::new(&args.method, server_name, path);
+    let mut req = tlsproof::http::RequestBuilder::new(&args.method, host, path);
     let mut has_content_type = false;
     for h in &args.headers {
         let (k, v) = h.split_once(':').ok_or_else(|| format!("header {h:?} is not `Name: value`"))?;
@@ -156,7 +167,7 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         None => url.path().to_string(),
     };
     let server_name = args.server_name.clone().unwrap_or_else(|| host.clone());
-    let request = request_of(&args, &server_name, &path)?;
+    let request = request_of(&args, &host_header(&server_name, port), &path)?;
     let sent = match (&args.reveal_sent, &args.redact_headers) {
         (Some(reveal), _) => reveal.clone(),
         (None, redact) if redact.is_empty() => Reveal::All,
@@ -259,6 +270,16 @@ mod tests {
         assert!(text.contains("content-type: text/plain") && !text.contains("application/json"), "{text}");
         // --data and --data-file exclude each other
         assert!(parse(&["--data", "a", "--data-file", "f"]).is_err());
+    }
+
+    #[test]
+    fn the_host_header_names_the_port_unless_it_is_443() {
+        assert_eq!(host_header("api.example.com", 443), "api.example.com");
+        assert_eq!(host_header("localhost", 8443), "localhost:8443");
+        assert_eq!(host_header("::1", 8443), "[::1]:8443");
+        let args = parse(&[]).unwrap();
+        let text = String::from_utf8(request_of(&args, &host_header("localhost", 4443), "/p").unwrap()).unwrap();
+        assert!(text.contains("\r\nHost: localhost:4443\r\n"), "{text}");
     }
 
     #[test]
