@@ -586,7 +586,7 @@ async fn prove_phase(
         records: d.records,
     };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
-    let http = check_exchange(&sent, &received, target.name(), config.require_reveal)?;
+    let http = check_exchange(&sent, &received, target.name(), target.port(), config.require_reveal)?;
     Ok(VerifierOutput {
         mode: req.mode,
         server_name: target.name().to_string(),

@@ -83,19 +83,26 @@ fn revealed_prefix(d: &VerifiedDirection) -> &[u8] {
     &d.bytes[..end]
 }
 
-/// Checks the request against `policy` and reads the response's framing.
+/// Checks the request against `policy` (its `Host` naming `name`, and `port` if it names one:
+/// the server dialed) and reads the response's framing.
 pub fn check_exchange(
     sent: &VerifiedDirection,
     received: &VerifiedDirection,
     name: &str,
+    port: u16,
     policy: RevealPolicy,
 ) -> Result<HttpExchange, ExchangeError> {
-    let request_line = check_request(sent, name, policy)?;
+    let request_line = check_request(sent, name, port, policy)?;
     let (status, response_complete) = check_response(received)?;
     Ok(HttpExchange { request_line, status, response_complete })
 }
 
-fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> Result<Option<String>, ExchangeError> {
+fn check_request(
+    sent: &VerifiedDirection,
+    name: &str,
+    port: u16,
+    policy: RevealPolicy,
+) -> Result<Option<String>, ExchangeError> {
     let first = revealed_prefix(sent);
     let line_end = first.windows(2).position(|w| w == b"\r\n");
     let request_line = match line_end {
@@ -132,7 +139,7 @@ fn check_request(sent: &VerifiedDirection, name: &str, policy: RevealPolicy) -> 
         return Err(ExchangeError::NotOneRequest);
     }
     if policy.host {
-        check_host(sent, name)?;
+        check_host(sent, name, port)?;
     }
     Ok(request_line)
 }
@@ -221,21 +228,28 @@ fn revealed_header(d: &VerifiedDirection, head_end: usize, name: &str) -> Option
     found
 }
 
-fn check_host(sent: &VerifiedDirection, name: &str) -> Result<(), ExchangeError> {
+/// The revealed `Host` names the certified host, and the port dialed if it names a port (a
+/// server may route `name:other-port` to another site).
+fn check_host(sent: &VerifiedDirection, name: &str, port: u16) -> Result<(), ExchangeError> {
     let head_end = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4).unwrap_or(sent.len as usize);
     let host =
         revealed_header(sent, head_end, "host").ok_or_else(|| ExchangeError::HostNotRevealed(name.to_string()))?;
-    let bare = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host
-            .rsplit_once(':')
-            .filter(|(_, p)| p.bytes().all(|c| c.is_ascii_digit()))
-            .map(|(h, _)| h)
-            .unwrap_or(&host),
+    let (bare, named_port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((h, "")) => (h, None),
+            Some((h, p)) => (h, Some(p.strip_prefix(':').unwrap_or(p))),
+            None => ("", None),
+        },
+        None => match host.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host.as_str(), None),
+        },
     };
     let canon = |h: &str| h.trim_end_matches('.').to_ascii_lowercase();
-    if canon(bare) != canon(name) {
-        return Err(ExchangeError::WrongHost { got: host, expected: name.to_string() });
+    let port_ok = named_port.is_none_or(|p| p.parse::<u16>().ok() == Some(port));
+    if canon(bare) != canon(name) || !port_ok {
+        let expected = if port == 443 { name.to_string() } else { format!("{name} (port {port})") };
+        return Err(ExchangeError::WrongHost { got: host, expected });
     }
     Ok(())
 }
@@ -327,7 +341,8 @@ mod tests {
     #[test]
     fn request_line_and_host_must_be_revealed_and_name_the_certified_host() {
         let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
-        let ok = check_exchange(&dir(REQ, &[token()], vec![]), &resp, "bank.example", RevealPolicy::default()).unwrap();
+        let ok =
+            check_exchange(&dir(REQ, &[token()], vec![]), &resp, "bank.example", 443, RevealPolicy::default()).unwrap();
         assert_eq!(
             ok,
             HttpExchange {
@@ -336,7 +351,8 @@ mod tests {
                 response_complete: Some(true)
             }
         );
-        let check = |req: VerifiedDirection, name: &str| check_exchange(&req, &resp, name, RevealPolicy::default());
+        let check =
+            |req: VerifiedDirection, name: &str| check_exchange(&req, &resp, name, 443, RevealPolicy::default());
         assert_eq!(check(dir(REQ, &[5..9], vec![]), "bank.example"), Err(ExchangeError::RequestLineHidden));
         assert_eq!(
             check(dir(REQ, &[0..3], vec![]), "bank.example"),
@@ -352,8 +368,27 @@ mod tests {
             check(dir(REQ, &[], vec![]), "evil.example"),
             Err(ExchangeError::WrongHost { got: "bank.example".into(), expected: "evil.example".into() })
         );
-        let with_port = b"GET / HTTP/1.1\r\nHost: BANK.example:8443\r\n\r\n";
+        // a port, if named, is the one dialed (443 here)
+        let with_port = b"GET / HTTP/1.1\r\nHost: BANK.example:443\r\n\r\n";
         assert!(check(dir(with_port, &[], vec![]), "bank.example").is_ok());
+        for other in [
+            &b"GET / HTTP/1.1\r\nHost: bank.example:8443\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nHost: bank.example:\r\n\r\n",
+        ] {
+            assert!(
+                matches!(check(dir(other, &[], vec![]), "bank.example"), Err(ExchangeError::WrongHost { .. })),
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+        let on_8443 = check_exchange(
+            &dir(b"GET / HTTP/1.1\r\nHost: bank.example:8443\r\n\r\n", &[], vec![]),
+            &resp,
+            "bank.example",
+            8443,
+            RevealPolicy::default(),
+        );
+        assert!(on_8443.is_ok(), "{on_8443:?}");
         let pipelined = [REQ, b"GET /other HTTP/1.1\r\nHost: bank.example\r\n\r\n"].concat();
         assert_eq!(check(dir(&pipelined, &[], vec![]), "bank.example"), Err(ExchangeError::NotOneRequest));
         assert!(matches!(
@@ -364,7 +399,7 @@ mod tests {
         assert!(check(dir(post, &[], vec![]), "bank.example").is_ok());
         // The policy can be relaxed by the operator.
         let none = RevealPolicy::parse("none").unwrap();
-        assert!(check_exchange(&dir(REQ, &[0..REQ.len()], vec![]), &resp, "bank.example", none).is_ok());
+        assert!(check_exchange(&dir(REQ, &[0..REQ.len()], vec![]), &resp, "bank.example", 443, none).is_ok());
         assert!(RevealPolicy::parse("request-line,host,body").is_err());
     }
 
@@ -377,7 +412,7 @@ mod tests {
     fn every_header_name_is_revealed_and_none_frames_the_request_otherwise() {
         let resp = dir(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &[], vec![[1, 0]]);
         let check = |req: &[u8], hidden: &[Range<usize>]| {
-            check_exchange(&dir(req, hidden, vec![]), &resp, "bank.example", RevealPolicy::default()).map(|_| ())
+            check_exchange(&dir(req, hidden, vec![]), &resp, "bank.example", 443, RevealPolicy::default()).map(|_| ())
         };
         let at = |req: &[u8], s: &[u8]| req.windows(s.len()).position(|w| w == s).unwrap();
         assert_eq!(check(REQ, &[token()]), Ok(()));
@@ -426,7 +461,7 @@ mod tests {
         // a head that starts with a bare LF, its request line hidden where a policy allows it
         let lf_first = b"\nGET / HTTP/1.1\r\nHost: bank.example\r\n\r\n";
         let lenient = RevealPolicy { request_line: false, host: false };
-        let r = check_exchange(&dir(lf_first, &[1..15], vec![]), &resp, "bank.example", lenient).map(|_| ());
+        let r = check_exchange(&dir(lf_first, &[1..15], vec![]), &resp, "bank.example", 443, lenient).map(|_| ());
         assert_eq!(r, Err(ExchangeError::MalformedHead("a bare CR or LF")));
     }
 
@@ -434,7 +469,7 @@ mod tests {
     fn a_response_is_complete_by_its_own_framing_and_alone() {
         let req = dir(REQ, &[token()], vec![]);
         let complete = |resp: &[u8], hidden: &[Range<usize>], alerts: Vec<[u8; 2]>| {
-            check_exchange(&req, &dir(resp, hidden, alerts), "bank.example", RevealPolicy::default())
+            check_exchange(&req, &dir(resp, hidden, alerts), "bank.example", 443, RevealPolicy::default())
                 .map(|x| x.response_complete)
         };
         let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
