@@ -1164,3 +1164,36 @@ async fn floods_of_tiny_frames_are_refused_in_both_modes() {
         assert!(matches!(&report, Err(VerifierError::Mux(e)) if expected(e)), "{mode:?}, {channel:?}: {report:?}");
     }
 }
+
+/// What the prover refuses of its own options it refuses before it opens a session: MPC mode
+/// over TLS 1.3, a certificate name that is not the host dialed.
+#[test]
+fn the_prover_refuses_its_own_impossible_options_before_connecting() {
+    use tlsproof::protocol::messages::TlsVersion;
+    use tlsproof::protocol::prover::ProverMode;
+    let config = ProverConfig {
+        server: "localhost:4443".into(),
+        server_name: "localhost".into(),
+        roots: RootStore::mozilla(),
+        max_sent: 4096,
+        max_recv: 4096,
+        now: now(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: PrgKind::fastest_here(),
+        mode: ProverMode::Proxy,
+        tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13],
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+    };
+    assert!(config.check().is_ok());
+    let mpc = ProverConfig { mode: ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config };
+    let err = mpc.check().unwrap_err();
+    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("TLS 1.3 in MPC mode")), "{err}");
+    assert_eq!(err.code(), "BAD_OPTIONS");
+    let renamed = ProverConfig {
+        server_name: "bank.example".into(),
+        mode: ProverMode::Proxy,
+        tls_versions: vec![TlsVersion::Tls12],
+        ..mpc
+    };
+    assert_eq!(renamed.check().unwrap_err().code(), "SERVER_NAME_MISMATCH");
+}

@@ -263,6 +263,7 @@ async fn run(
     let started = js_sys::Date::now();
     let progress = progress_callback(on_progress);
     let config = prover_config(&plan, started)?;
+    config.check()?;
     let session = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
         let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
@@ -299,6 +300,7 @@ async fn prepare_session(
     let plan = parse_plan(options)?;
     let progress = progress_callback(on_progress);
     let config = prover_config(&plan, js_sys::Date::now())?;
+    config.check()?;
     let work = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
         let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;

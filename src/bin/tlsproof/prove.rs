@@ -194,6 +194,8 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         tls_versions: args.tls_versions.clone(),
         tls13_suites,
     };
+    // refused here rather than after the verifier opened a session
+    config.check().map_err(|e| format!("[{}] {e}", e.code()))?;
     let socket = tlsproof::transport::WsSocket::connect(&args.verifier).await.map_err(|e| match e {
         tlsproof::transport::TransportError::Busy { .. } => format!("[BUSY] {e}"),
         e => format!("[VERIFIER_UNREACHABLE] {e}"),

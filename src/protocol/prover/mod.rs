@@ -60,6 +60,19 @@ pub struct ProverConfig {
     pub tls13_suites: Vec<crate::tls::tls13::Suite13>,
 }
 
+impl ProverConfig {
+    /// What the prover refuses of its own configuration, checked before anything is sent: so
+    /// that a session it would refuse is not opened at the verifier (whose log would show only
+    /// a connection that went away).
+    pub fn check(&self) -> Result<(), ProverError> {
+        if self.tls_versions != [TlsVersion::Tls12] && self.mode.session_mode() == SessionMode::Mpc {
+            return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
+        }
+        ServerTarget::new(&self.server, &self.server_name)?;
+        Ok(())
+    }
+}
+
 /// How the prover reaches the server ([`SessionMode`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ProverMode {
@@ -443,10 +456,8 @@ async fn ask(
     report: &dyn Fn(Phase, f64),
 ) -> Result<Opened, ProverError> {
     report(Phase::Connect, 0.02);
+    config.check()?;
     let target = ServerTarget::new(&config.server, &config.server_name)?;
-    if config.tls_versions != [TlsVersion::Tls12] && config.mode.session_mode() == SessionMode::Mpc {
-        return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
-    }
     if sizing.request_len > config.max_sent as usize {
         return Err(ProverError::RequestTooLarge { len: sizing.request_len, max: config.max_sent });
     }
