@@ -69,8 +69,12 @@ failed=0
 for i in $(seq $n); do eval "wait \$prover_$i" || { failed=$((failed + 1)); echo "prover $i:"; tail -3 "$dir/prover-$i.out"; }; done
 a_exit=0; wait "$pid_a" || a_exit=$?
 
-served_a=$(grep -c '"event":"verified"' "$dir/verifier-a.log" || true)
-served_b=$(grep -c '"event":"verified"' "$dir/verifier-b.log" || true)
+# a prover may end before its verifier has logged the session: give the logs a moment
+for _ in $(seq 50); do
+  served_a=$(grep -c '"event":"verified"' "$dir/verifier-a.log" || true)
+  served_b=$(grep -c '"event":"verified"' "$dir/verifier-b.log" || true)
+  [ $((served_a + served_b)) -ge $n ] && break; sleep 0.1
+done
 metrics_b=$(http_get "http://$(cat "$dir/verifier-b")/metrics" | sed -n 's/^tlsproof_sessions_total{outcome="verified",mode="proxy"} //p')
 echo "nginx: $((n - failed)) of $n provers verified; verifier a served $served_a (then drained, exit $a_exit), b $served_b (/metrics: ${metrics_b:-0})"
 [ "$failed" = 0 ] || { echo "nginx: $failed provers failed"; exit 1; }

@@ -277,7 +277,12 @@ mod cli {
                 if let Some(dir) = &verdict_dir {
                     std::fs::create_dir_all(dir).map_err(|e| format!("--verdict-dir {}: {e}", dir.display()))?;
                 }
-                let log = crate::verifier_log::VerifierLog::new(log_format, json, log_transcripts, verdict_dir);
+                let log = std::sync::Arc::new(crate::verifier_log::VerifierLog::new(
+                    log_format,
+                    json,
+                    log_transcripts,
+                    verdict_dir,
+                ));
                 let roots_pem = roots.as_deref().map(std::fs::read_to_string).transpose()?;
                 let roots = load_roots(roots.as_deref())?;
                 let mut config = tlsproof::protocol::VerifierConfig::new(AllowList::parse(&allow)?, roots);
@@ -342,33 +347,25 @@ mod cli {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 // SIGTERM (or Ctrl-C): stop taking sessions, let the running ones finish (at
                 // most --drain-timeout), exit 0.
-                let stop = async move {
-                    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("a SIGTERM handler");
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = tokio::signal::ctrl_c() => {}
-                    }
-                };
-                let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
-                let stop = async move {
-                    stop.await;
-                    let _ = stopping.send(());
-                };
-                let mut serving =
-                    tokio::spawn(server.run_until(tx, stop, std::time::Duration::from_secs(drain_timeout)));
-                let print = |(peer, result): tlsproof::protocol::server::SessionReport| log.session(peer, &result);
-                let draining = async {
-                    if stopped.await.is_ok() {
+                let stop = {
+                    let log = log.clone();
+                    async move {
+                        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                            .expect("a SIGTERM handler");
+                        tokio::select! {
+                            _ = term.recv() => {}
+                            _ = tokio::signal::ctrl_c() => {}
+                        }
                         log.event(
                             "draining",
                             &format!("tlsproof verifier draining: new sessions refused, running ones finish (at most {drain_timeout} s)"),
                             serde_json::json!({ "drain_timeout_s": drain_timeout }),
                         );
                     }
-                    std::future::pending::<()>().await
                 };
-                tokio::pin!(draining);
+                let mut serving =
+                    tokio::spawn(server.run_until(tx, stop, std::time::Duration::from_secs(drain_timeout)));
+                let print = |(peer, result): tlsproof::protocol::server::SessionReport| log.session(peer, &result);
                 loop {
                     tokio::select! {
                         report = rx.recv() => match report {
@@ -376,7 +373,6 @@ mod cli {
                             None => break,
                         },
                         _ = &mut serving => break,
-                        () = &mut draining => {}
                     }
                 }
                 while let Ok(report) = rx.try_recv() {
