@@ -763,12 +763,19 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     assert!(matches!(received, Err(Check13Error::BadTag { .. })), "{:?}", received.map(|_| ()));
 
     // A prover that commits the pad states of another MS: the keys proven in ZK are not the
-    // server's, and the server's records fail their tags under them.
+    // server's, and the server's records fail their tags under them. (Under those keys the
+    // request's hidden byte is a random one: when it comes out CR or LF, 2 times in 256, the
+    // proof of no hidden line break refuses the session first.)
     use crate::protocol::prove::tls12::{with_cheat, ProofCheat};
     let cheated = with_cheat(ProofCheat { other_ms: true, ..Default::default() }, || prove(&t, &plan));
-    let ([sent, received], _, _) = cheated.expect("the proof itself");
-    for side in [sent.map(|_| ()), received.map(|_| ())] {
-        assert!(matches!(side, Err(Check13Error::BadTag { record: 0 })), "{side:?}");
+    match cheated {
+        Err(Proof13Error::Proof(ProofError::HiddenLineBreak)) => {}
+        Err(e) => panic!("{ours:?}: the proof itself failed: {e:?}"),
+        Ok(([sent, received], _, _)) => {
+            for side in [sent.map(|_| ()), received.map(|_| ())] {
+                assert!(matches!(side, Err(Check13Error::BadTag { record: 0 })), "{side:?}");
+            }
+        }
     }
 
     let whole = RevealPlan {
