@@ -775,6 +775,44 @@ async fn sessions_beyond_the_budget_wait_their_turn_or_are_refused_busy() {
     }
 }
 
+/// A client that asks for a session and, while it waits for its turn, floods the OT channel is
+/// cut off once it passes what a waiting session may hold (64 KiB per channel), instead of
+/// growing the verifier's memory for as long as it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_session_that_floods_is_cut_off() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut env = env_with_budget_for_one(|c| c.queue_timeout = std::time::Duration::from_secs(20)).await;
+    let (holder, _) = budget_holder(&env).await;
+    let (mut flooder, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
+    let request = tlsproof::protocol::messages::SessionRequest {
+        version: tlsproof::protocol::messages::PROTOCOL_VERSION,
+        mode: Default::default(),
+        server: env.server.clone(),
+        server_name: "localhost".into(),
+        max_sent: 4096,
+        max_recv: 4096,
+        preprocess: 0,
+        prg: Default::default(),
+        response_in_zk: false,
+    };
+    flooder.send(Message::binary([vec![0u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
+    // 16 KiB frames on the ZK channel (id 2), well past 64 KiB; the verifier ends the session
+    // well before they are all sent
+    for _ in 0..64 {
+        if flooder.send(Message::binary([vec![2u8], vec![7u8; 16 << 10]].concat())).await.is_err() {
+            break;
+        }
+    }
+    let (_, report) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), env.reports.recv()).await.unwrap().unwrap();
+    assert!(
+        matches!(&report, Err(VerifierError::Mux(tlsproof::wire::mux::MuxError::InboxOverflow { max, .. })) if *max == 64 << 10),
+        "{report:?}"
+    );
+    drop(holder);
+}
+
 /// A session that waits is served, in order, as soon as the budget frees: told its place, and
 /// verified like any other. What a proxy-mode prover sends while it waits (its OT setup's
 /// first messages) fits what a waiting session may hold, whatever it will prove: the fast path

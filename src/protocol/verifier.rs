@@ -202,10 +202,6 @@ impl VerifierError {
     }
 }
 
-/// What each of a waiting session's channels may hold unread: a proxy-mode prover starts its
-/// OT setup as it asks for the session, and its first messages wait there.
-const WAITING_INBOX: usize = 64 << 10;
-
 /// How long the verifier keeps a session's socket open after its verdict for the prover to
 /// read it and close: closing under a prover still sending would reset the connection, and
 /// the prover could lose the verdict or the reason of a refusal.
@@ -320,19 +316,15 @@ async fn session(
     // `target`), and it must be on the allow-list.
     let target = ServerTarget::new(&req.server, &req.server_name)?;
     config.allow.permits(&target.address())?;
-    // Held until the verdict: what the session's limits let it hold. While it waits for its
-    // turn, its channels hold little more than an honest prover's first messages.
+    // Held until the verdict: what the session's limits let it hold. Until then its channels
+    // hold little more than an honest prover's first messages (`MuxLimits::verifier`).
     let _online = match gate {
-        Some(gate) => {
-            let held = [&tls, &zk, &cot].map(|c| c.set_inbox_limit(WAITING_INBOX));
-            let online = gate.online(cost::online(&req), control).await?;
-            for (c, limit) in [&tls, &zk, &cot].into_iter().zip(held) {
-                c.set_inbox_limit(limit);
-            }
-            Some(online)
-        }
+        Some(gate) => Some(gate.online(cost::online(&req), control).await?),
         None => None,
     };
+    for c in [&tls, &zk, &cot] {
+        c.set_inbox_limit(MuxLimits::default().max_buffered);
+    }
     let mut verifier = Verifier::new(FerretSender::with_prg(req.prg));
     // On the heap, so that the session's own future stays small (see the prover's). A channel
     // the mode does not use is refused: a prover that sends on it ends the session.
@@ -629,8 +621,7 @@ impl Session<'_> {
 /// Bytes of a direction of `len` bytes its proof covers in zero knowledge: none when `reveal`
 /// opens it all (the fast path opens its key), all of them otherwise.
 fn in_zk(reveal: &[std::ops::Range<u64>], len: u64) -> usize {
-    let opened: u64 = reveal.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-    if len > 0 && opened >= len {
+    if crate::protocol::disclose::reveal::covers_all(reveal, len) {
         0
     } else {
         len as usize

@@ -87,9 +87,12 @@ impl MuxLimits {
     /// The verifier's: what a prover sends on control (the request, the byte counts, the
     /// reveal plan, TLS 1.3's record shapes) is each well under 1 MiB, read as it comes, so its
     /// inbox holds at most that. A prover's control inbox takes the verdict, which carries the
-    /// revealed transcript.
+    /// revealed transcript. The other inboxes hold 64 KiB until the session is admitted (an
+    /// honest proxy-mode prover's first OT messages, sent as it asks for the session), so that
+    /// a session waiting for its turn costs little whatever its peer sends; the verifier raises
+    /// them then ([`MuxChannel::set_inbox_limit`]).
     pub fn verifier() -> Self {
-        MuxLimits { max_control_buffered: 1 << 20, ..MuxLimits::default() }
+        MuxLimits { max_control_buffered: 1 << 20, max_buffered: 64 << 10, ..MuxLimits::default() }
     }
 
     fn inbox_limit(&self, channel: ChannelId) -> usize {
@@ -150,11 +153,9 @@ impl MuxChannel {
     }
 
     /// Bounds the bytes waiting unread in this channel's inbox from now on (its
-    /// [`MuxLimits`] at first), and returns the bound it replaces: a frame beyond fails the
-    /// session ([`MuxError::InboxOverflow`]). The verifier holds a session it has not admitted
-    /// yet to a small one, so that a waiting session costs little however much its peer sends.
-    pub fn set_inbox_limit(&self, max: usize) -> usize {
-        self.limit.swap(max, Ordering::Relaxed)
+    /// [`MuxLimits`] at first): a frame beyond fails the session ([`MuxError::InboxOverflow`]).
+    pub fn set_inbox_limit(&self, max: usize) {
+        self.limit.store(max, Ordering::Relaxed);
     }
 }
 
