@@ -78,7 +78,16 @@ export interface NotarizeOptions {
   headers?: Record<string, string> | Array<[string, string]>;
   body?: string;
   reveal?: RevealOptions;
-  /** Most request bytes (default 16 KiB); the verifier must allow it. */
+  /**
+   * Several requests over the session's one TLS connection, in order (1 to 16), instead of the
+   * top-level `url`/`path`, `method`, `headers`, `body` and `reveal` (give `server`, or a `url`
+   * in the first request). Every request but the last keeps the connection open
+   * (`Connection: keep-alive`). In proxy mode each goes out once the response before it is
+   * complete; in MPC mode they go out together (pipelined). The result's `exchanges` lists
+   * them with their responses.
+   */
+  requests?: RequestOptions[];
+  /** Most request bytes (default 16 KiB, all requests together); the verifier must allow it. */
   maxSentBytes?: number;
   /** Most response bytes (default 256 KiB); the verifier must allow it. */
   maxRecvBytes?: number;
@@ -103,6 +112,31 @@ export interface NotarizeOptions {
   onProgress?: (progress: Progress) => void;
   /** Aborting closes the session; the promise rejects with an `AbortError` (code `ABORTED`). */
   signal?: AbortSignal;
+}
+
+/** One of `NotarizeOptions.requests`. */
+export interface RequestOptions {
+  /** `https://host[:port]/path?query` on the session's server; or give `path`. */
+  url?: string;
+  path?: string;
+  /** Default `"GET"`. */
+  method?: string;
+  headers?: Record<string, string> | Array<[string, string]>;
+  body?: string;
+  /** What to reveal of this request and of its response (default as for `notarize`). */
+  reveal?: RevealOptions;
+}
+
+/** One request of the session and the response that answered it, as the verifier read them. */
+export interface ExchangeResult {
+  /** Where the request is in `sent`. */
+  request: ByteRange;
+  requestLine: string | null;
+  /** Where its response is in `recv`; `null` when no byte answered it. */
+  response: ByteRange | null;
+  status: number | null;
+  /** Complete by its own framing (Content-Length, chunked, or close-delimited ended by close_notify); `null` when its framing is hidden. */
+  responseComplete: boolean | null;
 }
 
 /** One direction as the verifier verified it. */
@@ -155,13 +189,8 @@ export interface NotarizeResult {
   };
   sent: DirectionResult;
   recv: DirectionResult;
-  /** The exchange as the revealed bytes show it; `null` where that part was hidden. */
-  http: {
-    requestLine: string | null;
-    status: number | null;
-    /** Complete by its own framing (Content-Length, chunked, or close-delimited ended by close_notify). */
-    responseComplete: boolean | null;
-  };
+  /** The requests in order, each with its response, as the revealed bytes show them; `null` where that part was hidden. */
+  exchanges: ExchangeResult[];
   /** Hex SHA-256 commitments the verifier holds. */
   commitments: string[];
   timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };

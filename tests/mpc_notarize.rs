@@ -112,7 +112,7 @@ async fn an_mpc_session_through_the_proxy_is_verified_as_the_same_exchange_in_pr
     let proxy_out = run(&env, ProverMode::Proxy, "/bytes?n=1024", RevealConfig::default()).await.expect("proxy mode");
     let p = &proxy_out.verified;
     assert_eq!(p.mode, SessionMode::Proxy);
-    assert_eq!((&p.server_name, &p.server, &p.sni, &p.http), (&v.server_name, &v.server, &v.sni, &v.http));
+    assert_eq!((&p.server_name, &p.server, &p.sni, &p.exchanges), (&v.server_name, &v.server, &v.sni, &v.exchanges));
     assert_eq!((&p.sent, &p.received), (&v.sent, &v.received));
     env.reports.recv().await.unwrap().1.expect("proxy-mode verdict");
 }
@@ -270,7 +270,7 @@ async fn an_mpc_session_against_openssl_s_server() {
     let v = &out.verified;
     assert_eq!(v.mode, SessionMode::Mpc);
     assert!(v.received.fast_path);
-    assert_eq!(v.http.status, Some(200), "{v}");
+    assert_eq!(v.exchanges[0].status, Some(200), "{v}");
     // the status page names the cipher the session used
     assert!(String::from_utf8_lossy(&v.received.bytes).contains("ECDHE-ECDSA-AES128-GCM-SHA256"), "{v}");
     assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"));

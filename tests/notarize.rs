@@ -131,11 +131,13 @@ async fn full_reveal_takes_the_fast_path_and_hides_the_token() {
             "both sides closed cleanly"
         );
         let want = tlsproof::protocol::disclose::output::HttpExchange {
+            request: 0..v.sent.len,
             request_line: Some(format!("GET /bytes?n={n} HTTP/1.1")),
+            response: Some(0..v.received.len),
             status: Some(200),
             response_complete: Some(true),
         };
-        assert_eq!(v.http, want);
+        assert_eq!(v.exchanges, [want]);
         assert!(!v.sent.fast_path, "a redacted request stays on the ZK path");
         assert_eq!(v.received.bytes, out.response, "the verifier sees exactly the response");
         assert_eq!(body_of(&v.received.bytes).len(), n);
@@ -902,7 +904,7 @@ async fn the_fast_path_is_refused_over_relayed_bytes_the_proof_leaves_out() {
     let out =
         run(&env, "/json", &[], RevealConfig::new(Reveal::All, Reveal::AllButLast(1))).await.expect("the ZK path");
     assert_eq!(out.verified.received.ending(), Ending::Open, "no close_notify: the verdict says it may be cut off");
-    assert_eq!(out.verified.http.response_complete, Some(true), "complete by its Content-Length all the same");
+    assert_eq!(out.verified.exchanges[0].response_complete, Some(true), "complete by its Content-Length all the same");
 }
 
 /// The limits bound application data; the handshake and the records' overhead come on top
@@ -1136,7 +1138,10 @@ async fn a_second_request_cannot_ride_in_the_first() {
     assert!(
         matches!(
             report,
-            Err(VerifierError::Exchange(tlsproof::protocol::disclose::exchange::ExchangeError::TransferEncoding))
+            Err(VerifierError::Exchange(tlsproof::protocol::disclose::exchange::ExchangeFault {
+                exchange: 1,
+                error: tlsproof::protocol::disclose::exchange::ExchangeError::TransferEncoding
+            }))
         ),
         "{report:?}"
     );

@@ -93,8 +93,8 @@ async fn a_tls13_session_is_notarized_by_the_fast_path_with_a_hidden_token() {
         assert_eq!((v.server_name.as_str(), v.sni.as_deref()), ("localhost", Some("localhost")));
         assert!(v.received.fast_path && !v.sent.fast_path);
         assert_eq!(v.received.bytes, out.response, "the verifier decrypted exactly the response");
-        assert_eq!(v.http.status, Some(200));
-        assert_eq!(v.http.response_complete, Some(true));
+        assert_eq!(v.exchanges[0].status, Some(200));
+        assert_eq!(v.exchanges[0].response_complete, Some(true));
         // Both sides' close_notify alerts are records under the application keys, opened on
         // both paths.
         assert_eq!((v.sent.ending(), v.received.ending()), (Ending::CloseNotify, Ending::CloseNotify));
@@ -131,7 +131,7 @@ async fn a_redacted_tls13_response_takes_the_zk_path_and_a_hidden_token_is_commi
     assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
     assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte stays hidden");
     assert_eq!(v.received.ending(), Ending::CloseNotify, "the ZK path opens the alerts");
-    assert_eq!(v.http.status, Some(200));
+    assert_eq!(v.exchanges[0].status, Some(200));
     let c = &v.commitments[0];
     assert_eq!((c.direction.as_str(), c.range.clone()), ("sent", at as u64..(at + token.len()) as u64));
     let (mine, blinder) = &out.commitments[0];
@@ -162,7 +162,7 @@ async fn offering_both_versions_is_notarized_in_the_servers_choice() {
         let v = &out.verified;
         assert_eq!(v.tls.version, TlsVersion::Tls13);
         assert_eq!(v.received.bytes, out.response);
-        assert_eq!(v.http.status, Some(200));
+        assert_eq!(v.exchanges[0].status, Some(200));
     }
 }
 

@@ -426,6 +426,51 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
 }
 
+/// Two requests in one session from the browser, in both modes: `POST /echo` revealed whole,
+/// then `GET /json` with its token and all but one member of its response hidden; the result
+/// lists both exchanges where they are in each direction.
+#[wasm_bindgen_test]
+async fn two_requests_in_one_session_in_both_modes() {
+    ensure_pool().await;
+    let fixture = server(option_env!("TLSPROOF_TEST_FIXTURE"), "TLSPROOF_TEST_FIXTURE");
+    let ca = server(option_env!("TLSPROOF_TEST_CA"), "TLSPROOF_TEST_CA");
+    for mode in [serde_json::json!({}), serde_json::json!({"mode": "mpc", "proxyUrl": proxy()})] {
+        let mut o = serde_json::json!({
+            "verifierUrl": verifier(),
+            "caPem": ca,
+            "requests": [
+                {"url": format!("https://{fixture}/echo"), "method": "POST", "body": "{\"q\":1}",
+                 "reveal": {"sent": "all", "recv": "all"}},
+                {"path": "/json", "headers": {"Authorization": "Bearer browser-secret"},
+                 "reveal": {"recv": {"jsonFields": ["id"]}}},
+            ],
+        });
+        for (k, v) in mode.as_object().unwrap() {
+            o[k] = v.clone();
+        }
+        let options = js_sys::JSON::parse(&o.to_string()).unwrap();
+        let v = notarize(options).await.unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let x = v["exchanges"].as_array().unwrap_or_else(|| panic!("{v}"));
+        assert_eq!(x.len(), 2, "{v}");
+        assert_eq!(x[0]["requestLine"].as_str(), Some("POST /echo HTTP/1.1"), "{v}");
+        assert_eq!(x[1]["requestLine"].as_str(), Some("GET /json HTTP/1.1"), "{v}");
+        assert_eq!((x[0]["status"].as_u64(), x[0]["responseComplete"].as_bool()), (Some(200), Some(true)), "{v}");
+        assert_eq!(x[1]["status"], serde_json::Value::Null, "{v}");
+        assert_eq!(x[0]["request"]["end"], x[1]["request"]["start"], "{v}");
+        assert_eq!(x[0]["response"]["end"], x[1]["response"]["start"], "{v}");
+        let sent = v["sent"]["printable"].as_str().unwrap();
+        assert!(sent.contains("Connection: keep-alive") && !sent.contains("browser-secret"), "{sent}");
+        let recv = v["recv"]["printable"].as_str().unwrap();
+        assert!(recv.contains("{\"q\":1}") && recv.contains("█\"id\":\"ACC-0042\"█"), "{recv}");
+        assert!(!recv.contains("Alice") && recv.ends_with('█'), "{recv}");
+    }
+    // top-level request options beside `requests` are refused
+    let both = serde_json::json!({"verifierUrl": verifier(), "url": format!("https://{fixture}/json"),
+        "requests": [{"path": "/json"}]});
+    let e = notarize(js_sys::JSON::parse(&both.to_string()).unwrap()).await.expect_err("url beside requests");
+    assert!(e.starts_with("BAD_OPTIONS: with requests, give url per request"), "{e}");
+}
+
 /// On the fast path the response's size stops mattering in the browser too: 16 MB in proxy
 /// and in MPC mode (the test verifier allows `--max-recv 16 MiB`). The result is read field
 /// by field: as JSON its bytes would be an index map of 16 million entries.

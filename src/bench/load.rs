@@ -362,7 +362,7 @@ async fn one_prover(
     let right = v.server_name == "localhost"
         && v.received.bytes.len() == n
         && v.received.bytes[..n - hidden] == out.response[..n - hidden]
-        && v.http.response_complete == Some(true)
+        && v.exchanges.iter().all(|x| x.response_complete == Some(true))
         && !String::from_utf8_lossy(&v.sent.bytes).contains("load-test-secret");
     Ok((right, started.elapsed().as_secs_f64()))
 }

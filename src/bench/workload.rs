@@ -202,11 +202,13 @@ mod tests {
                 alerts: vec![],
                 records: vec![],
             },
-            http: crate::protocol::disclose::output::HttpExchange {
+            exchanges: vec![crate::protocol::disclose::output::HttpExchange {
+                request: 0..sent_bytes.len() as u64,
                 request_line: None,
+                response: Some(0..recv_len),
                 status: None,
                 response_complete: None,
-            },
+            }],
             commitments: Vec::new(),
             stats: Default::default(),
         }

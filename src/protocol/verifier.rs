@@ -7,7 +7,7 @@ use crate::channel::{Channel, ChannelError};
 use crate::ot::FerretSender;
 use crate::protocol::admission::budget::{BudgetLimits, Reservation};
 use crate::protocol::admission::{cost, AdmissionError, Gate};
-use crate::protocol::disclose::exchange::{check_exchange, ExchangeError, RevealPolicy};
+use crate::protocol::disclose::exchange::{check_exchanges, ExchangeFault, RevealPolicy};
 use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
 use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
 use crate::protocol::disclose::verdict::LeanVerdict;
@@ -150,8 +150,8 @@ pub enum VerifierError {
     Records { direction: &'static str, error: Check13Error },
     #[error("check failed: {0}")]
     Check(#[from] CheckError),
-    #[error("HTTP exchange: {0}")]
-    Exchange(#[from] ExchangeError),
+    #[error("HTTP {0}")]
+    Exchange(#[from] ExchangeFault),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
     /// Not admitted ([`VerifierConfig::budget`] and its queue, or the per-IP limit); the
@@ -578,7 +578,7 @@ async fn prove_phase(
         records: d.records,
     };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
-    let http = check_exchange(&sent, &received, target.name(), target.port(), config.require_reveal)?;
+    let exchanges = check_exchanges(&sent, &received, target.name(), target.port(), config.require_reveal)?;
     Ok(VerifierOutput {
         mode: req.mode,
         server_name: target.name().to_string(),
@@ -588,7 +588,7 @@ async fn prove_phase(
         connection_time,
         sent,
         received,
-        http,
+        exchanges,
         commitments: proven.commitments,
         stats,
     })

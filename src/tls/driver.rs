@@ -188,8 +188,6 @@ where
     Ok(received)
 }
 
-/// One HTTP/1.1 request over TLS: handshake, send `request`, read until the response is
-/// complete (per its framing) or the server closes. Returns the response plaintext.
 /// Reads on after an exchange until the server's close_notify (or EOF), so that a transcript
 /// shows how the server ended; the caller bounds the wait.
 pub async fn read_until_close<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
@@ -197,29 +195,72 @@ pub async fn read_until_close<C: SansIoClient, S: ByteIo>(client: &mut C, io: &m
     Ok(())
 }
 
+/// One HTTP/1.1 request over TLS: handshake, send `request`, read until the response is
+/// complete (per its framing) or the server closes. Returns the response plaintext.
 pub async fn http_exchange<C: SansIoClient, S: ByteIo>(
     client: &mut C,
     io: &mut S,
     request: &[u8],
     limits: crate::http::Limits,
 ) -> Result<Vec<u8>, Error> {
-    let mut parser = crate::http::ResponseParser::new(limits);
-    let mut fed = 0;
-    let mut bad = None;
-    let received = exchange(client, io, request, |so_far| {
-        let done = match parser.feed(&so_far[fed..]) {
-            Ok(done) => done,
-            Err(e) => {
-                bad = Some(e);
-                true
+    http_exchanges(client, io, &[request], limits).await
+}
+
+/// Several HTTP/1.1 requests over one TLS connection, one at a time: the first goes out with
+/// the handshake (as in [`exchange`]), each next one once the response before it is complete
+/// by its own framing (so a request may depend on the answer before it). Stops early when the
+/// server closes. Returns all received plaintext, the responses one after another; sends
+/// close_notify at the end.
+pub async fn http_exchanges<C: SansIoClient, S: ByteIo>(
+    client: &mut C,
+    io: &mut S,
+    requests: &[&[u8]],
+    limits: crate::http::Limits,
+) -> Result<Vec<u8>, Error> {
+    let outcome = read_responses(client, io, requests, limits).await;
+    client.send_close_notify()?;
+    flush_out(client, io).await.ok();
+    outcome
+}
+
+async fn read_responses<C: SansIoClient, S: ByteIo>(
+    client: &mut C,
+    io: &mut S,
+    requests: &[&[u8]],
+    limits: crate::http::Limits,
+) -> Result<Vec<u8>, Error> {
+    let Some((first, _)) = requests.split_first() else { return Err(Error::InvalidState("no request to send")) };
+    handshake_sending(client, io, Some(first)).await?;
+    let mut received = Vec::new();
+    // bytes that came after the response before (a server that answers ahead)
+    let mut ahead = Vec::new();
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 {
+            client.write_plaintext(request)?;
+            flush_out(client, io).await?;
+        }
+        let mut parser = crate::http::ResponseParser::new(limits);
+        if request.starts_with(b"HEAD ") {
+            parser = parser.for_head_request();
+        }
+        // what the parser has yet to read: first what came ahead (already in `received`)
+        let mut unread = std::mem::take(&mut ahead);
+        loop {
+            let new = client.take_plaintext();
+            received.extend_from_slice(&new);
+            unread.extend_from_slice(&new);
+            let done = parser.feed(&unread).map_err(|e| Error::Http(e.to_string()))?;
+            unread.clear();
+            if done {
+                ahead = parser.trailing_bytes().to_vec();
+                break;
             }
-        };
-        fed = so_far.len();
-        done
-    })
-    .await?;
-    if let Some(e) = bad {
-        return Err(Error::Http(e.to_string()));
+            if client.received_close_notify() || !read_some(client, io).await? {
+                received.extend_from_slice(&client.take_plaintext());
+                return Ok(received);
+            }
+        }
     }
+    received.extend_from_slice(&client.take_plaintext());
     Ok(received)
 }

@@ -3,10 +3,12 @@
 //! failures as `Error` objects with a `code`.
 
 use super::options::{
-    ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REVEAL_FIELDS, TLS_FIELDS,
+    ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REQUEST_FIELDS, REVEAL_FIELDS,
+    TLS_FIELDS,
 };
+use crate::protocol::prover::notarize_exchanges;
 use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
-use crate::protocol::{notarize_with_progress, Phase, Progress, ProverConfig};
+use crate::protocol::{Phase, Progress, ProverConfig};
 use crate::transport::{WsSocket, WsStream};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Reflect};
@@ -152,10 +154,21 @@ fn parse_plan(options: JsValue) -> Result<SessionPlan, ApiError> {
         return Err(OptionsError::Shape("notarize options must be an object".into()).into());
     }
     check_keys(&options, OPTION_FIELDS, "")?;
+    let inner = |object: &JsValue, field: &str| {
+        Reflect::get(object, &field.into()).ok().filter(|v| v.is_object() && !Array::is_array(v))
+    };
     for (field, fields, prefix) in [("reveal", REVEAL_FIELDS, "reveal."), ("tls", TLS_FIELDS, "tls.")] {
-        if let Ok(inner) = Reflect::get(&options, &field.into()) {
-            if inner.is_object() && !Array::is_array(&inner) {
-                check_keys(&inner, fields, prefix)?;
+        if let Some(value) = inner(&options, field) {
+            check_keys(&value, fields, prefix)?;
+        }
+    }
+    if let Some(list) = Reflect::get(&options, &"requests".into()).ok().filter(Array::is_array) {
+        for (i, request) in Array::from(&list).iter().enumerate() {
+            if request.is_object() && !Array::is_array(&request) {
+                check_keys(&request, REQUEST_FIELDS, &format!("requests[{i}]."))?;
+                if let Some(reveal) = inner(&request, "reveal") {
+                    check_keys(&reveal, REVEAL_FIELDS, &format!("requests[{i}].reveal."))?;
+                }
             }
         }
     }
@@ -267,9 +280,7 @@ async fn run(
     let session = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
         let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        Ok::<_, ApiError>(
-            notarize_with_progress(socket, config, plan.request.clone(), plan.reveal.clone(), &progress).await?,
-        )
+        Ok::<_, ApiError>(notarize_exchanges(socket, config, plan.exchanges.clone(), &progress).await?)
     };
     let out = cancellable(session, plan.timeout, signal).await?;
     js_result(&out, plan.verifier_key.as_ref(), started)
@@ -354,9 +365,7 @@ impl PreparedSession {
             let progress = progress_callback(on_progress);
             let work = async {
                 Ok::<_, ApiError>(
-                    session
-                        .notarize(plan.request.clone(), plan.reveal.clone(), (started / 1000.0) as u64, &progress)
-                        .await?,
+                    session.notarize_exchanges(plan.exchanges.clone(), (started / 1000.0) as u64, &progress).await?,
                 )
             };
             let out = cancellable(work, plan.timeout, signal).await.map_err(|e| to_js_error(&e))?;

@@ -4,6 +4,8 @@
 //! passes in (untrusted: any JS value) is unit-tested natively; `js.rs` only moves them across
 //! the boundary with serde-wasm-bindgen.
 
+use crate::protocol::disclose::exchange::MAX_EXCHANGES;
+use crate::protocol::prover::ExchangePlan;
 use crate::protocol::target::split_host_port;
 use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
 use crate::tls::tls13::Suite13;
@@ -35,7 +37,10 @@ pub const OPTION_FIELDS: &[&str] = &[
     "timeoutMs",
     "tls",
     "verifierKey",
+    "requests",
 ];
+/// The fields of one of `requests` ([`RequestOptions`]).
+pub const REQUEST_FIELDS: &[&str] = &["url", "path", "method", "headers", "body", "reveal"];
 pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
 pub const TLS_FIELDS: &[&str] = &["versions", "cipherSuites"];
 
@@ -74,7 +79,12 @@ pub struct NotarizeOptions {
     #[serde(default)]
     pub body: Option<String>,
     #[serde(default)]
-    pub reveal: RevealOptions,
+    pub reveal: Option<RevealOptions>,
+    /// Several requests over the session's one connection, in order (at most 16), each with its
+    /// own `url` (or `path`), method, headers, body and reveal choices; instead of the
+    /// top-level ones. Every request but the last keeps the connection open.
+    #[serde(default)]
+    pub requests: Option<Vec<RequestOptions>>,
     #[serde(default)]
     pub max_sent_bytes: Option<u32>,
     #[serde(default)]
@@ -89,6 +99,25 @@ pub struct NotarizeOptions {
     /// attestation signed by it (`BAD_ATTESTATION` otherwise).
     #[serde(default)]
     pub verifier_key: Option<String>,
+}
+
+/// One of `requests`: what `notarize` takes for one request, per request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestOptions {
+    /// `https://host[:port]/path?query`, on the session's server; or give `path`.
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub headers: Headers,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub reveal: Option<RevealOptions>,
 }
 
 /// `tls: {versions, cipherSuites}`: what the prover's TLS client offers.
@@ -289,6 +318,14 @@ pub enum OptionsError {
     /// A prepared session's `notarize` options name another session than `prepare` opened.
     #[error("{0} cannot change after prepare(): the session was opened with another value")]
     ChangedAfterPrepare(&'static str),
+    #[error("with requests, give {0} per request, not at the top level")]
+    PerRequest(&'static str),
+    #[error("requests must list 1 to {max} requests, not {count}")]
+    RequestCount { count: usize, max: usize },
+    #[error("requests[{index}].url names {got}, not the session's server {server} (a session talks to one server)")]
+    OtherServer { index: usize, got: String, server: String },
+    #[error("requests[{index}] needs url or path")]
+    NoPath { index: usize },
     /// `serverName` is not the host the verifier would connect to.
     #[error(transparent)]
     Target(#[from] crate::protocol::target::TargetError),
@@ -307,8 +344,8 @@ pub struct SessionPlan {
     pub server_name: String,
     /// PEM roots; `None`: Mozilla's.
     pub ca_pem: Option<String>,
-    pub request: Vec<u8>,
-    pub reveal: RevealConfig,
+    /// The requests, each with what to reveal of it and of its response.
+    pub exchanges: Vec<ExchangePlan>,
     pub max_sent: u32,
     pub max_recv: u32,
     pub timeout: Option<std::time::Duration>,
@@ -363,13 +400,31 @@ impl NotarizeOptions {
                 parsed
             }
         };
-        let (host, port, path) = match (&self.url, &self.server) {
-            (Some(_), Some(_)) => return Err(OptionsError::UrlAndServer),
-            (Some(url), None) => parse_https_url(url)?,
-            (None, Some(server)) => {
+        let requests = self.requests.as_deref();
+        if let Some(list) = requests {
+            let top = [
+                ("url", self.url.is_some()),
+                ("path", self.path.is_some()),
+                ("method", self.method.is_some()),
+                ("headers", !self.headers.0.is_empty()),
+                ("body", self.body.is_some()),
+                ("reveal", self.reveal.is_some()),
+            ];
+            if let Some((name, _)) = top.iter().find(|(_, given)| *given) {
+                return Err(OptionsError::PerRequest(name));
+            }
+            if list.is_empty() || list.len() > MAX_EXCHANGES {
+                return Err(OptionsError::RequestCount { count: list.len(), max: MAX_EXCHANGES });
+            }
+        }
+        let first_url = requests.and_then(|r| r[0].url.as_ref()).or(self.url.as_ref());
+        let (host, port, path) = match (first_url, &self.server) {
+            (Some(_), Some(_)) if requests.is_none() => return Err(OptionsError::UrlAndServer),
+            (_, Some(server)) => {
                 let (host, port) = split_host_port(server).ok_or_else(|| OptionsError::Server(server.clone()))?;
                 (host, port, self.path.clone().unwrap_or_else(|| "/".into()))
             }
+            (Some(url), None) => parse_https_url(url)?,
             (None, None) => return Err(OptionsError::NoTarget),
         };
         let server = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
@@ -379,15 +434,36 @@ impl NotarizeOptions {
         // RFC 9110 §7.2: the port unless it is the default, an IPv6 address in brackets
         let bracketed = if server_name.contains(':') { format!("[{server_name}]") } else { server_name.clone() };
         let host_header = if port == 443 { bracketed } else { format!("{bracketed}:{port}") };
-        let method = self.method.as_deref().unwrap_or("GET");
-        let mut req = crate::http::RequestBuilder::new(method, &host_header, &path);
-        for (k, val) in &self.headers.0 {
-            req = req.header(k, val);
+        let one = RequestOptions {
+            url: None,
+            path: Some(path),
+            method: self.method.clone(),
+            headers: Headers(self.headers.0.clone()),
+            body: self.body.clone(),
+            reveal: None,
+        };
+        let list = requests.unwrap_or(std::slice::from_ref(&one));
+        let mut exchanges = Vec::with_capacity(list.len());
+        for (index, r) in list.iter().enumerate() {
+            let path = match (&r.url, &r.path) {
+                (Some(url), _) => {
+                    let (h, p, path) = parse_https_url(url)?;
+                    if (h.as_str(), p) != (host.as_str(), port) {
+                        let server = format!("{host}:{port}");
+                        return Err(OptionsError::OtherServer { index, got: format!("{h}:{p}"), server });
+                    }
+                    path
+                }
+                (None, Some(path)) => path.clone(),
+                (None, None) => return Err(OptionsError::NoPath { index }),
+            };
+            let keep_open = index + 1 < list.len();
+            let reveal = r.reveal.as_ref().or(self.reveal.as_ref());
+            exchanges.push(ExchangePlan {
+                request: encode_request(r, &host_header, &path, keep_open)?,
+                reveal: reveal.map_or_else(|| RevealOptions::default().to_config(), RevealOptions::to_config)?,
+            });
         }
-        if let Some(body) = &self.body {
-            req = req.body(body.as_bytes().to_vec());
-        }
-        let request = req.build().map_err(|e| OptionsError::Request(e.to_string()))?.bytes;
         let positive = |x: Option<u32>, name, default| match x {
             Some(0) => Err(OptionsError::NotPositive(name)),
             Some(n) => Ok(n),
@@ -410,17 +486,7 @@ impl NotarizeOptions {
             server,
             server_name,
             ca_pem,
-            request,
-            reveal: {
-                let r = &self.reveal;
-                let commit = |spec: &Option<RevealSpec>, direction| {
-                    spec.as_ref().map_or(Ok(Reveal::Nothing), |s| s.to_reveal(direction))
-                };
-                let mut config = RevealConfig::new(r.sent.to_reveal("sent")?, r.recv.to_reveal("recv")?);
-                config.commit_sent = commit(&r.commit_sent, "commitSent")?;
-                config.commit_received = commit(&r.commit_recv, "commitRecv")?;
-                config
-            },
+            exchanges,
             max_sent: positive(self.max_sent_bytes, "maxSentBytes", DEFAULT_MAX_SENT)?,
             max_recv: positive(self.max_recv_bytes, "maxRecvBytes", DEFAULT_MAX_RECV)?,
             timeout,
@@ -430,6 +496,33 @@ impl NotarizeOptions {
                 .map(|k| k.parse().map_err(|e: crate::attestation::KeyError| OptionsError::VerifierKey(e.to_string())))
                 .transpose()?,
         })
+    }
+}
+
+/// One request's bytes: `Connection: keep-alive` unless it is the last (or its headers say).
+fn encode_request(r: &RequestOptions, host_header: &str, path: &str, keep_open: bool) -> Result<Vec<u8>, OptionsError> {
+    let mut req = crate::http::RequestBuilder::new(r.method.as_deref().unwrap_or("GET"), host_header, path);
+    for (k, val) in &r.headers.0 {
+        req = req.header(k, val);
+    }
+    if keep_open && !r.headers.0.iter().any(|(k, _)| k.eq_ignore_ascii_case("connection")) {
+        req = req.header("Connection", "keep-alive");
+    }
+    if let Some(body) = &r.body {
+        req = req.body(body.as_bytes().to_vec());
+    }
+    Ok(req.build().map_err(|e| OptionsError::Request(e.to_string()))?.bytes)
+}
+
+impl RevealOptions {
+    fn to_config(&self) -> Result<RevealConfig, OptionsError> {
+        let commit = |spec: &Option<RevealSpec>, direction| {
+            spec.as_ref().map_or(Ok(Reveal::Nothing), |s| s.to_reveal(direction))
+        };
+        let mut config = RevealConfig::new(self.sent.to_reveal("sent")?, self.recv.to_reveal("recv")?);
+        config.commit_sent = commit(&self.commit_sent, "commitSent")?;
+        config.commit_received = commit(&self.commit_recv, "commitRecv")?;
+        Ok(config)
     }
 }
 
@@ -458,11 +551,9 @@ impl SessionPlan {
     /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
     /// options say (the default hides a header, so the request takes the ZK path).
     pub fn sizing(&self) -> crate::protocol::prover::Sizing {
-        crate::protocol::prover::Sizing::new(
-            self.max_sent as usize,
-            matches!(self.reveal.sent, Reveal::All),
-            &self.reveal.received,
-        )
+        let of_all = crate::protocol::prover::Sizing::of_exchanges(&self.exchanges);
+        let whole = self.exchanges.iter().all(|x| x.reveal.sent == Reveal::All);
+        crate::protocol::prover::Sizing::new(self.max_sent as usize, whole, &of_all.received())
     }
 }
 
@@ -554,9 +645,10 @@ pub struct NotarizeResult {
     pub tls: TlsResult,
     pub sent: DirectionResult,
     pub recv: DirectionResult,
-    /// The request line, the response status and whether the response is complete by its own
-    /// framing (`null`: that part was hidden).
-    pub http: HttpResult,
+    /// The requests in the order sent, each with its response: where each is in `sent` and
+    /// `recv`, the request line, the response status and whether the response is complete by
+    /// its own framing (`null`: that part was hidden).
+    pub exchanges: Vec<ExchangeResult>,
     /// Hex SHA-256 commitments the verifier holds (none unless requested).
     pub commitments: Vec<String>,
     pub timings: Timings,
@@ -577,8 +669,11 @@ pub struct TlsResult {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HttpResult {
+pub struct ExchangeResult {
+    pub request: ByteRange,
     pub request_line: Option<String>,
+    /// `null` when no byte answered the request.
+    pub response: Option<ByteRange>,
     pub status: Option<u16>,
     pub response_complete: Option<bool>,
 }
@@ -692,11 +787,17 @@ impl NotarizeResult {
             },
             sent: DirectionResult::from_verified(&v.sent),
             recv: DirectionResult::from_verified(&v.received),
-            http: HttpResult {
-                request_line: v.http.request_line.clone(),
-                status: v.http.status,
-                response_complete: v.http.response_complete,
-            },
+            exchanges: v
+                .exchanges
+                .iter()
+                .map(|x| ExchangeResult {
+                    request: ByteRange { start: x.request.start, end: x.request.end },
+                    request_line: x.request_line.clone(),
+                    response: x.response.as_ref().map(|r| ByteRange { start: r.start, end: r.end }),
+                    status: x.status,
+                    response_complete: x.response_complete,
+                })
+                .collect(),
             commitments: v.commitments.iter().map(|c| hex(&c.digest)).collect(),
             timings: Timings {
                 preprocess_ms: s.preprocess.millis,
@@ -729,12 +830,12 @@ mod tests {
         .unwrap();
         let p = o.plan().unwrap();
         assert_eq!((p.server.as_str(), p.server_name.as_str()), ("localhost:4443", "localhost"));
-        let req = String::from_utf8(p.request).unwrap();
+        let req = String::from_utf8(p.exchanges[0].request.clone()).unwrap();
         assert!(
             req.starts_with("GET /json?x=1 HTTP/1.1\r\nHost: localhost:4443\r\nAuthorization: Bearer t\r\nX-A: 1\r\n"),
             "{req}"
         );
-        assert_eq!(p.reveal, RevealConfig::default());
+        assert_eq!(p.exchanges[0].reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
         assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
         assert_eq!(p.tls_versions, [crate::protocol::messages::TlsVersion::Tls12]);
@@ -846,8 +947,13 @@ mod tests {
         .unwrap();
         let p = o.plan().unwrap();
         assert_eq!((p.server.as_str(), p.server_name.as_str()), ("[::1]:8443", "::1"));
-        assert!(String::from_utf8(p.request).unwrap().ends_with("Content-Length: 7\r\n\r\n{\"a\":1}"));
-        assert_eq!(p.reveal, RevealConfig::new(Reveal::Ranges(vec![0..4]), Reveal::JsonFields(vec!["a".into()])));
+        assert!(String::from_utf8(p.exchanges[0].request.clone())
+            .unwrap()
+            .ends_with("Content-Length: 7\r\n\r\n{\"a\":1}"));
+        assert_eq!(
+            p.exchanges[0].reveal,
+            RevealConfig::new(Reveal::Ranges(vec![0..4]), Reveal::JsonFields(vec!["a".into()]))
+        );
         assert_eq!((p.max_sent, p.timeout), (100, Some(std::time::Duration::from_millis(1500))));
         for (spec, want) in [
             (serde_json::json!("none"), Reveal::Nothing),
@@ -856,7 +962,7 @@ mod tests {
         ] {
             let o = opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": {"recv": spec}}))
                 .unwrap();
-            assert_eq!(o.plan().unwrap().reveal.received, want);
+            assert_eq!(o.plan().unwrap().exchanges[0].reveal.received, want);
         }
     }
 
@@ -943,10 +1049,13 @@ mod tests {
             opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": reveal})).unwrap().plan()
         };
         let p = plan(serde_json::json!({"recv": "body", "commitRecv": {"jsonFields": ["balance"]}, "commitSent": [{"start": 3, "end": 5}]})).unwrap();
-        assert_eq!(p.reveal.commit_received, Reveal::JsonFields(vec!["balance".into()]));
-        assert_eq!(p.reveal.commit_sent, Reveal::Ranges(vec![3..5]));
+        assert_eq!(p.exchanges[0].reveal.commit_received, Reveal::JsonFields(vec!["balance".into()]));
+        assert_eq!(p.exchanges[0].reveal.commit_sent, Reveal::Ranges(vec![3..5]));
         let p = plan(serde_json::json!({})).unwrap();
-        assert_eq!((p.reveal.commit_sent, p.reveal.commit_received), (Reveal::Nothing, Reveal::Nothing));
+        assert_eq!(
+            (p.exchanges[0].reveal.commit_sent.clone(), p.exchanges[0].reveal.commit_received.clone()),
+            (Reveal::Nothing, Reveal::Nothing)
+        );
         let e = plan(serde_json::json!({"commitRecv": "everything"})).unwrap_err();
         assert!(e.to_string().starts_with("reveal.commitRecv must be"), "{e}");
     }

@@ -1,11 +1,11 @@
-//! `tlsproof prove`: one HTTPS request notarized by a verifier, with the JS API's choices:
-//! the method and body, what of each direction to reveal or commit to, the mode and TLS
-//! versions, the attestation; the verdict printed as text or as JSON.
+//! `tlsproof prove`: HTTPS requests notarized by a verifier in one session, with the JS API's
+//! choices: the method and body, what of each direction to reveal or commit to, the mode and
+//! TLS versions, the attestation; the verdict printed as text or as JSON.
 
 use std::path::PathBuf;
 use tlsproof::protocol::messages::{SessionMode, TlsVersion};
-use tlsproof::protocol::prover::ProverMode;
-use tlsproof::protocol::{notarize_with_progress, Phase, ProverConfig, Reveal, RevealConfig};
+use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
+use tlsproof::protocol::{Phase, ProverConfig, Reveal, RevealConfig};
 
 const EXAMPLES: &str = "Examples:
   # GET, the Authorization value hidden, the whole response revealed (the fast path)
@@ -16,6 +16,15 @@ const EXAMPLES: &str = "Examples:
     --method POST --data '{\"q\":1}' --reveal-recv json:id,status --commit-recv json:balance
   # hide the last 10 bytes of the response; print the verdict as JSON
   tlsproof prove --verifier ws://127.0.0.1:7047/ --url https://example.com/ --reveal-recv all-but-last:10 --json
+  # two requests in one session: POST a body and reveal it all, then GET with one member shown
+  tlsproof prove --verifier ws://127.0.0.1:7047/ --url https://api.example.com/login \
+    --url https://api.example.com/me --method POST --method GET --data '{\"user\":\"a\"}' --data '' \
+    --reveal-recv all --reveal-recv json:id
+
+Several --url: one request each, in order, over one connection (at most 16, one server). Each
+of --method, --data, --data-file, --reveal-sent, --reveal-recv, --commit-sent and --commit-recv
+is given once (for every request) or once per --url, in order (--data '' for no body);
+--header and --redact-header apply to every request.
 
 Reveal and commit choices: all, none, body, all-but-last[:N], headers-except:NAME,…,
 json:NAME,… (JSON members by name, at any depth), ranges:START-END,… (byte offsets, end exclusive).";
@@ -42,18 +51,18 @@ pub struct ProveArgs {
     /// cheapest proof first). Needs 1.3 among --tls-versions.
     #[arg(long, value_delimiter = ',', value_parser = parse_suite13)]
     tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
-    /// https://HOST[:PORT]/path
-    #[arg(long)]
-    url: String,
+    /// https://HOST[:PORT]/path (repeatable: one request each, in order, on one server).
+    #[arg(long, required = true)]
+    url: Vec<String>,
     /// The request's method.
     #[arg(long, default_value = "GET")]
-    method: String,
+    method: Vec<String>,
     /// The request's body (with `Content-Type: application/json` unless a --header sets one).
     #[arg(long, conflicts_with = "data_file")]
-    data: Option<String>,
+    data: Vec<String>,
     /// The request's body, read from this file (same content type rule as --data).
     #[arg(long)]
-    data_file: Option<PathBuf>,
+    data_file: Vec<PathBuf>,
     /// Write the verifier's signed attestation with the secrets a presentation needs (the
     /// plaintext and openings: keep it private) to this file, as JSON; fails when the verifier
     /// does not sign.
@@ -76,17 +85,17 @@ pub struct ProveArgs {
     redact_headers: Vec<String>,
     /// What of the request to reveal (default: all, or all but the --redact-header values).
     #[arg(long)]
-    reveal_sent: Option<Reveal>,
+    reveal_sent: Vec<Reveal>,
     /// What of the response to reveal (`all` takes the fast path).
     #[arg(long, default_value = "all")]
-    reveal_recv: Reveal,
+    reveal_recv: Vec<Reveal>,
     /// What of the request to commit to (hash commitments the attestation carries, for a
     /// presentation to open later), e.g. the hidden headers.
     #[arg(long, default_value = "none")]
-    commit_sent: Reveal,
+    commit_sent: Vec<Reveal>,
     /// The same for the response, e.g. json:balance.
     #[arg(long, default_value = "none")]
-    commit_recv: Reveal,
+    commit_recv: Vec<Reveal>,
     /// Trusted roots (PEM); default: Mozilla's roots.
     #[arg(long)]
     roots: Option<PathBuf>,
@@ -117,19 +126,40 @@ fn host_header(name: &str, port: u16) -> String {
     }
 }
 
-/// The request the arguments describe: method, URL path, headers, body and its content type.
-fn request_of(args: &ProveArgs, host: &str, path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    let body = match (&args.data, &args.data_file) {
+/// The value of a per-request flag for request `i` of `n`: the one value given for every
+/// request, or the `i`th of one per --url; `None` when the flag is absent.
+fn per_request<'a, T>(values: &'a [T], flag: &str, n: usize, i: usize) -> Result<Option<&'a T>, String> {
+    match values.len() {
+        0 => Ok(None),
+        1 => Ok(values.first()),
+        k if k == n => Ok(values.get(i)),
+        k => Err(format!(
+            "--{flag} is given {k} times for {n} --url: give it once (for every request) or once per --url"
+        )),
+    }
+}
+
+/// Request `i`'s bytes as the arguments describe them: method, URL path, headers, body and its
+/// content type; `Connection: keep-alive` unless it is the last (or a --header says).
+fn request_of(args: &ProveArgs, i: usize, host: &str, path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let n = args.url.len();
+    let body = match (per_request(&args.data, "data", n, i)?, per_request(&args.data_file, "data-file", n, i)?) {
+        (Some(data), _) if data.is_empty() => None,
         (Some(data), _) => Some(data.clone().into_bytes()),
         (None, Some(file)) => Some(std::fs::read(file).map_err(|e| format!("--data-file {}: {e}", file.display()))?),
         (None, None) => None,
     };
-    let mut req = tlsproof::http::RequestBuilder::new(&args.method, host, path);
-    let mut has_content_type = false;
+    let method = per_request(&args.method, "method", n, i)?.map_or("GET", String::as_str);
+    let mut req = tlsproof::http::RequestBuilder::new(method, host, path);
+    let (mut has_content_type, mut has_connection) = (false, false);
     for h in &args.headers {
         let (k, v) = h.split_once(':').ok_or_else(|| format!("header {h:?} is not `Name: value`"))?;
         has_content_type |= k.trim().eq_ignore_ascii_case("content-type");
+        has_connection |= k.trim().eq_ignore_ascii_case("connection");
         req = req.header(k.trim(), v.trim());
+    }
+    if i + 1 < n && !has_connection {
+        req = req.header("Connection", "keep-alive");
     }
     if let Some(body) = body {
         if !has_content_type {
@@ -138,6 +168,37 @@ fn request_of(args: &ProveArgs, host: &str, path: &str) -> Result<Vec<u8>, Box<d
         req = req.body(body);
     }
     Ok(req.build()?.bytes)
+}
+
+/// What to reveal and commit to of request `i` and its response.
+fn reveal_of(args: &ProveArgs, i: usize) -> Result<RevealConfig, String> {
+    let n = args.url.len();
+    let sent = match (per_request(&args.reveal_sent, "reveal-sent", n, i)?, &args.redact_headers) {
+        (Some(reveal), _) => reveal.clone(),
+        (None, redact) if redact.is_empty() => Reveal::All,
+        (None, redact) => Reveal::AllExceptHeaders(redact.clone()),
+    };
+    let or_nothing = |r: Option<&Reveal>| r.cloned().unwrap_or(Reveal::Nothing);
+    Ok(RevealConfig {
+        sent,
+        received: per_request(&args.reveal_recv, "reveal-recv", n, i)?.cloned().unwrap_or(Reveal::All),
+        commit_sent: or_nothing(per_request(&args.commit_sent, "commit-sent", n, i)?),
+        commit_received: or_nothing(per_request(&args.commit_recv, "commit-recv", n, i)?),
+    })
+}
+
+/// `(host, port, path with query)` of an https:// URL.
+fn https_url(url: &str) -> Result<(String, u16, String), Box<dyn std::error::Error>> {
+    let url = url::Url::parse(url)?;
+    if url.scheme() != "https" {
+        return Err("only https:// URLs can be notarized".into());
+    }
+    let host = url.host_str().ok_or("URL has no host")?.trim_start_matches('[').trim_end_matches(']').to_string();
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    Ok((host, url.port().unwrap_or(443), path))
 }
 
 pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -156,29 +217,17 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         suites => suites.clone(),
     };
-    let url = url::Url::parse(&args.url)?;
-    if url.scheme() != "https" {
-        return Err("only https:// URLs can be notarized".into());
-    }
-    let host = url.host_str().ok_or("URL has no host")?.to_string();
-    let port = url.port().unwrap_or(443);
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
-    };
+    let (host, port, _) = https_url(&args.url[0])?;
     let server_name = args.server_name.clone().unwrap_or_else(|| host.clone());
-    let request = request_of(&args, &host_header(&server_name, port), &path)?;
-    let sent = match (&args.reveal_sent, &args.redact_headers) {
-        (Some(reveal), _) => reveal.clone(),
-        (None, redact) if redact.is_empty() => Reveal::All,
-        (None, redact) => Reveal::AllExceptHeaders(redact.clone()),
-    };
-    let reveal = RevealConfig {
-        sent,
-        received: args.reveal_recv.clone(),
-        commit_sent: args.commit_sent.clone(),
-        commit_received: args.commit_recv.clone(),
-    };
+    let mut plans = Vec::with_capacity(args.url.len());
+    for (i, url) in args.url.iter().enumerate() {
+        let (h, p, path) = https_url(url)?;
+        if (h.as_str(), p) != (host.as_str(), port) {
+            return Err(format!("--url {url} is on {h}:{p}, not {host}:{port}: a session talks to one server").into());
+        }
+        let request = request_of(&args, i, &host_header(&server_name, port), &path)?;
+        plans.push(ExchangePlan { request, reveal: reveal_of(&args, i)? });
+    }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
     let host_port = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
     let config = ProverConfig {
@@ -208,9 +257,7 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     // The same stable codes as the browser API's errors, so scripts can branch on them.
-    let out = notarize_with_progress(socket, config, request, reveal, progress)
-        .await
-        .map_err(|e| format!("[{}] {e}", e.code()))?;
+    let out = notarize_exchanges(socket, config, plans, progress).await.map_err(|e| format!("[{}] {e}", e.code()))?;
     if args.json {
         println!("{}", serde_json::to_string(&out.verified)?);
     } else {
@@ -263,12 +310,12 @@ mod tests {
     #[test]
     fn the_request_takes_method_body_and_content_type() {
         let args = parse(&["--method", "POST", "--data", r#"{"q":1}"#]).unwrap();
-        let text = String::from_utf8(request_of(&args, "h", "/p").unwrap()).unwrap();
+        let text = String::from_utf8(request_of(&args, 0, "h", "/p").unwrap()).unwrap();
         assert!(text.starts_with("POST /p HTTP/1.1\r\n"), "{text}");
         assert!(text.contains("Content-Type: application/json\r\n") && text.ends_with("\r\n\r\n{\"q\":1}"), "{text}");
         // a content type given as a header wins
         let args = parse(&["--method", "PUT", "--data", "x=1", "--header", "content-type: text/plain"]).unwrap();
-        let text = String::from_utf8(request_of(&args, "h", "/p").unwrap()).unwrap();
+        let text = String::from_utf8(request_of(&args, 0, "h", "/p").unwrap()).unwrap();
         assert!(text.contains("content-type: text/plain") && !text.contains("application/json"), "{text}");
         // --data and --data-file exclude each other
         assert!(parse(&["--data", "a", "--data-file", "f"]).is_err());
@@ -280,7 +327,7 @@ mod tests {
         assert_eq!(host_header("localhost", 8443), "localhost:8443");
         assert_eq!(host_header("::1", 8443), "[::1]:8443");
         let args = parse(&[]).unwrap();
-        let text = String::from_utf8(request_of(&args, &host_header("localhost", 4443), "/p").unwrap()).unwrap();
+        let text = String::from_utf8(request_of(&args, 0, &host_header("localhost", 4443), "/p").unwrap()).unwrap();
         assert!(text.contains("\r\nHost: localhost:4443\r\n"), "{text}");
     }
 
@@ -295,11 +342,53 @@ mod tests {
             "json:balance",
         ])
         .unwrap();
-        assert_eq!(args.reveal_sent, Some(Reveal::AllExceptHeaders(vec!["authorization".into()])));
-        assert_eq!(args.reveal_recv, Reveal::JsonFields(vec!["id".into()]));
-        assert_eq!((args.commit_sent, args.commit_recv), (Reveal::Nothing, Reveal::JsonFields(vec!["balance".into()])));
+        let reveal = reveal_of(&args, 0).unwrap();
+        assert_eq!(reveal.sent, Reveal::AllExceptHeaders(vec!["authorization".into()]));
+        assert_eq!(reveal.received, Reveal::JsonFields(vec!["id".into()]));
+        assert_eq!(
+            (reveal.commit_sent, reveal.commit_received),
+            (Reveal::Nothing, Reveal::JsonFields(vec!["balance".into()]))
+        );
         assert!(parse(&["--reveal-recv", "everything"]).is_err());
         // --redact-header is --reveal-sent headers-except: not both
         assert!(parse(&["--redact-header", "cookie", "--reveal-sent", "all"]).is_err());
+    }
+
+    /// Several --url: the per-request flags once for all or once each, in order; every
+    /// request but the last keeps the connection open.
+    #[test]
+    fn several_urls_take_their_flags_in_order() {
+        let args = parse(&[
+            "--url",
+            "https://h/b",
+            "--method",
+            "POST",
+            "--method",
+            "GET",
+            "--data",
+            "{}",
+            "--data",
+            "",
+            "--reveal-recv",
+            "all",
+            "--reveal-recv",
+            "json:id",
+            "--header",
+            "X-A: 1",
+        ])
+        .unwrap();
+        let first = String::from_utf8(request_of(&args, 0, "h", "/p").unwrap()).unwrap();
+        let second = String::from_utf8(request_of(&args, 1, "h", "/b").unwrap()).unwrap();
+        assert!(first.starts_with("POST /p HTTP/1.1\r\n") && first.ends_with("\r\n\r\n{}"), "{first}");
+        assert!(first.contains("Connection: keep-alive\r\n") && first.contains("X-A: 1\r\n"), "{first}");
+        assert!(second.starts_with("GET /b HTTP/1.1\r\n") && second.ends_with("\r\n\r\n"), "{second}");
+        assert!(second.contains("Connection: close\r\n") && second.contains("X-A: 1\r\n"), "{second}");
+        assert!(!second.contains("Content-Type"), "{second}");
+        assert_eq!(reveal_of(&args, 0).unwrap().received, Reveal::All);
+        assert_eq!(reveal_of(&args, 1).unwrap().received, Reveal::JsonFields(vec!["id".into()]));
+        assert_eq!(reveal_of(&args, 1).unwrap().sent, Reveal::All, "given for none: the default for each");
+        let three = parse(&["--url", "https://h/b", "--url", "https://h/c", "--method", "POST", "--method", "GET"]);
+        let err = request_of(&three.unwrap(), 0, "h", "/p").unwrap_err().to_string();
+        assert!(err.contains("--method is given 2 times for 3 --url"), "{err}");
     }
 }

@@ -116,7 +116,7 @@ fn fields(out: &VerifierOutput) -> serde_json::Value {
         "cipher_suite": out.tls.cipher_suite,
         "sent": direction(&out.sent),
         "received": direction(&out.received),
-        "status": out.http.status,
+        "status": out.exchanges.iter().map(|x| x.status).collect::<Vec<_>>(),
         "commitments": out.commitments.len(),
         "ms": { "preprocess": s.preprocess.millis, "online": s.online.millis, "prove": s.prove.millis },
         "bytes": { "up": up, "down": down },

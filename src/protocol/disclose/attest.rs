@@ -187,11 +187,13 @@ pub(super) mod tests {
                 alerts: vec![[1, 0]],
                 records: vec![],
             },
-            http: crate::protocol::disclose::output::HttpExchange {
+            exchanges: vec![crate::protocol::disclose::output::HttpExchange {
+                request: 0..REQUEST.len() as u64,
                 request_line: Some("GET /a HTTP/1.1".into()),
+                response: Some(0..RESPONSE.len() as u64),
                 status: Some(200),
                 response_complete: Some(true),
-            },
+            }],
             commitments: vec![c.clone()],
             stats: Default::default(),
         };

@@ -1,24 +1,37 @@
-//! The HTTP exchange the verifier certifies, read from the revealed bytes: one HTTP/1.1
-//! request whose request line and `Host` header are revealed (the host being the certified
-//! name), and at most one response, with whether that response is complete by its own framing.
+//! The HTTP exchanges the verifier certifies, read from the revealed bytes: the requests of
+//! the sent direction, each with its request line and `Host` revealed (the host being the
+//! certified name), paired in order with the responses of the received direction, each framed
+//! by its own head.
 //!
 //! Hidden bytes are zero in the verdict and unknown to the verifier, so only revealed bytes
 //! count: a request line or `Host` header that is not revealed is refused under the default
-//! policy, and a response whose head is hidden has unknown completeness.
+//! policy, and a response whose head is hidden has unknown extent.
 //!
-//! **One request.** The proof shows that no hidden byte of the request is CR or LF
-//! ([`crate::zk::bytes::assert_no_line_breaks`]), so every line break of the request is a
-//! revealed byte: the verifier sees where each line of the head ends and where the head ends.
+//! **Where each request ends.** The proof shows that no hidden byte of the request is CR or LF
+//! ([`crate::zk::bytes::assert_no_line_breaks`]), so every line break of the requests is a
+//! revealed byte: the verifier sees where each line of a head ends and where the head ends.
 //! Here it asks that every header line show its name and colon (only values may be hidden), that
-//! no line break be a bare CR or LF, that no header be `Transfer-Encoding`, and that whatever
-//! follows the head be exactly the body a revealed `Content-Length` frames. Then the server
-//! reads one request, the one the verdict shows, and answers once (see docs/protocol.md).
+//! no line break be a bare CR or LF, that no header be `Transfer-Encoding`, and that a body be
+//! exactly what a revealed `Content-Length` frames; the next request starts where it ends. Then
+//! the server reads the requests the verdict shows, no more, no fewer.
+//!
+//! **Where each response ends.** A response's bytes are the server's own, but a hidden one can
+//! hold anything, a line break included: so the verifier pairs a response with a request only
+//! when the bytes that frame it are revealed (its whole head, and for a chunked body every
+//! byte but the chunks' data). Every response but the last must be framed so; the last may hide
+//! its head, and then its completeness is unknown. Bytes beyond the responses to all requests
+//! are refused. See docs/protocol.md, "Requests and responses".
 
 use crate::http::{BodyFraming, Limits, ResponseParser};
 use crate::protocol::disclose::output::{HttpExchange, VerifiedDirection};
 use crate::wire::session::Ending;
+use std::ops::Range;
 
-/// What the verifier requires to be revealed in the request (`--require-reveal`).
+/// Most request/response pairs in one session: each adds its checks and its line to every
+/// verdict, and a session of many requests is many sessions' worth of one prover's time.
+pub const MAX_EXCHANGES: usize = 16;
+
+/// What the verifier requires to be revealed in each request (`--require-reveal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RevealPolicy {
     /// The request line (`METHOD target HTTP/1.1`).
@@ -49,6 +62,7 @@ impl RevealPolicy {
     }
 }
 
+/// Why the revealed bytes do not show the exchanges unambiguously.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExchangeError {
     #[error("the request line is not revealed (the verifier requires it)")]
@@ -59,16 +73,34 @@ pub enum ExchangeError {
     HostNotRevealed(String),
     #[error("the revealed Host header names {got:?}, not the certified host {expected}")]
     WrongHost { got: String, expected: String },
-    #[error("the request bytes hold more than one request (or a body without a revealed Content-Length)")]
-    NotOneRequest,
+    #[error("the request's head does not end (no blank line after its headers)")]
+    HeadNotEnded,
+    #[error("the request's Content-Length value is hidden (it frames the body, so it must be revealed)")]
+    ContentLengthHidden,
+    #[error("the request's body is cut off: Content-Length {declared}, {present} bytes follow the head")]
+    BodyCut { declared: u64, present: u64 },
     #[error("header line {line} of the request hides its name or colon (only header values may be hidden)")]
     HeaderNameHidden { line: usize },
     #[error("the request head is malformed: {0}")]
     MalformedHead(&'static str),
     #[error("the request has a Transfer-Encoding header (a request body is framed by a revealed Content-Length)")]
     TransferEncoding,
-    #[error("the response bytes hold more than one response ({extra} bytes follow the first)")]
-    NotOneResponse { extra: usize },
+    #[error("more than {max} requests in one session")]
+    TooManyRequests { max: usize },
+    #[error("its response's end is not shown (a response before the last must reveal its head, and a chunked one its chunk framing)")]
+    ResponseUnframed,
+    #[error("its response is not valid HTTP/1.1 where a later response must start: {0}")]
+    MalformedResponse(String),
+    #[error("the response bytes hold more than the responses to the requests ({extra} bytes follow them)")]
+    ExtraResponseBytes { extra: u64 },
+}
+
+/// An [`ExchangeError`] and the exchange (counted from 1, in order) it is about.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("exchange {exchange}: {error}")]
+pub struct ExchangeFault {
+    pub exchange: usize,
+    pub error: ExchangeError,
 }
 
 /// Whether `range` of `d` is revealed.
@@ -76,36 +108,134 @@ fn revealed(d: &VerifiedDirection, start: usize, end: usize) -> bool {
     end <= d.len as usize && d.is_revealed(start as u64..end as u64)
 }
 
-/// The revealed bytes at the start of `d`, up to its first hidden byte (the ranges are
-/// canonical: sorted, disjoint and non-empty).
-fn revealed_prefix(d: &VerifiedDirection) -> &[u8] {
-    let end = d.revealed.first().filter(|r| r.start == 0).map_or(0, |r| r.end as usize);
-    &d.bytes[..end]
+/// The revealed bytes of `d` from `at` up to the next hidden byte.
+fn revealed_from(d: &VerifiedDirection, at: usize) -> &[u8] {
+    let at64 = at as u64;
+    match d.revealed.iter().find(|r| r.start <= at64 && at64 < r.end) {
+        Some(r) => &d.bytes[at..r.end as usize],
+        None => &[],
+    }
 }
 
-/// Checks the request against `policy` (its `Host` naming `name`, and `port` if it names one:
-/// the server dialed) and reads the response's framing.
-pub fn check_exchange(
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads the requests of `sent` in order, each checked against `policy` (its `Host` naming
+/// `name`, and `port` if it names one: the server dialed), and pairs them with the responses
+/// of `received`.
+pub fn check_exchanges(
     sent: &VerifiedDirection,
     received: &VerifiedDirection,
     name: &str,
     port: u16,
     policy: RevealPolicy,
-) -> Result<HttpExchange, ExchangeError> {
-    let request_line = check_request(sent, name, port, policy)?;
-    let (status, response_complete) = check_response(received)?;
-    Ok(HttpExchange { request_line, status, response_complete })
+) -> Result<Vec<HttpExchange>, ExchangeFault> {
+    let requests = read_requests(sent, name, port, policy)?;
+    let count = requests.len();
+    let mut exchanges = Vec::with_capacity(count);
+    let mut at = 0usize;
+    let len = received.len as usize;
+    for (i, request) in requests.into_iter().enumerate() {
+        let fault = |error| ExchangeFault { exchange: i + 1, error };
+        let last = i + 1 == count;
+        let (response, status, response_complete) = if at == len {
+            (None, None, None)
+        } else {
+            let (status, extent) = frame_response(received, at, request.head, last).map_err(fault)?;
+            let (end, complete) = match extent {
+                Extent::Ends(end) if end <= len => (end, Some(true)),
+                Extent::Ends(_) | Extent::Cut => (len, Some(false)),
+                Extent::UntilClose => (len, Some(received.ending() == Ending::CloseNotify)),
+                Extent::Unknown if last => (len, None),
+                Extent::Unknown => return Err(fault(ExchangeError::ResponseUnframed)),
+            };
+            let range = at as u64..end as u64;
+            at = end;
+            (Some(range), status, complete)
+        };
+        exchanges.push(HttpExchange {
+            request: request.range,
+            request_line: request.line,
+            response,
+            status,
+            response_complete,
+        });
+    }
+    if at < len {
+        return Err(ExchangeFault {
+            exchange: count,
+            error: ExchangeError::ExtraResponseBytes { extra: (len - at) as u64 },
+        });
+    }
+    Ok(exchanges)
 }
 
-fn check_request(
+/// The prover's own reading of its responses, which it holds in plaintext: where each of the
+/// responses to requests whose methods are or are not HEAD (`heads`, in order) is in
+/// `received`, one after another, each ending by its own framing. The last one found runs to
+/// the end; requests answered by no byte get an empty range there.
+pub fn split_responses(received: &[u8], heads: &[bool]) -> Vec<Range<usize>> {
+    let mut parts = Vec::with_capacity(heads.len());
+    let mut at = 0;
+    for (i, &head) in heads.iter().enumerate() {
+        let mut parser = ResponseParser::new(Limits { max_header_bytes: received.len(), max_body_bytes: usize::MAX });
+        if head {
+            parser = parser.for_head_request();
+        }
+        let end = match parser.feed(&received[at..]) {
+            Ok(true) if i + 1 < heads.len() => parser.response().map_or(received.len(), |r| at + r.total_len),
+            _ => received.len(),
+        };
+        parts.push(at..end);
+        at = end;
+    }
+    parts
+}
+
+/// One request as the server reads it.
+struct RequestRead {
+    range: Range<u64>,
+    line: Option<String>,
+    /// Whether it is a HEAD request (its response has no body); `None`: the method is hidden.
+    head: Option<bool>,
+}
+
+/// The requests of `sent`, in order: each starts where the one before ends.
+fn read_requests(
     sent: &VerifiedDirection,
     name: &str,
     port: u16,
     policy: RevealPolicy,
-) -> Result<Option<String>, ExchangeError> {
-    let first = revealed_prefix(sent);
-    let line_end = first.windows(2).position(|w| w == b"\r\n");
-    let request_line = match line_end {
+) -> Result<Vec<RequestRead>, ExchangeFault> {
+    let len = sent.len as usize;
+    let mut requests = Vec::new();
+    let mut at = 0;
+    loop {
+        let exchange = requests.len() + 1;
+        if exchange > MAX_EXCHANGES {
+            return Err(ExchangeFault { exchange, error: ExchangeError::TooManyRequests { max: MAX_EXCHANGES } });
+        }
+        let request = read_request(sent, at, name, port, policy).map_err(|error| ExchangeFault { exchange, error })?;
+        at = request.range.end as usize;
+        requests.push(request);
+        if at >= len {
+            return Ok(requests);
+        }
+    }
+}
+
+/// The request at `at`: its line, its head's lines, its `Host`, and its body's extent.
+fn read_request(
+    sent: &VerifiedDirection,
+    at: usize,
+    name: &str,
+    port: u16,
+    policy: RevealPolicy,
+) -> Result<RequestRead, ExchangeError> {
+    let len = sent.len as usize;
+    let first = revealed_from(sent, at);
+    let line = match find(first, b"\r\n") {
         Some(end) => {
             let line = String::from_utf8_lossy(&first[..end]).into_owned();
             let parts: Vec<&str> = line.split(' ').collect();
@@ -119,36 +249,59 @@ fn check_request(
             }
             Some(line)
         }
+        // revealed to the end, and no line break: a line that never ends
+        None if at + first.len() == len && len > at => return Err(ExchangeError::HeadNotEnded),
         None if policy.request_line => return Err(ExchangeError::RequestLineHidden),
         None => None,
     };
-    // One request: the head ends at the first blank line (revealed, as every line break is),
-    // its header names are all revealed, and whatever follows is a body that a revealed
-    // Content-Length accounts for exactly.
-    if let Some(head_end) = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4) {
-        check_head_lines(sent, head_end)?;
-        let len = sent.len as usize;
-        if len > head_end {
-            let declared =
-                revealed_header(sent, head_end, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
-            if declared != Some(len - head_end) {
-                return Err(ExchangeError::NotOneRequest);
-            }
+    let head = line.as_deref().map(|l| l.starts_with("HEAD "));
+    // The head ends at the first blank line: every CR and LF of a request is revealed (no
+    // hidden byte is one), and hidden bytes read as zero here, so the first CRLFCRLF in these
+    // bytes is the server's.
+    let Some(head_end) = find(&sent.bytes[at..len], b"\r\n\r\n").map(|i| at + i + 4) else {
+        if policy.request_line {
+            return Err(ExchangeError::HeadNotEnded);
         }
-    } else if policy.request_line {
-        return Err(ExchangeError::NotOneRequest);
+        return Ok(RequestRead { range: at as u64..len as u64, line, head });
+    };
+    let lines = head_lines(sent, at, head_end)?;
+    let mut content_length = None;
+    for l in &lines {
+        if l.name.eq_ignore_ascii_case(b"content-length") {
+            if content_length.is_some() {
+                return Err(ExchangeError::MalformedHead("two Content-Length headers"));
+            }
+            let value = l.value.as_ref().ok_or(ExchangeError::ContentLengthHidden)?;
+            let text = value.trim_ascii();
+            if text.is_empty() || text.len() > 19 || !text.iter().all(u8::is_ascii_digit) {
+                return Err(ExchangeError::MalformedHead("a Content-Length that is not a number"));
+            }
+            content_length = Some(String::from_utf8_lossy(text).parse::<u64>().unwrap_or(u64::MAX));
+        }
+    }
+    let declared = content_length.unwrap_or(0);
+    let present = (len - head_end) as u64;
+    if declared > present {
+        return Err(ExchangeError::BodyCut { declared, present });
     }
     if policy.host {
-        check_host(sent, name, port)?;
+        check_host(&lines, name, port)?;
     }
-    Ok(request_line)
+    Ok(RequestRead { range: at as u64..head_end as u64 + declared, line, head })
 }
 
-/// The request head's lines as the server reads them: line breaks are CRLF only (no hidden byte
-/// is one, so every CR and LF of the head is here), and each line after the request line starts
-/// with a revealed header name, a token, and its colon. No header is `Transfer-Encoding`.
-fn check_head_lines(sent: &VerifiedDirection, head_end: usize) -> Result<(), ExchangeError> {
-    let head = &sent.bytes[..head_end];
+/// A header line of a request head: its name (always revealed) and its value when revealed.
+struct HeadLine<'a> {
+    name: &'a [u8],
+    value: Option<&'a [u8]>,
+}
+
+/// The lines after the request line of the head `at..head_end`, as the server reads them: line
+/// breaks are CRLF only (no hidden byte is one, so every CR and LF of the head is here), and
+/// each line starts with a revealed header name, a token, and its colon. No header is
+/// `Transfer-Encoding`.
+fn head_lines(sent: &VerifiedDirection, at: usize, head_end: usize) -> Result<Vec<HeadLine<'_>>, ExchangeError> {
+    let head = &sent.bytes[at..head_end];
     for (i, &c) in head.iter().enumerate() {
         let crlf = match c {
             b'\r' => head.get(i + 1) == Some(&b'\n'),
@@ -159,16 +312,17 @@ fn check_head_lines(sent: &VerifiedDirection, head_end: usize) -> Result<(), Exc
             return Err(ExchangeError::MalformedHead("a bare CR or LF"));
         }
     }
-    let mut start = match head.windows(2).position(|w| w == b"\r\n") {
+    let mut start = match find(head, b"\r\n") {
         Some(end) => end + 2,
         None => return Err(ExchangeError::MalformedHead("no request line")),
     };
-    let mut line = 1;
-    while start + 2 < head_end {
-        let end = start + head[start..].windows(2).position(|w| w == b"\r\n").unwrap_or(head_end - start);
+    let mut lines = Vec::new();
+    let end_of_lines = head.len() - 2;
+    while start < end_of_lines {
+        let end = start + find(&head[start..], b"\r\n").unwrap_or(end_of_lines - start);
         let colon = head[start..end].iter().position(|&c| c == b':').map(|k| start + k);
         match colon {
-            Some(colon) if revealed(sent, start, colon + 1) => {
+            Some(colon) if revealed(sent, at + start, at + colon + 1) => {
                 let name = &head[start..colon];
                 if name.is_empty() || !name.iter().all(|&c| is_tchar(c)) {
                     return Err(ExchangeError::MalformedHead("a header name that is not a token"));
@@ -176,14 +330,17 @@ fn check_head_lines(sent: &VerifiedDirection, head_end: usize) -> Result<(), Exc
                 if name.eq_ignore_ascii_case(b"transfer-encoding") {
                     return Err(ExchangeError::TransferEncoding);
                 }
+                let value = revealed(sent, at + colon + 1, at + end).then(|| &head[colon + 1..end]);
+                lines.push(HeadLine { name, value });
             }
-            _ if !revealed(sent, start, end) => return Err(ExchangeError::HeaderNameHidden { line }),
+            _ if !revealed(sent, at + start, at + end) => {
+                return Err(ExchangeError::HeaderNameHidden { line: lines.len() + 1 })
+            }
             _ => return Err(ExchangeError::MalformedHead("a header line without a colon")),
         }
         start = end + 2;
-        line += 1;
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// RFC 9110 §5.6.2's token characters.
@@ -191,49 +348,14 @@ fn is_tchar(c: u8) -> bool {
     c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
 }
 
-/// The first position of `needle` wholly inside a revealed range.
-fn find_revealed(d: &VerifiedDirection, needle: &[u8]) -> Option<usize> {
-    d.revealed.iter().find_map(|r| {
-        let (s, e) = (r.start as usize, r.end as usize);
-        d.bytes[s..e].windows(needle.len()).position(|w| w == needle).map(|i| s + i)
-    })
-}
-
-/// The value of header `name` (lower case) if a whole `\r\nName: value\r\n` line before
-/// `head_end` is revealed.
-fn revealed_header(d: &VerifiedDirection, head_end: usize, name: &str) -> Option<String> {
-    let mut found = None;
-    for r in &d.revealed {
-        let (s, e) = (r.start as usize, (r.end as usize).min(head_end));
-        if s >= e {
-            continue;
-        }
-        let text = &d.bytes[s..e];
-        let mut at = 0;
-        while let Some(i) = text[at..].windows(2).position(|w| w == b"\r\n") {
-            let line_start = at + i + 2;
-            let Some(j) = text[line_start..].windows(2).position(|w| w == b"\r\n") else { break };
-            let line = String::from_utf8_lossy(&text[line_start..line_start + j]);
-            if let Some((k, v)) = line.split_once(':') {
-                if k.eq_ignore_ascii_case(name) {
-                    if found.is_some() {
-                        return None; // two revealed values: ambiguous
-                    }
-                    found = Some(v.trim().to_string());
-                }
-            }
-            at = line_start;
-        }
-    }
-    found
-}
-
-/// The revealed `Host` names the certified host, and the port dialed if it names a port (a
+/// The one revealed `Host` names the certified host, and the port dialed if it names a port (a
 /// server may route `name:other-port` to another site).
-fn check_host(sent: &VerifiedDirection, name: &str, port: u16) -> Result<(), ExchangeError> {
-    let head_end = find_revealed(sent, b"\r\n\r\n").map(|i| i + 4).unwrap_or(sent.len as usize);
-    let host =
-        revealed_header(sent, head_end, "host").ok_or_else(|| ExchangeError::HostNotRevealed(name.to_string()))?;
+fn check_host(lines: &[HeadLine<'_>], name: &str, port: u16) -> Result<(), ExchangeError> {
+    let hosts: Vec<&HeadLine<'_>> = lines.iter().filter(|l| l.name.eq_ignore_ascii_case(b"host")).collect();
+    let host = match hosts.as_slice() {
+        [HeadLine { value: Some(v), .. }] => String::from_utf8_lossy(v.trim_ascii()).into_owned(),
+        _ => return Err(ExchangeError::HostNotRevealed(name.to_string())),
+    };
     let (bare, named_port) = match host.strip_prefix('[') {
         Some(rest) => match rest.split_once(']') {
             Some((h, "")) => (h, None),
@@ -254,49 +376,95 @@ fn check_host(sent: &VerifiedDirection, name: &str, port: u16) -> Result<(), Exc
     Ok(())
 }
 
-/// (status, complete) from a revealed response head; both `None` when it is hidden.
-fn check_response(received: &VerifiedDirection) -> Result<(Option<u16>, Option<bool>), ExchangeError> {
+/// Where a response ends, as far as its revealed bytes show it.
+enum Extent {
+    /// Where its framing ends it (beyond the bytes there are: cut off).
+    Ends(usize),
+    /// It stops short of its framed end with the bytes (a chunked body, or a head that is
+    /// not valid HTTP where it is the last).
+    Cut,
+    /// Its body runs until the connection closes.
+    UntilClose,
+    /// Its framing is hidden.
+    Unknown,
+}
+
+/// The status and extent of the response at `at`, answering a request whose method is HEAD
+/// (`Some(true)`), another (`Some(false)`) or hidden (`None`: framed as a non-HEAD request's if
+/// it is the `last` response, and not at all if not).
+fn frame_response(
+    received: &VerifiedDirection,
+    at: usize,
+    head: Option<bool>,
+    last: bool,
+) -> Result<(Option<u16>, Extent), ExchangeError> {
     let len = received.len as usize;
-    let Some(head_end) = find_revealed(received, b"\r\n\r\n").map(|i| i + 4) else { return Ok((None, None)) };
-    if !revealed(received, 0, head_end) {
-        return Ok((None, None));
-    }
-    let mut parser = ResponseParser::new(Limits { max_header_bytes: head_end, max_body_bytes: usize::MAX });
-    if parser.feed(&received.bytes[..head_end]).is_err() {
-        return Ok((None, Some(false)));
-    }
-    // The head is parsed once its blank line is in; the framing says what must follow (a head
-    // that completes the response, e.g. Content-Length: 0, is framed as having no body).
-    let Some(head) = parser.head() else { return Ok((None, Some(false))) };
-    let (status, framing) = (Some(head.status), if parser.is_complete() { BodyFraming::None } else { head.framing });
-    let complete = match framing {
-        BodyFraming::None => {
-            if len > head_end {
-                return Err(ExchangeError::NotOneResponse { extra: len - head_end });
-            }
-            Some(true)
-        }
-        BodyFraming::ContentLength(n) => {
-            let end = head_end.saturating_add(n);
-            if len > end {
-                return Err(ExchangeError::NotOneResponse { extra: len - end });
-            }
-            Some(len == end)
-        }
-        BodyFraming::Chunked if revealed(received, head_end, len) => {
-            let mut p = ResponseParser::new(Limits { max_header_bytes: head_end, max_body_bytes: usize::MAX });
-            match p.feed(&received.bytes[..len]) {
-                Ok(true) if !p.trailing_bytes().is_empty() => {
-                    return Err(ExchangeError::NotOneResponse { extra: p.trailing_bytes().len() })
-                }
-                Ok(done) => Some(done),
-                Err(_) => Some(false),
-            }
-        }
-        BodyFraming::Chunked => None,
-        BodyFraming::UntilClose => Some(received.ending() == Ending::CloseNotify),
+    // The head must be revealed whole: a hidden byte of a response may be a line break.
+    let head_end = match find(revealed_from(received, at), b"\r\n\r\n") {
+        Some(i) if head.is_some() || last => at + i + 4,
+        _ => return Ok((None, Extent::Unknown)),
     };
-    Ok((status, complete))
+    let parse = |bytes: &[u8]| {
+        let mut p = ResponseParser::new(Limits { max_header_bytes: len, max_body_bytes: usize::MAX });
+        if head == Some(true) {
+            p = p.for_head_request();
+        }
+        p.feed(bytes).map(|_| p)
+    };
+    let parsed = match parse(&received.bytes[at..head_end]) {
+        Ok(p) => p,
+        Err(_) if last => return Ok((None, Extent::Cut)),
+        Err(e) => return Err(ExchangeError::MalformedResponse(e.to_string())),
+    };
+    // The head is parsed once its blank line is in; a head that completes the response (HEAD,
+    // 204, 304, Content-Length: 0) has no body.
+    let Some(parsed_head) = parsed.head() else { return Ok((None, Extent::Unknown)) };
+    let status = Some(parsed_head.status);
+    let extent = match parsed_head.framing {
+        _ if parsed.is_complete() => Extent::Ends(head_end),
+        BodyFraming::None => Extent::Ends(head_end),
+        BodyFraming::ContentLength(n) => Extent::Ends(head_end.saturating_add(n)),
+        BodyFraming::UntilClose => Extent::UntilClose,
+        BodyFraming::Chunked => chunked_extent(received, at, head_end, parse(&received.bytes[at..len]), last)?,
+    };
+    Ok((status, extent))
+}
+
+/// A chunked response's extent from its parse over the bytes from `at`: known when every byte
+/// the parser read as framing (chunk sizes, their line breaks, the last chunk and trailers) is
+/// revealed, whatever the chunks' data.
+fn chunked_extent(
+    received: &VerifiedDirection,
+    at: usize,
+    head_end: usize,
+    parsed: Result<ResponseParser, crate::http::HttpError>,
+    last: bool,
+) -> Result<Extent, ExchangeError> {
+    let len = received.len as usize;
+    let framing_revealed = |end: usize, data: &[Range<usize>]| {
+        let mut from = head_end;
+        for d in data.iter().map(|d| at + d.start..at + d.end) {
+            if !revealed(received, from, d.start) {
+                return false;
+            }
+            from = d.end;
+        }
+        revealed(received, from, end)
+    };
+    match parsed {
+        Ok(p) => match p.response() {
+            Some(r) => {
+                let data: Vec<Range<usize>> = r.chunks.iter().map(|c| c.data.clone()).collect();
+                let end = at + r.total_len;
+                Ok(if framing_revealed(end, &data) { Extent::Ends(end) } else { Extent::Unknown })
+            }
+            None if revealed(received, head_end, len) => Ok(Extent::Cut),
+            None => Ok(Extent::Unknown),
+        },
+        Err(_) if !revealed(received, head_end, len) => Ok(Extent::Unknown),
+        Err(_) if last => Ok(Extent::Cut),
+        Err(e) => Err(ExchangeError::MalformedResponse(e.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -330,6 +498,19 @@ mod tests {
         }
     }
 
+    /// The one exchange of a session (its fault's error when refused).
+    fn check_exchange(
+        sent: &VerifiedDirection,
+        received: &VerifiedDirection,
+        name: &str,
+        port: u16,
+        policy: RevealPolicy,
+    ) -> Result<HttpExchange, ExchangeError> {
+        let mut all = check_exchanges(sent, received, name, port, policy).map_err(|f| f.error)?;
+        assert_eq!(all.len(), 1, "{all:?}");
+        Ok(all.remove(0))
+    }
+
     const REQ: &[u8] =
         b"GET /json HTTP/1.1\r\nHost: bank.example\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n";
 
@@ -346,7 +527,9 @@ mod tests {
         assert_eq!(
             ok,
             HttpExchange {
+                request: 0..REQ.len() as u64,
                 request_line: Some("GET /json HTTP/1.1".into()),
+                response: Some(0..resp.len),
                 status: Some(200),
                 response_complete: Some(true)
             }
@@ -389,8 +572,6 @@ mod tests {
             RevealPolicy::default(),
         );
         assert!(on_8443.is_ok(), "{on_8443:?}");
-        let pipelined = [REQ, b"GET /other HTTP/1.1\r\nHost: bank.example\r\n\r\n"].concat();
-        assert_eq!(check(dir(&pipelined, &[], vec![]), "bank.example"), Err(ExchangeError::NotOneRequest));
         assert!(matches!(
             check(dir(b"GET /json HTTP/1.0\r\nHost: bank.example\r\n\r\n", &[], vec![]), "bank.example"),
             Err(ExchangeError::BadRequestLine(_))
@@ -444,7 +625,7 @@ mod tests {
         let c = at(post, b"abc");
         assert_eq!(check(post, &[c..c + 3]), Ok(()));
         let cl = at(post, b": 3") + 2;
-        assert_eq!(check(post, &[cl..cl + 1]), Err(ExchangeError::NotOneRequest));
+        assert_eq!(check(post, &[cl..cl + 1]), Err(ExchangeError::ContentLengthHidden));
         // line breaks other than CRLF, lines without a colon, obs-fold
         for (bad, what) in [
             (&b"GET / HTTP/1.1\r\nHost: bank.example\nX: 1\r\n\r\n"[..], "a bare CR or LF"),
@@ -481,22 +662,179 @@ mod tests {
             "a hidden body byte does not hide the length"
         );
         let two = [&cl[..], b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"].concat();
-        assert_eq!(complete(&two, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 38 }));
+        assert_eq!(complete(&two, &[], vec![]), Err(ExchangeError::ExtraResponseBytes { extra: 38 }));
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
         assert_eq!(complete(chunked, &[], vec![]), Ok(Some(true)));
         assert_eq!(complete(&chunked[..chunked.len() - 5], &[], vec![]), Ok(Some(false)));
         let after_chunked = [&chunked[..], b"HTTP/1.1 200 OK"].concat();
-        assert_eq!(complete(&after_chunked, &[], vec![]), Err(ExchangeError::NotOneResponse { extra: 15 }));
+        assert_eq!(complete(&after_chunked, &[], vec![]), Err(ExchangeError::ExtraResponseBytes { extra: 15 }));
         let empty = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
         assert_eq!(complete(empty, &[], vec![]), Ok(Some(true)), "a head that frames no body");
         assert_eq!(
             complete(&[&empty[..], b"xyz"].concat(), &[], vec![]),
-            Err(ExchangeError::NotOneResponse { extra: 3 })
+            Err(ExchangeError::ExtraResponseBytes { extra: 3 })
         );
-        assert_eq!(complete(chunked, &[50..52], vec![]), Ok(None), "hidden chunk data: unknown");
+        assert_eq!(complete(chunked, &[50..52], vec![]), Ok(Some(true)), "hidden chunk data, its framing revealed");
+        assert_eq!(complete(chunked, &[47..48], vec![]), Ok(None), "a hidden chunk size: unknown");
         let until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody";
         assert_eq!(complete(until_close, &[], vec![[1, 0]]), Ok(Some(true)));
         assert_eq!(complete(until_close, &[], vec![]), Ok(Some(false)), "no close_notify: maybe cut off");
         assert_eq!(complete(cl, &[9..12], vec![]), Ok(None), "hidden status line: unknown");
+    }
+
+    const ECHO: &[u8] = b"POST /echo HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 7\r\n\r\n{\"q\":1}";
+    const JSON_REQ: &[u8] = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nConnection: close\r\n\r\n";
+    const OK5: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    const CHUNKED: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+
+    fn both(
+        requests: &[u8],
+        hidden_sent: &[Range<usize>],
+        responses: &[u8],
+        hidden_received: &[Range<usize>],
+        policy: RevealPolicy,
+    ) -> Result<Vec<HttpExchange>, ExchangeFault> {
+        let (sent, received) = (dir(requests, hidden_sent, vec![]), dir(responses, hidden_received, vec![[1, 0]]));
+        check_exchanges(&sent, &received, "bank.example", 443, policy)
+    }
+
+    fn fault(exchange: usize, error: ExchangeError) -> ExchangeFault {
+        ExchangeFault { exchange, error }
+    }
+
+    /// Requests follow one another where each one's framing ends it, and responses pair with
+    /// them in order, each ending where its own framing says.
+    #[test]
+    fn two_requests_pair_with_two_responses_in_order() {
+        let requests = [ECHO, JSON_REQ].concat();
+        let second = b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nConnection: close\r\n\r\nno\n";
+        let responses = [OK5, second].concat();
+        let got = both(&requests, &[], &responses, &[], RevealPolicy::default()).unwrap();
+        let (e, r, o) = (ECHO.len() as u64, requests.len() as u64, OK5.len() as u64);
+        assert_eq!(
+            got,
+            vec![
+                HttpExchange {
+                    request: 0..e,
+                    request_line: Some("POST /echo HTTP/1.1".into()),
+                    response: Some(0..o),
+                    status: Some(200),
+                    response_complete: Some(true),
+                },
+                HttpExchange {
+                    request: e..r,
+                    request_line: Some("GET /json HTTP/1.1".into()),
+                    response: Some(o..responses.len() as u64),
+                    status: Some(404),
+                    response_complete: Some(true),
+                },
+            ]
+        );
+        // the first body hidden (its Content-Length revealed), the second response hidden whole
+        let body = ECHO.len() - 7..ECHO.len();
+        let hidden = both(&requests, &[body], &responses, &[OK5.len()..responses.len()], RevealPolicy::default());
+        let hidden = hidden.unwrap();
+        assert_eq!((hidden[1].status, hidden[1].response_complete), (None, None), "the last may hide its head");
+        // a second request the server never answered
+        let one = both(&requests, &[], OK5, &[], RevealPolicy::default()).unwrap();
+        assert_eq!((one[1].response.clone(), one[1].status), (None, None));
+        // an answer too many
+        let three = [OK5, second, OK5].concat();
+        assert_eq!(
+            both(&requests, &[], &three, &[], RevealPolicy::default()),
+            Err(fault(2, ExchangeError::ExtraResponseBytes { extra: OK5.len() as u64 }))
+        );
+    }
+
+    /// A response before the last is paired only when its framing is revealed: its whole head,
+    /// and for a chunked body every byte but the chunks' data.
+    #[test]
+    fn a_response_before_the_last_shows_where_it_ends() {
+        let requests = [ECHO, JSON_REQ].concat();
+        let policy = RevealPolicy::default();
+        let responses = [OK5, OK5].concat();
+        for head_byte in [0..1, 20..22, 34..36] {
+            assert_eq!(
+                both(&requests, &[], &responses, std::slice::from_ref(&head_byte), policy),
+                Err(fault(1, ExchangeError::ResponseUnframed)),
+                "{head_byte:?}"
+            );
+        }
+        assert!(both(&requests, &[], &responses, &[OK5.len() - 5..OK5.len()], policy).is_ok(), "a hidden body");
+        let chunked_first = [CHUNKED, OK5].concat();
+        assert!(both(&requests, &[], &chunked_first, &[50..55], policy).is_ok(), "hidden chunk data");
+        for framing in [47..48, 55..57, 57..58, 60..62] {
+            assert_eq!(
+                both(&requests, &[], &chunked_first, std::slice::from_ref(&framing), policy),
+                Err(fault(1, ExchangeError::ResponseUnframed)),
+                "{framing:?}"
+            );
+        }
+        // a revealed head that is not HTTP where a later response must start
+        let interim = [&b"HTTP/1.1 100 Continue\r\n\r\n"[..], OK5].concat();
+        assert!(matches!(
+            both(&requests, &[], &interim, &[], policy),
+            Err(ExchangeFault { exchange: 1, error: ExchangeError::MalformedResponse(_) })
+        ));
+        // a request line hidden (a policy may allow it) hides whether a body follows (HEAD)
+        let lenient = RevealPolicy { request_line: false, host: true };
+        assert_eq!(both(&requests, &[0..4], &responses, &[], lenient), Err(fault(1, ExchangeError::ResponseUnframed)));
+        assert!(both(&requests, &[ECHO.len()..ECHO.len() + 3], &responses, &[], lenient).is_ok(), "the last's");
+    }
+
+    /// A response to HEAD has no body, whatever its Content-Length says.
+    #[test]
+    fn a_head_requests_response_ends_with_its_head() {
+        let head = b"HEAD /json HTTP/1.1\r\nHost: bank.example\r\n\r\n";
+        let requests = [&head[..], JSON_REQ].concat();
+        let head_response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        let responses = [&head_response[..], OK5].concat();
+        let got = both(&requests, &[], &responses, &[], RevealPolicy::default()).unwrap();
+        assert_eq!(got[0].response, Some(0..head_response.len() as u64));
+        assert_eq!((got[1].status, got[1].response_complete), (Some(200), Some(true)));
+    }
+
+    /// Each request's rules hold on their own, and a fault names the exchange.
+    #[test]
+    fn each_request_is_checked_and_counted() {
+        let policy = RevealPolicy::default();
+        let wrong_host = b"GET /b HTTP/1.1\r\nHost: evil.example\r\n\r\n";
+        assert_eq!(
+            both(&[ECHO, wrong_host].concat(), &[], OK5, &[], policy),
+            Err(fault(2, ExchangeError::WrongHost { got: "evil.example".into(), expected: "bank.example".into() }))
+        );
+        let echo_line = ECHO.len()..ECHO.len() + 3;
+        assert_eq!(
+            both(&[ECHO, JSON_REQ].concat(), &[echo_line], OK5, &[], policy),
+            Err(fault(2, ExchangeError::RequestLineHidden))
+        );
+        // a body longer than its Content-Length: the rest is read as the next request
+        let long = b"POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 2\r\n\r\nabcd";
+        assert_eq!(both(long, &[], OK5, &[], policy), Err(fault(2, ExchangeError::HeadNotEnded)));
+        let long = b"POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 2\r\n\r\nabcd\r\n\r\n";
+        assert!(matches!(
+            both(long, &[], OK5, &[], policy),
+            Err(ExchangeFault { exchange: 2, error: ExchangeError::BadRequestLine(_) })
+        ));
+        let short = b"POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 9\r\n\r\nabcd";
+        assert_eq!(
+            both(short, &[], OK5, &[], policy),
+            Err(fault(1, ExchangeError::BodyCut { declared: 9, present: 4 }))
+        );
+        let twice = b"POST /a HTTP/1.1\r\nHost: bank.example\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\na";
+        assert_eq!(
+            both(twice, &[], OK5, &[], policy),
+            Err(fault(1, ExchangeError::MalformedHead("two Content-Length headers")))
+        );
+        let unended = b"GET / HTTP/1.1\r\nHost: bank.example\r\n";
+        assert_eq!(both(unended, &[], OK5, &[], policy), Err(fault(1, ExchangeError::HeadNotEnded)));
+        let get = b"GET / HTTP/1.1\r\nHost: bank.example\r\n\r\n";
+        let many = get.repeat(MAX_EXCHANGES);
+        let answers = b"HTTP/1.1 204 No Content\r\n\r\n".repeat(MAX_EXCHANGES);
+        assert_eq!(both(&many, &[], &answers, &[], policy).map(|x| x.len()), Ok(MAX_EXCHANGES));
+        assert_eq!(
+            both(&get.repeat(MAX_EXCHANGES + 1), &[], &answers, &[], policy),
+            Err(fault(MAX_EXCHANGES + 1, ExchangeError::TooManyRequests { max: MAX_EXCHANGES }))
+        );
     }
 }

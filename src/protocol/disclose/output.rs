@@ -81,11 +81,15 @@ pub struct Commitment {
     pub digest: [u8; 32],
 }
 
-/// The certified exchange, as far as the revealed bytes show it.
+/// One certified request and its response, as far as the revealed bytes show them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpExchange {
+    /// The request's bytes in the sent direction.
+    pub request: Range<u64>,
     /// The revealed request line, without CRLF (`None` when not revealed and not required).
     pub request_line: Option<String>,
+    /// The response's bytes in the received direction; `None` when no byte answered it.
+    pub response: Option<Range<u64>>,
     /// The response status code, when the status line is revealed.
     pub status: Option<u16>,
     /// Whether the response is complete by its own framing (Content-Length, chunked, or
@@ -144,8 +148,8 @@ pub struct VerifierOutput {
     pub connection_time: u64,
     pub sent: VerifiedDirection,
     pub received: VerifiedDirection,
-    /// The request and response as the revealed bytes show them.
-    pub http: HttpExchange,
+    /// The requests, in the order sent, each with its response, as the revealed bytes show them.
+    pub exchanges: Vec<HttpExchange>,
     /// Proven SHA-256 commitments to (hidden) ranges.
     pub commitments: Vec<Commitment>,
     /// As seen by the verifier (bytes up = prover → verifier).
@@ -176,10 +180,19 @@ impl VerifierOutput {
             let path = if d.fast_path { "fast path" } else { "ZK path" };
             format!("{} bytes ({revealed} revealed, {path})", d.len)
         };
-        let status = self.http.status.map_or_else(|| "hidden".to_string(), |s| s.to_string());
+        let status: Vec<String> = self
+            .exchanges
+            .iter()
+            .map(|x| match (&x.response, x.status) {
+                (None, _) => "none".to_string(),
+                (Some(_), None) => "hidden".to_string(),
+                (Some(_), Some(s)) => s.to_string(),
+            })
+            .collect();
+        let status = status.join(",");
         let s = &self.stats;
         format!(
-            "{} ({} mode, TLS {}, {}): sent {}, received {}, status {status}, {} commitment(s); \
+            "{} ({} mode, TLS {}, {}): sent {}, received {}, {} exchange(s), status {status}, {} commitment(s); \
              preprocess {:.0} ms, online {:.0} ms, prove {:.0} ms, {} B up, {} B down",
             self.server_name,
             self.mode.as_str(),
@@ -187,6 +200,7 @@ impl VerifierOutput {
             self.tls.cipher_suite,
             direction(&self.sent),
             direction(&self.received),
+            self.exchanges.len(),
             self.commitments.len(),
             s.preprocess.millis,
             s.online.millis,
@@ -223,16 +237,25 @@ impl std::fmt::Display for VerifierOutput {
         )?;
         let tls = &self.tls;
         writeln!(f, "TLS {}, {}, key exchange {}", tls.version.as_str(), tls.cipher_suite, tls.group)?;
-        let h = &self.http;
-        let complete = match h.response_complete {
-            Some(true) => "complete",
-            Some(false) => "INCOMPLETE (cut off by its own framing)",
-            None => "completeness unknown (framing hidden)",
-        };
-        let status = h.status.map(|s| s.to_string()).unwrap_or_else(|| "hidden".into());
-        let mut line = String::new();
-        push_escaped_line(&mut line, h.request_line.as_deref().unwrap_or("(hidden)"));
-        writeln!(f, "request: {line}; response status {status}, {complete}")?;
+        for (i, h) in self.exchanges.iter().enumerate() {
+            let mut line = String::new();
+            push_escaped_line(&mut line, h.request_line.as_deref().unwrap_or("(hidden)"));
+            let number = if self.exchanges.len() > 1 { format!(" {}", i + 1) } else { String::new() };
+            let (r, response) = (&h.request, &h.response);
+            write!(f, "request{number}: {line} (sent bytes {}..{}); ", r.start, r.end)?;
+            match response {
+                None => writeln!(f, "no response")?,
+                Some(at) => {
+                    let complete = match h.response_complete {
+                        Some(true) => "complete",
+                        Some(false) => "INCOMPLETE (cut off by its own framing)",
+                        None => "completeness unknown (framing hidden)",
+                    };
+                    let status = h.status.map(|s| s.to_string()).unwrap_or_else(|| "hidden".into());
+                    writeln!(f, "response status {status}, {complete} (received bytes {}..{})", at.start, at.end)?;
+                }
+            }
+        }
         writeln!(f, "sent {} bytes, {}:", self.sent.len, path(&self.sent))?;
         writeln!(f, "{}", content_lines(&self.sent.printable()))?;
         writeln!(f, "received {} bytes, {}:", self.received.len, path(&self.received))?;
@@ -331,7 +354,13 @@ mod tests {
             connection_time: 0,
             sent: dir(body.as_bytes()),
             received: dir(b"HTTP/1.1 200 OK\r\n\r\nreceived 1 bytes, fast path\n"),
-            http: HttpExchange { request_line: Some(line.into()), status: Some(200), response_complete: Some(true) },
+            exchanges: vec![HttpExchange {
+                request: 0..body.len() as u64,
+                request_line: Some(line.into()),
+                response: Some(0..44),
+                status: Some(200),
+                response_complete: Some(true),
+            }],
             commitments: vec![],
             stats: SessionStats::default(),
         };
@@ -340,7 +369,10 @@ mod tests {
         assert_eq!(own.len(), 6, "{text}");
         assert_eq!(own.iter().filter(|l| l.starts_with("received ")).count(), 1, "{text}");
         assert!(own.iter().all(|l| !l.contains("all good") && !l.starts_with("commitment")), "{text}");
-        assert!(text.contains("request: GET /a\\nreceived 0 bytes HTTP/1.1; response status 200"), "{text}");
+        assert!(
+            text.contains("request: GET /a\\nreceived 0 bytes HTTP/1.1 (sent bytes 0..182); response status 200"),
+            "{text}"
+        );
         assert!(text.contains("\n  | all good\\rcommitment to sent bytes"), "{text}");
     }
 }

@@ -85,7 +85,7 @@ impl LeanVerdict {
             connection_time: out.connection_time,
             sent: without_bytes(&out.sent),
             received: without_bytes(&out.received),
-            http: out.http.clone(),
+            exchanges: out.exchanges.clone(),
             commitments: out.commitments.clone(),
             stats: out.stats,
         };
@@ -124,7 +124,7 @@ mod tests {
     fn the_summary_line_holds_no_plaintext() {
         let out = verdict().0;
         let line = out.summary();
-        assert!(line.starts_with("h.test (proxy mode, TLS 1.3, TLS_AES_128_GCM_SHA256): sent 49 bytes (44 revealed, ZK path), received 40 bytes (40 revealed, fast path), status 200"), "{line}");
+        assert!(line.starts_with("h.test (proxy mode, TLS 1.3, TLS_AES_128_GCM_SHA256): sent 49 bytes (44 revealed, ZK path), received 40 bytes (40 revealed, fast path), 1 exchange(s), status 200"), "{line}");
         for plaintext in ["GET", "/a", "X-Token", "12345", "HTTP/1.1", "OK", "hi"] {
             assert!(!line.contains(plaintext), "{plaintext:?} in {line}");
         }

@@ -30,6 +30,8 @@ pub enum ProverError {
     Target(#[from] TargetError),
     #[error("TLS: {0}")]
     Tls(#[from] crate::tls::Error),
+    #[error("a session carries 1 to {max} requests, not {count}")]
+    RequestCount { count: usize, max: usize },
     #[error("request of {len} bytes exceeds max_sent = {max}")]
     RequestTooLarge { len: usize, max: u32 },
     #[error("reveal: {0}")]
@@ -79,7 +81,10 @@ impl ProverError {
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
             ProverError::Tls(_) => "TLS_ERROR",
-            ProverError::Reveal(_) | ProverError::UnprovenReceived(_) | ProverError::Unsupported(_) => "BAD_OPTIONS",
+            ProverError::Reveal(_)
+            | ProverError::UnprovenReceived(_)
+            | ProverError::Unsupported(_)
+            | ProverError::RequestCount { .. } => "BAD_OPTIONS",
             ProverError::Mux(_) | ProverError::Channel(_) => "CONNECTION_LOST",
             ProverError::ProxyUnreachable(_) => "PROXY_UNREACHABLE",
             ProverError::Attestation(_) => "BAD_ATTESTATION",

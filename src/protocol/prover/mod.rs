@@ -10,9 +10,10 @@ mod tests;
 use crate::channel::Channel;
 use crate::ot::FerretReceiver;
 use crate::primitives::prg::PrgKind;
+use crate::protocol::disclose::exchange::{split_responses, MAX_EXCHANGES};
 use crate::protocol::disclose::output::VerifierOutput;
 use crate::protocol::disclose::reveal::{
-    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig,
+    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError,
 };
 use crate::protocol::messages::{
     ControlMessage, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
@@ -148,9 +149,20 @@ pub struct Progress {
     pub fraction: f64,
 }
 
+/// One HTTP/1.1 request of a session and what to reveal of it and of its response. In a
+/// session of several, every request but the last keeps the connection open (no
+/// `Connection: close`), and the reveal choices apply to each request's and each response's
+/// own bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangePlan {
+    pub request: Vec<u8>,
+    pub reveal: RevealConfig,
+}
+
 /// What the prover ends with.
 pub struct ProverOutput {
-    /// The HTTP request and response plaintext, in full (only the prover has them).
+    /// The HTTP requests and responses, each direction's plaintext in full (only the prover
+    /// has them); [`VerifierOutput::exchanges`] says where each request and response is.
     pub request: Vec<u8>,
     pub response: Vec<u8>,
     /// Exactly what the verifier verified.
@@ -182,12 +194,24 @@ pub async fn notarize_with_progress<S: MessageSocket, P: Fn(Progress)>(
     reveal: RevealConfig,
     progress: P,
 ) -> Result<ProverOutput, ProverError> {
+    notarize_exchanges(socket, config, vec![ExchangePlan { request, reveal }], progress).await
+}
+
+/// Runs one session of several requests over one TLS connection (at most
+/// [`MAX_EXCHANGES`](crate::protocol::disclose::exchange::MAX_EXCHANGES)), in order. In proxy
+/// mode each request goes out once the response before it is complete; in MPC mode, which
+/// reads no response until the session ends, they go out together (HTTP/1.1 pipelining).
+pub async fn notarize_exchanges<S: MessageSocket, P: Fn(Progress)>(
+    socket: S,
+    config: ProverConfig,
+    plans: Vec<ExchangePlan>,
+    progress: P,
+) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, zk, cot } = channels;
     // on the heap: in wasm a large future built on the stack and moved a few times overflowed
     // the main thread's stack (a_sessions_future_stays_small)
-    let outcome =
-        with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress))).await;
+    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, plans, &progress))).await;
     explained(outcome, &mut control)
 }
 
@@ -284,14 +308,36 @@ pub enum RevealExtent {
 impl Sizing {
     /// For `request` revealed as `reveal` says.
     pub fn of(request: &[u8], reveal: &RevealConfig) -> Self {
-        // The request is the sent direction's whole plaintext, so whether it takes the fast
+        Sizing::of_exchanges(&[ExchangePlan { request: request.to_vec(), reveal: reveal.clone() }])
+    }
+
+    /// For the requests of `plans`, each revealed as it says.
+    pub fn of_exchanges(plans: &[ExchangePlan]) -> Self {
+        // The requests are the sent direction's whole plaintext, so whether it takes the fast
         // path is known now (a selector that does not resolve fails later, with its own error).
-        let revealed = reveal.sent.resolve(request).map(to_u64).unwrap_or_default();
-        let request_whole = covers_all(&revealed, request.len() as u64);
-        let shown: u64 = revealed.iter().map(|r| r.end - r.start).sum();
-        Sizing {
-            request_hidden: request.len() - shown as usize,
-            ..Sizing::new(request.len(), request_whole, &reveal.received)
+        let (mut len, mut shown) = (0, 0);
+        for plan in plans {
+            let revealed = plan.reveal.sent.resolve(&plan.request).map(to_u64).unwrap_or_default();
+            len += plan.request.len();
+            shown += revealed.iter().map(|r| (r.end - r.start) as usize).sum::<usize>();
+        }
+        let received = |which: &Reveal| plans.iter().all(|p| p.reveal.received == *which);
+        let received = if received(&Reveal::All) {
+            Reveal::All
+        } else if received(&Reveal::Nothing) {
+            Reveal::Nothing
+        } else {
+            Reveal::HttpBody
+        };
+        Sizing { request_hidden: len - shown, ..Sizing::new(len, shown == len, &received) }
+    }
+
+    /// A reveal option of the response's extent (for [`Sizing::new`]).
+    pub fn received(&self) -> Reveal {
+        match self.response {
+            RevealExtent::Whole => Reveal::All,
+            RevealExtent::Nothing => Reveal::Nothing,
+            RevealExtent::Partly => Reveal::HttpBody,
         }
     }
 
@@ -359,19 +405,27 @@ impl PreparedSession {
         now: u64,
         progress: P,
     ) -> Result<ProverOutput, ProverError> {
+        self.notarize_exchanges(vec![ExchangePlan { request, reveal }], now, progress).await
+    }
+
+    /// Sends the requests of `plans` and proves what each reveals, as [`notarize_exchanges`]
+    /// does (their lengths together within [`Self::capacity`]).
+    pub async fn notarize_exchanges<P: Fn(Progress)>(
+        self,
+        plans: Vec<ExchangePlan>,
+        now: u64,
+        progress: P,
+    ) -> Result<ProverOutput, ProverError> {
         let PreparedSession { mut driver, mut control, tls, mut zk, cot, mut config, mpc } = self;
         config.now = now;
-        refuse_hidden_line_breaks(&request, &reveal)?;
+        check_plans(&plans)?;
         let outcome = match mpc {
             None => {
-                with_driver(
-                    &mut driver,
-                    Box::pin(session(&mut control, tls, zk, cot, config, request, reveal, &progress)),
-                )
-                .await
+                with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, plans, &progress))).await
             }
             Some(MpcPrepared { mut opened, connection }) => {
                 let run = async {
+                    let request = all_requests(&plans);
                     if request.len() > connection.capacity() {
                         return Err(ProverError::RequestTooLarge {
                             len: request.len(),
@@ -380,7 +434,7 @@ impl PreparedSession {
                     }
                     let report = |phase, fraction| progress(Progress { phase, fraction });
                     let server = connect_proxy(&config, &opened.target).await?;
-                    let beside = cots_beside_max(&config, Sizing::of(&request, &reveal));
+                    let beside = cots_beside_max(&config, Sizing::of_exchanges(&plans));
                     let exchanged = Box::pin(mpc_exchange(
                         &mut zk,
                         cot,
@@ -394,7 +448,7 @@ impl PreparedSession {
                         &report,
                     ))
                     .await?;
-                    prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, reveal, &report).await
+                    prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, &plans, &report).await
                 };
                 with_driver(&mut driver, Box::pin(run)).await
             }
@@ -547,13 +601,12 @@ async fn session(
     mut zk: MuxChannel,
     cot: MuxChannel,
     config: ProverConfig,
-    request: Vec<u8>,
-    reveal: RevealConfig,
+    plans: Vec<ExchangePlan>,
     progress: &dyn Fn(Progress),
 ) -> Result<ProverOutput, ProverError> {
     let report = |phase, fraction| progress(Progress { phase, fraction });
-    refuse_hidden_line_breaks(&request, &reveal)?;
-    let sizing = Sizing::of(&request, &reveal);
+    check_plans(&plans)?;
+    let sizing = Sizing::of_exchanges(&plans);
     // On the heap: an MPC connection's future is large.
     let (mut prover, exchanged) = match &config.mode {
         ProverMode::Proxy => {
@@ -565,7 +618,7 @@ async fn session(
                 &mut prover,
                 &config,
                 &target,
-                &request,
+                &plans,
                 preprocess,
                 &report,
             ))
@@ -574,6 +627,7 @@ async fn session(
         }
         ProverMode::Mpc { .. } => {
             let Opened { target, preprocess, mut prover } = open(control, &config, sizing, &report).await?;
+            let request = all_requests(&plans);
             // the proxy connects to the server while the preparation runs
             let (server, prepared) = futures::join!(
                 connect_proxy(&config, &target),
@@ -596,17 +650,65 @@ async fn session(
             (prover, exchanged)
         }
     };
-    prove(control, &mut zk, &mut prover, &config, exchanged, reveal, &report).await
+    prove(control, &mut zk, &mut prover, &config, exchanged, &plans, &report).await
 }
 
-/// A request whose hidden bytes hold a line break is refused before anything reaches the
-/// verifier or the server: the proof would fail on it (docs/protocol.md, "One request, one
-/// response"). A selector that does not resolve fails later, with its own error.
-fn refuse_hidden_line_breaks(request: &[u8], reveal: &RevealConfig) -> Result<(), ProverError> {
-    match reveal.sent.resolve(request) {
-        Ok(revealed) => Ok(check_hidden_line_breaks(&to_u64(revealed), request)?),
-        Err(_) => Ok(()),
+/// What the prover refuses of its requests before anything reaches the verifier or the
+/// server: none, or more than the verifier takes; and a request whose hidden bytes hold a
+/// line break, which the proof would fail on (docs/protocol.md, "Requests and responses"). A
+/// selector that does not resolve fails later, with its own error.
+fn check_plans(plans: &[ExchangePlan]) -> Result<(), ProverError> {
+    if plans.is_empty() || plans.len() > MAX_EXCHANGES {
+        return Err(ProverError::RequestCount { count: plans.len(), max: MAX_EXCHANGES });
     }
+    let mut at = 0;
+    for plan in plans {
+        if let Ok(revealed) = plan.reveal.sent.resolve(&plan.request) {
+            check_hidden_line_breaks(&to_u64(revealed), &plan.request).map_err(|e| match e {
+                RevealError::HiddenLineBreak { at: i } => RevealError::HiddenLineBreak { at: at + i },
+                other => other,
+            })?;
+        }
+        at += plan.request.len() as u64;
+    }
+    Ok(())
+}
+
+/// The requests one after another: the sent direction's plaintext.
+fn all_requests(plans: &[ExchangePlan]) -> Vec<u8> {
+    plans.iter().flat_map(|p| p.request.iter().copied()).collect()
+}
+
+/// Each direction's ranges for `select` of every exchange, resolved over that exchange's own
+/// bytes (`parts`, in order) and placed where they are in the direction.
+fn resolve_each(
+    plans: &[ExchangePlan],
+    parts: &[Range<usize>],
+    plain: &[u8],
+    select: impl Fn(&RevealConfig) -> &Reveal,
+) -> Result<Vec<Range<u64>>, ProverError> {
+    let mut all = Vec::new();
+    for (plan, part) in plans.iter().zip(parts) {
+        if part.is_empty() {
+            continue;
+        }
+        let at = part.start as u64;
+        all.extend(
+            select(&plan.reveal)
+                .resolve(&plain[part.clone()])?
+                .into_iter()
+                .map(|r| r.start as u64 + at..r.end as u64 + at),
+        );
+    }
+    // adjacent parts' ranges meet: one range, as a canonical plan has it
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(all.len());
+    for r in all {
+        match merged.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => merged.push(r),
+        }
+    }
+    Ok(merged)
 }
 
 /// The prove phase of both modes: the reveal plan, the transcript proof, the verdict.
@@ -616,18 +718,26 @@ async fn prove(
     prover: &mut Prover<FerretReceiver>,
     config: &ProverConfig,
     exchanged: Exchanged,
-    reveal: RevealConfig,
+    plans: &[ExchangePlan],
     report: &dyn Fn(Phase, f64),
 ) -> Result<ProverOutput, ProverError> {
     let step = config.step_timeout;
     let Exchanged { keys, sent_plain, recv_plain, response, unproven } = exchanged;
 
-    // What to reveal, resolved against our own plaintext.
+    // What to reveal, resolved against our own plaintext: each exchange's choices over its
+    // own request and response.
+    let mut requests = Vec::with_capacity(plans.len());
+    for plan in plans {
+        let at = requests.last().map_or(0, |r: &Range<usize>| r.end);
+        requests.push(at..at + plan.request.len());
+    }
+    let heads: Vec<bool> = plans.iter().map(|p| p.request.starts_with(b"HEAD ")).collect();
+    let responses = split_responses(&recv_plain, &heads);
     let plan = RevealPlan {
-        sent: to_u64(reveal.sent.resolve(&sent_plain)?),
-        received: to_u64(reveal.received.resolve(&recv_plain)?),
-        commit_sent: to_u64(reveal.commit_sent.resolve(&sent_plain)?),
-        commit_received: to_u64(reveal.commit_received.resolve(&recv_plain)?),
+        sent: resolve_each(plans, &requests, &sent_plain, |r| &r.sent)?,
+        received: resolve_each(plans, &responses, &recv_plain, |r| &r.received)?,
+        commit_sent: resolve_each(plans, &requests, &sent_plain, |r| &r.commit_sent)?,
+        commit_received: resolve_each(plans, &responses, &recv_plain, |r| &r.commit_received)?,
     };
     if unproven > 0 && covers_all(&plan.received, recv_plain.len() as u64) {
         return Err(ProverError::UnprovenReceived(unproven));
@@ -713,10 +823,11 @@ async fn proxy_exchange(
     prover: &mut Prover<FerretReceiver>,
     config: &ProverConfig,
     target: &ServerTarget,
-    request: &[u8],
+    plans: &[ExchangePlan],
     preprocess: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
+    let requests: Vec<&[u8]> = plans.iter().map(|p| p.request.as_slice()).collect();
     let now = unix_time(config.now);
     let mut client = tls_client(config, target.name())?;
     let mut io = TlsChannelIo::new(tls);
@@ -728,7 +839,7 @@ async fn proxy_exchange(
         let _ = admitted.send(());
         report(Phase::Request, 0.1);
         let exchange = async {
-            let response = driver::http_exchange(&mut client, &mut io, request, limits).await?;
+            let response = driver::http_exchanges(&mut client, &mut io, &requests, limits).await?;
             // The server's close_notify, when it follows the response, goes into the transcript
             // so the verdict can say the response was not cut off; a server that keeps the
             // connection open costs at most CLOSE_GRACE.

@@ -1,0 +1,180 @@
+//! Several requests in one session, end to end natively: proxy mode over TLS 1.2 and 1.3 (each
+//! request sent once the response before it is complete) and MPC mode (requests pipelined),
+//! against the fixture through real WebSockets on 127.0.0.1.
+#![cfg(not(target_arch = "wasm32"))]
+
+use tlsproof::fixture::http::JSON_BODY;
+use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::http::RequestBuilder;
+use tlsproof::protocol::disclose::exchange::MAX_EXCHANGES;
+use tlsproof::protocol::messages::TlsVersion;
+use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
+use tlsproof::protocol::server::{SessionReport, VerifierServer};
+use tlsproof::protocol::{ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
+use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
+use tlsproof::tls::RootStore;
+use tlsproof::transport::WsSocket;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Env {
+    /// `localhost:PORT` of the fixture.
+    server: String,
+    ca_pem: String,
+    verifier: String,
+    proxy: String,
+    reports: UnboundedReceiver<SessionReport>,
+}
+
+async fn env() -> Env {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    let allow = AllowList::parse(&server).unwrap();
+    let proxy =
+        ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: allow.clone(), ..Default::default() })
+            .await
+            .unwrap();
+    let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
+    tokio::spawn(proxy.run());
+    let config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    Env { server, ca_pem, verifier, proxy: proxy_url, reports }
+}
+
+fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
+    ProverConfig {
+        server_name: "localhost".into(),
+        server: env.server.clone(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 4096,
+        max_recv: 16 * 1024,
+        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode,
+        tls_versions: vec![version],
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+    }
+}
+
+/// `POST /echo` with a JSON body (the connection kept open), then `GET /json` with a secret
+/// token (and `Connection: close`).
+fn two_requests(env: &Env, second: Reveal) -> Vec<ExchangePlan> {
+    let host = env.server.as_str();
+    let echo = RequestBuilder::new("POST", host, "/echo")
+        .header("Connection", "keep-alive")
+        .header("Content-Type", "application/json")
+        .body(&b"{\"q\":1}"[..])
+        .build()
+        .unwrap()
+        .bytes;
+    let json = RequestBuilder::get(host, "/json").header("Authorization", "Bearer multi-secret").build().unwrap().bytes;
+    vec![
+        ExchangePlan { request: echo, reveal: RevealConfig::new(Reveal::All, Reveal::All) },
+        ExchangePlan {
+            request: json,
+            reveal: RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), second),
+        },
+    ]
+}
+
+async fn run(env: &Env, config: ProverConfig, plans: Vec<ExchangePlan>) -> Result<ProverOutput, ProverError> {
+    let socket = WsSocket::connect(&env.verifier).await.unwrap();
+    notarize_exchanges(socket, config, plans, |_| {}).await
+}
+
+/// Both exchanges in the verdict, in order, each with its own reveal choices: the first whole,
+/// the second's request without its token and its response with one JSON member alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_requests_in_one_session_in_both_modes_and_both_versions() {
+    let mut env = env().await;
+    let cases = [
+        (ProverMode::Proxy, TlsVersion::Tls12),
+        (ProverMode::Proxy, TlsVersion::Tls13),
+        (ProverMode::Mpc { proxy_url: env.proxy.clone() }, TlsVersion::Tls12),
+    ];
+    for (mode, version) in cases {
+        let what = format!("{mode:?} {version:?}");
+        let plans = two_requests(&env, Reveal::JsonFields(vec!["id".into()]));
+        let out = match run(&env, config(&env, mode, version), plans.clone()).await {
+            Ok(out) => out,
+            Err(e) => panic!("{what}: {e}; verifier: {:?}", env.reports.recv().await),
+        };
+        let (_, report) = env.reports.recv().await.unwrap();
+        let v = report.as_ref().map_err(|e| e.to_string()).unwrap();
+        assert_eq!(*v, out.verified, "{what}: the prover holds the verifier's verdict");
+        assert_eq!(v.exchanges.len(), 2, "{what}: {v}");
+        let [first, second] = [&v.exchanges[0], &v.exchanges[1]];
+        assert_eq!(first.request_line.as_deref(), Some("POST /echo HTTP/1.1"), "{what}");
+        assert_eq!(second.request_line.as_deref(), Some("GET /json HTTP/1.1"), "{what}");
+        assert_eq!((first.status, first.response_complete), (Some(200), Some(true)), "{what}");
+        assert_eq!(second.status, None, "{what}: the second response's head is hidden");
+        // each request and response where the prover's own bytes say
+        let len0 = plans[0].request.len() as u64;
+        assert_eq!((first.request.clone(), second.request.clone()), (0..len0, len0..v.sent.len), "{what}");
+        let r0 = first.response.clone().unwrap();
+        let body0 = &v.received.bytes[r0.start as usize..r0.end as usize];
+        assert!(v.received.is_revealed(r0.clone()), "{what}: the first response whole");
+        assert!(body0.ends_with(b"\r\n\r\n{\"q\":1}"), "{what}: the echo of the first body");
+        let r1 = second.response.clone().unwrap();
+        assert_eq!(r1.end, v.received.len, "{what}");
+        let shown = String::from_utf8_lossy(&v.received.bytes[r1.start as usize..]).replace('\0', "");
+        assert_eq!(shown, "\"id\":\"ACC-0042\"", "{what}: one member of the second response");
+        let response = &out.response[r1.start as usize..];
+        assert!(response.ends_with(JSON_BODY.as_bytes()), "{what}: the prover has it all");
+        let sent = String::from_utf8_lossy(&v.sent.bytes);
+        assert!(!sent.contains("multi-secret") && sent.contains("Authorization: "), "{what}: {sent}");
+        let text = v.to_string();
+        assert!(text.contains("request 1: POST /echo HTTP/1.1") && text.contains("request 2: GET /json"), "{text}");
+    }
+}
+
+/// A response's extent is what pairs it with its request: a prover that hides the head of a
+/// response that is not the last (so that bytes after it could pass for its answer) is refused
+/// by the verifier, naming the exchange.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_before_the_last_with_its_head_hidden_is_refused() {
+    let env = env().await;
+    let mut plans = two_requests(&env, Reveal::All);
+    plans[0].reveal.received = Reveal::HttpBody;
+    let err = run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls12), plans).await.map(|_| ()).unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.code(), "VERIFIER_REJECTED", "{text}");
+    assert!(text.contains("HTTP exchange 1: its response's end is not shown"), "{text}");
+}
+
+/// A request with a line break in a hidden byte (a third request slipped into a header value)
+/// is refused before the session; requests pipelined inside one plan are each counted, and
+/// more than the verifier takes are refused by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slipped_and_surplus_requests_are_refused() {
+    let env = env().await;
+    let cfg = || config(&env, ProverMode::Proxy, TlsVersion::Tls12);
+    let host = env.server.as_str();
+    let slipped = format!(
+        "GET /json HTTP/1.1\r\nHost: {host}\r\nX-Note: a\r\n\r\nGET /bytes?n=3 HTTP/1.1\r\nHost: {host}\r\n\r\n"
+    );
+    let note = slipped.find("a\r\n\r\nGET /bytes").unwrap();
+    let hidden = Reveal::Ranges(vec![0..note, slipped.len() - 4..slipped.len()]);
+    let plans = vec![ExchangePlan { request: slipped.into_bytes(), reveal: RevealConfig::new(hidden, Reveal::All) }];
+    let err = run(&env, cfg(), plans).await.map(|_| ()).unwrap_err();
+    assert_eq!(err.code(), "BAD_OPTIONS", "{err}");
+    assert!(err.to_string().contains("is a line break"), "{err}");
+
+    let get = RequestBuilder::get(host, "/bytes?n=3").header("Connection", "keep-alive").build().unwrap().bytes;
+    let one = ExchangePlan { request: get.clone(), reveal: RevealConfig::new(Reveal::All, Reveal::All) };
+    let err = run(&env, cfg(), vec![one.clone(); MAX_EXCHANGES + 1]).await.map(|_| ()).unwrap_err();
+    assert_eq!(err.code(), "BAD_OPTIONS", "{err}");
+    let err = run(&env, cfg(), vec![]).await.map(|_| ()).unwrap_err();
+    assert_eq!(err.code(), "BAD_OPTIONS", "{err}");
+    // 17 requests in one plan's bytes (pipelined): the verifier counts them itself
+    let mut many = get.repeat(MAX_EXCHANGES);
+    many.extend_from_slice(&RequestBuilder::get(host, "/bytes?n=3").build().unwrap().bytes);
+    let plans = vec![ExchangePlan { request: many, reveal: RevealConfig::new(Reveal::All, Reveal::All) }];
+    let err = run(&env, cfg(), plans).await.map(|_| ()).unwrap_err();
+    assert!(err.to_string().contains(&format!("more than {MAX_EXCHANGES} requests in one session")), "{err}");
+}
