@@ -268,7 +268,6 @@ enum PState {
 #[derive(Clone, Debug)]
 pub struct ResponseParser {
     limits: Limits,
-    head_request: bool,
     buf: Vec<u8>,
     pos: usize,
     state: PState,
@@ -279,7 +278,6 @@ impl ResponseParser {
     pub fn new(limits: Limits) -> Self {
         Self {
             limits,
-            head_request: false,
             buf: Vec::new(),
             pos: 0,
             state: PState::StatusLine,
@@ -299,12 +297,7 @@ impl ResponseParser {
             },
         }
     }
-    /// The response answers a HEAD request (no body regardless of headers).
-    pub fn for_head_request(mut self) -> Self {
-        self.head_request = true;
-        self
-    }
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.state == PState::Done
     }
     /// The status line, headers and body framing, once the head is parsed (the body fields
@@ -317,7 +310,7 @@ impl ResponseParser {
         self.is_complete().then_some(&self.resp)
     }
     /// Bytes fed that follow the complete response (pipelining is not used; normally empty).
-    pub fn trailing_bytes(&self) -> &[u8] {
+    pub(crate) fn trailing_bytes(&self) -> &[u8] {
         if self.is_complete() {
             &self.buf[self.pos..]
         } else {
@@ -440,7 +433,7 @@ impl ResponseParser {
                 cl = Some(n);
             }
         }
-        let framing = if self.head_request || st == 204 || st == 304 {
+        let framing = if st == 204 || st == 304 {
             BodyFraming::None
         } else if let Some(te) = te {
             if cl.is_some() || !te.eq_ignore_ascii_case("chunked") {

@@ -34,4 +34,4 @@ pub use prover::{
     notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput,
 };
 #[cfg(not(target_arch = "wasm32"))]
-pub use verifier::{verify_session, VerifierConfig, VerifierError};
+pub use verifier::{VerifierConfig, VerifierError};

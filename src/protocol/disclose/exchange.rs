@@ -85,7 +85,7 @@ fn revealed_prefix(d: &VerifiedDirection) -> &[u8] {
 
 /// Checks the request against `policy` (its `Host` naming `name`, and `port` if it names one:
 /// the server dialed) and reads the response's framing.
-pub fn check_exchange(
+pub(crate) fn check_exchange(
     sent: &VerifiedDirection,
     received: &VerifiedDirection,
     name: &str,

@@ -67,7 +67,7 @@ impl VerifiedDirection {
     }
 
     /// Whether every byte of `range` was revealed.
-    pub fn is_revealed(&self, range: Range<u64>) -> bool {
+    pub(crate) fn is_revealed(&self, range: Range<u64>) -> bool {
         self.revealed.iter().any(|r| r.start <= range.start && range.end <= r.end)
     }
 }
