@@ -35,7 +35,7 @@ pub enum Wire {
     Label(u128),
 }
 
-pub use three_halves::Table;
+pub(crate) use three_halves::Table;
 
 /// Where the garbler's AND gates put their tables.
 pub(crate) trait TableSink {

@@ -25,7 +25,7 @@ pub(crate) const BITS_PER_AND: usize = 3 * 64 + 5;
 
 /// The garbled rows of one AND gate: what the garbler sends for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Table {
+pub(crate) struct Table {
     /// G0, G1, G2.
     pub g: [u64; 3],
     /// The masked control bits z0..z4 (bit n is z_n).
