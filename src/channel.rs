@@ -26,12 +26,12 @@ pub trait Channel {
 }
 
 /// The largest message [`send_chunked`] sends.
-pub const CHUNK: usize = 256 * 1024;
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// Sends `data` as messages of at most [`CHUNK`] bytes (none when it is empty: a session's
 /// transport refuses empty messages), to a peer that knows its length and takes it with
 /// [`recv_chunked`].
-pub async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), ChannelError> {
+pub(crate) async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), ChannelError> {
     for chunk in data.chunks(CHUNK) {
         ch.send(chunk.to_vec()).await?;
     }
@@ -40,7 +40,7 @@ pub async fn send_chunked<C: Channel>(ch: &mut C, data: &[u8]) -> Result<(), Cha
 
 /// Takes exactly `total` bytes sent with [`send_chunked`]; refuses a message that would go
 /// beyond them.
-pub async fn recv_chunked<C: Channel>(ch: &mut C, total: usize) -> Result<Vec<u8>, ChannelError> {
+pub(crate) async fn recv_chunked<C: Channel>(ch: &mut C, total: usize) -> Result<Vec<u8>, ChannelError> {
     let mut out = Vec::with_capacity(total.min(CHUNK));
     while out.len() < total {
         let msg = ch.recv().await?;

@@ -15,14 +15,14 @@ pub const PREPROCESS_COTS: usize = 190_000;
 /// The same for a TLS 1.3 session ([`proof13`](super::proof13)) whose directions are both
 /// wholly revealed, so that both traffic secrets are opened: HS's and MS's pad states
 /// committed, and 4 outer compressions (measured: 65.6k).
-pub const PREPROCESS_COTS_TLS13: usize = 70_000;
+pub(crate) const PREPROCESS_COTS_TLS13: usize = 70_000;
 
 /// The same for TLS_AES_256_GCM_SHA384: on SHA-384's compressions (measured: 165.5k).
-pub const PREPROCESS_COTS_TLS13_SHA384: usize = 175_000;
+pub(crate) const PREPROCESS_COTS_TLS13_SHA384: usize = 175_000;
 
 /// What each direction whose traffic secret stays hidden adds to the derivation's COTs: its pad
 /// states, key and IV (4 compressions), and the record proof's key schedule and first blocks.
-pub const fn hidden_direction_cots(suite: crate::tls::tls13::Suite13) -> usize {
+pub(crate) const fn hidden_direction_cots(suite: crate::tls::tls13::Suite13) -> usize {
     use crate::tls::tls13::Suite13::*;
     match suite {
         Aes128GcmSha256 => 85_000,
@@ -38,7 +38,7 @@ pub const MOST_DERIVATION_COTS: usize =
 
 /// The key derivation's COTs for a TLS 1.3 session of `suite` with `hidden` directions (0 to
 /// 2) not wholly revealed.
-pub fn derivation_cots(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
+pub(crate) fn derivation_cots(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
     let base = match suite.hash() {
         crate::tls::tls13::HashAlg::Sha256 => PREPROCESS_COTS_TLS13,
         crate::tls::tls13::HashAlg::Sha384 => PREPROCESS_COTS_TLS13_SHA384,
@@ -55,7 +55,7 @@ pub fn keystream_cots(len: usize) -> usize {
 
 /// The same for a TLS 1.3 direction of `suite`: AES-256 blocks cost 1,792 committed bits, and
 /// ChaCha20 blocks of 64 bytes 10.4k, one more per record for its Poly1305 key.
-pub fn keystream_cots_of(suite: crate::tls::tls13::Suite13, len: usize) -> usize {
+pub(crate) fn keystream_cots_of(suite: crate::tls::tls13::Suite13, len: usize) -> usize {
     use crate::tls::tls13::Suite13::*;
     match suite {
         Aes128GcmSha256 => keystream_cots(len),
@@ -82,7 +82,7 @@ pub(crate) fn batch_cots(blocks: usize) -> usize {
 /// The least preprocessing of a session whose response will be partly revealed: what one
 /// setup-set iteration makes beyond what Ferret then keeps back (the 2M set's base COTs, so
 /// that the keystream proof's first shortfall can run that set at once).
-pub const PARTLY_REVEALED_PREPROCESS: usize = {
+pub(crate) const PARTLY_REVEALED_PREPROCESS: usize = {
     use crate::ot::ferret::LpnParams;
     LpnParams::SETUP.n - LpnParams::MID_2M.base_cots()
 };
@@ -108,19 +108,19 @@ pub fn preprocess_cots(derivation: usize, request_keystream: usize, response_par
 }
 
 /// Most keystream blocks proven in one batch: bounds memory on both sides.
-pub const BLOCKS_PER_BATCH: usize = 256;
+pub(crate) const BLOCKS_PER_BATCH: usize = 256;
 
 /// Keystream batches per multiplication check: the ones in between are deferred, so the prover
 /// does not wait for the verifier's challenge; their triples wait for the check (≈ 6.5 MB per
 /// batch on the prover).
-pub const CHECK_EVERY: usize = 4;
+pub(crate) const CHECK_EVERY: usize = 4;
 
 /// Most COTs made ahead for the keystream batches at a time (≈ 17 MB per party), so a batch
 /// finds its COTs ready and the prover can run ahead of the verifier. Kept below Ferret's
 /// switch to its main parameter set, whose 10.8M-output iterations took the prover's peak
 /// memory from 126 MB to 340 MB (51 KB response), for half the traffic; requests of this size
 /// run its 2M set instead (peak 140 MB, and 837 kB instead of 1,573 kB down for 51 KB).
-pub const KEYSTREAM_PREPROCESS: usize = 1_000_000;
+pub(crate) const KEYSTREAM_PREPROCESS: usize = 1_000_000;
 
 /// Committed bits per keystream block: 160 S-boxes × 8 (the key schedule is already done).
 pub(crate) const COTS_PER_KEYSTREAM_BLOCK: usize = 1280;
@@ -176,7 +176,7 @@ pub fn line_break_cots(hidden: usize) -> usize {
 }
 
 /// The same for a TLS 1.3 request of `suite`, whose batches each prove the key schedule.
-pub fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
+pub(crate) fn line_break_cots_of(suite: crate::tls::tls13::Suite13, hidden: usize) -> usize {
     use crate::tls::tls13::Suite13::*;
     match suite {
         Aes128GcmSha256 => line_break_cots_with(KeystreamCipher::Aes128, 16, 40 * 8, hidden),

@@ -300,11 +300,11 @@ impl ResponseParser {
         }
     }
     /// The response answers a HEAD request (no body regardless of headers).
-    pub fn for_head_request(mut self) -> Self {
+    pub(crate) fn for_head_request(mut self) -> Self {
         self.head_request = true;
         self
     }
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.state == PState::Done
     }
     /// The status line, headers and body framing, once the head is parsed (the body fields
@@ -316,8 +316,8 @@ impl ResponseParser {
     pub fn response(&self) -> Option<&Response> {
         self.is_complete().then_some(&self.resp)
     }
-    /// Bytes fed that follow the complete response (pipelining is not used; normally empty).
-    pub fn trailing_bytes(&self) -> &[u8] {
+    /// Bytes fed that follow the complete response (a server that answered ahead).
+    pub(crate) fn trailing_bytes(&self) -> &[u8] {
         if self.is_complete() {
             &self.buf[self.pos..]
         } else {

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// The first bytes of every attestation.
-pub const MAGIC: [u8; 8] = *b"TLSPROOF";
+pub(crate) const MAGIC: [u8; 8] = *b"TLSPROOF";
 /// The layout this code writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub(crate) const FORMAT_VERSION: u16 = 1;
 /// Longest server name (a DNS name's limit).
 const MAX_NAME: usize = 253;
 /// Most ranges of one kind per direction, as in a session's reveal plan.
@@ -237,7 +237,7 @@ impl Attestation {
     }
 
     /// The cipher suite's and group's IANA names where this code knows them, else their codes.
-    pub fn tls_parameter_names(&self) -> (String, String) {
+    pub(crate) fn tls_parameter_names(&self) -> (String, String) {
         use crate::tls::{tls13::messages::Suite13, CipherSuite, NamedGroup};
         let suite = CipherSuite::from_id(self.cipher_suite)
             .map(CipherSuite::name)
@@ -250,7 +250,7 @@ impl Attestation {
     }
 
     /// `TLS 1.2` or `TLS 1.3`.
-    pub fn tls_version_name(&self) -> &'static str {
+    pub(crate) fn tls_version_name(&self) -> &'static str {
         if self.tls_version == 0x0304 {
             "TLS 1.3"
         } else {

@@ -29,19 +29,18 @@ mod signing;
 
 pub use format::{
     Attestation, AttestationError, AttestedDirection, AttestedRange, Direction, Ending, SignedAttestation,
-    FORMAT_VERSION, MAGIC,
 };
 pub use presentation::{
     AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation,
 };
-pub use signing::{KeyError, Scheme, SignatureError, SigningKey, VerifyingKey, DOMAIN};
+pub use signing::{KeyError, Scheme, SignatureError, SigningKey, VerifyingKey};
 
 use sha2::{Digest, Sha256};
 
 /// The hash both kinds of attested range use: SHA-256(bytes ‖ 16-byte opening). For a revealed
 /// range the opening is a salt the verifier chose, so an undisclosed revealed range cannot be
 /// guessed from its hash; for a hidden range it is the prover's commitment blinder.
-pub fn range_digest(bytes: &[u8], opening: &[u8; 16]) -> [u8; 32] {
+pub(crate) fn range_digest(bytes: &[u8], opening: &[u8; 16]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(bytes);
     h.update(opening);
@@ -92,10 +91,10 @@ pub fn example() -> (Attestation, AttestationSecrets) {
 /// Bytes as a lower-case hex string in JSON.
 pub(crate) mod hex_bytes {
     use serde::{Deserialize, Deserializer, Serializer};
-    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&hex::encode(bytes))
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         hex::decode(&*s).map_err(serde::de::Error::custom)
     }
@@ -104,10 +103,10 @@ pub(crate) mod hex_bytes {
 /// A 16-byte opening as hex in JSON.
 pub(crate) mod hex_array {
     use serde::{Deserializer, Serializer};
-    pub fn serialize<S: Serializer>(bytes: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
         super::hex_bytes::serialize(bytes, s)
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 16], D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 16], D::Error> {
         let v = super::hex_bytes::deserialize(d)?;
         v.try_into().map_err(|_| serde::de::Error::custom("an opening has 16 bytes"))
     }
@@ -121,11 +120,11 @@ pub(crate) mod hex_openings {
         sent: Vec<String>,
         received: Vec<String>,
     }
-    pub fn serialize<S: Serializer>(o: &[Vec<[u8; 16]>; 2], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(o: &[Vec<[u8; 16]>; 2], s: S) -> Result<S::Ok, S::Error> {
         let hex = |v: &Vec<[u8; 16]>| v.iter().map(hex::encode).collect();
         Openings { sent: hex(&o[0]), received: hex(&o[1]) }.serialize(s)
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[Vec<[u8; 16]>; 2], D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[Vec<[u8; 16]>; 2], D::Error> {
         let o = Openings::deserialize(d)?;
         let parse = |v: Vec<String>| -> Result<Vec<[u8; 16]>, D::Error> {
             v.iter()
@@ -144,7 +143,8 @@ pub(crate) mod hex_openings {
 /// The published test vectors (`docs/attestation-vectors.json`): fixed keys, the
 /// [`example`] session, its attestation, signature and a presentation.
 #[doc(hidden)]
-pub fn test_vectors() -> serde_json::Value {
+#[cfg(test)]
+pub(crate) fn test_vectors() -> serde_json::Value {
     let (attestation, secrets) = example();
     let keys = [
         (
@@ -173,7 +173,7 @@ pub fn test_vectors() -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "domain": hex::encode(DOMAIN), "vectors": vectors })
+    serde_json::json!({ "domain": hex::encode(signing::DOMAIN), "vectors": vectors })
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -10,7 +10,7 @@ use sha3::{Digest, Keccak256};
 use zeroize::Zeroizing;
 
 /// Prefixed to the attestation before signing (21 bytes).
-pub const DOMAIN: &[u8] = b"\x19tlsproof attestation";
+pub(crate) const DOMAIN: &[u8] = b"\x19tlsproof attestation";
 
 /// The signature scheme an attestation names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,7 +31,7 @@ impl Scheme {
             Scheme::Ed25519 => 2,
         }
     }
-    pub fn from_code(code: u8) -> Option<Self> {
+    pub(crate) fn from_code(code: u8) -> Option<Self> {
         match code {
             1 => Some(Scheme::Secp256k1),
             2 => Some(Scheme::Ed25519),

@@ -24,10 +24,10 @@ use std::collections::BTreeMap;
 
 /// Largest request and response the bench will ask for (the prover's limits are set from them;
 /// the bench's verifier allows the largest response).
-pub const MAX_UPLOAD: usize = 64 * 1024;
-pub const MAX_DOWNLOAD: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_UPLOAD: usize = 64 * 1024;
+pub(crate) const MAX_DOWNLOAD: usize = 16 * 1024 * 1024;
 /// The request must at least hold the request line, Host, the secret header and padding header.
-pub const MIN_UPLOAD: usize = 128;
+pub(crate) const MIN_UPLOAD: usize = 128;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -179,7 +179,7 @@ impl BenchCase {
 }
 
 /// `<profile> <reveal> (<target>)`: the line a case belongs to in tables and plots.
-pub fn series_label(profile: &str, reveal: RevealRecv, target: Target) -> String {
+pub(crate) fn series_label(profile: &str, reveal: RevealRecv, target: Target) -> String {
     let reveal = match reveal {
         RevealRecv::All => "reveal all",
         RevealRecv::AllButLast => "redacted",
@@ -203,7 +203,7 @@ pub fn profile(name: &str) -> Result<(f64, f64), ConfigError> {
 }
 
 /// Default verifier ↔ server round trip, ms.
-pub const DEFAULT_APP_LATENCY: f64 = 50.0;
+pub(crate) const DEFAULT_APP_LATENCY: f64 = 50.0;
 
 type Table = toml::map::Map<String, toml::Value>;
 

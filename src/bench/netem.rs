@@ -15,7 +15,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Bytes per emulated packet (a TCP payload on a 1500-byte MTU).
-pub const SEGMENT: usize = 1448;
+pub(crate) const SEGMENT: usize = 1448;
 
 /// One direction of a link.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,8 +26,6 @@ pub struct LinkShape {
 }
 
 impl LinkShape {
-    pub const UNSHAPED: LinkShape = LinkShape { delay: Duration::ZERO, bandwidth: None };
-
     /// A link with round trip `rtt_ms` (half each way) and `mbps` each direction (0: unlimited).
     pub fn from_rtt(rtt_ms: f64, mbps: f64) -> LinkShape {
         LinkShape {
@@ -52,7 +50,7 @@ pub struct Traffic {
 /// need sub-millisecond sleeps, and tokio's timer rounds every sleep up to a 1 ms tick (which
 /// showed as +1–2 ms per hop in calibration). Threads sleep, so they cost the measured parties
 /// no CPU.
-pub struct ShapedRelay {
+pub(crate) struct ShapedRelay {
     addr: SocketAddr,
     traffic: Arc<Traffic>,
     stop: Arc<AtomicBool>,
@@ -61,7 +59,7 @@ pub struct ShapedRelay {
 impl ShapedRelay {
     /// Listens on an ephemeral 127.0.0.1 port and serves in the background until dropped;
     /// `up` shapes client → upstream, `down` the reverse.
-    pub fn start(upstream: SocketAddr, up: LinkShape, down: LinkShape) -> std::io::Result<ShapedRelay> {
+    pub(crate) fn start(upstream: SocketAddr, up: LinkShape, down: LinkShape) -> std::io::Result<ShapedRelay> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let traffic = Arc::new(Traffic::default());
@@ -84,11 +82,11 @@ impl ShapedRelay {
         Ok(ShapedRelay { addr, traffic, stop })
     }
 
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
-    pub fn traffic(&self) -> Arc<Traffic> {
+    pub(crate) fn traffic(&self) -> Arc<Traffic> {
         self.traffic.clone()
     }
 }

@@ -13,7 +13,7 @@ const FONT_PATHS: &[&str] = &["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 
 /// The reference implementation, run on this machine by the issue's authors (issue #8):
 /// (profile, reveal, response KB, median seconds).
-pub const REFERENCE: &[(&str, RevealRecv, f64, f64)] = &[
+pub(crate) const REFERENCE: &[(&str, RevealRecv, f64, f64)] = &[
     ("local", RevealRecv::All, 1.0, 0.21),
     ("local", RevealRecv::All, 51.0, 0.21),
     ("local", RevealRecv::AllButLast, 1.0, 0.41),
@@ -83,7 +83,7 @@ fn series(summaries: &[CaseSummary]) -> Vec<Series> {
 }
 
 /// Writes runtime.{svg,png} and breakdown.{svg,png}; returns the file names.
-pub fn write_plots(dir: &Path, summaries: &[CaseSummary]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+pub(crate) fn write_plots(dir: &Path, summaries: &[CaseSummary]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     register_font()?;
     let lines = series(summaries);
     if lines.is_empty() {

@@ -171,7 +171,7 @@ fn name<T: Serialize>(v: &T) -> String {
 }
 
 /// The samples as CSV.
-pub fn samples_csv(rows: &[SampleRow]) -> String {
+pub(crate) fn samples_csv(rows: &[SampleRow]) -> String {
     let mut out = format!("{SAMPLE_HEADER}\n");
     for r in rows {
         let _ = writeln!(
@@ -270,7 +270,7 @@ pub fn summarize(rows: &[SampleRow]) -> Vec<CaseSummary> {
         .collect()
 }
 
-pub fn summary_csv(summaries: &[CaseSummary]) -> String {
+pub(crate) fn summary_csv(summaries: &[CaseSummary]) -> String {
     let mut out = String::from("group,target,tls_version,profile,protocol_latency_ms,bandwidth_mbps,upload_size,download_size,reveal_recv,samples,median_time_preprocess,median_time_online,median_time_prove,median_time_total,median_wire_up,median_wire_down,max_peak_memory,cipher_suite,mode\n");
     for s in summaries {
         let r = &s.first;
@@ -332,7 +332,11 @@ pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
 
 /// Writes samples.csv, summary.csv and summary.md of `summaries` into `dir`; returns what it
 /// wrote.
-pub fn write_tables(dir: &Path, rows: &[SampleRow], summaries: &[CaseSummary]) -> Result<Vec<String>, std::io::Error> {
+pub(crate) fn write_tables(
+    dir: &Path,
+    rows: &[SampleRow],
+    summaries: &[CaseSummary],
+) -> Result<Vec<String>, std::io::Error> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for (file, text) in [

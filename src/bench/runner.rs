@@ -125,7 +125,7 @@ impl Testbed {
 
 /// Runs `case` natively: each sample is a fresh `tlsproof bench prover` process (so its peak
 /// memory is the prover's alone).
-pub async fn run_native(
+pub(crate) async fn run_native(
     case: &BenchCase,
     prover_exe: &Path,
     log: &mut dyn FnMut(&str),
@@ -229,7 +229,7 @@ pub fn peak_rss() -> Option<u64> {
 }
 
 /// Process `pid`'s peak resident set (Linux `VmHWM`; `"self"` for this one), bytes.
-pub fn peak_rss_of(pid: &str) -> Option<u64> {
+pub(crate) fn peak_rss_of(pid: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb =
         status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;

@@ -7,7 +7,7 @@ use crate::http::{EncodedRequest, RequestBuilder};
 use crate::protocol::{Reveal, RevealConfig, VerifierOutput};
 
 /// The hidden header value (fixed, so the request is the same every sample).
-pub const SECRET: &str = "Bearer bench-secret-3f9c0a7d51e2b8c46a0d";
+pub(crate) const SECRET: &str = "Bearer bench-secret-3f9c0a7d51e2b8c46a0d";
 /// The certificate name of the fixture server.
 pub const SERVER_NAME: &str = "localhost";
 const PADDING_HEADER: &str = "X-Padding";
@@ -40,7 +40,7 @@ pub struct Workload {
 impl Workload {
     /// A GET of `download_size` body bytes whose request is exactly `upload_size` bytes long,
     /// padded with an `X-Padding` header.
-    pub fn for_case(case: &BenchCase) -> Result<Workload, WorkloadError> {
+    pub(crate) fn for_case(case: &BenchCase) -> Result<Workload, WorkloadError> {
         let path = format!("/bytes?n={}", case.download_size);
         let redact = (case.request_redaction != "none").then(|| case.request_redaction.clone());
         // An explicit Host (the browser API would otherwise add the port to it), so native and

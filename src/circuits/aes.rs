@@ -9,7 +9,7 @@ use super::{Circuit, Gates};
 pub type Block<B> = [<B as Gates>::Bit; 128];
 
 /// An S-box implementation over a backend (field-embedding or boolean circuit).
-pub type SboxFn<B> = fn(&mut B, &[<B as Gates>::Bit; 8]) -> [<B as Gates>::Bit; 8];
+pub(crate) type SboxFn<B> = fn(&mut B, &[<B as Gates>::Bit; 8]) -> [<B as Gates>::Bit; 8];
 
 /// An expanded key: 11 round keys for AES-128, 15 for AES-256.
 pub struct RoundKeys<B: Circuit> {
@@ -23,7 +23,7 @@ impl<B: Circuit> Clone for RoundKeys<B> {
 }
 
 /// GF(2^8) multiply modulo the AES polynomial, constant time.
-pub fn gf256_mul(a: u8, b: u8) -> u8 {
+pub(crate) fn gf256_mul(a: u8, b: u8) -> u8 {
     let mut r = 0u8;
     let mut a = a;
     for i in 0..8 {
@@ -35,7 +35,7 @@ pub fn gf256_mul(a: u8, b: u8) -> u8 {
 }
 
 /// s^254 (= s⁻¹, 0 ↦ 0) by a fixed addition chain, constant time.
-pub fn gf256_inv(s: u8) -> u8 {
+pub(crate) fn gf256_inv(s: u8) -> u8 {
     let sq = |x: u8| gf256_mul(x, x);
     let x3 = gf256_mul(sq(s), s);
     let x15 = gf256_mul(sq(sq(x3)), x3);
@@ -45,13 +45,13 @@ pub fn gf256_inv(s: u8) -> u8 {
 }
 
 /// The AES S-box on a plain byte (inversion + affine map), constant time.
-pub fn sbox_plain(s: u8) -> u8 {
+pub(crate) fn sbox_plain(s: u8) -> u8 {
     let t = gf256_inv(s);
     t ^ t.rotate_left(1) ^ t.rotate_left(2) ^ t.rotate_left(3) ^ t.rotate_left(4) ^ 0x63
 }
 
 /// The affine output map of the S-box on bits: b_i = t_i ⊕ t_{i+4} ⊕ t_{i+5} ⊕ t_{i+6} ⊕ t_{i+7} ⊕ c_i.
-pub fn sbox_affine<B: Circuit>(b: &B, t: &[B::Bit; 8]) -> [B::Bit; 8] {
+pub(crate) fn sbox_affine<B: Circuit>(b: &B, t: &[B::Bit; 8]) -> [B::Bit; 8] {
     core::array::from_fn(|i| {
         let mut acc = b.constant((0x63 >> i) & 1 == 1);
         for k in [0, 4, 5, 6, 7] {
@@ -142,13 +142,13 @@ fn shift_mix_add<B: Circuit>(b: &B, st: &Block<B>, key: &Block<B>, last: bool) -
 }
 
 /// AES key expansion with a given S-box (40 S-boxes for AES-128, 52 for AES-256).
-pub fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
+pub(crate) fn key_schedule_with<B: Circuit>(b: &mut B, key: &[B::Bit], sbox: SboxFn<B>) -> RoundKeys<B> {
     expand_key(b, key, &SubBytes::Each(sbox))
 }
 
 /// AES encryption of one block with a given S-box (160 S-boxes for AES-128, 224 for
 /// AES-256).
-pub fn encrypt_with<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], sbox: SboxFn<B>) -> Block<B> {
+pub(crate) fn encrypt_with<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit], sbox: SboxFn<B>) -> Block<B> {
     encrypt_rounds(b, rk, block, &SubBytes::Each(sbox))
 }
 
@@ -158,7 +158,7 @@ pub fn key_schedule<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
 }
 
 /// AES encryption with the backend's S-box.
-pub fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
+pub(crate) fn encrypt<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
     encrypt_rounds(b, rk, block, &SubBytes::Backend)
 }
 
@@ -221,7 +221,7 @@ fn rounds_from<B: Circuit>(
 /// ShiftRows and MixColumns fill from those bytes alone (the last byte, row 3 of column 3,
 /// moves to column 0). Each block then costs 133 S-boxes instead of 160 (197 instead of 224
 /// for AES-256). The outputs are the wires a block-by-block [`encrypt`] gives.
-pub fn encrypt_sharing_prefix<B: Circuit>(
+pub(crate) fn encrypt_sharing_prefix<B: Circuit>(
     b: &mut B,
     rk: &RoundKeys<B>,
     prefix: &[B::Bit],

@@ -8,7 +8,7 @@ use super::Circuit;
 use crate::primitives::sbox_circuit::sbox_without_constant;
 
 /// The AES S-box as a boolean circuit (32 AND).
-pub fn sbox_bool<B: Circuit>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
+pub(crate) fn sbox_bool<B: Circuit>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
     if let Some(out) = sbox_if_public(b, s) {
         return out;
     }
@@ -17,12 +17,12 @@ pub fn sbox_bool<B: Circuit>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
 }
 
 /// AES-128 key schedule as a boolean circuit.
-pub fn key_schedule_bool<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
+pub(crate) fn key_schedule_bool<B: Circuit>(b: &mut B, key: &[B::Bit]) -> RoundKeys<B> {
     key_schedule_with(b, key, sbox_bool::<B>)
 }
 
 /// AES-128 block encryption as a boolean circuit.
-pub fn encrypt_bool<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
+pub(crate) fn encrypt_bool<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, block: &[B::Bit]) -> Block<B> {
     encrypt_with(b, rk, block, sbox_bool::<B>)
 }
 

@@ -37,7 +37,7 @@ fn quarter_round<B: Circuit>(b: &mut B, s: &mut [Word<B>; 16], [ia, ib, ic, id]:
 
 /// The 64-byte block for `key` (256 bits), `nonce` (96 bits) and the public block `counter`,
 /// as bits in byte order (RFC 8439's serialized block).
-pub fn block<B: Circuit>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], counter: u32) -> Vec<B::Bit> {
+pub(crate) fn block<B: Circuit>(b: &mut B, key: &[B::Bit], nonce: &[B::Bit], counter: u32) -> Vec<B::Bit> {
     assert_eq!((key.len(), nonce.len()), (256, 96), "ChaCha20 takes a 256-bit key and a 96-bit nonce");
     let input: [Word<B>; 16] = core::array::from_fn(|i| match i {
         0..4 => constant_word(b, CONSTANTS[i].into()),

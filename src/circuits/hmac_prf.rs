@@ -9,14 +9,14 @@ use super::{constant_bytes, sha2, sha384, xor_bits};
 
 /// The SHA-2 function under an HMAC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sha2 {
+pub(crate) enum Sha2 {
     Sha256,
     Sha384,
 }
 
 impl Sha2 {
     /// Bytes a compression absorbs (an HMAC key pad is one block).
-    pub fn block_len(self) -> usize {
+    pub(crate) fn block_len(self) -> usize {
         match self {
             Sha2::Sha256 => 64,
             Sha2::Sha384 => sha384::BLOCK_LEN,
@@ -24,7 +24,7 @@ impl Sha2 {
     }
 
     /// Bytes of a chaining state's encoding (eight words).
-    pub fn state_len(self) -> usize {
+    pub(crate) fn state_len(self) -> usize {
         match self {
             Sha2::Sha256 => 32,
             Sha2::Sha384 => 64,
@@ -32,7 +32,7 @@ impl Sha2 {
     }
 
     /// Bytes of a digest (and of an HMAC).
-    pub fn output_len(self) -> usize {
+    pub(crate) fn output_len(self) -> usize {
         match self {
             Sha2::Sha256 => 32,
             Sha2::Sha384 => sha384::OUTPUT_LEN,
@@ -72,7 +72,7 @@ pub fn hmac_key<B: Circuit>(b: &mut B, key: &[B::Bit]) -> HmacKey<B> {
 /// The pad states (inner, outer) of a key of at most one block, as the hash's state
 /// encodings ([`super::sha256::state_to_bytes`], [`super::sha384::state_to_bytes`]): two
 /// compressions.
-pub fn hmac_pad_states<B: Circuit>(b: &mut B, hash: Sha2, key: &[B::Bit]) -> (Vec<B::Bit>, Vec<B::Bit>) {
+pub(crate) fn hmac_pad_states<B: Circuit>(b: &mut B, hash: Sha2, key: &[B::Bit]) -> (Vec<B::Bit>, Vec<B::Bit>) {
     match hash {
         Sha2::Sha256 => {
             let k = hmac_key(b, key);
@@ -117,7 +117,13 @@ pub fn p_sha256<B: Circuit>(b: &mut B, key: &HmacKey<B>, seed: &[B::Bit], out_le
 }
 
 /// TLS 1.2 PRF(secret, label, seed) with a public label and seed: P_SHA256(secret, label ‖ seed).
-pub fn tls12_prf<B: Circuit>(b: &mut B, key: &HmacKey<B>, label: &[u8], seed: &[u8], out_len: usize) -> Vec<B::Bit> {
+pub(crate) fn tls12_prf<B: Circuit>(
+    b: &mut B,
+    key: &HmacKey<B>,
+    label: &[u8],
+    seed: &[u8],
+    out_len: usize,
+) -> Vec<B::Bit> {
     let mut ls = label.to_vec();
     ls.extend_from_slice(seed);
     let ls_bits = constant_bytes(b, &ls);
@@ -158,7 +164,7 @@ pub fn tls12_verify_data<B: Circuit>(
 /// under the ipad/opad related keys), and with the inner state public the outputs are
 /// F(outer, ·) on distinct single-block inputs, which stay pseudorandom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PublicInner {
+pub(crate) struct PublicInner {
     hash: Sha2,
     /// The chaining state's words (SHA-256's in the low 32 bits).
     state: [u64; 8],
@@ -167,7 +173,7 @@ pub struct PublicInner {
 impl PublicInner {
     /// A SHA-256 inner state from its opened bytes (big-endian words, as
     /// [`super::sha256::state_to_bytes`]).
-    pub fn from_bytes(bytes: &[u8; 32]) -> Self {
+    pub(crate) fn from_bytes(bytes: &[u8; 32]) -> Self {
         PublicInner {
             hash: Sha2::Sha256,
             state: core::array::from_fn(|i| {
@@ -178,7 +184,7 @@ impl PublicInner {
 
     /// An inner state of `hash` from its opened bytes, `None` unless they are
     /// [`Sha2::state_len`] long.
-    pub fn from_state(hash: Sha2, bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn from_state(hash: Sha2, bytes: &[u8]) -> Option<Self> {
         match hash {
             Sha2::Sha256 => Some(Self::from_bytes(bytes.try_into().ok()?)),
             Sha2::Sha384 => {
@@ -191,14 +197,9 @@ impl PublicInner {
         }
     }
 
-    /// The hash this state belongs to.
-    pub fn hash(&self) -> Sha2 {
-        self.hash
-    }
-
     /// The hash continued from the inner state (one block already absorbed) over `msg`: the
     /// inner hash, [`Sha2::output_len`] bytes.
-    pub fn inner_hash(&self, msg: &[u8]) -> Vec<u8> {
+    pub(crate) fn inner_hash(&self, msg: &[u8]) -> Vec<u8> {
         let block = self.hash.block_len();
         let length_bytes = block / 8;
         let mut data = msg.to_vec();
@@ -232,7 +233,7 @@ impl PublicInner {
 /// The pad states (inner, outer) of a key of at most one block, computed in the clear, in the
 /// encodings [`hmac_pad_states`] gives: for a prover that commits to a key's pad states
 /// instead of the key. Wiped when dropped.
-pub fn native_pad_states(hash: Sha2, key: &[u8]) -> [zeroize::Zeroizing<Vec<u8>>; 2] {
+pub(crate) fn native_pad_states(hash: Sha2, key: &[u8]) -> [zeroize::Zeroizing<Vec<u8>>; 2] {
     use ::sha2::digest::generic_array::GenericArray;
     use zeroize::Zeroizing;
     let block = hash.block_len();
@@ -258,7 +259,12 @@ pub fn native_pad_states(hash: Sha2, key: &[u8]) -> [zeroize::Zeroizing<Vec<u8>>
 }
 
 /// HMAC-SHA256(key, msg) in ZK given the key's opened inner state: the outer compression only.
-pub fn hmac_public_inner<B: Circuit>(b: &mut B, outer: &State<B>, inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
+pub(crate) fn hmac_public_inner<B: Circuit>(
+    b: &mut B,
+    outer: &State<B>,
+    inner: &PublicInner,
+    msg: &[u8],
+) -> Vec<B::Bit> {
     assert_eq!(inner.hash, Sha2::Sha256, "a SHA-256 outer state");
     let ih = constant_bytes(b, &inner.inner_hash(msg));
     finish(b, outer, 64, &ih)
@@ -266,7 +272,12 @@ pub fn hmac_public_inner<B: Circuit>(b: &mut B, outer: &State<B>, inner: &Public
 
 /// HMAC(key, msg) in ZK, of `inner`'s hash, given the key's outer state encoding
 /// ([`hmac_pad_states`]) and opened inner state: the outer compression only.
-pub fn hmac_public_inner_with<B: Circuit>(b: &mut B, outer: &[B::Bit], inner: &PublicInner, msg: &[u8]) -> Vec<B::Bit> {
+pub(crate) fn hmac_public_inner_with<B: Circuit>(
+    b: &mut B,
+    outer: &[B::Bit],
+    inner: &PublicInner,
+    msg: &[u8],
+) -> Vec<B::Bit> {
     assert_eq!(outer.len(), 8 * inner.hash.state_len(), "an outer state of the inner state's hash");
     let ih = constant_bytes(b, &inner.inner_hash(msg));
     match inner.hash {

@@ -6,7 +6,7 @@ use super::Circuit;
 
 /// The 128-bit counter block IV ‖ BE32(counter). `iv` is 96 bits (12 bytes), possibly mixed
 /// private (implicit salt) and public (explicit nonce).
-pub fn counter_block<B: Circuit>(b: &B, iv: &[B::Bit], counter: u32) -> Vec<B::Bit> {
+pub(crate) fn counter_block<B: Circuit>(b: &B, iv: &[B::Bit], counter: u32) -> Vec<B::Bit> {
     assert_eq!(iv.len(), 96, "GCM IV must be 96 bits");
     let mut blk = iv.to_vec();
     for byte in counter.to_be_bytes() {
@@ -50,13 +50,13 @@ pub fn keystream_blocks<B: Circuit>(
 }
 
 /// E_K(J0), the block that masks the GHASH output in the tag.
-pub fn j0_block<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, iv: &[B::Bit]) -> Block<B> {
+pub(crate) fn j0_block<B: Circuit>(b: &mut B, rk: &RoundKeys<B>, iv: &[B::Bit]) -> Block<B> {
     let cb = counter_block(b, iv, 1);
     encrypt(b, rk, &cb)
 }
 
 /// The GHASH key H = AES_K(0^128).
-pub fn ghash_key<B: Circuit>(b: &mut B, rk: &RoundKeys<B>) -> Block<B> {
+pub(crate) fn ghash_key<B: Circuit>(b: &mut B, rk: &RoundKeys<B>) -> Block<B> {
     let zero: Vec<B::Bit> = (0..128).map(|_| b.constant(false)).collect();
     encrypt(b, rk, &zero)
 }

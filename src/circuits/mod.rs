@@ -20,7 +20,7 @@ pub(crate) mod sha384;
 #[cfg(test)]
 mod tests;
 
-pub use crate::primitives::sbox_circuit::Gates;
+pub(crate) use crate::primitives::sbox_circuit::Gates;
 
 /// A boolean-circuit backend: XOR and NOT are free, AND is the one gate that costs (a committed
 /// bit and a check in ZK, two ciphertexts in a garbled circuit). Public constants propagate:
@@ -62,7 +62,7 @@ pub trait Circuit: Gates {
 }
 
 /// A 32-bit word of bits, bit i = 2^i.
-pub type Word<B> = [<B as Gates>::Bit; 32];
+pub(crate) type Word<B> = [<B as Gates>::Bit; 32];
 
 /// Public bytes as constant bits (free).
 pub fn constant_bytes<B: Circuit>(b: &B, bytes: &[u8]) -> Vec<B::Bit> {
@@ -76,17 +76,17 @@ pub fn constant_bytes<B: Circuit>(b: &B, bytes: &[u8]) -> Vec<B::Bit> {
 }
 
 /// Pack bits (LSB first) into bytes; a trailing partial byte is zero-padded.
-pub fn bits_to_bytes(bits: &[bool]) -> Vec<u8> {
+pub(crate) fn bits_to_bytes(bits: &[bool]) -> Vec<u8> {
     bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, b)| acc | ((*b as u8) << i))).collect()
 }
 
 /// Bytes as bits, least significant first (the inverse of [`bits_to_bytes`]).
-pub fn bytes_to_bits(bytes: &[u8]) -> Vec<bool> {
+pub(crate) fn bytes_to_bits(bytes: &[u8]) -> Vec<bool> {
     bytes.iter().flat_map(|x| (0..8).map(move |i| (x >> i) & 1 == 1)).collect()
 }
 
 /// XOR of two equal-length bit strings.
-pub fn xor_bits<B: Circuit>(b: &B, x: &[B::Bit], y: &[B::Bit]) -> Vec<B::Bit> {
+pub(crate) fn xor_bits<B: Circuit>(b: &B, x: &[B::Bit], y: &[B::Bit]) -> Vec<B::Bit> {
     x.iter().zip(y).map(|(p, q)| b.xor(*p, *q)).collect()
 }
 
@@ -109,7 +109,7 @@ pub fn add<B: Circuit, const N: usize>(b: &mut B, x: &[B::Bit; N], y: &[B::Bit; 
 
 /// Two independent additions mod 2^N in lockstep, their carry gates paired
 /// ([`Circuit::and_pair`]): the same gates as two [`add`] calls.
-pub fn add_pair<B: Circuit, const N: usize>(
+pub(crate) fn add_pair<B: Circuit, const N: usize>(
     b: &mut B,
     [(x0, y0), (x1, y1)]: [(&[B::Bit; N], &[B::Bit; N]); 2],
 ) -> [[B::Bit; N]; 2] {
@@ -129,6 +129,6 @@ pub fn add_pair<B: Circuit, const N: usize>(
 }
 
 /// A public word of N ≤ 64 bits.
-pub fn constant_word<B: Circuit, const N: usize>(b: &B, w: u64) -> [B::Bit; N] {
+pub(crate) fn constant_word<B: Circuit, const N: usize>(b: &B, w: u64) -> [B::Bit; N] {
     core::array::from_fn(|i| b.constant((w >> i) & 1 == 1))
 }

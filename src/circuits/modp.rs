@@ -4,7 +4,7 @@
 use super::Circuit;
 
 /// The P-256 base field prime p = 2^256 − 2^224 + 2^192 + 2^96 − 1, big-endian.
-pub const P256_PRIME: [u8; 32] = [
+pub(crate) const P256_PRIME: [u8; 32] = [
     0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 ];
@@ -32,7 +32,7 @@ fn ripple_add<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit]) -> (Vec<B::Bit>
 /// (x + y) mod m for 32-byte big-endian x, y < m (byte strings of bits, as everywhere in
 /// [`crate::circuits`]); the result in the same encoding. Inputs ≥ m give a result that is
 /// still a fixed function of them (both engines compute the same one).
-pub fn add_mod<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit], m: &[u8; 32]) -> Vec<B::Bit> {
+pub(crate) fn add_mod<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit], m: &[u8; 32]) -> Vec<B::Bit> {
     assert!(x.len() == 256 && y.len() == 256, "add_mod takes two 256-bit integers");
     let le = |v: &[B::Bit]| -> Vec<B::Bit> { (0..256).map(|i| v[integer_bit(i)]).collect() };
     let (mut s, carry) = ripple_add(b, &le(x), &le(y));

@@ -5,7 +5,7 @@
 use super::{add, add_pair, constant_word, Circuit};
 
 /// What tells the SHA-2 functions apart, besides the word size N.
-pub struct Family {
+pub(crate) struct Family {
     /// Round constants (one per round), N bits each.
     pub k: &'static [u64],
     /// σ0: two rotations and a shift of the message schedule.
@@ -19,7 +19,7 @@ pub struct Family {
 }
 
 /// A chaining state: eight N-bit words, bit i = 2^i.
-pub type State<B, const N: usize> = [[<B as super::Gates>::Bit; N]; 8];
+pub(crate) type State<B, const N: usize> = [[<B as super::Gates>::Bit; N]; 8];
 
 fn rotr<B: Circuit, const N: usize>(w: &[B::Bit; N], n: usize) -> [B::Bit; N] {
     core::array::from_fn(|i| w[(i + n) % N])
@@ -51,7 +51,7 @@ fn word_from_be<B: Circuit, const N: usize>(bits: &[B::Bit]) -> [B::Bit; N] {
 
 /// The state as its big-endian encoding (the digest, before truncation, when it is the final
 /// state).
-pub fn state_to_bytes<B: Circuit, const N: usize>(s: &State<B, N>) -> Vec<B::Bit> {
+pub(crate) fn state_to_bytes<B: Circuit, const N: usize>(s: &State<B, N>) -> Vec<B::Bit> {
     let mut out = Vec::with_capacity(8 * N);
     for w in s {
         for byte in (0..N / 8).rev() {
@@ -62,17 +62,17 @@ pub fn state_to_bytes<B: Circuit, const N: usize>(s: &State<B, N>) -> Vec<B::Bit
 }
 
 /// A state from its big-endian encoding.
-pub fn state_from_bytes<B: Circuit, const N: usize>(bits: &[B::Bit]) -> State<B, N> {
+pub(crate) fn state_from_bytes<B: Circuit, const N: usize>(bits: &[B::Bit]) -> State<B, N> {
     core::array::from_fn(|i| word_from_be::<B, N>(&bits[i * N..i * N + N]))
 }
 
 /// A public state.
-pub fn constant_state<B: Circuit, const N: usize>(b: &B, words: &[u64; 8]) -> State<B, N> {
+pub(crate) fn constant_state<B: Circuit, const N: usize>(b: &B, words: &[u64; 8]) -> State<B, N> {
     core::array::from_fn(|i| constant_word(b, words[i]))
 }
 
 /// One compression: `block` is 16 words (2N bytes) in message byte order.
-pub fn compress<B: Circuit, const N: usize>(
+pub(crate) fn compress<B: Circuit, const N: usize>(
     b: &mut B,
     f: &Family,
     state: &State<B, N>,
@@ -141,7 +141,7 @@ pub fn compress<B: Circuit, const N: usize>(
 /// Hash `msg` (byte-aligned bits) continuing from `state`, which has already absorbed
 /// `prefix_len` bytes (whole blocks); applies the padding (0x80, zeros, the bit length in 2N/8
 /// bytes) and returns the final state's encoding, untruncated.
-pub fn finish<B: Circuit, const N: usize>(
+pub(crate) fn finish<B: Circuit, const N: usize>(
     b: &mut B,
     f: &Family,
     state: &State<B, N>,
@@ -166,7 +166,7 @@ pub fn finish<B: Circuit, const N: usize>(
 }
 
 /// Widens 32-bit constants for [`Family::k`].
-pub const fn widen<const L: usize>(k: [u32; L]) -> [u64; L] {
+pub(crate) const fn widen<const L: usize>(k: [u32; L]) -> [u64; L] {
     let mut out = [0u64; L];
     let mut i = 0;
     while i < L {

@@ -6,7 +6,7 @@ use super::sha2::{self, Family};
 use super::Circuit;
 
 /// SHA-384's initial hash value.
-pub const IV: [u64; 8] = [
+pub(crate) const IV: [u64; 8] = [
     0xcbbb9d5dc1059ed8,
     0x629a292a367cd507,
     0x9159015a3070dd17,
@@ -18,7 +18,7 @@ pub const IV: [u64; 8] = [
 ];
 
 /// SHA-512's round constants.
-pub const K: [u64; 80] = [
+pub(crate) const K: [u64; 80] = [
     0x428a2f98d728ae22,
     0x7137449123ef65cd,
     0xb5c0fbcfec4d3b2f,
@@ -105,37 +105,37 @@ const FAMILY: Family =
     Family { k: &K, sigma0: [1, 8, 7], sigma1: [19, 61, 6], big_sigma0: [28, 34, 39], big_sigma1: [14, 18, 41] };
 
 /// Bytes a compression absorbs.
-pub const BLOCK_LEN: usize = 128;
+pub(crate) const BLOCK_LEN: usize = 128;
 
 /// Bytes of a digest.
-pub const OUTPUT_LEN: usize = 48;
+pub(crate) const OUTPUT_LEN: usize = 48;
 
 /// A SHA-384 chaining state (eight 64-bit words).
-pub type State<B> = sha2::State<B, 64>;
+pub(crate) type State<B> = sha2::State<B, 64>;
 
 /// The public initial state.
-pub fn initial_state<B: Circuit>(b: &B) -> State<B> {
+pub(crate) fn initial_state<B: Circuit>(b: &B) -> State<B> {
     sha2::constant_state(b, &IV)
 }
 
 /// The state as its 64-byte big-endian encoding.
-pub fn state_to_bytes<B: Circuit>(s: &State<B>) -> Vec<B::Bit> {
+pub(crate) fn state_to_bytes<B: Circuit>(s: &State<B>) -> Vec<B::Bit> {
     sha2::state_to_bytes::<B, 64>(s)
 }
 
 /// A state from its 64-byte big-endian encoding.
-pub fn state_from_bytes<B: Circuit>(bits: &[B::Bit]) -> State<B> {
+pub(crate) fn state_from_bytes<B: Circuit>(bits: &[B::Bit]) -> State<B> {
     sha2::state_from_bytes::<B, 64>(bits)
 }
 
 /// One compression: `block` is 128 bytes (1024 bits) in message byte order.
-pub fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> State<B> {
+pub(crate) fn compress<B: Circuit>(b: &mut B, state: &State<B>, block: &[B::Bit]) -> State<B> {
     sha2::compress(b, &FAMILY, state, block)
 }
 
 /// Hash `msg` (byte-aligned bits) continuing from `state`, which has already absorbed
 /// `prefix_len` bytes (a multiple of 128); applies the padding and returns the 48-byte digest.
-pub fn finish<B: Circuit>(b: &mut B, state: &State<B>, prefix_len: usize, msg: &[B::Bit]) -> Vec<B::Bit> {
+pub(crate) fn finish<B: Circuit>(b: &mut B, state: &State<B>, prefix_len: usize, msg: &[B::Bit]) -> Vec<B::Bit> {
     let mut out = sha2::finish(b, &FAMILY, state, prefix_len, msg);
     out.truncate(OUTPUT_LEN * 8);
     out
@@ -144,7 +144,7 @@ pub fn finish<B: Circuit>(b: &mut B, state: &State<B>, prefix_len: usize, msg: &
 /// Full SHA-384 of a byte-aligned bit string (the known-answer tests' reference; the
 /// protocol only ever hashes from a committed state).
 #[cfg(test)]
-pub fn sha384<B: Circuit>(b: &mut B, msg: &[B::Bit]) -> Vec<B::Bit> {
+pub(crate) fn sha384<B: Circuit>(b: &mut B, msg: &[B::Bit]) -> Vec<B::Bit> {
     let iv = initial_state(b);
     finish(b, &iv, 0, msg)
 }

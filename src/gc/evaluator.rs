@@ -10,7 +10,7 @@ use crate::circuits::Gates;
 /// Evaluates garbled circuits gate by gate, taking each AND gate's tables from `source`. A
 /// source that runs dry or is malformed is recorded (gates then yield dummy labels) and
 /// reported by [`Evaluator::check`]: circuits are straight-line code without error paths.
-pub struct Evaluator<S> {
+pub(crate) struct Evaluator<S> {
     hash: GateHash,
     gate: u64,
     source: S,
@@ -19,16 +19,16 @@ pub struct Evaluator<S> {
 }
 
 impl<S: TableSource> Evaluator<S> {
-    pub fn new(source: S) -> Self {
+    pub(crate) fn new(source: S) -> Self {
         Evaluator { hash: GateHash::new(), gate: 0, source, error: None, stats: GcStats::default() }
     }
 
-    pub fn stats(&self) -> GcStats {
+    pub(crate) fn stats(&self) -> GcStats {
         self.stats
     }
 
     /// The first failure since the evaluator was made (tables missing or malformed).
-    pub fn check(&self) -> Result<(), GcError> {
+    pub(crate) fn check(&self) -> Result<(), GcError> {
         match &self.error {
             Some(e) => Err(e.clone()),
             None => Ok(()),
@@ -36,29 +36,30 @@ impl<S: TableSource> Evaluator<S> {
     }
 
     /// Continues at gate `i`, where the garbler says the next circuit's gates start.
-    pub fn set_gate_index(&mut self, i: u64) {
+    pub(crate) fn set_gate_index(&mut self, i: u64) {
         self.gate = i;
     }
 
-    pub fn source_mut(&mut self) -> &mut S {
+    pub(crate) fn source_mut(&mut self) -> &mut S {
         &mut self.source
     }
 
     /// Wires for the garbler's input bits from the labels it sent.
-    pub fn garbler_inputs(&self, labels: &[u128]) -> Vec<Wire> {
+    pub(crate) fn garbler_inputs(&self, labels: &[u128]) -> Vec<Wire> {
         labels.iter().map(|&l| Wire::Label(l)).collect()
     }
 
     /// The corrections e_i = x_i ⊕ c_i to send the garbler for the input bits `values`, given
     /// random COT choices c_i (see [`super::Garbler::evaluator_inputs`]).
-    pub fn input_corrections(values: &[bool], cot_choices: &[bool]) -> Vec<bool> {
+    #[cfg(test)]
+    pub(crate) fn input_corrections(values: &[bool], cot_choices: &[bool]) -> Vec<bool> {
         assert_eq!(values.len(), cot_choices.len(), "one COT per input bit");
         values.iter().zip(cot_choices).map(|(x, c)| x ^ c).collect()
     }
 
     /// Wires for the evaluator's own input bits: the COT MACs K_i ⊕ c_i·Δ plus the garbler's
     /// answers W⁰_i ⊕ K_i ⊕ e_i·Δ.
-    pub fn evaluator_inputs(&self, cot_macs: &[u128], answers: &[u128]) -> Result<Vec<Wire>, GcError> {
+    pub(crate) fn evaluator_inputs(&self, cot_macs: &[u128], answers: &[u128]) -> Result<Vec<Wire>, GcError> {
         if cot_macs.len() != answers.len() {
             return Err(GcError::CountMismatch { what: "input labels", expected: cot_macs.len(), got: answers.len() });
         }
@@ -66,7 +67,7 @@ impl<S: TableSource> Evaluator<S> {
     }
 
     /// The values of `wires` under the garbler's decoding bits.
-    pub fn decode(&self, wires: &[Wire], decoding: &[bool]) -> Result<Vec<bool>, GcError> {
+    pub(crate) fn decode(&self, wires: &[Wire], decoding: &[bool]) -> Result<Vec<bool>, GcError> {
         if wires.len() != decoding.len() {
             return Err(GcError::CountMismatch { what: "decoding bits", expected: wires.len(), got: decoding.len() });
         }

@@ -12,7 +12,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 /// Garbles circuits gate by gate into `sink`. Fresh input labels come from a PRG under a
 /// secret seed; Δ is secret with lsb(Δ) = 1 (point-and-permute).
-pub struct Garbler<S> {
+pub(crate) struct Garbler<S> {
     delta: Zeroizing<u128>,
     labels: Prg,
     next_label: u128,
@@ -35,7 +35,7 @@ const RHO_BLOCKS: u128 = 1 << 127;
 
 impl<S: TableSink> Garbler<S> {
     /// A garbler with a fresh random Δ and label seed.
-    pub fn new(sink: S) -> Self {
+    pub(crate) fn new(sink: S) -> Self {
         let mut seed = [0u8; 16];
         let mut delta = [0u8; 16];
         let mut rng = rand::rng();
@@ -49,7 +49,7 @@ impl<S: TableSink> Garbler<S> {
 
     /// A garbler with the given Δ (its low bit is set here) and label seed: Δ must equal the
     /// correlation of the COT that delivers the evaluator's input labels.
-    pub fn with_secrets(delta: u128, seed: &[u8; 16], sink: S) -> Self {
+    pub(crate) fn with_secrets(delta: u128, seed: &[u8; 16], sink: S) -> Self {
         Garbler {
             delta: Zeroizing::new(delta | 1),
             labels: PrgKind::fastest_here().keyed(seed),
@@ -65,20 +65,20 @@ impl<S: TableSink> Garbler<S> {
     }
 
     /// The global offset Δ (lsb set): for the COT sender that must share it.
-    pub fn delta(&self) -> u128 {
+    pub(crate) fn delta(&self) -> u128 {
         *self.delta
     }
 
-    pub fn stats(&self) -> GcStats {
+    pub(crate) fn stats(&self) -> GcStats {
         self.stats
     }
 
     /// The sink, e.g. to flush a stream after the last gate.
-    pub fn sink_mut(&mut self) -> &mut S {
+    pub(crate) fn sink_mut(&mut self) -> &mut S {
         &mut self.sink
     }
 
-    pub fn into_sink(self) -> S {
+    pub(crate) fn into_sink(self) -> S {
         self.sink
     }
 
@@ -91,7 +91,7 @@ impl<S: TableSink> Garbler<S> {
 
     /// Wires for the garbler's own input bits, and the labels to send the evaluator (the
     /// value-v label of each: uniformly random whatever v is, so they reveal nothing).
-    pub fn garbler_inputs(&mut self, values: &[bool]) -> (Vec<Wire>, Vec<u128>) {
+    pub(crate) fn garbler_inputs(&mut self, values: &[bool]) -> (Vec<Wire>, Vec<u128>) {
         let wires = self.reserve_inputs(values.len());
         let send = self.active_labels(&wires, values);
         (wires, send)
@@ -99,13 +99,13 @@ impl<S: TableSink> Garbler<S> {
 
     /// Wires for `n` input bits whose values come later: circuits can be garbled over them
     /// before anyone knows their values (garbling ahead).
-    pub fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
+    pub(crate) fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
         self.fresh_labels(n).into_iter().map(Wire::Label).collect()
     }
 
     /// The labels of `values` on `wires` from [`Self::reserve_inputs`] (labels all: a public
     /// wire, which has none, gets 0).
-    pub fn active_labels(&self, wires: &[Wire], values: &[bool]) -> Vec<u128> {
+    pub(crate) fn active_labels(&self, wires: &[Wire], values: &[bool]) -> Vec<u128> {
         wires
             .iter()
             .zip(values)
@@ -117,13 +117,13 @@ impl<S: TableSink> Garbler<S> {
     }
 
     /// The index of the next AND gate (its hash tweaks are 3i, 3i + 1 and 3i + 2).
-    pub fn gate_index(&self) -> u64 {
+    pub(crate) fn gate_index(&self) -> u64 {
         self.gate
     }
 
     /// Continues at gate `i`: the caller keeps the ranges of gate indices it garbles under
     /// this Δ apart, so that no tweak is used twice.
-    pub fn set_gate_index(&mut self, i: u64) {
+    pub(crate) fn set_gate_index(&mut self, i: u64) {
         self.gate = i;
     }
 
@@ -131,7 +131,7 @@ impl<S: TableSink> Garbler<S> {
     /// Δ: for COT key K_i the evaluator holds K_i ⊕ c_i·Δ for a random c_i and sent
     /// e_i = x_i ⊕ c_i; the answer W⁰_i ⊕ K_i ⊕ e_i·Δ gives it W⁰_i ⊕ x_i·Δ.
     /// The corrections come from the evaluator: a count other than the keys' is an error.
-    pub fn evaluator_inputs(
+    pub(crate) fn evaluator_inputs(
         &mut self,
         cot_keys: &[u128],
         corrections: &[bool],
@@ -154,7 +154,7 @@ impl<S: TableSink> Garbler<S> {
 
     /// What the evaluator needs to decode these wires: each label's permute bit (the value of
     /// a public wire itself).
-    pub fn decoding(&self, wires: &[Wire]) -> Vec<bool> {
+    pub(crate) fn decoding(&self, wires: &[Wire]) -> Vec<bool> {
         wires
             .iter()
             .map(|w| match *w {

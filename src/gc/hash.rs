@@ -40,7 +40,7 @@ impl GateHash {
 
     /// H(x_k, tweak(k)) in place for every k, in batched AES calls of [`BATCH`] blocks.
     #[inline]
-    pub fn hash_in_place(&mut self, xs: &mut [u128], tweak: impl Fn(usize) -> u128) {
+    pub(crate) fn hash_in_place(&mut self, xs: &mut [u128], tweak: impl Fn(usize) -> u128) {
         for (c, xc) in xs.chunks_mut(BATCH).enumerate() {
             let buf = &mut self.buf[..xc.len()];
             // π encrypts σ(x_k) ⊕ tweak_k; H is that block's image ⊕ σ(x_k)
@@ -58,7 +58,7 @@ impl GateHash {
 
 /// AES blocks per batched call of [`GateHash::hash_in_place`] (16 garbled AND gates, an AES
 /// round's S-box layer).
-pub const BATCH: usize = 96;
+pub(crate) const BATCH: usize = 96;
 
 /// Two gates' hash inputs (or tweaks) as one call's: `M` = 2`N`.
 #[inline(always)]

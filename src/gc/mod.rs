@@ -19,13 +19,13 @@ pub(crate) mod garbler;
 pub(crate) mod hash;
 mod lanes;
 pub(crate) mod stream;
-pub mod three_halves;
+pub(crate) mod three_halves;
 
 #[cfg(test)]
 mod tests;
 
-pub use evaluator::Evaluator;
-pub use garbler::Garbler;
+pub(crate) use evaluator::Evaluator;
+pub(crate) use garbler::Garbler;
 
 /// A wire of a garbled circuit: a public constant (free, known to both sides) or a label (the
 /// garbler's zero label, or the evaluator's active label).
@@ -35,15 +35,15 @@ pub enum Wire {
     Label(u128),
 }
 
-pub use three_halves::Table;
+pub(crate) use three_halves::Table;
 
 /// Where the garbler's AND gates put their tables.
-pub trait TableSink {
+pub(crate) trait TableSink {
     fn push(&mut self, table: Table);
 }
 
 /// Where the evaluator's AND gates take their tables from, in order.
-pub trait TableSource {
+pub(crate) trait TableSource {
     /// The next table, or why there is none (the garbler sent fewer, or sent garbage).
     fn pull(&mut self) -> Result<Table, GcError>;
 }
@@ -77,7 +77,7 @@ pub enum GcError {
 
 /// Gates garbled or evaluated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GcStats {
+pub(crate) struct GcStats {
     /// AND gates with two non-public inputs (each one table).
     pub and_gates: u64,
 }

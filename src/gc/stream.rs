@@ -8,16 +8,16 @@ use super::{GcError, Table, TableSink, TableSource};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// Tables per chunk (49 KiB).
-pub const CHUNK_TABLES: usize = 2048;
+pub(crate) const CHUNK_TABLES: usize = 2048;
 
 /// A bounded stream of gate tables: at most `depth` chunks queued between the two ends.
-pub fn table_stream(depth: usize) -> (ChunkSink, ChunkSource) {
+pub(crate) fn table_stream(depth: usize) -> (ChunkSink, ChunkSource) {
     let (tx, rx) = sync_channel(depth);
     (ChunkSink { buf: Vec::with_capacity(CHUNK_TABLES), tx: Some(tx), bytes_sent: 0 }, ChunkSource::new(rx))
 }
 
 /// The garbler's end: call [`ChunkSink::finish`] after the last gate (dropping it also flushes).
-pub struct ChunkSink {
+pub(crate) struct ChunkSink {
     buf: Vec<Table>,
     tx: Option<SyncSender<Vec<u8>>>,
     bytes_sent: u64,
@@ -39,7 +39,7 @@ impl ChunkSink {
     }
 
     /// Sends what is buffered and ends the stream; returns the bytes of tables sent in all.
-    pub fn finish(mut self) -> u64 {
+    pub(crate) fn finish(mut self) -> u64 {
         self.send();
         self.tx = None;
         self.bytes_sent
@@ -65,7 +65,7 @@ impl TableSink for ChunkSink {
 /// The evaluator's end. Chunks from the network are checked here: whole tables, at most
 /// [`CHUNK_TABLES`] of them, none empty. Tables are read from the chunk's bytes as they are
 /// pulled.
-pub struct ChunkSource {
+pub(crate) struct ChunkSource {
     rx: Receiver<Vec<u8>>,
     chunk: Vec<u8>,
     /// Tables in `chunk`, and the next one to pull.
@@ -80,7 +80,7 @@ impl ChunkSource {
 
     /// A source fed by `rx` (e.g. a network pump forwarding the garbler's messages).
     #[cfg(test)]
-    pub fn from_receiver(rx: Receiver<Vec<u8>>) -> Self {
+    pub(crate) fn from_receiver(rx: Receiver<Vec<u8>>) -> Self {
         Self::new(rx)
     }
 }

@@ -21,11 +21,11 @@ use super::GcError;
 use core::ops::{BitAnd, BitXor, Not};
 
 /// Bits on the wire for one AND gate: three 64-bit half-rows and five control bits.
-pub const BITS_PER_AND: usize = 3 * 64 + 5;
+pub(crate) const BITS_PER_AND: usize = 3 * 64 + 5;
 
 /// The garbled rows of one AND gate: what the garbler sends for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Table {
+pub(crate) struct Table {
     /// G0, G1, G2.
     pub g: [u64; 3],
     /// The masked control bits z0..z4 (bit n is z_n).
@@ -54,14 +54,14 @@ fn combination(i: u8, j: u8, r1: u8, r2: u8, a: u128, b: u128) -> [u64; 2] {
 /// gate as in [`garbler_hash_inputs`]: call 6m + r is gate first + m's input r / 2, whose
 /// tweak 3(first + m) + r / 2 is 3·first + k / 2.
 #[inline(always)]
-pub fn garbler_tweak(first: u64, k: usize) -> u128 {
+pub(crate) fn garbler_tweak(first: u64, k: usize) -> u128 {
     3 * u128::from(first) + (k / 2) as u128
 }
 
 /// The tweak of hash call `k` of a run of evaluated gates numbered from `first`, three calls
 /// a gate as in [`evaluator_hash_inputs`].
 #[inline(always)]
-pub fn evaluator_tweak(first: u64, k: usize) -> u128 {
+pub(crate) fn evaluator_tweak(first: u64, k: usize) -> u128 {
     3 * u128::from(first) + k as u128
 }
 
@@ -78,7 +78,7 @@ fn control(h: u128) -> u8 {
 /// The garbler's six hash inputs for a gate over the zero labels `a0`, `b0`: A, A ⊕ Δ, B,
 /// B ⊕ Δ, A ⊕ B, A ⊕ B ⊕ Δ (A, B the colour-0 labels), hashed under [`garbler_tweak`].
 #[inline(always)]
-pub fn garbler_hash_inputs(delta: u128, a0: u128, b0: u128) -> [u128; 6] {
+pub(crate) fn garbler_hash_inputs(delta: u128, a0: u128, b0: u128) -> [u128; 6] {
     let (a, b) = colour_zero(delta, a0, b0);
     [a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]
 }
@@ -95,7 +95,7 @@ fn colour_zero(delta: u128, a0: u128, b0: u128) -> (u128, u128) {
 /// and secret for this gate. Returns the table to send and the output's zero label.
 /// Branch-free in the labels, Δ and `rho`.
 #[inline(always)]
-pub fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
+pub(crate) fn garble(delta: u128, a0: u128, b0: u128, h: [u128; 6], rho: u8) -> (Table, u128) {
     let ([table], [c0]) = garble_side_by_side::<u64, 1>(delta, [a0], [b0], &h, [rho]);
     (table, c0)
 }
@@ -161,7 +161,7 @@ fn garble_side_by_side<V: Lanes<N>, const N: usize>(
 /// hashes `h[6k..6k + 6]` and the dicing bits `rho[k]`, and gets `tables[k]` and the output
 /// zero label `out[k]`, as [`garble`] would give them. Four gates side by side, on AVX2 where
 /// the CPU has it.
-pub fn garble_layer(
+pub(crate) fn garble_layer(
     delta: u128,
     pairs: &[(u128, u128)],
     h: &[u128],
@@ -324,7 +324,7 @@ fn control_bits(z: u8, i: u8, j: u8, [ha, hb, hx]: [u128; 3]) -> (u8, u8) {
 /// The evaluator's three hash inputs for a gate on the active labels `a`, `b`: A, B, A ⊕ B,
 /// hashed under [`evaluator_tweak`].
 #[inline(always)]
-pub fn evaluator_hash_inputs(a: u128, b: u128) -> [u128; 3] {
+pub(crate) fn evaluator_hash_inputs(a: u128, b: u128) -> [u128; 3] {
     [a, b, a ^ b]
 }
 
@@ -332,7 +332,7 @@ pub fn evaluator_hash_inputs(a: u128, b: u128) -> [u128; 3] {
 /// [`evaluator_hash_inputs`]' inputs in that order, and the garbler's `table`: the output's zero
 /// label, or it ⊕ Δ when both inputs are 1.
 #[inline(always)]
-pub fn evaluate(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u128 {
+pub(crate) fn evaluate(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u128 {
     let (i, j) = ((a & 1) as u8, (b & 1) as u8);
     let d = i ^ j;
     let (r1, r2) = control_bits(table.z, i, j, [ha, hb, hx]);
@@ -344,12 +344,12 @@ pub fn evaluate(a: u128, b: u128, [ha, hb, hx]: [u128; 3], table: &Table) -> u12
 }
 
 /// Bytes of `n` tables on the wire.
-pub const fn encoded_len(n: usize) -> usize {
+pub(crate) const fn encoded_len(n: usize) -> usize {
     24 * n + (5 * n).div_ceil(8)
 }
 
 /// The number of tables whose encoding is `len` bytes long, if there is one.
-pub fn tables_in(len: usize) -> Option<usize> {
+pub(crate) fn tables_in(len: usize) -> Option<usize> {
     // 8·len lies in [197n, 197n + 7] for the n that fits
     let n = 8 * len / BITS_PER_AND;
     (encoded_len(n) == len).then_some(n)
@@ -357,7 +357,7 @@ pub fn tables_in(len: usize) -> Option<usize> {
 
 /// Appends the encoding of `tables` to `out`. Control bits go eight tables (40 bits, five
 /// bytes) at a time.
-pub fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
+pub(crate) fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
     out.reserve(encoded_len(tables.len()));
     for t in tables {
         for g in t.g {
@@ -372,7 +372,7 @@ pub fn encode_tables(tables: &[Table], out: &mut Vec<u8>) {
 
 /// Checks that `bytes` is a whole encoding of tables (see [`tables_in`]) with its padding bits
 /// clear; returns how many tables it holds.
-pub fn check_encoding(bytes: &[u8]) -> Result<usize, GcError> {
+pub(crate) fn check_encoding(bytes: &[u8]) -> Result<usize, GcError> {
     let n = tables_in(bytes.len()).ok_or(GcError::MalformedTables("a length that no number of tables has"))?;
     // the bits past the 5n control bits, in the last byte (5n ≤ 8·len < 5n + 8)
     if let Some(&last) = bytes[24 * n..].last() {
@@ -386,7 +386,7 @@ pub fn check_encoding(bytes: &[u8]) -> Result<usize, GcError> {
 
 /// Table `k` of the `n` in `bytes`, an encoding [`check_encoding`] accepted (k < n).
 #[inline]
-pub fn table_at(bytes: &[u8], n: usize, k: usize) -> Table {
+pub(crate) fn table_at(bytes: &[u8], n: usize, k: usize) -> Table {
     let word = |at: usize| {
         let mut w = [0u8; 8];
         w.copy_from_slice(&bytes[at..at + 8]);
@@ -401,7 +401,7 @@ pub fn table_at(bytes: &[u8], n: usize, k: usize) -> Table {
 
 /// Appends the tables encoded in `bytes` (a whole encoding, see [`check_encoding`]) to `out`;
 /// returns how many.
-pub fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcError> {
+pub(crate) fn decode_tables(bytes: &[u8], out: &mut Vec<Table>) -> Result<usize, GcError> {
     let n = check_encoding(bytes)?;
     out.extend((0..n).map(|k| table_at(bytes, n, k)));
     Ok(n)

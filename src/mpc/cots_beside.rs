@@ -29,16 +29,16 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// COTs asked for per step (the COT source runs the LPN iterations a step lacks).
-pub const COTS_PER_STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
+pub(crate) const COTS_PER_STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
 
 /// The most COTs a session makes beside its connection: 6 · 2^20, the keystream proof of about
 /// 75 KB. They are held until the proof takes them: 17 bytes each on the prover (a bit and a
 /// MAC), 16 on the verifier, so about 107 and 101 MB at most.
-pub const MAX_COTS: usize = 6 << 20;
+pub(crate) const MAX_COTS: usize = 6 << 20;
 
 /// What a session of `max_recv` bytes received makes beside its connection at most: the
 /// keystream proof of all of it, and at most [`MAX_COTS`].
-pub fn max_cots(max_recv: usize) -> usize {
+pub(crate) fn max_cots(max_recv: usize) -> usize {
     crate::cost::keystream_cots(max_recv).min(MAX_COTS)
 }
 
@@ -59,14 +59,14 @@ pub enum BesideError {
 }
 
 /// What the prover's side makes: bits and MACs, a chunk per step.
-pub type ProverMade = Vec<(Vec<bool>, Vec<F128>)>;
+pub(crate) type ProverMade = Vec<(Vec<bool>, Vec<F128>)>;
 
 /// What the verifier's side makes: keys, a chunk per step.
-pub type VerifierMade = Vec<Vec<F128>>;
+pub(crate) type VerifierMade = Vec<Vec<F128>>;
 
 /// The prover's side: steps of at most `step` COTs until `total` are made or `go_on` turns
 /// false (checked before each step), then the end.
-pub async fn make<R: CotReceiver, C: Channel>(
+pub(crate) async fn make<R: CotReceiver, C: Channel>(
     source: &mut R,
     ch: &mut C,
     total: usize,
@@ -89,7 +89,7 @@ pub async fn make<R: CotReceiver, C: Channel>(
 }
 
 /// The verifier's side: serves the prover's steps while their total stays within `cap`.
-pub async fn serve<S: CotSender, C: Channel>(
+pub(crate) async fn serve<S: CotSender, C: Channel>(
     source: &mut S,
     ch: &mut C,
     cap: usize,
@@ -122,14 +122,14 @@ fn step_message(n: usize) -> Vec<u8> {
 /// A job running on a thread of its own: natively an OS thread, in wasm a thread of the rayon
 /// pool (the page's Web Workers), polled there by a local executor. Dropping it stops the job
 /// at its next wait, so a session that ends early leaves nothing running.
-pub struct OwnThread<T> {
+pub(crate) struct OwnThread<T> {
     result: oneshot::Receiver<T>,
     _stop: oneshot::Sender<()>,
 }
 
 impl<T: Send + 'static> OwnThread<T> {
     /// Starts the future `job` builds on the new thread.
-    pub fn spawn<F: Future<Output = T>>(job: impl FnOnce() -> F + Send + 'static) -> Self {
+    pub(crate) fn spawn<F: Future<Output = T>>(job: impl FnOnce() -> F + Send + 'static) -> Self {
         let (tx, result) = oneshot::channel();
         let (_stop, stop) = oneshot::channel::<()>();
         let run = move || {
@@ -151,7 +151,7 @@ impl<T: Send + 'static> OwnThread<T> {
     }
 
     /// Waits for the job's output (`None` if its thread did not start or panicked).
-    pub async fn finish(self) -> Option<T> {
+    pub(crate) async fn finish(self) -> Option<T> {
         let OwnThread { result, _stop } = self;
         result.await.ok()
     }

@@ -26,7 +26,7 @@ use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::{AffinePoint, ProjectivePoint, Scalar};
 
 /// A party's point coordinates (x, y); `None` for the point at infinity.
-pub fn coordinates(p: &ProjectivePoint) -> Option<(Fp, Fp)> {
+pub(crate) fn coordinates(p: &ProjectivePoint) -> Option<(Fp, Fp)> {
     let enc = p.to_affine().to_encoded_point(false);
     let x: [u8; 32] = enc.x()?.as_slice().try_into().ok()?;
     let y: [u8; 32] = enc.y()?.as_slice().try_into().ok()?;
@@ -36,7 +36,7 @@ pub fn coordinates(p: &ProjectivePoint) -> Option<(Fp, Fp)> {
 
 /// A party's share point d·S of the shared point, from its scalar share and the server's key
 /// share.
-pub fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
+pub(crate) fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
     ProjectivePoint::from(*server) * d
 }
 
@@ -48,10 +48,10 @@ use crate::circuits::bits_to_bytes;
 use crate::primitives::field::F128;
 
 /// COTs (party A the COT sender, B the receiver) each round of [`EcdhProver`]/[`EcdhVerifier`] uses.
-pub const ROUND_COTS: [usize; 3] = [2 * 256, 2 * 256, 256];
+pub(crate) const ROUND_COTS: [usize; 3] = [2 * 256, 2 * 256, 256];
 
 /// Random COTs as the sender holds them: Δ and one key per correlation.
-pub struct SenderCots<'a> {
+pub(crate) struct SenderCots<'a> {
     pub delta: F128,
     pub keys: &'a [F128],
     /// The session-wide index of the first (the OLE hash tweak).
@@ -59,14 +59,14 @@ pub struct SenderCots<'a> {
 }
 
 /// Random COTs as the receiver holds them: its choices and MACs.
-pub struct ReceiverCots<'a> {
+pub(crate) struct ReceiverCots<'a> {
     pub choices: &'a [bool],
     pub macs: &'a [F128],
     pub first: u64,
 }
 
 /// Party A (the prover): the OLE sender in every multiplication.
-pub struct EcdhProver {
+pub(crate) struct EcdhProver {
     x: Fp,
     y: Fp,
     rho: Fp,
@@ -76,7 +76,7 @@ pub struct EcdhProver {
 }
 
 /// Party B (the verifier): the OLE receiver, which alone learns δ.
-pub struct EcdhVerifier {
+pub(crate) struct EcdhVerifier {
     x: Fp,
     y: Fp,
     rho: Fp,
@@ -89,7 +89,7 @@ pub struct EcdhVerifier {
 /// for bit `bit` of OLE `ole` only, an input inconsistent across the OLE's bits.
 #[cfg(test)]
 #[derive(Clone, Copy)]
-pub struct SenderCheat {
+pub(crate) struct SenderCheat {
     pub round: usize,
     pub ole: usize,
     pub bit: usize,
@@ -112,19 +112,24 @@ pub enum EcdhError {
 }
 
 impl EcdhVerifier {
-    pub fn new(share: &ProjectivePoint) -> Result<EcdhVerifier, EcdhError> {
+    pub(crate) fn new(share: &ProjectivePoint) -> Result<EcdhVerifier, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
         Ok(EcdhVerifier { x, y, rho: nonzero_random(), t: Fp::ZERO, lambda: Fp::ZERO })
     }
 
     /// Round 1, first message: corrections for the OLEs on x₂ρ₂ and ρ₂.
-    pub fn round1(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+    pub(crate) fn round1(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
         Ok(receiver_corrections(&[self.x * self.rho, self.rho], cots.choices)?)
     }
 
     /// Round 1, with A's OLE message and A's share of δ: opens δ. Zero means the share points
     /// have the same x-coordinate, and the exchange stops here.
-    pub fn round1_finish(&mut self, cots: &ReceiverCots, message: &[Fp], a_delta_share: Fp) -> Result<(), EcdhError> {
+    pub(crate) fn round1_finish(
+        &mut self,
+        cots: &ReceiverCots,
+        message: &[Fp],
+        a_delta_share: Fp,
+    ) -> Result<(), EcdhError> {
         let v = receiver(&[self.x * self.rho, self.rho], cots.macs, cots.first, message)?;
         let delta = v[0] - v[1] + a_delta_share;
         if delta == Fp::ZERO {
@@ -135,30 +140,30 @@ impl EcdhVerifier {
     }
 
     /// Round 2, first message: corrections for the OLEs on y₂t and t.
-    pub fn round2(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+    pub(crate) fn round2(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
         Ok(receiver_corrections(&[self.y * self.t, self.t], cots.choices)?)
     }
 
-    pub fn round2_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<(), EcdhError> {
+    pub(crate) fn round2_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<(), EcdhError> {
         let v = receiver(&[self.y * self.t, self.t], cots.macs, cots.first, message)?;
         self.lambda = v[0] - v[1];
         Ok(())
     }
 
     /// Round 3, first message: corrections for the OLE on λ₂.
-    pub fn round3(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
+    pub(crate) fn round3(&self, cots: &ReceiverCots) -> Result<Vec<bool>, EcdhError> {
         Ok(receiver_corrections(&[self.lambda], cots.choices)?)
     }
 
     /// B's additive share of the premaster x-coordinate.
-    pub fn finish(self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
+    pub(crate) fn finish(self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
         let gamma = receiver(&[self.lambda], cots.macs, cots.first, message)?[0];
         Ok(self.lambda * self.lambda + gamma + gamma - self.x)
     }
 }
 
 impl EcdhProver {
-    pub fn new(share: &ProjectivePoint) -> Result<EcdhProver, EcdhError> {
+    pub(crate) fn new(share: &ProjectivePoint) -> Result<EcdhProver, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
         Ok(EcdhProver {
             x,
@@ -199,20 +204,20 @@ impl EcdhProver {
 
     /// Round 1: the OLEs ρ₁·(x₂ρ₂) and (x₁ρ₁)·ρ₂; returns the message for B and A's share of δ,
     /// which goes to B with it.
-    pub fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+    pub(crate) fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
         let (u, msg) = self.ole(1, &[self.rho, self.x * self.rho], cots, corrections)?;
         Ok((msg, u[0] - u[1]))
     }
 
     /// Round 2: the OLEs ρ₁·(y₂t) and (y₁ρ₁)·t.
-    pub fn round2(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
+    pub(crate) fn round2(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
         let (u, msg) = self.ole(2, &[self.rho, self.y * self.rho], cots, corrections)?;
         self.lambda = u[0] - u[1];
         Ok(msg)
     }
 
     /// Round 3: the OLE λ₁·λ₂; returns the message for B and A's additive share.
-    pub fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+    pub(crate) fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
         let (u, msg) = self.ole(3, &[self.lambda], cots, corrections)?;
         let gamma = u[0];
         Ok((msg, self.lambda * self.lambda + gamma + gamma - self.x))
@@ -220,7 +225,7 @@ impl EcdhProver {
 }
 
 /// A uniformly random nonzero scalar (a party's key share), by rejection from 32 random bytes.
-pub fn random_scalar() -> Scalar {
+pub(crate) fn random_scalar() -> Scalar {
     use p256::elliptic_curve::PrimeField;
     loop {
         let mut b = [0u8; 32];
@@ -262,7 +267,7 @@ fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
 
 /// Party A's side over a channel: `keys` are [`ROUND_COTS`] COT keys under `delta`, the
 /// first with session-wide index `first`. Returns A's premaster share.
-pub async fn run_prover<C: Channel>(
+pub(crate) async fn run_prover<C: Channel>(
     ch: &mut C,
     mut a: EcdhProver,
     delta: F128,
@@ -290,7 +295,7 @@ pub async fn run_prover<C: Channel>(
 }
 
 /// Party B's side over a channel: its COT choices and MACs, as many as A's keys.
-pub async fn run_verifier<C: Channel>(
+pub(crate) async fn run_verifier<C: Channel>(
     ch: &mut C,
     mut b: EcdhVerifier,
     choices: &[bool],
@@ -324,7 +329,7 @@ pub async fn run_verifier<C: Channel>(
 /// `delta`, B the choices and MACs, [`ROUND_COTS`] of them in all; the scalar shares are `d`.
 /// Returns both premaster shares and the bytes exchanged.
 #[cfg(test)]
-pub fn in_memory(
+pub(crate) fn in_memory(
     keys: &[F128],
     delta: F128,
     choices: &[bool],

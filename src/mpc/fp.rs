@@ -20,7 +20,8 @@ pub struct Fp(pub(crate) FieldElement);
 
 impl Fp {
     pub const ZERO: Fp = Fp(FieldElement::ZERO);
-    pub const ONE: Fp = Fp(FieldElement::ONE);
+    #[cfg(test)]
+    pub(crate) const ONE: Fp = Fp(FieldElement::ONE);
 
     /// From 32 big-endian bytes, if they are below p.
     pub fn from_be_bytes(b: &[u8; 32]) -> Option<Fp> {
@@ -34,7 +35,7 @@ impl Fp {
     /// 512 bits reduced mod p: within 2^-256 of uniform when the bits are. As hi·2^256 + lo
     /// with each half reduced by one conditional subtraction (a 256-bit value is below 2p),
     /// in constant time.
-    pub fn from_wide(b: &[u8; 64]) -> Fp {
+    pub(crate) fn from_wide(b: &[u8; 64]) -> Fp {
         let (hi, lo) = b.split_at(32);
         let two_256 = Option::from(FieldElement::from_uint(TWO_256)).unwrap_or(FieldElement::ZERO);
         Fp(Self::reduce_256(hi).0 * two_256 + Self::reduce_256(lo).0)
@@ -49,7 +50,7 @@ impl Fp {
     }
 
     /// 2^i.
-    pub fn pow2(i: usize) -> Fp {
+    pub(crate) fn pow2(i: usize) -> Fp {
         let mut b = [0u8; 32];
         b[31 - i / 8] = 1 << (i % 8);
         Fp::from_be_bytes(&b).expect("2^i < p for i < 256")
@@ -61,7 +62,7 @@ impl Fp {
     }
 
     /// a⁻¹ (0 ↦ 0).
-    pub fn invert(self) -> Fp {
+    pub(crate) fn invert(self) -> Fp {
         Fp(Option::from(self.0.invert()).unwrap_or(FieldElement::ZERO))
     }
 

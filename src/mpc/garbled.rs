@@ -33,16 +33,16 @@ use p256::elliptic_curve::subtle::ConstantTimeEq;
 use sha2::{Digest, Sha256};
 
 /// Gate tables one phase may announce (32 MiB in memory): a bound on what an evaluator buffers.
-pub const MAX_PHASE_TABLES: u64 = 1 << 20;
+pub(crate) const MAX_PHASE_TABLES: u64 = 1 << 20;
 /// The first gate index of phases garbled ahead: online phases count from 0 and would need
 /// 2^48 AND gates (8 PiB of tables) to reach it, so no tweak is used twice under one Δ.
-pub const AHEAD_GATES: u64 = 1 << 48;
+pub(crate) const AHEAD_GATES: u64 = 1 << 48;
 /// The first gate index that ends a run of phases garbled ahead.
 const END_OF_AHEAD: u64 = u64::MAX;
 
 /// When a phase's gates are garbled and evaluated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Schedule {
+pub(crate) enum Schedule {
     /// Garbled, sent and evaluated now.
     #[default]
     Online,
@@ -121,7 +121,7 @@ pub(super) fn label_digest(labels: impl Iterator<Item = u128>) -> [u8; 32] {
 }
 
 /// The prover's side: garbles each phase and checks what the evaluator reveals.
-pub struct GarblerParty {
+pub(crate) struct GarblerParty {
     garbler: Garbler<Vec<Table>>,
     revealed: Vec<Vec<u8>>,
     bytes_of_tables: u64,
@@ -174,7 +174,7 @@ impl GarblerCheat {
 }
 
 impl GarblerParty {
-    pub fn new(garbler: Garbler<Vec<Table>>) -> Self {
+    pub(crate) fn new(garbler: Garbler<Vec<Table>>) -> Self {
         GarblerParty {
             garbler,
             revealed: Vec::new(),
@@ -192,23 +192,27 @@ impl GarblerParty {
     }
 
     /// The garbler, e.g. for its Δ (the COT sender's correlation must equal it).
-    pub fn garbler(&self) -> &Garbler<Vec<Table>> {
+    pub(crate) fn garbler(&self) -> &Garbler<Vec<Table>> {
         &self.garbler
     }
 
     /// Every phase's revealed bytes so far.
-    pub fn revealed(&self) -> &[Vec<u8>] {
+    pub(crate) fn revealed(&self) -> &[Vec<u8>] {
         &self.revealed
     }
 
     /// Bytes of gate tables sent so far (what the tests measure garbling ahead by).
     #[cfg_attr(not(test), allow(dead_code))]
-    pub fn bytes_of_tables(&self) -> u64 {
+    pub(crate) fn bytes_of_tables(&self) -> u64 {
         self.bytes_of_tables
     }
 
     /// Wires for the prover's own input bits; their labels go to the evaluator.
-    pub async fn own_inputs<C: Channel>(&mut self, ch: &mut C, values: &[bool]) -> Result<Vec<Wire>, PhaseError> {
+    pub(crate) async fn own_inputs<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        values: &[bool],
+    ) -> Result<Vec<Wire>, PhaseError> {
         let wires = self.reserve_inputs(values.len());
         self.send_labels(ch, &wires, values).await?;
         Ok(wires)
@@ -216,13 +220,13 @@ impl GarblerParty {
 
     /// Wires for `n` of the prover's input bits whose values come later
     /// ([`Self::send_labels`]) or from another circuit ([`Self::solder`]).
-    pub fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
+    pub(crate) fn reserve_inputs(&mut self, n: usize) -> Vec<Wire> {
         self.garbler.reserve_inputs(n)
     }
 
     /// The labels of `values` on reserved `wires`, to the evaluator (its
     /// [`EvaluatorParty::peer_inputs`]).
-    pub async fn send_labels<C: Channel>(
+    pub(crate) async fn send_labels<C: Channel>(
         &mut self,
         ch: &mut C,
         wires: &[Wire],
@@ -248,7 +252,12 @@ impl GarblerParty {
     /// Carries the values of wires `from` onto reserved wires `to`: for each, the difference
     /// of the zero labels (or, from a public wire, `to`'s label of its value), to the
     /// evaluator (its [`EvaluatorParty::solder`]).
-    pub async fn solder<C: Channel>(&mut self, ch: &mut C, from: &[Wire], to: &[Wire]) -> Result<(), PhaseError> {
+    pub(crate) async fn solder<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        from: &[Wire],
+        to: &[Wire],
+    ) -> Result<(), PhaseError> {
         let delta = self.garbler.delta();
         let offsets: Vec<u128> = from
             .iter()
@@ -269,12 +278,12 @@ impl GarblerParty {
 
     /// How the next phases run. Phases garbled ahead must be replayed in the order they were
     /// garbled, and each with the same circuit.
-    pub fn set_schedule(&mut self, schedule: Schedule) {
+    pub(crate) fn set_schedule(&mut self, schedule: Schedule) {
         self.schedule = schedule;
     }
 
     /// Ends a run of phases garbled ahead: the evaluator stops receiving them.
-    pub async fn end_ahead<C: Channel>(&mut self, ch: &mut C) -> Result<(), PhaseError> {
+    pub(crate) async fn end_ahead<C: Channel>(&mut self, ch: &mut C) -> Result<(), PhaseError> {
         let mut header = END_OF_AHEAD.to_le_bytes().to_vec();
         header.extend_from_slice(&0u64.to_le_bytes());
         pack_bits(&[], &mut header);
@@ -283,7 +292,11 @@ impl GarblerParty {
 
     /// Wires for the evaluator's input bits, one random COT each (keys under this garbler's
     /// Δ): the evaluator's corrections in, the label answers out.
-    pub async fn peer_inputs<C: Channel>(&mut self, ch: &mut C, cot_keys: &[u128]) -> Result<Vec<Wire>, PhaseError> {
+    pub(crate) async fn peer_inputs<C: Channel>(
+        &mut self,
+        ch: &mut C,
+        cot_keys: &[u128],
+    ) -> Result<Vec<Wire>, PhaseError> {
         let msg = ch.recv().await?;
         let (corrections, rest) = unpack_bits(&msg)?;
         if !rest.is_empty() {
@@ -432,7 +445,7 @@ impl<C: Channel> Phases<C> for GarblerParty {
 }
 
 /// The verifier's side: evaluates each phase, decodes and answers what it reveals.
-pub struct EvaluatorParty {
+pub(crate) struct EvaluatorParty {
     evaluator: Evaluator<std::vec::IntoIter<Table>>,
     revealed: Vec<Vec<u8>>,
     for_verifier: Vec<Vec<u8>>,
@@ -455,7 +468,7 @@ impl Default for EvaluatorParty {
 }
 
 impl EvaluatorParty {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         EvaluatorParty {
             evaluator: Evaluator::new(Vec::new().into_iter()),
             revealed: Vec::new(),
@@ -471,7 +484,7 @@ impl EvaluatorParty {
     /// count of phases, another count of decoding bits, or a phase without gates is refused
     /// as it does so, so what is kept is what the plan takes: the tables (`max_tables`) and
     /// `decoding`'s bits, packed.
-    pub async fn receive_ahead<C: Channel>(
+    pub(crate) async fn receive_ahead<C: Channel>(
         &mut self,
         ch: &mut C,
         max_tables: u64,
@@ -503,13 +516,13 @@ impl EvaluatorParty {
     }
 
     /// Whether the next phases are evaluated from the tables received ahead (in order).
-    pub fn set_replay(&mut self, replay: bool) {
+    pub(crate) fn set_replay(&mut self, replay: bool) {
         self.replay = replay;
     }
 
     /// Wires for reserved wires of the garbler's that carry the values of our wires `from`,
     /// from the offsets it sends (its [`GarblerParty::solder`]).
-    pub async fn solder<C: Channel>(&mut self, ch: &mut C, from: &[Wire]) -> Result<Vec<Wire>, PhaseError> {
+    pub(crate) async fn solder<C: Channel>(&mut self, ch: &mut C, from: &[Wire]) -> Result<Vec<Wire>, PhaseError> {
         let offsets = labels_from_bytes(&recv_chunked(ch, 16 * from.len()).await?, from.len())?;
         Ok(from
             .iter()
@@ -522,25 +535,25 @@ impl EvaluatorParty {
     }
 
     /// Every phase's revealed bytes so far: what the proof after the session must open.
-    pub fn revealed(&self) -> &[Vec<u8>] {
+    pub(crate) fn revealed(&self) -> &[Vec<u8>] {
         &self.revealed
     }
 
     /// What the verifier alone decoded, phase by phase: it publishes these after the session,
     /// and the proof must open them too.
-    pub fn for_verifier(&self) -> &[Vec<u8>] {
+    pub(crate) fn for_verifier(&self) -> &[Vec<u8>] {
         &self.for_verifier
     }
 
     /// Wires for the garbler's `n` input bits, from the labels it sends.
-    pub async fn peer_inputs<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<Wire>, PhaseError> {
+    pub(crate) async fn peer_inputs<C: Channel>(&mut self, ch: &mut C, n: usize) -> Result<Vec<Wire>, PhaseError> {
         let labels = labels_from_bytes(&recv_chunked(ch, 16 * n).await?, n)?;
         Ok(self.evaluator.garbler_inputs(&labels))
     }
 
     /// Wires for the verifier's own input bits through random COTs (choices c_i, MACs
     /// K_i ⊕ c_i·Δ): sends the corrections, takes the label answers.
-    pub async fn own_inputs<C: Channel>(
+    pub(crate) async fn own_inputs<C: Channel>(
         &mut self,
         ch: &mut C,
         values: &[bool],

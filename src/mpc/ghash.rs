@@ -27,7 +27,7 @@ use crate::primitives::field::F128;
 
 /// The most blocks one record's GHASH absorbs: a 2^14-byte TLS 1.2 record, its 13-byte
 /// additional data and the lengths block.
-pub const MAX_POWER: usize = 1 + (1 << 14) / 16 + 1;
+pub(crate) const MAX_POWER: usize = 1 + (1 << 14) / 16 + 1;
 
 /// Why the conversion or a share was refused.
 #[derive(Debug, thiserror::Error)]
@@ -44,12 +44,12 @@ pub enum GhashError {
 
 /// A 16-byte GCM block as a field element: GCM numbers a block's bits from the most
 /// significant bit of its first byte, which is the coefficient of x⁰.
-pub fn block_to_field(b: [u8; 16]) -> F128 {
+pub(crate) fn block_to_field(b: [u8; 16]) -> F128 {
     F128(u128::from_be_bytes(b).reverse_bits())
 }
 
 /// The inverse of [`block_to_field`].
-pub fn field_to_block(f: F128) -> [u8; 16] {
+pub(crate) fn field_to_block(f: F128) -> [u8; 16] {
     f.0.reverse_bits().to_be_bytes()
 }
 
@@ -89,12 +89,12 @@ fn odd_powers_of(x: F128, max_power: usize) -> Vec<F128> {
 }
 
 /// COTs (A the sender) that [`powers_a`]/[`powers_b`] take for powers up to `max_power`.
-pub fn cots_for_powers(max_power: usize) -> usize {
+pub(crate) fn cots_for_powers(max_power: usize) -> usize {
     (1 + odd_powers(max_power)) * COTS_PER_OLE
 }
 
 /// A party's additive shares of H, H², …, H^max_power.
-pub struct PowerShares(Vec<F128>);
+pub(crate) struct PowerShares(Vec<F128>);
 
 impl Drop for PowerShares {
     fn drop(&mut self) {
@@ -116,13 +116,13 @@ impl PowerShares {
     }
 
     /// This party's share of H^k (1 ≤ k ≤ max_power).
-    pub fn power(&self, k: usize) -> Option<F128> {
+    pub(crate) fn power(&self, k: usize) -> Option<F128> {
         k.checked_sub(1).and_then(|i| self.0.get(i)).copied()
     }
 
     /// This party's share of GHASH_H(aad, ciphertext): Σ X_i · H^(m−i+1) over the m blocks X_i,
     /// with the party's share of each power. The shares of the two parties add up to GHASH.
-    pub fn ghash_share(&self, aad: &[u8], ciphertext: &[u8]) -> Result<F128, GhashError> {
+    pub(crate) fn ghash_share(&self, aad: &[u8], ciphertext: &[u8]) -> Result<F128, GhashError> {
         let blocks = ghash_blocks(aad, ciphertext);
         let m = blocks.len();
         if m > self.0.len() {
@@ -132,7 +132,7 @@ impl PowerShares {
     }
 
     /// This party's share of a record's tag, from its share of E_K(J0) for the record's nonce.
-    pub fn tag_share(&self, aad: &[u8], ciphertext: &[u8], j0_share: [u8; 16]) -> Result<[u8; 16], GhashError> {
+    pub(crate) fn tag_share(&self, aad: &[u8], ciphertext: &[u8], j0_share: [u8; 16]) -> Result<[u8; 16], GhashError> {
         Ok(field_to_block(self.ghash_share(aad, ciphertext)? + block_to_field(j0_share)))
     }
 }
@@ -161,7 +161,7 @@ fn nonzero() -> F128 {
 /// Party A's side (the prover, OLE sender): from its additive share of H and
 /// [`cots_for_powers`] COT keys under `delta` (the first with session-wide index `first`), its
 /// shares of H, …, H^max_power.
-pub async fn powers_a<C: Channel>(
+pub(crate) async fn powers_a<C: Channel>(
     ch: &mut C,
     h_share: F128,
     max_power: usize,
@@ -225,7 +225,7 @@ async fn powers_a_inner<C: Channel>(
 }
 
 /// Party B's side (the verifier, OLE receiver): its COT choices and MACs, as many as A's keys.
-pub async fn powers_b<C: Channel>(
+pub(crate) async fn powers_b<C: Channel>(
     ch: &mut C,
     h_share: F128,
     max_power: usize,

@@ -24,23 +24,23 @@ const HANDSHAKE: u8 = 22;
 const MASK_CLIENT_H: usize = 0;
 const MASK_CLIENT_J0: usize = 1;
 const MASK_CLIENT_KS: usize = 2;
-pub const MASKS: usize = 3;
+pub(crate) const MASKS: usize = 3;
 
 /// The prover's inputs to the handshake's circuits: its premaster share and its masks (for
 /// the client direction's GHASH key and E_K(J0), and the client Finished's keystream).
-pub struct HandshakeInputs {
+pub(crate) struct HandshakeInputs {
     pub share: Fp,
     pub masks: [[u8; 16]; MASKS],
 }
 
 impl HandshakeInputs {
     /// Fresh masks for `share`.
-    pub fn new(share: Fp) -> Self {
+    pub(crate) fn new(share: Fp) -> Self {
         HandshakeInputs { share, masks: rand::random() }
     }
 
     /// The input bytes in circuit order: the share (32 bytes, big-endian), then the masks.
-    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+    pub(crate) fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
         zeroize::Zeroizing::new([self.share.to_be_bytes().to_vec(), self.masks.concat()].concat())
     }
 }
@@ -53,12 +53,12 @@ impl Drop for HandshakeInputs {
 }
 
 /// COTs for the verifier's premaster share's labels (the garbling Δ must be their correlation).
-pub const INPUT_COTS: usize = 256;
+pub(crate) const INPUT_COTS: usize = 256;
 
 /// The highest power of the client direction's GHASH key its tags need for records of up to
 /// `len` plaintext bytes (at most 2^14): one for the additional data, one per block, one for
 /// the lengths.
-pub fn powers_for_records(len: usize) -> usize {
+pub(crate) fn powers_for_records(len: usize) -> usize {
     2 + len.clamp(16, MAX_CIPHERTEXT).div_ceil(16)
 }
 
@@ -89,13 +89,13 @@ fn check_ole_cots(got: usize, powers: usize) -> Result<(), HandshakeError> {
     Ok(())
 }
 
-pub type GarbledBackend = Garbler<Vec<Table>>;
-pub type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
+pub(crate) type GarbledBackend = Garbler<Vec<Table>>;
+pub(crate) type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
 
 /// What a party holds for the records after the handshake: the client direction's garbled
 /// AES and its share of the powers of that direction's GHASH key (the server's records are
 /// only forwarded: docs/protocol.md, "A connection in two parties").
-pub struct RecordKeys<B: crate::circuits::Circuit> {
+pub(crate) struct RecordKeys<B: crate::circuits::Circuit> {
     pub client: Direction<B>,
     /// The client write key and IV (salt) as wires, for circuits garbled ahead of them.
     pub client_key_and_salt: Vec<B::Bit>,
@@ -120,7 +120,7 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 /// [`cots_for_powers`]`(powers)` COTs for the OLEs of the client direction's GHASH powers.
 /// Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag) and what the
 /// records take.
-pub async fn client_finished_prover<C: Channel>(
+pub(crate) async fn client_finished_prover<C: Channel>(
     gp: &mut GarblerParty,
     ch: &mut C,
     inputs: &HandshakeInputs,
@@ -161,7 +161,7 @@ pub async fn client_finished_prover<C: Channel>(
 /// The verifier's side up to the client Finished: its premaster share with the COT choices
 /// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
 /// ciphertext, as the server receives it, and what the records take.
-pub async fn client_finished_verifier<C: Channel>(
+pub(crate) async fn client_finished_verifier<C: Channel>(
     ep: &mut EvaluatorParty,
     ch: &mut C,
     v_share: &Fp,

@@ -30,7 +30,7 @@ pub struct KdfInputs {
 }
 
 /// What the derivation leaves: the key material as circuit wires and the public values.
-pub struct SessionKeys<B: Circuit> {
+pub(crate) struct SessionKeys<B: Circuit> {
     pub client_write_key: Vec<B::Bit>,
     /// The server's key and IV come with the key block at no cost; only the tests read them
     /// (against the native key block): the server's records are checked after the
@@ -53,7 +53,7 @@ fn public_inner(bytes: &[u8]) -> Result<PublicInner, PhaseError> {
 /// 32-byte big-endian encoding of an element of GF(p), p the P-256 prime): the premaster
 /// secret is their sum mod p. Seven phases, six of them revealing (a round trip
 /// each); about 250k AND gates in all.
-pub async fn derive<C: Channel, P: Phases<C>>(
+pub(crate) async fn derive<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     prover_share: Input<'_, P::Backend>,

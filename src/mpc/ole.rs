@@ -123,13 +123,13 @@ fn check(what: &'static str, expected: usize, got: usize) -> Result<(), OleError
 
 /// The receiver's corrections from a message of `n` of them packed 8 to a byte (`n` a multiple
 /// of 8, as every OLE's `F::BITS` is).
-pub fn corrections_from_bytes(msg: &[u8], n: usize) -> Result<Vec<bool>, OleError> {
+pub(crate) fn corrections_from_bytes(msg: &[u8], n: usize) -> Result<Vec<bool>, OleError> {
     check("bytes of OLE corrections", n / 8, msg.len())?;
     Ok(crate::circuits::bytes_to_bits(msg))
 }
 
 /// Field elements as an OLE message carries them, [`OleField::BYTES`] each.
-pub fn elements_to_bytes<F: OleField>(elements: &[F]) -> Vec<u8> {
+pub(crate) fn elements_to_bytes<F: OleField>(elements: &[F]) -> Vec<u8> {
     let mut out = Vec::with_capacity(elements.len() * F::BYTES);
     for e in elements {
         e.write(&mut out);
@@ -138,7 +138,7 @@ pub fn elements_to_bytes<F: OleField>(elements: &[F]) -> Vec<u8> {
 }
 
 /// Exactly `n` field elements from a message; the error says what is wrong with it.
-pub fn elements_from_bytes<F: OleField>(msg: &[u8], n: usize) -> Result<Vec<F>, &'static str> {
+pub(crate) fn elements_from_bytes<F: OleField>(msg: &[u8], n: usize) -> Result<Vec<F>, &'static str> {
     if msg.len() != n * F::BYTES {
         return Err("OLE message of the wrong length");
     }
@@ -178,7 +178,7 @@ pub fn sender<F: OleField>(
 /// A cheating sender, for tests: its input for bit `bit` of OLE `ole` is off by `error` (the
 /// receiver's output is then off by error·2^bit exactly when its bit is set).
 #[cfg(test)]
-pub fn sender_with_error<F: OleField>(
+pub(crate) fn sender_with_error<F: OleField>(
     inputs: &[F],
     delta: F128,
     cot_keys: &[F128],
@@ -248,27 +248,22 @@ pub fn receiver<F: OleField>(
         .collect())
 }
 
-/// Multiplicative to additive: shares a (sender) and b (receiver) of z = a·b become additive
-/// shares x + y = z. It is one OLE; these name the step.
-pub use self::receiver as m2a_receiver;
-pub use self::sender as m2a_sender;
-
 /// Additive to multiplicative over GF(2^128), the first party's local steps around one OLE:
 /// with additive shares x + y = z, party A picks a random nonzero r and runs the OLE as sender
 /// on r against B's y, getting α (B gets β, α + β = r·y). A sends s = r·x + α; B's
 /// multiplicative share is s + β = r·z, A's is r⁻¹: their product is z. B sees r·z, uniformly
 /// random for z ≠ 0.
-pub fn a2m_sender_share(r: F128, x: F128, alpha: F128) -> (F128, F128) {
+pub(crate) fn a2m_sender_share(r: F128, x: F128, alpha: F128) -> (F128, F128) {
     (r * x + alpha, inverse(r))
 }
 
 /// B's multiplicative share from A's message s and its OLE share β.
-pub fn a2m_receiver_share(s: F128, beta: F128) -> F128 {
+pub(crate) fn a2m_receiver_share(s: F128, beta: F128) -> F128 {
     s + beta
 }
 
 /// a⁻¹ = a^(2^128 − 2) in GF(2^128) (0 ↦ 0), by a fixed exponentiation.
-pub fn inverse(a: F128) -> F128 {
+pub(crate) fn inverse(a: F128) -> F128 {
     a.pow(u128::MAX - 1)
 }
 

@@ -18,21 +18,21 @@ use crate::zk::bytes::open_bytes;
 use crate::zk::{Party, ProofError};
 
 /// The bits a phase reveals to both parties, in order.
-pub type Revealed<B> = Vec<<B as Gates>::Bit>;
+pub(crate) type Revealed<B> = Vec<<B as Gates>::Bit>;
 
 /// A phase's circuit: builds gates, returns what to keep and what to reveal.
-pub type PhaseFn<'f, B, T> = dyn FnMut(&mut B) -> (T, Revealed<B>) + 'f;
+pub(crate) type PhaseFn<'f, B, T> = dyn FnMut(&mut B) -> (T, Revealed<B>) + 'f;
 
 /// An input of a phased computation: wires (a party's input during the session, a committed
 /// value in the proof) or public bytes (the verifier's inputs in the proof after the session).
-pub enum Input<'a, B: Gates> {
+pub(crate) enum Input<'a, B: Gates> {
     Wires(&'a [B::Bit]),
     Public(&'a [u8]),
 }
 
 impl<B: Circuit> Input<'_, B> {
     /// The input as wires of `b` (public bytes become constants, which cost nothing).
-    pub fn wires(&self, b: &B) -> Vec<B::Bit> {
+    pub(crate) fn wires(&self, b: &B) -> Vec<B::Bit> {
         match self {
             Input::Wires(w) => w.to_vec(),
             Input::Public(bytes) => crate::circuits::constant_bytes(b, bytes),
@@ -42,7 +42,7 @@ impl<B: Circuit> Input<'_, B> {
 
 /// One party of a phased two-party computation.
 #[allow(async_fn_in_trait)]
-pub trait Phases<C: Channel> {
+pub(crate) trait Phases<C: Channel> {
     type Backend: Circuit;
     /// Runs one phase: `f` builds its gates and returns what to keep and the (byte-aligned)
     /// bits to reveal; the result is what `f` kept and the revealed bytes.
@@ -97,21 +97,21 @@ pub enum PeerMisbehaved {
 /// The ZK engine running the phases: each phase one batch, deferred, so the whole
 /// computation costs one round trip per phase and one multiplication check at
 /// [`ZkPhases::finish`]. Opened values are only trustworthy after that check.
-pub struct ZkPhases<'a, P> {
+pub(crate) struct ZkPhases<'a, P> {
     party: &'a mut P,
     opened: Vec<Vec<u8>>,
     opened_for_verifier: Vec<Vec<u8>>,
 }
 
 impl<'a, P> ZkPhases<'a, P> {
-    pub fn new(party: &'a mut P) -> Self {
+    pub(crate) fn new(party: &'a mut P) -> Self {
         ZkPhases { party, opened: Vec::new(), opened_for_verifier: Vec::new() }
     }
 
     /// Runs the multiplication check over every phase and compares the values the proof
     /// opened, phase by phase, with those the garbled run revealed (`during_session`) and
     /// those the verifier alone decoded (`for_verifier`, which it has published).
-    pub async fn finish<C: Channel>(
+    pub(crate) async fn finish<C: Channel>(
         self,
         ch: &mut C,
         during_session: &[Vec<u8>],
@@ -148,7 +148,7 @@ impl<'a, P> ZkPhases<'a, P> {
 }
 
 /// Phase by phase, the values revealed during the session against those opened by the proof.
-pub fn compare_reveals(during_session: &[Vec<u8>], proven: &[Vec<u8>]) -> Result<(), PhaseError> {
+pub(crate) fn compare_reveals(during_session: &[Vec<u8>], proven: &[Vec<u8>]) -> Result<(), PhaseError> {
     if during_session.len() != proven.len() {
         return Err(PeerMisbehaved::RevealCountDiffers { expected: during_session.len(), got: proven.len() }.into());
     }

@@ -28,7 +28,7 @@ use crate::tls::crypto::{EXPLICIT_NONCE_LEN as NONCE_LEN, TAG_LEN};
 
 /// The largest ciphertext of a TLS 1.2 record (RFC 5246 §6.2.3: 2^14 + 2048 with the nonce and
 /// tag; our records carry at most 2^14 bytes of plaintext).
-pub const MAX_CIPHERTEXT: usize = 1 << 14;
+pub(crate) const MAX_CIPHERTEXT: usize = 1 << 14;
 
 /// Why a record exchange failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,12 +48,12 @@ pub enum RecordError {
 }
 
 /// The additional data of TLS 1.2 record `seq`: seq_num ‖ type ‖ version ‖ length.
-pub fn additional_data(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
+pub(crate) fn additional_data(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
     crate::tls::crypto::aead_aad(seq, content_type, crate::tls::codec::TLS12, len)
 }
 
 /// A direction's garbled AES: the round keys and the 4-byte implicit IV, as wires.
-pub struct Direction<B: Circuit> {
+pub(crate) struct Direction<B: Circuit> {
     rk: RoundKeys<B>,
     salt: Vec<B::Bit>,
 }
@@ -66,7 +66,7 @@ impl<B: Circuit> Direction<B> {
 }
 
 /// The direction's key schedule (one phase, nothing revealed) from its key and salt wires.
-pub async fn direction<C: Channel, P: Phases<C>>(
+pub(crate) async fn direction<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     key: &[<P::Backend as Gates>::Bit],
@@ -79,7 +79,7 @@ pub async fn direction<C: Channel, P: Phases<C>>(
 
 /// The verifier's share of the direction's GHASH key, H ⊕ m under the prover's 16-byte mask m
 /// (`None` on the prover's side, whose share is m).
-pub async fn ghash_key_share<C: Channel, P: Phases<C>>(
+pub(crate) async fn ghash_key_share<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     d: &Direction<P::Backend>,
@@ -96,13 +96,13 @@ pub async fn ghash_key_share<C: Channel, P: Phases<C>>(
 
 /// The records of a request of `len` bytes as the client seals them, (sequence number,
 /// length): records of at most 2^14 bytes from sequence number 1 (0 is the client Finished).
-pub fn request_records(len: usize) -> Vec<(u64, usize)> {
+pub(crate) fn request_records(len: usize) -> Vec<(u64, usize)> {
     (0..len.div_ceil(MAX_CIPHERTEXT)).map(|i| (i as u64 + 1, (len - i * MAX_CIPHERTEXT).min(MAX_CIPHERTEXT))).collect()
 }
 
 /// At most the gate tables of a direction's key schedule and the keystream and E_K(J0) of
 /// `records`: every block at 160 S-boxes of 32 AND (blocks that share a prefix cost less).
-pub fn tables_for_records(records: &[(u64, usize)]) -> u64 {
+pub(crate) fn tables_for_records(records: &[(u64, usize)]) -> u64 {
     let blocks: u64 = records.iter().map(|&(_, len)| len.div_ceil(16) as u64 + 1).sum();
     32 * (40 + 160 * blocks)
 }
@@ -113,7 +113,7 @@ const KEYSTREAM_PHASE_BLOCKS: usize = 128;
 /// The phases of [`direction`] and then, per record of `records`, [`masked_keystream`] and
 /// [`j0_share`], as the bits each reveals: what an evaluator expects of a request garbled
 /// ahead ([`EvaluatorParty::receive_ahead`](super::garbled::EvaluatorParty::receive_ahead)).
-pub fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
+pub(crate) fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
     let mut phases = vec![0];
     for &(_, len) in records {
         phases.extend(
@@ -129,7 +129,7 @@ pub fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
 /// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
 /// One phase per [`KEYSTREAM_PHASE_BLOCKS`] blocks.
-pub async fn masked_keystream<C: Channel, P: Phases<C>>(
+pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     d: &Direction<P::Backend>,
@@ -156,7 +156,7 @@ pub async fn masked_keystream<C: Channel, P: Phases<C>>(
 
 /// The verifier's share of E_K(J0) for a record under `explicit_nonce`, masked by the
 /// prover's 16-byte mask (`None` on the prover's side).
-pub async fn j0_share<C: Channel, P: Phases<C>>(
+pub(crate) async fn j0_share<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     d: &Direction<P::Backend>,
@@ -185,7 +185,7 @@ fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
 /// and the ciphertext it encrypted with its keystream, takes the verifier's tag share and
 /// returns the record's body for the server (nonce ‖ ciphertext ‖ tag). `j0_mask` is its
 /// share of E_K(J0).
-pub async fn seal_prover<C: Channel>(
+pub(crate) async fn seal_prover<C: Channel>(
     ch: &mut C,
     powers: &PowerShares,
     seq: u64,
@@ -205,7 +205,7 @@ pub async fn seal_prover<C: Channel>(
 /// ciphertext, refuses a nonce other than `seq`, an oversized record and a ciphertext of
 /// another length than its keystream, answers its tag share. Returns the ciphertext: what the
 /// server receives.
-pub async fn seal_verifier<C: Channel>(
+pub(crate) async fn seal_verifier<C: Channel>(
     ch: &mut C,
     powers: &PowerShares,
     seq: u64,
@@ -234,7 +234,7 @@ pub async fn seal_verifier<C: Channel>(
 /// A server record's body split: explicit nonce, ciphertext, tag (the tests read the records
 /// sealed in two parties back with it).
 #[cfg_attr(not(test), allow(dead_code))]
-pub fn split_body(body: &[u8]) -> Option<(u64, &[u8], [u8; 16])> {
+pub(crate) fn split_body(body: &[u8]) -> Option<(u64, &[u8], [u8; 16])> {
     let (nonce, rest) = body.split_first_chunk::<NONCE_LEN>()?;
     let (ciphertext, tag) = rest.split_last_chunk::<TAG_LEN>()?;
     Some((u64::from_be_bytes(*nonce), ciphertext, *tag))

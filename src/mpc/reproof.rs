@@ -66,7 +66,7 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
 /// E_K(J0) and Finished keystream), then
 /// the key schedule the request was garbled ahead under (if it was), each request record's
 /// keystream and E_K(J0), and each closing record's keystream and E_K(J0).
-pub async fn replay<C: Channel, P: Phases<C>>(
+pub(crate) async fn replay<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     inputs: &CommittedInputs<<P::Backend as Gates>::Bit>,

@@ -30,12 +30,12 @@ use subtle::{Choice, ConditionallySelectable};
 use zeroize::{Zeroize, Zeroizing};
 
 /// A 128-bit OT key (seed for a PRG).
-pub type OtKey = [u8; 16];
+pub(crate) type OtKey = [u8; 16];
 
 const DOMAIN: &[u8] = b"tlsproof/zk/ot/base/chou-orlandi-ristretto255/v1";
 
 /// Largest batch of base OTs accepted in one call (bounds the receiver's message).
-pub const MAX_BASE_OTS: usize = 4096;
+pub(crate) const MAX_BASE_OTS: usize = 4096;
 
 fn random_scalar() -> Scalar {
     let mut wide = Zeroizing::new([0u8; 64]);
@@ -69,7 +69,11 @@ fn derive_key(session: &[u8], index: usize, a: &CompressedRistretto, b: &[u8], s
 }
 
 /// Sender side of `count` base OTs: returns the key pairs `(k_j^0, k_j^1)`.
-pub async fn send<C: Channel>(ch: &mut C, session: &[u8], count: usize) -> Result<Vec<(OtKey, OtKey)>, CotError> {
+pub(crate) async fn send<C: Channel>(
+    ch: &mut C,
+    session: &[u8],
+    count: usize,
+) -> Result<Vec<(OtKey, OtKey)>, CotError> {
     if count > MAX_BASE_OTS {
         return Err(CotError::TooMany { requested: count, max: MAX_BASE_OTS });
     }
@@ -102,7 +106,7 @@ pub async fn send<C: Channel>(ch: &mut C, session: &[u8], count: usize) -> Resul
 }
 
 /// Receiver side: one base OT per entry of `choices`; returns `k_j^{c_j}`.
-pub async fn receive<C: Channel>(ch: &mut C, session: &[u8], choices: &[bool]) -> Result<Vec<OtKey>, CotError> {
+pub(crate) async fn receive<C: Channel>(ch: &mut C, session: &[u8], choices: &[bool]) -> Result<Vec<OtKey>, CotError> {
     if choices.len() > MAX_BASE_OTS {
         return Err(CotError::TooMany { requested: choices.len(), max: MAX_BASE_OTS });
     }

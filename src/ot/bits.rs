@@ -9,9 +9,9 @@ use aes::cipher::generic_array::GenericArray;
 use rayon::prelude::*;
 
 /// Rows per extension-matrix message (KOS and SoftSpokenOT alike).
-pub const CHUNK_ROWS: usize = 1 << 16;
+pub(crate) const CHUNK_ROWS: usize = 1 << 16;
 /// Most correlations one `extend` call may produce (every COT source refuses more).
-pub const MAX_EXTEND: usize = 1 << 26;
+pub(crate) const MAX_EXTEND: usize = 1 << 26;
 
 /// Expands one base-OT seed into an unbounded bit stream: the session's PRG keyed by the seed.
 /// The position persists so successive `extend` calls use fresh output.

@@ -46,7 +46,7 @@ impl Dealer {
 }
 
 /// Verifier end of the trusted-dealer COT (tests only).
-pub struct IdealCotSender {
+pub(crate) struct IdealCotSender {
     dealer: Dealer,
 }
 
@@ -66,7 +66,7 @@ impl CotSender for IdealCotSender {
 }
 
 /// Prover end of the trusted-dealer COT (tests only).
-pub struct IdealCotReceiver {
+pub(crate) struct IdealCotReceiver {
     dealer: Dealer,
     issued: usize,
     tamper_index: Option<usize>,
@@ -78,13 +78,13 @@ impl IdealCotReceiver {
     }
 
     /// How many COTs it has issued.
-    pub fn issued(&self) -> usize {
+    pub(crate) fn issued(&self) -> usize {
         self.issued
     }
 
     /// Test knob: flips one bit of the MAC of the `index`-th COT ever issued, breaking the
     /// correlation M = K ⊕ u·Δ for that one COT.
-    pub fn with_tampered_index(seed: [u8; 16], index: usize) -> Self {
+    pub(crate) fn with_tampered_index(seed: [u8; 16], index: usize) -> Self {
         IdealCotReceiver { tamper_index: Some(index), ..Self::new(seed) }
     }
 }

@@ -22,12 +22,12 @@ use rayon::prelude::*;
 use zeroize::{Zeroize, Zeroizing};
 
 /// Computational security parameter κ: number of base OTs / bits of Δ.
-pub const KAPPA: usize = 128;
+pub(crate) const KAPPA: usize = 128;
 /// Statistical security parameter s of the KOS check.
-pub const STAT_SECURITY: usize = 40;
+pub(crate) const STAT_SECURITY: usize = 40;
 /// Extra rows sacrificed per `extend` call to mask the check (κ + s).
-pub const CHECK_ROWS: usize = KAPPA + STAT_SECURITY;
-pub use super::bits::{CHUNK_ROWS, MAX_EXTEND};
+pub(crate) const CHECK_ROWS: usize = KAPPA + STAT_SECURITY;
+pub(crate) use super::bits::{CHUNK_ROWS, MAX_EXTEND};
 /// Largest message either side sends (one chunk of the extension matrix: 1 MiB).
 pub const MAX_MESSAGE_BYTES: usize = CHUNK_ROWS * 16;
 
@@ -35,13 +35,14 @@ const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/kos/default-session";
 
 /// Rows of the extension matrix used for `n` correlations: n + κ + s, rounded up to a
 /// multiple of 128 (whole 128×128 transpose blocks). All rows ≥ n are discarded.
-pub fn padded_rows(n: usize) -> usize {
+pub(crate) fn padded_rows(n: usize) -> usize {
     (n + CHECK_ROWS).div_ceil(128) * 128
 }
 
 /// Bytes the prover sends for `extend(n)` (matrix plus the check message); the verifier sends
 /// 16 bytes. Useful for sizing transports and for benchmarks.
-pub fn prover_bytes_for(n: usize) -> usize {
+#[cfg(test)]
+pub(crate) fn prover_bytes_for(n: usize) -> usize {
     if n == 0 {
         0
     } else {
@@ -78,7 +79,7 @@ impl KosSender {
 
     /// A sender with a caller-chosen Δ (which must be uniformly random and secret; e.g. a
     /// protocol that needs a fixed bit of Δ sets it here, accepting one bit less security).
-    pub fn with_delta(delta: F128) -> Self {
+    pub(crate) fn with_delta(delta: F128) -> Self {
         KosSender {
             delta,
             session_id: DEFAULT_SESSION_ID.to_vec(),
@@ -89,7 +90,8 @@ impl KosSender {
     }
 
     /// Bind the base OTs to a session identifier (must equal the prover's).
-    pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
     }
@@ -200,7 +202,8 @@ impl KosReceiver {
     }
 
     /// Bind the base OTs to a session identifier (must equal the verifier's).
-    pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
     }

@@ -105,13 +105,16 @@ use rand::RngCore;
 use rayon::prelude::*;
 use zeroize::{Zeroize, Zeroizing};
 
-pub use super::kos::{padded_rows, CHECK_ROWS, CHUNK_ROWS, KAPPA, MAX_EXTEND, MAX_MESSAGE_BYTES};
+pub use super::kos::MAX_MESSAGE_BYTES;
+pub(crate) use super::kos::{padded_rows, KAPPA};
+#[cfg(test)]
+pub(crate) use super::kos::{CHUNK_ROWS, MAX_EXTEND};
 
 /// Default k: 21 bits of upload per COT at a compute cost that is small for Ferret's
 /// ≈38k-COT bootstrap (see the module docs and [`super::ferret`] for measurements).
 pub const DEFAULT_K: usize = 6;
 /// Largest supported k (the verifier keeps 2^k PRG keys per block: 4,096 keys at k = 8).
-pub const MAX_K: usize = 8;
+pub(crate) const MAX_K: usize = 8;
 
 const DEFAULT_SESSION_ID: &[u8] = b"tlsproof/zk/ot/softspoken/default-session";
 /// Bytes of each leaf's PRG stream processed at once (1,024 rows): 2^k of these fit in L1/L2.
@@ -136,18 +139,20 @@ fn block_sizes(k: usize) -> Vec<usize> {
 }
 
 /// Syndrome bits the prover sends per row for parameter k (B − 1).
-pub fn bits_per_row(k: usize) -> usize {
+#[cfg(test)]
+pub(crate) fn bits_per_row(k: usize) -> usize {
     block_sizes(k.clamp(1, MAX_K)).len() - 1
 }
 
 /// Bytes of the one-time GGM setup message (prover → verifier) for parameter k.
-pub fn setup_message_bytes(k: usize) -> usize {
+pub(crate) fn setup_message_bytes(k: usize) -> usize {
     block_sizes(k.clamp(1, MAX_K)).iter().map(|&kb| 32 * (kb - 1)).sum()
 }
 
 /// Bytes the prover sends for `extend(n)` with parameter k (syndrome plus check message;
 /// the verifier sends 16 bytes). Excludes the one-time setup.
-pub fn prover_bytes_for(k: usize, n: usize) -> usize {
+#[cfg(test)]
+pub(crate) fn prover_bytes_for(k: usize, n: usize) -> usize {
     if n == 0 {
         0
     } else {
@@ -363,7 +368,7 @@ impl SoftSpokenSender {
     }
 
     /// A sender with a caller-chosen Δ (uniformly random and secret).
-    pub fn with_delta(delta: F128) -> Self {
+    pub(crate) fn with_delta(delta: F128) -> Self {
         SoftSpokenSender {
             delta,
             k: DEFAULT_K,
@@ -385,7 +390,8 @@ impl SoftSpokenSender {
     }
 
     /// Bind the base OTs to a session identifier (must equal the prover's).
-    pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
     }
@@ -561,7 +567,8 @@ impl SoftSpokenReceiver {
     }
 
     /// Bind the base OTs to a session identifier (must equal the verifier's).
-    pub fn with_session_id(mut self, session_id: &[u8]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_session_id(mut self, session_id: &[u8]) -> Self {
         self.session_id = session_id.to_vec();
         self
     }

@@ -10,7 +10,7 @@ use std::future::Future;
 /// future does not stop the job, and its output is then dropped where it ran: callers await
 /// it on every path they return by, and a job holding secrets returns them in wrappers that
 /// wipe them on drop, for a caller that is itself dropped meanwhile.
-pub fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> impl Future<Output = Option<T>> {
+pub(crate) fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> impl Future<Output = Option<T>> {
     let (tx, rx) = oneshot::channel();
     rayon::spawn(move || {
         // a panic that escaped a spawned job would abort the process

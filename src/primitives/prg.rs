@@ -105,7 +105,7 @@ impl Prg {
     }
 
     /// Blocks `start ..` of the stream as little-endian `u128`s.
-    pub fn fill_u128(&self, start: u128, out: &mut [u128]) {
+    pub(crate) fn fill_u128(&self, start: u128, out: &mut [u128]) {
         // SAFETY: `u128` has no invalid bit patterns and no padding, so its memory may be
         // written as bytes; the byte slice covers exactly `out`, which it borrows mutably.
         let bytes = unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), 16 * out.len()) };

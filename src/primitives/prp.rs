@@ -48,7 +48,7 @@ type Inner = bitsliced::Cipher<simd::Reg>;
 /// permutation into a (circular) correlation-robust hash, x ↦ π(σ(x)) ⊕ σ(x) (Guo–Katz–Wang–Yu,
 /// IEEE S&P 2020); Ferret's GGM trees and the garbled circuits' gate hash use it.
 #[inline]
-pub fn sigma(x: u128) -> u128 {
+pub(crate) fn sigma(x: u128) -> u128 {
     let hi = x >> 64;
     let lo = x & u64::MAX as u128;
     ((hi ^ lo) << 64) | hi
@@ -56,7 +56,7 @@ pub fn sigma(x: u128) -> u128 {
 
 /// Whether AES runs on a hardware instruction here (AES-NI natively on x86_64): callers may then
 /// recompute AES outputs rather than keep them in memory.
-pub fn is_hardware() -> bool {
+pub(crate) fn is_hardware() -> bool {
     #[cfg(all(target_arch = "x86_64", not(tlsproof_portable)))]
     {
         std::arch::is_x86_feature_detected!("aes")

@@ -25,7 +25,7 @@ pub trait Gates {
 /// The AES S-box up to its additive constant 0x63 (Boyar–Peralta, see the module doc). Bit i
 /// of `s` is the coefficient of x^i; the paper's U0 is the most significant bit.
 #[inline(always)]
-pub fn sbox_without_constant<G: Gates>(g: &mut G, s: &[G::Bit; 8]) -> [G::Bit; 8] {
+pub(crate) fn sbox_without_constant<G: Gates>(g: &mut G, s: &[G::Bit; 8]) -> [G::Bit; 8] {
     let u: [G::Bit; 8] = core::array::from_fn(|i| s[7 - i]);
     // top linear layer (Figure 5)
     let t1 = g.xor(u[0], u[3]);

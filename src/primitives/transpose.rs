@@ -4,7 +4,7 @@
 /// `r` of `a[c]`. Recursive block swaps (Eklundh), 7 rounds of 64 masked swaps, branch-free.
 /// Each round is its own instantiation so that every shift is by a constant: wasm has no
 /// 128-bit shift, and a shift by a variable amount becomes a call to a runtime helper.
-pub fn transpose128(a: &mut [u128; 128]) {
+pub(crate) fn transpose128(a: &mut [u128; 128]) {
     #[inline(always)]
     fn round<const W: usize>(a: &mut [u128; 128], mask: u128) {
         let mut base = 0;

@@ -1,12 +1,12 @@
 //! Control messages between prover and verifier (postcard-encoded, one per control frame).
 //!
 //! Every message is decoded from one frame whose size the multiplexer already bounded; counts
-//! inside (reveal ranges) are checked against [`MAX_RANGES`] before use.
+//! inside (reveal ranges) are checked against [`MAX_RANGES`](crate::wire::session::MAX_RANGES) before use.
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::protocol::disclose::reveal::RevealPlan;
-pub use crate::wire::session::{SessionMode, TlsVersion, MAX_RANGES, PROTOCOL_VERSION};
+pub(crate) use crate::protocol::disclose::reveal::RevealPlan;
+pub use crate::wire::session::{SessionMode, TlsVersion, PROTOCOL_VERSION};
 
 /// Prover → verifier: what session the prover wants notarized.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,7 +31,8 @@ pub(crate) mod verifier;
 pub use disclose::output::{VerifiedDirection, VerifierOutput};
 pub use disclose::reveal::{Reveal, RevealConfig};
 pub use prover::{
-    notarize, notarize_with_progress, Phase, Progress, ProverConfig, ProverError, ProverMode, ProverOutput,
+    notarize, notarize_exchanges, notarize_with_progress, ExchangePlan, Phase, Progress, ProverConfig, ProverError,
+    ProverMode, ProverOutput,
 };
 #[cfg(not(target_arch = "wasm32"))]
-pub use verifier::{verify_session, VerifierConfig, VerifierError};
+pub use verifier::{VerifierConfig, VerifierError};

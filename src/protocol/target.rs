@@ -12,7 +12,7 @@ use std::net::IpAddr;
 
 /// A `HOST:PORT` whose host is the name the certificate is validated for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerTarget {
+pub(crate) struct ServerTarget {
     /// Lower-case DNS name without a trailing dot, or an IP literal in canonical form.
     name: String,
     port: u16,
@@ -31,7 +31,7 @@ pub enum TargetError {
 
 impl ServerTarget {
     /// The target for dialing `server` (`HOST:PORT`, `[v6]:PORT`) and certifying `server_name`.
-    pub fn new(server: &str, server_name: &str) -> Result<ServerTarget, TargetError> {
+    pub(crate) fn new(server: &str, server_name: &str) -> Result<ServerTarget, TargetError> {
         let (host, port) = split_host_port(server).ok_or_else(|| TargetError::BadAddress(server.to_string()))?;
         let host = canonical(&host).ok_or(TargetError::InvalidName(host))?;
         let name = canonical(server_name).ok_or_else(|| TargetError::InvalidName(server_name.to_string()))?;
@@ -42,20 +42,20 @@ impl ServerTarget {
     }
 
     /// The name the certificate is validated for (and the ClientHello's SNI, unless an IP).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
-    pub fn is_ip(&self) -> bool {
+    pub(crate) fn is_ip(&self) -> bool {
         self.name.parse::<IpAddr>().is_ok()
     }
 
     /// `HOST:PORT` to dial (IPv6 bracketed).
-    pub fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         if self.name.contains(':') {
             format!("[{}]:{}", self.name, self.port)
         } else {

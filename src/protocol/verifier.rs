@@ -12,8 +12,7 @@ use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters,
 use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
 use crate::protocol::disclose::verdict::LeanVerdict;
 use crate::protocol::messages::{
-    ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, MAX_RANGES,
-    PROTOCOL_VERSION,
+    ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
 };
 use crate::protocol::observe::relay_guard::{OutboundGuard, RelayError};
 use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
@@ -28,6 +27,7 @@ use crate::tls::transcript::TLS_OVERHEAD;
 use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
 use crate::transport::MessageSocket;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
+use crate::wire::session::MAX_RANGES;
 use crate::zk::{ProofError, Verifier};
 use rustls_pki_types::UnixTime;
 use std::time::{Duration, Instant};
@@ -211,7 +211,7 @@ const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 /// On failure the prover is told why (best effort). `outcome` gets the result as soon as the
 /// prover has been sent it; the future ends once the prover has closed too, or 2 s later
 /// (`LINGER`).
-pub async fn verify_session<S: MessageSocket>(
+pub(crate) async fn verify_session<S: MessageSocket>(
     socket: S,
     config: &VerifierConfig,
     gate: Option<&Gate>,

@@ -6,7 +6,7 @@
 
 mod policy;
 
-pub use policy::{is_public, AllowList, AllowListError, Refusal};
+pub use policy::{AllowList, AllowListError, Refusal};
 
 use futures::{SinkExt, StreamExt};
 use std::net::SocketAddr;

@@ -115,12 +115,12 @@ impl AllowList {
     /// Whether `target` (`HOST:PORT`) is on the list, without resolving it: for a verifier
     /// that certifies a name it does not dial (MPC mode), where the name points is the
     /// proxy's concern.
-    pub fn permits(&self, target: &str) -> Result<(), Refusal> {
+    pub(crate) fn permits(&self, target: &str) -> Result<(), Refusal> {
         self.entry_for(target).map(|_| ())
     }
 
     /// Checks `target` (`HOST:PORT`) and resolves it to the addresses the proxy may dial.
-    pub async fn resolve(&self, target: &str) -> Result<Vec<SocketAddr>, Refusal> {
+    pub(crate) async fn resolve(&self, target: &str) -> Result<Vec<SocketAddr>, Refusal> {
         let (entry, host, port) = self.entry_for(target)?;
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
@@ -161,7 +161,7 @@ fn split_host_port(s: &str) -> Option<(String, u16)> {
 }
 
 /// Whether `ip` is globally routable (std's `is_global` is unstable, so spelled out here).
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {

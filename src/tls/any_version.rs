@@ -13,7 +13,7 @@ use rustls_pki_types::UnixTime;
 
 /// What the start of the server's stream says about the version.
 #[derive(Debug, PartialEq, Eq)]
-pub enum FirstServerMessage {
+pub(crate) enum FirstServerMessage {
     /// Not a whole first handshake message yet.
     Incomplete,
     /// The first message is a ServerHello (or HelloRetryRequest) negotiating this version.
@@ -23,7 +23,7 @@ pub enum FirstServerMessage {
 }
 
 /// Reads the server's stream up to its first handshake message.
-pub fn first_server_message(stream: &[u8]) -> Result<FirstServerMessage, Error> {
+pub(crate) fn first_server_message(stream: &[u8]) -> Result<FirstServerMessage, Error> {
     let mut joiner = HandshakeJoiner::default();
     let mut rest = stream;
     loop {
@@ -48,7 +48,7 @@ pub fn first_server_message(stream: &[u8]) -> Result<FirstServerMessage, Error> 
 }
 
 /// The TLS 1.2 offer a [`Config13`] adds for a 1.2 client with `config`.
-pub fn tls12_offer(config: &ClientConfig) -> Tls12Offer {
+pub(crate) fn tls12_offer(config: &ClientConfig) -> Tls12Offer {
     Tls12Offer {
         suites: config.cipher_suites.iter().map(|s| s.id()).collect(),
         extended_master_secret: config.offer_extended_master_secret,

@@ -26,7 +26,8 @@ impl RootStore {
         Ok(Self { anchors })
     }
     /// From already-parsed trust anchors.
-    pub fn from_anchors(anchors: Vec<TrustAnchor<'static>>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn from_anchors(anchors: Vec<TrustAnchor<'static>>) -> Self {
         Self { anchors }
     }
     /// Mozilla's root program (webpki-roots).
@@ -36,7 +37,7 @@ impl RootStore {
 }
 
 /// Validate `chain` (leaf first, DER) for `server_name` at `now` against `roots`.
-pub fn verify_server_chain(
+pub(crate) fn verify_server_chain(
     roots: &RootStore,
     chain: &[Vec<u8>],
     server_name: &ServerName<'_>,
@@ -62,7 +63,7 @@ pub fn verify_server_chain(
 
 /// Verify the ServerKeyExchange signature: over client_random ‖ server_random ‖ params, with
 /// the leaf certificate's key.
-pub fn verify_server_key_exchange(
+pub(crate) fn verify_server_key_exchange(
     leaf: &[u8],
     scheme: SignatureScheme,
     client_random: &[u8; 32],

@@ -6,19 +6,19 @@
 use super::error::{decode, Error};
 
 /// Record header length: type(1) ‖ version(2) ‖ length(2).
-pub const RECORD_HEADER_LEN: usize = 5;
+pub(crate) const RECORD_HEADER_LEN: usize = 5;
 /// Maximum plaintext fragment length (2^14, RFC 5246 §6.2.1).
-pub const MAX_PLAINTEXT: usize = 16384;
+pub(crate) const MAX_PLAINTEXT: usize = 16384;
 /// Maximum encrypted fragment length (2^14 + 2048, RFC 5246 §6.2.3).
-pub const MAX_CIPHERTEXT: usize = MAX_PLAINTEXT + 2048;
+pub(crate) const MAX_CIPHERTEXT: usize = MAX_PLAINTEXT + 2048;
 /// Upper bound on one handshake message (certificate chains are the largest).
-pub const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
+pub(crate) const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
 /// TLS 1.2 protocol version on the wire.
 pub const TLS12: u16 = 0x0303;
 
 /// Record content types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ContentType {
+pub(crate) enum ContentType {
     ChangeCipherSpec = 20,
     Alert = 21,
     Handshake = 22,
@@ -26,7 +26,7 @@ pub enum ContentType {
 }
 
 impl ContentType {
-    pub fn from_u8(v: u8) -> Option<Self> {
+    pub(crate) fn from_u8(v: u8) -> Option<Self> {
         Some(match v {
             20 => Self::ChangeCipherSpec,
             21 => Self::Alert,
@@ -39,16 +39,16 @@ impl ContentType {
 
 /// Handshake message types we use.
 pub mod hs {
-    pub const HELLO_REQUEST: u8 = 0;
-    pub const CLIENT_HELLO: u8 = 1;
-    pub const SERVER_HELLO: u8 = 2;
-    pub const NEW_SESSION_TICKET: u8 = 4;
-    pub const CERTIFICATE: u8 = 11;
-    pub const SERVER_KEY_EXCHANGE: u8 = 12;
-    pub const CERTIFICATE_REQUEST: u8 = 13;
-    pub const SERVER_HELLO_DONE: u8 = 14;
-    pub const CLIENT_KEY_EXCHANGE: u8 = 16;
-    pub const FINISHED: u8 = 20;
+    pub(crate) const HELLO_REQUEST: u8 = 0;
+    pub(crate) const CLIENT_HELLO: u8 = 1;
+    pub(crate) const SERVER_HELLO: u8 = 2;
+    pub(crate) const NEW_SESSION_TICKET: u8 = 4;
+    pub(crate) const CERTIFICATE: u8 = 11;
+    pub(crate) const SERVER_KEY_EXCHANGE: u8 = 12;
+    pub(crate) const CERTIFICATE_REQUEST: u8 = 13;
+    pub(crate) const SERVER_HELLO_DONE: u8 = 14;
+    pub(crate) const CLIENT_KEY_EXCHANGE: u8 = 16;
+    pub(crate) const FINISHED: u8 = 20;
 
     /// Name of a handshake type for error messages.
     pub fn name(t: u8) -> &'static str {
@@ -72,13 +72,13 @@ pub mod hs {
 /// Extension numbers we send or accept.
 pub mod ext {
     pub const SERVER_NAME: u16 = 0;
-    pub const SUPPORTED_GROUPS: u16 = 10;
-    pub const EC_POINT_FORMATS: u16 = 11;
-    pub const SIGNATURE_ALGORITHMS: u16 = 13;
-    pub const ALPN: u16 = 16;
-    pub const EXTENDED_MASTER_SECRET: u16 = 23;
-    pub const SESSION_TICKET: u16 = 35;
-    pub const RENEGOTIATION_INFO: u16 = 0xff01;
+    pub(crate) const SUPPORTED_GROUPS: u16 = 10;
+    pub(crate) const EC_POINT_FORMATS: u16 = 11;
+    pub(crate) const SIGNATURE_ALGORITHMS: u16 = 13;
+    pub(crate) const ALPN: u16 = 16;
+    pub(crate) const EXTENDED_MASTER_SECRET: u16 = 23;
+    pub(crate) const SESSION_TICKET: u16 = 35;
+    pub(crate) const RENEGOTIATION_INFO: u16 = 0xff01;
 }
 
 /// Cipher suites this client implements.
@@ -98,7 +98,7 @@ impl CipherSuite {
             Self::EcdheRsaAes128GcmSha256 => 0xc02f,
         }
     }
-    pub fn from_id(id: u16) -> Option<Self> {
+    pub(crate) fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
     }
     /// The IANA name.
@@ -108,16 +108,8 @@ impl CipherSuite {
             Self::EcdheRsaAes128GcmSha256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
         }
     }
-    /// AEAD key length in bytes.
-    pub fn key_len(self) -> usize {
-        16
-    }
-    /// Implicit (salt) IV length in bytes.
-    pub fn fixed_iv_len(self) -> usize {
-        4
-    }
     /// Whether the server certificate carries an ECDSA key (else RSA).
-    pub fn is_ecdsa(self) -> bool {
+    pub(crate) fn is_ecdsa(self) -> bool {
         matches!(self, Self::EcdheEcdsaAes128GcmSha256)
     }
 }
@@ -136,7 +128,7 @@ impl NamedGroup {
             Self::X25519 => 29,
         }
     }
-    pub fn from_id(id: u16) -> Option<Self> {
+    pub(crate) fn from_id(id: u16) -> Option<Self> {
         match id {
             23 => Some(Self::Secp256r1),
             29 => Some(Self::X25519),
@@ -192,14 +184,14 @@ impl SignatureScheme {
             Self::Ed25519 => 0x0807,
         }
     }
-    pub fn from_id(id: u16) -> Option<Self> {
+    pub(crate) fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
     }
-    pub fn is_ecdsa(self) -> bool {
+    pub(crate) fn is_ecdsa(self) -> bool {
         matches!(self, Self::EcdsaP256Sha256 | Self::EcdsaP384Sha384)
     }
     /// The webpki verification algorithm for this scheme.
-    pub fn webpki_alg(self) -> &'static dyn rustls_pki_types::SignatureVerificationAlgorithm {
+    pub(crate) fn webpki_alg(self) -> &'static dyn rustls_pki_types::SignatureVerificationAlgorithm {
         use webpki::ring as alg;
         match self {
             Self::EcdsaP256Sha256 => alg::ECDSA_P256_SHA256,
@@ -217,22 +209,22 @@ impl SignatureScheme {
 
 /// Bounds-checked reader over untrusted bytes.
 #[derive(Clone, Debug)]
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
         Self { buf, pos: 0 }
     }
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
-    pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Error> {
+    pub(crate) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Error> {
         if n > self.remaining() {
             return Err(decode(what));
         }
@@ -240,35 +232,35 @@ impl<'a> Reader<'a> {
         self.pos += n;
         Ok(s)
     }
-    pub fn u8(&mut self, what: &'static str) -> Result<u8, Error> {
+    pub(crate) fn u8(&mut self, what: &'static str) -> Result<u8, Error> {
         Ok(self.take(1, what)?[0])
     }
-    pub fn u16(&mut self, what: &'static str) -> Result<u16, Error> {
+    pub(crate) fn u16(&mut self, what: &'static str) -> Result<u16, Error> {
         let b = self.take(2, what)?;
         Ok(u16::from_be_bytes([b[0], b[1]]))
     }
-    pub fn u24(&mut self, what: &'static str) -> Result<usize, Error> {
+    pub(crate) fn u24(&mut self, what: &'static str) -> Result<usize, Error> {
         let b = self.take(3, what)?;
         Ok(((b[0] as usize) << 16) | ((b[1] as usize) << 8) | b[2] as usize)
     }
-    pub fn u32(&mut self, what: &'static str) -> Result<u32, Error> {
+    pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32, Error> {
         let b = self.take(4, what)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    pub fn vec8(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+    pub(crate) fn vec8(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
         let n = self.u8(what)? as usize;
         self.take(n, what)
     }
-    pub fn vec16(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+    pub(crate) fn vec16(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
         let n = self.u16(what)? as usize;
         self.take(n, what)
     }
-    pub fn vec24(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
+    pub(crate) fn vec24(&mut self, what: &'static str) -> Result<&'a [u8], Error> {
         let n = self.u24(what)?;
         self.take(n, what)
     }
     /// Error unless all input was consumed.
-    pub fn finish(&self, what: &'static str) -> Result<(), Error> {
+    pub(crate) fn finish(&self, what: &'static str) -> Result<(), Error> {
         if self.is_empty() {
             Ok(())
         } else {
@@ -277,21 +269,21 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub fn put_u16(out: &mut Vec<u8>, v: u16) {
+pub(crate) fn put_u16(out: &mut Vec<u8>, v: u16) {
     out.extend_from_slice(&v.to_be_bytes());
 }
-pub fn put_u24(out: &mut Vec<u8>, v: usize) {
+pub(crate) fn put_u24(out: &mut Vec<u8>, v: usize) {
     debug_assert!(v < (1 << 24));
     out.extend_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
 }
 /// Append `body` with a 1-byte length prefix. Caller guarantees `body.len() < 256`.
-pub fn put_vec8(out: &mut Vec<u8>, body: &[u8]) {
+pub(crate) fn put_vec8(out: &mut Vec<u8>, body: &[u8]) {
     debug_assert!(body.len() < 256);
     out.push(body.len() as u8);
     out.extend_from_slice(body);
 }
 /// Append `body` with a 2-byte length prefix. Caller guarantees `body.len() < 65536`.
-pub fn put_vec16(out: &mut Vec<u8>, body: &[u8]) {
+pub(crate) fn put_vec16(out: &mut Vec<u8>, body: &[u8]) {
     debug_assert!(body.len() < 65536);
     put_u16(out, body.len() as u16);
     out.extend_from_slice(body);
@@ -316,7 +308,7 @@ pub struct RecordHeader {
 
 /// Parse a record header from the start of `buf`; `Ok(None)` if fewer than 5 bytes.
 /// Rejects non-TLS bytes (version major != 3) and lengths above the ciphertext maximum.
-pub fn parse_record_header(buf: &[u8]) -> Result<Option<RecordHeader>, Error> {
+pub(crate) fn parse_record_header(buf: &[u8]) -> Result<Option<RecordHeader>, Error> {
     use super::error::PeerMisbehaved;
     if buf.len() < RECORD_HEADER_LEN {
         return Ok(None);
@@ -339,20 +331,20 @@ pub fn parse_record_header(buf: &[u8]) -> Result<Option<RecordHeader>, Error> {
 /// Reassembles handshake messages from record fragments (messages may span records and records
 /// may hold several messages).
 #[derive(Default, Debug)]
-pub struct HandshakeJoiner {
+pub(crate) struct HandshakeJoiner {
     buf: Vec<u8>,
 }
 
 impl HandshakeJoiner {
-    pub fn push(&mut self, fragment: &[u8]) {
+    pub(crate) fn push(&mut self, fragment: &[u8]) {
         self.buf.extend_from_slice(fragment);
     }
     /// True if no partial message is buffered (required before ChangeCipherSpec).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
     /// Pop one complete message (type, full raw bytes incl. 4-byte header), if available.
-    pub fn pop(&mut self) -> Result<Option<(u8, Vec<u8>)>, Error> {
+    pub(crate) fn pop(&mut self) -> Result<Option<(u8, Vec<u8>)>, Error> {
         use super::error::PeerMisbehaved;
         if self.buf.len() < 4 {
             return Ok(None);
@@ -383,7 +375,7 @@ pub struct ServerHello {
     pub extensions: Vec<(u16, Vec<u8>)>,
 }
 
-pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, Error> {
+pub(crate) fn parse_server_hello(body: &[u8]) -> Result<ServerHello, Error> {
     let mut r = Reader::new(body);
     let version = r.u16("ServerHello version")?;
     let mut random = [0u8; 32];
@@ -409,7 +401,7 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, Error> {
 
 /// Parse a Certificate message body into DER certificates (leaf first). Bounded by the
 /// handshake message size limit, so the count is bounded too.
-pub fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+pub(crate) fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     let mut r = Reader::new(body);
     let list = r.vec24("Certificate list")?;
     r.finish("Certificate trailing bytes")?;
@@ -427,7 +419,7 @@ pub fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
 
 /// Parsed ECDHE ServerKeyExchange (RFC 8422 §5.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EcdheServerKeyExchange {
+pub(crate) struct EcdheServerKeyExchange {
     /// curve_type ‖ named_curve ‖ public (the bytes that are signed with the randoms).
     pub params: Vec<u8>,
     pub named_group: u16,
@@ -436,7 +428,7 @@ pub struct EcdheServerKeyExchange {
     pub signature: Vec<u8>,
 }
 
-pub fn parse_server_key_exchange(body: &[u8]) -> Result<EcdheServerKeyExchange, Error> {
+pub(crate) fn parse_server_key_exchange(body: &[u8]) -> Result<EcdheServerKeyExchange, Error> {
     use super::error::PeerMisbehaved;
     let mut r = Reader::new(body);
     let curve_type = r.u8("ServerKeyExchange curve_type")?;
@@ -462,7 +454,7 @@ pub fn parse_server_key_exchange(body: &[u8]) -> Result<EcdheServerKeyExchange, 
 }
 
 /// Records split out of a byte stream: (header, payload) pairs.
-pub type RecordSlices<'a> = Vec<(RecordHeader, &'a [u8])>;
+pub(crate) type RecordSlices<'a> = Vec<(RecordHeader, &'a [u8])>;
 
 /// Parse a record stream (plaintext framing only): returns (header, payload) pairs and the
 /// number of bytes consumed. Used by tests and the fuzz target.

@@ -116,7 +116,7 @@ impl AesGcmRecordCrypto {
 }
 
 /// additional_data = seq ‖ type ‖ version ‖ plaintext length (RFC 5246 §6.2.3.3).
-pub fn aead_aad(seq: u64, content_type: u8, version: u16, len: usize) -> [u8; 13] {
+pub(crate) fn aead_aad(seq: u64, content_type: u8, version: u16, len: usize) -> [u8; 13] {
     let mut aad = [0u8; 13];
     aad[..8].copy_from_slice(&seq.to_be_bytes());
     aad[8] = content_type;
@@ -126,8 +126,8 @@ pub fn aead_aad(seq: u64, content_type: u8, version: u16, len: usize) -> [u8; 13
 }
 
 /// Explicit nonce length and GCM tag length.
-pub const EXPLICIT_NONCE_LEN: usize = 8;
-pub const TAG_LEN: usize = 16;
+pub(crate) const EXPLICIT_NONCE_LEN: usize = 8;
+pub(crate) const TAG_LEN: usize = 16;
 
 impl RecordCrypto for AesGcmRecordCrypto {
     fn seal(&mut self, seq: u64, content_type: u8, version: u16, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
@@ -169,7 +169,7 @@ impl RecordCrypto for AesGcmRecordCrypto {
 }
 
 /// Fill `out` with random bytes from the OS RNG (ring).
-pub fn random_bytes(out: &mut [u8]) -> Result<(), Error> {
+pub(crate) fn random_bytes(out: &mut [u8]) -> Result<(), Error> {
     use ring::rand::SecureRandom;
     rand::SystemRandom::new().fill(out).map_err(|_| Error::Crypto("rng"))
 }

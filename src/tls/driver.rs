@@ -190,7 +190,7 @@ where
 
 /// Reads on after an exchange until the server's close_notify (or EOF), so that a transcript
 /// shows how the server ended; the caller bounds the wait.
-pub async fn read_until_close<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
+pub(crate) async fn read_until_close<C: SansIoClient, S: ByteIo>(client: &mut C, io: &mut S) -> Result<(), Error> {
     while !client.received_close_notify() && read_some(client, io).await? {}
     Ok(())
 }

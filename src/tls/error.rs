@@ -7,23 +7,21 @@ use thiserror::Error;
 pub struct AlertDescription(pub u8);
 
 impl AlertDescription {
-    pub const CLOSE_NOTIFY: Self = Self(0);
-    pub const UNEXPECTED_MESSAGE: Self = Self(10);
-    pub const BAD_RECORD_MAC: Self = Self(20);
-    pub const RECORD_OVERFLOW: Self = Self(22);
+    pub(crate) const CLOSE_NOTIFY: Self = Self(0);
+    pub(crate) const UNEXPECTED_MESSAGE: Self = Self(10);
+    pub(crate) const BAD_RECORD_MAC: Self = Self(20);
+    pub(crate) const RECORD_OVERFLOW: Self = Self(22);
     pub const HANDSHAKE_FAILURE: Self = Self(40);
-    pub const BAD_CERTIFICATE: Self = Self(42);
-    pub const UNSUPPORTED_CERTIFICATE: Self = Self(43);
-    pub const CERTIFICATE_EXPIRED: Self = Self(45);
-    pub const CERTIFICATE_UNKNOWN: Self = Self(46);
-    pub const ILLEGAL_PARAMETER: Self = Self(47);
-    pub const UNKNOWN_CA: Self = Self(48);
-    pub const DECODE_ERROR: Self = Self(50);
-    pub const DECRYPT_ERROR: Self = Self(51);
+    pub(crate) const BAD_CERTIFICATE: Self = Self(42);
+    pub(crate) const CERTIFICATE_EXPIRED: Self = Self(45);
+    pub(crate) const ILLEGAL_PARAMETER: Self = Self(47);
+    pub(crate) const UNKNOWN_CA: Self = Self(48);
+    pub(crate) const DECODE_ERROR: Self = Self(50);
+    pub(crate) const DECRYPT_ERROR: Self = Self(51);
     pub const PROTOCOL_VERSION: Self = Self(70);
-    pub const INTERNAL_ERROR: Self = Self(80);
-    pub const NO_RENEGOTIATION: Self = Self(100);
-    pub const UNSUPPORTED_EXTENSION: Self = Self(110);
+    pub(crate) const INTERNAL_ERROR: Self = Self(80);
+    pub(crate) const NO_RENEGOTIATION: Self = Self(100);
+    pub(crate) const UNSUPPORTED_EXTENSION: Self = Self(110);
 }
 
 /// Something the server did that TLS 1.2 forbids or that we did not offer.

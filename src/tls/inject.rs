@@ -4,7 +4,7 @@
 
 /// Where [`RecordInjector`] puts its records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InjectAt {
+pub(crate) enum InjectAt {
     /// Before the server's first record: right after the client random.
     Start,
     /// Before the server's ChangeCipherSpec: after the client Finished (the tests' place;
@@ -17,7 +17,7 @@ pub enum InjectAt {
 
 /// Passes a server's stream on with `extra` bytes (whole records) put in at one place. Sans-IO:
 /// [`push`](Self::push) what the server sent, send on what it returns.
-pub struct RecordInjector {
+pub(crate) struct RecordInjector {
     at: InjectAt,
     extra: Option<Vec<u8>>,
     /// Server bytes not yet passed on, while the place is still ahead.
@@ -27,13 +27,13 @@ pub struct RecordInjector {
 }
 
 impl RecordInjector {
-    pub fn new(at: InjectAt, extra: Vec<u8>) -> Self {
+    pub(crate) fn new(at: InjectAt, extra: Vec<u8>) -> Self {
         RecordInjector { at, extra: Some(extra), seen: Vec::new(), previous: None }
     }
 
     /// Takes the server's next bytes; returns what to pass on. Until the place is reached,
     /// bytes are held back to whole records.
-    pub fn push(&mut self, server: &[u8]) -> Vec<u8> {
+    pub(crate) fn push(&mut self, server: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         if self.extra.is_none() {
             out.extend_from_slice(server);

@@ -51,7 +51,7 @@ impl core::fmt::Debug for KeyBlock {
 }
 
 /// P_SHA256(secret, label ‖ seed) filling `out` (RFC 5246 §5).
-pub fn prf(secret: &[u8], label: &[u8], seed: &[u8], out: &mut [u8]) {
+pub(crate) fn prf(secret: &[u8], label: &[u8], seed: &[u8], out: &mut [u8]) {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
     let mut label_seed = Vec::with_capacity(label.len() + seed.len());
     label_seed.extend_from_slice(label);

@@ -9,7 +9,7 @@
 //! [`crypto::RecordCrypto`] (AEAD seal/open of one record). The state machine can also hand the
 //! key-exchange step out to the caller ([`Client::key_exchange_request`]).
 
-pub mod any_version;
+pub(crate) mod any_version;
 pub(crate) mod certs;
 pub(crate) mod client;
 pub mod codec;
@@ -25,9 +25,9 @@ pub(crate) mod transcript;
 
 pub use any_version::AnyVersionClient;
 pub use certs::RootStore;
-pub use client::{Client, ClientConfig, KeyExchangeMode, ServerKeyExchangeInfo};
-pub use client::{HandshakeMessage, KeyExchangeRequest, SealedRecord};
-pub use codec::{CipherSuite, ContentType, NamedGroup, SignatureScheme};
+pub(crate) use client::SealedRecord;
+pub use client::{Client, ClientConfig, HandshakeMessage, KeyExchangeMode, KeyExchangeRequest, ServerKeyExchangeInfo};
+pub use codec::{CipherSuite, NamedGroup, SignatureScheme};
 pub use crypto::{KeyExchange, RecordCrypto, RecordCryptoFactory};
 pub use error::{AlertDescription, Error, PeerMisbehaved};
 pub use keys::{KeyBlock, MasterSecret, PreMasterSecret};

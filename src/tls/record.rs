@@ -7,7 +7,7 @@ use super::transcript::{Direction, TranscriptRecord};
 
 /// Protection state of one direction: `None` until ChangeCipherSpec, then AEAD + sequence.
 #[derive(Default)]
-pub struct DirectionState {
+pub(crate) struct DirectionState {
     pub crypto: Option<Box<dyn RecordCrypto>>,
     /// The keys are held by two parties together (MPC mode): the caller seals outgoing
     /// records ([`Self::push_sealed`]); incoming ones are counted and kept as they arrived.
@@ -17,13 +17,13 @@ pub struct DirectionState {
 
 impl DirectionState {
     /// Install new keys (at ChangeCipherSpec); the sequence number restarts at 0.
-    pub fn install(&mut self, crypto: Box<dyn RecordCrypto>) {
+    pub(crate) fn install(&mut self, crypto: Box<dyn RecordCrypto>) {
         self.crypto = Some(crypto);
         self.seq = 0;
     }
 
     /// From ChangeCipherSpec on, records are protected under keys nobody here holds.
-    pub fn install_sealed_elsewhere(&mut self) {
+    pub(crate) fn install_sealed_elsewhere(&mut self) {
         self.sealed_elsewhere = true;
         self.seq = 0;
     }
@@ -37,7 +37,7 @@ impl DirectionState {
     /// An outgoing record whose `payload` (explicit nonce ‖ ciphertext ‖ tag) was sealed by
     /// the caller under this direction's next sequence number; `plaintext` if the caller
     /// knows it.
-    pub fn push_sealed(
+    pub(crate) fn push_sealed(
         &mut self,
         content_type: u8,
         payload: &[u8],
@@ -57,7 +57,7 @@ impl DirectionState {
     }
 
     /// Build one outgoing record (plaintext ≤ 2^14) and its transcript entry.
-    pub fn seal_record(&mut self, content_type: u8, plaintext: &[u8]) -> Result<TranscriptRecord, Error> {
+    pub(crate) fn seal_record(&mut self, content_type: u8, plaintext: &[u8]) -> Result<TranscriptRecord, Error> {
         debug_assert!(plaintext.len() <= MAX_PLAINTEXT);
         if self.sealed_elsewhere {
             return Err(Error::InvalidState("the two-party backend seals this direction's records"));
@@ -83,7 +83,7 @@ impl DirectionState {
 
     /// Open one incoming record (`raw` = header ‖ payload). Returns the transcript entry (with
     /// plaintext) or the error together with an entry without plaintext.
-    pub fn open_record(
+    pub(crate) fn open_record(
         &mut self,
         content_type: u8,
         version: u16,

@@ -2,11 +2,11 @@
 
 /// Bound on records per direction (the policy's byte limits bound the streams anyway; this
 /// bounds the per-record bookkeeping of a stream of tiny records).
-pub const MAX_RECORDS_PER_DIRECTION: usize = 1 << 16;
+pub(crate) const MAX_RECORDS_PER_DIRECTION: usize = 1 << 16;
 
 /// Raw TLS bytes a direction may carry beyond its application-data limit (`max_sent`,
 /// `max_recv`): the handshake, certificates and record overhead.
-pub const TLS_OVERHEAD: u64 = 64 * 1024;
+pub(crate) const TLS_OVERHEAD: u64 = 64 * 1024;
 
 /// Who sent a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -19,23 +19,22 @@ pub use web::WsSocket;
 /// Close codes the proxy uses (RFC 6455 §7.4; the 4xxx ones are ours: 1014 "bad gateway"
 /// is registered but many WebSocket stacks reject it, so a private code stands in).
 pub mod close_code {
-    pub const NORMAL: u16 = 1000;
-    pub const UNSUPPORTED_DATA: u16 = 1003;
+    pub(crate) const NORMAL: u16 = 1000;
+    pub(crate) const UNSUPPORTED_DATA: u16 = 1003;
     pub const POLICY: u16 = 1008;
     pub const TOO_BIG: u16 = 1009;
-    pub const INTERNAL: u16 = 1011;
     pub const TRY_AGAIN_LATER: u16 = 1013;
     pub const BAD_GATEWAY: u16 = 4502;
     pub const IDLE_TIMEOUT: u16 = 4000;
 }
 
 /// Largest payload we put in one WebSocket message (the proxy's default limit is larger).
-pub const MAX_CHUNK: usize = 16 * 1024;
+pub(crate) const MAX_CHUNK: usize = 16 * 1024;
 
 /// Largest WebSocket message a client accepts (the session multiplexer's frames are at most
 /// 2 MiB; the proxy's chunks far less). Bigger ones end the connection with
 /// [`TransportError::MessageTooBig`] before they are copied anywhere.
-pub const MAX_INCOMING_MESSAGE: usize = 4 << 20;
+pub(crate) const MAX_INCOMING_MESSAGE: usize = 4 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {

@@ -41,7 +41,7 @@ impl WsSocket {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> WsSocket<S> {
     /// Wraps an accepted (server-side) or otherwise established WebSocket.
-    pub fn from_stream(ws: WebSocketStream<S>) -> Self {
+    pub(crate) fn from_stream(ws: WebSocketStream<S>) -> Self {
         WsSocket { ws }
     }
 

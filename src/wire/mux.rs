@@ -46,10 +46,10 @@ const IDS: [ChannelId; CHANNELS] = [ChannelId::Control, ChannelId::Tls, ChannelI
 
 /// The id of an acknowledgement frame: its payload is the sender's count of frame bytes (ids
 /// included) received on channels so far, as a little-endian u64.
-pub const ACK: u8 = 0xff;
+pub(crate) const ACK: u8 = 0xff;
 
 /// Received bytes between acknowledgements.
-pub const ACK_EVERY: u64 = 64 << 10;
+pub(crate) const ACK_EVERY: u64 = 64 << 10;
 
 /// Frames queued per channel before its sender waits.
 const QUEUE: usize = 8;
@@ -60,11 +60,11 @@ const ROUTE_BEFORE_YIELD: u64 = 64;
 /// What a received frame is charged against its inbox's limit beyond its payload: at least
 /// what a queued frame costs in memory besides it (its node in the queue and the payload's
 /// allocation, ≈ 80 bytes on 64-bit targets).
-pub const FRAME_COST: usize = 128;
+pub(crate) const FRAME_COST: usize = 128;
 
 /// Limits of a multiplexed session.
 #[derive(Clone, Copy, Debug)]
-pub struct MuxLimits {
+pub(crate) struct MuxLimits {
     /// Largest payload of one frame (either direction).
     pub max_frame: usize,
     /// Most bytes waiting unread in one channel's inbox (payloads and [`FRAME_COST`] each),
@@ -91,7 +91,7 @@ impl MuxLimits {
     /// honest proxy-mode prover's first OT messages, sent as it asks for the session), so that
     /// a session waiting for its turn costs little whatever its peer sends; the verifier raises
     /// them then ([`MuxChannel::set_inbox_limit`]).
-    pub fn verifier() -> Self {
+    pub(crate) fn verifier() -> Self {
         MuxLimits { max_control_buffered: 1 << 20, max_buffered: 64 << 10, ..MuxLimits::default() }
     }
 
@@ -128,7 +128,7 @@ pub enum MuxError {
 }
 
 /// One logical channel. Implements the ZK engine's [`Channel`] trait.
-pub struct MuxChannel {
+pub(crate) struct MuxChannel {
     id: ChannelId,
     out: mpsc::Sender<Vec<u8>>,
     inbox: mpsc::UnboundedReceiver<Vec<u8>>,
@@ -141,20 +141,21 @@ pub struct MuxChannel {
 }
 
 impl MuxChannel {
-    pub fn id(&self) -> ChannelId {
+    #[cfg(test)]
+    pub(crate) fn id(&self) -> ChannelId {
         self.id
     }
 
     /// Gives the channel up as one the session does not use: from now on a frame the peer
     /// sends on it fails the session ([`MuxError::UnusedChannel`]), and what it had sent is
     /// dropped. (A handle merely dropped discards what comes, as at a session's end.)
-    pub fn refuse(self) {
+    pub(crate) fn refuse(self) {
         self.refused.store(true, Ordering::Relaxed);
     }
 
     /// Bounds the bytes waiting unread in this channel's inbox from now on (its
     /// [`MuxLimits`] at first): a frame beyond fails the session ([`MuxError::InboxOverflow`]).
-    pub fn set_inbox_limit(&self, max: usize) {
+    pub(crate) fn set_inbox_limit(&self, max: usize) {
         self.limit.store(max, Ordering::Relaxed);
     }
 }
@@ -206,7 +207,7 @@ fn yield_once() -> impl std::future::Future<Output = ()> {
 }
 
 /// The channel handles of one session, by purpose. The driver ends once all are dropped.
-pub struct SessionChannels {
+pub(crate) struct SessionChannels {
     pub control: MuxChannel,
     pub tls: MuxChannel,
     pub zk: MuxChannel,
@@ -217,7 +218,7 @@ pub struct SessionChannels {
 /// the protocol future, polled before it so that a frame sent goes out before the protocol
 /// computes on) for any channel to make progress; it ends when every handle is dropped
 /// (closing the socket), or with an error when the peer misbehaves or disconnects.
-pub fn multiplex<S: MessageSocket>(
+pub(crate) fn multiplex<S: MessageSocket>(
     mut socket: S,
     limits: MuxLimits,
 ) -> (impl std::future::Future<Output = Result<(), MuxError>>, SessionChannels) {

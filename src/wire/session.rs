@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub const PROTOCOL_VERSION: u16 = 22;
 
 /// Most reveal ranges per direction.
-pub const MAX_RANGES: usize = 4096;
+pub(crate) const MAX_RANGES: usize = 4096;
 
 /// How the prover reaches the server, and so who holds the session keys while the
 /// connection is open.

@@ -17,7 +17,7 @@ pub(crate) fn push_escaped_line(out: &mut String, text: &str) {
 /// The text of a verdict or presentation around the server's bytes starts in column 0; every
 /// line of the bytes themselves starts with this, so no revealed byte can print a line that
 /// reads as the verdict's own (`received … fast path` in a revealed POST body).
-pub const CONTENT_PREFIX: &str = "  | ";
+pub(crate) const CONTENT_PREFIX: &str = "  | ";
 
 /// `text` (already escaped) as content lines, each after [`CONTENT_PREFIX`].
 pub(crate) fn content_lines(text: &str) -> String {

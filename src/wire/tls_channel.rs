@@ -9,7 +9,7 @@ use crate::tls::Error;
 
 const FRAME: usize = 16 * 1024;
 
-pub struct TlsChannelIo<'a> {
+pub(crate) struct TlsChannelIo<'a> {
     ch: &'a mut MuxChannel,
     pending: Vec<u8>,
     pos: usize,
@@ -20,22 +20,22 @@ pub struct TlsChannelIo<'a> {
 }
 
 impl<'a> TlsChannelIo<'a> {
-    pub fn new(ch: &'a mut MuxChannel) -> Self {
+    pub(crate) fn new(ch: &'a mut MuxChannel) -> Self {
         TlsChannelIo { ch, pending: Vec::new(), pos: 0, eof: false, written: Vec::new(), read: Vec::new() }
     }
 
     /// The bytes written and read so far; the channel keeps none after.
-    pub fn take_log(&mut self) -> [Vec<u8>; 2] {
+    pub(crate) fn take_log(&mut self) -> [Vec<u8>; 2] {
         [std::mem::take(&mut self.written), std::mem::take(&mut self.read)]
     }
 
     /// Server bytes the relay delivered but the client never read.
-    pub fn unread(&self) -> u64 {
+    pub(crate) fn unread(&self) -> u64 {
         (self.pending.len() - self.pos) as u64
     }
 
     /// Tells the relay that the client will send nothing more.
-    pub async fn shutdown(&mut self) -> Result<(), Error> {
+    pub(crate) async fn shutdown(&mut self) -> Result<(), Error> {
         self.ch.send(Vec::new()).await.map_err(|e| Error::Io(e.to_string()))
     }
 }

@@ -24,7 +24,8 @@ pub fn open_bytes<B: Backend>(b: &mut B, bits: &[B::Bit]) -> Vec<u8> {
 }
 
 /// Assert that byte-aligned bits equal public bytes.
-pub fn assert_bytes_eq<B: Backend>(b: &mut B, bits: &[B::Bit], bytes: &[u8]) {
+#[cfg(test)]
+pub(crate) fn assert_bytes_eq<B: Backend>(b: &mut B, bits: &[B::Bit], bytes: &[u8]) {
     b.assert_constant(bits, &bytes_to_bits(bytes));
 }
 
@@ -45,7 +46,7 @@ pub fn open_selected_bytes<B: Backend>(b: &mut B, bits: &[B::Bit], positions: &[
 /// keystream ⊕ plaintext = ciphertext. Used to bind the Finished records to the session:
 /// plaintext = 14 00 00 0c ‖ verify_data. A length mismatch makes the batch fail
 /// (ConstantMismatch on the verifier) instead of panicking.
-pub fn assert_decrypts_to<B: Backend>(b: &mut B, keystream: &[B::Bit], ciphertext: &[u8], plaintext: &[B::Bit]) {
+pub(crate) fn assert_decrypts_to<B: Backend>(b: &mut B, keystream: &[B::Bit], ciphertext: &[u8], plaintext: &[B::Bit]) {
     let n = ciphertext.len() * 8;
     let mut bits = Vec::with_capacity(n);
     for (k, p) in keystream.iter().zip(plaintext).take(n) {
@@ -63,7 +64,7 @@ pub fn assert_decrypts_to<B: Backend>(b: &mut B, keystream: &[B::Bit], ciphertex
 /// that a hidden byte of an HTTP request cannot start a header line or another request. A
 /// byte is one iff its top four bits are 0, bit 3 is 1 and its low three bits are 010 or 101
 /// (bit 2 = bit 0 ≠ bit 1): six AND gates a byte, one assertion for all.
-pub fn assert_no_line_breaks<B: Backend>(b: &mut B, bits: &[B::Bit]) {
+pub(crate) fn assert_no_line_breaks<B: Backend>(b: &mut B, bits: &[B::Bit]) {
     let flags: Vec<B::Bit> = bits.chunks_exact(8).map(|x| is_line_break(b, x)).collect();
     let mut expected = vec![false; flags.len()];
     if bits.len() % 8 != 0 {

@@ -54,7 +54,7 @@ pub(crate) use prover::lie;
 #[cfg(test)]
 pub(crate) use prover::Cheat;
 
-pub use plain::{PlainBackend, PlainBit};
+pub(crate) use plain::PlainBackend;
 pub use prover::{PBit, PElem, Prover, ProverBackend};
 pub use verifier::{VBit, Verifier, VerifierBackend};
 
@@ -69,7 +69,7 @@ pub const MAX_MESSAGE: usize = 1 << 20;
 
 /// Largest number of committed bits / opened bits / multiplications in one batch
 /// (bounds the verifier's allocations; the caller splits larger work into several batches).
-pub const MAX_BATCH_ITEMS: usize = 1 << 26;
+pub(crate) const MAX_BATCH_ITEMS: usize = 1 << 26;
 
 /// Why a proof batch was rejected or could not run.
 #[derive(Debug, thiserror::Error)]

@@ -8,24 +8,24 @@ use crate::zk::sbox::sbox_field;
 
 /// Cleartext bit: value plus whether it is a public constant (mirrors the real backends).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PlainBit {
+pub(crate) struct PlainBit {
     pub v: bool,
     pub public: bool,
 }
 
 /// The cleartext backend.
 #[derive(Default)]
-pub struct PlainBackend {
+pub(crate) struct PlainBackend {
     stats: BatchStats,
     /// Set if an `assert_product` or `assert_constant` did not hold.
     pub violated: bool,
 }
 
 impl PlainBackend {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
-    pub fn stats(&self) -> BatchStats {
+    pub(crate) fn stats(&self) -> BatchStats {
         self.stats
     }
 }

@@ -420,31 +420,28 @@ impl<R: CotReceiver> Prover<R> {
 
     /// Split batch payloads into messages of at most `n` bytes (default [`MAX_MESSAGE`]).
     /// The verifier accepts any split.
-    pub fn set_max_message(&mut self, n: usize) {
+    #[cfg(test)]
+    pub(crate) fn set_max_message(&mut self, n: usize) {
         self.max_message = n.max(64);
     }
 
     /// Circuit counters of the last completed batch.
-    pub fn last_stats(&self) -> BatchStats {
+    #[cfg(test)]
+    pub(crate) fn last_stats(&self) -> BatchStats {
         self.last_stats
-    }
-
-    /// Unused COTs left in the pool (carried over to the next batch).
-    pub fn pooled_cots(&self) -> usize {
-        self.backend.pool_bits.len() - self.backend.cursor
     }
 
     /// Lends the COT source out, to make COTs beside other work that uses the pool only
     /// (`crate::mpc::cots_beside`). Until [`Prover::give_back`], a batch that needs more COTs than
     /// the pool holds fails with [`ProofError::SourceLent`]. `None` if it is already out.
-    pub fn lend_source(&mut self) -> Option<R> {
+    pub(crate) fn lend_source(&mut self) -> Option<R> {
         self.cot.take()
     }
 
     /// Takes the COT source back with the COTs it made while lent, in the chunks it made
     /// them in (bits and MACs): batches take them, a chunk at a time, after the pool's and
     /// before asking the source for more, as on the verifier.
-    pub fn give_back(&mut self, source: R, made: Vec<(Vec<bool>, Vec<F128>)>) {
+    pub(crate) fn give_back(&mut self, source: R, made: Vec<(Vec<bool>, Vec<F128>)>) {
         self.cot = Some(source);
         // `beside::make` checked each chunk's bits and MACs against the step's count
         let (bits, macs): (Vec<_>, Vec<_>) = made.into_iter().unzip();
@@ -478,7 +475,7 @@ impl<R: CotReceiver> Prover<R> {
     /// the next checked batch's check (one round trip for several batches). Openings are still
     /// checked by the verifier on arrival; values this batch opens may feed later batches as
     /// public constants, and the proof is only accepted once a checked batch has run.
-    pub async fn run_deferred<C: Channel, T>(
+    pub(crate) async fn run_deferred<C: Channel, T>(
         &mut self,
         ch: &mut C,
         f: impl FnMut(&mut ProverBackend) -> T,
@@ -487,7 +484,7 @@ impl<R: CotReceiver> Prover<R> {
     }
 
     /// Whether a deferred batch still waits for its multiplication check.
-    pub fn check_pending(&self) -> bool {
+    pub(crate) fn check_pending(&self) -> bool {
         !self.backend.and_rows.is_empty() || !self.backend.product_triples.is_empty()
     }
 
@@ -569,7 +566,7 @@ impl<R: CotReceiver> Prover<R> {
     /// 4,096 bytes opened"): when a batch of that key ran before, its counting pass is skipped
     /// and its counts reused (a key reused for a circuit of another shape fails the batch). The
     /// verifier must name the same keys.
-    pub fn expect_shape(&mut self, key: u64) {
+    pub(crate) fn expect_shape(&mut self, key: u64) {
         self.shapes.expect(key);
     }
 

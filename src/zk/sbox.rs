@@ -26,7 +26,7 @@ fn aes_poly(z: F128) -> F128 {
 }
 
 /// A root α of x^8 + x^4 + x^3 + x + 1 in GF(2^128) (see the module docs for the derivation).
-pub fn alpha() -> F128 {
+pub(crate) fn alpha() -> F128 {
     static ALPHA: OnceLock<F128> = OnceLock::new();
     *ALPHA.get_or_init(|| {
         let e = u128::MAX / 255;
@@ -48,7 +48,7 @@ pub fn alpha() -> F128 {
 }
 
 /// [α^0..α^7] and [α^0, α^2, …, α^14] (the embedding and embedding-of-square bases).
-pub fn embedding_bases() -> &'static ([F128; 8], [F128; 8]) {
+pub(crate) fn embedding_bases() -> &'static ([F128; 8], [F128; 8]) {
     static BASES: OnceLock<([F128; 8], [F128; 8])> = OnceLock::new();
     BASES.get_or_init(|| {
         let a = alpha();
@@ -59,7 +59,7 @@ pub fn embedding_bases() -> &'static ([F128; 8], [F128; 8]) {
 }
 
 /// S-box by field embedding: 8 committed bits and 2 GF(2^128) constraints.
-pub fn sbox_field<B: Backend>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
+pub(crate) fn sbox_field<B: Backend>(b: &mut B, s: &[B::Bit; 8]) -> [B::Bit; 8] {
     if let Some(out) = sbox_if_public(b, s) {
         return out;
     }

@@ -298,7 +298,6 @@ pub struct Verifier<S: CotSender> {
     /// Keys the source made while lent, which the pool takes before asking it for more.
     reserve: Reserve<F128>,
     backend: VerifierBackend,
-    last_stats: BatchStats,
     shapes: ShapeCache,
 }
 
@@ -309,25 +308,19 @@ impl<S: CotSender> Verifier<S> {
             cot: Some(cot),
             reserve: Reserve::default(),
             backend: VerifierBackend::new(delta),
-            last_stats: BatchStats::default(),
             shapes: ShapeCache::default(),
         }
     }
 
-    /// Circuit counters of the last accepted batch.
-    pub fn last_stats(&self) -> BatchStats {
-        self.last_stats
-    }
-
     /// Lends the COT source out, as [`Prover::lend_source`](super::Prover::lend_source) does.
-    pub fn lend_source(&mut self) -> Option<S> {
+    pub(crate) fn lend_source(&mut self) -> Option<S> {
         self.cot.take()
     }
 
     /// Takes the COT source back with the keys it made while lent, in the chunks it made
     /// them in: batches take them, a chunk at a time, after the pool's and before asking the
     /// source for more.
-    pub fn give_back(&mut self, source: S, made: Vec<Vec<F128>>) {
+    pub(crate) fn give_back(&mut self, source: S, made: Vec<Vec<F128>>) {
         self.cot = Some(source);
         self.reserve.append(made);
     }
@@ -345,7 +338,7 @@ impl<S: CotSender> Verifier<S> {
     /// In lockstep with [`Prover::run_deferred`](super::Prover::run_deferred): checks the
     /// batch's openings and constants now and its multiplications with the next checked batch.
     /// What it returns is only trustworthy once a later [`run`](Self::run) has succeeded.
-    pub async fn run_deferred<C: Channel, T>(
+    pub(crate) async fn run_deferred<C: Channel, T>(
         &mut self,
         ch: &mut C,
         f: impl FnMut(&mut VerifierBackend) -> T,
@@ -354,7 +347,7 @@ impl<S: CotSender> Verifier<S> {
     }
 
     /// Whether a deferred batch still waits for its multiplication check.
-    pub fn check_pending(&self) -> bool {
+    pub(crate) fn check_pending(&self) -> bool {
         !self.backend.and_rows.is_empty() || !self.backend.product_triples.is_empty()
     }
 
@@ -411,7 +404,6 @@ impl<S: CotSender> Verifier<S> {
         self.backend.flush_inverses();
         if !check {
             self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
-            self.last_stats = counted;
             self.backend.reset_batch(true);
             return Ok(out);
         }
@@ -447,7 +439,6 @@ impl<S: CotSender> Verifier<S> {
             return Err(ProofError::MultiplicationCheckFailed);
         }
         self.check_openings(&claimed_open_hash, &claimed_const_hash)?;
-        self.last_stats = counted;
         self.backend.reset_batch(true);
         Ok(out)
     }
@@ -475,7 +466,7 @@ impl<S: CotSender> Verifier<S> {
     /// The next batch has the shape named `key`, as on the prover
     /// ([`Prover::expect_shape`](super::Prover::expect_shape)): a shape run before skips the
     /// counting pass.
-    pub fn expect_shape(&mut self, key: u64) {
+    pub(crate) fn expect_shape(&mut self, key: u64) {
         self.shapes.expect(key);
     }
 

@@ -139,7 +139,7 @@ fn server_keys(inputs: &KdfInputs, pms: Fp) -> (crate::tls::keys::MasterSecret, 
 }
 
 /// The figures of one key exchange in memory and (natively) one over the cable link.
-pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
+pub(crate) fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
     let mut figures = Vec::new();
     let mut put = |name: &str, value: f64, unit: &str| {
         log(&format!("{name:<58} {value:>14.2} {unit}"));
@@ -224,7 +224,7 @@ pub fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>
 /// then the transcript proof (the response by the fast path, the token hidden by the ZK
 /// path), the two parties on two threads over the emulated cable link (the server unshaped).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
+pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, String> {
     use crate::bench::engines::zk::{link, LINK_CASES};
     use crate::mpc::connection::{
         connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits,

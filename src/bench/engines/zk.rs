@@ -68,7 +68,9 @@ pub enum Section {
 
 impl Section {
     /// The section of a lower-case name (as on the command line).
-    pub fn from_name(name: &str) -> Option<Section> {
+    // The browser's engine benchmark entry point (src/wasm/bench.rs) names its section.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn from_name(name: &str) -> Option<Section> {
         [
             Section::Keystream,
             Section::Cot,
@@ -125,7 +127,7 @@ impl Sizes {
 
 /// The links of the [`Section::Links`] figures: (name, round trip in ms, Mbit/s each way, COTs).
 /// KOS needs 128 bits per COT on the wire, so each case's KOS run takes ≈1.3 s of link time.
-pub const LINK_CASES: &[(&str, f64, f64, usize)] = &[
+pub(crate) const LINK_CASES: &[(&str, f64, f64, usize)] = &[
     ("LAN 1 Gbit/s, 0.2 ms RTT", 0.2, 1000.0, 10_000_000),
     ("fiber 100 Mbit/s, 15 ms RTT", 15.0, 100.0, 1_000_000),
     ("cable 20 Mbit/s, 20 ms RTT", 20.0, 20.0, 200_000),

@@ -56,14 +56,14 @@ use ahead::*;
 use forward::*;
 use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
-pub use prover::*;
+pub(crate) use prover::*;
 use seal::*;
-pub use verifier::*;
+pub(crate) use verifier::*;
 
 /// How much each direction may carry; both parties size the client direction's GHASH powers
 /// from it (the server's records take none during the connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnectionLimits {
+pub(crate) struct ConnectionLimits {
     /// Application data the client may send, bytes.
     pub max_sent: usize,
     /// Application data the server may send (ciphertext), bytes.
@@ -84,7 +84,7 @@ const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
 /// Gate tables of a request garbled ahead of the handshake, at most (32 MiB in memory, what the
 /// verifier keeps for it): requests up to about 3 KB. A longer request is garbled record by
 /// record once the keys exist.
-pub const AHEAD_TABLES: u64 = 1 << 20;
+pub(crate) const AHEAD_TABLES: u64 = 1 << 20;
 /// Bytes read from the server at a time (one forwarded message).
 const READ_CHUNK: usize = 16 * 1024;
 /// The alert the client ends with: warning, close_notify.
@@ -138,7 +138,7 @@ pub enum ConnectionError {
 
 /// The client configuration both parties use: the same values give the same ClientHello.
 /// AES-128-GCM, P-256 only (the ECDH is two-party over P-256), extended master secret offered.
-pub fn two_party_config(roots: RootStore) -> ClientConfig {
+pub(crate) fn two_party_config(roots: RootStore) -> ClientConfig {
     let mut c = ClientConfig::new(roots);
     c.cipher_suites = CipherSuite::ALL.to_vec();
     c.groups = vec![NamedGroup::Secp256r1];
@@ -215,7 +215,7 @@ impl<W> ProverConnection<W> {
 
     /// Deferred decryption: the server's Finished checked, then its later records under the
     /// session's keys, in order, with their content types.
-    pub fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
+    pub(crate) fn open_received(&self, ms: &crate::tls::MasterSecret) -> Result<Vec<(u8, Vec<u8>)>, ConnectionError> {
         use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
         let kb = crate::tls::keys::key_block(ms, self.client.client_random(), self.client.server_random());
         let mut server = AesGcmRecordCrypto::new(&kb.server_write_key, &kb.server_write_iv)?;

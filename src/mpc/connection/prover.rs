@@ -19,7 +19,7 @@ use crate::zk::Party;
 
 /// What the prover makes before the handshake: the COTs of the connection's inputs and
 /// OLEs, and a request of up to `request_len` bytes garbled ahead when it fits.
-pub struct PreparedProver<W> {
+pub(crate) struct PreparedProver<W> {
     pub(super) gp: GarblerParty,
     pub(super) cots: Vec<F128>,
     pub(super) ahead: Option<AheadRequest<W>>,
@@ -30,7 +30,7 @@ pub struct PreparedProver<W> {
 
 impl<W> PreparedProver<W> {
     /// The longest request the connection was prepared for.
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.request_len
     }
 
@@ -39,7 +39,7 @@ impl<W> PreparedProver<W> {
     /// a connection that follows at once need not: its handshake with the server then runs
     /// while the tables are still on their way ([`connect_prover`] takes the receipt before
     /// the first message it needs from the verifier).
-    pub async fn settle<C: Channel>(&mut self, ch: &mut C) -> Result<(), ConnectionError> {
+    pub(crate) async fn settle<C: Channel>(&mut self, ch: &mut C) -> Result<(), ConnectionError> {
         if std::mem::take(&mut self.receipt_pending) && ch.recv().await? != [1] {
             return Err(ConnectionError::Malformed("the verifier's receipt of the tables garbled ahead"));
         }
@@ -51,7 +51,7 @@ impl<W> PreparedProver<W> {
 /// [`prepare_verifier`]): it can run while the proxy connects to the server, or long before
 /// the request is known. A shorter request costs the same as one of `request_len` bytes:
 /// each record garbled ahead is replayed whole, and its unused keystream is left unused.
-pub async fn prepare_prover<C: Channel, W>(
+pub(crate) async fn prepare_prover<C: Channel, W>(
     ch: &mut C,
     request_len: usize,
     limits: ConnectionLimits,
@@ -76,7 +76,7 @@ pub(super) async fn prepare_with<C: Channel, W>(
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it
 /// was prepared for.
-pub async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
+pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     mut prepared: PreparedProver<Bit<Z, C>>,
     ch: &mut C,
     zk: &mut Z,

@@ -17,7 +17,7 @@ use crate::zk::Party;
 
 /// What the verifier holds before the handshake: its COTs and the request as announced (its
 /// records garbled ahead, or its length).
-pub struct PreparedVerifier<W> {
+pub(crate) struct PreparedVerifier<W> {
     pub(super) ep: EvaluatorParty,
     pub(super) choices: Vec<bool>,
     pub(super) macs: Vec<F128>,
@@ -25,7 +25,7 @@ pub struct PreparedVerifier<W> {
 }
 
 /// The verifier's side of [`prepare_prover`].
-pub async fn prepare_verifier<C: Channel, W>(
+pub(crate) async fn prepare_verifier<C: Channel, W>(
     ch: &mut C,
     limits: ConnectionLimits,
 ) -> Result<PreparedVerifier<W>, ConnectionError> {
@@ -37,7 +37,7 @@ pub async fn prepare_verifier<C: Channel, W>(
 
 /// The verifier's connection after [`prepare_verifier`]; `clock` is read when the prover
 /// starts it (which may be long after the preparation).
-pub async fn connect_verifier<C: Channel, Z: Party<C>>(
+pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     prepared: PreparedVerifier<Bit<Z, C>>,
     ch: &mut C,
     zk: &mut Z,

@@ -19,7 +19,7 @@ use crate::primitives::prg::{Prg, PrgKind};
 use rayon::prelude::*;
 
 /// Nonzeros per column of the LPN matrix.
-pub const D: usize = 10;
+pub(crate) const D: usize = 10;
 /// Columns per rayon task.
 const CHUNK: usize = 4096;
 /// Columns whose indices are generated at once (10 KiB of indices on the stack).

@@ -198,10 +198,10 @@ use crate::primitives::prg::PrgKind;
 use ggm::FixedKeyAes;
 use zeroize::{Zeroize, Zeroizing};
 
-pub use spcot::CHECK_COTS;
+pub(crate) use spcot::CHECK_COTS;
 
 /// Most correlations one `extend` call may produce (same limit as KOS).
-pub const MAX_EXTEND: usize = super::kos::MAX_EXTEND;
+pub(crate) const MAX_EXTEND: usize = super::kos::MAX_EXTEND;
 
 /// The OT extension that bootstraps Ferret and serves small demands directly (verifier side).
 /// Its Δ is Ferret's Δ.
@@ -402,14 +402,14 @@ pub struct FerretConfig {
 /// (`examples/ferret_bench.rs`): bootstrapping the small set costs 694,448 B (KOS for its
 /// 38,272 base COTs + one 73,824 B iteration), KOS ≈16.2 B per COT, so KOS is cheaper on the
 /// wire up to ≈43k COTs.
-pub const DEFAULT_KOS_DIRECT_LIMIT: usize = 43_000;
+pub(crate) const DEFAULT_KOS_DIRECT_LIMIT: usize = 43_000;
 
 /// Direct-serving threshold for the default SoftSpokenOT (k = 6) bootstrap, at the measured
 /// upload crossover (`examples/ferret_bench.rs`): bootstrapping the small set uploads
 /// 104,656 B (182,528 B both ways), direct SoftSpokenOT ≈2.65 B per COT (all upload), so up to
 /// ≈38k direct serving uploads no more and is cheaper in total bytes and time; beyond it the
 /// bootstrap wins on upload (the scarce direction for a prover), from ≈67k on total bytes.
-pub const DEFAULT_DIRECT_LIMIT: usize = 38_000;
+pub(crate) const DEFAULT_DIRECT_LIMIT: usize = 38_000;
 
 impl Default for FerretConfig {
     /// Parameters for the default SoftSpokenOT bootstrap.
@@ -432,7 +432,7 @@ impl FerretConfig {
 }
 
 impl FerretConfig {
-    pub fn validate(&self) -> Result<(), FerretConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), FerretConfigError> {
         for p in self.ladder() {
             p.validate()?;
         }
@@ -698,7 +698,7 @@ impl FerretSender {
     }
 
     /// Wrap any base extension (its Δ and session id are used) with the given parameters.
-    pub fn from_base(base: impl Into<BaseCotSender>, config: FerretConfig) -> Result<Self, FerretConfigError> {
+    pub(crate) fn from_base(base: impl Into<BaseCotSender>, config: FerretConfig) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretSender {
             base: base.into(),
@@ -731,7 +731,7 @@ impl FerretSender {
     }
 
     /// Correlations currently buffered (including the reserve for the next iteration).
-    pub fn buffered(&self) -> usize {
+    pub(crate) fn buffered(&self) -> usize {
         self.keys.len() - self.pos
     }
 
@@ -888,7 +888,7 @@ impl FerretReceiver {
 
     /// Wrap any base extension (of the same kind as the verifier's) with the given parameters
     /// (must equal the verifier's).
-    pub fn from_base(base: impl Into<BaseCotReceiver>, config: FerretConfig) -> Result<Self, FerretConfigError> {
+    pub(crate) fn from_base(base: impl Into<BaseCotReceiver>, config: FerretConfig) -> Result<Self, FerretConfigError> {
         config.validate()?;
         Ok(FerretReceiver {
             base: base.into(),
@@ -923,7 +923,7 @@ impl FerretReceiver {
     }
 
     /// Correlations currently buffered (including the reserve for the next iteration).
-    pub fn buffered(&self) -> usize {
+    pub(crate) fn buffered(&self) -> usize {
         self.macs.len() - self.pos
     }
 

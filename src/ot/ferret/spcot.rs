@@ -50,7 +50,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 /// Base COTs used by the check (one GF(2^128) VOLE value).
-pub const CHECK_COTS: usize = 128;
+pub(crate) const CHECK_COTS: usize = 128;
 /// Inner-product piece size for the check.
 const PIECE: usize = 2048;
 

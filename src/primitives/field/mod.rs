@@ -15,7 +15,8 @@ pub use clmul::clmul_known_answers;
 use clmul::*;
 #[cfg(target_arch = "x86_64")]
 use sums::simd;
-pub use sums::{FixedCombinations, PublicWeightedSum};
+pub use sums::FixedCombinations;
+pub(crate) use sums::PublicWeightedSum;
 
 /// An element of GF(2^128).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Hash, Debug)]
@@ -24,13 +25,7 @@ pub struct F128(pub u128);
 
 impl F128 {
     pub const ZERO: F128 = F128(0);
-    pub const ONE: F128 = F128(1);
-
-    /// `1` if `b`, else `0`, without branching on `b`.
-    #[inline]
-    pub fn from_bit(b: bool) -> F128 {
-        F128(b as u128)
-    }
+    pub(crate) const ONE: F128 = F128(1);
 
     /// `self` if `b`, else zero, without branching on `b`.
     #[inline]
@@ -38,11 +33,11 @@ impl F128 {
         F128(self.0 & (0u128.wrapping_sub(b as u128)))
     }
 
-    pub fn to_le_bytes(self) -> [u8; 16] {
+    pub(crate) fn to_le_bytes(self) -> [u8; 16] {
         self.0.to_le_bytes()
     }
 
-    pub fn from_le_bytes(b: [u8; 16]) -> F128 {
+    pub(crate) fn from_le_bytes(b: [u8; 16]) -> F128 {
         F128(u128::from_le_bytes(b))
     }
 
@@ -50,7 +45,7 @@ impl F128 {
     /// `*`, callable where the operator would need the trait in scope.
     #[inline]
     #[allow(clippy::should_implement_trait)]
-    pub fn mul(self, rhs: F128) -> F128 {
+    pub(crate) fn mul(self, rhs: F128) -> F128 {
         let (lo, hi) = clmul(self.0, rhs.0);
         F128(reduce(lo, hi))
     }
@@ -64,12 +59,12 @@ impl F128 {
 
     /// `self^2`.
     #[inline]
-    pub fn square(self) -> F128 {
+    pub(crate) fn square(self) -> F128 {
         self * self
     }
 
     /// `self^e` by square-and-multiply over a public exponent.
-    pub fn pow(self, mut e: u128) -> F128 {
+    pub(crate) fn pow(self, mut e: u128) -> F128 {
         let mut acc = F128::ONE;
         let mut base = self;
         while e != 0 {
@@ -83,7 +78,7 @@ impl F128 {
     }
 
     /// Views raw `u128` elements as field elements, without a copy.
-    pub fn from_u128_slice(v: &[u128]) -> &[F128] {
+    pub(crate) fn from_u128_slice(v: &[u128]) -> &[F128] {
         // SAFETY: F128 is repr(transparent) over u128 (same size, alignment and validity), and
         // the returned slice borrows `v` for its whole lifetime.
         unsafe { core::slice::from_raw_parts(v.as_ptr() as *const F128, v.len()) }
@@ -91,13 +86,13 @@ impl F128 {
 
     /// `self·x`: a shift and a constant-time fold of the top bit.
     #[inline]
-    pub fn mul_x(self) -> F128 {
+    pub(crate) fn mul_x(self) -> F128 {
         F128((self.0 << 1) ^ (0u128.wrapping_sub(self.0 >> 127) & 0x87))
     }
 
     /// `x^i` for `i < 128` (the polynomial-basis element).
     #[inline]
-    pub fn x_pow(i: usize) -> F128 {
+    pub(crate) fn x_pow(i: usize) -> F128 {
         F128(1u128 << i)
     }
 
@@ -119,7 +114,7 @@ impl F128 {
     }
 
     /// out_i = a_i · b_i (over the shortest length).
-    pub fn mul_slices(a: &[F128], b: &[F128], out: &mut [F128]) {
+    pub(crate) fn mul_slices(a: &[F128], b: &[F128], out: &mut [F128]) {
         #[cfg(target_arch = "x86_64")]
         {
             if has_pclmul() {

@@ -190,7 +190,7 @@ impl F128 {
 
     /// (Σ_j x^(L−1−j)·x_j·y_j, Σ_j x^(L−1−j)·z_j) over a row of L triples [x, y, z], by
     /// Horner's rule: the AND check's sums of one packed row (see `quicksilver::check`).
-    pub fn and_row_sums(items: &[[F128; 3]]) -> (F128, F128) {
+    pub(crate) fn and_row_sums(items: &[[F128; 3]]) -> (F128, F128) {
         #[cfg(target_arch = "x86_64")]
         {
             if has_pclmul() {
@@ -203,7 +203,7 @@ impl F128 {
 
     /// (Σ c_i·M_a·M_b, Σ c_i·(a·M_b + b·M_a + M_c)) over [a, M_a, b, M_b, M_c]: the sums of the
     /// check of products of authenticated field elements.
-    pub fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
+    pub(crate) fn product_sums(coeffs: &[F128], items: &[[F128; 5]]) -> (F128, F128) {
         #[cfg(target_arch = "x86_64")]
         {
             if has_pclmul() {
@@ -269,7 +269,7 @@ impl<const S: usize> FixedCombinations<S> {
 /// integer multiplies, and memory accesses that depend only on the public coefficients.
 /// (Tables of 4 beat tables of 8 here: building 256 entries per 8 terms costs more than the
 /// lookups it saves; measured 71 vs 39 M terms/s.)
-pub struct PublicWeightedSum(WeightedSumState);
+pub(crate) struct PublicWeightedSum(WeightedSumState);
 
 enum WeightedSumState {
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -284,7 +284,7 @@ impl Default for PublicWeightedSum {
 }
 
 impl PublicWeightedSum {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         #[cfg(target_arch = "x86_64")]
         if has_pclmul() {
             return PublicWeightedSum(WeightedSumState::Clmul(F128::ZERO));
@@ -297,14 +297,14 @@ impl PublicWeightedSum {
     }
 
     /// Adds Σ coeffs_i·vals_i (over the shorter length).
-    pub fn add(&mut self, coeffs: &[F128], vals: &[F128]) {
+    pub(crate) fn add(&mut self, coeffs: &[F128], vals: &[F128]) {
         match &mut self.0 {
             WeightedSumState::Clmul(acc) => *acc += F128::inner_product(coeffs, vals),
             WeightedSumState::Sliced(sums) => sums.add(coeffs, vals),
         }
     }
 
-    pub fn finish(self) -> F128 {
+    pub(crate) fn finish(self) -> F128 {
         match self.0 {
             WeightedSumState::Clmul(acc) => acc,
             WeightedSumState::Sliced(sums) => sums.finish(),

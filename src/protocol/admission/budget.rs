@@ -29,7 +29,7 @@ pub struct BudgetLimits {
 impl BudgetLimits {
     /// The defaults for this machine: a quarter of its memory but at most 384 MiB per core,
     /// two proofs per core, and 64 sessions per core.
-    pub fn for_this_machine() -> Self {
+    pub(crate) fn for_this_machine() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let per_cores = 384 * (1 << 20) * cores as u64;
         let memory = physical_memory().map_or(per_cores, |m| (m / 4).min(per_cores));
@@ -74,7 +74,7 @@ struct State {
 
 /// What the budget holds at a moment, for the `/metrics` gauges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Bytes reserved.
     pub reserved: u64,
     /// Sessions admitted (holding their online reservation), and of them those proving.
@@ -85,7 +85,7 @@ pub struct Usage {
 }
 
 /// The shared budget. Cheap to clone a handle of ([`Arc`]).
-pub struct Budget {
+pub(crate) struct Budget {
     limits: BudgetLimits,
     state: Mutex<State>,
     /// Told the usage whenever it changes.
@@ -93,7 +93,7 @@ pub struct Budget {
 }
 
 impl Budget {
-    pub fn new(limits: BudgetLimits, on_change: impl Fn(Usage) + Send + Sync + 'static) -> Arc<Self> {
+    pub(crate) fn new(limits: BudgetLimits, on_change: impl Fn(Usage) + Send + Sync + 'static) -> Arc<Self> {
         let limits = BudgetLimits {
             memory: limits.memory.max(2),
             max_proving: limits.max_proving.max(1),
@@ -111,23 +111,24 @@ impl Budget {
         self.limits.memory / 2
     }
 
-    pub fn limits(&self) -> BudgetLimits {
+    pub(crate) fn limits(&self) -> BudgetLimits {
         self.limits
     }
 
     /// What is held and waiting now.
-    pub fn usage(&self) -> Usage {
+    #[cfg(test)]
+    pub(crate) fn usage(&self) -> Usage {
         usage(&self.lock())
     }
 
     /// Asks for a session's online reservation of `amount` bytes: granted at once, or a place
     /// in the queue. `None` if the queue already holds `max_queued`.
-    pub fn ask_online(self: &Arc<Self>, amount: u64, max_queued: usize) -> Option<Queued> {
+    pub(crate) fn ask_online(self: &Arc<Self>, amount: u64, max_queued: usize) -> Option<Queued> {
         self.ask(Step::Online, amount.min(self.half()), max_queued)
     }
 
     /// Asks for a session's proof reservation of `amount` bytes (and a proving slot).
-    pub fn ask_proof(self: &Arc<Self>, amount: u64) -> Queued {
+    pub(crate) fn ask_proof(self: &Arc<Self>, amount: u64) -> Queued {
         self.ask(Step::Proof, amount.min(self.half()), usize::MAX).expect("the proof queue is unbounded")
     }
 
@@ -202,7 +203,7 @@ impl Budget {
 
     /// A hint for a refused client: about how long until a newcomer would be admitted, from
     /// the mean session time, the sessions waiting and those running (whole seconds, 1 to 600).
-    pub fn retry_after(&self) -> u32 {
+    pub(crate) fn retry_after(&self) -> u32 {
         let s = self.lock();
         let mean = s.mean_session.unwrap_or(1.0);
         let secs = mean * (s.online_queue.len() + 1) as f64 / s.sessions.max(1) as f64;
@@ -228,7 +229,7 @@ fn usage(s: &State) -> Usage {
 
 /// A reservation asked for: granted, or waiting in its queue. Dropped before it is granted,
 /// it leaves the queue; dropped after, it gives the grant back.
-pub struct Queued {
+pub(crate) struct Queued {
     budget: Arc<Budget>,
     step: Step,
     id: u64,
@@ -239,20 +240,20 @@ pub struct Queued {
 
 impl Queued {
     /// 1-based place in the queue; `None` once granted.
-    pub fn position(&self) -> Option<usize> {
+    pub(crate) fn position(&self) -> Option<usize> {
         let mut s = self.budget.lock();
         queue(&mut s, self.step).iter().position(|w| w.id == self.id).map(|i| i + 1)
     }
 
     /// Completes once granted.
-    pub async fn granted(&mut self) {
+    pub(crate) async fn granted(&mut self) {
         // The sender is only dropped by sending (the waiter is removed from its queue only by
         // a grant, or by this handle's own drop).
         let _ = (&mut self.granted).await;
     }
 
     /// The grant, held until dropped. Call once [`granted`](Self::granted) completed.
-    pub fn into_reservation(mut self) -> Reservation {
+    pub(crate) fn into_reservation(mut self) -> Reservation {
         self.done = true;
         Reservation { budget: self.budget.clone(), step: self.step, amount: self.amount, since: Instant::now() }
     }
@@ -277,7 +278,7 @@ impl Drop for Queued {
 }
 
 /// Memory (and for a proof, a proving slot) held by a session until dropped.
-pub struct Reservation {
+pub(crate) struct Reservation {
     budget: Arc<Budget>,
     step: Step,
     amount: u64,

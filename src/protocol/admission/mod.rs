@@ -22,7 +22,7 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// Why a session did not get its turn.
 #[derive(Debug, thiserror::Error)]
-pub enum AdmissionError {
+pub(crate) enum AdmissionError {
     /// Refused for load; try again after about `retry_after` seconds.
     #[error("{reason}")]
     Busy { reason: String, retry_after: u32 },
@@ -33,7 +33,7 @@ pub enum AdmissionError {
 
 /// A verifier's admission: the budget its sessions share, and how long and how many of them
 /// may wait.
-pub struct Gate {
+pub(crate) struct Gate {
     pub budget: Arc<Budget>,
     /// Sessions waiting for their online reservation at most; beyond, refused at once.
     pub max_queued: usize,
@@ -45,13 +45,13 @@ pub struct Gate {
 
 impl Gate {
     /// A refusal for load, with the budget's retry hint.
-    pub fn busy(&self, reason: String) -> AdmissionError {
+    pub(crate) fn busy(&self, reason: String) -> AdmissionError {
         AdmissionError::Busy { reason, retry_after: self.budget.retry_after() }
     }
 
     /// The online reservation of a session whose request asks `amount`: waits for it in the
     /// queue, telling the prover its place on `control`.
-    pub async fn online(&self, amount: u64, control: &mut MuxChannel) -> Result<Reservation, AdmissionError> {
+    pub(crate) async fn online(&self, amount: u64, control: &mut MuxChannel) -> Result<Reservation, AdmissionError> {
         let Some(mut queued) = self.budget.ask_online(amount, self.max_queued) else {
             return Err(self.busy(format!("the queue is full ({} waiting)", self.max_queued)));
         };
@@ -77,7 +77,7 @@ impl Gate {
 
     /// The proof reservation of `amount` bytes and a proving slot. The prover is proving by then
     /// and waits on the proof's own channel, so nothing is sent while it waits.
-    pub async fn proof(&self, amount: u64) -> Result<Reservation, AdmissionError> {
+    pub(crate) async fn proof(&self, amount: u64) -> Result<Reservation, AdmissionError> {
         let mut queued: Queued = self.budget.ask_proof(amount);
         match tokio::time::timeout(self.max_wait, queued.granted()).await {
             Ok(()) => Ok(queued.into_reservation()),

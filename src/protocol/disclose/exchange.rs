@@ -124,7 +124,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// Reads the requests of `sent` in order, each checked against `policy` (its `Host` naming
 /// `name`, and `port` if it names one: the server dialed), and pairs them with the responses
 /// of `received`.
-pub fn check_exchanges(
+pub(crate) fn check_exchanges(
     sent: &VerifiedDirection,
     received: &VerifiedDirection,
     name: &str,
@@ -175,7 +175,7 @@ pub fn check_exchanges(
 /// responses to requests whose methods are or are not HEAD (`heads`, in order) is in
 /// `received`, one after another, each ending by its own framing. The last one found runs to
 /// the end; requests answered by no byte get an empty range there.
-pub fn split_responses(received: &[u8], heads: &[bool]) -> Vec<Range<usize>> {
+pub(crate) fn split_responses(received: &[u8], heads: &[bool]) -> Vec<Range<usize>> {
     let mut parts = Vec::with_capacity(heads.len());
     let mut at = 0;
     for (i, &head) in heads.iter().enumerate() {

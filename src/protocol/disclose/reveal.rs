@@ -83,7 +83,7 @@ pub enum RevealError {
 /// The request's hidden bytes (those outside the canonical `revealed` ranges) must hold no CR
 /// or LF: the proof shows it ([`crate::zk::bytes::assert_no_line_breaks`]), so the prover
 /// checks first and says which byte.
-pub fn check_hidden_line_breaks(revealed: &[Range<u64>], request: &[u8]) -> Result<(), RevealError> {
+pub(crate) fn check_hidden_line_breaks(revealed: &[Range<u64>], request: &[u8]) -> Result<(), RevealError> {
     for hidden in complement(revealed, request.len() as u64) {
         if let Some(i) =
             request[hidden.start as usize..hidden.end as usize].iter().position(|&c| c == b'\r' || c == b'\n')
@@ -95,7 +95,7 @@ pub fn check_hidden_line_breaks(revealed: &[Range<u64>], request: &[u8]) -> Resu
 }
 
 /// Most hash commitments per direction (each costs a SHA-256 proof).
-pub const MAX_COMMITMENTS: usize = 64;
+pub(crate) const MAX_COMMITMENTS: usize = 64;
 
 /// Most bytes one direction's commitments may cover together: each byte costs its keystream
 /// and SHA-256 in ZK, so this bounds the work a prover can ask of the verifier (a token or a
@@ -104,7 +104,7 @@ pub const MAX_COMMITTED_BYTES: u64 = 16 * 1024;
 
 /// Checks one direction's commitment ranges: canonical, in bounds, within [`MAX_COMMITMENTS`]
 /// and [`MAX_COMMITTED_BYTES`]. Both sides run it, the prover before it asks.
-pub fn check_commitments(ranges: &[Range<u64>], len: u64) -> Result<(), RevealError> {
+pub(crate) fn check_commitments(ranges: &[Range<u64>], len: u64) -> Result<(), RevealError> {
     check_canonical(ranges, len, MAX_COMMITMENTS)?;
     let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
     if bytes > MAX_COMMITTED_BYTES {
@@ -115,7 +115,7 @@ pub fn check_commitments(ranges: &[Range<u64>], len: u64) -> Result<(), RevealEr
 
 impl Reveal {
     /// Resolves to canonical ranges (sorted, disjoint, non-empty, merged) over `plaintext`.
-    pub fn resolve(&self, plaintext: &[u8]) -> Result<Vec<Range<usize>>, RevealError> {
+    pub(crate) fn resolve(&self, plaintext: &[u8]) -> Result<Vec<Range<usize>>, RevealError> {
         let len = plaintext.len();
         let raw: Vec<Range<usize>> = match self {
             Reveal::All => vec![0..len],
@@ -154,7 +154,7 @@ impl Reveal {
 }
 
 /// Checks that `ranges` (from the peer) are canonical and inside `len`.
-pub fn check_canonical(ranges: &[Range<u64>], len: u64, max: usize) -> Result<(), RevealError> {
+pub(crate) fn check_canonical(ranges: &[Range<u64>], len: u64, max: usize) -> Result<(), RevealError> {
     if ranges.len() > max {
         return Err(RevealError::TooMany { count: ranges.len(), max });
     }
@@ -178,7 +178,7 @@ pub fn check_canonical(ranges: &[Range<u64>], len: u64, max: usize) -> Result<()
 
 /// The fast-path rule, the same on both sides: canonical ranges covering all of a non-empty
 /// direction.
-pub fn covers_all(ranges: &[Range<u64>], len: u64) -> bool {
+pub(crate) fn covers_all(ranges: &[Range<u64>], len: u64) -> bool {
     len > 0 && ranges.len() == 1 && ranges[0] == (0..len)
 }
 
@@ -293,7 +293,7 @@ fn json_value_end(data: &[u8], i: usize) -> Option<usize> {
 
 /// The parts of `0..len` not in `hidden` (sorted): what a reveal leaves hidden, or what hiding
 /// leaves revealed.
-pub fn complement<T: Copy + Ord + Default>(hidden: &[Range<T>], len: T) -> Vec<Range<T>> {
+pub(crate) fn complement<T: Copy + Ord + Default>(hidden: &[Range<T>], len: T) -> Vec<Range<T>> {
     let mut out = Vec::new();
     let mut at = T::default();
     for h in hidden {

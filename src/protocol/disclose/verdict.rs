@@ -94,7 +94,7 @@ impl LeanVerdict {
 
     /// The whole verdict, its bytes taken from the prover's own plaintext of the session:
     /// an error if they are not the bytes the verifier verified.
-    pub fn restore(self, sent: &[u8], received: &[u8]) -> Result<VerifierOutput, VerdictError> {
+    pub(crate) fn restore(self, sent: &[u8], received: &[u8]) -> Result<VerifierOutput, VerdictError> {
         let LeanVerdict { mut output, digests: [sent_digest, received_digest] } = self;
         restore(&mut output.sent, sent, &sent_digest, "sent")?;
         restore(&mut output.received, received, &received_digest, "received")?;

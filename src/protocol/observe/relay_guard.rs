@@ -22,7 +22,7 @@ pub enum RelayError {
 }
 
 /// The outbound (prover → server) stream checker.
-pub struct OutboundGuard {
+pub(crate) struct OutboundGuard {
     /// The SNI the ClientHello must carry (`None` for an IP-literal name: no SNI).
     expected_sni: Option<String>,
     /// Bytes held back until the first record is complete and checked.
@@ -36,7 +36,7 @@ pub struct OutboundGuard {
 }
 
 impl OutboundGuard {
-    pub fn new(expected_sni: Option<&str>) -> Self {
+    pub(crate) fn new(expected_sni: Option<&str>) -> Self {
         OutboundGuard {
             expected_sni: expected_sni.map(str::to_ascii_lowercase),
             held: Vec::new(),
@@ -48,7 +48,7 @@ impl OutboundGuard {
 
     /// Feeds the prover's next bytes; returns what may be forwarded to the server now (empty
     /// while the first record is incomplete).
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<u8>, RelayError> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<u8>, RelayError> {
         if !self.first_checked {
             self.held.extend_from_slice(bytes);
             let header = match parse_record_header(&self.held) {

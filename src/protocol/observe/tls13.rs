@@ -28,7 +28,7 @@ use rustls_pki_types::{ServerName, UnixTime};
 
 /// A relayed session before any key is known.
 #[derive(Clone, Debug)]
-pub struct Transcript13 {
+pub(crate) struct Transcript13 {
     sni: Option<String>,
     offered_alpn: bool,
     suite: Suite13,
@@ -42,7 +42,7 @@ pub struct Transcript13 {
 
 /// What the encrypted handshake showed, once read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Handshake13 {
+pub(crate) struct Handshake13 {
     pub chain: Vec<Vec<u8>>,
     /// Hash(ClientHello..server Finished): the context of the application traffic secrets.
     pub server_finished_hash: Vec<u8>,
@@ -130,7 +130,7 @@ fn check_offer(offer: &ClientOffer) -> Result<(), TranscriptError> {
 /// The TLS version the server chose, from the relayed stream's first ServerHello (or
 /// HelloRetryRequest): TLS 1.3 when its supported_versions says so, otherwise TLS 1.2. Each
 /// version's own parser then checks the whole session.
-pub fn server_version(received: &[u8]) -> Result<TlsVersion, TranscriptError> {
+pub(crate) fn server_version(received: &[u8]) -> Result<TlsVersion, TranscriptError> {
     use crate::tls::any_version::{first_server_message, FirstServerMessage};
     let direction = Direction::Received;
     match first_server_message(received).map_err(|e| map_tls(direction, e))? {
@@ -143,7 +143,7 @@ pub fn server_version(received: &[u8]) -> Result<TlsVersion, TranscriptError> {
 }
 
 /// Split and check the relayed streams of a TLS 1.3 session (see the module doc).
-pub fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptError> {
+pub(crate) fn parse(sent: &[u8], received: &[u8]) -> Result<Transcript13, TranscriptError> {
     let (client_messages, sent_records) = split(Direction::Sent, sent)?;
     let (server_messages, received_records) = split(Direction::Received, received)?;
     let (c, s) = (Direction::Sent, Direction::Received);
@@ -269,23 +269,23 @@ fn read_messages(
 }
 
 impl Transcript13 {
-    pub fn suite(&self) -> Suite13 {
+    pub(crate) fn suite(&self) -> Suite13 {
         self.suite
     }
     /// The key-share group the server chose.
-    pub fn group(&self) -> u16 {
+    pub(crate) fn group(&self) -> u16 {
         self.group
     }
-    pub fn sni(&self) -> Option<&str> {
+    pub(crate) fn sni(&self) -> Option<&str> {
         self.sni.as_deref()
     }
     /// Hash(ClientHello..ServerHello) with the suite's hash, the context of the handshake
     /// traffic secrets.
-    pub fn hello_hash(&self) -> Vec<u8> {
+    pub(crate) fn hello_hash(&self) -> Vec<u8> {
         self.suite.hash().hash(&self.hello_messages).as_bytes().to_vec()
     }
     /// Encrypted records (ciphertext ‖ tag) of a direction, handshake ones first.
-    pub fn encrypted_records(&self, d: Direction) -> &[Vec<u8>] {
+    pub(crate) fn encrypted_records(&self, d: Direction) -> &[Vec<u8>] {
         match d {
             Direction::Sent => &self.sent,
             Direction::Received => &self.received,
@@ -295,7 +295,7 @@ impl Transcript13 {
     /// Reads both encrypted handshakes with the opened handshake traffic secrets and checks
     /// them: the chain for `name` at `now`, the SNI, ALPN, the CertificateVerify signature,
     /// both Finished messages (see the module doc).
-    pub fn read_handshake(
+    pub(crate) fn read_handshake(
         &self,
         client_secret: &[u8],
         server_secret: &[u8],

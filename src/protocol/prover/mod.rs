@@ -86,7 +86,7 @@ pub enum ProverMode {
 }
 
 impl ProverMode {
-    pub fn session_mode(&self) -> SessionMode {
+    pub(crate) fn session_mode(&self) -> SessionMode {
         match self {
             ProverMode::Proxy => SessionMode::Proxy,
             ProverMode::Mpc { .. } => SessionMode::Mpc,

@@ -122,7 +122,7 @@ impl ServiceMetrics {
 
     /// The OpenMetrics text of every figure (`Content-Type: application/openmetrics-text;
     /// version=1.0.0; charset=utf-8`), which Prometheus scrapes.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);

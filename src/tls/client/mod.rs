@@ -46,7 +46,7 @@ pub enum KeyExchangeMode {
 
 /// A record protected under keys the client does not hold ([`KeyExchangeMode::TwoParty`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SealedRecord {
+pub(crate) struct SealedRecord {
     pub content_type: u8,
     /// The record's sequence number in its direction.
     pub seq: u64,
@@ -174,7 +174,7 @@ fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
 
 /// Whether a TLS 1.2 ServerHello's random ends with RFC 8446's downgrade sentinel
 /// ("DOWNGRD" and 0x01 for TLS 1.2, 0x00 for TLS 1.1 and below).
-pub fn is_downgrade_sentinel(server_random: &[u8; 32]) -> bool {
+pub(crate) fn is_downgrade_sentinel(server_random: &[u8; 32]) -> bool {
     server_random[24..31] == *b"DOWNGRD" && server_random[31] <= 1
 }
 
@@ -198,7 +198,7 @@ impl Client {
     }
 
     /// Like [`Client::new`] with a caller-chosen client_random (e.g. from a joint coin flip).
-    pub fn with_client_random(
+    pub(crate) fn with_client_random(
         config: ClientConfig,
         server_name: &str,
         now: UnixTime,
@@ -243,7 +243,7 @@ impl Client {
     /// `client_random`), another client sent offering TLS 1.3 and 1.2, after the server chose
     /// TLS 1.2 ([`super::AnyVersionClient`]). The ClientHello is in the transcript as sent; the
     /// server's random must not carry RFC 8446's downgrade sentinel.
-    pub fn continue_after_hello(
+    pub(crate) fn continue_after_hello(
         config: ClientConfig,
         server_name: &str,
         now: UnixTime,
@@ -552,10 +552,6 @@ impl Client {
     /// Take the application data received so far.
     pub fn take_plaintext(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.plaintext)
-    }
-    /// Bytes of application data buffered.
-    pub fn plaintext_len(&self) -> usize {
-        self.plaintext.len()
     }
     pub fn is_handshaking(&self) -> bool {
         !self.state.is_connected() && self.failed.is_none()

@@ -48,7 +48,7 @@ impl Client {
     /// both parties' points). Sends ClientKeyExchange and ChangeCipherSpec; then
     /// [`Client::session_hash`] and [`Client::client_finished_hash`] are known and our
     /// Finished is awaited from [`Client::send_sealed_finished`].
-    pub fn complete_two_party_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
+    pub(crate) fn complete_two_party_key_exchange(&mut self, client_public: Vec<u8>) -> Result<(), Error> {
         self.check_failed()?;
         let what = "no two-party key exchange pending";
         if self.config.key_exchange != KeyExchangeMode::TwoParty {
@@ -74,7 +74,7 @@ impl Client {
 
     /// Two-party mode: our Finished record, sealed by the caller (`body` = explicit nonce ‖
     /// ciphertext ‖ tag) over `verify_data`; then the server's ChangeCipherSpec is awaited.
-    pub fn send_sealed_finished(&mut self, verify_data: [u8; 12], body: &[u8]) -> Result<(), Error> {
+    pub(crate) fn send_sealed_finished(&mut self, verify_data: [u8; 12], body: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
         let mut e = match self.state.take() {
             State::FinishedPending(e) => e,
@@ -95,14 +95,19 @@ impl Client {
     }
 
     /// Two-party mode: the sequence number of our next record, which the caller seals.
-    pub fn next_sealed_seq(&self) -> u64 {
+    pub(crate) fn next_sealed_seq(&self) -> u64 {
         self.write.seq
     }
 
     /// Two-party mode: a record the caller sealed under [`Client::next_sealed_seq`]
     /// (`plaintext` if the caller knows it). Application data once our Finished is sent
     /// ([`Client::can_false_start`]); an alert (close_notify) ends our side.
-    pub fn send_sealed(&mut self, content_type: u8, body: &[u8], plaintext: Option<Vec<u8>>) -> Result<(), Error> {
+    pub(crate) fn send_sealed(
+        &mut self,
+        content_type: u8,
+        body: &[u8],
+        plaintext: Option<Vec<u8>>,
+    ) -> Result<(), Error> {
         self.check_failed()?;
         if !self.state.is_connected() && !self.can_false_start() {
             return Err(Error::InvalidState("handshake not complete"));
@@ -122,12 +127,12 @@ impl Client {
 
     /// Two-party mode: the server's records since the last call, as they arrived (its
     /// Finished excluded).
-    pub fn take_sealed_records(&mut self) -> Vec<SealedRecord> {
+    pub(crate) fn take_sealed_records(&mut self) -> Vec<SealedRecord> {
         std::mem::take(&mut self.sealed_in)
     }
 
     /// Two-party mode: the server sent an alert record, which ends its data.
-    pub fn received_sealed_alert(&self) -> bool {
+    pub(crate) fn received_sealed_alert(&self) -> bool {
         self.received_sealed_alert
     }
 }

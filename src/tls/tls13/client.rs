@@ -149,7 +149,7 @@ impl Client13 {
 
     /// [`Self::new`] with the ClientHello's random and legacy session id given (tests and
     /// fuzzing; a real client takes fresh ones).
-    pub fn with_randoms(
+    pub(crate) fn with_randoms(
         config: Config13,
         server_name: &str,
         now: UnixTime,
@@ -652,7 +652,7 @@ impl Client13 {
         &self.chain
     }
     /// The first ClientHello as sent (message header included).
-    pub fn client_hello(&self) -> &[u8] {
+    pub(crate) fn client_hello(&self) -> &[u8] {
         &self.client_hello
     }
 
@@ -668,7 +668,8 @@ impl Client13 {
         self.tickets
     }
     /// KeyUpdate messages received.
-    pub fn key_updates(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn key_updates(&self) -> usize {
         self.key_updates
     }
 }

@@ -16,7 +16,7 @@ pub enum HashAlg {
 
 impl HashAlg {
     /// Output (and secret) length in bytes.
-    pub fn output_len(self) -> usize {
+    pub(crate) fn output_len(self) -> usize {
         match self {
             Self::Sha256 => 32,
             Self::Sha384 => 48,
@@ -77,17 +77,17 @@ impl core::fmt::Debug for Secret {
 
 /// HKDF-Extract(salt, IKM) = HMAC(salt, IKM) (RFC 5869 §2.2). An empty salt is HashLen zeros,
 /// which HMAC's zero-padding of the key makes the same thing.
-pub fn hkdf_extract(alg: HashAlg, salt: &[u8], ikm: &[u8]) -> Secret {
+pub(crate) fn hkdf_extract(alg: HashAlg, salt: &[u8], ikm: &[u8]) -> Secret {
     alg.hmac_sign(salt, &[ikm])
 }
 
 /// Longest label after the "tls13 " prefix, so that the HkdfLabel's label fits its u8 length.
-pub const MAX_LABEL: usize = 255 - 6;
+pub(crate) const MAX_LABEL: usize = 255 - 6;
 
 /// The HkdfLabel structure: output length, "tls13 " ‖ label, context (RFC 8446 §7.1). Panics
 /// only on a caller's programming error: a label over [`MAX_LABEL`] bytes or a context over 255
 /// (every call here is a constant label and a hash or empty context).
-pub fn hkdf_label(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
+pub(crate) fn hkdf_label(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
     assert!(label.len() <= MAX_LABEL && context.len() <= 255 && len <= u16::MAX as usize);
     let mut info = Vec::with_capacity(4 + 6 + label.len() + context.len());
     info.extend_from_slice(&(len as u16).to_be_bytes());
@@ -102,7 +102,7 @@ pub fn hkdf_label(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
 /// HKDF-Expand-Label(secret, label, context, out.len()) (RFC 8446 §7.1) into `out`.
 /// Panics only on a caller's programming error: see [`hkdf_label`], or more than 255·HashLen
 /// bytes asked for.
-pub fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u8], out: &mut [u8]) {
+pub(crate) fn hkdf_expand_label(alg: HashAlg, secret: &[u8], label: &[u8], context: &[u8], out: &mut [u8]) {
     assert!(out.len() <= 255 * alg.output_len());
     let info = hkdf_label(out.len(), label, context);
     // HKDF-Expand (RFC 5869 §2.3): T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i).
@@ -122,23 +122,23 @@ fn expand_secret(alg: HashAlg, secret: &Secret, label: &[u8], context: &[u8]) ->
 }
 
 /// Derive-Secret(secret, label, messages), given the messages' transcript hash.
-pub fn derive_secret(alg: HashAlg, secret: &Secret, label: &[u8], transcript_hash: &Secret) -> Secret {
+pub(crate) fn derive_secret(alg: HashAlg, secret: &Secret, label: &[u8], transcript_hash: &Secret) -> Secret {
     expand_secret(alg, secret, label, transcript_hash.as_bytes())
 }
 
 /// The Early Secret with no PSK: HKDF-Extract(0, 0). A public constant of the hash.
-pub fn early_secret(alg: HashAlg) -> Secret {
+pub(crate) fn early_secret(alg: HashAlg) -> Secret {
     hkdf_extract(alg, &[], &[0u8; 48][..alg.output_len()])
 }
 
 /// The Handshake Secret from the (EC)DHE shared secret.
-pub fn handshake_secret(alg: HashAlg, ecdhe: &[u8]) -> Secret {
+pub(crate) fn handshake_secret(alg: HashAlg, ecdhe: &[u8]) -> Secret {
     let salt = derive_secret(alg, &early_secret(alg), b"derived", &alg.hash(&[]));
     hkdf_extract(alg, salt.as_bytes(), ecdhe)
 }
 
 /// The Master Secret from the Handshake Secret.
-pub fn master_secret(alg: HashAlg, handshake: &Secret) -> Secret {
+pub(crate) fn master_secret(alg: HashAlg, handshake: &Secret) -> Secret {
     let salt = derive_secret(alg, handshake, b"derived", &alg.hash(&[]));
     hkdf_extract(alg, salt.as_bytes(), &[0u8; 48][..alg.output_len()])
 }
@@ -169,13 +169,13 @@ impl TrafficSecrets {
 }
 
 /// The next application traffic secret after a KeyUpdate (RFC 8446 §7.2).
-pub fn next_traffic_secret(alg: HashAlg, secret: &Secret) -> Secret {
+pub(crate) fn next_traffic_secret(alg: HashAlg, secret: &Secret) -> Secret {
     expand_secret(alg, secret, b"traffic upd", &[])
 }
 
 /// A record protection key and IV. Zeroized on drop.
 #[derive(Clone, Zeroize, ZeroizeOnDrop, PartialEq, Eq)]
-pub struct TrafficKeys {
+pub(crate) struct TrafficKeys {
     key: [u8; 32],
     key_len: usize,
     pub iv: [u8; 12],
@@ -184,7 +184,7 @@ pub struct TrafficKeys {
 impl TrafficKeys {
     /// key = HKDF-Expand-Label(secret, "key", "", key_len), iv = ...("iv", "", 12). `key_len`
     /// is 16 or 32.
-    pub fn derive(alg: HashAlg, secret: &Secret, key_len: usize) -> Self {
+    pub(crate) fn derive(alg: HashAlg, secret: &Secret, key_len: usize) -> Self {
         let key_len = key_len.min(32);
         let mut keys = Self { key: [0; 32], key_len, iv: [0; 12] };
         hkdf_expand_label(alg, secret.as_bytes(), b"key", &[], &mut keys.key[..key_len]);
@@ -192,13 +192,13 @@ impl TrafficKeys {
         keys
     }
     /// Keys opened by the proof: a 16- or 32-byte key (longer input is cut) and the IV.
-    pub fn from_parts(key: &[u8], iv: [u8; 12]) -> Self {
+    pub(crate) fn from_parts(key: &[u8], iv: [u8; 12]) -> Self {
         let key_len = key.len().min(32);
         let mut keys = Self { key: [0; 32], key_len, iv };
         keys.key[..key_len].copy_from_slice(&key[..key_len]);
         keys
     }
-    pub fn key(&self) -> &[u8] {
+    pub(crate) fn key(&self) -> &[u8] {
         &self.key[..self.key_len]
     }
 }
@@ -211,7 +211,7 @@ impl core::fmt::Debug for TrafficKeys {
 
 /// A Finished message's verify_data: HMAC(finished_key, transcript hash), with
 /// finished_key = HKDF-Expand-Label(traffic secret, "finished", "", HashLen) (RFC 8446 §4.4.4).
-pub fn finished_verify_data(alg: HashAlg, traffic_secret: &Secret, transcript_hash: &Secret) -> Secret {
+pub(crate) fn finished_verify_data(alg: HashAlg, traffic_secret: &Secret, transcript_hash: &Secret) -> Secret {
     let finished_key = expand_secret(alg, traffic_secret, b"finished", &[]);
     alg.hmac_sign(finished_key.as_bytes(), &[transcript_hash.as_bytes()])
 }

@@ -8,25 +8,25 @@ use crate::tls::codec::{ext, handshake_message, put_u16, put_vec16, put_vec8, Na
 use crate::tls::error::{Error, PeerMisbehaved};
 
 /// The TLS 1.3 version number (supported_versions).
-pub const TLS13: u16 = 0x0304;
+pub(crate) const TLS13: u16 = 0x0304;
 
 /// Handshake message types TLS 1.3 adds.
-pub mod hs13 {
-    pub const ENCRYPTED_EXTENSIONS: u8 = 8;
-    pub const CERTIFICATE_VERIFY: u8 = 15;
-    pub const KEY_UPDATE: u8 = 24;
+pub(crate) mod hs13 {
+    pub(crate) const ENCRYPTED_EXTENSIONS: u8 = 8;
+    pub(crate) const CERTIFICATE_VERIFY: u8 = 15;
+    pub(crate) const KEY_UPDATE: u8 = 24;
     /// The synthetic message that replaces the first ClientHello in the transcript after a
     /// HelloRetryRequest (RFC 8446 §4.4.1).
-    pub const MESSAGE_HASH: u8 = 254;
+    pub(crate) const MESSAGE_HASH: u8 = 254;
 }
 
 /// Extension numbers TLS 1.3 adds.
-pub mod ext13 {
-    pub const PRE_SHARED_KEY: u16 = 41;
-    pub const EARLY_DATA: u16 = 42;
-    pub const SUPPORTED_VERSIONS: u16 = 43;
-    pub const COOKIE: u16 = 44;
-    pub const KEY_SHARE: u16 = 51;
+pub(crate) mod ext13 {
+    pub(crate) const PRE_SHARED_KEY: u16 = 41;
+    pub(crate) const EARLY_DATA: u16 = 42;
+    pub(crate) const SUPPORTED_VERSIONS: u16 = 43;
+    pub(crate) const COOKIE: u16 = 44;
+    pub(crate) const KEY_SHARE: u16 = 51;
 }
 
 /// The TLS 1.3 cipher suites.
@@ -49,7 +49,7 @@ impl Suite13 {
     pub const PROVER_DEFAULT: [Suite13; 3] =
         [Self::Aes128GcmSha256, Self::ChaCha20Poly1305Sha256, Self::Aes256GcmSha384];
     /// The suite with this IANA name.
-    pub fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
     pub fn id(self) -> u16 {
@@ -59,7 +59,7 @@ impl Suite13 {
             Self::ChaCha20Poly1305Sha256 => 0x1303,
         }
     }
-    pub fn from_id(id: u16) -> Option<Self> {
+    pub(crate) fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
     }
     /// The IANA name.
@@ -87,7 +87,7 @@ impl Suite13 {
 
 /// The schemes a TLS 1.3 server may sign its CertificateVerify with (RFC 8446 §4.2.3: no
 /// PKCS#1 v1.5 there, which is still offered for the certificates' own signatures).
-pub const CERTIFICATE_VERIFY_SCHEMES: [SignatureScheme; 6] = [
+pub(crate) const CERTIFICATE_VERIFY_SCHEMES: [SignatureScheme; 6] = [
     SignatureScheme::EcdsaP256Sha256,
     SignatureScheme::EcdsaP384Sha384,
     SignatureScheme::Ed25519,
@@ -97,7 +97,7 @@ pub const CERTIFICATE_VERIFY_SCHEMES: [SignatureScheme; 6] = [
 ];
 
 /// What a ClientHello offers.
-pub struct ClientHelloParams<'a> {
+pub(crate) struct ClientHelloParams<'a> {
     pub random: &'a [u8; 32],
     pub session_id: &'a [u8; 32],
     /// The SNI host name; `None` for an IP-literal server.
@@ -124,7 +124,7 @@ pub struct Tls12Offer {
 }
 
 /// The ClientHello handshake message (header included).
-pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
+pub(crate) fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
     let mut b = Vec::new();
     put_u16(&mut b, 0x0303);
     b.extend_from_slice(p.random);
@@ -199,7 +199,7 @@ pub fn client_hello(p: &ClientHelloParams<'_>) -> Vec<u8> {
 /// The version a ServerHello (or HelloRetryRequest) body negotiates: its supported_versions
 /// extension's, or the legacy version field's when it has none (TLS 1.2 and below). Reads only
 /// what it needs; the version's own parser checks the rest.
-pub fn server_hello_version(body: &[u8]) -> Result<u16, Error> {
+pub(crate) fn server_hello_version(body: &[u8]) -> Result<u16, Error> {
     let mut r = Reader::new(body);
     let legacy = r.u16("ServerHello version")?;
     r.take(32, "ServerHello random")?;
@@ -221,7 +221,7 @@ pub fn server_hello_version(body: &[u8]) -> Result<u16, Error> {
 
 /// A parsed ServerHello or HelloRetryRequest (they share the encoding).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerHello13 {
+pub(crate) struct ServerHello13 {
     pub random: [u8; 32],
     pub session_id: Vec<u8>,
     pub suite: u16,
@@ -234,7 +234,7 @@ pub struct ServerHello13 {
 }
 
 /// The ServerHello.random that marks a HelloRetryRequest: SHA-256("HelloRetryRequest").
-pub fn hello_retry_random() -> [u8; 32] {
+pub(crate) fn hello_retry_random() -> [u8; 32] {
     let d = ring::digest::digest(&ring::digest::SHA256, b"HelloRetryRequest");
     let mut r = [0u8; 32];
     r.copy_from_slice(d.as_ref());
@@ -242,14 +242,14 @@ pub fn hello_retry_random() -> [u8; 32] {
 }
 
 impl ServerHello13 {
-    pub fn is_retry_request(&self) -> bool {
+    pub(crate) fn is_retry_request(&self) -> bool {
         self.random == hello_retry_random()
     }
 }
 
 /// Parse a ServerHello or HelloRetryRequest body. Extensions other than supported_versions,
 /// key_share and (in a HelloRetryRequest) cookie were not offered and are refused.
-pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello13, Error> {
+pub(crate) fn parse_server_hello(body: &[u8]) -> Result<ServerHello13, Error> {
     let mut r = Reader::new(body);
     let _legacy_version = r.u16("ServerHello version")?;
     let mut random = [0u8; 32];
@@ -301,13 +301,13 @@ fn each_extension(list: &[u8], mut on: impl FnMut(u16, &mut Reader<'_>) -> Resul
 
 /// What EncryptedExtensions told us: the negotiated ALPN protocol, if any.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EncryptedExtensions {
+pub(crate) struct EncryptedExtensions {
     pub alpn: Option<Vec<u8>>,
 }
 
 /// Parse EncryptedExtensions: server_name (empty), supported_groups (the server's preference,
 /// ignored) and ALPN (only if offered) are allowed; anything else was not offered.
-pub fn parse_encrypted_extensions(body: &[u8], offered_alpn: bool) -> Result<EncryptedExtensions, Error> {
+pub(crate) fn parse_encrypted_extensions(body: &[u8], offered_alpn: bool) -> Result<EncryptedExtensions, Error> {
     let mut r = Reader::new(body);
     let exts = r.vec16("EncryptedExtensions")?;
     r.finish("EncryptedExtensions")?;
@@ -333,7 +333,7 @@ pub fn parse_encrypted_extensions(body: &[u8], offered_alpn: bool) -> Result<Enc
 
 /// Parse a TLS 1.3 Certificate: the request context must be empty (we never send a
 /// CertificateRequest), every entry's extensions empty (we offer none that could fill them).
-pub fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+pub(crate) fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     let mut r = Reader::new(body);
     if !r.vec8("certificate_request_context")?.is_empty() {
         return Err(PeerMisbehaved::DecodeError("server Certificate with a request context").into());
@@ -355,7 +355,7 @@ pub fn parse_certificate(body: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
 }
 
 /// Parse a CertificateVerify: (scheme, signature).
-pub fn parse_certificate_verify(body: &[u8]) -> Result<(u16, &[u8]), Error> {
+pub(crate) fn parse_certificate_verify(body: &[u8]) -> Result<(u16, &[u8]), Error> {
     let mut r = Reader::new(body);
     let scheme = r.u16("CertificateVerify scheme")?;
     let signature = r.vec16("CertificateVerify signature")?;
@@ -366,7 +366,7 @@ pub fn parse_certificate_verify(body: &[u8]) -> Result<(u16, &[u8]), Error> {
 /// Checks a server CertificateVerify body under the leaf certificate: the scheme must be one
 /// TLS 1.3 allows, the signature over [`server_signed_content`] of the hash through
 /// Certificate must verify.
-pub fn verify_certificate_verify(leaf: &[u8], body: &[u8], transcript_hash: &[u8]) -> Result<(), Error> {
+pub(crate) fn verify_certificate_verify(leaf: &[u8], body: &[u8], transcript_hash: &[u8]) -> Result<(), Error> {
     let (scheme, signature) = parse_certificate_verify(body)?;
     let scheme = CERTIFICATE_VERIFY_SCHEMES
         .into_iter()
@@ -385,7 +385,7 @@ pub fn verify_certificate_verify(leaf: &[u8], body: &[u8], transcript_hash: &[u8
 
 /// What the server's CertificateVerify signs: 64 spaces, the context string, a zero byte and
 /// the transcript hash through Certificate (RFC 8446 §4.4.3).
-pub fn server_signed_content(transcript_hash: &[u8]) -> Vec<u8> {
+pub(crate) fn server_signed_content(transcript_hash: &[u8]) -> Vec<u8> {
     let mut m = vec![0x20u8; 64];
     m.extend_from_slice(b"TLS 1.3, server CertificateVerify\0");
     m.extend_from_slice(transcript_hash);

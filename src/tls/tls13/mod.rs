@@ -8,6 +8,7 @@ pub(crate) mod messages;
 pub(crate) mod record;
 
 pub use client::{Client13, Config13, Schedule13};
-pub use key_schedule::{HashAlg, Secret, TrafficKeys};
+pub(crate) use key_schedule::TrafficKeys;
+pub use key_schedule::{HashAlg, Secret};
 pub use messages::Suite13;
-pub use record::{AeadAlg, InnerPlaintext};
+pub use record::AeadAlg;

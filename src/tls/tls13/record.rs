@@ -17,7 +17,7 @@ pub enum AeadAlg {
 }
 
 impl AeadAlg {
-    pub fn key_len(self) -> usize {
+    pub(crate) fn key_len(self) -> usize {
         match self {
             Self::Aes128Gcm => 16,
             Self::Aes256Gcm | Self::ChaCha20Poly1305 => 32,
@@ -33,12 +33,12 @@ impl AeadAlg {
 }
 
 /// Tag length of every TLS 1.3 AEAD.
-pub const TAG_LEN: usize = 16;
+pub(crate) const TAG_LEN: usize = 16;
 /// Most bytes an encrypted record may carry: 2^14 of inner plaintext + 256 (RFC 8446 §5.2).
-pub const MAX_ENCRYPTED: usize = MAX_PLAINTEXT + 256;
+pub(crate) const MAX_ENCRYPTED: usize = MAX_PLAINTEXT + 256;
 
 /// The per-record nonce: the 12-byte IV XOR the sequence number, right-aligned.
-pub fn nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
+pub(crate) fn nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
     let mut n = *iv;
     for (b, s) in n[4..].iter_mut().zip(seq.to_be_bytes()) {
         *b ^= s;
@@ -49,14 +49,14 @@ pub fn nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
 /// A decrypted record: its real content type, its content, and how many zero bytes of
 /// padding followed the type byte.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InnerPlaintext {
+pub(crate) struct InnerPlaintext {
     pub content_type: u8,
     pub content: Vec<u8>,
     pub padding: usize,
 }
 
 /// One direction's record key and IV.
-pub struct RecordKey {
+pub(crate) struct RecordKey {
     key: aead::LessSafeKey,
     iv: [u8; 12],
 }
@@ -68,14 +68,14 @@ impl Drop for RecordKey {
 }
 
 impl RecordKey {
-    pub fn new(alg: AeadAlg, keys: &TrafficKeys) -> Result<Self, Error> {
+    pub(crate) fn new(alg: AeadAlg, keys: &TrafficKeys) -> Result<Self, Error> {
         let key = aead::UnboundKey::new(alg.ring(), keys.key()).map_err(|_| Error::Crypto("AEAD key length"))?;
         Ok(Self { key: aead::LessSafeKey::new(key), iv: keys.iv })
     }
 
     /// The whole record (header ‖ ciphertext ‖ tag) for `content` of `content_type`, with no
     /// padding. The outer type is application data, as for every encrypted record.
-    pub fn seal(&self, seq: u64, content_type: ContentType, content: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn seal(&self, seq: u64, content_type: ContentType, content: &[u8]) -> Result<Vec<u8>, Error> {
         if content.len() > MAX_PLAINTEXT {
             return Err(Error::InvalidState("a record carries at most 2^14 bytes"));
         }
@@ -99,7 +99,7 @@ impl RecordKey {
 
     /// Decrypt one encrypted record's payload (what follows its header) received as the
     /// `seq`-th of its direction, and split off the content type and padding.
-    pub fn open(&self, seq: u64, payload: &[u8]) -> Result<InnerPlaintext, Error> {
+    pub(crate) fn open(&self, seq: u64, payload: &[u8]) -> Result<InnerPlaintext, Error> {
         if payload.len() > MAX_ENCRYPTED {
             return Err(PeerMisbehaved::RecordOverflow.into());
         }
@@ -131,7 +131,7 @@ impl RecordKey {
 
 /// The header of an encrypted record of `len` payload bytes: application data, legacy
 /// version 0x0303.
-pub fn header(len: usize) -> [u8; RECORD_HEADER_LEN] {
+pub(crate) fn header(len: usize) -> [u8; RECORD_HEADER_LEN] {
     let [v0, v1] = TLS12.to_be_bytes();
     let [l0, l1] = (len as u16).to_be_bytes();
     [ContentType::ApplicationData as u8, v0, v1, l0, l1]

@@ -21,8 +21,9 @@ mod records;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod tests;
 
-pub use error::TranscriptError;
-pub use records::{EncryptedRecord, PlaintextRecord};
+pub(crate) use error::TranscriptError;
+pub use records::EncryptedRecord;
+pub(crate) use records::PlaintextRecord;
 
 use crate::tls::certs::{verify_server_chain, verify_server_key_exchange};
 use crate::tls::codec::{hs, CipherSuite, MAX_PLAINTEXT};
@@ -37,9 +38,9 @@ use records::parse_direction;
 use rustls_pki_types::{ServerName, UnixTime};
 use sha2::{Digest, Sha256};
 
-pub use crate::tls::transcript::MAX_RECORDS_PER_DIRECTION;
+pub(crate) use crate::tls::transcript::MAX_RECORDS_PER_DIRECTION;
 /// Bound on plaintext handshake messages per direction (a full handshake has at most six).
-pub const MAX_HANDSHAKE_MESSAGES: usize = 16;
+pub(crate) const MAX_HANDSHAKE_MESSAGES: usize = 16;
 /// Largest encrypted record payload for AES-GCM: explicit nonce ‖ 2^14 plaintext ‖ tag.
 const MAX_ENCRYPTED_PAYLOAD: usize = EXPLICIT_NONCE_LEN + MAX_PLAINTEXT + TAG_LEN;
 /// Finished body length in TLS 1.2 (verify_data).
@@ -131,7 +132,8 @@ impl SessionTranscript {
         &self.messages
     }
     /// Plaintext records of one direction, up to and including its ChangeCipherSpec.
-    pub fn plaintext_records(&self, d: Direction) -> &[PlaintextRecord] {
+    #[cfg(test)]
+    pub(crate) fn plaintext_records(&self, d: Direction) -> &[PlaintextRecord] {
         &self.dir(d).plaintext
     }
     /// Encrypted records of one direction; the first is the Finished, then application data
@@ -178,7 +180,12 @@ impl SessionTranscript {
     /// connection time), that the ClientHello's SNI is that name (none for an IP literal),
     /// and the ServerKeyExchange signature over client_random ‖ server_random ‖ params with
     /// the leaf's key.
-    pub fn validate_server(&self, roots: &RootStore, server_name: &str, now: UnixTime) -> Result<(), TranscriptError> {
+    pub(crate) fn validate_server(
+        &self,
+        roots: &RootStore,
+        server_name: &str,
+        now: UnixTime,
+    ) -> Result<(), TranscriptError> {
         let name = ServerName::try_from(server_name.to_string()).map_err(|_| TranscriptError::InvalidServerName)?;
         verify_server_chain(roots, &self.server_cert_chain, &name, now).map_err(TranscriptError::InvalidCertificate)?;
         let sni_ok = match (&name, &self.sni) {

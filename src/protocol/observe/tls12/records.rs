@@ -8,7 +8,7 @@ use crate::tls::{Direction, PeerMisbehaved};
 
 /// A record before ChangeCipherSpec (or the ChangeCipherSpec itself), as on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlaintextRecord {
+pub(crate) struct PlaintextRecord {
     pub content_type: u8,
     pub version: u16,
     pub payload: Vec<u8>,
@@ -30,7 +30,7 @@ pub struct EncryptedRecord {
 impl EncryptedRecord {
     /// GCM additional data: seq(8) ‖ type(1) ‖ version(2) ‖ plaintext length(2)
     /// (RFC 5246 §6.2.3.3). The length fits in 16 bits: records are bounded when parsed.
-    pub fn additional_data(&self) -> [u8; 13] {
+    pub(crate) fn additional_data(&self) -> [u8; 13] {
         aead_aad(self.seq, self.content_type, self.version, self.ciphertext.len())
     }
 }

@@ -25,10 +25,10 @@ pub enum CheckError {
 }
 
 /// An alert the verifier decrypted: level (1 warning, 2 fatal) and description (0 close_notify).
-pub type Alert = [u8; 2];
+pub(crate) type Alert = [u8; 2];
 
 /// Whether an alert ends its direction: close_notify or any fatal alert.
-pub fn ends_connection(alert: Alert) -> bool {
+pub(crate) fn ends_connection(alert: Alert) -> bool {
     alert[1] == 0 || alert[0] == 2
 }
 

@@ -26,7 +26,7 @@ use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
 use crate::circuits::sha256::{sha256, state_to_bytes};
 use crate::circuits::{constant_bytes, Gates};
-pub use crate::protocol::disclose::output::Commitment;
+pub(crate) use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::reveal::{complement, covers_all};
 use crate::protocol::observe::tls12::EncryptedRecord;
 use crate::zk::bytes::assert_decrypts_to;
@@ -35,11 +35,14 @@ use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
 use crate::cost::KeystreamCipher;
+#[cfg(test)]
+pub(crate) use crate::cost::PARTLY_REVEALED_PREPROCESS;
+pub(crate) use crate::cost::{
+    derivation_cots, keystream_cots_of, line_break_cots_of, BLOCKS_PER_BATCH, CHECK_EVERY, KEYSTREAM_PREPROCESS,
+};
 pub use crate::cost::{
-    derivation_cots, hidden_direction_cots, keystream_cots, keystream_cots_of, line_break_cots, line_break_cots_of,
-    most_keystream_cots, most_line_break_cots, preprocess_cots, BLOCKS_PER_BATCH, CHECK_EVERY, KEYSTREAM_PREPROCESS,
-    MOST_DERIVATION_COTS, PARTLY_REVEALED_PREPROCESS, PREPROCESS_COTS, PREPROCESS_COTS_TLS13,
-    PREPROCESS_COTS_TLS13_SHA384,
+    keystream_cots, line_break_cots, most_keystream_cots, most_line_break_cots, preprocess_cots, MOST_DERIVATION_COTS,
+    PREPROCESS_COTS,
 };
 
 /// The shape of a keystream batch ([`Party::expect_shape`]): its circuit depends only on how
@@ -134,7 +137,7 @@ pub struct Opened {
 /// Which keystream blocks (per record) and which byte positions in them a reveal touches.
 /// `records` are the direction's encrypted records (Finished first); only application-data
 /// records (type 23) form the plaintext stream.
-pub fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
+pub(crate) fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut r = 0;
@@ -170,7 +173,7 @@ pub fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec
 /// The keystream a ZK-path direction opens: the blocks the reveal touches, then the first two
 /// bytes of every encrypted alert (after the Finished), whose plaintext the verifier always
 /// learns. Both sides take the keystream in this order.
-pub fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
+pub(crate) fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
     let mut out = touched_blocks(records, reveal);
     out.extend(
         records.iter().enumerate().skip(1).filter(|(_, r)| r.content_type == 21).map(|(i, _)| (i, 0, vec![0, 1])),
@@ -227,7 +230,7 @@ pub(in crate::protocol) fn claim_flipped<B: Backend>(b: &mut B, bits: &[B::Bit])
 }
 
 /// Total application-data plaintext length of a direction.
-pub fn app_len(records: &[EncryptedRecord]) -> u64 {
+pub(crate) fn app_len(records: &[EncryptedRecord]) -> u64 {
     records.iter().skip(1).filter(|r| r.content_type == 23).map(|r| r.ciphertext.len() as u64).sum()
 }
 

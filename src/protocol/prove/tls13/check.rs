@@ -38,7 +38,7 @@ const KEY_UPDATE: u8 = 24;
 
 /// Checks what the prover announced before anything is computed from it: at most as many
 /// shapes as a direction may have records, none longer than a record's content can be.
-pub fn check_announced(shapes: &[RecordShape]) -> Result<(), Check13Error> {
+pub(crate) fn check_announced(shapes: &[RecordShape]) -> Result<(), Check13Error> {
     if shapes.len() > crate::protocol::observe::tls12::MAX_RECORDS_PER_DIRECTION {
         return Err(Check13Error::TooManyShapes(shapes.len()));
     }
@@ -49,13 +49,13 @@ pub fn check_announced(shapes: &[RecordShape]) -> Result<(), Check13Error> {
 }
 
 /// The application-data bytes of a sequence of records with these shapes.
-pub fn app_len(shapes: &[RecordShape]) -> u64 {
+pub(crate) fn app_len(shapes: &[RecordShape]) -> u64 {
     shapes.iter().filter(|s| s.content_type == APPLICATION_DATA).map(|s| s.content_len as u64).sum()
 }
 
 /// Where the application-data bytes of `ranges` lie: (record, byte positions in its
 /// plaintext, increasing), records in order. The ranges must be sorted and disjoint.
-pub fn app_positions(shapes: &[RecordShape], ranges: &[Range<u64>]) -> Vec<(usize, Vec<usize>)> {
+pub(crate) fn app_positions(shapes: &[RecordShape], ranges: &[Range<u64>]) -> Vec<(usize, Vec<usize>)> {
     let mut out = Vec::new();
     let mut offset = 0u64;
     for (i, shape) in shapes.iter().enumerate().filter(|(_, s)| s.content_type == APPLICATION_DATA) {
@@ -119,7 +119,7 @@ pub enum Check13Error {
 /// over the concatenated content of the records whose shape says application data), the whole
 /// content of every other record (alerts, post-handshake messages), then each record's type
 /// byte and padding. Both sides compute them from the announced shapes.
-pub fn positions(
+pub(crate) fn positions(
     records: &[Vec<u8>],
     shapes: &[RecordShape],
     reveal: &[Range<u64>],
@@ -191,7 +191,7 @@ fn other_record(
 /// Checks one direction's application records (payloads: ciphertext ‖ tag, sequence numbers
 /// from 0) with what the proof opened, and recovers its application data (hidden bytes 0),
 /// the revealed ranges and its alerts. `reveal` must be canonical (checked by the caller).
-pub fn recover(
+pub(crate) fn recover(
     direction: &'static str,
     aead: AeadAlg,
     records: &[Vec<u8>],

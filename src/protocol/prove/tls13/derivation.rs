@@ -13,7 +13,7 @@ use crate::zk::{Backend, Party, ProofError};
 /// A record's nonce, IV ⊕ (0^4 ‖ BE64(seq)) (RFC 8446 §5.3), in bits from the private IV:
 /// an XOR with a public constant, so free. The record's counter blocks and J0 are built on it
 /// as for a TLS 1.2 nonce.
-pub fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
+pub(crate) fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
     let mut mask = [0u8; 12];
     mask[4..].copy_from_slice(&seq.to_be_bytes());
     xor_bits(b, iv, &constant_bytes(b, &mask))
@@ -21,19 +21,19 @@ pub fn record_nonce<B: Backend>(b: &B, iv: &[B::Bit], seq: u64) -> Vec<B::Bit> {
 
 /// The handshake traffic secrets the derivation opens (the suite's hash length each).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HandshakeSecrets {
+pub(crate) struct HandshakeSecrets {
     pub client: Vec<u8>,
     pub server: Vec<u8>,
 }
 
 /// One direction's application key and IV as authenticated bits (never opened here).
-pub struct DirectionKey<B: Backend> {
+pub(crate) struct DirectionKey<B: Backend> {
     pub key: Vec<B::Bit>,
     pub iv: Vec<B::Bit>,
 }
 
 /// One direction's application traffic after the derivation.
-pub enum DirectionTraffic<B: Backend> {
+pub(crate) enum DirectionTraffic<B: Backend> {
     /// Its traffic secret, opened: a direction all of whose records are revealed. Nothing but
     /// this direction's keys derives from it (RFC 8446 §7.1–7.3), which the fast path opens
     /// anyway, so the verifier derives the key and IV itself, and the derivation saves their
@@ -121,7 +121,7 @@ impl PadStates {
 /// ([`Transcript13::read_handshake`](crate::protocol::observe::tls13::Transcript13::read_handshake)), and
 /// its error ends the proof.
 #[allow(clippy::too_many_arguments)]
-pub async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
+pub(crate) async fn key_derivation<P: Party<C>, C: Channel, E: From<ProofError>>(
     party: &mut P,
     ch: &mut C,
     suite_hash: HashAlg,

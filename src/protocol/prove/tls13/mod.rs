@@ -30,8 +30,8 @@ mod records;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-pub use derivation::{key_derivation, record_nonce, DirectionKey, DirectionTraffic, HandshakeSecrets};
-pub use records::{open_records, DirectionRecords, OpenedRecords};
+pub(crate) use derivation::{key_derivation, record_nonce, DirectionKey, DirectionTraffic, HandshakeSecrets};
+pub(crate) use records::{open_records, DirectionRecords, OpenedRecords};
 
 use crate::channel::Channel;
 use crate::circuits::aes::key_schedule;
@@ -53,7 +53,7 @@ use std::ops::Range;
 
 /// What both parties know before the proof of a TLS 1.3 session: the relayed transcript and
 /// the prover's plan, with the shapes it announced for each direction's application records.
-pub struct PublicInputs13<'a> {
+pub(crate) struct PublicInputs13<'a> {
     pub transcript: &'a Transcript13,
     /// Per direction ([sent, received]).
     pub shapes: [&'a [RecordShape]; 2],
@@ -64,7 +64,7 @@ pub struct PublicInputs13<'a> {
 }
 
 impl<'a> PublicInputs13<'a> {
-    pub fn new(transcript: &'a Transcript13, plan: &'a RevealPlan, shapes: &'a RecordShapes) -> Self {
+    pub(crate) fn new(transcript: &'a Transcript13, plan: &'a RevealPlan, shapes: &'a RecordShapes) -> Self {
         PublicInputs13 {
             transcript,
             shapes: [&shapes.sent, &shapes.received],
@@ -74,13 +74,13 @@ impl<'a> PublicInputs13<'a> {
     }
 
     /// Whether a direction's reveal covers all of its application data (the fast path).
-    pub fn fast(&self, side: usize) -> bool {
+    pub(crate) fn fast(&self, side: usize) -> bool {
         covers_all(self.reveal[side], app_len(self.shapes[side]))
     }
 }
 
 /// What the proof of a TLS 1.3 session gives the verifier.
-pub struct Opened13 {
+pub(crate) struct Opened13 {
     pub handshake: Handshake13,
     /// Per direction ([sent, received]).
     pub records: [OpenedRecords; 2],
@@ -136,7 +136,7 @@ fn plaintext_bits<B: Backend>(
 /// traffic secrets (the verifier checks it there, and a session whose server sent nothing after
 /// its Finished is refused); then per direction the fast path or the ZK path
 /// ([`open_records`]); then the hash commitments (`blinders`: the prover's, one per range).
-pub async fn run<P: Party<C>, C: Channel>(
+pub(crate) async fn run<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     hs: Option<&[u8]>,
@@ -261,7 +261,7 @@ pub async fn run<P: Party<C>, C: Channel>(
 
 /// A direction's application records (payloads, sequence numbers from 0 under the application
 /// keys): those after the encrypted handshake.
-pub fn application_records<'t>(t: &'t Transcript13, handshake: &Handshake13, d: Direction) -> &'t [Vec<u8>] {
+pub(crate) fn application_records<'t>(t: &'t Transcript13, handshake: &Handshake13, d: Direction) -> &'t [Vec<u8>] {
     let all = t.encrypted_records(d);
     let side = if d == Direction::Sent { 0 } else { 1 };
     all.get(handshake.handshake_records[side]..).unwrap_or_default()
@@ -269,7 +269,7 @@ pub fn application_records<'t>(t: &'t Transcript13, handshake: &Handshake13, d: 
 
 /// The prover's reading of one direction's application records with its traffic secret: each
 /// record's shape and the direction's application data, as the verifier will recover them.
-pub fn read_records(
+pub(crate) fn read_records(
     suite: Suite13,
     secret: &Secret,
     records: &[Vec<u8>],

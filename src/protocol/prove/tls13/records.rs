@@ -15,7 +15,7 @@ use crate::zk::{Backend, Party, ProofError};
 
 /// What one direction's record proof opens.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OpenedRecords {
+pub(crate) enum OpenedRecords {
     /// Fast path: the application key and IV; the verifier decrypts every record.
     Key { key: Vec<u8>, iv: [u8; 12] },
     /// ZK path: H, E_K(J0) of every record, and the keystream at the positions asked, in order.
@@ -29,7 +29,7 @@ pub enum OpenedRecords {
 /// path, how many application records it has (sequence numbers from 0), and the byte
 /// positions its ZK path opens ((record, byte positions in increasing order), see
 /// [`crate::protocol::prove::tls13::check::positions`]).
-pub struct DirectionRecords<'a, B: Backend> {
+pub(crate) struct DirectionRecords<'a, B: Backend> {
     pub key: &'a DirectionKey<B>,
     pub fast: bool,
     pub records: usize,
@@ -41,7 +41,7 @@ pub struct DirectionRecords<'a, B: Backend> {
 /// E_K(J0) share one batch and their keystream blocks one run of batches, as TLS 1.2's do
 /// ([`keystream_batches`]): one multiplication check every few batches for both directions
 /// instead of a run of checks per direction.
-pub async fn open_records<P: Party<C>, C: Channel>(
+pub(crate) async fn open_records<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     aead: AeadAlg,
