@@ -18,7 +18,7 @@ contract TlsproofAttestations {
 
     /// @dev "TLSPROOF" as a big-endian integer.
     uint256 private constant MAGIC = 0x544c5350524f4f46;
-    uint256 private constant FORMAT_VERSION = 1;
+    uint256 private constant FORMAT_VERSION = 2;
     /// @dev Signature scheme code of secp256k1 over Keccak-256.
     uint256 private constant SCHEME_SECP256K1 = 1;
     /// @dev secp256k1's group order n, and n / 2 (the highest canonical s).
@@ -28,6 +28,9 @@ contract TlsproofAttestations {
     uint256 private constant MAX_RANGES = 4096;
     /// @dev Bytes per attested range: start (8), end (8), digest (32).
     uint256 private constant RANGE_BYTES = 48;
+    uint256 private constant MAX_EXCHANGES = 16;
+    /// @dev Bytes per exchange: request start, end, response start, end (8 each).
+    uint256 private constant EXCHANGE_BYTES = 32;
     /// @dev Offset of the server name (after its length byte at 30).
     uint256 private constant NAME_AT = 31;
 
@@ -49,6 +52,17 @@ contract TlsproofAttestations {
         uint64 receivedLength;
         /// @dev 0 open (possibly cut off), 1 close_notify, 2 fatal alert.
         uint8 receivedEnding;
+        /// @dev The HTTP requests of the session, each paired with its response (`exchange`).
+        uint8 exchangeCount;
+    }
+
+    /// @notice Where one request and the response that answers it are in the transcript.
+    struct Exchange {
+        uint64 requestStart;
+        uint64 requestEnd;
+        /// @dev responseStart == responseEnd: no byte answered the request.
+        uint64 responseStart;
+        uint64 responseEnd;
     }
 
     /// @dev Where one checked direction's ranges are in the attestation.
@@ -80,6 +94,9 @@ contract TlsproofAttestations {
     error TooManyRanges(uint8 direction, uint256 count);
     error RangeOutsideTranscript(uint8 direction, uint64 start, uint64 end, uint64 len);
     error RangesOutOfOrder(uint8 direction);
+    error BadExchangeCount(uint256 count);
+    error ExchangesNotTiling(uint8 direction);
+    error NoExchange(uint256 index, uint256 count);
     // Disclosures (Rust: PresentationError)
     error BadDirection(uint8 direction);
     error NotAttested(uint8 direction, uint64 start, uint64 end);
@@ -108,6 +125,24 @@ contract TlsproofAttestations {
     function header(bytes calldata attestation, bytes calldata signature) external view returns (Header memory h) {
         checkSignature(attestation, signature);
         (h,) = _decode(attestation);
+    }
+
+    /// @notice Exchange `index` (0 first) of the session, after checking the signature and the
+    /// whole encoding: where its request is in the sent bytes, and its response in the received.
+    function exchange(bytes calldata attestation, bytes calldata signature, uint256 index)
+        external
+        view
+        returns (Exchange memory x)
+    {
+        checkSignature(attestation, signature);
+        (Header memory h,) = _decode(attestation);
+        if (index >= h.exchangeCount) revert NoExchange(index, h.exchangeCount);
+        // the exchanges are the attestation's last bytes
+        uint256 p = attestation.length - EXCHANGE_BYTES * (h.exchangeCount - index);
+        x.requestStart = uint64(_read(attestation, p, 8));
+        x.requestEnd = uint64(_read(attestation, p + 8, 8));
+        x.responseStart = uint64(_read(attestation, p + 16, 8));
+        x.responseEnd = uint64(_read(attestation, p + 24, 8));
     }
 
     /// @notice Checks that `data` is the attested range [start, end) of `direction`
@@ -218,6 +253,7 @@ contract TlsproofAttestations {
         uint256 p;
         (d[0], p) = _direction(a, nameEnd, 0);
         (d[1], p) = _direction(a, p, 1);
+        (h.exchangeCount, p) = _exchanges(a, p, d[0].len, d[1].len);
         if (p != a.length) revert TrailingBytes(a.length - p);
         h.sentLength = d[0].len;
         h.receivedLength = d[1].len;
@@ -249,6 +285,38 @@ contract TlsproofAttestations {
         d.ending = uint8(ending >> 8);
         (d.revealedAt, d.revealedCount, next) = _ranges(a, p + 10, direction, d.len, true);
         (d.committedAt, d.committedCount, next) = _ranges(a, next, direction, d.len, false);
+    }
+
+    /// @dev The exchanges at offset p: 1 to 16, their requests following one another from 0 to
+    /// the sent length, their responses from 0 to the received length. Returns where they end.
+    function _exchanges(bytes calldata a, uint256 p, uint64 sentLen, uint64 receivedLen)
+        private
+        pure
+        returns (uint8 count, uint256 next)
+    {
+        uint256 n = _read(a, p, 1);
+        if (n == 0 || n > MAX_EXCHANGES) revert BadExchangeCount(n);
+        count = uint8(n);
+        next = p + 1 + n * EXCHANGE_BYTES;
+        if (next > a.length) revert Truncated();
+        uint256 requestAt;
+        uint256 responseAt;
+        for (uint256 q = p + 1; q < next; q += EXCHANGE_BYTES) {
+            uint256 word;
+            assembly {
+                word := calldataload(add(a.offset, q))
+            }
+            uint256 requestStart = uint64(word >> 192);
+            uint256 requestEnd = uint64(word >> 128);
+            uint256 responseStart = uint64(word >> 64);
+            uint256 responseEnd = uint64(word);
+            if (requestStart != requestAt || requestEnd < requestStart) revert ExchangesNotTiling(0);
+            if (responseStart != responseAt || responseEnd < responseStart) revert ExchangesNotTiling(1);
+            requestAt = requestEnd;
+            responseAt = responseEnd;
+        }
+        if (requestAt != sentLen) revert ExchangesNotTiling(0);
+        if (responseAt != receivedLen) revert ExchangesNotTiling(1);
     }
 
     /// @dev A counted list of ranges at offset p, each with start < end ≤ len; if `sorted`,

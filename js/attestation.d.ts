@@ -78,7 +78,7 @@ export interface AttestedDirection {
 
 /** What an attestation states. */
 export interface DecodedAttestation {
-  formatVersion: 1;
+  formatVersion: 2;
   scheme: "secp256k1" | "ed25519";
   /** The session protocol version the verifier ran. */
   protocolVersion: number;
@@ -94,6 +94,11 @@ export interface DecodedAttestation {
   serverName: string;
   sent: AttestedDirection;
   received: AttestedDirection;
+  /**
+   * The HTTP requests in order, each with the response that answers it (`null`: no byte
+   * answered it), as the verifier paired them: where each is in the sent and received bytes.
+   */
+  exchanges: Array<{ request: { start: number; end: number }; response: { start: number; end: number } | null }>;
 }
 
 /** A disclosed range as checked. */

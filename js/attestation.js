@@ -12,9 +12,10 @@ import { PresentationError } from "./errors.js";
 export { PresentationError };
 
 const MAGIC = "TLSPROOF";
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
 const MAX_NAME = 253;
 const MAX_RANGES = 4096;
+const MAX_EXCHANGES = 16;
 /** Bytes per encoded range: start, end, digest. */
 const RANGE_BYTES = 8 + 8 + 32;
 /** Prefixed to the attestation before signing: EIP-191's 0x19, then "tlsproof attestation". */
@@ -129,11 +130,36 @@ function decode(bytes) {
   }
   const sent = direction(r, "sent");
   const received = direction(r, "received");
+  const exchanges = exchangeList(r, sent.len, received.len);
   if (r.left !== 0) fail("TrailingBytes", `attestation has ${r.left} bytes after its end`);
   return {
     formatVersion, scheme, protocolVersion, mode, tlsVersion, cipherSuite, group, connectionTime, port,
-    serverName: String.fromCharCode(...name), sent, received,
+    serverName: String.fromCharCode(...name), sent, received, exchanges,
   };
+}
+
+/**
+ * The exchanges: 1 to 16, their requests following one another from 0 to the sent length,
+ * their responses from 0 to the received length (an empty one: a request no byte answered).
+ */
+function exchangeList(r, sentLen, receivedLen) {
+  const count = r.u8();
+  if (count === 0 || count > MAX_EXCHANGES) fail("BadExchangeCount", `${count} exchanges, not 1 to ${MAX_EXCHANGES}`);
+  const notTiling = (direction) =>
+    fail("ExchangesNotTiling", `the exchanges' ${direction} ranges do not follow one another from 0 to the direction's length`);
+  const list = [];
+  let [requestAt, responseAt] = [0n, 0n];
+  for (let i = 0; i < count; i++) {
+    const request = { start: r.u64(), end: r.u64() };
+    const response = { start: r.u64(), end: r.u64() };
+    if (request.start !== requestAt || request.end < request.start) notTiling("sent");
+    if (response.start !== responseAt || response.end < response.start) notTiling("received");
+    [requestAt, responseAt] = [request.end, response.end];
+    list.push({ request, response });
+  }
+  if (requestAt !== sentLen) notTiling("sent");
+  if (responseAt !== receivedLen) notTiling("received");
+  return list;
 }
 
 /**
@@ -154,6 +180,11 @@ function withNumbers(a) {
     connectionTime: safe(a.connectionTime, "the connection time"),
     sent: { ...a.sent, len: safe(a.sent.len, "the sent length") },
     received: { ...a.received, len: safe(a.received.len, "the received length") },
+    // within the lengths, so exact
+    exchanges: a.exchanges.map(({ request, response }) => ({
+      request: { start: Number(request.start), end: Number(request.end) },
+      response: response.start === response.end ? null : { start: Number(response.start), end: Number(response.end) },
+    })),
   };
 }
 

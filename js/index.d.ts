@@ -275,6 +275,8 @@ export type PresentationErrorReason =
   | "TooManyRanges"
   | "RangeOutsideTranscript"
   | "RangesOutOfOrder"
+  | "BadExchangeCount"
+  | "ExchangesNotTiling"
   | "SchemeMismatch"
   | "WrongLength"
   | "NonCanonical"

@@ -11,13 +11,15 @@ use std::ops::Range;
 /// The first bytes of every attestation.
 pub(crate) const MAGIC: [u8; 8] = *b"TLSPROOF";
 /// The layout this code writes and reads.
-pub(crate) const FORMAT_VERSION: u16 = 1;
+pub(crate) const FORMAT_VERSION: u16 = 2;
 /// Longest server name (a DNS name's limit).
 const MAX_NAME: usize = 253;
 /// Most ranges of one kind per direction, as in a session's reveal plan.
 const MAX_RANGES: usize = crate::wire::session::MAX_RANGES;
 /// Bytes per encoded range: start, end, digest.
 const RANGE_BYTES: usize = 8 + 8 + 32;
+/// Most exchanges, as a verifier certifies them.
+const MAX_EXCHANGES: usize = crate::wire::session::MAX_EXCHANGES;
 
 /// Which direction of the TLS connection a range is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,6 +60,19 @@ pub struct Attestation {
     pub server_name: String,
     pub sent: AttestedDirection,
     pub received: AttestedDirection,
+    /// The HTTP requests in order, each with the response that answers it, as the verifier
+    /// paired them (docs/protocol.md, "Requests and responses"): the requests tile the sent
+    /// direction, the responses the received one.
+    pub exchanges: Vec<AttestedExchange>,
+}
+
+/// Where one request and its response are in the transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttestedExchange {
+    /// The request's bytes in the sent direction.
+    pub request: Range<u64>,
+    /// Its response's bytes in the received direction; empty when no byte answered it.
+    pub response: Range<u64>,
 }
 
 /// One direction of the attested transcript (its application-data plaintext).
@@ -119,6 +134,10 @@ pub enum AttestationError {
     RangeOutsideTranscript { direction: &'static str, range: Range<u64>, len: u64 },
     #[error("{direction}: revealed ranges are not sorted and disjoint")]
     RangesOutOfOrder { direction: &'static str },
+    #[error("{count} exchanges, not 1 to {MAX_EXCHANGES}")]
+    BadExchangeCount { count: usize },
+    #[error("the exchanges' {direction} ranges do not follow one another from 0 to the direction's length")]
+    ExchangesNotTiling { direction: &'static str },
     #[error("the attestation is signed with {attestation}, the key given is {key}")]
     SchemeMismatch { attestation: &'static str, key: &'static str },
     #[error(transparent)]
@@ -163,6 +182,12 @@ impl Attestation {
                 }
             }
         }
+        out.push(self.exchanges.len() as u8);
+        for x in &self.exchanges {
+            for v in [x.request.start, x.request.end, x.response.start, x.response.end] {
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+        }
         out
     }
 
@@ -203,6 +228,7 @@ impl Attestation {
         let server_name = String::from_utf8(name.to_vec()).map_err(|_| AttestationError::BadServerName)?;
         let sent = r.direction("sent")?;
         let received = r.direction("received")?;
+        let exchanges = r.exchanges(sent.len, received.len)?;
         if !r.0.is_empty() {
             return Err(AttestationError::TrailingBytes(r.0.len()));
         }
@@ -217,6 +243,7 @@ impl Attestation {
             server_name,
             sent,
             received,
+            exchanges,
         };
         Ok((scheme, attestation))
     }
@@ -310,6 +337,35 @@ impl<'a> Reader<'a> {
         Ok(AttestedDirection { len, ending, revealed, committed })
     }
 
+    /// The exchanges: 1 to [`MAX_EXCHANGES`], their requests following one another from 0 to
+    /// the sent length, their responses from 0 to the received length.
+    fn exchanges(&mut self, sent: u64, received: u64) -> Result<Vec<AttestedExchange>, AttestationError> {
+        let count = usize::from(self.u8()?);
+        if count == 0 || count > MAX_EXCHANGES {
+            return Err(AttestationError::BadExchangeCount { count });
+        }
+        let mut exchanges = Vec::with_capacity(count);
+        let (mut request_at, mut response_at) = (0, 0);
+        for _ in 0..count {
+            let (request, response) = (self.u64()?..self.u64()?, self.u64()?..self.u64()?);
+            if request.start != request_at || request.end < request.start {
+                return Err(AttestationError::ExchangesNotTiling { direction: "sent" });
+            }
+            if response.start != response_at || response.end < response.start {
+                return Err(AttestationError::ExchangesNotTiling { direction: "received" });
+            }
+            (request_at, response_at) = (request.end, response.end);
+            exchanges.push(AttestedExchange { request, response });
+        }
+        if request_at != sent {
+            return Err(AttestationError::ExchangesNotTiling { direction: "sent" });
+        }
+        if response_at != received {
+            return Err(AttestationError::ExchangesNotTiling { direction: "received" });
+        }
+        Ok(exchanges)
+    }
+
     fn ranges(&mut self, direction: &'static str, len: u64) -> Result<Vec<AttestedRange>, AttestationError> {
         let count = usize::from(self.u16()?);
         if count > MAX_RANGES {
@@ -367,7 +423,7 @@ mod tests {
     #[test]
     fn header_fields_outside_their_domain_are_refused() {
         assert_eq!(tampered(0, b"X"), Err(AttestationError::BadMagic));
-        assert_eq!(tampered(8, &[0, 2]), Err(AttestationError::UnsupportedFormat(2)));
+        assert_eq!(tampered(8, &[0, 1]), Err(AttestationError::UnsupportedFormat(1)));
         assert_eq!(tampered(SCHEME, &[3]), Err(AttestationError::UnknownScheme(3)));
         assert_eq!(tampered(MODE, &[2]), Err(AttestationError::UnknownMode(2)));
         assert_eq!(tampered(TLS, &[3, 1]), Err(AttestationError::UnknownTlsVersion(0x0301)));
@@ -423,9 +479,34 @@ mod tests {
     fn a_count_beyond_the_bytes_left_is_refused_before_allocating() {
         let (a, _) = example();
         let mut bytes = a.encode(Scheme::Ed25519);
-        let end = bytes.len();
-        // the received direction's committed count is the last field (the list is empty)
-        bytes[end - 2..].copy_from_slice(&4096u16.to_be_bytes());
+        // the received direction's committed count (its list is empty) precedes the exchanges
+        let at = bytes.len() - 1 - 32 * a.exchanges.len() - 2;
+        bytes[at..at + 2].copy_from_slice(&4096u16.to_be_bytes());
         assert_eq!(Attestation::decode(&bytes), Err(AttestationError::Truncated));
+    }
+
+    /// The exchanges tile both directions in order: requests from 0 to the sent length, each
+    /// where the one before ends, responses likewise (empty for a request not answered).
+    #[test]
+    fn exchanges_that_do_not_tile_the_transcript_are_refused() {
+        let (a, _) = example();
+        let check = |x: Vec<AttestedExchange>| {
+            Attestation::decode(&Attestation { exchanges: x, ..a.clone() }.encode(Scheme::Ed25519)).map(|(_, a)| a)
+        };
+        let (s, r) = (a.sent.len, a.received.len);
+        let x = |req: Range<u64>, resp: Range<u64>| AttestedExchange { request: req, response: resp };
+        let two = vec![x(0..20, 0..10), x(20..s, 10..r)];
+        assert_eq!(check(two.clone()).map(|a| a.exchanges), Ok(two));
+        let unanswered = vec![x(0..20, 0..r), x(20..s, r..r)];
+        assert!(check(unanswered).is_ok(), "a request no byte answered");
+        let not = |direction| Err(AttestationError::ExchangesNotTiling { direction });
+        assert_eq!(check(vec![x(0..20, 0..10), x(21..s, 10..r)]), not("sent"), "a gap");
+        assert_eq!(check(vec![x(0..20, 0..10), x(19..s, 10..r)]), not("sent"), "an overlap");
+        assert_eq!(check(vec![x(0..s - 1, 0..r)]), not("sent"), "short of the end");
+        assert_eq!(check(vec![x(0..s, 0..r + 1)]), not("received"), "beyond the end");
+        assert_eq!(check(vec![x(0..20, 0..10), x(20..s, Range { start: 10, end: 9 })]), not("received"), "reversed");
+        assert_eq!(check(vec![]), Err(AttestationError::BadExchangeCount { count: 0 }));
+        let many = (0..=MAX_EXCHANGES as u64).map(|i| x(i..i + 1, 0..0)).collect();
+        assert_eq!(check(many), Err(AttestationError::BadExchangeCount { count: MAX_EXCHANGES + 1 }));
     }
 }

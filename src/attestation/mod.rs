@@ -28,7 +28,8 @@ mod presentation;
 mod signing;
 
 pub use format::{
-    Attestation, AttestationError, AttestedDirection, AttestedRange, Direction, Ending, SignedAttestation,
+    Attestation, AttestationError, AttestedDirection, AttestedExchange, AttestedRange, Direction, Ending,
+    SignedAttestation,
 };
 pub use presentation::{
     AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation,
@@ -84,6 +85,7 @@ pub fn example() -> (Attestation, AttestationSecrets) {
             }],
             committed: vec![],
         },
+        exchanges: vec![AttestedExchange { request: 0..sent.len() as u64, response: 0..received.len() as u64 }],
     };
     (attestation, AttestationSecrets { sent, received, salts, blinders })
 }

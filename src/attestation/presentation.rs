@@ -207,6 +207,14 @@ impl std::fmt::Display for VerifiedPresentation {
             a.received.len,
             a.received.ending.as_str()
         )?;
+        for (i, x) in a.exchanges.iter().enumerate() {
+            let response = if x.response.is_empty() {
+                "no response".to_string()
+            } else {
+                format!("response received {}..{}", x.response.start, x.response.end)
+            };
+            writeln!(f, "exchange {}: request sent {}..{}, {response}", i + 1, x.request.start, x.request.end)?;
+        }
         for d in &self.disclosed {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
             let mut text = String::new();

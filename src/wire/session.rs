@@ -9,6 +9,11 @@ pub const PROTOCOL_VERSION: u16 = 22;
 /// Most reveal ranges per direction.
 pub(crate) const MAX_RANGES: usize = 4096;
 
+/// Most request/response pairs in one session: each adds its checks and its line to every
+/// verdict and attestation, and a session of many requests is many sessions' worth of one
+/// prover's time.
+pub const MAX_EXCHANGES: usize = 16;
+
 /// How the prover reaches the server, and so who holds the session keys while the
 /// connection is open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

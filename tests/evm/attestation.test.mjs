@@ -85,7 +85,7 @@ function encodeAttestation(a) {
   const name = utf8ToBytes(a.serverName);
   return concatBytes(
     utf8ToBytes('TLSPROOF'),
-    be(a.format ?? 1, 2),
+    be(a.format ?? 2, 2),
     be(a.scheme ?? 1, 1),
     be(a.protocolVersion, 2),
     be(a.mode, 1),
@@ -98,6 +98,9 @@ function encodeAttestation(a) {
     name,
     direction(a.sent),
     direction(a.received),
+    be(a.exchanges.length, 1),
+    ...a.exchanges.map(([requestStart, requestEnd, responseStart, responseEnd]) =>
+      concatBytes(be(requestStart, 8), be(requestEnd, 8), be(responseStart, 8), be(responseEnd, 8))),
   );
 }
 
@@ -209,8 +212,13 @@ function decodeHeader(ret) {
     sentLength: field(8),
     receivedLength: field(9),
     receivedEnding: field(10),
+    exchangeCount: field(11),
   };
 }
+
+const exchangeCall = (attestation, signature, index) =>
+  calldata('exchange(bytes,bytes,uint256)', [['bytes', attestation], ['bytes', signature], ['uint', index]]);
+const decodeExchange = (ret) => [0, 1, 2, 3].map((i) => Number(readWord(ret, 32 * i)));
 
 function decodeDisclosed(ret) {
   return {
@@ -271,7 +279,10 @@ test('header() returns the vector’s attested header', async () => {
     sentLength: 53n,
     receivedLength: 52n,
     receivedEnding: 1n,
+    exchangeCount: 1n,
   });
+  const x = await call(contract, exchangeCall(data, signature, 0));
+  assert.deepEqual(decodeExchange(x.ret), [0, 53, 0, 52], 'one exchange: all of both directions');
 });
 
 test('disclosed() returns each disclosure of the vector', async () => {
@@ -362,6 +373,8 @@ const statement = () => ({
   serverName: 'bank.example',
   sent: { len: sentText.length, ending: [0, 0], revealed: ranges(sentText, [[0, tokenAt]]), committed: sentCommitted.map((r) => ({ ...r })) },
   received: { len: receivedText.length, ending: [2, 40], revealed: receivedRevealed.map((r) => ({ ...r })), committed: [] },
+  // two requests: the second (its body) unanswered
+  exchanges: [[0, bodyAt, 0, receivedText.length], [bodyAt, sentText.length, receivedText.length, receivedText.length]],
 });
 const signed = (a) => {
   const bytes = a instanceof Uint8Array ? a : encodeAttestation(a);
@@ -384,7 +397,14 @@ test('a fresh attestation: header and disclosures of a commitment and a revealed
     sentLength: BigInt(sentText.length),
     receivedLength: BigInt(receivedText.length),
     receivedEnding: 2n,
+    exchangeCount: 2n,
   });
+  for (const [index, expected] of statement().exchanges.entries()) {
+    const x = await call(fresh.address, exchangeCall(bytes, sig, index));
+    assert.ok(!x.reverted, `reverted: 0x${hex(x.ret)}`);
+    assert.deepEqual(decodeExchange(x.ret), expected);
+  }
+  assertError(await call(fresh.address, exchangeCall(bytes, sig, 2)), 'NoExchange(uint256,uint256)');
   const cases = [
     [SENT, sentCommitted[0], 's3cr3t-t0ken'],
     [SENT, sentCommitted[1], '{"amount":12}'],
@@ -438,7 +458,13 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
     ['truncated', valid.slice(0, valid.length - 1), 'Truncated()'],
     ['truncated header', valid.slice(0, 20), 'Truncated()'],
     ['magic', patched(0, utf8ToBytes('X')), 'BadMagic()'],
-    ['format 2', patched(8, [0, 2]), 'UnsupportedFormat(uint16)'],
+    ['format 1', patched(8, [0, 1]), 'UnsupportedFormat(uint16)'],
+    ['no exchange', encodeAttestation(withStatement((a) => (a.exchanges = []))), 'BadExchangeCount(uint256)'],
+    ['17 exchanges', encodeAttestation(withStatement((a) => (a.exchanges = Array(17).fill([0, 0, 0, 0])))), 'BadExchangeCount(uint256)'],
+    ['a request not from 0', encodeAttestation(withStatement((a) => (a.exchanges[0][0] = 1))), 'ExchangesNotTiling(uint8)'],
+    ['a gap between requests', encodeAttestation(withStatement((a) => (a.exchanges[1][0] += 1))), 'ExchangesNotTiling(uint8)'],
+    ['requests short of the end', encodeAttestation(withStatement((a) => (a.exchanges[1][1] -= 1))), 'ExchangesNotTiling(uint8)'],
+    ['responses beyond the end', encodeAttestation(withStatement((a) => (a.exchanges[1][3] += 1))), 'ExchangesNotTiling(uint8)'],
     ['Ed25519 scheme', patched(10, [2]), 'SchemeMismatch(uint8)'],
     ['mode 2', patched(13, [2]), 'UnknownMode(uint8)'],
     ['TLS 1.0', patched(14, [3, 1]), 'UnknownTlsVersion(uint16)'],
@@ -487,9 +513,10 @@ test('trailing bytes and 4097 ranges are refused when disclosing a sent range', 
   const atLimit = await call(fresh.address, discloseSent(many(4096)));
   assert.ok(!atLimit.reverted, `4096 commitments are allowed: 0x${hex(atLimit.ret)}`);
   assertError(await call(fresh.address, discloseSent(many(4097))), 'TooManyRanges(uint8,uint256)');
-  // a count with fewer bytes left than it names
+  // a count with fewer bytes left than it names (the received commitments' count, before the
+  // two exchanges)
   const short = encodeAttestation(statement());
-  short.set(be(4096, 2), short.length - 2);
+  short.set(be(4096, 2), short.length - 1 - 2 * 32 - 2);
   assertError(await call(fresh.address, discloseSent(signed(short))), 'Truncated()');
 });
 

@@ -17,7 +17,7 @@ const [k1, ed] = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.schem
 const DOMAIN = hexToBytes(domain);
 const DISCLOSE = [{ direction: "sent", start: 43, end: 49 }, { direction: "received", start: 0, end: 52 }];
 const ATTESTATION_REASONS = ["Truncated", "TrailingBytes", "BadMagic", "UnsupportedFormat", "UnknownScheme", "UnknownMode",
-  "UnknownTlsVersion", "BadPort", "BadServerName", "BadEnding", "TooManyRanges", "RangeOutsideTranscript", "RangesOutOfOrder",
+  "UnknownTlsVersion", "BadPort", "BadServerName", "BadEnding", "TooManyRanges", "RangeOutsideTranscript", "RangesOutOfOrder", "BadExchangeCount", "ExchangesNotTiling",
   "SchemeMismatch", "WrongLength", "NonCanonical", "BadRecoveryByte", "SignatureMismatch"];
 
 /** The reason `f` throws with, checking it throws a PresentationError. */
@@ -81,7 +81,7 @@ test("decodeAttestation reads the vectors' header and directions", () => {
   for (const v of [k1, ed]) {
     const a = decodeAttestation(v.attestation.data);
     assert.deepEqual(decodeAttestation(hexToBytes(v.attestation.data)), a);
-    assert.equal(a.formatVersion, 1);
+    assert.equal(a.formatVersion, 2);
     assert.equal(a.mode, "proxy");
     assert.equal(a.serverName, "example.com");
     assert.equal(a.port, 443);
@@ -208,7 +208,7 @@ test("the decoder refuses what the encoder would not write", () => {
   assert.equal(decode(data + "00"), "TrailingBytes");
   assert.equal(decode(data.slice(0, -2)), "Truncated");
   assert.equal(decode(at(0, "58")), "BadMagic");
-  assert.equal(decode(at(8, "0002")), "UnsupportedFormat");
+  assert.equal(decode(at(8, "0001")), "UnsupportedFormat");
   assert.equal(decode(at(10, "03")), "UnknownScheme");
   assert.equal(decode(at(13, "02")), "UnknownMode");
   assert.equal(decode(at(14, "0301")), "UnknownTlsVersion");
@@ -221,11 +221,20 @@ test("the decoder refuses what the encoder would not write", () => {
   assert.equal(decode(at(sent + 8, "0107")), "BadEnding");
   assert.equal(decode(at(sent + 8, "0200")), "BadEnding");
   assert.equal(decode(at(sent + 10, "1001")), "TooManyRanges");
-  // the received direction's committed count is the last field: a count the bytes left
-  // cannot hold is refused before anything is allocated
-  assert.equal(decode(data.slice(0, -4) + "1000"), "Truncated");
+  // the received direction's committed count precedes the exchanges (one, 33 bytes): a count
+  // the bytes left cannot hold is refused before anything is allocated
+  const exchangesAt = data.length / 2 - 33;
+  assert.equal(decode(at(exchangesAt - 2, "1000")), "Truncated");
+  // one exchange: 0..53 of the sent bytes, 0..52 of the received ones
+  assert.deepEqual(decodeAttestation(data).exchanges, [{ request: { start: 0, end: 53 }, response: { start: 0, end: 52 } }]);
+  assert.equal(decode(at(exchangesAt, "00")), "BadExchangeCount");
+  assert.equal(decode(at(exchangesAt, "11")), "BadExchangeCount");
+  assert.equal(decode(at(exchangesAt + 1 + 7, "01")), "ExchangesNotTiling", "a request not from 0");
+  assert.equal(decode(at(exchangesAt + 1 + 15, "34")), "ExchangesNotTiling", "a request short of the end");
+  assert.equal(decode(at(exchangesAt + 1 + 31, "33")), "ExchangesNotTiling", "a response beyond the end");
   // a length JavaScript numbers cannot hold exactly
-  assert.equal(decode(at(sent, "1000000000000000")), "TooLarge");
+  const huge = (hex) => hex.slice(0, 2 * (exchangesAt + 9)) + "1000000000000000" + hex.slice(2 * (exchangesAt + 17));
+  assert.equal(decode(huge(at(sent, "1000000000000000"))), "TooLarge", "(the first request ends there too)");
   assert.equal(decode(123), "BadHex");
 });
 
@@ -246,9 +255,11 @@ function encode(a, schemeCode) {
     u64(d.len), Uint8Array.from(d.ending === "fatal_alert" ? [2, d.alert] : ENDINGS[d.ending]), ...ranges(d.revealed), ...ranges(d.committed),
   ];
   return concatBytes(
-    new TextEncoder().encode("TLSPROOF"), u16(1), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
+    new TextEncoder().encode("TLSPROOF"), u16(2), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
     u16(a.tlsVersion === "1.3" ? 0x0304 : 0x0303), u16(a.cipherSuite), u16(a.group), u64(a.connectionTime), u16(a.port),
     Uint8Array.of(name.length), name, ...direction(a.sent), ...direction(a.received),
+    Uint8Array.of(a.exchanges.length),
+    ...a.exchanges.flatMap((x) => [u64(x.request.start), u64(x.request.end), ...(x.response ? [u64(x.response.start), u64(x.response.end)] : [u64(a.received.len), u64(a.received.len)])]),
   );
 }
 
@@ -267,6 +278,11 @@ test("attestations encoded and signed here from the spec verify, and present", (
       revealed: [range(receivedText, 0, 8, opening(2)), range(receivedText, 8, 19, opening(3))],
       committed: [range(receivedText, 19, receivedText.length, opening(4))],
     },
+    // two requests, the second one unanswered
+    exchanges: [
+      { request: { start: 0, end: 10 }, response: { start: 0, end: receivedText.length } },
+      { request: { start: 10, end: sentText.length }, response: null },
+    ],
   };
   const secrets = {
     sent: bytesToHex(sentText), received: bytesToHex(receivedText),
@@ -282,7 +298,7 @@ test("attestations encoded and signed here from the spec verify, and present", (
   for (const [scheme, code, sign, verifierKey] of signers) {
     const data = encode(statement, code);
     const attestation = { data: bytesToHex(data), signature: bytesToHex(sign(data)) };
-    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 1, scheme, ...statement });
+    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 2, scheme, ...statement });
     const p = present(attestation, secrets, [["received", 19, receivedText.length], ["sent", 0, 4]]);
     const { disclosed } = verifyPresentation(p, { verifierKey });
     assert.deepEqual(disclosed.map((d) => [d.direction, d.revealedToVerifier, d.text]), [["received", false, "{\"id\":42}"], ["sent", true, "POST"]]);

@@ -3,8 +3,8 @@
 //! secrets a presentation needs.
 
 use crate::attestation::{
-    range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedRange, SignedAttestation, SigningKey,
-    VerifyingKey,
+    range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedExchange, AttestedRange,
+    SignedAttestation, SigningKey, VerifyingKey,
 };
 use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::output::VerifierOutput;
@@ -103,6 +103,15 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
         server_name: out.server_name.clone(),
         sent: direction(&out.sent, "sent", &salts[0])?,
         received: direction(&out.received, "received", &salts[1])?,
+        exchanges: out
+            .exchanges
+            .iter()
+            .map(|x| {
+                // a request no byte answered: an empty range where the responses end
+                let response = x.response.clone().unwrap_or(out.received.len..out.received.len);
+                AttestedExchange { request: x.request.clone(), response }
+            })
+            .collect(),
     })
 }
 

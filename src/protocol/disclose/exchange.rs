@@ -27,9 +27,7 @@ use crate::protocol::disclose::output::{HttpExchange, VerifiedDirection};
 use crate::wire::session::Ending;
 use std::ops::Range;
 
-/// Most request/response pairs in one session: each adds its checks and its line to every
-/// verdict, and a session of many requests is many sessions' worth of one prover's time.
-pub const MAX_EXCHANGES: usize = 16;
+pub use crate::wire::session::MAX_EXCHANGES;
 
 /// What the verifier requires to be revealed in each request (`--require-reveal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
