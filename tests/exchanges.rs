@@ -3,6 +3,7 @@
 //! against the fixture through real WebSockets on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
+use tlsproof::attestation::{AttestedExchange, Direction, Presentation, Scheme, SigningKey};
 use tlsproof::fixture::http::JSON_BODY;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
@@ -37,7 +38,8 @@ async fn env() -> Env {
             .unwrap();
     let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
-    let config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    let mut config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    config.signing_key = Some(std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519)));
     let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
@@ -130,6 +132,26 @@ async fn two_requests_in_one_session_in_both_modes_and_both_versions() {
         assert!(!sent.contains("multi-secret") && sent.contains("Authorization: "), "{what}: {sent}");
         let text = v.to_string();
         assert!(text.contains("request 1: POST /echo HTTP/1.1") && text.contains("request 2: GET /json"), "{text}");
+        // the attestation states the exchanges, and a presentation shows the first response and
+        // the member of the second that was revealed
+        let session = out.attestation.expect("the verifier signs");
+        let p = Presentation::build(
+            &session.attestation,
+            &session.secrets,
+            &[(Direction::Received, r0.clone()), (Direction::Received, v.received.revealed.last().unwrap().clone())],
+        )
+        .unwrap();
+        let shown = p.verify(&session.verifier_key).unwrap();
+        let attested: Vec<AttestedExchange> = v
+            .exchanges
+            .iter()
+            .map(|x| AttestedExchange { request: x.request.clone(), response: x.response.clone().unwrap() })
+            .collect();
+        assert_eq!(shown.attestation.exchanges, attested, "{what}");
+        assert!(shown.disclosed[0].data.ends_with(b"{\"q\":1}"), "{what}");
+        assert_eq!(shown.disclosed[1].data, b"\"id\":\"ACC-0042\"", "{what}");
+        let listed = shown.to_string();
+        assert!(listed.contains(&format!("exchange 2: request sent {len0}..{}", v.sent.len)), "{listed}");
     }
 }
 

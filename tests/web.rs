@@ -349,7 +349,7 @@ async fn notarize_api_over_tls13_with_the_fast_path_redacted_and_aes256() {
         (v["sent"]["ending"].as_str(), v["recv"]["ending"].as_str()),
         (Some("close_notify"), Some("close_notify"))
     );
-    assert_eq!(v["http"]["status"].as_u64(), Some(200));
+    assert_eq!(v["exchanges"][0]["status"].as_u64(), Some(200));
 
     // The body alone: the response by the ZK path; both versions offered, the server chooses 1.3.
     let mut body = tls13;

@@ -47,6 +47,19 @@ export async function oneCall(): Promise<string> {
   return r.sent.printable;
 }
 
+export async function twoRequests(): Promise<string> {
+  const r = await notarize({
+    verifierUrl: "ws://v/",
+    requests: [
+      { url: "https://h/login", method: "POST", body: "{}", reveal: { sent: "all", recv: "all" } },
+      { path: "/me", headers: { Authorization: "Bearer t" }, reveal: { recv: { jsonFields: ["id"] } } },
+    ],
+  });
+  const [first, second] = r.exchanges;
+  const end: number | undefined = second?.response?.end;
+  return `${first?.requestLine} ${first?.status} ${end}`;
+}
+
 export async function inMpcMode(): Promise<string> {
   try {
     const r = await notarize({ verifierUrl: "ws://v/", mode: "mpc", proxyUrl: "ws://proxy/", url: "https://h/" });
