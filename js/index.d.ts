@@ -94,8 +94,9 @@ export interface NotarizeOptions {
   /** Longest the whole session may take (default: 60 s per step). */
   timeoutMs?: number;
   /**
-   * What the TLS client offers: `versions: ["1.2"]` (default), `["1.3"]`, or both in one
-   * ClientHello (the server chooses; a downgrade is refused). TLS 1.3 in proxy mode only.
+   * What the TLS client offers: `versions: ["1.2", "1.3"]`, both in one ClientHello (the
+   * server chooses; a downgrade is refused), the default in proxy mode; or one of them. TLS 1.3
+   * in proxy mode only (MPC mode offers `["1.2"]`).
    * `cipherSuites`: the TLS 1.3 suites offered, in order of preference (needs "1.3" among the
    * versions); by default all three, cheapest proof first: TLS_AES_128_GCM_SHA256 (which every
    * TLS 1.3 server supports), TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384.

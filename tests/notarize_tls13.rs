@@ -170,13 +170,48 @@ async fn offering_both_versions_is_notarized_in_the_servers_choice() {
 async fn openssl_env(suite: &str, group: &str) -> Option<(common::OpensslServer, Env)> {
     let pki = common::make_pki(common::PkiOptions::default());
     let openssl = common::start_openssl_tls13(&pki, suite, group)?;
+    let env = verifier_for(&openssl, &pki).await;
+    Some((openssl, env))
+}
+
+/// A verifier that allows `openssl` and trusts `pki`'s root.
+async fn verifier_for(openssl: &common::OpensslServer, pki: &common::Pki) -> Env {
     let server = format!("localhost:{}", openssl.port);
     let config = VerifierConfig::new(AllowList::parse(&server).unwrap(), RootStore::from_pem(&pki.ca_pem).unwrap());
     let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let verifier = vserver.local_addr().unwrap();
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(vserver.run(tx));
-    Some((openssl, Env { server, verifier, ca_pem: pki.ca_pem.clone(), reports }))
+    Env { server, verifier, ca_pem: pki.ca_pem.clone(), reports }
+}
+
+/// What the CLI and the browser API offer by default in proxy mode (both versions, in one
+/// ClientHello) reaches a server that speaks TLS 1.3 only and one that speaks TLS 1.2 only;
+/// offering one version to a server that speaks only the other fails with the server's alert
+/// by name, what was offered and what to try.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_offer_reaches_a_tls13_only_and_a_tls12_only_server() {
+    let defaults = tlsproof::protocol::ProverMode::Proxy.default_tls_versions();
+    assert_eq!(defaults, [TlsVersion::Tls12, TlsVersion::Tls13]);
+    let pki = common::make_pki(common::PkiOptions::default());
+    let servers = [
+        (common::start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "X25519"), TlsVersion::Tls13, TlsVersion::Tls12),
+        (common::start_openssl(&pki, false), TlsVersion::Tls12, TlsVersion::Tls13),
+    ];
+    for (openssl, speaks, other) in servers {
+        let Some(openssl) = openssl else { return };
+        let mut env = verifier_for(&openssl, &pki).await;
+        let out = run_offering(&mut env, &defaults, "/", "Bearer default-offer", RevealConfig::default()).await;
+        assert_eq!(out.verified.tls.version, speaks);
+        assert!(out.response.starts_with(b"HTTP/1.0 200 ok"));
+        let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let err = notarize(socket, config(&env, &[other]), request("/", "x"), RevealConfig::default()).await.err();
+        let err = err.expect("the server speaks the other version only");
+        let text = err.to_string();
+        assert_eq!(err.code(), "TLS_ERROR", "{text}");
+        assert!(text.contains("the server refused the handshake with protocol_version (70)"), "{text}");
+        assert!(text.contains("--tls-versions 1.2,1.3"), "{text}");
+    }
 }
 
 /// The request with its token hidden and the response's status line alone revealed: both

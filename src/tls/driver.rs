@@ -218,9 +218,13 @@ pub async fn http_exchanges<C: SansIoClient, S: ByteIo>(
     limits: crate::http::Limits,
 ) -> Result<Vec<u8>, Error> {
     let outcome = read_responses(client, io, requests, limits).await;
-    client.send_close_notify()?;
+    // close_notify after a bad response too; after a failed connection it cannot go, and the
+    // first error is the one to report
+    let closed = client.send_close_notify();
     flush_out(client, io).await.ok();
-    outcome
+    let received = outcome?;
+    closed?;
+    Ok(received)
 }
 
 async fn read_responses<C: SansIoClient, S: ByteIo>(

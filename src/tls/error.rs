@@ -22,6 +22,52 @@ impl AlertDescription {
     pub(crate) const INTERNAL_ERROR: Self = Self(80);
     pub(crate) const NO_RENEGOTIATION: Self = Self(100);
     pub(crate) const UNSUPPORTED_EXTENSION: Self = Self(110);
+
+    /// The alert's name in the RFCs (RFC 8446 §6, RFC 5246 §7.2), if it has one.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            0 => "close_notify",
+            10 => "unexpected_message",
+            20 => "bad_record_mac",
+            21 => "decryption_failed",
+            22 => "record_overflow",
+            30 => "decompression_failure",
+            40 => "handshake_failure",
+            41 => "no_certificate",
+            42 => "bad_certificate",
+            43 => "unsupported_certificate",
+            44 => "certificate_revoked",
+            45 => "certificate_expired",
+            46 => "certificate_unknown",
+            47 => "illegal_parameter",
+            48 => "unknown_ca",
+            49 => "access_denied",
+            50 => "decode_error",
+            51 => "decrypt_error",
+            70 => "protocol_version",
+            71 => "insufficient_security",
+            80 => "internal_error",
+            86 => "inappropriate_fallback",
+            90 => "user_canceled",
+            100 => "no_renegotiation",
+            109 => "missing_extension",
+            110 => "unsupported_extension",
+            112 => "unrecognized_name",
+            116 => "certificate_required",
+            120 => "no_application_protocol",
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for AlertDescription {
+    /// `handshake_failure (40)`; a description without a name as its number.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{name} ({})", self.0),
+            None => write!(f, "alert {}", self.0),
+        }
+    }
 }
 
 /// Something the server did that TLS 1.2 forbids or that we did not offer.
@@ -101,7 +147,7 @@ pub enum PeerMisbehaved {
     #[error("unexpected end of stream during handshake")]
     UnexpectedEof,
     /// The server sent a fatal alert.
-    #[error("server sent fatal alert {0:?}")]
+    #[error("server sent fatal alert {0}")]
     FatalAlert(AlertDescription),
     /// Data arrived after close_notify.
     #[error("data after close_notify")]

@@ -371,7 +371,7 @@ impl NotarizeOptions {
         };
         use crate::protocol::messages::TlsVersion;
         let tls_versions: Vec<TlsVersion> = match self.tls.as_ref().and_then(|t| t.versions.as_deref()) {
-            None => vec![TlsVersion::default()],
+            None => mode.default_tls_versions(),
             Some(list) => {
                 let bad = || OptionsError::TlsVersions(format!("{list:?}"));
                 let parsed =
@@ -838,7 +838,8 @@ mod tests {
         assert_eq!(p.exchanges[0].reveal, RevealConfig::default());
         assert_eq!((p.max_sent, p.max_recv, p.timeout), (DEFAULT_MAX_SENT, DEFAULT_MAX_RECV, None));
         assert_eq!(p.mode, crate::protocol::prover::ProverMode::Proxy);
-        assert_eq!(p.tls_versions, [crate::protocol::messages::TlsVersion::Tls12]);
+        use crate::protocol::messages::TlsVersion;
+        assert_eq!(p.tls_versions, [TlsVersion::Tls12, TlsVersion::Tls13], "both, the server chooses");
     }
 
     #[test]
@@ -858,8 +859,9 @@ mod tests {
             with(serde_json::json!({"versions": ["1.3", "1.2"]}), none.clone()),
             Ok(vec![TlsVersion::Tls13, TlsVersion::Tls12])
         );
-        assert_eq!(with(serde_json::json!({}), none.clone()), Ok(vec![TlsVersion::Tls12]));
-        assert_eq!(with(serde_json::json!(null), none.clone()), Ok(vec![TlsVersion::Tls12]), "tls: undefined");
+        let both = Ok(vec![TlsVersion::Tls12, TlsVersion::Tls13]);
+        assert_eq!(with(serde_json::json!({}), none.clone()), both);
+        assert_eq!(with(serde_json::json!(null), none.clone()), both, "tls: undefined");
         for bad in [
             serde_json::json!({"versions": []}),
             serde_json::json!({"versions": ["1.1"]}),
@@ -879,7 +881,8 @@ mod tests {
             with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(),
             OptionsError::TlsVersionForMpc.to_string()
         );
-        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc), Ok(vec![TlsVersion::Tls12]));
+        assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc.clone()), Ok(vec![TlsVersion::Tls12]));
+        assert_eq!(with(serde_json::json!({}), mpc), Ok(vec![TlsVersion::Tls12]), "MPC mode's default");
     }
 
     #[test]
@@ -905,9 +908,11 @@ mod tests {
             assert!(e.contains("tls.cipherSuites must list TLS 1.3 suites"), "{bad}: {e}");
         }
         assert_eq!(
-            with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]})),
+            with(serde_json::json!({"versions": ["1.2"], "cipherSuites": ["TLS_AES_256_GCM_SHA384"]})),
             Err(OptionsError::CipherSuitesWithoutTls13.to_string())
         );
+        let by_default = with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]}));
+        assert_eq!(by_default, Ok(vec![Suite13::Aes256GcmSha384]), "proxy mode offers TLS 1.3 by default");
         assert!(with(serde_json::json!({"versions": ["1.3"], "ciphersuites": []}))
             .unwrap_err()
             .contains("unknown field"));

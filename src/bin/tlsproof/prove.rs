@@ -43,8 +43,9 @@ pub struct ProveArgs {
     #[arg(long)]
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
-    /// ClientHello; the server chooses). TLS 1.3 in proxy mode only.
-    #[arg(long, default_value = "1.2", value_delimiter = ',')]
+    /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (TLS
+    /// 1.3 in proxy mode only).
+    #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
     /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
     /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
@@ -187,6 +188,14 @@ fn reveal_of(args: &ProveArgs, i: usize) -> Result<RevealConfig, String> {
     })
 }
 
+/// The TLS versions to offer: --tls-versions, else the mode's default (both in proxy mode).
+fn offered_versions(args: &ProveArgs, mode: &ProverMode) -> Vec<TlsVersion> {
+    match &args.tls_versions {
+        none if none.is_empty() => mode.default_tls_versions(),
+        versions => versions.clone(),
+    }
+}
+
 /// `(host, port, path with query)` of an https:// URL.
 fn https_url(url: &str) -> Result<(String, u16, String), Box<dyn std::error::Error>> {
     let url = url::Url::parse(url)?;
@@ -210,9 +219,10 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         (SessionMode::Mpc, None) => return Err("--mode mpc needs --proxy ws://HOST:PORT/ (a `tlsproof proxy`)".into()),
     };
+    let tls_versions = offered_versions(&args, &mode);
     let tls13_suites = match &args.tls13_suites {
         none if none.is_empty() => tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        _ if !args.tls_versions.contains(&TlsVersion::Tls13) => {
+        _ if !tls_versions.contains(&TlsVersion::Tls13) => {
             return Err("--tls13-suites names TLS 1.3 suites: --tls-versions must include 1.3".into())
         }
         suites => suites.clone(),
@@ -240,7 +250,7 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
         mode,
-        tls_versions: args.tls_versions.clone(),
+        tls_versions,
         tls13_suites,
     };
     // refused here rather than after the verifier opened a session
@@ -352,6 +362,17 @@ mod tests {
         assert!(parse(&["--reveal-recv", "everything"]).is_err());
         // --redact-header is --reveal-sent headers-except: not both
         assert!(parse(&["--redact-header", "cookie", "--reveal-sent", "all"]).is_err());
+    }
+
+    /// Without --tls-versions, proxy mode offers both versions (the server chooses), MPC mode 1.2.
+    #[test]
+    fn the_default_offer_is_both_versions_in_proxy_mode() {
+        let args = parse(&[]).unwrap();
+        assert_eq!(offered_versions(&args, &ProverMode::Proxy), [TlsVersion::Tls12, TlsVersion::Tls13]);
+        let mpc = ProverMode::Mpc { proxy_url: "ws://p/".into() };
+        assert_eq!(offered_versions(&args, &mpc), [TlsVersion::Tls12]);
+        let args = parse(&["--tls-versions", "1.3"]).unwrap();
+        assert_eq!(offered_versions(&args, &ProverMode::Proxy), [TlsVersion::Tls13]);
     }
 
     /// Several --url: the per-request flags once for all or once each, in order; every

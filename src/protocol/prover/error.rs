@@ -30,6 +30,12 @@ pub enum ProverError {
     Target(#[from] TargetError),
     #[error("TLS: {0}")]
     Tls(#[from] crate::tls::Error),
+    /// The server ended the handshake with an alert that says it takes none of what the
+    /// ClientHello offered.
+    #[error(
+        "TLS: the server refused the handshake with {alert}: it accepts none of what was offered ({offered}). {hint}"
+    )]
+    HandshakeRefused { alert: crate::tls::AlertDescription, offered: String, hint: &'static str },
     #[error("a session carries 1 to {max} requests, not {count}")]
     RequestCount { count: usize, max: usize },
     #[error("request of {len} bytes exceeds max_sent = {max}")]
@@ -80,7 +86,7 @@ impl ProverError {
             ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
-            ProverError::Tls(_) => "TLS_ERROR",
+            ProverError::Tls(_) | ProverError::HandshakeRefused { .. } => "TLS_ERROR",
             ProverError::Reveal(_)
             | ProverError::UnprovenReceived(_)
             | ProverError::Unsupported(_)
@@ -106,6 +112,48 @@ impl ProverError {
             | ProverError::Proof13(_) => "PROTOCOL_ERROR",
         }
     }
+}
+
+/// A handshake the server refused outright (`handshake_failure`, `protocol_version`,
+/// `insufficient_security`) as [`ProverError::HandshakeRefused`], naming what was offered and
+/// what to try; any other TLS error as it is.
+pub(super) fn refused_handshake(
+    e: crate::tls::Error,
+    versions: &[crate::protocol::messages::TlsVersion],
+    mode: crate::wire::session::SessionMode,
+) -> ProverError {
+    use crate::protocol::messages::TlsVersion;
+    use crate::tls::{AlertDescription, PeerMisbehaved};
+    let alert = match &e {
+        crate::tls::Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(a))
+            if [AlertDescription::HANDSHAKE_FAILURE, AlertDescription::PROTOCOL_VERSION, AlertDescription(71)]
+                .contains(a) =>
+        {
+            *a
+        }
+        _ => return ProverError::Tls(e),
+    };
+    let tls12 = "TLS 1.2 with ECDHE and AES-128-GCM";
+    let tls13 = "TLS 1.3 with AES-128-GCM, ChaCha20-Poly1305 or AES-256-GCM";
+    let (offered, hint) = match (versions.contains(&TlsVersion::Tls12), versions.contains(&TlsVersion::Tls13)) {
+        (true, false) if mode == crate::wire::session::SessionMode::Mpc => (
+            tls12,
+            "MPC mode speaks TLS 1.2 with ECDHE and AES-128-GCM only; proxy mode reaches servers that require TLS 1.3.",
+        ),
+        (true, false) => (
+            tls12,
+            "A server that speaks TLS 1.3 only needs it offered: tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default.",
+        ),
+        (false, true) => (
+            tls13,
+            "A server that speaks TLS 1.2 only needs it offered: tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default.",
+        ),
+        _ => (
+            "TLS 1.2 with ECDHE and AES-128-GCM, TLS 1.3 with AES-128-GCM, ChaCha20-Poly1305 or AES-256-GCM",
+            "The server may require a TLS 1.2 suite tlsproof does not offer (AES-256-GCM or ChaCha20-Poly1305), or a key exchange or signature it lacks.",
+        ),
+    };
+    ProverError::HandshakeRefused { alert, offered: offered.to_string(), hint }
 }
 
 /// Classifies a failure of the stream through the proxy by the close code the proxy sent

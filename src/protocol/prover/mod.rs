@@ -54,7 +54,8 @@ pub struct ProverConfig {
     /// How to reach the server.
     pub mode: ProverMode,
     /// The TLS versions to offer (proxy mode; MPC mode speaks TLS 1.2): both go in one
-    /// ClientHello, and the server chooses.
+    /// ClientHello, and the server chooses. [`ProverMode::default_tls_versions`] is what the
+    /// CLI and the browser API offer unless told otherwise.
     pub tls_versions: Vec<TlsVersion>,
     /// The TLS 1.3 suites to offer, in order of preference (usually
     /// [`Suite13::PROVER_DEFAULT`](crate::tls::tls13::Suite13::PROVER_DEFAULT)).
@@ -86,6 +87,16 @@ pub enum ProverMode {
 }
 
 impl ProverMode {
+    /// The TLS versions offered when none are asked for: in proxy mode both, in one ClientHello
+    /// (the server chooses, so a server that speaks one of them only is reached either way); in
+    /// MPC mode TLS 1.2, which the two-party client speaks.
+    pub fn default_tls_versions(&self) -> Vec<TlsVersion> {
+        match self {
+            ProverMode::Proxy => vec![TlsVersion::Tls12, TlsVersion::Tls13],
+            ProverMode::Mpc { .. } => vec![TlsVersion::Tls12],
+        }
+    }
+
     pub(crate) fn session_mode(&self) -> SessionMode {
         match self {
             ProverMode::Proxy => SessionMode::Proxy,
@@ -839,7 +850,9 @@ async fn proxy_exchange(
         let _ = admitted.send(());
         report(Phase::Request, 0.1);
         let exchange = async {
-            let response = driver::http_exchanges(&mut client, &mut io, &requests, limits).await?;
+            let response = driver::http_exchanges(&mut client, &mut io, &requests, limits)
+                .await
+                .map_err(|e| error::refused_handshake(e, &config.tls_versions, SessionMode::Proxy))?;
             // The server's close_notify, when it follows the response, goes into the transcript
             // so the verdict can say the response was not cut off; a server that keeps the
             // connection open costs at most CLOSE_GRACE.

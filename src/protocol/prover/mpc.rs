@@ -122,7 +122,13 @@ pub(super) async fn mpc_exchange(
             "the connection in two parties",
             Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config))),
         )
-        .await??;
+        .await?
+        .map_err(|e| match e {
+            crate::mpc::connection::ConnectionError::Tls(t @ crate::tls::Error::PeerMisbehaved(_)) => {
+                super::error::refused_handshake(t, &config.tls_versions, SessionMode::Mpc)
+            }
+            e => e.into(),
+        })?;
         // the proxy's stream is done with (the server has ended its side)
         let _ = server.close().await;
         let v_share =
