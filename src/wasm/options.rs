@@ -551,9 +551,14 @@ impl SessionPlan {
     /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
     /// options say (the default hides a header, so the request takes the ZK path).
     pub fn sizing(&self) -> crate::protocol::prover::Sizing {
-        let of_all = crate::protocol::prover::Sizing::of_exchanges(&self.exchanges);
         let whole = self.exchanges.iter().all(|x| x.reveal.sent == Reveal::All);
-        crate::protocol::prover::Sizing::new(self.max_sent as usize, whole, &of_all.received())
+        // which of a request not yet written is hidden is not known (see `Sizing::new`)
+        crate::protocol::prover::Sizing {
+            request_len: self.max_sent as usize,
+            request_whole: whole,
+            request_hidden: 0,
+            ..crate::protocol::prover::Sizing::of_exchanges(&self.exchanges)
+        }
     }
 }
 

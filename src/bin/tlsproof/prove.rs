@@ -44,7 +44,8 @@ pub struct ProveArgs {
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
     /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (TLS
-    /// 1.3 in proxy mode only).
+    /// 1.3 in proxy mode only). TLS 1.2 offers TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 and
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
     #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
     /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference

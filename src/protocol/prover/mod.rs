@@ -343,15 +343,6 @@ impl Sizing {
         Sizing { request_hidden: len - shown, ..Sizing::new(len, shown == len, &received) }
     }
 
-    /// A reveal option of the response's extent (for [`Sizing::new`]).
-    pub fn received(&self) -> Reveal {
-        match self.response {
-            RevealExtent::Whole => Reveal::All,
-            RevealExtent::Nothing => Reveal::Nothing,
-            RevealExtent::Partly => Reveal::HttpBody,
-        }
-    }
-
     /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
     /// as `received` says.
     pub fn new(request_len: usize, request_whole: bool, received: &Reveal) -> Self {
