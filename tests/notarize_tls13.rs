@@ -211,6 +211,14 @@ async fn the_default_offer_reaches_a_tls13_only_and_a_tls12_only_server() {
         assert_eq!(err.code(), "TLS_ERROR", "{text}");
         assert!(text.contains("the server refused the handshake with protocol_version (70)"), "{text}");
         assert!(text.contains("--tls-versions 1.2,1.3"), "{text}");
+        // the prover told the verifier why it gave up: the verifier's report has the cause
+        let (_, report) = env.reports.recv().await.unwrap();
+        match report {
+            Err(tlsproof::protocol::VerifierError::ProverAborted(reason)) => {
+                assert!(reason.contains("refused the handshake with protocol_version (70)"), "{reason}")
+            }
+            other => panic!("the verifier's report: {other:?}"),
+        }
     }
 }
 

@@ -29,6 +29,7 @@ use crate::transport::MessageSocket;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use crate::wire::session::MAX_RANGES;
 use crate::zk::{ProofError, Verifier};
+use futures::FutureExt;
 use rustls_pki_types::UnixTime;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -118,7 +119,9 @@ pub enum VerifierError {
     Beside(#[from] crate::mpc::cots_beside::BesideError),
     #[error("unexpected {got} message from the prover (expected {expected})")]
     UnexpectedMessage { expected: &'static str, got: &'static str },
-    #[error("the prover aborted: {0}")]
+    /// The prover gave up and said why (its text, escaped and cut to [`MAX_ABORT_REASON`]
+    /// characters: it goes to the operator's log).
+    #[error("the prover gave up: {}", shown_reason(.0))]
     ProverAborted(String),
     #[error(transparent)]
     Target(#[from] TargetError),
@@ -177,6 +180,39 @@ async fn within<T>(
     tokio::time::timeout(d, f).await.map_err(|_| VerifierError::Timeout(what))
 }
 
+/// Most characters of a prover's reason for giving up that a verdict or log shows.
+const MAX_ABORT_REASON: usize = 300;
+
+/// A prover's reason as a log line can show it: escaped (no line break or terminal control
+/// from the prover), at most [`MAX_ABORT_REASON`] characters.
+fn shown_reason(reason: &str) -> String {
+    let mut out = String::new();
+    crate::wire::text::push_escaped_line(&mut out, reason);
+    match out.char_indices().nth(MAX_ABORT_REASON) {
+        Some((cut, _)) => format!("{}…", &out[..cut]),
+        None => out,
+    }
+}
+
+/// A session that failed on a closed channel may have been given up by the prover, which says
+/// why on control before it closes: that reason, if it came, explains the failure better.
+fn prover_gave_up(
+    result: Result<VerifierOutput, VerifierError>,
+    control: &mut MuxChannel,
+) -> Result<VerifierOutput, VerifierError> {
+    match result {
+        Err(e) if met_the_channel_closed(&e) => {
+            while let Some(Ok(frame)) = control.recv().now_or_never() {
+                if let Ok(ControlMessage::Abort { reason }) = ControlMessage::decode(&frame) {
+                    return Err(VerifierError::ProverAborted(reason));
+                }
+            }
+            Err(e)
+        }
+        other => other,
+    }
+}
+
 async fn recv_control(
     control: &mut MuxChannel,
     d: Duration,
@@ -229,6 +265,7 @@ pub(crate) async fn verify_session<S: MessageSocket>(
         let result = tokio::time::timeout(config.session_timeout, session(&mut control, tls, zk, cot, config, gate))
             .await
             .unwrap_or(Err(VerifierError::Timeout("the session to finish")));
+        let result = prover_gave_up(result, &mut control);
         session_over.set(true);
         let attested = match (&result, config.signing_key.as_deref()) {
             (Ok(out), Some(key)) => crate::protocol::disclose::attest::attest(out, key).map(|a| Some(Box::new(a))),
@@ -796,5 +833,19 @@ async fn relay(
             }
             _ = tokio::time::sleep(step) => return Err(VerifierError::Timeout("TLS traffic")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A prover's reason reaches the log escaped and bounded: no line of its own, no terminal
+    /// control, no flood.
+    #[test]
+    fn a_provers_reason_is_shown_escaped_and_bounded() {
+        let shown = super::VerifierError::ProverAborted("TLS: x\nrejected session 1.2.3.4: \x1b[2K".into()).to_string();
+        assert_eq!(shown, "the prover gave up: TLS: x\\nrejected session 1.2.3.4: \\x1b[2K");
+        let long = super::VerifierError::ProverAborted("a".repeat(10_000)).to_string();
+        assert_eq!(long.chars().count(), "the prover gave up: ".len() + super::MAX_ABORT_REASON + 1, "{long}");
+        assert!(long.ends_with("a…"));
     }
 }

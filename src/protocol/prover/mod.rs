@@ -220,10 +220,40 @@ pub async fn notarize_exchanges<S: MessageSocket, P: Fn(Progress)>(
 ) -> Result<ProverOutput, ProverError> {
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, zk, cot } = channels;
+    let driver = driver.fuse();
+    futures::pin_mut!(driver);
     // on the heap: in wasm a large future built on the stack and moved a few times overflowed
     // the main thread's stack (a_sessions_future_stays_small)
-    let outcome = with_driver(driver, Box::pin(session(&mut control, tls, zk, cot, config, plans, &progress))).await;
-    explained(outcome, &mut control)
+    let outcome =
+        with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, plans, &progress))).await;
+    told(explained(outcome, &mut control), control, driver).await
+}
+
+/// How long a prover that gives up waits for its reason to reach the verifier.
+const GIVE_UP_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A session the prover gave up on (not one the verifier refused, nor one whose connection
+/// was lost) tells the verifier why before it closes, so that the verifier's log shows the
+/// cause rather than a connection that went away. `control` is the session's last channel
+/// handle: once it is dropped, the driver sends what it holds and closes the socket.
+async fn told<T>(
+    outcome: Result<T, ProverError>,
+    control: MuxChannel,
+    driver: impl std::future::Future<Output = Result<(), MuxError>>,
+) -> Result<T, ProverError> {
+    let Err(e) = &outcome else { return outcome };
+    if !matches!(
+        e,
+        ProverError::VerifierRejected(_) | ProverError::Busy { .. } | ProverError::Mux(_) | ProverError::Channel(_)
+    ) {
+        let reason = e.to_string();
+        let tell = async move {
+            let mut control = control;
+            let _ = control.send(ControlMessage::Abort { reason }.encode()).await;
+        };
+        let _ = crate::transport::timeout(GIVE_UP_GRACE, futures::future::join(driver, tell)).await;
+    }
+    outcome
 }
 
 /// Runs `session` while `driver` moves its frames. Frames received before the socket ended
