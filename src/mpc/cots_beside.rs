@@ -209,6 +209,10 @@ mod tests {
             matches!(v, Err(BesideError::TooMany { asked, limit }) if asked == 2 * COTS_PER_STEP && limit == COTS_PER_STEP + 1),
             "{v:?}"
         );
+        // a session that declared its response wholly revealed (or hidden) gets a cap of 0: the
+        // first COT asked for is refused
+        let (_, v, _) = run(COTS_PER_STEP, 0, true);
+        assert!(matches!(v, Err(BesideError::TooMany { asked, limit: 0 }) if asked == COTS_PER_STEP), "{v:?}");
     }
 
     /// A step message of the wrong size is refused.

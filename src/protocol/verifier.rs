@@ -180,6 +180,17 @@ async fn within<T>(
     tokio::time::timeout(d, f).await.map_err(|_| VerifierError::Timeout(what))
 }
 
+/// The COTs an MPC-mode prover may ask for beside the connection: those of the keystream proof
+/// of `max_recv` bytes if it declared part of the response hidden (`response_in_zk`), which
+/// admission charged it for; none otherwise, whatever it asks later.
+fn beside_cap(req: &SessionRequest) -> usize {
+    if req.response_in_zk {
+        crate::mpc::cots_beside::max_cots(req.max_recv as usize)
+    } else {
+        0
+    }
+}
+
 /// Most characters of a prover's reason for giving up that a verdict or log shows.
 const MAX_ABORT_REASON: usize = 300;
 
@@ -548,7 +559,7 @@ async fn mpc_online(
     let (up0, down0) = (zk.bytes_received(), zk.bytes_sent());
     // only for a response the prover declared it proves in zero knowledge (which its
     // reservation counted)
-    let beside = if req.response_in_zk { crate::mpc::cots_beside::max_cots(req.max_recv as usize) } else { 0 };
+    let beside = beside_cap(req);
     let serving = serve_beside(verifier, cot, beside)?;
     let started = std::cell::Cell::new(None);
     let clock = || {
@@ -838,6 +849,27 @@ async fn relay(
 
 #[cfg(test)]
 mod tests {
+    /// A session admitted as fully revealed (no `response_in_zk`, so charged no COTs beside the
+    /// connection) may have none made; one that declared a hidden response, those of its
+    /// `max_recv`.
+    #[test]
+    fn cots_beside_the_connection_are_capped_by_what_the_request_declared() {
+        let req = |response_in_zk| crate::protocol::messages::SessionRequest {
+            version: crate::protocol::messages::PROTOCOL_VERSION,
+            mode: crate::protocol::messages::SessionMode::Mpc,
+            server: "h:443".into(),
+            server_name: "h".into(),
+            max_sent: 1024,
+            max_recv: 16 * 1024,
+            preprocess: 0,
+            prg: crate::primitives::prg::PrgKind::fastest_here(),
+            response_in_zk,
+        };
+        assert_eq!(super::beside_cap(&req(false)), 0);
+        assert_eq!(super::beside_cap(&req(true)), crate::mpc::cots_beside::max_cots(16 * 1024));
+        assert!(super::beside_cap(&req(true)) > 0);
+    }
+
     /// A prover's reason reaches the log escaped and bounded: no line of its own, no terminal
     /// control, no flood.
     #[test]
