@@ -182,7 +182,9 @@ async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
         Err(ProverError::RequestTooLarge { len: 2049, max: 2048 }) => {}
         other => panic!("expected RequestTooLarge, got {:?}", other.map(|o| o.verified)),
     }
-    assert!(env.reports.recv().await.unwrap().1.is_err(), "the verifier's session ends without a verdict");
+    // the verifier's session ends without a verdict, with the prover's reason
+    let report = env.reports.recv().await.unwrap().1;
+    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("exceeds")), "{report:?}");
 
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, ProverMode::Proxy), sizing, |_| {}).await.expect("prepared");

@@ -450,12 +450,13 @@ impl PreparedSession {
     ) -> Result<ProverOutput, ProverError> {
         let PreparedSession { mut driver, mut control, tls, mut zk, cot, mut config, mpc } = self;
         config.now = now;
-        check_plans(&plans)?;
-        let outcome = match mpc {
-            None => {
+        let outcome = match (check_plans(&plans), mpc) {
+            (Err(e), _) => Err(e),
+            (Ok(()), None) => {
                 with_driver(&mut driver, Box::pin(session(&mut control, tls, zk, cot, config, plans, &progress))).await
             }
-            Some(MpcPrepared { mut opened, connection }) => {
+            (Ok(()), Some(MpcPrepared { mut opened, connection })) => {
+                drop(tls);
                 let run = async {
                     let request = all_requests(&plans);
                     if request.len() > connection.capacity() {
@@ -482,10 +483,13 @@ impl PreparedSession {
                     .await?;
                     prove(&mut control, &mut zk, &mut opened.prover, &config, exchanged, &plans, &report).await
                 };
-                with_driver(&mut driver, Box::pin(run)).await
+                let outcome = with_driver(&mut driver, Box::pin(run)).await;
+                // control is then the last handle (see `told`)
+                drop(zk);
+                outcome
             }
         };
-        explained(outcome, &mut control)
+        told(explained(outcome, &mut control), control, driver).await
     }
 }
 
