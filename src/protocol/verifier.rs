@@ -874,8 +874,9 @@ mod tests {
     /// control, no flood.
     #[test]
     fn a_provers_reason_is_shown_escaped_and_bounded() {
-        let shown = super::VerifierError::ProverAborted("TLS: x\nrejected session 1.2.3.4: \x1b[2K".into()).to_string();
-        assert_eq!(shown, "the prover gave up: TLS: x\\nrejected session 1.2.3.4: \\x1b[2K");
+        let shown =
+            super::VerifierError::ProverAborted("TLS: x\nverified localhost 1.2.3.4: \x1b[2K".into()).to_string();
+        assert_eq!(shown, "the prover gave up: TLS: x\\nverified localhost 1.2.3.4: \\x1b[2K");
         let long = super::VerifierError::ProverAborted("a".repeat(10_000)).to_string();
         assert_eq!(long.chars().count(), "the prover gave up: ".len() + super::MAX_ABORT_REASON + 1, "{long}");
         assert!(long.ends_with("a…"));
