@@ -99,6 +99,21 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
 
 use tlsproof::primitives::prg::PrgKind;
 
+/// A proxy-mode session request for the fixture with 4 KiB limits, as a raw client sends it.
+fn small_request(env: &Env) -> tlsproof::protocol::messages::SessionRequest {
+    tlsproof::protocol::messages::SessionRequest {
+        version: tlsproof::protocol::messages::PROTOCOL_VERSION,
+        mode: Default::default(),
+        server: env.server.clone(),
+        server_name: "localhost".into(),
+        max_sent: 4096,
+        max_recv: 4096,
+        preprocess: 0,
+        prg: Default::default(),
+        response_in_zk: false,
+    }
+}
+
 fn body_of(response: &[u8]) -> &[u8] {
     let i = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     &response[i + 4..]
@@ -663,19 +678,8 @@ async fn budget_holder(
     env: &Env,
 ) -> (tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>, u64) {
     use futures::SinkExt;
-    use tlsproof::protocol::messages::{SessionRequest, PROTOCOL_VERSION};
     use tokio_tungstenite::tungstenite::Message;
-    let request = SessionRequest {
-        version: PROTOCOL_VERSION,
-        mode: Default::default(),
-        server: env.server.clone(),
-        server_name: "localhost".into(),
-        max_sent: 4096,
-        max_recv: 4096,
-        preprocess: 0,
-        prg: Default::default(),
-        response_in_zk: false,
-    };
+    let request = small_request(env);
     let cost = tlsproof::protocol::admission::cost::online(&request);
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
     ws.send(Message::binary([vec![0u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
@@ -788,17 +792,7 @@ async fn a_waiting_session_that_floods_is_cut_off() {
     let mut env = env_with_budget_for_one(|c| c.queue_timeout = std::time::Duration::from_secs(20)).await;
     let (holder, _) = budget_holder(&env).await;
     let (mut flooder, _) = tokio_tungstenite::connect_async(format!("ws://{}/", env.verifier)).await.unwrap();
-    let request = tlsproof::protocol::messages::SessionRequest {
-        version: tlsproof::protocol::messages::PROTOCOL_VERSION,
-        mode: Default::default(),
-        server: env.server.clone(),
-        server_name: "localhost".into(),
-        max_sent: 4096,
-        max_recv: 4096,
-        preprocess: 0,
-        prg: Default::default(),
-        response_in_zk: false,
-    };
+    let request = small_request(&env);
     flooder.send(Message::binary([vec![0u8], ControlMessage::Request(request).encode()].concat())).await.unwrap();
     // 16 KiB frames on the ZK channel (id 2), well past 64 KiB; the verifier ends the session
     // well before they are all sent
