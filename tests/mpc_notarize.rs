@@ -303,3 +303,34 @@ async fn a_16_mb_response_on_the_fast_path_is_verified_in_both_modes() {
         assert_eq!(report.expect("the verifier's verdict"), *v, "{mode:?}");
     }
 }
+
+/// Servers end connections in more ways than close_notify: one closes TCP without it (many
+/// servers and CDNs), one keeps the connection open after its response though the request
+/// asked to close. Both modes give a verdict without waiting for the server (the held
+/// connection stays open for the fixture's 30 s keep-alive; each session here must end long
+/// before), and both state the ending alike: the response complete by its framing, no
+/// close_notify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_that_close_without_close_notify_or_hold_the_connection_end_alike_in_both_modes() {
+    let mut env = env(|_| {}).await;
+    for end in ["abrupt", "hold"] {
+        for mode in [ProverMode::Proxy, mpc(&env)] {
+            let started = std::time::Instant::now();
+            let path = format!("/json?end={end}");
+            let session = run(&env, mode.clone(), &path, RevealConfig::default());
+            let out = match tokio::time::timeout(std::time::Duration::from_secs(20), session).await {
+                Ok(Ok(o)) => o,
+                Ok(Err(e)) => panic!("{end} {mode:?}: {e}; verifier: {:?}", env.reports.recv().await),
+                Err(_) => panic!("{end} {mode:?}: the session waited for the server"),
+            };
+            println!("{end} {mode:?}: verdict after {:.2} s", started.elapsed().as_secs_f64());
+            let v = &out.verified;
+            assert_eq!(v.received.ending(), Ending::Open, "{end} {mode:?}: {v}");
+            assert!(v.to_string().contains("no close_notify (may be cut off)"), "{v}");
+            assert_eq!(v.exchanges[0].status, Some(200), "{v}");
+            assert_eq!(v.exchanges[0].response_complete, Some(true), "{end} {mode:?}: by its Content-Length: {v}");
+            assert!(String::from_utf8_lossy(&v.received.bytes).ends_with(r#""status":"ok"}"#), "{v}");
+            env.reports.recv().await.unwrap().1.expect("verdict");
+        }
+    }
+}

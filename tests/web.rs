@@ -418,12 +418,14 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
         (Some("close_notify"), Some("close_notify"))
     );
 
-    // The body alone: the response by the ZK path.
+    // The body alone: the response by the ZK path, from a server that keeps the connection
+    // open after it (the prover ends it once the server has been silent).
     let mut body = mpc;
     body["reveal"] = serde_json::json!({"recv": "body"});
-    let v = notarize(options("/bytes?n=1024", body)).await.unwrap_or_else(|e| panic!("mpc redacted: {e}"));
+    let v = notarize(options("/bytes?n=1024&end=hold", body)).await.unwrap_or_else(|e| panic!("mpc redacted: {e}"));
     assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
     assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
+    assert_eq!(v["recv"]["ending"].as_str(), Some("open"), "{v}");
 }
 
 /// Two requests in one session from the browser, in both modes: `POST /echo` revealed whole,

@@ -140,8 +140,10 @@ pub enum PeerMisbehaved {
     /// The server Finished verify_data did not match.
     #[error("server Finished verify_data mismatch")]
     BadFinished,
-    /// The stream ended after the handshake without a close_notify alert (truncation attack).
-    #[error("stream truncated without close_notify")]
+    /// The stream ended after the handshake inside a record. (Between records, an end without
+    /// close_notify is no error here: whether the data before it is whole is for its own
+    /// framing to say, as a verdict's "no close_notify (may be cut off)" does.)
+    #[error("the stream ended inside a record, without close_notify")]
     TruncatedWithoutCloseNotify,
     /// The stream ended during the handshake.
     #[error("unexpected end of stream during handshake")]

@@ -287,7 +287,7 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
                 tcp.set_nodelay(true).map_err(|x| e(&x))?;
                 let mut server = futures::io::AllowStdIo::new(tcp);
                 let client = Client::new(two_party_config(roots.clone()), "localhost", now).map_err(|x| e(&x))?;
-                let conn = connect_prover(prepared, &mut a, &mut zk, &mut server, client, &request, limits)
+                let conn = connect_prover(prepared, &mut a, &mut zk, &mut server, client, &request, limits, None)
                     .await
                     .map_err(|x| e(&x))?;
                 let (t1, up1) = ((platform.now)(), a.bytes_sent() - up0);

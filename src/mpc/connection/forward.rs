@@ -48,17 +48,23 @@ impl ServerBytes {
 }
 
 /// P: reads once from the server, forwards what came (or the end) to V, then feeds its
-/// client. Returns false at the end of the stream.
+/// client. Returns false at the end of the stream, which is also where P stops reading when
+/// the server sends nothing for `quiet` (when given).
 pub(super) async fn forward_once<C: Channel, S: ByteIo>(
     ch: &mut C,
     server: &mut S,
     client: &mut Client,
     account: &mut ServerBytes,
+    quiet: Option<std::time::Duration>,
 ) -> Result<bool, ConnectionError> {
     let mut buf = vec![0u8; READ_CHUNK];
-    let n = server.read(&mut buf).await?;
+    let n = match quiet {
+        None => server.read(&mut buf).await?,
+        // Only the read is given up (nothing was taken from the stream then), never a send.
+        Some(d) => crate::transport::timeout(d, server.read(&mut buf)).await.unwrap_or(Ok(0))?,
+    };
     if n == 0 {
-        ch.send(vec![SERVER_CLOSED]).await?;
+        ch.send(vec![STREAM_ENDED]).await?;
         client.feed_eof()?;
         return Ok(false);
     }
@@ -82,7 +88,7 @@ pub(super) async fn take_forwarded<C: Channel>(
             client.take_outgoing();
             Ok(true)
         }
-        Some((&SERVER_CLOSED, [])) => {
+        Some((&STREAM_ENDED, [])) => {
             client.feed_eof()?;
             Ok(false)
         }
@@ -99,7 +105,7 @@ pub(super) async fn forward_until<C: Channel, S: ByteIo>(
     done: fn(&Client) -> bool,
 ) -> Result<(), ConnectionError> {
     while !done(client) {
-        if !forward_once(ch, server, client, account).await? {
+        if !forward_once(ch, server, client, account, None).await? {
             return Err(crate::tls::Error::from(crate::tls::PeerMisbehaved::UnexpectedEof).into());
         }
     }

@@ -90,7 +90,10 @@ const READ_CHUNK: usize = 16 * 1024;
 /// The alert the client ends with: warning, close_notify.
 const CLOSE_NOTIFY: [u8; 2] = [1, 0];
 const SERVER_BYTES: u8 = 0;
-const SERVER_CLOSED: u8 = 1;
+/// The stream from the server ended: the server closed it, or the prover stopped reading
+/// after the server's silence ([`connect_prover`]). V cannot tell the two apart and need not:
+/// it certifies the records, and the transcript shows whether a close_notify ended them.
+const STREAM_ENDED: u8 = 1;
 
 /// Why a two-party connection failed.
 #[derive(Debug, thiserror::Error)]

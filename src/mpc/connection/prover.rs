@@ -76,6 +76,14 @@ pub(super) async fn prepare_with<C: Channel, W>(
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it
 /// was prepared for.
+///
+/// P cannot read the response before the connection has ended (the server's records open only
+/// once V publishes its key share), so it cannot end the connection where the response's
+/// framing does. It reads until the server's close_notify, another alert or a close, or until
+/// the server, having begun to answer, sends nothing for `quiet` (when given): then it ends the
+/// stream itself, as a server that keeps the connection open after its response needs
+/// (docs/protocol.md, "How the connection ends").
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     mut prepared: PreparedProver<Bit<Z, C>>,
     ch: &mut C,
@@ -84,6 +92,7 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     mut client: Client,
     request: &[u8],
     limits: ConnectionLimits,
+    quiet: Option<std::time::Duration>,
 ) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
     if request.len() > prepared.request_len {
         return Err(ConnectionError::NotPrepared { prepared: prepared.request_len, got: request.len() });
@@ -176,10 +185,13 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     flush(&mut client, server).await?;
 
     let mut received = 0;
+    let mut answering = false;
     loop {
         let records = client.take_sealed_records();
         count_received(&mut received, &records, limits.max_recv)?;
-        if client.received_sealed_alert() || !forward_once(ch, server, &mut client, &mut account).await? {
+        answering |= records.iter().any(|r| r.content_type == ContentType::ApplicationData as u8);
+        let quiet = quiet.filter(|_| answering);
+        if client.received_sealed_alert() || !forward_once(ch, server, &mut client, &mut account, quiet).await? {
             break;
         }
     }

@@ -33,7 +33,7 @@ async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
     limits: ConnectionLimits,
 ) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
     let prepared = prepare_with(gp, ch, request.len(), limits).await?;
-    connect_prover(prepared, ch, zk, server, client, request, limits).await
+    connect_prover(prepared, ch, zk, server, client, request, limits, None).await
 }
 
 /// A garbler that garbles as the protocol says.
@@ -368,7 +368,7 @@ async fn a_connection_prepared_for_more_takes_a_shorter_request() {
         let p = async {
             let prepared = prepare_prover(&mut a, capacity, limits).await?;
             assert_eq!((prepared.capacity(), prepared.ahead.is_some()), (capacity, ahead));
-            connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, limits).await
+            connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, limits, None).await
         };
         let v = verifier(&mut b, &mut vz, roots, "localhost", now, limits);
         let (p, v) = join(p, v).await;
@@ -412,7 +412,7 @@ async fn a_mask_committed_otherwise_than_garbled_ahead_is_caught_by_the_proof_of
         if let Some(ahead) = prepared.ahead.as_mut() {
             ahead.records[0].masks[6] ^= 1;
         }
-        connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, LIMITS).await
+        connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, LIMITS, None).await
     };
     let v = verifier(&mut b, &mut vz, roots, "localhost", now, LIMITS);
     let (p, v) = join(p, v).await;
@@ -814,7 +814,7 @@ async fn a_request_longer_than_announced_is_refused_by_the_verifier() {
     let p = async move {
         let mut prepared = prepare_with(honest(), &mut a, 5000, limits).await?;
         prepared.request_len = 6000;
-        connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits).await.map(|_| ())
+        connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits, None).await.map(|_| ())
     };
     let v = async move { verifier(&mut b, &mut vz, roots, "localhost", now, limits).await.map(|_| ()) };
     let (p, v) = join(p, v).await;

@@ -116,8 +116,11 @@ fn proxy_target_url(proxy_url: &str, address: &str) -> String {
     url + "target=" + address
 }
 
-/// How long the prover waits for the server's close_notify after a complete response.
-const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a server that has answered may stay silent before the prover ends the connection:
+/// in proxy mode the wait for its close_notify after a response complete by its framing; in
+/// MPC mode, which cannot read the framing before the connection ends, the silence after
+/// which the response is taken as ended (docs/protocol.md, "How the connection ends").
+const SERVER_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The default for [`ProverConfig::step_timeout`].
 pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -880,8 +883,8 @@ async fn proxy_exchange(
                 .map_err(|e| error::refused_handshake(e, &config.tls_versions, SessionMode::Proxy))?;
             // The server's close_notify, when it follows the response, goes into the transcript
             // so the verdict can say the response was not cut off; a server that keeps the
-            // connection open costs at most CLOSE_GRACE.
-            let _ = within(CLOSE_GRACE, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
+            // connection open costs at most SERVER_QUIET.
+            let _ = within(SERVER_QUIET, "close_notify", driver::read_until_close(&mut client, &mut io)).await;
             io.shutdown().await?;
             Ok::<_, ProverError>(response)
         };

@@ -120,7 +120,16 @@ pub(super) async fn mpc_exchange(
         let conn = within(
             step * 5,
             "the connection in two parties",
-            Box::pin(connect_prover(prepared, zk, prover, &mut server, client, request, connection_limits(config))),
+            Box::pin(connect_prover(
+                prepared,
+                zk,
+                prover,
+                &mut server,
+                client,
+                request,
+                connection_limits(config),
+                Some(super::SERVER_QUIET),
+            )),
         )
         .await?
         .map_err(|e| match e {
@@ -129,7 +138,7 @@ pub(super) async fn mpc_exchange(
             }
             e => e.into(),
         })?;
-        // the proxy's stream is done with (the server has ended its side)
+        // the proxy's stream is done with (the server ended it, or fell silent after answering)
         let _ = server.close().await;
         let v_share =
             within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn)))
