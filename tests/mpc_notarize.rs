@@ -186,6 +186,17 @@ async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
     let report = env.reports.recv().await.unwrap().1;
     assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("exceeds")), "{report:?}");
 
+    // an option the prover refuses itself is refused before it asks, and the verifier hears why
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let tls13 =
+        ProverConfig { tls_versions: vec![tlsproof::protocol::messages::TlsVersion::Tls13], ..config(&env, mpc(&env)) };
+    match prepare(socket, tls13, sizing, |_| {}).await {
+        Err(e @ ProverError::Unsupported(_)) => assert!(e.to_string().contains("TLS 1.3 in MPC mode"), "{e}"),
+        other => panic!("expected Unsupported, got {:?}", other.err()),
+    }
+    let report = env.reports.recv().await.unwrap().1;
+    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("TLS 1.3 in MPC mode")), "{report:?}");
+
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, ProverMode::Proxy), sizing, |_| {}).await.expect("prepared");
     let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;

@@ -399,14 +399,17 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(
     sizing: Sizing,
     progress: P,
 ) -> Result<PreparedSession, ProverError> {
-    ServerTarget::new(&config.server, &config.server_name)?;
     let (driver, channels) = multiplex(socket, MuxLimits::default());
     let SessionChannels { mut control, tls, mut zk, cot } = channels;
     let mut driver = driver.boxed_local().fuse();
     let report = |phase, fraction| progress(Progress { phase, fraction });
-    let (mpc, cot) = match &config.mode {
-        ProverMode::Proxy => (None, cot),
-        ProverMode::Mpc { .. } => {
+    let outcome = match (config.check(), &config.mode) {
+        (Err(e), _) => {
+            drop(cot);
+            Err(e)
+        }
+        (Ok(()), ProverMode::Proxy) => Ok((None, cot)),
+        (Ok(()), ProverMode::Mpc { .. }) => {
             let setup = async {
                 let mut opened = open(&mut control, &config, sizing, &report).await?;
                 let (mut connection, cot) =
@@ -414,14 +417,20 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(
                         .await?;
                 // prepared means the verifier holds the tables: the request may come much later
                 within(config.step_timeout * 5, "garbling ahead", connection.settle(&mut zk)).await??;
-                Ok((MpcPrepared { opened, connection }, cot))
+                Ok((Some(MpcPrepared { opened, connection }), cot))
             };
             let outcome = with_driver(&mut driver, Box::pin(setup)).await;
-            let (prepared, cot) = explained(outcome, &mut control)?;
-            (Some(prepared), cot)
+            explained(outcome, &mut control)
         }
     };
-    Ok(PreparedSession { driver, control, tls, zk, cot, config, mpc })
+    match outcome {
+        Ok((mpc, cot)) => Ok(PreparedSession { driver, control, tls, zk, cot, config, mpc }),
+        Err(e) => {
+            // control is then the last handle (see `told`)
+            drop((tls, zk));
+            told(Err(e), control, driver).await
+        }
+    }
 }
 
 impl PreparedSession {
