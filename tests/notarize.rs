@@ -283,6 +283,31 @@ async fn verifier_with_other_roots_rejects_the_server() {
     assert!(matches!(report, Err(VerifierError::Transcript(_))), "{report:?}");
 }
 
+/// The prover checks the server's certificate itself, against its own roots, and says what is
+/// wrong and what to try; the verifier hears why it gave up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prover_with_other_roots_refuses_the_server_saying_why() {
+    let other = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let mut env = env_with(KeyType::EcdsaP256, None).await;
+    let config = ProverConfig { roots: RootStore::from_pem(&other.certs.ca_pem).unwrap(), ..prover_config(&env) };
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let request = RequestBuilder::get("localhost", "/json").build().unwrap().bytes;
+    let err = notarize(socket, config, request, RevealConfig::default()).await.err().expect("refused");
+    assert!(matches!(err, ProverError::CertificateRefused { .. }), "{err:?}");
+    assert_eq!(err.code(), "TLS_ERROR");
+    assert_eq!(
+        err.to_string(),
+        "TLS: the server's certificate is not accepted for localhost: its chain is not signed by the root of that \
+         name the prover trusts. The roots are Mozilla's (webpki-roots) unless others are given: a server with a \
+         private CA needs that CA's certificate (caPem, --roots); the verifier checks against its own roots too."
+    );
+    let report = env.reports.recv().await.unwrap().1;
+    assert!(
+        matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("not accepted for localhost")),
+        "{report:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commitment_to_the_hidden_token_opens_with_its_blinder() {
     use sha2::{Digest, Sha256};

@@ -36,6 +36,10 @@ pub enum ProverError {
         "TLS: the server refused the handshake with {alert}: it accepts none of what was offered ({offered}). {hint}"
     )]
     HandshakeRefused { alert: crate::tls::AlertDescription, offered: String, hint: &'static str },
+    /// The prover's own check of the server's certificate failed (the verifier would refuse
+    /// it too: it checks against its own roots).
+    #[error("TLS: the server's certificate is not accepted for {name}: {problem}. {hint}")]
+    CertificateRefused { name: String, problem: String, hint: &'static str },
     #[error("a session carries 1 to {max} requests, not {count}")]
     RequestCount { count: usize, max: usize },
     #[error("request of {len} bytes exceeds max_sent = {max}")]
@@ -86,7 +90,9 @@ impl ProverError {
             ProverError::RequestTooLarge { .. } => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Http(msg)) if msg.contains("larger than") => "LIMIT_EXCEEDED",
             ProverError::Tls(Tls::Io(_) | Tls::Closed) => "CONNECTION_LOST",
-            ProverError::Tls(_) | ProverError::HandshakeRefused { .. } => "TLS_ERROR",
+            ProverError::Tls(_) | ProverError::HandshakeRefused { .. } | ProverError::CertificateRefused { .. } => {
+                "TLS_ERROR"
+            }
             ProverError::Reveal(_)
             | ProverError::UnprovenReceived(_)
             | ProverError::Unsupported(_)
@@ -112,6 +118,71 @@ impl ProverError {
             | ProverError::Proof13(_) => "PROTOCOL_ERROR",
         }
     }
+}
+
+/// A TLS failure as the user should read it: a certificate the prover refuses
+/// ([`refused_certificate`]) or a handshake the server refused ([`refused_handshake`]) says
+/// why and what to try; anything else is the TLS error it was.
+pub(super) fn tls_failure(
+    e: crate::tls::Error,
+    versions: &[crate::protocol::messages::TlsVersion],
+    mode: crate::wire::session::SessionMode,
+    name: &str,
+) -> ProverError {
+    match e {
+        crate::tls::Error::Certificate(c) => refused_certificate(c, name),
+        e => refused_handshake(e, versions, mode),
+    }
+}
+
+const UNTRUSTED: &str = "The roots are Mozilla's (webpki-roots) unless others are given: a server with a private CA needs that CA's certificate (caPem, --roots); the verifier checks against its own roots too.";
+
+const CLOCK: &str = "Check the clock of the machine (and of the verifier, which checks at its own time).";
+
+/// Names a certificate presents, for a message: printable ASCII only (they come from the
+/// server), the first few.
+fn listed_names(presented: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let clean = |n: &String| n.chars().filter(|c| c.is_ascii_graphic()).take(64).collect::<String>();
+    let mut names: Vec<String> = presented.iter().take(SHOWN).map(clean).collect();
+    if presented.len() > SHOWN {
+        names.push(format!("{} more", presented.len() - SHOWN));
+    }
+    match names.is_empty() {
+        true => "no name".to_string(),
+        false => names.join(", "),
+    }
+}
+
+/// The certificate problems a user can act on, named with what to do; the rest as webpki
+/// names them.
+pub(super) fn refused_certificate(e: webpki::Error, name: &str) -> ProverError {
+    let (problem, hint) = match &e {
+        webpki::Error::UnknownIssuer => ("its chain leads to no root the prover trusts".to_string(), UNTRUSTED),
+        // a root of the issuer's name that did not sign it (another CA of the same name), or a
+        // forged chain
+        webpki::Error::InvalidSignatureForPublicKey => {
+            ("its chain is not signed by the root of that name the prover trusts".to_string(), UNTRUSTED)
+        }
+        webpki::Error::CertNotValidForName(c) => (
+            format!("it is issued for {}", listed_names(&c.presented)),
+            "The name checked is the URL's host (or serverName): use a name the certificate lists.",
+        ),
+        webpki::Error::CertExpired { time, not_after } => (
+            format!("it expired at {} (Unix time), before the time checked, {}", not_after.as_secs(), time.as_secs()),
+            CLOCK,
+        ),
+        webpki::Error::CertNotValidYet { time, not_before } => (
+            format!(
+                "it is valid from {} (Unix time), after the time checked, {}",
+                not_before.as_secs(),
+                time.as_secs()
+            ),
+            CLOCK,
+        ),
+        _ => (format!("{e:?}"), "The server's certificate chain does not validate."),
+    };
+    ProverError::CertificateRefused { name: name.to_string(), problem, hint }
 }
 
 /// A handshake the server refused outright (`handshake_failure`, `protocol_version`,

@@ -889,7 +889,7 @@ async fn proxy_exchange(
         let exchange = async {
             let response = driver::http_exchanges(&mut client, &mut io, &requests, limits)
                 .await
-                .map_err(|e| error::refused_handshake(e, &config.tls_versions, SessionMode::Proxy))?;
+                .map_err(|e| error::tls_failure(e, &config.tls_versions, SessionMode::Proxy, target.name()))?;
             // The server's close_notify, when it follows the response, goes into the transcript
             // so the verdict can say the response was not cut off; a server that keeps the
             // connection open costs at most SERVER_QUIET.

@@ -71,3 +71,33 @@ fn a_refused_handshake_says_what_was_offered_and_what_to_try() {
     );
     assert_eq!(AlertDescription(200).to_string(), "alert 200");
 }
+
+/// A certificate the prover refuses says what is wrong with it (the names it has, its
+/// validity) and what to try; the names, which the server chose, are cut to printable ASCII.
+#[test]
+fn a_refused_certificate_says_why_and_what_to_try() {
+    use super::error::refused_certificate;
+    use rustls_pki_types::{ServerName, UnixTime};
+    let presented = ["a.example", "b\u{1b}[2J.example", "c.example", "d.example", "e.example", "f.example"];
+    let name = webpki::Error::CertNotValidForName(webpki::InvalidNameContext {
+        expected: ServerName::try_from("bank.example").unwrap(),
+        presented: presented.iter().map(|n| n.to_string()).collect(),
+    });
+    assert_eq!(
+        refused_certificate(name, "bank.example").to_string(),
+        "TLS: the server's certificate is not accepted for bank.example: it is issued for a.example, \
+         b[2J.example, c.example, d.example, 2 more. The name checked is the URL's host (or serverName): use a \
+         name the certificate lists."
+    );
+    let t = |s| UnixTime::since_unix_epoch(std::time::Duration::from_secs(s));
+    let expired = refused_certificate(webpki::Error::CertExpired { time: t(200), not_after: t(100) }, "x");
+    assert!(expired.to_string().contains("it expired at 100 (Unix time), before the time checked, 200"), "{expired}");
+    assert!(expired
+        .to_string()
+        .ends_with("Check the clock of the machine (and of the verifier, which checks at its own time)."));
+    let early = refused_certificate(webpki::Error::CertNotValidYet { time: t(50), not_before: t(100) }, "x");
+    assert!(early.to_string().contains("valid from 100 (Unix time), after the time checked, 50"), "{early}");
+    let unknown = refused_certificate(webpki::Error::UnknownIssuer, "x").to_string();
+    assert!(unknown.contains("leads to no root the prover trusts") && unknown.contains("caPem, --roots"), "{unknown}");
+    assert_eq!(refused_certificate(webpki::Error::UnknownIssuer, "x").code(), "TLS_ERROR");
+}
