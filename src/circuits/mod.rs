@@ -16,6 +16,7 @@ pub(crate) mod modp;
 pub(crate) mod sha2;
 pub(crate) mod sha256;
 pub(crate) mod sha384;
+pub mod statement;
 
 #[cfg(test)]
 mod tests;
