@@ -4,6 +4,7 @@
 
 pub mod attest;
 pub mod exchange;
+pub mod json_path;
 pub mod output;
 pub mod reveal;
 pub mod verdict;
