@@ -134,6 +134,19 @@ impl Decimal {
     }
 }
 
+/// As it was written: sign, digits, and as many fraction digits.
+impl std::fmt::Display for Decimal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = format!("{:0>width$}", self.digits, width = self.fraction as usize + 1);
+        let (int, frac) = digits.split_at(digits.len() - self.fraction as usize);
+        let sign = if self.negative { "-" } else { "" };
+        match frac.is_empty() {
+            true => write!(f, "{sign}{int}"),
+            false => write!(f, "{sign}{int}.{frac}"),
+        }
+    }
+}
+
 /// What is claimed of a hidden value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Claim {
@@ -529,6 +542,13 @@ mod tests {
             "0x10", "١", long, "\"1\"",
         ] {
             assert!(matches!(Decimal::parse(bad.as_bytes()), Err(ClaimError::NotANumber(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn decimals_print_as_written() {
+        for s in ["0", "-0", "0.005", "-0.50", "1234.56", "1234567890123456789", "10.0"] {
+            assert_eq!(dec(s).to_string(), s);
         }
     }
 

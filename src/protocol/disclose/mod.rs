@@ -7,4 +7,5 @@ pub mod exchange;
 pub mod json_path;
 pub mod output;
 pub mod reveal;
+pub mod statement;
 pub mod verdict;
