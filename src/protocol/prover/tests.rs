@@ -27,6 +27,7 @@ fn a_sessions_future_stays_small() {
         mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
         tls_versions: vec![Default::default()],
         tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: crate::tls::CipherSuite::ALL.to_vec(),
     };
     let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
     assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));

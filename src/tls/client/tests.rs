@@ -17,7 +17,8 @@ fn client_hello_offers_what_we_support() {
     assert_eq!(r.u16("v").unwrap(), 0x0303);
     assert_eq!(r.take(32, "r").unwrap(), &[9u8; 32]);
     assert!(r.vec8("sid").unwrap().is_empty());
-    assert_eq!(r.vec16("suites").unwrap(), &[0xc0, 0x2b, 0xc0, 0x2f]);
+    // AES-128-GCM first, then ChaCha20-Poly1305, then AES-256-GCM
+    assert_eq!(r.vec16("suites").unwrap(), &[0xc0, 0x2b, 0xc0, 0x2f, 0xcc, 0xa9, 0xcc, 0xa8, 0xc0, 0x2c, 0xc0, 0x30]);
     assert_eq!(r.vec8("comp").unwrap(), &[0]);
     let mut er = Reader::new(r.vec16("ext").unwrap());
     r.finish("end").unwrap();
