@@ -98,6 +98,12 @@ async fn notarize_both_paths(cipher: &str, leaf: common::LeafKey, suite: CipherS
     let total = out.response.len();
     assert_eq!(&v.received.bytes[..total - 1], &out.response[..total - 1]);
     assert_eq!(v.received.bytes[total - 1], 0, "the hidden byte stays hidden");
+
+    // the default offer of proxy mode, both versions in one ClientHello, reaches it too
+    let both = ProverConfig { tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13], ..config(&env) };
+    let out = run(&mut env, both, token, RevealConfig::new(hide_token(), Reveal::All)).await;
+    assert_eq!((out.verified.tls.version, out.verified.tls.cipher_suite_id), (TlsVersion::Tls12, suite.id()));
+    assert_eq!(out.verified.received.bytes, out.response);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

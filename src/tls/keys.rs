@@ -269,6 +269,70 @@ mod tests {
         assert_eq!(out, expected);
     }
 
+    /// Published TLS 1.2 PRF (SHA-384) test vector, from the same set as the SHA-256 one.
+    #[test]
+    fn prf_sha384_known_answer() {
+        let secret = hex("b80b733d6ceefcdc71566ea48e5567df");
+        let seed = hex("cd665cf6a8447dd6ff8b27555edb7465");
+        let expected = hex(concat!(
+            "7b0c18e9ced410ed1804f2cfa34a336a1c14dffb4900bb5fd7942107e81c83cde9ca0faa60be9fe34f82b1233c9146a0",
+            "e534cb400fed2700884f9dc236f80edd8bfa961144c9e8d792eca722a7b32fc3d416d473ebc2c5fd4abfdad05d918425",
+            "9b5bf8cd4d90fa0d31e2dec479e4f1a26066f2eea9a69236a3e52655c9e9aee691c8f3a26854308d5eaa3be85e099070",
+            "3d73e56f"
+        ));
+        let mut out = vec![0u8; expected.len()];
+        prf_with(PrfHash::Sha384, &secret, b"test label", &seed, &mut out);
+        assert_eq!(out, expected);
+    }
+
+    /// HMAC-SHA384 written out over the `sha2` crate (RFC 2104), independent of ring's.
+    fn hmac_sha384(key: &[u8], msg: &[u8]) -> Vec<u8> {
+        use sha2::{Digest, Sha384};
+        let mut k = [0u8; 128];
+        k[..key.len()].copy_from_slice(key);
+        let pad = |byte: u8| k.iter().map(|x| x ^ byte).collect::<Vec<u8>>();
+        let inner = Sha384::new().chain_update(pad(0x36)).chain_update(msg).finalize();
+        Sha384::new().chain_update(pad(0x5c)).chain_update(inner).finalize().to_vec()
+    }
+
+    /// P_SHA384 and the AES-256-GCM suites' key schedule against P_hash written out here over
+    /// an independent HMAC: master secret, extended master secret, a 72-byte key block split
+    /// 32 ‖ 32 ‖ 4 ‖ 4, and verify_data over a 48-byte handshake hash.
+    #[test]
+    fn the_sha384_key_schedule_matches_p_hash_over_an_independent_hmac() {
+        let p_hash = |secret: &[u8], label_seed: &[u8], n: usize| {
+            let (mut a, mut out) = (label_seed.to_vec(), Vec::new());
+            while out.len() < n {
+                a = hmac_sha384(secret, &a);
+                out.extend(hmac_sha384(secret, &[&a[..], label_seed].concat()));
+            }
+            out.truncate(n);
+            out
+        };
+        let pms = PreMasterSecret::new((0..32).collect());
+        let (cr, sr) = ([3u8; 32], [4u8; 32]);
+        let ms = master_secret_with(PrfHash::Sha384, &pms, &cr, &sr);
+        assert_eq!(ms.0.to_vec(), p_hash(pms.as_bytes(), &[&b"master secret"[..], &cr, &sr].concat(), 48));
+        let session_hash = [9u8; 48];
+        let ems = extended_master_secret_with(PrfHash::Sha384, &pms, &session_hash);
+        assert_eq!(ems.0.to_vec(), p_hash(pms.as_bytes(), &[&b"extended master secret"[..], &session_hash].concat(), 48));
+        let suite = CipherSuite::EcdheRsaAes256GcmSha384;
+        let kb = key_block_of(suite, &ms, &cr, &sr);
+        let raw = p_hash(&ms.0, &[&b"key expansion"[..], &sr, &cr].concat(), 72);
+        assert_eq!(
+            [kb.client_write_key, kb.server_write_key, kb.client_write_iv, kb.server_write_iv].concat(),
+            raw
+        );
+        let vd = verify_data_with(PrfHash::Sha384, &ms, b"client finished", &session_hash);
+        assert_eq!(vd.to_vec(), p_hash(&ms.0, &[&b"client finished"[..], &session_hash].concat(), 12));
+        // ChaCha20-Poly1305's key block: 88 bytes of P_SHA256, split 32 ‖ 32 ‖ 12 ‖ 12
+        let kb = key_block_of(CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256, &ms, &cr, &sr);
+        let mut raw = [0u8; 88];
+        prf(&ms.0, b"key expansion", &[&sr[..], &cr].concat(), &mut raw);
+        assert_eq!((kb.client_write_iv.len(), kb.server_write_key.len()), (12, 32));
+        assert_eq!([kb.client_write_key, kb.server_write_key, kb.client_write_iv, kb.server_write_iv].concat(), raw);
+    }
+
     #[test]
     fn key_block_layout_matches_prf() {
         let ms = MasterSecret([7u8; 48]);

@@ -863,6 +863,14 @@ mod tests {
             // AES-128-GCM's blocks are TLS 1.2's; AES-256's take more committed bits each
             assert_eq!(keystream_cots_of(Suite13::Aes128GcmSha256, len), keystream_cots(len));
             assert!(keystream_cots_of(Suite13::Aes256GcmSha384, len) > keystream_cots(len), "{len} bytes");
+            // TLS 1.2's suites ask for no more than the bounds
+            for suite in crate::tls::CipherSuite::ALL {
+                assert!(crate::cost::keystream_cots_12(suite, len) <= most_keystream_cots(len), "{suite:?}");
+                assert!(crate::cost::line_break_cots_12(suite, len) <= most_line_break_cots(len), "{suite:?}");
+            }
+        }
+        for suite in crate::tls::CipherSuite::ALL {
+            assert!(crate::cost::derivation_cots_12(suite) <= MOST_DERIVATION_COTS, "{suite:?}");
         }
     }
 
