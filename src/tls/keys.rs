@@ -315,12 +315,15 @@ mod tests {
         assert_eq!(ms.0.to_vec(), p_hash(pms.as_bytes(), &[&b"master secret"[..], &cr, &sr].concat(), 48));
         let session_hash = [9u8; 48];
         let ems = extended_master_secret_with(PrfHash::Sha384, &pms, &session_hash);
-        assert_eq!(ems.0.to_vec(), p_hash(pms.as_bytes(), &[&b"extended master secret"[..], &session_hash].concat(), 48));
+        assert_eq!(
+            ems.0.to_vec(),
+            p_hash(pms.as_bytes(), &[&b"extended master secret"[..], &session_hash].concat(), 48)
+        );
         let suite = CipherSuite::EcdheRsaAes256GcmSha384;
         let kb = key_block_of(suite, &ms, &cr, &sr);
         let raw = p_hash(&ms.0, &[&b"key expansion"[..], &sr, &cr].concat(), 72);
         assert_eq!(
-            [kb.client_write_key, kb.server_write_key, kb.client_write_iv, kb.server_write_iv].concat(),
+            [&kb.client_write_key[..], &kb.server_write_key, &kb.client_write_iv, &kb.server_write_iv].concat(),
             raw
         );
         let vd = verify_data_with(PrfHash::Sha384, &ms, b"client finished", &session_hash);
@@ -330,7 +333,10 @@ mod tests {
         let mut raw = [0u8; 88];
         prf(&ms.0, b"key expansion", &[&sr[..], &cr].concat(), &mut raw);
         assert_eq!((kb.client_write_iv.len(), kb.server_write_key.len()), (12, 32));
-        assert_eq!([kb.client_write_key, kb.server_write_key, kb.client_write_iv, kb.server_write_iv].concat(), raw);
+        assert_eq!(
+            [&kb.client_write_key[..], &kb.server_write_key, &kb.client_write_iv, &kb.server_write_iv].concat(),
+            raw
+        );
     }
 
     #[test]
