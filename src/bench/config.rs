@@ -453,7 +453,7 @@ mod tests {
         let e = suite("[[bench]]\nmode = \"mpc\"\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256\"");
         assert!(e.unwrap_err().contains("AES-128-GCM suites only"));
         let cases = parse(&std::fs::read_to_string("benches/tls12_suites.toml").unwrap()).unwrap();
-        assert_eq!(cases.len(), 6);
+        assert_eq!(cases.len(), 12);
         assert!(cases.iter().all(|c| crate::tls::CipherSuite::from_name(&c.cipher_suite).is_some()));
     }
 
