@@ -143,7 +143,7 @@ async fn ecdhe_rsa_chacha20_poly1305_is_notarized_by_both_paths() {
 }
 
 /// A prover that offers only AES-128-GCM to a server restricted to AES-256-GCM fails the
-/// handshake (the server has no suite in common), as before these suites were offered.
+/// handshake: the server has no suite in common with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offering_aes128_only_does_not_reach_an_aes256_only_server() {
     let Some((_openssl, env)) = openssl_env("ECDHE-ECDSA-AES256-GCM-SHA384", common::LeafKey::EcdsaP256).await else {
