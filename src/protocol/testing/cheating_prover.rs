@@ -192,7 +192,9 @@ fn each_suite_proves_its_fast_and_zk_paths() {
             let r = recover_with(name, suite, t.encrypted_records(d), opened, &all(&s)[side]).expect("every record");
             assert_eq!(r.bytes, plain[side], "{suite:?} {name}");
         }
-        assert!(fast_cots <= derivation_cots_12(suite), "{suite:?}: {fast_cots} COTs on the fast path");
+        // what the prover asks both sides to preprocess covers the fast path, within 10%
+        let asked = derivation_cots_12(suite);
+        assert!(fast_cots <= asked && fast_cots * 10 >= asked * 9, "{suite:?}: {fast_cots} COTs used, {asked} asked");
         assert!(derivation_cots_12(suite) <= MOST_DERIVATION_COTS, "{suite:?}: the verifier's limit");
         // one byte hidden in each direction (the request's first, no line break), and a
         // commitment to a range of the response
