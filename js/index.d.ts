@@ -47,6 +47,18 @@ export interface Progress {
   position?: number;
 }
 
+/** The IANA names of the suites `tls.cipherSuites` takes: TLS 1.3's, then TLS 1.2's. */
+export type CipherSuiteName =
+  | "TLS_AES_128_GCM_SHA256"
+  | "TLS_CHACHA20_POLY1305_SHA256"
+  | "TLS_AES_256_GCM_SHA384"
+  | "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+  | "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+  | "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+  | "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+  | "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+  | "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384";
+
 export interface NotarizeOptions {
   /** `ws://` or `wss://` URL of `tlsproof verifier`. */
   verifierUrl: string;
@@ -97,13 +109,17 @@ export interface NotarizeOptions {
    * What the TLS client offers: `versions: ["1.2", "1.3"]`, both in one ClientHello (the
    * server chooses; a downgrade is refused), the default in proxy mode; or one of them. TLS 1.3
    * in proxy mode only (MPC mode offers `["1.2"]`).
-   * `cipherSuites`: the TLS 1.3 suites offered, in order of preference (needs "1.3" among the
-   * versions); by default all three, cheapest proof first: TLS_AES_128_GCM_SHA256 (which every
-   * TLS 1.3 server supports), TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384.
+   * `cipherSuites`: the suites offered, by IANA name, in order of preference; each name tells its
+   * version, which must be among the versions. TLS 1.3: by default all three, cheapest proof
+   * first: TLS_AES_128_GCM_SHA256 (which every TLS 1.3 server supports),
+   * TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384. TLS 1.2: by default all six, cheapest
+   * proof first: TLS_ECDHE_{ECDSA,RSA}_WITH_AES_128_GCM_SHA256, then _CHACHA20_POLY1305_SHA256,
+   * then _AES_256_GCM_SHA384 (MPC mode: the AES_128_GCM ones only, which it requires). A version
+   * none of whose suites is named offers its default.
    */
   tls?: {
     versions?: Array<"1.2" | "1.3">;
-    cipherSuites?: Array<"TLS_AES_128_GCM_SHA256" | "TLS_CHACHA20_POLY1305_SHA256" | "TLS_AES_256_GCM_SHA384">;
+    cipherSuites?: Array<CipherSuiteName>;
   };
   /**
    * The verifier's public key (`secp256k1:0x…` or `ed25519:…`): the session must end with an

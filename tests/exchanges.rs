@@ -60,6 +60,7 @@ fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
         mode,
         tls_versions: vec![version],
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     }
 }
 

@@ -72,6 +72,7 @@ fn config(env: &Env, mode: ProverMode) -> ProverConfig {
         mode,
         tls_versions: vec![Default::default()],
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     }
 }
 

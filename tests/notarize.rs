@@ -94,6 +94,7 @@ fn prover_config_for(env: &Env, server: String) -> ProverConfig {
         mode: Default::default(),
         tls_versions: vec![Default::default()],
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     }
 }
 
@@ -1246,6 +1247,7 @@ fn the_prover_refuses_its_own_impossible_options_before_connecting() {
         mode: ProverMode::Proxy,
         tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13],
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     };
     assert!(config.check().is_ok());
     let mpc = ProverConfig { mode: ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config };

@@ -51,6 +51,7 @@ fn config(env: &Env, tls_versions: &[TlsVersion]) -> ProverConfig {
         mode: Default::default(),
         tls_versions: tls_versions.to_vec(),
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     }
 }
 

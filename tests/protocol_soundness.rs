@@ -77,6 +77,7 @@ fn prove(s: &Session, v: &Views) -> Result<(Opened, Result<[Vec<u8>; 2], CheckEr
         let records: &'static [Vec<EncryptedRecord>; 2] = Box::leak(Box::new(records.clone()));
         let plan: &'static [Vec<Range<u64>>; 2] = Box::leak(Box::new(plan.clone()));
         PublicInputs {
+            suite: t.cipher_suite(),
             client_random: *t.client_random(),
             server_random: *t.server_random(),
             client_finished_hash: t.client_finished_hash(),
@@ -109,7 +110,7 @@ fn prove(s: &Session, v: &Views) -> Result<(Opened, Result<[Vec<u8>; 2], CheckEr
     Ok((opened, check))
 }
 
-fn t_hash(s: &Session, cvd: &[u8; 12]) -> [u8; 32] {
+fn t_hash(s: &Session, cvd: &[u8; 12]) -> tlsproof::tls::HandshakeHash {
     transcript::parse(&s.sent_raw, &s.received_raw).unwrap().server_finished_hash(cvd)
 }
 

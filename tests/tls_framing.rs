@@ -188,7 +188,7 @@ impl tlsproof::tls::RecordCryptoFactory for Counting {
         suite: tlsproof::tls::CipherSuite,
         client_write: bool,
         key: &[u8],
-        iv: &[u8; 4],
+        iv: &[u8],
     ) -> Result<Box<dyn tlsproof::tls::RecordCrypto>, tlsproof::tls::Error> {
         let inner = tlsproof::tls::crypto::RingRecordCryptoFactory.new_record_crypto(suite, client_write, key, iv)?;
         Ok(Box::new(CountingCrypto(inner, self.0.clone())))

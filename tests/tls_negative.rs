@@ -236,7 +236,7 @@ fn oversized_records_are_rejected() {
 fn server_hello_violations() {
     let pki = make_pki(PkiOptions::default());
     let cases: Vec<(Vec<u8>, PeerMisbehaved, u8)> = vec![
-        (server_hello(0xc030, 0x0303, &[]), PeerMisbehaved::UnofferedCipherSuite(0xc030), 47),
+        (server_hello(0xc028, 0x0303, &[]), PeerMisbehaved::UnofferedCipherSuite(0xc028), 47),
         (server_hello(0x002f, 0x0303, &[]), PeerMisbehaved::UnofferedCipherSuite(0x002f), 47),
         (server_hello(0xc02b, 0x0302, &[]), PeerMisbehaved::UnsupportedVersion(0x0302), 70),
         (server_hello(0xc02b, 0x0303, &[0, 35, 0, 0]), PeerMisbehaved::UnofferedExtension(35), 110),
@@ -254,6 +254,13 @@ fn server_hello_violations() {
     cfg.cipher_suites = vec![tlsproof::tls::CipherSuite::EcdheEcdsaAes128GcmSha256];
     let mut c = Client::new(cfg, "fixture.test", now()).unwrap();
     assert_eq!(c.feed(&server_hello(0xc02f, 0x0303, &[])), Err(PeerMisbehaved::UnofferedCipherSuite(0xc02f).into()));
+    // The AES-256-GCM and ChaCha20-Poly1305 suites, supported but not offered here.
+    for suite in [0xc02c, 0xc030, 0xcca8, 0xcca9] {
+        let mut cfg: ClientConfig = client_config(&pki);
+        cfg.cipher_suites = tlsproof::tls::CipherSuite::AES_128.to_vec();
+        let mut c = Client::new(cfg, "fixture.test", now()).unwrap();
+        assert_eq!(c.feed(&server_hello(suite, 0x0303, &[])), Err(PeerMisbehaved::UnofferedCipherSuite(suite).into()));
+    }
 }
 
 #[test]

@@ -51,6 +51,7 @@ impl Env {
             mode: Default::default(),
             tls_versions: vec![Default::default()],
             tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+            tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
         };
         let socket = WsSocket::connect(&format!("ws://{}/", self.verifier)).await.unwrap();
         notarize(socket, config, request, reveal).await

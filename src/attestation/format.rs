@@ -407,6 +407,22 @@ mod tests {
         assert_eq!(Attestation::decode(&[&bytes[..], &[0]].concat()), Err(AttestationError::TrailingBytes(1)));
     }
 
+    /// Every TLS 1.2 suite the client offers is carried by its code and named when read back;
+    /// a code this build does not know is shown as a number.
+    #[test]
+    fn every_tls12_suite_is_carried_and_named() {
+        for suite in crate::tls::CipherSuite::ALL {
+            let (mut a, _) = example();
+            a.cipher_suite = suite.id();
+            let (_, back) = Attestation::decode(&a.encode(Scheme::Ed25519)).unwrap();
+            assert_eq!(back.cipher_suite, suite.id());
+            assert_eq!(back.tls_parameter_names().0, suite.name());
+        }
+        let (mut a, _) = example();
+        a.cipher_suite = 0x009c;
+        assert_eq!(a.tls_parameter_names().0, "cipher suite 0x009c");
+    }
+
     /// Offsets of the fixed header (docs/attestation.md).
     const SCHEME: usize = 10;
     const MODE: usize = 13;

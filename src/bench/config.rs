@@ -147,14 +147,30 @@ impl BenchCase {
             return bad("MPC mode speaks TLS 1.2 only".into());
         }
         if self.cipher_suite != "default" {
-            if crate::tls::tls13::Suite13::from_name(&self.cipher_suite).is_none() {
-                return bad(format!(
-                    "cipher_suite {:?} is not a TLS 1.3 suite's IANA name (or \"default\")",
-                    self.cipher_suite
-                ));
-            }
-            if self.tls_version != crate::protocol::messages::TlsVersion::Tls13 {
-                return bad("cipher_suite names a TLS 1.3 suite: it needs tls_version = 1.3".into());
+            use crate::protocol::messages::TlsVersion;
+            match (
+                crate::tls::tls13::Suite13::from_name(&self.cipher_suite),
+                crate::tls::CipherSuite::from_name(&self.cipher_suite),
+            ) {
+                (Some(_), _) if self.tls_version != TlsVersion::Tls13 => {
+                    return bad("cipher_suite names a TLS 1.3 suite: it needs tls_version = 1.3".into());
+                }
+                (None, Some(_)) if self.tls_version != TlsVersion::Tls12 => {
+                    return bad("cipher_suite names a TLS 1.2 suite: it needs tls_version = 1.2".into());
+                }
+                (None, Some(s)) if !s.name().contains("_ECDSA_") => {
+                    return bad("cipher_suite names an RSA suite: the bench's fixture server has an ECDSA key".into());
+                }
+                (None, Some(s)) if self.mode == Mode::Mpc && !crate::tls::CipherSuite::AES_128.contains(&s) => {
+                    return bad("MPC mode supports the AES-128-GCM suites only".into());
+                }
+                (None, None) => {
+                    return bad(format!(
+                        "cipher_suite {:?} is not a TLS 1.3 or TLS 1.2 suite's IANA name (or \"default\")",
+                        self.cipher_suite
+                    ));
+                }
+                _ => {}
             }
         }
         if !(1..=1000).contains(&self.samples) {
@@ -423,6 +439,25 @@ mod tests {
     }
 
     #[test]
+    fn a_tls12_cipher_suite_is_an_ecdsa_suite_of_a_tls12_case() {
+        let suite = |toml: &str| {
+            parse(toml).map(|cases| (cases[0].cipher_suite.clone(), cases[0].series())).map_err(|e| e.to_string())
+        };
+        let (name, series) = suite("[[bench]]\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\"").unwrap();
+        assert_eq!(name, "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384");
+        assert!(series.contains("tls_ecdhe_ecdsa_with_aes_256_gcm_sha384"), "{series}");
+        let e = suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\"");
+        assert!(e.unwrap_err().contains("needs tls_version = 1.2"));
+        let e = suite("[[bench]]\ncipher_suite = \"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384\"");
+        assert!(e.unwrap_err().contains("ECDSA key"));
+        let e = suite("[[bench]]\nmode = \"mpc\"\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256\"");
+        assert!(e.unwrap_err().contains("AES-128-GCM suites only"));
+        let cases = parse(&std::fs::read_to_string("benches/tls12_suites.toml").unwrap()).unwrap();
+        assert_eq!(cases.len(), 12);
+        assert!(cases.iter().all(|c| crate::tls::CipherSuite::from_name(&c.cipher_suite).is_some()));
+    }
+
+    #[test]
     fn a_cipher_suite_is_a_tls13_suite_of_a_tls13_case() {
         let suite = |toml: &str| {
             parse(toml).map(|cases| (cases[0].cipher_suite.clone(), cases[0].series())).map_err(|e| e.to_string())
@@ -433,7 +468,7 @@ mod tests {
         assert!(series.contains("tls1.3 tls_aes_256_gcm_sha384"), "{series}");
         assert!(suite("[[bench]]\ntls_version = 1.3\ncipher_suite = \"TLS_AES_128_CCM_SHA256\"")
             .unwrap_err()
-            .contains("not a TLS 1.3 suite"));
+            .contains("not a TLS 1.3 or TLS 1.2 suite"));
         assert!(suite("[[bench]]\ncipher_suite = \"TLS_AES_256_GCM_SHA384\"")
             .unwrap_err()
             .contains("needs tls_version = 1.3"));

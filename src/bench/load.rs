@@ -318,6 +318,7 @@ fn prover_setup(
         mode,
         tls_versions: vec![Default::default()],
         tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: crate::tls::CipherSuite::ALL.to_vec(),
     };
     let request = RequestBuilder::get(server, &format!("/bytes?n={}", cfg.response))
         .header("Authorization", "Bearer load-test-secret")

@@ -205,6 +205,10 @@ pub async fn prover_process(
             Some(suite) => vec![suite],
             None => crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
         },
+        tls12_suites: match crate::tls::CipherSuite::from_name(&case.cipher_suite) {
+            Some(suite) => vec![suite],
+            None => crate::tls::CipherSuite::ALL.to_vec(),
+        },
     };
     let failed = |e: crate::protocol::ProverError| BenchError::Other(format!("{e} [{}]", e.code()));
     let mut started = Instant::now();

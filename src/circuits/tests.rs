@@ -1114,3 +1114,37 @@ fn hmac_sha384_with_public_inner_state_matches_rfc4231_and_ring() {
     let (_, v) = run(Cheat { flip_open: Some(100), ..Default::default() });
     assert!(matches!(v, Err(ProofError::OpeningMacMismatch)), "{v:?}");
 }
+
+/// The TLS 1.2 PRF over SHA-384 as the proof computes it (MS's pad states, the inner one
+/// opened, one outer compression per HMAC, the A(i) chain opened) equals `tls::keys`' P_SHA384:
+/// the AES-256-GCM suites' 72-byte key block and a verify_data over a 48-byte hash.
+#[test]
+fn tls12_prf_sha384_with_public_inner_state_matches_the_native_prf() {
+    use super::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicInner, Sha2};
+    let ms = rand_bytes(48);
+    let (sr, cr, hash) = (rand_bytes(32), rand_bytes(32), rand_bytes(48));
+    let mut b = PlainBackend::new();
+    let m = commit_bytes(&mut b, Some(&ms), 48);
+    let (inner, outer) = hmac_pad_states(&mut b, Sha2::Sha384, &m);
+    let inner = PublicInner::from_state(Sha2::Sha384, &open_bytes(&mut b, &inner)).expect("a SHA-384 state");
+    let mut prf = |label_seed: &[u8], n: usize| {
+        let (mut a, mut out) = (label_seed.to_vec(), Vec::new());
+        while out.len() < n {
+            let next = hmac_public_inner_with(&mut b, &outer, &inner, &a);
+            a = open_bytes(&mut b, &next);
+            let block = hmac_public_inner_with(&mut b, &outer, &inner, &[&a[..], label_seed].concat());
+            out.extend(open_bytes(&mut b, &block));
+        }
+        out.truncate(n);
+        out
+    };
+    let key_block = prf(&[&b"key expansion"[..], &sr, &cr].concat(), 72);
+    let verify_data = prf(&[&b"server finished"[..], &hash].concat(), 12);
+    let native = |label: &[u8], seed: &[u8], n: usize| {
+        let mut out = vec![0u8; n];
+        crate::tls::keys::prf_with(crate::tls::PrfHash::Sha384, &ms, label, seed, &mut out);
+        out
+    };
+    assert_eq!(key_block, native(b"key expansion", &[&sr[..], &cr].concat(), 72));
+    assert_eq!(verify_data, native(b"server finished", &hash, 12));
+}

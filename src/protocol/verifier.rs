@@ -17,7 +17,7 @@ use crate::protocol::messages::{
 use crate::protocol::observe::relay_guard::{OutboundGuard, RelayError};
 use crate::protocol::observe::tls12::{self as transcript, TranscriptError};
 use crate::protocol::observe::tls13 as transcript13;
-use crate::protocol::prove::tls12::check::{recover, CheckError, RecoveredDirection};
+use crate::protocol::prove::tls12::check::{recover_with, CheckError, RecoveredDirection};
 use crate::protocol::prove::tls12::{self as proof, app_len, PublicInputs};
 use crate::protocol::prove::tls13::check::{self as check13, Check13Error};
 use crate::protocol::prove::tls13::{self as proof13, Proof13Error, PublicInputs13};
@@ -721,8 +721,9 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     );
     let plan = reveal_plan(&mut s).await?;
     check_plan(&plan, sent_len, recv_len, s.req)?;
-    let cots =
-        proof::keystream_cots(in_zk(&plan.sent, sent_len)) + proof::keystream_cots(in_zk(&plan.received, recv_len));
+    let suite = transcript.cipher_suite();
+    let cots = crate::cost::keystream_cots_12(suite, in_zk(&plan.sent, sent_len))
+        + crate::cost::keystream_cots_12(suite, in_zk(&plan.received, recv_len));
     let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs::new(&transcript, &plan);
     let opened = within(
@@ -731,9 +732,14 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         proof::run(s.verifier, s.zk, None, None, &inputs, |cvd| transcript.server_finished_hash(cvd)),
     )
     .await??;
-    let sent = recover("sent", transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
-    let received =
-        recover("received", transcript.encrypted_records(Direction::Received), &opened.received, &plan.received)?;
+    let sent = recover_with("sent", suite, transcript.encrypted_records(Direction::Sent), &opened.sent, &plan.sent)?;
+    let received = recover_with(
+        "received",
+        suite,
+        transcript.encrypted_records(Direction::Received),
+        &opened.received,
+        &plan.received,
+    )?;
     let tls = TlsParameters {
         version: TlsVersion::Tls12,
         cipher_suite: transcript.cipher_suite().name().into(),

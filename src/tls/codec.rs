@@ -81,36 +81,143 @@ pub mod ext {
     pub(crate) const RENEGOTIATION_INFO: u16 = 0xff01;
 }
 
-/// Cipher suites this client implements.
+/// Cipher suites this client implements: ECDHE with an AEAD (RFC 5289, RFC 7905).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CipherSuite {
     /// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 (RFC 5289).
     EcdheEcdsaAes128GcmSha256,
     /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RFC 5289).
     EcdheRsaAes128GcmSha256,
+    /// TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 (RFC 7905).
+    EcdheEcdsaChaCha20Poly1305Sha256,
+    /// TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 (RFC 7905).
+    EcdheRsaChaCha20Poly1305Sha256,
+    /// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 (RFC 5289): the PRF is P_SHA384.
+    EcdheEcdsaAes256GcmSha384,
+    /// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 (RFC 5289): the PRF is P_SHA384.
+    EcdheRsaAes256GcmSha384,
+}
+
+/// The hash of a TLS 1.2 suite's PRF, which also hashes the handshake for the Finished
+/// messages and the extended master secret (RFC 5246 §5, §7.4.9; RFC 7627 §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrfHash {
+    Sha256,
+    Sha384,
+}
+
+impl PrfHash {
+    /// Bytes of a digest (and of one HMAC output block of the PRF).
+    pub fn output_len(self) -> usize {
+        match self {
+            PrfHash::Sha256 => 32,
+            PrfHash::Sha384 => 48,
+        }
+    }
+}
+
+/// A TLS 1.2 suite's record protection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Aead12 {
+    /// AES-128-GCM (RFC 5288): 4-byte implicit salt, 8-byte explicit nonce per record.
+    Aes128Gcm,
+    /// AES-256-GCM (RFC 5288), framed as AES-128-GCM.
+    Aes256Gcm,
+    /// ChaCha20-Poly1305 (RFC 7905): 12-byte IV XOR the padded sequence number, nothing
+    /// explicit on the wire.
+    ChaCha20Poly1305,
+}
+
+impl Aead12 {
+    /// Write key length.
+    pub fn key_len(self) -> usize {
+        match self {
+            Aead12::Aes128Gcm => 16,
+            Aead12::Aes256Gcm | Aead12::ChaCha20Poly1305 => 32,
+        }
+    }
+    /// Length of the write IV taken from the key block: the GCM salt or ChaCha20's whole IV.
+    pub fn iv_len(self) -> usize {
+        match self {
+            Aead12::Aes128Gcm | Aead12::Aes256Gcm => 4,
+            Aead12::ChaCha20Poly1305 => 12,
+        }
+    }
+    /// Bytes of nonce each record carries before its ciphertext.
+    pub fn explicit_nonce_len(self) -> usize {
+        match self {
+            Aead12::Aes128Gcm | Aead12::Aes256Gcm => 8,
+            Aead12::ChaCha20Poly1305 => 0,
+        }
+    }
 }
 
 impl CipherSuite {
-    pub const ALL: [CipherSuite; 2] = [CipherSuite::EcdheEcdsaAes128GcmSha256, CipherSuite::EcdheRsaAes128GcmSha256];
+    /// Every suite, in the client's default order of preference: AES-128-GCM first (the
+    /// cheapest to prove: 16-byte blocks of 1,280 committed bits and a SHA-256 PRF), then
+    /// ChaCha20-Poly1305 (a SHA-256 PRF, but 64-byte blocks of about 10k AND gates, so a
+    /// hidden byte costs about twice an AES-128 one), then AES-256-GCM (its PRF runs on
+    /// SHA-512 compressions, about 2.5 times SHA-256's AND gates, whatever is revealed).
+    pub const ALL: [CipherSuite; 6] = [
+        CipherSuite::EcdheEcdsaAes128GcmSha256,
+        CipherSuite::EcdheRsaAes128GcmSha256,
+        CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256,
+        CipherSuite::EcdheRsaChaCha20Poly1305Sha256,
+        CipherSuite::EcdheEcdsaAes256GcmSha384,
+        CipherSuite::EcdheRsaAes256GcmSha384,
+    ];
+    /// The AES-128-GCM suites: the only ones the two-party (MPC-mode) client implements.
+    pub const AES_128: [CipherSuite; 2] =
+        [CipherSuite::EcdheEcdsaAes128GcmSha256, CipherSuite::EcdheRsaAes128GcmSha256];
     pub fn id(self) -> u16 {
         match self {
             Self::EcdheEcdsaAes128GcmSha256 => 0xc02b,
             Self::EcdheRsaAes128GcmSha256 => 0xc02f,
+            Self::EcdheEcdsaAes256GcmSha384 => 0xc02c,
+            Self::EcdheRsaAes256GcmSha384 => 0xc030,
+            Self::EcdheRsaChaCha20Poly1305Sha256 => 0xcca8,
+            Self::EcdheEcdsaChaCha20Poly1305Sha256 => 0xcca9,
         }
     }
     pub(crate) fn from_id(id: u16) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.id() == id)
+    }
+    /// The suite of an IANA name, if this client implements it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
     }
     /// The IANA name.
     pub fn name(self) -> &'static str {
         match self {
             Self::EcdheEcdsaAes128GcmSha256 => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
             Self::EcdheRsaAes128GcmSha256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            Self::EcdheEcdsaAes256GcmSha384 => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+            Self::EcdheRsaAes256GcmSha384 => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+            Self::EcdheEcdsaChaCha20Poly1305Sha256 => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+            Self::EcdheRsaChaCha20Poly1305Sha256 => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
         }
     }
     /// Whether the server certificate carries an ECDSA key (else RSA).
     pub(crate) fn is_ecdsa(self) -> bool {
-        matches!(self, Self::EcdheEcdsaAes128GcmSha256)
+        matches!(
+            self,
+            Self::EcdheEcdsaAes128GcmSha256 | Self::EcdheEcdsaAes256GcmSha384 | Self::EcdheEcdsaChaCha20Poly1305Sha256
+        )
+    }
+    /// The PRF's hash.
+    pub fn prf_hash(self) -> PrfHash {
+        match self {
+            Self::EcdheEcdsaAes256GcmSha384 | Self::EcdheRsaAes256GcmSha384 => PrfHash::Sha384,
+            _ => PrfHash::Sha256,
+        }
+    }
+    /// The record protection.
+    pub fn aead(self) -> Aead12 {
+        match self {
+            Self::EcdheEcdsaAes128GcmSha256 | Self::EcdheRsaAes128GcmSha256 => Aead12::Aes128Gcm,
+            Self::EcdheEcdsaAes256GcmSha384 | Self::EcdheRsaAes256GcmSha384 => Aead12::Aes256Gcm,
+            Self::EcdheEcdsaChaCha20Poly1305Sha256 | Self::EcdheRsaChaCha20Poly1305Sha256 => Aead12::ChaCha20Poly1305,
+        }
     }
 }
 

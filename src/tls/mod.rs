@@ -27,10 +27,10 @@ pub use any_version::AnyVersionClient;
 pub use certs::RootStore;
 pub(crate) use client::SealedRecord;
 pub use client::{Client, ClientConfig, HandshakeMessage, KeyExchangeMode, KeyExchangeRequest, ServerKeyExchangeInfo};
-pub use codec::{CipherSuite, NamedGroup, SignatureScheme};
+pub use codec::{Aead12, CipherSuite, NamedGroup, PrfHash, SignatureScheme};
 pub use crypto::{KeyExchange, RecordCrypto, RecordCryptoFactory};
 pub use error::{AlertDescription, Error, PeerMisbehaved};
-pub use keys::{KeyBlock, MasterSecret, PreMasterSecret};
+pub use keys::{HandshakeHash, KeyBlock, MasterSecret, PreMasterSecret, WriteKeys};
 pub use transcript::{Direction, Transcript, TranscriptRecord};
 
 /// The current time for certificate validation from seconds since the Unix epoch (the core

@@ -13,11 +13,15 @@ pub(crate) struct DirectionState {
     /// records ([`Self::push_sealed`]); incoming ones are counted and kept as they arrived.
     pub sealed_elsewhere: bool,
     pub seq: u64,
+    /// Bytes of explicit nonce each protected record carries (the installed AEAD's; AES-GCM's
+    /// 8 where the keys are held elsewhere, MPC mode being AES-GCM only).
+    nonce_len: usize,
 }
 
 impl DirectionState {
     /// Install new keys (at ChangeCipherSpec); the sequence number restarts at 0.
     pub(crate) fn install(&mut self, crypto: Box<dyn RecordCrypto>) {
+        self.nonce_len = crypto.explicit_nonce_len();
         self.crypto = Some(crypto);
         self.seq = 0;
     }
@@ -25,6 +29,7 @@ impl DirectionState {
     /// From ChangeCipherSpec on, records are protected under keys nobody here holds.
     pub(crate) fn install_sealed_elsewhere(&mut self) {
         self.sealed_elsewhere = true;
+        self.nonce_len = EXPLICIT_NONCE_LEN;
         self.seq = 0;
     }
 
@@ -53,7 +58,15 @@ impl DirectionState {
             ));
         }
         let seq = self.next_seq()?;
-        Ok(split_entry(Direction::Sent, content_type, TLS12, Some(seq), framed(content_type, payload), plaintext))
+        Ok(split_entry(
+            Direction::Sent,
+            content_type,
+            TLS12,
+            Some(seq),
+            self.nonce_len,
+            framed(content_type, payload),
+            plaintext,
+        ))
     }
 
     /// Build one outgoing record (plaintext ≤ 2^14) and its transcript entry.
@@ -76,6 +89,7 @@ impl DirectionState {
             content_type,
             TLS12,
             seq,
+            self.nonce_len,
             framed(content_type, &payload),
             Some(plaintext.to_vec()),
         ))
@@ -91,7 +105,8 @@ impl DirectionState {
     ) -> Result<TranscriptRecord, Box<(Error, TranscriptRecord)>> {
         if self.sealed_elsewhere {
             let len = raw.len() - RECORD_HEADER_LEN;
-            let entry = split_entry(Direction::Received, content_type, version, Some(self.seq), raw, None);
+            let entry =
+                split_entry(Direction::Received, content_type, version, Some(self.seq), self.nonce_len, raw, None);
             if len < EXPLICIT_NONCE_LEN + TAG_LEN {
                 return Err(Box::new((PeerMisbehaved::BadRecordMac.into(), entry)));
             }
@@ -104,7 +119,7 @@ impl DirectionState {
         match &mut self.crypto {
             None => {
                 let pt = raw[RECORD_HEADER_LEN..].to_vec();
-                let entry = split_entry(Direction::Received, content_type, version, None, raw, Some(pt));
+                let entry = split_entry(Direction::Received, content_type, version, None, 0, raw, Some(pt));
                 if entry.ciphertext.len() > MAX_PLAINTEXT {
                     let mut e = entry;
                     e.plaintext = None;
@@ -115,7 +130,8 @@ impl DirectionState {
             Some(c) => {
                 let seq = self.seq;
                 let res = c.open(seq, content_type, version, &raw[RECORD_HEADER_LEN..]);
-                let mut entry = split_entry(Direction::Received, content_type, version, Some(seq), raw, None);
+                let mut entry =
+                    split_entry(Direction::Received, content_type, version, Some(seq), self.nonce_len, raw, None);
                 match res {
                     Ok(pt) => {
                         self.seq += 1;
@@ -147,22 +163,22 @@ fn split_entry(
     content_type: u8,
     version: u16,
     seq: Option<u64>,
+    nonce_len: usize,
     raw: Vec<u8>,
     plaintext: Option<Vec<u8>>,
 ) -> TranscriptRecord {
     let payload = &raw[RECORD_HEADER_LEN..];
-    if seq.is_some() && payload.len() >= EXPLICIT_NONCE_LEN + TAG_LEN {
-        let mut nonce = [0u8; 8];
-        nonce.copy_from_slice(&payload[..EXPLICIT_NONCE_LEN]);
+    if seq.is_some() && payload.len() >= nonce_len + TAG_LEN {
+        let nonce = payload.get(..EXPLICIT_NONCE_LEN).and_then(|n| n.try_into().ok()).filter(|_| nonce_len > 0);
         let mut tag = [0u8; 16];
         tag.copy_from_slice(&payload[payload.len() - TAG_LEN..]);
-        let ciphertext = payload[EXPLICIT_NONCE_LEN..payload.len() - TAG_LEN].to_vec();
+        let ciphertext = payload[nonce_len..payload.len() - TAG_LEN].to_vec();
         TranscriptRecord {
             direction,
             content_type,
             version,
             seq,
-            explicit_nonce: Some(nonce),
+            explicit_nonce: nonce,
             ciphertext,
             tag: Some(tag),
             plaintext,

@@ -25,7 +25,8 @@ pub struct TranscriptRecord {
     pub version: u16,
     /// Record sequence number for encrypted records (per direction, from 0 after CCS).
     pub seq: Option<u64>,
-    /// The 8-byte explicit nonce of an encrypted record.
+    /// The 8-byte explicit nonce of an encrypted AES-GCM record (ChaCha20-Poly1305 records
+    /// carry none).
     pub explicit_nonce: Option<[u8; 8]>,
     /// The ciphertext (without explicit nonce and tag) or, for plaintext records, the payload.
     pub ciphertext: Vec<u8>,

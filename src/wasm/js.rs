@@ -210,6 +210,7 @@ fn prover_config(plan: &SessionPlan, now_ms: f64) -> Result<ProverConfig, ApiErr
         mode: plan.mode.clone(),
         tls_versions: plan.tls_versions.clone(),
         tls13_suites: plan.tls13_suites.clone(),
+        tls12_suites: plan.tls12_suites.clone(),
     })
 }
 

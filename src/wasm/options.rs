@@ -127,8 +127,10 @@ pub struct TlsOptions {
     /// `["1.2"]` (the default), `["1.3"]`, or both in one ClientHello (the server chooses).
     #[serde(default)]
     pub versions: Option<Vec<String>>,
-    /// The TLS 1.3 suites to offer, by IANA name, in order of preference; by default all
-    /// three, cheapest proof first ([`Suite13::PROVER_DEFAULT`]).
+    /// The suites to offer, by IANA name, in order of preference; each name tells its
+    /// version (TLS 1.3's `TLS_AES_…`, TLS 1.2's `TLS_ECDHE_…`). A version none of whose suites
+    /// are named offers its default: all, cheapest proof first ([`Suite13::PROVER_DEFAULT`],
+    /// [`CipherSuite::ALL`](crate::tls::CipherSuite::ALL)).
     #[serde(default)]
     pub cipher_suites: Option<Vec<String>>,
 }
@@ -285,10 +287,12 @@ pub enum OptionsError {
     TlsVersions(String),
     #[error("mode \"mpc\" speaks TLS 1.2 only: tls.versions must be [\"1.2\"]")]
     TlsVersionForMpc,
-    #[error("tls.cipherSuites must list TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384), each once, not {0}")]
+    #[error("tls.cipherSuites must list TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384) or TLS 1.2 suites (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384), each once, not {0}")]
     CipherSuites(String),
     #[error("tls.cipherSuites names TLS 1.3 suites: tls.versions must include \"1.3\"")]
     CipherSuitesWithoutTls13,
+    #[error("tls.cipherSuites names TLS 1.2 suites: tls.versions must include \"1.2\"")]
+    CipherSuitesWithoutTls12,
     #[error("mode \"mpc\" needs proxyUrl (a tlsproof proxy's ws:// URL)")]
     NoProxyUrl,
     #[error("proxyUrl is for mode \"mpc\"; in proxy mode the verifier dials the server")]
@@ -339,6 +343,8 @@ pub struct SessionPlan {
     pub tls_versions: Vec<crate::protocol::messages::TlsVersion>,
     /// The TLS 1.3 suites offered, in order.
     pub tls13_suites: Vec<Suite13>,
+    /// The TLS 1.2 suites offered, in order.
+    pub tls12_suites: Vec<crate::tls::CipherSuite>,
     /// `HOST:PORT` for the verifier to connect to.
     pub server: String,
     pub server_name: String,
@@ -350,6 +356,15 @@ pub struct SessionPlan {
     pub max_recv: u32,
     pub timeout: Option<std::time::Duration>,
     pub verifier_key: Option<crate::attestation::VerifyingKey>,
+}
+
+/// The TLS 1.2 suites offered when none are named: all in proxy mode, cheapest proof first;
+/// the AES-128-GCM ones, which its two-party client implements, in MPC mode.
+fn default12(mode: &crate::protocol::prover::ProverMode) -> Vec<crate::tls::CipherSuite> {
+    match mode {
+        crate::protocol::prover::ProverMode::Proxy => crate::tls::CipherSuite::ALL.to_vec(),
+        crate::protocol::prover::ProverMode::Mpc { .. } => crate::tls::CipherSuite::AES_128.to_vec(),
+    }
 }
 
 impl NotarizeOptions {
@@ -385,19 +400,34 @@ impl NotarizeOptions {
         if tls_versions != [TlsVersion::Tls12] && mode != ProverMode::Proxy {
             return Err(OptionsError::TlsVersionForMpc);
         }
-        let tls13_suites = match self.tls.as_ref().and_then(|t| t.cipher_suites.as_deref()) {
-            None => Suite13::PROVER_DEFAULT.to_vec(),
-            Some(_) if !tls_versions.contains(&TlsVersion::Tls13) => {
-                return Err(OptionsError::CipherSuitesWithoutTls13)
-            }
+        let (tls13_suites, tls12_suites) = match self.tls.as_ref().and_then(|t| t.cipher_suites.as_deref()) {
+            None => (Suite13::PROVER_DEFAULT.to_vec(), default12(&mode)),
             Some(list) => {
                 let bad = || OptionsError::CipherSuites(format!("{list:?}"));
-                let parsed =
-                    list.iter().map(|n| Suite13::from_name(n).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?;
-                if parsed.is_empty() || parsed.iter().enumerate().any(|(i, s)| parsed[..i].contains(s)) {
+                if list.is_empty() || list.iter().enumerate().any(|(i, n)| list[..i].contains(n)) {
                     return Err(bad());
                 }
-                parsed
+                let (mut tls13, mut tls12) = (Vec::new(), Vec::new());
+                for name in list {
+                    match (Suite13::from_name(name), crate::tls::CipherSuite::from_name(name)) {
+                        (Some(s), _) => tls13.push(s),
+                        (None, Some(s)) => tls12.push(s),
+                        (None, None) => return Err(bad()),
+                    }
+                }
+                if !tls13.is_empty() && !tls_versions.contains(&TlsVersion::Tls13) {
+                    return Err(OptionsError::CipherSuitesWithoutTls13);
+                }
+                if !tls12.is_empty() && !tls_versions.contains(&TlsVersion::Tls12) {
+                    return Err(OptionsError::CipherSuitesWithoutTls12);
+                }
+                if tls13.is_empty() {
+                    tls13 = Suite13::PROVER_DEFAULT.to_vec();
+                }
+                if tls12.is_empty() {
+                    tls12 = default12(&mode);
+                }
+                (tls13, tls12)
             }
         };
         let requests = self.requests.as_deref();
@@ -483,6 +513,7 @@ impl NotarizeOptions {
             mode,
             tls_versions,
             tls13_suites,
+            tls12_suites,
             server,
             server_name,
             ca_pem,
@@ -539,7 +570,10 @@ impl SessionPlan {
             ("maxSentBytes", self.max_sent != prepared.max_sent),
             ("maxRecvBytes", self.max_recv != prepared.max_recv),
             ("tls.versions", self.tls_versions != prepared.tls_versions),
-            ("tls.cipherSuites", self.tls13_suites != prepared.tls13_suites),
+            (
+                "tls.cipherSuites",
+                self.tls13_suites != prepared.tls13_suites || self.tls12_suites != prepared.tls12_suites,
+            ),
             ("verifierKey", self.verifier_key != prepared.verifier_key),
         ];
         match differs.iter().find(|(_, d)| *d) {
@@ -918,6 +952,43 @@ mod tests {
         );
         let by_default = with(serde_json::json!({"cipherSuites": ["TLS_AES_256_GCM_SHA384"]}));
         assert_eq!(by_default, Ok(vec![Suite13::Aes256GcmSha384]), "proxy mode offers TLS 1.3 by default");
+        // TLS 1.2 names choose the TLS 1.2 offer, each name telling its version
+        use crate::tls::CipherSuite;
+        let both = |tls: serde_json::Value| {
+            let o = serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "tls": tls});
+            opts(o)
+                .map_err(|e| e.to_string())?
+                .plan()
+                .map(|p| (p.tls13_suites, p.tls12_suites))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            both(serde_json::json!({"cipherSuites": [
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+            ]})),
+            Ok((
+                vec![Suite13::Aes256GcmSha384],
+                vec![CipherSuite::EcdheRsaChaCha20Poly1305Sha256, CipherSuite::EcdheEcdsaAes256GcmSha384]
+            ))
+        );
+        assert_eq!(
+            both(serde_json::json!({"versions": ["1.2"], "cipherSuites": ["TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"]})),
+            Ok((Suite13::PROVER_DEFAULT.to_vec(), vec![CipherSuite::EcdheRsaAes256GcmSha384]))
+        );
+        assert_eq!(both(serde_json::json!({})), Ok((Suite13::PROVER_DEFAULT.to_vec(), CipherSuite::ALL.to_vec())));
+        assert_eq!(
+            both(serde_json::json!({"versions": ["1.3"], "cipherSuites": ["TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"]})),
+            Err(OptionsError::CipherSuitesWithoutTls12.to_string())
+        );
+        let twice = both(serde_json::json!({"cipherSuites": [
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+        ]}));
+        assert!(twice.unwrap_err().contains("each once"));
+        let mpc = serde_json::json!({
+            "verifierUrl": "ws://v/", "url": "https://h/", "mode": "mpc", "proxyUrl": "ws://p/", "tls": {}
+        });
+        let plan = opts(mpc).unwrap().plan().unwrap();
+        assert_eq!(plan.tls12_suites, CipherSuite::AES_128.to_vec(), "MPC mode's default");
         assert!(with(serde_json::json!({"versions": ["1.3"], "ciphersuites": []}))
             .unwrap_err()
             .contains("unknown field"));

@@ -286,6 +286,19 @@ pub fn start_openssl(pki: &Pki, no_ems: bool) -> Option<OpensslServer> {
     Some(start_openssl_accepting(bin, &dir, &conf, &["-tls1_2"]))
 }
 
+/// `openssl s_server -tls1_2 -www` that speaks one TLS 1.2 cipher (OpenSSL's name, e.g.
+/// `ECDHE-ECDSA-AES256-GCM-SHA384`); `None` without an openssl binary.
+pub fn start_openssl_tls12(pki: &Pki, cipher: &str) -> Option<OpensslServer> {
+    let bin = openssl_bin()?;
+    let dir = std::env::temp_dir().join(format!("tlsproof-ossl12-{}-{}", std::process::id(), server_dir_index()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cert.pem"), format!("{}{}", pki.leaf_pem, pki.ca_pem)).unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.leaf_key_pem).unwrap();
+    let conf = dir.join("openssl.cnf");
+    std::fs::write(&conf, "").unwrap();
+    Some(start_openssl_accepting(bin, &dir, &conf, &["-tls1_2", "-cipher", cipher]))
+}
+
 /// `openssl s_server -tls1_3 -www` with one TLS 1.3 cipher suite and the key-share groups it
 /// accepts (a client whose first share is in none of them gets a HelloRetryRequest); `None`
 /// without an openssl binary.

@@ -81,8 +81,11 @@ export async function overTls13(): Promise<string> {
 // @ts-expect-error: TLS versions are "1.2" and "1.3"
 void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.1"] } });
 void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"], cipherSuites: ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256"] } });
-// @ts-expect-error: cipherSuites names TLS 1.3 suites
+// @ts-expect-error: cipherSuites names TLS 1.3 and TLS 1.2 suites by their IANA names
 void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.3"], cipherSuites: ["TLS_AES_128_CCM_SHA256"] } });
+void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { versions: ["1.2"], cipherSuites: ["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"] } });
+// @ts-expect-error: OpenSSL's names are not IANA names
+void notarize({ verifierUrl: "ws://v/", url: "https://h/", tls: { cipherSuites: ["ECDHE-ECDSA-AES256-GCM-SHA384"] } });
 
 export async function inAWorker(): Promise<NotarizeResult> {
   await initProver({ threads: 2 });

@@ -44,10 +44,17 @@ pub struct ProveArgs {
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
     /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (TLS
-    /// 1.3 in proxy mode only). TLS 1.2 offers TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 and
-    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
+    /// 1.3 in proxy mode only). TLS 1.2 offers the suites of --tls12-suites.
     #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
+    /// The TLS 1.2 suites to offer, comma-separated IANA names in order of preference
+    /// (default, cheapest proof first: TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    /// TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    /// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384). Needs 1.2 among --tls-versions. MPC mode
+    /// supports the two AES_128_GCM suites only.
+    #[arg(long, value_delimiter = ',', value_parser = parse_suite12)]
+    tls12_suites: Vec<tlsproof::tls::CipherSuite>,
     /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
     /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
     /// cheapest proof first). Needs 1.3 among --tls-versions.
@@ -114,6 +121,13 @@ pub struct ProveArgs {
 fn parse_suite13(name: &str) -> Result<tlsproof::tls::tls13::Suite13, String> {
     tlsproof::tls::tls13::Suite13::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
         format!("{name:?} is not a TLS 1.3 suite (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384)")
+    })
+}
+
+fn parse_suite12(name: &str) -> Result<tlsproof::tls::CipherSuite, String> {
+    tlsproof::tls::CipherSuite::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = tlsproof::tls::CipherSuite::ALL.iter().map(|s| s.name()).collect();
+        format!("{name:?} is not a TLS 1.2 suite ({})", names.join(", "))
     })
 }
 
@@ -228,6 +242,16 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         suites => suites.clone(),
     };
+    let tls12_suites = match &args.tls12_suites {
+        none if none.is_empty() => match mode {
+            ProverMode::Proxy => tlsproof::tls::CipherSuite::ALL.to_vec(),
+            ProverMode::Mpc { .. } => tlsproof::tls::CipherSuite::AES_128.to_vec(),
+        },
+        _ if !tls_versions.contains(&TlsVersion::Tls12) => {
+            return Err("--tls12-suites names TLS 1.2 suites: --tls-versions must include 1.2".into())
+        }
+        suites => suites.clone(),
+    };
     let (host, port, _) = https_url(&args.url[0])?;
     let server_name = args.server_name.clone().unwrap_or_else(|| host.clone());
     let mut plans = Vec::with_capacity(args.url.len());
@@ -253,6 +277,7 @@ pub async fn run(args: ProveArgs) -> Result<(), Box<dyn std::error::Error>> {
         mode,
         tls_versions,
         tls13_suites,
+        tls12_suites,
     };
     // refused here rather than after the verifier opened a session
     config.check().map_err(|e| format!("[{}] {e}", e.code()))?;

@@ -143,7 +143,7 @@ pub enum ConnectionError {
 /// AES-128-GCM, P-256 only (the ECDH is two-party over P-256), extended master secret offered.
 pub(crate) fn two_party_config(roots: RootStore) -> ClientConfig {
     let mut c = ClientConfig::new(roots);
-    c.cipher_suites = CipherSuite::ALL.to_vec();
+    c.cipher_suites = CipherSuite::AES_128.to_vec();
     c.groups = vec![NamedGroup::Secp256r1];
     c.key_exchange = KeyExchangeMode::TwoParty;
     c

@@ -35,7 +35,7 @@ pub enum ProverError {
     #[error(
         "TLS: the server refused the handshake with {alert}: it accepts none of what was offered ({offered}). {hint}"
     )]
-    HandshakeRefused { alert: crate::tls::AlertDescription, offered: String, hint: &'static str },
+    HandshakeRefused { alert: crate::tls::AlertDescription, offered: String, hint: String },
     /// The prover's own check of the server's certificate failed (the verifier would refuse
     /// it too: it checks against its own roots).
     #[error("TLS: the server's certificate is not accepted for {name}: {problem}. {hint}")]
@@ -123,15 +123,10 @@ impl ProverError {
 /// A TLS failure as the user should read it: a certificate the prover refuses
 /// ([`refused_certificate`]) or a handshake the server refused ([`refused_handshake`]) says
 /// why and what to try; anything else is the TLS error it was.
-pub(super) fn tls_failure(
-    e: crate::tls::Error,
-    versions: &[crate::protocol::messages::TlsVersion],
-    mode: crate::wire::session::SessionMode,
-    name: &str,
-) -> ProverError {
+pub(super) fn tls_failure(e: crate::tls::Error, config: &super::ProverConfig, name: &str) -> ProverError {
     match e {
         crate::tls::Error::Certificate(c) => refused_certificate(c, name),
-        e => refused_handshake(e, versions, mode),
+        e => refused_handshake(e, config),
     }
 }
 
@@ -186,15 +181,12 @@ pub(super) fn refused_certificate(e: webpki::Error, name: &str) -> ProverError {
 }
 
 /// A handshake the server refused outright (`handshake_failure`, `protocol_version`,
-/// `insufficient_security`) as [`ProverError::HandshakeRefused`], naming what was offered and
-/// what to try; any other TLS error as it is.
-pub(super) fn refused_handshake(
-    e: crate::tls::Error,
-    versions: &[crate::protocol::messages::TlsVersion],
-    mode: crate::wire::session::SessionMode,
-) -> ProverError {
+/// `insufficient_security`) as [`ProverError::HandshakeRefused`], naming the versions and
+/// suites offered and what to try; any other TLS error as it is.
+pub(super) fn refused_handshake(e: crate::tls::Error, config: &super::ProverConfig) -> ProverError {
     use crate::protocol::messages::TlsVersion;
-    use crate::tls::{AlertDescription, PeerMisbehaved};
+    use crate::tls::tls13::Suite13;
+    use crate::tls::{AlertDescription, CipherSuite, PeerMisbehaved};
     let alert = match &e {
         crate::tls::Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(a))
             if [AlertDescription::HANDSHAKE_FAILURE, AlertDescription::PROTOCOL_VERSION, AlertDescription(71)]
@@ -204,27 +196,36 @@ pub(super) fn refused_handshake(
         }
         _ => return ProverError::Tls(e),
     };
-    let tls12 = "TLS 1.2 with ECDHE and AES-128-GCM";
-    let tls13 = "TLS 1.3 with AES-128-GCM, ChaCha20-Poly1305 or AES-256-GCM";
-    let (offered, hint) = match (versions.contains(&TlsVersion::Tls12), versions.contains(&TlsVersion::Tls13)) {
-        (true, false) if mode == crate::wire::session::SessionMode::Mpc => (
-            tls12,
-            "MPC mode speaks TLS 1.2 with ECDHE and AES-128-GCM only; proxy mode reaches servers that require TLS 1.3.",
-        ),
-        (true, false) => (
-            tls12,
-            "A server that speaks TLS 1.3 only needs it offered: tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default.",
-        ),
-        (false, true) => (
-            tls13,
-            "A server that speaks TLS 1.2 only needs it offered: tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default.",
-        ),
-        _ => (
-            "TLS 1.2 with ECDHE and AES-128-GCM, TLS 1.3 with AES-128-GCM, ChaCha20-Poly1305 or AES-256-GCM",
-            "The server may require a TLS 1.2 suite tlsproof does not offer (AES-256-GCM or ChaCha20-Poly1305), or a key exchange or signature it lacks.",
-        ),
+    let (v12, v13) =
+        (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));
+    let mpc = config.mode.session_mode() == crate::wire::session::SessionMode::Mpc;
+    let tls12: Vec<CipherSuite> = match mpc {
+        true => config.tls12_suites.iter().copied().filter(|s| CipherSuite::AES_128.contains(s)).collect(),
+        false => config.tls12_suites.clone(),
     };
-    ProverError::HandshakeRefused { alert, offered: offered.to_string(), hint }
+    let names = |n: Vec<&str>| n.join(", ");
+    let mut offered = Vec::new();
+    if v12 {
+        offered.push(format!("TLS 1.2 with {}", names(tls12.iter().map(|s| s.name()).collect())));
+    }
+    if v13 && !mpc {
+        offered.push(format!("TLS 1.3 with {}", names(config.tls13_suites.iter().map(|s| s.name()).collect())));
+    }
+    let all12 = CipherSuite::ALL.iter().all(|s| tls12.contains(s));
+    let all13 = Suite13::ALL.iter().all(|s| config.tls13_suites.contains(s));
+    let versions = "tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default";
+    let mut hint = match (v12, v13) {
+        _ if mpc => "MPC mode speaks TLS 1.2 with AES-128-GCM only; proxy mode reaches servers that require TLS 1.3 or another suite.".to_string(),
+        (true, false) => format!("A server that speaks TLS 1.3 only needs it offered: {versions}."),
+        (false, true) => format!("A server that speaks TLS 1.2 only needs it offered: {versions}."),
+        _ => String::new(),
+    };
+    if !mpc && ((v12 && !all12) || (v13 && !all13)) {
+        hint += " A server that needs a suite not offered needs it among tls.cipherSuites (--tls12-suites, --tls13-suites); by default all are offered.";
+    } else if !mpc && v12 && v13 {
+        hint += "The server may require a key exchange or a signature scheme tlsproof does not implement (ECDHE over P-256 or X25519; ECDSA, RSA PKCS#1 or PSS signatures).";
+    }
+    ProverError::HandshakeRefused { alert, offered: offered.join("; "), hint: hint.trim().to_string() }
 }
 
 /// Classifies a failure of the stream through the proxy by the close code the proxy sent

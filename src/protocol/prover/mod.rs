@@ -60,6 +60,11 @@ pub struct ProverConfig {
     /// The TLS 1.3 suites to offer, in order of preference (usually
     /// [`Suite13::PROVER_DEFAULT`](crate::tls::tls13::Suite13::PROVER_DEFAULT)).
     pub tls13_suites: Vec<crate::tls::tls13::Suite13>,
+    /// The TLS 1.2 suites to offer in proxy mode, in order of preference (usually
+    /// [`CipherSuite::ALL`](crate::tls::CipherSuite::ALL): AES-128-GCM, ChaCha20-Poly1305,
+    /// AES-256-GCM). MPC mode offers the AES-128-GCM ones of them, the only ones its two-party
+    /// client implements.
+    pub tls12_suites: Vec<crate::tls::CipherSuite>,
 }
 
 impl ProverConfig {
@@ -69,6 +74,17 @@ impl ProverConfig {
     pub fn check(&self) -> Result<(), ProverError> {
         if self.tls_versions != [TlsVersion::Tls12] && self.mode.session_mode() == SessionMode::Mpc {
             return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
+        }
+        if self.tls_versions.contains(&TlsVersion::Tls12) && self.tls12_suites.is_empty() {
+            return Err(ProverError::Unsupported("offering TLS 1.2 without a cipher suite"));
+        }
+        if self.mode.session_mode() == SessionMode::Mpc
+            && !self.tls12_suites.iter().any(|s| crate::tls::CipherSuite::AES_128.contains(s))
+        {
+            return Err(ProverError::Unsupported(
+                "these TLS 1.2 suites in MPC mode, which supports only TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 \
+                 and TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            ));
         }
         ServerTarget::new(&self.server, &self.server_name)?;
         Ok(())
@@ -428,7 +444,7 @@ pub async fn prepare<S: MessageSocket + 'static, P: Fn(Progress)>(
         Err(e) => {
             // control is then the last handle (see `told`)
             drop((tls, zk));
-            told(Err(e), control, driver).await
+            Box::pin(told(Err(e), control, driver)).await
         }
     }
 }
@@ -577,6 +593,19 @@ async fn ask(
             ),
             proof::keystream_cots_of(suite, len) + proof::line_break_cots_of(suite, sizing.request_hidden),
         ),
+        // TLS 1.2 in proxy mode: the costliest of the suites offered, since the server chooses
+        // (MPC mode speaks AES-128-GCM)
+        _ if mode == SessionMode::Proxy => config
+            .tls12_suites
+            .iter()
+            .map(|&suite| {
+                (
+                    crate::cost::derivation_cots_12(suite),
+                    crate::cost::keystream_cots_12(suite, len)
+                        + crate::cost::line_break_cots_12(suite, sizing.request_hidden),
+                )
+            })
+            .fold((proof::PREPROCESS_COTS, 0), |(d, k), (d2, k2)| (d.max(d2), k.max(k2))),
         _ => (proof::PREPROCESS_COTS, proof::keystream_cots(len) + proof::line_break_cots(sizing.request_hidden)),
     };
     // A partly revealed response asks for one setup iteration more in proxy mode, where it runs
@@ -889,7 +918,7 @@ async fn proxy_exchange(
         let exchange = async {
             let response = driver::http_exchanges(&mut client, &mut io, &requests, limits)
                 .await
-                .map_err(|e| error::tls_failure(e, &config.tls_versions, SessionMode::Proxy, target.name()))?;
+                .map_err(|e| error::tls_failure(e, config, target.name()))?;
             // The server's close_notify, when it follows the response, goes into the transcript
             // so the verdict can say the response was not cut off; a server that keeps the
             // connection open costs at most SERVER_QUIET.
@@ -987,7 +1016,8 @@ fn whole_records_len(stream: &[u8]) -> usize {
 fn tls_client(config: &ProverConfig, name: &str) -> Result<AnyVersionClient, ProverError> {
     use crate::tls::tls13::{Client13, Config13};
     let now = unix_time(config.now);
-    let config12 = ClientConfig::new(config.roots.clone());
+    let config12 =
+        ClientConfig { cipher_suites: config.tls12_suites.clone(), ..ClientConfig::new(config.roots.clone()) };
     let config13 = Config13 { suites: config.tls13_suites.clone(), ..Config13::new(config.roots.clone()) };
     let (tls12, tls13) =
         (config.tls_versions.contains(&TlsVersion::Tls12), config.tls_versions.contains(&TlsVersion::Tls13));

@@ -135,7 +135,7 @@ pub(super) async fn mpc_exchange(
         .map_err(|e| match e {
             crate::mpc::connection::ConnectionError::Tls(
                 t @ (crate::tls::Error::PeerMisbehaved(_) | crate::tls::Error::Certificate(_)),
-            ) => super::error::tls_failure(t, &config.tls_versions, SessionMode::Mpc, target.name()),
+            ) => super::error::tls_failure(t, config, target.name()),
             e => e.into(),
         })?;
         // the proxy's stream is done with (the server ended it, or fell silent after answering)

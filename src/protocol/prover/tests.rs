@@ -15,19 +15,7 @@ fn a_sessions_future_stays_small() {
             Ok(())
         }
     }
-    let config = || super::ProverConfig {
-        server: "a:1".into(),
-        server_name: "a".into(),
-        roots: crate::tls::RootStore::mozilla(),
-        max_sent: 1,
-        max_recv: 1,
-        now: 0,
-        step_timeout: std::time::Duration::from_secs(1),
-        prg: Default::default(),
-        mode: super::ProverMode::Mpc { proxy_url: "ws://p/".into() },
-        tls_versions: vec![Default::default()],
-        tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-    };
+    let config = || a_config(super::ProverMode::Mpc { proxy_url: "ws://p/".into() }, &[Default::default()]);
     let session = super::notarize_with_progress(Idle, config(), vec![], Default::default(), |_| {});
     assert!(std::mem::size_of_val(&session) < 16 * 1024, "{} bytes", std::mem::size_of_val(&session));
     let sizing = super::Sizing {
@@ -40,33 +28,61 @@ fn a_sessions_future_stays_small() {
     assert!(std::mem::size_of_val(&preparing) < 16 * 1024, "{} bytes", std::mem::size_of_val(&preparing));
 }
 
-/// A handshake refused by the server's alert names the alert, what was offered and what to
-/// try, by the versions offered and the mode; other TLS errors stay as they are.
+/// The configuration these unit tests build sessions from.
+fn a_config(mode: super::ProverMode, versions: &[crate::protocol::messages::TlsVersion]) -> super::ProverConfig {
+    super::ProverConfig {
+        server: "a:1".into(),
+        server_name: "a".into(),
+        roots: crate::tls::RootStore::mozilla(),
+        max_sent: 1,
+        max_recv: 1,
+        now: 0,
+        step_timeout: std::time::Duration::from_secs(1),
+        prg: Default::default(),
+        mode,
+        tls_versions: versions.to_vec(),
+        tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: crate::tls::CipherSuite::ALL.to_vec(),
+    }
+}
+
+/// A handshake refused by the server's alert names the alert, the versions and suites offered
+/// and what to try, by what was offered and the mode; other TLS errors stay as they are.
 #[test]
 fn a_refused_handshake_says_what_was_offered_and_what_to_try() {
     use super::error::refused_handshake;
-    use crate::protocol::messages::{SessionMode, TlsVersion};
-    use crate::tls::{AlertDescription, Error, PeerMisbehaved};
+    use super::ProverMode::{Mpc, Proxy};
+    use crate::protocol::messages::TlsVersion::{Tls12, Tls13};
+    use crate::tls::{AlertDescription, CipherSuite, Error, PeerMisbehaved};
     let alert = |d| Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(AlertDescription(d)));
-    let text = |e: Error, v: &[TlsVersion], m| refused_handshake(e, v, m).to_string();
-    let only12 = text(alert(70), &[TlsVersion::Tls12], SessionMode::Proxy);
+    let mpc = || Mpc { proxy_url: "ws://p/".into() };
+    let text = |e: Error, c: super::ProverConfig| refused_handshake(e, &c).to_string();
+    let only12 = text(alert(70), a_config(Proxy, &[Tls12]));
     assert!(
         only12.contains("with protocol_version (70)") && only12.contains("TLS 1.3 only needs it offered"),
         "{only12}"
     );
-    let only13 = text(alert(40), &[TlsVersion::Tls13], SessionMode::Proxy);
+    assert!(
+        only12.contains("TLS 1.2 with TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, ") && !only12.contains("TLS 1.3 with")
+    );
+    let only13 = text(alert(40), a_config(Proxy, &[Tls13]));
     assert!(only13.contains("handshake_failure (40)") && only13.contains("TLS 1.2 only needs it offered"), "{only13}");
-    let both = text(alert(71), &[TlsVersion::Tls12, TlsVersion::Tls13], SessionMode::Proxy);
-    assert!(both.contains("insufficient_security (71)") && both.contains("AES-256-GCM or ChaCha20-Poly1305"), "{both}");
-    let mpc = text(alert(40), &[TlsVersion::Tls12], SessionMode::Mpc);
-    assert!(mpc.contains("proxy mode reaches servers that require TLS 1.3"), "{mpc}");
+    let both = text(alert(71), a_config(Proxy, &[Tls12, Tls13]));
+    assert!(
+        both.contains("insufficient_security (71)") && both.contains("; TLS 1.3 with TLS_AES_128_GCM_SHA256"),
+        "{both}"
+    );
+    assert!(both.contains("a key exchange or a signature scheme"), "{both}");
+    let aes128 =
+        super::ProverConfig { tls12_suites: CipherSuite::AES_128.to_vec(), ..a_config(Proxy, &[Tls12, Tls13]) };
+    let some = text(alert(40), aes128);
+    assert!(some.contains("a suite not offered needs it among tls.cipherSuites (--tls12-suites"), "{some}");
+    let m = text(alert(40), a_config(mpc(), &[Tls12]));
+    assert!(m.contains("proxy mode reaches servers that require TLS 1.3") && !m.contains("CHACHA20"), "{m}");
     // another alert, or another error, is the TLS error it was
-    assert!(matches!(
-        refused_handshake(alert(42), &[TlsVersion::Tls12], SessionMode::Proxy),
-        super::ProverError::Tls(_)
-    ));
+    assert!(matches!(refused_handshake(alert(42), &a_config(Proxy, &[Tls12])), super::ProverError::Tls(_)));
     assert_eq!(
-        text(alert(42), &[], SessionMode::Proxy),
+        text(alert(42), a_config(Proxy, &[])),
         "TLS: peer misbehaved: server sent fatal alert bad_certificate (42)"
     );
     assert_eq!(AlertDescription(200).to_string(), "alert 200");

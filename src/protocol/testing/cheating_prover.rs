@@ -5,12 +5,13 @@
 //! side of `proof::run`; each test fails if the check it guards is removed.
 
 use crate::channel::memory_pair;
+use crate::fixture::KeyType;
 use crate::protocol::messages::RevealPlan;
 use crate::protocol::observe::tls12::tests::{run_session, Opts, Session};
 use crate::protocol::observe::tls12::{self as transcript, SessionTranscript};
-use crate::protocol::prove::tls12::check::recover;
+use crate::protocol::prove::tls12::check::{recover, recover_with, CheckError};
 use crate::protocol::prove::tls12::{self as proof, Opened, OpenedDirection, ProofCheat, PublicInputs};
-use crate::tls::Direction;
+use crate::tls::{CipherSuite, Direction};
 use crate::zk::tests::ideal_parties;
 use crate::zk::{Cheat, ProofError, MAX_MESSAGE};
 use sha2::{Digest, Sha256};
@@ -48,6 +49,38 @@ fn prove(
     };
     let (_, verified) = proof::with_cheat(cheat, || futures::executor::block_on(async { futures::join!(p, v) }));
     verified
+}
+
+/// [`prove`], honest, with the COTs the prover's side took.
+fn prove_counting(
+    s: &Session,
+    reveal: &[Vec<Range<u64>>; 2],
+    blinders: &[[u8; 16]],
+    commit: &[Vec<Range<u64>>; 2],
+) -> (Opened, usize) {
+    let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
+    let plan = RevealPlan {
+        sent: reveal[0].clone(),
+        received: reveal[1].clone(),
+        commit_sent: commit[0].clone(),
+        commit_received: commit[1].clone(),
+    };
+    let inputs = PublicInputs::new(&t, &plan);
+    let ms = s.client.master_secret().unwrap().0;
+    let (mut prover, mut verifier) = ideal_parties(Cheat::default());
+    let (a, b) = memory_pair(MAX_MESSAGE);
+    let p = async {
+        let mut a = a;
+        let r = proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd))
+            .await;
+        r.map(|_| prover.cot().issued())
+    };
+    let v = async {
+        let mut b = b;
+        proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd)).await
+    };
+    let (used, opened) = futures::executor::block_on(async { futures::join!(p, v) });
+    (opened.expect("an honest proof"), used.expect("an honest prover"))
 }
 
 fn all(s: &Session) -> [Vec<Range<u64>>; 2] {
@@ -126,5 +159,107 @@ fn a_hidden_line_break_in_the_request_is_refused() {
         let reveal: Vec<_> = [0..hidden.start, hidden.end..len].into_iter().filter(|r| r.start < r.end).collect();
         let r = prove(&s, ProofCheat::default(), &[reveal, received.clone()], &[vec![], vec![]], &[]);
         assert!(matches!(r, Err(ProofError::HiddenLineBreak)), "{hidden:?} hidden: {:?}", r.map(|_| ()));
+    }
+}
+
+/// The suites beside AES-128-GCM: SHA-384's PRF with AES-256-GCM records, and ChaCha20-Poly1305
+/// records (no explicit nonce, Poly1305 tags), each with an ECDSA and an RSA server.
+const NEW_SUITES: [(CipherSuite, KeyType); 4] = [
+    (CipherSuite::EcdheEcdsaAes256GcmSha384, KeyType::EcdsaP256),
+    (CipherSuite::EcdheRsaAes256GcmSha384, KeyType::Rsa2048),
+    (CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256, KeyType::EcdsaP256),
+    (CipherSuite::EcdheRsaChaCha20Poly1305Sha256, KeyType::Rsa2048),
+];
+
+/// Every suite proves both paths: the fast path (key and IV opened, the verifier decrypts and
+/// checks every tag itself) and the ZK path (one byte of each direction hidden, the tags
+/// checked from the opened GCM or Poly1305 material, the revealed bytes from the opened
+/// keystream), with a commitment; the COTs a session takes stay within what the prover asks
+/// both sides to preprocess for its suite and what the verifier allows.
+#[test]
+fn each_suite_proves_its_fast_and_zk_paths() {
+    use crate::cost::{derivation_cots_12, MOST_DERIVATION_COTS};
+    let all_suites = [(CipherSuite::EcdheEcdsaAes128GcmSha256, KeyType::EcdsaP256)].into_iter().chain(NEW_SUITES);
+    for (suite, key) in all_suites {
+        let s = run_session(Opts { response_len: 1500, key, suite: Some(suite), ..Opts::default() });
+        let t = transcript::parse(&s.sent, &s.received).unwrap();
+        assert_eq!(t.cipher_suite(), suite);
+        let plain = [Direction::Sent, Direction::Received].map(|d| s.client.transcript().app_plaintext(d));
+        let (opened, fast_cots) = prove_counting(&s, &all(&s), &[], &[vec![], vec![]]);
+        for (side, d, name) in [(0, Direction::Sent, "sent"), (1, Direction::Received, "received")] {
+            let opened = if side == 0 { &opened.sent } else { &opened.received };
+            assert!(matches!(opened, OpenedDirection::Key { .. }), "{suite:?} {name}: the fast path");
+            let r = recover_with(name, suite, t.encrypted_records(d), opened, &all(&s)[side]).expect("every record");
+            assert_eq!(r.bytes, plain[side], "{suite:?} {name}");
+        }
+        // what the prover asks both sides to preprocess covers the fast path, within 10%
+        let asked = derivation_cots_12(suite);
+        assert!(fast_cots <= asked && fast_cots * 10 >= asked * 9, "{suite:?}: {fast_cots} COTs used, {asked} asked");
+        assert!(derivation_cots_12(suite) <= MOST_DERIVATION_COTS, "{suite:?}: the verifier's limit");
+        // one byte hidden in each direction (the request's first, no line break), and a
+        // commitment to a range of the response
+        let lens = plain.each_ref().map(|p| p.len() as u64);
+        let reveal = [vec![1..lens[0]], vec![0..700, 701..lens[1]]];
+        let commit = [vec![], vec![100..150]];
+        let (opened, zk_cots) = prove_counting(&s, &reveal, &[[5; 16]], &commit);
+        for (side, d, name) in [(0, Direction::Sent, "sent"), (1, Direction::Received, "received")] {
+            let o = if side == 0 { &opened.sent } else { &opened.received };
+            let r = recover_with(name, suite, t.encrypted_records(d), o, &reveal[side]).expect("the revealed bytes");
+            assert!(!r.fast_path, "{suite:?} {name}");
+            let mut expected = plain[side].clone();
+            expected[if side == 0 { 0 } else { 700 }] = 0;
+            assert_eq!(r.bytes, expected, "{suite:?} {name}: all but the hidden byte");
+            // tag material of the other kind of AEAD than the suite's is refused
+            let other = match suite.aead() {
+                crate::tls::Aead12::ChaCha20Poly1305 => CipherSuite::EcdheEcdsaAes128GcmSha256,
+                _ => CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256,
+            };
+            let refused = recover_with(name, other, t.encrypted_records(d), o, &reveal[side]).err();
+            assert!(matches!(refused, Some(CheckError::WrongCipher { .. })), "{suite:?} {name}: {refused:?}");
+        }
+        let digest: [u8; 32] = Sha256::new().chain_update(&plain[1][100..150]).chain_update([5; 16]).finalize().into();
+        assert_eq!(opened.commitments[0].digest, digest, "{suite:?}: the commitment");
+        eprintln!("{suite:?}: {fast_cots} COTs on the fast path, {zk_cots} with a byte hidden each way");
+    }
+}
+
+/// A record altered on the way is refused in every new suite, on the fast path (its tag under
+/// the opened key) and on the ZK path (its tag from the opened GCM or Poly1305 material).
+#[test]
+fn a_tampered_record_is_refused_in_each_new_suite() {
+    for (suite, key) in NEW_SUITES {
+        let s = run_session(Opts { response_len: 400, key, suite: Some(suite), ..Opts::default() });
+        let t = transcript::parse(&s.sent, &s.received).unwrap();
+        let len = s.client.transcript().app_plaintext(Direction::Received).len() as u64;
+        for reveal in [all(&s), [all(&s)[0].clone(), vec![0..10, 11..len]]] {
+            let opened = prove(&s, ProofCheat::default(), &reveal, &[vec![], vec![]], &[]).expect("an honest prover");
+            let mut records = t.encrypted_records(Direction::Received).to_vec();
+            recover_with("received", suite, &records, &opened.received, &reveal[1]).expect("as relayed");
+            records[1].ciphertext[3] ^= 0x20;
+            assert_eq!(
+                recover_with("received", suite, &records, &opened.received, &reveal[1]).err(),
+                Some(CheckError::BadTag { direction: "received", index: 1 }),
+                "{suite:?}, {} path",
+                if reveal[1].len() == 1 { "fast" } else { "ZK" }
+            );
+        }
+    }
+}
+
+/// In every new suite, a fast-path key other than the derived one is refused by its opening,
+/// and a commitment to a plaintext other than the session's by the multiplication check.
+#[test]
+fn a_lying_prover_is_refused_in_each_new_suite() {
+    for (suite, key) in NEW_SUITES {
+        let s = run_session(Opts { response_len: 400, key, suite: Some(suite), ..Opts::default() });
+        for side in 0..2 {
+            let cheat = ProofCheat { fast_key: Some(side), ..Default::default() };
+            let r = prove(&s, cheat, &all(&s), &[vec![], vec![]], &[]);
+            assert!(matches!(r, Err(ProofError::OpeningMacMismatch)), "{suite:?}, side {side}: {:?}", r.map(|_| ()));
+        }
+        let reveal = [all(&s)[0].clone(), vec![0..100]];
+        let commit = [vec![], vec![200..240]];
+        let r = prove(&s, ProofCheat { commit_plaintext: true, ..Default::default() }, &reveal, &commit, &[[1; 16]]);
+        assert!(matches!(r, Err(ProofError::MultiplicationCheckFailed)), "{suite:?}: {:?}", r.map(|_| ()));
     }
 }

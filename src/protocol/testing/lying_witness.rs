@@ -35,13 +35,15 @@ struct Case {
     version: TlsVersion,
     path: &'static str,
     reveal: RevealConfig,
+    /// The one TLS 1.2 suite offered, if not all of them.
+    suite: Option<crate::tls::CipherSuite>,
 }
 
 impl Case {
     /// The request's token hidden (its ZK path, with the proof that no hidden byte is a line
     /// break), the response revealed whole (the fast path).
     fn fast(version: TlsVersion) -> Case {
-        Case { version, path: "/json", reveal: RevealConfig::default() }
+        Case { version, path: "/json", reveal: RevealConfig::default(), suite: None }
     }
 
     /// The request revealed whole (its fast path), the response revealed in part (the ZK path)
@@ -51,7 +53,7 @@ impl Case {
             commit_received: Reveal::Ranges(vec![300..340]),
             ..RevealConfig::new(Reveal::All, Reveal::Ranges(vec![0..200]))
         };
-        Case { version, path: "/bytes?n=400", reveal }
+        Case { version, path: "/bytes?n=400", reveal, suite: None }
     }
 }
 
@@ -67,7 +69,11 @@ async fn session(bed: &Bed, case: &Case, lie: Option<usize>) -> (Run, Vec<Site>)
         .build()
         .expect("request")
         .bytes;
-    let both = bed.session(bed.prover(case.version, 4096, 16 * 1024), request, case.reveal.clone());
+    let mut prover = bed.prover(case.version, 4096, 16 * 1024);
+    if let Some(suite) = case.suite {
+        prover.tls12_suites = vec![suite];
+    }
+    let both = bed.session(prover, request, case.reveal.clone());
     let ((verdict, prover), sites) = lying(lie, both).await;
     (Run { verdict, prover }, sites)
 }
@@ -262,6 +268,20 @@ async fn tls12_fast_path_every_lie_is_refused() {
 #[tokio::test]
 async fn tls12_zk_path_with_a_commitment_every_lie_is_refused_or_reblinds() {
     sweep(Case::committed(TlsVersion::Tls12), "TLS 1.2, ZK path and a commitment").await;
+}
+
+#[tokio::test]
+async fn tls12_aes256_gcm_sha384_fast_path_every_lie_is_refused() {
+    let case =
+        Case { suite: Some(crate::tls::CipherSuite::EcdheEcdsaAes256GcmSha384), ..Case::fast(TlsVersion::Tls12) };
+    sweep(case, "TLS 1.2 AES-256-GCM-SHA384, fast path").await;
+}
+
+#[tokio::test]
+async fn tls12_chacha20_poly1305_zk_path_with_a_commitment_every_lie_is_refused_or_reblinds() {
+    let suite = Some(crate::tls::CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256);
+    sweep(Case { suite, ..Case::committed(TlsVersion::Tls12) }, "TLS 1.2 ChaCha20-Poly1305, ZK path and a commitment")
+        .await;
 }
 
 #[tokio::test]

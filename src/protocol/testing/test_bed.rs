@@ -62,6 +62,7 @@ impl Bed {
             },
             tls_versions: vec![version],
             tls13_suites: crate::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+            tls12_suites: crate::tls::CipherSuite::ALL.to_vec(),
         }
     }
 

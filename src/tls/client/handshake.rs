@@ -77,9 +77,10 @@ impl Client {
                 if body.len() != 12 {
                     return Err(decode("Finished length"));
                 }
-                let h_s = sha256(&self.messages);
+                let suite = e.negotiated.suite;
+                let h_s = transcript_hash(suite, &self.messages);
                 let ms = &e.ours.secrets.as_ref().ok_or(Error::InvalidState("no master secret"))?.ms;
-                let expected = keys::verify_data(ms, b"server finished", &h_s);
+                let expected = keys::verify_data_with(suite.prf_hash(), ms, b"server finished", h_s.as_bytes());
                 #[allow(deprecated)]
                 let ok = ring::constant_time::verify_slices_are_equal(&expected, body).is_ok();
                 if !ok {
@@ -248,7 +249,7 @@ impl Client {
         negotiated: &Negotiated,
         cert_requested: bool,
         client_public: &[u8],
-    ) -> Result<Option<[u8; 32]>, Error> {
+    ) -> Result<Option<keys::HandshakeHash>, Error> {
         if client_public.is_empty() || client_public.len() > 255 {
             return Err(Error::Crypto("bad client public key length"));
         }
@@ -258,7 +259,7 @@ impl Client {
         let mut cke = Vec::new();
         put_vec8(&mut cke, client_public);
         self.send_handshake(handshake_message(hs::CLIENT_KEY_EXCHANGE, &cke))?;
-        Ok(negotiated.ems.then(|| sha256(&self.messages)))
+        Ok(negotiated.ems.then(|| transcript_hash(negotiated.suite, &self.messages)))
     }
 
     /// Our key exchange's second half, for a client that holds the secrets: ClientKeyExchange,
@@ -271,11 +272,12 @@ impl Client {
     ) -> Result<(), Error> {
         let session_hash = self.send_client_key_exchange(&negotiated, cert_requested, &client_public)?;
         let (client_random, server_random) = (&self.client_random, &negotiated.server_random);
+        let (suite, hash) = (negotiated.suite, negotiated.suite.prf_hash());
         let ms = match &session_hash {
-            Some(h) => keys::extended_master_secret(&pms, h),
-            None => keys::master_secret(&pms, client_random, server_random),
+            Some(h) => keys::extended_master_secret_with(hash, &pms, h.as_bytes()),
+            None => keys::master_secret_with(hash, &pms, client_random, server_random),
         };
-        let key_block = keys::key_block(&ms, client_random, server_random);
+        let key_block = keys::key_block_of(suite, &ms, client_random, server_random);
         self.push_record(ContentType::ChangeCipherSpec as u8, &[1])?;
         let crypto = self.config.record_crypto.new_record_crypto(
             negotiated.suite,
@@ -284,8 +286,8 @@ impl Client {
             &key_block.client_write_iv,
         )?;
         self.write.install(crypto);
-        let finished_hash = sha256(&self.messages);
-        let vd = keys::verify_data(&ms, b"client finished", &finished_hash);
+        let finished_hash = transcript_hash(suite, &self.messages);
+        let vd = keys::verify_data_with(hash, &ms, b"client finished", finished_hash.as_bytes());
         self.send_handshake(handshake_message(hs::FINISHED, &vd))?;
         let ours = OurKeyExchange {
             public: client_public,

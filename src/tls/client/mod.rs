@@ -13,10 +13,9 @@ use crate::tls::codec::{
 };
 use crate::tls::crypto::{random_bytes, RecordCryptoFactory, RingRecordCryptoFactory};
 use crate::tls::error::{decode, unexpected, AlertDescription, Error, PeerMisbehaved};
-use crate::tls::keys::{KeyBlock, MasterSecret, PreMasterSecret};
+use crate::tls::keys::{MasterSecret, PreMasterSecret, WriteKeys};
 use crate::tls::record::DirectionState;
 use crate::tls::transcript::{Direction, Transcript};
-use ring::digest;
 use rustls_pki_types::{ServerName, UnixTime};
 use state::State;
 use std::sync::Arc;
@@ -162,14 +161,9 @@ pub struct Client {
     offered_tls13: bool,
 }
 
-fn sha256(parts: &[HandshakeMessage]) -> [u8; 32] {
-    let mut ctx = digest::Context::new(&digest::SHA256);
-    for m in parts {
-        ctx.update(&m.raw);
-    }
-    let mut out = [0u8; 32];
-    out.copy_from_slice(ctx.finish().as_ref());
-    out
+/// The handshake hash of `parts` under the negotiated suite's PRF hash.
+fn transcript_hash(suite: CipherSuite, parts: &[HandshakeMessage]) -> crate::tls::keys::HandshakeHash {
+    crate::tls::keys::HandshakeHash::of(suite.prf_hash(), parts.iter().map(|m| &m.raw[..]))
 }
 
 /// Whether a TLS 1.2 ServerHello's random ends with RFC 8446's downgrade sentinel
@@ -214,6 +208,12 @@ impl Client {
         let server_name = ServerName::try_from(server_name.to_string()).map_err(|_| Error::InvalidServerName)?;
         if config.cipher_suites.is_empty() || config.groups.is_empty() {
             return Err(Error::InvalidState("no cipher suites or groups configured"));
+        }
+        // The two-party backend seals and opens AES-128-GCM records only.
+        if config.key_exchange == KeyExchangeMode::TwoParty
+            && config.cipher_suites.iter().any(|s| s.aead() != crate::tls::codec::Aead12::Aes128Gcm)
+        {
+            return Err(Error::InvalidState("the two-party client implements the AES-128-GCM suites only"));
         }
         Ok(Client {
             config,
@@ -612,24 +612,38 @@ impl Client {
     pub fn master_secret(&self) -> Option<&MasterSecret> {
         self.state.secrets().map(|s| &s.ms)
     }
-    pub fn key_block(&self) -> Option<&KeyBlock> {
+    /// The write keys and IVs, split at the suite's lengths.
+    pub fn key_block(&self) -> Option<&WriteKeys> {
         self.state.secrets().map(|s| &s.key_block)
     }
     /// Handshake messages in order, both directions, as hashed (HelloRequest excluded).
     pub fn handshake_messages(&self) -> &[HandshakeMessage] {
         &self.messages
     }
-    /// RFC 7627 session hash (messages through ClientKeyExchange), if EMS was used.
+    /// RFC 7627 session hash (messages through ClientKeyExchange), if EMS was used, of a
+    /// SHA-256 suite (`None` for a SHA-384 one: [`Client::handshake_hashes`] has both).
     pub fn session_hash(&self) -> Option<&[u8; 32]> {
-        self.state.established()?.ours.session_hash.as_ref()
+        self.state.established()?.ours.session_hash.as_ref()?.as_sha256()
     }
-    /// H_c: hash of all messages before the client Finished.
+    /// H_c: hash of all messages before the client Finished, of a SHA-256 suite (`None` for a
+    /// SHA-384 one: [`Client::handshake_hashes`] has both).
     pub fn client_finished_hash(&self) -> Option<&[u8; 32]> {
-        self.state.established().map(|e| &e.ours.finished_hash)
+        self.state.established()?.ours.finished_hash.as_sha256()
     }
-    /// H_s: hash of all messages before the server Finished (includes the client Finished).
+    /// H_s: hash of all messages before the server Finished (includes the client Finished), of
+    /// a SHA-256 suite (`None` for a SHA-384 one: [`Client::handshake_hashes`] has both).
     pub fn server_finished_hash(&self) -> Option<&[u8; 32]> {
-        self.state.server_finished().map(|f| &f.hash)
+        self.state.server_finished()?.hash.as_sha256()
+    }
+    /// The handshake hashes under the suite's PRF hash, as far as known: the session hash (with
+    /// EMS), H_c and H_s ([`Client::session_hash`] and the others, for any suite).
+    pub fn handshake_hashes(&self) -> [Option<&[u8]>; 3] {
+        let ours = self.state.established().map(|e| &e.ours);
+        [
+            ours.and_then(|o| o.session_hash.as_ref()).map(|h| h.as_bytes()),
+            ours.map(|o| o.finished_hash.as_bytes()),
+            self.state.server_finished().map(|f| f.hash.as_bytes()),
+        ]
     }
     pub fn client_verify_data(&self) -> Option<&[u8; 12]> {
         self.state.established()?.ours.verify_data.as_ref()

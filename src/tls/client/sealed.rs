@@ -23,7 +23,8 @@ impl Client {
         }
         self.state = match (self.state.take(), ContentType::from_u8(sealed.content_type)) {
             (State::ExpectFinished(e), Some(ContentType::Handshake)) => {
-                State::Connected(e, ServerFinished { hash: sha256(&self.messages), verify_data: None })
+                let hash = transcript_hash(e.negotiated.suite, &self.messages);
+                State::Connected(e, ServerFinished { hash, verify_data: None })
             }
             (s @ State::Connected(..), Some(ContentType::ApplicationData)) => {
                 self.sealed_in.push(sealed);
@@ -62,7 +63,7 @@ impl Client {
             let ours = OurKeyExchange {
                 public: client_public,
                 session_hash,
-                finished_hash: sha256(&self.messages),
+                finished_hash: transcript_hash(negotiated.suite, &self.messages),
                 verify_data: None,
                 secrets: None,
             };

@@ -5,7 +5,7 @@
 
 use super::ServerKeyExchangeInfo;
 use crate::tls::codec::CipherSuite;
-use crate::tls::keys::{KeyBlock, MasterSecret, PreMasterSecret};
+use crate::tls::keys::{HandshakeHash, MasterSecret, PreMasterSecret, WriteKeys};
 
 /// What the ServerHello settled.
 #[derive(Clone, Copy)]
@@ -30,17 +30,17 @@ pub(super) struct ServerAuth {
 pub(super) struct Secrets {
     pub(super) pms: PreMasterSecret,
     pub(super) ms: MasterSecret,
-    pub(super) key_block: KeyBlock,
+    pub(super) key_block: WriteKeys,
 }
 
 /// Our side of the key exchange and the hashes it bound us to.
 pub(super) struct OurKeyExchange {
     /// Our ECDHE public share, as in ClientKeyExchange.
     pub(super) public: Vec<u8>,
-    /// RFC 7627's session hash, when EMS was negotiated.
-    pub(super) session_hash: Option<[u8; 32]>,
+    /// RFC 7627's session hash, when EMS was negotiated (the suite's PRF hash).
+    pub(super) session_hash: Option<HandshakeHash>,
     /// H_c: the hash of every message before our Finished.
-    pub(super) finished_hash: [u8; 32],
+    pub(super) finished_hash: HandshakeHash,
     /// Our Finished's verify_data; in two-party mode known once the caller sealed it.
     pub(super) verify_data: Option<[u8; 12]>,
     pub(super) secrets: Option<Secrets>,
@@ -56,7 +56,7 @@ pub(super) struct Established {
 /// The server's Finished.
 pub(super) struct ServerFinished {
     /// H_s: the hash of every message before it (our Finished included).
-    pub(super) hash: [u8; 32],
+    pub(super) hash: HandshakeHash,
     /// Its verify_data, where this client could check it (not in two-party mode, where the
     /// record stays sealed until the keys may be opened).
     pub(super) verify_data: Option<[u8; 12]>,

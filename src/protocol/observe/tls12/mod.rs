@@ -28,20 +28,21 @@ pub(crate) use records::PlaintextRecord;
 use crate::tls::certs::{verify_server_chain, verify_server_key_exchange};
 use crate::tls::codec::{hs, CipherSuite, MAX_PLAINTEXT};
 use crate::tls::crypto::{EXPLICIT_NONCE_LEN, TAG_LEN};
+use crate::tls::keys::HandshakeHash;
 use crate::tls::{Direction, HandshakeMessage, PeerMisbehaved, RootStore, ServerKeyExchangeInfo};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use handshake::client_hello_sni;
 use handshake::parse_handshake;
 pub(crate) use handshake::{parse_client_hello, ClientOffer};
 pub(crate) use records::map_tls;
-use records::parse_direction;
+use records::{parse_direction, split_encrypted};
 use rustls_pki_types::{ServerName, UnixTime};
-use sha2::{Digest, Sha256};
 
 pub(crate) use crate::tls::transcript::MAX_RECORDS_PER_DIRECTION;
 /// Bound on plaintext handshake messages per direction (a full handshake has at most six).
 pub(crate) const MAX_HANDSHAKE_MESSAGES: usize = 16;
-/// Largest encrypted record payload for AES-GCM: explicit nonce ‖ 2^14 plaintext ‖ tag.
+/// Largest encrypted record payload: explicit nonce (AES-GCM's 8 bytes at most) ‖ 2^14
+/// plaintext ‖ tag.
 const MAX_ENCRYPTED_PAYLOAD: usize = EXPLICIT_NONCE_LEN + MAX_PLAINTEXT + TAG_LEN;
 /// Finished body length in TLS 1.2 (verify_data).
 const VERIFY_DATA_LEN: usize = 12;
@@ -81,9 +82,12 @@ pub struct SessionTranscript {
 /// `received` (server → prover). Does not validate the certificate chain or the
 /// ServerKeyExchange signature; call [`SessionTranscript::validate_server`] for that.
 pub fn parse(sent: &[u8], received: &[u8]) -> Result<SessionTranscript, TranscriptError> {
-    let s = parse_direction(Direction::Sent, sent)?;
-    let r = parse_direction(Direction::Received, received)?;
+    let mut s = parse_direction(Direction::Sent, sent)?;
+    let mut r = parse_direction(Direction::Received, received)?;
     let hsk = parse_handshake(&s.messages, &r.messages)?;
+    // The records after ChangeCipherSpec are split as the negotiated suite frames them.
+    split_encrypted(Direction::Sent, hsk.cipher_suite, &mut s)?;
+    split_encrypted(Direction::Received, hsk.cipher_suite, &mut r)?;
     Ok(SessionTranscript {
         sent: s.records,
         received: r.records,
@@ -149,31 +153,20 @@ impl SessionTranscript {
         }
     }
 
-    /// H_c = SHA-256(ClientHello … ClientKeyExchange): the client Finished is
-    /// PRF(MS, "client finished", H_c). With EMS this is also the session hash.
-    pub fn client_finished_hash(&self) -> [u8; 32] {
-        self.hasher().finalize().into()
+    /// H_c = Hash(ClientHello … ClientKeyExchange), Hash the negotiated suite's PRF hash: the
+    /// client Finished is PRF(MS, "client finished", H_c). With EMS this is also the session
+    /// hash.
+    pub fn client_finished_hash(&self) -> HandshakeHash {
+        HandshakeHash::of(self.cipher_suite.prf_hash(), self.messages.iter().map(|m| &m.raw[..]))
     }
 
-    /// H_s = SHA-256(messages of H_c ‖ client Finished ‖ \[NewSessionTicket\]): the server
+    /// H_s = Hash(messages of H_c ‖ client Finished ‖ \[NewSessionTicket\]): the server
     /// Finished is PRF(MS, "server finished", H_s). `client_verify_data` is the opened client
     /// verify_data.
-    pub fn server_finished_hash(&self, client_verify_data: &[u8; 12]) -> [u8; 32] {
-        let mut h = self.hasher();
-        h.update([hs::FINISHED, 0, 0, VERIFY_DATA_LEN as u8]);
-        h.update(client_verify_data);
-        if let Some(nst) = &self.new_session_ticket {
-            h.update(&nst.raw);
-        }
-        h.finalize().into()
-    }
-
-    fn hasher(&self) -> Sha256 {
-        let mut h = Sha256::new();
-        for m in &self.messages {
-            h.update(&m.raw);
-        }
-        h
+    pub fn server_finished_hash(&self, client_verify_data: &[u8; 12]) -> HandshakeHash {
+        let finished = [hs::FINISHED, 0, 0, VERIFY_DATA_LEN as u8];
+        let parts = self.messages.iter().map(|m| &m.raw[..]).chain([&finished[..], &client_verify_data[..]]);
+        HandshakeHash::of(self.cipher_suite.prf_hash(), parts.chain(self.new_session_ticket.iter().map(|m| &m.raw[..])))
     }
 
     /// Check the server's certificate chain against `roots` for `server_name` at `now` (the

@@ -14,13 +14,16 @@ pub(crate) struct PlaintextRecord {
     pub payload: Vec<u8>,
 }
 
-/// An AES-128-GCM record after ChangeCipherSpec, split into its parts.
+/// A protected record after ChangeCipherSpec, split into its parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncryptedRecord {
     /// Sequence number in its direction, from 0 after ChangeCipherSpec (0 is the Finished).
     pub seq: u64,
     pub content_type: u8,
     pub version: u16,
+    /// The 8 bytes the record's nonce is made from beside the write IV: for AES-GCM the
+    /// explicit nonce on the wire (nonce = salt ‖ these), for ChaCha20-Poly1305, which sends
+    /// none, the sequence number (nonce = IV ⊕ 0^32 ‖ these, RFC 7905 §2).
     pub explicit_nonce: [u8; 8],
     /// Ciphertext without nonce and tag; as long as the plaintext.
     pub ciphertext: Vec<u8>,
@@ -38,6 +41,9 @@ impl EncryptedRecord {
 /// One direction split into records, with its plaintext handshake messages.
 pub(super) struct ParsedDirection {
     pub(super) records: DirectionRecords,
+    /// The records after ChangeCipherSpec as on the wire (type, version, payload), split into
+    /// [`DirectionRecords::encrypted`] by [`split_encrypted`] once the suite is known.
+    pub(super) protected: Vec<(u8, u16, Vec<u8>)>,
     /// (type, raw message) before ChangeCipherSpec, HelloRequest excluded (never hashed).
     pub(super) messages: Vec<(u8, Vec<u8>)>,
 }
@@ -65,7 +71,7 @@ pub(super) fn parse_direction(direction: Direction, stream: &[u8]) -> Result<Par
     let mut messages = Vec::new();
     let mut joiner = HandshakeJoiner::default();
     let mut encrypted = false;
-    let mut nonces = std::collections::HashSet::new();
+    let mut protected = Vec::new();
     let mut count = 0usize;
     let mut rest = stream;
     while !rest.is_empty() {
@@ -93,14 +99,10 @@ pub(super) fn parse_direction(direction: Direction, stream: &[u8]) -> Result<Par
         rest = &rest[total..];
         let content_type = header.content_type;
         if encrypted {
-            // The sequence number is the record's position, never the prover-chosen explicit
-            // nonce: a replayed, dropped or reordered record then fails its tag.
-            let seq = records.encrypted.len() as u64;
-            let record = encrypted_record(direction, seq, content_type, header.version, payload)?;
-            if !nonces.insert(record.explicit_nonce) {
-                return Err(TranscriptError::RepeatedNonce { direction, seq });
+            if payload.len() > MAX_ENCRYPTED_PAYLOAD {
+                return Err(TranscriptError::RecordOverflow { direction, length: payload.len() });
             }
-            records.encrypted.push(record);
+            protected.push((content_type, header.version, payload.to_vec()));
             continue;
         }
         if payload.len() > MAX_PLAINTEXT {
@@ -164,27 +166,51 @@ pub(super) fn parse_direction(direction: Direction, stream: &[u8]) -> Result<Par
     if !encrypted {
         return Err(TranscriptError::MissingMessage(ccs));
     }
-    if records.encrypted.is_empty() {
+    if protected.is_empty() {
         return Err(TranscriptError::MissingMessage(fin));
     }
-    Ok(ParsedDirection { records, messages })
+    Ok(ParsedDirection { records, protected, messages })
+}
+
+/// Splits a direction's protected records as `suite` frames them.
+pub(super) fn split_encrypted(
+    direction: Direction,
+    suite: CipherSuite,
+    parsed: &mut ParsedDirection,
+) -> Result<(), TranscriptError> {
+    let mut nonces = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(parsed.protected.len());
+    for (content_type, version, payload) in std::mem::take(&mut parsed.protected) {
+        // The sequence number is the record's position, never the prover-chosen explicit
+        // nonce: a replayed, dropped or reordered record then fails its tag.
+        let seq = out.len() as u64;
+        let record = encrypted_record(direction, suite, seq, content_type, version, &payload)?;
+        if !nonces.insert(record.explicit_nonce) {
+            return Err(TranscriptError::RepeatedNonce { direction, seq });
+        }
+        out.push(record);
+    }
+    parsed.records.encrypted = out;
+    Ok(())
 }
 
 pub(super) fn encrypted_record(
     direction: Direction,
+    suite: CipherSuite,
     seq: u64,
     content_type: u8,
     version: u16,
     payload: &[u8],
 ) -> Result<EncryptedRecord, TranscriptError> {
     let length = payload.len();
-    if length < EXPLICIT_NONCE_LEN + TAG_LEN {
+    let nonce_len = suite.aead().explicit_nonce_len();
+    if length < nonce_len + TAG_LEN {
         return Err(TranscriptError::EncryptedRecordTooShort { direction, seq, length });
     }
-    if length > MAX_ENCRYPTED_PAYLOAD {
+    if length > nonce_len + MAX_PLAINTEXT + TAG_LEN {
         return Err(TranscriptError::RecordOverflow { direction, length });
     }
-    let ct_len = length - EXPLICIT_NONCE_LEN - TAG_LEN;
+    let ct_len = length - nonce_len - TAG_LEN;
     if seq == 0 {
         if content_type != codec::ContentType::Handshake as u8 {
             return Err(TranscriptError::FinishedNotHandshake { direction, content_type });
@@ -200,8 +226,10 @@ pub(super) fn encrypted_record(
             _ => return Err(TranscriptError::DisallowedEncryptedRecord { direction, seq, content_type }),
         }
     }
-    let mut explicit_nonce = [0u8; 8];
-    explicit_nonce.copy_from_slice(&payload[..EXPLICIT_NONCE_LEN]);
+    let mut explicit_nonce = seq.to_be_bytes();
+    if nonce_len == EXPLICIT_NONCE_LEN {
+        explicit_nonce.copy_from_slice(&payload[..EXPLICIT_NONCE_LEN]);
+    }
     let mut tag = [0u8; 16];
     tag.copy_from_slice(&payload[length - TAG_LEN..]);
     Ok(EncryptedRecord {
@@ -209,7 +237,7 @@ pub(super) fn encrypted_record(
         content_type,
         version,
         explicit_nonce,
-        ciphertext: payload[EXPLICIT_NONCE_LEN..length - TAG_LEN].to_vec(),
+        ciphertext: payload[nonce_len..length - TAG_LEN].to_vec(),
         tag,
     })
 }

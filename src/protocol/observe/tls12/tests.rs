@@ -5,7 +5,7 @@ use crate::tls::codec::{self, ext, hs, HandshakeJoiner, MAX_PLAINTEXT, RECORD_HE
 use crate::tls::codec::{put_vec16, put_vec8, split_records};
 use crate::tls::crypto::{EXPLICIT_NONCE_LEN, TAG_LEN};
 use crate::tls::{keys, Client, ClientConfig};
-use crate::tls::{Direction, RootStore};
+use crate::tls::{CipherSuite, Direction, RootStore};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rustls_pki_types::UnixTime;
 use std::io::{Read, Write};
@@ -30,6 +30,8 @@ pub(crate) struct Opts {
     pub(crate) client_auth: bool,
     /// The name our client connects to (its SNI unless an IP).
     pub(crate) name: &'static str,
+    /// The one suite our client offers (all of them if `None`).
+    pub(crate) suite: Option<CipherSuite>,
 }
 
 impl Default for Opts {
@@ -41,6 +43,7 @@ impl Default for Opts {
             response_len: 20_000,
             client_auth: false,
             name: "localhost",
+            suite: None,
         }
     }
 }
@@ -82,6 +85,9 @@ pub(crate) fn run_session(opts: Opts) -> Session {
     let roots = RootStore::from_der_certs([certs.ca_der.as_ref()]).unwrap();
     let mut ccfg = ClientConfig::new(roots.clone());
     ccfg.offer_session_ticket = opts.tickets;
+    if let Some(suite) = opts.suite {
+        ccfg.cipher_suites = vec![suite];
+    }
     let mut client = Client::new(ccfg, opts.name, UnixTime::now()).unwrap();
     let mut server = rustls::ServerConnection::new(Arc::new(cfg)).unwrap();
     for _ in 0..10 {
@@ -158,12 +164,27 @@ fn with_messages(stream: &[u8], msgs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
     join(&out)
 }
 
-fn gcm_open(key: &[u8; 16], iv: &[u8; 4], rec: &EncryptedRecord) -> Vec<u8> {
+/// Opens a record with ring directly, its nonce made here as the suite says: salt ‖ explicit
+/// nonce for AES-GCM (RFC 5288), IV ⊕ the padded sequence number for ChaCha20 (RFC 7905).
+fn suite_open(suite: CipherSuite, key: &[u8], iv: &[u8], rec: &EncryptedRecord) -> Vec<u8> {
+    use crate::tls::Aead12;
     use ring::aead;
-    let k = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).unwrap());
+    let alg = match suite.aead() {
+        Aead12::Aes128Gcm => &aead::AES_128_GCM,
+        Aead12::Aes256Gcm => &aead::AES_256_GCM,
+        Aead12::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+    };
+    let k = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
     let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(iv);
-    nonce[4..].copy_from_slice(&rec.explicit_nonce);
+    if suite.aead() == Aead12::ChaCha20Poly1305 {
+        nonce.copy_from_slice(iv);
+        for (n, s) in nonce[4..].iter_mut().zip(rec.seq.to_be_bytes()) {
+            *n ^= s;
+        }
+    } else {
+        nonce[..4].copy_from_slice(iv);
+        nonce[4..].copy_from_slice(&rec.explicit_nonce);
+    }
     let mut buf = rec.ciphertext.clone();
     buf.extend_from_slice(&rec.tag);
     let pt = k
@@ -183,11 +204,11 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
     assert_eq!(t.server_cert_chain(), c.server_cert_chain());
     assert_eq!(Some(t.server_key_exchange()), c.server_key_exchange());
     let h_c = t.client_finished_hash();
-    assert_eq!(Some(&h_c), c.client_finished_hash());
-    assert_eq!(Some(&h_c), c.session_hash());
     let vd_c = c.client_verify_data().unwrap();
     let h_s = t.server_finished_hash(vd_c);
-    assert_eq!(Some(&h_s), c.server_finished_hash());
+    assert_eq!(c.handshake_hashes(), [Some(h_c.as_bytes()), Some(h_c.as_bytes()), Some(h_s.as_bytes())]);
+    let suite = t.cipher_suite();
+    assert_eq!(h_c.as_bytes().len(), suite.prf_hash().output_len());
     // Handshake messages: the client's list up to its Finished.
     let upto = c.handshake_messages().iter().position(|m| m.typ == hs::FINISHED).unwrap();
     assert_eq!(t.handshake_messages(), &c.handshake_messages()[..upto]);
@@ -203,7 +224,8 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
             assert_eq!(Some(a.seq), b.seq);
             assert_eq!(a.content_type, b.content_type);
             assert_eq!(a.version, b.version);
-            assert_eq!(Some(a.explicit_nonce), b.explicit_nonce);
+            let explicit = (suite.aead().explicit_nonce_len() > 0).then_some(a.explicit_nonce);
+            assert_eq!(explicit, b.explicit_nonce);
             assert_eq!(a.ciphertext, b.ciphertext);
             assert_eq!(Some(a.tag), b.tag);
         }
@@ -220,13 +242,13 @@ fn check_matches_client(s: &Session, t: &SessionTranscript) {
             Direction::Sent => (&kb.client_write_key, &kb.client_write_iv, &b"client finished"[..], h_c),
             Direction::Received => (&kb.server_write_key, &kb.server_write_iv, &b"server finished"[..], h_s),
         };
-        let fin = gcm_open(key, iv, &ours[0]);
+        let fin = suite_open(suite, key, iv, &ours[0]);
         let mut expected = vec![hs::FINISHED, 0, 0, 12];
-        expected.extend_from_slice(&keys::verify_data(ms, label, &hash));
+        expected.extend_from_slice(&keys::verify_data_with(suite.prf_hash(), ms, label, hash.as_bytes()));
         assert_eq!(fin, expected);
         let mut app = Vec::new();
         for r in &ours[1..] {
-            let pt = gcm_open(key, iv, r);
+            let pt = suite_open(suite, key, iv, r);
             if r.content_type == 23 {
                 app.extend_from_slice(&pt);
             } else {
@@ -247,6 +269,11 @@ fn real_sessions_match_the_client() {
         Opts { client_auth: true, ..Opts::default() },
         // Tiny server records: handshake messages fragmented across many records.
         Opts { tickets: true, max_fragment: Some(64), response_len: 300, ..Opts::default() },
+        // The SHA-384 and ChaCha20-Poly1305 suites, with both key types.
+        Opts { suite: Some(CipherSuite::EcdheEcdsaAes256GcmSha384), ..Opts::default() },
+        Opts { key: KeyType::Rsa2048, suite: Some(CipherSuite::EcdheRsaAes256GcmSha384), ..Opts::default() },
+        Opts { suite: Some(CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256), tickets: true, ..Opts::default() },
+        Opts { key: KeyType::Rsa2048, suite: Some(CipherSuite::EcdheRsaChaCha20Poly1305Sha256), ..Opts::default() },
     ];
     for opts in cases {
         let s = run_session(opts);
@@ -254,6 +281,9 @@ fn real_sessions_match_the_client() {
         check_matches_client(&s, &t);
         let ecdsa = opts.key == KeyType::EcdsaP256;
         assert_eq!(t.cipher_suite().is_ecdsa(), ecdsa);
+        if let Some(suite) = opts.suite {
+            assert_eq!(t.cipher_suite(), suite);
+        }
         assert_eq!(t.new_session_ticket.is_some(), opts.tickets);
         let types: Vec<u8> = t.handshake_messages().iter().map(|m| m.typ).collect();
         let mut want = vec![hs::CLIENT_HELLO, hs::SERVER_HELLO, hs::CERTIFICATE, hs::SERVER_KEY_EXCHANGE];
@@ -302,12 +332,17 @@ fn replayed_dropped_or_reordered_records_are_refused() {
     let s = run_session(Opts { max_fragment: Some(4096), ..Opts::default() });
     let kb = s.client.key_block().unwrap();
     let cases = [
-        (Direction::Sent, "sent", &s.sent, OpenedDirection::Key { key: kb.client_write_key, iv: kb.client_write_iv }),
+        (
+            Direction::Sent,
+            "sent",
+            &s.sent,
+            OpenedDirection::Key { key: kb.client_write_key.clone(), iv: kb.client_write_iv.clone() },
+        ),
         (
             Direction::Received,
             "received",
             &s.received,
-            OpenedDirection::Key { key: kb.server_write_key, iv: kb.server_write_iv },
+            OpenedDirection::Key { key: kb.server_write_key.clone(), iv: kb.server_write_iv.clone() },
         ),
     ];
     for (d, name, stream, opened) in cases {
@@ -374,8 +409,9 @@ fn alerts_end_a_direction_and_nothing_may_follow() {
     use crate::protocol::prove::tls12::OpenedDirection;
     let s = run_session(Opts::default());
     let kb = s.client.key_block().unwrap();
-    let (key, iv) = (kb.server_write_key, kb.server_write_iv);
-    let opened = OpenedDirection::Key { key, iv };
+    let opened = OpenedDirection::Key { key: kb.server_write_key.clone(), iv: kb.server_write_iv.clone() };
+    let key: [u8; 16] = kb.server_write_key.clone().try_into().unwrap();
+    let iv: [u8; 4] = kb.server_write_iv.clone().try_into().unwrap();
     let t = parse(&s.sent, &s.received).unwrap();
     let honest = t.encrypted_records(Direction::Received).to_vec();
     let d = recover("received", &honest, &opened, &[]).unwrap();
@@ -981,7 +1017,8 @@ fn malformed_plaintext_phase_is_rejected() {
         m[0][at..at + bytes.len()].copy_from_slice(bytes);
         parse(&s.sent, &with_messages(&s.received, &m, 1000)).err()
     };
-    assert_eq!(edit(suite_at, &[0xc0, 0x30]), Some(TranscriptError::UnsupportedCipherSuite(0xc030)));
+    // TLS_RSA_WITH_AES_128_GCM_SHA256: no ECDHE, not implemented
+    assert_eq!(edit(suite_at, &[0x00, 0x9c]), Some(TranscriptError::UnsupportedCipherSuite(0x009c)));
     // ECDHE-RSA with an ECDSA-signed ServerKeyExchange: scheme does not fit the suite.
     assert_eq!(edit(suite_at, &[0xc0, 0x2f]), Some(TranscriptError::UnsupportedSignatureScheme(t_scheme(&s))));
     assert_eq!(edit(4, &[3, 4]), Some(TranscriptError::UnsupportedServerVersion(0x0304)));
@@ -990,6 +1027,28 @@ fn malformed_plaintext_phase_is_rejected() {
 
 fn t_scheme(s: &Session) -> u16 {
     s.client.server_key_exchange().unwrap().scheme.id()
+}
+
+/// A ServerHello that picks one of the AES-256-GCM or ChaCha20-Poly1305 suites the
+/// ClientHello did not offer is refused, whatever suite its records would need.
+#[test]
+fn a_new_suite_the_client_did_not_offer_is_refused() {
+    for suite in [CipherSuite::EcdheEcdsaAes256GcmSha384, CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256] {
+        let s = run_session(Opts { response_len: 100, suite: Some(suite), ..Opts::default() });
+        let cli = messages_of(&s.sent);
+        let sid_len = cli[0][4 + 2 + 32] as usize;
+        let suites_at = 4 + 2 + 32 + 1 + sid_len;
+        assert_eq!(&cli[0][suites_at..suites_at + 4], &[&[0, 2][..], &suite.id().to_be_bytes()].concat()[..]);
+        assert!(parse(&s.sent, &s.received).is_ok(), "{suite:?} as offered");
+        // the same session, its ClientHello offering AES-128-GCM in its place
+        let mut c2 = cli.clone();
+        c2[0][suites_at + 2..suites_at + 4].copy_from_slice(&[0xc0, 0x2b]);
+        assert_eq!(
+            parse(&with_messages(&s.sent, &c2, 1000), &s.received).err(),
+            Some(TranscriptError::CipherSuiteNotOffered(suite.id())),
+            "{suite:?}"
+        );
+    }
 }
 
 #[test]
@@ -1001,7 +1060,9 @@ fn unoffered_suite_and_extension_are_rejected() {
     let ch = &cli[0];
     let sid_len = ch[4 + 2 + 32] as usize;
     let suites_at = 4 + 2 + 32 + 1 + sid_len;
-    assert_eq!(&ch[suites_at..suites_at + 6], &[0, 4, 0xc0, 0x2b, 0xc0, 0x2f]);
+    let offered: Vec<u8> = CipherSuite::ALL.iter().flat_map(|s| s.id().to_be_bytes()).collect();
+    assert_eq!(&ch[suites_at..suites_at + 2], &[0, 12]);
+    assert_eq!(&ch[suites_at + 2..suites_at + 14], &offered[..]);
     let mut c2 = cli.clone();
     c2[0][suites_at + 2..suites_at + 4].copy_from_slice(&[0xc0, 0x2f]);
     assert_eq!(

@@ -1,17 +1,23 @@
-//! The verifier's checks after the proof: every GCM tag, the plaintext at the revealed
-//! positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕ opened keystream),
-//! and every alert, after which a direction may carry nothing more.
+//! The verifier's checks after the proof: every record's tag (GCM or Poly1305), the plaintext
+//! at the revealed positions (fast path: decrypt with the opened key; ZK path: ciphertext ⊕
+//! opened keystream), and every alert, after which a direction may carry nothing more.
 
 use crate::protocol::observe::tls12::EncryptedRecord;
-use crate::protocol::prove::tls12::{opened_blocks, OpenedDirection};
+use crate::protocol::prove::tls12::{block_len, opened_blocks_of, OpenedDirection};
+use crate::tls::{Aead12, CipherSuite};
 use std::ops::Range;
 
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CheckError {
-    /// A record's GCM tag does not verify under the opened key or GHASH material: the prover
-    /// opened values that do not belong to this session, or a record was altered.
-    #[error("{direction} record {index}: GCM tag does not verify")]
+    /// A record's tag (GCM or Poly1305) does not verify under the opened key or tag material:
+    /// the prover opened values that do not belong to this session, or a record was altered.
+    #[error("{direction} record {index}: its tag does not verify")]
     BadTag { direction: &'static str, index: usize },
+    /// The proof opened tag material of another cipher than the suite's.
+    #[error("{direction}: the proof opened {opened}, the suite is {suite}")]
+    WrongCipher { direction: &'static str, opened: &'static str, suite: &'static str },
+    #[error("{direction}: the proof opened {got} Poly1305 keys for {expected} records")]
+    PolyKeyCount { direction: &'static str, expected: usize, got: usize },
     #[error("{direction}: the proof opened {got} keystream bytes, {expected} were needed")]
     KeystreamLength { direction: &'static str, expected: usize, got: usize },
     #[error("{direction}: the proof opened {got} J0 blocks for {expected} records")]
@@ -67,12 +73,29 @@ pub(crate) fn gcm_tag(h: &[u8; 16], j0: &[u8; 16], aad: &[u8], ciphertext: &[u8]
     tag
 }
 
-fn open_record(key: &[u8; 16], iv: &[u8; 4], r: &EncryptedRecord) -> Option<Vec<u8>> {
-    use ring::aead;
-    let key = aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, key).ok()?);
+/// A record decrypted with an opened write key and IV, `None` unless its tag verifies (or
+/// the key or IV is not the suite's length).
+fn open_record(aead: Aead12, key: &[u8], iv: &[u8], r: &EncryptedRecord) -> Option<Vec<u8>> {
+    use ring::aead as ring_aead;
+    if key.len() != aead.key_len() || iv.len() != aead.iv_len() {
+        return None;
+    }
+    let alg = match aead {
+        Aead12::Aes128Gcm => &ring_aead::AES_128_GCM,
+        Aead12::Aes256Gcm => &ring_aead::AES_256_GCM,
+        Aead12::ChaCha20Poly1305 => &ring_aead::CHACHA20_POLY1305,
+    };
+    let key = ring_aead::LessSafeKey::new(ring_aead::UnboundKey::new(alg, key).ok()?);
     let mut nonce = [0u8; 12];
-    nonce[..4].copy_from_slice(iv);
-    nonce[4..].copy_from_slice(&r.explicit_nonce);
+    if aead == Aead12::ChaCha20Poly1305 {
+        // RFC 7905: IV ⊕ the padded sequence number, which `explicit_nonce` holds
+        nonce.copy_from_slice(iv);
+        nonce[4..].iter_mut().zip(r.explicit_nonce).for_each(|(n, s)| *n ^= s);
+    } else {
+        nonce[..4].copy_from_slice(iv);
+        nonce[4..].copy_from_slice(&r.explicit_nonce);
+    }
+    use ring_aead as aead;
     let mut buf = r.ciphertext.clone();
     buf.extend_from_slice(&r.tag);
     let pt = key
@@ -121,20 +144,33 @@ pub(in crate::protocol) fn check_nothing_after_close(
     Ok(alerts.iter().map(|(_, a)| *a).collect())
 }
 
-/// Checks every tag of `records` against what the proof opened, and recovers the revealed
-/// plaintext. `reveal` must be canonical (checked by the caller).
+/// [`recover_with`] for an AES-128-GCM session.
 pub fn recover(
     direction: &'static str,
     records: &[EncryptedRecord],
     opened: &OpenedDirection,
     reveal: &[Range<u64>],
 ) -> Result<RecoveredDirection, CheckError> {
+    recover_with(direction, CipherSuite::EcdheEcdsaAes128GcmSha256, records, opened, reveal)
+}
+
+/// Checks every tag of `records` against what the proof opened, and recovers the revealed
+/// plaintext. `reveal` must be canonical (checked by the caller); `suite` is the session's.
+pub fn recover_with(
+    direction: &'static str,
+    suite: CipherSuite,
+    records: &[EncryptedRecord],
+    opened: &OpenedDirection,
+    reveal: &[Range<u64>],
+) -> Result<RecoveredDirection, CheckError> {
+    let aead = suite.aead();
     let mut bytes = Vec::new();
     let mut alerts = Vec::new();
+    let wrong = |opened| CheckError::WrongCipher { direction, opened, suite: suite.name() };
     match opened {
         OpenedDirection::Key { key, iv } => {
             for (index, r) in records.iter().enumerate() {
-                let pt = open_record(key, iv, r).ok_or(CheckError::BadTag { direction, index })?;
+                let pt = open_record(aead, key, iv, r).ok_or(CheckError::BadTag { direction, index })?;
                 if index > 0 && r.content_type == 23 {
                     bytes.extend_from_slice(&pt);
                 } else if index > 0 && r.content_type == 21 {
@@ -145,14 +181,40 @@ pub fn recover(
             let alerts = check_nothing_after_close(direction, &alerts, records.len())?;
             Ok(RecoveredDirection { bytes, revealed: reveal.to_vec(), fast_path: true, alerts, records: Vec::new() })
         }
-        OpenedDirection::Keystream { h, j0, revealed_keystream } => {
-            if j0.len() != records.len() {
-                return Err(CheckError::J0Count { direction, expected: records.len(), got: j0.len() });
-            }
-            for (index, (r, j)) in records.iter().zip(j0).enumerate() {
-                if ghash_tag(h, j, r) != r.tag {
-                    return Err(CheckError::BadTag { direction, index });
+        OpenedDirection::Keystream { revealed_keystream, .. }
+        | OpenedDirection::ChaChaKeystream { revealed_keystream, .. } => {
+            match opened {
+                OpenedDirection::Keystream { h, j0, .. } => {
+                    if aead == Aead12::ChaCha20Poly1305 {
+                        return Err(wrong("GCM tag material"));
+                    }
+                    if j0.len() != records.len() {
+                        return Err(CheckError::J0Count { direction, expected: records.len(), got: j0.len() });
+                    }
+                    for (index, (r, j)) in records.iter().zip(j0).enumerate() {
+                        if ghash_tag(h, j, r) != r.tag {
+                            return Err(CheckError::BadTag { direction, index });
+                        }
+                    }
                 }
+                OpenedDirection::ChaChaKeystream { poly_keys, .. } => {
+                    if aead != Aead12::ChaCha20Poly1305 {
+                        return Err(wrong("Poly1305 keys"));
+                    }
+                    if poly_keys.len() != records.len() {
+                        return Err(CheckError::PolyKeyCount {
+                            direction,
+                            expected: records.len(),
+                            got: poly_keys.len(),
+                        });
+                    }
+                    for (index, (r, k)) in records.iter().zip(poly_keys).enumerate() {
+                        if poly1305_tag(k, &r.additional_data(), &r.ciphertext) != r.tag {
+                            return Err(CheckError::BadTag { direction, index });
+                        }
+                    }
+                }
+                OpenedDirection::Key { .. } => {}
             }
             let mut starts = Vec::with_capacity(records.len());
             for r in records {
@@ -161,7 +223,8 @@ pub fn recover(
                     bytes.resize(bytes.len() + r.ciphertext.len(), 0);
                 }
             }
-            let touched = opened_blocks(records, reveal);
+            let size = block_len(aead);
+            let touched = opened_blocks_of(size as u64, records, reveal);
             let needed: usize = touched.iter().map(|(_, _, p)| p.len()).sum();
             if needed != revealed_keystream.len() {
                 return Err(CheckError::KeystreamLength { direction, expected: needed, got: revealed_keystream.len() });
@@ -170,7 +233,7 @@ pub fn recover(
             for (rec, blk, positions) in touched {
                 let r = &records[rec];
                 let mut plain = positions.iter().map(|p| {
-                    let at = blk as usize * 16 + p;
+                    let at = blk as usize * size + p;
                     (at, r.ciphertext[at] ^ ks.next().copied().unwrap_or(0))
                 });
                 if r.content_type == 21 {

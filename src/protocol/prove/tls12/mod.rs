@@ -1,16 +1,19 @@
 //! The proxy-mode proof, written once and run by both parties in lockstep (docs/protocol.md,
-//! "What is proven"). The prover's only private input is the master secret.
+//! "What is proven"). The prover's only private input is the master secret. The suite sets
+//! the PRF's hash (SHA-256, or SHA-384 for the AES-256-GCM suites), the key block's split and
+//! the record cipher (AES-128-GCM, AES-256-GCM or ChaCha20-Poly1305).
 //!
 //! Batches:
 //! 1. commit MS; its HMAC pad states; the inner state is **opened** (see [`PublicInner`]).
 //! 2. (through 4, deferred: checked together with 5) the PRF with public inner hashes, one outer
 //!    compression per HMAC: A(i) of "key expansion", "client finished" and "server finished"
-//!    opened; key block = P_SHA256(MS, "key expansion" ‖ sr ‖ cr)[..40] private; client
-//!    verify_data **opened** (both sides need it for H_s).
+//!    opened; key block = P_hash(MS, "key expansion" ‖ sr ‖ cr) private; client verify_data
+//!    **opened** (both sides need it for H_s).
 //! 5. server verify_data (private); both Finished records must decrypt in ZK to
 //!    `14 00 00 0c ‖ verify_data` (this binds MS to the real server's session); then per
-//!    direction either the fast path (write key + IV opened) or H = AES_K(0) and every
-//!    record's E_K(J0) opened so the verifier can check every GCM tag.
+//!    direction either the fast path (write key + IV opened) or what lets the verifier check
+//!    every tag: for AES-GCM H = AES_K(0) and every record's E_K(J0), for ChaCha20-Poly1305
+//!    every record's Poly1305 one-time key (the first half of its ChaCha20 block 0).
 //! 6. (ZK path of the request) its hidden bytes' plaintext, each asserted to be neither CR nor
 //!    LF, so that no hidden header value can hold another header or request
 //!    (`protocol::exchange`); deferred into the next check.
@@ -22,13 +25,15 @@ pub mod check;
 
 use crate::channel::Channel;
 use crate::circuits::aes::{key_schedule, RoundKeys};
-use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
+use crate::circuits::constant_bytes;
+use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, PublicInner, Sha2};
 use crate::circuits::keystream::{ghash_key, j0_block, keystream_blocks};
-use crate::circuits::sha256::{sha256, state_to_bytes};
-use crate::circuits::{constant_bytes, Gates};
+use crate::circuits::sha256::sha256;
 pub(crate) use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::reveal::{complement, covers_all};
 use crate::protocol::observe::tls12::EncryptedRecord;
+use crate::tls::keys::{key_block_len, HandshakeHash};
+use crate::tls::{Aead12, CipherSuite, PrfHash};
 use crate::zk::bytes::assert_decrypts_to;
 use crate::zk::bytes::{assert_no_line_breaks, commit_bytes, open_bytes, open_selected_bytes};
 use crate::zk::{Backend, Party, ProofError};
@@ -80,10 +85,12 @@ const FINISHED_HEADER: [u8; 4] = [0x14, 0, 0, 0x0c];
 
 /// What both parties know before the proof.
 pub struct PublicInputs<'a> {
+    /// The negotiated suite: the PRF's hash, the key block's split, the record cipher.
+    pub suite: CipherSuite,
     pub client_random: [u8; 32],
     pub server_random: [u8; 32],
-    /// Hash of the handshake messages up to ClientKeyExchange.
-    pub client_finished_hash: [u8; 32],
+    /// Hash of the handshake messages up to ClientKeyExchange (the suite's PRF hash).
+    pub client_finished_hash: HandshakeHash,
     /// Encrypted records per direction, Finished first.
     pub sent: &'a [EncryptedRecord],
     pub received: &'a [EncryptedRecord],
@@ -103,6 +110,7 @@ impl<'a> PublicInputs<'a> {
     ) -> Self {
         use crate::tls::Direction;
         PublicInputs {
+            suite: t.cipher_suite(),
             client_random: *t.client_random(),
             server_random: *t.server_random(),
             client_finished_hash: t.client_finished_hash(),
@@ -119,11 +127,14 @@ impl<'a> PublicInputs<'a> {
 /// What the proof opened for one direction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpenedDirection {
-    /// Fast path: the write key and implicit IV.
-    Key { key: [u8; 16], iv: [u8; 4] },
-    /// ZK path: the GHASH key, E_K(J0) per record, and the keystream bytes at the revealed
-    /// positions (in increasing position order).
+    /// Fast path: the write key and IV (the AES-GCM salt or ChaCha20-Poly1305's 12 bytes).
+    Key { key: Vec<u8>, iv: Vec<u8> },
+    /// ZK path of AES-GCM: the GHASH key, E_K(J0) per record, and the keystream bytes at the
+    /// revealed positions (in increasing position order).
     Keystream { h: [u8; 16], j0: Vec<[u8; 16]>, revealed_keystream: Vec<u8> },
+    /// ZK path of ChaCha20-Poly1305: every record's Poly1305 one-time key, and the keystream
+    /// bytes at the revealed positions (in increasing position order).
+    ChaChaKeystream { poly_keys: Vec<[u8; 32]>, revealed_keystream: Vec<u8> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,10 +145,15 @@ pub struct Opened {
     pub commitments: Vec<Commitment>,
 }
 
-/// Which keystream blocks (per record) and which byte positions in them a reveal touches.
+/// Which keystream blocks of `size` bytes (per record) and which byte positions in them a
+/// reveal touches.
 /// `records` are the direction's encrypted records (Finished first); only application-data
 /// records (type 23) form the plaintext stream.
-pub(crate) fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
+pub(crate) fn touched_blocks_of(
+    size: u64,
+    records: &[EncryptedRecord],
+    reveal: &[Range<u64>],
+) -> Vec<(usize, u32, Vec<usize>)> {
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut r = 0;
@@ -156,7 +172,7 @@ pub(crate) fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>])
             let lo = reveal[k].start.max(start) - start;
             let hi = reveal[k].end.min(end) - start;
             for p in lo..hi {
-                let (blk, pos) = ((p / 16) as u32, (p % 16) as usize);
+                let (blk, pos) = ((p / size) as u32, (p % size) as usize);
                 match blocks.last_mut() {
                     Some((b, ps)) if *b == blk => ps.push(pos),
                     _ => blocks.push((blk, vec![pos])),
@@ -173,8 +189,18 @@ pub(crate) fn touched_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>])
 /// The keystream a ZK-path direction opens: the blocks the reveal touches, then the first two
 /// bytes of every encrypted alert (after the Finished), whose plaintext the verifier always
 /// learns. Both sides take the keystream in this order.
+#[cfg(test)]
 pub(crate) fn opened_blocks(records: &[EncryptedRecord], reveal: &[Range<u64>]) -> Vec<(usize, u32, Vec<usize>)> {
-    let mut out = touched_blocks(records, reveal);
+    opened_blocks_of(16, records, reveal)
+}
+
+/// [`opened_blocks`] for keystream blocks of `size` bytes.
+pub(crate) fn opened_blocks_of(
+    size: u64,
+    records: &[EncryptedRecord],
+    reveal: &[Range<u64>],
+) -> Vec<(usize, u32, Vec<usize>)> {
+    let mut out = touched_blocks_of(size, records, reveal);
     out.extend(
         records.iter().enumerate().skip(1).filter(|(_, r)| r.content_type == 21).map(|(i, _)| (i, 0, vec![0, 1])),
     );
@@ -234,10 +260,64 @@ pub(crate) fn app_len(records: &[EncryptedRecord]) -> u64 {
     records.iter().skip(1).filter(|r| r.content_type == 23).map(|r| r.ciphertext.len() as u64).sum()
 }
 
-fn iv_bits<B: Backend>(b: &B, salt: &[B::Bit], explicit: &[u8; 8]) -> Vec<B::Bit> {
-    let mut iv = salt.to_vec();
-    iv.extend(constant_bytes(b, explicit));
-    iv
+/// A direction's write key in ZK, as its record cipher uses it.
+enum WriteKey<B: Backend> {
+    /// AES-GCM: the expanded key and the 4-byte salt.
+    Aes { rk: RoundKeys<B>, salt: Vec<B::Bit> },
+    /// ChaCha20-Poly1305: the key and the 12-byte IV.
+    ChaCha { key: Vec<B::Bit>, iv: Vec<B::Bit> },
+}
+
+impl<B: Backend> WriteKey<B> {
+    fn new(b: &mut B, aead: Aead12, key: &[B::Bit], iv: &[B::Bit]) -> Self {
+        match aead {
+            Aead12::Aes128Gcm | Aead12::Aes256Gcm => WriteKey::Aes { rk: key_schedule(b, key), salt: iv.to_vec() },
+            Aead12::ChaCha20Poly1305 => WriteKey::ChaCha { key: key.to_vec(), iv: iv.to_vec() },
+        }
+    }
+
+    /// The record's 96-bit nonce: salt ‖ explicit nonce (RFC 5288), or IV ⊕ the padded
+    /// sequence number (RFC 7905), which [`EncryptedRecord::explicit_nonce`] holds there.
+    fn nonce(&self, b: &B, rec: &EncryptedRecord) -> Vec<B::Bit> {
+        match self {
+            WriteKey::Aes { salt, .. } => {
+                let mut iv = salt.clone();
+                iv.extend(constant_bytes(b, &rec.explicit_nonce));
+                iv
+            }
+            WriteKey::ChaCha { iv, .. } => {
+                let mut mask = [0u8; 12];
+                mask[4..].copy_from_slice(&rec.explicit_nonce);
+                crate::circuits::xor_bits(b, iv, &constant_bytes(b, &mask))
+            }
+        }
+    }
+
+    /// Keystream block `j` of a record's payload on `nonce`: AES-GCM's counter j + 2 (16
+    /// bytes), ChaCha20's counter j + 1 (64 bytes).
+    fn block(&self, b: &mut B, nonce: &[B::Bit], j: u32) -> Vec<B::Bit> {
+        match self {
+            WriteKey::Aes { rk, .. } => keystream_blocks(b, rk, nonce, &[j]).into_iter().flatten().collect(),
+            WriteKey::ChaCha { key, .. } => crate::circuits::chacha20::block(b, key, nonce, j + 1),
+        }
+    }
+}
+
+/// Bytes of a keystream block of `aead`.
+pub(crate) fn block_len(aead: Aead12) -> usize {
+    match aead {
+        Aead12::ChaCha20Poly1305 => 64,
+        Aead12::Aes128Gcm | Aead12::Aes256Gcm => 16,
+    }
+}
+
+/// The keystream cipher of `aead`, and its blocks per batch.
+pub(crate) fn keystream_cipher(aead: Aead12) -> (KeystreamCipher, usize) {
+    match aead {
+        Aead12::Aes128Gcm => (KeystreamCipher::Aes128, BLOCKS_PER_BATCH),
+        Aead12::Aes256Gcm => (KeystreamCipher::Aes256, BLOCKS_PER_BATCH),
+        Aead12::ChaCha20Poly1305 => (KeystreamCipher::ChaCha20, crate::cost::CHACHA20_BLOCKS_PER_BATCH),
+    }
 }
 
 /// A keystream batch's work: a direction (0 sent, 1 received) and its blocks, each (record,
@@ -348,20 +428,23 @@ pub(in crate::protocol) fn commitment_digest<B: Backend>(
     open_bytes(b, &digest)
 }
 
-/// The plaintext bits at the `touched` positions ([`touched_blocks`]) of `recs`: keystream
-/// proven under `rk` and `salt`, XOR the ciphertext.
+/// The plaintext bits at the `touched` positions ([`touched_blocks_of`] at the cipher's block
+/// size) of `recs`: keystream proven under `key`, XOR the ciphertext.
 fn plaintext_bits<B: Backend>(
     b: &mut B,
-    rk: &RoundKeys<B>,
-    salt: &[B::Bit],
+    key: &WriteKey<B>,
     recs: &[EncryptedRecord],
     touched: &[(usize, u32, Vec<usize>)],
 ) -> Vec<B::Bit> {
+    let size = match key {
+        WriteKey::Aes { .. } => 16,
+        WriteKey::ChaCha { .. } => 64,
+    };
     let mut bits = Vec::new();
     for (rec, blk, positions) in touched {
-        let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
-        let in_block: Vec<usize> = positions.iter().map(|p| *blk as usize * 16 + p).collect();
-        bits.extend(decrypted_bytes(b, rk, &iv, &recs[*rec].ciphertext, &in_block));
+        let nonce = key.nonce(b, &recs[*rec]);
+        let in_block: Vec<usize> = positions.iter().map(|p| *blk as usize * size + p).collect();
+        bits.extend(decrypted_with(b, size, &recs[*rec].ciphertext, &in_block, |b, j| key.block(b, &nonce, j)));
     }
     bits
 }
@@ -399,15 +482,24 @@ pub(in crate::protocol) fn line_break_error(e: ProofError) -> ProofError {
 
 /// Runs the proof. `ms` is the master secret on the prover and `None` on the verifier;
 /// `server_finished_hash` computes H_s from the opened client verify_data.
-pub async fn run<P: Party<C>, C: Channel>(
+pub async fn run<P: Party<C>, C: Channel, H: AsRef<[u8]>>(
     party: &mut P,
     ch: &mut C,
     ms: Option<&[u8; 48]>,
     blinders: Option<&[[u8; 16]]>,
     inputs: &PublicInputs<'_>,
-    server_finished_hash: impl FnOnce(&[u8; 12]) -> [u8; 32],
+    server_finished_hash: impl FnOnce(&[u8; 12]) -> H,
 ) -> Result<Opened, ProofError> {
-    let (sr, cr, hc) = (&inputs.server_random, &inputs.client_random, &inputs.client_finished_hash);
+    let (sr, cr, hc) = (&inputs.server_random, &inputs.client_random, inputs.client_finished_hash.as_bytes());
+    let suite = inputs.suite;
+    let aead = suite.aead();
+    let hash = match suite.prf_hash() {
+        PrfHash::Sha256 => Sha2::Sha256,
+        PrfHash::Sha384 => Sha2::Sha384,
+    };
+    if hc.len() != hash.output_len() {
+        return Err(ProofError::Malformed("the client Finished hash is not the suite's hash"));
+    }
     #[cfg(test)]
     let is_prover = ms.is_some();
     let (fin_c, fin_s) = match (inputs.sent.first(), inputs.received.first()) {
@@ -415,23 +507,25 @@ pub async fn run<P: Party<C>, C: Channel>(
         _ => return Err(ProofError::Malformed("a direction has no Finished record")),
     };
 
-    // The TLS 1.2 PRF, P_SHA256 keyed by MS, with MS's HMAC inner state opened (see
-    // `PublicInner`): every inner hash is public, so each HMAC is one outer compression in ZK
-    // (10 compressions for the whole key schedule instead of 23). The A(i) chain is opened
-    // (it is never key material); the key block and server verify_data stay private. The
-    // batches feed each other opened values, so all but the last are deferred: one round trip.
+    // The TLS 1.2 PRF, P_hash keyed by MS, with MS's HMAC inner state opened (see
+    // `PublicInner`): every inner hash is public, so each HMAC is one outer compression in ZK.
+    // The A(i) chain is opened (it is never key material); the key block and server
+    // verify_data stay private. The batches feed each other opened values, so all but the
+    // last are deferred: one round trip.
     let (ms_outer, inner) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
             let m = commit_bytes(b, ms.map(|x| &x[..]), 48);
-            let key = hmac_key(b, &m);
-            let inner = open_bytes(b, &state_to_bytes::<P::Backend>(&key.inner));
-            (key.outer, inner)
+            let (inner, outer) = hmac_pad_states(b, hash, &m);
+            (outer, open_bytes(b, &inner))
         })
         .await?;
-    let inner = PublicInner::from_bytes(&inner.try_into().map_err(|_| ProofError::Malformed("inner state length"))?);
+    let inner = PublicInner::from_state(hash, &inner).ok_or(ProofError::Malformed("inner state length"))?;
     let seed_ke = [&b"key expansion"[..], sr, cr].concat();
     let seed_cf = [&b"client finished"[..], hc].concat();
-    let prf = |b: &mut P::Backend, msg: &[u8]| hmac_public_inner(b, &ms_outer, &inner, msg);
+    let prf = |b: &mut P::Backend, msg: &[u8]| hmac_public_inner_with(b, &ms_outer, &inner, msg);
+    // P_hash outputs this many HMAC blocks for the key block
+    let kb_len = key_block_len(suite);
+    let blocks = kb_len.div_ceil(hash.output_len());
 
     let (a1_ke, a1_cf) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
@@ -440,21 +534,39 @@ pub async fn run<P: Party<C>, C: Channel>(
             (open_bytes(b, &a1_ke), open_bytes(b, &a1_cf))
         })
         .await?;
-    let ((p1_ke, cvd_bits), (a2_ke, cvd)) = party
+    let (cvd_bits, (a2_ke, cvd)) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let p1 = prf(b, &[&a1_ke[..], &seed_ke].concat());
             let a2 = prf(b, &a1_ke);
             let cvd = prf(b, &[&a1_cf[..], &seed_cf].concat())[..96].to_vec();
             let opened = (open_bytes(b, &a2), open_bytes(b, &cvd));
-            ((p1, cvd), opened)
+            (cvd, opened)
         })
         .await?;
+    // A(3), … where the key block needs more than two HMAC blocks (ChaCha20's 88 bytes)
+    let mut a_chain = vec![a1_ke, a2_ke];
+    while a_chain.len() < blocks {
+        let last = a_chain.last().cloned().unwrap_or_default();
+        let next = party
+            .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
+                let a = prf(b, &last);
+                open_bytes(b, &a)
+            })
+            .await?;
+        a_chain.push(next);
+    }
     let client_verify_data: [u8; 12] = cvd.try_into().map_err(|_| ProofError::Malformed("verify_data length"))?;
-    let seed_sf = [&b"server finished"[..], &server_finished_hash(&client_verify_data)].concat();
+    let h_s = server_finished_hash(&client_verify_data);
+    if h_s.as_ref().len() != hash.output_len() {
+        return Err(ProofError::Malformed("the server Finished hash is not the suite's hash"));
+    }
+    let seed_sf = [&b"server finished"[..], h_s.as_ref()].concat();
     let (key_block, a1_sf) = party
         .run_batch_deferred(ch, &mut |b: &mut P::Backend| {
-            let mut kb = p1_ke.clone();
-            kb.extend_from_slice(&prf(b, &[&a2_ke[..], &seed_ke].concat())[..64]);
+            let mut kb = Vec::with_capacity(blocks * hash.output_len() * 8);
+            for a in &a_chain[..blocks] {
+                kb.extend(prf(b, &[&a[..], &seed_ke].concat()));
+            }
+            kb.truncate(kb_len * 8);
             let a1_sf = prf(b, &seed_sf);
             (kb, open_bytes(b, &a1_sf))
         })
@@ -465,74 +577,88 @@ pub async fn run<P: Party<C>, C: Channel>(
         covers_all(inputs.reveal_received, app_len(inputs.received)),
     ];
     let records = [inputs.sent, inputs.received];
+    let size = block_len(aead);
+    let (cipher, per_batch) = keystream_cipher(aead);
     // The keystream batches of the ZK-path directions (below), from public inputs alone.
     let reveals = [inputs.reveal_sent, inputs.reveal_received];
     let jobs: Vec<KeystreamJob> = (0..2)
         .filter(|side| !fast[*side])
         .flat_map(|side| {
-            let touched = opened_blocks(records[side], reveals[side]);
-            touched.chunks(BLOCKS_PER_BATCH).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
+            let touched = opened_blocks_of(size as u64, records[side], reveals[side]);
+            touched.chunks(per_batch).map(|c| (side, c.to_vec())).collect::<Vec<_>>()
         })
         .collect();
 
     // The request's hidden bytes, proven free of line breaks right after batch 2.
     let pieces = if fast[0] { Vec::new() } else { line_break_pieces(inputs.reveal_sent, app_len(inputs.sent)) };
 
-    // Finished records bound to the session; keys or GHASH material opened. Checked, with
-    // every deferred PRF batch, unless more batches follow: then the last of them checks it
-    // too, and the prover goes on to them without waiting for a challenge.
-    type Batch2<B> = (
-        [RoundKeys<B>; 2],
-        [Vec<<B as Gates>::Bit>; 2],
-        [Option<(Vec<u8>, Vec<u8>)>; 2],
-        [Option<(Vec<u8>, Vec<Vec<u8>>)>; 2],
-    );
-    let (round_keys, salts, keys, ghash): Batch2<P::Backend> = party
+    // Finished records bound to the session; keys or tag material opened. Checked, with every
+    // deferred PRF batch, unless more batches follow: then the last of them checks it too, and
+    // the prover goes on to them without waiting for a challenge.
+    let (k, v) = (aead.key_len() * 8, aead.iv_len() * 8);
+    type Batch2<B> = ([WriteKey<B>; 2], [Option<(Vec<u8>, Vec<u8>)>; 2], [Option<TagOpenings>; 2]);
+    let (write_keys, keys, tags): Batch2<P::Backend> = party
         .run_batch_unless_more(ch, !jobs.is_empty() || !pieces.is_empty(), &mut |b: &mut P::Backend| {
             let svd = prf(b, &[&a1_sf[..], &seed_sf].concat())[..96].to_vec();
             let mut keys = [None, None];
-            let mut ghash = [None, None];
-            let [(rk0, s0), (rk1, s1)] = [0usize, 1].map(|side| {
-                let key = &key_block[side * 128..side * 128 + 128];
-                let salt = key_block[256 + side * 32..256 + side * 32 + 32].to_vec();
-                let rk = key_schedule(b, key);
+            let mut tags = [None, None];
+            let write_keys = [0usize, 1].map(|side| {
+                let key = &key_block[side * k..side * k + k];
+                let iv = &key_block[2 * k + side * v..2 * k + side * v + v];
+                let wk = WriteKey::new(b, aead, key, iv);
                 let fin = if side == 0 { fin_c } else { fin_s };
-                let ks = keystream_blocks(b, &rk, &iv_bits(b, &salt, &fin.explicit_nonce), &[0]);
+                let nonce = wk.nonce(b, fin);
+                let ks = wk.block(b, &nonce, 0);
                 let mut pt = constant_bytes(b, &FINISHED_HEADER);
                 pt.extend_from_slice(if side == 0 { &cvd_bits } else { &svd });
-                assert_decrypts_to(b, &ks[0], &fin.ciphertext, &pt);
+                assert_decrypts_to(b, &ks[..128], &fin.ciphertext, &pt);
                 if fast[side] {
                     #[cfg(test)]
                     if cheat(is_prover).fast_key == Some(side) {
                         claim_flipped(b, key);
                     }
-                    keys[side] = Some((open_bytes(b, key), open_bytes(b, &salt)));
+                    keys[side] = Some((open_bytes(b, key), open_bytes(b, iv)));
                 } else {
-                    let h = ghash_key(b, &rk);
-                    let h = open_bytes(b, &h);
-                    let j0: Vec<Vec<u8>> = records[side]
-                        .iter()
-                        .map(|r| {
-                            let j = j0_block(b, &rk, &iv_bits(b, &salt, &r.explicit_nonce));
-                            open_bytes(b, &j)
-                        })
-                        .collect();
-                    ghash[side] = Some((h, j0));
+                    tags[side] = Some(match &wk {
+                        WriteKey::Aes { rk, .. } => {
+                            let h = ghash_key(b, rk);
+                            let h = open_bytes(b, &h);
+                            let j0: Vec<Vec<u8>> = records[side]
+                                .iter()
+                                .map(|r| {
+                                    let nonce = wk.nonce(b, r);
+                                    let j = j0_block(b, rk, &nonce);
+                                    open_bytes(b, &j)
+                                })
+                                .collect();
+                            TagOpenings::Gcm(h, j0)
+                        }
+                        WriteKey::ChaCha { key, .. } => TagOpenings::Poly1305(
+                            records[side]
+                                .iter()
+                                .map(|r| {
+                                    let nonce = wk.nonce(b, r);
+                                    let block = crate::circuits::chacha20::block(b, key, &nonce, 0);
+                                    open_bytes(b, &block[..256])
+                                })
+                                .collect(),
+                        ),
+                    });
                 }
-                (rk, salt)
+                wk
             });
-            ([rk0, rk1], [s0, s1], keys, ghash)
+            (write_keys, keys, tags)
         })
         .await?;
 
     // The line-break proof: the hidden bytes' plaintext in ZK, asserted free of CR and LF; the
     // assertion is checked on arrival, its AND gates with the batches after.
-    for (k, piece) in pieces.iter().enumerate() {
-        let (rk, salt, recs) = (&round_keys[0], &salts[0], records[0]);
-        let touched = touched_blocks(recs, piece);
+    for (n, piece) in pieces.iter().enumerate() {
+        let (wk, recs) = (&write_keys[0], records[0]);
+        let touched = touched_blocks_of(size as u64, recs, piece);
         party
-            .run_batch_unless_more(ch, k + 1 < pieces.len() || !jobs.is_empty(), &mut |b: &mut P::Backend| {
-                let bits = plaintext_bits(b, rk, salt, recs, &touched);
+            .run_batch_unless_more(ch, n + 1 < pieces.len() || !jobs.is_empty(), &mut |b: &mut P::Backend| {
+                let bits = plaintext_bits(b, wk, recs, &touched);
                 assert_no_line_breaks(b, &bits)
             })
             .await
@@ -544,13 +670,13 @@ pub async fn run<P: Party<C>, C: Channel>(
     // multiplication check, so the prover computes the next batch while the verifier checks
     // the last one.
     let mut revealed = [Vec::new(), Vec::new()];
-    let opened = keystream_batches(party, ch, KeystreamCipher::Aes128, &jobs, |b, side, chunk| {
-        let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
+    let opened = keystream_batches(party, ch, cipher, &jobs, |b, side, chunk| {
+        let (wk, recs) = (&write_keys[side], records[side]);
         let mut out = Vec::new();
         for (rec, blk, positions) in chunk {
-            let iv = iv_bits(b, salt, &recs[*rec].explicit_nonce);
-            let ks = keystream_blocks(b, rk, &iv, &[*blk]);
-            out.extend(open_selected_bytes(b, &ks[0], positions));
+            let nonce = wk.nonce(b, &recs[*rec]);
+            let ks = wk.block(b, &nonce, *blk);
+            out.extend(open_selected_bytes(b, &ks, positions));
         }
         out
     })
@@ -563,23 +689,23 @@ pub async fn run<P: Party<C>, C: Channel>(
     // 16-byte blinder; only the digest is opened.
     let commits = [inputs.commit_sent, inputs.commit_received];
     let mut commitments = Vec::new();
-    let mut k = 0;
+    let mut n = 0;
     for side in 0..2 {
         for range in commits[side] {
             let blinder = match blinders {
-                Some(b) => Some(*b.get(k).ok_or(ProofError::MissingWitness)?),
+                Some(b) => Some(*b.get(n).ok_or(ProofError::MissingWitness)?),
                 None => None,
             };
-            k += 1;
-            let (rk, salt, recs) = (&round_keys[side], &salts[side], records[side]);
-            let touched = touched_blocks(recs, std::slice::from_ref(range));
+            n += 1;
+            let (wk, recs) = (&write_keys[side], records[side]);
+            let touched = touched_blocks_of(size as u64, recs, std::slice::from_ref(range));
             let digest = party
                 .run_batch(ch, &mut |b: &mut P::Backend| {
                     #[cfg(test)]
                     if cheat(is_prover).commit_plaintext {
                         b.cheat_flip_next_commit();
                     }
-                    let msg = plaintext_bits(b, rk, salt, recs, &touched);
+                    let msg = plaintext_bits(b, wk, recs, &touched);
                     let digest = commitment_digest_bits(b, msg, blinder.as_ref());
                     #[cfg(test)]
                     if cheat(is_prover).commit_digest {
@@ -597,19 +723,21 @@ pub async fn run<P: Party<C>, C: Channel>(
         let arr16 = |v: &[u8]| -> Result<[u8; 16], ProofError> {
             v.try_into().map_err(|_| ProofError::Malformed("block length"))
         };
-        if let Some((key, iv)) = &keys[side] {
-            Ok(OpenedDirection::Key {
-                key: arr16(key)?,
-                iv: iv.as_slice().try_into().map_err(|_| ProofError::Malformed("iv length"))?,
-            })
-        } else if let Some((h, j0)) = &ghash[side] {
-            Ok(OpenedDirection::Keystream {
+        match (&keys[side], &tags[side]) {
+            (Some((key, iv)), _) => Ok(OpenedDirection::Key { key: key.clone(), iv: iv.clone() }),
+            (None, Some(TagOpenings::Gcm(h, j0))) => Ok(OpenedDirection::Keystream {
                 h: arr16(h)?,
                 j0: j0.iter().map(|j| arr16(j)).collect::<Result<_, _>>()?,
                 revealed_keystream: revealed,
-            })
-        } else {
-            Err(ProofError::Malformed("direction has neither key nor GHASH openings"))
+            }),
+            (None, Some(TagOpenings::Poly1305(poly_keys))) => Ok(OpenedDirection::ChaChaKeystream {
+                poly_keys: poly_keys
+                    .iter()
+                    .map(|k| k.as_slice().try_into().map_err(|_| ProofError::Malformed("one-time key length")))
+                    .collect::<Result<_, _>>()?,
+                revealed_keystream: revealed,
+            }),
+            (None, None) => Err(ProofError::Malformed("direction has neither key nor tag openings")),
         }
     };
     if party.check_pending() {
@@ -617,6 +745,14 @@ pub async fn run<P: Party<C>, C: Channel>(
     }
     let [rs, rr] = revealed;
     Ok(Opened { client_verify_data, sent: opened_direction(0, rs)?, received: opened_direction(1, rr)?, commitments })
+}
+
+/// What a ZK-path direction opens for the verifier to check its tags.
+enum TagOpenings {
+    /// AES-GCM: H and every record's E_K(J0).
+    Gcm(Vec<u8>, Vec<Vec<u8>>),
+    /// ChaCha20-Poly1305: every record's Poly1305 one-time key.
+    Poly1305(Vec<Vec<u8>>),
 }
 
 #[cfg(test)]
@@ -727,6 +863,14 @@ mod tests {
             // AES-128-GCM's blocks are TLS 1.2's; AES-256's take more committed bits each
             assert_eq!(keystream_cots_of(Suite13::Aes128GcmSha256, len), keystream_cots(len));
             assert!(keystream_cots_of(Suite13::Aes256GcmSha384, len) > keystream_cots(len), "{len} bytes");
+            // TLS 1.2's suites ask for no more than the bounds
+            for suite in crate::tls::CipherSuite::ALL {
+                assert!(crate::cost::keystream_cots_12(suite, len) <= most_keystream_cots(len), "{suite:?}");
+                assert!(crate::cost::line_break_cots_12(suite, len) <= most_line_break_cots(len), "{suite:?}");
+            }
+        }
+        for suite in crate::tls::CipherSuite::ALL {
+            assert!(crate::cost::derivation_cots_12(suite) <= MOST_DERIVATION_COTS, "{suite:?}");
         }
     }
 
