@@ -110,7 +110,7 @@ impl std::fmt::Display for Statement {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::fixture::http::JSON_BODY;
