@@ -27,12 +27,7 @@ fn prove(
     blinders: &[[u8; 16]],
 ) -> Result<Opened, ProofError> {
     let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
-    let plan = RevealPlan {
-        sent: reveal[0].clone(),
-        received: reveal[1].clone(),
-        commit_sent: commit[0].clone(),
-        commit_received: commit[1].clone(),
-    };
+    let plan = plan_of(reveal, commit);
     let inputs = PublicInputs::new(&t, &plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
@@ -51,6 +46,16 @@ fn prove(
     verified
 }
 
+/// The plan revealing `reveal` and committing to `commit`, per direction (sent, received).
+fn plan_of(reveal: &[Vec<Range<u64>>; 2], commit: &[Vec<Range<u64>>; 2]) -> RevealPlan {
+    RevealPlan {
+        sent: reveal[0].clone(),
+        received: reveal[1].clone(),
+        commit_sent: commit[0].clone(),
+        commit_received: commit[1].clone(),
+    }
+}
+
 /// [`prove`], honest, with the COTs the prover's side took.
 fn prove_counting(
     s: &Session,
@@ -59,12 +64,7 @@ fn prove_counting(
     commit: &[Vec<Range<u64>>; 2],
 ) -> (Opened, usize) {
     let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
-    let plan = RevealPlan {
-        sent: reveal[0].clone(),
-        received: reveal[1].clone(),
-        commit_sent: commit[0].clone(),
-        commit_received: commit[1].clone(),
-    };
+    let plan = plan_of(reveal, commit);
     let inputs = PublicInputs::new(&t, &plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
