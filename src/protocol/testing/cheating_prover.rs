@@ -18,57 +18,27 @@ use sha2::{Digest, Sha256};
 use std::ops::Range;
 
 /// Both sides of the proof for `s` with `reveal` and `commit` ranges per direction, the
-/// prover cheating as `cheat` says; returns the verifier's result.
-fn prove(
+/// prover cheating as `cheat` says: the prover's result (the COTs it took) and the verifier's.
+fn run_both(
     s: &Session,
     cheat: ProofCheat,
     reveal: &[Vec<Range<u64>>; 2],
     commit: &[Vec<Range<u64>>; 2],
     blinders: &[[u8; 16]],
-) -> Result<Opened, ProofError> {
+) -> (Result<usize, ProofError>, Result<Opened, ProofError>) {
     let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
-    let plan = plan_of(reveal, commit);
+    let plan = RevealPlan {
+        sent: reveal[0].clone(),
+        received: reveal[1].clone(),
+        commit_sent: commit[0].clone(),
+        commit_received: commit[1].clone(),
+    };
     let inputs = PublicInputs::new(&t, &plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (a, b) = memory_pair(MAX_MESSAGE);
     // Each side owns its channel end: one that fails drops it, and the other returns instead
     // of waiting for a message that will not come.
-    let p = async {
-        let mut a = a;
-        proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd)).await
-    };
-    let v = async {
-        let mut b = b;
-        proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd)).await
-    };
-    let (_, verified) = proof::with_cheat(cheat, || futures::executor::block_on(async { futures::join!(p, v) }));
-    verified
-}
-
-/// The plan revealing `reveal` and committing to `commit`, per direction (sent, received).
-fn plan_of(reveal: &[Vec<Range<u64>>; 2], commit: &[Vec<Range<u64>>; 2]) -> RevealPlan {
-    RevealPlan {
-        sent: reveal[0].clone(),
-        received: reveal[1].clone(),
-        commit_sent: commit[0].clone(),
-        commit_received: commit[1].clone(),
-    }
-}
-
-/// [`prove`], honest, with the COTs the prover's side took.
-fn prove_counting(
-    s: &Session,
-    reveal: &[Vec<Range<u64>>; 2],
-    blinders: &[[u8; 16]],
-    commit: &[Vec<Range<u64>>; 2],
-) -> (Opened, usize) {
-    let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
-    let plan = plan_of(reveal, commit);
-    let inputs = PublicInputs::new(&t, &plan);
-    let ms = s.client.master_secret().unwrap().0;
-    let (mut prover, mut verifier) = ideal_parties(Cheat::default());
-    let (a, b) = memory_pair(MAX_MESSAGE);
     let p = async {
         let mut a = a;
         let r = proof::run(&mut prover, &mut a, Some(&ms), Some(blinders), &inputs, |cvd| t.server_finished_hash(cvd))
@@ -79,7 +49,28 @@ fn prove_counting(
         let mut b = b;
         proof::run(&mut verifier, &mut b, None, None, &inputs, |cvd| t.server_finished_hash(cvd)).await
     };
-    let (used, opened) = futures::executor::block_on(async { futures::join!(p, v) });
+    proof::with_cheat(cheat, || futures::executor::block_on(async { futures::join!(p, v) }))
+}
+
+/// [`run_both`]: the verifier's result.
+fn prove(
+    s: &Session,
+    cheat: ProofCheat,
+    reveal: &[Vec<Range<u64>>; 2],
+    commit: &[Vec<Range<u64>>; 2],
+    blinders: &[[u8; 16]],
+) -> Result<Opened, ProofError> {
+    run_both(s, cheat, reveal, commit, blinders).1
+}
+
+/// [`run_both`], honest, with the COTs the prover's side took.
+fn prove_counting(
+    s: &Session,
+    reveal: &[Vec<Range<u64>>; 2],
+    blinders: &[[u8; 16]],
+    commit: &[Vec<Range<u64>>; 2],
+) -> (Opened, usize) {
+    let (used, opened) = run_both(s, ProofCheat::default(), reveal, commit, blinders);
     (opened.expect("an honest proof"), used.expect("an honest prover"))
 }
 
