@@ -50,7 +50,7 @@ pub use protocol::{
     VerifierConfig, VerifierError,
 };
 /// What is revealed to the verifier, and what it concluded.
-pub use protocol::{Reveal, RevealConfig, VerifiedDirection, VerifierOutput};
+pub use protocol::{ProvenStatement, Reveal, RevealConfig, Statement, VerifiedDirection, VerifierOutput};
 
 pub mod attestation;
 // Hidden: public for the CLI, the integration tests and the examples only (see above).

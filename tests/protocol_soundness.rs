@@ -87,6 +87,7 @@ fn prove(s: &Session, v: &Views) -> Result<(Opened, Result<[Vec<u8>; 2], CheckEr
             reveal_received: &plan[1],
             commit_sent: &[],
             commit_received: &[],
+            statements: Default::default(),
         }
     };
     let (pi, vi) = (inputs(&v.prover_records, &v.prover_plan), inputs(&v.verifier_records, &v.verifier_plan));

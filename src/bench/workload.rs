@@ -210,6 +210,7 @@ mod tests {
                 response_complete: None,
             }],
             commitments: Vec::new(),
+            statements: Vec::new(),
             stats: Default::default(),
         }
     }

@@ -312,7 +312,7 @@ fn is_digit<B: Circuit>(b: &mut B, x: &[B::Bit]) -> B::Bit {
 }
 
 /// 1 iff the byte may be content of a hidden string ([`is_content`]).
-fn content<B: Circuit>(b: &mut B, x: &[B::Bit]) -> B::Bit {
+pub(crate) fn content<B: Circuit>(b: &mut B, x: &[B::Bit]) -> B::Bit {
     let high = or(b, x[5], x[6]);
     let not_control = or(b, high, x[7]);
     let quote = byte_is(b, x, b'"');

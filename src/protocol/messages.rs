@@ -134,6 +134,7 @@ mod tests {
             received: vec![0..100],
             commit_sent: vec![],
             commit_received: vec![2..4],
+            ..Default::default()
         });
         let back = ControlMessage::decode(&m.encode()).unwrap();
         assert!(matches!(back, ControlMessage::Reveal(p) if p.sent == vec![0..5, 9..10]));

@@ -28,8 +28,9 @@ mod testing;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod verifier;
 
-pub use disclose::output::{VerifiedDirection, VerifierOutput};
+pub use disclose::output::{ProvenStatement, VerifiedDirection, VerifierOutput};
 pub use disclose::reveal::{Reveal, RevealConfig};
+pub use disclose::statement::Statement;
 pub use prover::{
     notarize, notarize_exchanges, notarize_with_progress, ExchangePlan, Phase, Progress, ProverConfig, ProverError,
     ProverMode, ProverOutput,

@@ -9,7 +9,9 @@ use crate::protocol::admission::budget::{BudgetLimits, Reservation};
 use crate::protocol::admission::{cost, AdmissionError, Gate};
 use crate::protocol::disclose::exchange::{check_exchanges, ExchangeFault, RevealPolicy};
 use crate::protocol::disclose::output::{PhaseStats, SessionStats, TlsParameters, VerifiedDirection, VerifierOutput};
-use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError};
+use crate::protocol::disclose::placement;
+use crate::protocol::disclose::reveal::{check_canonical, check_commitments, RevealError, MAX_COMMITTED_BYTES};
+use crate::protocol::disclose::statement::{self, StatementError, MAX_CONTENT_RANGES, MAX_STATEMENTS};
 use crate::protocol::disclose::verdict::LeanVerdict;
 use crate::protocol::messages::{
     ControlMessage, MessageError, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
@@ -155,6 +157,9 @@ pub enum VerifierError {
     Check(#[from] CheckError),
     #[error("HTTP {0}")]
     Exchange(#[from] ExchangeFault),
+    /// A statement about a hidden value the verifier's reading does not confirm.
+    #[error("statement: {0}")]
+    Statement(#[from] StatementError),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
     /// Not admitted ([`VerifierConfig::budget`] and its queue, or the per-IP limit); the
@@ -627,6 +632,7 @@ async fn prove_phase(
     };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
     let exchanges = check_exchanges(&sent, &received, target.name(), target.port(), config.require_reveal)?;
+    let statements = placement::confirm(&received, &exchanges, &proven.statements, &proven.string_content)?;
     Ok(VerifierOutput {
         mode: req.mode,
         server_name: target.name().to_string(),
@@ -638,6 +644,7 @@ async fn prove_phase(
         received,
         exchanges,
         commitments: proven.commitments,
+        statements,
         stats,
     })
 }
@@ -683,6 +690,10 @@ struct Proven {
     sent: RecoveredDirection,
     received: RecoveredDirection,
     commitments: Vec<proof::Commitment>,
+    /// The plan's statements and hidden string content, proven; confirmed against the
+    /// verifier's own reading once the exchanges are read.
+    statements: Vec<statement::StatementPlan>,
+    string_content: Vec<std::ops::Range<u64>>,
 }
 
 async fn reveal_plan(s: &mut Session<'_>) -> Result<RevealPlan, VerifierError> {
@@ -707,7 +718,27 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
         .map_err(|error| VerifierError::Reveal { direction: "sent commitments", error })?;
     check_commitments(&plan.commit_received, recv_len)
         .map_err(|error| VerifierError::Reveal { direction: "received commitments", error })?;
+    if plan.statements.len() > MAX_STATEMENTS {
+        return Err(StatementError::TooMany { count: plan.statements.len() }.into());
+    }
+    let stated = |error| VerifierError::Reveal { direction: "received statements", error };
+    for s in &plan.statements {
+        check_canonical(&s.value, recv_len, MAX_RANGES).map_err(stated)?;
+    }
+    let value_bytes: u64 = plan.statements.iter().flat_map(|s| &s.value).map(|r| r.end - r.start).sum();
+    if value_bytes > MAX_COMMITTED_BYTES {
+        return Err(stated(RevealError::CommitmentsTooLarge { bytes: value_bytes, max: MAX_COMMITTED_BYTES }));
+    }
+    check_canonical(&plan.string_content, recv_len, MAX_CONTENT_RANGES).map_err(stated)?;
     Ok(())
+}
+
+/// Received bytes the statements' proof computes in ZK beside the reveal's: each value's, and
+/// the hidden string bytes proven content (bounded by [`check_plan`]).
+fn stated_in_zk(plan: &RevealPlan) -> usize {
+    let bytes = |r: &std::ops::Range<u64>| (r.end - r.start) as usize;
+    plan.statements.iter().flat_map(|s| &s.value).map(bytes).sum::<usize>()
+        + plan.string_content.iter().map(bytes).sum::<usize>()
 }
 
 /// TLS 1.2: the server's identity from the plaintext handshake, then the proof.
@@ -723,7 +754,7 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let suite = transcript.cipher_suite();
     let cots = crate::cost::keystream_cots_12(suite, in_zk(&plan.sent, sent_len))
-        + crate::cost::keystream_cots_12(suite, in_zk(&plan.received, recv_len));
+        + crate::cost::keystream_cots_12(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan));
     let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs::new(&transcript, &plan);
     let opened = within(
@@ -747,7 +778,15 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         cipher_suite_id: transcript.cipher_suite().id(),
         group_id: transcript.server_key_exchange().group.id(),
     };
-    Ok(Proven { sni: transcript.sni().map(str::to_string), tls, sent, received, commitments: opened.commitments })
+    Ok(Proven {
+        sni: transcript.sni().map(str::to_string),
+        tls,
+        sent,
+        received,
+        commitments: opened.commitments,
+        statements: plan.statements,
+        string_content: plan.string_content,
+    })
 }
 
 /// TLS 1.3: the record shapes the prover announces, then the proof, during which the verifier
@@ -768,7 +807,7 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let suite = transcript.suite();
     let cots = proof::keystream_cots_of(suite, in_zk(&plan.sent, sent_len))
-        + proof::keystream_cots_of(suite, in_zk(&plan.received, recv_len));
+        + proof::keystream_cots_of(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan));
     let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs13::new(&transcript, &plan, &shapes);
     let (roots, name, now) = (&s.config.roots, s.target.name(), s.now);
@@ -801,6 +840,8 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         sent: sent?,
         received: received?,
         commitments: opened.commitments,
+        statements: plan.statements,
+        string_content: plan.string_content,
     })
 }
 

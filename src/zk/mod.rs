@@ -98,6 +98,14 @@ pub enum ProofError {
     /// [`bytes::assert_no_line_breaks`] failed).
     #[error("a hidden byte of the request is a line break (CR or LF)")]
     HiddenLineBreak,
+    /// The statements' proof: statement N (from 1) of the plan does not hold for its value
+    /// (an output of its claim circuit is 0).
+    #[error("statement {0} of the plan does not hold for the hidden value, or the value is not of its form")]
+    StatementNotProven(usize),
+    /// The statements' proof: a hidden byte inside a string of a stated response's body is a
+    /// quote, a backslash or a control byte.
+    #[error("a hidden byte inside a string of the stated response's body is a quote, a backslash or a control byte")]
+    HiddenNotContent,
 }
 
 /// One party's view of the authenticated-value machinery. Implemented by the prover

@@ -266,8 +266,7 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
     let plan = |recv_len: u64| RevealPlan {
         sent: vec![0..at, at + token.len() as u64..request.len() as u64],
         received: vec![0..recv_len],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let limits = ConnectionLimits { max_sent: 4096, max_recv: 1 << 16 };
     let &(name, rtt_ms, mbps, _) = LINK_CASES.iter().find(|c| c.0.starts_with("cable")).ok_or("no cable link case")?;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use tlsproof::protocol::messages::{SessionMode, TlsVersion};
 use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
-use tlsproof::protocol::{Phase, ProverConfig, Reveal, RevealConfig};
+use tlsproof::protocol::{Phase, ProverConfig, Reveal, RevealConfig, Statement};
 
 const EXAMPLES: &str = "Examples:
   # GET, the Authorization value hidden, the whole response revealed (the fast path)
@@ -105,6 +105,12 @@ pub struct ProveArgs {
     /// The same for the response, e.g. json:balance.
     #[arg(long, default_value = "none")]
     commit_recv: Vec<Reveal>,
+    /// A statement about a value of the (last) response's JSON body, proven without revealing
+    /// the value, which is hidden: `PATH OP VALUE` (OP one of < <= > >= == !=),
+    /// `PATH in [LOW, HIGH]` or `PATH in {"A", "B"}`, e.g. 'account.balance.amount >= 1000'.
+    /// Repeatable.
+    #[arg(long)]
+    prove_json: Vec<Statement>,
     /// Trusted roots (PEM); default: Mozilla's roots.
     #[arg(long)]
     roots: Option<PathBuf>,
@@ -200,6 +206,7 @@ fn reveal_of(args: &ProveArgs, i: usize) -> Result<RevealConfig, String> {
         received: per_request(&args.reveal_recv, "reveal-recv", n, i)?.cloned().unwrap_or(Reveal::All),
         commit_sent: or_nothing(per_request(&args.commit_sent, "commit-sent", n, i)?),
         commit_received: or_nothing(per_request(&args.commit_recv, "commit-recv", n, i)?),
+        statements: if i + 1 == n { args.prove_json.clone() } else { Vec::new() },
     })
 }
 

@@ -314,8 +314,7 @@ async fn a_garbler_that_reveals_another_value_is_refused_before_the_transcript_p
     let plan = crate::protocol::messages::RevealPlan {
         sent: vec![0..lens[0]],
         received: vec![0..lens[1]],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let inputs = PublicInputs::new(&copy, &plan);
     let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
@@ -474,8 +473,7 @@ async fn after_the_proof_of_the_garbling_the_transcript_proof_certifies_the_resp
     let plan = RevealPlan {
         sent: vec![0..token, token + 12..req.len() as u64],
         received: vec![0..recv_len],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let ms = p.master_secret(&v_share);
     let p_transcript =
@@ -625,8 +623,7 @@ fn all_but_token_and_last(sent: u64, received: u64) -> crate::protocol::messages
     crate::protocol::messages::RevealPlan {
         sent: vec![0..token.start, token.end..sent],
         received: vec![0..received - 1],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     }
 }
 
@@ -635,8 +632,7 @@ async fn after_the_connection_a_fast_path_key_other_than_the_derived_one_is_refu
     let all = |sent, received| crate::protocol::messages::RevealPlan {
         sent: vec![0..sent],
         received: vec![0..received],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let (honest, plain) = transcript_proof(all, unchanged, Default::default()).await;
     assert_eq!(honest.expect("the honest prover"), plain);
@@ -731,8 +727,7 @@ async fn a_server_record_altered_before_it_reached_the_prover_is_refused_after_t
     let all = |sent, received| crate::protocol::messages::RevealPlan {
         sent: vec![0..sent],
         received: vec![0..received],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     for (plan, path) in [(all as fn(u64, u64) -> _, "fast"), (all_but_token_and_last, "ZK")] {
         let (v, p) = transcript_proof_over(Some(Flip::Response(40)), plan, unchanged, Default::default()).await;

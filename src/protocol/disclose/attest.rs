@@ -204,6 +204,7 @@ pub(super) mod tests {
                 response_complete: Some(true),
             }],
             commitments: vec![c.clone()],
+            statements: vec![],
             stats: Default::default(),
         };
         (out, vec![(c, blinder)])

@@ -68,8 +68,6 @@ pub enum JsonError {
     NotAScalar { path: String },
     #[error("a number at {at} is partly hidden (a number is hidden whole or not at all)")]
     PartlyHiddenNumber { at: usize },
-    #[error("a hidden byte at {at} inside a string is a quote, a backslash or a control byte: reveal it, or hide the whole value and state nothing about it")]
-    HiddenNotContent { at: usize },
     #[error("the document nests deeper than {MAX_DEPTH}")]
     TooDeep,
     #[error("the top level is not an object")]
@@ -130,17 +128,6 @@ pub fn read(body: &[u8], hidden: &dyn Fn(usize) -> bool, paths: &[JsonPath]) -> 
         }
     }
     Ok(Reading { values, hidden_in_strings: r.hidden_in_strings })
-}
-
-/// The prover's check of its own plaintext against a reading: every hidden byte inside a
-/// string is content a proof can show it to be (neither quote, backslash nor control byte).
-pub fn check_hidden_content(body: &[u8], reading: &Reading) -> Result<(), JsonError> {
-    for r in &reading.hidden_in_strings {
-        if let Some(i) = r.clone().find(|&i| !crate::circuits::statement::is_content(body[i])) {
-            return Err(JsonError::HiddenNotContent { at: i });
-        }
-    }
-    Ok(())
 }
 
 struct Reader<'a> {
@@ -435,22 +422,6 @@ mod tests {
         assert!(matches!(read_marked(r#"{"a":1}"#, &["a.b"]), Err(JsonError::NoSuchPath { .. })));
         let deep = format!("{}{}", r#"{"a":"#.repeat(70), "1".to_string() + &"}".repeat(70));
         assert_eq!(read_marked(&deep, &["a"]).err(), Some(JsonError::TooDeep));
-    }
-
-    /// A hidden value that holds a quote and a second key reads as one string to the
-    /// verifier; the prover's check of its plaintext refuses it (as would the proof that
-    /// hidden string bytes are content).
-    #[test]
-    fn a_hidden_quote_is_caught_by_the_content_check() {
-        let real = br#"{"amount":"1","amount":"5000"}"#;
-        let hidden: Vec<bool> = (0..real.len()).map(|i| (11..24).contains(&i)).collect();
-        let r = read(real, &|i| hidden[i], &[JsonPath::parse("amount").unwrap()]).unwrap();
-        assert_eq!(r.values, vec![PathValue::String(11..28)]);
-        assert_eq!(check_hidden_content(real, &r), Err(JsonError::HiddenNotContent { at: 12 }));
-        let honest = br#"{"amount":"1234","x":"5000"}"#;
-        let hidden: Vec<bool> = (0..honest.len()).map(|i| (11..15).contains(&i)).collect();
-        let r = read(honest, &|i| hidden[i], &[JsonPath::parse("amount").unwrap()]).unwrap();
-        assert_eq!(check_hidden_content(honest, &r), Ok(()));
     }
 
     /// Escapes: a revealed escaped quote does not end a string; a hidden byte after a revealed

@@ -6,6 +6,7 @@ pub mod attest;
 pub mod exchange;
 pub mod json_path;
 pub mod output;
+pub mod placement;
 pub mod reveal;
 pub mod statement;
 pub mod verdict;

@@ -72,6 +72,23 @@ impl VerifiedDirection {
     }
 }
 
+/// A statement the verifier verified: the verdict's line `exchange N: STATEMENT: proven`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProvenStatement {
+    /// The HTTP exchange (from 1) whose response body holds the value.
+    pub exchange: u64,
+    pub statement: super::statement::Statement,
+    /// Where the hidden value is in the received direction (its length is public).
+    pub value: Vec<Range<u64>>,
+}
+
+impl ProvenStatement {
+    /// The value's length in bytes.
+    pub fn value_len(&self) -> u64 {
+        self.value.iter().map(|r| r.end - r.start).sum()
+    }
+}
+
 /// A proven SHA-256 commitment to a plaintext range: digest = SHA-256(plaintext ‖ blinder).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Commitment {
@@ -152,6 +169,8 @@ pub struct VerifierOutput {
     pub exchanges: Vec<HttpExchange>,
     /// Proven SHA-256 commitments to (hidden) ranges.
     pub commitments: Vec<Commitment>,
+    /// Statements about hidden values of the responses, proven in zero knowledge.
+    pub statements: Vec<ProvenStatement>,
     /// As seen by the verifier (bytes up = prover → verifier).
     pub stats: SessionStats,
 }
@@ -190,9 +209,13 @@ impl VerifierOutput {
             })
             .collect();
         let status = status.join(",");
+        let statements = match self.statements.len() {
+            0 => String::new(),
+            n => format!(", {n} statement(s) proven"),
+        };
         let s = &self.stats;
         format!(
-            "{} ({} mode, TLS {}, {}): sent {}, received {}, {} exchange(s), status {status}, {} commitment(s); \
+            "{} ({} mode, TLS {}, {}): sent {}, received {}, {} exchange(s), status {status}, {} commitment(s){statements}; \
              preprocess {:.0} ms, online {:.0} ms, prove {:.0} ms, {} B up, {} B down",
             self.server_name,
             self.mode.as_str(),
@@ -263,6 +286,19 @@ impl std::fmt::Display for VerifierOutput {
         for c in &self.commitments {
             let hex: String = c.digest.iter().map(|b| format!("{b:02x}")).collect();
             writeln!(f, "commitment to {} bytes {}..{}: SHA-256 {hex}", c.direction, c.range.start, c.range.end)?;
+        }
+        for s in &self.statements {
+            // the path and constants are the prover's: one escaped line
+            let mut line = String::new();
+            push_escaped_line(&mut line, &s.statement.to_string());
+            let at: Vec<String> = s.value.iter().map(|r| format!("{}..{}", r.start, r.end)).collect();
+            writeln!(
+                f,
+                "statement about response {}: {line}: proven; the value ({} bytes, received bytes {}) stays hidden",
+                s.exchange,
+                s.value_len(),
+                at.join(",")
+            )?;
         }
         let s = &self.stats;
         write!(
@@ -362,6 +398,7 @@ mod tests {
                 response_complete: Some(true),
             }],
             commitments: vec![],
+            statements: vec![],
             stats: SessionStats::default(),
         };
         let text = out.to_string();

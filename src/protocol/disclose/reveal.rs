@@ -9,7 +9,7 @@ use std::ops::Range;
 
 /// Prover → verifier: the application-data plaintext ranges to reveal, per direction.
 /// A direction whose ranges cover all of it takes the fast path (its key is opened).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RevealPlan {
     pub sent: Vec<Range<u64>>,
     pub received: Vec<Range<u64>>,
@@ -17,6 +17,11 @@ pub struct RevealPlan {
     /// digest given to the verifier; the blinder stays with the prover.
     pub commit_sent: Vec<Range<u64>>,
     pub commit_received: Vec<Range<u64>>,
+    /// Statements about hidden values of the responses' JSON bodies, proven in ZK.
+    pub statements: Vec<super::statement::StatementPlan>,
+    /// The hidden bytes inside strings of the stated responses' bodies (canonical), proven
+    /// string content.
+    pub string_content: Vec<Range<u64>>,
 }
 
 /// The prover's choice for one direction.
@@ -48,12 +53,22 @@ pub struct RevealConfig {
     /// Ranges to commit to (hash commitments), per direction; usually hidden ones.
     pub commit_sent: Reveal,
     pub commit_received: Reveal,
+    /// Statements about values of the response's JSON body, proven without revealing them:
+    /// each value is hidden, whatever `received` says (docs/protocol.md, "Statements about
+    /// hidden values").
+    pub statements: Vec<super::statement::Statement>,
 }
 
 impl RevealConfig {
     /// Reveal `sent` and `received` as given, with no commitments.
     pub fn new(sent: Reveal, received: Reveal) -> Self {
-        RevealConfig { sent, received, commit_sent: Reveal::Nothing, commit_received: Reveal::Nothing }
+        RevealConfig {
+            sent,
+            received,
+            commit_sent: Reveal::Nothing,
+            commit_received: Reveal::Nothing,
+            statements: Vec::new(),
+        }
     }
 }
 

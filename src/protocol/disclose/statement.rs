@@ -1,17 +1,22 @@
 //! A statement about a hidden JSON value, `account.balance.amount >= 1000`: its grammar (the
-//! CLI's `--prove-json`, the verdict's text), and the prover's check of it against its own
-//! plaintext before it connects (docs/protocol.md, "Statements about hidden values").
+//! CLI's `--prove-json`, the verdict's text), how it travels in the reveal plan, and what can
+//! be wrong with one (docs/protocol.md, "Statements about hidden values"). Where its value is
+//! in a response is [`super::placement`]'s.
 //!
 //! Grammar: `PATH OP VALUE`, `PATH in [LOW, HIGH]` or `PATH in {"A", "B", …}`, where OP is one
 //! of `< <= > >= == !=`, a number VALUE is a decimal of the claims' grammar and a text VALUE
 //! is a JSON string (`"2026-01-01"`).
 
-use super::json_path::{self, JsonError, JsonPath, PathValue};
+use super::json_path::{JsonError, JsonPath};
 use crate::circuits::statement::{Claim, ClaimError, Decimal, Op};
 use std::ops::Range;
 
 /// The longest statement read, in bytes.
 const MAX_TEXT: usize = 4096;
+/// Most statements in one session (each is a batch of its own in the proof).
+pub const MAX_STATEMENTS: usize = 16;
+/// Most hidden string runs whose content one session proves.
+pub const MAX_CONTENT_RANGES: usize = 4096;
 
 /// A statement: a path and what is claimed of its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +37,24 @@ pub enum StatementError {
     NumberAsText { path: String },
     #[error("{path}: the statement is false for the value the server sent")]
     False { path: String },
+    #[error("HTTP exchange {exchange}: {problem}, so its body carries no statement")]
+    Response { exchange: usize, problem: &'static str },
+    #[error("HTTP exchange {exchange}: {error}")]
+    Json { exchange: usize, error: JsonError },
+    #[error("a statement about HTTP exchange {exchange}, of which there are {count}")]
+    NoSuchExchange { exchange: u64, count: usize },
+    #[error("{path}: the value is elsewhere than where the prover placed it")]
+    ValueElsewhere { path: String },
+    #[error("the hidden string bytes proven content are not the body's hidden string bytes")]
+    ContentElsewhere,
+    #[error("{path}: the value is revealed; a statement is about a hidden value")]
+    ValueRevealed { path: String },
+    #[error("HTTP exchange {exchange}: the hidden byte at {at} of the response is inside a string of its body but is a quote, a backslash or a control byte: reveal it, or state nothing about this response")]
+    HiddenNotContent { exchange: usize, at: u64 },
+    #[error("{path}: the server's value is not {form}")]
+    ValueNotOfForm { path: String, form: &'static str },
+    #[error("{count} statements, more than {MAX_STATEMENTS}")]
+    TooMany { count: usize },
 }
 
 impl Statement {
@@ -69,26 +92,36 @@ impl Statement {
         let claim = claim.checked().map_err(claim_error)?;
         Ok(Statement { path, claim })
     }
+}
 
-    /// Where the value is in `body` (whose bytes `hidden(i)` hides), if the statement holds for
-    /// it: the prover's check before it connects, which refuses what the verifier or the proof
-    /// would.
-    pub fn check(&self, body: &[u8], hidden: &dyn Fn(usize) -> bool) -> Result<Range<usize>, StatementError> {
-        let reading = json_path::read(body, hidden, std::slice::from_ref(&self.path))?;
-        json_path::check_hidden_content(body, &reading)?;
-        let path = self.path.to_string();
-        let range = match (&reading.values[0], &self.claim) {
-            (PathValue::Number(_), Claim::Text(..) | Claim::TextIn(_)) => {
-                return Err(StatementError::NumberAsText { path })
-            }
-            (PathValue::Number(r) | PathValue::String(r), _) => r.clone(),
-        };
-        match self.claim.holds(&body[range.clone()]) {
-            Ok(true) => Ok(range),
-            Ok(false) => Err(StatementError::False { path }),
-            Err(error) => Err(StatementError::Claim { path, error }),
-        }
+impl std::str::FromStr for Statement {
+    type Err = StatementError;
+    fn from_str(text: &str) -> Result<Statement, StatementError> {
+        Statement::parse(text)
     }
+}
+
+impl serde::Serialize for Statement {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Read with the grammar, and its limits, from untrusted text.
+impl<'de> serde::Deserialize<'de> for Statement {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Statement::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Prover → verifier, in the reveal plan: a statement, the exchange (from 1) whose response
+/// body it reads, and where the value is in the received direction's plaintext.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StatementPlan {
+    pub exchange: u64,
+    pub statement: Statement,
+    pub value: Vec<Range<u64>>,
 }
 
 fn number(text: &str) -> Result<Decimal, ClaimError> {
@@ -110,10 +143,9 @@ impl std::fmt::Display for Statement {
     }
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::http::JSON_BODY;
 
     #[test]
     fn statements_read_and_print_alike() {
@@ -147,25 +179,5 @@ mod tests {
         ] {
             assert!(Statement::parse(bad).is_err(), "{bad}");
         }
-    }
-
-    /// Against the fixture's `/json` with the amount hidden: true statements give the value's
-    /// range, a false one and ill-formed ones are refused by the prover's own check.
-    #[test]
-    fn the_prover_checks_a_statement_against_its_plaintext() {
-        let body = JSON_BODY.as_bytes();
-        let at = JSON_BODY.find("1234.56").unwrap();
-        let hidden = |i: usize| (at..at + 7).contains(&i);
-        let check = |t: &str| Statement::parse(t).unwrap().check(body, &hidden);
-        assert_eq!(check("account.balance.amount >= 1000"), Ok(at..at + 7));
-        assert_eq!(check("account.balance.amount in [1000, 1234.56]"), Ok(at..at + 7));
-        assert!(matches!(check("account.balance.amount >= 2000"), Err(StatementError::False { .. })));
-        assert!(check("account.balance.currency == \"EUR\"").is_ok());
-        assert!(matches!(check("account.balance.currency >= 10"), Err(StatementError::Claim { .. })));
-        assert!(matches!(check("account.nothing >= 1"), Err(StatementError::Path(JsonError::NoSuchPath { .. }))));
-        // a hidden byte outside any string nor stated value: the status's closing quote
-        let q = JSON_BODY.rfind('"').unwrap();
-        let outside = |i: usize| hidden(i) || i == q;
-        assert!(Statement::parse("account.balance.amount >= 1000").unwrap().check(body, &outside).is_err());
     }
 }

@@ -87,6 +87,7 @@ impl LeanVerdict {
             received: without_bytes(&out.received),
             exchanges: out.exchanges.clone(),
             commitments: out.commitments.clone(),
+            statements: out.statements.clone(),
             stats: out.stats,
         };
         LeanVerdict { output, digests: [sha256(&out.sent.bytes), sha256(&out.received.bytes)] }

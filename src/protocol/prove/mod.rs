@@ -3,5 +3,6 @@
 //! secret's key derivation, the keystream, tags) and TLS 1.3 ([`tls13`]: the key schedule from
 //! the committed pad states, the records' inner types and padding).
 
+pub mod statements;
 pub mod tls12;
 pub(crate) mod tls13;

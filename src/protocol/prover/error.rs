@@ -4,6 +4,7 @@ use crate::channel::ChannelError;
 use crate::mpc::connection::ConnectionError;
 use crate::mpc::cots_beside::BesideError;
 use crate::protocol::disclose::reveal::RevealError;
+use crate::protocol::disclose::statement::StatementError;
 use crate::protocol::messages::MessageError;
 use crate::protocol::observe::tls12::TranscriptError;
 use crate::protocol::prove::tls13::Proof13Error;
@@ -46,6 +47,10 @@ pub enum ProverError {
     RequestTooLarge { len: usize, max: u32 },
     #[error("reveal: {0}")]
     Reveal(#[from] RevealError),
+    /// A statement about a hidden value that the prover's own check refuses: false for the
+    /// server's value, or about a document the verifier could not read unambiguously.
+    #[error("statement: {0}")]
+    Statement(#[from] StatementError),
     #[error("own transcript: {0}")]
     Transcript(#[from] TranscriptError),
     #[error("proof: {0}")]
@@ -93,7 +98,9 @@ impl ProverError {
             ProverError::Tls(_) | ProverError::HandshakeRefused { .. } | ProverError::CertificateRefused { .. } => {
                 "TLS_ERROR"
             }
+            ProverError::Statement(StatementError::False { .. }) => "STATEMENT_FALSE",
             ProverError::Reveal(_)
+            | ProverError::Statement(_)
             | ProverError::UnprovenReceived(_)
             | ProverError::Unsupported(_)
             | ProverError::RequestCount { .. } => "BAD_OPTIONS",

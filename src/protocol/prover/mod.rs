@@ -12,9 +12,11 @@ use crate::ot::FerretReceiver;
 use crate::primitives::prg::PrgKind;
 use crate::protocol::disclose::exchange::{split_responses, MAX_EXCHANGES};
 use crate::protocol::disclose::output::VerifierOutput;
+use crate::protocol::disclose::placement;
 use crate::protocol::disclose::reveal::{
     check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError,
 };
+use crate::protocol::disclose::statement::Statement;
 use crate::protocol::messages::{
     ControlMessage, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
 };
@@ -810,11 +812,19 @@ async fn prove(
     }
     let heads: Vec<bool> = plans.iter().map(|p| p.request.starts_with(b"HEAD ")).collect();
     let responses = split_responses(&recv_plain, &heads);
+    let mut received = resolve_each(plans, &responses, &recv_plain, |r| &r.received)?;
+    // each exchange's statements read in its response; their values taken out of the reveal
+    let stated: Vec<(usize, Range<usize>, &[Statement])> = (plans.iter().zip(&responses).enumerate())
+        .map(|(i, (p, r))| (i + 1, r.clone(), p.reveal.statements.as_slice()))
+        .collect();
+    let (statements, string_content) = placement::place(&recv_plain, &mut received, &stated)?;
     let plan = RevealPlan {
         sent: resolve_each(plans, &requests, &sent_plain, |r| &r.sent)?,
-        received: resolve_each(plans, &responses, &recv_plain, |r| &r.received)?,
+        received,
         commit_sent: resolve_each(plans, &requests, &sent_plain, |r| &r.commit_sent)?,
         commit_received: resolve_each(plans, &responses, &recv_plain, |r| &r.commit_received)?,
+        statements,
+        string_content,
     };
     if unproven > 0 && covers_all(&plan.received, recv_plain.len() as u64) {
         return Err(ProverError::UnprovenReceived(unproven));

@@ -26,14 +26,25 @@ fn run_both(
     commit: &[Vec<Range<u64>>; 2],
     blinders: &[[u8; 16]],
 ) -> (Result<usize, ProofError>, Result<Opened, ProofError>) {
-    let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
     let plan = RevealPlan {
         sent: reveal[0].clone(),
         received: reveal[1].clone(),
         commit_sent: commit[0].clone(),
         commit_received: commit[1].clone(),
+        ..Default::default()
     };
-    let inputs = PublicInputs::new(&t, &plan);
+    run_plan(s, cheat, &plan, blinders)
+}
+
+/// [`run_both`] for a whole plan.
+fn run_plan(
+    s: &Session,
+    cheat: ProofCheat,
+    plan: &RevealPlan,
+    blinders: &[[u8; 16]],
+) -> (Result<usize, ProofError>, Result<Opened, ProofError>) {
+    let t: SessionTranscript = transcript::parse(&s.sent, &s.received).unwrap();
+    let inputs = PublicInputs::new(&t, plan);
     let ms = s.client.master_secret().unwrap().0;
     let (mut prover, mut verifier) = ideal_parties(Cheat::default());
     let (a, b) = memory_pair(MAX_MESSAGE);
@@ -253,4 +264,52 @@ fn a_lying_prover_is_refused_in_each_new_suite() {
         let r = prove(&s, ProofCheat { commit_plaintext: true, ..Default::default() }, &reveal, &commit, &[[1; 16]]);
         assert!(matches!(r, Err(ProofError::MultiplicationCheckFailed)), "{suite:?}: {:?}", r.map(|_| ()));
     }
+}
+
+/// A JSON response whose amount a statement is about.
+const JSON_RESPONSE: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n{\"amount\":\"1234.56\",\"note\":\"\\\"hi\\\" there\"}";
+
+/// A statement is proven over the value's plaintext in ZK: the honest plan passes; a prover
+/// that states a false claim about the same bytes, places the value on other bytes, or
+/// claims hidden string bytes that hold a quote are content, is refused by the proof with
+/// the statement's own error.
+#[test]
+fn a_statement_false_for_the_value_or_about_other_bytes_is_refused() {
+    use crate::protocol::disclose::placement::place;
+    use crate::protocol::disclose::statement::Statement;
+    let s = run_session(Opts { response: Some(JSON_RESPONSE), ..Opts::default() });
+    let plain = s.client.transcript().app_plaintext(Direction::Received);
+    assert_eq!(plain, JSON_RESPONSE);
+    let mut received = vec![0..plain.len() as u64];
+    let stated = [Statement::parse("amount >= 1000").unwrap()];
+    let (statements, string_content) = place(&plain, &mut received, &[(1, 0..plain.len(), &stated)]).unwrap();
+    let plan = RevealPlan { sent: all(&s)[0].clone(), received, statements, string_content, ..Default::default() };
+    let (used, honest) = run_plan(&s, ProofCheat::default(), &plan, &[]);
+    used.expect("the honest prover");
+    honest.expect("the honest verifier");
+
+    let mut false_claim = plan.clone();
+    false_claim.statements[0].statement = Statement::parse("amount >= 2000").unwrap();
+    let r = run_plan(&s, ProofCheat::default(), &false_claim, &[]).1;
+    assert!(matches!(r, Err(ProofError::StatementNotProven(1))), "a false claim: {:?}", r.map(|_| ()));
+
+    // the value placed one byte on, over its closing quote: not a number
+    let mut moved = plan.clone();
+    let v = moved.statements[0].value[0].clone();
+    moved.statements[0].value = vec![v.start + 1..v.end + 1];
+    let r = run_plan(&s, ProofCheat::default(), &moved, &[]).1;
+    assert!(matches!(r, Err(ProofError::StatementNotProven(1))), "another place: {:?}", r.map(|_| ()));
+
+    // the note's escaped quote hidden and claimed content
+    let quote = plain.windows(2).position(|w| w == b"\\\"").unwrap() as u64 + 1;
+    let mut smuggled = plan.clone();
+    smuggled.string_content = [plan.string_content.clone(), vec![quote..quote + 1]].concat();
+    smuggled.received = plan
+        .received
+        .iter()
+        .flat_map(|r| if r.contains(&quote) { vec![r.start..quote, quote + 1..r.end] } else { vec![r.clone()] })
+        .collect();
+    let r = run_plan(&s, ProofCheat::default(), &smuggled, &[]).1;
+    assert!(matches!(r, Err(ProofError::HiddenNotContent)), "a hidden quote: {:?}", r.map(|_| ()));
 }

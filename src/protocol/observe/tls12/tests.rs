@@ -26,6 +26,8 @@ pub(crate) struct Opts {
     pub(crate) tickets: bool,
     pub(crate) max_fragment: Option<usize>,
     pub(crate) response_len: usize,
+    /// The server's bytes, in place of `response_len` bytes counting up.
+    pub(crate) response: Option<&'static [u8]>,
     /// Server sends CertificateRequest (client certificate optional).
     pub(crate) client_auth: bool,
     /// The name our client connects to (its SNI unless an IP).
@@ -41,6 +43,7 @@ impl Default for Opts {
             tickets: false,
             max_fragment: None,
             response_len: 20_000,
+            response: None,
             client_auth: false,
             name: "localhost",
             suite: None,
@@ -103,7 +106,10 @@ pub(crate) fn run_session(opts: Opts) -> Session {
     let mut req = vec![0u8; REQUEST.len()];
     server.reader().read_exact(&mut req).unwrap();
     assert_eq!(req, REQUEST);
-    let body: Vec<u8> = (0..opts.response_len).map(|i| (i % 251) as u8).collect();
+    let body: Vec<u8> = match opts.response {
+        Some(bytes) => bytes.to_vec(),
+        None => (0..opts.response_len).map(|i| (i % 251) as u8).collect(),
+    };
     server.writer().write_all(&body).unwrap();
     server.send_close_notify();
     pump_to_client(&mut client, &mut server);

@@ -32,6 +32,7 @@ use crate::circuits::sha256::sha256;
 pub(crate) use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::reveal::{complement, covers_all};
 use crate::protocol::observe::tls12::EncryptedRecord;
+use crate::protocol::prove::statements::{self, StatementInputs};
 use crate::tls::keys::{key_block_len, HandshakeHash};
 use crate::tls::{Aead12, CipherSuite, PrfHash};
 use crate::zk::bytes::assert_decrypts_to;
@@ -100,6 +101,8 @@ pub struct PublicInputs<'a> {
     /// Ranges to hash-commit to, per direction (canonical).
     pub commit_sent: &'a [Range<u64>],
     pub commit_received: &'a [Range<u64>],
+    /// Statements about hidden values of the received direction.
+    pub statements: StatementInputs<'a>,
 }
 
 impl<'a> PublicInputs<'a> {
@@ -120,6 +123,7 @@ impl<'a> PublicInputs<'a> {
             reveal_received: &plan.received,
             commit_sent: &plan.commit_sent,
             commit_received: &plan.commit_received,
+            statements: StatementInputs { statements: &plan.statements, content: &plan.string_content },
         }
     }
 }
@@ -449,26 +453,10 @@ fn plaintext_bits<B: Backend>(
     bits
 }
 
-/// The hidden parts of a request of `len` bytes revealed as `reveal` says, in groups that
-/// touch at most [`BLOCKS_PER_BATCH`] 16-byte blocks (a range of n bytes touches at most
-/// n/16 + 2; one that alone touches more is split): one batch of the line-break proof each.
+/// The hidden parts of a request of `len` bytes revealed as `reveal` says, in
+/// [`statements::batch_pieces`]: one batch of the line-break proof each.
 pub(in crate::protocol) fn line_break_pieces(reveal: &[Range<u64>], len: u64) -> Vec<Vec<Range<u64>>> {
-    let most = 16 * (BLOCKS_PER_BATCH as u64 - 2);
-    let blocks = |r: &Range<u64>| (r.end - r.start).div_ceil(16) as usize + 2;
-    let mut pieces: Vec<Vec<Range<u64>>> = Vec::new();
-    let mut budget = 0;
-    for h in complement(reveal, len) {
-        for start in (h.start..h.end).step_by(most as usize) {
-            let r = start..(start + most).min(h.end);
-            if pieces.is_empty() || budget + blocks(&r) > BLOCKS_PER_BATCH {
-                pieces.push(Vec::new());
-                budget = 0;
-            }
-            budget += blocks(&r);
-            pieces.last_mut().expect("a piece").push(r);
-        }
-    }
-    pieces
+    statements::batch_pieces(complement(reveal, len).into_iter())
 }
 
 /// A failed line-break batch is a hidden line break (on the verifier's side, the assertion's
@@ -685,9 +673,19 @@ pub async fn run<P: Party<C>, C: Channel, H: AsRef<[u8]>>(
         revealed[*side].extend(bytes);
     }
 
+    // Statements about hidden values of the response, over its plaintext in ZK.
+    let commits = [inputs.commit_sent, inputs.commit_received];
+    if !inputs.statements.is_empty() {
+        let (wk, recs) = (&write_keys[1], records[1]);
+        let more = commits.iter().any(|c| !c.is_empty());
+        statements::prove(party, ch, inputs.statements, more, &|b, ranges| {
+            plaintext_bits(b, wk, recs, &touched_blocks_of(size as u64, recs, ranges))
+        })
+        .await?;
+    }
+
     // Hash commitments: plaintext = ciphertext ⊕ keystream in ZK, then SHA-256 with a private
     // 16-byte blinder; only the digest is opened.
-    let commits = [inputs.commit_sent, inputs.commit_received];
     let mut commitments = Vec::new();
     let mut n = 0;
     for side in 0..2 {

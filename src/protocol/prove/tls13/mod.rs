@@ -40,6 +40,7 @@ use crate::protocol::disclose::reveal::covers_all;
 use crate::protocol::messages::{RecordShapes, RevealPlan};
 use crate::protocol::observe::tls12::TranscriptError;
 use crate::protocol::observe::tls13::{Handshake13, Transcript13};
+use crate::protocol::prove::statements::{self, StatementInputs};
 use crate::protocol::prove::tls12::{
     commitment_digest, decrypted_bytes, decrypted_with, line_break_error, line_break_pieces, Commitment,
 };
@@ -61,6 +62,8 @@ pub(crate) struct PublicInputs13<'a> {
     pub reveal: [&'a [Range<u64>]; 2],
     /// Ranges to hash-commit to (canonical).
     pub commit: [&'a [Range<u64>]; 2],
+    /// Statements about hidden values of the received direction.
+    pub statements: StatementInputs<'a>,
 }
 
 impl<'a> PublicInputs13<'a> {
@@ -70,6 +73,7 @@ impl<'a> PublicInputs13<'a> {
             shapes: [&shapes.sent, &shapes.received],
             reveal: [&plan.sent, &plan.received],
             commit: [&plan.commit_sent, &plan.commit_received],
+            statements: StatementInputs { statements: &plan.statements, content: &plan.string_content },
         }
     }
 
@@ -147,9 +151,10 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     let t = inputs.transcript;
     let suite = t.suite();
     let fast = [inputs.fast(0), inputs.fast(1)];
-    // A wholly revealed direction opens its traffic secret, unless a hash commitment needs
-    // its key in ZK.
-    let open_traffic = [0, 1].map(|side| fast[side] && inputs.commit[side].is_empty());
+    // A wholly revealed direction opens its traffic secret, unless a hash commitment or a
+    // statement needs its key in ZK.
+    let keep_key = [inputs.commit[0].is_empty(), inputs.commit[1].is_empty() && inputs.statements.is_empty()];
+    let open_traffic = [0, 1].map(|side| fast[side] && keep_key[side]);
     let aead = suite.aead();
     let mut handshake = None;
     let (_, traffic) =
@@ -217,7 +222,7 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     if !fast[0] {
         let key = keys[0].as_ref().ok_or(ProofError::Malformed("the request's key"))?;
         let pieces = line_break_pieces(inputs.reveal[0], app_len(inputs.shapes[0]));
-        let commitments_follow = inputs.commit.iter().any(|c| !c.is_empty());
+        let commitments_follow = inputs.commit.iter().any(|c| !c.is_empty()) || !inputs.statements.is_empty();
         for (k, piece) in pieces.iter().enumerate() {
             let touched = app_positions(inputs.shapes[0], piece);
             party
@@ -228,6 +233,14 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
                 .await
                 .map_err(line_break_error)?;
         }
+    }
+    if !inputs.statements.is_empty() {
+        let key = keys[1].as_ref().ok_or(ProofError::Malformed("the response's key"))?;
+        let more = inputs.commit.iter().any(|c| !c.is_empty());
+        statements::prove(party, ch, inputs.statements, more, &|b, ranges| {
+            plaintext_bits(b, aead, key, records[1], &app_positions(inputs.shapes[1], ranges))
+        })
+        .await?;
     }
     let mut commitments = Vec::new();
     let mut blinders = blinders.map(|b| b.iter());

@@ -530,8 +530,7 @@ fn run_opens_the_derived_keys_and_refuses_another_key() {
     let plan = RevealPlan {
         sent: vec![0..request.len() as u64],
         received: vec![0..response.len() as u64],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let inputs = PublicInputs13::new(&t, &plan, &shapes);
     // The fast path is the whole direction revealed, and only that.
@@ -717,6 +716,7 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
         received: vec![0..15],
         commit_sent: vec![],
         commit_received: vec![19..24],
+        ..Default::default()
     };
     let prove = |t: &Transcript13, plan: &RevealPlan| {
         let inputs = PublicInputs13 { transcript: t, ..PublicInputs13::new(t, plan, &shapes) };
@@ -781,8 +781,7 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     let whole = RevealPlan {
         sent: vec![0..request.len() as u64],
         received: vec![0..response.len() as u64],
-        commit_sent: vec![],
-        commit_received: vec![],
+        ..Default::default()
     };
     let ([sent, received], _, used) = prove(&t, &whole).expect("an honest prover");
     // A session of this suite consumes what the prover asks both sides to preprocess for

@@ -1,0 +1,370 @@
+//! Where a statement's value is: the reading of a response's JSON body that both sides make
+//! with its hidden bytes hidden, the prover's placing of its statements (which hides their
+//! values), and the verifier's confirming of the placement against its own reading
+//! (docs/protocol.md, "Statements about hidden values").
+
+use super::json_path::{self, JsonPath, PathValue};
+use super::output::{HttpExchange, ProvenStatement, VerifiedDirection};
+use super::statement::{Statement, StatementError, StatementPlan, MAX_STATEMENTS};
+use crate::circuits::statement::{is_content, Claim, Op};
+use crate::http::{BodyFraming, Limits, ResponseParser};
+use std::ops::Range;
+
+/// How the statements about one response read: each value's place in the direction, whether
+/// it is a number token, and the hidden bytes inside the body's strings.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ResponseReading {
+    pub values: Vec<(bool, Vec<Range<u64>>)>,
+    pub content: Vec<Range<u64>>,
+}
+
+/// Reads the paths of `statements` in the JSON body of the response at `response` of a
+/// received direction whose plaintext (hidden bytes as anything) is `bytes` and whose revealed
+/// ranges (canonical) are `revealed`: the reading both sides make (docs/protocol.md,
+/// "Statements about hidden values"). The response must be complete by a `Content-Length` or
+/// chunked framing, with every byte outside its body data revealed.
+pub fn read_response(
+    bytes: &[u8],
+    revealed: &[Range<u64>],
+    response: Range<usize>,
+    exchange: usize,
+    statements: &[&Statement],
+) -> Result<ResponseReading, StatementError> {
+    let problem = |problem| StatementError::Response { exchange, problem };
+    let part = bytes.get(response.clone()).ok_or(problem("its response is not there"))?;
+    let mut parser = ResponseParser::new(Limits { max_header_bytes: part.len(), max_body_bytes: part.len() });
+    let parsed = match parser.feed(part) {
+        Ok(true) => parser.response().ok_or(problem("its response is not complete"))?,
+        _ => return Err(problem("its response is not one complete HTTP response")),
+    };
+    if parsed.total_len != part.len() {
+        return Err(problem("its response is not one complete HTTP response"));
+    }
+    if !matches!(parsed.framing, BodyFraming::ContentLength(_) | BodyFraming::Chunked) {
+        return Err(problem("its body is framed neither by Content-Length nor chunked"));
+    }
+    // where each byte of the response is hidden
+    let mut hidden = vec![true; part.len()];
+    for r in revealed {
+        let (start, end) = (r.start.max(response.start as u64) as usize, r.end.min(response.end as u64) as usize);
+        if start < end {
+            hidden[start - response.start..end - response.start].fill(false);
+        }
+    }
+    let data = parsed.body_ranges();
+    let mut outside = vec![true; part.len()];
+    let (mut body, mut at) = (Vec::with_capacity(parsed.body.len()), Vec::with_capacity(parsed.body.len()));
+    for d in &data {
+        outside[d.clone()].iter_mut().for_each(|o| *o = false);
+        body.extend_from_slice(&part[d.clone()]);
+        at.extend(d.clone());
+    }
+    if hidden.iter().zip(&outside).any(|(h, o)| *h && *o) {
+        return Err(problem("a byte of its head or of its chunks' framing is hidden"));
+    }
+    let paths: Vec<JsonPath> = statements.iter().map(|s| s.path.clone()).collect();
+    let body_hidden = |i: usize| hidden[at[i]];
+    let reading =
+        json_path::read(&body, &body_hidden, &paths).map_err(|error| StatementError::Json { exchange, error })?;
+    // body positions → the direction's
+    let place = |r: &Range<usize>| -> Vec<Range<u64>> {
+        let mut out: Vec<Range<u64>> = Vec::new();
+        for i in r.clone() {
+            let p = (response.start + at[i]) as u64;
+            match out.last_mut() {
+                Some(last) if last.end == p => last.end += 1,
+                _ => out.push(p..p + 1),
+            }
+        }
+        out
+    };
+    let mut values = Vec::with_capacity(statements.len());
+    for (statement, value) in statements.iter().zip(&reading.values) {
+        let (number, range) = match value {
+            PathValue::Number(r) => (true, r),
+            PathValue::String(r) => (false, r),
+        };
+        if number && matches!(statement.claim, Claim::Text(..) | Claim::TextIn(_)) {
+            return Err(StatementError::NumberAsText { path: statement.path.to_string() });
+        }
+        values.push((number, place(range)));
+    }
+    let content = reading.hidden_in_strings.iter().flat_map(place).collect();
+    Ok(ResponseReading { values, content: merge(content) })
+}
+
+/// The verifier's check of the plan's statements against its own reading of the verified
+/// received direction and exchanges: each value where the prover placed it, hidden, and the
+/// hidden string bytes proven content exactly those of the stated responses' bodies.
+pub fn confirm(
+    received: &VerifiedDirection,
+    exchanges: &[HttpExchange],
+    plans: &[StatementPlan],
+    content: &[Range<u64>],
+) -> Result<Vec<ProvenStatement>, StatementError> {
+    if plans.len() > MAX_STATEMENTS {
+        return Err(StatementError::TooMany { count: plans.len() });
+    }
+    let mut proven = Vec::with_capacity(plans.len());
+    let mut read_content = Vec::new();
+    for (exchange, group) in by_exchange(plans) {
+        let e = usize::try_from(exchange).ok().filter(|&e| e >= 1 && e <= exchanges.len());
+        let Some(e) = e else { return Err(StatementError::NoSuchExchange { exchange, count: exchanges.len() }) };
+        let problem = |problem| StatementError::Response { exchange: e, problem };
+        let x = &exchanges[e - 1];
+        let response = x.response.clone().ok_or(problem("it has no response"))?;
+        if x.response_complete != Some(true) {
+            return Err(problem("its response is not complete"));
+        }
+        let statements: Vec<&Statement> = group.iter().map(|p| &p.statement).collect();
+        let range = response.start as usize..response.end as usize;
+        let reading = read_response(&received.bytes, &received.revealed, range, e, &statements)?;
+        for (plan, (_, value)) in group.iter().zip(reading.values) {
+            let path = || plan.statement.path.to_string();
+            if value != plan.value {
+                return Err(StatementError::ValueElsewhere { path: path() });
+            }
+            if value.iter().any(|v| received.revealed.iter().any(|r| r.start < v.end && v.start < r.end)) {
+                return Err(StatementError::ValueRevealed { path: path() });
+            }
+            proven.push(ProvenStatement { exchange, statement: plan.statement.clone(), value });
+        }
+        read_content.extend(reading.content);
+    }
+    if merge(read_content) != content {
+        return Err(StatementError::ContentElsewhere);
+    }
+    Ok(proven)
+}
+
+/// The prover's placing of its statements: each exchange's (`stated`, in order, with the
+/// response's range in `plaintext`, the received direction) read over its plaintext with
+/// `revealed`, from which every stated value is then taken out (a stated value is hidden);
+/// then read again as the verifier will, and each statement and every hidden string byte
+/// checked on the plaintext. Gives the plan's statements and content ranges.
+pub fn place(
+    plaintext: &[u8],
+    revealed: &mut Vec<Range<u64>>,
+    stated: &[(usize, Range<usize>, &[Statement])],
+) -> Result<(Vec<StatementPlan>, Vec<Range<u64>>), StatementError> {
+    let count: usize = stated.iter().map(|(_, _, s)| s.len()).sum();
+    if count > MAX_STATEMENTS {
+        return Err(StatementError::TooMany { count });
+    }
+    let stated: Vec<(usize, Range<usize>, Vec<&Statement>)> =
+        stated.iter().filter(|s| !s.2.is_empty()).map(|(e, r, s)| (*e, r.clone(), s.iter().collect())).collect();
+    let mut values = Vec::new();
+    for (exchange, response, statements) in &stated {
+        let reading = read_response(plaintext, revealed, response.clone(), *exchange, statements)?;
+        values.extend(reading.values.into_iter().flat_map(|(_, v)| v));
+    }
+    *revealed = without(revealed, &values);
+    let (mut plans, mut content) = (Vec::with_capacity(count), Vec::new());
+    for (exchange, response, statements) in &stated {
+        let reading = read_response(plaintext, revealed, response.clone(), *exchange, statements)?;
+        for r in &reading.content {
+            if let Some(at) = (r.start..r.end).find(|&i| !is_content(plaintext[i as usize])) {
+                return Err(StatementError::HiddenNotContent { exchange: *exchange, at });
+            }
+        }
+        for (statement, (_, value)) in statements.iter().zip(reading.values) {
+            let bytes: Vec<u8> =
+                value.iter().flat_map(|r| &plaintext[r.start as usize..r.end as usize]).copied().collect();
+            let path = statement.path.to_string();
+            // the errors name the path and the form, never the hidden value
+            match statement.claim.holds(&bytes) {
+                Ok(true) => {}
+                Ok(false) => return Err(StatementError::False { path }),
+                Err(_) => return Err(StatementError::ValueNotOfForm { path, form: form(&statement.claim) }),
+            }
+            plans.push(StatementPlan { exchange: *exchange as u64, statement: (*statement).clone(), value });
+        }
+        content.extend(reading.content);
+    }
+    Ok((plans, merge(content)))
+}
+
+/// The form a claim reads its value in, for an error that must not show the value.
+fn form(claim: &Claim) -> &'static str {
+    match claim {
+        Claim::Number(..) | Claim::NumberIn(..) => {
+            "a number of the form -?(0|[1-9][0-9]*)(.[0-9]+)? of at most 19 bytes (in a string or not)"
+        }
+        Claim::Text(Op::Eq | Op::Ne, _) | Claim::TextIn(_) => "a string without quote, backslash or control byte",
+        Claim::Text(..) => "a string of the constant's length without quote, backslash or control byte",
+    }
+}
+
+/// The plan's statements grouped by exchange, in the order each exchange first appears.
+fn by_exchange(plans: &[StatementPlan]) -> Vec<(u64, Vec<&StatementPlan>)> {
+    let mut groups: Vec<(u64, Vec<&StatementPlan>)> = Vec::new();
+    for p in plans {
+        match groups.iter_mut().find(|(e, _)| *e == p.exchange) {
+            Some((_, g)) => g.push(p),
+            None => groups.push((p.exchange, vec![p])),
+        }
+    }
+    groups
+}
+
+/// Canonical `ranges` with the bytes of `cut` taken out.
+fn without(ranges: &[Range<u64>], cut: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out = Vec::with_capacity(ranges.len() + cut.len());
+    for r in ranges {
+        let mut start = r.start;
+        let mut cuts: Vec<&Range<u64>> = cut.iter().filter(|c| c.start < r.end && r.start < c.end).collect();
+        cuts.sort_by_key(|c| c.start);
+        for c in cuts {
+            if c.start > start {
+                out.push(start..c.start);
+            }
+            start = start.max(c.end);
+        }
+        if start < r.end {
+            out.push(start..r.end);
+        }
+    }
+    out
+}
+
+/// Sorted ranges with those that meet joined.
+fn merge(ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::fixture::http::JSON_BODY;
+    use crate::protocol::disclose::json_path::JsonError;
+
+    /// An HTTP response of `body` framed by Content-Length, and where the body starts.
+    fn response(body: &str) -> (Vec<u8>, usize) {
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        ((head.clone() + body).into_bytes(), head.len())
+    }
+
+    fn place_in(
+        body: &str,
+        revealed: Vec<Range<u64>>,
+        statements: &[&str],
+    ) -> Result<(Vec<StatementPlan>, Vec<Range<u64>>, Vec<Range<u64>>), StatementError> {
+        let (bytes, _) = response(body);
+        let statements: Vec<Statement> = statements.iter().map(|t| Statement::parse(t).unwrap()).collect();
+        let mut revealed = revealed;
+        let (plans, content) = place(&bytes, &mut revealed, &[(1, 0..bytes.len(), &statements)])?;
+        Ok((plans, content, revealed))
+    }
+
+    /// Against the fixture's `/json`, all revealed: a true statement's value is taken out of
+    /// the reveal and placed; a false one, one of the wrong form and a missing path are
+    /// refused by the prover's own check.
+    #[test]
+    fn the_prover_places_a_statement_and_hides_its_value() {
+        let (bytes, at) = response(JSON_BODY);
+        let all = vec![0..bytes.len() as u64];
+        let value = (at + JSON_BODY.find("1234.56").unwrap()) as u64;
+        let value = value..value + 7;
+        let (plans, content, revealed) = place_in(JSON_BODY, all.clone(), &["account.balance.amount >= 1000"]).unwrap();
+        assert_eq!(plans[0].value, vec![value.clone()]);
+        assert_eq!(content, vec![value.clone()], "the hidden numeric string's bytes are string content");
+        assert_eq!(revealed, vec![0..value.start, value.end..bytes.len() as u64]);
+        assert!(place_in(JSON_BODY, all.clone(), &["account.balance.amount in [1000, 1234.56]"]).is_ok());
+        assert!(place_in(JSON_BODY, all.clone(), &["account.balance.currency == \"EUR\""]).is_ok());
+        let refused = |t: &str| place_in(JSON_BODY, all.clone(), &[t]).unwrap_err();
+        assert!(matches!(refused("account.balance.amount >= 2000"), StatementError::False { .. }));
+        let not_a_number = refused("account.balance.currency >= 10");
+        assert!(matches!(not_a_number, StatementError::ValueNotOfForm { .. }));
+        assert!(!not_a_number.to_string().contains("EUR"), "the error shows the hidden value: {not_a_number}");
+        assert!(matches!(
+            refused("account.nothing >= 1"),
+            StatementError::Json { exchange: 1, error: JsonError::NoSuchPath { .. } }
+        ));
+        // a hidden byte of the structure: the comma before "status"
+        let q = (at + JSON_BODY.rfind(',').unwrap()) as u64;
+        let r = place_in(JSON_BODY, vec![0..q, q + 1..bytes.len() as u64], &["account.balance.amount >= 1000"]);
+        assert!(matches!(r, Err(StatementError::Json { error: JsonError::HiddenStructure { .. }, .. })), "{r:?}");
+        // a hidden byte of the head
+        let r = place_in(JSON_BODY, vec![1..bytes.len() as u64], &["account.balance.amount >= 1000"]);
+        assert!(matches!(r, Err(StatementError::Response { .. })), "{r:?}");
+    }
+
+    /// A hidden value that holds a quote and a second key reads to the verifier as one string;
+    /// the prover's check of its plaintext refuses it (as does the proof that hidden string
+    /// bytes are content). The path's key twice, in hidden and revealed parts, is refused.
+    #[test]
+    fn a_hidden_quote_or_a_key_twice_is_refused() {
+        let smuggled = r#"{"amount":"1","amount":"5000"}"#;
+        let (bytes, at) = response(smuggled);
+        let at = at as u64;
+        let hidden = at + 11..at + 24;
+        let r = place_in(smuggled, vec![0..hidden.start, hidden.end..bytes.len() as u64], &["amount >= 1"]);
+        assert!(
+            matches!(r, Err(StatementError::HiddenNotContent { exchange: 1, at }) if at == hidden.start + 1),
+            "{r:?}"
+        );
+        let twice = r#"{"amount":"1","amount":"5000"}"#;
+        let r = place_in(twice, vec![0..response(twice).0.len() as u64], &["amount >= 1"]);
+        assert!(matches!(r, Err(StatementError::Json { error: JsonError::DuplicateKey { .. }, .. })), "{r:?}");
+    }
+
+    /// The verifier's check: the prover's placement of an honest plan is confirmed; a value
+    /// placed elsewhere, a revealed value, content ranges that differ, and a statement about
+    /// an exchange that is not there are refused.
+    #[test]
+    fn the_verifier_confirms_only_the_placement_it_reads_itself() {
+        let (bytes, _) = response(JSON_BODY);
+        let len = bytes.len() as u64;
+        let (plans, content, revealed) =
+            place_in(JSON_BODY, vec![0..len], &["account.balance.amount >= 1000", "account.id == \"ACC-0042\""])
+                .unwrap_or_else(|e| panic!("{e}"));
+        let mut view = bytes.clone();
+        for (i, b) in view.iter_mut().enumerate() {
+            if !revealed.iter().any(|r| r.contains(&(i as u64))) {
+                *b = 0;
+            }
+        }
+        let received = VerifiedDirection {
+            len,
+            bytes: view,
+            revealed: revealed.clone(),
+            fast_path: false,
+            alerts: vec![],
+            records: vec![],
+        };
+        let exchange = HttpExchange {
+            request: 0..10,
+            request_line: None,
+            response: Some(0..len),
+            status: Some(200),
+            response_complete: Some(true),
+        };
+        let exchanges = vec![exchange.clone()];
+        let proven = confirm(&received, &exchanges, &plans, &content).unwrap();
+        assert_eq!(proven.len(), 2);
+        assert_eq!((proven[0].exchange, proven[0].value_len()), (1, 7));
+        assert_eq!(proven[1].statement.to_string(), "account.id == \"ACC-0042\"");
+        let mut moved = plans.clone();
+        moved[0].value = vec![moved[0].value[0].start + 1..moved[0].value[0].end + 1];
+        assert!(matches!(confirm(&received, &exchanges, &moved, &content), Err(StatementError::ValueElsewhere { .. })));
+        assert_eq!(confirm(&received, &exchanges, &plans, &[]), Err(StatementError::ContentElsewhere));
+        let mut elsewhere = plans.clone();
+        elsewhere[0].exchange = 2;
+        assert!(matches!(
+            confirm(&received, &exchanges, &elsewhere, &content),
+            Err(StatementError::NoSuchExchange { exchange: 2, count: 1 })
+        ));
+        let cut = vec![HttpExchange { response_complete: Some(false), ..exchange }];
+        assert!(matches!(confirm(&received, &cut, &plans, &content), Err(StatementError::Response { .. })));
+        let all = VerifiedDirection { bytes: bytes.clone(), revealed: vec![0..len], ..received.clone() };
+        let r = confirm(&all, &exchanges, &plans, &[]);
+        assert!(matches!(r, Err(StatementError::ValueRevealed { .. })), "{r:?}");
+    }
+}

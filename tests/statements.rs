@@ -1,0 +1,182 @@
+//! Statements about hidden values of a JSON response, end to end natively against the
+//! fixture's `/json` (whose `account.balance.amount` is `"1234.56"`): proxy mode over TLS 1.2
+//! and 1.3, and MPC mode, through real WebSockets on 127.0.0.1.
+#![cfg(not(target_arch = "wasm32"))]
+
+use tlsproof::fixture::{FixtureServer, KeyType};
+use tlsproof::http::RequestBuilder;
+use tlsproof::protocol::disclose::statement::StatementError;
+use tlsproof::protocol::messages::TlsVersion;
+use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
+use tlsproof::protocol::server::{SessionReport, VerifierServer};
+use tlsproof::protocol::{ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, Statement, VerifierConfig};
+use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
+use tlsproof::tls::RootStore;
+use tlsproof::transport::WsSocket;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+const AMOUNT: &str = "1234.56";
+
+struct Env {
+    server: String,
+    ca_pem: String,
+    verifier: String,
+    proxy: String,
+    reports: UnboundedReceiver<SessionReport>,
+}
+
+async fn env() -> Env {
+    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
+    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
+    let ca_pem = fixture.certs.ca_pem.clone();
+    tokio::spawn(fixture.run());
+    let allow = AllowList::parse(&server).unwrap();
+    let proxy =
+        ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: allow.clone(), ..Default::default() })
+            .await
+            .unwrap();
+    let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
+    tokio::spawn(proxy.run());
+    let config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
+    let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
+    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(vserver.run(tx));
+    Env { server, ca_pem, verifier, proxy: proxy_url, reports }
+}
+
+fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
+    ProverConfig {
+        server_name: "localhost".into(),
+        server: env.server.clone(),
+        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        max_sent: 4096,
+        max_recv: 16 * 1024,
+        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
+        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
+        mode,
+        tls_versions: vec![version],
+        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
+        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
+    }
+}
+
+/// `GET /json` (keep-alive unless `last`), the response revealed but for the stated values.
+fn json_request(env: &Env, statements: &[&str], last: bool) -> ExchangePlan {
+    let mut request = RequestBuilder::get(&env.server, "/json");
+    if !last {
+        request = request.header("Connection", "keep-alive");
+    }
+    let reveal = RevealConfig {
+        statements: statements.iter().map(|s| Statement::parse(s).unwrap()).collect(),
+        ..RevealConfig::new(Reveal::All, Reveal::All)
+    };
+    ExchangePlan { request: request.build().unwrap().bytes, reveal }
+}
+
+async fn run(env: &Env, config: ProverConfig, plans: Vec<ExchangePlan>) -> Result<ProverOutput, ProverError> {
+    let socket = WsSocket::connect(&env.verifier).await.unwrap();
+    notarize_exchanges(socket, config, plans, |_| {}).await
+}
+
+fn cases(env: &Env) -> [(ProverMode, TlsVersion); 3] {
+    [
+        (ProverMode::Proxy, TlsVersion::Tls12),
+        (ProverMode::Proxy, TlsVersion::Tls13),
+        (ProverMode::Mpc { proxy_url: env.proxy.clone() }, TlsVersion::Tls12),
+    ]
+}
+
+/// A numeric comparison and a set membership are proven about hidden values, which the
+/// verifier never sees: not in its verdict's text, its JSON, nor the bytes it holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_about_hidden_values_are_proven_in_both_modes_and_versions() {
+    let mut env = env().await;
+    for (mode, version) in cases(&env) {
+        let what = format!("{mode:?} {version:?}");
+        let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
+        let plans = vec![json_request(&env, &stated, true)];
+        let out = match run(&env, config(&env, mode, version), plans).await {
+            Ok(out) => out,
+            Err(e) => panic!("{what}: {e}; verifier: {:?}", env.reports.recv().await),
+        };
+        let (_, report) = env.reports.recv().await.unwrap();
+        let v = report.as_ref().map_err(|e| e.to_string()).unwrap();
+        assert_eq!(*v, out.verified, "{what}: the prover holds the verifier's verdict");
+        assert_eq!(v.statements.len(), 2, "{what}: {v}");
+        let texts: Vec<String> = v.statements.iter().map(|s| s.statement.to_string()).collect();
+        assert_eq!(texts, stated, "{what}");
+        assert!(v.statements.iter().all(|s| s.exchange == 1), "{what}");
+        let at = out.response.windows(AMOUNT.len()).position(|w| w == AMOUNT.as_bytes()).unwrap() as u64;
+        let head = (out.verified.received.len - out.response.len() as u64) + at;
+        assert_eq!(v.statements[0].value, vec![head..head + AMOUNT.len() as u64], "{what}");
+        let text = v.to_string();
+        assert!(
+            text.contains("statement about response 1: account.balance.amount >= 1000: proven; the value (7 bytes"),
+            "{what}: {text}"
+        );
+        let json = serde_json::to_string(v).unwrap();
+        for shown in [text, json, String::from_utf8_lossy(&v.received.bytes).into_owned(), v.summary()] {
+            assert!(!shown.contains(AMOUNT), "{what}: the verifier saw the amount: {shown}");
+            assert!(!shown.contains("\"EUR\"}"), "{what}: the verifier saw the currency");
+        }
+        assert!(!v.received.fast_path, "{what}: a hidden value leaves the fast path");
+    }
+}
+
+/// A statement false for the server's value is refused by the prover before the proof, with
+/// its own code; the verifier learns why (the path, not the value).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_false_statement_is_refused_by_the_prover_and_the_verifier_is_told() {
+    let mut env = env().await;
+    for (mode, version) in cases(&env) {
+        let what = format!("{mode:?} {version:?}");
+        let plans = vec![json_request(&env, &["account.balance.amount >= 2000"], true)];
+        let e = run(&env, config(&env, mode, version), plans).await.err().expect("refused");
+        assert!(matches!(e, ProverError::Statement(StatementError::False { .. })), "{what}: {e}");
+        assert_eq!(e.code(), "STATEMENT_FALSE", "{what}");
+        assert_eq!(
+            e.to_string(),
+            "statement: account.balance.amount: the statement is false for the value the server sent"
+        );
+        let (_, report) = env.reports.recv().await.unwrap();
+        let refused = report.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("the statement is false"), "{what}: {refused}");
+        assert!(!refused.contains(AMOUNT), "{what}: {refused}");
+    }
+    // a path to no value, and a value of another form, are refused alike (BAD_OPTIONS)
+    for (statement, error) in [("account.nothing >= 1", "no such member"), ("account.owner >= 1", "is not a number")] {
+        let plans = vec![json_request(&env, &[statement], true)];
+        let e = run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await.err().expect("refused");
+        assert_eq!(e.code(), "BAD_OPTIONS", "{statement}: {e}");
+        assert!(e.to_string().contains(error), "{statement}: {e}");
+        assert!(!e.to_string().contains("Alice"), "{statement}: the error shows the hidden value: {e}");
+        assert!(env.reports.recv().await.unwrap().1.is_err(), "{statement}: the verifier was told");
+    }
+}
+
+/// With two exchanges, each statement names the response it was proven in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_statement_names_its_exchange() {
+    let mut env = env().await;
+    for (mode, version) in cases(&env) {
+        let what = format!("{mode:?} {version:?}");
+        let plans = vec![
+            json_request(&env, &["account.id == \"ACC-0042\""], false),
+            json_request(&env, &["account.balance.amount < 1234.57"], true),
+        ];
+        let out = match run(&env, config(&env, mode, version), plans).await {
+            Ok(out) => out,
+            Err(e) => panic!("{what}: {e}; verifier: {:?}", env.reports.recv().await),
+        };
+        env.reports.recv().await.unwrap().1.unwrap();
+        let v = &out.verified;
+        let exchanges: Vec<u64> = v.statements.iter().map(|s| s.exchange).collect();
+        assert_eq!(exchanges, [1, 2], "{what}");
+        for (s, x) in v.statements.iter().zip(&v.exchanges) {
+            let response = x.response.clone().unwrap();
+            assert!(s.value.iter().all(|r| response.start <= r.start && r.end <= response.end), "{what}");
+        }
+    }
+}
