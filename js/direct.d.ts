@@ -8,7 +8,7 @@ export {
   TlsproofError, BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError,
-  NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, SessionClosedError, PresentationError, errorFromCode,
+  NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, SessionClosedError, StatementFalseError, PresentationError, errorFromCode,
   toTlsproofError,
 } from "./index.js";
 

@@ -46,6 +46,8 @@ export const WorkerStartError = make("WORKER_START_FAILED", "WorkerStartError");
 export const InternalError = make("INTERNAL", "InternalError");
 /** The verifier's attestation does not verify, or does not state the verdict it sent. */
 export const BadAttestationError = make("BAD_ATTESTATION", "BadAttestationError");
+/** A statement of `reveal.prove` is false for the value the server sent (checked before the proof). */
+export const StatementFalseError = make("STATEMENT_FALSE", "StatementFalseError");
 /** A prepared session notarizes once: this one was used, closed or failed. */
 export const SessionClosedError = make("SESSION_CLOSED", "SessionClosedError");
 
@@ -66,7 +68,7 @@ const byCode = Object.fromEntries([
   BadOptionsError, VerifierUnreachableError, VerifierRejectedError, ServerNotAllowedError,
   ServerNameMismatchError, ServerUnreachableError, ProxyUnreachableError, BusyError, LimitExceededError, TimeoutError, AbortError, TlsError,
   ConnectionLostError, ProtocolError, NotIsolatedError, WorkerStartError, InternalError, BadAttestationError, SessionClosedError,
-  PresentationError,
+  StatementFalseError, PresentationError,
 ].map((C) => [new C("").code, C]));
 
 /** The error class for `code` (`TlsproofError` itself for codes this version does not know). */

@@ -35,6 +35,34 @@ export interface RevealOptions {
    */
   commitSent?: RevealChoice;
   commitRecv?: RevealChoice;
+  /**
+   * Statements about values of the response's JSON body, proven in zero knowledge without
+   * revealing the values (each stated value is hidden, whatever `recv` says): a dotted path of
+   * object keys, then `< <= > >= == !=` and a constant, or `in [LOW, HIGH]`, or
+   * `in {"A", "B"}`. A number constant is a decimal without exponent or `+`
+   * (`"account.balance.amount >= 1000"`); a text constant is a JSON string
+   * (`'date >= "2026-01-01"'`, compared byte by byte with a value of its length). The response
+   * around the values must be revealed (its head, the JSON's structure and keys). A false
+   * statement rejects with `STATEMENT_FALSE` before the proof; the result lists the proven ones
+   * in `statements`. Default: none.
+   */
+  prove?: Statement[];
+}
+
+/** A statement of `reveal.prove`, e.g. `"account.balance.amount >= 1000"`. */
+export type Statement =
+  | `${string} ${"<" | "<=" | ">" | ">=" | "==" | "!="} ${string}`
+  | `${string} in [${string}]`
+  | `${string} in {${string}}`;
+
+/** A statement the verifier verified about a hidden value of a response. */
+export interface StatementResult {
+  /** The exchange (from 1) whose response holds the value. */
+  exchange: number;
+  /** The statement as the grammar writes it. */
+  statement: string;
+  /** Where the hidden value is in `recv`: its length is public, its bytes are not. */
+  value: ByteRange[];
 }
 
 export type Phase = "connect" | "waiting" | "preprocess" | "request" | "prove" | "done";
@@ -210,6 +238,8 @@ export interface NotarizeResult {
   exchanges: ExchangeResult[];
   /** Hex SHA-256 commitments the verifier holds. */
   commitments: string[];
+  /** The statements of `reveal.prove`, proven. */
+  statements: StatementResult[];
   timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };
   bytes: { proverToVerifier: number; verifierToProver: number };
   /**
@@ -240,6 +270,7 @@ export type ErrorCode =
   | "BAD_ATTESTATION"
   | "BAD_PRESENTATION"
   | "SESSION_CLOSED"
+  | "STATEMENT_FALSE"
   | "INTERNAL";
 
 export class TlsproofError extends Error {
@@ -275,6 +306,8 @@ export class InternalError extends TlsproofError { constructor(message: string, 
 export class BadAttestationError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BAD_ATTESTATION"; }
 /** A prepared session notarizes once: this one was used, closed or failed. */
 export class SessionClosedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SESSION_CLOSED"; }
+/** A statement of `reveal.prove` is false for the value the server sent (checked before the proof). */
+export class StatementFalseError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "STATEMENT_FALSE"; }
 
 /** The check a presentation, an attestation or a verifier key failed: Rust's error variant names, and a few of JS's own. */
 export type PresentationErrorReason =

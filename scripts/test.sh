@@ -83,9 +83,21 @@ if ! echo "$out" | grep -q '"owner":"Alice Example"' || echo "$out" | grep -qE "
 fi
 echo "CLI parity: a POST body in the verdict (--json); only the owner member revealed, the balance committed"
 
+echo "== CLI: --prove-json, a statement about a hidden value =="
+out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
+  --prove-json 'account.balance.amount >= 1000')
+if ! echo "$out" | grep -q 'statement about response 1: account.balance.amount >= 1000: proven' || echo "$out" | grep -q "1234.56"; then
+  echo "--prove-json: the statement is not proven, or the value shows:"; echo "$out"; exit 1
+fi
+if out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
+  --prove-json 'account.balance.amount >= 2000' 2>&1) || ! echo "$out" | grep -q "the statement is false"; then
+  echo "--prove-json with a false statement did not fail as false:"; echo "$out"; exit 1
+fi
+echo "CLI: 'account.balance.amount >= 1000' proven with the amount hidden; '>= 2000' refused as false"
+
 # The verifier logs a line per session with none of its bytes: not the hidden tokens, not the
 # revealed responses (the browser tests' and the CLI's).
-if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example" "$run/verifier.log"; then
+if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example|1234\.56" "$run/verifier.log"; then
   echo "the verifier's log holds transcript bytes:"; grep -nE "secret|abcdefghij|Alice" "$run/verifier.log" | cut -c1-300; exit 1
 fi
 logged=$(grep -c "^verified session from" "$run/verifier.log")

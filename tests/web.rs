@@ -428,6 +428,34 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert_eq!(v["recv"]["ending"].as_str(), Some("open"), "{v}");
 }
 
+/// A statement about a hidden value from the browser, in both modes: the fixture's amount is
+/// proven at least 1000 and never reaches the verifier; a false statement rejects with
+/// `STATEMENT_FALSE`.
+#[wasm_bindgen_test]
+async fn a_statement_about_a_hidden_value_is_proven_in_both_modes() {
+    ensure_pool().await;
+    for mode in [serde_json::json!({}), serde_json::json!({"mode": "mpc", "proxyUrl": proxy()})] {
+        let mut o = mode.clone();
+        o["reveal"] = serde_json::json!({"prove": ["account.balance.amount >= 1000"]});
+        let v = notarize(options("/json", o.clone())).await.unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let s = v["statements"].as_array().unwrap_or_else(|| panic!("{v}"));
+        assert_eq!(s.len(), 1, "{v}");
+        assert_eq!(s[0]["statement"].as_str(), Some("account.balance.amount >= 1000"), "{v}");
+        assert_eq!(s[0]["exchange"].as_u64(), Some(1), "{v}");
+        let value = &s[0]["value"][0];
+        assert_eq!(value["end"].as_u64().unwrap() - value["start"].as_u64().unwrap(), 7, "{v}");
+        let recv = v["recv"]["printable"].as_str().unwrap();
+        assert!(recv.contains(r#""amount":"███████""#) && !recv.contains("1234.56"), "{recv}");
+        assert_eq!(v["recv"]["path"].as_str(), Some("zk"), "{v}");
+        o["reveal"] = serde_json::json!({"prove": ["account.balance.amount >= 2000"]});
+        let e = notarize(options("/json", o)).await.expect_err("a false statement");
+        assert!(
+            e.starts_with("STATEMENT_FALSE: statement: account.balance.amount: the statement is false"),
+            "{mode}: {e}"
+        );
+    }
+}
+
 /// Two requests in one session from the browser, in both modes: `POST /echo` revealed whole,
 /// then `GET /json` with its token and all but one member of its response hidden; the result
 /// lists both exchanges where they are in each direction.

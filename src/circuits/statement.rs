@@ -686,8 +686,13 @@ mod tests {
         let (_, amount) = circuit_holds(b"1234.56", &Claim::Number(Op::Ge, dec("1000")));
         let (_, longest) = circuit_holds(b"1234567890123456789", &Claim::Number(Op::Ge, dec("1000")));
         let (_, date) = circuit_holds(b"2026-03-01", &Claim::Text(Op::Ge, b"2026-01-01".to_vec()));
-        println!("AND gates: 7-byte number {amount}, 19-byte number {longest}, 10-byte date {date}");
+        let mut b = PlainBackend::new();
+        let x = commit_bytes(&mut b, Some(b"x"), 1);
+        content(&mut b, &x);
+        let content_byte = b.stats().and_gates;
+        println!("AND gates: 7-byte number {amount}, 19-byte number {longest}, 10-byte date {date}, a hidden string byte's content check {content_byte}");
         assert!(amount < 12_000 && longest < 20_000 && date < 1_000, "{amount} {longest} {date}");
+        assert!(content_byte <= 20, "{content_byte}");
     }
 
     /// In the engine: a true claim passes; a false one fails the verifier's check whatever the

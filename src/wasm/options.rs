@@ -5,6 +5,7 @@
 //! the boundary with serde-wasm-bindgen.
 
 use crate::protocol::disclose::exchange::MAX_EXCHANGES;
+use crate::protocol::disclose::statement::StatementError;
 use crate::protocol::prover::ExchangePlan;
 use crate::protocol::target::split_host_port;
 use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
@@ -41,7 +42,7 @@ pub const OPTION_FIELDS: &[&str] = &[
 ];
 /// The fields of one of `requests` ([`RequestOptions`]).
 pub const REQUEST_FIELDS: &[&str] = &["url", "path", "method", "headers", "body", "reveal"];
-pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv"];
+pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv", "prove"];
 pub const TLS_FIELDS: &[&str] = &["versions", "cipherSuites"];
 
 /// `notarize(options)`: what to request and what to reveal.
@@ -188,6 +189,11 @@ pub struct RevealOptions {
     pub commit_sent: Option<RevealSpec>,
     #[serde(default, rename = "commitRecv")]
     pub commit_recv: Option<RevealSpec>,
+    /// Statements about values of the response's JSON body, proven without revealing them
+    /// (each value is hidden): `PATH OP VALUE`, `PATH in [LOW, HIGH]` or `PATH in {"A", …}`,
+    /// the CLI's `--prove-json` grammar. Default: none.
+    #[serde(default)]
+    pub prove: Vec<String>,
 }
 
 fn default_sent() -> RevealSpec {
@@ -200,7 +206,13 @@ fn default_recv() -> RevealSpec {
 
 impl Default for RevealOptions {
     fn default() -> Self {
-        RevealOptions { sent: default_sent(), recv: default_recv(), commit_sent: None, commit_recv: None }
+        RevealOptions {
+            sent: default_sent(),
+            recv: default_recv(),
+            commit_sent: None,
+            commit_recv: None,
+            prove: vec![],
+        }
     }
 }
 
@@ -309,6 +321,8 @@ pub enum OptionsError {
         "reveal.{direction} must be \"all\", \"none\" or \"body\" (or ranges, redactHeaders, jsonFields), not {word:?}"
     )]
     RevealWord { direction: &'static str, word: String },
+    #[error("reveal.prove: {0}")]
+    Statement(String),
     #[error("reveal.{direction}: range {start}..{end} is empty or inverted")]
     EmptyRange { direction: &'static str, start: u64, end: u64 },
     #[error("{0} must be a positive number")]
@@ -553,6 +567,9 @@ impl RevealOptions {
         let mut config = RevealConfig::new(self.sent.to_reveal("sent")?, self.recv.to_reveal("recv")?);
         config.commit_sent = commit(&self.commit_sent, "commitSent")?;
         config.commit_received = commit(&self.commit_recv, "commitRecv")?;
+        config.statements = (self.prove.iter())
+            .map(|s| s.parse().map_err(|e: StatementError| OptionsError::Statement(e.to_string())))
+            .collect::<Result<_, _>>()?;
         Ok(config)
     }
 }
@@ -690,12 +707,26 @@ pub struct NotarizeResult {
     pub exchanges: Vec<ExchangeResult>,
     /// Hex SHA-256 commitments the verifier holds (none unless requested).
     pub commitments: Vec<String>,
+    /// The statements about hidden values the verifier verified (none unless requested).
+    pub statements: Vec<StatementResult>,
     pub timings: Timings,
     pub bytes: Traffic,
     /// The verifier's signed attestation with the secrets to present it later
     /// (`{attestation, verifierKey, secrets}`, as `tlsproof prove --attestation-out` writes
     /// it); `null` when the verifier does not sign.
     pub attestation: Option<crate::protocol::disclose::attest::AttestedSession>,
+}
+
+/// A statement the verifier verified about a hidden value of a response.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatementResult {
+    /// The exchange (from 1) whose response holds the value.
+    pub exchange: u64,
+    /// The statement as the grammar writes it, e.g. `account.balance.amount >= 1000`.
+    pub statement: String,
+    /// Where the hidden value is in `recv` (its length is public).
+    pub value: Vec<ByteRange>,
 }
 
 #[derive(Debug, Serialize)]
@@ -838,6 +869,13 @@ impl NotarizeResult {
                 })
                 .collect(),
             commitments: v.commitments.iter().map(|c| hex(&c.digest)).collect(),
+            statements: (v.statements.iter())
+                .map(|s| StatementResult {
+                    exchange: s.exchange,
+                    statement: s.statement.to_string(),
+                    value: s.value.iter().map(|r| ByteRange { start: r.start, end: r.end }).collect(),
+                })
+                .collect(),
             timings: Timings {
                 preprocess_ms: s.preprocess.millis,
                 online_ms: s.online.millis,
@@ -1081,6 +1119,8 @@ mod tests {
             (serde_json::json!({"method": "G T"}), "cannot be encoded"),
             (serde_json::json!({"headers": {"X": "a\nb"}}), "cannot be encoded"),
             (serde_json::json!({"caPem": "not a pem"}), "caPem"),
+            (serde_json::json!({"reveal": {"prove": ["a >= 1e3"]}}), "reveal.prove: a: \"1e3\" is not a number"),
+            (serde_json::json!({"reveal": {"prove": ["a ~ 1"]}}), "reveal.prove: \"a ~ 1\" is not a statement"),
         ];
         for (extra, needle) in cases {
             let err = opts(base(extra.clone())).unwrap().plan().err().unwrap_or_else(|| panic!("accepted {extra}"));
@@ -1099,6 +1139,20 @@ mod tests {
         }
     }
 
+    /// `reveal.prove` takes the CLI's grammar; the statements reach the reveal config.
+    #[test]
+    fn statements_are_read_with_the_clis_grammar() {
+        let plan = |reveal: serde_json::Value| {
+            opts(serde_json::json!({"verifierUrl": "ws://v/", "url": "https://h/", "reveal": reveal})).unwrap().plan()
+        };
+        let p =
+            plan(serde_json::json!({"prove": ["account.balance.amount >= 1000", "c in {\"DE\", \"FR\"}"]})).unwrap();
+        let texts: Vec<String> = p.exchanges[0].reveal.statements.iter().map(|s| s.to_string()).collect();
+        assert_eq!(texts, ["account.balance.amount >= 1000", "c in {\"DE\", \"FR\"}"]);
+        assert_eq!(p.exchanges[0].reveal.received, Reveal::All, "the value is hidden when the session places it");
+        assert!(plan(serde_json::json!({})).unwrap().exchanges[0].reveal.statements.is_empty());
+    }
+
     #[test]
     fn field_lists_match_the_structs() {
         let base = serde_json::json!({"verifierUrl": "ws://v/"});
@@ -1113,7 +1167,8 @@ mod tests {
         let listed = unknown.split("expected one of ").nth(1).unwrap_or_default().matches('`').count() / 2;
         assert_eq!(listed, OPTION_FIELDS.len(), "{unknown}");
         for f in REVEAL_FIELDS {
-            serde_json::from_value::<RevealOptions>(serde_json::json!({*f: "all"})).unwrap();
+            let value = if *f == "prove" { serde_json::json!([]) } else { serde_json::json!("all") };
+            serde_json::from_value::<RevealOptions>(serde_json::json!({*f: value})).unwrap();
         }
         let unknown = serde_json::from_value::<RevealOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();
         assert_eq!(unknown.matches('`').count() / 2 - 1, REVEAL_FIELDS.len(), "{unknown}");

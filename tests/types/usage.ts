@@ -1,5 +1,5 @@
 // Compiles against the package's .d.ts (npm test runs tsc on it); not executed.
-import { notarize, prepare, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, SessionClosedError, BusyError, type NotarizeResult, type PreparedSession, type Progress } from "tlsproof";
+import { notarize, prepare, Prover, TlsproofError, AbortError, LimitExceededError, WorkerStartError, ProxyUnreachableError, SessionClosedError, BusyError, StatementFalseError, type NotarizeResult, type StatementResult, type PreparedSession, type Progress } from "tlsproof";
 import { present, verifyPresentation, decodeAttestation, verifyAttestation, PresentationError, type Presentation, type SignedAttestation } from "tlsproof/attestation";
 import { initProver, notarize as notarizeInThisWorker, prepare as prepareInThisWorker, TimeoutError as DirectTimeout, WorkerStartError as DirectWorkerStart } from "tlsproof/direct";
 // @ts-expect-error: the attestation functions are their own entry point (tlsproof/attestation)
@@ -45,6 +45,16 @@ export async function everything(): Promise<string> {
 export async function oneCall(): Promise<string> {
   const r = await notarize({ verifierUrl: "ws://127.0.0.1:7047/", server: "127.0.0.1:4443", path: "/json", reveal: { recv: "body" } });
   return r.sent.printable;
+}
+
+export async function provenStatement(): Promise<string> {
+  const r = await notarize({
+    verifierUrl: "ws://v/",
+    url: "https://h/json",
+    reveal: { prove: ["account.balance.amount >= 1000", 'account.balance.currency in {"EUR", "USD"}'] },
+  });
+  const s: StatementResult | undefined = r.statements[0];
+  return `${s?.exchange} ${s?.statement} ${s?.value[0]?.end}`;
 }
 
 export async function twoRequests(): Promise<string> {
@@ -100,6 +110,8 @@ export function misuse(): void {
   void notarize({ url: "https://h/" });
   // @ts-expect-error: reveal words are checked
   void notarize({ verifierUrl: "ws://v/", url: "https://h/", reveal: { recv: "everything" } });
+  // @ts-expect-error: a statement has a path, an operator and a constant
+  void notarize({ verifierUrl: "ws://v/", url: "https://h/", reveal: { prove: ["balance"] } });
   // @ts-expect-error: the mode is "proxy" or "mpc"
   void notarize({ verifierUrl: "ws://v/", url: "https://h/", mode: "2pc" });
   // @ts-expect-error: error codes are a closed set on the subclasses
@@ -141,6 +153,7 @@ export async function preparedAhead(token: () => Promise<string>): Promise<strin
     return `${limit} ${r.mode}`;
   } catch (e) {
     if (e instanceof SessionClosedError) return "used";
+    if (e instanceof StatementFalseError) return "false";
     throw e;
   } finally {
     session.close();

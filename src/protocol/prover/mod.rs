@@ -383,8 +383,10 @@ impl Sizing {
             len += plan.request.len();
             shown += revealed.iter().map(|r| (r.end - r.start) as usize).sum::<usize>();
         }
+        // a stated value is hidden, so a response with statements is never wholly revealed
         let received = |which: &Reveal| plans.iter().all(|p| p.reveal.received == *which);
-        let received = if received(&Reveal::All) {
+        let stated = plans.iter().any(|p| !p.reveal.statements.is_empty());
+        let received = if received(&Reveal::All) && !stated {
             Reveal::All
         } else if received(&Reveal::Nothing) {
             Reveal::Nothing
