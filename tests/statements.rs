@@ -64,7 +64,11 @@ fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
 
 /// `GET /json` (keep-alive unless `last`), the response revealed but for the stated values.
 fn json_request(env: &Env, statements: &[&str], last: bool) -> ExchangePlan {
-    let mut request = RequestBuilder::get(&env.server, "/json");
+    json_request_to(env, "/json", statements, last)
+}
+
+fn json_request_to(env: &Env, path: &str, statements: &[&str], last: bool) -> ExchangePlan {
+    let mut request = RequestBuilder::get(&env.server, path);
     if !last {
         request = request.header("Connection", "keep-alive");
     }
@@ -178,5 +182,30 @@ async fn each_statement_names_its_exchange() {
             let response = x.response.clone().unwrap();
             assert!(s.value.iter().all(|r| response.start <= r.start && r.end <= response.end), "{what}");
         }
+    }
+}
+
+/// A chunked body whose chunks split the value: the value's bytes are where the chunks' data
+/// put them (two ranges around a chunk's framing), and the statement is proven over them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
+    let mut env = env().await;
+    for (mode, version) in cases(&env) {
+        let what = format!("{mode:?} {version:?}");
+        let plans =
+            vec![json_request_to(&env, "/json?chunk=7", &["account.balance.amount in [1234.5, 1234.56]"], true)];
+        let out = match run(&env, config(&env, mode, version), plans).await {
+            Ok(out) => out,
+            Err(e) => panic!("{what}: {e}; verifier: {:?}", env.reports.recv().await),
+        };
+        env.reports.recv().await.unwrap().1.unwrap();
+        let value = &out.verified.statements[0].value;
+        assert_eq!(value.len(), 2, "{what}: {value:?}");
+        assert_eq!(out.verified.statements[0].value_len(), 7, "{what}");
+        let shown = out.verified.received.printable();
+        assert!(
+            !shown.contains("1234") && !shown.contains(".56") && shown.matches('█').count() == 7,
+            "{what}: {shown}"
+        );
     }
 }

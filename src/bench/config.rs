@@ -73,6 +73,29 @@ pub enum RevealRecv {
     All,
     /// All but the last byte: the ZK path over len − 1 bytes.
     AllButLast,
+    /// A JSON response (the fixture's `/json` padded to the download size) with its amount
+    /// hidden: the baseline of [`RevealRecv::AmountStated`].
+    AmountHidden,
+    /// The same response with the statement `account.balance.amount >= 1000` proven about the
+    /// hidden amount, everything else revealed.
+    AmountStated,
+}
+
+impl RevealRecv {
+    /// Whether the case's response is the JSON document with the amount.
+    pub fn is_json(self) -> bool {
+        matches!(self, RevealRecv::AmountHidden | RevealRecv::AmountStated)
+    }
+
+    /// How reports name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RevealRecv::All => "all (fast path)",
+            RevealRecv::AllButLast => "all but last (ZK)",
+            RevealRecv::AmountHidden => "all but the amount (ZK)",
+            RevealRecv::AmountStated => "all but the amount, amount >= 1000 proven (ZK)",
+        }
+    }
 }
 
 /// Where the prover runs.
@@ -199,6 +222,8 @@ pub(crate) fn series_label(profile: &str, reveal: RevealRecv, target: Target) ->
     let reveal = match reveal {
         RevealRecv::All => "reveal all",
         RevealRecv::AllButLast => "redacted",
+        RevealRecv::AmountHidden => "amount hidden",
+        RevealRecv::AmountStated => "amount stated",
     };
     let target = match target {
         Target::Native => "native",

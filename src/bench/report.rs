@@ -316,7 +316,7 @@ pub fn summary_markdown(summaries: &[CaseSummary]) -> String {
             r.tls(),
             r.profile,
             r.download_size as f64 / 1024.0,
-            if r.reveal_recv == RevealRecv::All { "all (fast path)" } else { "all but last (ZK)" },
+            r.reveal_recv.describe(),
             s.time_total,
             s.time_preprocess,
             s.time_online,

@@ -11,6 +11,9 @@ pub(crate) const SECRET: &str = "Bearer bench-secret-3f9c0a7d51e2b8c46a0d";
 /// The certificate name of the fixture server.
 pub const SERVER_NAME: &str = "localhost";
 const PADDING_HEADER: &str = "X-Padding";
+/// The JSON cases' hidden value (the fixture's amount) and what they state about it.
+const AMOUNT: &[u8] = b"1234.56";
+pub(crate) const STATEMENT: &str = "account.balance.amount >= 1000";
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
@@ -41,7 +44,10 @@ impl Workload {
     /// A GET of `download_size` body bytes whose request is exactly `upload_size` bytes long,
     /// padded with an `X-Padding` header.
     pub(crate) fn for_case(case: &BenchCase) -> Result<Workload, WorkloadError> {
-        let path = format!("/bytes?n={}", case.download_size);
+        let path = match case.reveal_recv.is_json() {
+            true => format!("/json?n={}", case.download_size),
+            false => format!("/bytes?n={}", case.download_size),
+        };
         let redact = (case.request_redaction != "none").then(|| case.request_redaction.clone());
         // An explicit Host (the browser API would otherwise add the port to it), so native and
         // browser provers send the same bytes.
@@ -79,10 +85,30 @@ impl Workload {
             None => Reveal::All,
         };
         let received = match self.reveal_recv {
-            RevealRecv::All => Reveal::All,
+            RevealRecv::All | RevealRecv::AmountStated => Reveal::All,
             RevealRecv::AllButLast => Reveal::AllButLast(1),
+            RevealRecv::AmountHidden => {
+                Reveal::Ranges(self.expected_revealed().iter().map(|r| r.start as usize..r.end as usize).collect())
+            }
         };
-        RevealConfig::new(sent, received)
+        let statements = match self.reveal_recv {
+            RevealRecv::AmountStated => vec![STATEMENT.parse().expect("the bench's statement")],
+            _ => Vec::new(),
+        };
+        RevealConfig { statements, ..RevealConfig::new(sent, received) }
+    }
+
+    /// The response's ranges the verifier sees.
+    pub fn expected_revealed(&self) -> Vec<std::ops::Range<u64>> {
+        let len = self.response.len() as u64;
+        match self.reveal_recv {
+            RevealRecv::All => vec![0..len],
+            RevealRecv::AllButLast => vec![0..len - 1],
+            RevealRecv::AmountHidden | RevealRecv::AmountStated => {
+                let at = self.response.windows(AMOUNT.len()).position(|w| w == AMOUNT).unwrap_or(0) as u64;
+                vec![0..at, at + AMOUNT.len() as u64..len]
+            }
+        }
     }
 
     /// Checks that the verifier verified exactly this workload: every byte it saw matches, the
@@ -102,11 +128,8 @@ impl Workload {
                 self.response.len()
             ));
         }
-        let expected_recv = match self.reveal_recv {
-            RevealRecv::All => 0..recv.len,
-            RevealRecv::AllButLast => 0..recv.len - 1,
-        };
-        if recv.revealed != [expected_recv.clone()] || recv.fast_path != (self.reveal_recv == RevealRecv::All) {
+        let expected_recv = self.expected_revealed();
+        if recv.revealed != expected_recv || recv.fast_path != (self.reveal_recv == RevealRecv::All) {
             return bad(format!(
                 "response revealed {:?} (fast path {}), expected {expected_recv:?}",
                 recv.revealed, recv.fast_path
@@ -130,6 +153,11 @@ impl Workload {
         };
         if !same(sent, &self.request.bytes) || !same(recv, &self.response) {
             return bad("revealed bytes differ from what was sent/received".into());
+        }
+        let stated: Vec<String> = out.statements.iter().map(|s| s.statement.to_string()).collect();
+        let expected: &[&str] = if self.reveal_recv == RevealRecv::AmountStated { &[STATEMENT] } else { &[] };
+        if stated != expected {
+            return bad(format!("statements proven {stated:?}, expected {expected:?}"));
         }
         Ok(())
     }
@@ -236,5 +264,39 @@ mod tests {
             f(&mut bad);
             assert!(matches!(w.check(&bad), Err(WorkloadError::Verdict(_))), "{what} was accepted");
         }
+    }
+
+    /// The JSON cases: the padded document with the amount hidden, stated about or not; a
+    /// verdict without the statement, or with the amount shown, is refused.
+    #[test]
+    fn the_json_cases_hide_the_amount_and_state_it() {
+        let mut c = case(1024, 2048, "authorization");
+        c.reveal_recv = RevealRecv::AmountStated;
+        let w = Workload::for_case(&c).unwrap();
+        assert!(w.path.starts_with("/json?n=2048") && w.response.ends_with(b"\"}"), "{}", w.path);
+        let [before, after] = [w.expected_revealed()[0].clone(), w.expected_revealed()[1].clone()];
+        assert_eq!(&w.response[before.end as usize..after.start as usize], AMOUNT);
+        assert_eq!(w.reveal().statements.len(), 1);
+        let mut good = honest(&w);
+        good.received.revealed = w.expected_revealed();
+        good.received.bytes = w.response.clone();
+        good.received.bytes[before.end as usize..after.start as usize].fill(0);
+        let statement = crate::protocol::ProvenStatement {
+            exchange: 1,
+            statement: STATEMENT.parse().unwrap(),
+            value: vec![before.end..after.start],
+        };
+        good.statements = vec![statement];
+        w.check(&good).unwrap();
+        let mut unstated = good.clone();
+        unstated.statements.clear();
+        assert!(w.check(&unstated).is_err());
+        let mut shown = good.clone();
+        shown.received.revealed = vec![0..shown.received.len];
+        assert!(w.check(&shown).is_err());
+        c.reveal_recv = RevealRecv::AmountHidden;
+        let hidden = Workload::for_case(&c).unwrap();
+        assert!(hidden.reveal().statements.is_empty());
+        assert!(hidden.check(&unstated).is_ok() && hidden.check(&good).is_err());
     }
 }

@@ -154,9 +154,14 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         None => json!("all"),
     };
     let recv = match case.reveal_recv {
-        RevealRecv::All => json!("all"),
-        RevealRecv::AllButLast => json!([{ "start": 0, "end": workload.response.len() - 1 }]),
+        RevealRecv::All | RevealRecv::AmountStated => json!("all"),
+        _ => json!(workload
+            .expected_revealed()
+            .iter()
+            .map(|r| json!({"start": r.start, "end": r.end}))
+            .collect::<Vec<_>>()),
     };
+    let prove: Vec<String> = workload.reveal().statements.iter().map(|s| s.to_string()).collect();
     let mut o = json!({
         "verifierUrl": bed.verifier_url,
         "server": bed.server,
@@ -164,7 +169,7 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
         "serverName": SERVER_NAME,
         "caPem": bed.ca_pem,
         "headers": workload.headers.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
-        "reveal": { "sent": sent, "recv": recv },
+        "reveal": { "sent": sent, "recv": recv, "prove": prove },
         "maxSentBytes": workload.request.bytes.len(),
         "maxRecvBytes": workload.response.len(),
         "tls": { "versions": [case.tls_version.as_str()] },
