@@ -89,8 +89,11 @@ pub fn read_response(
         }
         values.push((number, place(range)));
     }
-    let content = reading.hidden_in_strings.iter().flat_map(place).collect();
-    Ok(ResponseReading { values, content: merge(content) })
+    // a stated value's own circuit proves its bytes of its form (digits, sign and point, or
+    // string content), so only the other hidden string bytes need the content proof
+    let stated: Vec<Range<u64>> = values.iter().flat_map(|(_, v)| v.iter().cloned()).collect();
+    let content = merge(reading.hidden_in_strings.iter().flat_map(place).collect());
+    Ok(ResponseReading { values, content: without(&content, &stated) })
 }
 
 /// The verifier's check of the plan's statements against its own reading of the verified
@@ -274,7 +277,7 @@ mod tests {
         let value = value..value + 7;
         let (plans, content, revealed) = place_in(JSON_BODY, all.clone(), &["account.balance.amount >= 1000"]).unwrap();
         assert_eq!(plans[0].value, vec![value.clone()]);
-        assert_eq!(content, vec![value.clone()], "the hidden numeric string's bytes are string content");
+        assert_eq!(content, vec![], "the stated value's circuit proves its bytes of its form");
         assert_eq!(revealed, vec![0..value.start, value.end..bytes.len() as u64]);
         assert!(place_in(JSON_BODY, all.clone(), &["account.balance.amount in [1000, 1234.56]"]).is_ok());
         assert!(place_in(JSON_BODY, all.clone(), &["account.balance.currency == \"EUR\""]).is_ok());
@@ -301,11 +304,16 @@ mod tests {
     /// bytes are content). The path's key twice, in hidden and revealed parts, is refused.
     #[test]
     fn a_hidden_quote_or_a_key_twice_is_refused() {
-        let smuggled = r#"{"amount":"1","amount":"5000"}"#;
+        let smuggled = r#"{"amount":"1","amount":"5000","n":2}"#;
         let (bytes, at) = response(smuggled);
         let at = at as u64;
         let hidden = at + 11..at + 24;
-        let r = place_in(smuggled, vec![0..hidden.start, hidden.end..bytes.len() as u64], &["amount >= 1"]);
+        let reveal = vec![0..hidden.start, hidden.end..bytes.len() as u64];
+        // stated: its bytes are not a number
+        let r = place_in(smuggled, reveal.clone(), &["amount >= 1"]);
+        assert!(matches!(r, Err(StatementError::ValueNotOfForm { .. })), "{r:?}");
+        // beside another statement: hidden string bytes that are not content
+        let r = place_in(smuggled, reveal, &["n >= 1"]);
         assert!(
             matches!(r, Err(StatementError::HiddenNotContent { exchange: 1, at }) if at == hidden.start + 1),
             "{r:?}"
@@ -354,7 +362,7 @@ mod tests {
         let mut moved = plans.clone();
         moved[0].value = vec![moved[0].value[0].start + 1..moved[0].value[0].end + 1];
         assert!(matches!(confirm(&received, &exchanges, &moved, &content), Err(StatementError::ValueElsewhere { .. })));
-        assert_eq!(confirm(&received, &exchanges, &plans, &[]), Err(StatementError::ContentElsewhere));
+        assert_eq!(confirm(&received, &exchanges, &plans, &[0..1]), Err(StatementError::ContentElsewhere));
         let mut elsewhere = plans.clone();
         elsewhere[0].exchange = 2;
         assert!(matches!(
