@@ -896,22 +896,65 @@ async fn relay(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn a_request() -> SessionRequest {
+        SessionRequest {
+            version: PROTOCOL_VERSION,
+            mode: SessionMode::Mpc,
+            server: "h:443".into(),
+            server_name: "h".into(),
+            max_sent: 1024,
+            max_recv: 1 << 20,
+            preprocess: 0,
+            prg: crate::primitives::prg::PrgKind::fastest_here(),
+            response_in_zk: true,
+        }
+    }
+
+    /// The plan's statements are bounded before any proof: their count, each value's ranges
+    /// (canonical, inside the direction), the values' bytes together, and the string ranges.
+    #[test]
+    fn a_plan_whose_statements_exceed_the_bounds_is_refused() {
+        let statement = |value: Vec<std::ops::Range<u64>>| statement::StatementPlan {
+            exchange: 1,
+            statement: "a >= 1".parse().unwrap(),
+            value,
+        };
+        let plan = |statements, string_content| RevealPlan {
+            received: vec![0..10],
+            statements,
+            string_content,
+            ..Default::default()
+        };
+        let check = |p: &RevealPlan| check_plan(p, 100, 100_000, &a_request());
+        assert!(check(&plan(vec![statement(vec![10..17])], vec![20..30])).is_ok());
+        let many = plan(vec![statement(vec![10..17]); MAX_STATEMENTS + 1], vec![]);
+        assert!(matches!(check(&many), Err(VerifierError::Statement(StatementError::TooMany { count: 17 }))));
+        for (what, value) in
+            [("unsorted", vec![20..25, 10..15]), ("empty", vec![12..12]), ("outside", vec![99_990..100_001])]
+        {
+            let r = check(&plan(vec![statement(value)], vec![]));
+            assert!(matches!(r, Err(VerifierError::Reveal { direction: "received statements", .. })), "{what}: {r:?}");
+        }
+        let huge = plan(vec![statement(vec![0..9_000]), statement(vec![10_000..19_000])], vec![]);
+        assert!(matches!(
+            check(&huge),
+            Err(VerifierError::Reveal { error: RevealError::CommitmentsTooLarge { bytes: 18_000, .. }, .. })
+        ));
+        let overlapping = plan(vec![], vec![20..30, 25..40]);
+        assert!(matches!(
+            check(&overlapping),
+            Err(VerifierError::Reveal { error: RevealError::NotCanonical { .. }, .. })
+        ));
+    }
+
     /// A session admitted as fully revealed (no `response_in_zk`, so charged no COTs beside the
     /// connection) may have none made; one that declared a hidden response, those of its
     /// `max_recv`.
     #[test]
     fn cots_beside_the_connection_are_capped_by_what_the_request_declared() {
-        let req = |response_in_zk| crate::protocol::messages::SessionRequest {
-            version: crate::protocol::messages::PROTOCOL_VERSION,
-            mode: crate::protocol::messages::SessionMode::Mpc,
-            server: "h:443".into(),
-            server_name: "h".into(),
-            max_sent: 1024,
-            max_recv: 16 * 1024,
-            preprocess: 0,
-            prg: crate::primitives::prg::PrgKind::fastest_here(),
-            response_in_zk,
-        };
+        let req = |response_in_zk| SessionRequest { response_in_zk, max_recv: 16 * 1024, ..a_request() };
         assert_eq!(super::beside_cap(&req(false)), 0);
         assert_eq!(super::beside_cap(&req(true)), crate::mpc::cots_beside::max_cots(16 * 1024));
         assert!(super::beside_cap(&req(true)) > 0);

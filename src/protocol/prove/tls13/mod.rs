@@ -153,8 +153,8 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     let fast = [inputs.fast(0), inputs.fast(1)];
     // A wholly revealed direction opens its traffic secret, unless a hash commitment or a
     // statement needs its key in ZK.
-    let keep_key = [inputs.commit[0].is_empty(), inputs.commit[1].is_empty() && inputs.statements.is_empty()];
-    let open_traffic = [0, 1].map(|side| fast[side] && keep_key[side]);
+    let may_open = [inputs.commit[0].is_empty(), inputs.commit[1].is_empty() && inputs.statements.is_empty()];
+    let open_traffic = [0, 1].map(|side| fast[side] && may_open[side]);
     let aead = suite.aead();
     let mut handshake = None;
     let (_, traffic) =
