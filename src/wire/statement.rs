@@ -16,6 +16,9 @@ use crate::circuits::statement::{Claim, ClaimError, Decimal, Op};
 pub const MAX_TEXT: usize = 4096;
 /// Most statements in one session (each is a batch of its own in the proof).
 pub const MAX_STATEMENTS: usize = 16;
+/// Most ranges of one statement's value that an attestation carries (a value is one range but
+/// where a chunk boundary of a chunked body splits it).
+pub const MAX_VALUE_RANGES: usize = 64;
 /// Most keys in a path.
 const MAX_KEYS: usize = 16;
 
