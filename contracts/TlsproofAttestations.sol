@@ -3,7 +3,8 @@ pragma solidity ^0.8.24;
 
 /// @title TlsproofAttestations
 /// @notice Checks tlsproof attestations that a trusted verifier signed with secp256k1, and
-/// exposes the bytes of disclosed ranges once they match the attested digests.
+/// exposes the bytes of disclosed ranges once they match the attested digests, and the
+/// statements proven about hidden values, which need no disclosure.
 /// @dev The byte layout, DOMAIN and checks are specified in docs/attestation.md. The
 /// attestation is read in place with calldata slices and is never copied to memory. The errors
 /// are named as the Rust decoder's and presentation checker's (src/attestation). The signature
@@ -18,7 +19,7 @@ contract TlsproofAttestations {
 
     /// @dev "TLSPROOF" as a big-endian integer.
     uint256 private constant MAGIC = 0x544c5350524f4f46;
-    uint256 private constant FORMAT_VERSION = 2;
+    uint256 private constant FORMAT_VERSION = 3;
     /// @dev Signature scheme code of secp256k1 over Keccak-256.
     uint256 private constant SCHEME_SECP256K1 = 1;
     /// @dev secp256k1's group order n, and n / 2 (the highest canonical s).
@@ -33,6 +34,13 @@ contract TlsproofAttestations {
     uint256 private constant EXCHANGE_BYTES = 32;
     /// @dev Offset of the server name (after its length byte at 30).
     uint256 private constant NAME_AT = 31;
+    /// @dev Most statements about hidden values.
+    uint256 private constant MAX_STATEMENTS = 16;
+    /// @dev Most ranges of one statement's value, and bytes per range: start (8), end (8).
+    uint256 private constant MAX_VALUE_RANGES = 64;
+    uint256 private constant VALUE_RANGE_BYTES = 16;
+    /// @dev The longest statement text, in bytes.
+    uint256 private constant MAX_TEXT = 4096;
 
     /// @notice What an attestation says, besides its ranges.
     struct Header {
@@ -54,6 +62,8 @@ contract TlsproofAttestations {
         uint8 receivedEnding;
         /// @dev The HTTP requests of the session, each paired with its response (`exchange`).
         uint8 exchangeCount;
+        /// @dev The statements proven about hidden values of the responses (`statement`).
+        uint8 statementCount;
     }
 
     /// @notice Where one request and the response that answers it are in the transcript.
@@ -97,6 +107,13 @@ contract TlsproofAttestations {
     error BadExchangeCount(uint256 count);
     error ExchangesNotTiling(uint8 direction);
     error NoExchange(uint256 index, uint256 count);
+    error TooManyStatements(uint256 count);
+    error BadStatementExchange(uint256 statement, uint8 exchange, uint256 count);
+    error BadValueRangeCount(uint256 statement, uint256 count);
+    error ValueOutsideResponse(uint256 statement, uint64 start, uint64 end);
+    error ValueRangesOutOfOrder(uint256 statement);
+    error BadStatementLength(uint256 statement, uint256 len);
+    error NoStatement(uint256 index, uint256 count);
     // Disclosures (Rust: PresentationError)
     error BadDirection(uint8 direction);
     error NotAttested(uint8 direction, uint64 start, uint64 end);
@@ -124,7 +141,7 @@ contract TlsproofAttestations {
     /// @notice The attested header, after checking the signature and the whole encoding.
     function header(bytes calldata attestation, bytes calldata signature) external view returns (Header memory h) {
         checkSignature(attestation, signature);
-        (h,) = _decode(attestation);
+        (h,,) = _decode(attestation);
     }
 
     /// @notice Exchange `index` (0 first) of the session, after checking the signature and the
@@ -135,10 +152,10 @@ contract TlsproofAttestations {
         returns (Exchange memory x)
     {
         checkSignature(attestation, signature);
-        (Header memory h,) = _decode(attestation);
+        (Header memory h,, uint256 statementsAt) = _decode(attestation);
         if (index >= h.exchangeCount) revert NoExchange(index, h.exchangeCount);
-        // the exchanges are the attestation's last bytes
-        uint256 p = attestation.length - EXCHANGE_BYTES * (h.exchangeCount - index);
+        // the exchanges end where the statements start
+        uint256 p = statementsAt - EXCHANGE_BYTES * (h.exchangeCount - index);
         x.requestStart = uint64(_read(attestation, p, 8));
         x.requestEnd = uint64(_read(attestation, p + 8, 8));
         x.responseStart = uint64(_read(attestation, p + 16, 8));
@@ -161,9 +178,63 @@ contract TlsproofAttestations {
     ) external view returns (string memory serverName, uint64 connectionTime, bytes memory) {
         checkSignature(attestation, signature);
         if (direction > 1) revert BadDirection(direction);
-        (Header memory h, Direction[2] memory d) = _decode(attestation);
+        (Header memory h, Direction[2] memory d,) = _decode(attestation);
         _checkDisclosure(attestation, d[direction], direction, start, end, data, opening);
         return (h.serverName, h.connectionTime, data);
+    }
+
+    /// @notice Statement `index` (0 first) of the session, after checking the signature and the
+    /// whole encoding, with the certified server name and connection time: a fact proven in
+    /// zero knowledge about a hidden value of a response, which no disclosure needs. Compare
+    /// `text` with the statement you expect, e.g.
+    /// `keccak256(text) == keccak256("account.balance.amount >= 1000")`.
+    /// @return serverName The name the server's certificate was validated for.
+    /// @return connectionTime Unix seconds.
+    /// @return exchangeNumber The exchange whose response holds the value, from 1
+    /// (`exchange(attestation, signature, exchangeNumber - 1)` is where that response is).
+    /// @return valueLength The hidden value's length in bytes, which is public.
+    /// @return text The statement's canonical text (docs/attestation.md). The contract checks
+    /// its length, not its grammar: the verifier signed it.
+    function statement(bytes calldata attestation, bytes calldata signature, uint256 index)
+        external
+        view
+        returns (
+            string memory serverName,
+            uint64 connectionTime,
+            uint8 exchangeNumber,
+            uint64 valueLength,
+            bytes calldata text
+        )
+    {
+        checkSignature(attestation, signature);
+        return _statement(attestation, index);
+    }
+
+    /// @dev Statement `index` of a whole checked attestation, as `statement` returns it.
+    function _statement(bytes calldata a, uint256 index)
+        private
+        pure
+        returns (string memory, uint64, uint8 exchangeNumber, uint64 valueLength, bytes calldata text)
+    {
+        (Header memory h,, uint256 p) = _decode(a);
+        if (index >= h.statementCount) revert NoStatement(index, h.statementCount);
+        // _decode checked the statements whole: skip to the one asked for
+        p += 1;
+        for (uint256 i = 0; i < index; ++i) {
+            uint256 textAt = p + 2 + VALUE_RANGE_BYTES * _read(a, p + 1, 1) + 2;
+            p = textAt + _read(a, textAt - 2, 2);
+        }
+        exchangeNumber = uint8(_read(a, p, 1));
+        uint256 rangesEnd = p + 2 + VALUE_RANGE_BYTES * _read(a, p + 1, 1);
+        for (uint256 q = p + 2; q < rangesEnd; q += VALUE_RANGE_BYTES) {
+            uint256 word;
+            assembly {
+                word := calldataload(add(a.offset, q))
+            }
+            valueLength += uint64(word >> 128) - uint64(word >> 192);
+        }
+        text = a[rangesEnd + 2:rangesEnd + 2 + _read(a, rangesEnd, 2)];
+        return (h.serverName, h.connectionTime, exchangeNumber, valueLength, text);
     }
 
     /// @dev The presentation checks in the order docs/attestation.md lists them, as the Rust
@@ -227,9 +298,14 @@ contract TlsproofAttestations {
         }
     }
 
-    /// @dev Decodes and checks the whole attestation as the Rust decoder does, returning its
-    /// header and where each direction's ranges are.
-    function _decode(bytes calldata a) private pure returns (Header memory h, Direction[2] memory d) {
+    /// @dev Decodes and checks the whole attestation as the Rust decoder does (but for the
+    /// statements' texts, of which it checks the length), returning its header, where each
+    /// direction's ranges are, and where the statements start (their count byte).
+    function _decode(bytes calldata a)
+        private
+        pure
+        returns (Header memory h, Direction[2] memory d, uint256 statementsAt)
+    {
         if (_read(a, 0, 8) != MAGIC) revert BadMagic();
         uint256 format = _read(a, 8, 2);
         if (format != FORMAT_VERSION) revert UnsupportedFormat(uint16(format));
@@ -253,7 +329,9 @@ contract TlsproofAttestations {
         uint256 p;
         (d[0], p) = _direction(a, nameEnd, 0);
         (d[1], p) = _direction(a, p, 1);
-        (h.exchangeCount, p) = _exchanges(a, p, d[0].len, d[1].len);
+        uint256 exchangesAt = p;
+        (h.exchangeCount, statementsAt) = _exchanges(a, p, d[0].len, d[1].len);
+        (h.statementCount, p) = _statements(a, statementsAt, exchangesAt, h.exchangeCount);
         if (p != a.length) revert TrailingBytes(a.length - p);
         h.sentLength = d[0].len;
         h.receivedLength = d[1].len;
@@ -317,6 +395,60 @@ contract TlsproofAttestations {
         }
         if (requestAt != sentLen) revert ExchangesNotTiling(0);
         if (responseAt != receivedLen) revert ExchangesNotTiling(1);
+    }
+
+    /// @dev The statements at offset p: at most 16, each naming one of the `exchangeCount`
+    /// exchanges at `exchangesAt` (from 1), its value's 1 to 64 ranges sorted, disjoint and
+    /// inside that exchange's response, then its text of 1 to 4096 bytes. Returns where they end.
+    function _statements(bytes calldata a, uint256 p, uint256 exchangesAt, uint256 exchangeCount)
+        private
+        pure
+        returns (uint8 count, uint256 next)
+    {
+        uint256 n = _read(a, p, 1);
+        if (n > MAX_STATEMENTS) revert TooManyStatements(n);
+        count = uint8(n);
+        next = p + 1;
+        for (uint256 i = 0; i < n; ++i) {
+            uint256 e = _read(a, next, 1);
+            if (e == 0 || e > exchangeCount) revert BadStatementExchange(i, uint8(e), exchangeCount);
+            uint256 response;
+            assembly {
+                // the exchange's 32 bytes, its response's start ‖ end the low 16 (within the
+                // bounds _exchanges checked)
+                response := calldataload(add(a.offset, add(exchangesAt, add(1, mul(sub(e, 1), EXCHANGE_BYTES)))))
+            }
+            next = _valueRanges(a, next + 1, i, uint64(response >> 64), uint64(response));
+            uint256 len = _read(a, next, 2);
+            if (len == 0 || len > MAX_TEXT) revert BadStatementLength(i, len);
+            next += 2 + len;
+            if (next > a.length) revert Truncated();
+        }
+    }
+
+    /// @dev Statement i's value ranges at offset p (their count first), each inside the
+    /// response [responseStart, responseEnd), each end ≤ the next start. Returns where they end.
+    function _valueRanges(bytes calldata a, uint256 p, uint256 i, uint64 responseStart, uint64 responseEnd)
+        private
+        pure
+        returns (uint256 next)
+    {
+        uint256 k = _read(a, p, 1);
+        if (k == 0 || k > MAX_VALUE_RANGES) revert BadValueRangeCount(i, k);
+        next = p + 1 + k * VALUE_RANGE_BYTES;
+        if (next > a.length) revert Truncated();
+        uint64 previousEnd;
+        for (uint256 q = p + 1; q < next; q += VALUE_RANGE_BYTES) {
+            uint256 word;
+            assembly {
+                word := calldataload(add(a.offset, q))
+            }
+            uint64 start = uint64(word >> 192);
+            uint64 end = uint64(word >> 128);
+            if (start >= end || start < responseStart || end > responseEnd) revert ValueOutsideResponse(i, start, end);
+            if (start < previousEnd) revert ValueRangesOutOfOrder(i);
+            previousEnd = end;
+        }
     }
 
     /// @dev A counted list of ranges at offset p, each with start < end ≤ len; if `sorted`,

@@ -76,9 +76,28 @@ export interface AttestedDirection {
   committed: AttestedRange[];
 }
 
+/**
+ * A statement proven in zero knowledge about a hidden value of a response
+ * (`account.balance.amount >= 1000`). The value stays hidden; its length is public.
+ */
+export interface AttestedStatement {
+  /** The exchange, from 1 (`exchanges[exchange - 1]`), whose response holds the value. */
+  exchange: number;
+  /**
+   * The statement's canonical text, as the verifier signed it: compare it byte for byte with
+   * the text you expect. Decoding checks that it is 1 to 4096 bytes of UTF-8 with no character
+   * below U+0020. It does not read it with the statement grammar: Rust's decoder also refuses
+   * a text that does not print back the same (`StatementNotCanonical`), which this one accepts.
+   * The prover chose the path and constants: escape the text before printing it.
+   */
+  statement: string;
+  /** Where the value is in the received bytes: sorted, disjoint, inside the exchange's response. */
+  value: Array<{ start: number; end: number }>;
+}
+
 /** What an attestation states. */
 export interface DecodedAttestation {
-  formatVersion: 2;
+  formatVersion: 3;
   scheme: "secp256k1" | "ed25519";
   /** The session protocol version the verifier ran. */
   protocolVersion: number;
@@ -99,6 +118,8 @@ export interface DecodedAttestation {
    * answered it), as the verifier paired them: where each is in the sent and received bytes.
    */
   exchanges: Array<{ request: { start: number; end: number }; response: { start: number; end: number } | null }>;
+  /** The statements about hidden values, proven in zero knowledge; they need no disclosure. */
+  statements: AttestedStatement[];
 }
 
 /** A disclosed range as checked. */

@@ -12,10 +12,14 @@ import { PresentationError } from "./errors.js";
 export { PresentationError };
 
 const MAGIC = "TLSPROOF";
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
 const MAX_NAME = 253;
 const MAX_RANGES = 4096;
 const MAX_EXCHANGES = 16;
+const MAX_STATEMENTS = 16;
+const MAX_VALUE_RANGES = 64;
+/** The longest statement text, in bytes. */
+const MAX_TEXT = 4096;
 /** Bytes per encoded range: start, end, digest. */
 const RANGE_BYTES = 8 + 8 + 32;
 /** Prefixed to the attestation before signing: EIP-191's 0x19, then "tlsproof attestation". */
@@ -25,6 +29,8 @@ const MODES = ["proxy", "mpc"];
 const TLS_VERSIONS = { 0x0303: "1.2", 0x0304: "1.3" };
 const DIRECTIONS = ["sent", "received"];
 const utf8 = new TextDecoder("utf-8", { fatal: false });
+/** Refuses invalid UTF-8, and keeps a leading U+FEFF as the text's own. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 function fail(reason, message) {
   throw new PresentationError(message, { reason });
@@ -131,11 +137,62 @@ function decode(bytes) {
   const sent = direction(r, "sent");
   const received = direction(r, "received");
   const exchanges = exchangeList(r, sent.len, received.len);
+  const statements = statementList(r, exchanges);
   if (r.left !== 0) fail("TrailingBytes", `attestation has ${r.left} bytes after its end`);
   return {
     formatVersion, scheme, protocolVersion, mode, tlsVersion, cipherSuite, group, connectionTime, port,
-    serverName: String.fromCharCode(...name), sent, received, exchanges,
+    serverName: String.fromCharCode(...name), sent, received, exchanges, statements,
   };
+}
+
+/**
+ * The statements about hidden values: at most 16, each about one of the exchanges (from 1),
+ * its value's 1 to 64 ranges sorted, disjoint and inside that exchange's response, its text 1
+ * to 4096 bytes of UTF-8 without a byte below 0x20. Rust also reads the text with the
+ * statement grammar and refuses it unless it prints back the same (StatementNotCanonical); that
+ * part is not checked here.
+ */
+function statementList(r, exchanges) {
+  const count = r.u8();
+  if (count > MAX_STATEMENTS) fail("TooManyStatements", `${count} statements, more than ${MAX_STATEMENTS}`);
+  const list = [];
+  for (let i = 0; i < count; i++) {
+    const exchange = r.u8();
+    if (exchange === 0 || exchange > exchanges.length) {
+      fail("BadStatementExchange", `statement ${i}: exchange ${exchange}, not 1 to ${exchanges.length}`);
+    }
+    const { response } = exchanges[exchange - 1];
+    const ranges = r.u8();
+    if (ranges === 0 || ranges > MAX_VALUE_RANGES) {
+      fail("BadValueRangeCount", `statement ${i}: ${ranges} value ranges, not 1 to ${MAX_VALUE_RANGES}`);
+    }
+    // before allocating, as for the attested ranges
+    if (r.left < ranges * 16) fail("Truncated", "attestation truncated");
+    const value = [];
+    for (let k = 0; k < ranges; k++) {
+      const start = r.u64();
+      const end = r.u64();
+      if (start >= end || start < response.start || end > response.end) {
+        fail("ValueOutsideResponse",
+          `statement ${i}: value range ${start}..${end} is empty or outside its exchange's response ${response.start}..${response.end}`);
+      }
+      if (k > 0 && value[k - 1].end > start) fail("ValueRangesOutOfOrder", `statement ${i}: value ranges are not sorted and disjoint`);
+      value.push({ start, end });
+    }
+    const len = r.u16();
+    if (len === 0 || len > MAX_TEXT) fail("BadStatementLength", `statement ${i}: text of ${len} bytes, not 1 to ${MAX_TEXT}`);
+    const bytes = r.take(len);
+    const notCanonical = () => fail("StatementNotCanonical", `statement ${i}: the text is not a statement in canonical form`);
+    let statement;
+    try {
+      statement = strictUtf8.decode(bytes);
+    } catch {
+      notCanonical();
+    }
+    if (bytes.some((b) => b < 0x20)) notCanonical();
+    list.push({ exchange, statement, value });
+  }
+  return list;
 }
 
 /**
@@ -184,6 +241,10 @@ function withNumbers(a) {
     exchanges: a.exchanges.map(({ request, response }) => ({
       request: { start: Number(request.start), end: Number(request.end) },
       response: response.start === response.end ? null : { start: Number(response.start), end: Number(response.end) },
+    })),
+    // within a response, so exact
+    statements: a.statements.map(({ exchange, statement, value }) => ({
+      exchange, statement, value: value.map(({ start, end }) => ({ start: Number(start), end: Number(end) })),
     })),
   };
 }

@@ -26,6 +26,11 @@ struct Env {
 }
 
 async fn env() -> Env {
+    env_signed(None).await
+}
+
+/// The environment with a verifier that signs its verdicts with `signing_key`.
+async fn env_signed(signing_key: Option<std::sync::Arc<tlsproof::attestation::SigningKey>>) -> Env {
     let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
     let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
     let ca_pem = fixture.certs.ca_pem.clone();
@@ -37,7 +42,8 @@ async fn env() -> Env {
             .unwrap();
     let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
     tokio::spawn(proxy.run());
-    let config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    let mut config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
+    config.signing_key = signing_key;
     let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
     let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
     let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
@@ -208,4 +214,39 @@ async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
             "{what}: {shown}"
         );
     }
+}
+
+/// A verifier that signs attests the statements it verified: a presentation that discloses no
+/// byte shows them, and one of the response's revealed ranges does not hold the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() {
+    use tlsproof::attestation::{Direction, Presentation, Scheme, SigningKey};
+    let key = std::sync::Arc::new(SigningKey::generate(Scheme::Secp256k1));
+    let mut env = env_signed(Some(key.clone())).await;
+    let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
+    let plans = vec![json_request(&env, &stated, true)];
+    let out = match run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {
+        Ok(out) => out,
+        Err(e) => panic!("{e}; verifier: {:?}", env.reports.recv().await),
+    };
+    env.reports.recv().await.unwrap().1.unwrap();
+    let session = out.attestation.expect("the verifier signs");
+    let a = session.attestation.verify(&key.verifying_key()).unwrap();
+    let attested: Vec<(u8, String, Vec<std::ops::Range<u64>>)> =
+        a.statements.iter().map(|s| (s.exchange, s.statement.to_string(), s.value.clone())).collect();
+    let verdict: Vec<(u8, String, Vec<std::ops::Range<u64>>)> =
+        out.verified.statements.iter().map(|s| (s.exchange as u8, s.statement.to_string(), s.value.clone())).collect();
+    assert_eq!(attested, verdict);
+    assert_eq!(attested.iter().map(|s| s.1.as_str()).collect::<Vec<_>>(), stated);
+    let bare = Presentation::build(&session.attestation, &session.secrets, &[]).unwrap();
+    let text = bare.verify(&key.verifying_key()).unwrap().to_string();
+    assert!(
+        text.contains("statement about response 1: account.balance.amount >= 1000: proven (value hidden, 7 bytes)"),
+        "{text}"
+    );
+    // every revealed range of the response, disclosed: the values are not among them
+    let revealed: Vec<_> = a.received.revealed.iter().map(|r| (Direction::Received, r.range.clone())).collect();
+    let p = Presentation::build(&session.attestation, &session.secrets, &revealed).unwrap();
+    let shown = p.verify(&key.verifying_key()).unwrap();
+    assert!(shown.disclosed.iter().all(|d| !d.data.windows(AMOUNT.len()).any(|w| w == AMOUNT.as_bytes())));
 }

@@ -5,13 +5,14 @@
 use super::signing::{Scheme, SignatureError, SigningKey, VerifyingKey};
 pub use crate::wire::session::Ending;
 use crate::wire::session::SessionMode;
+use crate::wire::statement::{Statement, MAX_STATEMENTS, MAX_TEXT, MAX_VALUE_RANGES};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// The first bytes of every attestation.
 pub(crate) const MAGIC: [u8; 8] = *b"TLSPROOF";
 /// The layout this code writes and reads.
-pub(crate) const FORMAT_VERSION: u16 = 2;
+pub(crate) const FORMAT_VERSION: u16 = 3;
 /// Longest server name (a DNS name's limit).
 const MAX_NAME: usize = 253;
 /// Most ranges of one kind per direction, as in a session's reveal plan.
@@ -64,6 +65,30 @@ pub struct Attestation {
     /// paired them (docs/protocol.md, "Requests and responses"): the requests tile the sent
     /// direction, the responses the received one.
     pub exchanges: Vec<AttestedExchange>,
+    /// The statements about hidden values of the responses, proven in zero knowledge
+    /// (docs/protocol.md, "Statements about hidden values").
+    pub statements: Vec<AttestedStatement>,
+}
+
+/// A statement proven about a hidden value: which response holds the value, what was
+/// proven of it, and where it is. The value's bytes are attested by nothing else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttestedStatement {
+    /// The exchange (from 1, an index into [`Attestation::exchanges`] plus 1) whose response
+    /// holds the value.
+    pub exchange: u8,
+    /// Encoded as its canonical text (its `Display`), at most 4096 bytes.
+    pub statement: Statement,
+    /// Where the value is in the received direction: sorted, disjoint, inside the exchange's
+    /// response. Its length is public.
+    pub value: Vec<Range<u64>>,
+}
+
+impl AttestedStatement {
+    /// The hidden value's length in bytes.
+    pub fn value_len(&self) -> u64 {
+        self.value.iter().map(|r| r.end - r.start).sum()
+    }
 }
 
 /// Where one request and its response are in the transcript.
@@ -138,6 +163,20 @@ pub enum AttestationError {
     BadExchangeCount { count: usize },
     #[error("the exchanges' {direction} ranges do not follow one another from 0 to the direction's length")]
     ExchangesNotTiling { direction: &'static str },
+    #[error("{count} statements, more than {MAX_STATEMENTS}")]
+    TooManyStatements { count: usize },
+    #[error("statement {statement}: exchange {exchange}, not 1 to {count}")]
+    BadStatementExchange { statement: usize, exchange: u8, count: usize },
+    #[error("statement {statement}: {count} value ranges, not 1 to {MAX_VALUE_RANGES}")]
+    BadValueRangeCount { statement: usize, count: usize },
+    #[error("statement {statement}: value range {range:?} is empty or outside its exchange's response {response:?}")]
+    ValueOutsideResponse { statement: usize, range: Range<u64>, response: Range<u64> },
+    #[error("statement {statement}: value ranges are not sorted and disjoint")]
+    ValueRangesOutOfOrder { statement: usize },
+    #[error("statement {statement}: text of {len} bytes, not 1 to {MAX_TEXT}")]
+    BadStatementLength { statement: usize, len: usize },
+    #[error("statement {statement}: the text is not a statement in canonical form")]
+    StatementNotCanonical { statement: usize },
     #[error("the attestation is signed with {attestation}, the key given is {key}")]
     SchemeMismatch { attestation: &'static str, key: &'static str },
     #[error(transparent)]
@@ -188,6 +227,18 @@ impl Attestation {
                 out.extend_from_slice(&v.to_be_bytes());
             }
         }
+        out.push(self.statements.len() as u8);
+        for s in &self.statements {
+            out.push(s.exchange);
+            out.push(s.value.len() as u8);
+            for r in &s.value {
+                out.extend_from_slice(&r.start.to_be_bytes());
+                out.extend_from_slice(&r.end.to_be_bytes());
+            }
+            let text = s.statement.to_string();
+            out.extend_from_slice(&(text.len() as u16).to_be_bytes());
+            out.extend_from_slice(text.as_bytes());
+        }
         out
     }
 
@@ -229,6 +280,7 @@ impl Attestation {
         let sent = r.direction("sent")?;
         let received = r.direction("received")?;
         let exchanges = r.exchanges(sent.len, received.len)?;
+        let statements = r.statements(&exchanges)?;
         if !r.0.is_empty() {
             return Err(AttestationError::TrailingBytes(r.0.len()));
         }
@@ -244,6 +296,7 @@ impl Attestation {
             sent,
             received,
             exchanges,
+            statements,
         };
         Ok((scheme, attestation))
     }
@@ -366,6 +419,61 @@ impl<'a> Reader<'a> {
         Ok(exchanges)
     }
 
+    /// The statements: at most [`MAX_STATEMENTS`], each about one of `exchanges`, its value
+    /// inside that exchange's response, its text canonical.
+    fn statements(&mut self, exchanges: &[AttestedExchange]) -> Result<Vec<AttestedStatement>, AttestationError> {
+        let count = usize::from(self.u8()?);
+        if count > MAX_STATEMENTS {
+            return Err(AttestationError::TooManyStatements { count });
+        }
+        let mut statements = Vec::with_capacity(count);
+        for i in 0..count {
+            let exchange = self.u8()?;
+            let Some(x) = usize::from(exchange).checked_sub(1).and_then(|e| exchanges.get(e)) else {
+                return Err(AttestationError::BadStatementExchange { statement: i, exchange, count: exchanges.len() });
+            };
+            let ranges = usize::from(self.u8()?);
+            if ranges == 0 || ranges > MAX_VALUE_RANGES {
+                return Err(AttestationError::BadValueRangeCount { statement: i, count: ranges });
+            }
+            if self.0.len() < ranges * 16 {
+                return Err(AttestationError::Truncated);
+            }
+            let mut value: Vec<Range<u64>> = Vec::with_capacity(ranges);
+            for _ in 0..ranges {
+                let range = self.u64()?..self.u64()?;
+                if range.start >= range.end || range.start < x.response.start || range.end > x.response.end {
+                    return Err(AttestationError::ValueOutsideResponse {
+                        statement: i,
+                        range,
+                        response: x.response.clone(),
+                    });
+                }
+                if value.last().is_some_and(|last| last.end > range.start) {
+                    return Err(AttestationError::ValueRangesOutOfOrder { statement: i });
+                }
+                value.push(range);
+            }
+            let len = usize::from(self.u16()?);
+            if len == 0 || len > MAX_TEXT {
+                return Err(AttestationError::BadStatementLength { statement: i, len });
+            }
+            // UTF-8 with no control byte (which canonical text never has, and which a reader
+            // without the grammar checks too), then read and printed back alike
+            let not_canonical = || AttestationError::StatementNotCanonical { statement: i };
+            let text = std::str::from_utf8(self.take(len)?).map_err(|_| not_canonical())?;
+            if text.bytes().any(|b| b < 0x20) {
+                return Err(not_canonical());
+            }
+            let statement = Statement::parse(text).map_err(|_| not_canonical())?;
+            if statement.to_string() != text {
+                return Err(not_canonical());
+            }
+            statements.push(AttestedStatement { exchange, statement, value });
+        }
+        Ok(statements)
+    }
+
     fn ranges(&mut self, direction: &'static str, len: u64) -> Result<Vec<AttestedRange>, AttestationError> {
         let count = usize::from(self.u16()?);
         if count > MAX_RANGES {
@@ -390,7 +498,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attestation::example;
+    use crate::attestation::{example, example_statements};
 
     #[test]
     fn encoding_round_trips_and_is_canonical() {
@@ -495,8 +603,9 @@ mod tests {
     fn a_count_beyond_the_bytes_left_is_refused_before_allocating() {
         let (a, _) = example();
         let mut bytes = a.encode(Scheme::Ed25519);
-        // the received direction's committed count (its list is empty) precedes the exchanges
-        let at = bytes.len() - 1 - 32 * a.exchanges.len() - 2;
+        // the received direction's committed count (its list is empty) precedes the exchanges,
+        // which the statements' count (0) follows
+        let at = bytes.len() - 1 - 1 - 32 * a.exchanges.len() - 2;
         bytes[at..at + 2].copy_from_slice(&4096u16.to_be_bytes());
         assert_eq!(Attestation::decode(&bytes), Err(AttestationError::Truncated));
     }
@@ -524,5 +633,140 @@ mod tests {
         assert_eq!(check(vec![]), Err(AttestationError::BadExchangeCount { count: 0 }));
         let many = (0..=MAX_EXCHANGES as u64).map(|i| x(i..i + 1, 0..0)).collect();
         assert_eq!(check(many), Err(AttestationError::BadExchangeCount { count: MAX_EXCHANGES + 1 }));
+    }
+
+    #[test]
+    fn statements_round_trip_and_every_prefix_is_refused() {
+        let (a, _) = example_statements();
+        assert_eq!(a.statements.len(), 2);
+        for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
+            assert_eq!(Attestation::decode(&a.encode(scheme)), Ok((scheme, a.clone())));
+        }
+        let bytes = a.encode(Scheme::Secp256k1);
+        for n in 0..bytes.len() {
+            assert!(Attestation::decode(&bytes[..n]).is_err(), "prefix {n}");
+        }
+        assert_eq!(Attestation::decode(&[&bytes[..], &[0]].concat()), Err(AttestationError::TrailingBytes(1)));
+        assert_eq!(a.statements[0].value_len(), 7);
+    }
+
+    /// The example with statements, its statements section (from its count on) replaced by
+    /// `section`, decoded.
+    fn with_section(section: &[u8]) -> Result<Attestation, AttestationError> {
+        let (a, _) = example_statements();
+        let mut bytes = Attestation { statements: vec![], ..a }.encode(Scheme::Ed25519);
+        assert_eq!(bytes.pop(), Some(0), "the statements' count ends an attestation without any");
+        bytes.extend_from_slice(section);
+        Attestation::decode(&bytes).map(|(_, a)| a)
+    }
+
+    /// One statement's bytes: exchange, value range count, ranges, text length, text.
+    fn statement_bytes(exchange: u8, value: &[Range<u64>], text: &[u8]) -> Vec<u8> {
+        let mut out = vec![exchange, value.len() as u8];
+        for r in value {
+            out.extend_from_slice(&r.start.to_be_bytes());
+            out.extend_from_slice(&r.end.to_be_bytes());
+        }
+        out.extend_from_slice(&(text.len() as u16).to_be_bytes());
+        out.extend_from_slice(text);
+        out
+    }
+
+    #[test]
+    fn a_statements_section_outside_its_domain_is_refused() {
+        let (a, _) = example_statements();
+        let response = a.exchanges[0].response.clone();
+        let (value, text) = (a.statements[0].value[0].clone(), b"account.balance.amount >= 1000");
+        let one = |exchange, value: &[Range<u64>], text: &[u8]| {
+            with_section(&[&[1][..], &statement_bytes(exchange, value, text)].concat())
+        };
+        let ok = one(1, std::slice::from_ref(&value), text).expect("the example's first statement");
+        assert_eq!(ok.statements, a.statements[..1]);
+        assert_eq!(with_section(&[0]).map(|a| a.statements), Ok(vec![]), "none");
+        // the count
+        assert_eq!(with_section(&[17]), Err(AttestationError::TooManyStatements { count: 17 }));
+        assert_eq!(with_section(&[2]), Err(AttestationError::Truncated), "fewer than counted");
+        assert_eq!(with_section(&[0, 1]), Err(AttestationError::TrailingBytes(1)));
+        let twice = [&[2][..], &statement_bytes(1, std::slice::from_ref(&value), text).repeat(2)].concat();
+        assert_eq!(with_section(&twice).map(|a| a.statements.len()), Ok(2));
+        // the exchange: from 1 to the exchanges' count
+        let exchange = |exchange| AttestationError::BadStatementExchange { statement: 0, exchange, count: 1 };
+        assert_eq!(one(0, std::slice::from_ref(&value), text), Err(exchange(0)));
+        assert_eq!(one(2, std::slice::from_ref(&value), text), Err(exchange(2)));
+        // the value's ranges: 1 to 64, counted before allocating
+        let count = |count| Err(AttestationError::BadValueRangeCount { statement: 0, count });
+        assert_eq!(one(1, &[], text), count(0));
+        assert_eq!(one(1, &vec![value.clone(); 65], text), count(65));
+        let mut counted = statement_bytes(1, std::slice::from_ref(&value), text);
+        counted[1] = 64;
+        assert_eq!(with_section(&[&[1][..], &counted].concat()), Err(AttestationError::Truncated));
+        let bits = [value.start..value.start + 1, value.start + 2..value.end];
+        assert_eq!(one(1, &bits, text).map(|a| a.statements[0].value_len()), Ok(6));
+        // each inside the exchange's response, not empty, sorted and disjoint
+        let outside = |range: Range<u64>| {
+            Err(AttestationError::ValueOutsideResponse { statement: 0, range, response: response.clone() })
+        };
+        let empty = value.start..value.start;
+        assert_eq!(one(1, std::slice::from_ref(&empty), text), outside(empty));
+        let reversed = Range { start: value.end, end: value.start };
+        assert_eq!(one(1, std::slice::from_ref(&reversed), text), outside(reversed));
+        let past = response.end - 1..response.end + 1;
+        assert_eq!(one(1, std::slice::from_ref(&past), text), outside(past));
+        let out_of_order = Err(AttestationError::ValueRangesOutOfOrder { statement: 0 });
+        assert_eq!(one(1, &[bits[1].clone(), bits[0].clone()], text), out_of_order);
+        assert_eq!(one(1, &[value.start..value.end, value.end - 1..value.end], text), out_of_order);
+        let adjacent = [value.start..value.start + 1, value.start + 1..value.end];
+        assert!(one(1, &adjacent, text).is_ok(), "adjacent ranges are disjoint");
+        // the text: 1 to 4096 bytes of canonical UTF-8
+        let length = |len| Err(AttestationError::BadStatementLength { statement: 0, len });
+        assert_eq!(one(1, std::slice::from_ref(&value), b""), length(0));
+        let long = [&text[..], &b" "[..]].concat().repeat(133);
+        assert_eq!(one(1, std::slice::from_ref(&value), &long), length(4123));
+        let mut short = statement_bytes(1, std::slice::from_ref(&value), text);
+        let at = short.len() - text.len() - 2;
+        short[at..at + 2].copy_from_slice(&4096u16.to_be_bytes());
+        assert_eq!(with_section(&[&[1][..], &short].concat()), Err(AttestationError::Truncated));
+        let not_canonical = Err(AttestationError::StatementNotCanonical { statement: 0 });
+        for bad in [
+            &b"account.balance.amount >= \xff000"[..],
+            b"account.balance.amount >= 1000\n",
+            b"account.balance\x01.amount >= 1000",
+            b"account.balance.amount >=  1000",
+            b"account.balance.amount>= 1000",
+            b" account.balance.amount >= 1000",
+            b"account.balance.amount >= 1e3",
+            b"account.balance.amount",
+        ] {
+            assert_eq!(one(1, std::slice::from_ref(&value), bad), not_canonical, "{:?}", String::from_utf8_lossy(bad));
+        }
+        // the second statement is named by its index
+        let second =
+            [&[2][..], &statement_bytes(1, std::slice::from_ref(&value), text), &statement_bytes(1, &[], text)]
+                .concat();
+        assert_eq!(with_section(&second), Err(AttestationError::BadValueRangeCount { statement: 1, count: 0 }));
+    }
+
+    /// With two exchanges, a value is in its own exchange's response, not the other one's.
+    #[test]
+    fn a_value_is_inside_the_response_of_its_exchange() {
+        let (mut a, _) = example_statements();
+        let value = a.statements[0].value[0].clone();
+        let (sent, received) = (a.sent.len, a.received.len);
+        a.exchanges = vec![
+            AttestedExchange { request: 0..10, response: 0..value.end },
+            AttestedExchange { request: 10..sent, response: value.end..received },
+        ];
+        a.statements.truncate(1);
+        let check = |a: &Attestation| Attestation::decode(&a.encode(Scheme::Ed25519)).map(|(_, a)| a);
+        assert_eq!(check(&a), Ok(a.clone()));
+        a.statements[0].exchange = 2;
+        assert_eq!(
+            check(&a),
+            Err(AttestationError::ValueOutsideResponse {
+                statement: 0,
+                range: value.clone(),
+                response: value.end..received
+            })
+        );
     }
 }

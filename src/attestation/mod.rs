@@ -3,7 +3,8 @@
 //! At the end of a session the verifier signs an [`Attestation`]: a compact, canonically
 //! encoded statement of what it verified (server name, time, TLS parameters, per direction the
 //! transcript length, its revealed ranges with a salted hash of their bytes, and the hash
-//! commitments to hidden ranges). The prover keeps the [`AttestationSecrets`] (its plaintext,
+//! commitments to hidden ranges; the HTTP exchanges; the statements proven in zero knowledge
+//! about hidden values). The prover keeps the [`AttestationSecrets`] (its plaintext,
 //! the salts and the commitments' blinders) and later builds a [`Presentation`] that discloses
 //! some of those ranges to someone who only trusts the verifier's public key.
 //!
@@ -28,8 +29,8 @@ mod presentation;
 mod signing;
 
 pub use format::{
-    Attestation, AttestationError, AttestedDirection, AttestedExchange, AttestedRange, Direction, Ending,
-    SignedAttestation,
+    Attestation, AttestationError, AttestedDirection, AttestedExchange, AttestedRange, AttestedStatement, Direction,
+    Ending, SignedAttestation,
 };
 pub use presentation::{
     AttestationSecrets, DisclosedRange, Disclosure, Presentation, PresentationError, VerifiedPresentation,
@@ -86,8 +87,68 @@ pub fn example() -> (Attestation, AttestationSecrets) {
             committed: vec![],
         },
         exchanges: vec![AttestedExchange { request: 0..sent.len() as u64, response: 0..received.len() as u64 }],
+        statements: vec![],
     };
     (attestation, AttestationSecrets { sent, received, salts, blinders })
+}
+
+/// An attestation and the secrets of a made-up session with two statements about hidden
+/// values of a JSON response (the amount and the currency of its balance), for examples and
+/// tests. The request's cookie is hidden too; nothing is committed.
+#[doc(hidden)]
+pub fn example_statements() -> (Attestation, AttestationSecrets) {
+    let sent = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nCookie: session=s3cr3t\r\n\r\n".to_vec();
+    let body = r#"{"account":{"id":"ACC-0042","balance":{"amount":"1234.56","currency":"EUR"}},"status":"ok"}"#;
+    let received =
+        format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+            .into_bytes();
+    let at =
+        |bytes: &[u8], what: &[u8]| bytes.windows(what.len()).position(|w| w == what).expect("in the example") as u64;
+    let cookie = at(&sent, b"s3cr3t")..at(&sent, b"s3cr3t") + 6;
+    let amount = at(&received, b"1234.56")..at(&received, b"1234.56") + 7;
+    let currency = at(&received, b"EUR")..at(&received, b"EUR") + 3;
+    let len = [sent.len() as u64, received.len() as u64];
+    let revealed = [
+        vec![0..cookie.start, cookie.end..len[0]],
+        vec![0..amount.start, amount.end..currency.start, currency.end..len[1]],
+    ];
+    let salts: [Vec<[u8; 16]>; 2] = [vec![[4; 16], [5; 16]], vec![[6; 16], [7; 16], [8; 16]]];
+    let direction = |side: usize, plaintext: &[u8], ending| AttestedDirection {
+        len: len[side],
+        ending,
+        revealed: revealed[side]
+            .iter()
+            .zip(&salts[side])
+            .map(|(r, salt)| AttestedRange {
+                range: r.clone(),
+                digest: range_digest(&plaintext[r.start as usize..r.end as usize], salt),
+            })
+            .collect(),
+        committed: vec![],
+    };
+    let stated = |text: &str, value| AttestedStatement {
+        exchange: 1,
+        statement: text.parse().expect("a statement"),
+        value: vec![value],
+    };
+    let attestation = Attestation {
+        protocol_version: 18,
+        mode: crate::wire::session::SessionMode::Proxy,
+        tls_version: 0x0304,
+        cipher_suite: 0x1301,
+        group: 29,
+        connection_time: 1_796_262_400,
+        port: 443,
+        server_name: "bank.example".into(),
+        sent: direction(0, &sent, Ending::Open),
+        received: direction(1, &received, Ending::CloseNotify),
+        exchanges: vec![AttestedExchange { request: 0..len[0], response: 0..len[1] }],
+        statements: vec![
+            stated("account.balance.amount >= 1000", amount),
+            stated("account.balance.currency in {\"EUR\", \"USD\"}", currency),
+        ],
+    };
+    (attestation, AttestationSecrets { sent, received, salts, blinders: [vec![], vec![]] })
 }
 
 /// Bytes as a lower-case hex string in JSON.
@@ -142,12 +203,12 @@ pub(crate) mod hex_openings {
     }
 }
 
-/// The published test vectors (`docs/attestation-vectors.json`): fixed keys, the
-/// [`example`] session, its attestation, signature and a presentation.
+/// The published test vectors (`docs/attestation-vectors.json`): fixed keys and, for the
+/// [`example`] and [`example_statements`] sessions, the attestation, signature and a
+/// presentation.
 #[doc(hidden)]
 #[cfg(test)]
 pub(crate) fn test_vectors() -> serde_json::Value {
-    let (attestation, secrets) = example();
     let keys = [
         (
             Scheme::Secp256k1,
@@ -155,14 +216,20 @@ pub(crate) fn test_vectors() -> serde_json::Value {
         ),
         (Scheme::Ed25519, SigningKey::Ed25519(ed25519_dalek::SigningKey::from_bytes(&[0x22; 32]))),
     ];
-    let vectors: Vec<_> = keys
+    // the cookie opened from its commitment and the response; the response's revealed ranges
+    let cookie = example();
+    let disclose = vec![(Direction::Sent, 43..49), (Direction::Received, 0..cookie.0.received.len)];
+    let statements = example_statements();
+    let around = statements.0.received.revealed.iter().map(|r| (Direction::Received, r.range.clone())).collect();
+    let sessions = [("committed cookie", cookie, disclose), ("statements about hidden values", statements, around)];
+    let vectors: Vec<_> = sessions
         .iter()
-        .map(|(scheme, key)| {
+        .flat_map(|session| keys.iter().map(move |key| (session, key)))
+        .map(|((name, (attestation, secrets), disclose), (scheme, key))| {
             let signed = attestation.sign(key);
-            let disclose = [(Direction::Sent, 43..49), (Direction::Received, 0..attestation.received.len)];
-            let presentation =
-                Presentation::build(&signed, &secrets, &disclose).expect("the example's secrets open it");
+            let presentation = Presentation::build(&signed, secrets, disclose).expect("the example's secrets open it");
             serde_json::json!({
+                "name": name,
                 "scheme": scheme.as_str(),
                 "secretKey": hex::encode(match key {
                     SigningKey::Secp256k1(k) => k.to_bytes().to_vec(),

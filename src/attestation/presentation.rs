@@ -94,6 +94,9 @@ pub struct DisclosedRange {
 /// What a checked presentation shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifiedPresentation {
+    /// What the verifier signed, the statements about hidden values among it
+    /// ([`Attestation::statements`]: each one's exchange, text and value ranges), which need no
+    /// disclosure.
     pub attestation: Attestation,
     pub disclosed: Vec<DisclosedRange>,
 }
@@ -214,6 +217,17 @@ impl std::fmt::Display for VerifiedPresentation {
                 format!("response received {}..{}", x.response.start, x.response.end)
             };
             writeln!(f, "exchange {}: request sent {}..{}, {response}", i + 1, x.request.start, x.request.end)?;
+        }
+        for s in &a.statements {
+            // the path and constants are the prover's: one escaped line
+            let mut text = String::new();
+            crate::wire::text::push_escaped_line(&mut text, &s.statement.to_string());
+            writeln!(
+                f,
+                "statement about response {}: {text}: proven (value hidden, {} bytes)",
+                s.exchange,
+                s.value_len()
+            )?;
         }
         for d in &self.disclosed {
             let how = if d.revealed_to_verifier { "revealed to the verifier" } else { "committed, opened now" };
@@ -350,5 +364,37 @@ mod tests {
         assert!(matches!(build(&short, 43..49), Err(PresentationError::WrongSecrets(_))));
         short.sent.pop();
         assert!(matches!(build(&short, 0..43), Err(PresentationError::WrongSecrets(_))));
+    }
+
+    /// Statements need no disclosure: a presentation of none of the bytes shows them, each on
+    /// one line whatever its text holds.
+    #[test]
+    fn a_presentation_shows_the_statements_without_disclosing_their_values() {
+        let (a, secrets) = crate::attestation::example_statements();
+        let key = SigningKey::generate(Scheme::Secp256k1);
+        let p = Presentation::build(&a.sign(&key), &secrets, &[]).unwrap();
+        let v = p.verify(&key.verifying_key()).unwrap();
+        assert_eq!(v.attestation.statements, a.statements);
+        let text = v.to_string();
+        assert!(
+            text.contains(
+                "statement about response 1: account.balance.amount >= 1000: proven (value hidden, 7 bytes)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("statement about response 1: account.balance.currency in {\"EUR\", \"USD\"}: proven (value hidden, 3 bytes)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("1234.56"), "{text}");
+        // a text that would turn the line around or hide part of it
+        let (mut a, secrets) = crate::attestation::example_statements();
+        a.statements[1].statement = "account.balance.currency == \"\u{202e}RUE\u{7f}\"".parse().unwrap();
+        let p = Presentation::build(&a.sign(&key), &secrets, &[]).unwrap();
+        let text = p.verify(&key.verifying_key()).unwrap().to_string();
+        assert!(
+            text.contains("statement about response 1: account.balance.currency == \"\\u{202e}RUE\\x7f\": proven (value hidden, 3 bytes)\n"),
+            "{text}"
+        );
     }
 }

@@ -30,6 +30,7 @@ use crate::tls::{unix_time, Direction, NamedGroup, RootStore};
 use crate::transport::MessageSocket;
 use crate::wire::mux::{multiplex, MuxChannel, MuxError, MuxLimits};
 use crate::wire::session::MAX_RANGES;
+use crate::wire::statement::MAX_VALUE_RANGES;
 use crate::zk::{ProofError, Verifier};
 use futures::FutureExt;
 use rustls_pki_types::UnixTime;
@@ -723,7 +724,7 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
     }
     let stated = |error| VerifierError::Reveal { direction: "received statements", error };
     for s in &plan.statements {
-        check_canonical(&s.value, recv_len, MAX_RANGES).map_err(stated)?;
+        check_canonical(&s.value, recv_len, MAX_VALUE_RANGES).map_err(stated)?;
     }
     let value_bytes: u64 = plan.statements.iter().flat_map(|s| &s.value).map(|r| r.end - r.start).sum();
     if value_bytes > MAX_COMMITTED_BYTES {
@@ -942,6 +943,12 @@ mod tests {
             check(&huge),
             Err(VerifierError::Reveal { error: RevealError::CommitmentsTooLarge { bytes: 18_000, .. }, .. })
         ));
+        let split: Vec<std::ops::Range<u64>> = (0..MAX_VALUE_RANGES as u64 + 1).map(|i| 2 * i..2 * i + 1).collect();
+        let r = check(&plan(vec![statement(split)], vec![]));
+        assert!(
+            matches!(r, Err(VerifierError::Reveal { error: RevealError::TooMany { count: 65, max: 64 }, .. })),
+            "{r:?}"
+        );
         let overlapping = plan(vec![], vec![20..30, 25..40]);
         assert!(matches!(
             check(&overlapping),

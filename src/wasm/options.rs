@@ -5,7 +5,7 @@
 //! the boundary with serde-wasm-bindgen.
 
 use crate::protocol::disclose::exchange::MAX_EXCHANGES;
-use crate::protocol::disclose::statement::StatementError;
+use crate::protocol::disclose::statement::GrammarError;
 use crate::protocol::prover::ExchangePlan;
 use crate::protocol::target::split_host_port;
 use crate::protocol::{ProverOutput, Reveal, RevealConfig, VerifiedDirection};
@@ -568,7 +568,7 @@ impl RevealOptions {
         config.commit_sent = commit(&self.commit_sent, "commitSent")?;
         config.commit_received = commit(&self.commit_recv, "commitRecv")?;
         config.statements = (self.prove.iter())
-            .map(|s| s.parse().map_err(|e: StatementError| OptionsError::Statement(e.to_string())))
+            .map(|s| s.parse().map_err(|e: GrammarError| OptionsError::Statement(e.to_string())))
             .collect::<Result<_, _>>()?;
         Ok(config)
     }

@@ -1,5 +1,6 @@
 // contracts/TlsproofAttestations.sol compiled with solc-js and run on an in-process EVM
-// (@ethereumjs/evm): the secp256k1 test vector of docs/attestation-vectors.json, refusals by
+// (@ethereumjs/evm): the secp256k1 test vectors of docs/attestation-vectors.json (a disclosed
+// commitment; statements about hidden values, read by a contract that trusts them), refusals by
 // their custom errors, and attestations built here from the layout of docs/attestation.md.
 // Writes the gas it measures to test-artifacts/evm-gas.json.
 import { test } from 'node:test';
@@ -20,7 +21,8 @@ const EVM_VERSION = 'cancun';
 const N = secp256k1.Point.Fn.ORDER;
 const DOMAIN = hexToBytes('19746c7370726f6f66206174746573746174696f6e');
 const vectors = JSON.parse(readFileSync(`${root}docs/attestation-vectors.json`, 'utf8'));
-const vector = vectors.vectors.find((v) => v.scheme === 'secp256k1');
+const vector = vectors.vectors.find((v) => v.scheme === 'secp256k1' && v.name === 'committed cookie');
+const statementVector = vectors.vectors.find((v) => v.scheme === 'secp256k1' && v.name === 'statements about hidden values');
 const SENT = 0;
 const RECEIVED = 1;
 
@@ -74,6 +76,12 @@ function readDynamic(b, base, at) {
 
 // ---- the attestation layout (docs/attestation.md) and secp256k1 signing ----
 
+/** One statement: exchange (from 1), value range count, ranges, text length, text. */
+const encodeStatement = ({ exchange, value, text }) => {
+  const bytes = typeof text === 'string' ? utf8ToBytes(text) : text;
+  return concatBytes(be(exchange, 1), be(value.length, 1), ...value.map(([start, end]) => concatBytes(be(start, 8), be(end, 8))), be(bytes.length, 2), bytes);
+};
+
 /** The canonical encoding of `a`; `scheme` 1 is secp256k1. */
 function encodeAttestation(a) {
   const direction = (d) =>
@@ -85,7 +93,7 @@ function encodeAttestation(a) {
   const name = utf8ToBytes(a.serverName);
   return concatBytes(
     utf8ToBytes('TLSPROOF'),
-    be(a.format ?? 2, 2),
+    be(a.format ?? 3, 2),
     be(a.scheme ?? 1, 1),
     be(a.protocolVersion, 2),
     be(a.mode, 1),
@@ -101,6 +109,8 @@ function encodeAttestation(a) {
     be(a.exchanges.length, 1),
     ...a.exchanges.map(([requestStart, requestEnd, responseStart, responseEnd]) =>
       concatBytes(be(requestStart, 8), be(requestEnd, 8), be(responseStart, 8), be(responseEnd, 8))),
+    be((a.statements ?? []).length, 1),
+    ...(a.statements ?? []).map(encodeStatement),
   );
 }
 
@@ -120,11 +130,35 @@ function sign(data, secretKey) {
 
 // ---- compile, deploy, call ----
 
+/**
+ * A contract that relies on the attestations: it accepts an attestation of the trusted
+ * verifier when its first statement is that the balance of bank.example is at least 1000, with
+ * no byte of the response disclosed.
+ */
+const CONSUMER = `// SPDX-License-Identifier: MIT OR Apache-2.0
+pragma solidity ^0.8.24;
+import "./TlsproofAttestations.sol";
+
+contract BalanceGate {
+    TlsproofAttestations public immutable attestations;
+
+    constructor(TlsproofAttestations attestations_) {
+        attestations = attestations_;
+    }
+
+    function qualifies(bytes calldata attestation, bytes calldata signature) external view returns (bool) {
+        (string memory serverName,,,, bytes memory text) = attestations.statement(attestation, signature, 0);
+        return keccak256(bytes(serverName)) == keccak256("bank.example")
+            && keccak256(text) == keccak256("account.balance.amount >= 1000");
+    }
+}
+`;
+
 function compile() {
   const source = readFileSync(`${root}contracts/TlsproofAttestations.sol`, 'utf8');
   const input = {
     language: 'Solidity',
-    sources: { 'TlsproofAttestations.sol': { content: source } },
+    sources: { 'TlsproofAttestations.sol': { content: source }, 'BalanceGate.sol': { content: CONSUMER } },
     settings: {
       optimizer: { enabled: true, runs: 200 },
       evmVersion: EVM_VERSION,
@@ -136,7 +170,8 @@ function compile() {
   const problems = (output.errors ?? []).map((e) => e.formattedMessage);
   assert.deepEqual(problems, [], `solc ${solc.version()} reported:\n${problems.join('\n')}`);
   const contract = output.contracts['TlsproofAttestations.sol'].TlsproofAttestations;
-  return { abi: contract.abi, bytecode: unhex(contract.evm.bytecode.object) };
+  const consumer = output.contracts['BalanceGate.sol'].BalanceGate;
+  return { abi: contract.abi, bytecode: unhex(contract.evm.bytecode.object), consumer: unhex(consumer.evm.bytecode.object) };
 }
 
 const compiled = compile();
@@ -163,10 +198,14 @@ function intrinsicGas(data, create) {
   return BigInt(21000 + calldataGas + (create ? 32000 + 2 * Math.ceil(data.length / 32) : 0));
 }
 
-/** Deploys a contract trusting `verifier` (hex address); returns its address and gas. */
-async function deploy(verifier) {
+/**
+ * Deploys a contract trusting `verifier` (hex address), or with `bytecode` another one whose
+ * constructor takes an address; returns its address and gas.
+ */
+async function deploy(verifier, bytecode = compiled.bytecode) {
   await newTransaction();
-  const result = await evm.runCall({ caller, data: concatBytes(compiled.bytecode, abiEncode([['address', verifier]])), gasLimit: 30_000_000n });
+  const data = concatBytes(bytecode, abiEncode([['address', verifier]]));
+  const result = await evm.runCall({ caller, data, gasLimit: 30_000_000n });
   assert.equal(result.execResult.exceptionError, undefined, 'deployment failed');
   return { address: result.createdAddress, gas: result.execResult.executionGasUsed, intrinsic: intrinsicGas(data, true) };
 }
@@ -213,12 +252,25 @@ function decodeHeader(ret) {
     receivedLength: field(9),
     receivedEnding: field(10),
     exchangeCount: field(11),
+    statementCount: field(12),
   };
 }
 
 const exchangeCall = (attestation, signature, index) =>
   calldata('exchange(bytes,bytes,uint256)', [['bytes', attestation], ['bytes', signature], ['uint', index]]);
 const decodeExchange = (ret) => [0, 1, 2, 3].map((i) => Number(readWord(ret, 32 * i)));
+
+const statementCall = (attestation, signature, index) =>
+  calldata('statement(bytes,bytes,uint256)', [['bytes', attestation], ['bytes', signature], ['uint', index]]);
+function decodeStatement(ret) {
+  return {
+    serverName: new TextDecoder().decode(readDynamic(ret, 0, 0)),
+    connectionTime: readWord(ret, 32),
+    exchange: Number(readWord(ret, 64)),
+    valueLength: Number(readWord(ret, 96)),
+    text: new TextDecoder().decode(readDynamic(ret, 0, 128)),
+  };
+}
 
 function decodeDisclosed(ret) {
   return {
@@ -280,6 +332,7 @@ test('header() returns the vector’s attested header', async () => {
     receivedLength: 52n,
     receivedEnding: 1n,
     exchangeCount: 1n,
+    statementCount: 0n,
   });
   const x = await call(contract, exchangeCall(data, signature, 0));
   assert.deepEqual(decodeExchange(x.ret), [0, 53, 0, 52], 'one exchange: all of both directions');
@@ -376,6 +429,17 @@ const statement = () => ({
   // two requests: the second (its body) unanswered
   exchanges: [[0, bodyAt, 0, receivedText.length], [bodyAt, sentText.length, receivedText.length, receivedText.length]],
 });
+/** The fresh statement with statements about the response's hidden balance (1234). */
+const balanceAt = text(receivedText).indexOf('1234');
+const statementAttestation = () => {
+  const a = statement();
+  a.serverName = 'bank.example';
+  a.statements = [
+    { exchange: 1, value: [[balanceAt, balanceAt + 4]], text: 'account.balance.amount >= 1000' },
+    { exchange: 1, value: [[balanceAt, balanceAt + 2], [balanceAt + 2, balanceAt + 4]], text: 'balance in [1000, 9999]' },
+  ];
+  return a;
+};
 const signed = (a) => {
   const bytes = a instanceof Uint8Array ? a : encodeAttestation(a);
   return { bytes, sig: sign(bytes, freshKey) };
@@ -398,6 +462,7 @@ test('a fresh attestation: header and disclosures of a commitment and a revealed
     receivedLength: BigInt(receivedText.length),
     receivedEnding: 2n,
     exchangeCount: 2n,
+    statementCount: 0n,
   });
   for (const [index, expected] of statement().exchanges.entries()) {
     const x = await call(fresh.address, exchangeCall(bytes, sig, index));
@@ -439,6 +504,63 @@ test('a range both revealed and committed opens with either opening', async () =
   }
 });
 
+// ---- the vector with statements about hidden values ----
+
+const statementData = unhex(statementVector.attestation.data);
+const statementSignature = unhex(statementVector.attestation.signature);
+
+test('statement() reads each statement of the vector, with no byte disclosed', async () => {
+  assert.equal(statementVector.verifierKey, vector.verifierKey, 'the same verifier signed both vectors');
+  const header = await call(contract, headerCall(statementData, statementSignature));
+  assert.ok(!header.reverted, `reverted: 0x${hex(header.ret)}`);
+  gas.headerWithStatements = header;
+  const h = decodeHeader(header.ret);
+  assert.deepEqual([h.serverName, h.tlsVersion, h.exchangeCount, h.statementCount], ['bank.example', 0x0304n, 1n, 2n]);
+  const expected = [
+    { exchange: 1, valueLength: 7, text: 'account.balance.amount >= 1000' },
+    { exchange: 1, valueLength: 3, text: 'account.balance.currency in {"EUR", "USD"}' },
+  ];
+  for (const [index, want] of expected.entries()) {
+    const res = await call(contract, statementCall(statementData, statementSignature, index));
+    assert.ok(!res.reverted, `statement ${index} reverted: 0x${hex(res.ret)}`);
+    assert.deepEqual(decodeStatement(res.ret), { serverName: 'bank.example', connectionTime: 1796262400n, ...want });
+    if (index === 0) gas.statement = res;
+    else gas.secondStatement = res;
+  }
+  assertError(await call(contract, statementCall(statementData, statementSignature, 2)), 'NoStatement(uint256,uint256)');
+  assertError(await call(contract, statementCall(data, signature, 0)), 'NoStatement(uint256,uint256)');
+  // the exchanges are found before the statements
+  const x = await call(contract, exchangeCall(statementData, statementSignature, 0));
+  assert.deepEqual(decodeExchange(x.ret), [0, 66, 0, 162]);
+  // altered or signed by another key
+  const flipped = statementData.slice();
+  flipped[flipped.length - 5] ^= 1;
+  assertError(await call(contract, statementCall(flipped, statementSignature, 0)), 'SignatureMismatch()');
+  const other = sign(statementData, secp256k1.utils.randomSecretKey());
+  assertError(await call(contract, statementCall(statementData, other, 0)), 'SignatureMismatch()');
+});
+
+test('a contract that trusts the verifier accepts the statement, and nothing else', async () => {
+  const gate = await deploy(contract.toString(), compiled.consumer);
+  const qualifies = (attestation, sig) =>
+    call(gate.address, calldata('qualifies(bytes,bytes)', [['bytes', attestation], ['bytes', sig]]));
+  const yes = await qualifies(statementData, statementSignature);
+  assert.ok(!yes.reverted, `reverted: 0x${hex(yes.ret)}`);
+  assert.equal(readWord(yes.ret, 0), 1n);
+  gas.qualifies = yes;
+  // the cookie vector has no statement; a forged signature is refused through the call
+  assertError(await qualifies(data, signature), 'NoStatement(uint256,uint256)');
+  assertError(await qualifies(statementData, sign(statementData, secp256k1.utils.randomSecretKey())), 'SignatureMismatch()');
+  // another statement first: signed, but not the one the gate asks for
+  const a = statementAttestation();
+  a.statements.reverse();
+  const bytes = encodeAttestation(a);
+  const otherGate = await deploy(fresh.address.toString(), compiled.consumer);
+  const no = await call(otherGate.address, calldata('qualifies(bytes,bytes)', [['bytes', bytes], ['bytes', sign(bytes, freshKey)]]));
+  assert.ok(!no.reverted, `reverted: 0x${hex(no.ret)}`);
+  assert.equal(readWord(no.ret, 0), 0n);
+});
+
 test('signed but malformed attestations are refused like the Rust decoder refuses them', async (t) => {
   const valid = encodeAttestation(statement());
   const nameAt = 31;
@@ -453,6 +575,21 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
     change(a);
     return a;
   };
+  const withStatements = (change) => {
+    const a = statementAttestation();
+    change(a);
+    return a;
+  };
+  // the statements section ends the attestation: patched at an offset from its count byte
+  const withSection = encodeAttestation(statementAttestation());
+  const sectionAt = withSection.length - concatBytes(be(2, 1), ...statementAttestation().statements.map(encodeStatement)).length;
+  const patchedStatements = (at, bytes) => {
+    const out = withSection.slice();
+    out.set(bytes, sectionAt + at);
+    return out;
+  };
+  assert.equal(withSection[sectionAt], 2);
+  assert.equal(encodeStatement(statementAttestation().statements[0]).length, 50, 'the second statement follows the count and the first');
   const cases = [
     ['trailing byte', concatBytes(valid, Uint8Array.of(0)), 'TrailingBytes(uint256)'],
     ['truncated', valid.slice(0, valid.length - 1), 'Truncated()'],
@@ -480,6 +617,25 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
     ['range past the end', encodeAttestation(withStatement((a) => (a.received.revealed[2].end = receivedText.length + 1))), 'RangeOutsideTranscript(uint8,uint64,uint64,uint64)'],
     ['revealed ranges out of order', encodeAttestation(withStatement((a) => a.received.revealed.reverse())), 'RangesOutOfOrder(uint8)'],
     ['overlapping revealed ranges', encodeAttestation(withStatement((a) => (a.received.revealed[1].start = 16))), 'RangesOutOfOrder(uint8)'],
+    // the statements section
+    ['17 statements', encodeAttestation(withStatements((a) => (a.statements = Array(17).fill(a.statements[0])))), 'TooManyStatements(uint256)'],
+    ['a statement count past the end', patchedStatements(0, [3]), 'Truncated()'],
+    ['a statement count short of the end', patchedStatements(0, [1]), 'TrailingBytes(uint256)'],
+    ['a byte after the statements', concatBytes(encodeAttestation(statementAttestation()), Uint8Array.of(0)), 'TrailingBytes(uint256)'],
+    ['a statement about exchange 0', patchedStatements(1, [0]), 'BadStatementExchange(uint256,uint8,uint256)'],
+    ['a statement about exchange 3 of 2', patchedStatements(1, [3]), 'BadStatementExchange(uint256,uint8,uint256)'],
+    ['a value of no range', patchedStatements(2, [0]), 'BadValueRangeCount(uint256,uint256)'],
+    ['a value of 65 ranges', patchedStatements(2, [65]), 'BadValueRangeCount(uint256,uint256)'],
+    ['64 value ranges past the end', patchedStatements(2, [64]), 'Truncated()'],
+    ['an empty value range', patchedStatements(3 + 8, be(balanceAt, 8)), 'ValueOutsideResponse(uint256,uint64,uint64)'],
+    ['a value range past the response', patchedStatements(3 + 8, be(receivedText.length + 1, 8)), 'ValueOutsideResponse(uint256,uint64,uint64)'],
+    ['a value in the unanswered response', patchedStatements(1, [2]), 'ValueOutsideResponse(uint256,uint64,uint64)'],
+    ['value ranges out of order', encodeAttestation(withStatements((a) => a.statements[1].value.reverse())), 'ValueRangesOutOfOrder(uint256)'],
+    ['overlapping value ranges', encodeAttestation(withStatements((a) => (a.statements[1].value[1][0] -= 1))), 'ValueRangesOutOfOrder(uint256)'],
+    ['an empty text', patchedStatements(3 + 16, be(0, 2)), 'BadStatementLength(uint256,uint256)'],
+    ['a text of 4097 bytes', patchedStatements(3 + 16, be(4097, 2)), 'BadStatementLength(uint256,uint256)'],
+    ['a text past the end', patchedStatements(3 + 16, be(4096, 2)), 'Truncated()'],
+    ['the second statement\'s range count', patchedStatements(1 + 51, [0]), 'BadValueRangeCount(uint256,uint256)'],
   ];
   const longest = encodeAttestation(withStatement((a) => (a.serverName = `${'a'.repeat(241)}.example:443`)));
   assert.ok(!(await call(fresh.address, headerCall(longest, sign(longest, freshKey)))).reverted, 'a 253-byte name is accepted');
@@ -514,18 +670,19 @@ test('trailing bytes and 4097 ranges are refused when disclosing a sent range', 
   assert.ok(!atLimit.reverted, `4096 commitments are allowed: 0x${hex(atLimit.ret)}`);
   assertError(await call(fresh.address, discloseSent(many(4097))), 'TooManyRanges(uint8,uint256)');
   // a count with fewer bytes left than it names (the received commitments' count, before the
-  // two exchanges)
+  // two exchanges and the statements' count)
   const short = encodeAttestation(statement());
-  short.set(be(4096, 2), short.length - 1 - 2 * 32 - 2);
+  short.set(be(4096, 2), short.length - 1 - 1 - 2 * 32 - 2);
   assertError(await call(fresh.address, discloseSent(signed(short))), 'Truncated()');
 });
 
 test('gas', () => {
-  const names = ['header', 'disclosedReceived', 'disclosedSentCommitment', 'deployment'];
+  const names = ['header', 'disclosedReceived', 'disclosedSentCommitment', 'headerWithStatements', 'statement', 'secondStatement', 'qualifies', 'deployment'];
   for (const k of names) assert.equal(typeof gas[k]?.gas, 'bigint', `${k} measured`);
   const line = (f) =>
     `header ${f(gas.header)}, disclosed(received ${receivedRange.end - receivedRange.start} B) ${f(gas.disclosedReceived)}, ` +
-    `disclosed(sent commitment) ${f(gas.disclosedSentCommitment)}, deployment ${f(gas.deployment)}`;
+    `disclosed(sent commitment) ${f(gas.disclosedSentCommitment)}, header(with statements) ${f(gas.headerWithStatements)}, ` +
+    `statement(0) ${f(gas.statement)}, statement(1) ${f(gas.secondStatement)}, qualifies ${f(gas.qualifies)}, deployment ${f(gas.deployment)}`;
   console.log(`gas: ${line((m) => m.gas)}`);
   console.log(`gas as Cancun transactions (+ 21000, calldata, creation): ${line((m) => m.gas + m.intrinsic)}`);
   const entry = (m) => ({ execution: Number(m.gas), transaction: Number(m.gas + m.intrinsic) });
@@ -540,6 +697,11 @@ test('gas', () => {
     header: entry(gas.header),
     disclosedReceived52: entry(gas.disclosedReceived),
     disclosedSentCommitment: entry(gas.disclosedSentCommitment),
+    statementAttestationBytes: statementData.length,
+    headerWithStatements: entry(gas.headerWithStatements),
+    statement: entry(gas.statement),
+    secondStatement: entry(gas.secondStatement),
+    balanceGateQualifies: entry(gas.qualifies),
     deployment: entry(gas.deployment),
   };
   mkdirSync(`${root}test-artifacts`, { recursive: true });

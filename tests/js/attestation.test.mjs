@@ -13,12 +13,21 @@ import { decodeAttestation, present, verifyAttestation, verifyPresentation } fro
 import { PresentationError, TlsproofError } from "../../js/errors.js";
 
 const { domain, vectors } = JSON.parse(readFileSync(new URL("../../docs/attestation-vectors.json", import.meta.url), "utf8"));
-const [k1, ed] = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.scheme === s));
+const COOKIE = "committed cookie";
+const STATEMENTS = "statements about hidden values";
+const [k1, ed] = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.scheme === s && v.name === COOKIE));
+const stated = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.scheme === s && v.name === STATEMENTS));
+/** The statements of the vectors that carry some: the hidden amount and currency of /json's balance. */
+const VECTOR_STATEMENTS = [
+  { exchange: 1, statement: "account.balance.amount >= 1000", value: [{ start: 120, end: 127 }] },
+  { exchange: 1, statement: 'account.balance.currency in {"EUR", "USD"}', value: [{ start: 141, end: 144 }] },
+];
 const DOMAIN = hexToBytes(domain);
 const DISCLOSE = [{ direction: "sent", start: 43, end: 49 }, { direction: "received", start: 0, end: 52 }];
 const ATTESTATION_REASONS = ["Truncated", "TrailingBytes", "BadMagic", "UnsupportedFormat", "UnknownScheme", "UnknownMode",
   "UnknownTlsVersion", "BadPort", "BadServerName", "BadEnding", "TooManyRanges", "RangeOutsideTranscript", "RangesOutOfOrder", "BadExchangeCount", "ExchangesNotTiling",
-  "SchemeMismatch", "WrongLength", "NonCanonical", "BadRecoveryByte", "SignatureMismatch"];
+  "TooManyStatements", "BadStatementExchange", "BadValueRangeCount", "ValueOutsideResponse", "ValueRangesOutOfOrder", "BadStatementLength",
+  "StatementNotCanonical", "SchemeMismatch", "WrongLength", "NonCanonical", "BadRecoveryByte", "SignatureMismatch"];
 
 /** The reason `f` throws with, checking it throws a PresentationError. */
 function reason(f) {
@@ -81,7 +90,8 @@ test("decodeAttestation reads the vectors' header and directions", () => {
   for (const v of [k1, ed]) {
     const a = decodeAttestation(v.attestation.data);
     assert.deepEqual(decodeAttestation(hexToBytes(v.attestation.data)), a);
-    assert.equal(a.formatVersion, 2);
+    assert.equal(a.formatVersion, 3);
+    assert.deepEqual(a.statements, []);
     assert.equal(a.mode, "proxy");
     assert.equal(a.serverName, "example.com");
     assert.equal(a.port, 443);
@@ -108,7 +118,7 @@ test("the vectors' keys are the ones their secret keys derive", () => {
 });
 
 test("every altered byte of the attestation is refused", () => {
-  for (const v of [k1, ed]) {
+  for (const v of [k1, ed, ...stated]) {
     const bytes = hexToBytes(v.attestation.data);
     for (let i = 0; i < bytes.length; i++) {
       const p = tampered(v, (q) => { q.attestation.data = hexEdit(q.attestation.data, (b) => { b[i] ^= 1; }); });
@@ -221,9 +231,10 @@ test("the decoder refuses what the encoder would not write", () => {
   assert.equal(decode(at(sent + 8, "0107")), "BadEnding");
   assert.equal(decode(at(sent + 8, "0200")), "BadEnding");
   assert.equal(decode(at(sent + 10, "1001")), "TooManyRanges");
-  // the received direction's committed count precedes the exchanges (one, 33 bytes): a count
-  // the bytes left cannot hold is refused before anything is allocated
-  const exchangesAt = data.length / 2 - 33;
+  // the received direction's committed count precedes the exchanges (one, 33 bytes), which the
+  // statements' count (0) follows: a count the bytes left cannot hold is refused before
+  // anything is allocated
+  const exchangesAt = data.length / 2 - 34;
   assert.equal(decode(at(exchangesAt - 2, "1000")), "Truncated");
   // one exchange: 0..53 of the sent bytes, 0..52 of the received ones
   assert.deepEqual(decodeAttestation(data).exchanges, [{ request: { start: 0, end: 53 }, response: { start: 0, end: 52 } }]);
@@ -254,13 +265,21 @@ function encode(a, schemeCode) {
   const direction = (d) => [
     u64(d.len), Uint8Array.from(d.ending === "fatal_alert" ? [2, d.alert] : ENDINGS[d.ending]), ...ranges(d.revealed), ...ranges(d.committed),
   ];
+  const statements = a.statements ?? [];
   return concatBytes(
-    new TextEncoder().encode("TLSPROOF"), u16(2), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
+    new TextEncoder().encode("TLSPROOF"), u16(3), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
     u16(a.tlsVersion === "1.3" ? 0x0304 : 0x0303), u16(a.cipherSuite), u16(a.group), u64(a.connectionTime), u16(a.port),
     Uint8Array.of(name.length), name, ...direction(a.sent), ...direction(a.received),
     Uint8Array.of(a.exchanges.length),
     ...a.exchanges.flatMap((x) => [u64(x.request.start), u64(x.request.end), ...(x.response ? [u64(x.response.start), u64(x.response.end)] : [u64(a.received.len), u64(a.received.len)])]),
+    Uint8Array.of(statements.length), ...statements.map(statementBytes),
   );
+}
+
+/** One statement as the spec lays it out: exchange, value range count, ranges, text length, text. */
+function statementBytes({ exchange, value, statement }) {
+  const text = typeof statement === "string" ? new TextEncoder().encode(statement) : statement;
+  return concatBytes(Uint8Array.of(exchange, value.length), ...value.flatMap((r) => [u64(r.start), u64(r.end)]), u16(text.length), text);
 }
 
 test("attestations encoded and signed here from the spec verify, and present", () => {
@@ -283,6 +302,8 @@ test("attestations encoded and signed here from the spec verify, and present", (
       { request: { start: 0, end: 10 }, response: { start: 0, end: receivedText.length } },
       { request: { start: 10, end: sentText.length }, response: null },
     ],
+    // the id (committed too), in two pieces
+    statements: [{ exchange: 1, statement: "id in [40, 49]", value: [{ start: 25, end: 26 }, { start: 26, end: 27 }] }],
   };
   const secrets = {
     sent: bytesToHex(sentText), received: bytesToHex(receivedText),
@@ -298,7 +319,7 @@ test("attestations encoded and signed here from the spec verify, and present", (
   for (const [scheme, code, sign, verifierKey] of signers) {
     const data = encode(statement, code);
     const attestation = { data: bytesToHex(data), signature: bytesToHex(sign(data)) };
-    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 2, scheme, ...statement });
+    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 3, scheme, ...statement });
     const p = present(attestation, secrets, [["received", 19, receivedText.length], ["sent", 0, 4]]);
     const { disclosed } = verifyPresentation(p, { verifierKey });
     assert.deepEqual(disclosed.map((d) => [d.direction, d.revealedToVerifier, d.text]), [["received", false, "{\"id\":42}"], ["sent", true, "POST"]]);
@@ -310,4 +331,86 @@ test("attestations encoded and signed here from the spec verify, and present", (
   const overlapping = structuredClone(statement);
   overlapping.received.revealed[1].start = 7;
   assert.equal(reason(() => decodeAttestation(encode(overlapping, 2))), "RangesOutOfOrder");
+  // a statement about the second exchange, which no byte answered, has nowhere to be
+  const unanswered = structuredClone(statement);
+  unanswered.statements[0].exchange = 2;
+  assert.equal(reason(() => decodeAttestation(encode(unanswered, 2))), "ValueOutsideResponse");
+});
+
+// ---- statements about hidden values ----
+
+test("the statement vectors verify, present, and show their statements with no value disclosed", () => {
+  for (const v of stated) {
+    const { attestation, disclosed } = verifyPresentation(v.presentation, { verifierKey: v.verifierKey });
+    assert.equal(attestation.serverName, "bank.example");
+    assert.deepEqual(attestation.statements, VECTOR_STATEMENTS);
+    assert.deepEqual(decodeAttestation(v.attestation.data).statements, VECTOR_STATEMENTS);
+    // the disclosed ranges are the response's revealed ones, around the hidden values
+    assert.deepEqual(disclosed.map(({ start, end }) => [start, end]), [[0, 120], [127, 141], [144, 162]]);
+    assert.ok(disclosed[0].text.endsWith('"balance":{"amount":"') && disclosed[1].text === '","currency":"', disclosed[0].text);
+    assert.ok(disclosed.every((d) => !d.text.includes("1234.56") && !d.text.includes("EUR")));
+    assert.deepEqual(present(v.attestation, v.secrets, v.presentation.disclosures), v.presentation);
+    // with nothing disclosed, the statements are still signed
+    const bare = present(v.attestation, v.secrets, []);
+    assert.deepEqual(verifyPresentation(bare, { verifierKey: v.verifierKey }).attestation.statements, VECTOR_STATEMENTS);
+  }
+});
+
+test("a tampered statements section is refused with the check that failed", () => {
+  const data = hexToBytes(stated[0].attestation.data);
+  const section = concatBytes(Uint8Array.of(VECTOR_STATEMENTS.length), ...VECTOR_STATEMENTS.map(statementBytes));
+  const at = data.length - section.length;
+  assert.equal(bytesToHex(data.subarray(at)), bytesToHex(section), "the statements end the attestation");
+  const head = data.subarray(0, at);
+  const decode = (...parts) => reason(() => decodeAttestation(concatBytes(head, ...parts)));
+  const one = (s) => [Uint8Array.of(1), statementBytes({ ...VECTOR_STATEMENTS[0], ...s })];
+  assert.deepEqual(decodeAttestation(concatBytes(head, ...one({}))).statements, VECTOR_STATEMENTS.slice(0, 1));
+  assert.deepEqual(decodeAttestation(concatBytes(head, Uint8Array.of(0))).statements, []);
+  // the count
+  const patched = (offset, bytes) => {
+    const out = data.slice();
+    out.set(bytes, at + offset);
+    return reason(() => decodeAttestation(out));
+  };
+  assert.equal(patched(0, [17]), "TooManyStatements");
+  assert.equal(patched(0, [3]), "Truncated", "more than there are");
+  assert.equal(patched(0, [1]), "TrailingBytes", "fewer than there are");
+  assert.equal(decode(Uint8Array.of(0), Uint8Array.of(1)), "TrailingBytes");
+  assert.equal(reason(() => decodeAttestation(concatBytes(data, Uint8Array.of(0)))), "TrailingBytes");
+  // the exchange: 1 to the exchanges' count (1)
+  assert.equal(patched(1, [0]), "BadStatementExchange");
+  assert.equal(patched(1, [2]), "BadStatementExchange");
+  // the value's range count: 1 to 64, checked against the bytes left before allocating
+  assert.equal(patched(2, [0]), "BadValueRangeCount");
+  assert.equal(patched(2, [65]), "BadValueRangeCount");
+  assert.equal(patched(2, [64]), "Truncated");
+  // each value range inside the response (0..162), not empty, sorted, disjoint
+  assert.equal(patched(3 + 8, u64(120)), "ValueOutsideResponse", "empty");
+  assert.equal(patched(3 + 8, u64(119)), "ValueOutsideResponse", "reversed");
+  assert.equal(patched(3 + 8, u64(163)), "ValueOutsideResponse", "past the response");
+  assert.equal(decode(...one({ value: [{ start: 124, end: 127 }, { start: 120, end: 123 }] })), "ValueRangesOutOfOrder");
+  assert.equal(decode(...one({ value: [{ start: 120, end: 124 }, { start: 123, end: 127 }] })), "ValueRangesOutOfOrder", "overlapping");
+  assert.equal(decodeAttestation(concatBytes(head, ...one({ value: [{ start: 120, end: 123 }, { start: 123, end: 127 }] }))).statements[0].value.length, 2, "adjacent");
+  // the text: its length 1 to 4096, then UTF-8 with no control byte
+  const textAt = 3 + 16 + 2;
+  assert.equal(patched(3 + 16, u16(0)), "BadStatementLength");
+  assert.equal(patched(3 + 16, u16(4097)), "BadStatementLength");
+  assert.equal(patched(3 + 16, u16(4096)), "Truncated");
+  assert.equal(decode(...one({ statement: "a >= 1 ".repeat(600) })), "BadStatementLength");
+  assert.equal(patched(textAt + 5, [0xff]), "StatementNotCanonical", "not UTF-8");
+  assert.equal(patched(textAt + 5, [0xc3]), "StatementNotCanonical", "a sequence cut short");
+  assert.equal(patched(textAt + 5, [0x0a]), "StatementNotCanonical", "a line break");
+  assert.equal(patched(textAt + 5, [0x00]), "StatementNotCanonical");
+  // the second statement is read after the first
+  assert.equal(patched(1 + 50 + 1, [0]), "BadValueRangeCount");
+});
+
+test("a statement's text is reported as it is, not escaped or trimmed", () => {
+  const data = hexToBytes(stated[0].attestation.data);
+  const section = concatBytes(Uint8Array.of(VECTOR_STATEMENTS.length), ...VECTOR_STATEMENTS.map(statementBytes));
+  const head = data.subarray(0, data.length - section.length);
+  // a leading U+FEFF is the text's own (TextDecoder would drop it by default)
+  const text = "\ufeffnote == \"\u202eok\u007f\"";
+  const one = concatBytes(Uint8Array.of(1), statementBytes({ ...VECTOR_STATEMENTS[0], statement: text }));
+  assert.equal(decodeAttestation(concatBytes(head, one)).statements[0].statement, text);
 });

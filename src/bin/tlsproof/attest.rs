@@ -116,14 +116,52 @@ pub fn present(args: PresentArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 pub fn verify_presentation(args: VerifyPresentationArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let presentation: Presentation = serde_json::from_str(&read_bounded(&args.file)?)?;
-    let verified = presentation.verify(&args.verifier_key)?;
-    println!("=== presentation verified: signed by {} ===\n{verified}", args.verifier_key);
+    println!("{}", report(&read_bounded(&args.file)?, &args.verifier_key)?);
     Ok(())
+}
+
+/// What `verify-presentation` prints for a presentation's JSON: what is attested, each
+/// statement about a hidden value and each disclosed range.
+fn report(json: &str, key: &VerifyingKey) -> Result<String, Box<dyn std::error::Error>> {
+    let presentation: Presentation = serde_json::from_str(json)?;
+    let verified = presentation.verify(key)?;
+    Ok(format!("=== presentation verified: signed by {key} ===\n{verified}"))
 }
 
 #[cfg(test)]
 mod tests {
+    /// The published vector with statements, checked as the command checks a file: each
+    /// statement on a line of its own, its value hidden.
+    #[test]
+    fn a_presentation_with_statements_is_reported_line_by_line() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/attestation-vectors.json");
+        let vectors: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let vector = vectors["vectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "statements about hidden values" && v["scheme"] == "secp256k1")
+            .expect("the vector with statements");
+        let key = vector["verifierKey"].as_str().unwrap().parse().unwrap();
+        let out = super::report(&vector["presentation"].to_string(), &key).unwrap();
+        assert!(out.starts_with("=== presentation verified: signed by secp256k1:0x"), "{out}");
+        assert!(out.contains("\nexchange 1: request sent 0..66, response received 0..162\n"), "{out}");
+        assert!(
+            out.contains(
+                "\nstatement about response 1: account.balance.amount >= 1000: proven (value hidden, 7 bytes)\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("\nstatement about response 1: account.balance.currency in {\"EUR\", \"USD\"}: proven (value hidden, 3 bytes)\n"),
+            "{out}"
+        );
+        assert!(!out.contains("1234.56"), "{out}");
+        let other =
+            tlsproof::attestation::SigningKey::generate(tlsproof::attestation::Scheme::Secp256k1).verifying_key();
+        assert!(super::report(&vector["presentation"].to_string(), &other).is_err());
+    }
+
     #[test]
     fn disclosures_parse_strictly() {
         use tlsproof::attestation::Direction;

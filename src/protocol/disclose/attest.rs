@@ -4,7 +4,7 @@
 
 use crate::attestation::{
     range_digest, Attestation, AttestationSecrets, AttestedDirection, AttestedExchange, AttestedRange,
-    SignedAttestation, SigningKey, VerifyingKey,
+    AttestedStatement, SignedAttestation, SigningKey, VerifyingKey,
 };
 use crate::protocol::disclose::output::Commitment;
 use crate::protocol::disclose::output::VerifierOutput;
@@ -89,6 +89,25 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
             .collect();
         Ok(AttestedDirection { len: d.len, ending: d.ending(), revealed, committed })
     };
+    let statements = out
+        .statements
+        .iter()
+        .map(|s| {
+            // the verifier read each text with the grammar's limit, so it fits; a value a
+            // chunked body splits into more ranges than the format carries does not
+            if s.statement.to_string().len() > crate::wire::statement::MAX_TEXT {
+                return Err(AttestError::NotTheVerdict("a statement longer than an attestation carries"));
+            }
+            if s.value.len() > crate::wire::statement::MAX_VALUE_RANGES {
+                return Err(AttestError::NotTheVerdict(
+                    "a statement's value in more ranges than an attestation carries",
+                ));
+            }
+            let exchange =
+                u8::try_from(s.exchange).map_err(|_| AttestError::NotTheVerdict("a statement's exchange"))?;
+            Ok(AttestedStatement { exchange, statement: s.statement.clone(), value: s.value.clone() })
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Attestation {
         protocol_version: PROTOCOL_VERSION,
         mode: out.mode,
@@ -112,6 +131,7 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
                 AttestedExchange { request: x.request.clone(), response }
             })
             .collect(),
+        statements,
     })
 }
 
@@ -284,5 +304,37 @@ pub(super) mod tests {
             .unwrap_err()
             .to_string()
             .contains("does not open"));
+    }
+
+    /// The verdict's statements are attested as they are, and the prover refuses an
+    /// attestation whose statements differ from them.
+    #[test]
+    fn the_statements_of_the_verdict_are_attested() {
+        use crate::protocol::disclose::output::ProvenStatement;
+        let key = SigningKey::generate(Scheme::Ed25519);
+        let (mut out, commitments) = verdict();
+        // "hi", as if hidden: the attestation carries what the verifier verified
+        let value = RESPONSE.len() as u64 - 2..RESPONSE.len() as u64;
+        out.statements =
+            vec![ProvenStatement { exchange: 1, statement: "greeting == \"hi\"".parse().unwrap(), value: vec![value] }];
+        let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
+        let a = session.attestation.verify(&key.verifying_key()).unwrap();
+        assert_eq!(a.statements.len(), 1);
+        let s = &a.statements[0];
+        assert_eq!(
+            (s.exchange, s.statement.to_string(), s.value.clone()),
+            (1, "greeting == \"hi\"".into(), out.statements[0].value.clone())
+        );
+        // a verifier that signs another statement than its verdict's
+        let mut other = out.clone();
+        other.statements[0].statement = "greeting != \"hi\"".parse().unwrap();
+        let refused = accept(attest(&other, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments);
+        assert!(refused.unwrap_err().to_string().contains("fields differ"));
+        // a verdict whose statement the format cannot hold
+        let mut split = out.clone();
+        split.statements[0].value = (0..65).map(|i| 2 * i..2 * i + 1).collect();
+        assert!(matches!(attest(&split, &key), Err(AttestError::NotTheVerdict(why)) if why.contains("more ranges")));
+        other.statements[0].exchange = 256;
+        assert!(matches!(attest(&other, &key), Err(AttestError::NotTheVerdict("a statement's exchange"))));
     }
 }

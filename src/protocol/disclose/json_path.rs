@@ -4,31 +4,11 @@
 //! rules 2 to 6). The prover runs the same reading on its plaintext with the same hidden
 //! bytes, so it refuses what the verifier would before it connects.
 
+pub use crate::wire::statement::JsonPath;
 use std::ops::Range;
 
 /// Deepest nesting read (objects and arrays).
 const MAX_DEPTH: usize = 64;
-
-/// A dotted path of object keys, `account.balance.amount`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonPath(Vec<String>);
-
-impl JsonPath {
-    /// Parses `a.b.c`: keys of at least one byte, none empty, at most 16.
-    pub fn parse(text: &str) -> Result<JsonPath, JsonError> {
-        let keys: Vec<String> = text.split('.').map(str::to_string).collect();
-        if keys.len() > 16 || keys.iter().any(|k| k.is_empty()) {
-            return Err(JsonError::BadPath(text.chars().take(80).collect()));
-        }
-        Ok(JsonPath(keys))
-    }
-}
-
-impl std::fmt::Display for JsonPath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.join("."))
-    }
-}
 
 /// A path's value as the document holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +30,6 @@ pub struct Reading {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JsonError {
-    #[error("{0:?} is not a path: keys joined by '.', none empty, at most 16")]
-    BadPath(String),
     #[error("the body is not one JSON document at byte {at}: {what}")]
     Malformed { at: usize, what: &'static str },
     #[error("a hidden byte at {at} is part of the document's structure (only string contents and a stated value may be hidden)")]
@@ -100,8 +78,8 @@ pub fn read(body: &[u8], hidden: &dyn Fn(usize) -> bool, paths: &[JsonPath]) -> 
     let mut values = Vec::with_capacity(paths.len());
     for path in paths {
         let mut node = &root;
-        for (depth, key) in path.0.iter().enumerate() {
-            let shown = || path.0[..=depth].join(".");
+        for (depth, key) in path.keys().iter().enumerate() {
+            let shown = || path.keys()[..=depth].join(".");
             let Node::Object(members) = node else { return Err(JsonError::NoSuchPath { path: shown() }) };
             let mut found = members.iter().filter(|(k, _, _)| k == key);
             let Some((_, first, v)) = found.next() else { return Err(JsonError::NoSuchPath { path: shown() }) };

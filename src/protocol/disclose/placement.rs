@@ -5,7 +5,7 @@
 
 use super::json_path::{self, JsonPath, PathValue};
 use super::output::{HttpExchange, ProvenStatement, VerifiedDirection};
-use super::statement::{Statement, StatementError, StatementPlan, MAX_STATEMENTS};
+use super::statement::{Statement, StatementError, StatementPlan, MAX_STATEMENTS, MAX_VALUE_RANGES};
 use crate::circuits::statement::{is_content, Claim, Op};
 use crate::http::{BodyFraming, Limits, ResponseParser};
 use std::ops::Range;
@@ -87,7 +87,11 @@ pub fn read_response(
         if number && matches!(statement.claim, Claim::Text(..) | Claim::TextIn(_)) {
             return Err(StatementError::NumberAsText { path: statement.path.to_string() });
         }
-        values.push((number, place(range)));
+        let placed = place(range);
+        if placed.len() > MAX_VALUE_RANGES {
+            return Err(StatementError::ValueTooSplit { path: statement.path.to_string(), ranges: placed.len() });
+        }
+        values.push((number, placed));
     }
     // a stated value's own circuit proves its bytes of its form (digits, sign and point, or
     // string content), so only the other hidden string bytes need the content proof
@@ -321,6 +325,24 @@ mod tests {
         let twice = r#"{"amount":"1","amount":"5000"}"#;
         let r = place_in(twice, vec![0..response(twice).0.len() as u64], &["amount >= 1"]);
         assert!(matches!(r, Err(StatementError::Json { error: JsonError::DuplicateKey { .. }, .. })), "{r:?}");
+    }
+
+    /// A value that chunked framing splits into more pieces than an attestation carries is
+    /// refused by the prover, naming the path.
+    #[test]
+    fn a_value_split_into_too_many_pieces_is_refused() {
+        let body = format!(r#"{{"a":"{}"}}"#, "x".repeat(70));
+        let mut bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for c in body.as_bytes() {
+            bytes.extend_from_slice(b"1\r\n");
+            bytes.push(*c);
+            bytes.extend_from_slice(b"\r\n");
+        }
+        bytes.extend_from_slice(b"0\r\n\r\n");
+        let stated = [Statement::parse(r#"a != "y""#).unwrap()];
+        let mut revealed = vec![0..bytes.len() as u64];
+        let r = place(&bytes, &mut revealed, &[(1, 0..bytes.len(), &stated)]);
+        assert!(matches!(r, Err(StatementError::ValueTooSplit { ranges: 70, .. })), "{r:?}");
     }
 
     /// The verifier's check: the prover's placement of an honest plan is confirmed; a value
