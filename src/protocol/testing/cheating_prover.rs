@@ -286,8 +286,13 @@ fn a_statement_false_for_the_value_or_about_other_bytes_is_refused() {
     let (statements, string_content) = place(&plain, &mut received, &[(1, 0..plain.len(), &stated)]).unwrap();
     let plan = RevealPlan { sent: all(&s)[0].clone(), received, statements, string_content, ..Default::default() };
     let (used, honest) = run_plan(&s, ProofCheat::default(), &plan, &[]);
-    used.expect("the honest prover");
     honest.expect("the honest verifier");
+    // what the statement costs: the same reveal without it, in committed bits (COTs)
+    let unstated = RevealPlan { statements: vec![], string_content: vec![], ..plan.clone() };
+    let (baseline, _) = run_plan(&s, ProofCheat::default(), &unstated, &[]);
+    let cost = used.expect("the honest prover") - baseline.expect("the prover without the statement");
+    println!("`amount >= 1000` on a 7-byte value: {cost} committed bits");
+    assert!((1_770..8_000).contains(&cost), "{cost}");
 
     let mut false_claim = plan.clone();
     false_claim.statements[0].statement = Statement::parse("amount >= 2000").unwrap();
