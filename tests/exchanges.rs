@@ -3,65 +3,20 @@
 //! against the fixture through real WebSockets on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
+use common::{config, modes_and_versions, run, Env};
 use tlsproof::attestation::{AttestedExchange, Direction, Presentation, Scheme, SigningKey};
 use tlsproof::fixture::http::JSON_BODY;
-use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::exchange::MAX_EXCHANGES;
 use tlsproof::protocol::messages::TlsVersion;
-use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
-use tlsproof::protocol::server::{SessionReport, VerifierServer};
-use tlsproof::protocol::{ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
-use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
-use tlsproof::tls::RootStore;
-use tlsproof::transport::WsSocket;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tlsproof::protocol::prover::{ExchangePlan, ProverMode};
+use tlsproof::protocol::{Reveal, RevealConfig};
 
-struct Env {
-    /// `localhost:PORT` of the fixture.
-    server: String,
-    ca_pem: String,
-    verifier: String,
-    proxy: String,
-    reports: UnboundedReceiver<SessionReport>,
-}
-
+/// The test bed, its verifier signing.
 async fn env() -> Env {
-    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
-    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
-    let ca_pem = fixture.certs.ca_pem.clone();
-    tokio::spawn(fixture.run());
-    let allow = AllowList::parse(&server).unwrap();
-    let proxy =
-        ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: allow.clone(), ..Default::default() })
-            .await
-            .unwrap();
-    let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
-    tokio::spawn(proxy.run());
-    let mut config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
-    config.signing_key = Some(std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519)));
-    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
-    let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
-    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(vserver.run(tx));
-    Env { server, ca_pem, verifier, proxy: proxy_url, reports }
-}
-
-fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
-    ProverConfig {
-        server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
-        max_recv: 16 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode,
-        tls_versions: vec![version],
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
-    }
+    common::env(Some(std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519)))).await
 }
 
 /// `POST /echo` with a JSON body (the connection kept open), then `GET /json` with a secret
@@ -85,22 +40,12 @@ fn two_requests(env: &Env, second: Reveal) -> Vec<ExchangePlan> {
     ]
 }
 
-async fn run(env: &Env, config: ProverConfig, plans: Vec<ExchangePlan>) -> Result<ProverOutput, ProverError> {
-    let socket = WsSocket::connect(&env.verifier).await.unwrap();
-    notarize_exchanges(socket, config, plans, |_| {}).await
-}
-
 /// Both exchanges in the verdict, in order, each with its own reveal choices: the first whole,
 /// the second's request without its token and its response with one JSON member alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_requests_in_one_session_in_both_modes_and_both_versions() {
     let mut env = env().await;
-    let cases = [
-        (ProverMode::Proxy, TlsVersion::Tls12),
-        (ProverMode::Proxy, TlsVersion::Tls13),
-        (ProverMode::Mpc { proxy_url: env.proxy.clone() }, TlsVersion::Tls12),
-    ];
-    for (mode, version) in cases {
+    for (mode, version) in modes_and_versions(&env) {
         let what = format!("{mode:?} {version:?}");
         let plans = two_requests(&env, Reveal::JsonFields(vec!["id".into()]));
         let out = match run(&env, config(&env, mode, version), plans.clone()).await {

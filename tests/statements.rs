@@ -3,77 +3,23 @@
 //! and 1.3, and MPC mode, through real WebSockets on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
-use tlsproof::fixture::{FixtureServer, KeyType};
+mod common;
+
+use common::{config, env, modes_and_versions as cases, run};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::statement::StatementError;
 use tlsproof::protocol::messages::TlsVersion;
-use tlsproof::protocol::prover::{notarize_exchanges, ExchangePlan, ProverMode};
-use tlsproof::protocol::server::{SessionReport, VerifierServer};
-use tlsproof::protocol::{ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, Statement, VerifierConfig};
-use tlsproof::proxy::{AllowList, ProxyConfig, ProxyServer};
-use tlsproof::tls::RootStore;
-use tlsproof::transport::WsSocket;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tlsproof::protocol::prover::{ExchangePlan, ProverMode};
+use tlsproof::protocol::{ProverError, Reveal, RevealConfig, Statement};
 
 const AMOUNT: &str = "1234.56";
 
-struct Env {
-    server: String,
-    ca_pem: String,
-    verifier: String,
-    proxy: String,
-    reports: UnboundedReceiver<SessionReport>,
-}
-
-async fn env() -> Env {
-    env_signed(None).await
-}
-
-/// The environment with a verifier that signs its verdicts with `signing_key`.
-async fn env_signed(signing_key: Option<std::sync::Arc<tlsproof::attestation::SigningKey>>) -> Env {
-    let fixture = FixtureServer::bind("127.0.0.1:0".parse().unwrap(), KeyType::EcdsaP256, 30).await.unwrap();
-    let server = format!("localhost:{}", fixture.local_addr().unwrap().port());
-    let ca_pem = fixture.certs.ca_pem.clone();
-    tokio::spawn(fixture.run());
-    let allow = AllowList::parse(&server).unwrap();
-    let proxy =
-        ProxyServer::bind("127.0.0.1:0".parse().unwrap(), ProxyConfig { allow: allow.clone(), ..Default::default() })
-            .await
-            .unwrap();
-    let proxy_url = format!("ws://{}/", proxy.local_addr().unwrap());
-    tokio::spawn(proxy.run());
-    let mut config = VerifierConfig::new(allow, RootStore::from_pem(&ca_pem).unwrap());
-    config.signing_key = signing_key;
-    let vserver = VerifierServer::bind("127.0.0.1:0".parse().unwrap(), config).await.unwrap();
-    let verifier = format!("ws://{}/", vserver.local_addr().unwrap());
-    let (tx, reports) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(vserver.run(tx));
-    Env { server, ca_pem, verifier, proxy: proxy_url, reports }
-}
-
-fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
-    ProverConfig {
-        server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
-        max_recv: 16 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode,
-        tls_versions: vec![version],
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
-    }
-}
-
 /// `GET /json` (keep-alive unless `last`), the response revealed but for the stated values.
-fn json_request(env: &Env, statements: &[&str], last: bool) -> ExchangePlan {
+fn json_request(env: &common::Env, statements: &[&str], last: bool) -> ExchangePlan {
     json_request_to(env, "/json", statements, last)
 }
 
-fn json_request_to(env: &Env, path: &str, statements: &[&str], last: bool) -> ExchangePlan {
+fn json_request_to(env: &common::Env, path: &str, statements: &[&str], last: bool) -> ExchangePlan {
     let mut request = RequestBuilder::get(&env.server, path);
     if !last {
         request = request.header("Connection", "keep-alive");
@@ -85,24 +31,11 @@ fn json_request_to(env: &Env, path: &str, statements: &[&str], last: bool) -> Ex
     ExchangePlan { request: request.build().unwrap().bytes, reveal }
 }
 
-async fn run(env: &Env, config: ProverConfig, plans: Vec<ExchangePlan>) -> Result<ProverOutput, ProverError> {
-    let socket = WsSocket::connect(&env.verifier).await.unwrap();
-    notarize_exchanges(socket, config, plans, |_| {}).await
-}
-
-fn cases(env: &Env) -> [(ProverMode, TlsVersion); 3] {
-    [
-        (ProverMode::Proxy, TlsVersion::Tls12),
-        (ProverMode::Proxy, TlsVersion::Tls13),
-        (ProverMode::Mpc { proxy_url: env.proxy.clone() }, TlsVersion::Tls12),
-    ]
-}
-
 /// A numeric comparison and a set membership are proven about hidden values, which the
 /// verifier never sees: not in its verdict's text, its JSON, nor the bytes it holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statements_about_hidden_values_are_proven_in_both_modes_and_versions() {
-    let mut env = env().await;
+    let mut env = env(None).await;
     for (mode, version) in cases(&env) {
         let what = format!("{mode:?} {version:?}");
         let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
@@ -139,7 +72,7 @@ async fn statements_about_hidden_values_are_proven_in_both_modes_and_versions() 
 /// its own code; the verifier learns why (the path, not the value).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_false_statement_is_refused_by_the_prover_and_the_verifier_is_told() {
-    let mut env = env().await;
+    let mut env = env(None).await;
     for (mode, version) in cases(&env) {
         let what = format!("{mode:?} {version:?}");
         let plans = vec![json_request(&env, &["account.balance.amount >= 2000"], true)];
@@ -169,7 +102,7 @@ async fn a_false_statement_is_refused_by_the_prover_and_the_verifier_is_told() {
 /// With two exchanges, each statement names the response it was proven in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_statement_names_its_exchange() {
-    let mut env = env().await;
+    let mut env = env(None).await;
     for (mode, version) in cases(&env) {
         let what = format!("{mode:?} {version:?}");
         let plans = vec![
@@ -195,7 +128,7 @@ async fn each_statement_names_its_exchange() {
 /// put them (two ranges around a chunk's framing), and the statement is proven over them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
-    let mut env = env().await;
+    let mut env = env(None).await;
     for (mode, version) in cases(&env) {
         let what = format!("{mode:?} {version:?}");
         let plans =
@@ -222,7 +155,7 @@ async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
 async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() {
     use tlsproof::attestation::{Direction, Presentation, Scheme, SigningKey};
     let key = std::sync::Arc::new(SigningKey::generate(Scheme::Secp256k1));
-    let mut env = env_signed(Some(key.clone())).await;
+    let mut env = env(Some(key.clone())).await;
     let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
     let plans = vec![json_request(&env, &stated, true)];
     let out = match run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {

@@ -327,6 +327,49 @@ mod tests {
         assert!(matches!(r, Err(StatementError::Json { error: JsonError::DuplicateKey { .. }, .. })), "{r:?}");
     }
 
+    /// Two responses, the statement about the first: a prover that places the value in the
+    /// second (smuggled) response, or names the second exchange for the first's value, is
+    /// refused; placed where it is, in the exchange it names, it is confirmed.
+    #[test]
+    fn a_value_in_another_response_than_the_statements_is_refused() {
+        let (first, _) = response(r#"{"amount":"10"}"#);
+        let (second, _) = response(r#"{"amount":"5000"}"#);
+        let bytes = [first.clone(), second.clone()].concat();
+        let len = bytes.len() as u64;
+        let (a, b) = (0..first.len(), first.len()..bytes.len());
+        let stated = [Statement::parse("amount >= 1").unwrap()];
+        let mut revealed = vec![0..len];
+        let (plans, content) = place(&bytes, &mut revealed, &[(1, a.clone(), &stated)]).unwrap();
+        let mut view = bytes.clone();
+        for (i, x) in view.iter_mut().enumerate() {
+            if !revealed.iter().any(|r| r.contains(&(i as u64))) {
+                *x = 0;
+            }
+        }
+        let received =
+            VerifiedDirection { len, bytes: view, revealed, fast_path: false, alerts: vec![], records: vec![] };
+        let exchange = |request: Range<u64>, response: Range<usize>| HttpExchange {
+            request,
+            request_line: None,
+            response: Some(response.start as u64..response.end as u64),
+            status: Some(200),
+            response_complete: Some(true),
+        };
+        let exchanges = vec![exchange(0..10, a), exchange(10..20, b.clone())];
+        assert!(confirm(&received, &exchanges, &plans, &content).is_ok());
+        // the value placed in the second response's amount
+        let at = (b.start + second.len() - 6) as u64;
+        let mut smuggled = plans.clone();
+        smuggled[0].value = vec![at..at + 4];
+        let r = confirm(&received, &exchanges, &smuggled, &content);
+        assert!(matches!(r, Err(StatementError::ValueElsewhere { .. })), "{r:?}");
+        // the first response's value said to be the second exchange's
+        let mut renamed = plans.clone();
+        renamed[0].exchange = 2;
+        let r = confirm(&received, &exchanges, &renamed, &content);
+        assert!(matches!(r, Err(StatementError::ValueElsewhere { .. })), "{r:?}");
+    }
+
     /// A value that chunked framing splits into more pieces than an attestation carries is
     /// refused by the prover, naming the path.
     #[test]
