@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{config, modes_and_versions, run, Env};
+use common::session::{config, modes_and_versions, run, Env};
 use tlsproof::attestation::{AttestedExchange, Direction, Presentation, Scheme, SigningKey};
 use tlsproof::fixture::http::JSON_BODY;
 use tlsproof::http::RequestBuilder;
@@ -16,7 +16,7 @@ use tlsproof::protocol::{Reveal, RevealConfig};
 
 /// The test bed, its verifier signing.
 async fn env() -> Env {
-    common::env(Some(std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519)))).await
+    common::session::env(Some(std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519)))).await
 }
 
 /// `POST /echo` with a JSON body (the connection kept open), then `GET /json` with a secret

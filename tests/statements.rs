@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{config, env, modes_and_versions as cases, run};
+use common::session::{config, env, modes_and_versions as cases, run, Env};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::statement::StatementError;
 use tlsproof::protocol::messages::TlsVersion;
@@ -15,11 +15,11 @@ use tlsproof::protocol::{ProverError, Reveal, RevealConfig, Statement};
 const AMOUNT: &str = "1234.56";
 
 /// `GET /json` (keep-alive unless `last`), the response revealed but for the stated values.
-fn json_request(env: &common::Env, statements: &[&str], last: bool) -> ExchangePlan {
+fn json_request(env: &Env, statements: &[&str], last: bool) -> ExchangePlan {
     json_request_to(env, "/json", statements, last)
 }
 
-fn json_request_to(env: &common::Env, path: &str, statements: &[&str], last: bool) -> ExchangePlan {
+fn json_request_to(env: &Env, path: &str, statements: &[&str], last: bool) -> ExchangePlan {
     let mut request = RequestBuilder::get(&env.server, path);
     if !last {
         request = request.header("Connection", "keep-alive");
