@@ -33,8 +33,9 @@ struct Env {
 }
 
 impl Env {
-    async fn notarize(&self, server: &str, reveal: RevealConfig) -> Result<ProverOutput, ProverError> {
-        let request = RequestBuilder::get("localhost", "/bytes?n=2048")
+    /// A session with a response of `n` bytes.
+    async fn notarize(&self, server: &str, n: usize, reveal: RevealConfig) -> Result<ProverOutput, ProverError> {
+        let request = RequestBuilder::get("localhost", &format!("/bytes?n={n}"))
             .header("Authorization", "Bearer service-secret")
             .build()
             .unwrap()
@@ -91,8 +92,9 @@ async fn the_port_reports_health_readiness_and_metrics_and_drains_on_stop() {
     assert_eq!(get(verifier, "/readyz").await, (200, "ready\n".into()));
 
     // One session verified (the fast path), one refused by the allow-list.
-    env.notarize(&server, RevealConfig::default()).await.expect("verified");
-    let refused = env.notarize("localhost:1", RevealConfig::default()).await.err().expect("not on the allow-list");
+    env.notarize(&server, 2048, RevealConfig::default()).await.expect("verified");
+    let refused =
+        env.notarize("localhost:1", 2048, RevealConfig::default()).await.err().expect("not on the allow-list");
     assert_eq!(refused.code(), "SERVER_NOT_ALLOWED");
     for _ in 0..2 {
         let _ = reports.recv().await.unwrap();
@@ -110,9 +112,10 @@ async fn the_port_reports_health_readiness_and_metrics_and_drains_on_stop() {
     assert!(text.ends_with("# EOF\n"), "{text}");
     assert!(!text.contains("service-secret") && !text.contains("abcdefghij"), "no transcript bytes: {text}");
 
-    // A redacted session (the ZK path) runs; the stop comes while it does.
+    // A redacted session (the ZK path) runs; the stop comes while it does (its 12 KB keep it
+    // running well beyond the 50 ms the checks below take).
     let reveal = RevealConfig { received: Reveal::HttpBody, ..RevealConfig::default() };
-    let running = env.notarize(&server, reveal);
+    let running = env.notarize(&server, 12 * 1024, reveal);
     let meanwhile = async {
         while metrics.running() == 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
