@@ -5,6 +5,7 @@
 
 use super::json_path::{self, JsonPath, PathValue};
 use super::output::{HttpExchange, ProvenStatement, VerifiedDirection};
+use super::reveal::{join_adjacent, without};
 use super::statement::{Statement, StatementError, StatementPlan, MAX_STATEMENTS, MAX_VALUE_RANGES};
 use crate::circuits::statement::{is_content, Claim, Op};
 use crate::http::{BodyFraming, Limits, ResponseParser};
@@ -51,32 +52,39 @@ pub fn read_response(
             hidden[start - response.start..end - response.start].fill(false);
         }
     }
-    let data = parsed.body_ranges();
-    let mut outside = vec![true; part.len()];
-    let (mut body, mut at) = (Vec::with_capacity(parsed.body.len()), Vec::with_capacity(parsed.body.len()));
-    for d in &data {
-        outside[d.clone()].iter_mut().for_each(|o| *o = false);
-        body.extend_from_slice(&part[d.clone()]);
-        at.extend(d.clone());
+    // the body's data runs: (offset in the body, range in the response); one, or one a chunk
+    let mut runs = Vec::new();
+    let mut offset = 0;
+    for d in parsed.body_ranges() {
+        runs.push((offset, d.clone()));
+        offset += d.len();
     }
-    if hidden.iter().zip(&outside).any(|(h, o)| *h && *o) {
-        return Err(problem("a byte of its head or of its chunks' framing is hidden"));
-    }
-    let paths: Vec<JsonPath> = statements.iter().map(|s| s.path.clone()).collect();
-    let body_hidden = |i: usize| hidden[at[i]];
-    let reading =
-        json_path::read(&body, &body_hidden, &paths).map_err(|error| StatementError::Json { exchange, error })?;
-    // body positions → the direction's
-    let place = |r: &Range<usize>| -> Vec<Range<u64>> {
-        let mut out: Vec<Range<u64>> = Vec::new();
-        for i in r.clone() {
-            let p = (response.start + at[i]) as u64;
-            match out.last_mut() {
-                Some(last) if last.end == p => last.end += 1,
-                _ => out.push(p..p + 1),
-            }
+    // every byte outside them (the head, the chunks' framing, trailers) is revealed
+    let mut from = 0;
+    for d in runs.iter().map(|(_, d)| d.clone()).chain(std::iter::once(part.len()..part.len())) {
+        if hidden[from..d.start].contains(&true) {
+            return Err(problem("a byte of its head or of its chunks' framing is hidden"));
         }
-        out
+        from = d.end;
+    }
+    // body offset → response offset
+    let at = |i: usize| {
+        let (o, d) = &runs[runs.partition_point(|(o, _)| *o <= i) - 1];
+        d.start + i - o
+    };
+    let paths: Vec<JsonPath> = statements.iter().map(|s| s.path.clone()).collect();
+    let body_hidden = |i: usize| hidden[at(i)];
+    let reading = json_path::read(&parsed.body, &body_hidden, &paths)
+        .map_err(|error| StatementError::Json { exchange, error })?;
+    // a body range → the direction's ranges (one a run it meets)
+    let place = |r: &Range<usize>| -> Vec<Range<u64>> {
+        (runs.iter())
+            .filter_map(|(o, d)| {
+                let (start, end) = (r.start.max(*o), r.end.min(o + d.len()));
+                let base = response.start + d.start - o;
+                (start < end).then(|| (base + start) as u64..(base + end) as u64)
+            })
+            .collect()
     };
     let mut values = Vec::with_capacity(statements.len());
     for (statement, value) in statements.iter().zip(&reading.values) {
@@ -96,22 +104,20 @@ pub fn read_response(
     // a stated value's own circuit proves its bytes of its form (digits, sign and point, or
     // string content), so only the other hidden string bytes need the content proof
     let stated: Vec<Range<u64>> = values.iter().flat_map(|(_, v)| v.iter().cloned()).collect();
-    let content = merge(reading.hidden_in_strings.iter().flat_map(place).collect());
+    let content = join_adjacent(reading.hidden_in_strings.iter().flat_map(place));
     Ok(ResponseReading { values, content: without(&content, &stated) })
 }
 
-/// The verifier's check of the plan's statements against its own reading of the verified
-/// received direction and exchanges: each value where the prover placed it, hidden, and the
-/// hidden string bytes proven content exactly those of the stated responses' bodies.
+/// The verifier's check of the plan's statements (bounded by its plan check) against its own
+/// reading of the verified received direction and exchanges: each value where the prover
+/// placed it, hidden, and the hidden string bytes proven content exactly those of the stated
+/// responses' bodies.
 pub fn confirm(
     received: &VerifiedDirection,
     exchanges: &[HttpExchange],
     plans: &[StatementPlan],
     content: &[Range<u64>],
 ) -> Result<Vec<ProvenStatement>, StatementError> {
-    if plans.len() > MAX_STATEMENTS {
-        return Err(StatementError::TooMany { count: plans.len() });
-    }
     let mut proven = Vec::with_capacity(plans.len());
     let mut read_content = Vec::new();
     for (exchange, group) in by_exchange(plans) {
@@ -138,7 +144,7 @@ pub fn confirm(
         }
         read_content.extend(reading.content);
     }
-    if merge(read_content) != content {
+    if join_adjacent(read_content) != content {
         return Err(StatementError::ContentElsewhere);
     }
     Ok(proven)
@@ -188,7 +194,7 @@ pub fn place(
         }
         content.extend(reading.content);
     }
-    Ok((plans, merge(content)))
+    Ok((plans, join_adjacent(content)))
 }
 
 /// The form a claim reads its value in, for an error that must not show the value.
@@ -212,38 +218,6 @@ fn by_exchange(plans: &[StatementPlan]) -> Vec<(u64, Vec<&StatementPlan>)> {
         }
     }
     groups
-}
-
-/// Canonical `ranges` with the bytes of `cut` taken out.
-fn without(ranges: &[Range<u64>], cut: &[Range<u64>]) -> Vec<Range<u64>> {
-    let mut out = Vec::with_capacity(ranges.len() + cut.len());
-    for r in ranges {
-        let mut start = r.start;
-        let mut cuts: Vec<&Range<u64>> = cut.iter().filter(|c| c.start < r.end && r.start < c.end).collect();
-        cuts.sort_by_key(|c| c.start);
-        for c in cuts {
-            if c.start > start {
-                out.push(start..c.start);
-            }
-            start = start.max(c.end);
-        }
-        if start < r.end {
-            out.push(start..r.end);
-        }
-    }
-    out
-}
-
-/// Sorted ranges with those that meet joined.
-fn merge(ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
-    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match out.last_mut() {
-            Some(last) if last.end == r.start => last.end = r.end,
-            _ => out.push(r),
-        }
-    }
-    out
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

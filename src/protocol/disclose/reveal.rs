@@ -323,6 +323,38 @@ pub(crate) fn complement<T: Copy + Ord + Default>(hidden: &[Range<T>], len: T) -
     out
 }
 
+/// Sorted, disjoint ranges with those that meet joined: the canonical form of a plan's.
+pub(crate) fn join_adjacent(ranges: impl IntoIterator<Item = Range<u64>>) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Sorted, disjoint `ranges` with the bytes of `cut` (any order) taken out.
+pub(crate) fn without(ranges: &[Range<u64>], cut: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut cut = cut.to_vec();
+    cut.sort_by_key(|c| c.start);
+    let mut out = Vec::with_capacity(ranges.len() + cut.len());
+    for r in ranges {
+        let mut start = r.start;
+        for c in cut.iter().filter(|c| c.start < r.end && r.start < c.end) {
+            if c.start > start {
+                out.push(start..c.start);
+            }
+            start = start.max(c.end);
+        }
+        if start < r.end {
+            out.push(start..r.end);
+        }
+    }
+    out
+}
+
 /// A reveal choice as the command line writes it ([`Reveal`]'s `FromStr`): `all`, `none`,
 /// `body`, `all-but-last[:N]`, `headers-except:NAME,…`, `json:NAME,…`, `ranges:A-B,…`
 /// (byte offsets, end exclusive).

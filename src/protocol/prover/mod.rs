@@ -14,7 +14,7 @@ use crate::protocol::disclose::exchange::{split_responses, MAX_EXCHANGES};
 use crate::protocol::disclose::output::VerifierOutput;
 use crate::protocol::disclose::placement;
 use crate::protocol::disclose::reveal::{
-    check_commitments, check_hidden_line_breaks, covers_all, Reveal, RevealConfig, RevealError,
+    check_commitments, check_hidden_line_breaks, covers_all, join_adjacent, Reveal, RevealConfig, RevealError,
 };
 use crate::protocol::disclose::statement::Statement;
 use crate::protocol::messages::{
@@ -782,14 +782,7 @@ fn resolve_each(
         );
     }
     // adjacent parts' ranges meet: one range, as a canonical plan has it
-    let mut merged: Vec<Range<u64>> = Vec::with_capacity(all.len());
-    for r in all {
-        match merged.last_mut() {
-            Some(last) if last.end == r.start => last.end = r.end,
-            _ => merged.push(r),
-        }
-    }
-    Ok(merged)
+    Ok(join_adjacent(all))
 }
 
 /// The prove phase of both modes: the reveal plan, the transcript proof, the verdict.
