@@ -99,7 +99,12 @@ impl Statement {
             }
         };
         let claim = claim.checked().map_err(claim_error)?;
-        Ok(Statement { path, claim })
+        let statement = Statement { path, claim };
+        // the canonical text (spaces between set members) fits where the text is carried
+        if statement.to_string().len() > MAX_TEXT {
+            return Err(syntax());
+        }
+        Ok(statement)
     }
 }
 
@@ -209,6 +214,10 @@ mod tests {
         }
         let long = format!("a in {{{}}}", vec!["\"x\""; 1100].join(", "));
         assert!(long.len() > MAX_TEXT && !is_canonical(&long));
+        // a text within the limit whose canonical form is not
+        let member = format!("\"{}\"", "x".repeat(60));
+        let compact = format!("a in {{{}}}", vec![member.as_str(); 64].join(","));
+        assert!(compact.len() <= MAX_TEXT && Statement::parse(&compact).is_err());
     }
 
     #[test]
