@@ -261,6 +261,10 @@ mod tests {
         assert!(place_in(JSON_BODY, all.clone(), &["account.balance.currency == \"EUR\""]).is_ok());
         let refused = |t: &str| place_in(JSON_BODY, all.clone(), &[t]).unwrap_err();
         assert!(matches!(refused("account.balance.amount >= 2000"), StatementError::False { .. }));
+        // a number token compared as text, on both sides' reading
+        let numeric = r#"{"n":5}"#;
+        let r = place_in(numeric, vec![0..response(numeric).0.len() as u64], &["n == \"5\""]);
+        assert!(matches!(r, Err(StatementError::NumberAsText { .. })), "{r:?}");
         let not_a_number = refused("account.balance.currency >= 10");
         assert!(matches!(not_a_number, StatementError::ValueNotOfForm { .. }));
         assert!(!not_a_number.to_string().contains("EUR"), "the error shows the hidden value: {not_a_number}");
@@ -408,8 +412,11 @@ mod tests {
             confirm(&received, &exchanges, &elsewhere, &content),
             Err(StatementError::NoSuchExchange { exchange: 2, count: 1 })
         ));
-        let cut = vec![HttpExchange { response_complete: Some(false), ..exchange }];
+        let cut = vec![HttpExchange { response_complete: Some(false), ..exchange.clone() }];
         assert!(matches!(confirm(&received, &cut, &plans, &content), Err(StatementError::Response { .. })));
+        let unanswered = vec![HttpExchange { response: None, response_complete: None, ..exchange }];
+        let r = confirm(&received, &unanswered, &plans, &content);
+        assert!(matches!(r, Err(StatementError::Response { problem: "it has no response", .. })), "{r:?}");
         let all = VerifiedDirection { bytes: bytes.clone(), revealed: vec![0..len], ..received.clone() };
         let r = confirm(&all, &exchanges, &plans, &[]);
         assert!(matches!(r, Err(StatementError::ValueRevealed { .. })), "{r:?}");

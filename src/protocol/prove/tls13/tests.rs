@@ -754,6 +754,19 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     use sha2::Digest;
     assert_eq!(commitments[0].digest, <[u8; 32]>::from(sha2::Sha256::digest([&b"hello"[..], &[9; 16]].concat())));
 
+    // A statement about the hidden "hello": proven when it holds, refused when it does not.
+    let stated = |text: &str| RevealPlan {
+        statements: vec![crate::protocol::disclose::statement::StatementPlan {
+            exchange: 1,
+            statement: text.parse().unwrap(),
+            value: vec![19..24],
+        }],
+        ..plan.clone()
+    };
+    prove(&t, &stated("greeting == \"hello\"")).expect("a true statement");
+    let refused = prove(&t, &stated("greeting == \"world\"")).map(|_| ());
+    assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::StatementNotProven(1)))), "{ours:?}: {refused:?}");
+
     // The response record (the last, 41 bytes) with a ciphertext byte altered: its tag.
     let mut tampered = r.received.clone();
     let at = tampered.len() - 30;
