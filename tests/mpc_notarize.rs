@@ -60,20 +60,7 @@ async fn env_for(server: String, ca_pem: String, configure: impl FnOnce(&mut Ver
 }
 
 fn config(env: &Env, mode: ProverMode) -> ProverConfig {
-    ProverConfig {
-        server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 2048,
-        max_recv: 16 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode,
-        tls_versions: vec![Default::default()],
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
-    }
+    ProverConfig { max_sent: 2048, mode, ..common::session::prover_config(&env.server, &env.ca_pem) }
 }
 
 fn mpc(env: &Env) -> ProverMode {

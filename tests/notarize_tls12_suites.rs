@@ -39,18 +39,9 @@ async fn openssl_env(cipher: &str, leaf: common::LeafKey) -> Option<(common::Ope
 /// The prover's configuration by default in proxy mode, TLS 1.2 only: every suite offered.
 fn config(env: &Env) -> ProverConfig {
     ProverConfig {
-        server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
         max_recv: 128 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
         tls_versions: vec![TlsVersion::Tls12],
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: CipherSuite::ALL.to_vec(),
+        ..common::session::prover_config(&env.server, &env.ca_pem)
     }
 }
 

@@ -40,18 +40,9 @@ async fn env(key_type: KeyType) -> Env {
 
 fn config(env: &Env, tls_versions: &[TlsVersion]) -> ProverConfig {
     ProverConfig {
-        server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
         max_recv: 128 * 1024,
-        now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
         tls_versions: tls_versions.to_vec(),
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
+        ..common::session::prover_config(&env.server, &env.ca_pem)
     }
 }
 

@@ -46,17 +46,23 @@ pub async fn env(signing_key: Option<std::sync::Arc<SigningKey>>) -> Env {
 
 /// A prover for the fixture in `mode`, offering `version` only.
 pub fn config(env: &Env, mode: ProverMode, version: TlsVersion) -> ProverConfig {
+    ProverConfig { mode, tls_versions: vec![version], ..prover_config(&env.server, &env.ca_pem) }
+}
+
+/// The prover's defaults for `server` (`localhost:PORT`, its certificate under `ca_pem`):
+/// proxy mode, every suite, 4 KB up and 16 KB down.
+pub fn prover_config(server: &str, ca_pem: &str) -> ProverConfig {
     ProverConfig {
         server_name: "localhost".into(),
-        server: env.server.clone(),
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
+        server: server.into(),
+        roots: RootStore::from_pem(ca_pem).unwrap(),
         max_sent: 4096,
         max_recv: 16 * 1024,
         now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
         step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
         prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode,
-        tls_versions: vec![version],
+        mode: Default::default(),
+        tls_versions: vec![Default::default()],
         tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
         tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     }

@@ -763,7 +763,9 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
         }],
         ..plan.clone()
     };
-    prove(&t, &stated("greeting == \"hello\"")).expect("a true statement");
+    let ([sent, received], _, _) = prove(&t, &stated("greeting == \"hello\"")).expect("a true statement");
+    sent.expect("the request under a statement");
+    received.expect("the response under a statement");
     let refused = prove(&t, &stated("greeting == \"world\"")).map(|_| ());
     assert!(matches!(refused, Err(Proof13Error::Proof(ProofError::StatementNotProven(1)))), "{ours:?}: {refused:?}");
 
