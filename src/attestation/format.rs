@@ -3,6 +3,7 @@
 //! read it with slices, and a decoder bounds every count before it allocates.
 
 use super::signing::{Scheme, SignatureError, SigningKey, VerifyingKey};
+pub use crate::wire::direction::Direction;
 pub use crate::wire::session::Ending;
 use crate::wire::session::SessionMode;
 use crate::wire::statement::{Statement, MAX_STATEMENTS, MAX_TEXT, MAX_VALUE_RANGES};
@@ -21,25 +22,6 @@ const MAX_RANGES: usize = crate::wire::session::MAX_RANGES;
 const RANGE_BYTES: usize = 8 + 8 + 32;
 /// Most exchanges, as a verifier certifies them.
 const MAX_EXCHANGES: usize = crate::wire::session::MAX_EXCHANGES;
-
-/// Which direction of the TLS connection a range is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Client to server (the request).
-    Sent,
-    /// Server to client (the response).
-    Received,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Sent => "sent",
-            Direction::Received => "received",
-        }
-    }
-}
 
 /// What the verifier signs: what it verified of one session.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -283,6 +283,7 @@ mod tests {
         good.received.bytes[before.end as usize..after.start as usize].fill(0);
         let statement = crate::protocol::ProvenStatement {
             exchange: 1,
+            direction: crate::protocol::Direction::Received,
             statement: STATEMENT.parse().unwrap(),
             value: vec![before.end..after.start],
         };

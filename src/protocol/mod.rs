@@ -30,7 +30,7 @@ pub(crate) mod verifier;
 
 pub use disclose::output::{ProvenStatement, VerifiedDirection, VerifierOutput};
 pub use disclose::reveal::{Reveal, RevealConfig};
-pub use disclose::statement::Statement;
+pub use disclose::statement::{Direction, Statement};
 pub use prover::{
     notarize, notarize_exchanges, notarize_with_progress, ExchangePlan, Phase, Progress, ProverConfig, ProverError,
     ProverMode, ProverOutput,

@@ -633,7 +633,8 @@ async fn prove_phase(
     };
     let (sent, received) = (direction(proven.sent), direction(proven.received));
     let exchanges = check_exchanges(&sent, &received, target.name(), target.port(), config.require_reveal)?;
-    let statements = placement::confirm(&received, &exchanges, &proven.statements, &proven.string_content)?;
+    let content = [&proven.string_content[0][..], &proven.string_content[1][..]];
+    let statements = placement::confirm([&sent, &received], &exchanges, &proven.statements, content)?;
     Ok(VerifierOutput {
         mode: req.mode,
         server_name: target.name().to_string(),
@@ -691,10 +692,10 @@ struct Proven {
     sent: RecoveredDirection,
     received: RecoveredDirection,
     commitments: Vec<proof::Commitment>,
-    /// The plan's statements and hidden string content, proven; confirmed against the
-    /// verifier's own reading once the exchanges are read.
+    /// The plan's statements and hidden string content per direction, proven; confirmed
+    /// against the verifier's own reading once the exchanges are read.
     statements: Vec<statement::StatementPlan>,
-    string_content: Vec<std::ops::Range<u64>>,
+    string_content: [Vec<std::ops::Range<u64>>; 2],
 }
 
 async fn reveal_plan(s: &mut Session<'_>) -> Result<RevealPlan, VerifierError> {
@@ -722,24 +723,31 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
     if plan.statements.len() > MAX_STATEMENTS {
         return Err(StatementError::TooMany { count: plan.statements.len() }.into());
     }
-    let stated = |error| VerifierError::Reveal { direction: "received statements", error };
-    for s in &plan.statements {
-        check_canonical(&s.value, recv_len, MAX_VALUE_RANGES).map_err(stated)?;
+    let lens = [sent_len, recv_len];
+    for (side, content) in [&plan.string_content_sent, &plan.string_content_received].into_iter().enumerate() {
+        let stated = |error| VerifierError::Reveal { direction: ["sent statements", "received statements"][side], error };
+        let values = || plan.statements.iter().filter(|s| s.direction.index() == side).flat_map(|s| &s.value);
+        for s in plan.statements.iter().filter(|s| s.direction.index() == side) {
+            check_canonical(&s.value, lens[side], MAX_VALUE_RANGES).map_err(stated)?;
+        }
+        let value_bytes: u64 = values().map(|r| r.end - r.start).sum();
+        if value_bytes > MAX_COMMITTED_BYTES {
+            return Err(stated(RevealError::CommitmentsTooLarge { bytes: value_bytes, max: MAX_COMMITTED_BYTES }));
+        }
+        check_canonical(content, lens[side], MAX_CONTENT_RANGES).map_err(stated)?;
     }
-    let value_bytes: u64 = plan.statements.iter().flat_map(|s| &s.value).map(|r| r.end - r.start).sum();
-    if value_bytes > MAX_COMMITTED_BYTES {
-        return Err(stated(RevealError::CommitmentsTooLarge { bytes: value_bytes, max: MAX_COMMITTED_BYTES }));
-    }
-    check_canonical(&plan.string_content, recv_len, MAX_CONTENT_RANGES).map_err(stated)?;
     Ok(())
 }
 
-/// Received bytes the statements' proof computes in ZK beside the reveal's: each value's, and
-/// the hidden string bytes proven content (bounded by [`check_plan`]).
-fn stated_in_zk(plan: &RevealPlan) -> usize {
+/// Bytes of direction `side` (0 sent, 1 received) the statements' proof computes in ZK beside
+/// the reveal's: each value's, and the hidden string bytes proven content (bounded by
+/// [`check_plan`]).
+fn stated_in_zk(plan: &RevealPlan, side: usize) -> usize {
     let bytes = |r: &std::ops::Range<u64>| (r.end - r.start) as usize;
-    plan.statements.iter().flat_map(|s| &s.value).map(bytes).sum::<usize>()
-        + plan.string_content.iter().map(bytes).sum::<usize>()
+    let content = [&plan.string_content_sent, &plan.string_content_received][side];
+    (plan.statements.iter().filter(|s| s.direction.index() == side).flat_map(|s| &s.value).map(bytes))
+        .sum::<usize>()
+        + content.iter().map(bytes).sum::<usize>()
 }
 
 /// TLS 1.2: the server's identity from the plaintext handshake, then the proof.
@@ -754,8 +762,8 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     let plan = reveal_plan(&mut s).await?;
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let suite = transcript.cipher_suite();
-    let cots = crate::cost::keystream_cots_12(suite, in_zk(&plan.sent, sent_len))
-        + crate::cost::keystream_cots_12(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan));
+    let cots = crate::cost::keystream_cots_12(suite, in_zk(&plan.sent, sent_len) + stated_in_zk(&plan, 0))
+        + crate::cost::keystream_cots_12(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan, 1));
     let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs::new(&transcript, &plan);
     let opened = within(
@@ -786,7 +794,7 @@ async fn prove12(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         received,
         commitments: opened.commitments,
         statements: plan.statements,
-        string_content: plan.string_content,
+        string_content: [plan.string_content_sent, plan.string_content_received],
     })
 }
 
@@ -807,8 +815,8 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
     let (sent_len, recv_len) = (check13::app_len(&shapes.sent), check13::app_len(&shapes.received));
     check_plan(&plan, sent_len, recv_len, s.req)?;
     let suite = transcript.suite();
-    let cots = proof::keystream_cots_of(suite, in_zk(&plan.sent, sent_len))
-        + proof::keystream_cots_of(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan));
+    let cots = proof::keystream_cots_of(suite, in_zk(&plan.sent, sent_len) + stated_in_zk(&plan, 0))
+        + proof::keystream_cots_of(suite, in_zk(&plan.received, recv_len) + stated_in_zk(&plan, 1));
     let _proving = s.reserve_proof(cots).await?;
     let inputs = PublicInputs13::new(&transcript, &plan, &shapes);
     let (roots, name, now) = (&s.config.roots, s.target.name(), s.now);
@@ -842,7 +850,7 @@ async fn prove13(mut s: Session<'_>, sent_raw: &[u8], received_raw: &[u8]) -> Re
         received: received?,
         commitments: opened.commitments,
         statements: plan.statements,
-        string_content: plan.string_content,
+        string_content: [plan.string_content_sent, plan.string_content_received],
     })
 }
 
@@ -917,15 +925,17 @@ mod tests {
     /// (canonical, inside the direction), the values' bytes together, and the string ranges.
     #[test]
     fn a_plan_whose_statements_exceed_the_bounds_is_refused() {
-        let statement = |value: Vec<std::ops::Range<u64>>| statement::StatementPlan {
+        let stated = |direction, value: Vec<std::ops::Range<u64>>| statement::StatementPlan {
             exchange: 1,
+            direction,
             statement: "a >= 1".parse().unwrap(),
             value,
         };
-        let plan = |statements, string_content| RevealPlan {
+        let statement = |value| stated(statement::Direction::Received, value);
+        let plan = |statements, string_content_received| RevealPlan {
             received: vec![0..10],
             statements,
-            string_content,
+            string_content_received,
             ..Default::default()
         };
         let check = |p: &RevealPlan| check_plan(p, 100, 100_000, &a_request());
@@ -954,6 +964,13 @@ mod tests {
             check(&overlapping),
             Err(VerifierError::Reveal { error: RevealError::NotCanonical { .. }, .. })
         ));
+        // a request's statement and string ranges lie in the sent direction (100 bytes here)
+        let request = plan(vec![stated(statement::Direction::Sent, vec![90..97])], vec![]);
+        assert!(check(&request).is_ok());
+        let r = check(&plan(vec![stated(statement::Direction::Sent, vec![95..105])], vec![]));
+        assert!(matches!(r, Err(VerifierError::Reveal { direction: "sent statements", .. })), "{r:?}");
+        let r = check(&RevealPlan { string_content_sent: vec![99..101], ..plan(vec![], vec![]) });
+        assert!(matches!(r, Err(VerifierError::Reveal { direction: "sent statements", .. })), "{r:?}");
     }
 
     /// A session admitted as fully revealed (no `response_in_zk`, so charged no COTs beside the

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; peers with another version are refused clearly.
-pub const PROTOCOL_VERSION: u16 = 24;
+pub const PROTOCOL_VERSION: u16 = 25;
 
 /// Most reveal ranges per direction.
 pub(crate) const MAX_RANGES: usize = 4096;

@@ -111,6 +111,10 @@ pub struct ProveArgs {
     /// Repeatable.
     #[arg(long)]
     prove_json: Vec<Statement>,
+    /// The same about a value of the (last) request's JSON body (--data, framed by
+    /// Content-Length), e.g. 'transfer.amount <= 500'. Repeatable.
+    #[arg(long)]
+    prove_request_json: Vec<Statement>,
     /// Trusted roots (PEM); default: Mozilla's roots.
     #[arg(long)]
     roots: Option<PathBuf>,
@@ -207,6 +211,7 @@ fn reveal_of(args: &ProveArgs, i: usize) -> Result<RevealConfig, String> {
         commit_sent: or_nothing(per_request(&args.commit_sent, "commit-sent", n, i)?),
         commit_received: or_nothing(per_request(&args.commit_recv, "commit-recv", n, i)?),
         statements: if i + 1 == n { args.prove_json.clone() } else { Vec::new() },
+        request_statements: if i + 1 == n { args.prove_request_json.clone() } else { Vec::new() },
     })
 }
 

@@ -75,10 +75,12 @@ impl VerifiedDirection {
 /// A statement the verifier verified: the verdict's line `exchange N: STATEMENT: proven`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProvenStatement {
-    /// The HTTP exchange (from 1) whose response body holds the value.
+    /// The HTTP exchange (from 1) whose request (sent) or response (received) body holds the
+    /// value.
     pub exchange: u64,
+    pub direction: super::statement::Direction,
     pub statement: super::statement::Statement,
-    /// Where the hidden value is in the received direction (its length is public).
+    /// Where the hidden value is in its direction (its length is public).
     pub value: Vec<Range<u64>>,
 }
 
@@ -294,9 +296,11 @@ impl std::fmt::Display for VerifierOutput {
             let at: Vec<String> = s.value.iter().map(|r| format!("{}..{}", r.start, r.end)).collect();
             writeln!(
                 f,
-                "statement about response {}: {line}: proven; the value ({} bytes, received bytes {}) stays hidden",
+                "statement about {} {}: {line}: proven; the value ({} bytes, {} bytes {}) stays hidden",
+                s.direction.message(),
                 s.exchange,
                 s.value_len(),
+                s.direction.as_str(),
                 at.join(",")
             )?;
         }

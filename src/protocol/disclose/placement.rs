@@ -1,58 +1,82 @@
-//! Where a statement's value is: the reading of a response's JSON body that both sides make
-//! with its hidden bytes hidden, the prover's placing of its statements (which hides their
-//! values), and the verifier's confirming of the placement against its own reading
+//! Where a statement's value is: the reading of a request's or a response's JSON body that
+//! both sides make with its hidden bytes hidden, the prover's placing of its statements (which
+//! hides their values), and the verifier's confirming of the placement against its own reading
 //! (docs/protocol.md, "Statements about hidden values").
 
 use super::json_path::{self, JsonPath, PathValue};
 use super::output::{HttpExchange, ProvenStatement, VerifiedDirection};
 use super::reveal::{join_adjacent, without};
-use super::statement::{Statement, StatementError, StatementPlan, MAX_STATEMENTS, MAX_VALUE_RANGES};
+use super::statement::{Direction, Statement, StatementError, StatementPlan, MAX_STATEMENTS, MAX_VALUE_RANGES};
 use crate::circuits::statement::{is_content, Claim, Op};
 use crate::http::{BodyFraming, Limits, ResponseParser};
 use std::ops::Range;
 
-/// How the statements about one response read: each value's place in the direction, whether
+/// How the statements about one message read: each value's place in the direction, whether
 /// it is a number token, and the hidden bytes inside the body's strings.
 #[derive(Debug, PartialEq, Eq)]
-pub struct ResponseReading {
+pub struct BodyReading {
     pub values: Vec<(bool, Vec<Range<u64>>)>,
     pub content: Vec<Range<u64>>,
 }
 
-/// Reads the paths of `statements` in the JSON body of the response at `response` of a
-/// received direction whose plaintext (hidden bytes as anything) is `bytes` and whose revealed
-/// ranges (canonical) are `revealed`: the reading both sides make (docs/protocol.md,
-/// "Statements about hidden values"). The response must be complete by a `Content-Length` or
-/// chunked framing, with every byte outside its body data revealed.
-pub fn read_response(
+/// Whether byte `at` of a direction is outside its revealed ranges (canonical).
+fn is_hidden(revealed: &[Range<u64>], at: usize) -> bool {
+    let at = at as u64;
+    let i = revealed.partition_point(|r| r.end <= at);
+    !revealed.get(i).is_some_and(|r| r.start <= at)
+}
+
+/// Reads the paths of `statements` in the JSON body of the exchange's message in `direction`
+/// at `message` of a direction whose plaintext (hidden bytes as anything) is `bytes` and whose
+/// revealed ranges (canonical) are `revealed`: the reading both sides make (docs/protocol.md,
+/// "Statements about hidden values").
+pub fn read(
+    direction: Direction,
     bytes: &[u8],
     revealed: &[Range<u64>],
-    response: Range<usize>,
+    message: Range<usize>,
     exchange: usize,
     statements: &[&Statement],
-) -> Result<ResponseReading, StatementError> {
-    let problem = |problem| StatementError::Response { exchange, problem };
-    let part = bytes.get(response.clone()).ok_or(problem("its response is not there"))?;
+) -> Result<BodyReading, StatementError> {
+    let problem = |problem| StatementError::Unreadable { exchange, problem };
+    let part = bytes.get(message.clone()).ok_or(problem("its message is not there"))?;
+    let runs = match direction {
+        Direction::Sent => request_body(part).ok_or(problem("its request has no body"))?,
+        Direction::Received => response_body(part, &|i| is_hidden(revealed, message.start + i)).map_err(problem)?,
+    };
+    let runs: Vec<(usize, Range<usize>)> =
+        runs.into_iter().map(|(o, d)| (o, message.start + d.start..message.start + d.end)).collect();
+    read_body(bytes, revealed, &runs, exchange, statements)
+}
+
+/// The body of a request in the sent direction (its bytes `part`) as one run (offset in the
+/// body, range in `part`): after the head's first blank line, to the request's end. No hidden
+/// byte of a request is CR or LF (the line-break proof, see `exchange`), and a body is framed
+/// by a revealed Content-Length (`check_exchanges`), so both sides find the same body.
+fn request_body(part: &[u8]) -> Option<Vec<(usize, Range<usize>)>> {
+    let head_end = part.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    (head_end < part.len()).then(|| vec![(0, head_end..part.len())])
+}
+
+/// The body data of a response (its bytes `part`) as runs (offset in the body, range in
+/// `part`): one, or one a chunk. The response must be complete by a `Content-Length` or
+/// chunked framing, with every byte outside its body data revealed: a hidden byte of the
+/// server's may be anything, a line break included.
+fn response_body(
+    part: &[u8],
+    hidden: &dyn Fn(usize) -> bool,
+) -> Result<Vec<(usize, Range<usize>)>, &'static str> {
     let mut parser = ResponseParser::new(Limits { max_header_bytes: part.len(), max_body_bytes: part.len() });
     let parsed = match parser.feed(part) {
-        Ok(true) => parser.response().ok_or(problem("its response is not complete"))?,
-        _ => return Err(problem("its response is not one complete HTTP response")),
+        Ok(true) => parser.response().ok_or("its response is not complete")?,
+        _ => return Err("its response is not one complete HTTP response"),
     };
     if parsed.total_len != part.len() {
-        return Err(problem("its response is not one complete HTTP response"));
+        return Err("its response is not one complete HTTP response");
     }
     if !matches!(parsed.framing, BodyFraming::ContentLength(_) | BodyFraming::Chunked) {
-        return Err(problem("its body is framed neither by Content-Length nor chunked"));
+        return Err("its body is framed neither by Content-Length nor chunked");
     }
-    // where each byte of the response is hidden
-    let mut hidden = vec![true; part.len()];
-    for r in revealed {
-        let (start, end) = (r.start.max(response.start as u64) as usize, r.end.min(response.end as u64) as usize);
-        if start < end {
-            hidden[start - response.start..end - response.start].fill(false);
-        }
-    }
-    // the body's data runs: (offset in the body, range in the response); one, or one a chunk
     let mut runs = Vec::new();
     let mut offset = 0;
     for d in parsed.body_ranges() {
@@ -62,26 +86,40 @@ pub fn read_response(
     // every byte outside them (the head, the chunks' framing, trailers) is revealed
     let mut from = 0;
     for d in runs.iter().map(|(_, d)| d.clone()).chain(std::iter::once(part.len()..part.len())) {
-        if hidden[from..d.start].contains(&true) {
-            return Err(problem("a byte of its head or of its chunks' framing is hidden"));
+        if (from..d.start).any(hidden) {
+            return Err("a byte of its head or of its chunks' framing is hidden");
         }
         from = d.end;
     }
-    // body offset → response offset
+    Ok(runs)
+}
+
+/// Reads the paths of `statements` in the body whose data `runs` (offset in the body, range in
+/// the direction) hold, places each value in the direction, and gives the body's other hidden
+/// string bytes.
+fn read_body(
+    bytes: &[u8],
+    revealed: &[Range<u64>],
+    runs: &[(usize, Range<usize>)],
+    exchange: usize,
+    statements: &[&Statement],
+) -> Result<BodyReading, StatementError> {
+    let body: Vec<u8> = runs.iter().flat_map(|(_, d)| &bytes[d.clone()]).copied().collect();
+    // body offset → direction offset
     let at = |i: usize| {
         let (o, d) = &runs[runs.partition_point(|(o, _)| *o <= i) - 1];
         d.start + i - o
     };
     let paths: Vec<JsonPath> = statements.iter().map(|s| s.path.clone()).collect();
-    let body_hidden = |i: usize| hidden[at(i)];
-    let reading = json_path::read(&parsed.body, &body_hidden, &paths)
-        .map_err(|error| StatementError::Json { exchange, error })?;
+    let body_hidden = |i: usize| is_hidden(revealed, at(i));
+    let reading =
+        json_path::read(&body, &body_hidden, &paths).map_err(|error| StatementError::Json { exchange, error })?;
     // a body range → the direction's ranges (one a run it meets)
     let place = |r: &Range<usize>| -> Vec<Range<u64>> {
         (runs.iter())
             .filter_map(|(o, d)| {
                 let (start, end) = (r.start.max(*o), r.end.min(o + d.len()));
-                let base = response.start + d.start - o;
+                let base = d.start - o;
                 (start < end).then(|| (base + start) as u64..(base + end) as u64)
             })
             .collect()
@@ -105,79 +143,96 @@ pub fn read_response(
     // string content), so only the other hidden string bytes need the content proof
     let stated: Vec<Range<u64>> = values.iter().flat_map(|(_, v)| v.iter().cloned()).collect();
     let content = join_adjacent(reading.hidden_in_strings.iter().flat_map(place));
-    Ok(ResponseReading { values, content: without(&content, &stated) })
+    Ok(BodyReading { values, content: without(&content, &stated) })
 }
 
 /// The verifier's check of the plan's statements (bounded by its plan check) against its own
-/// reading of the verified received direction and exchanges: each value where the prover
-/// placed it, hidden, and the hidden string bytes proven content exactly those of the stated
-/// responses' bodies.
+/// reading of the verified directions and exchanges: each value where the prover placed it,
+/// hidden, and the hidden string bytes proven content (`content`, per direction) exactly those
+/// of the stated messages' bodies.
 pub fn confirm(
-    received: &VerifiedDirection,
+    directions: [&VerifiedDirection; 2],
     exchanges: &[HttpExchange],
     plans: &[StatementPlan],
-    content: &[Range<u64>],
+    content: [&[Range<u64>]; 2],
 ) -> Result<Vec<ProvenStatement>, StatementError> {
     let mut proven = Vec::with_capacity(plans.len());
-    let mut read_content = Vec::new();
-    for (exchange, group) in by_exchange(plans) {
+    let mut read_content = [Vec::new(), Vec::new()];
+    for ((direction, exchange), group) in by_message(plans) {
         let e = usize::try_from(exchange).ok().filter(|&e| e >= 1 && e <= exchanges.len());
         let Some(e) = e else { return Err(StatementError::NoSuchExchange { exchange, count: exchanges.len() }) };
-        let problem = |problem| StatementError::Response { exchange: e, problem };
+        let problem = |problem| StatementError::Unreadable { exchange: e, problem };
         let x = &exchanges[e - 1];
-        let response = x.response.clone().ok_or(problem("it has no response"))?;
-        if x.response_complete != Some(true) {
-            return Err(problem("its response is not complete"));
-        }
+        let message = match direction {
+            Direction::Sent => x.request.clone(),
+            Direction::Received => {
+                let response = x.response.clone().ok_or(problem("it has no response"))?;
+                if x.response_complete != Some(true) {
+                    return Err(problem("its response is not complete"));
+                }
+                response
+            }
+        };
+        let d = directions[direction.index()];
         let statements: Vec<&Statement> = group.iter().map(|p| &p.statement).collect();
-        let range = response.start as usize..response.end as usize;
-        let reading = read_response(&received.bytes, &received.revealed, range, e, &statements)?;
+        let range = message.start as usize..message.end as usize;
+        let reading = read(direction, &d.bytes, &d.revealed, range, e, &statements)?;
         for (plan, (_, value)) in group.iter().zip(reading.values) {
             let path = || plan.statement.path.to_string();
             if value != plan.value {
                 return Err(StatementError::ValueElsewhere { path: path() });
             }
-            if value.iter().any(|v| received.revealed.iter().any(|r| r.start < v.end && v.start < r.end)) {
+            if value.iter().any(|v| d.revealed.iter().any(|r| r.start < v.end && v.start < r.end)) {
                 return Err(StatementError::ValueRevealed { path: path() });
             }
-            proven.push(ProvenStatement { exchange, statement: plan.statement.clone(), value });
+            proven.push(ProvenStatement { exchange, direction, statement: plan.statement.clone(), value });
         }
-        read_content.extend(reading.content);
+        read_content[direction.index()].extend(reading.content);
     }
-    if join_adjacent(read_content) != content {
-        return Err(StatementError::ContentElsewhere);
+    for (read, claimed) in read_content.into_iter().zip(content) {
+        if join_adjacent(read) != claimed {
+            return Err(StatementError::ContentElsewhere);
+        }
     }
     Ok(proven)
 }
 
-/// The prover's placing of its statements: each exchange's (`stated`, in order, with the
-/// response's range in `plaintext`, the received direction) read over its plaintext with
-/// `revealed`, from which every stated value is then taken out (a stated value is hidden);
-/// then read again as the verifier will, and each statement and every hidden string byte
-/// checked on the plaintext. Gives the plan's statements and content ranges.
+/// The statements about one exchange's message, for the prover's placing: the direction, the
+/// exchange (from 1), the message's range in that direction's plaintext, and the statements.
+pub type Stated<'a> = (Direction, usize, Range<usize>, &'a [Statement]);
+
+/// The prover's placing of its statements (`stated`, in order) in its plaintext per direction
+/// (`plaintext`): each message read with `revealed` (per direction), from which every stated
+/// value is then taken out (a stated value is hidden); then read again as the verifier will,
+/// and each statement and every hidden string byte checked on the plaintext. Gives the plan's
+/// statements and content ranges per direction.
 pub fn place(
-    plaintext: &[u8],
-    revealed: &mut Vec<Range<u64>>,
-    stated: &[(usize, Range<usize>, &[Statement])],
-) -> Result<(Vec<StatementPlan>, Vec<Range<u64>>), StatementError> {
-    let count: usize = stated.iter().map(|(_, _, s)| s.len()).sum();
+    plaintext: [&[u8]; 2],
+    revealed: &mut [Vec<Range<u64>>; 2],
+    stated: &[Stated<'_>],
+) -> Result<(Vec<StatementPlan>, [Vec<Range<u64>>; 2]), StatementError> {
+    let count: usize = stated.iter().map(|s| s.3.len()).sum();
     if count > MAX_STATEMENTS {
         return Err(StatementError::TooMany { count });
     }
-    let stated: Vec<(usize, Range<usize>, Vec<&Statement>)> =
-        stated.iter().filter(|s| !s.2.is_empty()).map(|(e, r, s)| (*e, r.clone(), s.iter().collect())).collect();
-    let mut values = Vec::new();
-    for (exchange, response, statements) in &stated {
-        let reading = read_response(plaintext, revealed, response.clone(), *exchange, statements)?;
-        values.extend(reading.values.into_iter().flat_map(|(_, v)| v));
+    let stated: Vec<(Direction, usize, Range<usize>, Vec<&Statement>)> =
+        stated.iter().filter(|s| !s.3.is_empty()).map(|(d, e, r, s)| (*d, *e, r.clone(), s.iter().collect())).collect();
+    let mut values = [Vec::new(), Vec::new()];
+    for (direction, exchange, message, statements) in &stated {
+        let i = direction.index();
+        let reading = read(*direction, plaintext[i], &revealed[i], message.clone(), *exchange, statements)?;
+        values[i].extend(reading.values.into_iter().flat_map(|(_, v)| v));
     }
-    *revealed = without(revealed, &values);
-    let (mut plans, mut content) = (Vec::with_capacity(count), Vec::new());
-    for (exchange, response, statements) in &stated {
-        let reading = read_response(plaintext, revealed, response.clone(), *exchange, statements)?;
+    for (revealed, values) in revealed.iter_mut().zip(&values) {
+        *revealed = without(revealed, values);
+    }
+    let (mut plans, mut content) = (Vec::with_capacity(count), [Vec::new(), Vec::new()]);
+    for (direction, exchange, message, statements) in &stated {
+        let (i, plaintext) = (direction.index(), plaintext[direction.index()]);
+        let reading = read(*direction, plaintext, &revealed[i], message.clone(), *exchange, statements)?;
         for r in &reading.content {
             if let Some(at) = (r.start..r.end).find(|&i| !is_content(plaintext[i as usize])) {
-                return Err(StatementError::HiddenNotContent { exchange: *exchange, at });
+                return Err(StatementError::HiddenNotContent { exchange: *exchange, direction: *direction, at });
             }
         }
         for (statement, (_, value)) in statements.iter().zip(reading.values) {
@@ -190,11 +245,12 @@ pub fn place(
                 Ok(false) => return Err(StatementError::False { path }),
                 Err(_) => return Err(StatementError::ValueNotOfForm { path, form: form(&statement.claim) }),
             }
-            plans.push(StatementPlan { exchange: *exchange as u64, statement: (*statement).clone(), value });
+            let exchange = *exchange as u64;
+            plans.push(StatementPlan { exchange, direction: *direction, statement: (*statement).clone(), value });
         }
-        content.extend(reading.content);
+        content[i].extend(reading.content);
     }
-    Ok((plans, join_adjacent(content)))
+    Ok((plans, content.map(join_adjacent)))
 }
 
 /// The form a claim reads its value in, for an error that must not show the value.
@@ -208,13 +264,15 @@ fn form(claim: &Claim) -> &'static str {
     }
 }
 
-/// The plan's statements grouped by exchange, in the order each exchange first appears.
-fn by_exchange(plans: &[StatementPlan]) -> Vec<(u64, Vec<&StatementPlan>)> {
-    let mut groups: Vec<(u64, Vec<&StatementPlan>)> = Vec::new();
+/// The plan's statements grouped by message (direction and exchange), in the order each
+/// first appears.
+fn by_message(plans: &[StatementPlan]) -> Vec<((Direction, u64), Vec<&StatementPlan>)> {
+    let mut groups: Vec<((Direction, u64), Vec<&StatementPlan>)> = Vec::new();
     for p in plans {
-        match groups.iter_mut().find(|(e, _)| *e == p.exchange) {
+        let key = (p.direction, p.exchange);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.push(p),
-            None => groups.push((p.exchange, vec![p])),
+            None => groups.push((key, vec![p])),
         }
     }
     groups
@@ -232,6 +290,32 @@ mod tests {
         ((head.clone() + body).into_bytes(), head.len())
     }
 
+    /// The prover's placing of statements about responses only, in `bytes`.
+    fn place_received(
+        bytes: &[u8],
+        revealed: &mut Vec<Range<u64>>,
+        stated: &[(usize, Range<usize>, &[Statement])],
+    ) -> Result<(Vec<StatementPlan>, Vec<Range<u64>>), StatementError> {
+        let stated: Vec<Stated<'_>> = stated.iter().map(|(e, r, s)| (Direction::Received, *e, r.clone(), *s)).collect();
+        let mut both = [vec![], std::mem::take(revealed)];
+        let placed = place([&[], bytes], &mut both, &stated);
+        *revealed = std::mem::take(&mut both[1]);
+        let (plans, [sent, received]) = placed?;
+        assert!(sent.is_empty());
+        Ok((plans, received))
+    }
+
+    /// The verifier's confirming of statements about responses only.
+    fn confirm_received(
+        received: &VerifiedDirection,
+        exchanges: &[HttpExchange],
+        plans: &[StatementPlan],
+        content: &[Range<u64>],
+    ) -> Result<Vec<ProvenStatement>, StatementError> {
+        let sent = VerifiedDirection { len: 0, bytes: vec![], revealed: vec![], ..received.clone() };
+        confirm([&sent, received], exchanges, plans, [&[], content])
+    }
+
     fn place_in(
         body: &str,
         revealed: Vec<Range<u64>>,
@@ -240,7 +324,7 @@ mod tests {
         let (bytes, _) = response(body);
         let statements: Vec<Statement> = statements.iter().map(|t| Statement::parse(t).unwrap()).collect();
         let mut revealed = revealed;
-        let (plans, content) = place(&bytes, &mut revealed, &[(1, 0..bytes.len(), &statements)])?;
+        let (plans, content) = place_received(&bytes, &mut revealed, &[(1, 0..bytes.len(), &statements)])?;
         Ok((plans, content, revealed))
     }
 
@@ -278,7 +362,7 @@ mod tests {
         assert!(matches!(r, Err(StatementError::Json { error: JsonError::HiddenStructure { .. }, .. })), "{r:?}");
         // a hidden byte of the head
         let r = place_in(JSON_BODY, vec![1..bytes.len() as u64], &["account.balance.amount >= 1000"]);
-        assert!(matches!(r, Err(StatementError::Response { .. })), "{r:?}");
+        assert!(matches!(r, Err(StatementError::Unreadable { .. })), "{r:?}");
     }
 
     /// A hidden value that holds a quote and a second key reads to the verifier as one string;
@@ -297,7 +381,7 @@ mod tests {
         // beside another statement: hidden string bytes that are not content
         let r = place_in(smuggled, reveal, &["n >= 1"]);
         assert!(
-            matches!(r, Err(StatementError::HiddenNotContent { exchange: 1, at }) if at == hidden.start + 1),
+            matches!(r, Err(StatementError::HiddenNotContent { exchange: 1, at, .. }) if at == hidden.start + 1),
             "{r:?}"
         );
         let twice = r#"{"amount":"1","amount":"5000"}"#;
@@ -317,7 +401,7 @@ mod tests {
         let (a, b) = (0..first.len(), first.len()..bytes.len());
         let stated = [Statement::parse("amount >= 1").unwrap()];
         let mut revealed = vec![0..len];
-        let (plans, content) = place(&bytes, &mut revealed, &[(1, a.clone(), &stated)]).unwrap();
+        let (plans, content) = place_received(&bytes, &mut revealed, &[(1, a.clone(), &stated)]).unwrap();
         let mut view = bytes.clone();
         for (i, x) in view.iter_mut().enumerate() {
             if !revealed.iter().any(|r| r.contains(&(i as u64))) {
@@ -334,17 +418,17 @@ mod tests {
             response_complete: Some(true),
         };
         let exchanges = vec![exchange(0..10, a), exchange(10..20, b.clone())];
-        assert!(confirm(&received, &exchanges, &plans, &content).is_ok());
+        assert!(confirm_received(&received, &exchanges, &plans, &content).is_ok());
         // the value placed in the second response's amount
         let at = (b.start + second.len() - 6) as u64;
         let mut smuggled = plans.clone();
         smuggled[0].value = vec![at..at + 4];
-        let r = confirm(&received, &exchanges, &smuggled, &content);
+        let r = confirm_received(&received, &exchanges, &smuggled, &content);
         assert!(matches!(r, Err(StatementError::ValueElsewhere { .. })), "{r:?}");
         // the first response's value said to be the second exchange's
         let mut renamed = plans.clone();
         renamed[0].exchange = 2;
-        let r = confirm(&received, &exchanges, &renamed, &content);
+        let r = confirm_received(&received, &exchanges, &renamed, &content);
         assert!(matches!(r, Err(StatementError::ValueElsewhere { .. })), "{r:?}");
     }
 
@@ -362,7 +446,7 @@ mod tests {
         bytes.extend_from_slice(b"0\r\n\r\n");
         let stated = [Statement::parse(r#"a != "y""#).unwrap()];
         let mut revealed = vec![0..bytes.len() as u64];
-        let r = place(&bytes, &mut revealed, &[(1, 0..bytes.len(), &stated)]);
+        let r = place_received(&bytes, &mut revealed, &[(1, 0..bytes.len(), &stated)]);
         assert!(matches!(r, Err(StatementError::ValueTooSplit { ranges: 70, .. })), "{r:?}");
     }
 
@@ -398,27 +482,27 @@ mod tests {
             response_complete: Some(true),
         };
         let exchanges = vec![exchange.clone()];
-        let proven = confirm(&received, &exchanges, &plans, &content).unwrap();
+        let proven = confirm_received(&received, &exchanges, &plans, &content).unwrap();
         assert_eq!(proven.len(), 2);
         assert_eq!((proven[0].exchange, proven[0].value_len()), (1, 7));
         assert_eq!(proven[1].statement.to_string(), "account.id == \"ACC-0042\"");
         let mut moved = plans.clone();
         moved[0].value = vec![moved[0].value[0].start + 1..moved[0].value[0].end + 1];
-        assert!(matches!(confirm(&received, &exchanges, &moved, &content), Err(StatementError::ValueElsewhere { .. })));
-        assert_eq!(confirm(&received, &exchanges, &plans, &[0..1]), Err(StatementError::ContentElsewhere));
+        assert!(matches!(confirm_received(&received, &exchanges, &moved, &content), Err(StatementError::ValueElsewhere { .. })));
+        assert_eq!(confirm_received(&received, &exchanges, &plans, &[0..1]), Err(StatementError::ContentElsewhere));
         let mut elsewhere = plans.clone();
         elsewhere[0].exchange = 2;
         assert!(matches!(
-            confirm(&received, &exchanges, &elsewhere, &content),
+            confirm_received(&received, &exchanges, &elsewhere, &content),
             Err(StatementError::NoSuchExchange { exchange: 2, count: 1 })
         ));
         let cut = vec![HttpExchange { response_complete: Some(false), ..exchange.clone() }];
-        assert!(matches!(confirm(&received, &cut, &plans, &content), Err(StatementError::Response { .. })));
+        assert!(matches!(confirm_received(&received, &cut, &plans, &content), Err(StatementError::Unreadable { .. })));
         let unanswered = vec![HttpExchange { response: None, response_complete: None, ..exchange }];
-        let r = confirm(&received, &unanswered, &plans, &content);
-        assert!(matches!(r, Err(StatementError::Response { problem: "it has no response", .. })), "{r:?}");
+        let r = confirm_received(&received, &unanswered, &plans, &content);
+        assert!(matches!(r, Err(StatementError::Unreadable { problem: "it has no response", .. })), "{r:?}");
         let all = VerifiedDirection { bytes: bytes.clone(), revealed: vec![0..len], ..received.clone() };
-        let r = confirm(&all, &exchanges, &plans, &[]);
+        let r = confirm_received(&all, &exchanges, &plans, &[]);
         assert!(matches!(r, Err(StatementError::ValueRevealed { .. })), "{r:?}");
     }
 }

@@ -17,11 +17,13 @@ pub struct RevealPlan {
     /// digest given to the verifier; the blinder stays with the prover.
     pub commit_sent: Vec<Range<u64>>,
     pub commit_received: Vec<Range<u64>>,
-    /// Statements about hidden values of the responses' JSON bodies, proven in ZK.
+    /// Statements about hidden values of the requests' and responses' JSON bodies, proven in
+    /// ZK.
     pub statements: Vec<super::statement::StatementPlan>,
-    /// The hidden bytes inside strings of the stated responses' bodies (canonical), proven
-    /// string content.
-    pub string_content: Vec<Range<u64>>,
+    /// The hidden bytes inside strings of the stated messages' bodies (canonical), per
+    /// direction, proven string content.
+    pub string_content_sent: Vec<Range<u64>>,
+    pub string_content_received: Vec<Range<u64>>,
 }
 
 /// The prover's choice for one direction.
@@ -57,6 +59,9 @@ pub struct RevealConfig {
     /// each value is hidden, whatever `received` says (docs/protocol.md, "Statements about
     /// hidden values").
     pub statements: Vec<super::statement::Statement>,
+    /// The same about values of the request's JSON body (a body framed by Content-Length):
+    /// each value is hidden, whatever `sent` says.
+    pub request_statements: Vec<super::statement::Statement>,
 }
 
 impl RevealConfig {
@@ -68,6 +73,7 @@ impl RevealConfig {
             commit_sent: Reveal::Nothing,
             commit_received: Reveal::Nothing,
             statements: Vec::new(),
+            request_statements: Vec::new(),
         }
     }
 }

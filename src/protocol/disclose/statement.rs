@@ -4,6 +4,7 @@
 //! where its value is in a response is [`super::placement`]'s.
 
 use super::json_path::JsonError;
+pub use crate::wire::direction::Direction;
 pub use crate::wire::statement::{GrammarError, Statement, MAX_STATEMENTS, MAX_VALUE_RANGES};
 use std::ops::Range;
 
@@ -17,7 +18,7 @@ pub enum StatementError {
     #[error("{path}: the statement is false for the value the server sent")]
     False { path: String },
     #[error("HTTP exchange {exchange}: {problem}, so its body carries no statement")]
-    Response { exchange: usize, problem: &'static str },
+    Unreadable { exchange: usize, problem: &'static str },
     #[error("HTTP exchange {exchange}: {error}")]
     Json { exchange: usize, error: JsonError },
     #[error("a statement about HTTP exchange {exchange}, of which there are {count}")]
@@ -28,8 +29,8 @@ pub enum StatementError {
     ContentElsewhere,
     #[error("{path}: the value is revealed; a statement is about a hidden value")]
     ValueRevealed { path: String },
-    #[error("HTTP exchange {exchange}: the hidden byte at {at} of the response is inside a string of its body but is a quote, a backslash or a control byte: reveal it, or state nothing about this response")]
-    HiddenNotContent { exchange: usize, at: u64 },
+    #[error("HTTP exchange {exchange}: the hidden {} byte at {at} is inside a string of the {}'s body but is a quote, a backslash or a control byte: reveal it, or state nothing about this {}", .direction.as_str(), .direction.message(), .direction.message())]
+    HiddenNotContent { exchange: usize, direction: Direction, at: u64 },
     #[error("{path}: the server's value is not {form}")]
     ValueNotOfForm { path: String, form: &'static str },
     #[error(
@@ -40,11 +41,13 @@ pub enum StatementError {
     TooMany { count: usize },
 }
 
-/// Prover → verifier, in the reveal plan: a statement, the exchange (from 1) whose response
-/// body it reads, and where the value is in the received direction's plaintext.
+/// Prover → verifier, in the reveal plan: a statement, the exchange (from 1) whose request
+/// (sent) or response (received) body it reads, and where the value is in that direction's
+/// plaintext.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StatementPlan {
     pub exchange: u64,
+    pub direction: Direction,
     pub statement: Statement,
     pub value: Vec<Range<u64>>,
 }

@@ -1,47 +1,62 @@
-//! The proof of the statements about hidden values of the response (docs/protocol.md,
-//! "Statements about hidden values"), the same for both TLS versions: per statement one batch
-//! that computes its value's plaintext in ZK (ciphertext ⊕ keystream, as for revealed bytes)
-//! and asserts every output of [`claim_circuit`] true; then the hidden string bytes of the
-//! stated responses' bodies, asserted string content (neither quote, backslash nor control
-//! byte), in batches of a bounded number of keystream blocks.
+//! The proof of the statements about hidden values of the requests and responses
+//! (docs/protocol.md, "Statements about hidden values"), the same for both TLS versions and run
+//! per direction: per statement one batch that computes its value's plaintext in ZK
+//! (ciphertext ⊕ keystream, as for revealed bytes) and asserts every output of
+//! [`claim_circuit`] true; then the hidden string bytes of the stated messages' bodies,
+//! asserted string content (neither quote, backslash nor control byte), in batches of a
+//! bounded number of keystream blocks.
 
 use crate::channel::Channel;
 use crate::circuits::statement::{claim_circuit, content};
 use crate::cost::BLOCKS_PER_BATCH;
 use crate::primitives::sbox_circuit::Gates;
+use crate::protocol::disclose::reveal::RevealPlan;
 use crate::protocol::disclose::statement::StatementPlan;
 use crate::zk::{Backend, Party, ProofError};
 use std::ops::Range;
 
-/// What both parties prove of the received direction beside its reveal.
+/// What both parties prove of the directions beside their reveals.
 #[derive(Clone, Copy, Default)]
 pub struct StatementInputs<'a> {
     pub statements: &'a [StatementPlan],
-    /// Hidden string bytes to prove content (canonical).
-    pub content: &'a [Range<u64>],
+    /// Hidden string bytes to prove content, per direction (canonical).
+    pub content: [&'a [Range<u64>]; 2],
 }
 
-impl StatementInputs<'_> {
-    pub fn is_empty(&self) -> bool {
-        self.statements.is_empty() && self.content.is_empty()
+impl<'a> StatementInputs<'a> {
+    /// A reveal plan's statements and content.
+    pub fn of(plan: &'a RevealPlan) -> Self {
+        StatementInputs {
+            statements: &plan.statements,
+            content: [&plan.string_content_sent, &plan.string_content_received],
+        }
+    }
+
+    /// Whether direction `side` (0 sent, 1 received) has nothing to prove.
+    pub fn is_empty(&self, side: usize) -> bool {
+        self.content[side].is_empty() && !self.statements.iter().any(|s| s.direction.index() == side)
     }
 }
 
-/// Runs the batches; `plaintext` gives the bits (8 per byte, least significant first) of the
-/// received plaintext at some ranges, computed in ZK. The last batch is checked unless
-/// `more_follow` (the caller's next checked batch then checks it).
+/// Runs the batches of direction `side` (0 sent, 1 received); `plaintext` gives the bits (8
+/// per byte, least significant first) of that direction's plaintext at some ranges, computed
+/// in ZK. The last batch is checked unless `more_follow` (the caller's next checked batch then
+/// checks it). A statement that fails is named by its place in the plan, from 1.
 pub(crate) async fn prove<P: Party<C>, C: Channel>(
     party: &mut P,
     ch: &mut C,
     inputs: StatementInputs<'_>,
+    side: usize,
     more_follow: bool,
     plaintext: &dyn Fn(&mut P::Backend, &[Range<u64>]) -> Vec<<P::Backend as Gates>::Bit>,
 ) -> Result<(), ProofError> {
-    let pieces = batch_pieces(inputs.content.iter().cloned());
-    let batches = inputs.statements.len() + pieces.len();
-    for (k, s) in inputs.statements.iter().enumerate() {
+    let pieces = batch_pieces(inputs.content[side].iter().cloned());
+    let stated: Vec<(usize, &StatementPlan)> =
+        inputs.statements.iter().enumerate().filter(|(_, s)| s.direction.index() == side).collect();
+    let batches = stated.len() + pieces.len();
+    for (n, &(k, s)) in stated.iter().enumerate() {
         party
-            .run_batch_unless_more(ch, k + 1 < batches || more_follow, &mut |b: &mut P::Backend| {
+            .run_batch_unless_more(ch, n + 1 < batches || more_follow, &mut |b: &mut P::Backend| {
                 let bits = plaintext(b, &s.value);
                 let holds = claim_circuit(b, &bits, &s.statement.claim);
                 b.assert_constant(&holds, &vec![true; holds.len()]);
@@ -53,7 +68,7 @@ pub(crate) async fn prove<P: Party<C>, C: Channel>(
             })?;
     }
     for (k, piece) in pieces.iter().enumerate() {
-        let k = inputs.statements.len() + k;
+        let k = stated.len() + k;
         party
             .run_batch_unless_more(ch, k + 1 < batches || more_follow, &mut |b: &mut P::Backend| {
                 let bits = plaintext(b, piece);

@@ -16,7 +16,6 @@ use crate::protocol::disclose::placement;
 use crate::protocol::disclose::reveal::{
     check_commitments, check_hidden_line_breaks, covers_all, join_adjacent, Reveal, RevealConfig, RevealError,
 };
-use crate::protocol::disclose::statement::Statement;
 use crate::protocol::messages::{
     ControlMessage, RecordShapes, RevealPlan, SessionMode, SessionRequest, TlsDone, TlsVersion, PROTOCOL_VERSION,
 };
@@ -393,7 +392,9 @@ impl Sizing {
         } else {
             Reveal::HttpBody
         };
-        Sizing { request_hidden: len - shown, ..Sizing::new(len, shown == len, &received) }
+        // nor is a request with statements
+        let whole = shown == len && plans.iter().all(|p| p.reveal.request_statements.is_empty());
+        Sizing { request_hidden: len - shown, ..Sizing::new(len, whole, &received) }
     }
 
     /// For a request of `request_len` bytes, revealed whole or not, and the response revealed
@@ -807,19 +808,32 @@ async fn prove(
     }
     let heads: Vec<bool> = plans.iter().map(|p| p.request.starts_with(b"HEAD ")).collect();
     let responses = split_responses(&recv_plain, &heads);
-    let mut received = resolve_each(plans, &responses, &recv_plain, |r| &r.received)?;
-    // each exchange's statements read in its response; their values taken out of the reveal
-    let stated: Vec<(usize, Range<usize>, &[Statement])> = (plans.iter().zip(&responses).enumerate())
-        .map(|(i, (p, r))| (i + 1, r.clone(), p.reveal.statements.as_slice()))
+    let mut reveal = [
+        resolve_each(plans, &requests, &sent_plain, |r| &r.sent)?,
+        resolve_each(plans, &responses, &recv_plain, |r| &r.received)?,
+    ];
+    // each exchange's statements read in its request and response; their values taken out of
+    // the reveal
+    use crate::protocol::disclose::statement::Direction::{Received, Sent};
+    let stated: Vec<placement::Stated<'_>> = (plans.iter().zip(requests.iter().zip(&responses)).enumerate())
+        .flat_map(|(i, (p, (q, r)))| {
+            [
+                (Sent, i + 1, q.clone(), p.reveal.request_statements.as_slice()),
+                (Received, i + 1, r.clone(), p.reveal.statements.as_slice()),
+            ]
+        })
         .collect();
-    let (statements, string_content) = placement::place(&recv_plain, &mut received, &stated)?;
+    let (statements, [string_content_sent, string_content_received]) =
+        placement::place([&sent_plain, &recv_plain], &mut reveal, &stated)?;
+    let [sent, received] = reveal;
     let plan = RevealPlan {
-        sent: resolve_each(plans, &requests, &sent_plain, |r| &r.sent)?,
+        sent,
         received,
         commit_sent: resolve_each(plans, &requests, &sent_plain, |r| &r.commit_sent)?,
         commit_received: resolve_each(plans, &responses, &recv_plain, |r| &r.commit_received)?,
         statements,
-        string_content,
+        string_content_sent,
+        string_content_received,
     };
     if unproven > 0 && covers_all(&plan.received, recv_plain.len() as u64) {
         return Err(ProverError::UnprovenReceived(unproven));

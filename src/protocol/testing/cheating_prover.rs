@@ -277,18 +277,20 @@ const JSON_RESPONSE: &[u8] =
 #[test]
 fn a_statement_false_for_the_value_or_about_other_bytes_is_refused() {
     use crate::protocol::disclose::placement::place;
-    use crate::protocol::disclose::statement::Statement;
+    use crate::protocol::disclose::statement::{Direction as DirectionOf, Statement};
     let s = run_session(Opts { response: Some(JSON_RESPONSE), ..Opts::default() });
     let plain = s.client.transcript().app_plaintext(Direction::Received);
     assert_eq!(plain, JSON_RESPONSE);
-    let mut received = vec![0..plain.len() as u64];
+    let mut reveal = [all(&s)[0].clone(), vec![0..plain.len() as u64]];
     let stated = [Statement::parse("amount >= 1000").unwrap()];
-    let (statements, string_content) = place(&plain, &mut received, &[(1, 0..plain.len(), &stated)]).unwrap();
-    let plan = RevealPlan { sent: all(&s)[0].clone(), received, statements, string_content, ..Default::default() };
+    let (statements, [_, string_content_received]) =
+        place([&[], &plain], &mut reveal, &[(DirectionOf::Received, 1, 0..plain.len(), &stated)]).unwrap();
+    let [sent, received] = reveal;
+    let plan = RevealPlan { sent, received, statements, string_content_received, ..Default::default() };
     let (used, honest) = run_plan(&s, ProofCheat::default(), &plan, &[]);
     honest.expect("the honest verifier");
     // what the statement costs: the same reveal without it, in committed bits (COTs)
-    let unstated = RevealPlan { statements: vec![], string_content: vec![], ..plan.clone() };
+    let unstated = RevealPlan { statements: vec![], string_content_received: vec![], ..plan.clone() };
     let (baseline, _) = run_plan(&s, ProofCheat::default(), &unstated, &[]);
     let cost = used.expect("the honest prover") - baseline.expect("the prover without the statement");
     println!("`amount >= 1000` on a 7-byte value: {cost} committed bits");
@@ -309,7 +311,7 @@ fn a_statement_false_for_the_value_or_about_other_bytes_is_refused() {
     // the note's escaped quote hidden and claimed content
     let quote = plain.windows(2).position(|w| w == b"\\\"").unwrap() as u64 + 1;
     let mut smuggled = plan.clone();
-    smuggled.string_content = [plan.string_content.clone(), vec![quote..quote + 1]].concat();
+    smuggled.string_content_received = [plan.string_content_received.clone(), vec![quote..quote + 1]].concat();
     smuggled.received = plan
         .received
         .iter()

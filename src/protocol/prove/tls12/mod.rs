@@ -101,7 +101,7 @@ pub struct PublicInputs<'a> {
     /// Ranges to hash-commit to, per direction (canonical).
     pub commit_sent: &'a [Range<u64>],
     pub commit_received: &'a [Range<u64>],
-    /// Statements about hidden values of the received direction.
+    /// Statements about hidden values of both directions.
     pub statements: StatementInputs<'a>,
 }
 
@@ -123,7 +123,7 @@ impl<'a> PublicInputs<'a> {
             reveal_received: &plan.received,
             commit_sent: &plan.commit_sent,
             commit_received: &plan.commit_received,
-            statements: StatementInputs { statements: &plan.statements, content: &plan.string_content },
+            statements: StatementInputs::of(plan),
         }
     }
 }
@@ -673,12 +673,16 @@ pub async fn run<P: Party<C>, C: Channel, H: AsRef<[u8]>>(
         revealed[*side].extend(bytes);
     }
 
-    // Statements about hidden values of the response, over its plaintext in ZK.
+    // Statements about hidden values of the request and the response, over their plaintext
+    // in ZK.
     let commits = [inputs.commit_sent, inputs.commit_received];
-    if !inputs.statements.is_empty() {
-        let (wk, recs) = (&write_keys[1], records[1]);
-        let more = commits.iter().any(|c| !c.is_empty());
-        statements::prove(party, ch, inputs.statements, more, &|b, ranges| {
+    for side in 0..2 {
+        if inputs.statements.is_empty(side) {
+            continue;
+        }
+        let (wk, recs) = (&write_keys[side], records[side]);
+        let more = !inputs.statements.is_empty(1) && side == 0 || commits.iter().any(|c| !c.is_empty());
+        statements::prove(party, ch, inputs.statements, side, more, &|b, ranges| {
             plaintext_bits(b, wk, recs, &touched_blocks_of(size as u64, recs, ranges))
         })
         .await?;

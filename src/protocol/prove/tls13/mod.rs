@@ -73,7 +73,7 @@ impl<'a> PublicInputs13<'a> {
             shapes: [&shapes.sent, &shapes.received],
             reveal: [&plan.sent, &plan.received],
             commit: [&plan.commit_sent, &plan.commit_received],
-            statements: StatementInputs { statements: &plan.statements, content: &plan.string_content },
+            statements: StatementInputs::of(plan),
         }
     }
 
@@ -153,7 +153,7 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     let fast = [inputs.fast(0), inputs.fast(1)];
     // A wholly revealed direction opens its traffic secret, unless a hash commitment or a
     // statement needs its key in ZK.
-    let may_open = [inputs.commit[0].is_empty(), inputs.commit[1].is_empty() && inputs.statements.is_empty()];
+    let may_open = [0, 1].map(|side| inputs.commit[side].is_empty() && inputs.statements.is_empty(side));
     let open_traffic = [0, 1].map(|side| fast[side] && may_open[side]);
     let aead = suite.aead();
     let mut handshake = None;
@@ -222,7 +222,8 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     if !fast[0] {
         let key = keys[0].as_ref().ok_or(ProofError::Malformed("the request's key"))?;
         let pieces = line_break_pieces(inputs.reveal[0], app_len(inputs.shapes[0]));
-        let commitments_follow = inputs.commit.iter().any(|c| !c.is_empty()) || !inputs.statements.is_empty();
+        let commitments_follow =
+            inputs.commit.iter().any(|c| !c.is_empty()) || !(inputs.statements.is_empty(0) && inputs.statements.is_empty(1));
         for (k, piece) in pieces.iter().enumerate() {
             let touched = app_positions(inputs.shapes[0], piece);
             party
@@ -234,11 +235,14 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
                 .map_err(line_break_error)?;
         }
     }
-    if !inputs.statements.is_empty() {
-        let key = keys[1].as_ref().ok_or(ProofError::Malformed("the response's key"))?;
-        let more = inputs.commit.iter().any(|c| !c.is_empty());
-        statements::prove(party, ch, inputs.statements, more, &|b, ranges| {
-            plaintext_bits(b, aead, key, records[1], &app_positions(inputs.shapes[1], ranges))
+    for side in 0..2 {
+        if inputs.statements.is_empty(side) {
+            continue;
+        }
+        let key = keys[side].as_ref().ok_or(ProofError::Malformed("a stated direction's key"))?;
+        let more = !inputs.statements.is_empty(1) && side == 0 || inputs.commit.iter().any(|c| !c.is_empty());
+        statements::prove(party, ch, inputs.statements, side, more, &|b, ranges| {
+            plaintext_bits(b, aead, key, records[side], &app_positions(inputs.shapes[side], ranges))
         })
         .await?;
     }

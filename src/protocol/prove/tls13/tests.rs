@@ -758,6 +758,7 @@ fn a_session_is_proven_by_both_paths(suite: rustls::SupportedCipherSuite, ours: 
     let stated = |text: &str| RevealPlan {
         statements: vec![crate::protocol::disclose::statement::StatementPlan {
             exchange: 1,
+            direction: crate::protocol::Direction::Received,
             statement: text.parse().unwrap(),
             value: vec![19..24],
         }],
