@@ -1,6 +1,7 @@
-//! Statements about hidden values of a JSON response, end to end natively against the
-//! fixture's `/json` (whose `account.balance.amount` is `"1234.56"`): proxy mode over TLS 1.2
-//! and 1.3, and MPC mode, through real WebSockets on 127.0.0.1.
+//! Statements about hidden values of a JSON response and a JSON request, end to end natively
+//! against the fixture's `/json` (whose `account.balance.amount` is `"1234.56"`) and
+//! `POST /transfer`: proxy mode over TLS 1.2 and 1.3, and MPC mode, through real WebSockets on
+//! 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -10,7 +11,7 @@ use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::statement::StatementError;
 use tlsproof::protocol::messages::TlsVersion;
 use tlsproof::protocol::prover::{ExchangePlan, ProverMode};
-use tlsproof::protocol::{ProverError, Reveal, RevealConfig, Statement};
+use tlsproof::protocol::{Direction, ProverError, Reveal, RevealConfig, Statement};
 
 const AMOUNT: &str = "1234.56";
 
@@ -182,4 +183,83 @@ async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() 
     let p = Presentation::build(&session.attestation, &session.secrets, &revealed).unwrap();
     let shown = p.verify(&key.verifying_key()).unwrap();
     assert!(shown.disclosed.iter().all(|d| !d.data.windows(AMOUNT.len()).any(|w| w == AMOUNT.as_bytes())));
+}
+
+/// The transfer a request states facts about: its amount `250.00`, its account number.
+const TRANSFER: &str = r#"{"transfer":{"amount":"250.00","to":"DE89370400440532013000"}}"#;
+const COOKIE: &str = "session=s3cr3t";
+
+/// `POST /transfer` of [`TRANSFER`] with a cookie, which stays hidden, and statements about
+/// the request's and the response's bodies.
+fn transfer(env: &Env, request: &[&str], response: &[&str]) -> ExchangePlan {
+    let parse = |s: &[&str]| s.iter().map(|s| Statement::parse(s).unwrap()).collect();
+    let request_bytes = RequestBuilder::new("POST", &env.server, "/transfer")
+        .header("Cookie", COOKIE)
+        .header("Content-Type", "application/json")
+        .body(TRANSFER)
+        .build()
+        .unwrap()
+        .bytes;
+    let reveal = RevealConfig {
+        statements: parse(response),
+        request_statements: parse(request),
+        ..RevealConfig::new(Reveal::AllExceptHeaders(vec!["cookie".into()]), Reveal::All)
+    };
+    ExchangePlan { request: request_bytes, reveal }
+}
+
+/// Statements about the request's JSON body are proven beside one about the response's, the
+/// request's values and cookie hidden from the verifier: its verdict names each statement's
+/// message; a false one about the request is refused before the proof.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_about_a_request_body_are_proven_in_both_modes_and_versions() {
+    let mut env = env(None).await;
+    for (mode, version) in cases(&env) {
+        let what = format!("{mode:?} {version:?}");
+        let stated = ["transfer.amount <= 500", "transfer.to != \"DE00000000000000000000\""];
+        let plans = vec![transfer(&env, &stated, &["status == \"accepted\""])];
+        let out = match run(&env, config(&env, mode.clone(), version), plans).await {
+            Ok(out) => out,
+            Err(e) => panic!("{what}: {e}; verifier: {:?}", env.reports.recv().await),
+        };
+        let (_, report) = env.reports.recv().await.unwrap();
+        let v = report.as_ref().map_err(|e| e.to_string()).unwrap();
+        assert_eq!(*v, out.verified, "{what}");
+        let seen: Vec<(Direction, String)> =
+            v.statements.iter().map(|s| (s.direction, s.statement.to_string())).collect();
+        assert_eq!(
+            seen,
+            [
+                (Direction::Sent, stated[0].to_string()),
+                (Direction::Sent, stated[1].to_string()),
+                (Direction::Received, "status == \"accepted\"".to_string())
+            ],
+            "{what}"
+        );
+        let sent = String::from_utf8_lossy(&v.sent.bytes).into_owned();
+        let at = sent.find("\"amount\":\"").unwrap() as u64 + 10;
+        assert_eq!(v.statements[0].value, vec![at..at + 6], "{what}: the amount's place in the request");
+        let text = v.to_string();
+        assert!(
+            text.contains(&format!(
+                "statement about request 1: transfer.amount <= 500: proven; the value (6 bytes, sent bytes {at}..{})",
+                at + 6
+            )),
+            "{what}: {text}"
+        );
+        assert!(text.contains("statement about response 1: status == \"accepted\": proven"), "{what}: {text}");
+        let json = serde_json::to_string(v).unwrap();
+        for shown in [text, json, sent, v.summary()] {
+            for secret in ["250.00", "DE8937", "s3cr3t"] {
+                assert!(!shown.contains(secret), "{what}: the verifier saw {secret}: {shown}");
+            }
+        }
+        assert!(!v.sent.fast_path, "{what}");
+
+        let plans = vec![transfer(&env, &["transfer.amount <= 100"], &[])];
+        let e = run(&env, config(&env, mode, version), plans).await.err().expect("refused");
+        assert_eq!(e.code(), "STATEMENT_FALSE", "{what}: {e}");
+        assert_eq!(e.to_string(), "statement: transfer.amount: the statement is false for the value the request holds");
+        assert!(env.reports.recv().await.unwrap().1.is_err(), "{what}: the verifier was told");
+    }
 }

@@ -725,7 +725,8 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
     }
     let lens = [sent_len, recv_len];
     for (side, content) in [&plan.string_content_sent, &plan.string_content_received].into_iter().enumerate() {
-        let stated = |error| VerifierError::Reveal { direction: ["sent statements", "received statements"][side], error };
+        let stated =
+            |error| VerifierError::Reveal { direction: ["sent statements", "received statements"][side], error };
         let values = || plan.statements.iter().filter(|s| s.direction.index() == side).flat_map(|s| &s.value);
         for s in plan.statements.iter().filter(|s| s.direction.index() == side) {
             check_canonical(&s.value, lens[side], MAX_VALUE_RANGES).map_err(stated)?;
@@ -745,8 +746,7 @@ fn check_plan(plan: &RevealPlan, sent_len: u64, recv_len: u64, req: &SessionRequ
 fn stated_in_zk(plan: &RevealPlan, side: usize) -> usize {
     let bytes = |r: &std::ops::Range<u64>| (r.end - r.start) as usize;
     let content = [&plan.string_content_sent, &plan.string_content_received][side];
-    (plan.statements.iter().filter(|s| s.direction.index() == side).flat_map(|s| &s.value).map(bytes))
-        .sum::<usize>()
+    (plan.statements.iter().filter(|s| s.direction.index() == side).flat_map(|s| &s.value).map(bytes)).sum::<usize>()
         + content.iter().map(bytes).sum::<usize>()
 }
 

@@ -313,13 +313,12 @@ pub(super) mod tests {
         let (mut out, commitments) = verdict();
         // "hi", as if hidden: the attestation carries what the verifier verified
         let value = RESPONSE.len() as u64 - 2..RESPONSE.len() as u64;
-        out.statements =
-            vec![ProvenStatement {
-                exchange: 1,
-                direction: Direction::Received,
-                statement: "greeting == \"hi\"".parse().unwrap(),
-                value: vec![value],
-            }];
+        out.statements = vec![ProvenStatement {
+            exchange: 1,
+            direction: Direction::Received,
+            statement: "greeting == \"hi\"".parse().unwrap(),
+            value: vec![value],
+        }];
         let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
         let a = session.attestation.verify(&key.verifying_key()).unwrap();
         assert_eq!(a.statements.len(), 1);

@@ -62,10 +62,7 @@ fn request_body(part: &[u8]) -> Option<Vec<(usize, Range<usize>)>> {
 /// `part`): one, or one a chunk. The response must be complete by a `Content-Length` or
 /// chunked framing, with every byte outside its body data revealed: a hidden byte of the
 /// server's may be anything, a line break included.
-fn response_body(
-    part: &[u8],
-    hidden: &dyn Fn(usize) -> bool,
-) -> Result<Vec<(usize, Range<usize>)>, &'static str> {
+fn response_body(part: &[u8], hidden: &dyn Fn(usize) -> bool) -> Result<Vec<(usize, Range<usize>)>, &'static str> {
     let mut parser = ResponseParser::new(Limits { max_header_bytes: part.len(), max_body_bytes: part.len() });
     let parsed = match parser.feed(part) {
         Ok(true) => parser.response().ok_or("its response is not complete")?,
@@ -242,8 +239,11 @@ pub fn place(
             // the errors name the path and the form, never the hidden value
             match statement.claim.holds(&bytes) {
                 Ok(true) => {}
-                Ok(false) => return Err(StatementError::False { path }),
-                Err(_) => return Err(StatementError::ValueNotOfForm { path, form: form(&statement.claim) }),
+                Ok(false) => return Err(StatementError::False { path, direction: *direction }),
+                Err(_) => {
+                    let form = form(&statement.claim);
+                    return Err(StatementError::ValueNotOfForm { path, direction: *direction, form });
+                }
             }
             let exchange = *exchange as u64;
             plans.push(StatementPlan { exchange, direction: *direction, statement: (*statement).clone(), value });
@@ -488,7 +488,10 @@ mod tests {
         assert_eq!(proven[1].statement.to_string(), "account.id == \"ACC-0042\"");
         let mut moved = plans.clone();
         moved[0].value = vec![moved[0].value[0].start + 1..moved[0].value[0].end + 1];
-        assert!(matches!(confirm_received(&received, &exchanges, &moved, &content), Err(StatementError::ValueElsewhere { .. })));
+        assert!(matches!(
+            confirm_received(&received, &exchanges, &moved, &content),
+            Err(StatementError::ValueElsewhere { .. })
+        ));
         assert_eq!(confirm_received(&received, &exchanges, &plans, &[0..1]), Err(StatementError::ContentElsewhere));
         let mut elsewhere = plans.clone();
         elsewhere[0].exchange = 2;
@@ -504,5 +507,84 @@ mod tests {
         let all = VerifiedDirection { bytes: bytes.clone(), revealed: vec![0..len], ..received.clone() };
         let r = confirm_received(&all, &exchanges, &plans, &[]);
         assert!(matches!(r, Err(StatementError::ValueRevealed { .. })), "{r:?}");
+    }
+
+    /// The verifier's view of `bytes` with `revealed` (canonical): hidden bytes read as zero.
+    fn view(bytes: &[u8], revealed: &[Range<u64>]) -> VerifiedDirection {
+        let mut view = bytes.to_vec();
+        for (i, b) in view.iter_mut().enumerate() {
+            if is_hidden(revealed, i) {
+                *b = 0;
+            }
+        }
+        let len = bytes.len() as u64;
+        VerifiedDirection {
+            len,
+            bytes: view,
+            revealed: revealed.to_vec(),
+            fast_path: false,
+            alerts: vec![],
+            records: vec![],
+        }
+    }
+
+    /// A statement about a request's JSON body, its head's cookie hidden: placed in the sent
+    /// direction with its value hidden, and confirmed by the verifier's reading of the same
+    /// body (the hidden cookie holds no line break, so the head ends where the prover's does).
+    /// Said to be about the response, it is refused; a false one and a request without a body
+    /// are refused by the prover.
+    #[test]
+    fn a_statement_about_a_request_body_is_placed_and_confirmed() {
+        let body = r#"{"transfer":{"amount":"250.00","to":"DE89 3704"}}"#;
+        let request = format!(
+            "POST /transfer HTTP/1.1\r\nHost: bank.example\r\nCookie: s=secret\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let bytes = request.as_bytes();
+        let len = bytes.len() as u64;
+        let cookie = request.find("s=secret").unwrap() as u64..request.find("\r\nContent").unwrap() as u64;
+        let amount = request.find("250.00").unwrap() as u64;
+        let amount = amount..amount + 6;
+        let stated = |text: &str| [Statement::parse(text).unwrap()];
+        let place_sent = |bytes: &[u8], text: &str| {
+            let mut reveal = [vec![0..cookie.start, cookie.end..bytes.len() as u64], vec![]];
+            let statements = stated(text);
+            let placed = place([bytes, &[]], &mut reveal, &[(Direction::Sent, 1, 0..bytes.len(), &statements)]);
+            placed.map(|(plans, content)| (plans, content, reveal))
+        };
+        let (plans, [content, received_content], [revealed, _]) = place_sent(bytes, "transfer.amount <= 500").unwrap();
+        assert_eq!((plans[0].direction, &plans[0].value), (Direction::Sent, &vec![amount.clone()]));
+        assert_eq!(revealed, vec![0..cookie.start, cookie.end..amount.start, amount.end..len]);
+        assert!(content.is_empty() && received_content.is_empty());
+
+        let sent = view(bytes, &revealed);
+        let received = view(b"", &[]);
+        let exchange = HttpExchange {
+            request: 0..len,
+            request_line: Some("POST /transfer HTTP/1.1".into()),
+            response: None,
+            status: None,
+            response_complete: None,
+        };
+        let exchanges = [exchange];
+        let proven = confirm([&sent, &received], &exchanges, &plans, [&[], &[]]).unwrap();
+        assert_eq!((proven[0].direction, proven[0].exchange, proven[0].value_len()), (Direction::Sent, 1, 6));
+        let mut elsewhere = plans.clone();
+        elsewhere[0].direction = Direction::Received;
+        let r = confirm([&sent, &received], &exchanges, &elsewhere, [&[], &[]]);
+        assert!(matches!(r, Err(StatementError::Unreadable { problem: "it has no response", .. })), "{r:?}");
+        // the request's hidden string bytes are proven content in the sent direction only
+        let to = request.find("DE89").unwrap() as u64;
+        let hidden_to = [vec![0..cookie.start, cookie.end..to], vec![to + 4..len]].concat();
+        let mut reveal = [hidden_to, vec![]];
+        let statements = stated("transfer.amount <= 500");
+        let (_, [content, _]) = place([bytes, &[]], &mut reveal, &[(Direction::Sent, 1, 0..bytes.len(), &statements)])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(content, vec![to..to + 4]);
+
+        assert!(matches!(place_sent(bytes, "transfer.amount <= 100"), Err(StatementError::False { .. })));
+        let get = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nCookie: s=secret\r\n\r\n";
+        let r = place_sent(get, "transfer.amount <= 500").map(|_| ());
+        assert!(matches!(r, Err(StatementError::Unreadable { problem: "its request has no body", .. })), "{r:?}");
     }
 }

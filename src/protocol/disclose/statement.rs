@@ -15,8 +15,8 @@ pub const MAX_CONTENT_RANGES: usize = 4096;
 pub enum StatementError {
     #[error("{path}: a number is compared with numbers (write the constant without quotes)")]
     NumberAsText { path: String },
-    #[error("{path}: the statement is false for the value the server sent")]
-    False { path: String },
+    #[error("{path}: the statement is false for the value {}", of_value(*.direction))]
+    False { path: String, direction: Direction },
     #[error("HTTP exchange {exchange}: {problem}, so its body carries no statement")]
     Unreadable { exchange: usize, problem: &'static str },
     #[error("HTTP exchange {exchange}: {error}")]
@@ -31,14 +31,22 @@ pub enum StatementError {
     ValueRevealed { path: String },
     #[error("HTTP exchange {exchange}: the hidden {} byte at {at} is inside a string of the {}'s body but is a quote, a backslash or a control byte: reveal it, or state nothing about this {}", .direction.as_str(), .direction.message(), .direction.message())]
     HiddenNotContent { exchange: usize, direction: Direction, at: u64 },
-    #[error("{path}: the server's value is not {form}")]
-    ValueNotOfForm { path: String, form: &'static str },
+    #[error("{path}: the value {} is not {form}", of_value(*.direction))]
+    ValueNotOfForm { path: String, direction: Direction, form: &'static str },
     #[error(
         "{path}: the value is split into {ranges} pieces by the body's chunked framing, more than {MAX_VALUE_RANGES}"
     )]
     ValueTooSplit { path: String, ranges: usize },
     #[error("{count} statements, more than {MAX_STATEMENTS}")]
     TooMany { count: usize },
+}
+
+/// Whose a value in `direction` is, for an error about it.
+fn of_value(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Sent => "the request holds",
+        Direction::Received => "the server sent",
+    }
 }
 
 /// Prover → verifier, in the reveal plan: a statement, the exchange (from 1) whose request

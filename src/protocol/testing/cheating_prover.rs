@@ -320,3 +320,55 @@ fn a_statement_false_for_the_value_or_about_other_bytes_is_refused() {
     let r = run_plan(&s, ProofCheat::default(), &smuggled, &[]).1;
     assert!(matches!(r, Err(ProofError::HiddenNotContent)), "a hidden quote: {:?}", r.map(|_| ()));
 }
+
+/// A JSON request whose transfer amount a statement is about.
+const JSON_REQUEST: &[u8] =
+    b"POST /transfer HTTP/1.1\r\nHost: localhost\r\nContent-Length: 35\r\n\r\n{\"transfer\":{\"amount\":250,\"to\":\"x\"}}";
+
+/// A statement about the request is proven over the sent direction's plaintext in ZK, under
+/// the client's write key, beside one about the response: the honest plan passes; a false
+/// claim about either, or the request's value placed on other bytes, is refused with the
+/// statement's place in the plan.
+#[test]
+fn a_statement_about_the_request_is_proven_under_the_clients_key() {
+    use crate::protocol::disclose::placement::place;
+    use crate::protocol::disclose::statement::{Direction as DirectionOf, Statement};
+    let s = run_session(Opts { request: Some(JSON_REQUEST), response: Some(JSON_RESPONSE), ..Opts::default() });
+    let sent = s.client.transcript().app_plaintext(Direction::Sent);
+    let received = s.client.transcript().app_plaintext(Direction::Received);
+    assert_eq!(sent, JSON_REQUEST);
+    let mut reveal = [vec![0..sent.len() as u64], vec![0..received.len() as u64]];
+    let request = [Statement::parse("transfer.amount <= 500").unwrap()];
+    let response = [Statement::parse("amount >= 1000").unwrap()];
+    let stated = [
+        (DirectionOf::Sent, 1, 0..sent.len(), &request[..]),
+        (DirectionOf::Received, 1, 0..received.len(), &response[..]),
+    ];
+    let (statements, [string_content_sent, string_content_received]) =
+        place([&sent, &received], &mut reveal, &stated).unwrap();
+    let [sent_reveal, received_reveal] = reveal;
+    assert_eq!(sent_reveal.len(), 2, "the request's value is hidden: {sent_reveal:?}");
+    let plan = RevealPlan {
+        sent: sent_reveal,
+        received: received_reveal,
+        statements,
+        string_content_sent,
+        string_content_received,
+        ..Default::default()
+    };
+    run_plan(&s, ProofCheat::default(), &plan, &[]).1.expect("the honest verifier");
+
+    for (n, text) in [(1, "transfer.amount <= 100"), (2, "amount >= 2000")] {
+        let mut false_claim = plan.clone();
+        false_claim.statements[n - 1].statement = Statement::parse(text).unwrap();
+        let r = run_plan(&s, ProofCheat::default(), &false_claim, &[]).1;
+        assert!(matches!(r, Err(ProofError::StatementNotProven(k)) if k == n), "{text}: {:?}", r.map(|_| ()));
+    }
+    // the request's value placed one byte back, over the colon before it: not a number
+    let mut moved = plan.clone();
+    let v = moved.statements[0].value[0].clone();
+    moved.statements[0].value = vec![v.start - 1..v.end - 1];
+    moved.sent = vec![0..v.start - 1, v.end - 1..sent.len() as u64];
+    let r = run_plan(&s, ProofCheat::default(), &moved, &[]).1;
+    assert!(matches!(r, Err(ProofError::StatementNotProven(1))), "another place: {:?}", r.map(|_| ()));
+}

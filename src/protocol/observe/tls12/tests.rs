@@ -28,6 +28,8 @@ pub(crate) struct Opts {
     pub(crate) response_len: usize,
     /// The server's bytes, in place of `response_len` bytes counting up.
     pub(crate) response: Option<&'static [u8]>,
+    /// The client's bytes, in place of [`REQUEST`].
+    pub(crate) request: Option<&'static [u8]>,
     /// Server sends CertificateRequest (client certificate optional).
     pub(crate) client_auth: bool,
     /// The name our client connects to (its SNI unless an IP).
@@ -44,6 +46,7 @@ impl Default for Opts {
             max_fragment: None,
             response_len: 20_000,
             response: None,
+            request: None,
             client_auth: false,
             name: "localhost",
             suite: None,
@@ -101,11 +104,12 @@ pub(crate) fn run_session(opts: Opts) -> Session {
         }
     }
     assert!(client.is_connected());
-    client.write_plaintext(REQUEST).unwrap();
+    let request = opts.request.unwrap_or(REQUEST);
+    client.write_plaintext(request).unwrap();
     pump_to_server(&mut client, &mut server);
-    let mut req = vec![0u8; REQUEST.len()];
+    let mut req = vec![0u8; request.len()];
     server.reader().read_exact(&mut req).unwrap();
-    assert_eq!(req, REQUEST);
+    assert_eq!(req, request);
     let body: Vec<u8> = match opts.response {
         Some(bytes) => bytes.to_vec(),
         None => (0..opts.response_len).map(|i| (i % 251) as u8).collect(),

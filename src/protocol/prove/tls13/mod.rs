@@ -222,8 +222,8 @@ pub(crate) async fn run<P: Party<C>, C: Channel>(
     if !fast[0] {
         let key = keys[0].as_ref().ok_or(ProofError::Malformed("the request's key"))?;
         let pieces = line_break_pieces(inputs.reveal[0], app_len(inputs.shapes[0]));
-        let commitments_follow =
-            inputs.commit.iter().any(|c| !c.is_empty()) || !(inputs.statements.is_empty(0) && inputs.statements.is_empty(1));
+        let commitments_follow = inputs.commit.iter().any(|c| !c.is_empty())
+            || !(inputs.statements.is_empty(0) && inputs.statements.is_empty(1));
         for (k, piece) in pieces.iter().enumerate() {
             let touched = app_positions(inputs.shapes[0], piece);
             party
