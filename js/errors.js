@@ -46,7 +46,7 @@ export const WorkerStartError = make("WORKER_START_FAILED", "WorkerStartError");
 export const InternalError = make("INTERNAL", "InternalError");
 /** The verifier's attestation does not verify, or does not state the verdict it sent. */
 export const BadAttestationError = make("BAD_ATTESTATION", "BadAttestationError");
-/** A statement of `reveal.prove` is false for the value the server sent (checked before the proof). */
+/** A statement of `reveal.prove` or `reveal.proveRequest` is false for its value (checked before the proof). */
 export const StatementFalseError = make("STATEMENT_FALSE", "StatementFalseError");
 /** A prepared session notarizes once: this one was used, closed or failed. */
 export const SessionClosedError = make("SESSION_CLOSED", "SessionClosedError");

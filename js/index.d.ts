@@ -47,21 +47,29 @@ export interface RevealOptions {
    * in `statements`. Default: none.
    */
   prove?: Statement[];
+  /**
+   * The same about values of the request's JSON body (`body`, sent with its Content-Length):
+   * each stated value is hidden, whatever `sent` says, e.g. `"transfer.amount <= 500"` about
+   * `{"transfer": {"amount": 250}}`. Header values may stay hidden; the body's structure and
+   * keys are revealed. Default: none.
+   */
+  proveRequest?: Statement[];
 }
 
-/** A statement of `reveal.prove`, e.g. `"account.balance.amount >= 1000"`. */
+/** A statement of `reveal.prove` or `reveal.proveRequest`, e.g. `"account.balance.amount >= 1000"`. */
 export type Statement =
   | `${string} ${"<" | "<=" | ">" | ">=" | "==" | "!="} ${string}`
   | `${string} in [${string}]`
   | `${string} in {${string}}`;
 
-/** A statement the verifier verified about a hidden value of a response. */
+/** A statement the verifier verified about a hidden value of a request or a response. */
 export interface StatementResult {
-  /** The exchange (from 1) whose response holds the value. */
+  /** The exchange (from 1) whose request (`"sent"`) or response (`"received"`) holds the value. */
   exchange: number;
+  direction: "sent" | "received";
   /** The statement as the grammar writes it. */
   statement: string;
-  /** Where the hidden value is in `recv`: its length is public, its bytes are not. */
+  /** Where the hidden value is in `sent` or `recv`: its length is public, its bytes are not. */
   value: ByteRange[];
 }
 
@@ -238,7 +246,7 @@ export interface NotarizeResult {
   exchanges: ExchangeResult[];
   /** Hex SHA-256 commitments the verifier holds. */
   commitments: string[];
-  /** The statements of `reveal.prove`, proven. */
+  /** The statements of `reveal.prove` and `reveal.proveRequest`, proven. */
   statements: StatementResult[];
   timings: { preprocessMs: number; onlineMs: number; proveMs: number; totalMs: number };
   bytes: { proverToVerifier: number; verifierToProver: number };
@@ -306,7 +314,7 @@ export class InternalError extends TlsproofError { constructor(message: string, 
 export class BadAttestationError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "BAD_ATTESTATION"; }
 /** A prepared session notarizes once: this one was used, closed or failed. */
 export class SessionClosedError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "SESSION_CLOSED"; }
-/** A statement of `reveal.prove` is false for the value the server sent (checked before the proof). */
+/** A statement of `reveal.prove` or `reveal.proveRequest` is false for its value (checked before the proof). */
 export class StatementFalseError extends TlsproofError { constructor(message: string, options?: ErrorOptions); readonly code: "STATEMENT_FALSE"; }
 
 /** The check a presentation, an attestation or a verifier key failed: Rust's error variant names, and a few of JS's own. */

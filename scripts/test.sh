@@ -94,10 +94,16 @@ if out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture
   echo "--prove-json with a false statement did not fail as false:"; echo "$out"; exit 1
 fi
 echo "CLI: 'account.balance.amount >= 1000' proven with the amount hidden; '>= 2000' refused as false"
+out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/transfer" --roots "$run/ca.pem" \
+  --method POST --data '{"transfer":{"amount":"250.75","to":"DE89"}}' --prove-request-json 'transfer.amount <= 500')
+if ! echo "$out" | grep -q 'statement about request 1: transfer.amount <= 500: proven' || echo "$out" | grep -q "250.75"; then
+  echo "--prove-request-json: the statement is not proven, or the value shows:"; echo "$out"; exit 1
+fi
+echo "CLI: 'transfer.amount <= 500' about the request's body proven with the amount hidden"
 
 # The verifier logs a line per session with none of its bytes: not the hidden tokens, not the
 # revealed responses (the browser tests' and the CLI's).
-if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example|1234\.56" "$run/verifier.log"; then
+if grep -qE "browser-secret|cli-secret|abcdefghijklmnopqrstuvwxyz|Alice Example|1234\.56|250\.75" "$run/verifier.log"; then
   echo "the verifier's log holds transcript bytes:"; grep -nE "secret|abcdefghij|Alice" "$run/verifier.log" | cut -c1-300; exit 1
 fi
 logged=$(grep -c "^verified session from" "$run/verifier.log")

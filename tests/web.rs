@@ -430,7 +430,8 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
 
 /// A statement about a hidden value from the browser, in both modes: the fixture's amount is
 /// proven at least 1000 and never reaches the verifier; a false statement rejects with
-/// `STATEMENT_FALSE`.
+/// `STATEMENT_FALSE`; a statement about the request's JSON body (`POST /transfer`) is proven
+/// with the request's amount hidden.
 #[wasm_bindgen_test]
 async fn a_statement_about_a_hidden_value_is_proven_in_both_modes() {
     ensure_pool().await;
@@ -453,6 +454,15 @@ async fn a_statement_about_a_hidden_value_is_proven_in_both_modes() {
             e.starts_with("STATEMENT_FALSE: statement: account.balance.amount: the statement is false"),
             "{mode}: {e}"
         );
+        let mut o = mode.clone();
+        o["method"] = "POST".into();
+        o["body"] = r#"{"transfer":{"amount":"250.00","to":"DE89"}}"#.into();
+        o["reveal"] = serde_json::json!({"proveRequest": ["transfer.amount <= 500"]});
+        let v = notarize(options("/transfer", o)).await.unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let s = &v["statements"][0];
+        assert_eq!((s["direction"].as_str(), s["statement"].as_str()), (Some("sent"), Some("transfer.amount <= 500")));
+        let sent = v["sent"]["printable"].as_str().unwrap();
+        assert!(sent.contains(r#""amount":"██████""#) && !sent.contains("250.00"), "{sent}");
     }
 }
 

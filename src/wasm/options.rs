@@ -42,7 +42,7 @@ pub const OPTION_FIELDS: &[&str] = &[
 ];
 /// The fields of one of `requests` ([`RequestOptions`]).
 pub const REQUEST_FIELDS: &[&str] = &["url", "path", "method", "headers", "body", "reveal"];
-pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv", "prove"];
+pub const REVEAL_FIELDS: &[&str] = &["sent", "recv", "commitSent", "commitRecv", "prove", "proveRequest"];
 pub const TLS_FIELDS: &[&str] = &["versions", "cipherSuites"];
 
 /// `notarize(options)`: what to request and what to reveal.
@@ -194,6 +194,10 @@ pub struct RevealOptions {
     /// the CLI's `--prove-json` grammar. Default: none.
     #[serde(default)]
     pub prove: Vec<String>,
+    /// The same about values of the request's JSON body (`body`, framed by Content-Length):
+    /// each value is hidden, whatever `sent` says. Default: none.
+    #[serde(default, rename = "proveRequest")]
+    pub prove_request: Vec<String>,
 }
 
 fn default_sent() -> RevealSpec {
@@ -212,6 +216,7 @@ impl Default for RevealOptions {
             commit_sent: None,
             commit_recv: None,
             prove: vec![],
+            prove_request: vec![],
         }
     }
 }
@@ -321,8 +326,8 @@ pub enum OptionsError {
         "reveal.{direction} must be \"all\", \"none\" or \"body\" (or ranges, redactHeaders, jsonFields), not {word:?}"
     )]
     RevealWord { direction: &'static str, word: String },
-    #[error("reveal.prove: {0}")]
-    Statement(String),
+    #[error("reveal.{field}: {error}")]
+    Statement { field: &'static str, error: String },
     #[error("reveal.{direction}: range {start}..{end} is empty or inverted")]
     EmptyRange { direction: &'static str, start: u64, end: u64 },
     #[error("{0} must be a positive number")]
@@ -567,9 +572,13 @@ impl RevealOptions {
         let mut config = RevealConfig::new(self.sent.to_reveal("sent")?, self.recv.to_reveal("recv")?);
         config.commit_sent = commit(&self.commit_sent, "commitSent")?;
         config.commit_received = commit(&self.commit_recv, "commitRecv")?;
-        config.statements = (self.prove.iter())
-            .map(|s| s.parse().map_err(|e: GrammarError| OptionsError::Statement(e.to_string())))
-            .collect::<Result<_, _>>()?;
+        let statements = |texts: &[String], field| {
+            (texts.iter())
+                .map(|s| s.parse().map_err(|e: GrammarError| OptionsError::Statement { field, error: e.to_string() }))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        config.statements = statements(&self.prove, "prove")?;
+        config.request_statements = statements(&self.prove_request, "proveRequest")?;
         Ok(config)
     }
 }
@@ -721,11 +730,13 @@ pub struct NotarizeResult {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatementResult {
-    /// The exchange (from 1) whose response holds the value.
+    /// The exchange (from 1) whose request (`"sent"`) or response (`"received"`) holds the
+    /// value.
     pub exchange: u64,
+    pub direction: &'static str,
     /// The statement as the grammar writes it, e.g. `account.balance.amount >= 1000`.
     pub statement: String,
-    /// Where the hidden value is in `recv` (its length is public).
+    /// Where the hidden value is in `sent` or `recv` (its length is public).
     pub value: Vec<ByteRange>,
 }
 
@@ -872,6 +883,7 @@ impl NotarizeResult {
             statements: (v.statements.iter())
                 .map(|s| StatementResult {
                     exchange: s.exchange,
+                    direction: s.direction.as_str(),
                     statement: s.statement.to_string(),
                     value: s.value.iter().map(|r| ByteRange { start: r.start, end: r.end }).collect(),
                 })
@@ -1151,6 +1163,11 @@ mod tests {
         assert_eq!(texts, ["account.balance.amount >= 1000", "c in {\"DE\", \"FR\"}"]);
         assert_eq!(p.exchanges[0].reveal.received, Reveal::All, "the value is hidden when the session places it");
         assert!(plan(serde_json::json!({})).unwrap().exchanges[0].reveal.statements.is_empty());
+        let p = plan(serde_json::json!({"proveRequest": ["transfer.amount <= 500"]})).unwrap();
+        let texts: Vec<String> = p.exchanges[0].reveal.request_statements.iter().map(|s| s.to_string()).collect();
+        assert_eq!((texts, p.exchanges[0].reveal.statements.len()), (vec!["transfer.amount <= 500".to_string()], 0));
+        let e = plan(serde_json::json!({"proveRequest": ["a >= 1e3"]})).unwrap_err().to_string();
+        assert!(e.starts_with("reveal.proveRequest: "), "{e}");
     }
 
     #[test]
@@ -1167,7 +1184,7 @@ mod tests {
         let listed = unknown.split("expected one of ").nth(1).unwrap_or_default().matches('`').count() / 2;
         assert_eq!(listed, OPTION_FIELDS.len(), "{unknown}");
         for f in REVEAL_FIELDS {
-            let value = if *f == "prove" { serde_json::json!([]) } else { serde_json::json!("all") };
+            let value = if f.starts_with("prove") { serde_json::json!([]) } else { serde_json::json!("all") };
             serde_json::from_value::<RevealOptions>(serde_json::json!({*f: value})).unwrap();
         }
         let unknown = serde_json::from_value::<RevealOptions>(serde_json::json!({"x": 1})).unwrap_err().to_string();

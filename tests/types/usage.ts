@@ -57,6 +57,18 @@ export async function provenStatement(): Promise<string> {
   return `${s?.exchange} ${s?.statement} ${s?.value[0]?.end}`;
 }
 
+export async function provenAboutTheRequest(): Promise<string> {
+  const r = await notarize({
+    verifierUrl: "ws://v/",
+    url: "https://h/transfer",
+    method: "POST",
+    body: '{"transfer":{"amount":250}}',
+    reveal: { proveRequest: ["transfer.amount <= 500"], prove: ['status == "accepted"'] },
+  });
+  const direction: "sent" | "received" | undefined = r.statements[0]?.direction;
+  return `${direction}`;
+}
+
 export async function twoRequests(): Promise<string> {
   const r = await notarize({
     verifierUrl: "ws://v/",

@@ -23,7 +23,7 @@ pub struct BodyReading {
 fn is_hidden(revealed: &[Range<u64>], at: usize) -> bool {
     let at = at as u64;
     let i = revealed.partition_point(|r| r.end <= at);
-    !revealed.get(i).is_some_and(|r| r.start <= at)
+    revealed.get(i).is_none_or(|r| r.start > at)
 }
 
 /// Reads the paths of `statements` in the JSON body of the exchange's message in `direction`
