@@ -611,7 +611,9 @@ impl SessionPlan {
     /// What `prepare` sizes the session for: a request of up to maxSentBytes, revealed as the
     /// options say (the default hides a header, so the request takes the ZK path).
     pub fn sizing(&self) -> crate::protocol::prover::Sizing {
-        let whole = self.exchanges.iter().all(|x| x.reveal.sent == Reveal::All);
+        // a request with statements hides their values
+        let whole =
+            (self.exchanges.iter()).all(|x| x.reveal.sent == Reveal::All && x.reveal.request_statements.is_empty());
         // which of a request not yet written is hidden is not known (see `Sizing::new`)
         crate::protocol::prover::Sizing {
             request_len: self.max_sent as usize,
@@ -1163,7 +1165,8 @@ mod tests {
         assert_eq!(texts, ["account.balance.amount >= 1000", "c in {\"DE\", \"FR\"}"]);
         assert_eq!(p.exchanges[0].reveal.received, Reveal::All, "the value is hidden when the session places it");
         assert!(plan(serde_json::json!({})).unwrap().exchanges[0].reveal.statements.is_empty());
-        let p = plan(serde_json::json!({"proveRequest": ["transfer.amount <= 500"]})).unwrap();
+        let p = plan(serde_json::json!({"sent": "all", "proveRequest": ["transfer.amount <= 500"]})).unwrap();
+        assert!(!p.sizing().request_whole, "a stated request value is hidden");
         let texts: Vec<String> = p.exchanges[0].reveal.request_statements.iter().map(|s| s.to_string()).collect();
         assert_eq!((texts, p.exchanges[0].reveal.statements.len()), (vec!["transfer.amount <= 500".to_string()], 0));
         let e = plan(serde_json::json!({"proveRequest": ["a >= 1e3"]})).unwrap_err().to_string();
