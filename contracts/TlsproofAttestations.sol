@@ -4,7 +4,7 @@ pragma solidity ^0.8.24;
 /// @title TlsproofAttestations
 /// @notice Checks tlsproof attestations that a trusted verifier signed with secp256k1, and
 /// exposes the bytes of disclosed ranges once they match the attested digests, and the
-/// statements proven about hidden values, which need no disclosure.
+/// statements proven about hidden values of requests and responses, which need no disclosure.
 /// @dev The byte layout, DOMAIN and checks are specified in docs/attestation.md. The
 /// attestation is read in place with calldata slices and is never copied to memory. The errors
 /// are named as the Rust decoder's and presentation checker's (src/attestation). The signature
@@ -19,7 +19,7 @@ contract TlsproofAttestations {
 
     /// @dev "TLSPROOF" as a big-endian integer.
     uint256 private constant MAGIC = 0x544c5350524f4f46;
-    uint256 private constant FORMAT_VERSION = 3;
+    uint256 private constant FORMAT_VERSION = 4;
     /// @dev Signature scheme code of secp256k1 over Keccak-256.
     uint256 private constant SCHEME_SECP256K1 = 1;
     /// @dev secp256k1's group order n, and n / 2 (the highest canonical s).
@@ -62,7 +62,7 @@ contract TlsproofAttestations {
         uint8 receivedEnding;
         /// @dev The HTTP requests of the session, each paired with its response (`exchange`).
         uint8 exchangeCount;
-        /// @dev The statements proven about hidden values of the responses (`statement`).
+        /// @dev The statements proven about hidden values of the requests and responses (`statement`).
         uint8 statementCount;
     }
 
@@ -109,8 +109,10 @@ contract TlsproofAttestations {
     error NoExchange(uint256 index, uint256 count);
     error TooManyStatements(uint256 count);
     error BadStatementExchange(uint256 statement, uint8 exchange, uint256 count);
+    error BadStatementDirection(uint256 statement, uint8 direction);
     error BadValueRangeCount(uint256 statement, uint256 count);
-    error ValueOutsideResponse(uint256 statement, uint64 start, uint64 end);
+    /// @dev `direction` 0: outside the exchange's request; 1: outside its response.
+    error ValueOutsideMessage(uint256 statement, uint8 direction, uint64 start, uint64 end);
     error ValueRangesOutOfOrder(uint256 statement);
     error BadStatementLength(uint256 statement, uint256 len);
     error NoStatement(uint256 index, uint256 count);
@@ -185,13 +187,16 @@ contract TlsproofAttestations {
 
     /// @notice Statement `index` (0 first) of the session, after checking the signature and the
     /// whole encoding, with the certified server name and connection time: a fact proven in
-    /// zero knowledge about a hidden value of a response, which no disclosure needs. Compare
-    /// `text` with the statement you expect, e.g.
-    /// `keccak256(text) == keccak256("account.balance.amount >= 1000")`.
+    /// zero knowledge about a hidden value of a request's or a response's body, which no
+    /// disclosure needs. Compare `text` with the statement you expect, e.g.
+    /// `keccak256(text) == keccak256("account.balance.amount >= 1000")`, and `direction` with
+    /// the body you expect it about: the same path may name a field of either.
     /// @return serverName The name the server's certificate was validated for.
     /// @return connectionTime Unix seconds.
-    /// @return exchangeNumber The exchange whose response holds the value, from 1
-    /// (`exchange(attestation, signature, exchangeNumber - 1)` is where that response is).
+    /// @return exchangeNumber The exchange whose request or response holds the value, from 1
+    /// (`exchange(attestation, signature, exchangeNumber - 1)` is where they are).
+    /// @return direction 0 (sent): the value is in the exchange's request; 1 (received): in its
+    /// response. The numbering of `disclosed`'s direction.
     /// @return valueLength The hidden value's length in bytes, which is public.
     /// @return text The statement's canonical text (docs/attestation.md). The contract checks
     /// its length, not its grammar: the verifier signed it.
@@ -202,6 +207,7 @@ contract TlsproofAttestations {
             string memory serverName,
             uint64 connectionTime,
             uint8 exchangeNumber,
+            uint8 direction,
             uint64 valueLength,
             bytes calldata text
         )
@@ -214,19 +220,42 @@ contract TlsproofAttestations {
     function _statement(bytes calldata a, uint256 index)
         private
         pure
-        returns (string memory, uint64, uint8 exchangeNumber, uint64 valueLength, bytes calldata text)
+        returns (
+            string memory serverName,
+            uint64 connectionTime,
+            uint8 exchangeNumber,
+            uint8 direction,
+            uint64 valueLength,
+            bytes calldata text
+        )
     {
-        (Header memory h,, uint256 p) = _decode(a);
-        if (index >= h.statementCount) revert NoStatement(index, h.statementCount);
-        // _decode checked the statements whole: skip to the one asked for
-        p += 1;
+        uint256 p;
+        {
+            // the header in its own scope, to keep the stack shallow
+            (Header memory h,, uint256 statementsAt) = _decode(a);
+            if (index >= h.statementCount) revert NoStatement(index, h.statementCount);
+            (serverName, connectionTime) = (h.serverName, h.connectionTime);
+            p = statementsAt + 1;
+        }
+        // _decode checked the statements whole: skip to the one asked for (each: exchange,
+        // direction, range count, ranges, text length, text)
         for (uint256 i = 0; i < index; ++i) {
-            uint256 textAt = p + 2 + VALUE_RANGE_BYTES * _read(a, p + 1, 1) + 2;
+            uint256 textAt = p + 3 + VALUE_RANGE_BYTES * _read(a, p + 2, 1) + 2;
             p = textAt + _read(a, textAt - 2, 2);
         }
+        (exchangeNumber, direction, valueLength, text) = _statementAt(a, p);
+    }
+
+    /// @dev The checked statement at offset p: its exchange, direction, value length and text.
+    function _statementAt(bytes calldata a, uint256 p)
+        private
+        pure
+        returns (uint8 exchangeNumber, uint8 direction, uint64 valueLength, bytes calldata text)
+    {
         exchangeNumber = uint8(_read(a, p, 1));
-        uint256 rangesEnd = p + 2 + VALUE_RANGE_BYTES * _read(a, p + 1, 1);
-        for (uint256 q = p + 2; q < rangesEnd; q += VALUE_RANGE_BYTES) {
+        direction = uint8(_read(a, p + 1, 1));
+        uint256 rangesEnd = p + 3 + VALUE_RANGE_BYTES * _read(a, p + 2, 1);
+        for (uint256 q = p + 3; q < rangesEnd; q += VALUE_RANGE_BYTES) {
             uint256 word;
             assembly {
                 word := calldataload(add(a.offset, q))
@@ -234,7 +263,6 @@ contract TlsproofAttestations {
             valueLength += uint64(word >> 128) - uint64(word >> 192);
         }
         text = a[rangesEnd + 2:rangesEnd + 2 + _read(a, rangesEnd, 2)];
-        return (h.serverName, h.connectionTime, exchangeNumber, valueLength, text);
     }
 
     /// @dev The presentation checks in the order docs/attestation.md lists them, as the Rust
@@ -398,8 +426,9 @@ contract TlsproofAttestations {
     }
 
     /// @dev The statements at offset p: at most 16, each naming one of the `exchangeCount`
-    /// exchanges at `exchangesAt` (from 1), its value's 1 to 64 ranges sorted, disjoint and
-    /// inside that exchange's response, then its text of 1 to 4096 bytes. Returns where they end.
+    /// exchanges at `exchangesAt` (from 1) and a direction (0 its request, 1 its response), its
+    /// value's 1 to 64 ranges sorted, disjoint and inside that request or response, then its
+    /// text of 1 to 4096 bytes. Returns where they end.
     function _statements(bytes calldata a, uint256 p, uint256 exchangesAt, uint256 exchangeCount)
         private
         pure
@@ -412,13 +441,17 @@ contract TlsproofAttestations {
         for (uint256 i = 0; i < n; ++i) {
             uint256 e = _read(a, next, 1);
             if (e == 0 || e > exchangeCount) revert BadStatementExchange(i, uint8(e), exchangeCount);
-            uint256 response;
+            uint256 direction = _read(a, next + 1, 1);
+            if (direction > 1) revert BadStatementDirection(i, uint8(direction));
+            uint256 exchangeWord;
             assembly {
-                // the exchange's 32 bytes, its response's start ‖ end the low 16 (within the
-                // bounds _exchanges checked)
-                response := calldataload(add(a.offset, add(exchangesAt, add(1, mul(sub(e, 1), EXCHANGE_BYTES)))))
+                // the exchange's 32 bytes: its request's start ‖ end the high 16, its
+                // response's the low 16 (within the bounds _exchanges checked)
+                exchangeWord := calldataload(add(a.offset, add(exchangesAt, add(1, mul(sub(e, 1), EXCHANGE_BYTES)))))
             }
-            next = _valueRanges(a, next + 1, i, uint64(response >> 64), uint64(response));
+            // the message's start ‖ end in the low 16 bytes
+            uint256 message = direction == 0 ? exchangeWord >> 128 : exchangeWord;
+            next = _valueRanges(a, next + 2, i, uint8(direction), uint64(message >> 64), uint64(message));
             uint256 len = _read(a, next, 2);
             if (len == 0 || len > MAX_TEXT) revert BadStatementLength(i, len);
             next += 2 + len;
@@ -426,13 +459,17 @@ contract TlsproofAttestations {
         }
     }
 
-    /// @dev Statement i's value ranges at offset p (their count first), each inside the
-    /// response [responseStart, responseEnd), each end ≤ the next start. Returns where they end.
-    function _valueRanges(bytes calldata a, uint256 p, uint256 i, uint64 responseStart, uint64 responseEnd)
-        private
-        pure
-        returns (uint256 next)
-    {
+    /// @dev Statement i's value ranges at offset p (their count first), each inside its
+    /// exchange's request (direction 0) or response (1), [messageStart, messageEnd), each end ≤
+    /// the next start. Returns where they end.
+    function _valueRanges(
+        bytes calldata a,
+        uint256 p,
+        uint256 i,
+        uint8 direction,
+        uint64 messageStart,
+        uint64 messageEnd
+    ) private pure returns (uint256 next) {
         uint256 k = _read(a, p, 1);
         if (k == 0 || k > MAX_VALUE_RANGES) revert BadValueRangeCount(i, k);
         next = p + 1 + k * VALUE_RANGE_BYTES;
@@ -445,7 +482,9 @@ contract TlsproofAttestations {
             }
             uint64 start = uint64(word >> 192);
             uint64 end = uint64(word >> 128);
-            if (start >= end || start < responseStart || end > responseEnd) revert ValueOutsideResponse(i, start, end);
+            if (start >= end || start < messageStart || end > messageEnd) {
+                revert ValueOutsideMessage(i, direction, start, end);
+            }
             if (start < previousEnd) revert ValueRangesOutOfOrder(i);
             previousEnd = end;
         }

@@ -77,12 +77,17 @@ export interface AttestedDirection {
 }
 
 /**
- * A statement proven in zero knowledge about a hidden value of a response
- * (`account.balance.amount >= 1000`). The value stays hidden; its length is public.
+ * A statement proven in zero knowledge about a hidden value of a request's or a response's
+ * JSON body (`account.balance.amount >= 1000`). The value stays hidden; its length is public.
  */
 export interface AttestedStatement {
-  /** The exchange, from 1 (`exchanges[exchange - 1]`), whose response holds the value. */
+  /** The exchange, from 1 (`exchanges[exchange - 1]`), whose request or response holds the value. */
   exchange: number;
+  /**
+   * Which of the exchange's messages holds the value: `"sent"` its request, `"received"` its
+   * response. Check it with the text: the same path may name a field of either body.
+   */
+  direction: "sent" | "received";
   /**
    * The statement's canonical text, as the verifier signed it: compare it byte for byte with
    * the text you expect. Decoding checks that it is 1 to 4096 bytes of UTF-8 with no character
@@ -91,13 +96,16 @@ export interface AttestedStatement {
    * The prover chose the path and constants: escape the text before printing it.
    */
   statement: string;
-  /** Where the value is in the received bytes: sorted, disjoint, inside the exchange's response. */
+  /**
+   * Where the value is in the bytes of `direction`: sorted, disjoint, inside the exchange's
+   * request (sent) or response (received).
+   */
   value: Array<{ start: number; end: number }>;
 }
 
 /** What an attestation states. */
 export interface DecodedAttestation {
-  formatVersion: 3;
+  formatVersion: 4;
   scheme: "secp256k1" | "ed25519";
   /** The session protocol version the verifier ran. */
   protocolVersion: number;

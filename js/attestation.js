@@ -12,7 +12,7 @@ import { PresentationError } from "./errors.js";
 export { PresentationError };
 
 const MAGIC = "TLSPROOF";
-const FORMAT_VERSION = 3;
+const FORMAT_VERSION = 4;
 const MAX_NAME = 253;
 const MAX_RANGES = 4096;
 const MAX_EXCHANGES = 16;
@@ -146,11 +146,12 @@ function decode(bytes) {
 }
 
 /**
- * The statements about hidden values: at most 16, each about one of the exchanges (from 1),
- * its value's 1 to 64 ranges sorted, disjoint and inside that exchange's response, its text 1
- * to 4096 bytes of UTF-8 without a byte below 0x20. Rust also reads the text with the
- * statement grammar and refuses it unless it prints back the same (StatementNotCanonical); that
- * part is not checked here.
+ * The statements about hidden values: at most 16, each about one of the exchanges (from 1) in
+ * a direction (byte 0 "sent": the request, 1 "received": the response), its value's 1 to 64
+ * ranges sorted, disjoint and inside that exchange's request or response, its text 1 to 4096
+ * bytes of UTF-8 without a byte below 0x20. Rust also reads the text with the statement grammar
+ * and refuses it unless it prints back the same (StatementNotCanonical); that part is not
+ * checked here.
  */
 function statementList(r, exchanges) {
   const count = r.u8();
@@ -161,7 +162,12 @@ function statementList(r, exchanges) {
     if (exchange === 0 || exchange > exchanges.length) {
       fail("BadStatementExchange", `statement ${i}: exchange ${exchange}, not 1 to ${exchanges.length}`);
     }
-    const { response } = exchanges[exchange - 1];
+    const directionByte = r.u8();
+    const direction = DIRECTIONS[directionByte]
+      ?? fail("BadStatementDirection", `statement ${i}: direction byte ${directionByte}, not 0 (sent: the request) or 1 (received: the response)`);
+    // an unanswered request's response is empty: no value range fits inside it
+    const message = direction === "sent" ? exchanges[exchange - 1].request : exchanges[exchange - 1].response;
+    const messageName = direction === "sent" ? "request" : "response";
     const ranges = r.u8();
     if (ranges === 0 || ranges > MAX_VALUE_RANGES) {
       fail("BadValueRangeCount", `statement ${i}: ${ranges} value ranges, not 1 to ${MAX_VALUE_RANGES}`);
@@ -172,9 +178,9 @@ function statementList(r, exchanges) {
     for (let k = 0; k < ranges; k++) {
       const start = r.u64();
       const end = r.u64();
-      if (start >= end || start < response.start || end > response.end) {
-        fail("ValueOutsideResponse",
-          `statement ${i}: value range ${start}..${end} is empty or outside its exchange's response ${response.start}..${response.end}`);
+      if (start >= end || start < message.start || end > message.end) {
+        fail("ValueOutsideMessage",
+          `statement ${i}: value range ${start}..${end} is empty or outside its exchange's ${messageName} ${message.start}..${message.end}`);
       }
       if (k > 0 && value[k - 1].end > start) fail("ValueRangesOutOfOrder", `statement ${i}: value ranges are not sorted and disjoint`);
       value.push({ start, end });
@@ -190,7 +196,7 @@ function statementList(r, exchanges) {
       notCanonical();
     }
     if (bytes.some((b) => b < 0x20)) notCanonical();
-    list.push({ exchange, statement, value });
+    list.push({ exchange, direction, statement, value });
   }
   return list;
 }
@@ -242,9 +248,9 @@ function withNumbers(a) {
       request: { start: Number(request.start), end: Number(request.end) },
       response: response.start === response.end ? null : { start: Number(response.start), end: Number(response.end) },
     })),
-    // within a response, so exact
-    statements: a.statements.map(({ exchange, statement, value }) => ({
-      exchange, statement, value: value.map(({ start, end }) => ({ start: Number(start), end: Number(end) })),
+    // within a request or a response, so exact
+    statements: a.statements.map(({ exchange, direction, statement, value }) => ({
+      exchange, direction, statement, value: value.map(({ start, end }) => ({ start: Number(start), end: Number(end) })),
     })),
   };
 }

@@ -337,8 +337,9 @@ export type PresentationErrorReason =
   | "ExchangesNotTiling"
   | "TooManyStatements"
   | "BadStatementExchange"
+  | "BadStatementDirection"
   | "BadValueRangeCount"
-  | "ValueOutsideResponse"
+  | "ValueOutsideMessage"
   | "ValueRangesOutOfOrder"
   | "BadStatementLength"
   /** Not UTF-8, or a character below U+0020 (Rust's decoder also checks the statement grammar). */

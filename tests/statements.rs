@@ -154,7 +154,7 @@ async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
 /// byte shows them, and one of the response's revealed ranges does not hold the value.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() {
-    use tlsproof::attestation::{Direction, Presentation, Scheme, SigningKey};
+    use tlsproof::attestation::{Presentation, Scheme, SigningKey};
     let key = std::sync::Arc::new(SigningKey::generate(Scheme::Secp256k1));
     let mut env = env(Some(key.clone())).await;
     let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
@@ -166,12 +166,18 @@ async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() 
     env.reports.recv().await.unwrap().1.unwrap();
     let session = out.attestation.expect("the verifier signs");
     let a = session.attestation.verify(&key.verifying_key()).unwrap();
-    let attested: Vec<(u8, String, Vec<std::ops::Range<u64>>)> =
-        a.statements.iter().map(|s| (s.exchange, s.statement.to_string(), s.value.clone())).collect();
-    let verdict: Vec<(u8, String, Vec<std::ops::Range<u64>>)> =
-        out.verified.statements.iter().map(|s| (s.exchange as u8, s.statement.to_string(), s.value.clone())).collect();
+    type Attested = (u8, Direction, String, Vec<std::ops::Range<u64>>);
+    let attested: Vec<Attested> =
+        a.statements.iter().map(|s| (s.exchange, s.direction, s.statement.to_string(), s.value.clone())).collect();
+    let verdict: Vec<Attested> = out
+        .verified
+        .statements
+        .iter()
+        .map(|s| (s.exchange as u8, s.direction, s.statement.to_string(), s.value.clone()))
+        .collect();
     assert_eq!(attested, verdict);
-    assert_eq!(attested.iter().map(|s| s.1.as_str()).collect::<Vec<_>>(), stated);
+    assert_eq!(attested.iter().map(|s| s.2.as_str()).collect::<Vec<_>>(), stated);
+    assert!(attested.iter().all(|s| s.1 == Direction::Received));
     let bare = Presentation::build(&session.attestation, &session.secrets, &[]).unwrap();
     let text = bare.verify(&key.verifying_key()).unwrap().to_string();
     assert!(
@@ -262,4 +268,40 @@ async fn statements_about_a_request_body_are_proven_in_both_modes_and_versions()
         assert_eq!(e.to_string(), "statement: transfer.amount: the statement is false for the value the request holds");
         assert!(env.reports.recv().await.unwrap().1.is_err(), "{what}: the verifier was told");
     }
+}
+
+/// A statement about the request's JSON body is attested with its direction: its value lies
+/// in the request's bytes, and a presentation names it a statement about the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_attestation_names_a_request_statement_by_its_direction() {
+    use tlsproof::attestation::{Presentation, Scheme, SigningKey};
+    let key = std::sync::Arc::new(SigningKey::generate(Scheme::Ed25519));
+    let mut env = env(Some(key.clone())).await;
+    let request = RequestBuilder::new("POST", &env.server, "/echo")
+        .header("Content-Type", "application/json")
+        .body(&b"{\"q\":12}"[..]);
+    // the echo would show the value: the response stays hidden
+    let reveal = RevealConfig {
+        request_statements: vec![Statement::parse("q <= 100").unwrap()],
+        ..RevealConfig::new(Reveal::All, Reveal::Nothing)
+    };
+    let plans = vec![ExchangePlan { request: request.build().unwrap().bytes, reveal }];
+    let out = match run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {
+        Ok(out) => out,
+        Err(e) => panic!("{e}; verifier: {:?}", env.reports.recv().await),
+    };
+    env.reports.recv().await.unwrap().1.unwrap();
+    let session = out.attestation.expect("the verifier signs");
+    let a = session.attestation.verify(&key.verifying_key()).unwrap();
+    assert_eq!(a.statements.len(), 1);
+    let s = &a.statements[0];
+    assert_eq!((s.exchange, s.direction, s.statement.to_string()), (1, Direction::Sent, "q <= 100".to_string()));
+    let request = &a.exchanges[0].request;
+    assert!(s.value.iter().all(|r| request.start <= r.start && r.end <= request.end), "{:?}", s.value);
+    let value: Vec<u8> =
+        s.value.iter().flat_map(|r| &session.secrets.sent[r.start as usize..r.end as usize]).copied().collect();
+    assert_eq!(value, b"12");
+    let bare = Presentation::build(&session.attestation, &session.secrets, &[]).unwrap();
+    let text = bare.verify(&key.verifying_key()).unwrap().to_string();
+    assert!(text.contains("statement about request 1: q <= 100: proven (value hidden, 2 bytes)\n"), "{text}");
 }

@@ -13,7 +13,7 @@ use std::ops::Range;
 /// The first bytes of every attestation.
 pub(crate) const MAGIC: [u8; 8] = *b"TLSPROOF";
 /// The layout this code writes and reads.
-pub(crate) const FORMAT_VERSION: u16 = 3;
+pub(crate) const FORMAT_VERSION: u16 = 4;
 /// Longest server name (a DNS name's limit).
 const MAX_NAME: usize = 253;
 /// Most ranges of one kind per direction, as in a session's reveal plan.
@@ -47,22 +47,26 @@ pub struct Attestation {
     /// paired them (docs/protocol.md, "Requests and responses"): the requests tile the sent
     /// direction, the responses the received one.
     pub exchanges: Vec<AttestedExchange>,
-    /// The statements about hidden values of the responses, proven in zero knowledge
-    /// (docs/protocol.md, "Statements about hidden values").
+    /// The statements about hidden values of the requests' and responses' bodies, proven in
+    /// zero knowledge (docs/protocol.md, "Statements about hidden values").
     pub statements: Vec<AttestedStatement>,
 }
 
-/// A statement proven about a hidden value: which response holds the value, what was
-/// proven of it, and where it is. The value's bytes are attested by nothing else.
+/// A statement proven about a hidden value: which request or response holds the value, what
+/// was proven of it, and where it is. The value's bytes are attested by nothing else.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttestedStatement {
-    /// The exchange (from 1, an index into [`Attestation::exchanges`] plus 1) whose response
-    /// holds the value.
+    /// The exchange (from 1, an index into [`Attestation::exchanges`] plus 1) whose request or
+    /// response holds the value.
     pub exchange: u8,
+    /// Which of the exchange's messages holds the value: [`Direction::Sent`] its request,
+    /// [`Direction::Received`] its response. A relying party checks it with the text: the same
+    /// path may name a field of either body.
+    pub direction: Direction,
     /// Encoded as its canonical text (its `Display`), at most 4096 bytes.
     pub statement: Statement,
-    /// Where the value is in the received direction: sorted, disjoint, inside the exchange's
-    /// response. Its length is public.
+    /// Where the value is in [`Self::direction`]'s plaintext: sorted, disjoint, inside the
+    /// exchange's request (sent) or response (received). Its length is public.
     pub value: Vec<Range<u64>>,
 }
 
@@ -80,6 +84,16 @@ pub struct AttestedExchange {
     pub request: Range<u64>,
     /// Its response's bytes in the received direction; empty when no byte answered it.
     pub response: Range<u64>,
+}
+
+impl AttestedExchange {
+    /// The exchange's message in direction `d`: its request (sent) or its response (received).
+    pub fn message(&self, d: Direction) -> &Range<u64> {
+        match d {
+            Direction::Sent => &self.request,
+            Direction::Received => &self.response,
+        }
+    }
 }
 
 /// One direction of the attested transcript (its application-data plaintext).
@@ -151,8 +165,10 @@ pub enum AttestationError {
     BadStatementExchange { statement: usize, exchange: u8, count: usize },
     #[error("statement {statement}: {count} value ranges, not 1 to {MAX_VALUE_RANGES}")]
     BadValueRangeCount { statement: usize, count: usize },
-    #[error("statement {statement}: value range {range:?} is empty or outside its exchange's response {response:?}")]
-    ValueOutsideResponse { statement: usize, range: Range<u64>, response: Range<u64> },
+    #[error("statement {statement}: direction byte {byte}, not 0 (sent: the request) or 1 (received: the response)")]
+    BadStatementDirection { statement: usize, byte: u8 },
+    #[error("statement {statement}: value range {range:?} is empty or outside its exchange's {} {message:?}", .direction.message())]
+    ValueOutsideMessage { statement: usize, direction: Direction, range: Range<u64>, message: Range<u64> },
     #[error("statement {statement}: value ranges are not sorted and disjoint")]
     ValueRangesOutOfOrder { statement: usize },
     #[error("statement {statement}: text of {len} bytes, not 1 to {MAX_TEXT}")]
@@ -212,6 +228,10 @@ impl Attestation {
         out.push(self.statements.len() as u8);
         for s in &self.statements {
             out.push(s.exchange);
+            out.push(match s.direction {
+                Direction::Sent => 0,
+                Direction::Received => 1,
+            });
             out.push(s.value.len() as u8);
             for r in &s.value {
                 out.extend_from_slice(&r.start.to_be_bytes());
@@ -401,8 +421,9 @@ impl<'a> Reader<'a> {
         Ok(exchanges)
     }
 
-    /// The statements: at most [`MAX_STATEMENTS`], each about one of `exchanges`, its value
-    /// inside that exchange's response, its text canonical.
+    /// The statements: at most [`MAX_STATEMENTS`], each about one of `exchanges` in a direction
+    /// (0 sent, 1 received), its value inside that exchange's request (sent) or response
+    /// (received), its text canonical.
     fn statements(&mut self, exchanges: &[AttestedExchange]) -> Result<Vec<AttestedStatement>, AttestationError> {
         let count = usize::from(self.u8()?);
         if count > MAX_STATEMENTS {
@@ -414,6 +435,13 @@ impl<'a> Reader<'a> {
             let Some(x) = usize::from(exchange).checked_sub(1).and_then(|e| exchanges.get(e)) else {
                 return Err(AttestationError::BadStatementExchange { statement: i, exchange, count: exchanges.len() });
             };
+            let direction = match self.u8()? {
+                0 => Direction::Sent,
+                1 => Direction::Received,
+                byte => return Err(AttestationError::BadStatementDirection { statement: i, byte }),
+            };
+            // an unanswered request's response is empty: no value range fits inside it
+            let message = x.message(direction);
             let ranges = usize::from(self.u8()?);
             if ranges == 0 || ranges > MAX_VALUE_RANGES {
                 return Err(AttestationError::BadValueRangeCount { statement: i, count: ranges });
@@ -424,11 +452,12 @@ impl<'a> Reader<'a> {
             let mut value: Vec<Range<u64>> = Vec::with_capacity(ranges);
             for _ in 0..ranges {
                 let range = self.u64()?..self.u64()?;
-                if range.start >= range.end || range.start < x.response.start || range.end > x.response.end {
-                    return Err(AttestationError::ValueOutsideResponse {
+                if range.start >= range.end || range.start < message.start || range.end > message.end {
+                    return Err(AttestationError::ValueOutsideMessage {
                         statement: i,
+                        direction,
                         range,
-                        response: x.response.clone(),
+                        message: message.clone(),
                     });
                 }
                 if value.last().is_some_and(|last| last.end > range.start) {
@@ -451,7 +480,7 @@ impl<'a> Reader<'a> {
             if statement.to_string() != text {
                 return Err(not_canonical());
             }
-            statements.push(AttestedStatement { exchange, statement, value });
+            statements.push(AttestedStatement { exchange, direction, statement, value });
         }
         Ok(statements)
     }
@@ -620,7 +649,9 @@ mod tests {
     #[test]
     fn statements_round_trip_and_every_prefix_is_refused() {
         let (a, _) = example_statements();
-        assert_eq!(a.statements.len(), 2);
+        assert_eq!(a.statements.len(), 3);
+        let directions: Vec<_> = a.statements.iter().map(|s| s.direction).collect();
+        assert_eq!(directions, [Direction::Received, Direction::Received, Direction::Sent]);
         for scheme in [Scheme::Secp256k1, Scheme::Ed25519] {
             assert_eq!(Attestation::decode(&a.encode(scheme)), Ok((scheme, a.clone())));
         }
@@ -630,6 +661,7 @@ mod tests {
         }
         assert_eq!(Attestation::decode(&[&bytes[..], &[0]].concat()), Err(AttestationError::TrailingBytes(1)));
         assert_eq!(a.statements[0].value_len(), 7);
+        assert_eq!(a.statements[2].value_len(), 2, "the request's 30");
     }
 
     /// The example with statements, its statements section (from its count on) replaced by
@@ -642,9 +674,10 @@ mod tests {
         Attestation::decode(&bytes).map(|(_, a)| a)
     }
 
-    /// One statement's bytes: exchange, value range count, ranges, text length, text.
-    fn statement_bytes(exchange: u8, value: &[Range<u64>], text: &[u8]) -> Vec<u8> {
-        let mut out = vec![exchange, value.len() as u8];
+    /// One statement's bytes: exchange, direction byte, value range count, ranges, text length,
+    /// text.
+    fn statement_bytes(exchange: u8, direction: u8, value: &[Range<u64>], text: &[u8]) -> Vec<u8> {
+        let mut out = vec![exchange, direction, value.len() as u8];
         for r in value {
             out.extend_from_slice(&r.start.to_be_bytes());
             out.extend_from_slice(&r.end.to_be_bytes());
@@ -654,13 +687,49 @@ mod tests {
         out
     }
 
+    /// The direction byte of each statement of the example, changed in place in its encoding:
+    /// 0 and 1 are the two directions, every other value is refused for that statement.
+    #[test]
+    fn a_statement_direction_byte_outside_its_domain_is_refused() {
+        let (a, _) = example_statements();
+        let bytes = a.encode(Scheme::Ed25519);
+        let section = bytes.len()
+            - 1
+            - a.statements
+                .iter()
+                .map(|s| 2 + 1 + 16 * s.value.len() + 2 + s.statement.to_string().len())
+                .sum::<usize>();
+        assert_eq!(usize::from(bytes[section]), a.statements.len(), "the statements' count");
+        let mut at = section + 1;
+        for (i, s) in a.statements.iter().enumerate() {
+            // after the exchange
+            let direction = at + 1;
+            assert_eq!(bytes[direction], u8::from(s.direction == Direction::Received));
+            for byte in [2, 3, 0x80, 0xff] {
+                let mut tampered = bytes.clone();
+                tampered[direction] = byte;
+                assert_eq!(
+                    Attestation::decode(&tampered),
+                    Err(AttestationError::BadStatementDirection { statement: i, byte })
+                );
+            }
+            at += 2 + 1 + 16 * s.value.len() + 2 + s.statement.to_string().len();
+        }
+        assert_eq!(at, bytes.len());
+    }
+
     #[test]
     fn a_statements_section_outside_its_domain_is_refused() {
         let (a, _) = example_statements();
-        let response = a.exchanges[0].response.clone();
+        let (request, response) = (a.exchanges[0].request.clone(), a.exchanges[0].response.clone());
         let (value, text) = (a.statements[0].value[0].clone(), b"account.balance.amount >= 1000");
+        const SENT: u8 = 0;
+        const RECEIVED: u8 = 1;
         let one = |exchange, value: &[Range<u64>], text: &[u8]| {
-            with_section(&[&[1][..], &statement_bytes(exchange, value, text)].concat())
+            with_section(&[&[1][..], &statement_bytes(exchange, RECEIVED, value, text)].concat())
+        };
+        let one_in = |direction: u8, value: &[Range<u64>]| {
+            with_section(&[&[1][..], &statement_bytes(1, direction, value, text)].concat())
         };
         let ok = one(1, std::slice::from_ref(&value), text).expect("the example's first statement");
         assert_eq!(ok.statements, a.statements[..1]);
@@ -669,24 +738,44 @@ mod tests {
         assert_eq!(with_section(&[17]), Err(AttestationError::TooManyStatements { count: 17 }));
         assert_eq!(with_section(&[2]), Err(AttestationError::Truncated), "fewer than counted");
         assert_eq!(with_section(&[0, 1]), Err(AttestationError::TrailingBytes(1)));
-        let twice = [&[2][..], &statement_bytes(1, std::slice::from_ref(&value), text).repeat(2)].concat();
+        let twice = [&[2][..], &statement_bytes(1, RECEIVED, std::slice::from_ref(&value), text).repeat(2)].concat();
         assert_eq!(with_section(&twice).map(|a| a.statements.len()), Ok(2));
         // the exchange: from 1 to the exchanges' count
         let exchange = |exchange| AttestationError::BadStatementExchange { statement: 0, exchange, count: 1 };
         assert_eq!(one(0, std::slice::from_ref(&value), text), Err(exchange(0)));
         assert_eq!(one(2, std::slice::from_ref(&value), text), Err(exchange(2)));
+        // the direction: 0 the request, 1 the response
+        let sent =
+            one_in(SENT, std::slice::from_ref(&a.statements[2].value[0])).expect("a statement about the request");
+        assert_eq!(sent.statements[0].direction, Direction::Sent);
+        for byte in [2, 0xff] {
+            assert_eq!(
+                one_in(byte, std::slice::from_ref(&value)),
+                Err(AttestationError::BadStatementDirection { statement: 0, byte })
+            );
+        }
+        assert_eq!(
+            with_section(&[1, 1]),
+            Err(AttestationError::Truncated),
+            "the direction byte is read before the value"
+        );
         // the value's ranges: 1 to 64, counted before allocating
         let count = |count| Err(AttestationError::BadValueRangeCount { statement: 0, count });
         assert_eq!(one(1, &[], text), count(0));
         assert_eq!(one(1, &vec![value.clone(); 65], text), count(65));
-        let mut counted = statement_bytes(1, std::slice::from_ref(&value), text);
-        counted[1] = 64;
+        let mut counted = statement_bytes(1, RECEIVED, std::slice::from_ref(&value), text);
+        counted[2] = 64;
         assert_eq!(with_section(&[&[1][..], &counted].concat()), Err(AttestationError::Truncated));
         let bits = [value.start..value.start + 1, value.start + 2..value.end];
         assert_eq!(one(1, &bits, text).map(|a| a.statements[0].value_len()), Ok(6));
         // each inside the exchange's response, not empty, sorted and disjoint
         let outside = |range: Range<u64>| {
-            Err(AttestationError::ValueOutsideResponse { statement: 0, range, response: response.clone() })
+            Err(AttestationError::ValueOutsideMessage {
+                statement: 0,
+                direction: Direction::Received,
+                range,
+                message: response.clone(),
+            })
         };
         let empty = value.start..value.start;
         assert_eq!(one(1, std::slice::from_ref(&empty), text), outside(empty));
@@ -699,12 +788,32 @@ mod tests {
         assert_eq!(one(1, &[value.start..value.end, value.end - 1..value.end], text), out_of_order);
         let adjacent = [value.start..value.start + 1, value.start + 1..value.end];
         assert!(one(1, &adjacent, text).is_ok(), "adjacent ranges are disjoint");
+        // a sent statement's value inside the exchange's request: the currency's place, inside
+        // the response, is past the request's end
+        let outside_request = |range: Range<u64>| {
+            Err(AttestationError::ValueOutsideMessage {
+                statement: 0,
+                direction: Direction::Sent,
+                range,
+                message: request.clone(),
+            })
+        };
+        let currency = a.statements[1].value[0].clone();
+        assert!(currency.start >= request.end && currency.end <= response.end);
+        assert!(one_in(RECEIVED, std::slice::from_ref(&currency)).is_ok());
+        assert_eq!(one_in(SENT, std::slice::from_ref(&currency)), outside_request(currency));
+        let past = request.end - 1..request.end + 1;
+        assert_eq!(one_in(SENT, std::slice::from_ref(&past)), outside_request(past));
+        let empty = request.end - 1..request.end - 1;
+        assert_eq!(one_in(SENT, std::slice::from_ref(&empty)), outside_request(empty));
+        let whole = request.clone();
+        assert!(one_in(SENT, std::slice::from_ref(&whole)).is_ok(), "the whole request");
         // the text: 1 to 4096 bytes of canonical UTF-8
         let length = |len| Err(AttestationError::BadStatementLength { statement: 0, len });
         assert_eq!(one(1, std::slice::from_ref(&value), b""), length(0));
         let long = [&text[..], &b" "[..]].concat().repeat(133);
         assert_eq!(one(1, std::slice::from_ref(&value), &long), length(4123));
-        let mut short = statement_bytes(1, std::slice::from_ref(&value), text);
+        let mut short = statement_bytes(1, RECEIVED, std::slice::from_ref(&value), text);
         let at = short.len() - text.len() - 2;
         short[at..at + 2].copy_from_slice(&4096u16.to_be_bytes());
         assert_eq!(with_section(&[&[1][..], &short].concat()), Err(AttestationError::Truncated));
@@ -722,33 +831,106 @@ mod tests {
             assert_eq!(one(1, std::slice::from_ref(&value), bad), not_canonical, "{:?}", String::from_utf8_lossy(bad));
         }
         // the second statement is named by its index
-        let second =
-            [&[2][..], &statement_bytes(1, std::slice::from_ref(&value), text), &statement_bytes(1, &[], text)]
-                .concat();
+        let second = [
+            &[2][..],
+            &statement_bytes(1, RECEIVED, std::slice::from_ref(&value), text),
+            &statement_bytes(1, RECEIVED, &[], text),
+        ]
+        .concat();
         assert_eq!(with_section(&second), Err(AttestationError::BadValueRangeCount { statement: 1, count: 0 }));
+        let second = [
+            &[2][..],
+            &statement_bytes(1, SENT, std::slice::from_ref(&whole), text),
+            &statement_bytes(1, 7, std::slice::from_ref(&value), text),
+        ]
+        .concat();
+        assert_eq!(with_section(&second), Err(AttestationError::BadStatementDirection { statement: 1, byte: 7 }));
     }
 
-    /// With two exchanges, a value is in its own exchange's response, not the other one's.
+    /// With two exchanges, a value is in its own exchange's request or response, not the other
+    /// one's.
     #[test]
-    fn a_value_is_inside_the_response_of_its_exchange() {
+    fn a_value_is_inside_the_message_of_its_exchange() {
         let (mut a, _) = example_statements();
         let value = a.statements[0].value[0].clone();
+        let days = a.statements[2].value[0].clone();
         let (sent, received) = (a.sent.len, a.received.len);
         a.exchanges = vec![
             AttestedExchange { request: 0..10, response: 0..value.end },
             AttestedExchange { request: 10..sent, response: value.end..received },
         ];
-        a.statements.truncate(1);
+        a.statements = vec![a.statements[0].clone(), AttestedStatement { exchange: 2, ..a.statements[2].clone() }];
         let check = |a: &Attestation| Attestation::decode(&a.encode(Scheme::Ed25519)).map(|(_, a)| a);
         assert_eq!(check(&a), Ok(a.clone()));
-        a.statements[0].exchange = 2;
+        let mut other = a.clone();
+        other.statements[0].exchange = 2;
+        assert_eq!(
+            check(&other),
+            Err(AttestationError::ValueOutsideMessage {
+                statement: 0,
+                direction: Direction::Received,
+                range: value.clone(),
+                message: value.end..received
+            })
+        );
+        let mut other = a.clone();
+        other.statements[1].exchange = 1;
+        assert_eq!(
+            check(&other),
+            Err(AttestationError::ValueOutsideMessage {
+                statement: 1,
+                direction: Direction::Sent,
+                range: days.clone(),
+                message: 0..10
+            })
+        );
+        // the response's place taken for one in the request
+        let mut other = a.clone();
+        other.statements[0].direction = Direction::Sent;
+        assert_eq!(
+            check(&other),
+            Err(AttestationError::ValueOutsideMessage {
+                statement: 0,
+                direction: Direction::Sent,
+                range: value.clone(),
+                message: 0..10
+            })
+        );
+        // a second request no byte answered: a statement about its request, not its response
+        a.exchanges = vec![
+            AttestedExchange { request: 0..10, response: 0..received },
+            AttestedExchange { request: 10..sent, response: received..received },
+        ];
+        a.statements.truncate(0);
+        a.statements.push(AttestedStatement { exchange: 2, ..example_statements().0.statements[2].clone() });
+        assert_eq!(check(&a), Ok(a.clone()), "a statement about an unanswered request");
+        a.statements[0].direction = Direction::Received;
         assert_eq!(
             check(&a),
-            Err(AttestationError::ValueOutsideResponse {
+            Err(AttestationError::ValueOutsideMessage {
                 statement: 0,
-                range: value.clone(),
-                response: value.end..received
+                direction: Direction::Received,
+                range: days.clone(),
+                message: received..received
             })
+        );
+    }
+
+    #[test]
+    fn the_errors_name_the_message() {
+        let e =
+            |direction| AttestationError::ValueOutsideMessage { statement: 2, direction, range: 5..9, message: 0..4 };
+        assert_eq!(
+            e(Direction::Sent).to_string(),
+            "statement 2: value range 5..9 is empty or outside its exchange's request 0..4"
+        );
+        assert_eq!(
+            e(Direction::Received).to_string(),
+            "statement 2: value range 5..9 is empty or outside its exchange's response 0..4"
+        );
+        assert_eq!(
+            AttestationError::BadStatementDirection { statement: 0, byte: 2 }.to_string(),
+            "statement 0: direction byte 2, not 0 (sent: the request) or 1 (received: the response)"
         );
     }
 }

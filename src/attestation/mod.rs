@@ -92,27 +92,37 @@ pub fn example() -> (Attestation, AttestationSecrets) {
     (attestation, AttestationSecrets { sent, received, salts, blinders })
 }
 
-/// An attestation and the secrets of a made-up session with two statements about hidden
-/// values of a JSON response (the amount and the currency of its balance), for examples and
-/// tests. The request's cookie is hidden too; nothing is committed.
+/// An attestation and the secrets of a made-up session with three statements about hidden
+/// values: two of a JSON response (the amount and the currency of its balance), one of the
+/// JSON request's body (how many days of history it asked for), for examples and tests. The
+/// request's cookie is hidden too; nothing is committed.
 #[doc(hidden)]
 pub fn example_statements() -> (Attestation, AttestationSecrets) {
-    let sent = b"GET /json HTTP/1.1\r\nHost: bank.example\r\nCookie: session=s3cr3t\r\n\r\n".to_vec();
+    let query = r#"{"days":30}"#;
+    let sent = format!(
+        "POST /json HTTP/1.1\r\nHost: bank.example\r\nCookie: session=s3cr3t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{query}",
+        query.len()
+    )
+    .into_bytes();
     let body = r#"{"account":{"id":"ACC-0042","balance":{"amount":"1234.56","currency":"EUR"}},"status":"ok"}"#;
     let received =
         format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
             .into_bytes();
-    let at =
-        |bytes: &[u8], what: &[u8]| bytes.windows(what.len()).position(|w| w == what).expect("in the example") as u64;
-    let cookie = at(&sent, b"s3cr3t")..at(&sent, b"s3cr3t") + 6;
-    let amount = at(&received, b"1234.56")..at(&received, b"1234.56") + 7;
-    let currency = at(&received, b"EUR")..at(&received, b"EUR") + 3;
+    let at = |bytes: &[u8], what: &[u8]| {
+        let start = bytes.windows(what.len()).position(|w| w == what).expect("in the example") as u64;
+        start..start + what.len() as u64
+    };
+    let cookie = at(&sent, b"s3cr3t");
+    let days = at(&sent, b"30}");
+    let days = days.start..days.end - 1;
+    let amount = at(&received, b"1234.56");
+    let currency = at(&received, b"EUR");
     let len = [sent.len() as u64, received.len() as u64];
     let revealed = [
-        vec![0..cookie.start, cookie.end..len[0]],
+        vec![0..cookie.start, cookie.end..days.start, days.end..len[0]],
         vec![0..amount.start, amount.end..currency.start, currency.end..len[1]],
     ];
-    let salts: [Vec<[u8; 16]>; 2] = [vec![[4; 16], [5; 16]], vec![[6; 16], [7; 16], [8; 16]]];
+    let salts: [Vec<[u8; 16]>; 2] = [vec![[4; 16], [5; 16], [9; 16]], vec![[6; 16], [7; 16], [8; 16]]];
     let direction = |side: usize, plaintext: &[u8], ending| AttestedDirection {
         len: len[side],
         ending,
@@ -126,8 +136,9 @@ pub fn example_statements() -> (Attestation, AttestationSecrets) {
             .collect(),
         committed: vec![],
     };
-    let stated = |text: &str, value| AttestedStatement {
+    let stated = |direction, text: &str, value| AttestedStatement {
         exchange: 1,
+        direction,
         statement: text.parse().expect("a statement"),
         value: vec![value],
     };
@@ -144,8 +155,9 @@ pub fn example_statements() -> (Attestation, AttestationSecrets) {
         received: direction(1, &received, Ending::CloseNotify),
         exchanges: vec![AttestedExchange { request: 0..len[0], response: 0..len[1] }],
         statements: vec![
-            stated("account.balance.amount >= 1000", amount),
-            stated("account.balance.currency in {\"EUR\", \"USD\"}", currency),
+            stated(Direction::Received, "account.balance.amount >= 1000", amount),
+            stated(Direction::Received, "account.balance.currency in {\"EUR\", \"USD\"}", currency),
+            stated(Direction::Sent, "days <= 90", days),
         ],
     };
     (attestation, AttestationSecrets { sent, received, salts, blinders: [vec![], vec![]] })
@@ -220,6 +232,7 @@ pub(crate) fn test_vectors() -> serde_json::Value {
     let cookie = example();
     let disclose = vec![(Direction::Sent, 43..49), (Direction::Received, 0..cookie.0.received.len)];
     let statements = example_statements();
+    // the response's revealed ranges, around its hidden values
     let around = statements.0.received.revealed.iter().map(|r| (Direction::Received, r.range.clone())).collect();
     let sessions = [("committed cookie", cookie, disclose), ("statements about hidden values", statements, around)];
     let vectors: Vec<_> = sessions

@@ -95,8 +95,8 @@ pub struct DisclosedRange {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifiedPresentation {
     /// What the verifier signed, the statements about hidden values among it
-    /// ([`Attestation::statements`]: each one's exchange, text and value ranges), which need no
-    /// disclosure.
+    /// ([`Attestation::statements`]: each one's exchange, direction, text and value ranges),
+    /// which need no disclosure.
     pub attestation: Attestation,
     pub disclosed: Vec<DisclosedRange>,
 }
@@ -224,7 +224,8 @@ impl std::fmt::Display for VerifiedPresentation {
             crate::wire::text::push_escaped_line(&mut text, &s.statement.to_string());
             writeln!(
                 f,
-                "statement about response {}: {text}: proven (value hidden, {} bytes)",
+                "statement about {} {}: {text}: proven (value hidden, {} bytes)",
+                s.direction.message(),
                 s.exchange,
                 s.value_len()
             )?;
@@ -386,7 +387,16 @@ mod tests {
             text.contains("statement about response 1: account.balance.currency in {\"EUR\", \"USD\"}: proven (value hidden, 3 bytes)\n"),
             "{text}"
         );
-        assert!(!text.contains("1234.56"), "{text}");
+        assert!(text.contains("statement about request 1: days <= 90: proven (value hidden, 2 bytes)\n"), "{text}");
+        assert!(!text.contains("1234.56") && !text.contains("days\":30"), "{text}");
+        // any byte of the attestation changed, the statements' among them (a direction flipped
+        // to the other valid one included): refused
+        for i in 0..p.attestation.data.len() {
+            let mut q = p.clone();
+            q.attestation.data[i] ^= 0x01;
+            let e = q.verify(&key.verifying_key()).unwrap_err();
+            assert!(matches!(e, PresentationError::Attestation(_)), "byte {i}: {e:?}");
+        }
         // a text that would turn the line around or hide part of it
         let (mut a, secrets) = crate::attestation::example_statements();
         a.statements[1].statement = "account.balance.currency == \"\u{202e}RUE\u{7f}\"".parse().unwrap();

@@ -76,10 +76,13 @@ function readDynamic(b, base, at) {
 
 // ---- the attestation layout (docs/attestation.md) and secp256k1 signing ----
 
-/** One statement: exchange (from 1), value range count, ranges, text length, text. */
-const encodeStatement = ({ exchange, value, text }) => {
+/**
+ * One statement: exchange (from 1), direction (0 sent: the request, 1 received: the response),
+ * value range count, ranges, text length, text.
+ */
+const encodeStatement = ({ exchange, direction, value, text }) => {
   const bytes = typeof text === 'string' ? utf8ToBytes(text) : text;
-  return concatBytes(be(exchange, 1), be(value.length, 1), ...value.map(([start, end]) => concatBytes(be(start, 8), be(end, 8))), be(bytes.length, 2), bytes);
+  return concatBytes(be(exchange, 1), be(direction, 1), be(value.length, 1), ...value.map(([start, end]) => concatBytes(be(start, 8), be(end, 8))), be(bytes.length, 2), bytes);
 };
 
 /** The canonical encoding of `a`; `scheme` 1 is secp256k1. */
@@ -93,7 +96,7 @@ function encodeAttestation(a) {
   const name = utf8ToBytes(a.serverName);
   return concatBytes(
     utf8ToBytes('TLSPROOF'),
-    be(a.format ?? 3, 2),
+    be(a.format ?? 4, 2),
     be(a.scheme ?? 1, 1),
     be(a.protocolVersion, 2),
     be(a.mode, 1),
@@ -132,8 +135,9 @@ function sign(data, secretKey) {
 
 /**
  * A contract that relies on the attestations: it accepts an attestation of the trusted
- * verifier when its first statement is that the balance of bank.example is at least 1000, with
- * no byte of the response disclosed.
+ * verifier when its first statement is that the balance in bank.example's response is at least
+ * 1000, with no byte of the response disclosed. It checks the direction too: the same text
+ * about the request's body would state what the prover sent, not what the bank answered.
  */
 const CONSUMER = `// SPDX-License-Identifier: MIT OR Apache-2.0
 pragma solidity ^0.8.24;
@@ -147,8 +151,8 @@ contract BalanceGate {
     }
 
     function qualifies(bytes calldata attestation, bytes calldata signature) external view returns (bool) {
-        (string memory serverName,,,, bytes memory text) = attestations.statement(attestation, signature, 0);
-        return keccak256(bytes(serverName)) == keccak256("bank.example")
+        (string memory serverName,,, uint8 direction,, bytes memory text) = attestations.statement(attestation, signature, 0);
+        return keccak256(bytes(serverName)) == keccak256("bank.example") && direction == 1
             && keccak256(text) == keccak256("account.balance.amount >= 1000");
     }
 }
@@ -267,8 +271,9 @@ function decodeStatement(ret) {
     serverName: new TextDecoder().decode(readDynamic(ret, 0, 0)),
     connectionTime: readWord(ret, 32),
     exchange: Number(readWord(ret, 64)),
-    valueLength: Number(readWord(ret, 96)),
-    text: new TextDecoder().decode(readDynamic(ret, 0, 128)),
+    direction: Number(readWord(ret, 96)),
+    valueLength: Number(readWord(ret, 128)),
+    text: new TextDecoder().decode(readDynamic(ret, 0, 160)),
   };
 }
 
@@ -435,11 +440,14 @@ const statementAttestation = () => {
   const a = statement();
   a.serverName = 'bank.example';
   a.statements = [
-    { exchange: 1, value: [[balanceAt, balanceAt + 4]], text: 'account.balance.amount >= 1000' },
-    { exchange: 1, value: [[balanceAt, balanceAt + 2], [balanceAt + 2, balanceAt + 4]], text: 'balance in [1000, 9999]' },
+    { exchange: 1, direction: RECEIVED, value: [[balanceAt, balanceAt + 4]], text: 'account.balance.amount >= 1000' },
+    { exchange: 1, direction: RECEIVED, value: [[balanceAt, balanceAt + 2], [balanceAt + 2, balanceAt + 4]], text: 'balance in [1000, 9999]' },
   ];
   return a;
 };
+/** A statement about the second request's body, `{"amount":12}`: its hidden 12. */
+const amountAt = text(sentText).indexOf('12}');
+const requestStatement = (text = 'amount <= 100') => ({ exchange: 2, direction: SENT, value: [[amountAt, amountAt + 2]], text });
 const signed = (a) => {
   const bytes = a instanceof Uint8Array ? a : encodeAttestation(a);
   return { bytes, sig: sign(bytes, freshKey) };
@@ -515,23 +523,24 @@ test('statement() reads each statement of the vector, with no byte disclosed', a
   assert.ok(!header.reverted, `reverted: 0x${hex(header.ret)}`);
   gas.headerWithStatements = header;
   const h = decodeHeader(header.ret);
-  assert.deepEqual([h.serverName, h.tlsVersion, h.exchangeCount, h.statementCount], ['bank.example', 0x0304n, 1n, 2n]);
+  assert.deepEqual([h.serverName, h.tlsVersion, h.exchangeCount, h.statementCount], ['bank.example', 0x0304n, 1n, 3n]);
   const expected = [
-    { exchange: 1, valueLength: 7, text: 'account.balance.amount >= 1000' },
-    { exchange: 1, valueLength: 3, text: 'account.balance.currency in {"EUR", "USD"}' },
+    { exchange: 1, direction: RECEIVED, valueLength: 7, text: 'account.balance.amount >= 1000' },
+    { exchange: 1, direction: RECEIVED, valueLength: 3, text: 'account.balance.currency in {"EUR", "USD"}' },
+    { exchange: 1, direction: SENT, valueLength: 2, text: 'days <= 90' },
   ];
+  const measured = ['statement', 'secondStatement', 'thirdStatement'];
   for (const [index, want] of expected.entries()) {
     const res = await call(contract, statementCall(statementData, statementSignature, index));
     assert.ok(!res.reverted, `statement ${index} reverted: 0x${hex(res.ret)}`);
     assert.deepEqual(decodeStatement(res.ret), { serverName: 'bank.example', connectionTime: 1796262400n, ...want });
-    if (index === 0) gas.statement = res;
-    else gas.secondStatement = res;
+    gas[measured[index]] = res;
   }
-  assertError(await call(contract, statementCall(statementData, statementSignature, 2)), 'NoStatement(uint256,uint256)');
+  assertError(await call(contract, statementCall(statementData, statementSignature, 3)), 'NoStatement(uint256,uint256)');
   assertError(await call(contract, statementCall(data, signature, 0)), 'NoStatement(uint256,uint256)');
   // the exchanges are found before the statements
   const x = await call(contract, exchangeCall(statementData, statementSignature, 0));
-  assert.deepEqual(decodeExchange(x.ret), [0, 66, 0, 162]);
+  assert.deepEqual(decodeExchange(x.ret), [0, 130, 0, 162]);
   // altered or signed by another key
   const flipped = statementData.slice();
   flipped[flipped.length - 5] ^= 1;
@@ -559,6 +568,28 @@ test('a contract that trusts the verifier accepts the statement, and nothing els
   const no = await call(otherGate.address, calldata('qualifies(bytes,bytes)', [['bytes', bytes], ['bytes', sign(bytes, freshKey)]]));
   assert.ok(!no.reverted, `reverted: 0x${hex(no.ret)}`);
   assert.equal(readWord(no.ret, 0), 0n);
+  // the gate's text first, but about the request's body: not what the bank answered
+  const aboutRequest = statementAttestation();
+  aboutRequest.statements.unshift(requestStatement('account.balance.amount >= 1000'));
+  const requestBytes = encodeAttestation(aboutRequest);
+  const requestSig = sign(requestBytes, freshKey);
+  const read = await call(fresh.address, statementCall(requestBytes, requestSig, 0));
+  assert.deepEqual(decodeStatement(read.ret), { serverName: 'bank.example', connectionTime: 1800000000n, exchange: 2, direction: SENT, valueLength: 2, text: 'account.balance.amount >= 1000' });
+  const notResponse = await call(otherGate.address, calldata('qualifies(bytes,bytes)', [['bytes', requestBytes], ['bytes', requestSig]]));
+  assert.ok(!notResponse.reverted, `reverted: 0x${hex(notResponse.ret)}`);
+  assert.equal(readWord(notResponse.ret, 0), 0n);
+});
+
+test('statement() reads a statement about a request, after one about a response', async () => {
+  const a = statementAttestation();
+  a.statements.push(requestStatement());
+  const { bytes, sig } = signed(a);
+  const res = await call(fresh.address, statementCall(bytes, sig, 2));
+  assert.ok(!res.reverted, `reverted: 0x${hex(res.ret)}`);
+  assert.deepEqual(decodeStatement(res.ret), { serverName: 'bank.example', connectionTime: 1800000000n, exchange: 2, direction: SENT, valueLength: 2, text: 'amount <= 100' });
+  assert.equal(text(sentText.slice(amountAt, amountAt + 2)), '12');
+  const first = await call(fresh.address, statementCall(bytes, sig, 0));
+  assert.equal(decodeStatement(first.ret).direction, RECEIVED);
 });
 
 test('signed but malformed attestations are refused like the Rust decoder refuses them', async (t) => {
@@ -589,7 +620,7 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
     return out;
   };
   assert.equal(withSection[sectionAt], 2);
-  assert.equal(encodeStatement(statementAttestation().statements[0]).length, 50, 'the second statement follows the count and the first');
+  assert.equal(encodeStatement(statementAttestation().statements[0]).length, 51, 'the second statement follows the count and the first');
   const cases = [
     ['trailing byte', concatBytes(valid, Uint8Array.of(0)), 'TrailingBytes(uint256)'],
     ['truncated', valid.slice(0, valid.length - 1), 'Truncated()'],
@@ -624,18 +655,24 @@ test('signed but malformed attestations are refused like the Rust decoder refuse
     ['a byte after the statements', concatBytes(encodeAttestation(statementAttestation()), Uint8Array.of(0)), 'TrailingBytes(uint256)'],
     ['a statement about exchange 0', patchedStatements(1, [0]), 'BadStatementExchange(uint256,uint8,uint256)'],
     ['a statement about exchange 3 of 2', patchedStatements(1, [3]), 'BadStatementExchange(uint256,uint8,uint256)'],
-    ['a value of no range', patchedStatements(2, [0]), 'BadValueRangeCount(uint256,uint256)'],
-    ['a value of 65 ranges', patchedStatements(2, [65]), 'BadValueRangeCount(uint256,uint256)'],
-    ['64 value ranges past the end', patchedStatements(2, [64]), 'Truncated()'],
-    ['an empty value range', patchedStatements(3 + 8, be(balanceAt, 8)), 'ValueOutsideResponse(uint256,uint64,uint64)'],
-    ['a value range past the response', patchedStatements(3 + 8, be(receivedText.length + 1, 8)), 'ValueOutsideResponse(uint256,uint64,uint64)'],
-    ['a value in the unanswered response', patchedStatements(1, [2]), 'ValueOutsideResponse(uint256,uint64,uint64)'],
+    ['a statement direction 2', patchedStatements(2, [2]), 'BadStatementDirection(uint256,uint8)'],
+    ['a statement direction 255', patchedStatements(2, [255]), 'BadStatementDirection(uint256,uint8)'],
+    ['a value of no range', patchedStatements(3, [0]), 'BadValueRangeCount(uint256,uint256)'],
+    ['a value of 65 ranges', patchedStatements(3, [65]), 'BadValueRangeCount(uint256,uint256)'],
+    ['64 value ranges past the end', patchedStatements(3, [64]), 'Truncated()'],
+    ['an empty value range', patchedStatements(4 + 8, be(balanceAt, 8)), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
+    ['a value range past the response', patchedStatements(4 + 8, be(receivedText.length + 1, 8)), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
+    ['a value in the unanswered response', patchedStatements(1, [2]), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
+    ['the response\'s value as one of the request', patchedStatements(2, [0]), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
+    ['a request value past its request', encodeAttestation(withStatements((a) => a.statements.push({ ...requestStatement(), value: [[amountAt, sentText.length + 1]] }))), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
+    ['a request value in the other request', encodeAttestation(withStatements((a) => a.statements.push({ ...requestStatement(), exchange: 1 }))), 'ValueOutsideMessage(uint256,uint8,uint64,uint64)'],
     ['value ranges out of order', encodeAttestation(withStatements((a) => a.statements[1].value.reverse())), 'ValueRangesOutOfOrder(uint256)'],
     ['overlapping value ranges', encodeAttestation(withStatements((a) => (a.statements[1].value[1][0] -= 1))), 'ValueRangesOutOfOrder(uint256)'],
-    ['an empty text', patchedStatements(3 + 16, be(0, 2)), 'BadStatementLength(uint256,uint256)'],
-    ['a text of 4097 bytes', patchedStatements(3 + 16, be(4097, 2)), 'BadStatementLength(uint256,uint256)'],
-    ['a text past the end', patchedStatements(3 + 16, be(4096, 2)), 'Truncated()'],
-    ['the second statement\'s range count', patchedStatements(1 + 51, [0]), 'BadValueRangeCount(uint256,uint256)'],
+    ['an empty text', patchedStatements(4 + 16, be(0, 2)), 'BadStatementLength(uint256,uint256)'],
+    ['a text of 4097 bytes', patchedStatements(4 + 16, be(4097, 2)), 'BadStatementLength(uint256,uint256)'],
+    ['a text past the end', patchedStatements(4 + 16, be(4096, 2)), 'Truncated()'],
+    ['the second statement\'s range count', patchedStatements(1 + 51 + 2, [0]), 'BadValueRangeCount(uint256,uint256)'],
+    ['the second statement\'s direction', patchedStatements(1 + 51 + 1, [2]), 'BadStatementDirection(uint256,uint8)'],
   ];
   const longest = encodeAttestation(withStatement((a) => (a.serverName = `${'a'.repeat(241)}.example:443`)));
   assert.ok(!(await call(fresh.address, headerCall(longest, sign(longest, freshKey)))).reverted, 'a 253-byte name is accepted');
@@ -677,12 +714,13 @@ test('trailing bytes and 4097 ranges are refused when disclosing a sent range', 
 });
 
 test('gas', () => {
-  const names = ['header', 'disclosedReceived', 'disclosedSentCommitment', 'headerWithStatements', 'statement', 'secondStatement', 'qualifies', 'deployment'];
+  const names = ['header', 'disclosedReceived', 'disclosedSentCommitment', 'headerWithStatements', 'statement', 'secondStatement', 'thirdStatement', 'qualifies', 'deployment'];
   for (const k of names) assert.equal(typeof gas[k]?.gas, 'bigint', `${k} measured`);
   const line = (f) =>
     `header ${f(gas.header)}, disclosed(received ${receivedRange.end - receivedRange.start} B) ${f(gas.disclosedReceived)}, ` +
     `disclosed(sent commitment) ${f(gas.disclosedSentCommitment)}, header(with statements) ${f(gas.headerWithStatements)}, ` +
-    `statement(0) ${f(gas.statement)}, statement(1) ${f(gas.secondStatement)}, qualifies ${f(gas.qualifies)}, deployment ${f(gas.deployment)}`;
+    `statement(0) ${f(gas.statement)}, statement(1) ${f(gas.secondStatement)}, statement(2, about the request) ${f(gas.thirdStatement)}, ` +
+    `qualifies ${f(gas.qualifies)}, deployment ${f(gas.deployment)}`;
   console.log(`gas: ${line((m) => m.gas)}`);
   console.log(`gas as Cancun transactions (+ 21000, calldata, creation): ${line((m) => m.gas + m.intrinsic)}`);
   const entry = (m) => ({ execution: Number(m.gas), transaction: Number(m.gas + m.intrinsic) });
@@ -701,6 +739,7 @@ test('gas', () => {
     headerWithStatements: entry(gas.headerWithStatements),
     statement: entry(gas.statement),
     secondStatement: entry(gas.secondStatement),
+    thirdStatement: entry(gas.thirdStatement),
     balanceGateQualifies: entry(gas.qualifies),
     deployment: entry(gas.deployment),
   };

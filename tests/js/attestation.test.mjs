@@ -17,16 +17,20 @@ const COOKIE = "committed cookie";
 const STATEMENTS = "statements about hidden values";
 const [k1, ed] = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.scheme === s && v.name === COOKIE));
 const stated = ["secp256k1", "ed25519"].map((s) => vectors.find((v) => v.scheme === s && v.name === STATEMENTS));
-/** The statements of the vectors that carry some: the hidden amount and currency of /json's balance. */
+/**
+ * The statements of the vectors that carry some: the hidden amount and currency of the
+ * response's balance, and the hidden number of days the request's body asked for.
+ */
 const VECTOR_STATEMENTS = [
-  { exchange: 1, statement: "account.balance.amount >= 1000", value: [{ start: 120, end: 127 }] },
-  { exchange: 1, statement: 'account.balance.currency in {"EUR", "USD"}', value: [{ start: 141, end: 144 }] },
+  { exchange: 1, direction: "received", statement: "account.balance.amount >= 1000", value: [{ start: 120, end: 127 }] },
+  { exchange: 1, direction: "received", statement: 'account.balance.currency in {"EUR", "USD"}', value: [{ start: 141, end: 144 }] },
+  { exchange: 1, direction: "sent", statement: "days <= 90", value: [{ start: 127, end: 129 }] },
 ];
 const DOMAIN = hexToBytes(domain);
 const DISCLOSE = [{ direction: "sent", start: 43, end: 49 }, { direction: "received", start: 0, end: 52 }];
 const ATTESTATION_REASONS = ["Truncated", "TrailingBytes", "BadMagic", "UnsupportedFormat", "UnknownScheme", "UnknownMode",
   "UnknownTlsVersion", "BadPort", "BadServerName", "BadEnding", "TooManyRanges", "RangeOutsideTranscript", "RangesOutOfOrder", "BadExchangeCount", "ExchangesNotTiling",
-  "TooManyStatements", "BadStatementExchange", "BadValueRangeCount", "ValueOutsideResponse", "ValueRangesOutOfOrder", "BadStatementLength",
+  "TooManyStatements", "BadStatementExchange", "BadStatementDirection", "BadValueRangeCount", "ValueOutsideMessage", "ValueRangesOutOfOrder", "BadStatementLength",
   "StatementNotCanonical", "SchemeMismatch", "WrongLength", "NonCanonical", "BadRecoveryByte", "SignatureMismatch"];
 
 /** The reason `f` throws with, checking it throws a PresentationError. */
@@ -90,7 +94,7 @@ test("decodeAttestation reads the vectors' header and directions", () => {
   for (const v of [k1, ed]) {
     const a = decodeAttestation(v.attestation.data);
     assert.deepEqual(decodeAttestation(hexToBytes(v.attestation.data)), a);
-    assert.equal(a.formatVersion, 3);
+    assert.equal(a.formatVersion, 4);
     assert.deepEqual(a.statements, []);
     assert.equal(a.mode, "proxy");
     assert.equal(a.serverName, "example.com");
@@ -267,7 +271,7 @@ function encode(a, schemeCode) {
   ];
   const statements = a.statements ?? [];
   return concatBytes(
-    new TextEncoder().encode("TLSPROOF"), u16(3), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
+    new TextEncoder().encode("TLSPROOF"), u16(4), Uint8Array.of(schemeCode), u16(a.protocolVersion), Uint8Array.of(a.mode === "mpc" ? 1 : 0),
     u16(a.tlsVersion === "1.3" ? 0x0304 : 0x0303), u16(a.cipherSuite), u16(a.group), u64(a.connectionTime), u16(a.port),
     Uint8Array.of(name.length), name, ...direction(a.sent), ...direction(a.received),
     Uint8Array.of(a.exchanges.length),
@@ -276,10 +280,14 @@ function encode(a, schemeCode) {
   );
 }
 
-/** One statement as the spec lays it out: exchange, value range count, ranges, text length, text. */
-function statementBytes({ exchange, value, statement }) {
+/**
+ * One statement as the spec lays it out: exchange, direction (0 sent, 1 received, or the byte
+ * given), value range count, ranges, text length, text.
+ */
+function statementBytes({ exchange, direction, value, statement }) {
   const text = typeof statement === "string" ? new TextEncoder().encode(statement) : statement;
-  return concatBytes(Uint8Array.of(exchange, value.length), ...value.flatMap((r) => [u64(r.start), u64(r.end)]), u16(text.length), text);
+  const directionByte = typeof direction === "number" ? direction : ["sent", "received"].indexOf(direction);
+  return concatBytes(Uint8Array.of(exchange, directionByte, value.length), ...value.flatMap((r) => [u64(r.start), u64(r.end)]), u16(text.length), text);
 }
 
 test("attestations encoded and signed here from the spec verify, and present", () => {
@@ -302,8 +310,11 @@ test("attestations encoded and signed here from the spec verify, and present", (
       { request: { start: 0, end: 10 }, response: { start: 0, end: receivedText.length } },
       { request: { start: 10, end: sentText.length }, response: null },
     ],
-    // the id (committed too), in two pieces
-    statements: [{ exchange: 1, statement: "id in [40, 49]", value: [{ start: 25, end: 26 }, { start: 26, end: 27 }] }],
+    // the id (committed too), in two pieces; a byte of the second request, which no byte answered
+    statements: [
+      { exchange: 1, direction: "received", statement: "id in [40, 49]", value: [{ start: 25, end: 26 }, { start: 26, end: 27 }] },
+      { exchange: 2, direction: "sent", statement: 'v == "1"', value: [{ start: 16, end: 17 }] },
+    ],
   };
   const secrets = {
     sent: bytesToHex(sentText), received: bytesToHex(receivedText),
@@ -319,7 +330,7 @@ test("attestations encoded and signed here from the spec verify, and present", (
   for (const [scheme, code, sign, verifierKey] of signers) {
     const data = encode(statement, code);
     const attestation = { data: bytesToHex(data), signature: bytesToHex(sign(data)) };
-    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 3, scheme, ...statement });
+    assert.deepEqual(verifyAttestation(attestation, { verifierKey }), { formatVersion: 4, scheme, ...statement });
     const p = present(attestation, secrets, [["received", 19, receivedText.length], ["sent", 0, 4]]);
     const { disclosed } = verifyPresentation(p, { verifierKey });
     assert.deepEqual(disclosed.map((d) => [d.direction, d.revealedToVerifier, d.text]), [["received", false, "{\"id\":42}"], ["sent", true, "POST"]]);
@@ -331,10 +342,17 @@ test("attestations encoded and signed here from the spec verify, and present", (
   const overlapping = structuredClone(statement);
   overlapping.received.revealed[1].start = 7;
   assert.equal(reason(() => decodeAttestation(encode(overlapping, 2))), "RangesOutOfOrder");
-  // a statement about the second exchange, which no byte answered, has nowhere to be
+  // a statement about the response of the second exchange, which no byte answered, has nowhere
+  // to be; one about its request is inside that request only
   const unanswered = structuredClone(statement);
-  unanswered.statements[0].exchange = 2;
-  assert.equal(reason(() => decodeAttestation(encode(unanswered, 2))), "ValueOutsideResponse");
+  unanswered.statements[1].direction = "received";
+  assert.equal(reason(() => decodeAttestation(encode(unanswered, 2))), "ValueOutsideMessage");
+  const firstRequest = structuredClone(statement);
+  firstRequest.statements[1].exchange = 1;
+  assert.equal(reason(() => decodeAttestation(encode(firstRequest, 2))), "ValueOutsideMessage");
+  const badDirection = structuredClone(statement);
+  badDirection.statements[1].direction = 2;
+  assert.equal(reason(() => decodeAttestation(encode(badDirection, 2))), "BadStatementDirection");
 });
 
 // ---- statements about hidden values ----
@@ -373,36 +391,55 @@ test("a tampered statements section is refused with the check that failed", () =
     return reason(() => decodeAttestation(out));
   };
   assert.equal(patched(0, [17]), "TooManyStatements");
-  assert.equal(patched(0, [3]), "Truncated", "more than there are");
+  assert.equal(patched(0, [4]), "Truncated", "more than there are");
   assert.equal(patched(0, [1]), "TrailingBytes", "fewer than there are");
   assert.equal(decode(Uint8Array.of(0), Uint8Array.of(1)), "TrailingBytes");
   assert.equal(reason(() => decodeAttestation(concatBytes(data, Uint8Array.of(0)))), "TrailingBytes");
   // the exchange: 1 to the exchanges' count (1)
   assert.equal(patched(1, [0]), "BadStatementExchange");
   assert.equal(patched(1, [2]), "BadStatementExchange");
+  // the direction: 0 the request, 1 the response
+  assert.equal(patched(2, [2]), "BadStatementDirection");
+  assert.equal(patched(2, [0xff]), "BadStatementDirection");
+  assert.equal(decode(Uint8Array.of(1, 1)), "Truncated", "the direction is read before the value");
   // the value's range count: 1 to 64, checked against the bytes left before allocating
-  assert.equal(patched(2, [0]), "BadValueRangeCount");
-  assert.equal(patched(2, [65]), "BadValueRangeCount");
-  assert.equal(patched(2, [64]), "Truncated");
+  assert.equal(patched(3, [0]), "BadValueRangeCount");
+  assert.equal(patched(3, [65]), "BadValueRangeCount");
+  assert.equal(patched(3, [64]), "Truncated");
   // each value range inside the response (0..162), not empty, sorted, disjoint
-  assert.equal(patched(3 + 8, u64(120)), "ValueOutsideResponse", "empty");
-  assert.equal(patched(3 + 8, u64(119)), "ValueOutsideResponse", "reversed");
-  assert.equal(patched(3 + 8, u64(163)), "ValueOutsideResponse", "past the response");
+  assert.equal(patched(4 + 8, u64(120)), "ValueOutsideMessage", "empty");
+  assert.equal(patched(4 + 8, u64(119)), "ValueOutsideMessage", "reversed");
+  assert.equal(patched(4 + 8, u64(163)), "ValueOutsideMessage", "past the response");
   assert.equal(decode(...one({ value: [{ start: 124, end: 127 }, { start: 120, end: 123 }] })), "ValueRangesOutOfOrder");
   assert.equal(decode(...one({ value: [{ start: 120, end: 124 }, { start: 123, end: 127 }] })), "ValueRangesOutOfOrder", "overlapping");
   assert.equal(decodeAttestation(concatBytes(head, ...one({ value: [{ start: 120, end: 123 }, { start: 123, end: 127 }] }))).statements[0].value.length, 2, "adjacent");
+  // a sent statement's value inside the request (0..130): the currency's place (141..144), in
+  // the response, is past it; the amount's (120..127) is inside both
+  const currency = VECTOR_STATEMENTS[1].value;
+  assert.equal(decode(...one({ direction: "sent", value: currency })), "ValueOutsideMessage");
+  assert.equal(decode(...one({ direction: "sent", value: [{ start: 129, end: 131 }] })), "ValueOutsideMessage", "past the request");
+  assert.equal(decodeAttestation(concatBytes(head, ...one({ direction: "sent" }))).statements[0].direction, "sent");
+  assert.equal(decodeAttestation(concatBytes(head, ...one({ direction: "sent", value: [{ start: 0, end: 130 }] }))).statements[0].value[0].end, 130, "the whole request");
+  const message = (() => { try { decodeAttestation(concatBytes(head, ...one({ direction: "sent", value: currency }))); } catch (e) { return e.message; } })();
+  assert.equal(message, "statement 0: value range 141..144 is empty or outside its exchange's request 0..130");
   // the text: its length 1 to 4096, then UTF-8 with no control byte
-  const textAt = 3 + 16 + 2;
-  assert.equal(patched(3 + 16, u16(0)), "BadStatementLength");
-  assert.equal(patched(3 + 16, u16(4097)), "BadStatementLength");
-  assert.equal(patched(3 + 16, u16(4096)), "Truncated");
+  const textAt = 4 + 16 + 2;
+  assert.equal(patched(4 + 16, u16(0)), "BadStatementLength");
+  assert.equal(patched(4 + 16, u16(4097)), "BadStatementLength");
+  assert.equal(patched(4 + 16, u16(4096)), "Truncated");
   assert.equal(decode(...one({ statement: "a >= 1 ".repeat(600) })), "BadStatementLength");
   assert.equal(patched(textAt + 5, [0xff]), "StatementNotCanonical", "not UTF-8");
   assert.equal(patched(textAt + 5, [0xc3]), "StatementNotCanonical", "a sequence cut short");
   assert.equal(patched(textAt + 5, [0x0a]), "StatementNotCanonical", "a line break");
   assert.equal(patched(textAt + 5, [0x00]), "StatementNotCanonical");
-  // the second statement is read after the first
-  assert.equal(patched(1 + 50 + 1, [0]), "BadValueRangeCount");
+  // the later statements are read after the first, each named by its index
+  const second = 1 + statementBytes(VECTOR_STATEMENTS[0]).length;
+  const third = second + statementBytes(VECTOR_STATEMENTS[1]).length;
+  assert.equal(patched(second + 2, [0]), "BadValueRangeCount");
+  assert.equal(patched(third + 1, [7]), "BadStatementDirection");
+  assert.equal(reason(() => decodeAttestation(data.slice(0, at + third + 2))), "Truncated", "cut after the third one's direction");
+  const thirdMessage = (() => { const out = data.slice(); out.set([7], at + third + 1); try { decodeAttestation(out); } catch (e) { return e.message; } })();
+  assert.equal(thirdMessage, "statement 2: direction byte 7, not 0 (sent: the request) or 1 (received: the response)");
 });
 
 test("a statement's text is reported as it is, not escaped or trimmed", () => {

@@ -154,8 +154,12 @@ export function offline(signed: SignedAttestation, verifierKey: string): number 
   // @ts-expect-error: reasons are a closed set
   const reason: PresentationError["reason"] = "Mismatch";
   void reason;
-  // the statements about hidden values: exchange from 1, canonical text, the value's ranges
-  const stated = a.statements.find((s) => s.statement === "account.balance.amount >= 1000");
+  // the statements about hidden values: exchange from 1, request or response, canonical text,
+  // the value's ranges
+  const stated = a.statements.find((s) => s.direction === "received" && s.statement === "account.balance.amount >= 1000");
+  // @ts-expect-error: a direction is "sent" or "received"
+  const wrong: typeof a.statements[number]["direction"] = "request";
+  void wrong;
   const at: number | undefined = stated?.value[0]?.start;
   const refused: PresentationError["reason"] = "StatementNotCanonical";
   void refused;

@@ -145,7 +145,7 @@ mod tests {
         let key = vector["verifierKey"].as_str().unwrap().parse().unwrap();
         let out = super::report(&vector["presentation"].to_string(), &key).unwrap();
         assert!(out.starts_with("=== presentation verified: signed by secp256k1:0x"), "{out}");
-        assert!(out.contains("\nexchange 1: request sent 0..66, response received 0..162\n"), "{out}");
+        assert!(out.contains("\nexchange 1: request sent 0..130, response received 0..162\n"), "{out}");
         assert!(
             out.contains(
                 "\nstatement about response 1: account.balance.amount >= 1000: proven (value hidden, 7 bytes)\n"
@@ -156,6 +156,7 @@ mod tests {
             out.contains("\nstatement about response 1: account.balance.currency in {\"EUR\", \"USD\"}: proven (value hidden, 3 bytes)\n"),
             "{out}"
         );
+        assert!(out.contains("\nstatement about request 1: days <= 90: proven (value hidden, 2 bytes)\n"), "{out}");
         assert!(!out.contains("1234.56"), "{out}");
         let other =
             tlsproof::attestation::SigningKey::generate(tlsproof::attestation::Scheme::Secp256k1).verifying_key();

@@ -103,7 +103,12 @@ fn statement(out: &VerifierOutput, salts: &[Vec<[u8; 16]>; 2]) -> Result<Attesta
             }
             let exchange =
                 u8::try_from(s.exchange).map_err(|_| AttestError::NotTheVerdict("a statement's exchange"))?;
-            Ok(AttestedStatement { exchange, statement: s.statement.clone(), value: s.value.clone() })
+            Ok(AttestedStatement {
+                exchange,
+                direction: s.direction,
+                statement: s.statement.clone(),
+                value: s.value.clone(),
+            })
         })
         .collect::<Result<_, _>>()?;
     Ok(Attestation {
@@ -319,14 +324,43 @@ pub(super) mod tests {
             statement: "greeting == \"hi\"".parse().unwrap(),
             value: vec![value],
         }];
+        // and the hidden token of the request, stated about the request
+        out.statements.push(ProvenStatement {
+            exchange: 1,
+            direction: Direction::Sent,
+            statement: "token == 12345".parse().unwrap(),
+            value: vec![TOKEN],
+        });
         let session = accept(attest(&out, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments).unwrap();
         let a = session.attestation.verify(&key.verifying_key()).unwrap();
-        assert_eq!(a.statements.len(), 1);
+        assert_eq!(a.statements.len(), 2);
         let s = &a.statements[0];
         assert_eq!(
-            (s.exchange, s.statement.to_string(), s.value.clone()),
-            (1, "greeting == \"hi\"".into(), out.statements[0].value.clone())
+            (s.exchange, s.direction, s.statement.to_string(), s.value.clone()),
+            (1, Direction::Received, "greeting == \"hi\"".into(), out.statements[0].value.clone())
         );
+        let s = &a.statements[1];
+        assert_eq!(
+            (s.exchange, s.direction, s.statement.to_string(), s.value.clone()),
+            (1, Direction::Sent, "token == 12345".into(), vec![TOKEN])
+        );
+        // a verifier that signs a statement about the response as one about the request
+        let mut turned = out.clone();
+        turned.statements[0].direction = Direction::Sent;
+        let refused = accept(attest(&turned, &key).unwrap(), &out, REQUEST, RESPONSE, &commitments);
+        assert!(refused.unwrap_err().to_string().contains("fields differ"));
+        // a verdict whose request statement's value is past the request: the attestation does
+        // not decode
+        let mut past = out.clone();
+        past.statements[1].value = vec![TOKEN.start..REQUEST.len() as u64 + 1];
+        let refused = accept(attest(&past, &key).unwrap(), &past, REQUEST, RESPONSE, &commitments);
+        assert!(matches!(
+            refused,
+            Err(AttestError::Invalid(crate::attestation::AttestationError::ValueOutsideMessage {
+                direction: Direction::Sent,
+                ..
+            }))
+        ));
         // a verifier that signs another statement than its verdict's
         let mut other = out.clone();
         other.statements[0].statement = "greeting != \"hi\"".parse().unwrap();
