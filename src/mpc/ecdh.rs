@@ -40,8 +40,10 @@ pub(crate) fn share_point(d: &Scalar, server: &AffinePoint) -> ProjectivePoint {
     ProjectivePoint::from(*server) * d
 }
 
+use super::f25519::F25519;
 use super::ole::{
     corrections_from_bytes, elements_from_bytes, elements_to_bytes, receiver, receiver_corrections, sender, OleError,
+    OleField,
 };
 use crate::channel::{Channel, ChannelError};
 use crate::circuits::bits_to_bytes;
@@ -65,35 +67,66 @@ pub(crate) struct ReceiverCots<'a> {
     pub first: u64,
 }
 
+/// A curve's base field as the conversion needs it: the OLE's, with uniform elements and
+/// inverses. Both fields have 256 bits, so a round takes [`ROUND_COTS`] on either curve.
+pub(crate) trait EcdhField: OleField + PartialEq {
+    fn random() -> Self;
+    /// a⁻¹ (0 ↦ 0).
+    fn invert(self) -> Self;
+}
+
+impl EcdhField for Fp {
+    fn random() -> Self {
+        Fp::random()
+    }
+    fn invert(self) -> Self {
+        Fp::invert(self)
+    }
+}
+
+impl EcdhField for F25519 {
+    fn random() -> Self {
+        F25519::random()
+    }
+    fn invert(self) -> Self {
+        F25519::invert(self)
+    }
+}
+
+const _: () = assert!(<Fp as OleField>::BITS == 256 && <F25519 as OleField>::BITS == 256);
+
 /// Party A (the prover): the OLE sender in every multiplication.
-pub(crate) struct EcdhProver {
-    x: Fp,
-    y: Fp,
-    rho: Fp,
-    lambda: Fp,
+pub(crate) struct EcdhProver<F = Fp> {
+    x: F,
+    y: F,
+    /// The curve's coefficient of x² (0 for P-256, 486662 for Curve25519), which the sum's
+    /// x-coordinate subtracts; A's share carries it.
+    curve_a: F,
+    rho: F,
+    lambda: F,
     #[cfg(test)]
-    cheat: Option<SenderCheat>,
+    cheat: Option<SenderCheat<F>>,
 }
 
 /// Party B (the verifier): the OLE receiver, which alone learns δ.
-pub(crate) struct EcdhVerifier {
-    x: Fp,
-    y: Fp,
-    rho: Fp,
+pub(crate) struct EcdhVerifier<F = Fp> {
+    x: F,
+    y: F,
+    rho: F,
     /// t = ρ₂·δ⁻¹, B's multiplier in round 2.
-    t: Fp,
-    lambda: Fp,
+    t: F,
+    lambda: F,
 }
 
 /// A cheating A, for tests: in round `round` (1–3), the OLE sender adds `error` to its input
 /// for bit `bit` of OLE `ole` only, an input inconsistent across the OLE's bits.
 #[cfg(test)]
 #[derive(Clone, Copy)]
-pub(crate) struct SenderCheat {
+pub(crate) struct SenderCheat<F = Fp> {
     pub round: usize,
     pub ole: usize,
     pub bit: usize,
-    pub error: Fp,
+    pub error: F,
 }
 
 /// Why the conversion failed.
@@ -111,10 +144,24 @@ pub enum EcdhError {
     Malformed(&'static str),
 }
 
-impl EcdhVerifier {
+impl EcdhVerifier<Fp> {
     pub(crate) fn new(share: &ProjectivePoint) -> Result<EcdhVerifier, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(EcdhVerifier { x, y, rho: nonzero_random(), t: Fp::ZERO, lambda: Fp::ZERO })
+        Ok(EcdhVerifier::from_coordinates(x, y))
+    }
+}
+
+impl<F: EcdhField> EcdhVerifier<F> {
+    /// B's share point (x₂, y₂), affine and finite.
+    pub(crate) fn from_coordinates(x: F, y: F) -> EcdhVerifier<F> {
+        EcdhVerifier { x, y, rho: nonzero_random(), t: F::ZERO, lambda: F::ZERO }
+    }
+
+    /// Bit i of B's first OLE input x₂ρ₂, which a sender's inconsistent input exposes to
+    /// selective failure (tests).
+    #[cfg(test)]
+    pub(crate) fn receiver_input_bit(&self, i: usize) -> bool {
+        (self.x * self.rho).bit(i)
     }
 
     /// Round 1, first message: corrections for the OLEs on x₂ρ₂ and ρ₂.
@@ -127,12 +174,12 @@ impl EcdhVerifier {
     pub(crate) fn round1_finish(
         &mut self,
         cots: &ReceiverCots,
-        message: &[Fp],
-        a_delta_share: Fp,
+        message: &[F],
+        a_delta_share: F,
     ) -> Result<(), EcdhError> {
         let v = receiver(&[self.x * self.rho, self.rho], cots.macs, cots.first, message)?;
         let delta = v[0] - v[1] + a_delta_share;
-        if delta == Fp::ZERO {
+        if delta == F::ZERO {
             return Err(EcdhError::SameX);
         }
         self.t = delta.invert() * self.rho;
@@ -144,7 +191,7 @@ impl EcdhVerifier {
         Ok(receiver_corrections(&[self.y * self.t, self.t], cots.choices)?)
     }
 
-    pub(crate) fn round2_finish(&mut self, cots: &ReceiverCots, message: &[Fp]) -> Result<(), EcdhError> {
+    pub(crate) fn round2_finish(&mut self, cots: &ReceiverCots, message: &[F]) -> Result<(), EcdhError> {
         let v = receiver(&[self.y * self.t, self.t], cots.macs, cots.first, message)?;
         self.lambda = v[0] - v[1];
         Ok(())
@@ -156,37 +203,46 @@ impl EcdhVerifier {
     }
 
     /// B's additive share of the premaster x-coordinate.
-    pub(crate) fn finish(self, cots: &ReceiverCots, message: &[Fp]) -> Result<Fp, EcdhError> {
+    pub(crate) fn finish(self, cots: &ReceiverCots, message: &[F]) -> Result<F, EcdhError> {
         let gamma = receiver(&[self.lambda], cots.macs, cots.first, message)?[0];
         Ok(self.lambda * self.lambda + gamma + gamma - self.x)
     }
 }
 
-impl EcdhProver {
+impl EcdhProver<Fp> {
     pub(crate) fn new(share: &ProjectivePoint) -> Result<EcdhProver, EcdhError> {
         let (x, y) = coordinates(share).ok_or(EcdhError::Infinity)?;
-        Ok(EcdhProver {
+        Ok(EcdhProver::from_coordinates(x, y, Fp::ZERO))
+    }
+}
+
+impl<F: EcdhField> EcdhProver<F> {
+    /// A's share point (x₁, y₁), affine and finite, on a curve whose x² coefficient is
+    /// `curve_a` (y² = x³ + A·x² + … : the sum's x-coordinate is λ² − A − x₁ − x₂).
+    pub(crate) fn from_coordinates(x: F, y: F, curve_a: F) -> EcdhProver<F> {
+        EcdhProver {
             x,
             y,
+            curve_a,
             rho: nonzero_random(),
-            lambda: Fp::ZERO,
+            lambda: F::ZERO,
             #[cfg(test)]
             cheat: None,
-        })
+        }
     }
 
     #[cfg(test)]
-    pub fn cheat(&mut self, cheat: SenderCheat) {
+    pub fn cheat(&mut self, cheat: SenderCheat<F>) {
         self.cheat = Some(cheat);
     }
 
     fn ole(
         &self,
         round: usize,
-        inputs: &[Fp],
+        inputs: &[F],
         cots: &SenderCots,
         corrections: &[bool],
-    ) -> Result<(Vec<Fp>, Vec<Fp>), EcdhError> {
+    ) -> Result<(Vec<F>, Vec<F>), EcdhError> {
         #[cfg(test)]
         if let Some(c) = self.cheat.filter(|c| c.round == round) {
             return Ok(super::ole::sender_with_error(
@@ -204,23 +260,23 @@ impl EcdhProver {
 
     /// Round 1: the OLEs ρ₁·(x₂ρ₂) and (x₁ρ₁)·ρ₂; returns the message for B and A's share of δ,
     /// which goes to B with it.
-    pub(crate) fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+    pub(crate) fn round1(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<F>, F), EcdhError> {
         let (u, msg) = self.ole(1, &[self.rho, self.x * self.rho], cots, corrections)?;
         Ok((msg, u[0] - u[1]))
     }
 
     /// Round 2: the OLEs ρ₁·(y₂t) and (y₁ρ₁)·t.
-    pub(crate) fn round2(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<Vec<Fp>, EcdhError> {
+    pub(crate) fn round2(&mut self, cots: &SenderCots, corrections: &[bool]) -> Result<Vec<F>, EcdhError> {
         let (u, msg) = self.ole(2, &[self.rho, self.y * self.rho], cots, corrections)?;
         self.lambda = u[0] - u[1];
         Ok(msg)
     }
 
     /// Round 3: the OLE λ₁·λ₂; returns the message for B and A's additive share.
-    pub(crate) fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<Fp>, Fp), EcdhError> {
+    pub(crate) fn finish(self, cots: &SenderCots, corrections: &[bool]) -> Result<(Vec<F>, F), EcdhError> {
         let (u, msg) = self.ole(3, &[self.lambda], cots, corrections)?;
         let gamma = u[0];
-        Ok((msg, self.lambda * self.lambda + gamma + gamma - self.x))
+        Ok((msg, self.lambda * self.lambda + gamma + gamma - self.x - self.curve_a))
     }
 }
 
@@ -238,10 +294,10 @@ pub(crate) fn random_scalar() -> Scalar {
     }
 }
 
-fn nonzero_random() -> Fp {
+fn nonzero_random<F: EcdhField>() -> F {
     loop {
-        let r = Fp::random();
-        if r != Fp::ZERO {
+        let r = F::random();
+        if r != F::ZERO {
             return r;
         }
     }
@@ -250,7 +306,7 @@ fn nonzero_random() -> Fp {
 /// B's round-2 message starts with this byte when δ was zero: the exchange stops.
 const SAME_X: u8 = 1;
 
-fn elements_from(msg: &[u8], n: usize) -> Result<Vec<Fp>, EcdhError> {
+fn elements_from<F: OleField>(msg: &[u8], n: usize) -> Result<Vec<F>, EcdhError> {
     elements_from_bytes(msg, n).map_err(EcdhError::Malformed)
 }
 
@@ -267,19 +323,19 @@ fn rounds<T>(all: &[T]) -> Result<[&[T]; 3], EcdhError> {
 
 /// Party A's side over a channel: `keys` are [`ROUND_COTS`] COT keys under `delta`, the
 /// first with session-wide index `first`. Returns A's premaster share.
-pub(crate) async fn run_prover<C: Channel>(
+pub(crate) async fn run_prover<C: Channel, F: EcdhField>(
     ch: &mut C,
-    mut a: EcdhProver,
+    mut a: EcdhProver<F>,
     delta: F128,
     keys: &[F128],
     first: u64,
-) -> Result<Fp, EcdhError> {
+) -> Result<F, EcdhError> {
     let [k1, k2, k3] = rounds(keys)?;
     let cots = |keys, at: usize| SenderCots { delta, keys, first: first + at as u64 };
     let e = corrections_from_bytes(&ch.recv().await?, k1.len())?;
     let (msg, a_delta) = a.round1(&cots(k1, 0), &e)?;
     let mut out = elements_to_bytes(&msg);
-    super::ole::OleField::write(a_delta, &mut out);
+    a_delta.write(&mut out);
     ch.send(out).await?;
     let reply = ch.recv().await?;
     let e = match reply.split_first() {
@@ -295,13 +351,13 @@ pub(crate) async fn run_prover<C: Channel>(
 }
 
 /// Party B's side over a channel: its COT choices and MACs, as many as A's keys.
-pub(crate) async fn run_verifier<C: Channel>(
+pub(crate) async fn run_verifier<C: Channel, F: EcdhField>(
     ch: &mut C,
-    mut b: EcdhVerifier,
+    mut b: EcdhVerifier<F>,
     choices: &[bool],
     macs: &[F128],
     first: u64,
-) -> Result<Fp, EcdhError> {
+) -> Result<F, EcdhError> {
     let [c1, c2, c3] = rounds(choices)?;
     let [m1, m2, m3] = rounds(macs)?;
     let cots = |choices, macs, at: usize| ReceiverCots { choices, macs, first: first + at as u64 };
@@ -309,8 +365,8 @@ pub(crate) async fn run_verifier<C: Channel>(
     ch.send(bits_to_bytes(&b.round1(&r1)?)).await?;
     let msg = ch.recv().await?;
     let (elements, a_delta) =
-        msg.split_at_checked(32 * c1.len()).ok_or(EcdhError::Malformed("round 1's OLE message is short"))?;
-    let a_delta = elements_from(a_delta, 1)?[0];
+        msg.split_at_checked(F::BYTES * c1.len()).ok_or(EcdhError::Malformed("round 1's OLE message is short"))?;
+    let a_delta = elements_from::<F>(a_delta, 1)?[0];
     if let Err(e) = b.round1_finish(&r1, &elements_from(elements, c1.len())?, a_delta) {
         if matches!(e, EcdhError::SameX) {
             ch.send(vec![SAME_X]).await?;
@@ -343,14 +399,14 @@ pub(crate) fn in_memory(
 }
 
 #[cfg(test)]
-fn exchange(
-    a: EcdhProver,
-    b: EcdhVerifier,
+pub(crate) fn exchange<F: EcdhField>(
+    a: EcdhProver<F>,
+    b: EcdhVerifier<F>,
     keys: &[F128],
     delta: F128,
     choices: &[bool],
     macs: &[F128],
-) -> Result<(Fp, Fp, u64), EcdhError> {
+) -> Result<(F, F, u64), EcdhError> {
     let (mut ca, mut cb) = crate::channel::memory_pair(1 << 20);
     let (sa, sb) = futures::executor::block_on(futures::future::join(
         async move { run_prover(&mut ca, a, delta, keys, 0).await.map(|s| (s, ca.bytes_sent() + ca.bytes_received())) },
@@ -413,7 +469,7 @@ mod tests {
         let mut a = EcdhProver::new(&share_point(&d1, &server)).expect("finite");
         a.cheat(SenderCheat { round: 1, ole: 0, bit, error: Fp::random() });
         let b = EcdhVerifier::new(&share_point(&d2, &server)).expect("finite");
-        let b_bit = (b.x * b.rho).bit(bit);
+        let b_bit = b.receiver_input_bit(bit);
         let delta = F128(rand::random());
         let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
         let (sa, sb, _) = exchange(a, b, &k, delta, &c, &m).expect("sizes and finite points");

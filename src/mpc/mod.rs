@@ -1,8 +1,9 @@
 //! Two-party share conversion for MPC mode (docs/protocol.md, "MPC mode"): oblivious linear
-//! evaluation (OLE) from correlated OT (Gilboa, CRYPTO 1999) over GF(2^128) and over GF(p) of
-//! P-256; on it the conversions between multiplicative and additive shares that the two-party
-//! GHASH needs ([`ghash`]: shares of every power of H, then of a record's tag), and the
-//! two-party ECDH that gives additive shares of the premaster secret; the AES-GCM record
+//! evaluation (OLE) from correlated OT (Gilboa, CRYPTO 1999) over GF(2^128) and over the base
+//! fields of P-256 ([`fp`]) and Curve25519 ([`f25519`]); on it the conversions between
+//! multiplicative and additive shares that the two-party GHASH needs ([`ghash`]: shares of
+//! every power of H, then of a record's tag), and the two-party ECDH that gives additive shares
+//! of the premaster secret, on P-256 ([`ecdh`]) and on Curve25519 ([`x25519`]); the AES-GCM record
 //! layer over key wires neither party reads ([`record`]); with the key derivation, the end
 //! of a handshake in two parties ([`handshake`]).
 //!
@@ -15,6 +16,8 @@
 pub(crate) mod connection;
 pub(crate) mod cots_beside;
 pub(crate) mod ecdh;
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod f25519;
 pub(crate) mod fp;
 pub(crate) mod garbled;
 pub(crate) mod ghash;
@@ -25,6 +28,9 @@ pub(crate) mod phases;
 pub(crate) mod record;
 pub mod reproof;
 pub(crate) mod script;
+// Built and tested ahead of MPC mode's TLS 1.3 connection, which is to use it.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod x25519;
 
 #[cfg(test)]
 mod tests;

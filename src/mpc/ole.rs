@@ -1,6 +1,6 @@
-//! OLE from random correlated OT, Gilboa's construction, over GF(2^128) and over GF(p) of P-256
-//! ([`OleField`]): the sender holds a, the receiver b; they end with x and y, x + y = a·b, each
-//! learning nothing of the other's input. For each bit b_i of b one OT: the sender offers
+//! OLE from random correlated OT, Gilboa's construction, over GF(2^128) and over the base
+//! fields of P-256 and Curve25519 ([`OleField`]): the sender holds a, the receiver b; they end
+//! with x and y, x + y = a·b, each learning nothing of the other's input. For each bit b_i of b one OT: the sender offers
 //! (s_i, s_i + a·2^i), the receiver takes t_i by b_i; then y = Σ t_i = Σ s_i + a·b and
 //! x = −Σ s_i.
 //!
@@ -14,6 +14,7 @@
 //! Messages per OLE: one bit per input bit receiver → sender, one field element per input bit
 //! sender → receiver (2 KiB over GF(2^128), 8 KiB over GF(p)).
 
+use super::f25519::F25519;
 use super::fp::Fp;
 use crate::gc::hash::GateHash;
 use crate::ot::ct::bit_mask;
@@ -21,7 +22,7 @@ use crate::primitives::field::F128;
 use core::ops::{Add, Mul, Neg, Sub};
 use p256::elliptic_curve::subtle::ConditionallySelectable;
 
-/// A field OLE runs over: GF(2^128) (GHASH) or GF(p) of P-256 (ECDH).
+/// A field OLE runs over: GF(2^128) (GHASH) or the base field of P-256 or Curve25519 (ECDH).
 pub trait OleField: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self> {
     const ZERO: Self;
     /// Bits of an element, hence COTs per OLE.
@@ -65,6 +66,18 @@ impl OleField for F128 {
     }
 }
 
+/// 512 hashed bits of a COT label for a prime field's pad (four tweaks under the one the
+/// caller gives), which the field reduces mod p.
+fn wide_pad(hash: &GateHash, label: u128, tweak: u128) -> [u8; 64] {
+    let t = tweak << 2;
+    let h = hash.hash([label; 4], |k| t | k as u128);
+    let mut wide = [0u8; 64];
+    for (chunk, word) in wide.chunks_exact_mut(16).zip(h) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    wide
+}
+
 impl OleField for Fp {
     const ZERO: Self = Fp::ZERO;
     const BITS: usize = 256;
@@ -74,15 +87,8 @@ impl OleField for Fp {
     fn pow2(i: usize) -> Self {
         Fp::pow2(i)
     }
-    /// 512 hashed bits (four tweaks under the one the caller gives), reduced mod p.
     fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
-        let t = tweak << 2;
-        let h = hash.hash([label; 4], |k| t | k as u128);
-        let mut wide = [0u8; 64];
-        for (chunk, word) in wide.chunks_exact_mut(16).zip(h) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        Fp::from_wide(&wide)
+        Fp::from_wide(&wide_pad(hash, label, tweak))
     }
     fn select(self, take: bool) -> Self {
         Fp(p256::FieldElement::conditional_select(&p256::FieldElement::ZERO, &self.0, (take as u8).into()))
@@ -94,6 +100,33 @@ impl OleField for Fp {
     }
     fn read(bytes: &[u8]) -> Option<Self> {
         Fp::from_be_bytes(bytes.try_into().ok()?)
+    }
+}
+
+impl OleField for F25519 {
+    const ZERO: Self = F25519::ZERO;
+    /// 255 bits of the field and a 256th that is always 0 (a whole number of bytes of
+    /// corrections).
+    const BITS: usize = 256;
+    fn bit(self, i: usize) -> bool {
+        F25519::bit(self, i)
+    }
+    fn pow2(i: usize) -> Self {
+        F25519::pow2(i)
+    }
+    fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
+        F25519::from_wide(&wide_pad(hash, label, tweak))
+    }
+    fn select(self, take: bool) -> Self {
+        F25519::select(self, take)
+    }
+    /// Little-endian, canonical (below p), as RFC 7748 writes field elements.
+    const BYTES: usize = 32;
+    fn write(self, out: &mut Vec<u8>) {
+        out.extend(self.to_le_bytes());
+    }
+    fn read(bytes: &[u8]) -> Option<Self> {
+        F25519::from_le_bytes(bytes.try_into().ok()?)
     }
 }
 
@@ -298,19 +331,28 @@ mod tests {
 
     #[test]
     fn shares_add_up_over_the_p256_base_field() {
+        shares_add_up_over::<Fp>(Fp::random, Fp::ONE);
+    }
+
+    #[test]
+    fn shares_add_up_over_the_curve25519_base_field() {
+        shares_add_up_over::<F25519>(F25519::random, F25519::ONE);
+    }
+
+    /// OLEs of a random pair, of zero, and of (p − 1)² = 1, which uses the top bits of b.
+    fn shares_add_up_over<F: OleField + PartialEq + core::fmt::Debug>(random: fn() -> F, one: F) {
         let mut rng = rand::rng();
         let delta = F128(rng.random());
-        let a = [Fp::random(), Fp::ZERO, -Fp::ONE];
-        let b = [Fp::random(), Fp::random(), -Fp::ONE];
-        let (keys, choices, macs) = random_cots(delta, 3 * Fp::BITS);
+        let a = [random(), F::ZERO, -one];
+        let b = [random(), random(), -one];
+        let (keys, choices, macs) = random_cots(delta, 3 * F::BITS);
         let d = receiver_corrections(&b, &choices).expect("sizes");
         let (x, u) = sender(&a, delta, &keys, 7, &d).expect("sizes");
         let y = receiver(&b, &macs, 7, &u).expect("sizes");
         for i in 0..3 {
             assert_eq!(x[i] + y[i], a[i] * b[i], "OLE {i}");
         }
-        // (p − 1)² = 1: the top bits of b were used.
-        assert_eq!(x[2] + y[2], Fp::ONE);
+        assert_eq!(x[2] + y[2], one);
     }
 
     #[test]
