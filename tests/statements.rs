@@ -11,7 +11,7 @@ use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::statement::StatementError;
 use tlsproof::protocol::messages::TlsVersion;
 use tlsproof::protocol::prover::{ExchangePlan, ProverMode};
-use tlsproof::protocol::{Direction, ProverError, Reveal, RevealConfig, Statement};
+use tlsproof::protocol::{Direction, ProverError, Reveal, RevealConfig, Statement, VerifierOutput};
 
 const AMOUNT: &str = "1234.56";
 
@@ -152,6 +152,24 @@ async fn a_value_split_by_chunked_framing_is_read_from_the_chunks_data() {
 
 /// A verifier that signs attests the statements it verified: a presentation that discloses no
 /// byte shows them, and one of the response's revealed ranges does not hold the value.
+/// Runs `plans` in proxy mode over TLS 1.3 against `env`'s verifier, which signs with `key`:
+/// the verdict, the prover's attested session and the attestation, verified under the
+/// verifier's key.
+async fn attested(
+    env: &mut Env,
+    plans: Vec<ExchangePlan>,
+    key: &tlsproof::attestation::SigningKey,
+) -> (VerifierOutput, tlsproof::protocol::disclose::attest::AttestedSession, tlsproof::attestation::Attestation) {
+    let out = match run(env, config(env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {
+        Ok(out) => out,
+        Err(e) => panic!("{e}; verifier: {:?}", env.reports.recv().await),
+    };
+    env.reports.recv().await.unwrap().1.unwrap();
+    let session = out.attestation.expect("the verifier signs");
+    let a = session.attestation.verify(&key.verifying_key()).unwrap();
+    (out.verified, session, a)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() {
     use tlsproof::attestation::{Presentation, Scheme, SigningKey};
@@ -159,18 +177,11 @@ async fn a_signed_attestation_carries_the_statements_with_their_values_hidden() 
     let mut env = env(Some(key.clone())).await;
     let stated = ["account.balance.amount >= 1000", "account.balance.currency in {\"EUR\", \"USD\"}"];
     let plans = vec![json_request(&env, &stated, true)];
-    let out = match run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {
-        Ok(out) => out,
-        Err(e) => panic!("{e}; verifier: {:?}", env.reports.recv().await),
-    };
-    env.reports.recv().await.unwrap().1.unwrap();
-    let session = out.attestation.expect("the verifier signs");
-    let a = session.attestation.verify(&key.verifying_key()).unwrap();
+    let (verified, session, a) = attested(&mut env, plans, &key).await;
     type Attested = (u8, Direction, String, Vec<std::ops::Range<u64>>);
     let attested: Vec<Attested> =
         a.statements.iter().map(|s| (s.exchange, s.direction, s.statement.to_string(), s.value.clone())).collect();
-    let verdict: Vec<Attested> = out
-        .verified
+    let verdict: Vec<Attested> = verified
         .statements
         .iter()
         .map(|s| (s.exchange as u8, s.direction, s.statement.to_string(), s.value.clone()))
@@ -286,13 +297,7 @@ async fn a_signed_attestation_names_a_request_statement_by_its_direction() {
         ..RevealConfig::new(Reveal::All, Reveal::Nothing)
     };
     let plans = vec![ExchangePlan { request: request.build().unwrap().bytes, reveal }];
-    let out = match run(&env, config(&env, ProverMode::Proxy, TlsVersion::Tls13), plans).await {
-        Ok(out) => out,
-        Err(e) => panic!("{e}; verifier: {:?}", env.reports.recv().await),
-    };
-    env.reports.recv().await.unwrap().1.unwrap();
-    let session = out.attestation.expect("the verifier signs");
-    let a = session.attestation.verify(&key.verifying_key()).unwrap();
+    let (_, session, a) = attested(&mut env, plans, &key).await;
     assert_eq!(a.statements.len(), 1);
     let s = &a.statements[0];
     assert_eq!((s.exchange, s.direction, s.statement.to_string()), (1, Direction::Sent, "q <= 100".to_string()));

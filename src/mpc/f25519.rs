@@ -105,33 +105,7 @@ impl F25519 {
     }
 }
 
-impl core::ops::Add for F25519 {
-    type Output = F25519;
-    fn add(self, o: F25519) -> F25519 {
-        F25519(self.0 + o.0)
-    }
-}
-
-impl core::ops::Sub for F25519 {
-    type Output = F25519;
-    fn sub(self, o: F25519) -> F25519 {
-        F25519(self.0 - o.0)
-    }
-}
-
-impl core::ops::Mul for F25519 {
-    type Output = F25519;
-    fn mul(self, o: F25519) -> F25519 {
-        F25519(self.0 * o.0)
-    }
-}
-
-impl core::ops::Neg for F25519 {
-    type Output = F25519;
-    fn neg(self) -> F25519 {
-        F25519(-self.0)
-    }
-}
+super::field_ops!(F25519);
 
 #[cfg(test)]
 mod tests {

@@ -74,33 +74,7 @@ impl Fp {
     }
 }
 
-impl core::ops::Add for Fp {
-    type Output = Fp;
-    fn add(self, o: Fp) -> Fp {
-        Fp(self.0 + o.0)
-    }
-}
-
-impl core::ops::Sub for Fp {
-    type Output = Fp;
-    fn sub(self, o: Fp) -> Fp {
-        Fp(self.0 - o.0)
-    }
-}
-
-impl core::ops::Mul for Fp {
-    type Output = Fp;
-    fn mul(self, o: Fp) -> Fp {
-        Fp(self.0 * o.0)
-    }
-}
-
-impl core::ops::Neg for Fp {
-    type Output = Fp;
-    fn neg(self) -> Fp {
-        Fp(-self.0)
-    }
-}
+super::field_ops!(Fp);
 
 #[cfg(test)]
 mod tests {

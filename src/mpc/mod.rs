@@ -13,6 +13,37 @@
 //! OLE sender throughout and nothing is opened to it, which is why the share conversions need
 //! no proof of their own ([`ecdh`]).
 
+/// `+`, `-`, `*` and unary `-` for a prime-field newtype over an element type that has them.
+macro_rules! field_ops {
+    ($t:ident) => {
+        impl core::ops::Add for $t {
+            type Output = $t;
+            fn add(self, o: $t) -> $t {
+                $t(self.0 + o.0)
+            }
+        }
+        impl core::ops::Sub for $t {
+            type Output = $t;
+            fn sub(self, o: $t) -> $t {
+                $t(self.0 - o.0)
+            }
+        }
+        impl core::ops::Mul for $t {
+            type Output = $t;
+            fn mul(self, o: $t) -> $t {
+                $t(self.0 * o.0)
+            }
+        }
+        impl core::ops::Neg for $t {
+            type Output = $t;
+            fn neg(self) -> $t {
+                $t(-self.0)
+            }
+        }
+    };
+}
+use field_ops;
+
 pub(crate) mod connection;
 pub(crate) mod cots_beside;
 pub(crate) mod ecdh;
