@@ -54,6 +54,8 @@ pub(crate) mod garbled;
 pub(crate) mod ghash;
 pub(crate) mod handshake;
 pub(crate) mod kdf;
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod kdf13;
 pub mod ole;
 pub(crate) mod phases;
 pub(crate) mod record;

@@ -64,7 +64,7 @@ fn garbled_kdf(
 }
 
 /// The value of a wire from the garbler's zero label and the evaluator's active one.
-fn value_of(zero: &[Wire], active: &[Wire]) -> Vec<u8> {
+pub(super) fn value_of(zero: &[Wire], active: &[Wire]) -> Vec<u8> {
     let v: Vec<bool> = zero
         .iter()
         .zip(active)

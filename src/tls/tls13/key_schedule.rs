@@ -99,6 +99,14 @@ pub(crate) fn hkdf_label(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
     info
 }
 
+/// The message HKDF-Expand hashes for an output of at most one hash length: HkdfLabel ‖ 0x01
+/// (what a circuit that runs HKDF-Expand-Label's one HMAC feeds it).
+pub(crate) fn expand_info(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
+    let mut info = hkdf_label(len, label, context);
+    info.push(1);
+    info
+}
+
 /// HKDF-Expand-Label(secret, label, context, out.len()) (RFC 8446 §7.1) into `out`.
 /// Panics only on a caller's programming error: see [`hkdf_label`], or more than 255·HashLen
 /// bytes asked for.

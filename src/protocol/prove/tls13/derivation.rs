@@ -5,7 +5,7 @@
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_pad_states, hmac_public_inner_with, native_pad_states, PublicInner, Sha2};
 use crate::circuits::{constant_bytes, xor_bits};
-use crate::tls::tls13::key_schedule::hkdf_label;
+use crate::tls::tls13::key_schedule::expand_info;
 use crate::tls::tls13::{HashAlg, Secret};
 use crate::zk::bytes::{commit_bytes, open_bytes};
 use crate::zk::{Backend, Party, ProofError};
@@ -48,13 +48,6 @@ pub(crate) enum DirectionTraffic<B: Backend> {
 pub(super) struct KeyedOuter<B: Backend> {
     outer: Vec<B::Bit>,
     inner: PublicInner,
-}
-
-/// The message HKDF-Expand hashes for an output of at most one hash length: HkdfLabel ‖ 0x01.
-pub(super) fn expand_info(len: usize, label: &[u8], context: &[u8]) -> Vec<u8> {
-    let mut info = hkdf_label(len, label, context);
-    info.push(1);
-    info
 }
 
 impl<B: Backend> KeyedOuter<B> {

@@ -1,0 +1,193 @@
+//! The TLS 1.3 key schedule in two parties: garbled, it gives RFC 8448's secrets and keys from
+//! shares of the X25519 secret, and the native schedule's from shares of a P-256 one; its
+//! re-proof in ZK accepts an honest garbler and catches one that flips a revealed value or
+//! uses another share than it committed.
+
+use super::*;
+use crate::channel::memory_pair;
+use crate::circuits::bytes_to_bits;
+use crate::gc::{Evaluator, Garbler, Table};
+use crate::mpc::f25519::F25519;
+use crate::mpc::fp::Fp;
+use crate::mpc::garbled::{EvaluatorParty, GarblerCheat, GarblerParty};
+use crate::mpc::phases::ZkPhases;
+use crate::mpc::tests::value_of;
+use crate::tls::tls13::key_schedule::{handshake_secret, master_secret, TrafficKeys, TrafficSecrets};
+use crate::zk::bytes::commit_bytes;
+use crate::zk::{Party, MAX_MESSAGE};
+use futures::executor::block_on;
+use futures::future::join;
+
+fn h(x: &str) -> Vec<u8> {
+    (0..x.len()).step_by(2).map(|i| u8::from_str_radix(&x[i..i + 2], 16).unwrap()).collect()
+}
+
+fn h32(x: &str) -> [u8; 32] {
+    h(x).try_into().unwrap()
+}
+
+// RFC 8448 §3, "Simple 1-RTT Handshake" (TLS_AES_128_GCM_SHA256, x25519).
+const ECDHE: &str = "8bd4054fb55b9d63fdfbacf9f04b9f0d35e6d63f537563efd46272900f89492d";
+const HELLO_HASH: &str = "860c06edc07858ee8e78f0e7428c58edd6b43f2ca3e6e95f02ed063cf0e1cad8";
+const SERVER_FINISHED_HASH: &str = "9608102a0f1ccc6db6250b7b7e417b1a000eaada3daae4777a7686c9ff83df13";
+
+/// What one party ends with: the revealed handshake secrets and the client's key and IV wires.
+type Ended<B> = (HandshakeTraffic, ClientTraffic<B>);
+type Outcome<B, P> = Result<(Ended<B>, P), PhaseError>;
+
+/// The whole schedule over `p`.
+async fn schedule<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    group: SharedGroup,
+    mine: Input<'_, P::Backend>,
+    theirs: Input<'_, P::Backend>,
+    hashes: (&[u8; 32], &[u8; 32]),
+) -> Result<Ended<P::Backend>, PhaseError> {
+    let (traffic, ms) = handshake(p, ch, group, mine, theirs, hashes.0).await?;
+    let client = client_application(p, ch, &ms, hashes.1).await?;
+    Ok((traffic, client))
+}
+
+/// Both parties of the garbled schedule over an in-memory channel, the verifier's share
+/// through simulated random COTs under the garbler's Δ.
+#[allow(clippy::type_complexity)]
+fn garbled(
+    group: SharedGroup,
+    shares: ([u8; 32], [u8; 32]),
+    hashes: (&[u8; 32], &[u8; 32]),
+    cheat: GarblerCheat,
+) -> (Outcome<Garbler<Vec<Table>>, GarblerParty>, Outcome<Evaluator<std::vec::IntoIter<Table>>, EvaluatorParty>) {
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    gp.cheat = cheat;
+    let delta = crate::primitives::field::F128(gp.garbler().delta());
+    let (keys, choices, macs) = crate::ot::test_util::random_cots(delta, 256);
+    let keys: Vec<u128> = keys.iter().map(|k| k.0).collect();
+    let macs: Vec<u128> = macs.iter().map(|m| m.0).collect();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (pb, vb) = (bytes_to_bits(&shares.0), bytes_to_bits(&shares.1));
+    block_on(join(
+        async move {
+            let mine = gp.own_inputs(&mut a, &pb).await?;
+            let theirs = gp.peer_inputs(&mut a, &keys).await?;
+            let k = schedule(&mut gp, &mut a, group, Input::Wires(&mine), Input::Wires(&theirs), hashes).await?;
+            Ok((k, gp))
+        },
+        async move {
+            let mut ep = EvaluatorParty::new();
+            let theirs = ep.peer_inputs(&mut b, 256).await?;
+            let mine = ep.own_inputs(&mut b, &vb, &choices, &macs).await?;
+            let k = schedule(&mut ep, &mut b, group, Input::Wires(&theirs), Input::Wires(&mine), hashes).await?;
+            Ok((k, ep))
+        },
+    ))
+}
+
+/// The prover's re-proof after the session: its share committed, the verifier's public.
+fn reproof(
+    group: SharedGroup,
+    shares: ([u8; 32], [u8; 32]),
+    hashes: (&[u8; 32], &[u8; 32]),
+    during_session: &[Vec<u8>],
+) -> Result<(), PhaseError> {
+    let (mut prover, mut verifier) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (pv, vv) = shares;
+    let (p, v) = block_on(join(
+        async move {
+            let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&pv), 32)).await?;
+            let mut zp = ZkPhases::new(&mut prover);
+            schedule(&mut zp, &mut a, group, Input::Wires(&mine), Input::Public(&vv), hashes).await?;
+            zp.finish(&mut a, during_session, &[]).await
+        },
+        async move {
+            let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
+            let mut zv = ZkPhases::new(&mut verifier);
+            schedule(&mut zv, &mut b, group, Input::Wires(&theirs), Input::Public(&vv), hashes).await?;
+            zv.finish(&mut b, during_session, &[]).await
+        },
+    ));
+    v.and(p)
+}
+
+/// RFC 8448's X25519 secret split into two random shares mod 2^255 − 19 (little-endian).
+fn rfc8448_shares() -> ([u8; 32], [u8; 32]) {
+    let secret = F25519::from_le_bytes(&h32(ECDHE)).expect("below p");
+    let p = F25519::random();
+    (p.to_le_bytes(), (secret - p).to_le_bytes())
+}
+
+#[test]
+fn garbled_schedule_gives_rfc_8448s_secrets_from_x25519_shares() {
+    let hashes = (&h32(HELLO_HASH), &h32(SERVER_FINISHED_HASH));
+    let (g, e) = garbled(SharedGroup::X25519, rfc8448_shares(), hashes, GarblerCheat::default());
+    let (((gt, gk), gp), ((et, ek), ep)) = (g.expect("garbler"), e.expect("evaluator"));
+    assert_eq!(gt, et, "both parties learn the handshake traffic secrets");
+    assert_eq!(gt.client.to_vec(), h("b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21"));
+    assert_eq!(gt.server.to_vec(), h("b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38"));
+    assert_eq!(value_of(&gk.key, &ek.key), h("17422dda596ed5d9acd890e3c63f5051"));
+    assert_eq!(value_of(&gk.iv, &ek.iv), h("5b78923dee08579033e523d9"));
+    assert_eq!(gp.revealed(), ep.revealed(), "both parties saw the same revealed values");
+    assert_eq!(gp.revealed().len(), 5, "five phases");
+    let mib = gp.bytes_of_tables() as f64 / (1 << 20) as f64;
+    println!("TLS 1.3 key schedule in two parties: {mib:.2} MiB of tables");
+    assert!((4.0..9.0).contains(&mib), "{mib} MiB of tables");
+}
+
+/// Shares of a P-256 secret, one of them wrapping around the prime, against the native
+/// schedule on the secret's big-endian bytes.
+#[test]
+fn garbled_schedule_equals_the_native_one_from_p256_shares() {
+    let mut rng = rand::rng();
+    let hello: [u8; 32] = rand::Rng::random(&mut rng);
+    let finished: [u8; 32] = rand::Rng::random(&mut rng);
+    for (p, v) in [(Fp::random(), Fp::random()), (-Fp::ONE, Fp::ONE + Fp::ONE)] {
+        let (g, e) = garbled(
+            SharedGroup::P256,
+            (p.to_be_bytes(), v.to_be_bytes()),
+            (&hello, &finished),
+            GarblerCheat::default(),
+        );
+        let ((gt, gk), _) = g.expect("garbler");
+        let ((_, ek), _) = e.expect("evaluator");
+        let alg = HashAlg::Sha256;
+        let hs = handshake_secret(alg, &(p + v).to_be_bytes());
+        let hts = TrafficSecrets::handshake(alg, &hs, &Secret::from_slice(&hello));
+        assert_eq!(
+            (gt.client.to_vec(), gt.server.to_vec()),
+            (hts.client.as_bytes().to_vec(), hts.server.as_bytes().to_vec())
+        );
+        let ats = TrafficSecrets::application(alg, &master_secret(alg, &hs), &Secret::from_slice(&finished));
+        let keys = TrafficKeys::derive(alg, &ats.client, 16);
+        assert_eq!(value_of(&gk.key, &ek.key), keys.key());
+        assert_eq!(value_of(&gk.iv, &ek.iv), keys.iv.to_vec());
+    }
+}
+
+#[test]
+fn the_reproof_accepts_an_honest_garbler_and_catches_a_cheating_one() {
+    let hashes = (&h32(HELLO_HASH), &h32(SERVER_FINISHED_HASH));
+    let shares = rfc8448_shares();
+    let (_, e) = garbled(SharedGroup::X25519, shares, hashes, GarblerCheat::default());
+    let (_, ep) = e.expect("evaluator");
+    reproof(SharedGroup::X25519, shares, hashes, ep.revealed()).expect("an honest garbler passes");
+
+    let differs = |r: Result<(), PhaseError>, what: &str| {
+        assert!(matches!(r, Err(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))), "{what}: {r:?}");
+    };
+    // a flipped decoding bit in c_hs (phase 2's first byte), and in HS's inner pad state
+    for bit in [3, 256 + 9] {
+        let (_, e) = garbled(
+            SharedGroup::X25519,
+            shares,
+            hashes,
+            GarblerCheat { flip_decoding: Some(bit), ..Default::default() },
+        );
+        differs(reproof(SharedGroup::X25519, shares, hashes, e.expect("evaluator").1.revealed()), "decoding bit");
+    }
+    // a garbler that used another share than the one it commits to in the proof
+    let mut other = shares;
+    other.0[5] ^= 1;
+    let (_, e) = garbled(SharedGroup::X25519, other, hashes, GarblerCheat::default());
+    differs(reproof(SharedGroup::X25519, shares, hashes, e.expect("evaluator").1.revealed()), "another share");
+}
