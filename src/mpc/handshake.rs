@@ -13,7 +13,7 @@ use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashErr
 use super::kdf::{derive, KdfInputs};
 use super::phases::{Input, PhaseError};
 use super::record::{
-    self, direction, ghash_key_share, j0_share, masked_keystream, Direction, RecordError, MAX_CIPHERTEXT,
+    self, direction, ghash_key_share, j0_share, masked_keystream, Direction, RecordError, RecordLayer, MAX_CIPHERTEXT,
 };
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
@@ -135,7 +135,7 @@ pub(crate) async fn client_finished_prover<C: Channel>(
     let theirs = gp.peer_inputs(ch, input_keys).await?;
     let keys = derive(gp, ch, Input::Wires(&mine[..256]), Input::Wires(&theirs), kdf).await?;
     let mask_wires = &mine[256..];
-    let d = direction(gp, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    let d = direction(gp, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?;
     ghash_key_share(gp, ch, &d, &mask(mask_wires, MASK_CLIENT_H)).await?;
     j0_share(gp, ch, &d, 0, &mask(mask_wires, MASK_CLIENT_J0)).await?;
     let ks = masked_keystream(gp, ch, &d, 0, 16, &mask(mask_wires, MASK_CLIENT_KS)).await?;
@@ -144,7 +144,9 @@ pub(crate) async fn client_finished_prover<C: Channel>(
     let finished = crate::tls::codec::handshake_message(crate::tls::codec::hs::FINISHED, &keys.client_verify_data);
     let ciphertext: Vec<u8> =
         finished.iter().zip(ks.iter().zip(&masks[MASK_CLIENT_KS])).map(|(p, (m, k))| p ^ m ^ k).collect();
-    let body = record::seal_prover(ch, &client_powers, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0]).await?;
+    let body =
+        record::seal_prover(ch, &client_powers, RecordLayer::Tls12, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0])
+            .await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
     Ok((
         body,
@@ -175,7 +177,7 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
     let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
     let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
     let mask_wires = &theirs[256..];
-    let d = direction(ep, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    let d = direction(ep, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?;
     let h = ghash_key_share(ep, ch, &d, &mask_e(mask_wires, MASK_CLIENT_H))
         .await?
         .ok_or(HandshakeError::Malformed("the GHASH key"))?;
@@ -184,7 +186,7 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
         .ok_or(HandshakeError::Malformed("E_K(J0)"))?;
     masked_keystream(ep, ch, &d, 0, 16, &mask_e(mask_wires, MASK_CLIENT_KS)).await?;
     let client_powers = powers_b(ch, block_to_field(h), powers, ole.choices, ole.macs, ole.first).await?;
-    let seen = record::seal_verifier(ch, &client_powers, 0, HANDSHAKE, j0, 16).await?;
+    let seen = record::seal_verifier(ch, &client_powers, RecordLayer::Tls12, 0, HANDSHAKE, j0, 16).await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
     Ok((
         seen,

@@ -1,5 +1,8 @@
-//! MPC mode's AES-GCM record layer (TLS 1.2, RFC 5288) over key wires neither party can read:
-//! the garbled material of a direction and its records, and sealing a client record.
+//! MPC mode's AES-GCM record layer (TLS 1.2, RFC 5288; TLS 1.3, RFC 8446 §5.2–5.3) over key
+//! wires neither party can read: the garbled material of a direction and its records, and
+//! sealing a client record. The versions differ only in a record's nonce, its additional data
+//! and whether an explicit nonce precedes the ciphertext ([`RecordLayer`]); TLS 1.3's inner
+//! content type is part of the plaintext, which the prover writes.
 //!
 //! - **Garbled material** ([`Phases`], so the re-proof covers it): the AES key schedule once
 //!   per direction; the verifier's share of the GHASH key H (H ⊕ m under a mask of the
@@ -47,33 +50,81 @@ pub enum RecordError {
     NotItsKeystreamsLength { seq: u64, len: usize, keystream: usize },
 }
 
-/// The additional data of TLS 1.2 record `seq`: seq_num ‖ type ‖ version ‖ length.
-pub(crate) fn additional_data(seq: u64, content_type: u8, len: usize) -> [u8; 13] {
-    crate::tls::crypto::aead_aad(seq, content_type, crate::tls::codec::TLS12, len)
+/// Which TLS version's record layer a direction speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordLayer {
+    /// Nonce: a 4-byte implicit salt, then the 8-byte explicit nonce (the sequence number
+    /// here), which the record carries before its ciphertext; additional data: seq_num ‖ type ‖
+    /// version ‖ length.
+    Tls12,
+    /// Nonce: the 12-byte IV ⊕ the sequence number (RFC 8446 §5.3), nothing on the wire;
+    /// additional data: the record header, type ‖ 0x0303 ‖ length with the tag. (Built ahead
+    /// of MPC mode's TLS 1.3 connection.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    Tls13,
 }
 
-/// A direction's garbled AES: the round keys and the 4-byte implicit IV, as wires.
-pub(crate) struct Direction<B: Circuit> {
-    rk: RoundKeys<B>,
-    salt: Vec<B::Bit>,
-}
+impl RecordLayer {
+    /// The additional data of record `seq` of `content_type` (TLS 1.3: the outer type) with
+    /// `len` bytes of ciphertext before its tag.
+    pub(crate) fn additional_data(self, seq: u64, content_type: u8, len: usize) -> Vec<u8> {
+        match self {
+            RecordLayer::Tls12 => {
+                crate::tls::crypto::aead_aad(seq, content_type, crate::tls::codec::TLS12, len).to_vec()
+            }
+            RecordLayer::Tls13 => {
+                let [hi, lo] = ((len + TAG_LEN) as u16).to_be_bytes();
+                vec![content_type, 0x03, 0x03, hi, lo]
+            }
+        }
+    }
 
-impl<B: Circuit> Direction<B> {
-    /// The record's 96-bit IV: the implicit salt, then the explicit nonce (public).
-    pub(super) fn iv(&self, b: &B, explicit_nonce: u64) -> Vec<B::Bit> {
-        [self.salt.clone(), constant_bytes(b, &explicit_nonce.to_be_bytes())].concat()
+    /// Bytes of explicit nonce before a record's ciphertext.
+    fn explicit_nonce_len(self) -> usize {
+        match self {
+            RecordLayer::Tls12 => NONCE_LEN,
+            RecordLayer::Tls13 => 0,
+        }
     }
 }
 
-/// The direction's key schedule (one phase, nothing revealed) from its key and salt wires.
+/// A direction's garbled AES: the round keys and the nonce's private part (TLS 1.2's 4-byte
+/// salt, TLS 1.3's 12-byte IV), as wires.
+pub(crate) struct Direction<B: Circuit> {
+    layer: RecordLayer,
+    rk: RoundKeys<B>,
+    nonce_base: Vec<B::Bit>,
+}
+
+impl<B: Circuit> Direction<B> {
+    /// Record `seq`'s 96-bit nonce: the salt and the explicit nonce `seq` (TLS 1.2), or the
+    /// IV ⊕ (0^4 ‖ seq) (TLS 1.3, an XOR with a constant: free).
+    pub(super) fn iv(&self, b: &B, seq: u64) -> Vec<B::Bit> {
+        match self.layer {
+            RecordLayer::Tls12 => [self.nonce_base.clone(), constant_bytes(b, &seq.to_be_bytes())].concat(),
+            RecordLayer::Tls13 => {
+                let mut mask = [0u8; 12];
+                mask[4..].copy_from_slice(&seq.to_be_bytes());
+                xor_bits(b, &self.nonce_base, &constant_bytes(b, &mask))
+            }
+        }
+    }
+}
+
+/// The direction's key schedule (one phase, nothing revealed) from its key wires and the
+/// wires of its nonce's private part (32 bits for TLS 1.2, 96 for TLS 1.3).
 pub(crate) async fn direction<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
+    layer: RecordLayer,
     key: &[<P::Backend as Gates>::Bit],
-    salt: &[<P::Backend as Gates>::Bit],
+    nonce_base: &[<P::Backend as Gates>::Bit],
 ) -> Result<Direction<P::Backend>, PhaseError> {
-    let (d, _) =
-        p.phase(ch, &mut |b| (Direction { rk: key_schedule(b, key), salt: salt.to_vec() }, Vec::new())).await?;
+    let (d, _) = p
+        .phase(ch, &mut |b| {
+            (Direction { layer, rk: key_schedule(b, key), nonce_base: nonce_base.to_vec() }, Vec::new())
+        })
+        .await?;
     Ok(d)
 }
 
@@ -126,14 +177,14 @@ pub(crate) fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
     phases
 }
 
-/// The keystream of a record of `len` bytes under `explicit_nonce`, revealed to both masked by
+/// The keystream of record `seq` of `len` bytes, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
 /// One phase per [`KEYSTREAM_PHASE_BLOCKS`] blocks.
 pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     d: &Direction<P::Backend>,
-    explicit_nonce: u64,
+    seq: u64,
     len: usize,
     mask: &Input<'_, P::Backend>,
 ) -> Result<Vec<u8>, PhaseError> {
@@ -143,7 +194,7 @@ pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
         let (from, to) = (16 * piece[0] as usize, (16 * (piece[piece.len() - 1] as usize + 1)).min(len));
         let ((), part) = p
             .phase(ch, &mut |b| {
-                let iv = d.iv(b, explicit_nonce);
+                let iv = d.iv(b, seq);
                 let ks: Vec<_> =
                     keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().take(8 * (to - from)).collect();
                 ((), xor_bits(b, &ks, &mask.wires(b)[8 * from..8 * to]))
@@ -154,18 +205,18 @@ pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
     Ok(revealed)
 }
 
-/// The verifier's share of E_K(J0) for a record under `explicit_nonce`, masked by the
-/// prover's 16-byte mask (`None` on the prover's side).
+/// The verifier's share of E_K(J0) for record `seq`, masked by the prover's 16-byte mask
+/// (`None` on the prover's side).
 pub(crate) async fn j0_share<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     d: &Direction<P::Backend>,
-    explicit_nonce: u64,
+    seq: u64,
     mask: &Input<'_, P::Backend>,
 ) -> Result<Option<[u8; 16]>, PhaseError> {
     let ((), share) = p
         .phase_for_verifier(ch, &mut |b| {
-            let iv = d.iv(b, explicit_nonce);
+            let iv = d.iv(b, seq);
             let j0 = j0_block(b, &d.rk, &iv);
             ((), xor_bits(b, &j0, &mask.wires(b)))
         })
@@ -181,52 +232,63 @@ fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
     core::array::from_fn(|i| a[i] ^ b[i])
 }
 
-/// The prover's side of sending record `seq`: sends the explicit nonce (the sequence number)
-/// and the ciphertext it encrypted with its keystream, takes the verifier's tag share and
-/// returns the record's body for the server (nonce ‖ ciphertext ‖ tag). `j0_mask` is its
+/// The prover's side of sending record `seq`: sends the explicit nonce (TLS 1.2: the sequence
+/// number) and the ciphertext it encrypted with its keystream, takes the verifier's tag share
+/// and returns the record's body for the server (nonce ‖ ciphertext ‖ tag). `j0_mask` is its
 /// share of E_K(J0).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn seal_prover<C: Channel>(
     ch: &mut C,
     powers: &PowerShares,
+    layer: RecordLayer,
     seq: u64,
     content_type: u8,
     ciphertext: &[u8],
     j0_mask: [u8; 16],
 ) -> Result<Vec<u8>, RecordError> {
-    let mine = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
-    let body = [&seq.to_be_bytes()[..], ciphertext].concat();
+    let mine = powers.tag_share(&layer.additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
+    let nonce = &seq.to_be_bytes()[NONCE_LEN - layer.explicit_nonce_len()..];
+    let body = [nonce, ciphertext].concat();
     ch.send(body.clone()).await?;
     let theirs: [u8; 16] =
         ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;
     Ok([body, xor16(mine, theirs).to_vec()].concat())
 }
 
-/// The verifier's side of sending record `seq` of `len` bytes: takes the nonce and
+/// The verifier's side of sending record `seq` of `len` bytes: takes the nonce (TLS 1.2) and
 /// ciphertext, refuses a nonce other than `seq`, an oversized record and a ciphertext of
 /// another length than its keystream, answers its tag share. Returns the ciphertext: what the
 /// server receives.
 pub(crate) async fn seal_verifier<C: Channel>(
     ch: &mut C,
     powers: &PowerShares,
+    layer: RecordLayer,
     seq: u64,
     content_type: u8,
     j0_share: [u8; 16],
     len: usize,
 ) -> Result<Vec<u8>, RecordError> {
     let msg = ch.recv().await?;
-    let (nonce, ciphertext) =
-        msg.split_first_chunk::<NONCE_LEN>().ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
-    let got = u64::from_be_bytes(*nonce);
-    if got != seq {
-        return Err(RecordError::NonceNotSequence { seq, got });
-    }
+    let ciphertext = match layer {
+        RecordLayer::Tls12 => {
+            let (nonce, ciphertext) = msg
+                .split_first_chunk::<NONCE_LEN>()
+                .ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
+            let got = u64::from_be_bytes(*nonce);
+            if got != seq {
+                return Err(RecordError::NonceNotSequence { seq, got });
+            }
+            ciphertext
+        }
+        RecordLayer::Tls13 => &msg[..],
+    };
     if ciphertext.len() > MAX_CIPHERTEXT {
         return Err(RecordError::TooLong { seq, len: ciphertext.len() });
     }
     if ciphertext.len() != len {
         return Err(RecordError::NotItsKeystreamsLength { seq, len: ciphertext.len(), keystream: len });
     }
-    let share = powers.tag_share(&additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
+    let share = powers.tag_share(&layer.additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
     ch.send(share.to_vec()).await?;
     Ok(ciphertext.to_vec())
 }
@@ -258,9 +320,16 @@ mod tests {
 
     const APPLICATION_DATA: u8 = 23;
 
-    /// One direction keyed by K = k_P ⊕ k_V with the prover's salt, garbled: the prover seals
-    /// `plaintext` as record 0. Returns the record and the ciphertext the verifier saw.
-    fn run(k_p: [u8; 16], k_v: [u8; 16], salt: [u8; 4], plaintext: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    /// One direction keyed by K = k_P ⊕ k_V with the prover's nonce base (TLS 1.2's 4-byte
+    /// salt, TLS 1.3's 12-byte IV), garbled: the prover seals `plaintext` as record `seq`.
+    /// Returns the record and the ciphertext the verifier saw.
+    fn run(
+        layer: RecordLayer,
+        seq: u64,
+        (k_p, k_v): ([u8; 16], [u8; 16]),
+        salt: &[u8],
+        plaintext: &[u8],
+    ) -> (Vec<u8>, Vec<u8>) {
         let len = plaintext.len();
         let (h_mask, j0_mask): ([u8; 16], [u8; 16]) = (rand::random(), rand::random());
         let ks_mask: Vec<u8> = (0..len).map(|_| rand::random()).collect();
@@ -271,7 +340,8 @@ mod tests {
         let max_power = 2 + len.div_ceil(16);
         let delta = F128(rand::random());
         let (ole_keys, ole_choices, ole_macs) = random_cots(delta, cots_for_powers(max_power));
-        let p_inputs = [&k_p[..], &salt, &h_mask, &j0_mask, &ks_mask].concat();
+        let n = salt.len();
+        let p_inputs = [&k_p[..], salt, &h_mask, &j0_mask, &ks_mask].concat();
         let n_p = 8 * p_inputs.len();
         let (mut a, mut b) = memory_pair(MAX_MESSAGE);
         let prover = async move {
@@ -279,17 +349,17 @@ mod tests {
             let theirs = gp.peer_inputs(&mut a, &in_keys).await?;
             let (key, _) = gp.phase(&mut a, &mut |b| (xor_bits(b, &mine[..128], &theirs), Vec::new())).await?;
             let w = |from: usize, bytes: usize| Input::Wires(&mine[8 * from..8 * (from + bytes)]);
-            let d = direction(&mut gp, &mut a, &key, &mine[128..160]).await?;
-            assert_eq!(ghash_key_share(&mut gp, &mut a, &d, &w(20, 16)).await?, None, "the garbler gets no share");
-            let masked = masked_keystream(&mut gp, &mut a, &d, 0, len, &w(52, len)).await?;
-            assert_eq!(j0_share(&mut gp, &mut a, &d, 0, &w(36, 16)).await?, None);
+            let d = direction(&mut gp, &mut a, layer, &key, &mine[128..128 + 8 * n]).await?;
+            assert_eq!(ghash_key_share(&mut gp, &mut a, &d, &w(16 + n, 16)).await?, None, "the garbler gets no share");
+            let masked = masked_keystream(&mut gp, &mut a, &d, seq, len, &w(48 + n, len)).await?;
+            assert_eq!(j0_share(&mut gp, &mut a, &d, seq, &w(32 + n, 16)).await?, None);
             let powers = powers_a(&mut a, block_to_field(h_mask), max_power, delta, &ole_keys, 0)
                 .await
                 .map_err(RecordError::from)?;
             let ciphertext: Vec<u8> =
                 plaintext.iter().zip(masked.iter().zip(&ks_mask)).map(|(p, (m, k))| p ^ m ^ k).collect();
             Ok::<_, Box<dyn std::error::Error>>(
-                seal_prover(&mut a, &powers, 0, APPLICATION_DATA, &ciphertext, j0_mask).await?,
+                seal_prover(&mut a, &powers, layer, seq, APPLICATION_DATA, &ciphertext, j0_mask).await?,
             )
         };
         let verifier = async move {
@@ -298,14 +368,16 @@ mod tests {
             let mine = ep.own_inputs(&mut b, &bytes_to_bits(&k_v), &in_choices, &in_macs).await?;
             let (key, _) = ep.phase(&mut b, &mut |b| (xor_bits(b, &theirs[..128], &mine), Vec::new())).await?;
             let w = |from: usize, bytes: usize| Input::Wires(&theirs[8 * from..8 * (from + bytes)]);
-            let d = direction(&mut ep, &mut b, &key, &theirs[128..160]).await?;
-            let h_share = ghash_key_share(&mut ep, &mut b, &d, &w(20, 16)).await?.expect("the verifier decodes");
-            masked_keystream(&mut ep, &mut b, &d, 0, len, &w(52, len)).await?;
-            let j0 = j0_share(&mut ep, &mut b, &d, 0, &w(36, 16)).await?.expect("the verifier decodes");
+            let d = direction(&mut ep, &mut b, layer, &key, &theirs[128..128 + 8 * n]).await?;
+            let h_share = ghash_key_share(&mut ep, &mut b, &d, &w(16 + n, 16)).await?.expect("the verifier decodes");
+            masked_keystream(&mut ep, &mut b, &d, seq, len, &w(48 + n, len)).await?;
+            let j0 = j0_share(&mut ep, &mut b, &d, seq, &w(32 + n, 16)).await?.expect("the verifier decodes");
             let powers = powers_b(&mut b, block_to_field(h_share), max_power, &ole_choices, &ole_macs, 0)
                 .await
                 .map_err(RecordError::from)?;
-            Ok::<_, Box<dyn std::error::Error>>(seal_verifier(&mut b, &powers, 0, APPLICATION_DATA, j0, len).await?)
+            Ok::<_, Box<dyn std::error::Error>>(
+                seal_verifier(&mut b, &powers, layer, seq, APPLICATION_DATA, j0, len).await?,
+            )
         };
         let (p, v) = block_on(join(prover, verifier));
         (p.expect("prover"), v.expect("verifier"))
@@ -324,7 +396,7 @@ mod tests {
     fn a_record_sealed_by_both_parties_opens_under_the_joint_key() {
         let (k_p, k_v, key, salt) = shares();
         let plaintext = b"GET /balance HTTP/1.1\r\nHost: bank.test\r\nAuthorization: Bearer 5ecret\r\n\r\n";
-        let (client_record, seen_by_verifier) = run(k_p, k_v, salt, plaintext);
+        let (client_record, seen_by_verifier) = run(RecordLayer::Tls12, 0, (k_p, k_v), &salt, plaintext);
         // ring opens the client record with the key neither party held.
         let (explicit, ciphertext, _) = split_body(&client_record).expect("a whole record");
         assert_eq!(explicit, 0);
@@ -335,9 +407,30 @@ mod tests {
         let opened = ring_key(&key)
             .open_in_place(
                 Nonce::assume_unique_for_key(nonce),
-                Aad::from(additional_data(0, APPLICATION_DATA, plaintext.len())),
+                Aad::from(RecordLayer::Tls12.additional_data(0, APPLICATION_DATA, plaintext.len())),
                 &mut in_out,
             )
+            .expect("the joint tag verifies");
+        assert_eq!(opened, plaintext);
+    }
+
+    /// TLS 1.3: record 5 under the 12-byte IV (nonce IV ⊕ 5), the plaintext ending with its
+    /// inner content type, no explicit nonce on the wire, the record header as additional data.
+    #[test]
+    fn a_tls13_record_sealed_by_both_parties_opens_under_the_joint_key() {
+        let (k_p, k_v, key, _) = shares();
+        let iv: [u8; 12] = rand::random();
+        let plaintext = b"POST /pay HTTP/1.1\r\nHost: bank.test\r\nContent-Length: 2\r\n\r\n{}\x17";
+        let (client_record, seen_by_verifier) = run(RecordLayer::Tls13, 5, (k_p, k_v), &iv, plaintext);
+        assert_eq!(client_record.len(), plaintext.len() + TAG_LEN, "no explicit nonce");
+        assert_eq!(seen_by_verifier, client_record[..plaintext.len()], "the verifier saw the ciphertext");
+        let mut nonce = iv;
+        nonce[4..].iter_mut().zip(5u64.to_be_bytes()).for_each(|(n, s)| *n ^= s);
+        let header = [APPLICATION_DATA, 3, 3, 0, (plaintext.len() + TAG_LEN) as u8];
+        assert_eq!(RecordLayer::Tls13.additional_data(5, APPLICATION_DATA, plaintext.len()), header);
+        let mut in_out = client_record.clone();
+        let opened = ring_key(&key)
+            .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(header), &mut in_out)
             .expect("the joint tag verifies");
         assert_eq!(opened, plaintext);
     }
@@ -352,16 +445,20 @@ mod tests {
                 block_on(join(powers_a(&mut a, F128::ONE, 4, delta, &k, 0), powers_b(&mut b, F128::ONE, 4, &c, &m, 0)));
             pb.expect("powers")
         };
+        let tls12 = RecordLayer::Tls12;
         let cases = [
-            ([&7u64.to_be_bytes()[..], &[0; 20]].concat(), "replayed nonce"),
-            ([&3u64.to_be_bytes()[..], &vec![0; MAX_CIPHERTEXT + 1]].concat(), "oversized"),
-            ([&3u64.to_be_bytes()[..], &[0; 21]].concat(), "longer than its keystream"),
+            (tls12, [&7u64.to_be_bytes()[..], &[0; 20]].concat(), "replayed nonce"),
+            (tls12, [&3u64.to_be_bytes()[..], &vec![0; MAX_CIPHERTEXT + 1]].concat(), "oversized"),
+            (tls12, [&3u64.to_be_bytes()[..], &[0; 21]].concat(), "longer than its keystream"),
+            // TLS 1.3 carries no nonce: the same 28 bytes are a ciphertext of the wrong length
+            (RecordLayer::Tls13, [&3u64.to_be_bytes()[..], &[0; 13]].concat(), "TLS 1.3, longer"),
+            (RecordLayer::Tls13, vec![0; MAX_CIPHERTEXT + 1], "oversized"),
         ];
-        for (msg, what) in cases {
+        for (layer, msg, what) in cases {
             let (mut ours, mut peer) = memory_pair(1 << 20);
             let r = block_on(async {
                 peer.send(msg).await.expect("open");
-                seal_verifier(&mut ours, &powers, 3, APPLICATION_DATA, [0; 16], 20).await
+                seal_verifier(&mut ours, &powers, layer, 3, APPLICATION_DATA, [0; 16], 20).await
             });
             match (what, r) {
                 ("replayed nonce", Err(RecordError::NonceNotSequence { seq: 3, got: 7 }))
@@ -369,7 +466,8 @@ mod tests {
                 | (
                     "longer than its keystream",
                     Err(RecordError::NotItsKeystreamsLength { seq: 3, len: 21, keystream: 20 }),
-                ) => {}
+                )
+                | ("TLS 1.3, longer", Err(RecordError::NotItsKeystreamsLength { seq: 3, len: 21, keystream: 20 })) => {}
                 (what, other) => panic!("{what}: {other:?}"),
             }
         }
@@ -400,7 +498,7 @@ mod tests {
             // before the key exists: its wires, the salt's and the mask's are reserved
             let (key_w, salt_w, mask_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32), gp.reserve_inputs(8 * len));
             gp.set_schedule(Schedule::Ahead);
-            let d = direction(&mut gp, &mut a, &key_w, &salt_w).await?;
+            let d = direction(&mut gp, &mut a, RecordLayer::Tls12, &key_w, &salt_w).await?;
             masked_keystream(&mut gp, &mut a, &d, nonce, len, &Input::Wires(&mask_w)).await?;
             gp.end_ahead(&mut a).await?;
             let ahead = gp.bytes_of_tables();
@@ -410,7 +508,7 @@ mod tests {
             gp.solder(&mut a, &from, &[key_w.clone(), salt_w.clone()].concat()).await?;
             gp.send_labels(&mut a, &mask_w, &mask_bits).await?;
             gp.set_schedule(Schedule::Replay);
-            let d = direction(&mut gp, &mut a, &key_w, &salt_w).await?;
+            let d = direction(&mut gp, &mut a, RecordLayer::Tls12, &key_w, &salt_w).await?;
             let ks = masked_keystream(&mut gp, &mut a, &d, nonce, len, &Input::Wires(&mask_w)).await?;
             Ok::<_, PhaseError>((ks, ahead, gp.bytes_of_tables()))
         };
@@ -421,7 +519,7 @@ mod tests {
             let key_and_salt = ep.solder(&mut b, &from).await?;
             let mask_w = ep.peer_inputs(&mut b, 8 * len).await?;
             ep.set_replay(true);
-            let d = direction(&mut ep, &mut b, &key_and_salt[..128], &key_and_salt[128..]).await?;
+            let d = direction(&mut ep, &mut b, RecordLayer::Tls12, &key_and_salt[..128], &key_and_salt[128..]).await?;
             masked_keystream(&mut ep, &mut b, &d, nonce, len, &Input::Wires(&mask_w)).await
         };
         let (p, v) = block_on(join(prover, verifier));
@@ -441,7 +539,7 @@ mod tests {
             let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
             let (key_w, salt_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32));
             gp.set_schedule(Schedule::Ahead);
-            let sent = direction(&mut gp, &mut a, &key_w, &salt_w).await.map(|_| ());
+            let sent = direction(&mut gp, &mut a, RecordLayer::Tls12, &key_w, &salt_w).await.map(|_| ());
             let _ = gp.end_ahead(&mut a).await;
             sent
         };
@@ -457,7 +555,7 @@ mod tests {
             ep.receive_ahead(&mut b, 1 << 20, &[]).await?;
             ep.set_replay(true);
             let key: Vec<_> = (0..160).map(crate::gc::Wire::Label).collect();
-            direction(&mut ep, &mut b, &key[..128], &key[128..]).await.map(|_| ())
+            direction(&mut ep, &mut b, RecordLayer::Tls12, &key[..128], &key[128..]).await.map(|_| ())
         };
         let (p, v) = block_on(join(prover, verifier));
         p.expect("garbler");
@@ -489,7 +587,7 @@ mod tests {
         }
         async fn key_schedule_phase(gp: &mut GarblerParty, a: &mut crate::channel::MemoryChannel) {
             let (key_w, salt_w) = (gp.reserve_inputs(128), gp.reserve_inputs(32));
-            let _ = direction(gp, a, &key_w, &salt_w).await;
+            let _ = direction(gp, a, RecordLayer::Tls12, &key_w, &salt_w).await;
         }
         // one more phase than planned (up to one key schedule's tables and nothing else)
         let v = run(&[], async |gp, a| key_schedule_phase(gp, a).await);

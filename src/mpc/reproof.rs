@@ -15,7 +15,7 @@ use super::fp::Fp;
 use super::handshake::MASKS;
 use super::kdf::derive;
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
-use super::record::{direction, ghash_key_share, j0_share, masked_keystream};
+use super::record::{direction, ghash_key_share, j0_share, masked_keystream, RecordLayer};
 use super::script::{CommittedInputs, SessionScript};
 use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
 use crate::circuits::{bytes_to_bits, Gates};
@@ -77,7 +77,7 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
     let (share, masks) = inputs.handshake.split_at(256);
     let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
     let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier_share), &script.kdf).await?;
-    let client = direction(p, ch, &keys.client_write_key, &keys.client_write_iv).await?;
+    let client = direction(p, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?;
     ghash_key_share(p, ch, &client, &mask(0)).await?;
     j0_share(p, ch, &client, 0, &mask(1)).await?;
     masked_keystream(p, ch, &client, 0, 16, &mask(2)).await?;
@@ -85,7 +85,7 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
         return Err(ReproofError::Malformed("committed inputs for another number of records"));
     }
     let ahead = match script.requests_ahead {
-        true => Some(direction(p, ch, &keys.client_write_key, &keys.client_write_iv).await?),
+        true => Some(direction(p, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?),
         false => None,
     };
     for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {

@@ -6,7 +6,7 @@ use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream, request_records, tables_for_records};
+use crate::mpc::record::{direction, j0_share, masked_keystream, request_records, tables_for_records, RecordLayer};
 
 /// P's side of a request record garbled ahead: its masks (keystream, then E_K(J0)), their
 /// wires and their commitment.
@@ -55,7 +55,7 @@ pub(super) async fn request_ahead_prover<C: Channel, W>(
     let key_and_salt = gp.reserve_inputs(160);
     gp.set_schedule(Schedule::Ahead);
     let (key, salt) = key_and_salt.split_at(128);
-    let d = direction(gp, ch, key, salt).await?;
+    let d = direction(gp, ch, RecordLayer::Tls12, key, salt).await?;
     for (r, &(seq, len)) in records.iter().zip(&plan) {
         masked_keystream(gp, ch, &d, seq, len, &Input::Wires(&r.wires[..8 * len])).await?;
         j0_share(gp, ch, &d, seq, &Input::Wires(&r.wires[8 * len..])).await?;

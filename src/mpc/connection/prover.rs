@@ -8,7 +8,7 @@ use crate::mpc::ecdh::{run_prover, EcdhProver, SenderCots};
 use crate::mpc::garbled::{GarblerParty, Schedule};
 use crate::mpc::handshake::{self, HandshakeInputs, INPUT_COTS};
 use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream};
+use crate::mpc::record::{direction, j0_share, masked_keystream, RecordLayer};
 use crate::mpc::script::{CommittedInputs, SessionScript};
 use crate::ot::{CotSender, KosSender};
 use crate::primitives::field::F128;
@@ -139,7 +139,7 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
             gp.solder(ch, &keys.client_key_and_salt, &ahead.key_and_salt).await?;
             gp.set_schedule(Schedule::Replay);
             let (key, salt) = ahead.key_and_salt.split_at(128);
-            let d = direction(&mut gp, ch, key, salt).await?;
+            let d = direction(&mut gp, ch, RecordLayer::Tls12, key, salt).await?;
             // Each record used is replayed as it was garbled, so over its prepared length; its
             // ciphertext is as long as its plaintext, which V learns here.
             let lens: Vec<u8> = request.chunks(MAX_PLAINTEXT).flat_map(|c| (c.len() as u32).to_be_bytes()).collect();

@@ -7,7 +7,7 @@ use crate::mpc::ecdh::{run_verifier, EcdhVerifier, ReceiverCots};
 use crate::mpc::garbled::EvaluatorParty;
 use crate::mpc::handshake::{self, INPUT_COTS};
 use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream};
+use crate::mpc::record::{direction, j0_share, masked_keystream, RecordLayer};
 use crate::mpc::script::{CommittedInputs, SessionScript};
 use crate::ot::{CotReceiver, KosReceiver};
 use crate::primitives::field::F128;
@@ -98,7 +98,7 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
             let key_and_salt = ep.solder(ch, &keys.client_key_and_salt).await?;
             ep.set_replay(true);
             let (key, salt) = key_and_salt.split_at(128);
-            let d = direction(&mut ep, ch, key, salt).await?;
+            let d = direction(&mut ep, ch, RecordLayer::Tls12, key, salt).await?;
             let lens = record_lengths(&ch.recv().await?, &ahead)?;
             for (r, len) in ahead.into_iter().zip(lens) {
                 let seq = client.next_sealed_seq();
