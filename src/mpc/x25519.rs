@@ -173,6 +173,27 @@ mod tests {
         assert_ne!(a.to_le_bytes(), secret, "neither share is the secret");
     }
 
+    /// The exchange costs what P-256's does: the same OLEs over a 256-bit field, 32-byte
+    /// elements.
+    #[test]
+    fn the_exchange_sends_as_many_bytes_as_p256s() {
+        let server = MontgomeryPoint::mul_base_clamped(rand::rng().random()).to_bytes();
+        let (d1, d2) = (random_scalar(), random_scalar());
+        let (u1, v1) = share_point(&d1, &server).unwrap();
+        let (u2, v2) = share_point(&d2, &server).unwrap();
+        let a = EcdhProver::from_coordinates(u1, v1, F25519::from_u64(CURVE_A));
+        let b = EcdhVerifier::from_coordinates(u2, v2);
+        let delta = F128(rand::rng().random());
+        let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
+        let (_, _, x25519_bytes) = exchange(a, b, &k, delta, &c, &m).unwrap();
+        use crate::mpc::ecdh::random_scalar as p256_scalar;
+        let s = (p256::ProjectivePoint::GENERATOR * p256_scalar()).to_affine();
+        let (_, _, p256_bytes) =
+            crate::mpc::ecdh::in_memory(&k, delta, &c, &m, &s, [&p256_scalar(), &p256_scalar()]).unwrap();
+        assert_eq!(x25519_bytes, p256_bytes);
+        println!("two-party X25519: {x25519_bytes} bytes exchanged (COTs aside)");
+    }
+
     /// Against the server's side of X25519 (`curve25519-dalek`'s clamped multiplication):
     /// the secret the server derives from the client key share is the sum of the shares.
     #[test]
