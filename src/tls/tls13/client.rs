@@ -18,6 +18,9 @@ use crate::tls::error::{AlertDescription, Error, PeerMisbehaved};
 use crate::tls::Direction;
 use rustls_pki_types::{ServerName, UnixTime};
 
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod two_party;
+
 /// What the client offers.
 #[derive(Clone, Debug)]
 pub struct Config13 {
@@ -48,11 +51,24 @@ impl Config13 {
 
 /// The handshake's steps; each consumes one server message.
 enum State {
-    ExpectServerHello { share: Box<dyn KeyExchange>, retry_suite: Option<u16> },
+    ExpectServerHello {
+        share: Box<dyn KeyExchange>,
+        retry_suite: Option<u16>,
+    },
+    /// Two-party mode: the ServerHello read, the handshake traffic secrets awaited from the
+    /// caller's two-party computation ([`Client13::complete_two_party_handshake`]); the
+    /// server's next records wait unread.
+    AwaitHandshakeSecrets,
     ExpectEncryptedExtensions,
-    ExpectCertificate { requested: Option<Vec<u8>> },
-    ExpectCertificateVerify { requested: Option<Vec<u8>> },
-    ExpectFinished { requested: Option<Vec<u8>> },
+    ExpectCertificate {
+        requested: Option<Vec<u8>>,
+    },
+    ExpectCertificateVerify {
+        requested: Option<Vec<u8>>,
+    },
+    ExpectFinished {
+        requested: Option<Vec<u8>>,
+    },
     Connected,
 }
 
@@ -60,6 +76,7 @@ impl State {
     fn expected(&self) -> &'static str {
         match self {
             Self::ExpectServerHello { .. } => "ServerHello",
+            Self::AwaitHandshakeSecrets => "nothing before the handshake secrets",
             Self::ExpectEncryptedExtensions => "EncryptedExtensions",
             Self::ExpectCertificate { .. } => "Certificate",
             Self::ExpectCertificateVerify { .. } => "CertificateVerify",
@@ -130,6 +147,8 @@ pub struct Client13 {
     received_close_notify: bool,
     tickets: usize,
     key_updates: usize,
+    /// Two-party (MPC) mode's state; `None` for a client that holds its keys.
+    two_party: Option<two_party::TwoParty13>,
 }
 
 fn unexpected(expected: &'static str, got: &str) -> Error {
@@ -161,6 +180,18 @@ impl Client13 {
             return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite and a group"));
         }
         let share: Box<dyn KeyExchange> = Box::new(RingKeyExchange::generate(config.groups[0])?);
+        Self::start(config, server_name, now, (random, session_id), share, None)
+    }
+
+    /// A client whose ClientHello carries `share`, in two-party mode when `two_party` is given.
+    fn start(
+        config: Config13,
+        server_name: ServerName<'static>,
+        now: UnixTime,
+        (random, session_id): ([u8; 32], [u8; 32]),
+        share: Box<dyn KeyExchange>,
+        two_party: Option<two_party::TwoParty13>,
+    ) -> Result<Self, Error> {
         let mut client = Self {
             config,
             server_name,
@@ -186,6 +217,7 @@ impl Client13 {
             received_close_notify: false,
             tickets: 0,
             key_updates: 0,
+            two_party,
         };
         client.send_client_hello(share.as_ref(), None)?;
         client.state = Some(State::ExpectServerHello { share, retry_suite: None });
@@ -289,6 +321,13 @@ impl Client13 {
 
     fn process(&mut self) -> Result<(), Error> {
         loop {
+            if matches!(self.state, Some(State::AwaitHandshakeSecrets)) {
+                // the server's flight waits for the handshake keys, bounded
+                if self.in_buf.len() > two_party::MAX_AWAITED_INPUT {
+                    return Err(PeerMisbehaved::RecordOverflow.into());
+                }
+                return Ok(());
+            }
             let Some(h) = parse_record_header(&self.in_buf)? else {
                 return Ok(());
             };
@@ -312,6 +351,9 @@ impl Client13 {
             Some(ContentType::ChangeCipherSpec) => Err(PeerMisbehaved::BadChangeCipherSpec.into()),
             Some(ContentType::Alert) if self.read.is_none() => self.handle_alert(payload),
             Some(ContentType::Handshake) if self.read.is_none() => self.handle_handshake_fragment(payload),
+            Some(ContentType::ApplicationData) if self.read.is_none() && self.two_party.is_some() => {
+                self.keep_sealed(payload)
+            }
             Some(ContentType::ApplicationData) if self.read.is_some() => {
                 let read = self.read.as_mut().ok_or(Error::InvalidState("no read key"))?;
                 let seq = read.next_seq()?;
@@ -439,7 +481,14 @@ impl Client13 {
                 if typ != hs::FINISHED {
                     return Err(unexpected("Finished", hs::name(typ)));
                 }
-                self.server_finished(requested, &raw)?
+                if self.two_party.is_some() {
+                    self.two_party_server_finished(requested, &raw)?
+                } else {
+                    self.server_finished(requested, &raw)?
+                }
+            }
+            State::AwaitHandshakeSecrets => {
+                return Err(unexpected("nothing before the handshake secrets", hs::name(typ)))
             }
             State::Connected => {
                 self.post_handshake(typ, body)?;
@@ -483,6 +532,10 @@ impl Client13 {
             .find(|g| g.id() == group_id)
             .ok_or(PeerMisbehaved::UnofferedGroup(group_id))?;
         self.suite = Some(suite);
+        if hello.is_retry_request() && self.two_party.is_some() {
+            // a new key share would take another two-party exchange
+            return Err(Error::InvalidState("a HelloRetryRequest in two-party mode (offer the server's group first)"));
+        }
         if hello.is_retry_request() {
             if retry_suite.is_some() {
                 return Err(PeerMisbehaved::BadServerHello("a second HelloRetryRequest").into());
@@ -504,6 +557,12 @@ impl Client13 {
             return Err(PeerMisbehaved::BadServerHello("key_share in a group we sent no share for").into());
         }
         self.group = Some(group);
+        if self.two_party.is_some() {
+            self.transcript.extend_from_slice(raw);
+            self.at_record_boundary("ServerHello")?;
+            let hello_hash = self.hash()?;
+            return self.await_handshake_secrets(suite, group, server_public, hello_hash);
+        }
         let ecdhe = share.complete(&server_public)?;
         self.transcript.extend_from_slice(raw);
         self.at_record_boundary("ServerHello")?;
@@ -607,6 +666,9 @@ impl Client13 {
     /// Encrypt application data (once connected).
     pub fn write_plaintext(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
+        if self.two_party.is_some() {
+            return Err(Error::InvalidState("the two-party backend seals this direction's records"));
+        }
         if !self.is_connected() {
             return Err(Error::InvalidState("application data before the handshake completed"));
         }

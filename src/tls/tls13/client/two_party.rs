@@ -1,0 +1,299 @@
+//! The two-party (MPC mode) side of the TLS 1.3 client (docs/protocol.md, "The TLS 1.3 key
+//! schedule in two parties"): its key share is the sum of both parties' halves, made
+//! elsewhere; after the ServerHello it waits for the handshake traffic secrets, which the
+//! parties compute together and both learn; with them it reads and checks the server's flight
+//! and writes its Finished itself, as any client; the application keys it never holds, so the
+//! caller seals its records and the server's stay sealed.
+
+use super::*;
+use crate::tls::keys::PreMasterSecret;
+
+/// Bytes of the server's flight the client holds unread while it awaits the handshake
+/// secrets (a certificate chain fits many times over).
+pub(crate) const MAX_AWAITED_INPUT: usize = 1 << 18;
+
+/// The client key share both parties made: its group and public bytes, with no private key
+/// here.
+struct SharedKeyShare {
+    group: NamedGroup,
+    public: Vec<u8>,
+}
+
+impl KeyExchange for SharedKeyShare {
+    fn group(&self) -> NamedGroup {
+        self.group
+    }
+    fn public_key(&self) -> &[u8] {
+        &self.public
+    }
+    fn complete(self: Box<Self>, _: &[u8]) -> Result<PreMasterSecret, Error> {
+        Err(Error::InvalidState("a two-party key share completes in two parties"))
+    }
+}
+
+/// What the parties' two-party computation needs once the ServerHello is read.
+#[derive(Clone, Debug)]
+pub(crate) struct HandshakeRequest13 {
+    pub suite: Suite13,
+    pub group: NamedGroup,
+    pub server_public: Vec<u8>,
+    /// Hash(ClientHello..ServerHello), the context of the handshake traffic secrets.
+    pub hello_hash: Secret,
+}
+
+/// Two-party mode's state.
+#[derive(Default)]
+pub(crate) struct TwoParty13 {
+    request: Option<HandshakeRequest13>,
+    handshake_traffic: Option<TrafficSecrets>,
+    server_finished_hash: Option<Secret>,
+    /// The server's records after its Finished, as they came (header and payload).
+    sealed_in: Vec<Vec<u8>>,
+}
+
+impl Client13 {
+    /// A two-party client: its ClientHello offers `config`'s suites and carries the parties'
+    /// key share (`group`, `public`) as the only group, since a HelloRetryRequest would need
+    /// another two-party exchange.
+    pub(crate) fn two_party(
+        mut config: Config13,
+        server_name: &str,
+        now: UnixTime,
+        group: NamedGroup,
+        public: Vec<u8>,
+    ) -> Result<Self, Error> {
+        let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
+        if config.suites.is_empty() {
+            return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite"));
+        }
+        config.groups = vec![group];
+        let (mut random, mut session_id) = ([0u8; 32], [0u8; 32]);
+        random_bytes(&mut random)?;
+        random_bytes(&mut session_id)?;
+        let share = Box::new(SharedKeyShare { group, public });
+        Self::start(config, server_name, now, (random, session_id), share, Some(TwoParty13::default()))
+    }
+
+    /// Two-party mode, after the ServerHello: keeps what the parties need and waits.
+    pub(super) fn await_handshake_secrets(
+        &mut self,
+        suite: Suite13,
+        group: NamedGroup,
+        server_public: Vec<u8>,
+        hello_hash: Secret,
+    ) -> Result<State, Error> {
+        let two_party = self.two_party.as_mut().ok_or(Error::InvalidState("not in two-party mode"))?;
+        two_party.request = Some(HandshakeRequest13 { suite, group, server_public, hello_hash });
+        Ok(State::AwaitHandshakeSecrets)
+    }
+
+    /// The ServerHello's key share and hello hash, once read (two-party mode).
+    pub(crate) fn handshake_request(&self) -> Option<&HandshakeRequest13> {
+        self.two_party.as_ref()?.request.as_ref()
+    }
+
+    /// Two-party mode: the handshake traffic secrets the parties computed. Installs the
+    /// handshake keys and reads what the server sent meanwhile.
+    pub(crate) fn complete_two_party_handshake(&mut self, secrets: TrafficSecrets) -> Result<(), Error> {
+        self.check_failed()?;
+        if !matches!(self.state, Some(State::AwaitHandshakeSecrets)) {
+            return Err(Error::InvalidState("no two-party handshake pending"));
+        }
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let r = (|| {
+            self.read = Some(Keyed::new(suite, &secrets.server)?);
+            self.write = Some(Keyed::new(suite, &secrets.client)?);
+            if let Some(t) = self.two_party.as_mut() {
+                t.handshake_traffic = Some(secrets);
+            }
+            self.state = Some(State::ExpectEncryptedExtensions);
+            self.process()
+        })();
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// Two-party mode: the server's Finished checked, our Finished written under the client
+    /// handshake key; the application keys stay with the parties.
+    pub(super) fn two_party_server_finished(&mut self, requested: Option<Vec<u8>>, raw: &[u8]) -> Result<State, Error> {
+        let suite = self.suite.ok_or(Error::InvalidState("no suite"))?;
+        let alg = suite.hash();
+        let traffic = (self.two_party.as_ref().and_then(|t| t.handshake_traffic.as_ref()))
+            .ok_or(Error::InvalidState("no handshake secrets"))?;
+        let expected = finished_verify_data(alg, &traffic.server, &self.hash()?);
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), &raw[4..])) {
+            return Err(PeerMisbehaved::BadFinished.into());
+        }
+        let client_secret = traffic.client.clone();
+        self.transcript.extend_from_slice(raw);
+        self.at_record_boundary("server Finished")?;
+        let server_finished_hash = self.hash()?;
+        self.send_change_cipher_spec_once();
+        if let Some(context) = requested {
+            let mut body = Vec::new();
+            crate::tls::codec::put_vec8(&mut body, &context);
+            crate::tls::codec::put_u24(&mut body, 0);
+            let certificate = handshake_message(hs::CERTIFICATE, &body);
+            self.transcript.extend_from_slice(&certificate);
+            self.push_sealed(ContentType::Handshake, &certificate)?;
+        }
+        let verify_data = finished_verify_data(alg, &client_secret, &self.hash()?);
+        let finished = handshake_message(hs::FINISHED, verify_data.as_bytes());
+        self.transcript.extend_from_slice(&finished);
+        self.push_sealed(ContentType::Handshake, &finished)?;
+        // from here on, the caller seals our records and the server's stay sealed
+        self.read = None;
+        self.write = None;
+        if let Some(t) = self.two_party.as_mut() {
+            t.server_finished_hash = Some(server_finished_hash);
+        }
+        Ok(State::Connected)
+    }
+
+    /// Hash(ClientHello..server Finished), the context of the application traffic secrets
+    /// (two-party mode, once connected).
+    pub(crate) fn server_finished_hash(&self) -> Option<&Secret> {
+        self.two_party.as_ref()?.server_finished_hash.as_ref()
+    }
+
+    /// Two-party mode: a server record after the handshake, kept sealed for the parties.
+    pub(super) fn keep_sealed(&mut self, payload: &[u8]) -> Result<(), Error> {
+        if !self.is_connected() {
+            return Err(unexpected(self.expected(), "application data"));
+        }
+        let two_party = self.two_party.as_mut().ok_or(Error::InvalidState("not in two-party mode"))?;
+        two_party.sealed_in.push([&super::super::record::header(payload.len())[..], payload].concat());
+        Ok(())
+    }
+
+    /// The server's records kept sealed since the last call (whole records).
+    pub(crate) fn take_sealed_records(&mut self) -> Vec<Vec<u8>> {
+        self.two_party.as_mut().map(|t| std::mem::take(&mut t.sealed_in)).unwrap_or_default()
+    }
+
+    /// Two-party mode: an application-data record the caller sealed (its payload: ciphertext
+    /// and tag), sent as is.
+    pub(crate) fn send_sealed_record(&mut self, payload: &[u8]) -> Result<(), Error> {
+        self.check_failed()?;
+        if self.two_party.is_none() || !self.is_connected() {
+            return Err(Error::InvalidState("a sealed record outside a connected two-party client"));
+        }
+        self.out_buf.extend_from_slice(&super::super::record::header(payload.len()));
+        self.out_buf.extend_from_slice(payload);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{start, Server};
+    use super::*;
+    use crate::tls::tls13::key_schedule::{handshake_secret, master_secret};
+    use crate::tls::tls13::record::RecordKey;
+    use curve25519_dalek::montgomery::MontgomeryPoint;
+    use std::io::{Read, Write};
+
+    fn pump_to_server(client: &mut Client13, server: &mut rustls::ServerConnection) {
+        let out = client.take_outgoing();
+        let mut rd = &out[..];
+        while !rd.is_empty() {
+            server.read_tls(&mut rd).unwrap();
+            server.process_new_packets().unwrap();
+        }
+    }
+
+    fn server_bytes(server: &mut rustls::ServerConnection) -> Vec<u8> {
+        let mut out = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut out).unwrap();
+        }
+        out
+    }
+
+    /// A two-party client against rustls, the parties' computation stood in for by a party
+    /// that holds the whole X25519 scalar: the handshake completes with the secrets it is given,
+    /// the request sealed elsewhere reaches the server, and the response stays sealed, opening
+    /// under the server's application key.
+    #[test]
+    fn a_two_party_client_completes_a_handshake_with_the_secrets_it_is_given() {
+        let (plain, mut server, _, roots) = start(Server::default(), "localhost", |_| {});
+        drop(plain);
+        let scalar: [u8; 32] = rand::random();
+        let public = MontgomeryPoint::mul_base_clamped(scalar).to_bytes().to_vec();
+        let mut config = Config13::new(roots);
+        config.suites = vec![Suite13::Aes128GcmSha256];
+        let mut client = Client13::two_party(config, "localhost", UnixTime::now(), NamedGroup::X25519, public).unwrap();
+        pump_to_server(&mut client, &mut server);
+        client.feed(&server_bytes(&mut server)).unwrap();
+        assert!(!client.is_connected() && !client.wants_write(), "it waits for the secrets");
+        let request = client.handshake_request().expect("the ServerHello is read").clone();
+        assert_eq!((request.suite, request.group), (Suite13::Aes128GcmSha256, NamedGroup::X25519));
+        let server_public: [u8; 32] = request.server_public.as_slice().try_into().unwrap();
+        let ecdhe = MontgomeryPoint(server_public).mul_clamped(scalar).to_bytes();
+        let alg = HashAlg::Sha256;
+        let hs = handshake_secret(alg, &ecdhe);
+        client.complete_two_party_handshake(TrafficSecrets::handshake(alg, &hs, &request.hello_hash)).unwrap();
+        assert!(client.is_connected());
+        pump_to_server(&mut client, &mut server);
+        assert!(!server.is_handshaking(), "the server took our Finished");
+
+        let application =
+            TrafficSecrets::application(alg, &master_secret(alg, &hs), client.server_finished_hash().unwrap());
+        let keys = |secret| RecordKey::new(Suite13::Aes128GcmSha256.aead(), &TrafficKeys::derive(alg, secret, 16));
+        let sealed = keys(&application.client)
+            .unwrap()
+            .seal(0, ContentType::ApplicationData, b"GET / HTTP/1.1\r\n\r\n")
+            .unwrap();
+        assert!(client.write_plaintext(b"x").is_err(), "the caller seals our records");
+        client.send_sealed_record(&sealed[RECORD_HEADER_LEN..]).unwrap();
+        pump_to_server(&mut client, &mut server);
+        let mut got = [0u8; 18];
+        server.reader().read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"GET / HTTP/1.1\r\n\r\n");
+        server.writer().write_all(b"hello").unwrap();
+        client.feed(&server_bytes(&mut server)).unwrap();
+        assert!(client.take_plaintext().is_empty(), "the response stays sealed");
+        let records = client.take_sealed_records();
+        let server_key = keys(&application.server).unwrap();
+        // rustls sends session tickets first: the response is the last record
+        let last = records.last().expect("sealed records");
+        let opened = server_key.open(records.len() as u64 - 1, &last[RECORD_HEADER_LEN..]).unwrap();
+        assert_eq!(opened.content, b"hello");
+    }
+
+    /// Secrets other than the session's make the server's flight unreadable (refused, the
+    /// client failed); secrets before the ServerHello and a plaintext write are refused by
+    /// name; a server without the share's group refuses the one group offered.
+    #[test]
+    fn wrong_or_early_secrets_and_a_server_without_the_group_are_refused() {
+        let two_party = |roots| {
+            let mut config = Config13::new(roots);
+            config.suites = vec![Suite13::Aes128GcmSha256];
+            let public = MontgomeryPoint::mul_base_clamped(rand::random()).to_bytes().to_vec();
+            Client13::two_party(config, "localhost", UnixTime::now(), NamedGroup::X25519, public).unwrap()
+        };
+        let (_, mut server, _, roots) = start(Server::default(), "localhost", |_| {});
+        let mut client = two_party(roots);
+        let early =
+            TrafficSecrets::handshake(HashAlg::Sha256, &Secret::from_slice(&[1; 32]), &Secret::from_slice(&[2; 32]));
+        assert_eq!(
+            client.complete_two_party_handshake(early.clone()),
+            Err(Error::InvalidState("no two-party handshake pending"))
+        );
+        assert!(client.write_plaintext(b"x").is_err());
+        pump_to_server(&mut client, &mut server);
+        client.feed(&server_bytes(&mut server)).unwrap();
+        let r = client.complete_two_party_handshake(early);
+        assert!(matches!(r, Err(Error::PeerMisbehaved(PeerMisbehaved::BadRecordMac))), "{r:?}");
+        assert!(client.error().is_some() && !client.is_connected());
+
+        // one group offered, the share's: a server without it refuses (no retry request)
+        let p256_only = Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() };
+        let (_, mut server, _, roots) = start(p256_only, "localhost", |_| {});
+        let mut client = two_party(roots);
+        let out = client.take_outgoing();
+        server.read_tls(&mut &out[..]).unwrap();
+        assert!(server.process_new_packets().is_err(), "no group in common");
+        let r = client.feed(&server_bytes(&mut server));
+        assert!(matches!(r, Err(Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(_)))), "{r:?}");
+    }
+}
