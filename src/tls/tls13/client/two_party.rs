@@ -183,7 +183,7 @@ impl Client13 {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::super::tests::{start, Server};
     use super::*;
