@@ -178,5 +178,5 @@ pub(crate) async fn client_application<C: Channel, P: Phases<C>>(
     Ok(traffic)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

@@ -1,7 +1,8 @@
 //! The TLS 1.3 key schedule in two parties: garbled, it gives RFC 8448's secrets and keys from
 //! shares of the X25519 secret, and the native schedule's from shares of a P-256 one; its
 //! re-proof in ZK accepts an honest garbler and catches one that flips a revealed value or
-//! uses another share than it committed.
+//! uses another share than it committed; with the two-party X25519 and the two-party client,
+//! a rustls server completes the handshake and reads a request under its keys.
 
 use super::*;
 use crate::channel::memory_pair;
@@ -190,4 +191,87 @@ fn the_reproof_accepts_an_honest_garbler_and_catches_a_cheating_one() {
     other.0[5] ^= 1;
     let (_, e) = garbled(SharedGroup::X25519, other, hashes, GarblerCheat::default());
     differs(reproof(SharedGroup::X25519, shares, hashes, e.expect("evaluator").1.revealed()), "another share");
+}
+
+/// The pieces compose against a real server: a rustls TLS 1.3 server's X25519 share, the
+/// two-party X25519 conversion of the parties' halves, the garbled schedule's c_hs and s_hs
+/// given to a two-party client, which reads the server's flight and whose Finished the server
+/// accepts; the garbled client application key and IV then seal a request the server reads.
+/// (The schedule runs twice here, the second time with the server's Finished hash: it is a
+/// function of the shares, so the secrets are the same.)
+#[test]
+fn a_tls13_handshake_completes_against_rustls_with_the_two_party_secrets() {
+    use crate::mpc::ecdh::{exchange, EcdhProver, EcdhVerifier, ROUND_COTS};
+    use crate::mpc::x25519::{client_key_share, public_half, random_scalar, share_point, CURVE_A};
+    use crate::tls::codec::{ContentType, NamedGroup, RECORD_HEADER_LEN};
+    use crate::tls::tls13::client::tests::{start, Server};
+    use crate::tls::tls13::client::{Client13, Config13};
+    use crate::tls::tls13::messages::Suite13;
+    use crate::tls::tls13::record::RecordKey;
+    use std::io::Read;
+
+    let (_, mut server, _, roots) = start(Server::default(), "localhost", |_| {});
+    let to_server = |client: &mut Client13, server: &mut rustls::ServerConnection| {
+        let out = client.take_outgoing();
+        let mut rd = &out[..];
+        while !rd.is_empty() {
+            server.read_tls(&mut rd).unwrap();
+            server.process_new_packets().unwrap();
+        }
+    };
+    let from_server = |server: &mut rustls::ServerConnection| {
+        let mut out = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut out).unwrap();
+        }
+        out
+    };
+    // each party's half of the client key share; the ClientHello carries their sum
+    let (d_p, d_v) = (random_scalar(), random_scalar());
+    let public = client_key_share(&public_half(&d_p), &public_half(&d_v)).to_vec();
+    let mut config = Config13::new(roots);
+    config.suites = vec![Suite13::Aes128GcmSha256];
+    let now = rustls_pki_types::UnixTime::now();
+    let mut client = Client13::two_party(config, "localhost", now, NamedGroup::X25519, public).unwrap();
+    to_server(&mut client, &mut server);
+    client.feed(&from_server(&mut server)).unwrap();
+    let request = client.handshake_request().expect("the ServerHello is read").clone();
+    let server_u: [u8; 32] = request.server_public.as_slice().try_into().unwrap();
+
+    // the conversion to shares of the X25519 secret
+    let (u_p, v_p) = share_point(&d_p, &server_u).unwrap();
+    let (u_v, v_v) = share_point(&d_v, &server_u).unwrap();
+    let delta = crate::primitives::field::F128(rand::Rng::random(&mut rand::rng()));
+    let (k, c, m) = crate::ot::test_util::random_cots(delta, ROUND_COTS.iter().sum());
+    let a = EcdhProver::from_coordinates(u_p, v_p, F25519::from_u64(CURVE_A));
+    let b = EcdhVerifier::from_coordinates(u_v, v_v);
+    let (s_p, s_v, _) = exchange(a, b, &k, delta, &c, &m).unwrap();
+    let shares = (s_p.to_le_bytes(), s_v.to_le_bytes());
+
+    // phases 1–3: the handshake traffic secrets, which let the client read the flight
+    let hello: [u8; 32] = request.hello_hash.as_bytes().try_into().unwrap();
+    let (g, _) = garbled(SharedGroup::X25519, shares, (&hello, &[0; 32]), GarblerCheat::default());
+    let ((traffic, _), _) = g.expect("garbler");
+    let secrets =
+        TrafficSecrets { client: Secret::from_slice(&traffic.client), server: Secret::from_slice(&traffic.server) };
+    client.complete_two_party_handshake(secrets).unwrap();
+    assert!(client.is_connected(), "the flight read and checked with the two-party secrets");
+    to_server(&mut client, &mut server);
+    assert!(!server.is_handshaking(), "the server accepted our Finished");
+
+    // phases 4–5 with the server's Finished hash: the client application key and IV
+    let finished: [u8; 32] = client.server_finished_hash().unwrap().as_bytes().try_into().unwrap();
+    let (g, e) = garbled(SharedGroup::X25519, shares, (&hello, &finished), GarblerCheat::default());
+    let (((_, gk), _), ((_, ek), _)) = (g.expect("garbler"), e.expect("evaluator"));
+    let (key, iv) = (value_of(&gk.key, &ek.key), value_of(&gk.iv, &ek.iv));
+    let keys = TrafficKeys::from_parts(&key, iv.try_into().unwrap());
+    let record = RecordKey::new(Suite13::Aes128GcmSha256.aead(), &keys)
+        .unwrap()
+        .seal(0, ContentType::ApplicationData, b"GET / HTTP/1.1\r\n\r\n")
+        .unwrap();
+    client.send_sealed_record(&record[RECORD_HEADER_LEN..]).unwrap();
+    to_server(&mut client, &mut server);
+    let mut got = [0u8; 18];
+    server.reader().read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"GET / HTTP/1.1\r\n\r\n");
 }
