@@ -595,7 +595,21 @@ impl Client13 {
         let master = key_schedule::master_secret(alg, &self.schedule()?.handshake_secret);
         let application = TrafficSecrets::application(alg, &master, &server_finished_hash);
 
-        // Our second flight, under the client handshake key.
+        let client_hs = self.schedule()?.handshake_traffic.client.clone();
+        self.send_second_flight(requested, &client_hs)?;
+
+        self.read = Some(Keyed::new(suite, &application.server)?);
+        self.write = Some(Keyed::new(suite, &application.client)?);
+        let schedule = self.schedule.as_mut().ok_or(Error::InvalidState("no key schedule"))?;
+        schedule.server_finished_hash = Some(server_finished_hash);
+        schedule.application_traffic = Some(application);
+        Ok(State::Connected)
+    }
+
+    /// Our second flight, under the client handshake key: an empty Certificate if the server
+    /// asked for one, then our Finished under `client_hs`.
+    fn send_second_flight(&mut self, requested: Option<Vec<u8>>, client_hs: &Secret) -> Result<(), Error> {
+        let alg = self.suite.ok_or(Error::InvalidState("no suite"))?.hash();
         self.send_change_cipher_spec_once();
         if let Some(context) = requested {
             let mut body = Vec::new();
@@ -605,18 +619,10 @@ impl Client13 {
             self.transcript.extend_from_slice(&certificate);
             self.push_sealed(ContentType::Handshake, &certificate)?;
         }
-        let client_hs = &self.schedule()?.handshake_traffic.client;
         let verify_data = finished_verify_data(alg, client_hs, &self.hash()?);
         let finished = handshake_message(hs::FINISHED, verify_data.as_bytes());
         self.transcript.extend_from_slice(&finished);
-        self.push_sealed(ContentType::Handshake, &finished)?;
-
-        self.read = Some(Keyed::new(suite, &application.server)?);
-        self.write = Some(Keyed::new(suite, &application.client)?);
-        let schedule = self.schedule.as_mut().ok_or(Error::InvalidState("no key schedule"))?;
-        schedule.server_finished_hash = Some(server_finished_hash);
-        schedule.application_traffic = Some(application);
-        Ok(State::Connected)
+        self.push_sealed(ContentType::Handshake, &finished)
     }
 
     /// NewSessionTicket (kept count of, never used: no resumption) and KeyUpdate.

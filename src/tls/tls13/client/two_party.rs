@@ -127,19 +127,7 @@ impl Client13 {
         self.transcript.extend_from_slice(raw);
         self.at_record_boundary("server Finished")?;
         let server_finished_hash = self.hash()?;
-        self.send_change_cipher_spec_once();
-        if let Some(context) = requested {
-            let mut body = Vec::new();
-            crate::tls::codec::put_vec8(&mut body, &context);
-            crate::tls::codec::put_u24(&mut body, 0);
-            let certificate = handshake_message(hs::CERTIFICATE, &body);
-            self.transcript.extend_from_slice(&certificate);
-            self.push_sealed(ContentType::Handshake, &certificate)?;
-        }
-        let verify_data = finished_verify_data(alg, &client_secret, &self.hash()?);
-        let finished = handshake_message(hs::FINISHED, verify_data.as_bytes());
-        self.transcript.extend_from_slice(&finished);
-        self.push_sealed(ContentType::Handshake, &finished)?;
+        self.send_second_flight(requested, &client_secret)?;
         // from here on, the caller seals our records and the server's stay sealed
         self.read = None;
         self.write = None;
