@@ -2,6 +2,8 @@
 //! ← prover, over a real WebSocket on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
@@ -84,17 +86,8 @@ fn prover_config(env: &Env) -> ProverConfig {
 fn prover_config_for(env: &Env, server: String) -> ProverConfig {
     ProverConfig {
         server_name: server.rsplit_once(':').unwrap().0.to_string(),
-        server,
-        roots: RootStore::from_pem(&env.ca_pem).unwrap(),
-        max_sent: 4096,
         max_recv: 128 * 1024,
-        now: now(),
-        step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-        prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-        mode: Default::default(),
-        tls_versions: vec![Default::default()],
-        tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-        tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
+        ..common::session::prover_config(&server, &env.ca_pem)
     }
 }
 

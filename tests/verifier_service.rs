@@ -4,12 +4,14 @@
 //! readiness turns 503 until it returns.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::server::VerifierServer;
-use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
+use tlsproof::protocol::{notarize, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
 use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
@@ -40,20 +42,7 @@ impl Env {
             .build()
             .unwrap()
             .bytes;
-        let config = ProverConfig {
-            server_name: "localhost".into(),
-            server: server.into(),
-            roots: RootStore::from_pem(&self.ca_pem).unwrap(),
-            max_sent: 4096,
-            max_recv: 16 * 1024,
-            now: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
-            step_timeout: tlsproof::protocol::prover::DEFAULT_STEP_TIMEOUT,
-            prg: tlsproof::primitives::prg::PrgKind::fastest_here(),
-            mode: Default::default(),
-            tls_versions: vec![Default::default()],
-            tls13_suites: tlsproof::tls::tls13::Suite13::PROVER_DEFAULT.to_vec(),
-            tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
-        };
+        let config = common::session::prover_config(server, &self.ca_pem);
         let socket = WsSocket::connect(&format!("ws://{}/", self.verifier)).await.unwrap();
         notarize(socket, config, request, reveal).await
     }

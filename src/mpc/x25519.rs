@@ -84,7 +84,7 @@ pub(crate) fn montgomery(p: &EdwardsPoint) -> Option<(F25519, F25519)> {
     enc[31] &= 0x7f;
     let y = F25519::from_le_bytes(&enc)?;
     // −x² + y² = 1 + d·x²·y², d = −121665/121666: x² = (y² − 1)/(d·y² + 1)
-    let d = -F25519::from_u64(121_665) * F25519::from_u64(121_666).invert();
+    let d = constant(&EDWARDS_D);
     let one = F25519::ONE;
     let x = ((y * y - one) * (d * y * y + one).invert()).sqrt()?;
     // the encoding's sign is x's parity
@@ -93,13 +93,37 @@ pub(crate) fn montgomery(p: &EdwardsPoint) -> Option<(F25519, F25519)> {
         return None;
     }
     let u = (one + y) * (one - y).invert();
-    let v = sqrt_minus_486664() * u * x.invert();
+    let v = constant(&SQRT_MINUS_486664) * u * x.invert();
     Some((u, v))
 }
 
-/// A fixed square root of −486664 = −(A + 2).
-fn sqrt_minus_486664() -> F25519 {
-    (-F25519::from_u64(CURVE_A + 2)).sqrt().unwrap_or(F25519::ZERO)
+/// Edwards25519's d = −121665/121666, little-endian.
+const EDWARDS_D: [u8; 32] = hex32("a3785913ca4deb75abd841414d0a700098e879777940c78c73fe6f2bee6c0352");
+/// A fixed square root of −486664 = −(A + 2), little-endian.
+const SQRT_MINUS_486664: [u8; 32] = hex32("067e45ffaa046ecc821a7d4bd1d3a1c57e4ffc03dc087bd2bb06a060f4ed260f");
+
+/// 32 bytes from 64 hex digits, at compile time.
+const fn hex32(s: &str) -> [u8; 32] {
+    const fn digit(c: u8) -> u8 {
+        if c <= b'9' {
+            c - b'0'
+        } else {
+            c - b'a' + 10
+        }
+    }
+    let s = s.as_bytes();
+    let mut out = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        out[i] = digit(s[2 * i]) << 4 | digit(s[2 * i + 1]);
+        i += 1;
+    }
+    out
+}
+
+/// A field constant of this module (canonical, so it decodes).
+fn constant(bytes: &[u8; 32]) -> F25519 {
+    F25519::from_le_bytes(bytes).unwrap_or(F25519::ZERO)
 }
 
 #[cfg(test)]
@@ -110,11 +134,6 @@ mod tests {
     use crate::primitives::field::F128;
     use rand::Rng;
 
-    fn hex32(s: &str) -> [u8; 32] {
-        let v: Vec<u8> = (0..64).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect();
-        v.try_into().unwrap()
-    }
-
     /// Both parties' shares of the secret with `server` (u encoding), from scalar shares `d`.
     fn shares(d: [&Scalar; 2], server: &[u8; 32]) -> Result<(F25519, F25519), EcdhError> {
         let (u1, v1) = share_point(d[0], server).map_err(|_| EcdhError::Infinity)?;
@@ -124,6 +143,15 @@ mod tests {
         let delta = F128(rand::rng().random());
         let (k, c, m) = cots(delta, ROUND_COTS.iter().sum());
         exchange(a, b, &k, delta, &c, &m).map(|(a, b, _)| (a, b))
+    }
+
+    /// The constants are what their names say.
+    #[test]
+    fn the_curve_constants_hold() {
+        let d = constant(&EDWARDS_D);
+        assert_eq!(d * F25519::from_u64(121_666), -F25519::from_u64(121_665));
+        let r = constant(&SQRT_MINUS_486664);
+        assert_eq!(r * r, -F25519::from_u64(CURVE_A + 2));
     }
 
     /// The map to Montgomery form: its u is dalek's, (u, v) is on the curve, and the sum of two

@@ -250,7 +250,8 @@ mod tests {
 
     /// Secrets other than the session's make the server's flight unreadable (refused, the
     /// client failed); secrets before the ServerHello and a plaintext write are refused by
-    /// name; a server without the share's group refuses the one group offered.
+    /// name; more than [`MAX_AWAITED_INPUT`] bytes held unread are refused; a server without
+    /// the share's group refuses the one group offered.
     #[test]
     fn wrong_or_early_secrets_and_a_server_without_the_group_are_refused() {
         let two_party = |roots| {
@@ -272,6 +273,14 @@ mod tests {
         client.feed(&server_bytes(&mut server)).unwrap();
         let r = client.complete_two_party_handshake(early);
         assert!(matches!(r, Err(Error::PeerMisbehaved(PeerMisbehaved::BadRecordMac))), "{r:?}");
+
+        // a server that sends more than a flight while the secrets are awaited is refused
+        let (_, mut server, _, roots) = start(Server::default(), "localhost", |_| {});
+        let mut client = two_party(roots);
+        pump_to_server(&mut client, &mut server);
+        client.feed(&server_bytes(&mut server)).unwrap();
+        let r = client.feed(&vec![0x17; MAX_AWAITED_INPUT]);
+        assert_eq!(r, Err(Error::PeerMisbehaved(PeerMisbehaved::RecordOverflow)));
         assert!(client.error().is_some() && !client.is_connected());
 
         // one group offered, the share's: a server without it refuses (no retry request)
