@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use tlsproof::fixture::{FixtureServer, KeyType};
 use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::output::Ending;
-use tlsproof::protocol::messages::SessionMode;
+use tlsproof::protocol::messages::{SessionMode, TlsVersion};
 use tlsproof::protocol::prover::{prepare, ProverMode, RevealExtent, Sizing};
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
 use tlsproof::protocol::{
@@ -105,6 +105,42 @@ async fn an_mpc_session_through_the_proxy_is_verified_as_the_same_exchange_in_pr
     env.reports.recv().await.unwrap().1.expect("proxy-mode verdict");
 }
 
+/// TLS 1.3 in MPC mode: the same exchange as in TLS 1.2, the response on the fast path and the
+/// request's token hidden by the ZK path, then a response with its last byte hidden (its key
+/// stays in ZK); the verdict names TLS 1.3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mpc_session_in_tls13_is_verified_with_the_request_hidden_and_the_response_by_either_path() {
+    let mut env = env(|_| {}).await;
+    let tls13 = |env: &Env| ProverConfig { tls_versions: vec![TlsVersion::Tls13], ..config(env, mpc(env)) };
+    let request = RequestBuilder::get("localhost", "/bytes?n=1024")
+        .header("Authorization", "Bearer top-secret-token")
+        .build()
+        .unwrap()
+        .bytes;
+    for reveal in [
+        RevealConfig::default(),
+        RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::AllButLast(1)),
+    ] {
+        let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let out = match notarize(socket, tls13(&env), request.clone(), reveal.clone()).await {
+            Ok(o) => o,
+            Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+        };
+        let v = &out.verified;
+        assert_eq!(v.mode, SessionMode::Mpc);
+        assert_eq!(v.tls.version, TlsVersion::Tls13, "{v}");
+        let whole = matches!(reveal.received, Reveal::All);
+        assert_eq!(v.received.fast_path, whole, "the fast path exactly when the response is revealed whole");
+        assert!(!v.sent.fast_path);
+        assert!(String::from_utf8_lossy(&out.response).starts_with("HTTP/1.1 200"));
+        assert!(v.sent.printable().contains("Authorization: █████"), "{}", v.sent.printable());
+        assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("top-secret"), "the token leaked");
+        assert_eq!(v.sent.ending(), Ending::CloseNotify);
+        let (_, report) = env.reports.recv().await.unwrap();
+        assert_eq!(report.expect("the verifier's verdict"), *v);
+    }
+}
+
 /// A session prepared before its request exists: the OT and a request of up to max_sent
 /// bytes garbled ahead, then, a while later, a shorter request. The connection's time is when
 /// it happened, and its online phase carries no garbled request.
@@ -176,14 +212,13 @@ async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
 
     // an option the prover refuses itself is refused before it asks, and the verifier hears why
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    let tls13 =
-        ProverConfig { tls_versions: vec![tlsproof::protocol::messages::TlsVersion::Tls13], ..config(&env, mpc(&env)) };
-    match prepare(socket, tls13, sizing, |_| {}).await {
-        Err(e @ ProverError::Unsupported(_)) => assert!(e.to_string().contains("TLS 1.3 in MPC mode"), "{e}"),
+    let both = ProverConfig { tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13], ..config(&env, mpc(&env)) };
+    match prepare(socket, both, sizing, |_| {}).await {
+        Err(e @ ProverError::Unsupported(_)) => assert!(e.to_string().contains("both TLS versions in MPC mode"), "{e}"),
         other => panic!("expected Unsupported, got {:?}", other.err()),
     }
     let report = env.reports.recv().await.unwrap().1;
-    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("TLS 1.3 in MPC mode")), "{report:?}");
+    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("both TLS versions")), "{report:?}");
 
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, ProverMode::Proxy), sizing, |_| {}).await.expect("prepared");

@@ -76,7 +76,7 @@ pub enum HandshakeError {
 }
 
 /// Checks a party's count of OLE COTs for `powers` before any work.
-fn check_ole_cots(got: usize, powers: usize) -> Result<(), HandshakeError> {
+pub(crate) fn check_ole_cots(got: usize, powers: usize) -> Result<(), HandshakeError> {
     let expected = cots_for_powers(powers);
     if got != expected {
         return Err(GhashError::from(super::ole::OleError::CountMismatch {
@@ -100,11 +100,10 @@ pub(crate) struct RecordKeys<B: crate::circuits::Circuit> {
     /// The client write key and IV (salt) as wires, for circuits garbled ahead of them.
     pub client_key_and_salt: Vec<B::Bit>,
     pub client_powers: PowerShares,
-    /// The verifier's premaster share's input wires: the zero labels on the garbler, the
-    /// labels it holds on the evaluator (which it publishes after the connection).
+    /// The verifier's input wires (its share of the key exchange's secret): the zero labels
+    /// on the garbler, the labels it holds on the evaluator (which it publishes after the
+    /// connection).
     pub verifier_input: Vec<Wire>,
-    /// The client Finished's verify_data (revealed: the client sends it).
-    pub client_verify_data: [u8; 12],
 }
 
 fn mask(wires: &[Wire], i: usize) -> Input<'_, GarbledBackend> {
@@ -118,8 +117,8 @@ fn mask_e(wires: &[Wire], i: usize) -> Input<'_, EvaluatedBackend> {
 /// The prover's side up to its Finished: from its premaster share, the COT keys of the
 /// verifier's share's [`INPUT_COTS`] labels (under the garbler's Δ) and
 /// [`cots_for_powers`]`(powers)` COTs for the OLEs of the client direction's GHASH powers.
-/// Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag) and what the
-/// records take.
+/// Returns the client Finished record's body (explicit nonce ‖ ciphertext ‖ tag), what the
+/// records take, and the Finished's verify_data (revealed: the client sends it).
 pub(crate) async fn client_finished_prover<C: Channel>(
     gp: &mut GarblerParty,
     ch: &mut C,
@@ -128,7 +127,7 @@ pub(crate) async fn client_finished_prover<C: Channel>(
     ole: SenderCots<'_>,
     kdf: &KdfInputs,
     powers: usize,
-) -> Result<(Vec<u8>, RecordKeys<GarbledBackend>), HandshakeError> {
+) -> Result<(Vec<u8>, RecordKeys<GarbledBackend>, [u8; 12]), HandshakeError> {
     check_ole_cots(ole.keys.len(), powers)?;
     let masks = inputs.masks;
     let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs.to_bytes())).await?;
@@ -150,19 +149,14 @@ pub(crate) async fn client_finished_prover<C: Channel>(
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
     Ok((
         body,
-        RecordKeys {
-            client: d,
-            client_key_and_salt,
-            client_powers,
-            verifier_input: theirs,
-            client_verify_data: keys.client_verify_data,
-        },
+        RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs },
+        keys.client_verify_data,
     ))
 }
 
 /// The verifier's side up to the client Finished: its premaster share with the COT choices
 /// and MACs of its labels, and its side of the OLE COTs. Returns the Finished record's
-/// ciphertext, as the server receives it, and what the records take.
+/// ciphertext, as the server receives it, what the records take and the verify_data.
 pub(crate) async fn client_finished_verifier<C: Channel>(
     ep: &mut EvaluatorParty,
     ch: &mut C,
@@ -171,7 +165,7 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
     ole: ReceiverCots<'_>,
     kdf: &KdfInputs,
     powers: usize,
-) -> Result<(Vec<u8>, RecordKeys<EvaluatedBackend>), HandshakeError> {
+) -> Result<(Vec<u8>, RecordKeys<EvaluatedBackend>, [u8; 12]), HandshakeError> {
     check_ole_cots(ole.choices.len(), powers).and(check_ole_cots(ole.macs.len(), powers))?;
     let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
     let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
@@ -190,12 +184,7 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
     Ok((
         seen,
-        RecordKeys {
-            client: d,
-            client_key_and_salt,
-            client_powers,
-            verifier_input: mine,
-            client_verify_data: keys.client_verify_data,
-        },
+        RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine },
+        keys.client_verify_data,
     ))
 }

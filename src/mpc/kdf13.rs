@@ -33,7 +33,7 @@ use crate::tls::tls13::{HashAlg, Secret};
 /// The key-exchange group whose secret the shares add up to, which fixes their field and
 /// encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SharedGroup {
+pub enum SharedGroup {
     /// Shares of the x-coordinate mod the P-256 prime, 32 bytes big-endian each (SEC 1).
     P256,
     /// Shares of the u-coordinate mod 2^255 − 19, 32 bytes little-endian each (RFC 7748).

@@ -47,22 +47,18 @@ use field_ops;
 pub(crate) mod connection;
 pub(crate) mod cots_beside;
 pub(crate) mod ecdh;
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod f25519;
 pub(crate) mod fp;
 pub(crate) mod garbled;
 pub(crate) mod ghash;
 pub(crate) mod handshake;
 pub(crate) mod kdf;
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod kdf13;
 pub mod ole;
 pub(crate) mod phases;
 pub(crate) mod record;
 pub mod reproof;
 pub(crate) mod script;
-// Built and tested ahead of MPC mode's TLS 1.3 connection, which is to use it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod x25519;
 
 #[cfg(test)]

@@ -58,9 +58,7 @@ pub(crate) enum RecordLayer {
     /// version ‖ length.
     Tls12,
     /// Nonce: the 12-byte IV ⊕ the sequence number (RFC 8446 §5.3), nothing on the wire;
-    /// additional data: the record header, type ‖ 0x0303 ‖ length with the tag. (Built ahead
-    /// of MPC mode's TLS 1.3 connection.)
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// additional data: the record header, type ‖ 0x0303 ‖ length with the tag.
     Tls13,
 }
 
@@ -79,11 +77,12 @@ impl RecordLayer {
         }
     }
 
-    /// Bytes of explicit nonce before a record's ciphertext.
-    fn explicit_nonce_len(self) -> usize {
+    /// The explicit nonce record `seq` carries before its ciphertext (TLS 1.2: the sequence
+    /// number; TLS 1.3: none).
+    pub(crate) fn explicit_nonce(self, seq: u64) -> Vec<u8> {
         match self {
-            RecordLayer::Tls12 => NONCE_LEN,
-            RecordLayer::Tls13 => 0,
+            RecordLayer::Tls12 => seq.to_be_bytes().to_vec(),
+            RecordLayer::Tls13 => Vec::new(),
         }
     }
 }
@@ -97,6 +96,10 @@ pub(crate) struct Direction<B: Circuit> {
 }
 
 impl<B: Circuit> Direction<B> {
+    pub(crate) fn layer(&self) -> RecordLayer {
+        self.layer
+    }
+
     /// Record `seq`'s 96-bit nonce: the salt and the explicit nonce `seq` (TLS 1.2), or the
     /// IV ⊕ (0^4 ‖ seq) (TLS 1.3, an XOR with a constant: free).
     pub(super) fn iv(&self, b: &B, seq: u64) -> Vec<B::Bit> {
@@ -145,10 +148,25 @@ pub(crate) async fn ghash_key_share<C: Channel, P: Phases<C>>(
     share.map(block16).transpose()
 }
 
+/// Request bytes one record carries: TLS 1.3's inner content type takes a byte of the 2^14
+/// a record's plaintext may have here.
+pub(crate) fn record_content(layer: RecordLayer) -> usize {
+    match layer {
+        RecordLayer::Tls12 => MAX_CIPHERTEXT,
+        RecordLayer::Tls13 => MAX_CIPHERTEXT - 1,
+    }
+}
+
 /// The records of a request of `len` bytes as the client seals them, (sequence number,
-/// length): records of at most 2^14 bytes from sequence number 1 (0 is the client Finished).
-pub(crate) fn request_records(len: usize) -> Vec<(u64, usize)> {
-    (0..len.div_ceil(MAX_CIPHERTEXT)).map(|i| (i as u64 + 1, (len - i * MAX_CIPHERTEXT).min(MAX_CIPHERTEXT))).collect()
+/// plaintext length): in TLS 1.2 records of at most 2^14 bytes from sequence number 1 (0 is
+/// the client Finished); in TLS 1.3 from 0 under the application key, each of at most
+/// 2^14 − 1 request bytes and its inner content type.
+pub(crate) fn request_records(layer: RecordLayer, len: usize) -> Vec<(u64, usize)> {
+    let (per, first, extra) = match layer {
+        RecordLayer::Tls12 => (record_content(layer), 1, 0),
+        RecordLayer::Tls13 => (record_content(layer), 0, 1),
+    };
+    (0..len.div_ceil(per)).map(|i| (i as u64 + first, (len - i * per).min(per) + extra)).collect()
 }
 
 /// At most the gate tables of a direction's key schedule and the keystream and E_K(J0) of
@@ -247,8 +265,7 @@ pub(crate) async fn seal_prover<C: Channel>(
     j0_mask: [u8; 16],
 ) -> Result<Vec<u8>, RecordError> {
     let mine = powers.tag_share(&layer.additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_mask)?;
-    let nonce = &seq.to_be_bytes()[NONCE_LEN - layer.explicit_nonce_len()..];
-    let body = [nonce, ciphertext].concat();
+    let body = [&layer.explicit_nonce(seq)[..], ciphertext].concat();
     ch.send(body.clone()).await?;
     let theirs: [u8; 16] =
         ch.recv().await?.try_into().map_err(|_| RecordError::Malformed("a tag share is 16 bytes"))?;

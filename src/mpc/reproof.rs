@@ -10,13 +10,15 @@
 //! With V's share P also knows the premaster secret, so it can decrypt the server's records
 //! and take the master secret into the transcript proof.
 
-use super::connection::{ProverConnection, VerifierConnection};
+use super::connection::{ProverConnection, ProverConnection13, VerifierConnection, VerifierConnection13};
+use super::f25519::F25519;
 use super::fp::Fp;
 use super::handshake::MASKS;
 use super::kdf::derive;
+use super::kdf13::{self, SharedGroup};
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
 use super::record::{direction, ghash_key_share, j0_share, masked_keystream, RecordLayer};
-use super::script::{CommittedInputs, SessionScript};
+use super::script::{CommittedInputs, HandshakeScript, SessionScript};
 use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
 use crate::circuits::{bytes_to_bits, Gates};
 use crate::gc::Wire;
@@ -62,10 +64,11 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
 }
 
 /// Every phase of a connection in the order the connection ran them, over `p`: the
-/// handshake's ([`super::handshake`]: the key derivation, the client direction's GHASH key,
-/// E_K(J0) and Finished keystream), then
-/// the key schedule the request was garbled ahead under (if it was), each request record's
-/// keystream and E_K(J0), and each closing record's keystream and E_K(J0).
+/// handshake's (TLS 1.2, [`super::handshake`]: the key derivation, the client direction's GHASH
+/// key, E_K(J0) and Finished keystream; TLS 1.3, [`super::kdf13`]: the key schedule, then the
+/// client direction's key schedule and GHASH key), then the key schedule the request was
+/// garbled ahead under (if it was), each request record's keystream and E_K(J0), and each
+/// closing record's keystream and E_K(J0).
 pub(crate) async fn replay<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
@@ -73,19 +76,36 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
     verifier_share: &[u8; 32],
     script: &SessionScript,
 ) -> Result<(), ReproofError> {
-    check_len(&inputs.handshake, 256 + 128 * MASKS)?;
-    let (share, masks) = inputs.handshake.split_at(256);
-    let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
-    let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier_share), &script.kdf).await?;
-    let client = direction(p, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?;
-    ghash_key_share(p, ch, &client, &mask(0)).await?;
-    j0_share(p, ch, &client, 0, &mask(1)).await?;
-    masked_keystream(p, ch, &client, 0, 16, &mask(2)).await?;
+    let (layer, client, key, nonce) = match &script.handshake {
+        HandshakeScript::Tls12(kdf) => {
+            check_len(&inputs.handshake, 256 + 128 * MASKS)?;
+            let (share, masks) = inputs.handshake.split_at(256);
+            let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
+            let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier_share), kdf).await?;
+            let layer = RecordLayer::Tls12;
+            let client = direction(p, ch, layer, &keys.client_write_key, &keys.client_write_iv).await?;
+            ghash_key_share(p, ch, &client, &mask(0)).await?;
+            j0_share(p, ch, &client, 0, &mask(1)).await?;
+            masked_keystream(p, ch, &client, 0, 16, &mask(2)).await?;
+            (layer, client, keys.client_write_key, keys.client_write_iv)
+        }
+        HandshakeScript::Tls13 { group, hello_hash, server_finished_hash } => {
+            check_len(&inputs.handshake, 256 + 128)?;
+            let (share, mask) = inputs.handshake.split_at(256);
+            let theirs = Input::Public(verifier_share);
+            let (_, ms) = kdf13::handshake(p, ch, *group, Input::Wires(share), theirs, hello_hash).await?;
+            let app = kdf13::client_application(p, ch, &ms, server_finished_hash).await?;
+            let layer = RecordLayer::Tls13;
+            let client = direction(p, ch, layer, &app.key, &app.iv).await?;
+            ghash_key_share(p, ch, &client, &Input::Wires(mask)).await?;
+            (layer, client, app.key, app.iv)
+        }
+    };
     if inputs.requests.len() != script.requests.len() || inputs.closing.len() != script.closing.len() {
         return Err(ReproofError::Malformed("committed inputs for another number of records"));
     }
     let ahead = match script.requests_ahead {
-        true => Some(direction(p, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?),
+        true => Some(direction(p, ch, layer, &key, &nonce).await?),
         false => None,
     };
     for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {
@@ -113,47 +133,131 @@ async fn sealed_record<C: Channel, P: Phases<C>>(
 }
 
 /// How many values V alone decoded in a connection: the client direction's GHASH key share
-/// and its Finished's E_K(J0), then one E_K(J0) per record the client sealed after it.
+/// (and in TLS 1.2 its Finished's E_K(J0)), then one E_K(J0) per record the client sealed
+/// after the handshake.
 fn values_for_verifier(script: &SessionScript) -> usize {
-    2 + script.requests.len() + script.closing.len()
+    let handshake = match script.handshake {
+        HandshakeScript::Tls12(_) => 2,
+        HandshakeScript::Tls13 { .. } => 1,
+    };
+    handshake + script.requests.len() + script.closing.len()
 }
+
+/// V's share of the key exchange's secret as published, refused unless it is a canonical
+/// element of its group's field.
+fn canonical_share(script: &SessionScript, share: &[u8; 32]) -> Result<(), ReproofError> {
+    let canonical = match script.handshake {
+        HandshakeScript::Tls12(_) | HandshakeScript::Tls13 { group: SharedGroup::P256, .. } => {
+            Fp::from_be_bytes(share).is_some()
+        }
+        HandshakeScript::Tls13 { group: SharedGroup::X25519, .. } => F25519::from_le_bytes(share).is_some(),
+    };
+    match canonical {
+        true => Ok(()),
+        false => Err(ReproofError::Malformed("the share is not an element of its group's field")),
+    }
+}
+
+/// What the proof of the garbling needs of the prover's connection, in either TLS version.
+pub trait GarbledConnection<W> {
+    fn committed(&self) -> &CommittedInputs<W>;
+    fn script(&self) -> &SessionScript;
+    fn revealed(&self) -> &[Vec<u8>];
+    /// The zero labels of the verifier's share's wires, and the garbling Δ.
+    fn verifier_input(&self) -> (&[Wire], u128);
+}
+
+/// What the proof of the garbling needs of the verifier's connection, in either TLS version.
+pub trait EvaluatedConnection<W> {
+    fn committed(&self) -> &CommittedInputs<W>;
+    fn script(&self) -> &SessionScript;
+    fn revealed(&self) -> &[Vec<u8>];
+    fn for_verifier(&self) -> &[Vec<u8>];
+    /// The labels V held for its share's wires.
+    fn own_labels(&self) -> &[Wire];
+    /// Its share of the key exchange's secret, in the encoding its circuits took.
+    fn share(&self) -> [u8; 32];
+}
+
+macro_rules! connection_parts {
+    ($garbled:ident, $evaluated:ident, $share:expr) => {
+        impl<W> GarbledConnection<W> for $garbled<W> {
+            fn committed(&self) -> &CommittedInputs<W> {
+                &self.committed
+            }
+            fn script(&self) -> &SessionScript {
+                &self.script
+            }
+            fn revealed(&self) -> &[Vec<u8>] {
+                &self.revealed
+            }
+            fn verifier_input(&self) -> (&[Wire], u128) {
+                (&self.verifier_input.0, self.verifier_input.1)
+            }
+        }
+
+        impl<W> EvaluatedConnection<W> for $evaluated<W> {
+            fn committed(&self) -> &CommittedInputs<W> {
+                &self.committed
+            }
+            fn script(&self) -> &SessionScript {
+                &self.script
+            }
+            fn revealed(&self) -> &[Vec<u8>] {
+                &self.revealed
+            }
+            fn for_verifier(&self) -> &[Vec<u8>] {
+                &self.for_verifier
+            }
+            fn own_labels(&self) -> &[Wire] {
+                &self.own_labels
+            }
+            fn share(&self) -> [u8; 32] {
+                $share(self)
+            }
+        }
+    };
+}
+
+connection_parts!(ProverConnection, VerifierConnection, |c: &VerifierConnection<W>| c.premaster_share.to_be_bytes());
+connection_parts!(ProverConnection13, VerifierConnection13, |c: &VerifierConnection13<W>| *c.share);
 
 /// V's side: publishes its share, its labels and the values it alone decoded, then checks
 /// the proof.
 pub async fn verify<C: Channel, Z: Party<C>>(
     zk: &mut Z,
     ch: &mut C,
-    conn: &VerifierConnection<<Z::Backend as Gates>::Bit>,
+    conn: &impl EvaluatedConnection<<Z::Backend as Gates>::Bit>,
 ) -> Result<(), ReproofError> {
-    let share = conn.premaster_share.to_be_bytes();
+    let share = conn.share();
     let mut msg = share.to_vec();
-    for w in &conn.own_labels {
+    for w in conn.own_labels() {
         let Wire::Label(l) = w else {
             return Err(ReproofError::Malformed("a public wire among the verifier's inputs"));
         };
         msg.extend_from_slice(&l.to_le_bytes());
     }
-    msg.extend(conn.for_verifier.concat());
+    msg.extend(conn.for_verifier().concat());
     send_chunked(ch, &msg).await?;
     let mut zv = ZkPhases::new(zk);
-    replay(&mut zv, ch, &conn.committed, &share, &conn.script).await?;
-    Ok(zv.finish(ch, &conn.revealed, &conn.for_verifier).await?)
+    replay(&mut zv, ch, conn.committed(), &share, conn.script()).await?;
+    Ok(zv.finish(ch, conn.revealed(), conn.for_verifier()).await?)
 }
 
 /// P's side: takes what V published, checks V's labels against its share, proves every phase
-/// again. Returns V's share.
+/// again. Returns V's share, in the encoding its circuits took (a canonical field element).
 pub async fn prove<C: Channel, Z: Party<C>>(
     zk: &mut Z,
     ch: &mut C,
-    conn: &ProverConnection<<Z::Backend as Gates>::Bit>,
-) -> Result<Fp, ReproofError> {
-    let (zeros, delta) = &conn.verifier_input;
-    let n_values = values_for_verifier(&conn.script);
+    conn: &impl GarbledConnection<<Z::Backend as Gates>::Bit>,
+) -> Result<[u8; 32], ReproofError> {
+    let (zeros, delta) = conn.verifier_input();
+    let n_values = values_for_verifier(conn.script());
     let msg = recv_chunked(ch, 32 + 16 * zeros.len() + 16 * n_values).await?;
     let (share, rest) = msg.split_at(32);
     let (labels, values) = rest.split_at(16 * zeros.len());
     let share: [u8; 32] = share.try_into().map_err(|_| ReproofError::Malformed("a share is 32 bytes"))?;
-    let v_share = Fp::from_be_bytes(&share).ok_or(ReproofError::Malformed("the share is not below the P-256 prime"))?;
+    canonical_share(conn.script(), &share)?;
     for (bit, ((value, zero), label)) in
         bytes_to_bits(&share).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate()
     {
@@ -168,7 +272,7 @@ pub async fn prove<C: Channel, Z: Party<C>>(
     }
     let for_verifier: Vec<Vec<u8>> = values.chunks_exact(16).map(<[u8]>::to_vec).collect();
     let mut zp = ZkPhases::new(zk);
-    replay(&mut zp, ch, &conn.committed, &share, &conn.script).await?;
-    zp.finish(ch, &conn.revealed, &for_verifier).await?;
-    Ok(v_share)
+    replay(&mut zp, ch, conn.committed(), &share, conn.script()).await?;
+    zp.finish(ch, conn.revealed(), &for_verifier).await?;
+    Ok(share)
 }

@@ -3,11 +3,22 @@
 //! circuit inputs as it committed them ([`super::reproof`] proves over both).
 
 use super::kdf::KdfInputs;
+use super::kdf13::SharedGroup;
+
+/// The public parameters of a connection's handshake phases.
+#[derive(Clone, Debug)]
+pub enum HandshakeScript {
+    /// TLS 1.2: the key derivation's inputs ([`super::handshake`]).
+    Tls12(KdfInputs),
+    /// TLS 1.3: the group of the shares, and the transcript hashes the key schedule's secrets
+    /// are derived over ([`super::kdf13`]).
+    Tls13 { group: SharedGroup, hello_hash: [u8; 32], server_finished_hash: [u8; 32] },
+}
 
 /// The public parameters of a connection's phases, as both parties recorded them.
 #[derive(Clone, Debug)]
 pub struct SessionScript {
-    pub kdf: KdfInputs,
+    pub handshake: HandshakeScript,
     /// Whether the request's records were garbled ahead of the handshake, under a key
     /// schedule of their own (a phase of its own, before them).
     pub requests_ahead: bool,
@@ -18,8 +29,8 @@ pub struct SessionScript {
     pub closing: Vec<(u64, usize)>,
 }
 
-/// P's circuit inputs as committed in the ZK engine during the connection: the premaster
-/// share and the handshake's masks, then per request record its keystream and E_K(J0) masks,
+/// P's circuit inputs as committed in the ZK engine during the connection: the share of the
+/// key exchange's secret and the handshake's masks, then per request record its keystream and E_K(J0) masks,
 /// and per closing record its masks as a request's.
 pub struct CommittedInputs<W> {
     pub handshake: Vec<W>,

@@ -572,34 +572,45 @@ async fn mpc_online(
         started.set(Some(Instant::now()));
         unix_time(unix_now())
     };
-    let connect = crate::mpc::connection::connect_verifier(
-        prepared,
-        zk,
-        verifier,
-        config.roots.clone(),
-        target.name(),
-        clock,
-        limits,
-    );
-    let conn = within(config.session_timeout, "the connection in two parties", connect).await??;
-    let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
-    let connection_time = conn.connection_time.as_secs();
-
-    let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-    within(config.session_timeout, "the proof of the garbling", crate::mpc::reproof::verify(verifier, zk, &conn))
-        .await??;
+    let conn_timeout = config.session_timeout;
+    let (what, garbling) = ("the connection in two parties", "the proof of the garbling");
+    let (sent_raw, received_raw, connection_time, online, prove_from) = match prepared.tls() {
+        crate::mpc::connection::TwoPartyTls::Tls12 => {
+            let connect = crate::mpc::connection::connect_verifier(
+                prepared,
+                zk,
+                verifier,
+                config.roots.clone(),
+                target.name(),
+                clock,
+                limits,
+            );
+            let conn = within(conn_timeout, what, connect).await??;
+            let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
+            let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+            let raw = |d| conn.client.transcript().raw_bytes(d);
+            (raw(Direction::Sent), raw(Direction::Received), conn.connection_time.as_secs(), online, prove_from)
+        }
+        crate::mpc::connection::TwoPartyTls::Tls13(_) => {
+            let server_side = (config.roots.clone(), target.name());
+            let connect =
+                crate::mpc::connection::connect_verifier13(prepared, zk, verifier, server_side, clock, limits);
+            let conn = within(conn_timeout, what, connect).await??;
+            let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
+            let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+            let [sent, mut received] = conn.wire();
+            // the proof covers the server's whole records (a partial one at the end: bytes the
+            // prover forwarded after the server's last whole record)
+            received.truncate(crate::tls::codec::whole_records_len(&received));
+            (sent, received, conn.connection_time.as_secs(), online, prove_from)
+        }
+    };
     let cot = take_back(verifier, serving, config.session_timeout, "the COTs made beside the connection").await?;
     // the COTs made beside the connection count as its bytes
     let online = online.plus((cot.bytes_received() - cot_preprocess.0, cot.bytes_sent() - cot_preprocess.1));
-    let raw = |d| conn.client.transcript().raw_bytes(d);
-    Ok(Online {
-        sent_raw: raw(Direction::Sent),
-        received_raw: raw(Direction::Received),
-        connection_time,
-        preprocess,
-        online,
-        prove_from,
-    })
+    Ok(Online { sent_raw, received_raw, connection_time, preprocess, online, prove_from })
 }
 
 /// What both modes share once the verifier holds the TLS bytes: the server's identity, the

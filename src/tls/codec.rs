@@ -579,6 +579,19 @@ pub fn split_records(mut buf: &[u8]) -> Result<(RecordSlices<'_>, usize), Error>
     Ok((out, used))
 }
 
+/// The length of the whole TLS records at the start of `stream`.
+pub(crate) fn whole_records_len(stream: &[u8]) -> usize {
+    let mut at = 0;
+    while let Ok(Some(h)) = parse_record_header(&stream[at..]) {
+        let end = at + RECORD_HEADER_LEN + h.length;
+        if end > stream.len() {
+            break;
+        }
+        at = end;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

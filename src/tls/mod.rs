@@ -25,7 +25,6 @@ pub(crate) mod transcript;
 
 pub use any_version::AnyVersionClient;
 pub use certs::RootStore;
-pub(crate) use client::SealedRecord;
 pub use client::{Client, ClientConfig, HandshakeMessage, KeyExchangeMode, KeyExchangeRequest, ServerKeyExchangeInfo};
 pub use codec::{Aead12, CipherSuite, NamedGroup, PrfHash, SignatureScheme};
 pub use crypto::{KeyExchange, RecordCrypto, RecordCryptoFactory};

@@ -72,7 +72,7 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let input_keys: Vec<u128> = keys[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = SenderCots { delta, keys: &keys[ECDH_COTS + INPUT_COTS..], first };
-    let (client_finished, _) = client_finished_prover(
+    let (client_finished, _, _) = client_finished_prover(
         &mut gp,
         ch,
         &HandshakeInputs::new(share),
@@ -228,6 +228,7 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
     use crate::bench::engines::zk::{link, LINK_CASES};
     use crate::mpc::connection::{
         connect_prover, connect_verifier, prepare_prover, prepare_verifier, two_party_config, ConnectionLimits,
+        TwoPartyTls,
     };
     use crate::mpc::reproof;
     use crate::ot::{FerretReceiver, FerretSender};
@@ -280,7 +281,8 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
                 let mut zk = Prover::new(FerretReceiver::with_prg(prg));
                 zk.preprocess(&mut a, proof_cots).await.map_err(|x| e(&x))?;
                 let (tp, up0) = ((platform.now)(), a.bytes_sent());
-                let prepared = prepare_prover(&mut a, request.len(), limits).await.map_err(|x| e(&x))?;
+                let prepared =
+                    prepare_prover(&mut a, TwoPartyTls::Tls12, request.len(), limits).await.map_err(|x| e(&x))?;
                 let (ta, upa) = ((platform.now)(), a.bytes_sent() - up0);
                 let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|x| e(&x))?;
                 tcp.set_nodelay(true).map_err(|x| e(&x))?;
@@ -296,7 +298,7 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
                 let t = transcript::parse(&raw(Direction::Sent), &raw(Direction::Received)).map_err(|x| e(&x))?;
                 let recv_len = proof::app_len(t.encrypted_records(Direction::Received));
                 let plan = plan(recv_len);
-                let ms = conn.master_secret(&v_share);
+                let ms = conn.master_secret(&v_share).map_err(|x| e(&x))?;
                 proof::run(&mut zk, &mut a, Some(&ms.0), Some(&[]), &PublicInputs::new(&t, &plan), |cvd| {
                     t.server_finished_hash(cvd)
                 })

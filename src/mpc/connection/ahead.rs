@@ -8,6 +8,14 @@ use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use crate::mpc::phases::Input;
 use crate::mpc::record::{direction, j0_share, masked_keystream, request_records, tables_for_records, RecordLayer};
 
+/// Bits of the private part of a record nonce: TLS 1.2's salt, TLS 1.3's IV.
+pub(super) fn nonce_bits(layer: RecordLayer) -> usize {
+    match layer {
+        RecordLayer::Tls12 => 32,
+        RecordLayer::Tls13 => 96,
+    }
+}
+
 /// P's side of a request record garbled ahead: its masks (keystream, then E_K(J0)), their
 /// wires and their commitment.
 pub(super) struct AheadRecord<W> {
@@ -39,10 +47,11 @@ pub(super) struct AheadRecordView<W> {
 pub(super) async fn request_ahead_prover<C: Channel, W>(
     gp: &mut GarblerParty,
     ch: &mut C,
+    layer: RecordLayer,
     len: usize,
 ) -> Result<Option<AheadRequest<W>>, ConnectionError> {
     ch.send((len as u32).to_be_bytes().to_vec()).await?;
-    let plan = request_records(len);
+    let plan = request_records(layer, len);
     if tables_for_records(&plan) > AHEAD_TABLES {
         return Ok(None);
     }
@@ -52,10 +61,10 @@ pub(super) async fn request_ahead_prover<C: Channel, W>(
         let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
         records.push(AheadRecord { masks, wires, committed: Vec::new() });
     }
-    let key_and_salt = gp.reserve_inputs(160);
+    let key_and_salt = gp.reserve_inputs(128 + nonce_bits(layer));
     gp.set_schedule(Schedule::Ahead);
     let (key, salt) = key_and_salt.split_at(128);
-    let d = direction(gp, ch, RecordLayer::Tls12, key, salt).await?;
+    let d = direction(gp, ch, layer, key, salt).await?;
     for (r, &(seq, len)) in records.iter().zip(&plan) {
         masked_keystream(gp, ch, &d, seq, len, &Input::Wires(&r.wires[..8 * len])).await?;
         j0_share(gp, ch, &d, seq, &Input::Wires(&r.wires[8 * len..])).await?;
@@ -80,6 +89,7 @@ pub(super) async fn request_ahead_verifier<C: Channel, W>(
     ep: &mut EvaluatorParty,
     ch: &mut C,
     limits: ConnectionLimits,
+    layer: RecordLayer,
 ) -> Result<RequestView<W>, ConnectionError> {
     let len: [u8; 4] =
         ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a request length is 4 bytes"))?;
@@ -87,7 +97,7 @@ pub(super) async fn request_ahead_verifier<C: Channel, W>(
     if len > limits.max_sent {
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
-    let plan = request_records(len);
+    let plan = request_records(layer, len);
     let tables = tables_for_records(&plan);
     if tables > AHEAD_TABLES {
         return Ok(RequestView::Online { announced: len });

@@ -4,10 +4,60 @@
 use super::*;
 use crate::channel::Channel;
 use crate::tls::driver::ByteIo;
+use crate::tls::tls13::client::Client13;
 use crate::tls::transcript::{MAX_RECORDS_PER_DIRECTION, TLS_OVERHEAD};
 use crate::tls::Client;
 
-pub(super) async fn flush<S: ByteIo>(client: &mut Client, server: &mut S) -> Result<(), ConnectionError> {
+/// What the forwarding needs of a sans-IO client, of either TLS version, in two-party mode.
+pub(super) trait TwoPartyClient {
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), crate::tls::Error>;
+    fn feed_eof(&mut self) -> Result<(), crate::tls::Error>;
+    fn take_outgoing(&mut self) -> Vec<u8>;
+    fn wants_write(&self) -> bool;
+    /// The records the client holds from the server (the bound on what V keeps).
+    fn records_held(&self) -> usize;
+}
+
+impl TwoPartyClient for Client {
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), crate::tls::Error> {
+        Client::feed(self, bytes)
+    }
+    fn feed_eof(&mut self) -> Result<(), crate::tls::Error> {
+        Client::feed_eof(self)
+    }
+    fn take_outgoing(&mut self) -> Vec<u8> {
+        Client::take_outgoing(self)
+    }
+    fn wants_write(&self) -> bool {
+        Client::wants_write(self)
+    }
+    /// Its transcript's records (its own, none but an alert while it reads, count too: a bound).
+    fn records_held(&self) -> usize {
+        self.transcript().records.len()
+    }
+}
+
+impl TwoPartyClient for Client13 {
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), crate::tls::Error> {
+        Client13::feed(self, bytes)
+    }
+    fn feed_eof(&mut self) -> Result<(), crate::tls::Error> {
+        Client13::feed_eof(self)
+    }
+    fn take_outgoing(&mut self) -> Vec<u8> {
+        Client13::take_outgoing(self)
+    }
+    fn wants_write(&self) -> bool {
+        Client13::wants_write(self)
+    }
+    /// The records kept sealed after the handshake: those of the handshake are read and
+    /// dropped, and the bytes held unread before it are bounded by the client.
+    fn records_held(&self) -> usize {
+        self.records_kept()
+    }
+}
+
+pub(super) async fn flush<T: TwoPartyClient, S: ByteIo>(client: &mut T, server: &mut S) -> Result<(), ConnectionError> {
     if client.wants_write() {
         server.write_all(&client.take_outgoing()).await?;
     }
@@ -31,15 +81,14 @@ impl ServerBytes {
     }
 
     /// Feeds `bytes` to `client` if they stay within the limits.
-    pub(super) fn feed(&mut self, client: &mut Client, bytes: &[u8]) -> Result<(), ConnectionError> {
+    pub(super) fn feed<T: TwoPartyClient>(&mut self, client: &mut T, bytes: &[u8]) -> Result<(), ConnectionError> {
         self.bytes += bytes.len() as u64;
         if self.bytes > self.max_bytes {
             return Err(ConnectionError::TooMuchForwarded { limit: self.max_bytes });
         }
-        let before = client.transcript().records.len();
+        let before = client.records_held();
         let fed = client.feed(bytes);
-        // the client's own records (none but an alert while it reads) count too: a bound
-        self.records += client.transcript().records.len() - before;
+        self.records += client.records_held() - before;
         if self.records > MAX_RECORDS_PER_DIRECTION {
             return Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION });
         }
@@ -50,10 +99,10 @@ impl ServerBytes {
 /// P: reads once from the server, forwards what came (or the end) to V, then feeds its
 /// client. Returns false at the end of the stream, which is also where P stops reading when
 /// the server sends nothing for `quiet` (when given).
-pub(super) async fn forward_once<C: Channel, S: ByteIo>(
+pub(super) async fn forward_once<C: Channel, S: ByteIo, T: TwoPartyClient>(
     ch: &mut C,
     server: &mut S,
-    client: &mut Client,
+    client: &mut T,
     account: &mut ServerBytes,
     quiet: Option<std::time::Duration>,
 ) -> Result<bool, ConnectionError> {
@@ -76,9 +125,9 @@ pub(super) async fn forward_once<C: Channel, S: ByteIo>(
 }
 
 /// V: takes one forwarded message and feeds its client. Returns false at the end of the stream.
-pub(super) async fn take_forwarded<C: Channel>(
+pub(super) async fn take_forwarded<C: Channel, T: TwoPartyClient>(
     ch: &mut C,
-    client: &mut Client,
+    client: &mut T,
     account: &mut ServerBytes,
 ) -> Result<bool, ConnectionError> {
     let msg = ch.recv().await?;
@@ -97,12 +146,12 @@ pub(super) async fn take_forwarded<C: Channel>(
 }
 
 /// P: forwards the server's bytes until `done(client)`.
-pub(super) async fn forward_until<C: Channel, S: ByteIo>(
+pub(super) async fn forward_until<C: Channel, S: ByteIo, T: TwoPartyClient>(
     ch: &mut C,
     server: &mut S,
-    client: &mut Client,
+    client: &mut T,
     account: &mut ServerBytes,
-    done: fn(&Client) -> bool,
+    done: fn(&T) -> bool,
 ) -> Result<(), ConnectionError> {
     while !done(client) {
         if !forward_once(ch, server, client, account, None).await? {
@@ -113,11 +162,11 @@ pub(super) async fn forward_until<C: Channel, S: ByteIo>(
 }
 
 /// V: takes forwarded bytes until `done(client)`.
-pub(super) async fn take_until<C: Channel>(
+pub(super) async fn take_until<C: Channel, T: TwoPartyClient>(
     ch: &mut C,
-    client: &mut Client,
+    client: &mut T,
     account: &mut ServerBytes,
-    done: fn(&Client) -> bool,
+    done: fn(&T) -> bool,
 ) -> Result<(), ConnectionError> {
     while !done(client) {
         if !take_forwarded(ch, client, account).await? {

@@ -31,11 +31,16 @@
 //! receipt of the tables.
 
 mod ahead;
+mod exchange;
 mod forward;
+mod key_share;
 mod prover;
 mod seal;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests13;
+mod tls13;
 mod verifier;
 
 use crate::channel::{Channel, ChannelError};
@@ -46,18 +51,23 @@ use crate::mpc::handshake::{powers_for_records, HandshakeError, INPUT_COTS};
 use crate::mpc::kdf::KdfInputs;
 use crate::mpc::phases::PhaseError;
 use crate::mpc::record::RecordError;
-use crate::mpc::script::{CommittedInputs, SessionScript};
+use crate::mpc::record::RecordLayer;
+use crate::mpc::script::{CommittedInputs, HandshakeScript, SessionScript};
 use crate::ot::CotError;
-use crate::tls::codec::{CipherSuite, ContentType, NamedGroup, MAX_PLAINTEXT};
-use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore, SealedRecord};
+use crate::tls::codec::{CipherSuite, NamedGroup, MAX_PLAINTEXT};
+use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore};
 use crate::zk::bytes::commit_bytes;
 use crate::zk::{Party, ProofError};
 use ahead::*;
+use exchange::*;
 use forward::*;
+pub(crate) use key_share::TwoPartyTls;
+use key_share::*;
 use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
 pub(crate) use prover::*;
 use seal::*;
+pub(crate) use tls13::*;
 pub(crate) use verifier::*;
 
 /// How much each direction may carry; both parties size the client direction's GHASH powers
@@ -123,8 +133,12 @@ pub enum ConnectionError {
     /// one the master secret gives over the handshake (the transcript proof refuses it too).
     #[error("the server's Finished does not match the handshake")]
     ServerFinishedMismatch,
-    #[error("the server's key share is not a point on P-256")]
+    #[error("the server's key share is not a point of its group")]
     ServerKeyShare,
+    #[error("X25519 in two parties: {0}")]
+    X25519(#[from] super::x25519::X25519Error),
+    #[error("the verifier does not take {0} in two parties")]
+    Unsupported(&'static str),
     #[error("the peer sent a malformed message: {0}")]
     Malformed(&'static str),
     #[error("the request would exceed max_sent ({limit} bytes)")]
@@ -208,12 +222,13 @@ impl<W> Drop for ProverConnection<W> {
 impl<W> ProverConnection<W> {
     /// The master secret, from the verifier's published premaster share (after the proof
     /// of [`super::reproof`]).
-    pub fn master_secret(&self, verifier_share: &Fp) -> crate::tls::MasterSecret {
-        let pms = crate::tls::PreMasterSecret::new((self.premaster_share + *verifier_share).to_be_bytes().to_vec());
-        match self.client.session_hash() {
+    pub fn master_secret(&self, verifier_share: &[u8; 32]) -> Result<crate::tls::MasterSecret, ConnectionError> {
+        let theirs = Fp::from_be_bytes(verifier_share).ok_or(ConnectionError::Malformed("a share above the prime"))?;
+        let pms = crate::tls::PreMasterSecret::new((self.premaster_share + theirs).to_be_bytes().to_vec());
+        Ok(match self.client.session_hash() {
             Some(h) => crate::tls::keys::extended_master_secret(&pms, h),
             None => crate::tls::keys::master_secret(&pms, self.client.client_random(), self.client.server_random()),
-        }
+        })
     }
 
     /// Deferred decryption: the server's Finished checked, then its later records under the
@@ -285,20 +300,4 @@ fn check_server_finished(
         true => Ok(()),
         false => Err(ConnectionError::ServerFinishedMismatch),
     }
-}
-
-/// The received application data so far must stay within the limit; each record costs V
-/// memory now and the transcript proof work later.
-fn count_received(total: &mut usize, records: &[SealedRecord], limit: usize) -> Result<(), ConnectionError> {
-    for r in records {
-        // An alert is no application data, and it ends the server's data. Any other record
-        // counts at least one byte, so the number of records is bounded too.
-        if r.content_type != ContentType::Alert as u8 {
-            *total += r.body.len().saturating_sub(24).max(1);
-        }
-        if *total > limit {
-            return Err(ConnectionError::TooMuchReceived { limit });
-        }
-    }
-    Ok(())
 }

@@ -5,14 +5,10 @@ use super::*;
 use crate::channel::Channel;
 use crate::gc::Garbler;
 use crate::mpc::ecdh::{run_prover, EcdhProver, SenderCots};
-use crate::mpc::garbled::{GarblerParty, Schedule};
+use crate::mpc::garbled::GarblerParty;
 use crate::mpc::handshake::{self, HandshakeInputs, INPUT_COTS};
-use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream, RecordLayer};
-use crate::mpc::script::{CommittedInputs, SessionScript};
 use crate::ot::{CotSender, KosSender};
 use crate::primitives::field::F128;
-use crate::tls::codec::{ContentType, MAX_PLAINTEXT};
 use crate::tls::driver::ByteIo;
 use crate::tls::Client;
 use crate::zk::Party;
@@ -26,9 +22,18 @@ pub(crate) struct PreparedProver<W> {
     pub(super) request_len: usize,
     /// The verifier's receipt of the tables garbled ahead is still to be read.
     pub(super) receipt_pending: bool,
+    pub(super) tls: TwoPartyTls,
+    /// TLS 1.3: this party's half of the client key share (the verifier's half is the first
+    /// message the connection reads).
+    pub(super) half: Option<KeyHalf>,
 }
 
 impl<W> PreparedProver<W> {
+    /// The TLS version the connection was prepared for.
+    pub(crate) fn tls(&self) -> TwoPartyTls {
+        self.tls
+    }
+
     /// The longest request the connection was prepared for.
     pub(crate) fn capacity(&self) -> usize {
         self.request_len
@@ -47,21 +52,42 @@ impl<W> PreparedProver<W> {
     }
 }
 
+/// The connection's start in either version: the request checked against the preparation,
+/// and the masks of the records garbled ahead committed before anything of the connection
+/// (the preparation uses no COTs of the proofs, so it runs beside their making). Returns the
+/// garbling Δ.
+pub(super) async fn start<C: Channel, Z: Party<C>>(
+    prepared: &mut PreparedProver<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    request: &[u8],
+) -> Result<F128, ConnectionError> {
+    if request.len() > prepared.request_len {
+        return Err(ConnectionError::NotPrepared { prepared: prepared.request_len, got: request.len() });
+    }
+    for r in prepared.ahead.iter_mut().flat_map(|a| a.records.iter_mut()) {
+        r.committed = commit(zk, ch, &r.masks).await?;
+    }
+    Ok(F128(prepared.gp.garbler().delta()))
+}
+
 /// The prover's preparation for a request of at most `request_len` bytes (the verifier's is
 /// [`prepare_verifier`]): it can run while the proxy connects to the server, or long before
 /// the request is known. A shorter request costs the same as one of `request_len` bytes:
 /// each record garbled ahead is replayed whole, and its unused keystream is left unused.
 pub(crate) async fn prepare_prover<C: Channel, W>(
     ch: &mut C,
+    tls: TwoPartyTls,
     request_len: usize,
     limits: ConnectionLimits,
 ) -> Result<PreparedProver<W>, ConnectionError> {
-    prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, request_len, limits).await
+    prepare_with(GarblerParty::new(Garbler::new(Vec::new())), ch, tls, request_len, limits).await
 }
 
 pub(super) async fn prepare_with<C: Channel, W>(
     mut gp: GarblerParty,
     ch: &mut C,
+    tls: TwoPartyTls,
     request_len: usize,
     limits: ConnectionLimits,
 ) -> Result<PreparedProver<W>, ConnectionError> {
@@ -70,8 +96,13 @@ pub(super) async fn prepare_with<C: Channel, W>(
     }
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
-    let ahead = request_ahead_prover(&mut gp, ch, request_len).await?;
-    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len })
+    let half = match tls {
+        TwoPartyTls::Tls12 => None,
+        TwoPartyTls::Tls13(group) => Some(KeyHalf::new(group)),
+    };
+    ch.send([tls.encode(), half.as_ref().map(KeyHalf::public).unwrap_or_default()].concat()).await?;
+    let ahead = request_ahead_prover(&mut gp, ch, tls.layer(), request_len).await?;
+    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len, tls, half })
 }
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it
@@ -94,15 +125,10 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     limits: ConnectionLimits,
     quiet: Option<std::time::Duration>,
 ) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    if request.len() > prepared.request_len {
-        return Err(ConnectionError::NotPrepared { prepared: prepared.request_len, got: request.len() });
+    if prepared.tls != TwoPartyTls::Tls12 {
+        return Err(ConnectionError::Malformed("a connection prepared for TLS 1.3 goes on in TLS 1.3"));
     }
-    let delta = F128(prepared.gp.garbler().delta());
-    // the masks of the records garbled ahead, committed before anything of the connection
-    // (the preparation uses no COTs of the proofs, so it runs beside their making)
-    for r in prepared.ahead.iter_mut().flat_map(|a| a.records.iter_mut()) {
-        r.committed = commit(zk, ch, &r.masks).await?;
-    }
+    let delta = start(&mut prepared, ch, zk, request).await?;
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
     let mut account = ServerBytes::new(limits);
@@ -122,88 +148,29 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (body, keys) =
+    let (body, keys, verify_data) =
         handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
     // The tag is public (it goes on the wire); V keeps the whole record.
     ch.send(body[body.len() - 16..].to_vec()).await?;
-    client.send_sealed_finished(keys.client_verify_data, &body)?;
+    client.send_sealed_finished(verify_data, &body)?;
     // False Start: the request follows the Finished at once, and the server's Finished is
     // forwarded with the response.
     flush(&mut client, server).await?;
-    let mut script = SessionScript { kdf, requests_ahead: ahead.is_some(), requests: Vec::new(), closing: Vec::new() };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
-
-    match ahead {
-        Some(ahead) => {
-            // the records' circuits were garbled before the key existed: its wires now go in
-            gp.solder(ch, &keys.client_key_and_salt, &ahead.key_and_salt).await?;
-            gp.set_schedule(Schedule::Replay);
-            let (key, salt) = ahead.key_and_salt.split_at(128);
-            let d = direction(&mut gp, ch, RecordLayer::Tls12, key, salt).await?;
-            // Each record used is replayed as it was garbled, so over its prepared length; its
-            // ciphertext is as long as its plaintext, which V learns here.
-            let lens: Vec<u8> = request.chunks(MAX_PLAINTEXT).flat_map(|c| (c.len() as u32).to_be_bytes()).collect();
-            ch.send(lens).await?;
-            for (chunk, r) in request.chunks(MAX_PLAINTEXT).zip(ahead.records) {
-                let seq = client.next_sealed_seq();
-                let prepared = r.masks.len() - 16;
-                let masked =
-                    masked_keystream(&mut gp, ch, &d, seq, prepared, &Input::Wires(&r.wires[..8 * prepared])).await?;
-                j0_share(&mut gp, ch, &d, seq, &Input::Wires(&r.wires[8 * prepared..])).await?;
-                let masks = [&r.masks[..chunk.len()], &r.masks[prepared..]].concat();
-                let body = encrypt_and_seal(
-                    ch,
-                    &keys,
-                    seq,
-                    ContentType::ApplicationData,
-                    chunk,
-                    &masked[..chunk.len()],
-                    &masks,
-                )
-                .await?;
-                client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
-                script.requests.push((seq, prepared));
-                committed.requests.push(r.committed);
-            }
-            gp.set_schedule(Schedule::Online);
-        }
-        None => {
-            for chunk in request.chunks(MAX_PLAINTEXT) {
-                let seq = client.next_sealed_seq();
-                let (body, wires) =
-                    seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::ApplicationData, chunk).await?;
-                client.send_sealed(ContentType::ApplicationData as u8, &body, Some(chunk.to_vec()))?;
-                script.requests.push((seq, chunk.len()));
-                committed.requests.push(wires);
-            }
-            if request.len() < request_len {
-                // shorter than announced: an empty announcement ends it
-                ch.send(0u32.to_be_bytes().to_vec()).await?;
-            }
-        }
-    }
-    flush(&mut client, server).await?;
-
-    let mut received = 0;
-    let mut answering = false;
-    loop {
-        let records = client.take_sealed_records();
-        count_received(&mut received, &records, limits.max_recv)?;
-        answering |= records.iter().any(|r| r.content_type == ContentType::ApplicationData as u8);
-        let quiet = quiet.filter(|_| answering);
-        if client.received_sealed_alert() || !forward_once(ch, server, &mut client, &mut account, quiet).await? {
-            break;
-        }
-    }
-    // Like a one-party client, P ends its side with close_notify, sealed as a request record
-    // is. The server may have gone already: what matters is that the record is in both
-    // transcripts.
-    let seq = client.next_sealed_seq();
-    let (body, wires) = seal_record_prover(&mut gp, ch, zk, &keys, seq, ContentType::Alert, &CLOSE_NOTIFY).await?;
-    client.send_sealed(ContentType::Alert as u8, &body, Some(CLOSE_NOTIFY.to_vec()))?;
-    script.closing.push((seq, CLOSE_NOTIFY.len()));
-    committed.closing.push(wires);
-    let _ = flush(&mut client, server).await;
+    let requests_ahead = ahead.is_some();
+    let sealed = exchange_prover(
+        &mut gp,
+        ch,
+        zk,
+        server,
+        &mut client,
+        &keys,
+        ahead,
+        (request, request_len),
+        &mut account,
+        (limits, quiet),
+    )
+    .await?;
+    let (script, committed) = sealed.into_script(HandshakeScript::Tls12(kdf), requests_ahead, handshake_wires);
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
     Ok(ProverConnection { client, premaster_share: share, committed, script, revealed, verifier_input })

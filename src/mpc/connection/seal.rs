@@ -7,7 +7,7 @@ use crate::circuits::bytes_to_bits;
 use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
 use crate::mpc::handshake::{EvaluatedBackend, GarbledBackend, RecordKeys};
 use crate::mpc::phases::Input;
-use crate::mpc::record::{j0_share, masked_keystream, seal_prover, seal_verifier, RecordLayer};
+use crate::mpc::record::{j0_share, masked_keystream, seal_prover, seal_verifier};
 use crate::tls::codec::{ContentType, MAX_PLAINTEXT};
 use crate::zk::Party;
 
@@ -52,8 +52,8 @@ pub(super) async fn encrypt_and_seal<C: Channel>(
     let j0_mask: [u8; 16] = masks[masks.len() - 16..]
         .try_into()
         .map_err(|_| ConnectionError::Malformed("masks end with 16 bytes for E_K(J0)"))?;
-    let body =
-        seal_prover(ch, &keys.client_powers, RecordLayer::Tls12, seq, content_type as u8, &ciphertext, j0_mask).await?;
+    let layer = keys.client.layer();
+    let body = seal_prover(ch, &keys.client_powers, layer, seq, content_type as u8, &ciphertext, j0_mask).await?;
     ch.send(body[body.len() - 16..].to_vec()).await?;
     Ok(body)
 }
@@ -98,8 +98,8 @@ pub(super) async fn take_sealed<C: Channel>(
     j0: [u8; 16],
     len: usize,
 ) -> Result<Vec<u8>, ConnectionError> {
-    let ciphertext =
-        seal_verifier(ch, &keys.client_powers, RecordLayer::Tls12, seq, content_type as u8, j0, len).await?;
+    let layer = keys.client.layer();
+    let ciphertext = seal_verifier(ch, &keys.client_powers, layer, seq, content_type as u8, j0, len).await?;
     let tag = tag_from(&ch.recv().await?)?;
-    Ok([&seq.to_be_bytes()[..], &ciphertext, &tag].concat())
+    Ok([&layer.explicit_nonce(seq)[..], &ciphertext, &tag].concat())
 }

@@ -32,7 +32,7 @@ async fn prover<C: Channel, S: ByteIo, Z: Party<C>>(
     request: &[u8],
     limits: ConnectionLimits,
 ) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
-    let prepared = prepare_with(gp, ch, request.len(), limits).await?;
+    let prepared = prepare_with(gp, ch, TwoPartyTls::Tls12, request.len(), limits).await?;
     connect_prover(prepared, ch, zk, server, client, request, limits, None).await
 }
 
@@ -183,7 +183,7 @@ async fn reproof(
     p: ProverEnd,
     v: VerifierEnd,
 ) -> (
-    Result<(Fp, ProverEnd), super::super::reproof::ReproofError>,
+    Result<([u8; 32], ProverEnd), super::super::reproof::ReproofError>,
     Result<VerifierEnd, super::super::reproof::ReproofError>,
 ) {
     let pp = async move {
@@ -238,12 +238,12 @@ async fn prover_and_verifier_together_fetch_from_a_real_server_then_the_prover_p
         assert_eq!(client_write.open(r.seq.expect("seq"), 23, TLS12, &r.raw[5..]).expect("the request opens"), req);
     }
 
-    let v_share_published = v.premaster_share;
+    let v_share_published = v.premaster_share.to_be_bytes();
     let (proven, verified) = reproof(p_end, v_end).await;
     verified.expect("the verifier accepts the garbling");
     let (v_share, (p, _, _)) = proven.expect("the prover's proof");
     assert_eq!(v_share, v_share_published);
-    let records = p.open_received(&p.master_secret(&v_share)).expect("deferred decryption");
+    let records = p.open_received(&p.master_secret(&v_share).expect("a canonical share")).expect("deferred decryption");
     let response: Vec<u8> = records.iter().filter(|(t, _)| *t == 23).flat_map(|(_, b)| b.clone()).collect();
     let text = String::from_utf8(response).expect("text");
     assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
@@ -262,8 +262,8 @@ async fn a_request_too_long_to_garble_ahead_is_garbled_once_the_keys_exist() {
         .expect("request")
         .bytes;
     assert!(
-        tables_for_records(&request_records(req.len())) > AHEAD_TABLES
-            && tables_for_records(&request_records(1024)) <= AHEAD_TABLES
+        tables_for_records(&request_records(RecordLayer::Tls12, req.len())) > AHEAD_TABLES
+            && tables_for_records(&request_records(RecordLayer::Tls12, 1024)) <= AHEAD_TABLES
     );
     let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
     let (p, v) = connect_within(honest(), port, roots.clone(), roots, &req, None, limits).await;
@@ -304,7 +304,7 @@ async fn a_garbler_that_reveals_another_value_is_refused_before_the_transcript_p
 
     // The control: a response record re-sealed around other bytes under the real server
     // key passes the transcript proof of V's copy, had P forwarded it.
-    let ms = p_end.0.master_secret(&v_end.0.premaster_share);
+    let ms = p_end.0.master_secret(&v_end.0.premaster_share.to_be_bytes()).expect("a canonical share");
     let kb = key_block(&ms, p_end.0.client.client_random(), p_end.0.client.server_random());
     let [sent, received] =
         forge_first_record(&v_end.0.client, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
@@ -365,7 +365,7 @@ async fn a_connection_prepared_for_more_takes_a_shorter_request() {
         let req = request("/json");
         let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
         let p = async {
-            let prepared = prepare_prover(&mut a, capacity, limits).await?;
+            let prepared = prepare_prover(&mut a, TwoPartyTls::Tls12, capacity, limits).await?;
             assert_eq!((prepared.capacity(), prepared.ahead.is_some()), (capacity, ahead));
             connect_prover(prepared, &mut a, &mut pz, &mut server, client, &req, limits, None).await
         };
@@ -406,7 +406,7 @@ async fn a_mask_committed_otherwise_than_garbled_ahead_is_caught_by_the_proof_of
     let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
     let req = request("/json");
     let p = async {
-        let mut prepared: PreparedProver<_> = prepare_prover(&mut a, req.len(), LIMITS).await?;
+        let mut prepared: PreparedProver<_> = prepare_prover(&mut a, TwoPartyTls::Tls12, req.len(), LIMITS).await?;
         assert!(prepared.ahead.is_some(), "the request is garbled ahead");
         if let Some(ahead) = prepared.ahead.as_mut() {
             ahead.records[0].masks[6] ^= 1;
@@ -475,7 +475,7 @@ async fn after_the_proof_of_the_garbling_the_transcript_proof_certifies_the_resp
         received: vec![0..recv_len],
         ..Default::default()
     };
-    let ms = p.master_secret(&v_share);
+    let ms = p.master_secret(&v_share).expect("a canonical share");
     let p_transcript =
         crate::protocol::observe::tls12::parse(&raw(&p.client, Direction::Sent), &raw(&p.client, Direction::Received))
             .expect("transcript");
@@ -535,7 +535,7 @@ async fn transcript_proof_over(
     let (p, v) = connect(port, roots.clone(), roots, &request("/json"), flip).await;
     let (p, v) = reproof(p.expect("prover"), v.expect("verifier")).await;
     let ((v_share, (p, mut pz, mut a)), (v, mut vz, mut b)) = (p.expect("prover"), v.expect("verifier"));
-    let ms = p.master_secret(&v_share);
+    let ms = p.master_secret(&v_share).expect("a canonical share");
     let honest = p.open_received(&ms).map(|r| {
         [
             p.client.transcript().app_plaintext(Direction::Sent),
@@ -807,7 +807,7 @@ async fn a_request_longer_than_announced_is_refused_by_the_verifier() {
     let Raw { roots, mut server, client, now, mut a, mut b, mut pz, mut vz } = raw().await;
     let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
     let p = async move {
-        let mut prepared = prepare_with(honest(), &mut a, 5000, limits).await?;
+        let mut prepared = prepare_with(honest(), &mut a, TwoPartyTls::Tls12, 5000, limits).await?;
         prepared.request_len = 6000;
         connect_prover(prepared, &mut a, &mut pz, &mut server, client, &[b'a'; 6000], limits, None).await.map(|_| ())
     };

@@ -6,12 +6,8 @@ use crate::channel::Channel;
 use crate::mpc::ecdh::{run_verifier, EcdhVerifier, ReceiverCots};
 use crate::mpc::garbled::EvaluatorParty;
 use crate::mpc::handshake::{self, INPUT_COTS};
-use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream, RecordLayer};
-use crate::mpc::script::{CommittedInputs, SessionScript};
 use crate::ot::{CotReceiver, KosReceiver};
 use crate::primitives::field::F128;
-use crate::tls::codec::ContentType;
 use crate::tls::{Client, RootStore};
 use crate::zk::Party;
 
@@ -22,6 +18,16 @@ pub(crate) struct PreparedVerifier<W> {
     pub(super) choices: Vec<bool>,
     pub(super) macs: Vec<F128>,
     pub(super) request: RequestView<W>,
+    pub(super) tls: TwoPartyTls,
+    /// TLS 1.3: its half of the client key share and the prover's half's point.
+    pub(super) halves: Option<(KeyHalf, Vec<u8>)>,
+}
+
+impl<W> PreparedVerifier<W> {
+    /// The TLS version the prover prepared the connection for.
+    pub(crate) fn tls(&self) -> TwoPartyTls {
+        self.tls
+    }
 }
 
 /// The verifier's side of [`prepare_prover`].
@@ -30,9 +36,21 @@ pub(crate) async fn prepare_verifier<C: Channel, W>(
     limits: ConnectionLimits,
 ) -> Result<PreparedVerifier<W>, ConnectionError> {
     let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
+    let msg = ch.recv().await?;
+    let (tls, prover_half) = TwoPartyTls::decode(&msg)?;
+    let halves = match tls {
+        TwoPartyTls::Tls12 => None,
+        TwoPartyTls::Tls13(group) => {
+            let half = KeyHalf::new(group);
+            // checked now, so that a bad point fails the preparation, not the connection
+            half.client_key_share(prover_half)?;
+            ch.send(half.public()).await?;
+            Some((half, prover_half.to_vec()))
+        }
+    };
     let mut ep = EvaluatorParty::new();
-    let request = request_ahead_verifier(&mut ep, ch, limits).await?;
-    Ok(PreparedVerifier { ep, choices, macs, request })
+    let request = request_ahead_verifier(&mut ep, ch, limits, tls.layer()).await?;
+    Ok(PreparedVerifier { ep, choices, macs, request, tls, halves })
 }
 
 /// The verifier's connection after [`prepare_verifier`]; `clock` is read when the prover
@@ -46,12 +64,11 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     clock: impl FnOnce() -> rustls_pki_types::UnixTime,
     limits: ConnectionLimits,
 ) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
-    let PreparedVerifier { mut ep, choices, macs, request: mut ahead } = prepared;
-    if let RequestView::Ahead(records) = &mut ahead {
-        for r in records {
-            r.committed = take_commitment(zk, ch, r.len + 16).await?;
-        }
+    if prepared.tls != TwoPartyTls::Tls12 {
+        return Err(ConnectionError::Malformed("a connection prepared for TLS 1.3 goes on in TLS 1.3"));
     }
+    let PreparedVerifier { mut ep, choices, macs, request: mut ahead, .. } = prepared;
+    take_ahead_commitments(zk, ch, &mut ahead).await?;
     let random: [u8; 32] =
         ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let now = clock();
@@ -73,7 +90,7 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (ciphertext, keys) = handshake::client_finished_verifier(
+    let (ciphertext, keys, verify_data) = handshake::client_finished_verifier(
         &mut ep,
         ch,
         &share,
@@ -84,71 +101,10 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     )
     .await?;
     let tag = tag_from(&ch.recv().await?)?;
-    client.send_sealed_finished(keys.client_verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
-    let mut script = SessionScript {
-        kdf,
-        requests_ahead: matches!(ahead, RequestView::Ahead(_)),
-        requests: Vec::new(),
-        closing: Vec::new(),
-    };
-    let mut committed = CommittedInputs { handshake: handshake_wires, requests: Vec::new(), closing: Vec::new() };
-
-    match ahead {
-        RequestView::Ahead(ahead) => {
-            let key_and_salt = ep.solder(ch, &keys.client_key_and_salt).await?;
-            ep.set_replay(true);
-            let (key, salt) = key_and_salt.split_at(128);
-            let d = direction(&mut ep, ch, RecordLayer::Tls12, key, salt).await?;
-            let lens = record_lengths(&ch.recv().await?, &ahead)?;
-            for (r, len) in ahead.into_iter().zip(lens) {
-                let seq = client.next_sealed_seq();
-                masked_keystream(&mut ep, ch, &d, seq, r.len, &Input::Wires(&r.wires[..8 * r.len])).await?;
-                let j0 = j0_share(&mut ep, ch, &d, seq, &Input::Wires(&r.wires[8 * r.len..]))
-                    .await?
-                    .ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-                let body = take_sealed(ch, &keys, seq, ContentType::ApplicationData, j0, len).await?;
-                client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
-                script.requests.push((seq, r.len));
-                committed.requests.push(r.committed);
-            }
-            ep.set_replay(false);
-        }
-        RequestView::Online { announced } => {
-            let mut sent = 0;
-            while sent < announced {
-                let seq = client.next_sealed_seq();
-                let Some((body, wires)) =
-                    seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::ApplicationData, announced - sent)
-                        .await?
-                else {
-                    break;
-                };
-                let len = body.len() - 24;
-                sent += len;
-                client.send_sealed(ContentType::ApplicationData as u8, &body, None)?;
-                script.requests.push((seq, len));
-                committed.requests.push(wires);
-            }
-        }
-    }
-    client.take_outgoing();
-
-    let mut received = 0;
-    loop {
-        let records = client.take_sealed_records();
-        count_received(&mut received, &records, limits.max_recv)?;
-        if client.received_sealed_alert() || !take_forwarded(ch, &mut client, &mut account).await? {
-            break;
-        }
-    }
-    let seq = client.next_sealed_seq();
-    let (body, wires) = seal_record_verifier(&mut ep, ch, zk, &keys, seq, ContentType::Alert, CLOSE_NOTIFY.len())
-        .await?
-        .ok_or(ConnectionError::Malformed("the prover ended without close_notify"))?;
-    client.send_sealed(ContentType::Alert as u8, &body, None)?;
-    client.take_outgoing();
-    script.closing.push((seq, body.len() - 24));
-    committed.closing.push(wires);
+    client.send_sealed_finished(verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
+    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
+    let sealed = exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits).await?;
+    let (script, committed) = sealed.into_script(HandshakeScript::Tls12(kdf), requests_ahead, handshake_wires);
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection {
         client,
@@ -160,6 +116,21 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
         own_labels: keys.verifier_input,
         connection_time: now,
     })
+}
+
+/// V: the commitments to the masks of the records garbled ahead, which the connection starts
+/// with ([`start`]).
+pub(super) async fn take_ahead_commitments<C: Channel, Z: Party<C>>(
+    zk: &mut Z,
+    ch: &mut C,
+    ahead: &mut RequestView<Bit<Z, C>>,
+) -> Result<(), ConnectionError> {
+    if let RequestView::Ahead(records) = ahead {
+        for r in records {
+            r.committed = take_commitment(zk, ch, r.len + 16).await?;
+        }
+    }
+    Ok(())
 }
 
 /// V: the lengths of the records P sends from those garbled ahead, in order: each at least one

@@ -73,13 +73,23 @@ impl ProverConfig {
     /// that a session it would refuse is not opened at the verifier (whose log would show only
     /// a connection that went away).
     pub fn check(&self) -> Result<(), ProverError> {
-        if self.tls_versions != [TlsVersion::Tls12] && self.mode.session_mode() == SessionMode::Mpc {
-            return Err(ProverError::Unsupported("TLS 1.3 in MPC mode (the two-party client speaks TLS 1.2)"));
+        if self.mode.session_mode() == SessionMode::Mpc {
+            if self.tls_versions != [TlsVersion::Tls12] && self.tls_versions != [TlsVersion::Tls13] {
+                return Err(ProverError::Unsupported("offering both TLS versions in MPC mode (choose one)"));
+            }
+            if self.tls_versions == [TlsVersion::Tls13]
+                && !self.tls13_suites.contains(&crate::tls::tls13::Suite13::Aes128GcmSha256)
+            {
+                return Err(ProverError::Unsupported(
+                    "these TLS 1.3 suites in MPC mode, which supports only TLS_AES_128_GCM_SHA256",
+                ));
+            }
         }
         if self.tls_versions.contains(&TlsVersion::Tls12) && self.tls12_suites.is_empty() {
             return Err(ProverError::Unsupported("offering TLS 1.2 without a cipher suite"));
         }
         if self.mode.session_mode() == SessionMode::Mpc
+            && self.tls_versions == [TlsVersion::Tls12]
             && !self.tls12_suites.iter().any(|s| crate::tls::CipherSuite::AES_128.contains(s))
         {
             return Err(ProverError::Unsupported(
@@ -964,7 +974,7 @@ async fn proxy_exchange(
     let [sent_raw, mut received_raw] = io.take_log();
     // The proof covers the server's whole records; a partial one at the end (the server sent
     // the rest later, or never) stays out, like bytes that arrived but were not read.
-    let whole = whole_records_len(&received_raw);
+    let whole = crate::tls::codec::whole_records_len(&received_raw);
     let unproven = unread + (received_raw.len() - whole) as u64;
     received_raw.truncate(whole);
     control
@@ -987,48 +997,41 @@ async fn proxy_exchange(
         }
         AnyVersionClient::Tls13 { client, .. } => {
             let schedule = client.key_schedule().ok_or(crate::tls::Error::InvalidState("no key schedule"))?;
-            let application = schedule
-                .application_traffic
-                .as_ref()
-                .ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
-            let transcript = transcript13::parse(&sent_raw, &received_raw)?;
-            let (c_hs, s_hs) = (&schedule.handshake_traffic.client, &schedule.handshake_traffic.server);
-            let handshake =
-                transcript.read_handshake(c_hs.as_bytes(), s_hs.as_bytes(), &config.roots, target.name(), now)?;
-            let suite = transcript.suite();
-            let (sent, sent_plain) = proof13::read_records(
-                suite,
-                &application.client,
-                proof13::application_records(&transcript, &handshake, Direction::Sent),
-            )?;
-            let (received, recv_plain) = proof13::read_records(
-                suite,
-                &application.server,
-                proof13::application_records(&transcript, &handshake, Direction::Received),
-            )?;
-            let keys = SessionKeys::Tls13 {
-                handshake_secret: schedule.handshake_secret.clone(),
-                transcript,
-                handshake,
-                shapes: RecordShapes { sent, received },
-            };
-            (keys, sent_plain, recv_plain)
+            tls13_keys(&sent_raw, &received_raw, schedule, &config.roots, target.name(), now)?
         }
     };
     Ok(Exchanged { keys, sent_plain, recv_plain, response, unproven })
 }
 
-/// The length of the whole TLS records at the start of `stream`.
-fn whole_records_len(stream: &[u8]) -> usize {
-    let mut at = 0;
-    while let Ok(Some(h)) = crate::tls::codec::parse_record_header(&stream[at..]) {
-        let end = at + crate::tls::codec::RECORD_HEADER_LEN + h.length;
-        if end > stream.len() {
-            break;
-        }
-        at = end;
-    }
-    at
+/// A TLS 1.3 session's keys for its proof, from the wire bytes as the verifier holds them and
+/// the key schedule: the prover reads its own session as the verifier will (the handshake
+/// checked, each direction's application records opened). Returns the keys and the request and
+/// response data.
+fn tls13_keys(
+    sent_raw: &[u8],
+    received_raw: &[u8],
+    schedule: &crate::tls::tls13::Schedule13,
+    roots: &crate::tls::RootStore,
+    name: &str,
+    now: rustls_pki_types::UnixTime,
+) -> Result<(SessionKeys, Vec<u8>, Vec<u8>), ProverError> {
+    let application =
+        schedule.application_traffic.as_ref().ok_or(crate::tls::Error::InvalidState("no application secrets"))?;
+    let transcript = transcript13::parse(sent_raw, received_raw)?;
+    let (c_hs, s_hs) = (&schedule.handshake_traffic.client, &schedule.handshake_traffic.server);
+    let handshake = transcript.read_handshake(c_hs.as_bytes(), s_hs.as_bytes(), roots, name, now)?;
+    let suite = transcript.suite();
+    let read =
+        |secret, d| proof13::read_records(suite, secret, proof13::application_records(&transcript, &handshake, d));
+    let (sent, sent_plain) = read(&application.client, Direction::Sent)?;
+    let (received, recv_plain) = read(&application.server, Direction::Received)?;
+    let keys = SessionKeys::Tls13 {
+        handshake_secret: schedule.handshake_secret.clone(),
+        transcript,
+        handshake,
+        shapes: RecordShapes { sent, received },
+    };
+    Ok((keys, sent_plain, recv_plain))
 }
 
 /// The TLS client for the versions the prover offers: both in one ClientHello, or one.

@@ -27,10 +27,21 @@ pub(super) async fn mpc_prepare(
 ) -> Result<(crate::mpc::connection::PreparedProver<ZkBit>, MuxChannel), ProverError> {
     let step = config.step_timeout;
     let making = make_beside(prover, cot, preprocess, preprocess, Arc::new(AtomicBool::new(true)))?;
-    let prepare = crate::mpc::connection::prepare_prover(zk, capacity, connection_limits(config));
+    let prepare =
+        crate::mpc::connection::prepare_prover(zk, two_party_tls(config), capacity, connection_limits(config));
     let prepared = within(step * 5, "garbling ahead", Box::pin(prepare)).await??;
     let cot = take_back(prover, making, step, "preprocessing").await?;
     Ok((prepared, cot))
+}
+
+/// The TLS version MPC mode's connection speaks: the one the configuration offers (its check
+/// allows one), TLS 1.3 with an X25519 key share.
+fn two_party_tls(config: &ProverConfig) -> crate::mpc::connection::TwoPartyTls {
+    use crate::mpc::connection::TwoPartyTls;
+    match config.tls_versions.as_slice() {
+        [TlsVersion::Tls13] => TwoPartyTls::Tls13(crate::tls::codec::NamedGroup::X25519),
+        _ => TwoPartyTls::Tls12,
+    }
 }
 
 pub(super) type Making =
@@ -108,64 +119,76 @@ pub(super) async fn mpc_exchange(
     beside: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
-    use crate::mpc::connection::{connect_prover, two_party_config};
+    use crate::mpc::connection::{connect_prover, connect_prover13, two_party_config, ConnectionError, TwoPartyTls};
     let step = config.step_timeout;
     report(Phase::Request, 0.1);
-    let client = Client::new(two_party_config(config.roots.clone()), target.name(), unix_time(config.now))?;
+    let now = unix_time(config.now);
+    let tls = prepared.tls();
     // `beside` COTs for the proof after the connection, made while it runs; the verifier
     // expects the exchange even when there are none
     let connected = Arc::new(AtomicBool::new(true));
     let making = make_beside(prover, cot, beside, crate::mpc::cots_beside::COTS_PER_STEP, connected.clone())?;
-    let connection = async {
-        let conn = within(
-            step * 5,
-            "the connection in two parties",
-            Box::pin(connect_prover(
-                prepared,
-                zk,
-                prover,
-                &mut server,
-                client,
-                request,
-                connection_limits(config),
-                Some(super::SERVER_QUIET),
-            )),
-        )
-        .await?
-        .map_err(|e| match e {
-            crate::mpc::connection::ConnectionError::Tls(
-                t @ (crate::tls::Error::PeerMisbehaved(_) | crate::tls::Error::Certificate(_)),
-            ) => super::error::tls_failure(t, config, target.name()),
-            e => e.into(),
-        })?;
-        // the proxy's stream is done with (the server ended it, or fell silent after answering)
-        let _ = server.close().await;
-        let v_share =
-            within(step * 5, "the proof of the garbling", Box::pin(crate::mpc::reproof::prove(prover, zk, &conn)))
-                .await??;
-        Ok::<_, ProverError>((conn, v_share))
+    let limits = connection_limits(config);
+    let quiet = Some(super::SERVER_QUIET);
+    let failed = |e: ConnectionError| match e {
+        ConnectionError::Tls(t @ (crate::tls::Error::PeerMisbehaved(_) | crate::tls::Error::Certificate(_))) => {
+            super::error::tls_failure(t, config, target.name())
+        }
+        e => e.into(),
     };
-    let connection = connection.await;
+    let what = "the connection in two parties";
+    let garbling = "the proof of the garbling";
+    let exchange = async {
+        match tls {
+            TwoPartyTls::Tls12 => {
+                let client = Client::new(two_party_config(config.roots.clone()), target.name(), now)?;
+                let connect = connect_prover(prepared, zk, prover, &mut server, client, request, limits, quiet);
+                let conn = within(step * 5, what, Box::pin(connect)).await?.map_err(failed)?;
+                // the proxy's stream is done with (the server ended it, or fell silent after answering)
+                let _ = server.close().await;
+                let v_share =
+                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+                let ms = conn.master_secret(&v_share)?;
+                let records = conn.open_received(&ms)?;
+                let recv_plain: Vec<u8> = records
+                    .into_iter()
+                    .filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8)
+                    .flat_map(|(_, b)| b)
+                    .collect();
+                let raw = |d| conn.client.transcript().raw_bytes(d);
+                Ok::<_, ProverError>(Exchanged {
+                    keys: SessionKeys::Tls12 {
+                        session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
+                        master_secret: zeroize::Zeroizing::new(ms.0),
+                    },
+                    sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
+                    response: recv_plain.clone(),
+                    recv_plain,
+                    // every server record reached the verifier before the keys existed
+                    unproven: 0,
+                })
+            }
+            TwoPartyTls::Tls13(_) => {
+                let server_side = (config.roots.clone(), target.name(), now);
+                let connect = connect_prover13(prepared, zk, prover, &mut server, server_side, request, limits, quiet);
+                let conn = within(step * 5, what, Box::pin(connect)).await?.map_err(failed)?;
+                let _ = server.close().await;
+                let v_share =
+                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+                let schedule = conn.schedule(&v_share)?;
+                let [sent_raw, mut received_raw] =
+                    conn.client.wire().cloned().ok_or(crate::tls::Error::InvalidState("no two-party client"))?;
+                // the proof covers the server's whole records, as the verifier's copy holds them
+                received_raw.truncate(crate::tls::codec::whole_records_len(&received_raw));
+                let (keys, sent_plain, recv_plain) =
+                    super::tls13_keys(&sent_raw, &received_raw, &schedule, &config.roots, target.name(), now)?;
+                Ok(Exchanged { keys, sent_plain, response: recv_plain.clone(), recv_plain, unproven: 0 })
+            }
+        }
+    };
+    let exchanged = exchange.await;
     connected.store(false, Ordering::Release);
-    let (conn, v_share) = connection?;
+    let exchanged = exchanged?;
     take_back(prover, making, step, "the COTs made beside the connection").await?;
-    let ms = conn.master_secret(&v_share);
-    let records = conn.open_received(&ms)?;
-    let recv_plain: Vec<u8> = records
-        .into_iter()
-        .filter(|(t, _)| *t == crate::tls::codec::ContentType::ApplicationData as u8)
-        .flat_map(|(_, b)| b)
-        .collect();
-    let raw = |d| conn.client.transcript().raw_bytes(d);
-    Ok(Exchanged {
-        keys: SessionKeys::Tls12 {
-            session: transcript::parse(&raw(Direction::Sent), &raw(Direction::Received))?,
-            master_secret: zeroize::Zeroizing::new(ms.0),
-        },
-        sent_plain: conn.client.transcript().app_plaintext(Direction::Sent),
-        response: recv_plain.clone(),
-        recv_plain,
-        // every server record reached the verifier before the keys existed
-        unproven: 0,
-    })
+    Ok(exchanged)
 }

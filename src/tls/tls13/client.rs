@@ -18,7 +18,6 @@ use crate::tls::error::{AlertDescription, Error, PeerMisbehaved};
 use crate::tls::Direction;
 use rustls_pki_types::{ServerName, UnixTime};
 
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod two_party;
 
 /// What the client offers.
@@ -298,6 +297,9 @@ impl Client13 {
     /// Feed bytes received from the server and process every complete record.
     pub fn feed(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
+        if let Some(t) = self.two_party.as_mut() {
+            t.wire[1].extend_from_slice(data);
+        }
         self.in_buf.extend_from_slice(data);
         let r = self.process();
         r.map_err(|e| self.fail(e))
@@ -687,6 +689,9 @@ impl Client13 {
     }
 
     pub fn take_outgoing(&mut self) -> Vec<u8> {
+        if let Some(t) = self.two_party.as_mut() {
+            t.wire[0].extend_from_slice(&self.out_buf);
+        }
         std::mem::take(&mut self.out_buf)
     }
     pub fn wants_write(&self) -> bool {

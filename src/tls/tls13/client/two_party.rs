@@ -49,6 +49,12 @@ pub(crate) struct TwoParty13 {
     server_finished_hash: Option<Secret>,
     /// The server's records after its Finished, as they came (header and payload).
     sealed_in: Vec<Vec<u8>>,
+    /// How many server records were kept sealed in all.
+    kept: usize,
+    /// The sequence number of the next record the caller seals.
+    next_sealed: u64,
+    /// The bytes on the wire, sent and received, as the transcript proof reads them.
+    pub(super) wire: [Vec<u8>; 2],
 }
 
 impl Client13 {
@@ -56,22 +62,41 @@ impl Client13 {
     /// key share (`group`, `public`) as the only group, since a HelloRetryRequest would need
     /// another two-party exchange.
     pub(crate) fn two_party(
+        config: Config13,
+        server_name: &str,
+        now: UnixTime,
+        group: NamedGroup,
+        public: Vec<u8>,
+    ) -> Result<Self, Error> {
+        let (mut random, mut session_id) = ([0u8; 32], [0u8; 32]);
+        random_bytes(&mut random)?;
+        random_bytes(&mut session_id)?;
+        Self::two_party_with_randoms(config, server_name, now, group, public, (random, session_id))
+    }
+
+    /// [`Self::two_party`] with the ClientHello's random and legacy session id given: the
+    /// verifier's copy of the prover's client writes the same ClientHello.
+    pub(crate) fn two_party_with_randoms(
         mut config: Config13,
         server_name: &str,
         now: UnixTime,
         group: NamedGroup,
         public: Vec<u8>,
+        randoms: ([u8; 32], [u8; 32]),
     ) -> Result<Self, Error> {
         let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
         if config.suites.is_empty() {
             return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite"));
         }
         config.groups = vec![group];
-        let (mut random, mut session_id) = ([0u8; 32], [0u8; 32]);
-        random_bytes(&mut random)?;
-        random_bytes(&mut session_id)?;
         let share = Box::new(SharedKeyShare { group, public });
-        Self::start(config, server_name, now, (random, session_id), share, Some(TwoParty13::default()))
+        Self::start(config, server_name, now, randoms, share, Some(TwoParty13::default()))
+    }
+
+    /// The ClientHello's legacy session id (which the verifier's copy needs to write the same
+    /// ClientHello).
+    pub(crate) fn session_id(&self) -> &[u8; 32] {
+        &self.session_id
     }
 
     /// Two-party mode, after the ServerHello: keeps what the parties need and waits.
@@ -150,6 +175,7 @@ impl Client13 {
         }
         let two_party = self.two_party.as_mut().ok_or(Error::InvalidState("not in two-party mode"))?;
         two_party.sealed_in.push([&super::super::record::header(payload.len())[..], payload].concat());
+        two_party.kept += 1;
         Ok(())
     }
 
@@ -158,16 +184,33 @@ impl Client13 {
         self.two_party.as_mut().map(|t| std::mem::take(&mut t.sealed_in)).unwrap_or_default()
     }
 
-    /// Two-party mode: an application-data record the caller sealed (its payload: ciphertext
-    /// and tag), sent as is.
+    /// How many server records were kept sealed (two-party mode).
+    pub(crate) fn records_kept(&self) -> usize {
+        self.two_party.as_ref().map_or(0, |t| t.kept)
+    }
+
+    /// The sequence number the next record the caller seals takes (two-party mode).
+    pub(crate) fn next_sealed_seq(&self) -> u64 {
+        self.two_party.as_ref().map_or(0, |t| t.next_sealed)
+    }
+
+    /// Two-party mode: an application-data record the caller sealed under
+    /// [`Self::next_sealed_seq`] (its payload: ciphertext and tag), sent as is.
     pub(crate) fn send_sealed_record(&mut self, payload: &[u8]) -> Result<(), Error> {
         self.check_failed()?;
-        if self.two_party.is_none() || !self.is_connected() {
+        let connected = self.is_connected();
+        let Some(two_party) = self.two_party.as_mut().filter(|_| connected) else {
             return Err(Error::InvalidState("a sealed record outside a connected two-party client"));
-        }
+        };
+        two_party.next_sealed += 1;
         self.out_buf.extend_from_slice(&super::super::record::header(payload.len()));
         self.out_buf.extend_from_slice(payload);
         Ok(())
+    }
+
+    /// The bytes sent and received so far (two-party mode), as the wire carried them.
+    pub(crate) fn wire(&self) -> Option<&[Vec<u8>; 2]> {
+        self.two_party.as_ref().map(|t| &t.wire)
     }
 }
 

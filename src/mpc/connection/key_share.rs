@@ -1,0 +1,158 @@
+//! Which TLS version a connection in two parties speaks, and TLS 1.3's client key share: each
+//! party's half (exchanged while the connection is prepared, so the ClientHello waits for
+//! nothing), their sum in the ClientHello, and the 2PC ECDH from the server's share to
+//! additive shares of the (EC)DHE secret in the group's encoding (docs/protocol.md, "Share
+//! conversion (OLE) and 2PC ECDH").
+
+use super::*;
+use crate::mpc::ecdh::{run_prover, run_verifier, EcdhProver, EcdhVerifier};
+use crate::mpc::f25519::F25519;
+use crate::mpc::kdf13::SharedGroup;
+use crate::mpc::x25519;
+use crate::primitives::field::F128;
+use zeroize::{Zeroize, Zeroizing};
+
+/// The TLS version a two-party connection speaks, announced as its preparation starts: the
+/// requests garbled ahead depend on its record layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TwoPartyTls {
+    Tls12,
+    /// With the group of the client's one key share.
+    Tls13(NamedGroup),
+}
+
+impl TwoPartyTls {
+    pub(super) fn layer(self) -> RecordLayer {
+        match self {
+            TwoPartyTls::Tls12 => RecordLayer::Tls12,
+            TwoPartyTls::Tls13(_) => RecordLayer::Tls13,
+        }
+    }
+
+    pub(super) fn encode(self) -> Vec<u8> {
+        match self {
+            TwoPartyTls::Tls12 => vec![12],
+            TwoPartyTls::Tls13(g) => [&[13][..], &g.id().to_be_bytes()].concat(),
+        }
+    }
+
+    /// The version and, for TLS 1.3, the rest of the message (the prover's half).
+    pub(super) fn decode(msg: &[u8]) -> Result<(Self, &[u8]), ConnectionError> {
+        match msg {
+            [12] => Ok((TwoPartyTls::Tls12, &[])),
+            [13, hi, lo, half @ ..] => match NamedGroup::from_id(u16::from_be_bytes([*hi, *lo])) {
+                Some(g) => Ok((TwoPartyTls::Tls13(g), half)),
+                None => Err(ConnectionError::Unsupported("this key-exchange group")),
+            },
+            _ => Err(ConnectionError::Malformed("the connection's TLS version")),
+        }
+    }
+}
+
+/// A party's half of TLS 1.3's client key share: its scalar share (zeroized when dropped).
+pub(crate) enum KeyHalf {
+    P256(p256::Scalar),
+    X25519(curve25519_dalek::Scalar),
+}
+
+impl Drop for KeyHalf {
+    fn drop(&mut self) {
+        match self {
+            KeyHalf::P256(d) => d.zeroize(),
+            KeyHalf::X25519(d) => d.zeroize(),
+        }
+    }
+}
+
+impl KeyHalf {
+    pub(super) fn new(group: NamedGroup) -> Self {
+        match group {
+            NamedGroup::X25519 => KeyHalf::X25519(x25519::random_scalar()),
+            NamedGroup::Secp256r1 => KeyHalf::P256(random_scalar()),
+        }
+    }
+
+    pub(super) fn group(&self) -> NamedGroup {
+        match self {
+            KeyHalf::P256(_) => NamedGroup::Secp256r1,
+            KeyHalf::X25519(_) => NamedGroup::X25519,
+        }
+    }
+
+    pub(super) fn shared_group(&self) -> SharedGroup {
+        match self {
+            KeyHalf::P256(_) => SharedGroup::P256,
+            KeyHalf::X25519(_) => SharedGroup::X25519,
+        }
+    }
+
+    /// This half's point, as sent to the other party: compressed SEC 1 (P-256), compressed
+    /// Edwards of 8d·B (X25519).
+    pub(super) fn public(&self) -> Vec<u8> {
+        match self {
+            KeyHalf::P256(d) => compressed(&(ProjectivePoint::GENERATOR * d).to_affine()),
+            KeyHalf::X25519(d) => x25519::public_half(d).compress().to_bytes().to_vec(),
+        }
+    }
+
+    /// The client key share as the ClientHello carries it, from this half and the other
+    /// party's point (refused unless it is a point of the group's prime-order subgroup).
+    pub(super) fn client_key_share(&self, theirs: &[u8]) -> Result<Vec<u8>, ConnectionError> {
+        let bad = ConnectionError::Malformed("the peer's half of the key share is not a point of its group");
+        match self {
+            KeyHalf::P256(d) => {
+                let theirs = parse_point(theirs).ok_or(bad)?;
+                Ok(client_key_share(&(ProjectivePoint::GENERATOR * d).to_affine(), &theirs))
+            }
+            KeyHalf::X25519(d) => {
+                let theirs = x25519::peer_half(theirs).map_err(|_| bad)?;
+                Ok(x25519::client_key_share(&x25519::public_half(d), &theirs).to_vec())
+            }
+        }
+    }
+}
+
+/// P's side of the 2PC ECDH over the server's key share: its share of the secret in the
+/// group's encoding (P-256: the x-coordinate mod p, big-endian; X25519: u mod 2^255 − 19,
+/// little-endian).
+pub(super) async fn ecdh_prover<C: Channel>(
+    ch: &mut C,
+    half: &KeyHalf,
+    server_public: &[u8],
+    delta: F128,
+    keys: &[F128],
+) -> Result<Zeroizing<[u8; 32]>, ConnectionError> {
+    Ok(Zeroizing::new(match half {
+        KeyHalf::P256(d) => {
+            let server = parse_point(server_public).ok_or(ConnectionError::ServerKeyShare)?;
+            run_prover(ch, EcdhProver::new(&share_point(d, &server))?, delta, keys, 0).await?.to_be_bytes()
+        }
+        KeyHalf::X25519(d) => {
+            let server: [u8; 32] = server_public.try_into().map_err(|_| ConnectionError::ServerKeyShare)?;
+            let (u, v) = x25519::share_point(d, &server)?;
+            let a = F25519::from_u64(x25519::CURVE_A);
+            run_prover(ch, EcdhProver::from_coordinates(u, v, a), delta, keys, 0).await?.to_le_bytes()
+        }
+    }))
+}
+
+/// V's side of [`ecdh_prover`].
+pub(super) async fn ecdh_verifier<C: Channel>(
+    ch: &mut C,
+    half: &KeyHalf,
+    server_public: &[u8],
+    choices: &[bool],
+    macs: &[F128],
+) -> Result<Zeroizing<[u8; 32]>, ConnectionError> {
+    Ok(Zeroizing::new(match half {
+        KeyHalf::P256(d) => {
+            let server = parse_point(server_public).ok_or(ConnectionError::ServerKeyShare)?;
+            run_verifier(ch, EcdhVerifier::new(&share_point(d, &server))?, choices, macs, 0).await?.to_be_bytes()
+        }
+        KeyHalf::X25519(d) => {
+            let server: [u8; 32] = server_public.try_into().map_err(|_| ConnectionError::ServerKeyShare)?;
+            let (u, v) = x25519::share_point(d, &server)?;
+            run_verifier(ch, EcdhVerifier::from_coordinates(u, v), choices, macs, 0).await?.to_le_bytes()
+        }
+    }))
+}

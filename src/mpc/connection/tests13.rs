@@ -1,0 +1,155 @@
+//! TLS 1.3 connections in two parties against the fixture (rustls): X25519 and P-256, the
+//! request garbled ahead and record by record; the proof of the garbling; the session's keys
+//! from both shares, under which the transcript V holds reads as the server wrote it.
+
+use super::*;
+use crate::channel::memory_pair;
+use crate::fixture::{FixtureServer, KeyType};
+use crate::gc::Garbler;
+use crate::mpc::garbled::{GarblerCheat, GarblerParty};
+use crate::mpc::reproof::ReproofError;
+use crate::protocol::observe::tls13 as transcript13;
+use crate::protocol::prove::tls13 as proof13;
+use crate::tls::tls13::Suite13;
+use crate::tls::Direction;
+use crate::zk::MAX_MESSAGE;
+use futures::future::join;
+use tokio_util::compat::TokioAsyncReadCompatExt;
+
+type ProverZk = crate::zk::Prover<crate::ot::ideal::IdealCotReceiver>;
+type VerifierZk = crate::zk::Verifier<crate::ot::ideal::IdealCotSender>;
+type ProverEnd = (ProverConnection13<crate::zk::PBit>, ProverZk, crate::channel::MemoryChannel);
+type VerifierEnd = (VerifierConnection13<crate::zk::VBit>, VerifierZk, crate::channel::MemoryChannel);
+
+const LIMITS: ConnectionLimits = ConnectionLimits { max_sent: 8192, max_recv: 1 << 16 };
+
+async fn fixture() -> (u16, RootStore) {
+    let fixture =
+        FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
+    let port = fixture.local_addr().expect("port").port();
+    let roots = RootStore::from_pem(&fixture.certs.ca_pem).expect("roots");
+    tokio::spawn(fixture.run());
+    (port, roots)
+}
+
+fn request(path: &str, padding: usize) -> Vec<u8> {
+    crate::http::RequestBuilder::get("localhost", path)
+        .header("Authorization", "Bearer s3cret-t0ken")
+        .header("X-Padding", &"p".repeat(padding))
+        .build()
+        .expect("request")
+        .bytes
+}
+
+/// One TLS 1.3 connection in two parties to the fixture, P garbling with `gp`.
+async fn connect(
+    gp: GarblerParty,
+    group: NamedGroup,
+    port: u16,
+    roots: RootStore,
+    request: &[u8],
+) -> (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>) {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+    let mut server = tcp.compat();
+    let now = rustls_pki_types::UnixTime::now();
+    let (mut a, mut b) = memory_pair(MAX_MESSAGE);
+    let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
+    let v_roots = roots.clone();
+    let p = async move {
+        let prepared = prepare_with(gp, &mut a, TwoPartyTls::Tls13(group), request.len(), LIMITS).await?;
+        let conn =
+            connect_prover13(prepared, &mut a, &mut pz, &mut server, (roots, "localhost", now), request, LIMITS, None)
+                .await?;
+        Ok((conn, pz, a))
+    };
+    let v = async move {
+        let prepared = prepare_verifier(&mut b, LIMITS).await?;
+        let conn = connect_verifier13(prepared, &mut b, &mut vz, (v_roots, "localhost"), || now, LIMITS).await?;
+        Ok((conn, vz, b))
+    };
+    join(p, v).await
+}
+
+async fn reproof(
+    p: ProverEnd,
+    v: VerifierEnd,
+) -> (Result<([u8; 32], ProverEnd), ReproofError>, Result<(), ReproofError>) {
+    let pp = async move {
+        let (conn, mut zk, mut ch) = p;
+        crate::mpc::reproof::prove(&mut zk, &mut ch, &conn).await.map(|share| (share, (conn, zk, ch)))
+    };
+    let vv = async move {
+        let (conn, mut zk, mut ch) = v;
+        crate::mpc::reproof::verify(&mut zk, &mut ch, &conn).await
+    };
+    join(pp, vv).await
+}
+
+/// Both parties fetch `/json` over TLS 1.3 with each group, the request garbled ahead (short)
+/// and record by record (4 KB of padding does not fit the tables ahead): both hold the same
+/// wire bytes; the verifier accepts the proof of the garbling; with its share the prover has
+/// the session's schedule, under which the transcript reads as proxy mode's reading does: the
+/// handshake checked (chain, CertificateVerify, both Finished), the request as sent, the
+/// fixture's JSON response.
+#[tokio::test]
+async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_garbling_is_proven() {
+    let (port, roots) = fixture().await;
+    for (group, padding) in [(NamedGroup::X25519, 0), (NamedGroup::Secp256r1, 0), (NamedGroup::X25519, 4000)] {
+        let req = request("/json", padding);
+        let (p, v) = connect(GarblerParty::new(Garbler::new(Vec::new())), group, port, roots.clone(), &req).await;
+        let (p, v) = (p.expect("prover"), v.expect("verifier"));
+        let ahead = v.0.script.requests_ahead;
+        assert_eq!(ahead, padding == 0, "a short request is garbled ahead");
+        let wire = v.0.wire();
+        assert_eq!(p.0.client.wire(), Some(&wire), "both hold the same bytes ({group:?})");
+        assert_eq!(p.0.revealed, v.0.revealed);
+        let published = *v.0.share;
+
+        let (proven, verified) = reproof(p, v).await;
+        verified.expect("the verifier accepts the garbling");
+        let (share, (p, _, _)) = proven.expect("the prover's proof");
+        assert_eq!(share, published);
+        let schedule = p.schedule(&share).expect("schedule");
+        let t = transcript13::parse(&wire[0], &wire[1]).expect("the wire parses as TLS 1.3");
+        let traffic = &schedule.handshake_traffic;
+        let now = rustls_pki_types::UnixTime::now();
+        let handshake = t
+            .read_handshake(traffic.client.as_bytes(), traffic.server.as_bytes(), &roots, "localhost", now)
+            .expect("the handshake reads and checks");
+        let application = schedule.application_traffic.as_ref().expect("application secrets");
+        let suite = Suite13::Aes128GcmSha256;
+        let sent = proof13::application_records(&t, &handshake, Direction::Sent);
+        let (shapes, sent_plain) = proof13::read_records(suite, &application.client, sent).expect("request opens");
+        assert_eq!(sent_plain, req, "the server got the request ({group:?}, ahead: {ahead})");
+        assert_eq!(shapes.last().map(|s| (s.content_type, s.content_len)), Some((21, 2)), "then close_notify");
+        let received = proof13::application_records(&t, &handshake, Direction::Received);
+        let (_, response) = proof13::read_records(suite, &application.server, received).expect("response opens");
+        let text = String::from_utf8(response).expect("text");
+        assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
+    }
+}
+
+/// A garbler that flips one decoded bit of the request's keystream: the server gets a request
+/// with one byte altered (or refuses its tag), and the proof of the garbling refuses it by name.
+#[tokio::test]
+async fn a_garbler_that_flips_a_keystream_bit_in_tls13_is_refused_by_the_proof_of_the_garbling() {
+    let (port, roots) = fixture().await;
+    let req = request("/json", 0);
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    // The request is garbled ahead of the handshake: the first wires the garbler decodes are
+    // its keystream's (masked). Flip a bit of its byte 20, in the path.
+    gp.cheat = GarblerCheat { flip_decoding: Some(8 * 20 + 3), ..GarblerCheat::default() };
+    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &req).await;
+    let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
+    let (_, verified) = reproof(p, v).await;
+    let err = verified.expect_err("the verifier refuses the garbling");
+    assert!(
+        matches!(
+            err,
+            ReproofError::Phase(crate::mpc::phases::PhaseError::Peer(
+                crate::mpc::phases::PeerMisbehaved::RevealDiffers { .. }
+            ))
+        ),
+        "{err:?}"
+    );
+}

@@ -1,0 +1,291 @@
+//! One TLS 1.3 connection in two parties (docs/protocol.md, "A TLS 1.3 connection in two
+//! parties"). As in TLS 1.2, P holds the byte stream and forwards every byte the server sends
+//! to V before anything else about it, and both run the same sans-IO client (here
+//! [`Client13`] in its two-party mode). What differs is the handshake:
+//! - the halves of the client key share were exchanged in the preparation, so the ClientHello
+//!   (which carries their sum, the only group offered) goes out at once;
+//! - after the ServerHello, the 2PC ECDH over the server's share gives each party an additive
+//!   share of the (EC)DHE secret, P commits its share and its mask for the client direction's
+//!   GHASH key, and the garbled key schedule reveals the handshake traffic secrets to both
+//!   ([`crate::mpc::kdf13`]): each copy of the client reads and checks the server's flight
+//!   (V's against its own roots and clock) and writes the client Finished itself;
+//! - after the server's Finished the schedule gives the client's application key and IV on
+//!   wires, and the records follow as in TLS 1.2 ([`exchange_prover`]), TLS 1.3's record layer
+//!   (the nonce IV ⊕ seq, the inner content type) in place of TLS 1.2's.
+//!
+//! Neither party ever holds an application key during the connection; the server's
+//! application secret is not computed at all until the verifier publishes its share.
+
+use super::*;
+use crate::channel::Channel;
+use crate::circuits::bytes_to_bits;
+use crate::gc::Wire;
+use crate::mpc::ecdh::{ReceiverCots, SenderCots};
+use crate::mpc::ghash::{block_to_field, powers_a, powers_b};
+use crate::mpc::handshake::{check_ole_cots, RecordKeys, INPUT_COTS};
+use crate::mpc::kdf13::{self, HandshakeTraffic, SharedGroup};
+use crate::mpc::phases::Input;
+use crate::mpc::record::{direction, ghash_key_share};
+use crate::tls::driver::ByteIo;
+use crate::tls::tls13::client::two_party::HandshakeRequest13;
+use crate::tls::tls13::client::{Client13, Config13, Schedule13};
+use crate::tls::tls13::key_schedule::{handshake_secret, master_secret, TrafficSecrets};
+use crate::tls::tls13::messages::Suite13;
+use crate::tls::tls13::HashAlg;
+use crate::tls::tls13::Secret;
+use rustls_pki_types::UnixTime;
+use zeroize::Zeroizing;
+
+/// The TLS 1.3 configuration both parties use, so both write the same ClientHello:
+/// TLS_AES_128_GCM_SHA256 only (the suite every TLS 1.3 server implements, and the one the
+/// two-party schedule and records are built for); the group is the key share's.
+pub(crate) fn two_party_config13(roots: RootStore) -> Config13 {
+    let mut c = Config13::new(roots);
+    c.suites = vec![Suite13::Aes128GcmSha256];
+    c
+}
+
+/// What the prover holds after a TLS 1.3 connection (as [`ProverConnection`] for TLS 1.2):
+/// its client (the wire bytes, the request in the clear, the server's records sealed), its
+/// share of the (EC)DHE secret in the group's encoding, and for the proof of the garbling its
+/// committed inputs, the phases' public parameters and what they revealed.
+pub struct ProverConnection13<W> {
+    pub client: Client13,
+    pub share: Zeroizing<[u8; 32]>,
+    pub group: SharedGroup,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
+    pub revealed: Vec<Vec<u8>>,
+    /// The zero labels of the verifier's share's wires, and the garbling Δ.
+    pub verifier_input: (Vec<Wire>, u128),
+}
+
+/// What the verifier holds after a TLS 1.3 connection (as [`VerifierConnection`]).
+pub struct VerifierConnection13<W> {
+    pub client: Client13,
+    pub share: Zeroizing<[u8; 32]>,
+    pub committed: CommittedInputs<W>,
+    pub script: SessionScript,
+    pub revealed: Vec<Vec<u8>>,
+    pub for_verifier: Vec<Vec<u8>>,
+    pub own_labels: Vec<Wire>,
+    pub connection_time: UnixTime,
+}
+
+impl<W> VerifierConnection13<W> {
+    /// The bytes on the wire, sent and received, as V's copy of the client holds them.
+    pub fn wire(&self) -> [Vec<u8>; 2] {
+        self.client.wire().cloned().unwrap_or_default()
+    }
+}
+
+fn hash32(h: Option<&Secret>) -> Result<[u8; 32], ConnectionError> {
+    h.and_then(|h| h.as_bytes().try_into().ok()).ok_or(ConnectionError::Malformed("a SHA-256 transcript hash"))
+}
+
+fn secrets(traffic: &HandshakeTraffic) -> TrafficSecrets {
+    TrafficSecrets { client: Secret::from_slice(&traffic.client), server: Secret::from_slice(&traffic.server) }
+}
+
+/// The ServerHello's choices, which the schedule and the conversion are built for: the one
+/// suite and the one group offered (the client refuses others; checked again where it counts).
+fn hello_of(client: &Client13, half: &KeyHalf) -> Result<HandshakeRequest13, ConnectionError> {
+    let hello = client.handshake_request().cloned().ok_or(crate::tls::Error::InvalidState("no ServerHello"))?;
+    if hello.suite != Suite13::Aes128GcmSha256 || hello.group != half.group() {
+        return Err(crate::tls::Error::InvalidState("a ServerHello with another suite or group than offered").into());
+    }
+    Ok(hello)
+}
+
+fn handshake_pending(c: &Client13) -> bool {
+    c.handshake_request().is_none()
+}
+
+fn awaiting_flight(c: &Client13) -> bool {
+    !c.is_connected()
+}
+
+/// P's TLS 1.3 connection after [`prepare_prover`] (prepared for [`TwoPartyTls::Tls13`]), as
+/// [`connect_prover`] is for TLS 1.2.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
+    mut prepared: PreparedProver<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    server: &mut S,
+    (roots, server_name, now): (RootStore, &str, UnixTime),
+    request: &[u8],
+    limits: ConnectionLimits,
+    quiet: Option<std::time::Duration>,
+) -> Result<ProverConnection13<Bit<Z, C>>, ConnectionError> {
+    let half = match (prepared.tls, prepared.half.take()) {
+        (TwoPartyTls::Tls13(_), Some(half)) => half,
+        _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
+    };
+    let delta = start(&mut prepared, ch, zk, request).await?;
+    let public = half.client_key_share(&ch.recv().await?)?;
+    let mut client = Client13::two_party(two_party_config13(roots), server_name, now, half.group(), public)?;
+    ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
+    flush(&mut client, server).await?;
+    let mut account = ServerBytes::new(limits);
+    forward_until(ch, server, &mut client, &mut account, |c| !handshake_pending(c)).await?;
+    let hello = hello_of(&client, &half)?;
+    prepared.settle(ch).await?;
+    let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
+
+    let share = ecdh_prover(ch, &half, &hello.server_public, delta, &cots[..ECDH_COTS]).await?;
+    let h_mask: [u8; 16] = rand::random();
+    let inputs = Zeroizing::new([&share[..], &h_mask].concat());
+    let handshake_wires = commit(zk, ch, &inputs).await?;
+    let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs)).await?;
+    let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
+    let theirs = gp.peer_inputs(ch, &input_keys).await?;
+    let group = half.shared_group();
+    let hello_hash = hash32(Some(&hello.hello_hash))?;
+    let (traffic, ms) =
+        kdf13::handshake(&mut gp, ch, group, Input::Wires(&mine[..256]), Input::Wires(&theirs), &hello_hash).await?;
+    client.complete_two_party_handshake(secrets(&traffic))?;
+    forward_until(ch, server, &mut client, &mut account, |c| !awaiting_flight(c)).await?;
+
+    let server_finished_hash = hash32(client.server_finished_hash())?;
+    let app = kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash).await?;
+    let d = direction(&mut gp, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
+    ghash_key_share(&mut gp, ch, &d, &Input::Wires(&mine[256..])).await?;
+    let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
+    check_ole_cots(ole.keys.len(), limits.powers())?;
+    let client_powers = powers_a(ch, block_to_field(h_mask), limits.powers(), ole.delta, ole.keys, ole.first)
+        .await
+        .map_err(|e| ConnectionError::Handshake(e.into()))?;
+    let client_key_and_salt = [app.key, app.iv].concat();
+    let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs };
+    // the client Finished goes with the first request record
+    let requests_ahead = ahead.is_some();
+    let sealed = exchange_prover(
+        &mut gp,
+        ch,
+        zk,
+        server,
+        &mut client,
+        &keys,
+        ahead,
+        (request, request_len),
+        &mut account,
+        (limits, quiet),
+    )
+    .await?;
+    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
+    let (script, committed) = sealed.into_script(handshake, requests_ahead, handshake_wires);
+    let revealed = gp.revealed().to_vec();
+    let verifier_input = (keys.verifier_input, gp.garbler().delta());
+    Ok(ProverConnection13 { client, share, group, committed, script, revealed, verifier_input })
+}
+
+/// V's TLS 1.3 connection after [`prepare_verifier`], as [`connect_verifier`] is for TLS 1.2.
+pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
+    prepared: PreparedVerifier<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    (roots, server_name): (RootStore, &str),
+    clock: impl FnOnce() -> UnixTime,
+    limits: ConnectionLimits,
+) -> Result<VerifierConnection13<Bit<Z, C>>, ConnectionError> {
+    let PreparedVerifier { mut ep, choices, macs, request: mut ahead, tls, halves } = prepared;
+    let (half, prover_half) = match (tls, halves) {
+        (TwoPartyTls::Tls13(_), Some(halves)) => halves,
+        _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
+    };
+    take_ahead_commitments(zk, ch, &mut ahead).await?;
+    let randoms = ch.recv().await?;
+    let (random, session_id) = randoms
+        .split_first_chunk::<32>()
+        .and_then(|(r, s)| Some((*r, <[u8; 32]>::try_from(s).ok()?)))
+        .ok_or(ConnectionError::Malformed("the client random and session id are 32 bytes each"))?;
+    let now = clock();
+    let public = half.client_key_share(&prover_half)?;
+    let config = two_party_config13(roots);
+    let mut client =
+        Client13::two_party_with_randoms(config, server_name, now, half.group(), public, (random, session_id))?;
+    client.take_outgoing();
+    let mut account = ServerBytes::new(limits);
+    take_until(ch, &mut client, &mut account, |c| !handshake_pending(c)).await?;
+    let hello = hello_of(&client, &half)?;
+
+    let share = ecdh_verifier(ch, &half, &hello.server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
+    let handshake_wires = take_commitment(zk, ch, 32 + 16).await?;
+    let theirs = ep.peer_inputs(ch, 256 + 128).await?;
+    let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
+    let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
+    let mine = ep.own_inputs(ch, &bytes_to_bits(&share[..]), &choices[input.clone()], &input_macs).await?;
+    let group = half.shared_group();
+    let hello_hash = hash32(Some(&hello.hello_hash))?;
+    let (traffic, ms) =
+        kdf13::handshake(&mut ep, ch, group, Input::Wires(&theirs[..256]), Input::Wires(&mine), &hello_hash).await?;
+    client.complete_two_party_handshake(secrets(&traffic))?;
+    take_until(ch, &mut client, &mut account, |c| !awaiting_flight(c)).await?;
+    // the client Finished, as P's copy wrote it
+    client.take_outgoing();
+
+    let server_finished_hash = hash32(client.server_finished_hash())?;
+    let app = kdf13::client_application(&mut ep, ch, &ms, &server_finished_hash).await?;
+    let d = direction(&mut ep, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
+    let h = ghash_key_share(&mut ep, ch, &d, &Input::Wires(&theirs[256..]))
+        .await?
+        .ok_or(ConnectionError::Malformed("no share of the GHASH key"))?;
+    let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
+    check_ole_cots(ole.choices.len(), limits.powers())?;
+    let client_powers = powers_b(ch, block_to_field(h), limits.powers(), ole.choices, ole.macs, ole.first)
+        .await
+        .map_err(|e| ConnectionError::Handshake(e.into()))?;
+    let client_key_and_salt = [app.key, app.iv].concat();
+    let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine };
+    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
+    let sealed = exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits).await?;
+    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
+    let (script, committed) = sealed.into_script(handshake, requests_ahead, handshake_wires);
+    let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
+    Ok(VerifierConnection13 {
+        client,
+        share,
+        committed,
+        script,
+        revealed,
+        for_verifier,
+        own_labels: keys.verifier_input,
+        connection_time: now,
+    })
+}
+
+impl<W> ProverConnection13<W> {
+    /// The session's key schedule, natively, once the verifier has published its share (after
+    /// the proof of the garbling): the secret is the sum of both shares in the group's field.
+    pub fn schedule(&self, verifier_share: &[u8; 32]) -> Result<Schedule13, ConnectionError> {
+        let not_canonical = || ConnectionError::Malformed("a share outside its group's field");
+        let ecdhe = Zeroizing::new(match self.group {
+            SharedGroup::P256 => {
+                let [a, b] = [&*self.share, verifier_share].map(crate::mpc::fp::Fp::from_be_bytes);
+                (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_be_bytes()
+            }
+            SharedGroup::X25519 => {
+                let [a, b] = [&*self.share, verifier_share].map(crate::mpc::f25519::F25519::from_le_bytes);
+                (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_le_bytes()
+            }
+        });
+        let HandshakeScript::Tls13 { hello_hash, server_finished_hash, .. } = &self.script.handshake else {
+            return Err(ConnectionError::Malformed("a TLS 1.3 connection's script"));
+        };
+        let alg = HashAlg::Sha256;
+        let handshake_secret = handshake_secret(alg, &*ecdhe);
+        let (hello_hash, server_finished_hash) =
+            (Secret::from_slice(hello_hash), Secret::from_slice(server_finished_hash));
+        let handshake_traffic = TrafficSecrets::handshake(alg, &handshake_secret, &hello_hash);
+        let application =
+            TrafficSecrets::application(alg, &master_secret(alg, &handshake_secret), &server_finished_hash);
+        Ok(Schedule13 {
+            handshake_secret,
+            hello_hash,
+            handshake_traffic,
+            server_finished_hash: Some(server_finished_hash),
+            application_traffic: Some(application),
+        })
+    }
+}
