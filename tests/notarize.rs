@@ -510,11 +510,19 @@ async fn verifier_refuses_other_versions_and_excessive_limits() {
         matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == pre + 1 && limit == pre),
         "{r:?}"
     );
-    // MPC mode speaks TLS 1.2, and its limit adds the COTs of the proof of the garbling but no
-    // setup iteration for a partly revealed response (the prover asks for none there)
-    let mpc_pre = (preprocess_cots(PREPROCESS_COTS, keystream_cots(1024) + line_break_cots(1024), false)
-        + tlsproof::mpc::reproof::preprocess_cots(1024)) as u32;
+    // MPC mode's limit adds the COTs of the proof of the garbling but no setup iteration for a
+    // partly revealed response (the prover asks for none there), for the costlier version
+    let tls12 = preprocess_cots(PREPROCESS_COTS, keystream_cots(1024) + line_break_cots(1024), false)
+        + tlsproof::mpc::reproof::preprocess_cots(1024, false);
     let mpc = tlsproof::protocol::messages::SessionMode::Mpc;
+    let mpc_pre = tlsproof::protocol::preprocess_limit(mpc, 1024);
+    assert!(
+        mpc_pre
+            >= tls12 + tlsproof::mpc::reproof::preprocess_cots(1024, true)
+                - tlsproof::mpc::reproof::preprocess_cots(1024, false),
+        "TLS 1.3's proof of the garbling is the costlier"
+    );
+    let mpc_pre = mpc_pre as u32;
     let r = raw_request(&mut env, request_in(mpc, PROTOCOL_VERSION, 1024, mpc_pre + 1)).await;
     assert!(
         matches!(r, Err(VerifierError::LimitTooHigh { what: "preprocess", asked, limit }) if asked == mpc_pre + 1 && limit == mpc_pre),

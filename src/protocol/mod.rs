@@ -36,4 +36,4 @@ pub use prover::{
     ProverMode, ProverOutput,
 };
 #[cfg(not(target_arch = "wasm32"))]
-pub use verifier::{VerifierConfig, VerifierError};
+pub use verifier::{preprocess_limit, VerifierConfig, VerifierError};

@@ -398,10 +398,10 @@ async fn session(
 /// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs (the
 /// request's keystream and its proof of no hidden line break, all of it hidden at most): in
 /// proxy mode, of any TLS version and suite (the server chooses them later), with the setup
-/// iteration a partly revealed response adds there; MPC mode speaks TLS 1.2, and a partly
-/// revealed response adds nothing ahead of the connection there (its keystream COTs are made
+/// iteration a partly revealed response adds there; in MPC mode, of either version with
+/// AES-128-GCM, where a partly revealed response adds nothing ahead of the connection (its keystream COTs are made
 /// beside the connection, bounded by `cots_beside::max_cots`).
-fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
+pub fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
         SessionMode::Proxy => proof::preprocess_cots(
             proof::MOST_DERIVATION_COTS,
@@ -409,11 +409,19 @@ fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
             true,
         ),
         SessionMode::Mpc => {
-            proof::preprocess_cots(
+            // the costlier of the two versions MPC mode speaks
+            let tls12 = proof::preprocess_cots(
                 proof::PREPROCESS_COTS,
                 proof::keystream_cots(max_sent) + proof::line_break_cots(max_sent),
                 false,
-            ) + crate::mpc::reproof::preprocess_cots(max_sent)
+            ) + crate::mpc::reproof::preprocess_cots(max_sent, false);
+            let aes = crate::tls::tls13::Suite13::Aes128GcmSha256;
+            let tls13 = proof::preprocess_cots(
+                proof::derivation_cots(aes, 2),
+                proof::keystream_cots_of(aes, max_sent) + proof::line_break_cots_of(aes, max_sent),
+                false,
+            ) + crate::mpc::reproof::preprocess_cots(max_sent, true);
+            tls12.max(tls13)
         }
     }
 }

@@ -262,7 +262,7 @@ pub(crate) fn session(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<
     // COTs made before the connection, for its commitments and the proofs after it, as a
     // session asks for them (the request's keystream proven, the response by the fast path)
     let proof_cots = proof::preprocess_cots(proof::PREPROCESS_COTS, proof::keystream_cots(request.len()), false)
-        + reproof::preprocess_cots(request.len());
+        + reproof::preprocess_cots(request.len(), false);
     // The request revealed but its token, the response whole.
     let plan = |recv_len: u64| RevealPlan {
         sent: vec![0..at, at + token.len() as u64..request.len() as u64],

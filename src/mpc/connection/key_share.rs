@@ -64,7 +64,58 @@ impl Drop for KeyHalf {
     }
 }
 
+/// A party's halves of TLS 1.3's client key shares, one per group the ClientHello offers, the
+/// preferred first (it carries that share; a HelloRetryRequest asks for the other's).
+pub(crate) struct KeyHalves(Vec<KeyHalf>);
+
+impl KeyHalves {
+    /// Fresh halves for both groups, `first` preferred.
+    pub(super) fn new(first: NamedGroup) -> Self {
+        let other = match first {
+            NamedGroup::X25519 => NamedGroup::Secp256r1,
+            NamedGroup::Secp256r1 => NamedGroup::X25519,
+        };
+        KeyHalves(vec![KeyHalf::new(first), KeyHalf::new(other)])
+    }
+
+    /// The points of the halves, in order, as sent to the other party.
+    pub(super) fn public(&self) -> Vec<u8> {
+        self.0.iter().flat_map(KeyHalf::public).collect()
+    }
+
+    /// The client key shares, as the ClientHellos carry them, from these halves and the other
+    /// party's points (`theirs`, as [`Self::public`] encodes them), each refused unless a
+    /// point of its group's prime-order subgroup.
+    pub(super) fn client_key_shares(&self, theirs: &[u8]) -> Result<Vec<(NamedGroup, Vec<u8>)>, ConnectionError> {
+        let mut rest = theirs;
+        let shares = self.0.iter().map(|half| {
+            let (point, tail) = rest
+                .split_at_checked(half.public_len())
+                .ok_or(ConnectionError::Malformed("the peer's halves of the key shares are short"))?;
+            rest = tail;
+            Ok((half.group(), half.client_key_share(point)?))
+        });
+        let shares = shares.collect::<Result<Vec<_>, ConnectionError>>()?;
+        match rest.is_empty() {
+            true => Ok(shares),
+            false => Err(ConnectionError::Malformed("the peer's halves of the key shares are long")),
+        }
+    }
+
+    /// The half of the group the server chose.
+    pub(super) fn of(&self, group: NamedGroup) -> Result<&KeyHalf, ConnectionError> {
+        self.0.iter().find(|h| h.group() == group).ok_or(ConnectionError::ServerKeyShare)
+    }
+}
+
 impl KeyHalf {
+    fn public_len(&self) -> usize {
+        match self {
+            KeyHalf::P256(_) => 33,
+            KeyHalf::X25519(_) => 32,
+        }
+    }
+
     pub(super) fn new(group: NamedGroup) -> Self {
         match group {
             NamedGroup::X25519 => KeyHalf::X25519(x25519::random_scalar()),

@@ -23,9 +23,9 @@ pub(crate) struct PreparedProver<W> {
     /// The verifier's receipt of the tables garbled ahead is still to be read.
     pub(super) receipt_pending: bool,
     pub(super) tls: TwoPartyTls,
-    /// TLS 1.3: this party's half of the client key share (the verifier's half is the first
-    /// message the connection reads).
-    pub(super) half: Option<KeyHalf>,
+    /// TLS 1.3: this party's halves of the client key shares (the verifier's halves are the
+    /// first message the connection reads).
+    pub(super) halves: Option<KeyHalves>,
 }
 
 impl<W> PreparedProver<W> {
@@ -96,13 +96,13 @@ pub(super) async fn prepare_with<C: Channel, W>(
     }
     let delta = F128(gp.garbler().delta());
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
-    let half = match tls {
+    let halves = match tls {
         TwoPartyTls::Tls12 => None,
-        TwoPartyTls::Tls13(group) => Some(KeyHalf::new(group)),
+        TwoPartyTls::Tls13(group) => Some(KeyHalves::new(group)),
     };
-    ch.send([tls.encode(), half.as_ref().map(KeyHalf::public).unwrap_or_default()].concat()).await?;
+    ch.send([tls.encode(), halves.as_ref().map(KeyHalves::public).unwrap_or_default()].concat()).await?;
     let ahead = request_ahead_prover(&mut gp, ch, tls.layer(), request_len).await?;
-    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len, tls, half })
+    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len, tls, halves })
 }
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it

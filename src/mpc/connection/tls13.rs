@@ -87,12 +87,12 @@ fn secrets(traffic: &HandshakeTraffic) -> TrafficSecrets {
     TrafficSecrets { client: Secret::from_slice(&traffic.client), server: Secret::from_slice(&traffic.server) }
 }
 
-/// The ServerHello's choices, which the schedule and the conversion are built for: the one
-/// suite and the one group offered (the client refuses others; checked again where it counts).
-fn hello_of(client: &Client13, half: &KeyHalf) -> Result<HandshakeRequest13, ConnectionError> {
+/// The ServerHello's choices: the schedule is built for the one suite offered (the client
+/// refuses others; checked again where it counts), the group is one of the halves'.
+fn hello_of(client: &Client13) -> Result<HandshakeRequest13, ConnectionError> {
     let hello = client.handshake_request().cloned().ok_or(crate::tls::Error::InvalidState("no ServerHello"))?;
-    if hello.suite != Suite13::Aes128GcmSha256 || hello.group != half.group() {
-        return Err(crate::tls::Error::InvalidState("a ServerHello with another suite or group than offered").into());
+    if hello.suite != Suite13::Aes128GcmSha256 {
+        return Err(crate::tls::Error::InvalidState("a ServerHello with another suite than offered").into());
     }
     Ok(hello)
 }
@@ -118,22 +118,23 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     limits: ConnectionLimits,
     quiet: Option<std::time::Duration>,
 ) -> Result<ProverConnection13<Bit<Z, C>>, ConnectionError> {
-    let half = match (prepared.tls, prepared.half.take()) {
-        (TwoPartyTls::Tls13(_), Some(half)) => half,
+    let halves = match (prepared.tls, prepared.halves.take()) {
+        (TwoPartyTls::Tls13(_), Some(halves)) => halves,
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
     let delta = start(&mut prepared, ch, zk, request).await?;
-    let public = half.client_key_share(&ch.recv().await?)?;
-    let mut client = Client13::two_party(two_party_config13(roots), server_name, now, half.group(), public)?;
+    let shares = halves.client_key_shares(&ch.recv().await?)?;
+    let mut client = Client13::two_party(two_party_config13(roots), server_name, now, shares)?;
     ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
     flush(&mut client, server).await?;
     let mut account = ServerBytes::new(limits);
     forward_until(ch, server, &mut client, &mut account, |c| !handshake_pending(c)).await?;
-    let hello = hello_of(&client, &half)?;
+    let hello = hello_of(&client)?;
+    let half = halves.of(hello.group)?;
     prepared.settle(ch).await?;
     let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
 
-    let share = ecdh_prover(ch, &half, &hello.server_public, delta, &cots[..ECDH_COTS]).await?;
+    let share = ecdh_prover(ch, half, &hello.server_public, delta, &cots[..ECDH_COTS]).await?;
     let h_mask: [u8; 16] = rand::random();
     let inputs = Zeroizing::new([&share[..], &h_mask].concat());
     let handshake_wires = commit(zk, ch, &inputs).await?;
@@ -190,7 +191,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     limits: ConnectionLimits,
 ) -> Result<VerifierConnection13<Bit<Z, C>>, ConnectionError> {
     let PreparedVerifier { mut ep, choices, macs, request: mut ahead, tls, halves } = prepared;
-    let (half, prover_half) = match (tls, halves) {
+    let (halves, shares) = match (tls, halves) {
         (TwoPartyTls::Tls13(_), Some(halves)) => halves,
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
@@ -201,16 +202,15 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
         .and_then(|(r, s)| Some((*r, <[u8; 32]>::try_from(s).ok()?)))
         .ok_or(ConnectionError::Malformed("the client random and session id are 32 bytes each"))?;
     let now = clock();
-    let public = half.client_key_share(&prover_half)?;
     let config = two_party_config13(roots);
-    let mut client =
-        Client13::two_party_with_randoms(config, server_name, now, half.group(), public, (random, session_id))?;
+    let mut client = Client13::two_party_with_randoms(config, server_name, now, shares, (random, session_id))?;
     client.take_outgoing();
     let mut account = ServerBytes::new(limits);
     take_until(ch, &mut client, &mut account, |c| !handshake_pending(c)).await?;
-    let hello = hello_of(&client, &half)?;
+    let hello = hello_of(&client)?;
+    let half = halves.of(hello.group)?;
 
-    let share = ecdh_verifier(ch, &half, &hello.server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
+    let share = ecdh_verifier(ch, half, &hello.server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
     let handshake_wires = take_commitment(zk, ch, 32 + 16).await?;
     let theirs = ep.peer_inputs(ch, 256 + 128).await?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;

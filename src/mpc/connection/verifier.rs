@@ -19,8 +19,8 @@ pub(crate) struct PreparedVerifier<W> {
     pub(super) macs: Vec<F128>,
     pub(super) request: RequestView<W>,
     pub(super) tls: TwoPartyTls,
-    /// TLS 1.3: its half of the client key share and the prover's half's point.
-    pub(super) halves: Option<(KeyHalf, Vec<u8>)>,
+    /// TLS 1.3: its halves of the client key shares, and the client key shares.
+    pub(super) halves: Option<(KeyHalves, Vec<(NamedGroup, Vec<u8>)>)>,
 }
 
 impl<W> PreparedVerifier<W> {
@@ -41,11 +41,11 @@ pub(crate) async fn prepare_verifier<C: Channel, W>(
     let halves = match tls {
         TwoPartyTls::Tls12 => None,
         TwoPartyTls::Tls13(group) => {
-            let half = KeyHalf::new(group);
+            let halves = KeyHalves::new(group);
             // checked now, so that a bad point fails the preparation, not the connection
-            half.client_key_share(prover_half)?;
-            ch.send(half.public()).await?;
-            Some((half, prover_half.to_vec()))
+            let shares = halves.client_key_shares(prover_half)?;
+            ch.send(halves.public()).await?;
+            Some((halves, shares))
         }
     };
     let mut ep = EvaluatorParty::new();

@@ -232,7 +232,7 @@ fn a_tls13_handshake_completes_against_rustls_with_the_two_party_secrets() {
     let mut config = Config13::new(roots);
     config.suites = vec![Suite13::Aes128GcmSha256];
     let now = rustls_pki_types::UnixTime::now();
-    let mut client = Client13::two_party(config, "localhost", now, NamedGroup::X25519, public).unwrap();
+    let mut client = Client13::two_party(config, "localhost", now, vec![(NamedGroup::X25519, public)]).unwrap();
     to_server(&mut client, &mut server);
     client.feed(&from_server(&mut server)).unwrap();
     let request = client.handshake_request().expect("the ServerHello is read").clone();

@@ -484,7 +484,7 @@ fn planner_picks_kos_then_setup_then_main_by_demand() {
         crate::protocol::prove::tls12::PREPROCESS_COTS,
         crate::protocol::prove::tls12::keystream_cots(1024),
         false,
-    ) + crate::mpc::reproof::preprocess_cots(1024);
+    ) + crate::mpc::reproof::preprocess_cots(1024, false);
     assert_eq!(
         plan(&mut p, &mut avail, pre),
         [Step::Bootstrap(LpnParams::SETUP), Step::Iterate(LpnParams::SETUP), Step::Serve]

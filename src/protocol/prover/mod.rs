@@ -632,7 +632,8 @@ async fn ask(
         sizing.response == RevealExtent::Partly && mode != SessionMode::Mpc,
     );
     if mode == SessionMode::Mpc {
-        preprocess += crate::mpc::reproof::preprocess_cots(sizing.request_len);
+        preprocess +=
+            crate::mpc::reproof::preprocess_cots(sizing.request_len, config.tls_versions == [TlsVersion::Tls13]);
     }
     let preprocess = u32::try_from(preprocess).unwrap_or(u32::MAX);
     let req = SessionRequest {

@@ -534,10 +534,6 @@ impl Client13 {
             .find(|g| g.id() == group_id)
             .ok_or(PeerMisbehaved::UnofferedGroup(group_id))?;
         self.suite = Some(suite);
-        if hello.is_retry_request() && self.two_party.is_some() {
-            // a new key share would take another two-party exchange
-            return Err(Error::InvalidState("a HelloRetryRequest in two-party mode (offer the server's group first)"));
-        }
         if hello.is_retry_request() {
             if retry_suite.is_some() {
                 return Err(PeerMisbehaved::BadServerHello("a second HelloRetryRequest").into());
@@ -550,7 +546,10 @@ impl Client13 {
             self.transcript = handshake_message(hs13::MESSAGE_HASH, first.as_bytes());
             self.transcript.extend_from_slice(raw);
             self.at_record_boundary("HelloRetryRequest")?;
-            let share: Box<dyn KeyExchange> = Box::new(RingKeyExchange::generate(group)?);
+            let share: Box<dyn KeyExchange> = match self.two_party.is_some() {
+                true => self.retry_share(group).ok_or(PeerMisbehaved::UnofferedGroup(group_id))?,
+                false => Box::new(RingKeyExchange::generate(group)?),
+            };
             self.send_change_cipher_spec_once();
             self.send_client_hello(share.as_ref(), hello.cookie.as_deref())?;
             return Ok(State::ExpectServerHello { share, retry_suite: Some(hello.suite) });

@@ -47,6 +47,8 @@ pub(crate) struct TwoParty13 {
     request: Option<HandshakeRequest13>,
     handshake_traffic: Option<TrafficSecrets>,
     server_finished_hash: Option<Secret>,
+    /// The shares of the other groups offered, for a HelloRetryRequest.
+    retry: Vec<SharedKeyShare>,
     /// The server's records after its Finished, as they came (header and payload).
     sealed_in: Vec<Vec<u8>>,
     /// How many server records were kept sealed in all.
@@ -58,20 +60,19 @@ pub(crate) struct TwoParty13 {
 }
 
 impl Client13 {
-    /// A two-party client: its ClientHello offers `config`'s suites and carries the parties'
-    /// key share (`group`, `public`) as the only group, since a HelloRetryRequest would need
-    /// another two-party exchange.
+    /// A two-party client: its ClientHello offers `config`'s suites and the groups of
+    /// `shares`, the parties' client key shares made elsewhere (group, public bytes), and
+    /// carries the first; a HelloRetryRequest for another group gets that group's share.
     pub(crate) fn two_party(
         config: Config13,
         server_name: &str,
         now: UnixTime,
-        group: NamedGroup,
-        public: Vec<u8>,
+        shares: Vec<(NamedGroup, Vec<u8>)>,
     ) -> Result<Self, Error> {
         let (mut random, mut session_id) = ([0u8; 32], [0u8; 32]);
         random_bytes(&mut random)?;
         random_bytes(&mut session_id)?;
-        Self::two_party_with_randoms(config, server_name, now, group, public, (random, session_id))
+        Self::two_party_with_randoms(config, server_name, now, shares, (random, session_id))
     }
 
     /// [`Self::two_party`] with the ClientHello's random and legacy session id given: the
@@ -80,17 +81,26 @@ impl Client13 {
         mut config: Config13,
         server_name: &str,
         now: UnixTime,
-        group: NamedGroup,
-        public: Vec<u8>,
+        shares: Vec<(NamedGroup, Vec<u8>)>,
         randoms: ([u8; 32], [u8; 32]),
     ) -> Result<Self, Error> {
         let server_name = ServerName::try_from(server_name).map_err(|_| Error::InvalidServerName)?.to_owned();
         if config.suites.is_empty() {
             return Err(Error::InvalidState("a TLS 1.3 client needs a cipher suite"));
         }
-        config.groups = vec![group];
-        let share = Box::new(SharedKeyShare { group, public });
-        Self::start(config, server_name, now, randoms, share, Some(TwoParty13::default()))
+        let mut shares = shares.into_iter().map(|(group, public)| SharedKeyShare { group, public });
+        let first = shares.next().ok_or(Error::InvalidState("a two-party client needs a key share"))?;
+        let retry: Vec<SharedKeyShare> = shares.collect();
+        config.groups = std::iter::once(first.group).chain(retry.iter().map(|s| s.group)).collect();
+        let two_party = TwoParty13 { retry, ..TwoParty13::default() };
+        Self::start(config, server_name, now, randoms, Box::new(first), Some(two_party))
+    }
+
+    /// Two-party mode: the share made for `group`, which a HelloRetryRequest asks for.
+    pub(super) fn retry_share(&mut self, group: NamedGroup) -> Option<Box<dyn KeyExchange>> {
+        let retry = &mut self.two_party.as_mut()?.retry;
+        let at = retry.iter().position(|s| s.group == group)?;
+        Some(Box::new(retry.swap_remove(at)))
     }
 
     /// The ClientHello's legacy session id (which the verifier's copy needs to write the same
@@ -252,7 +262,8 @@ mod tests {
         let public = MontgomeryPoint::mul_base_clamped(scalar).to_bytes().to_vec();
         let mut config = Config13::new(roots);
         config.suites = vec![Suite13::Aes128GcmSha256];
-        let mut client = Client13::two_party(config, "localhost", UnixTime::now(), NamedGroup::X25519, public).unwrap();
+        let mut client =
+            Client13::two_party(config, "localhost", UnixTime::now(), vec![(NamedGroup::X25519, public)]).unwrap();
         pump_to_server(&mut client, &mut server);
         client.feed(&server_bytes(&mut server)).unwrap();
         assert!(!client.is_connected() && !client.wants_write(), "it waits for the secrets");
@@ -301,7 +312,7 @@ mod tests {
             let mut config = Config13::new(roots);
             config.suites = vec![Suite13::Aes128GcmSha256];
             let public = MontgomeryPoint::mul_base_clamped(rand::random()).to_bytes().to_vec();
-            Client13::two_party(config, "localhost", UnixTime::now(), NamedGroup::X25519, public).unwrap()
+            Client13::two_party(config, "localhost", UnixTime::now(), vec![(NamedGroup::X25519, public)]).unwrap()
         };
         let (_, mut server, _, roots) = start(Server::default(), "localhost", |_| {});
         let mut client = two_party(roots);
@@ -335,5 +346,37 @@ mod tests {
         assert!(server.process_new_packets().is_err(), "no group in common");
         let r = client.feed(&server_bytes(&mut server));
         assert!(matches!(r, Err(Error::PeerMisbehaved(PeerMisbehaved::FatalAlert(_)))), "{r:?}");
+    }
+
+    /// With a share for each group, a server that wants the second one asks for it by a
+    /// HelloRetryRequest: the client's second ClientHello carries the share made for it, and
+    /// the handshake request names that group and that server share.
+    #[test]
+    fn a_hello_retry_request_gets_the_share_made_for_its_group() {
+        let p256_only = Server { groups: vec![rustls::crypto::ring::kx_group::SECP256R1], ..Server::default() };
+        let (_, mut server, _, roots) = start(p256_only, "localhost", |_| {});
+        let mut config = Config13::new(roots);
+        config.suites = vec![Suite13::Aes128GcmSha256];
+        let x25519 = MontgomeryPoint::mul_base_clamped(rand::random()).to_bytes().to_vec();
+        use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
+        let d = crate::mpc::ecdh::random_scalar();
+        let p256_public = (p256::ProjectivePoint::GENERATOR * d).to_affine().to_encoded_point(false);
+        let shares = vec![(NamedGroup::X25519, x25519), (NamedGroup::Secp256r1, p256_public.as_bytes().to_vec())];
+        let mut client = Client13::two_party(config, "localhost", UnixTime::now(), shares).unwrap();
+        pump_to_server(&mut client, &mut server);
+        client.feed(&server_bytes(&mut server)).unwrap();
+        assert!(client.handshake_request().is_none() && client.wants_write(), "a second ClientHello");
+        pump_to_server(&mut client, &mut server);
+        client.feed(&server_bytes(&mut server)).unwrap();
+        let request = client.handshake_request().expect("the ServerHello after the retry");
+        assert_eq!(request.group, NamedGroup::Secp256r1);
+        let encoded = p256::EncodedPoint::from_bytes(&request.server_public).expect("SEC 1");
+        let server_point = p256::AffinePoint::from_encoded_point(&encoded).expect("a P-256 point");
+        // the secret the server computed is the one the share's scalar gives
+        let shared = (p256::ProjectivePoint::from(server_point) * d).to_affine().to_encoded_point(false);
+        let alg = HashAlg::Sha256;
+        let hs = crate::tls::tls13::key_schedule::handshake_secret(alg, shared.x().expect("not the identity"));
+        client.complete_two_party_handshake(TrafficSecrets::handshake(alg, &hs, &request.hello_hash.clone())).unwrap();
+        assert!(client.is_connected(), "the flight reads under the retried share's secret");
     }
 }
