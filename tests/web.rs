@@ -428,6 +428,24 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert_eq!(v["recv"]["ending"].as_str(), Some("open"), "{v}");
 }
 
+/// TLS 1.3 in MPC mode from the browser: the token hidden, the response by the fast path, then
+/// with its body alone revealed (the ZK path); the verdict names TLS 1.3.
+#[wasm_bindgen_test]
+async fn notarize_api_in_mpc_mode_over_tls13() {
+    ensure_pool().await;
+    let mut mpc = serde_json::json!({"mode": "mpc", "proxyUrl": proxy(), "tls": {"versions": ["1.3"]}});
+    let v = notarize(options("/bytes?n=1024", mpc.clone())).await.unwrap_or_else(|e| panic!("mpc 1.3: {e}"));
+    assert_eq!((v["mode"].as_str(), v["tls"]["version"].as_str()), (Some("mpc"), Some("1.3")), "{v}");
+    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_AES_128_GCM_SHA256"), "{v}");
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("fast")), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
+    mpc["reveal"] = serde_json::json!({"recv": "body"});
+    let v = notarize(options("/bytes?n=1024", mpc)).await.unwrap_or_else(|e| panic!("mpc 1.3 redacted: {e}"));
+    assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
+    assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
+}
+
 /// A statement about a hidden value from the browser, in both modes: the fixture's amount is
 /// proven at least 1000 and never reaches the verifier; a false statement rejects with
 /// `STATEMENT_FALSE`; a statement about the request's JSON body (`POST /transfer`) is proven

@@ -166,9 +166,6 @@ impl BenchCase {
         if !(1..=MAX_DOWNLOAD).contains(&self.download_size) {
             return bad(format!("download_size {} is outside 1..={MAX_DOWNLOAD}", self.download_size));
         }
-        if self.mode == Mode::Mpc && self.tls_version == crate::protocol::messages::TlsVersion::Tls13 {
-            return bad("MPC mode speaks TLS 1.2 only".into());
-        }
         if self.cipher_suite != "default" {
             use crate::protocol::messages::TlsVersion;
             match (
@@ -449,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tls_version_is_1_2_unless_asked_and_mpc_mode_speaks_1_2_only() {
+    fn the_tls_version_is_1_2_unless_asked_in_either_mode() {
         use crate::protocol::messages::TlsVersion;
         let versions = |toml: &str| parse(toml).map(|cases| cases.iter().map(|c| c.tls_version).collect::<Vec<_>>());
         assert_eq!(versions("[[bench]]").unwrap(), [TlsVersion::Tls12]);
@@ -459,8 +456,8 @@ mod tests {
             [TlsVersion::Tls12, TlsVersion::Tls13]
         );
         assert!(versions("[[bench]]\ntls_version = \"1.1\"").is_err());
-        let mpc = versions("[[bench]]\nmode = \"mpc\"\ntls_version = \"1.3\"").unwrap_err().to_string();
-        assert!(mpc.contains("MPC mode speaks TLS 1.2 only"), "{mpc}");
+        let mpc = versions("[[bench]]\nmode = \"mpc\"\ntls_version = [\"1.2\", \"1.3\"]").unwrap();
+        assert_eq!(mpc, [TlsVersion::Tls12, TlsVersion::Tls13], "MPC mode's cases, one version each");
     }
 
     #[test]

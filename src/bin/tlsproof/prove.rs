@@ -43,8 +43,9 @@ pub struct ProveArgs {
     #[arg(long)]
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
-    /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (TLS
-    /// 1.3 in proxy mode only). TLS 1.2 offers the suites of --tls12-suites.
+    /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (which
+    /// speaks one of them a session, TLS 1.3 with TLS_AES_128_GCM_SHA256). TLS 1.2 offers the
+    /// suites of --tls12-suites.
     #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
     /// The TLS 1.2 suites to offer, comma-separated IANA names in order of preference

@@ -215,14 +215,19 @@ pub(super) fn refused_handshake(e: crate::tls::Error, config: &super::ProverConf
     if v12 {
         offered.push(format!("TLS 1.2 with {}", names(tls12.iter().map(|s| s.name()).collect())));
     }
-    if v13 && !mpc {
-        offered.push(format!("TLS 1.3 with {}", names(config.tls13_suites.iter().map(|s| s.name()).collect())));
+    if v13 {
+        let tls13: Vec<&str> = match mpc {
+            true => vec![Suite13::Aes128GcmSha256.name()],
+            false => config.tls13_suites.iter().map(|s| s.name()).collect(),
+        };
+        offered.push(format!("TLS 1.3 with {}", names(tls13)));
     }
     let all12 = CipherSuite::ALL.iter().all(|s| tls12.contains(s));
     let all13 = Suite13::ALL.iter().all(|s| config.tls13_suites.contains(s));
     let versions = "tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default";
     let mut hint = match (v12, v13) {
-        _ if mpc => "MPC mode speaks TLS 1.2 with AES-128-GCM only; proxy mode reaches servers that require TLS 1.3 or another suite.".to_string(),
+        (true, _) if mpc => "A server that speaks TLS 1.3 only is reached in MPC mode with tls.versions [\"1.3\"] (--tls-versions 1.3); MPC mode speaks AES-128-GCM only, and proxy mode reaches servers that require another suite.".to_string(),
+        _ if mpc => "A server that speaks TLS 1.2 only is reached in MPC mode with tls.versions [\"1.2\"] (--tls-versions 1.2), the default; MPC mode speaks AES-128-GCM only, and proxy mode reaches servers that require another suite.".to_string(),
         (true, false) => format!("A server that speaks TLS 1.3 only needs it offered: {versions}."),
         (false, true) => format!("A server that speaks TLS 1.2 only needs it offered: {versions}."),
         _ => String::new(),

@@ -54,7 +54,7 @@ pub struct ProverConfig {
     pub prg: PrgKind,
     /// How to reach the server.
     pub mode: ProverMode,
-    /// The TLS versions to offer (proxy mode; MPC mode speaks TLS 1.2): both go in one
+    /// The TLS versions to offer (MPC mode speaks one of them a session): both go in one
     /// ClientHello, and the server chooses. [`ProverMode::default_tls_versions`] is what the
     /// CLI and the browser API offer unless told otherwise.
     pub tls_versions: Vec<TlsVersion>,
