@@ -81,8 +81,10 @@ pub(crate) struct ConnectionLimits {
 }
 
 impl ConnectionLimits {
+    /// Powers for the longest record the client may seal: `max_sent` bytes, and in TLS 1.3
+    /// their inner content type.
     fn powers(&self) -> usize {
-        powers_for_records(self.max_sent.min(MAX_PLAINTEXT))
+        powers_for_records(self.max_sent.saturating_add(1).min(MAX_PLAINTEXT))
     }
 
     fn cots(&self) -> usize {

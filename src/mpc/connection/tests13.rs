@@ -7,6 +7,7 @@ use crate::channel::memory_pair;
 use crate::fixture::{FixtureServer, KeyType};
 use crate::gc::Garbler;
 use crate::mpc::garbled::{GarblerCheat, GarblerParty};
+use crate::mpc::phases::{PeerMisbehaved, PhaseError};
 use crate::mpc::reproof::ReproofError;
 use crate::protocol::observe::tls13 as transcript13;
 use crate::protocol::prove::tls13 as proof13;
@@ -21,7 +22,11 @@ type VerifierZk = crate::zk::Verifier<crate::ot::ideal::IdealCotSender>;
 type ProverEnd = (ProverConnection13<crate::zk::PBit>, ProverZk, crate::channel::MemoryChannel);
 type VerifierEnd = (VerifierConnection13<crate::zk::VBit>, VerifierZk, crate::channel::MemoryChannel);
 
-const LIMITS: ConnectionLimits = ConnectionLimits { max_sent: 8192, max_recv: 1 << 16 };
+/// The limits of a connection for `request`: max_sent exactly its length (the longest record
+/// then carries max_sent bytes and the inner content type).
+fn limits(request: &[u8]) -> ConnectionLimits {
+    ConnectionLimits { max_sent: request.len(), max_recv: 1 << 16 }
+}
 
 async fn fixture() -> (u16, RootStore) {
     let fixture =
@@ -49,25 +54,72 @@ async fn connect(
     roots: RootStore,
     request: &[u8],
 ) -> (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>) {
+    connect_with(gp, group, port, (roots.clone(), roots), request, None).await
+}
+
+/// [`connect`] with each party's roots, and the `flip`th encrypted record from the server
+/// altered (one bit) on its way to P.
+async fn connect_with(
+    gp: GarblerParty,
+    group: NamedGroup,
+    port: u16,
+    (roots, v_roots): (RootStore, RootStore),
+    request: &[u8],
+    flip: Option<usize>,
+) -> (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>) {
     let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-    let mut server = tcp.compat();
+    let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
+    let limits = limits(request);
     let now = rustls_pki_types::UnixTime::now();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
-    let v_roots = roots.clone();
     let p = async move {
-        let prepared = prepare_with(gp, &mut a, TwoPartyTls::Tls13(group), request.len(), LIMITS).await?;
-        let conn =
-            connect_prover13(prepared, &mut a, &mut pz, &mut server, (roots, "localhost", now), request, LIMITS, None)
-                .await?;
+        let prepared = prepare_with(gp, &mut a, TwoPartyTls::Tls13(group), request.len(), limits).await?;
+        let server_side = (roots, "localhost", now);
+        let conn = connect_prover13(prepared, &mut a, &mut pz, &mut server, server_side, request, limits, None).await?;
         Ok((conn, pz, a))
     };
     let v = async move {
-        let prepared = prepare_verifier(&mut b, LIMITS).await?;
-        let conn = connect_verifier13(prepared, &mut b, &mut vz, (v_roots, "localhost"), || now, LIMITS).await?;
+        let prepared = prepare_verifier(&mut b, limits).await?;
+        let conn = connect_verifier13(prepared, &mut b, &mut vz, (v_roots, "localhost"), || now, limits).await?;
         Ok((conn, vz, b))
     };
     join(p, v).await
+}
+
+/// The server's stream with one bit of its `flip`th encrypted record (outer type 23, counted
+/// from 0) inverted.
+struct Tamper {
+    tcp: tokio_util::compat::Compat<tokio::net::TcpStream>,
+    flip: Option<usize>,
+    seen: Vec<u8>,
+    done: bool,
+}
+
+impl crate::tls::driver::ByteIo for Tamper {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tls::Error> {
+        let n = crate::tls::driver::ByteIo::read(&mut self.tcp, buf).await?;
+        let Some(target) = self.flip.filter(|_| !self.done) else { return Ok(n) };
+        let start = self.seen.len();
+        self.seen.extend_from_slice(&buf[..n]);
+        let (mut at, mut encrypted) = (0, 0);
+        while let Some(h) = self.seen.get(at..at + 5) {
+            let len = u16::from_be_bytes([h[3], h[4]]) as usize;
+            if h[0] == 23 {
+                if encrypted == target && (start..self.seen.len()).contains(&(at + 5)) {
+                    buf[at + 5 - start] ^= 1;
+                    self.done = true;
+                    break;
+                }
+                encrypted += 1;
+            }
+            at += 5 + len;
+        }
+        Ok(n)
+    }
+    async fn write_all(&mut self, data: &[u8]) -> Result<(), crate::tls::Error> {
+        crate::tls::driver::ByteIo::write_all(&mut self.tcp, data).await
+    }
 }
 
 async fn reproof(
@@ -151,5 +203,109 @@ async fn a_garbler_that_flips_a_keystream_bit_in_tls13_is_refused_by_the_proof_o
             ))
         ),
         "{err:?}"
+    );
+}
+
+/// The request's padding that keeps it from being garbled ahead: P's first circuit inputs are
+/// then its share of the secret and its GHASH mask, and the first values revealed are the
+/// schedule's (HS's inner pad state, then c_hs and s_hs).
+const ONLINE: usize = 4000;
+
+/// A garbler that flips a revealed bit of the schedule after the handshake (of c_ap's inner
+/// pad state: the revealed values before it are HS's, c_hs, s_hs, D's and MS's, 1,280 bits):
+/// the request goes out under another key, which the server refuses, the connection ends, and
+/// the proof of the garbling refuses it.
+#[tokio::test]
+async fn a_garbler_that_flips_a_revealed_bit_of_the_schedule_is_refused() {
+    let (port, roots) = fixture().await;
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    gp.cheat = GarblerCheat { flip_decoding: Some(1280 + 5), ..GarblerCheat::default() };
+    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", ONLINE)).await;
+    let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
+    let refused = reproof(p, v).await.1.err();
+    assert!(
+        matches!(refused, Some(ReproofError::Phase(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. })))),
+        "{refused:?}"
+    );
+}
+
+/// A garbler that inputs another share than it committed: the handshake secrets are another
+/// session's, the server's flight does not open under them, and both parties' clients refuse
+/// it (`BadRecordMac`).
+#[tokio::test]
+async fn a_garbler_that_inputs_another_share_than_it_committed_gets_no_handshake() {
+    let (port, roots) = fixture().await;
+    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+    gp.cheat = GarblerCheat { other_value: Some(3), ..GarblerCheat::default() };
+    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", ONLINE)).await;
+    let bad_mac = |e: &ConnectionError| {
+        matches!(e, ConnectionError::Tls(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadRecordMac)))
+    };
+    assert!(
+        p.as_ref().err().is_some_and(bad_mac) && v.as_ref().err().is_some_and(bad_mac),
+        "{:?} / {:?}",
+        p.err(),
+        v.err()
+    );
+}
+
+/// A verifier whose roots do not include the server's issuer refuses the connection when its
+/// copy of the client reads the certificate; the prover cannot go on alone.
+#[tokio::test]
+async fn a_verifier_that_does_not_trust_the_servers_certificate_refuses_the_tls13_connection() {
+    let (port, roots) = fixture().await;
+    let other =
+        FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
+    let other_roots = RootStore::from_pem(&other.certs.ca_pem).expect("roots");
+    let gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (p, v) = connect_with(gp, NamedGroup::X25519, port, (roots, other_roots), &request("/json", 0), None).await;
+    let v = v.map(|_| ());
+    assert!(matches!(&v, Err(ConnectionError::Tls(crate::tls::Error::Certificate(_)))), "{:?}", v.err());
+    assert!(p.is_err(), "the prover cannot go on alone");
+}
+
+/// A verifier that publishes another share than it input is refused by the prover, by the
+/// label it held for the bit.
+#[tokio::test]
+async fn a_verifier_that_publishes_another_share_than_it_input_is_refused_in_tls13() {
+    let (port, roots) = fixture().await;
+    let gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", 0)).await;
+    let mut v = v.expect("verifier");
+    v.0.share[0] ^= 1;
+    let (proven, _) = reproof(p.expect("prover"), v).await;
+    assert!(matches!(proven, Err(ReproofError::LabelMismatch { bit: 0 })), "{:?}", proven.err());
+}
+
+/// A server record after the handshake altered before it reached P (by the network, or by P,
+/// which holds no key then) is in V's copy as forwarded: nothing checks it during the
+/// connection, and under the session's keys it does not open (the transcript proof checks
+/// every record's tag in V's copy).
+#[tokio::test]
+async fn a_server_record_altered_before_it_reached_the_prover_does_not_open_under_the_sessions_keys() {
+    let (port, roots) = fixture().await;
+    let gp = GarblerParty::new(Garbler::new(Vec::new()));
+    // rustls's flight is four records; the fifth encrypted record is after the handshake
+    let (p, v) =
+        connect_with(gp, NamedGroup::X25519, port, (roots.clone(), roots.clone()), &request("/json", 0), Some(1)).await;
+    let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
+    let wire = v.0.wire();
+    assert_eq!(p.0.client.wire(), Some(&wire), "V holds what P forwarded");
+    let (proven, verified) = reproof(p, v).await;
+    verified.expect("the garbling was honest");
+    let (share, (p, _, _)) = proven.expect("the prover's proof");
+    let schedule = p.schedule(&share).expect("schedule");
+    let t = transcript13::parse(&wire[0], &wire[1]).expect("parses");
+    let traffic = &schedule.handshake_traffic;
+    let now = rustls_pki_types::UnixTime::now();
+    let handshake = t
+        .read_handshake(traffic.client.as_bytes(), traffic.server.as_bytes(), &roots, "localhost", now)
+        .expect("the handshake is intact");
+    let application = schedule.application_traffic.as_ref().expect("application secrets");
+    let received = proof13::application_records(&t, &handshake, Direction::Received);
+    let opened = proof13::read_records(Suite13::Aes128GcmSha256, &application.server, received);
+    assert!(
+        matches!(opened, Err(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadRecordMac))),
+        "{opened:?}"
     );
 }
