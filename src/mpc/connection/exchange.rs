@@ -17,7 +17,8 @@ use crate::tls::tls13::client::Client13;
 pub(super) struct HeldRecord {
     /// Known to be an alert (TLS 1.2's outer type; TLS 1.3 hides it).
     pub alert: bool,
-    /// Its length without the record layer's overhead, at least what the data can be.
+    /// What it counts against max_recv during the connection: TLS 1.2, its length without the
+    /// record layer's overhead; TLS 1.3, nothing (see its `take_held`).
     pub data_len: usize,
 }
 
@@ -69,10 +70,13 @@ impl SealingClient for Client13 {
     fn send_sealed(&mut self, _: ContentType, body: &[u8], _: Option<Vec<u8>>) -> Result<(), crate::tls::Error> {
         self.send_sealed_record(body)
     }
+    /// TLS 1.3 hides a record's type: a session ticket, an alert and data look alike, so the
+    /// data is counted against max_recv by the transcript proof (`AppDataTooLarge`), and here
+    /// a record counts one byte; what V holds is bounded by the bytes forwarded
+    /// ([`ServerBytes`]).
     fn take_held(&mut self) -> Vec<HeldRecord> {
-        // header, tag and inner content type
         let records = self.take_sealed_records();
-        records.iter().map(|r| HeldRecord { alert: false, data_len: r.len().saturating_sub(5 + 17) }).collect()
+        records.iter().map(|_| HeldRecord { alert: false, data_len: 0 }).collect()
     }
     fn server_ended(&self) -> bool {
         false
@@ -89,7 +93,7 @@ fn inner_plaintext(layer: RecordLayer, content_type: ContentType, content: &[u8]
 
 /// The client's records after the handshake, as both parties record them for the proof of
 /// the garbling.
-pub(super) struct SealedAfter<W> {
+struct SealedAfter<W> {
     pub requests: Vec<(u64, usize)>,
     pub closing: Vec<(u64, usize)>,
     pub committed_requests: Vec<Vec<W>>,
@@ -107,11 +111,10 @@ impl<W> SealedAfter<W> {
     }
 
     /// The connection's script and P's committed inputs, with the handshake's.
-    pub(super) fn into_script(
+    fn into_script(
         self,
-        handshake: HandshakeScript,
+        (handshake, handshake_wires): (HandshakeScript, Vec<W>),
         requests_ahead: bool,
-        handshake_wires: Vec<W>,
     ) -> (SessionScript, CommittedInputs<W>) {
         let script = SessionScript { handshake, requests_ahead, requests: self.requests, closing: self.closing };
         let committed = CommittedInputs {
@@ -125,7 +128,8 @@ impl<W> SealedAfter<W> {
 
 /// P: the request sealed (garbled ahead over the wires `keys.client_key_and_salt` is soldered
 /// onto, or record by record), the server's records forwarded until its data ends, and the
-/// client's close_notify sealed.
+/// client's close_notify sealed. Returns the connection's script and P's committed inputs,
+/// the `handshake`'s (its script and P's inputs committed for it) first.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: SealingClient>(
     gp: &mut GarblerParty,
@@ -138,8 +142,10 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
     (request, request_len): (&[u8], usize),
     account: &mut ServerBytes,
     (limits, quiet): (ConnectionLimits, Option<std::time::Duration>),
-) -> Result<SealedAfter<Bit<Z, C>>, ConnectionError> {
+    handshake: (HandshakeScript, Vec<Bit<Z, C>>),
+) -> Result<(SessionScript, CommittedInputs<Bit<Z, C>>), ConnectionError> {
     let layer = T::LAYER;
+    let requests_ahead = ahead.is_some();
     let app = ContentType::ApplicationData;
     let mut sealed = SealedAfter::new();
     let chunks = || request.chunks(record_content(layer));
@@ -209,7 +215,7 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
     sealed.closing.push((seq, plaintext.len()));
     sealed.committed_closing.push(wires);
     let _ = flush(client, server).await;
-    Ok(sealed)
+    Ok(sealed.into_script(handshake, requests_ahead))
 }
 
 /// V: the other side of [`exchange_prover`].
@@ -223,8 +229,10 @@ pub(super) async fn exchange_verifier<C: Channel, Z: Party<C>, T: SealingClient>
     ahead: RequestView<Bit<Z, C>>,
     account: &mut ServerBytes,
     limits: ConnectionLimits,
-) -> Result<SealedAfter<Bit<Z, C>>, ConnectionError> {
+    handshake: (HandshakeScript, Vec<Bit<Z, C>>),
+) -> Result<(SessionScript, CommittedInputs<Bit<Z, C>>), ConnectionError> {
     let layer = T::LAYER;
+    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
     let app = ContentType::ApplicationData;
     let mut sealed = SealedAfter::new();
     match ahead {
@@ -286,7 +294,7 @@ pub(super) async fn exchange_verifier<C: Channel, Z: Party<C>, T: SealingClient>
     client.take_outgoing();
     sealed.closing.push((seq, body.len() - layer.explicit_nonce(seq).len() - 16));
     sealed.committed_closing.push(wires);
-    Ok(sealed)
+    Ok(sealed.into_script(handshake, requests_ahead))
 }
 
 /// The received application data so far must stay within the limit; each record costs V

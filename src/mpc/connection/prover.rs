@@ -156,8 +156,7 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     // False Start: the request follows the Finished at once, and the server's Finished is
     // forwarded with the response.
     flush(&mut client, server).await?;
-    let requests_ahead = ahead.is_some();
-    let sealed = exchange_prover(
+    let (script, committed) = exchange_prover(
         &mut gp,
         ch,
         zk,
@@ -168,9 +167,9 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
         (request, request_len),
         &mut account,
         (limits, quiet),
+        (HandshakeScript::Tls12(kdf), handshake_wires),
     )
     .await?;
-    let (script, committed) = sealed.into_script(HandshakeScript::Tls12(kdf), requests_ahead, handshake_wires);
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
     Ok(ProverConnection { client, premaster_share: share, committed, script, revealed, verifier_input })

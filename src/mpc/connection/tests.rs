@@ -71,7 +71,7 @@ fn fresh_client() -> Client {
 const LIMITS: ConnectionLimits = ConnectionLimits { max_sent: 1024, max_recv: 1 << 16 };
 
 /// The fixture on 127.0.0.1 and the roots that trust it.
-async fn fixture() -> (u16, RootStore) {
+pub(super) async fn fixture() -> (u16, RootStore) {
     let fixture =
         FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
     let port = fixture.local_addr().expect("port").port();

@@ -2,6 +2,7 @@
 //! request garbled ahead and record by record; the proof of the garbling; the session's keys
 //! from both shares, under which the transcript V holds reads as the server wrote it.
 
+use super::tests::fixture;
 use super::*;
 use crate::channel::memory_pair;
 use crate::fixture::{FixtureServer, KeyType};
@@ -26,15 +27,6 @@ type VerifierEnd = (VerifierConnection13<crate::zk::VBit>, VerifierZk, crate::ch
 /// then carries max_sent bytes and the inner content type).
 fn limits(request: &[u8]) -> ConnectionLimits {
     ConnectionLimits { max_sent: request.len(), max_recv: 1 << 16 }
-}
-
-async fn fixture() -> (u16, RootStore) {
-    let fixture =
-        FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
-    let port = fixture.local_addr().expect("port").port();
-    let roots = RootStore::from_pem(&fixture.certs.ca_pem).expect("roots");
-    tokio::spawn(fixture.run());
-    (port, roots)
 }
 
 fn request(path: &str, padding: usize) -> Vec<u8> {

@@ -160,8 +160,8 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     let client_key_and_salt = [app.key, app.iv].concat();
     let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs };
     // the client Finished goes with the first request record
-    let requests_ahead = ahead.is_some();
-    let sealed = exchange_prover(
+    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
+    let (script, committed) = exchange_prover(
         &mut gp,
         ch,
         zk,
@@ -172,10 +172,9 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
         (request, request_len),
         &mut account,
         (limits, quiet),
+        (handshake, handshake_wires),
     )
     .await?;
-    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
-    let (script, committed) = sealed.into_script(handshake, requests_ahead, handshake_wires);
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
     Ok(ProverConnection13 { client, share, group, committed, script, revealed, verifier_input })
@@ -238,10 +237,9 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
         .map_err(|e| ConnectionError::Handshake(e.into()))?;
     let client_key_and_salt = [app.key, app.iv].concat();
     let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine };
-    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
-    let sealed = exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits).await?;
-    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
-    let (script, committed) = sealed.into_script(handshake, requests_ahead, handshake_wires);
+    let handshake = (HandshakeScript::Tls13 { group, hello_hash, server_finished_hash }, handshake_wires);
+    let (script, committed) =
+        exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits, handshake).await?;
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection13 {
         client,

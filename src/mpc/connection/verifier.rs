@@ -102,9 +102,9 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     .await?;
     let tag = tag_from(&ch.recv().await?)?;
     client.send_sealed_finished(verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
-    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
-    let sealed = exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits).await?;
-    let (script, committed) = sealed.into_script(HandshakeScript::Tls12(kdf), requests_ahead, handshake_wires);
+    let handshake = (HandshakeScript::Tls12(kdf), handshake_wires);
+    let (script, committed) =
+        exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits, handshake).await?;
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection {
         client,
