@@ -1253,8 +1253,15 @@ fn the_prover_refuses_its_own_impossible_options_before_connecting() {
     assert!(config.check().is_ok());
     let mpc = ProverConfig { mode: ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config };
     let err = mpc.check().unwrap_err();
-    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("TLS 1.3 in MPC mode")), "{err}");
+    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("both TLS versions in MPC mode")), "{err}");
     assert_eq!(err.code(), "BAD_OPTIONS");
+    // one version a session: TLS 1.3 alone is taken, with TLS_AES_128_GCM_SHA256 offered
+    let tls13 = ProverConfig { tls_versions: vec![TlsVersion::Tls13], ..mpc };
+    assert!(tls13.check().is_ok());
+    let chacha = vec![tlsproof::tls::tls13::Suite13::ChaCha20Poly1305Sha256];
+    let mpc = ProverConfig { tls13_suites: chacha, ..tls13 };
+    let err = mpc.check().unwrap_err();
+    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("only TLS_AES_128_GCM_SHA256")), "{err}");
     let renamed = ProverConfig {
         server_name: "bank.example".into(),
         mode: ProverMode::Proxy,

@@ -147,6 +147,11 @@ async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_ga
         let wire = v.0.wire();
         assert_eq!(p.0.client.wire(), Some(&wire), "both hold the same bytes ({group:?})");
         assert_eq!(p.0.revealed, v.0.revealed);
+        // V's view: the wire's ciphertext, one-time-padded keystream and its own shares; the
+        // request's token is in none of it
+        let token = b"s3cret-t0ken";
+        let seen = [&wire[0][..], &v.0.revealed.concat(), &v.0.for_verifier.concat()];
+        assert!(seen.iter().all(|b| !b.windows(token.len()).any(|w| w == token)), "the token reached V");
         let published = *v.0.share;
 
         let (proven, verified) = reproof(p, v).await;
