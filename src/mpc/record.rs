@@ -636,3 +636,43 @@ mod tests {
         assert_eq!(ahead_decoding(&[(1, 2049), (2, 5)]), vec![0, 8 * 2048, 8, 128, 40, 128]);
     }
 }
+
+/// What a record's keystream costs garbled, AES-128 (the suite built) against ChaCha20 (the
+/// other TLS 1.3 suite with a SHA-256 schedule), for the choice recorded in docs/protocol.md
+/// ("Which TLS 1.3 suites in two parties").
+#[cfg(test)]
+mod suite_cost {
+    use crate::circuits::keystream::{j0_block, keystream_blocks};
+    use crate::circuits::{aes::key_schedule, chacha20};
+    use crate::gc::Garbler;
+
+    /// AND gates (one table each) of a direction's key schedule, a record of `len` plaintext
+    /// bytes' keystream and its tag mask: AES-128-GCM's E_K(J0), ChaCha20-Poly1305's one-time
+    /// key block (Poly1305 itself runs on shares, like GHASH: no tables).
+    fn ands(len: usize) -> (u64, u64) {
+        let mut g = Garbler::new(Vec::new());
+        let (key, _) = g.garbler_inputs(&[false; 128 + 96]);
+        let rk = key_schedule(&mut g, &key[..128]);
+        let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
+        keystream_blocks(&mut g, &rk, &key[128..], &blocks);
+        j0_block(&mut g, &rk, &key[128..]);
+        let aes = g.stats().and_gates;
+        let mut g = Garbler::new(Vec::new());
+        let (key, _) = g.garbler_inputs(&[false; 256 + 96]);
+        for counter in 0..=len.div_ceil(64) as u32 {
+            chacha20::block(&mut g, &key[..256], &key[256..], counter);
+        }
+        (aes, g.stats().and_gates)
+    }
+
+    /// For a 1 KB request record (1,025 bytes with TLS 1.3's type byte) and a whole 16 KiB
+    /// record: ChaCha20 garbles fewer gates than AES-128 with this AES circuit.
+    #[test]
+    fn chacha20_garbles_fewer_gates_than_aes_128_per_record() {
+        for len in [1025, 1 << 14] {
+            let (aes, chacha) = ands(len);
+            eprintln!("[suite cost] {len} bytes: AES-128 {aes} AND gates, ChaCha20 {chacha}");
+            assert!(chacha < aes, "{len} bytes: ChaCha20 {chacha} against AES-128 {aes}");
+        }
+    }
+}
