@@ -153,13 +153,18 @@ pub(crate) async fn handshake<C: Channel, P: Phases<C>>(
 }
 
 /// Phases 4–5: from MS and the transcript hash through the server's Finished, the client's
-/// application key (16 bytes: AES-128-GCM) and IV as wires.
+/// application key of `key_len` bytes (16 for AES-128-GCM, 32 for ChaCha20-Poly1305; one
+/// HMAC output either way) and IV as wires.
 pub(crate) async fn client_application<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     ms: &Keyed<P::Backend>,
     server_finished_hash: &[u8; 32],
+    key_len: usize,
 ) -> Result<ClientTraffic<P::Backend>, PhaseError> {
+    if !matches!(key_len, 16 | 32) {
+        return Err(PeerMisbehaved::Malformed("an application key of 16 or 32 bytes").into());
+    }
     let (ap_outer, inner) = p
         .phase(ch, &mut |b| {
             let c_ap =
@@ -170,9 +175,9 @@ pub(crate) async fn client_application<C: Channel, P: Phases<C>>(
     let ap_inner = public_inner(&inner)?;
     let (traffic, _) = p
         .phase(ch, &mut |b| {
-            let key = hmac_public_inner(b, &ap_outer, &ap_inner, &expand_info(16, b"key", b""));
+            let key = hmac_public_inner(b, &ap_outer, &ap_inner, &expand_info(key_len, b"key", b""));
             let iv = hmac_public_inner(b, &ap_outer, &ap_inner, &expand_info(12, b"iv", b""));
-            (ClientTraffic { key: key[..128].to_vec(), iv: iv[..96].to_vec() }, Vec::new())
+            (ClientTraffic { key: key[..8 * key_len].to_vec(), iv: iv[..96].to_vec() }, Vec::new())
         })
         .await?;
     Ok(traffic)

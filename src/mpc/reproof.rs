@@ -99,7 +99,7 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
             let (share, mask) = inputs.handshake.split_at(256);
             let theirs = Input::Public(verifier_share);
             let (_, ms) = kdf13::handshake(p, ch, *group, Input::Wires(share), theirs, hello_hash).await?;
-            let app = kdf13::client_application(p, ch, &ms, server_finished_hash).await?;
+            let app = kdf13::client_application(p, ch, &ms, server_finished_hash, 16).await?;
             let layer = RecordLayer::Tls13;
             let client = direction(p, ch, layer, &app.key, &app.iv).await?;
             ghash_key_share(p, ch, &client, &Input::Wires(mask)).await?;

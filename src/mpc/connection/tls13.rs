@@ -149,7 +149,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     forward_until(ch, server, &mut client, &mut account, |c| !awaiting_flight(c)).await?;
 
     let server_finished_hash = hash32(client.server_finished_hash())?;
-    let app = kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash).await?;
+    let app = kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash, 16).await?;
     let d = direction(&mut gp, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
     ghash_key_share(&mut gp, ch, &d, &Input::Wires(&mine[256..])).await?;
     let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
@@ -225,7 +225,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     client.take_outgoing();
 
     let server_finished_hash = hash32(client.server_finished_hash())?;
-    let app = kdf13::client_application(&mut ep, ch, &ms, &server_finished_hash).await?;
+    let app = kdf13::client_application(&mut ep, ch, &ms, &server_finished_hash, 16).await?;
     let d = direction(&mut ep, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
     let h = ghash_key_share(&mut ep, ch, &d, &Input::Wires(&theirs[256..]))
         .await?

@@ -44,21 +44,35 @@ async fn schedule<C: Channel, P: Phases<C>>(
     mine: Input<'_, P::Backend>,
     theirs: Input<'_, P::Backend>,
     hashes: (&[u8; 32], &[u8; 32]),
+    key_len: usize,
 ) -> Result<Ended<P::Backend>, PhaseError> {
     let (traffic, ms) = handshake(p, ch, group, mine, theirs, hashes.0).await?;
-    let client = client_application(p, ch, &ms, hashes.1).await?;
+    let client = client_application(p, ch, &ms, hashes.1, key_len).await?;
     Ok((traffic, client))
 }
 
+type Outcomes =
+    (Outcome<Garbler<Vec<Table>>, GarblerParty>, Outcome<Evaluator<std::vec::IntoIter<Table>>, EvaluatorParty>);
+
 /// Both parties of the garbled schedule over an in-memory channel, the verifier's share
-/// through simulated random COTs under the garbler's Δ.
-#[allow(clippy::type_complexity)]
+/// through simulated random COTs under the garbler's Δ, for AES-128-GCM's 16-byte key.
 fn garbled(
     group: SharedGroup,
     shares: ([u8; 32], [u8; 32]),
     hashes: (&[u8; 32], &[u8; 32]),
     cheat: GarblerCheat,
-) -> (Outcome<Garbler<Vec<Table>>, GarblerParty>, Outcome<Evaluator<std::vec::IntoIter<Table>>, EvaluatorParty>) {
+) -> Outcomes {
+    garbled_keyed(group, shares, hashes, cheat, 16)
+}
+
+/// [`garbled`] for an application key of `key_len` bytes.
+fn garbled_keyed(
+    group: SharedGroup,
+    shares: ([u8; 32], [u8; 32]),
+    hashes: (&[u8; 32], &[u8; 32]),
+    cheat: GarblerCheat,
+    key_len: usize,
+) -> Outcomes {
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     gp.cheat = cheat;
     let delta = crate::primitives::field::F128(gp.garbler().delta());
@@ -71,14 +85,16 @@ fn garbled(
         async move {
             let mine = gp.own_inputs(&mut a, &pb).await?;
             let theirs = gp.peer_inputs(&mut a, &keys).await?;
-            let k = schedule(&mut gp, &mut a, group, Input::Wires(&mine), Input::Wires(&theirs), hashes).await?;
+            let k =
+                schedule(&mut gp, &mut a, group, Input::Wires(&mine), Input::Wires(&theirs), hashes, key_len).await?;
             Ok((k, gp))
         },
         async move {
             let mut ep = EvaluatorParty::new();
             let theirs = ep.peer_inputs(&mut b, 256).await?;
             let mine = ep.own_inputs(&mut b, &vb, &choices, &macs).await?;
-            let k = schedule(&mut ep, &mut b, group, Input::Wires(&theirs), Input::Wires(&mine), hashes).await?;
+            let k =
+                schedule(&mut ep, &mut b, group, Input::Wires(&theirs), Input::Wires(&mine), hashes, key_len).await?;
             Ok((k, ep))
         },
     ))
@@ -98,13 +114,13 @@ fn reproof(
         async move {
             let mine = prover.run_batch_deferred(&mut a, &mut |b| commit_bytes(b, Some(&pv), 32)).await?;
             let mut zp = ZkPhases::new(&mut prover);
-            schedule(&mut zp, &mut a, group, Input::Wires(&mine), Input::Public(&vv), hashes).await?;
+            schedule(&mut zp, &mut a, group, Input::Wires(&mine), Input::Public(&vv), hashes, 16).await?;
             zp.finish(&mut a, during_session, &[]).await
         },
         async move {
             let theirs = verifier.run_batch_deferred(&mut b, &mut |b| commit_bytes(b, None, 32)).await?;
             let mut zv = ZkPhases::new(&mut verifier);
-            schedule(&mut zv, &mut b, group, Input::Wires(&theirs), Input::Public(&vv), hashes).await?;
+            schedule(&mut zv, &mut b, group, Input::Wires(&theirs), Input::Public(&vv), hashes, 16).await?;
             zv.finish(&mut b, during_session, &[]).await
         },
     ));
@@ -136,18 +152,21 @@ fn garbled_schedule_gives_rfc_8448s_secrets_from_x25519_shares() {
 }
 
 /// Shares of a P-256 secret, one of them wrapping around the prime, against the native
-/// schedule on the secret's big-endian bytes.
+/// schedule on the secret's big-endian bytes, with AES-128-GCM's 16-byte application key and
+/// ChaCha20-Poly1305's 32-byte one.
 #[test]
 fn garbled_schedule_equals_the_native_one_from_p256_shares() {
     let mut rng = rand::rng();
     let hello: [u8; 32] = rand::Rng::random(&mut rng);
     let finished: [u8; 32] = rand::Rng::random(&mut rng);
-    for (p, v) in [(Fp::random(), Fp::random()), (-Fp::ONE, Fp::ONE + Fp::ONE)] {
-        let (g, e) = garbled(
+    let cases = [(Fp::random(), Fp::random(), 16), (-Fp::ONE, Fp::ONE + Fp::ONE, 16), (Fp::random(), Fp::random(), 32)];
+    for (p, v, key_len) in cases {
+        let (g, e) = garbled_keyed(
             SharedGroup::P256,
             (p.to_be_bytes(), v.to_be_bytes()),
             (&hello, &finished),
             GarblerCheat::default(),
+            key_len,
         );
         let ((gt, gk), _) = g.expect("garbler");
         let ((_, ek), _) = e.expect("evaluator");
@@ -159,7 +178,7 @@ fn garbled_schedule_equals_the_native_one_from_p256_shares() {
             (hts.client.as_bytes().to_vec(), hts.server.as_bytes().to_vec())
         );
         let ats = TrafficSecrets::application(alg, &master_secret(alg, &hs), &Secret::from_slice(&finished));
-        let keys = TrafficKeys::derive(alg, &ats.client, 16);
+        let keys = TrafficKeys::derive(alg, &ats.client, key_len);
         assert_eq!(value_of(&gk.key, &ek.key), keys.key());
         assert_eq!(value_of(&gk.iv, &ek.iv), keys.iv.to_vec());
     }
