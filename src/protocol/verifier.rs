@@ -608,11 +608,11 @@ async fn mpc_online(
             let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
             let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
             within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
-            let [sent, mut received] = conn.wire();
+            let [sent, received] = conn.wire();
             // the proof covers the server's whole records (a partial one at the end: bytes the
             // prover forwarded after the server's last whole record)
-            received.truncate(crate::tls::codec::whole_records_len(&received));
-            (sent, received, conn.connection_time.as_secs(), online, prove_from)
+            let received = &received[..crate::tls::codec::whole_records_len(received)];
+            (sent.clone(), received.to_vec(), conn.connection_time.as_secs(), online, prove_from)
         }
     };
     let cot = take_back(verifier, serving, config.session_timeout, "the COTs made beside the connection").await?;

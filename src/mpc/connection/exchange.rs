@@ -94,10 +94,10 @@ fn inner_plaintext(layer: RecordLayer, content_type: ContentType, content: &[u8]
 /// The client's records after the handshake, as both parties record them for the proof of
 /// the garbling.
 struct SealedAfter<W> {
-    pub requests: Vec<(u64, usize)>,
-    pub closing: Vec<(u64, usize)>,
-    pub committed_requests: Vec<Vec<W>>,
-    pub committed_closing: Vec<Vec<W>>,
+    requests: Vec<(u64, usize)>,
+    closing: Vec<(u64, usize)>,
+    committed_requests: Vec<Vec<W>>,
+    committed_closing: Vec<Vec<W>>,
 }
 
 impl<W> SealedAfter<W> {

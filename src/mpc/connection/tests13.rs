@@ -144,7 +144,7 @@ async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_ga
         let (p, v) = (p.expect("prover"), v.expect("verifier"));
         let ahead = v.0.script.requests_ahead;
         assert_eq!(ahead, padding == 0, "a short request is garbled ahead");
-        let wire = v.0.wire();
+        let wire = v.0.wire().clone();
         assert_eq!(p.0.client.wire(), Some(&wire), "both hold the same bytes ({group:?})");
         assert_eq!(p.0.revealed, v.0.revealed);
         // V's view: the wire's ciphertext, one-time-padded keystream and its own shares; the
@@ -286,7 +286,7 @@ async fn a_server_record_altered_before_it_reached_the_prover_does_not_open_unde
     let (p, v) =
         connect_with(gp, NamedGroup::X25519, port, (roots.clone(), roots.clone()), &request("/json", 0), Some(1)).await;
     let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
-    let wire = v.0.wire();
+    let wire = v.0.wire().clone();
     assert_eq!(p.0.client.wire(), Some(&wire), "V holds what P forwarded");
     let (proven, verified) = reproof(p, v).await;
     verified.expect("the garbling was honest");

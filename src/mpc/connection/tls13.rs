@@ -52,7 +52,6 @@ pub(crate) fn two_party_config13(roots: RootStore) -> Config13 {
 pub struct ProverConnection13<W> {
     pub client: Client13,
     pub share: Zeroizing<[u8; 32]>,
-    pub group: SharedGroup,
     pub committed: CommittedInputs<W>,
     pub script: SessionScript,
     pub revealed: Vec<Vec<u8>>,
@@ -74,8 +73,9 @@ pub struct VerifierConnection13<W> {
 
 impl<W> VerifierConnection13<W> {
     /// The bytes on the wire, sent and received, as V's copy of the client holds them.
-    pub fn wire(&self) -> [Vec<u8>; 2] {
-        self.client.wire().cloned().unwrap_or_default()
+    pub fn wire(&self) -> &[Vec<u8>; 2] {
+        const NONE: &[Vec<u8>; 2] = &[Vec::new(), Vec::new()];
+        self.client.wire().unwrap_or(NONE)
     }
 }
 
@@ -97,12 +97,8 @@ fn hello_of(client: &Client13) -> Result<HandshakeRequest13, ConnectionError> {
     Ok(hello)
 }
 
-fn handshake_pending(c: &Client13) -> bool {
-    c.handshake_request().is_none()
-}
-
-fn awaiting_flight(c: &Client13) -> bool {
-    !c.is_connected()
+fn hello_read(c: &Client13) -> bool {
+    c.handshake_request().is_some()
 }
 
 /// P's TLS 1.3 connection after [`prepare_prover`] (prepared for [`TwoPartyTls::Tls13`]), as
@@ -128,7 +124,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
     flush(&mut client, server).await?;
     let mut account = ServerBytes::new(limits);
-    forward_until(ch, server, &mut client, &mut account, |c| !handshake_pending(c)).await?;
+    forward_until(ch, server, &mut client, &mut account, hello_read).await?;
     let hello = hello_of(&client)?;
     let half = halves.of(hello.group)?;
     prepared.settle(ch).await?;
@@ -146,7 +142,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     let (traffic, ms) =
         kdf13::handshake(&mut gp, ch, group, Input::Wires(&mine[..256]), Input::Wires(&theirs), &hello_hash).await?;
     client.complete_two_party_handshake(secrets(&traffic))?;
-    forward_until(ch, server, &mut client, &mut account, |c| !awaiting_flight(c)).await?;
+    forward_until(ch, server, &mut client, &mut account, Client13::is_connected).await?;
 
     let server_finished_hash = hash32(client.server_finished_hash())?;
     let app = kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash, 16).await?;
@@ -177,7 +173,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     .await?;
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
-    Ok(ProverConnection13 { client, share, group, committed, script, revealed, verifier_input })
+    Ok(ProverConnection13 { client, share, committed, script, revealed, verifier_input })
 }
 
 /// V's TLS 1.3 connection after [`prepare_verifier`], as [`connect_verifier`] is for TLS 1.2.
@@ -205,7 +201,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     let mut client = Client13::two_party_with_randoms(config, server_name, now, shares, (random, session_id))?;
     client.take_outgoing();
     let mut account = ServerBytes::new(limits);
-    take_until(ch, &mut client, &mut account, |c| !handshake_pending(c)).await?;
+    take_until(ch, &mut client, &mut account, hello_read).await?;
     let hello = hello_of(&client)?;
     let half = halves.of(hello.group)?;
 
@@ -220,7 +216,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     let (traffic, ms) =
         kdf13::handshake(&mut ep, ch, group, Input::Wires(&theirs[..256]), Input::Wires(&mine), &hello_hash).await?;
     client.complete_two_party_handshake(secrets(&traffic))?;
-    take_until(ch, &mut client, &mut account, |c| !awaiting_flight(c)).await?;
+    take_until(ch, &mut client, &mut account, Client13::is_connected).await?;
     // the client Finished, as P's copy wrote it
     client.take_outgoing();
 
@@ -257,8 +253,11 @@ impl<W> ProverConnection13<W> {
     /// The session's key schedule, natively, once the verifier has published its share (after
     /// the proof of the garbling): the secret is the sum of both shares in the group's field.
     pub fn schedule(&self, verifier_share: &[u8; 32]) -> Result<Schedule13, ConnectionError> {
+        let HandshakeScript::Tls13 { group, hello_hash, server_finished_hash } = &self.script.handshake else {
+            return Err(ConnectionError::Malformed("a TLS 1.3 connection's script"));
+        };
         let not_canonical = || ConnectionError::Malformed("a share outside its group's field");
-        let ecdhe = Zeroizing::new(match self.group {
+        let ecdhe = Zeroizing::new(match group {
             SharedGroup::P256 => {
                 let [a, b] = [&*self.share, verifier_share].map(crate::mpc::fp::Fp::from_be_bytes);
                 (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_be_bytes()
@@ -268,9 +267,6 @@ impl<W> ProverConnection13<W> {
                 (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_le_bytes()
             }
         });
-        let HandshakeScript::Tls13 { hello_hash, server_finished_hash, .. } = &self.script.handshake else {
-            return Err(ConnectionError::Malformed("a TLS 1.3 connection's script"));
-        };
         let alg = HashAlg::Sha256;
         let handshake_secret = handshake_secret(alg, &*ecdhe);
         let (hello_hash, server_finished_hash) =

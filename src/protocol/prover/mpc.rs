@@ -176,12 +176,12 @@ pub(super) async fn mpc_exchange(
                 let v_share =
                     within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
                 let schedule = conn.schedule(&v_share)?;
-                let [sent_raw, mut received_raw] =
-                    conn.client.wire().cloned().ok_or(crate::tls::Error::InvalidState("no two-party client"))?;
+                let [sent_raw, received_raw] =
+                    conn.client.wire().ok_or(crate::tls::Error::InvalidState("no two-party client"))?;
                 // the proof covers the server's whole records, as the verifier's copy holds them
-                received_raw.truncate(crate::tls::codec::whole_records_len(&received_raw));
+                let received_raw = &received_raw[..crate::tls::codec::whole_records_len(received_raw)];
                 let (keys, sent_plain, recv_plain) =
-                    super::tls13_keys(&sent_raw, &received_raw, &schedule, &config.roots, target.name(), now)?;
+                    super::tls13_keys(sent_raw, received_raw, &schedule, &config.roots, target.name(), now)?;
                 Ok(Exchanged { keys, sent_plain, response: recv_plain.clone(), recv_plain, unproven: 0 })
             }
         }
