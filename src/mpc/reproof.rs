@@ -281,3 +281,43 @@ pub async fn prove<C: Channel, Z: Party<C>>(
     zp.finish(ch, conn.revealed(), &for_verifier).await?;
     Ok(share)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mpc::kdf::KdfInputs;
+
+    fn script(handshake: HandshakeScript) -> SessionScript {
+        SessionScript { handshake, requests_ahead: false, requests: Vec::new(), closing: Vec::new() }
+    }
+
+    /// The share the verifier publishes must be a canonical element of its group's field (the
+    /// prover adds it to its own): p itself, or above, is refused for P-256 (big-endian) and
+    /// for X25519 (little-endian), in either version.
+    #[test]
+    fn a_published_share_outside_its_field_is_refused() {
+        let kdf = KdfInputs {
+            client_random: [0; 32],
+            server_random: [0; 32],
+            session_hash: None,
+            client_finished_hash: [0; 32],
+        };
+        let tls13 = |group| HandshakeScript::Tls13 { group, hello_hash: [0; 32], server_finished_hash: [0; 32] };
+        let p256 = (-Fp::ONE).to_be_bytes();
+        let p25519 = (-F25519::ONE).to_le_bytes();
+        let above = |mut b: [u8; 32], at: usize| {
+            b[at] = b[at].wrapping_add(1);
+            b
+        };
+        for (s, max, last) in [
+            (script(HandshakeScript::Tls12(kdf)), p256, 31),
+            (script(tls13(SharedGroup::P256)), p256, 31),
+            (script(tls13(SharedGroup::X25519)), p25519, 0),
+        ] {
+            assert!(canonical_share(&s, &max).is_ok(), "p − 1 is in the field");
+            let p = above(max, last);
+            assert!(matches!(canonical_share(&s, &p), Err(ReproofError::Malformed(_))), "p is not");
+            assert!(matches!(canonical_share(&s, &[0xff; 32]), Err(ReproofError::Malformed(_))));
+        }
+    }
+}

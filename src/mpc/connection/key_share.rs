@@ -207,3 +207,58 @@ pub(super) async fn ecdh_verifier<C: Channel>(
         }
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The preparation's first message: a version and, for TLS 1.3, a group both parties
+    /// implement; anything else is refused by name.
+    #[test]
+    fn the_announced_version_and_group_are_read_or_refused() {
+        for tls in
+            [TwoPartyTls::Tls12, TwoPartyTls::Tls13(NamedGroup::X25519), TwoPartyTls::Tls13(NamedGroup::Secp256r1)]
+        {
+            let msg = [tls.encode(), vec![9; 3]].concat();
+            match tls {
+                TwoPartyTls::Tls12 => assert!(TwoPartyTls::decode(&msg).is_err(), "nothing follows TLS 1.2's byte"),
+                _ => assert_eq!(
+                    TwoPartyTls::decode(&msg).map(|(t, rest)| (t, rest.to_vec())).ok(),
+                    Some((tls, vec![9; 3]))
+                ),
+            }
+        }
+        assert!(matches!(TwoPartyTls::decode(&[12]), Ok((TwoPartyTls::Tls12, []))));
+        assert!(matches!(TwoPartyTls::decode(&[13, 0, 24]), Err(ConnectionError::Unsupported(_))), "secp384r1");
+        for bad in [&[][..], &[11], &[13], &[13, 0]] {
+            assert!(matches!(TwoPartyTls::decode(bad), Err(ConnectionError::Malformed(_))), "{bad:?}");
+        }
+    }
+
+    /// The other party's halves make the client key shares only when each is a point of its
+    /// group's prime-order subgroup and the message holds exactly both: a torsion component on
+    /// the X25519 half, a P-256 half off the curve, a short or long message are refused.
+    #[test]
+    fn the_peers_halves_are_refused_unless_points_of_their_groups() {
+        let (mine, theirs) = (KeyHalves::new(NamedGroup::X25519), KeyHalves::new(NamedGroup::X25519));
+        let good = theirs.public();
+        let shares = mine.client_key_shares(&good).expect("honest halves");
+        assert_eq!(
+            shares.iter().map(|(g, s)| (*g, s.len())).collect::<Vec<_>>(),
+            [(NamedGroup::X25519, 32), (NamedGroup::Secp256r1, 65)]
+        );
+        assert_eq!(shares, theirs.client_key_shares(&mine.public()).expect("symmetric"), "both write the same");
+        // a point of order 8 added to the X25519 half
+        let torsion = curve25519_dalek::constants::EIGHT_TORSION[1];
+        let half = curve25519_dalek::edwards::CompressedEdwardsY(good[..32].try_into().unwrap()).decompress().unwrap();
+        let mixed = [&(half + torsion).compress().to_bytes()[..], &good[32..]].concat();
+        // a P-256 half whose x has no point on the curve (the first such repeated-byte x)
+        let off_curve = (0u8..=255)
+            .map(|x| [&good[..32], &[2], &[x; 32][..]].concat())
+            .find(|m| mine.client_key_shares(m).is_err())
+            .expect("an x off the curve");
+        for bad in [mixed, off_curve, good[..64].to_vec(), [&good[..], &[0]].concat()] {
+            assert!(matches!(mine.client_key_shares(&bad), Err(ConnectionError::Malformed(_))));
+        }
+    }
+}
