@@ -15,7 +15,7 @@ fn integer_bit(i: usize) -> usize {
 }
 
 /// x + y over equal-length little-endian bit strings, one AND per bit, with the carry out.
-fn ripple_add<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit]) -> (Vec<B::Bit>, B::Bit) {
+pub(crate) fn ripple_add<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit]) -> (Vec<B::Bit>, B::Bit) {
     let mut c = b.constant(false);
     let mut out = Vec::with_capacity(x.len());
     for (&xi, &yi) in x.iter().zip(y) {
@@ -35,29 +35,43 @@ fn ripple_add<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit]) -> (Vec<B::Bit>
 pub(crate) fn add_mod<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit], m: &[u8; 32]) -> Vec<B::Bit> {
     assert!(x.len() == 256 && y.len() == 256, "add_mod takes two 256-bit integers");
     let le = |v: &[B::Bit]| -> Vec<B::Bit> { (0..256).map(|i| v[integer_bit(i)]).collect() };
-    let (mut s, carry) = ripple_add(b, &le(x), &le(y));
+    let mut m_le = *m;
+    m_le.reverse();
+    let sum = add_mod_le(b, &le(x), &le(y), &m_le);
+    let mut out = vec![b.constant(false); 256];
+    for (i, bit) in sum.into_iter().enumerate() {
+        out[integer_bit(i)] = bit;
+    }
+    out
+}
+
+/// (x + y) mod m for little-endian integers of 8·`m.len()` bits each (bit i of the slice is
+/// 2^i), x, y < m; the result likewise. About three AND gates per bit.
+pub(crate) fn add_mod_le<B: Circuit>(b: &mut B, x: &[B::Bit], y: &[B::Bit], m: &[u8]) -> Vec<B::Bit> {
+    let n = 8 * m.len();
+    assert!(x.len() == n && y.len() == n, "add_mod_le takes two integers of the modulus's width");
+    let (mut s, carry) = ripple_add(b, x, y);
     s.push(carry);
-    // u = s + (2^257 − m): its carry out of bit 256 is [s ≥ m], and then u mod 2^256 = s − m.
-    let mut k = [0u8; 33];
-    k[0] = 2;
+    // u = s + (2^(n+1) − m): its carry out of bit n is [s ≥ m], and then u mod 2^n = s − m.
+    let mut k = vec![0u8; m.len() + 1];
     let mut borrow = 0i16;
-    for i in (0..33).rev() {
-        let mi = if i == 0 { 0 } else { i16::from(m[i - 1]) };
-        let mut d = i16::from(k[i]) - mi - borrow;
+    for (i, ki) in k.iter_mut().enumerate() {
+        let top = if i == m.len() { 2 } else { 0 };
+        let mut d = top - i16::from(m.get(i).copied().unwrap_or(0)) - borrow;
         borrow = i16::from(d < 0);
         if d < 0 {
             d += 256;
         }
-        k[i] = d as u8;
+        *ki = d as u8;
     }
-    let k_bits: Vec<B::Bit> = (0..257).map(|i| b.constant((k[32 - i / 8] >> (i % 8)) & 1 == 1)).collect();
+    let k_bits: Vec<B::Bit> = (0..=n).map(|i| b.constant((k[i / 8] >> (i % 8)) & 1 == 1)).collect();
     let (u, ge) = ripple_add(b, &s, &k_bits);
     // r = ge ? u : s, bit by bit: s ⊕ (ge ∧ (s ⊕ u))
-    let mut out = vec![b.constant(false); 256];
-    for i in 0..256 {
-        let d = b.xor(s[i], u[i]);
-        let pick = b.and(ge, d);
-        out[integer_bit(i)] = b.xor(s[i], pick);
-    }
-    out
+    (0..n)
+        .map(|i| {
+            let d = b.xor(s[i], u[i]);
+            let pick = b.and(ge, d);
+            b.xor(s[i], pick)
+        })
+        .collect()
 }

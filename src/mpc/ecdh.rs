@@ -71,25 +71,17 @@ pub(crate) struct ReceiverCots<'a> {
 /// inverses. Both fields have 256 bits, so a round takes [`ROUND_COTS`] on either curve.
 pub(crate) trait EcdhField: OleField + PartialEq {
     fn random() -> Self;
-    /// a⁻¹ (0 ↦ 0).
-    fn invert(self) -> Self;
 }
 
 impl EcdhField for Fp {
     fn random() -> Self {
         Fp::random()
     }
-    fn invert(self) -> Self {
-        Fp::invert(self)
-    }
 }
 
 impl EcdhField for F25519 {
     fn random() -> Self {
         F25519::random()
-    }
-    fn invert(self) -> Self {
-        F25519::invert(self)
     }
 }
 

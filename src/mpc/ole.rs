@@ -14,6 +14,7 @@
 //! Messages per OLE: one bit per input bit receiver → sender, one field element per input bit
 //! sender → receiver (2 KiB over GF(2^128), 8 KiB over GF(p)).
 
+use super::f1305::{F1305, F1305_BYTES};
 use super::f25519::F25519;
 use super::fp::Fp;
 use crate::gc::hash::GateHash;
@@ -40,6 +41,8 @@ pub trait OleField: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output 
     fn write(self, out: &mut Vec<u8>);
     /// An element from exactly [`Self::BYTES`] bytes; `None` if they encode none.
     fn read(bytes: &[u8]) -> Option<Self>;
+    /// a⁻¹ (0 ↦ 0), in constant time.
+    fn invert(self) -> Self;
 }
 
 impl OleField for F128 {
@@ -63,6 +66,9 @@ impl OleField for F128 {
     }
     fn read(bytes: &[u8]) -> Option<Self> {
         Some(F128::from_le_bytes(bytes.try_into().ok()?))
+    }
+    fn invert(self) -> Self {
+        inverse(self)
     }
 }
 
@@ -101,6 +107,9 @@ impl OleField for Fp {
     fn read(bytes: &[u8]) -> Option<Self> {
         Fp::from_be_bytes(bytes.try_into().ok()?)
     }
+    fn invert(self) -> Self {
+        Fp::invert(self)
+    }
 }
 
 impl OleField for F25519 {
@@ -127,6 +136,39 @@ impl OleField for F25519 {
     }
     fn read(bytes: &[u8]) -> Option<Self> {
         F25519::from_le_bytes(bytes.try_into().ok()?)
+    }
+    fn invert(self) -> Self {
+        F25519::invert(self)
+    }
+}
+
+impl OleField for F1305 {
+    const ZERO: Self = F1305::ZERO;
+    /// 130 bits of the field and six more that are always 0 (a whole number of bytes of
+    /// corrections).
+    const BITS: usize = 136;
+    fn bit(self, i: usize) -> bool {
+        F1305::bit(self, i)
+    }
+    fn pow2(i: usize) -> Self {
+        F1305::pow2(i)
+    }
+    fn pad(hash: &GateHash, label: u128, tweak: u128) -> Self {
+        F1305::from_wide(&wide_pad(hash, label, tweak))
+    }
+    fn select(self, take: bool) -> Self {
+        F1305::select(self, take)
+    }
+    /// Little-endian, canonical (below p), as RFC 8439 writes Poly1305's numbers.
+    const BYTES: usize = F1305_BYTES;
+    fn write(self, out: &mut Vec<u8>) {
+        out.extend(self.to_le_bytes());
+    }
+    fn read(bytes: &[u8]) -> Option<Self> {
+        F1305::from_le_bytes(bytes.try_into().ok()?)
+    }
+    fn invert(self) -> Self {
+        F1305::invert(self)
     }
 }
 
@@ -281,17 +323,17 @@ pub fn receiver<F: OleField>(
         .collect())
 }
 
-/// Additive to multiplicative over GF(2^128), the first party's local steps around one OLE:
+/// Additive to multiplicative, the first party's local steps around one OLE:
 /// with additive shares x + y = z, party A picks a random nonzero r and runs the OLE as sender
 /// on r against B's y, getting α (B gets β, α + β = r·y). A sends s = r·x + α; B's
 /// multiplicative share is s + β = r·z, A's is r⁻¹: their product is z. B sees r·z, uniformly
 /// random for z ≠ 0.
-pub(crate) fn a2m_sender_share(r: F128, x: F128, alpha: F128) -> (F128, F128) {
-    (r * x + alpha, inverse(r))
+pub(crate) fn a2m_sender_share<F: OleField>(r: F, x: F, alpha: F) -> (F, F) {
+    (r * x + alpha, r.invert())
 }
 
 /// B's multiplicative share from A's message s and its OLE share β.
-pub(crate) fn a2m_receiver_share(s: F128, beta: F128) -> F128 {
+pub(crate) fn a2m_receiver_share<F: OleField>(s: F, beta: F) -> F {
     s + beta
 }
 

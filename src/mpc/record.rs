@@ -40,6 +40,8 @@ pub enum RecordError {
     Channel(#[from] ChannelError),
     #[error(transparent)]
     Ghash(#[from] GhashError),
+    #[error("OLE: {0}")]
+    Ole(#[from] super::ole::OleError),
     #[error("the peer sent a malformed record message: {0}")]
     Malformed(&'static str),
     #[error("record {seq}: explicit nonce {got:#018x} is not the record's sequence number")]
