@@ -144,15 +144,15 @@ export interface NotarizeOptions {
   /**
    * What the TLS client offers: `versions: ["1.2", "1.3"]`, both in one ClientHello (the
    * server chooses; a downgrade is refused), the default in proxy mode; or one of them. MPC
-   * mode speaks one a session: `["1.2"]` by default, or `["1.3"]` (TLS_AES_128_GCM_SHA256, an
-   * X25519 key share, P-256 when the server asks for it).
+   * mode speaks one a session: `["1.2"]` by default, or `["1.3"]` (TLS_CHACHA20_POLY1305_SHA256
+   * then TLS_AES_128_GCM_SHA256 offered, an X25519 key share, P-256 when the server asks for it).
    * `cipherSuites`: the suites offered, by IANA name, in order of preference; each name tells its
    * version, which must be among the versions. TLS 1.3: by default all three, cheapest proof
    * first: TLS_AES_128_GCM_SHA256 (which every TLS 1.3 server supports),
    * TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384. TLS 1.2: by default all six, cheapest
    * proof first: TLS_ECDHE_{ECDSA,RSA}_WITH_AES_128_GCM_SHA256, then _CHACHA20_POLY1305_SHA256,
-   * then _AES_256_GCM_SHA384 (MPC mode: the AES_128_GCM ones only, and TLS_AES_128_GCM_SHA256 in
-   * TLS 1.3, which it requires). A version
+   * then _AES_256_GCM_SHA384 (MPC mode: the AES_128_GCM ones only, and in TLS 1.3
+   * TLS_CHACHA20_POLY1305_SHA256 and TLS_AES_128_GCM_SHA256, of which it requires one). A version
    * none of whose suites is named offers its default.
    */
   tls?: {

@@ -1255,13 +1255,16 @@ fn the_prover_refuses_its_own_impossible_options_before_connecting() {
     let err = mpc.check().unwrap_err();
     assert!(matches!(err, ProverError::Unsupported(what) if what.contains("both TLS versions in MPC mode")), "{err}");
     assert_eq!(err.code(), "BAD_OPTIONS");
-    // one version a session: TLS 1.3 alone is taken, with TLS_AES_128_GCM_SHA256 offered
+    // one version a session: TLS 1.3 alone is taken, with a two-party suite offered
     let tls13 = ProverConfig { tls_versions: vec![TlsVersion::Tls13], ..mpc };
     assert!(tls13.check().is_ok());
-    let chacha = vec![tlsproof::tls::tls13::Suite13::ChaCha20Poly1305Sha256];
-    let mpc = ProverConfig { tls13_suites: chacha, ..tls13 };
+    let chacha = ProverConfig { tls13_suites: vec![tlsproof::tls::tls13::Suite13::ChaCha20Poly1305Sha256], ..tls13 };
+    assert!(chacha.check().is_ok());
+    let aes256 = vec![tlsproof::tls::tls13::Suite13::Aes256GcmSha384];
+    let mpc = ProverConfig { tls13_suites: aes256, ..chacha };
     let err = mpc.check().unwrap_err();
-    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("only TLS_AES_128_GCM_SHA256")), "{err}");
+    let named = "only TLS_CHACHA20_POLY1305_SHA256 and TLS_AES_128_GCM_SHA256";
+    assert!(matches!(err, ProverError::Unsupported(what) if what.contains(named)), "{err}");
     let renamed = ProverConfig {
         server_name: "bank.example".into(),
         mode: ProverMode::Proxy,

@@ -182,7 +182,13 @@ impl BenchCase {
                     return bad("cipher_suite names an RSA suite: the bench's fixture server has an ECDSA key".into());
                 }
                 (None, Some(s)) if self.mode == Mode::Mpc && !crate::tls::CipherSuite::AES_128.contains(&s) => {
-                    return bad("MPC mode supports the AES-128-GCM suites only".into());
+                    return bad("MPC mode supports the AES-128-GCM suites only in TLS 1.2".into());
+                }
+                (Some(s), _) if self.mode == Mode::Mpc && crate::mpc::connection::Suites13::of(&[s]).is_none() => {
+                    return bad(
+                        "MPC mode supports TLS_CHACHA20_POLY1305_SHA256 and TLS_AES_128_GCM_SHA256 only in TLS 1.3"
+                            .into(),
+                    );
                 }
                 (None, None) => {
                     return bad(format!(
@@ -474,6 +480,10 @@ mod tests {
         assert!(e.unwrap_err().contains("ECDSA key"));
         let e = suite("[[bench]]\nmode = \"mpc\"\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256\"");
         assert!(e.unwrap_err().contains("AES-128-GCM suites only"));
+        let mpc13 =
+            |name: &str| suite(&format!("[[bench]]\nmode = \"mpc\"\ntls_version = 1.3\ncipher_suite = \"{name}\""));
+        assert!(mpc13("TLS_AES_256_GCM_SHA384").unwrap_err().contains("TLS_CHACHA20_POLY1305_SHA256 and"));
+        assert!(mpc13("TLS_AES_128_GCM_SHA256").is_ok() && mpc13("TLS_CHACHA20_POLY1305_SHA256").is_ok());
         let cases = parse(&std::fs::read_to_string("benches/tls12_suites.toml").unwrap()).unwrap();
         assert_eq!(cases.len(), 12);
         assert!(cases.iter().all(|c| crate::tls::CipherSuite::from_name(&c.cipher_suite).is_some()));

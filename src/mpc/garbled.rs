@@ -276,6 +276,17 @@ impl GarblerParty {
         Ok(send_chunked(ch, &labels_to_bytes(&offsets)).await?)
     }
 
+    /// How the next phases run.
+    pub(crate) fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+
+    /// Forgets the phases garbled ahead that were not replayed (the connection took another
+    /// suite than they were garbled for).
+    pub(crate) fn discard_ahead(&mut self) {
+        self.ahead.clear();
+    }
+
     /// How the next phases run. Phases garbled ahead must be replayed in the order they were
     /// garbled, and each with the same circuit.
     pub(crate) fn set_schedule(&mut self, schedule: Schedule) {
@@ -518,6 +529,16 @@ impl EvaluatorParty {
     /// Whether the next phases are evaluated from the tables received ahead (in order).
     pub(crate) fn set_replay(&mut self, replay: bool) {
         self.replay = replay;
+    }
+
+    pub(crate) fn replaying(&self) -> bool {
+        self.replay
+    }
+
+    /// Forgets the phases received ahead that were not evaluated (the connection took another
+    /// suite than they were garbled for).
+    pub(crate) fn discard_ahead(&mut self) {
+        self.ahead.clear();
     }
 
     /// Wires for reserved wires of the garbler's that carry the values of our wires `from`,

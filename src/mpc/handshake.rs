@@ -12,9 +12,11 @@ use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
 use super::kdf::{derive, KdfInputs};
 use super::phases::{Input, PhaseError};
+use super::poly1305::TagCots;
 use super::record::{
     self, direction, ghash_key_share, j0_share, masked_keystream, Direction, RecordError, RecordLayer, MAX_CIPHERTEXT,
 };
+use super::sealing::ClientDirection;
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
@@ -92,18 +94,48 @@ pub(crate) fn check_ole_cots(got: usize, powers: usize) -> Result<(), HandshakeE
 pub(crate) type GarbledBackend = Garbler<Vec<Table>>;
 pub(crate) type EvaluatedBackend = Evaluator<std::vec::IntoIter<Table>>;
 
-/// What a party holds for the records after the handshake: the client direction's garbled
-/// AES and its share of the powers of that direction's GHASH key (the server's records are
-/// only forwarded: docs/protocol.md, "A connection in two parties").
+/// What a party holds for the records after the handshake: the client direction on wires and
+/// what its tags take (the server's records are only forwarded: docs/protocol.md, "A
+/// connection in two parties").
 pub(crate) struct RecordKeys<B: crate::circuits::Circuit> {
-    pub client: Direction<B>,
+    pub client: ClientDirection<B>,
     /// The client write key and IV (salt) as wires, for circuits garbled ahead of them.
     pub client_key_and_salt: Vec<B::Bit>,
-    pub client_powers: PowerShares,
-    /// The verifier's input wires (its share of the key exchange's secret): the zero labels
-    /// on the garbler, the labels it holds on the evaluator (which it publishes after the
-    /// connection).
+    pub tags: TagKeys,
+    /// The verifier's input wires (its share of the key exchange's secret, then its share of
+    /// each ChaCha20-Poly1305 record's polynomial): the zero labels on the garbler, the labels
+    /// it holds on the evaluator (which it publishes after the connection).
     pub verifier_input: Vec<Wire>,
+    /// The verifier's inputs after its share, as it publishes them with it: its Poly1305
+    /// shares (empty on the prover's side, and for AES-GCM).
+    pub verifier_values: Vec<u8>,
+}
+
+/// What a party's records' tags take.
+pub(crate) enum TagKeys {
+    /// AES-GCM: its shares of the powers of the direction's GHASH key.
+    Ghash(PowerShares),
+    /// ChaCha20-Poly1305: the COTs for each record's Poly1305 OLEs and the verifier's share
+    /// into its tag phase.
+    Poly1305(TagCots),
+}
+
+impl<B: crate::circuits::Circuit> RecordKeys<B> {
+    /// AES-GCM keys, as the TLS 1.2 handshake and TLS 1.3's AES-128-GCM give them.
+    pub(crate) fn aes_gcm(
+        d: Direction<B>,
+        key_and_salt: Vec<B::Bit>,
+        powers: PowerShares,
+        verifier: Vec<Wire>,
+    ) -> Self {
+        RecordKeys {
+            client: ClientDirection::AesGcm(d),
+            client_key_and_salt: key_and_salt,
+            tags: TagKeys::Ghash(powers),
+            verifier_input: verifier,
+            verifier_values: Vec::new(),
+        }
+    }
 }
 
 fn mask(wires: &[Wire], i: usize) -> Input<'_, GarbledBackend> {
@@ -147,11 +179,7 @@ pub(crate) async fn client_finished_prover<C: Channel>(
         record::seal_prover(ch, &client_powers, RecordLayer::Tls12, 0, HANDSHAKE, &ciphertext, masks[MASK_CLIENT_J0])
             .await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
-    Ok((
-        body,
-        RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs },
-        keys.client_verify_data,
-    ))
+    Ok((body, RecordKeys::aes_gcm(d, client_key_and_salt, client_powers, theirs), keys.client_verify_data))
 }
 
 /// The verifier's side up to the client Finished: its premaster share with the COT choices
@@ -182,9 +210,5 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
     let client_powers = powers_b(ch, block_to_field(h), powers, ole.choices, ole.macs, ole.first).await?;
     let seen = record::seal_verifier(ch, &client_powers, RecordLayer::Tls12, 0, HANDSHAKE, j0, 16).await?;
     let client_key_and_salt = [&keys.client_write_key[..], &keys.client_write_iv].concat();
-    Ok((
-        seen,
-        RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine },
-        keys.client_verify_data,
-    ))
+    Ok((seen, RecordKeys::aes_gcm(d, client_key_and_salt, client_powers, mine), keys.client_verify_data))
 }

@@ -21,9 +21,76 @@ use super::ole::{
 use super::record::RecordError;
 use crate::channel::{recv_chunked, send_chunked, Channel};
 use crate::circuits::bits_to_bytes;
+use crate::primitives::field::F128;
 
-/// COTs per OLE over Poly1305's field.
-const OLE_COTS: usize = <F1305 as OleField>::BITS;
+/// COTs per OLE over Poly1305's field, and per share input into the tag phase.
+pub(crate) const OLE_COTS: usize = <F1305 as OleField>::BITS;
+
+/// The COTs a connection keeps for its ChaCha20-Poly1305 records' tags, taken in order, each
+/// once (a COT's index in the session is its OLE hash tweak).
+pub(crate) struct TagCots {
+    pool: CotPool,
+    /// The session-wide index of the pool's first COT.
+    first: u64,
+    used: usize,
+}
+
+enum CotPool {
+    Sender { delta: F128, keys: Vec<F128> },
+    Receiver { choices: Vec<bool>, macs: Vec<F128> },
+}
+
+impl TagCots {
+    pub(crate) fn sender(delta: F128, keys: Vec<F128>, first: u64) -> Self {
+        TagCots { pool: CotPool::Sender { delta, keys }, first, used: 0 }
+    }
+
+    pub(crate) fn receiver(choices: Vec<bool>, macs: Vec<F128>, first: u64) -> Self {
+        TagCots { pool: CotPool::Receiver { choices, macs }, first, used: 0 }
+    }
+
+    fn take(&mut self, n: usize, len: usize) -> Result<(core::ops::Range<usize>, u64), RecordError> {
+        let range = self.used..self.used + n;
+        if range.end > len {
+            return Err(OleError::CountMismatch {
+                what: "COTs left for the records' tags",
+                expected: n,
+                got: len - self.used,
+            }
+            .into());
+        }
+        self.used = range.end;
+        Ok((range.clone(), self.first + range.start as u64))
+    }
+
+    /// The next `n` COTs, on the sender's side.
+    pub(crate) fn take_sender(&mut self, n: usize) -> Result<SenderCots<'_>, RecordError> {
+        let len = match &self.pool {
+            CotPool::Sender { keys, .. } => keys.len(),
+            CotPool::Receiver { .. } => 0,
+        };
+        let (range, first) = self.take(n, len)?;
+        match &self.pool {
+            CotPool::Sender { delta, keys } => Ok(SenderCots { delta: *delta, keys: &keys[range], first }),
+            CotPool::Receiver { .. } => Err(RecordError::Malformed("the receiver's COTs, taken as a sender's")),
+        }
+    }
+
+    /// The next `n` COTs, on the receiver's side.
+    pub(crate) fn take_receiver(&mut self, n: usize) -> Result<ReceiverCots<'_>, RecordError> {
+        let len = match &self.pool {
+            CotPool::Receiver { choices, .. } => choices.len(),
+            CotPool::Sender { .. } => 0,
+        };
+        let (range, first) = self.take(n, len)?;
+        match &self.pool {
+            CotPool::Receiver { choices, macs } => {
+                Ok(ReceiverCots { choices: &choices[range.clone()], macs: &macs[range], first })
+            }
+            CotPool::Sender { .. } => Err(RecordError::Malformed("the sender's COTs, taken as a receiver's")),
+        }
+    }
+}
 
 /// Poly1305's message blocks for an AEAD record (RFC 8439 §2.8): the AAD and the ciphertext
 /// each zero-padded to 16 bytes, then their lengths as two 64-bit little-endian numbers; each
@@ -140,7 +207,6 @@ mod tests {
     use super::*;
     use crate::channel::memory_pair;
     use crate::ot::test_util::random_cots;
-    use crate::primitives::field::F128;
     use crate::protocol::prove::tls12::check::poly1305_tag;
     use futures::executor::block_on;
     use futures::future::join;

@@ -171,31 +171,8 @@ pub(crate) fn request_records(layer: RecordLayer, len: usize) -> Vec<(u64, usize
     (0..len.div_ceil(per)).map(|i| (i as u64 + first, (len - i * per).min(per) + extra)).collect()
 }
 
-/// At most the gate tables of a direction's key schedule and the keystream and E_K(J0) of
-/// `records`: every block at 160 S-boxes of 32 AND (blocks that share a prefix cost less).
-pub(crate) fn tables_for_records(records: &[(u64, usize)]) -> u64 {
-    let blocks: u64 = records.iter().map(|&(_, len)| len.div_ceil(16) as u64 + 1).sum();
-    32 * (40 + 160 * blocks)
-}
-
 /// Keystream blocks per phase: 128 AES blocks stay well under a phase's table limit.
-const KEYSTREAM_PHASE_BLOCKS: usize = 128;
-
-/// The phases of [`direction`] and then, per record of `records`, [`masked_keystream`] and
-/// [`j0_share`], as the bits each reveals: what an evaluator expects of a request garbled
-/// ahead ([`EvaluatorParty::receive_ahead`](super::garbled::EvaluatorParty::receive_ahead)).
-pub(crate) fn ahead_decoding(records: &[(u64, usize)]) -> Vec<usize> {
-    let mut phases = vec![0];
-    for &(_, len) in records {
-        phases.extend(
-            (0..len.div_ceil(16))
-                .step_by(KEYSTREAM_PHASE_BLOCKS)
-                .map(|first| 8 * (len - 16 * first).min(16 * KEYSTREAM_PHASE_BLOCKS)),
-        );
-        phases.push(128);
-    }
-    phases
-}
+pub(crate) const KEYSTREAM_PHASE_BLOCKS: usize = 128;
 
 /// The keystream of record `seq` of `len` bytes, revealed to both masked by
 /// the prover's mask of `len` bytes: the prover unmasks it, the verifier sees a one-time pad.
@@ -533,7 +510,12 @@ mod tests {
         };
         let verifier = async move {
             let mut ep = EvaluatorParty::new();
-            ep.receive_ahead(&mut b, 1 << 20, &ahead_decoding(&[(nonce, len)])[..2]).await?;
+            ep.receive_ahead(
+                &mut b,
+                1 << 20,
+                &crate::mpc::sealing::RecordCipher::AesGcm.ahead_decoding(&[(nonce, len)])[..2],
+            )
+            .await?;
             let from = ep.peer_inputs(&mut b, 160).await?;
             let key_and_salt = ep.solder(&mut b, &from).await?;
             let mask_w = ep.peer_inputs(&mut b, 8 * len).await?;
@@ -635,7 +617,10 @@ mod tests {
         });
         assert!(matches!(v, Err(PhaseError::Peer(PeerMisbehaved::EmptyAheadPhase))), "{v:?}");
         // the plan of a request: a key schedule, then per record its keystream phases and E_K(J0)
-        assert_eq!(ahead_decoding(&[(1, 2049), (2, 5)]), vec![0, 8 * 2048, 8, 128, 40, 128]);
+        assert_eq!(
+            crate::mpc::sealing::RecordCipher::AesGcm.ahead_decoding(&[(1, 2049), (2, 5)]),
+            vec![0, 8 * 2048, 8, 128, 40, 128]
+        );
     }
 }
 

@@ -10,7 +10,9 @@
 //! With V's share P also knows the premaster secret, so it can decrypt the server's records
 //! and take the master secret into the transcript proof.
 
+use super::chacha_record::{tag, MASKED_R_BYTES};
 use super::connection::{ProverConnection, ProverConnection13, VerifierConnection, VerifierConnection13};
+use super::f1305::F1305_BYTES;
 use super::f25519::F25519;
 use super::fp::Fp;
 use super::handshake::MASKS;
@@ -19,6 +21,7 @@ use super::kdf13::{self, SharedGroup};
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
 use super::record::{direction, ghash_key_share, j0_share, masked_keystream, RecordLayer};
 use super::script::{CommittedInputs, HandshakeScript, SessionScript};
+use super::sealing::{client_direction, record_phases, ClientDirection, RecordCipher, RecordTail};
 use crate::channel::{recv_chunked, send_chunked, Channel, ChannelError};
 use crate::circuits::{bytes_to_bits, Gates};
 use crate::gc::Wire;
@@ -68,84 +71,125 @@ fn check_len<W>(wires: &[W], expected: usize) -> Result<(), ReproofError> {
     Ok(())
 }
 
+/// What V publishes of its inputs after the connection: its share of the key exchange's
+/// secret and its shares of each ChaCha20-Poly1305 record's Poly1305 polynomial (17 bytes each).
+pub(crate) struct VerifierInputs<'a> {
+    pub share: &'a [u8; 32],
+    pub tag_shares: &'a [u8],
+}
+
 /// Every phase of a connection in the order the connection ran them, over `p`: the
 /// handshake's (TLS 1.2, [`super::handshake`]: the key derivation, the client direction's GHASH
 /// key, E_K(J0) and Finished keystream; TLS 1.3, [`super::kdf13`]: the key schedule, then the
-/// client direction's key schedule and GHASH key), then the key schedule the request was
-/// garbled ahead under (if it was), each request record's keystream and E_K(J0), and each
-/// closing record's keystream and E_K(J0).
+/// client direction's key schedule and GHASH key for AES-128-GCM), then the key schedule the
+/// request was garbled ahead under (if it was), each request record's phases
+/// ([`record_phases`], and ChaCha20-Poly1305's tag phase), and each closing record's.
 pub(crate) async fn replay<C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
     inputs: &CommittedInputs<<P::Backend as Gates>::Bit>,
-    verifier_share: &[u8; 32],
+    verifier: &VerifierInputs<'_>,
     script: &SessionScript,
 ) -> Result<(), ReproofError> {
-    let (layer, client, key, nonce) = match &script.handshake {
+    let (layer, cipher, client, key, nonce) = match &script.handshake {
         HandshakeScript::Tls12(kdf) => {
             check_len(&inputs.handshake, 256 + 128 * MASKS)?;
             let (share, masks) = inputs.handshake.split_at(256);
             let mask = |i: usize| Input::Wires(&masks[128 * i..128 * (i + 1)]);
-            let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier_share), kdf).await?;
+            let keys = derive(p, ch, Input::Wires(share), Input::Public(verifier.share), kdf).await?;
             let layer = RecordLayer::Tls12;
             let client = direction(p, ch, layer, &keys.client_write_key, &keys.client_write_iv).await?;
             ghash_key_share(p, ch, &client, &mask(0)).await?;
             j0_share(p, ch, &client, 0, &mask(1)).await?;
             masked_keystream(p, ch, &client, 0, 16, &mask(2)).await?;
-            (layer, client, keys.client_write_key, keys.client_write_iv)
+            let client = ClientDirection::AesGcm(client);
+            (layer, RecordCipher::AesGcm, client, keys.client_write_key, keys.client_write_iv)
         }
-        HandshakeScript::Tls13 { group, hello_hash, server_finished_hash } => {
-            check_len(&inputs.handshake, 256 + 128)?;
+        HandshakeScript::Tls13 { group, cipher, hello_hash, server_finished_hash } => {
+            check_len(&inputs.handshake, 8 * handshake_inputs13(*cipher))?;
             let (share, mask) = inputs.handshake.split_at(256);
-            let theirs = Input::Public(verifier_share);
+            let theirs = Input::Public(verifier.share);
             let (_, ms) = kdf13::handshake(p, ch, *group, Input::Wires(share), theirs, hello_hash).await?;
-            let app = kdf13::client_application(p, ch, &ms, server_finished_hash, 16).await?;
             let layer = RecordLayer::Tls13;
-            let client = direction(p, ch, layer, &app.key, &app.iv).await?;
-            ghash_key_share(p, ch, &client, &Input::Wires(mask)).await?;
-            (layer, client, app.key, app.iv)
+            let app = kdf13::client_application(p, ch, &ms, server_finished_hash, cipher.key_bits(layer).0 / 8).await?;
+            let client = client_direction(p, ch, *cipher, layer, &app.key, &app.iv).await?;
+            if let ClientDirection::AesGcm(d) = &client {
+                ghash_key_share(p, ch, d, &Input::Wires(mask)).await?;
+            }
+            (layer, *cipher, client, app.key, app.iv)
         }
     };
     if inputs.requests.len() != script.requests.len() || inputs.closing.len() != script.closing.len() {
         return Err(ReproofError::Malformed("committed inputs for another number of records"));
     }
     let ahead = match script.requests_ahead {
-        true => Some(direction(p, ch, layer, &key, &nonce).await?),
+        true => Some(client_direction(p, ch, cipher, layer, &key, &nonce).await?),
         false => None,
     };
+    let mut tag_shares = verifier.tag_shares.chunks_exact(F1305_BYTES);
     for (wires, &(seq, len)) in inputs.requests.iter().zip(&script.requests) {
-        sealed_record(p, ch, ahead.as_ref().unwrap_or(&client), wires, seq, len).await?;
+        sealed_record(p, ch, ahead.as_ref().unwrap_or(&client), cipher, wires, (seq, len), &mut tag_shares).await?;
     }
     for (wires, &(seq, len)) in inputs.closing.iter().zip(&script.closing) {
-        sealed_record(p, ch, &client, wires, seq, len).await?;
+        sealed_record(p, ch, &client, cipher, wires, (seq, len), &mut tag_shares).await?;
     }
     Ok(())
 }
 
-/// A record the client sealed: its masked keystream, then V's share of its E_K(J0).
-async fn sealed_record<C: Channel, P: Phases<C>>(
+/// Bytes P commits for a TLS 1.3 handshake: its share, and its GHASH key mask for AES-GCM.
+pub(crate) fn handshake_inputs13(cipher: RecordCipher) -> usize {
+    match cipher {
+        RecordCipher::AesGcm => 32 + 16,
+        RecordCipher::ChaCha20Poly1305 => 32,
+    }
+}
+
+/// A record the client sealed: its phases before its ciphertext, then for ChaCha20-Poly1305
+/// its tag phase over P's committed share and V's published one.
+async fn sealed_record<'a, C: Channel, P: Phases<C>>(
     p: &mut P,
     ch: &mut C,
-    client: &super::record::Direction<P::Backend>,
+    client: &ClientDirection<P::Backend>,
+    cipher: RecordCipher,
     wires: &[<P::Backend as Gates>::Bit],
-    seq: u64,
-    len: usize,
+    (seq, len): (u64, usize),
+    tag_shares: &mut impl Iterator<Item = &'a [u8]>,
 ) -> Result<(), ReproofError> {
-    check_len(wires, 8 * (len + 16))?;
-    masked_keystream(p, ch, client, seq, len, &Input::Wires(&wires[..8 * len])).await?;
-    j0_share(p, ch, client, seq, &Input::Wires(&wires[8 * len..])).await?;
+    let masks = 8 * (len + cipher.tail_mask());
+    let tag_input = match cipher {
+        RecordCipher::AesGcm => 0,
+        RecordCipher::ChaCha20Poly1305 => 8 * F1305_BYTES,
+    };
+    check_len(wires, masks + tag_input)?;
+    let (_, tail) = record_phases(p, ch, client, seq, len, &wires[..masks]).await?;
+    if let RecordTail::OneTimeKey { s, .. } = tail {
+        let y = tag_shares.next().ok_or(ReproofError::Malformed("fewer Poly1305 shares than records"))?;
+        tag(p, ch, &s, &Input::Wires(&wires[masks..]), &Input::Public(y)).await?;
+    }
     Ok(())
 }
 
-/// How many values V alone decoded in a connection: the client direction's GHASH key share
-/// (and in TLS 1.2 its Finished's E_K(J0)), then one E_K(J0) per record the client sealed
-/// after the handshake.
-fn values_for_verifier(script: &SessionScript) -> usize {
-    let handshake = match script.handshake {
-        HandshakeScript::Tls12(_) => 2,
-        HandshakeScript::Tls13 { .. } => 1,
+/// The lengths of the values V alone decoded in a connection: the client direction's GHASH
+/// key share (and in TLS 1.2 its Finished's E_K(J0)), then per record the client sealed after
+/// the handshake its E_K(J0) share, or with ChaCha20-Poly1305 its r + m.
+fn values_for_verifier(script: &SessionScript) -> Vec<usize> {
+    let (handshake, per_record) = match script.handshake {
+        HandshakeScript::Tls12(_) => (2, 16),
+        HandshakeScript::Tls13 { cipher: RecordCipher::AesGcm, .. } => (1, 16),
+        HandshakeScript::Tls13 { cipher: RecordCipher::ChaCha20Poly1305, .. } => (0, MASKED_R_BYTES),
     };
-    handshake + script.requests.len() + script.closing.len()
+    let records = script.requests.len() + script.closing.len();
+    [vec![16; handshake], vec![per_record; records]].concat()
+}
+
+/// Bytes of V's Poly1305 shares: one per record with ChaCha20-Poly1305.
+fn tag_share_bytes(script: &SessionScript) -> usize {
+    match script.handshake {
+        HandshakeScript::Tls13 { cipher: RecordCipher::ChaCha20Poly1305, .. } => {
+            F1305_BYTES * (script.requests.len() + script.closing.len())
+        }
+        _ => 0,
+    }
 }
 
 /// V's share of the key exchange's secret as published, refused unless it is a canonical
@@ -178,14 +222,16 @@ pub trait EvaluatedConnection<W> {
     fn script(&self) -> &SessionScript;
     fn revealed(&self) -> &[Vec<u8>];
     fn for_verifier(&self) -> &[Vec<u8>];
-    /// The labels V held for its share's wires.
+    /// The labels V held for its inputs' wires (its share's, then its Poly1305 shares').
     fn own_labels(&self) -> &[Wire];
     /// Its share of the key exchange's secret, in the encoding its circuits took.
     fn share(&self) -> [u8; 32];
+    /// Its shares of each ChaCha20-Poly1305 record's Poly1305 polynomial.
+    fn tag_shares(&self) -> &[u8];
 }
 
 macro_rules! connection_parts {
-    ($garbled:ident, $evaluated:ident, $share:expr) => {
+    ($garbled:ident, $evaluated:ident, $share:expr, $tag_shares:expr) => {
         impl<W> GarbledConnection<W> for $garbled<W> {
             fn committed(&self) -> &CommittedInputs<W> {
                 &self.committed
@@ -220,22 +266,38 @@ macro_rules! connection_parts {
             fn share(&self) -> [u8; 32] {
                 $share(self)
             }
+            fn tag_shares(&self) -> &[u8] {
+                $tag_shares(self)
+            }
         }
     };
 }
 
-connection_parts!(ProverConnection, VerifierConnection, |c: &VerifierConnection<W>| c.premaster_share.to_be_bytes());
-connection_parts!(ProverConnection13, VerifierConnection13, |c: &VerifierConnection13<W>| *c.share);
+fn no_tag_shares<W>(_: &VerifierConnection<W>) -> &[u8] {
+    &[]
+}
 
-/// V's side: publishes its share, its labels and the values it alone decoded, then checks
-/// the proof.
+fn tag_shares13<W>(c: &VerifierConnection13<W>) -> &[u8] {
+    &c.tag_shares
+}
+
+connection_parts!(
+    ProverConnection,
+    VerifierConnection,
+    |c: &VerifierConnection<W>| c.premaster_share.to_be_bytes(),
+    no_tag_shares
+);
+connection_parts!(ProverConnection13, VerifierConnection13, |c: &VerifierConnection13<W>| *c.share, tag_shares13);
+
+/// V's side: publishes its inputs (its share, its Poly1305 shares), its labels for them and the
+/// values it alone decoded, then checks the proof.
 pub async fn verify<C: Channel, Z: Party<C>>(
     zk: &mut Z,
     ch: &mut C,
     conn: &impl EvaluatedConnection<<Z::Backend as Gates>::Bit>,
 ) -> Result<(), ReproofError> {
     let share = conn.share();
-    let mut msg = share.to_vec();
+    let mut msg = [&share[..], conn.tag_shares()].concat();
     for w in conn.own_labels() {
         let Wire::Label(l) = w else {
             return Err(ReproofError::Malformed("a public wire among the verifier's inputs"));
@@ -245,26 +307,33 @@ pub async fn verify<C: Channel, Z: Party<C>>(
     msg.extend(conn.for_verifier().concat());
     send_chunked(ch, &msg).await?;
     let mut zv = ZkPhases::new(zk);
-    replay(&mut zv, ch, conn.committed(), &share, conn.script()).await?;
+    let inputs = VerifierInputs { share: &share, tag_shares: conn.tag_shares() };
+    replay(&mut zv, ch, conn.committed(), &inputs, conn.script()).await?;
     Ok(zv.finish(ch, conn.revealed(), conn.for_verifier()).await?)
 }
 
-/// P's side: takes what V published, checks V's labels against its share, proves every phase
-/// again. Returns V's share, in the encoding its circuits took (a canonical field element).
+/// P's side: takes what V published, checks V's labels against its inputs, proves every
+/// phase again. Returns V's share, in the encoding its circuits took (a canonical field
+/// element).
 pub async fn prove<C: Channel, Z: Party<C>>(
     zk: &mut Z,
     ch: &mut C,
     conn: &impl GarbledConnection<<Z::Backend as Gates>::Bit>,
 ) -> Result<[u8; 32], ReproofError> {
     let (zeros, delta) = conn.verifier_input();
-    let n_values = values_for_verifier(conn.script());
-    let msg = recv_chunked(ch, 32 + 16 * zeros.len() + 16 * n_values).await?;
-    let (share, rest) = msg.split_at(32);
-    let (labels, values) = rest.split_at(16 * zeros.len());
+    let value_lens = values_for_verifier(conn.script());
+    let inputs_len = 32 + tag_share_bytes(conn.script());
+    if zeros.len() != 8 * inputs_len {
+        return Err(ReproofError::InputLength { expected: 8 * inputs_len, got: zeros.len() });
+    }
+    let msg = recv_chunked(ch, inputs_len + 16 * zeros.len() + value_lens.iter().sum::<usize>()).await?;
+    let (published, rest) = msg.split_at(inputs_len);
+    let (labels, mut values) = rest.split_at(16 * zeros.len());
+    let (share, tag_shares) = published.split_at(32);
     let share: [u8; 32] = share.try_into().map_err(|_| ReproofError::Malformed("a share is 32 bytes"))?;
     canonical_share(conn.script(), &share)?;
     for (bit, ((value, zero), label)) in
-        bytes_to_bits(&share).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate()
+        bytes_to_bits(published).into_iter().zip(zeros).zip(labels.chunks_exact(16)).enumerate()
     {
         let Wire::Label(zero) = zero else {
             return Err(ReproofError::Malformed("a public wire among the verifier's inputs"));
@@ -275,9 +344,17 @@ pub async fn prove<C: Channel, Z: Party<C>>(
             return Err(ReproofError::LabelMismatch { bit });
         }
     }
-    let for_verifier: Vec<Vec<u8>> = values.chunks_exact(16).map(<[u8]>::to_vec).collect();
+    let for_verifier: Vec<Vec<u8>> = value_lens
+        .iter()
+        .map(|&n| {
+            let (value, rest) = values.split_at(n);
+            values = rest;
+            value.to_vec()
+        })
+        .collect();
     let mut zp = ZkPhases::new(zk);
-    replay(&mut zp, ch, conn.committed(), &share, conn.script()).await?;
+    let inputs = VerifierInputs { share: &share, tag_shares };
+    replay(&mut zp, ch, conn.committed(), &inputs, conn.script()).await?;
     zp.finish(ch, conn.revealed(), &for_verifier).await?;
     Ok(share)
 }
@@ -302,7 +379,12 @@ mod tests {
             session_hash: None,
             client_finished_hash: [0; 32],
         };
-        let tls13 = |group| HandshakeScript::Tls13 { group, hello_hash: [0; 32], server_finished_hash: [0; 32] };
+        let tls13 = |group| HandshakeScript::Tls13 {
+            group,
+            cipher: RecordCipher::AesGcm,
+            hello_hash: [0; 32],
+            server_finished_hash: [0; 32],
+        };
         let p256 = (-Fp::ONE).to_be_bytes();
         let p25519 = (-F25519::ONE).to_le_bytes();
         let above = |mut b: [u8; 32], at: usize| {

@@ -4,15 +4,16 @@
 
 use super::kdf::KdfInputs;
 use super::kdf13::SharedGroup;
+use super::sealing::RecordCipher;
 
 /// The public parameters of a connection's handshake phases.
 #[derive(Clone, Debug)]
 pub enum HandshakeScript {
     /// TLS 1.2: the key derivation's inputs ([`super::handshake`]).
     Tls12(KdfInputs),
-    /// TLS 1.3: the group of the shares, and the transcript hashes the key schedule's secrets
-    /// are derived over ([`super::kdf13`]).
-    Tls13 { group: SharedGroup, hello_hash: [u8; 32], server_finished_hash: [u8; 32] },
+    /// TLS 1.3: the group of the shares, the cipher of the suite the server chose, and the
+    /// transcript hashes the key schedule's secrets are derived over ([`super::kdf13`]).
+    Tls13 { group: SharedGroup, cipher: RecordCipher, hello_hash: [u8; 32], server_finished_hash: [u8; 32] },
 }
 
 /// The public parameters of a connection's phases, as both parties recorded them.
@@ -30,8 +31,9 @@ pub struct SessionScript {
 }
 
 /// P's circuit inputs as committed in the ZK engine during the connection: the share of the
-/// key exchange's secret and the handshake's masks, then per request record its keystream and E_K(J0) masks,
-/// and per closing record its masks as a request's.
+/// key exchange's secret and the handshake's masks, then per request record its keystream
+/// mask and its cipher's tail mask (E_K(J0)'s, or r's and then P's share of the Poly1305
+/// polynomial), and per closing record its inputs as a request's.
 pub struct CommittedInputs<W> {
     pub handshake: Vec<W>,
     pub requests: Vec<Vec<W>>,

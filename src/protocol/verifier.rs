@@ -600,7 +600,7 @@ async fn mpc_online(
             let raw = |d| conn.client.transcript().raw_bytes(d);
             (raw(Direction::Sent), raw(Direction::Received), conn.connection_time.as_secs(), online, prove_from)
         }
-        crate::mpc::connection::TwoPartyTls::Tls13(_) => {
+        crate::mpc::connection::TwoPartyTls::Tls13 { .. } => {
             let server_side = (config.roots.clone(), target.name());
             let connect =
                 crate::mpc::connection::connect_verifier13(prepared, zk, verifier, server_side, clock, limits);

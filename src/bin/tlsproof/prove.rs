@@ -44,7 +44,8 @@ pub struct ProveArgs {
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
     /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (which
-    /// speaks one of them a session, TLS 1.3 with TLS_AES_128_GCM_SHA256). TLS 1.2 offers the
+    /// speaks one of them a session, TLS 1.3 with TLS_CHACHA20_POLY1305_SHA256 or
+    /// TLS_AES_128_GCM_SHA256). TLS 1.2 offers the
     /// suites of --tls12-suites.
     #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
@@ -58,7 +59,8 @@ pub struct ProveArgs {
     tls12_suites: Vec<tlsproof::tls::CipherSuite>,
     /// The TLS 1.3 suites to offer, comma-separated IANA names in order of preference
     /// (default: TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,
-    /// cheapest proof first). Needs 1.3 among --tls-versions.
+    /// cheapest proof first). Needs 1.3 among --tls-versions. MPC mode offers those of
+    /// TLS_CHACHA20_POLY1305_SHA256 and TLS_AES_128_GCM_SHA256 named, in that order.
     #[arg(long, value_delimiter = ',', value_parser = parse_suite13)]
     tls13_suites: Vec<tlsproof::tls::tls13::Suite13>,
     /// https://HOST[:PORT]/path (repeatable: one request each, in order, on one server).

@@ -5,28 +5,21 @@ use super::*;
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
-use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream, request_records, tables_for_records, RecordLayer};
+use crate::mpc::record::request_records;
+use crate::mpc::sealing::{client_direction, record_phases, RecordCipher};
 
-/// Bits of the private part of a record nonce: TLS 1.2's salt, TLS 1.3's IV.
-pub(super) fn nonce_bits(layer: RecordLayer) -> usize {
-    match layer {
-        RecordLayer::Tls12 => 32,
-        RecordLayer::Tls13 => 96,
-    }
-}
-
-/// P's side of a request record garbled ahead: its masks (keystream, then E_K(J0)), their
-/// wires and their commitment.
+/// P's side of a request record garbled ahead: its masks (keystream, then the cipher's tail),
+/// their wires and their commitment.
 pub(super) struct AheadRecord<W> {
     pub(super) masks: Vec<u8>,
     pub(super) wires: Vec<crate::gc::Wire>,
     pub(super) committed: Vec<W>,
 }
 
-/// P's request garbled ahead of the handshake: the wires its key and salt will be soldered
-/// onto, and its records.
+/// P's request garbled ahead of the handshake for one cipher: the wires its key and nonce
+/// will be soldered onto, and its records.
 pub(super) struct AheadRequest<W> {
+    pub(super) cipher: RecordCipher,
     pub(super) key_and_salt: Vec<crate::gc::Wire>,
     pub(super) records: Vec<AheadRecord<W>>,
 }
@@ -40,45 +33,46 @@ pub(super) struct AheadRecordView<W> {
 }
 
 /// P, before the handshake: announces the request's length and, when its records' tables fit
-/// [`AHEAD_TABLES`], sends the labels of their masks and garbles the client direction's key
-/// schedule and the records' keystream and E_K(J0) over wires for the key and salt that the
-/// handshake will solder in (docs/protocol.md, "Garbling ahead"). The masks are committed as
-/// the connection starts ([`connect_prover`]).
+/// [`AHEAD_TABLES`], sends the labels of their masks and garbles the client direction (for
+/// the cipher `tls` prefers) and the records' phases before their ciphertexts over wires for
+/// the key and nonce that the handshake will solder in (docs/protocol.md, "Garbling ahead").
+/// The masks are committed as the connection starts ([`connect_prover`]).
 pub(super) async fn request_ahead_prover<C: Channel, W>(
     gp: &mut GarblerParty,
     ch: &mut C,
-    layer: RecordLayer,
+    tls: TwoPartyTls,
     len: usize,
 ) -> Result<Option<AheadRequest<W>>, ConnectionError> {
     ch.send((len as u32).to_be_bytes().to_vec()).await?;
+    let (layer, cipher) = (tls.layer(), tls.ahead_cipher());
     let plan = request_records(layer, len);
-    if tables_for_records(&plan) > AHEAD_TABLES {
+    if cipher.tables_for_records(&plan) > AHEAD_TABLES {
         return Ok(None);
     }
     let mut records = Vec::with_capacity(plan.len());
     for &(_, len) in &plan {
-        let masks: Vec<u8> = (0..len + 16).map(|_| rand::random()).collect();
+        let masks: Vec<u8> = (0..len + cipher.tail_mask()).map(|_| rand::random()).collect();
         let wires = gp.own_inputs(ch, &bytes_to_bits(&masks)).await?;
         records.push(AheadRecord { masks, wires, committed: Vec::new() });
     }
-    let key_and_salt = gp.reserve_inputs(128 + nonce_bits(layer));
+    let (key_bits, nonce_bits) = cipher.key_bits(layer);
+    let key_and_salt = gp.reserve_inputs(key_bits + nonce_bits);
     gp.set_schedule(Schedule::Ahead);
-    let (key, salt) = key_and_salt.split_at(128);
-    let d = direction(gp, ch, layer, key, salt).await?;
+    let (key, nonce) = key_and_salt.split_at(key_bits);
+    let d = client_direction(gp, ch, cipher, layer, key, nonce).await?;
     for (r, &(seq, len)) in records.iter().zip(&plan) {
-        masked_keystream(gp, ch, &d, seq, len, &Input::Wires(&r.wires[..8 * len])).await?;
-        j0_share(gp, ch, &d, seq, &Input::Wires(&r.wires[8 * len..])).await?;
+        record_phases(gp, ch, &d, seq, len, &r.wires).await?;
     }
     gp.end_ahead(ch).await?;
     gp.set_schedule(Schedule::Online);
     // V answers with a receipt once it holds them all ([`PreparedProver::settle`])
-    Ok(Some(AheadRequest { key_and_salt, records }))
+    Ok(Some(AheadRequest { cipher, key_and_salt, records }))
 }
 
 /// What V knows of the request before the handshake.
 pub(super) enum RequestView<W> {
-    /// Its records, garbled ahead.
-    Ahead(Vec<AheadRecordView<W>>),
+    /// Its records, garbled ahead for `cipher`.
+    Ahead { cipher: RecordCipher, announced: usize, records: Vec<AheadRecordView<W>> },
     /// Its length: it is garbled record by record once the keys exist.
     Online { announced: usize },
 }
@@ -89,25 +83,26 @@ pub(super) async fn request_ahead_verifier<C: Channel, W>(
     ep: &mut EvaluatorParty,
     ch: &mut C,
     limits: ConnectionLimits,
-    layer: RecordLayer,
+    tls: TwoPartyTls,
 ) -> Result<RequestView<W>, ConnectionError> {
     let len: [u8; 4] =
         ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("a request length is 4 bytes"))?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > limits.max_sent {
+    let announced = u32::from_be_bytes(len) as usize;
+    if announced > limits.max_sent {
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
-    let plan = request_records(layer, len);
-    let tables = tables_for_records(&plan);
+    let (layer, cipher) = (tls.layer(), tls.ahead_cipher());
+    let plan = request_records(layer, announced);
+    let tables = cipher.tables_for_records(&plan);
     if tables > AHEAD_TABLES {
-        return Ok(RequestView::Online { announced: len });
+        return Ok(RequestView::Online { announced });
     }
     let mut records = Vec::with_capacity(plan.len());
     for &(_, len) in &plan {
-        let wires = ep.peer_inputs(ch, 8 * (len + 16)).await?;
+        let wires = ep.peer_inputs(ch, 8 * (len + cipher.tail_mask())).await?;
         records.push(AheadRecordView { len, wires, committed: Vec::new() });
     }
-    ep.receive_ahead(ch, tables, &crate::mpc::record::ahead_decoding(&plan)).await?;
+    ep.receive_ahead(ch, tables, &cipher.ahead_decoding(&plan)).await?;
     ch.send(vec![1]).await?;
-    Ok(RequestView::Ahead(records))
+    Ok(RequestView::Ahead { cipher, announced, records })
 }

@@ -6,9 +6,9 @@ use super::*;
 use crate::channel::Channel;
 use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
 use crate::mpc::handshake::{EvaluatedBackend, GarbledBackend, RecordKeys};
-use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, j0_share, masked_keystream, record_content, RecordLayer};
+use crate::mpc::record::{record_content, RecordLayer};
 use crate::mpc::script::{CommittedInputs, HandshakeScript, SessionScript};
+use crate::mpc::sealing::{client_direction, record_phases};
 use crate::tls::codec::ContentType;
 use crate::tls::driver::ByteIo;
 use crate::tls::tls13::client::Client13;
@@ -127,9 +127,10 @@ impl<W> SealedAfter<W> {
 }
 
 /// P: the request sealed (garbled ahead over the wires `keys.client_key_and_salt` is soldered
-/// onto, or record by record), the server's records forwarded until its data ends, and the
-/// client's close_notify sealed. Returns the connection's script and P's committed inputs,
-/// the `handshake`'s (its script and P's inputs committed for it) first.
+/// onto, or record by record, also when it was garbled ahead for another cipher than the
+/// server chose), the server's records forwarded until its data ends, and the client's
+/// close_notify sealed. Returns the connection's script and P's committed inputs, the
+/// `handshake`'s (its script and P's inputs committed for it) first.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: SealingClient>(
     gp: &mut GarblerParty,
@@ -137,7 +138,7 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
     zk: &mut Z,
     server: &mut S,
     client: &mut T,
-    keys: &RecordKeys<GarbledBackend>,
+    keys: &mut RecordKeys<GarbledBackend>,
     ahead: Option<AheadRequest<Bit<Z, C>>>,
     (request, request_len): (&[u8], usize),
     account: &mut ServerBytes,
@@ -145,6 +146,14 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
     handshake: (HandshakeScript, Vec<Bit<Z, C>>),
 ) -> Result<(SessionScript, CommittedInputs<Bit<Z, C>>), ConnectionError> {
     let layer = T::LAYER;
+    let cipher = keys.cipher();
+    let ahead = match ahead {
+        Some(a) if a.cipher != cipher => {
+            gp.discard_ahead();
+            None
+        }
+        ahead => ahead,
+    };
     let requests_ahead = ahead.is_some();
     let app = ContentType::ApplicationData;
     let mut sealed = SealedAfter::new();
@@ -154,8 +163,8 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
             // the records' circuits were garbled before the key existed: its wires now go in
             gp.solder(ch, &keys.client_key_and_salt, &ahead.key_and_salt).await?;
             gp.set_schedule(Schedule::Replay);
-            let (key, salt) = ahead.key_and_salt.split_at(128);
-            let d = direction(gp, ch, layer, key, salt).await?;
+            let (key, nonce) = ahead.key_and_salt.split_at(cipher.key_bits(layer).0);
+            let d = client_direction(gp, ch, cipher, layer, key, nonce).await?;
             // Each record used is replayed as it was garbled, so over its prepared length; its
             // ciphertext is as long as its plaintext, which V learns here.
             let plaintexts: Vec<Vec<u8>> = chunks().map(|c| inner_plaintext(layer, app, c)).collect();
@@ -163,16 +172,15 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
             ch.send(lens).await?;
             for ((chunk, plaintext), r) in chunks().zip(&plaintexts).zip(ahead.records) {
                 let seq = client.next_sealed_seq();
-                let prepared = r.masks.len() - 16;
-                let masked =
-                    masked_keystream(gp, ch, &d, seq, prepared, &Input::Wires(&r.wires[..8 * prepared])).await?;
-                j0_share(gp, ch, &d, seq, &Input::Wires(&r.wires[8 * prepared..])).await?;
+                let prepared = r.masks.len() - cipher.tail_mask();
+                let (masked, tail) = record_phases(gp, ch, &d, seq, prepared, &r.wires).await?;
                 let n = plaintext.len();
                 let masks = [&r.masks[..n], &r.masks[prepared..]].concat();
-                let body = encrypt_and_seal(ch, keys, seq, app, plaintext, &masked[..n], &masks).await?;
+                let (body, for_tag) =
+                    encrypt_and_seal(gp, ch, zk, keys, seq, app, plaintext, (&masked[..n], &masks), tail).await?;
                 client.send_sealed(app, &body, Some(chunk.to_vec()))?;
                 sealed.requests.push((seq, prepared));
-                sealed.committed_requests.push(r.committed);
+                sealed.committed_requests.push([r.committed, for_tag].concat());
             }
             gp.set_schedule(Schedule::Online);
         }
@@ -225,33 +233,38 @@ pub(super) async fn exchange_verifier<C: Channel, Z: Party<C>, T: SealingClient>
     ch: &mut C,
     zk: &mut Z,
     client: &mut T,
-    keys: &RecordKeys<EvaluatedBackend>,
+    keys: &mut RecordKeys<EvaluatedBackend>,
     ahead: RequestView<Bit<Z, C>>,
     account: &mut ServerBytes,
     limits: ConnectionLimits,
     handshake: (HandshakeScript, Vec<Bit<Z, C>>),
 ) -> Result<(SessionScript, CommittedInputs<Bit<Z, C>>), ConnectionError> {
     let layer = T::LAYER;
-    let requests_ahead = matches!(ahead, RequestView::Ahead(_));
+    let cipher = keys.cipher();
+    let ahead = match ahead {
+        RequestView::Ahead { cipher: c, announced, .. } if c != cipher => {
+            ep.discard_ahead();
+            RequestView::Online { announced }
+        }
+        ahead => ahead,
+    };
+    let requests_ahead = matches!(ahead, RequestView::Ahead { .. });
     let app = ContentType::ApplicationData;
     let mut sealed = SealedAfter::new();
     match ahead {
-        RequestView::Ahead(ahead) => {
+        RequestView::Ahead { records: ahead, .. } => {
             let key_and_salt = ep.solder(ch, &keys.client_key_and_salt).await?;
             ep.set_replay(true);
-            let (key, salt) = key_and_salt.split_at(128);
-            let d = direction(ep, ch, layer, key, salt).await?;
+            let (key, nonce) = key_and_salt.split_at(cipher.key_bits(layer).0);
+            let d = client_direction(ep, ch, cipher, layer, key, nonce).await?;
             let lens = record_lengths(&ch.recv().await?, &ahead)?;
             for (r, len) in ahead.into_iter().zip(lens) {
                 let seq = client.next_sealed_seq();
-                masked_keystream(ep, ch, &d, seq, r.len, &Input::Wires(&r.wires[..8 * r.len])).await?;
-                let j0 = j0_share(ep, ch, &d, seq, &Input::Wires(&r.wires[8 * r.len..]))
-                    .await?
-                    .ok_or(ConnectionError::Malformed("no share of E_K(J0)"))?;
-                let body = take_sealed(ch, keys, seq, app, j0, len).await?;
+                let (_, tail) = record_phases(ep, ch, &d, seq, r.len, &r.wires).await?;
+                let (body, for_tag) = take_sealed(ep, ch, zk, keys, seq, app, len, tail).await?;
                 client.send_sealed(app, &body, None)?;
                 sealed.requests.push((seq, r.len));
-                sealed.committed_requests.push(r.committed);
+                sealed.committed_requests.push([r.committed, for_tag].concat());
             }
             ep.set_replay(false);
         }

@@ -17,34 +17,95 @@ use zeroize::{Zeroize, Zeroizing};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TwoPartyTls {
     Tls12,
-    /// With the group of the client's one key share.
-    Tls13(NamedGroup),
+    /// With the group of the client's first key share and the suites offered.
+    Tls13 {
+        group: NamedGroup,
+        suites: Suites13,
+    },
+}
+
+/// The TLS 1.3 suites a connection in two parties offers, in order: those of
+/// TLS_CHACHA20_POLY1305_SHA256 and TLS_AES_128_GCM_SHA256 the prover allows, the cheaper
+/// first (docs/protocol.md, "Which TLS 1.3 suites in two parties"). The request is garbled
+/// ahead for the first; if the server picks the second, record by record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Suites13 {
+    first: Suite13,
+    second: Option<Suite13>,
+}
+
+impl Suites13 {
+    /// The suites the two-party client implements, cheaper first.
+    pub(crate) const TWO_PARTY: [Suite13; 2] = [Suite13::ChaCha20Poly1305Sha256, Suite13::Aes128GcmSha256];
+
+    /// Those of `allowed` the two-party client implements, in [`Self::TWO_PARTY`]'s order;
+    /// `None` if there are none.
+    pub(crate) fn of(allowed: &[Suite13]) -> Option<Suites13> {
+        let mut offered = Self::TWO_PARTY.into_iter().filter(|s| allowed.contains(s));
+        Some(Suites13 { first: offered.next()?, second: offered.next() })
+    }
+
+    /// The suite the request is garbled ahead for.
+    pub(crate) fn first(self) -> Suite13 {
+        self.first
+    }
+
+    pub(crate) fn list(self) -> Vec<Suite13> {
+        [Some(self.first), self.second].into_iter().flatten().collect()
+    }
 }
 
 impl TwoPartyTls {
     pub(super) fn layer(self) -> RecordLayer {
         match self {
             TwoPartyTls::Tls12 => RecordLayer::Tls12,
-            TwoPartyTls::Tls13(_) => RecordLayer::Tls13,
+            TwoPartyTls::Tls13 { .. } => RecordLayer::Tls13,
+        }
+    }
+
+    /// The client direction's cipher of the request garbled ahead.
+    pub(super) fn ahead_cipher(self) -> RecordCipher {
+        match self {
+            TwoPartyTls::Tls13 { suites, .. } => RecordCipher::of13(suites.first()),
+            TwoPartyTls::Tls12 => RecordCipher::AesGcm,
         }
     }
 
     pub(super) fn encode(self) -> Vec<u8> {
         match self {
             TwoPartyTls::Tls12 => vec![12],
-            TwoPartyTls::Tls13(g) => [&[13][..], &g.id().to_be_bytes()].concat(),
+            TwoPartyTls::Tls13 { group, suites } => {
+                let list = suites.list();
+                let mut out = [&[13][..], &group.id().to_be_bytes(), &[list.len() as u8]].concat();
+                out.extend(list.iter().flat_map(|s| s.id().to_be_bytes()));
+                out
+            }
         }
     }
 
     /// The version and, for TLS 1.3, the rest of the message (the prover's half).
     pub(super) fn decode(msg: &[u8]) -> Result<(Self, &[u8]), ConnectionError> {
+        let malformed = ConnectionError::Malformed("the connection's TLS version");
         match msg {
             [12] => Ok((TwoPartyTls::Tls12, &[])),
-            [13, hi, lo, half @ ..] => match NamedGroup::from_id(u16::from_be_bytes([*hi, *lo])) {
-                Some(g) => Ok((TwoPartyTls::Tls13(g), half)),
-                None => Err(ConnectionError::Unsupported("this key-exchange group")),
-            },
-            _ => Err(ConnectionError::Malformed("the connection's TLS version")),
+            [13, hi, lo, n, rest @ ..] => {
+                let group = NamedGroup::from_id(u16::from_be_bytes([*hi, *lo]))
+                    .ok_or(ConnectionError::Unsupported("this key-exchange group"))?;
+                let (ids, half) = rest.split_at_checked(2 * *n as usize).ok_or(malformed)?;
+                let list = ids
+                    .chunks_exact(2)
+                    .map(|id| {
+                        Suite13::from_id(u16::from_be_bytes([id[0], id[1]]))
+                            .filter(|s| Suites13::TWO_PARTY.contains(s))
+                            .ok_or(ConnectionError::Unsupported("this TLS 1.3 suite"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let suites = Suites13::of(&list).filter(|s| s.list() == list).ok_or(ConnectionError::Malformed(
+                    "the TLS 1.3 suites offered: one or both of the two-party ones, cheaper first",
+                ))?;
+                Ok((TwoPartyTls::Tls13 { group, suites }, half))
+            }
+            _ => Err(malformed),
         }
     }
 }
@@ -213,12 +274,19 @@ mod tests {
     use super::*;
 
     /// The preparation's first message: a version and, for TLS 1.3, a group both parties
-    /// implement; anything else is refused by name.
+    /// implement and the two-party suites, cheaper first; anything else is refused by name.
     #[test]
-    fn the_announced_version_and_group_are_read_or_refused() {
-        for tls in
-            [TwoPartyTls::Tls12, TwoPartyTls::Tls13(NamedGroup::X25519), TwoPartyTls::Tls13(NamedGroup::Secp256r1)]
-        {
+    fn the_announced_version_group_and_suites_are_read_or_refused() {
+        let (chacha, aes) = (Suite13::ChaCha20Poly1305Sha256, Suite13::Aes128GcmSha256);
+        let both = Suites13::of(&[aes, chacha, Suite13::Aes256GcmSha384]).expect("two-party suites");
+        assert_eq!(both.list(), [chacha, aes], "cheaper first, whatever the order allowed");
+        assert_eq!(Suites13::of(&[Suite13::Aes256GcmSha384]), None);
+        let aes_only = Suites13::of(&[aes]).expect("one");
+        for tls in [
+            TwoPartyTls::Tls12,
+            TwoPartyTls::Tls13 { group: NamedGroup::X25519, suites: both },
+            TwoPartyTls::Tls13 { group: NamedGroup::Secp256r1, suites: aes_only },
+        ] {
             let msg = [tls.encode(), vec![9; 3]].concat();
             match tls {
                 TwoPartyTls::Tls12 => assert!(TwoPartyTls::decode(&msg).is_err(), "nothing follows TLS 1.2's byte"),
@@ -229,8 +297,19 @@ mod tests {
             }
         }
         assert!(matches!(TwoPartyTls::decode(&[12]), Ok((TwoPartyTls::Tls12, []))));
-        assert!(matches!(TwoPartyTls::decode(&[13, 0, 24]), Err(ConnectionError::Unsupported(_))), "secp384r1");
-        for bad in [&[][..], &[11], &[13], &[13, 0]] {
+        assert!(matches!(TwoPartyTls::decode(&[13, 0, 24, 0]), Err(ConnectionError::Unsupported(_))), "secp384r1");
+        let x25519 = [13, 0, 29];
+        let unsupported = [[&x25519[..], &[1, 0x13, 0x02]].concat(), [&x25519[..], &[1, 0x13, 0x09]].concat()];
+        for bad in unsupported {
+            assert!(matches!(TwoPartyTls::decode(&bad), Err(ConnectionError::Unsupported(_))), "{bad:?}");
+        }
+        let malformed = [
+            [&x25519[..], &[0]].concat(),
+            [&x25519[..], &[2, 0x13, 0x01, 0x13, 0x03]].concat(),
+            [&x25519[..], &[2, 0x13, 0x03, 0x13, 0x03]].concat(),
+            [&x25519[..], &[2, 0x13, 0x03]].concat(),
+        ];
+        for bad in malformed.iter().map(Vec::as_slice).chain([&[][..], &[11], &[13], &[13, 0], &x25519]) {
             assert!(matches!(TwoPartyTls::decode(bad), Err(ConnectionError::Malformed(_))), "{bad:?}");
         }
     }

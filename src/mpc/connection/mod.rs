@@ -53,16 +53,18 @@ use crate::mpc::phases::PhaseError;
 use crate::mpc::record::RecordError;
 use crate::mpc::record::RecordLayer;
 use crate::mpc::script::{CommittedInputs, HandshakeScript, SessionScript};
+use crate::mpc::sealing::RecordCipher;
 use crate::ot::CotError;
 use crate::tls::codec::{CipherSuite, NamedGroup, MAX_PLAINTEXT};
+use crate::tls::tls13::Suite13;
 use crate::tls::{Client, ClientConfig, KeyExchangeMode, RootStore};
 use crate::zk::bytes::commit_bytes;
 use crate::zk::{Party, ProofError};
 use ahead::*;
 use exchange::*;
 use forward::*;
-pub(crate) use key_share::TwoPartyTls;
 use key_share::*;
+pub(crate) use key_share::{Suites13, TwoPartyTls};
 use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint};
 pub(crate) use prover::*;
@@ -71,7 +73,7 @@ pub(crate) use tls13::*;
 pub(crate) use verifier::*;
 
 /// How much each direction may carry; both parties size the client direction's GHASH powers
-/// from it (the server's records take none during the connection).
+/// or Poly1305 COTs from it (the server's records take none during the connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ConnectionLimits {
     /// Application data the client may send, bytes.
@@ -87,8 +89,36 @@ impl ConnectionLimits {
         powers_for_records(self.max_sent.saturating_add(1).min(MAX_PLAINTEXT))
     }
 
-    fn cots(&self) -> usize {
-        ECDH_COTS + INPUT_COTS + cots_for_powers(self.powers())
+    /// COTs a connection in `tls` takes: the 2PC ECDH's, the verifier's share's labels', and
+    /// for the client's records the GHASH powers' (AES-GCM) or every record's Poly1305 OLEs
+    /// and tag input (ChaCha20-Poly1305), whichever of the suites offered takes more.
+    fn cots(&self, tls: TwoPartyTls) -> usize {
+        let records = match tls {
+            TwoPartyTls::Tls12 => cots_for_powers(self.powers()),
+            TwoPartyTls::Tls13 { suites, .. } => suites
+                .list()
+                .into_iter()
+                .map(|s| match RecordCipher::of13(s) {
+                    RecordCipher::AesGcm => cots_for_powers(self.powers()),
+                    RecordCipher::ChaCha20Poly1305 => self.tag_cots(),
+                })
+                .max()
+                .unwrap_or(0),
+        };
+        ECDH_COTS + INPUT_COTS + records
+    }
+
+    /// COTs for the tags of every ChaCha20-Poly1305 record the client may seal: a request of
+    /// max_sent bytes and the close_notify.
+    fn tag_cots(&self) -> usize {
+        use crate::mpc::poly1305::{block_count, cots_for_tag};
+        let aad = 5;
+        crate::mpc::record::request_records(RecordLayer::Tls13, self.max_sent)
+            .into_iter()
+            .map(|(_, len)| len)
+            .chain([CLOSE_NOTIFY.len() + 1])
+            .map(|len| cots_for_tag(block_count(aad, len)))
+            .sum()
     }
 }
 

@@ -95,13 +95,13 @@ pub(super) async fn prepare_with<C: Channel, W>(
         return Err(ConnectionError::TooMuchSent { limit: limits.max_sent });
     }
     let delta = F128(gp.garbler().delta());
-    let cots = KosSender::with_delta(delta).extend(ch, limits.cots()).await?;
     let halves = match tls {
         TwoPartyTls::Tls12 => None,
-        TwoPartyTls::Tls13(group) => Some(KeyHalves::new(group)),
+        TwoPartyTls::Tls13 { group, .. } => Some(KeyHalves::new(group)),
     };
     ch.send([tls.encode(), halves.as_ref().map(KeyHalves::public).unwrap_or_default()].concat()).await?;
-    let ahead = request_ahead_prover(&mut gp, ch, tls.layer(), request_len).await?;
+    let cots = KosSender::with_delta(delta).extend(ch, limits.cots(tls)).await?;
+    let ahead = request_ahead_prover(&mut gp, ch, tls, request_len).await?;
     Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len, tls, halves })
 }
 
@@ -148,7 +148,7 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
     let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (body, keys, verify_data) =
+    let (body, mut keys, verify_data) =
         handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
     // The tag is public (it goes on the wire); V keeps the whole record.
     ch.send(body[body.len() - 16..].to_vec()).await?;
@@ -162,7 +162,7 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
         zk,
         server,
         &mut client,
-        &keys,
+        &mut keys,
         ahead,
         (request, request_len),
         &mut account,

@@ -5,7 +5,8 @@ use crate::gc::Garbler;
 use crate::mpc::fp::Fp;
 use crate::mpc::garbled::GarblerParty;
 use crate::mpc::phases::PhaseError;
-use crate::mpc::record::{request_records, tables_for_records};
+use crate::mpc::record::request_records;
+use crate::mpc::sealing::RecordCipher;
 use crate::tls::codec::TLS12;
 use crate::tls::crypto::{AesGcmRecordCrypto, RecordCrypto};
 use crate::tls::driver::ByteIo;
@@ -262,8 +263,8 @@ async fn a_request_too_long_to_garble_ahead_is_garbled_once_the_keys_exist() {
         .expect("request")
         .bytes;
     assert!(
-        tables_for_records(&request_records(RecordLayer::Tls12, req.len())) > AHEAD_TABLES
-            && tables_for_records(&request_records(RecordLayer::Tls12, 1024)) <= AHEAD_TABLES
+        RecordCipher::AesGcm.tables_for_records(&request_records(RecordLayer::Tls12, req.len())) > AHEAD_TABLES
+            && RecordCipher::AesGcm.tables_for_records(&request_records(RecordLayer::Tls12, 1024)) <= AHEAD_TABLES
     );
     let limits = ConnectionLimits { max_sent: 8192, ..LIMITS };
     let (p, v) = connect_within(honest(), port, roots.clone(), roots, &req, None, limits).await;

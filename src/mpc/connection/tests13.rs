@@ -38,22 +38,35 @@ fn request(path: &str, padding: usize) -> Vec<u8> {
         .bytes
 }
 
+/// Both two-party suites, ChaCha20-Poly1305 first.
+fn both() -> Suites13 {
+    Suites13::of(&Suites13::TWO_PARTY).expect("two-party suites")
+}
+
+fn aes_only() -> Suites13 {
+    Suites13::of(&[Suite13::Aes128GcmSha256]).expect("a two-party suite")
+}
+
 /// One TLS 1.3 connection in two parties to the fixture, P garbling with `gp`.
 async fn connect(
     gp: GarblerParty,
-    group: NamedGroup,
+    tls: TwoPartyTls,
     port: u16,
     roots: RootStore,
     request: &[u8],
 ) -> (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>) {
-    connect_with(gp, group, port, (roots.clone(), roots), request, None).await
+    connect_with(gp, tls, port, (roots.clone(), roots), request, None).await
+}
+
+fn tls13(group: NamedGroup, suites: Suites13) -> TwoPartyTls {
+    TwoPartyTls::Tls13 { group, suites }
 }
 
 /// [`connect`] with each party's roots, and the `flip`th encrypted record from the server
 /// altered (one bit) on its way to P.
 async fn connect_with(
     gp: GarblerParty,
-    group: NamedGroup,
+    tls: TwoPartyTls,
     port: u16,
     (roots, v_roots): (RootStore, RootStore),
     request: &[u8],
@@ -66,7 +79,7 @@ async fn connect_with(
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
     let (mut pz, mut vz) = crate::zk::tests::ideal_parties(crate::zk::Cheat::default());
     let p = async move {
-        let prepared = prepare_with(gp, &mut a, TwoPartyTls::Tls13(group), request.len(), limits).await?;
+        let prepared = prepare_with(gp, &mut a, tls, request.len(), limits).await?;
         let server_side = (roots, "localhost", now);
         let conn = connect_prover13(prepared, &mut a, &mut pz, &mut server, server_side, request, limits, None).await?;
         Ok((conn, pz, a))
@@ -129,21 +142,47 @@ async fn reproof(
     join(pp, vv).await
 }
 
-/// Both parties fetch `/json` over TLS 1.3 with each group, the request garbled ahead (short)
-/// and record by record (4 KB of padding does not fit the tables ahead): both hold the same
-/// wire bytes; the verifier accepts the proof of the garbling; with its share the prover has
-/// the session's schedule, under which the transcript reads as proxy mode's reading does: the
-/// handshake checked (chain, CertificateVerify, both Finished), the request as sent, the
-/// fixture's JSON response.
+/// A fixture that implements TLS_AES_128_GCM_SHA256 only of TLS 1.3's suites.
+async fn aes_only_fixture() -> (u16, RootStore) {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites.retain(|s| {
+        s.version() != &rustls::version::TLS13 || s.suite() == rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+    });
+    let addr = "127.0.0.1:0".parse().expect("addr");
+    let fixture = FixtureServer::bind_with(addr, KeyType::EcdsaP256, 30, provider).await.expect("fixture");
+    let port = fixture.local_addr().expect("port").port();
+    let roots = RootStore::from_pem(&fixture.certs.ca_pem).expect("roots");
+    tokio::spawn(fixture.run());
+    (port, roots)
+}
+
+/// Both parties fetch `/json` over TLS 1.3 with each group and each suite, the request garbled
+/// ahead (short) and record by record (7 KB of padding does not fit the tables ahead), and
+/// against a server that picks the suite offered second (the request garbled ahead for the
+/// first goes record by record): both hold the same wire bytes; the verifier accepts the proof
+/// of the garbling; with its share the prover has the session's schedule, under which the
+/// transcript reads as proxy mode's reading does: the handshake checked (chain,
+/// CertificateVerify, both Finished), the request as sent, the fixture's JSON response.
 #[tokio::test]
 async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_garbling_is_proven() {
     let (port, roots) = fixture().await;
-    for (group, padding) in [(NamedGroup::X25519, 0), (NamedGroup::Secp256r1, 0), (NamedGroup::X25519, 4000)] {
+    let (aes_port, aes_roots) = aes_only_fixture().await;
+    let (chacha, aes) = (Suite13::ChaCha20Poly1305Sha256, Suite13::Aes128GcmSha256);
+    for (group, suites, padding, (port, roots), chosen) in [
+        (NamedGroup::X25519, both(), 0, (port, &roots), chacha),
+        (NamedGroup::Secp256r1, both(), 0, (port, &roots), chacha),
+        (NamedGroup::X25519, both(), ONLINE, (port, &roots), chacha),
+        (NamedGroup::X25519, aes_only(), 0, (port, &roots), aes),
+        (NamedGroup::Secp256r1, aes_only(), ONLINE, (port, &roots), aes),
+        (NamedGroup::X25519, both(), 0, (aes_port, &aes_roots), aes),
+    ] {
         let req = request("/json", padding);
-        let (p, v) = connect(GarblerParty::new(Garbler::new(Vec::new())), group, port, roots.clone(), &req).await;
+        let gp = GarblerParty::new(Garbler::new(Vec::new()));
+        let (p, v) = connect(gp, tls13(group, suites), port, roots.clone(), &req).await;
         let (p, v) = (p.expect("prover"), v.expect("verifier"));
+        assert_eq!(p.0.client.suite(), Some(chosen));
         let ahead = v.0.script.requests_ahead;
-        assert_eq!(ahead, padding == 0, "a short request is garbled ahead");
+        assert_eq!(ahead, padding == 0 && chosen == suites.first(), "a short request is garbled ahead, for its suite");
         let wire = v.0.wire().clone();
         assert_eq!(p.0.client.wire(), Some(&wire), "both hold the same bytes ({group:?})");
         assert_eq!(p.0.revealed, v.0.revealed);
@@ -163,10 +202,10 @@ async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_ga
         let traffic = &schedule.handshake_traffic;
         let now = rustls_pki_types::UnixTime::now();
         let handshake = t
-            .read_handshake(traffic.client.as_bytes(), traffic.server.as_bytes(), &roots, "localhost", now)
+            .read_handshake(traffic.client.as_bytes(), traffic.server.as_bytes(), roots, "localhost", now)
             .expect("the handshake reads and checks");
         let application = schedule.application_traffic.as_ref().expect("application secrets");
-        let suite = Suite13::Aes128GcmSha256;
+        let suite = chosen;
         let sent = proof13::application_records(&t, &handshake, Direction::Sent);
         let (shapes, sent_plain) = proof13::read_records(suite, &application.client, sent).expect("request opens");
         assert_eq!(sent_plain, req, "the server got the request ({group:?}, ahead: {ahead})");
@@ -179,34 +218,29 @@ async fn a_tls13_connection_in_two_parties_fetches_from_a_real_server_and_its_ga
 }
 
 /// A garbler that flips one decoded bit of the request's keystream: the server gets a request
-/// with one byte altered (or refuses its tag), and the proof of the garbling refuses it by name.
+/// with one byte altered (or refuses its tag), and the proof of the garbling refuses it by
+/// name, under either suite.
 #[tokio::test]
 async fn a_garbler_that_flips_a_keystream_bit_in_tls13_is_refused_by_the_proof_of_the_garbling() {
     let (port, roots) = fixture().await;
     let req = request("/json", 0);
-    let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
-    // The request is garbled ahead of the handshake: the first wires the garbler decodes are
-    // its keystream's (masked). Flip a bit of its byte 20, in the path.
-    gp.cheat = GarblerCheat { flip_decoding: Some(8 * 20 + 3), ..GarblerCheat::default() };
-    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &req).await;
-    let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
-    let (_, verified) = reproof(p, v).await;
-    let err = verified.expect_err("the verifier refuses the garbling");
-    assert!(
-        matches!(
-            err,
-            ReproofError::Phase(crate::mpc::phases::PhaseError::Peer(
-                crate::mpc::phases::PeerMisbehaved::RevealDiffers { .. }
-            ))
-        ),
-        "{err:?}"
-    );
+    for suites in [both(), aes_only()] {
+        let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
+        // The request is garbled ahead of the handshake: the first wires the garbler decodes
+        // are its keystream's (masked). Flip a bit of its byte 20, in the path.
+        gp.cheat = GarblerCheat { flip_decoding: Some(8 * 20 + 3), ..GarblerCheat::default() };
+        let (p, v) = connect(gp, tls13(NamedGroup::X25519, suites), port, roots.clone(), &req).await;
+        let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
+        let (_, verified) = reproof(p, v).await;
+        let err = verified.expect_err("the verifier refuses the garbling");
+        assert!(matches!(err, ReproofError::Phase(PhaseError::Peer(PeerMisbehaved::RevealDiffers { .. }))), "{err:?}");
+    }
 }
 
-/// The request's padding that keeps it from being garbled ahead: P's first circuit inputs are
-/// then its share of the secret and its GHASH mask, and the first values revealed are the
-/// schedule's (HS's inner pad state, then c_hs and s_hs).
-const ONLINE: usize = 4000;
+/// The request's padding that keeps it from being garbled ahead (under either suite): P's
+/// first circuit inputs are then its share of the secret (and its GHASH mask), and the first
+/// values revealed are the schedule's (HS's inner pad state, then c_hs and s_hs).
+const ONLINE: usize = 7000;
 
 /// A garbler that flips a revealed bit of the schedule after the handshake (of c_ap's inner
 /// pad state: the revealed values before it are HS's, c_hs, s_hs, D's and MS's, 1,280 bits):
@@ -217,7 +251,7 @@ async fn a_garbler_that_flips_a_revealed_bit_of_the_schedule_is_refused() {
     let (port, roots) = fixture().await;
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     gp.cheat = GarblerCheat { flip_decoding: Some(1280 + 5), ..GarblerCheat::default() };
-    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", ONLINE)).await;
+    let (p, v) = connect(gp, tls13(NamedGroup::X25519, both()), port, roots, &request("/json", ONLINE)).await;
     let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
     let refused = reproof(p, v).await.1.err();
     assert!(
@@ -234,7 +268,7 @@ async fn a_garbler_that_inputs_another_share_than_it_committed_gets_no_handshake
     let (port, roots) = fixture().await;
     let mut gp = GarblerParty::new(Garbler::new(Vec::new()));
     gp.cheat = GarblerCheat { other_value: Some(3), ..GarblerCheat::default() };
-    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", ONLINE)).await;
+    let (p, v) = connect(gp, tls13(NamedGroup::X25519, both()), port, roots, &request("/json", ONLINE)).await;
     let bad_mac = |e: &ConnectionError| {
         matches!(e, ConnectionError::Tls(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadRecordMac)))
     };
@@ -255,23 +289,31 @@ async fn a_verifier_that_does_not_trust_the_servers_certificate_refuses_the_tls1
         FixtureServer::bind("127.0.0.1:0".parse().expect("addr"), KeyType::EcdsaP256, 30).await.expect("fixture");
     let other_roots = RootStore::from_pem(&other.certs.ca_pem).expect("roots");
     let gp = GarblerParty::new(Garbler::new(Vec::new()));
-    let (p, v) = connect_with(gp, NamedGroup::X25519, port, (roots, other_roots), &request("/json", 0), None).await;
+    let tls = tls13(NamedGroup::X25519, both());
+    let (p, v) = connect_with(gp, tls, port, (roots, other_roots), &request("/json", 0), None).await;
     let v = v.map(|_| ());
     assert!(matches!(&v, Err(ConnectionError::Tls(crate::tls::Error::Certificate(_)))), "{:?}", v.err());
     assert!(p.is_err(), "the prover cannot go on alone");
 }
 
 /// A verifier that publishes another share than it input is refused by the prover, by the
-/// label it held for the bit.
+/// label it held for the bit: its share of the secret, or its share of a ChaCha20-Poly1305
+/// record's Poly1305 polynomial (the first after the 256 bits of the secret's).
 #[tokio::test]
 async fn a_verifier_that_publishes_another_share_than_it_input_is_refused_in_tls13() {
     let (port, roots) = fixture().await;
-    let gp = GarblerParty::new(Garbler::new(Vec::new()));
-    let (p, v) = connect(gp, NamedGroup::X25519, port, roots, &request("/json", 0)).await;
-    let mut v = v.expect("verifier");
-    v.0.share[0] ^= 1;
-    let (proven, _) = reproof(p.expect("prover"), v).await;
-    assert!(matches!(proven, Err(ReproofError::LabelMismatch { bit: 0 })), "{:?}", proven.err());
+    for (tamper, bit) in [(0, 0), (1, 256 + 9)] {
+        let gp = GarblerParty::new(Garbler::new(Vec::new()));
+        let (p, v) = connect(gp, tls13(NamedGroup::X25519, both()), port, roots.clone(), &request("/json", 0)).await;
+        let mut v = v.expect("verifier");
+        assert_eq!(v.0.tag_shares.len(), 2 * 17, "the request's record and the close_notify");
+        match tamper {
+            0 => v.0.share[0] ^= 1,
+            _ => v.0.tag_shares[1] ^= 2,
+        }
+        let (proven, _) = reproof(p.expect("prover"), v).await;
+        assert!(matches!(proven, Err(ReproofError::LabelMismatch { bit: b }) if b == bit), "{:?}", proven.err());
+    }
 }
 
 /// A server record after the handshake altered before it reached P (by the network, or by P,
@@ -283,8 +325,8 @@ async fn a_server_record_altered_before_it_reached_the_prover_does_not_open_unde
     let (port, roots) = fixture().await;
     let gp = GarblerParty::new(Garbler::new(Vec::new()));
     // rustls's flight is four records; the fifth encrypted record is after the handshake
-    let (p, v) =
-        connect_with(gp, NamedGroup::X25519, port, (roots.clone(), roots.clone()), &request("/json", 0), Some(1)).await;
+    let tls = tls13(NamedGroup::X25519, both());
+    let (p, v) = connect_with(gp, tls, port, (roots.clone(), roots.clone()), &request("/json", 0), Some(1)).await;
     let (p, v) = (p.expect("the connection completes"), v.expect("verifier"));
     let wire = v.0.wire().clone();
     assert_eq!(p.0.client.wire(), Some(&wire), "V holds what P forwarded");
@@ -300,7 +342,7 @@ async fn a_server_record_altered_before_it_reached_the_prover_does_not_open_unde
         .expect("the handshake is intact");
     let application = schedule.application_traffic.as_ref().expect("application secrets");
     let received = proof13::application_records(&t, &handshake, Direction::Received);
-    let opened = proof13::read_records(Suite13::Aes128GcmSha256, &application.server, received);
+    let opened = proof13::read_records(Suite13::ChaCha20Poly1305Sha256, &application.server, received);
     assert!(
         matches!(opened, Err(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadRecordMac))),
         "{opened:?}"

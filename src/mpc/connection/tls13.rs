@@ -5,13 +5,15 @@
 //! - the halves of the client key share were exchanged in the preparation, so the ClientHello
 //!   (which carries their sum, the only group offered) goes out at once;
 //! - after the ServerHello, the 2PC ECDH over the server's share gives each party an additive
-//!   share of the (EC)DHE secret, P commits its share and its mask for the client direction's
-//!   GHASH key, and the garbled key schedule reveals the handshake traffic secrets to both
+//!   share of the (EC)DHE secret, P commits its share (and with AES-128-GCM its mask for the
+//!   client direction's GHASH key), and the garbled key schedule reveals the handshake traffic
+//!   secrets to both
 //!   ([`crate::mpc::kdf13`]): each copy of the client reads and checks the server's flight
 //!   (V's against its own roots and clock) and writes the client Finished itself;
 //! - after the server's Finished the schedule gives the client's application key and IV on
 //!   wires, and the records follow as in TLS 1.2 ([`exchange_prover`]), TLS 1.3's record layer
-//!   (the nonce IV ⊕ seq, the inner content type) in place of TLS 1.2's.
+//!   (the nonce IV ⊕ seq, the inner content type) in place of TLS 1.2's, under the suite the
+//!   server chose of the two offered ([`Suites13`]).
 //!
 //! Neither party ever holds an application key during the connection; the server's
 //! application secret is not computed at all until the verifier publishes its share.
@@ -21,27 +23,28 @@ use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::Wire;
 use crate::mpc::ecdh::{ReceiverCots, SenderCots};
-use crate::mpc::ghash::{block_to_field, powers_a, powers_b};
-use crate::mpc::handshake::{check_ole_cots, RecordKeys, INPUT_COTS};
+use crate::mpc::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
+use crate::mpc::handshake::{check_ole_cots, RecordKeys, TagKeys, INPUT_COTS};
 use crate::mpc::kdf13::{self, HandshakeTraffic, SharedGroup};
 use crate::mpc::phases::Input;
-use crate::mpc::record::{direction, ghash_key_share};
+use crate::mpc::poly1305::TagCots;
+use crate::mpc::record::ghash_key_share;
+use crate::mpc::reproof::handshake_inputs13;
+use crate::mpc::sealing::{client_direction, ClientDirection};
 use crate::tls::driver::ByteIo;
 use crate::tls::tls13::client::two_party::HandshakeRequest13;
 use crate::tls::tls13::client::{Client13, Config13, Schedule13};
 use crate::tls::tls13::key_schedule::{handshake_secret, master_secret, TrafficSecrets};
-use crate::tls::tls13::messages::Suite13;
 use crate::tls::tls13::HashAlg;
 use crate::tls::tls13::Secret;
 use rustls_pki_types::UnixTime;
 use zeroize::Zeroizing;
 
-/// The TLS 1.3 configuration both parties use, so both write the same ClientHello:
-/// TLS_AES_128_GCM_SHA256 only (the suite every TLS 1.3 server implements, and the one the
-/// two-party schedule and records are built for); the group is the key share's.
-pub(crate) fn two_party_config13(roots: RootStore) -> Config13 {
+/// The TLS 1.3 configuration both parties use, so both write the same ClientHello: the
+/// two-party suites offered, in order; the groups are the key shares'.
+pub(crate) fn two_party_config13(roots: RootStore, suites: Suites13) -> Config13 {
     let mut c = Config13::new(roots);
-    c.suites = vec![Suite13::Aes128GcmSha256];
+    c.suites = suites.list();
     c
 }
 
@@ -68,6 +71,9 @@ pub struct VerifierConnection13<W> {
     pub revealed: Vec<Vec<u8>>,
     pub for_verifier: Vec<Vec<u8>>,
     pub own_labels: Vec<Wire>,
+    /// Its shares of each ChaCha20-Poly1305 record's Poly1305 polynomial (17 bytes each), which
+    /// it publishes with its share of the (EC)DHE secret.
+    pub tag_shares: Vec<u8>,
     pub connection_time: UnixTime,
 }
 
@@ -87,11 +93,11 @@ fn secrets(traffic: &HandshakeTraffic) -> TrafficSecrets {
     TrafficSecrets { client: Secret::from_slice(&traffic.client), server: Secret::from_slice(&traffic.server) }
 }
 
-/// The ServerHello's choices: the schedule is built for the one suite offered (the client
-/// refuses others; checked again where it counts), the group is one of the halves'.
-fn hello_of(client: &Client13) -> Result<HandshakeRequest13, ConnectionError> {
+/// The ServerHello's choices: a suite offered (the client refuses others; checked again where
+/// it counts), the group one of the halves'.
+fn hello_of(client: &Client13, suites: Suites13) -> Result<HandshakeRequest13, ConnectionError> {
     let hello = client.handshake_request().cloned().ok_or(crate::tls::Error::InvalidState("no ServerHello"))?;
-    if hello.suite != Suite13::Aes128GcmSha256 {
+    if !suites.list().contains(&hello.suite) {
         return Err(crate::tls::Error::InvalidState("a ServerHello with another suite than offered").into());
     }
     Ok(hello)
@@ -114,25 +120,26 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     limits: ConnectionLimits,
     quiet: Option<std::time::Duration>,
 ) -> Result<ProverConnection13<Bit<Z, C>>, ConnectionError> {
-    let halves = match (prepared.tls, prepared.halves.take()) {
-        (TwoPartyTls::Tls13(_), Some(halves)) => halves,
+    let (halves, suites) = match (prepared.tls, prepared.halves.take()) {
+        (TwoPartyTls::Tls13 { suites, .. }, Some(halves)) => (halves, suites),
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
     let delta = start(&mut prepared, ch, zk, request).await?;
     let shares = halves.client_key_shares(&ch.recv().await?)?;
-    let mut client = Client13::two_party(two_party_config13(roots), server_name, now, shares)?;
+    let mut client = Client13::two_party(two_party_config13(roots, suites), server_name, now, shares)?;
     ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
     flush(&mut client, server).await?;
     let mut account = ServerBytes::new(limits);
     forward_until(ch, server, &mut client, &mut account, hello_read).await?;
-    let hello = hello_of(&client)?;
+    let hello = hello_of(&client, suites)?;
     let half = halves.of(hello.group)?;
+    let cipher = RecordCipher::of13(hello.suite);
     prepared.settle(ch).await?;
     let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
 
     let share = ecdh_prover(ch, half, &hello.server_public, delta, &cots[..ECDH_COTS]).await?;
     let h_mask: [u8; 16] = rand::random();
-    let inputs = Zeroizing::new([&share[..], &h_mask].concat());
+    let inputs = Zeroizing::new([&share[..], &h_mask[..handshake_inputs13(cipher) - 32]].concat());
     let handshake_wires = commit(zk, ch, &inputs).await?;
     let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs)).await?;
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
@@ -145,25 +152,38 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     forward_until(ch, server, &mut client, &mut account, Client13::is_connected).await?;
 
     let server_finished_hash = hash32(client.server_finished_hash())?;
-    let app = kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash, 16).await?;
-    let d = direction(&mut gp, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
-    ghash_key_share(&mut gp, ch, &d, &Input::Wires(&mine[256..])).await?;
-    let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
-    check_ole_cots(ole.keys.len(), limits.powers())?;
-    let client_powers = powers_a(ch, block_to_field(h_mask), limits.powers(), ole.delta, ole.keys, ole.first)
-        .await
-        .map_err(|e| ConnectionError::Handshake(e.into()))?;
+    let app =
+        kdf13::client_application(&mut gp, ch, &ms, &server_finished_hash, cipher.key_bits(RecordLayer::Tls13).0 / 8)
+            .await?;
+    let d = client_direction(&mut gp, ch, cipher, RecordLayer::Tls13, &app.key, &app.iv).await?;
+    let first = ECDH_COTS + INPUT_COTS;
+    let tags = match &d {
+        ClientDirection::AesGcm(aes) => {
+            ghash_key_share(&mut gp, ch, aes, &Input::Wires(&mine[256..])).await?;
+            let ole =
+                SenderCots { delta, keys: &cots[first..first + cots_for_powers(limits.powers())], first: first as u64 };
+            check_ole_cots(ole.keys.len(), limits.powers())?;
+            let powers = powers_a(ch, block_to_field(h_mask), limits.powers(), ole.delta, ole.keys, ole.first)
+                .await
+                .map_err(|e| ConnectionError::Handshake(e.into()))?;
+            TagKeys::Ghash(powers)
+        }
+        ClientDirection::ChaCha20Poly1305(_) => {
+            TagKeys::Poly1305(TagCots::sender(delta, cots[first..].to_vec(), first as u64))
+        }
+    };
     let client_key_and_salt = [app.key, app.iv].concat();
-    let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: theirs };
+    let mut keys =
+        RecordKeys { client: d, client_key_and_salt, tags, verifier_input: theirs, verifier_values: Vec::new() };
     // the client Finished goes with the first request record
-    let handshake = HandshakeScript::Tls13 { group, hello_hash, server_finished_hash };
+    let handshake = HandshakeScript::Tls13 { group, cipher, hello_hash, server_finished_hash };
     let (script, committed) = exchange_prover(
         &mut gp,
         ch,
         zk,
         server,
         &mut client,
-        &keys,
+        &mut keys,
         ahead,
         (request, request_len),
         &mut account,
@@ -186,8 +206,8 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     limits: ConnectionLimits,
 ) -> Result<VerifierConnection13<Bit<Z, C>>, ConnectionError> {
     let PreparedVerifier { mut ep, choices, macs, request: mut ahead, tls, halves } = prepared;
-    let (halves, shares) = match (tls, halves) {
-        (TwoPartyTls::Tls13(_), Some(halves)) => halves,
+    let (halves, shares, suites) = match (tls, halves) {
+        (TwoPartyTls::Tls13 { suites, .. }, Some((halves, shares))) => (halves, shares, suites),
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
     take_ahead_commitments(zk, ch, &mut ahead).await?;
@@ -197,17 +217,18 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
         .and_then(|(r, s)| Some((*r, <[u8; 32]>::try_from(s).ok()?)))
         .ok_or(ConnectionError::Malformed("the client random and session id are 32 bytes each"))?;
     let now = clock();
-    let config = two_party_config13(roots);
+    let config = two_party_config13(roots, suites);
     let mut client = Client13::two_party_with_randoms(config, server_name, now, shares, (random, session_id))?;
     client.take_outgoing();
     let mut account = ServerBytes::new(limits);
     take_until(ch, &mut client, &mut account, hello_read).await?;
-    let hello = hello_of(&client)?;
+    let hello = hello_of(&client, suites)?;
     let half = halves.of(hello.group)?;
+    let cipher = RecordCipher::of13(hello.suite);
 
     let share = ecdh_verifier(ch, half, &hello.server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
-    let handshake_wires = take_commitment(zk, ch, 32 + 16).await?;
-    let theirs = ep.peer_inputs(ch, 256 + 128).await?;
+    let handshake_wires = take_commitment(zk, ch, handshake_inputs13(cipher)).await?;
+    let theirs = ep.peer_inputs(ch, 8 * handshake_inputs13(cipher)).await?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let mine = ep.own_inputs(ch, &bytes_to_bits(&share[..]), &choices[input.clone()], &input_macs).await?;
@@ -221,21 +242,35 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     client.take_outgoing();
 
     let server_finished_hash = hash32(client.server_finished_hash())?;
-    let app = kdf13::client_application(&mut ep, ch, &ms, &server_finished_hash, 16).await?;
-    let d = direction(&mut ep, ch, RecordLayer::Tls13, &app.key, &app.iv).await?;
-    let h = ghash_key_share(&mut ep, ch, &d, &Input::Wires(&theirs[256..]))
-        .await?
-        .ok_or(ConnectionError::Malformed("no share of the GHASH key"))?;
-    let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
-    check_ole_cots(ole.choices.len(), limits.powers())?;
-    let client_powers = powers_b(ch, block_to_field(h), limits.powers(), ole.choices, ole.macs, ole.first)
-        .await
-        .map_err(|e| ConnectionError::Handshake(e.into()))?;
+    let app =
+        kdf13::client_application(&mut ep, ch, &ms, &server_finished_hash, cipher.key_bits(RecordLayer::Tls13).0 / 8)
+            .await?;
+    let d = client_direction(&mut ep, ch, cipher, RecordLayer::Tls13, &app.key, &app.iv).await?;
+    let tags = match &d {
+        ClientDirection::AesGcm(aes) => {
+            let h = ghash_key_share(&mut ep, ch, aes, &Input::Wires(&theirs[256..]))
+                .await?
+                .ok_or(ConnectionError::Malformed("no share of the GHASH key"))?;
+            let ole = input.end..input.end + cots_for_powers(limits.powers());
+            let ole = ReceiverCots { choices: &choices[ole.clone()], macs: &macs[ole], first: input.end as u64 };
+            check_ole_cots(ole.choices.len(), limits.powers())?;
+            let powers = powers_b(ch, block_to_field(h), limits.powers(), ole.choices, ole.macs, ole.first)
+                .await
+                .map_err(|e| ConnectionError::Handshake(e.into()))?;
+            TagKeys::Ghash(powers)
+        }
+        ClientDirection::ChaCha20Poly1305(_) => TagKeys::Poly1305(TagCots::receiver(
+            choices[input.end..].to_vec(),
+            macs[input.end..].to_vec(),
+            input.end as u64,
+        )),
+    };
     let client_key_and_salt = [app.key, app.iv].concat();
-    let keys = RecordKeys { client: d, client_key_and_salt, client_powers, verifier_input: mine };
-    let handshake = (HandshakeScript::Tls13 { group, hello_hash, server_finished_hash }, handshake_wires);
+    let mut keys =
+        RecordKeys { client: d, client_key_and_salt, tags, verifier_input: mine, verifier_values: Vec::new() };
+    let handshake = (HandshakeScript::Tls13 { group, cipher, hello_hash, server_finished_hash }, handshake_wires);
     let (script, committed) =
-        exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits, handshake).await?;
+        exchange_verifier(&mut ep, ch, zk, &mut client, &mut keys, ahead, &mut account, limits, handshake).await?;
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection13 {
         client,
@@ -245,6 +280,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
         revealed,
         for_verifier,
         own_labels: keys.verifier_input,
+        tag_shares: keys.verifier_values,
         connection_time: now,
     })
 }
@@ -253,7 +289,7 @@ impl<W> ProverConnection13<W> {
     /// The session's key schedule, natively, once the verifier has published its share (after
     /// the proof of the garbling): the secret is the sum of both shares in the group's field.
     pub fn schedule(&self, verifier_share: &[u8; 32]) -> Result<Schedule13, ConnectionError> {
-        let HandshakeScript::Tls13 { group, hello_hash, server_finished_hash } = &self.script.handshake else {
+        let HandshakeScript::Tls13 { group, hello_hash, server_finished_hash, .. } = &self.script.handshake else {
             return Err(ConnectionError::Malformed("a TLS 1.3 connection's script"));
         };
         let not_canonical = || ConnectionError::Malformed("a share outside its group's field");

@@ -35,12 +35,12 @@ pub(crate) async fn prepare_verifier<C: Channel, W>(
     ch: &mut C,
     limits: ConnectionLimits,
 ) -> Result<PreparedVerifier<W>, ConnectionError> {
-    let (choices, macs) = KosReceiver::new().extend(ch, limits.cots()).await?;
     let msg = ch.recv().await?;
     let (tls, prover_half) = TwoPartyTls::decode(&msg)?;
+    let (choices, macs) = KosReceiver::new().extend(ch, limits.cots(tls)).await?;
     let halves = match tls {
         TwoPartyTls::Tls12 => None,
-        TwoPartyTls::Tls13(group) => {
+        TwoPartyTls::Tls13 { group, .. } => {
             let halves = KeyHalves::new(group);
             // checked now, so that a bad point fails the preparation, not the connection
             let shares = halves.client_key_shares(prover_half)?;
@@ -49,7 +49,7 @@ pub(crate) async fn prepare_verifier<C: Channel, W>(
         }
     };
     let mut ep = EvaluatorParty::new();
-    let request = request_ahead_verifier(&mut ep, ch, limits, tls.layer()).await?;
+    let request = request_ahead_verifier(&mut ep, ch, limits, tls).await?;
     Ok(PreparedVerifier { ep, choices, macs, request, tls, halves })
 }
 
@@ -90,7 +90,7 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
     let kdf = kdf_inputs(&client)?;
-    let (ciphertext, keys, verify_data) = handshake::client_finished_verifier(
+    let (ciphertext, mut keys, verify_data) = handshake::client_finished_verifier(
         &mut ep,
         ch,
         &share,
@@ -104,7 +104,7 @@ pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
     client.send_sealed_finished(verify_data, &[&[0u8; 8][..], &ciphertext, &tag].concat())?;
     let handshake = (HandshakeScript::Tls12(kdf), handshake_wires);
     let (script, committed) =
-        exchange_verifier(&mut ep, ch, zk, &mut client, &keys, ahead, &mut account, limits, handshake).await?;
+        exchange_verifier(&mut ep, ch, zk, &mut client, &mut keys, ahead, &mut account, limits, handshake).await?;
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
     Ok(VerifierConnection {
         client,
@@ -125,9 +125,9 @@ pub(super) async fn take_ahead_commitments<C: Channel, Z: Party<C>>(
     ch: &mut C,
     ahead: &mut RequestView<Bit<Z, C>>,
 ) -> Result<(), ConnectionError> {
-    if let RequestView::Ahead(records) = ahead {
+    if let RequestView::Ahead { cipher, records, .. } = ahead {
         for r in records {
-            r.committed = take_commitment(zk, ch, r.len + 16).await?;
+            r.committed = take_commitment(zk, ch, r.len + cipher.tail_mask()).await?;
         }
     }
     Ok(())

@@ -217,7 +217,9 @@ pub(super) fn refused_handshake(e: crate::tls::Error, config: &super::ProverConf
     }
     if v13 {
         let tls13: Vec<&str> = match mpc {
-            true => vec![Suite13::Aes128GcmSha256.name()],
+            true => crate::mpc::connection::Suites13::of(&config.tls13_suites)
+                .map(|s| s.list().iter().map(|s| s.name()).collect())
+                .unwrap_or_default(),
             false => config.tls13_suites.iter().map(|s| s.name()).collect(),
         };
         offered.push(format!("TLS 1.3 with {}", names(tls13)));
@@ -226,8 +228,8 @@ pub(super) fn refused_handshake(e: crate::tls::Error, config: &super::ProverConf
     let all13 = Suite13::ALL.iter().all(|s| config.tls13_suites.contains(s));
     let versions = "tls.versions [\"1.2\", \"1.3\"] (--tls-versions 1.2,1.3), the default";
     let mut hint = match (v12, v13) {
-        (true, _) if mpc => "A server that speaks TLS 1.3 only is reached in MPC mode with tls.versions [\"1.3\"] (--tls-versions 1.3); MPC mode speaks AES-128-GCM only, and proxy mode reaches servers that require another suite.".to_string(),
-        _ if mpc => "A server that speaks TLS 1.2 only is reached in MPC mode with tls.versions [\"1.2\"] (--tls-versions 1.2), the default; MPC mode speaks AES-128-GCM only, and proxy mode reaches servers that require another suite.".to_string(),
+        (true, _) if mpc => "A server that speaks TLS 1.3 only is reached in MPC mode with tls.versions [\"1.3\"] (--tls-versions 1.3); MPC mode speaks AES-128-GCM (and in TLS 1.3 ChaCha20-Poly1305) only, and proxy mode reaches servers that require another suite.".to_string(),
+        _ if mpc => "A server that speaks TLS 1.2 only is reached in MPC mode with tls.versions [\"1.2\"] (--tls-versions 1.2), the default; MPC mode speaks AES-128-GCM (and in TLS 1.3 ChaCha20-Poly1305) only, and proxy mode reaches servers that require another suite.".to_string(),
         (true, false) => format!("A server that speaks TLS 1.3 only needs it offered: {versions}."),
         (false, true) => format!("A server that speaks TLS 1.2 only needs it offered: {versions}."),
         _ => String::new(),

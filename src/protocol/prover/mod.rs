@@ -78,10 +78,11 @@ impl ProverConfig {
                 return Err(ProverError::Unsupported("offering both TLS versions in MPC mode (choose one)"));
             }
             if self.tls_versions == [TlsVersion::Tls13]
-                && !self.tls13_suites.contains(&crate::tls::tls13::Suite13::Aes128GcmSha256)
+                && crate::mpc::connection::Suites13::of(&self.tls13_suites).is_none()
             {
                 return Err(ProverError::Unsupported(
-                    "these TLS 1.3 suites in MPC mode, which supports only TLS_AES_128_GCM_SHA256",
+                    "these TLS 1.3 suites in MPC mode, which supports only TLS_CHACHA20_POLY1305_SHA256 and \
+                     TLS_AES_128_GCM_SHA256",
                 ));
             }
         }

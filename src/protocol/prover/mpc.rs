@@ -35,11 +35,14 @@ pub(super) async fn mpc_prepare(
 }
 
 /// The TLS version MPC mode's connection speaks: the one the configuration offers (its check
-/// allows one), TLS 1.3 with an X25519 key share.
+/// allows one), TLS 1.3 with an X25519 key share first and the two-party suites it allows,
+/// ChaCha20-Poly1305 first (its check allows no configuration without one).
 fn two_party_tls(config: &ProverConfig) -> crate::mpc::connection::TwoPartyTls {
-    use crate::mpc::connection::TwoPartyTls;
-    match config.tls_versions.as_slice() {
-        [TlsVersion::Tls13] => TwoPartyTls::Tls13(crate::tls::codec::NamedGroup::X25519),
+    use crate::mpc::connection::{Suites13, TwoPartyTls};
+    match (config.tls_versions.as_slice(), Suites13::of(&config.tls13_suites)) {
+        ([TlsVersion::Tls13], Some(suites)) => {
+            TwoPartyTls::Tls13 { group: crate::tls::codec::NamedGroup::X25519, suites }
+        }
         _ => TwoPartyTls::Tls12,
     }
 }
@@ -168,7 +171,7 @@ pub(super) async fn mpc_exchange(
                     unproven: 0,
                 })
             }
-            TwoPartyTls::Tls13(_) => {
+            TwoPartyTls::Tls13 { .. } => {
                 let server_side = (config.roots.clone(), target.name(), now);
                 let connect = connect_prover13(prepared, zk, prover, &mut server, server_side, request, limits, quiet);
                 let conn = within(step * 5, what, Box::pin(connect)).await?.map_err(failed)?;
