@@ -37,9 +37,22 @@ pub(crate) const COTS_PER_STEP: usize = crate::cost::KEYSTREAM_PREPROCESS;
 pub(crate) const MAX_COTS: usize = 6 << 20;
 
 /// What a session of `max_recv` bytes received makes beside its connection at most: the
-/// keystream proof of all of it, and at most [`MAX_COTS`].
+/// keystream proof of all of it under the costliest cipher MPC mode speaks (ChaCha20), and at
+/// most [`MAX_COTS`]. The verifier serves up to this; the prover asks for the cipher it
+/// expects ([`cots_for`]).
 pub(crate) fn max_cots(max_recv: usize) -> usize {
-    crate::cost::keystream_cots(max_recv).min(MAX_COTS)
+    crate::cost::most_keystream_cots(max_recv).min(MAX_COTS)
+}
+
+/// What a session of `max_recv` bytes received asks for beside its connection when the server
+/// is expected to choose `cipher`: the keystream proof of all of it, and at most [`MAX_COTS`].
+pub(crate) fn cots_for(cipher: crate::mpc::sealing::RecordCipher, max_recv: usize) -> usize {
+    use crate::tls::tls13::Suite13;
+    let suite = match cipher {
+        crate::mpc::sealing::RecordCipher::AesGcm => Suite13::Aes128GcmSha256,
+        crate::mpc::sealing::RecordCipher::ChaCha20Poly1305 => Suite13::ChaCha20Poly1305Sha256,
+    };
+    crate::cost::keystream_cots_of(suite, max_recv).min(MAX_COTS)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -398,9 +398,9 @@ async fn session(
 /// The most COTs a session of `mode` within `max_sent` can use ahead of its proofs (the
 /// request's keystream and its proof of no hidden line break, all of it hidden at most): in
 /// proxy mode, of any TLS version and suite (the server chooses them later), with the setup
-/// iteration a partly revealed response adds there; in MPC mode, of either version with
-/// AES-128-GCM, where a partly revealed response adds nothing ahead of the connection (its keystream COTs are made
-/// beside the connection, bounded by `cots_beside::max_cots`).
+/// iteration a partly revealed response adds there; in MPC mode, of either version and its
+/// two-party suites, where a partly revealed response adds nothing ahead of the connection
+/// (its keystream COTs are made beside the connection, bounded by `cots_beside::max_cots`).
 pub fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
     match mode {
         SessionMode::Proxy => proof::preprocess_cots(
@@ -415,13 +415,14 @@ pub fn preprocess_limit(mode: SessionMode, max_sent: usize) -> usize {
                 proof::keystream_cots(max_sent) + proof::line_break_cots(max_sent),
                 false,
             ) + crate::mpc::reproof::preprocess_cots(max_sent, false);
-            let aes = crate::tls::tls13::Suite13::Aes128GcmSha256;
-            let tls13 = proof::preprocess_cots(
-                proof::derivation_cots(aes, 2),
-                proof::keystream_cots_of(aes, max_sent) + proof::line_break_cots_of(aes, max_sent),
-                false,
-            ) + crate::mpc::reproof::preprocess_cots(max_sent, true);
-            tls12.max(tls13)
+            let tls13 = crate::mpc::connection::Suites13::TWO_PARTY.iter().map(|&suite| {
+                proof::preprocess_cots(
+                    proof::derivation_cots(suite, 2),
+                    proof::keystream_cots_of(suite, max_sent) + proof::line_break_cots_of(suite, max_sent),
+                    false,
+                ) + crate::mpc::reproof::preprocess_cots(max_sent, true)
+            });
+            tls13.fold(tls12, usize::max)
         }
     }
 }

@@ -63,8 +63,8 @@ impl TwoPartyTls {
         }
     }
 
-    /// The client direction's cipher of the request garbled ahead.
-    pub(super) fn ahead_cipher(self) -> RecordCipher {
+    /// The client direction's cipher of the request garbled ahead: the first offered.
+    pub(crate) fn ahead_cipher(self) -> RecordCipher {
         match self {
             TwoPartyTls::Tls13 { suites, .. } => RecordCipher::of13(suites.first()),
             TwoPartyTls::Tls12 => RecordCipher::AesGcm,

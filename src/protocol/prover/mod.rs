@@ -601,8 +601,13 @@ async fn ask(
     // A server offered TLS 1.3 mostly chooses it, and the first suite offered: preprocess for
     // that key derivation.
     let len = if sizing.request_whole { 0 } else { sizing.request_len };
-    let (derivation, request_keystream) = match config.tls13_suites.first() {
-        Some(&suite) if config.tls_versions.contains(&TlsVersion::Tls13) => (
+    // (MPC mode offers its two-party suites in its own order)
+    let first13 = match mode {
+        SessionMode::Mpc => crate::mpc::connection::Suites13::of(&config.tls13_suites).map(|s| s.first()),
+        SessionMode::Proxy => config.tls13_suites.first().copied(),
+    };
+    let (derivation, request_keystream) = match first13 {
+        Some(suite) if config.tls_versions.contains(&TlsVersion::Tls13) => (
             proof::derivation_cots(
                 suite,
                 usize::from(!sizing.request_whole) + usize::from(sizing.response != RevealExtent::Whole),

@@ -84,10 +84,13 @@ pub(super) fn connection_limits(config: &ProverConfig) -> crate::mpc::connection
 }
 
 /// How many COTs MPC mode makes beside its connection, for the keystream proof of a response
-/// that is only partly revealed ([`crate::mpc::cots_beside`]).
+/// that is only partly revealed ([`crate::mpc::cots_beside`]), under the cipher the server is
+/// expected to choose: the first offered.
 pub(super) fn cots_beside_max(config: &ProverConfig, sizing: Sizing) -> usize {
     match sizing.response {
-        RevealExtent::Partly => crate::mpc::cots_beside::max_cots(config.max_recv as usize),
+        RevealExtent::Partly => {
+            crate::mpc::cots_beside::cots_for(two_party_tls(config).ahead_cipher(), config.max_recv as usize)
+        }
         RevealExtent::Whole | RevealExtent::Nothing => 0,
     }
 }
