@@ -28,16 +28,32 @@ $bin fixture-server --listen 127.0.0.1:0 --addr-file "$run/fixture" --ca-out "$r
 for f in echo fixture; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 # The verifier dials the name it certifies: the fixture's certificate is for localhost.
 fixture="localhost:$(sed 's/.*://' "$run/fixture")"
-$bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$fixture" --addr-file "$run/proxy" >/dev/null & pids+=($!)
+# OpenSSL's s_server for the browser's interop test (TLS 1.3 with ChaCha20-Poly1305 and P-256
+# only: the prover's X25519 share gets a HelloRetryRequest), under a CA of its own.
+export OPENSSL_CONF="$run/openssl.cnf"; : >"$OPENSSL_CONF"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=tlsproof-openssl-ca \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign -keyout "$run/ossl-ca.key" -out "$run/ossl-ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost -keyout "$run/ossl.key" -out "$run/ossl.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$run/ossl.ext"
+openssl x509 -req -in "$run/ossl.csr" -CA "$run/ossl-ca.pem" -CAkey "$run/ossl-ca.key" -CAcreateserial -days 2 \
+  -extfile "$run/ossl.ext" -out "$run/ossl.pem" 2>/dev/null
+ossl_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+openssl s_server -tls1_3 -ciphersuites TLS_CHACHA20_POLY1305_SHA256 -groups P-256 -www -accept "127.0.0.1:$ossl_port" \
+  -cert "$run/ossl.pem" -key "$run/ossl.key" </dev/null >/dev/null 2>&1 & pids+=($!)
+openssl_server="localhost:$ossl_port"
+cat "$run/ca.pem" "$run/ossl-ca.pem" >"$run/roots.pem"
+$bin proxy --listen 127.0.0.1:0 --allow "$(cat "$run/echo"),$fixture,$openssl_server" --addr-file "$run/proxy" >/dev/null & pids+=($!)
 # It signs its verdicts: the browser tests and the bundled apps present its attestations.
 verifier_key=$($bin keygen --scheme secp256k1 --out "$run/verifier-key.pem" | sed -n 's/^public key: //p')
-$bin verifier --listen 127.0.0.1:0 --max-recv 16777216 --allow "$fixture" --roots "$run/ca.pem" --addr-file "$run/verifier" --signing-key "$run/verifier-key.pem" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
+$bin verifier --listen 127.0.0.1:0 --max-recv 16777216 --allow "$fixture,$openssl_server" --roots "$run/roots.pem" --addr-file "$run/verifier" --signing-key "$run/verifier-key.pem" >"$run/verifier.log" 2>&1 & verifier_pid=$!; pids+=($verifier_pid)
 for f in proxy verifier; do for _ in $(seq 100); do [ -s "$run/$f" ] && break; sleep 0.1; done; done
 export TLSPROOF_TEST_PROXY="ws://$(cat "$run/proxy")/"
 export TLSPROOF_TEST_ECHO="$(cat "$run/echo")"
 export TLSPROOF_TEST_VERIFIER="ws://$(cat "$run/verifier")/"
 export TLSPROOF_TEST_FIXTURE="$fixture"
 export TLSPROOF_TEST_CA="$(cat "$run/ca.pem")"
+export TLSPROOF_TEST_OPENSSL="$openssl_server"
+export TLSPROOF_TEST_OPENSSL_CA="$(cat "$run/ossl-ca.pem")"
 export TLSPROOF_TEST_VERIFIER_KEY="$verifier_key"
 export WASM_BINDGEN_TEST_TIMEOUT=300
 wasm_env wasm-pack --log-level warn test --headless --chrome --chromedriver /usr/bin/chromedriver --release . --features standalone-threads

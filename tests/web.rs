@@ -428,22 +428,51 @@ async fn notarize_api_in_mpc_mode_through_the_proxy_with_the_fast_path_and_redac
     assert_eq!(v["recv"]["ending"].as_str(), Some("open"), "{v}");
 }
 
-/// TLS 1.3 in MPC mode from the browser: the token hidden, the response by the fast path, then
-/// with its body alone revealed (the ZK path); the verdict names TLS 1.3.
+/// TLS 1.3 in MPC mode from the browser: the token hidden, the response by the fast path under
+/// the suite offered first (ChaCha20-Poly1305), then with TLS_AES_128_GCM_SHA256 alone and the
+/// response's body alone revealed (the ZK path); the verdict names TLS 1.3 and the suite.
 #[wasm_bindgen_test]
 async fn notarize_api_in_mpc_mode_over_tls13() {
     ensure_pool().await;
     let mut mpc = serde_json::json!({"mode": "mpc", "proxyUrl": proxy(), "tls": {"versions": ["1.3"]}});
     let v = notarize(options("/bytes?n=1024", mpc.clone())).await.unwrap_or_else(|e| panic!("mpc 1.3: {e}"));
     assert_eq!((v["mode"].as_str(), v["tls"]["version"].as_str()), (Some("mpc"), Some("1.3")), "{v}");
-    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_AES_128_GCM_SHA256"), "{v}");
+    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_CHACHA20_POLY1305_SHA256"), "{v}");
     assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("fast")), "{v}");
     let sent = v["sent"]["printable"].as_str().unwrap();
     assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
     mpc["reveal"] = serde_json::json!({"recv": "body"});
+    mpc["tls"]["cipherSuites"] = serde_json::json!(["TLS_AES_128_GCM_SHA256"]);
     let v = notarize(options("/bytes?n=1024", mpc)).await.unwrap_or_else(|e| panic!("mpc 1.3 redacted: {e}"));
+    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_AES_128_GCM_SHA256"), "{v}");
     assert_eq!((v["sent"]["path"].as_str(), v["recv"]["path"].as_str()), (Some("zk"), Some("zk")), "{v}");
     assert!(v["recv"]["printable"].as_str().unwrap().starts_with('█'));
+}
+
+/// TLS 1.3 in MPC mode from the browser through `tlsproof proxy` to OpenSSL's s_server, which
+/// takes ChaCha20-Poly1305 and P-256 only: the prover's X25519 share gets a HelloRetryRequest,
+/// the parties' P-256 share goes in the second ClientHello, and the verdict names both.
+#[wasm_bindgen_test]
+async fn notarize_api_in_mpc_mode_against_openssl_over_tls13() {
+    ensure_pool().await;
+    let openssl = server(option_env!("TLSPROOF_TEST_OPENSSL"), "TLSPROOF_TEST_OPENSSL");
+    let ca = server(option_env!("TLSPROOF_TEST_OPENSSL_CA"), "TLSPROOF_TEST_OPENSSL_CA");
+    let o = serde_json::json!({
+        "verifierUrl": verifier(),
+        "url": format!("https://{openssl}/"),
+        "caPem": ca,
+        "headers": {"Authorization": "Bearer browser-secret"},
+        "mode": "mpc",
+        "proxyUrl": proxy(),
+        "tls": {"versions": ["1.3"]},
+    });
+    let o = js_sys::JSON::parse(&o.to_string()).expect("options are JSON");
+    let v = notarize(o).await.unwrap_or_else(|e| panic!("mpc 1.3 against openssl: {e}"));
+    assert_eq!((v["tls"]["version"].as_str(), v["tls"]["group"].as_str()), (Some("1.3"), Some("secp256r1")), "{v}");
+    assert_eq!(v["tls"]["cipherSuite"].as_str(), Some("TLS_CHACHA20_POLY1305_SHA256"), "{v}");
+    assert_eq!(v["exchanges"][0]["status"].as_u64(), Some(200), "{v}");
+    let sent = v["sent"]["printable"].as_str().unwrap();
+    assert!(sent.contains("Authorization: █") && !sent.contains("browser-secret"), "{sent}");
 }
 
 /// A statement about a hidden value from the browser, in both modes: the fixture's amount is
