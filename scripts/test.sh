@@ -120,7 +120,7 @@ echo "CLI: 'transfer.amount <= 500' about the request's body proven with the amo
 echo "== CLI: MPC mode in TLS 1.3 =="
 out=$($bin prove --verifier "$TLSPROOF_TEST_VERIFIER" --url "https://$fixture/json" --roots "$run/ca.pem" \
   --mode mpc --proxy "$TLSPROOF_TEST_PROXY" --tls-versions 1.3 --header "Authorization: Bearer cli-secret-13" --reveal-sent headers-except:authorization)
-if ! echo "$out" | grep -q "MPC mode" || ! echo "$out" | grep -q "TLS 1.3, TLS_AES_128_GCM_SHA256" || echo "$out" | grep -q "cli-secret-13"; then
+if ! echo "$out" | grep -q "MPC mode" || ! echo "$out" | grep -q "TLS 1.3, TLS_CHACHA20_POLY1305_SHA256" || echo "$out" | grep -q "cli-secret-13"; then
   echo "--mode mpc --tls-versions 1.3: no TLS 1.3 MPC-mode verdict, or the token shows:"; echo "$out"; exit 1
 fi
 echo "CLI: --mode mpc --tls-versions 1.3 verified, the token hidden"
