@@ -7,13 +7,14 @@
 
 use super::f1305::F1305_BYTES;
 use super::phases::{Input, PeerMisbehaved, PhaseError, Phases};
+use super::record::keystream_in_phases;
 use crate::channel::Channel;
 use crate::circuits::modp::{add_mod_le, ripple_add};
 use crate::circuits::{add, chacha20, constant_bytes, xor_bits, Circuit};
 
 /// Keystream blocks per phase: 64 ChaCha20 blocks (about 660k AND gates) stay under a phase's
 /// table limit.
-const PHASE_BLOCKS: usize = 64;
+pub(crate) const PHASE_BLOCKS: usize = 64;
 /// Bytes of the prover's mask of r: 192 bits, so that r + m (r < 2^124) is within 2^-68 of
 /// uniform.
 pub(crate) const R_MASK_BYTES: usize = 24;
@@ -57,24 +58,11 @@ pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
     len: usize,
     mask: &Input<'_, P::Backend>,
 ) -> Result<Vec<u8>, PhaseError> {
-    let mut revealed = Vec::with_capacity(len);
-    let blocks: Vec<u32> = (0..len.div_ceil(64) as u32).collect();
-    for piece in blocks.chunks(PHASE_BLOCKS) {
-        let (from, to) = (64 * piece[0] as usize, (64 * (piece[piece.len() - 1] as usize + 1)).min(len));
-        let ((), part) = p
-            .phase(ch, &mut |b| {
-                let nonce = d.nonce(b, seq);
-                let ks: Vec<_> = piece
-                    .iter()
-                    .flat_map(|&j| chacha20::block(b, &d.key, &nonce, j + 1))
-                    .take(8 * (to - from))
-                    .collect();
-                ((), xor_bits(b, &ks, &mask.wires(b)[8 * from..8 * to]))
-            })
-            .await?;
-        revealed.extend_from_slice(&part);
-    }
-    Ok(revealed)
+    keystream_in_phases(p, ch, len, (64, PHASE_BLOCKS), mask, &|b, piece| {
+        let nonce = d.nonce(b, seq);
+        piece.iter().flat_map(|&j| chacha20::block(b, &d.key, &nonce, j + 1)).collect()
+    })
+    .await
 }
 
 /// Record `seq`'s one-time Poly1305 key (r ‖ s, the first 32 bytes of its ChaCha20 block 0,

@@ -276,9 +276,16 @@ impl GarblerParty {
         Ok(send_chunked(ch, &labels_to_bytes(&offsets)).await?)
     }
 
-    /// How the next phases run.
-    pub(crate) fn schedule(&self) -> Schedule {
-        self.schedule
+    /// Runs `run`'s phases online, whatever the schedule (a tag phase among records garbled
+    /// ahead), then returns to the schedule.
+    pub(crate) async fn online<T>(
+        &mut self,
+        run: impl AsyncFnOnce(&mut Self) -> Result<T, PhaseError>,
+    ) -> Result<T, PhaseError> {
+        let schedule = std::mem::replace(&mut self.schedule, Schedule::Online);
+        let out = run(self).await;
+        self.schedule = schedule;
+        out
     }
 
     /// Forgets the phases garbled ahead that were not replayed (the connection took another
@@ -531,8 +538,15 @@ impl EvaluatorParty {
         self.replay = replay;
     }
 
-    pub(crate) fn replaying(&self) -> bool {
-        self.replay
+    /// The evaluator's side of [`GarblerParty::online`].
+    pub(crate) async fn online<T>(
+        &mut self,
+        run: impl AsyncFnOnce(&mut Self) -> Result<T, PhaseError>,
+    ) -> Result<T, PhaseError> {
+        let replay = std::mem::replace(&mut self.replay, false);
+        let out = run(self).await;
+        self.replay = replay;
+        out
     }
 
     /// Forgets the phases received ahead that were not evaluated (the connection took another

@@ -49,46 +49,37 @@ impl TagCots {
         TagCots { pool: CotPool::Receiver { choices, macs }, first, used: 0 }
     }
 
-    fn take(&mut self, n: usize, len: usize) -> Result<(core::ops::Range<usize>, u64), RecordError> {
-        let range = self.used..self.used + n;
+    /// The next `n` COTs' range in the pool of `len`, and the session-wide index of the first.
+    fn take(used: &mut usize, first: u64, n: usize, len: usize) -> Result<(core::ops::Range<usize>, u64), RecordError> {
+        let range = *used..*used + n;
         if range.end > len {
             return Err(OleError::CountMismatch {
                 what: "COTs left for the records' tags",
                 expected: n,
-                got: len - self.used,
+                got: len - *used,
             }
             .into());
         }
-        self.used = range.end;
-        Ok((range.clone(), self.first + range.start as u64))
+        *used = range.end;
+        Ok((range.clone(), first + range.start as u64))
     }
 
     /// The next `n` COTs, on the sender's side.
     pub(crate) fn take_sender(&mut self, n: usize) -> Result<SenderCots<'_>, RecordError> {
-        let len = match &self.pool {
-            CotPool::Sender { keys, .. } => keys.len(),
-            CotPool::Receiver { .. } => 0,
+        let TagCots { pool: CotPool::Sender { delta, keys }, first, used } = self else {
+            return Err(RecordError::Malformed("the receiver's COTs, taken as a sender's"));
         };
-        let (range, first) = self.take(n, len)?;
-        match &self.pool {
-            CotPool::Sender { delta, keys } => Ok(SenderCots { delta: *delta, keys: &keys[range], first }),
-            CotPool::Receiver { .. } => Err(RecordError::Malformed("the receiver's COTs, taken as a sender's")),
-        }
+        let (range, first) = Self::take(used, *first, n, keys.len())?;
+        Ok(SenderCots { delta: *delta, keys: &keys[range], first })
     }
 
     /// The next `n` COTs, on the receiver's side.
     pub(crate) fn take_receiver(&mut self, n: usize) -> Result<ReceiverCots<'_>, RecordError> {
-        let len = match &self.pool {
-            CotPool::Receiver { choices, .. } => choices.len(),
-            CotPool::Sender { .. } => 0,
+        let TagCots { pool: CotPool::Receiver { choices, macs }, first, used } = self else {
+            return Err(RecordError::Malformed("the sender's COTs, taken as a receiver's"));
         };
-        let (range, first) = self.take(n, len)?;
-        match &self.pool {
-            CotPool::Receiver { choices, macs } => {
-                Ok(ReceiverCots { choices: &choices[range.clone()], macs: &macs[range], first })
-            }
-            CotPool::Sender { .. } => Err(RecordError::Malformed("the sender's COTs, taken as a receiver's")),
-        }
+        let (range, first) = Self::take(used, *first, n, choices.len())?;
+        Ok(ReceiverCots { choices: &choices[range.clone()], macs: &macs[range], first })
     }
 }
 
@@ -274,6 +265,48 @@ mod tests {
             assert_eq!(x + y, poly, "{n} blocks");
             assert_ne!(x, poly);
             assert_ne!(y, poly);
+        }
+    }
+
+    /// The tag COTs are handed out in order, each once, with their session-wide indices, and
+    /// a record that would take more than are left is refused (a prover splitting its request
+    /// into more records than max_sent allows runs out here, not past the pool).
+    #[test]
+    fn tag_cots_are_taken_once_in_order_and_run_out_with_an_error() {
+        let delta = F128(rand::random());
+        let (keys, choices, macs) = random_cots(delta, 300);
+        let mut sender = TagCots::sender(delta, keys, 1000);
+        assert_eq!(sender.take_sender(136).expect("first").first, 1000);
+        assert_eq!(sender.take_sender(136).expect("second").first, 1136);
+        assert!(matches!(sender.take_sender(136), Err(RecordError::Ole(OleError::CountMismatch { got: 28, .. }))));
+        assert!(matches!(sender.take_receiver(1), Err(RecordError::Malformed(_))));
+        let mut receiver = TagCots::receiver(choices, macs, 0);
+        assert_eq!(receiver.take_receiver(300).expect("all").choices.len(), 300);
+        assert!(matches!(receiver.take_receiver(1), Err(RecordError::Ole(_))));
+    }
+
+    /// The verifier refuses the prover's conversion message when it is cut short or its σ is
+    /// not an element below p (p itself), before using it.
+    #[test]
+    fn a_malformed_conversion_message_is_refused() {
+        let delta = F128(rand::random());
+        let (_, choices, macs) = random_cots(delta, OLE_COTS * 2);
+        let p: [u8; F1305_BYTES] =
+            [0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03];
+        let valid = elements_to_bytes(&vec![F1305::ONE; OLE_COTS]);
+        for msg in [valid[..100].to_vec(), [&valid[..], &p].concat()] {
+            let (mut a, mut b) = memory_pair(crate::zk::MAX_MESSAGE);
+            let (c, m) = (choices.clone(), macs.clone());
+            let (_, got) = block_on(join(
+                async move {
+                    a.recv().await.expect("corrections");
+                    a.send(msg).await.expect("send");
+                },
+                async move {
+                    tag_share_verifier(&mut b, &[1; 25], 1, ReceiverCots { choices: &c, macs: &m, first: 0 }).await
+                },
+            ));
+            assert!(matches!(got, Err(RecordError::Malformed(_))), "{got:?}");
         }
     }
 

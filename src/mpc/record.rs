@@ -185,15 +185,30 @@ pub(crate) async fn masked_keystream<C: Channel, P: Phases<C>>(
     len: usize,
     mask: &Input<'_, P::Backend>,
 ) -> Result<Vec<u8>, PhaseError> {
+    keystream_in_phases(p, ch, len, (16, KEYSTREAM_PHASE_BLOCKS), mask, &|b, piece| {
+        let iv = d.iv(b, seq);
+        keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().collect()
+    })
+    .await
+}
+
+/// `len` bytes of a keystream of `block`-byte blocks 0, 1, … in phases of `per_phase` blocks
+/// (`blocks` gives a phase's blocks' bits), each revealed to both masked by the prover's mask.
+pub(crate) async fn keystream_in_phases<C: Channel, P: Phases<C>>(
+    p: &mut P,
+    ch: &mut C,
+    len: usize,
+    (block, per_phase): (usize, usize),
+    mask: &Input<'_, P::Backend>,
+    blocks: &dyn Fn(&mut P::Backend, &[u32]) -> Vec<<P::Backend as Gates>::Bit>,
+) -> Result<Vec<u8>, PhaseError> {
     let mut revealed = Vec::with_capacity(len);
-    let blocks: Vec<u32> = (0..len.div_ceil(16) as u32).collect();
-    for piece in blocks.chunks(KEYSTREAM_PHASE_BLOCKS) {
-        let (from, to) = (16 * piece[0] as usize, (16 * (piece[piece.len() - 1] as usize + 1)).min(len));
+    let indices: Vec<u32> = (0..len.div_ceil(block) as u32).collect();
+    for piece in indices.chunks(per_phase) {
+        let (from, to) = (block * piece[0] as usize, (block * (piece[piece.len() - 1] as usize + 1)).min(len));
         let ((), part) = p
             .phase(ch, &mut |b| {
-                let iv = d.iv(b, seq);
-                let ks: Vec<_> =
-                    keystream_blocks(b, &d.rk, &iv, piece).into_iter().flatten().take(8 * (to - from)).collect();
+                let ks: Vec<_> = blocks(b, piece).into_iter().take(8 * (to - from)).collect();
                 ((), xor_bits(b, &ks, &mask.wires(b)[8 * from..8 * to]))
             })
             .await?;

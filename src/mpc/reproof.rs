@@ -106,7 +106,7 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
             (layer, RecordCipher::AesGcm, client, keys.client_write_key, keys.client_write_iv)
         }
         HandshakeScript::Tls13 { group, cipher, hello_hash, server_finished_hash } => {
-            check_len(&inputs.handshake, 8 * handshake_inputs13(*cipher))?;
+            check_len(&inputs.handshake, 8 * (32 + cipher.handshake_mask()))?;
             let (share, mask) = inputs.handshake.split_at(256);
             let theirs = Input::Public(verifier.share);
             let (_, ms) = kdf13::handshake(p, ch, *group, Input::Wires(share), theirs, hello_hash).await?;
@@ -134,14 +134,6 @@ pub(crate) async fn replay<C: Channel, P: Phases<C>>(
         sealed_record(p, ch, &client, cipher, wires, (seq, len), &mut tag_shares).await?;
     }
     Ok(())
-}
-
-/// Bytes P commits for a TLS 1.3 handshake: its share, and its GHASH key mask for AES-GCM.
-pub(crate) fn handshake_inputs13(cipher: RecordCipher) -> usize {
-    match cipher {
-        RecordCipher::AesGcm => 32 + 16,
-        RecordCipher::ChaCha20Poly1305 => 32,
-    }
 }
 
 /// A record the client sealed: its phases before its ciphertext, then for ChaCha20-Poly1305

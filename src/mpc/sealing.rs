@@ -19,8 +19,6 @@ pub enum RecordCipher {
 
 /// AND gates of a ChaCha20 block: 336 32-bit additions of 31 each.
 const CHACHA20_BLOCK_ANDS: u64 = 336 * 31;
-/// Keystream blocks per ChaCha20 phase ([`chacha_record::masked_keystream`]).
-const CHACHA20_PHASE_BLOCKS: usize = 64;
 
 impl RecordCipher {
     /// The cipher of a TLS 1.3 suite the two-party client offers (AES-128-GCM or
@@ -38,6 +36,15 @@ impl RecordCipher {
         match self {
             RecordCipher::AesGcm => 16,
             RecordCipher::ChaCha20Poly1305 => R_MASK_BYTES,
+        }
+    }
+
+    /// Bytes P commits for a TLS 1.3 handshake besides its share of the secret: its mask of
+    /// the client direction's GHASH key (AES-GCM), or none.
+    pub(crate) fn handshake_mask(self) -> usize {
+        match self {
+            RecordCipher::AesGcm => 16,
+            RecordCipher::ChaCha20Poly1305 => 0,
         }
     }
 
@@ -72,7 +79,7 @@ impl RecordCipher {
     pub(crate) fn ahead_decoding(self, records: &[(u64, usize)]) -> Vec<usize> {
         let (direction, block, per_phase, tail) = match self {
             RecordCipher::AesGcm => (vec![0], 16, record::KEYSTREAM_PHASE_BLOCKS, 128),
-            RecordCipher::ChaCha20Poly1305 => (vec![], 64, CHACHA20_PHASE_BLOCKS, 8 * MASKED_R_BYTES),
+            RecordCipher::ChaCha20Poly1305 => (vec![], 64, chacha_record::PHASE_BLOCKS, 8 * MASKED_R_BYTES),
         };
         let mut phases = direction;
         for &(_, len) in records {

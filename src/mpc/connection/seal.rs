@@ -8,9 +8,9 @@ use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::mpc::chacha_record::{tag, R_MASK_BYTES};
 use crate::mpc::f1305::F1305_BYTES;
-use crate::mpc::garbled::{EvaluatorParty, GarblerParty, Schedule};
+use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
 use crate::mpc::handshake::{EvaluatedBackend, GarbledBackend, RecordKeys, TagKeys};
-use crate::mpc::phases::{Input, PhaseError};
+use crate::mpc::phases::Input;
 use crate::mpc::poly1305::{block_count, message_blocks, tag_share_prover, tag_share_verifier, OLE_COTS};
 use crate::mpc::record::{seal_prover, seal_verifier, RecordError};
 use crate::mpc::sealing::{record_phases, ClientDirection, RecordCipher, RecordTail};
@@ -60,30 +60,6 @@ pub(super) async fn seal_record_prover<C: Channel, Z: Party<C>>(
     Ok((body, committed))
 }
 
-/// Runs phases online, whatever the schedule (a tag phase among records garbled ahead).
-async fn online_garbled<T>(
-    gp: &mut GarblerParty,
-    run: impl AsyncFnOnce(&mut GarblerParty) -> Result<T, PhaseError>,
-) -> Result<T, PhaseError> {
-    let schedule = gp.schedule();
-    gp.set_schedule(Schedule::Online);
-    let out = run(gp).await;
-    gp.set_schedule(schedule);
-    out
-}
-
-/// The evaluator's side of [`online_garbled`].
-async fn online_evaluated<T>(
-    ep: &mut EvaluatorParty,
-    run: impl AsyncFnOnce(&mut EvaluatorParty) -> Result<T, PhaseError>,
-) -> Result<T, PhaseError> {
-    let replaying = ep.replaying();
-    ep.set_replay(false);
-    let out = run(ep).await;
-    ep.set_replay(replaying);
-    out
-}
-
 /// P: encrypts `plaintext` with the keystream (the revealed `masked` one under the first
 /// bytes of `masks`, whose tail follows) and has the tag made with V: AES-GCM's from its GHASH
 /// powers and E_K(J0) shares (V answers its tag share for the ciphertext, P sends the tag);
@@ -128,8 +104,7 @@ pub(super) async fn encrypt_and_seal<C: Channel, Z: Party<C>>(
             let y_keys: Vec<u128> = cots.take_sender(OLE_COTS)?.keys.iter().map(|k| k.0).collect();
             let y_wires = gp.peer_inputs(ch, &y_keys).await?;
             let t =
-                online_garbled(gp, async |gp| tag(gp, ch, &s, &Input::Wires(&x_wires), &Input::Wires(&y_wires)).await)
-                    .await?;
+                gp.online(async |gp| tag(gp, ch, &s, &Input::Wires(&x_wires), &Input::Wires(&y_wires)).await).await?;
             keys.verifier_input.extend(y_wires);
             Ok(([ciphertext, t.to_vec()].concat(), committed))
         }
@@ -204,10 +179,8 @@ pub(super) async fn take_sealed<C: Channel, Z: Party<C>>(
             let rc = cots.take_receiver(OLE_COTS)?;
             let macs: Vec<u128> = rc.macs.iter().map(|m| m.0).collect();
             let y_wires = ep.own_inputs(ch, &bytes_to_bits(&y[..]), rc.choices, &macs).await?;
-            let t = online_evaluated(ep, async |ep| {
-                tag(ep, ch, &s, &Input::Wires(&x_wires), &Input::Wires(&y_wires)).await
-            })
-            .await?;
+            let t =
+                ep.online(async |ep| tag(ep, ch, &s, &Input::Wires(&x_wires), &Input::Wires(&y_wires)).await).await?;
             keys.verifier_input.extend(y_wires);
             keys.verifier_values.extend_from_slice(&y[..]);
             Ok(([ciphertext, t.to_vec()].concat(), committed))

@@ -29,7 +29,6 @@ use crate::mpc::kdf13::{self, HandshakeTraffic, SharedGroup};
 use crate::mpc::phases::Input;
 use crate::mpc::poly1305::TagCots;
 use crate::mpc::record::ghash_key_share;
-use crate::mpc::reproof::handshake_inputs13;
 use crate::mpc::sealing::{client_direction, ClientDirection};
 use crate::tls::driver::ByteIo;
 use crate::tls::tls13::client::two_party::HandshakeRequest13;
@@ -139,7 +138,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
 
     let share = ecdh_prover(ch, half, &hello.server_public, delta, &cots[..ECDH_COTS]).await?;
     let h_mask: [u8; 16] = rand::random();
-    let inputs = Zeroizing::new([&share[..], &h_mask[..handshake_inputs13(cipher) - 32]].concat());
+    let inputs = Zeroizing::new([&share[..], &h_mask[..cipher.handshake_mask()]].concat());
     let handshake_wires = commit(zk, ch, &inputs).await?;
     let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs)).await?;
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
@@ -227,8 +226,8 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     let cipher = RecordCipher::of13(hello.suite);
 
     let share = ecdh_verifier(ch, half, &hello.server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
-    let handshake_wires = take_commitment(zk, ch, handshake_inputs13(cipher)).await?;
-    let theirs = ep.peer_inputs(ch, 8 * handshake_inputs13(cipher)).await?;
+    let handshake_wires = take_commitment(zk, ch, 32 + cipher.handshake_mask()).await?;
+    let theirs = ep.peer_inputs(ch, 8 * (32 + cipher.handshake_mask())).await?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
     let mine = ep.own_inputs(ch, &bytes_to_bits(&share[..]), &choices[input.clone()], &input_macs).await?;
