@@ -143,9 +143,9 @@ export interface NotarizeOptions {
   timeoutMs?: number;
   /**
    * What the TLS client offers: `versions: ["1.2", "1.3"]`, both in one ClientHello (the
-   * server chooses; a downgrade is refused), the default in proxy mode; or one of them. MPC
-   * mode speaks one a session: `["1.2"]` by default, or `["1.3"]` (TLS_CHACHA20_POLY1305_SHA256
-   * then TLS_AES_128_GCM_SHA256 offered, an X25519 key share, P-256 when the server asks for it).
+   * server chooses; a downgrade is refused), the default in both modes; or one of them. MPC
+   * mode's TLS 1.3 offers TLS_CHACHA20_POLY1305_SHA256 then TLS_AES_128_GCM_SHA256, an X25519
+   * key share (P-256 when the server asks for it).
    * `cipherSuites`: the suites offered, by IANA name, in order of preference; each name tells its
    * version, which must be among the versions. TLS 1.3: by default all three, cheapest proof
    * first: TLS_AES_128_GCM_SHA256 (which every TLS 1.3 server supports),

@@ -215,13 +215,17 @@ async fn prepared_sessions_refuse_longer_requests_and_work_in_proxy_mode() {
 
     // an option the prover refuses itself is refused before it asks, and the verifier hears why
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    let both = ProverConfig { tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13], ..config(&env, mpc(&env)) };
-    match prepare(socket, both, sizing, |_| {}).await {
-        Err(e @ ProverError::Unsupported(_)) => assert!(e.to_string().contains("both TLS versions in MPC mode"), "{e}"),
+    let aes256 = ProverConfig {
+        tls_versions: vec![TlsVersion::Tls13],
+        tls13_suites: vec![tlsproof::tls::tls13::Suite13::Aes256GcmSha384],
+        ..config(&env, mpc(&env))
+    };
+    match prepare(socket, aes256, sizing, |_| {}).await {
+        Err(e @ ProverError::Unsupported(_)) => assert!(e.to_string().contains("TLS 1.3 suites in MPC mode"), "{e}"),
         other => panic!("expected Unsupported, got {:?}", other.err()),
     }
     let report = env.reports.recv().await.unwrap().1;
-    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("both TLS versions")), "{report:?}");
+    assert!(matches!(&report, Err(VerifierError::ProverAborted(r)) if r.contains("TLS 1.3 suites")), "{report:?}");
 
     let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
     let prepared = prepare(socket, config(&env, ProverMode::Proxy), sizing, |_| {}).await.expect("prepared");
@@ -342,6 +346,39 @@ async fn an_mpc_session_in_tls13_against_openssl_s_server_with_either_group_and_
         assert_eq!(v.exchanges[0].status, Some(200), "{v}");
         // the status page names the cipher the session used
         assert!(String::from_utf8_lossy(&v.received.bytes).contains(suite), "{v}");
+        env.reports.recv().await.unwrap().1.expect("verdict");
+    }
+}
+
+/// MPC mode's default offer, both versions in one ClientHello, reaches a server that speaks
+/// TLS 1.3 only (OpenSSL, TLS_AES_128_GCM_SHA256 on X25519: the request garbled ahead for
+/// ChaCha20-Poly1305 goes record by record) and one that speaks TLS 1.2 only (the request
+/// garbled ahead for TLS 1.3 goes record by record under TLS 1.2), with the response's last
+/// byte hidden (the ZK path) in both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpc_modes_default_offer_reaches_a_tls13_only_and_a_tls12_only_server() {
+    let defaults = ProverMode::Mpc { proxy_url: String::new() }.default_tls_versions();
+    assert_eq!(defaults, [TlsVersion::Tls12, TlsVersion::Tls13]);
+    let pki = common::make_pki(common::PkiOptions::default());
+    let servers = [
+        (common::start_openssl_tls13(&pki, "TLS_AES_128_GCM_SHA256", "X25519"), TlsVersion::Tls13),
+        (common::start_openssl(&pki, false), TlsVersion::Tls12),
+    ];
+    for (openssl, speaks) in servers {
+        let Some(openssl) = openssl else { return };
+        let mut env = env_for(format!("localhost:{}", openssl.port), pki.ca_pem.clone(), |_| {}).await;
+        let request = RequestBuilder::get("localhost", "/").header("Authorization", "Bearer t0k").build().unwrap();
+        let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+        let config = ProverConfig { tls_versions: defaults.clone(), max_recv: 16 * 1024, ..config(&env, mpc(&env)) };
+        let reveal = RevealConfig::new(Reveal::AllExceptHeaders(vec!["authorization".into()]), Reveal::AllButLast(1));
+        let out = match notarize(socket, config, request.bytes, reveal).await {
+            Ok(o) => o,
+            Err(e) => panic!("prover ({speaks:?}): {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+        };
+        let v = &out.verified;
+        assert_eq!(v.tls.version, speaks, "{v}");
+        assert!(!v.received.fast_path && v.received.bytes.starts_with(b"HTTP/1.0 200 ok"), "{v}");
+        assert!(!String::from_utf8_lossy(&v.sent.bytes).contains("t0k"));
         env.reports.recv().await.unwrap().1.expect("verdict");
     }
 }

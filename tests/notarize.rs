@@ -1230,8 +1230,8 @@ async fn floods_of_tiny_frames_are_refused_in_both_modes() {
     }
 }
 
-/// What the prover refuses of its own options it refuses before it opens a session: MPC mode
-/// over TLS 1.3, a certificate name that is not the host dialed.
+/// What the prover refuses of its own options it refuses before it opens a session: suites MPC
+/// mode does not implement, no version at all, a certificate name that is not the host dialed.
 #[test]
 fn the_prover_refuses_its_own_impossible_options_before_connecting() {
     use tlsproof::protocol::messages::TlsVersion;
@@ -1251,13 +1251,18 @@ fn the_prover_refuses_its_own_impossible_options_before_connecting() {
         tls12_suites: tlsproof::tls::CipherSuite::ALL.to_vec(),
     };
     assert!(config.check().is_ok());
+    // MPC mode offers both versions, or either, with a two-party suite of each offered
     let mpc = ProverConfig { mode: ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() }, ..config };
+    assert!(mpc.check().is_ok());
+    let chacha12 = vec![tlsproof::tls::CipherSuite::EcdheEcdsaChaCha20Poly1305Sha256];
+    let mpc = ProverConfig { tls12_suites: chacha12, ..mpc };
     let err = mpc.check().unwrap_err();
-    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("both TLS versions in MPC mode")), "{err}");
+    assert!(matches!(err, ProverError::Unsupported(what) if what.contains("TLS 1.2 suites in MPC mode")), "{err}");
     assert_eq!(err.code(), "BAD_OPTIONS");
-    // one version a session: TLS 1.3 alone is taken, with a two-party suite offered
-    let tls13 = ProverConfig { tls_versions: vec![TlsVersion::Tls13], ..mpc };
-    assert!(tls13.check().is_ok());
+    let none = ProverConfig { tls_versions: Vec::new(), ..mpc };
+    assert_eq!(none.check().unwrap_err().code(), "BAD_OPTIONS");
+    let tls13 = ProverConfig { tls_versions: vec![TlsVersion::Tls13], ..none };
+    assert!(tls13.check().is_ok(), "the TLS 1.2 suites matter only when TLS 1.2 is offered");
     let chacha = ProverConfig { tls13_suites: vec![tlsproof::tls::tls13::Suite13::ChaCha20Poly1305Sha256], ..tls13 };
     assert!(chacha.check().is_ok());
     let aes256 = vec![tlsproof::tls::tls13::Suite13::Aes256GcmSha384];

@@ -12,7 +12,7 @@ use tlsproof::http::RequestBuilder;
 use tlsproof::protocol::disclose::output::Ending;
 use tlsproof::protocol::messages::TlsVersion;
 use tlsproof::protocol::server::{SessionReport, VerifierServer};
-use tlsproof::protocol::{notarize, ProverConfig, ProverError, ProverOutput, Reveal, RevealConfig, VerifierConfig};
+use tlsproof::protocol::{notarize, ProverConfig, ProverOutput, Reveal, RevealConfig, VerifierConfig};
 use tlsproof::proxy::AllowList;
 use tlsproof::tls::RootStore;
 use tlsproof::transport::WsSocket;
@@ -130,20 +130,6 @@ async fn a_redacted_tls13_response_takes_the_zk_path_and_a_hidden_token_is_commi
     assert_eq!(mine, c);
     let digest = Sha256::new().chain_update(token.as_bytes()).chain_update(blinder).finalize();
     assert_eq!(digest.as_slice(), &c.digest, "the digest opens to the token with the prover's blinder");
-}
-
-/// MPC mode speaks one TLS version a session: offering both is refused before anything is
-/// connected (the proxy here does not exist).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn both_versions_in_mpc_mode_are_refused_before_connecting() {
-    let env = env(KeyType::EcdsaP256).await;
-    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
-    let config = ProverConfig {
-        mode: tlsproof::protocol::prover::ProverMode::Mpc { proxy_url: "ws://127.0.0.1:1/".into() },
-        ..config(&env, &[TlsVersion::Tls12, TlsVersion::Tls13])
-    };
-    let err = notarize(socket, config, request("/json", "x"), RevealConfig::default()).await.err().expect("refused");
-    assert!(matches!(err, ProverError::Unsupported(_)) && err.code() == "BAD_OPTIONS", "{err}");
 }
 
 /// Offering both versions in one ClientHello: the fixture (TLS 1.2 and 1.3) chooses 1.3, and

@@ -35,7 +35,7 @@ function options() {
     verifierUrl: $("verifier-url").value,
     mode,
     proxyUrl: mode === "mpc" ? $("proxy-url").value : undefined,
-    ...(mode === "proxy" ? { tls: { versions: $("tls-versions").value.split(",") } } : {}),
+    tls: { versions: $("tls-versions").value.split(",") },
     url: $("url").value,
     serverName: $("server-name").value.trim() || undefined,
     caPem: config.caPem || undefined,

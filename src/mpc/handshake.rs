@@ -7,7 +7,6 @@
 //! inputs of its own.
 
 use super::ecdh::{ReceiverCots, SenderCots};
-use super::fp::Fp;
 use super::garbled::{EvaluatorParty, GarblerParty};
 use super::ghash::{block_to_field, cots_for_powers, powers_a, powers_b, GhashError, PowerShares};
 use super::kdf::{derive, KdfInputs};
@@ -20,6 +19,7 @@ use super::sealing::ClientDirection;
 use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::{Evaluator, Garbler, Table, Wire};
+use zeroize::Zeroizing;
 
 const HANDSHAKE: u8 = 22;
 /// The prover's 16-byte masks, in input order.
@@ -28,29 +28,23 @@ const MASK_CLIENT_J0: usize = 1;
 const MASK_CLIENT_KS: usize = 2;
 pub(crate) const MASKS: usize = 3;
 
-/// The prover's inputs to the handshake's circuits: its premaster share and its masks (for
-/// the client direction's GHASH key and E_K(J0), and the client Finished's keystream).
+/// The prover's inputs to the handshake's circuits: its premaster share (in its group's
+/// encoding, [`super::shared_secret::SharedGroup`]) and its masks (for the client direction's
+/// GHASH key and E_K(J0), and the client Finished's keystream).
 pub(crate) struct HandshakeInputs {
-    pub share: Fp,
-    pub masks: [[u8; 16]; MASKS],
+    pub share: Zeroizing<[u8; 32]>,
+    pub masks: Zeroizing<[[u8; 16]; MASKS]>,
 }
 
 impl HandshakeInputs {
     /// Fresh masks for `share`.
-    pub(crate) fn new(share: Fp) -> Self {
-        HandshakeInputs { share, masks: rand::random() }
+    pub(crate) fn new(share: Zeroizing<[u8; 32]>) -> Self {
+        HandshakeInputs { share, masks: Zeroizing::new(rand::random()) }
     }
 
-    /// The input bytes in circuit order: the share (32 bytes, big-endian), then the masks.
-    pub(crate) fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        zeroize::Zeroizing::new([self.share.to_be_bytes().to_vec(), self.masks.concat()].concat())
-    }
-}
-
-impl Drop for HandshakeInputs {
-    fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(&mut self.masks);
-        self.share = Fp::ZERO;
+    /// The input bytes in circuit order: the share, then the masks.
+    pub(crate) fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new([&self.share[..], &self.masks.concat()].concat())
     }
 }
 
@@ -161,7 +155,7 @@ pub(crate) async fn client_finished_prover<C: Channel>(
     powers: usize,
 ) -> Result<(Vec<u8>, RecordKeys<GarbledBackend>, [u8; 12]), HandshakeError> {
     check_ole_cots(ole.keys.len(), powers)?;
-    let masks = inputs.masks;
+    let masks = &inputs.masks;
     let mine = gp.own_inputs(ch, &bytes_to_bits(&inputs.to_bytes())).await?;
     let theirs = gp.peer_inputs(ch, input_keys).await?;
     let keys = derive(gp, ch, Input::Wires(&mine[..256]), Input::Wires(&theirs), kdf).await?;
@@ -188,7 +182,7 @@ pub(crate) async fn client_finished_prover<C: Channel>(
 pub(crate) async fn client_finished_verifier<C: Channel>(
     ep: &mut EvaluatorParty,
     ch: &mut C,
-    v_share: &Fp,
+    v_share: &[u8; 32],
     input: (&[bool], &[u128]),
     ole: ReceiverCots<'_>,
     kdf: &KdfInputs,
@@ -196,7 +190,7 @@ pub(crate) async fn client_finished_verifier<C: Channel>(
 ) -> Result<(Vec<u8>, RecordKeys<EvaluatedBackend>, [u8; 12]), HandshakeError> {
     check_ole_cots(ole.choices.len(), powers).and(check_ole_cots(ole.macs.len(), powers))?;
     let theirs = ep.peer_inputs(ch, 256 + 128 * MASKS).await?;
-    let mine = ep.own_inputs(ch, &bytes_to_bits(&v_share.to_be_bytes()), input.0, input.1).await?;
+    let mine = ep.own_inputs(ch, &bytes_to_bits(v_share), input.0, input.1).await?;
     let keys = derive(ep, ch, Input::Wires(&theirs[..256]), Input::Wires(&mine), kdf).await?;
     let mask_wires = &theirs[256..];
     let d = direction(ep, ch, RecordLayer::Tls12, &keys.client_write_key, &keys.client_write_iv).await?;

@@ -1,5 +1,5 @@
 //! The TLS 1.2 key derivation for two parties (RFC 5246 §8.1, §6.3; RFC 7627), from additive
-//! shares of the P-256 premaster secret to the session keys and the client Finished value,
+//! shares of the premaster secret (P-256 or X25519) to the session keys and the client Finished value,
 //! written once over [`Phases`]: garbled during the session, re-proven in ZK after it.
 //!
 //! Each HMAC key's inner pad state is revealed (see [`PublicInner`] for why that is safe), and
@@ -12,15 +12,17 @@
 //! connection.
 
 use super::phases::{Input, PhaseError, Phases};
+use super::shared_secret::SharedGroup;
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, PublicInner};
-use crate::circuits::modp::{add_mod, P256_PRIME};
 use crate::circuits::sha256::{state_to_bytes, State};
 use crate::circuits::Circuit;
 
 /// The public inputs of the derivation.
 #[derive(Clone, Debug)]
 pub struct KdfInputs {
+    /// The group of the key exchange, which fixes the premaster shares' field and encoding.
+    pub group: SharedGroup,
     pub client_random: [u8; 32],
     pub server_random: [u8; 32],
     /// The RFC 7627 session hash when the server agreed to the extended master secret.
@@ -49,9 +51,8 @@ fn public_inner(bytes: &[u8]) -> Result<PublicInner, PhaseError> {
     Ok(PublicInner::from_bytes(&state))
 }
 
-/// Derives the session keys from the two parties' shares of the premaster secret (each the
-/// 32-byte big-endian encoding of an element of GF(p), p the P-256 prime): the premaster
-/// secret is their sum mod p. Seven phases, six of them revealing (a round trip
+/// Derives the session keys from the two parties' shares of the premaster secret (each 32
+/// bytes in the group's encoding, [`SharedGroup`]): the premaster secret is their sum. Seven phases, six of them revealing (a round trip
 /// each); about 250k AND gates in all.
 pub(crate) async fn derive<C: Channel, P: Phases<C>>(
     p: &mut P,
@@ -62,7 +63,7 @@ pub(crate) async fn derive<C: Channel, P: Phases<C>>(
 ) -> Result<SessionKeys<P::Backend>, PhaseError> {
     let (pms_outer, inner) = p
         .phase(ch, &mut |b| {
-            let pms = add_mod(b, &prover_share.wires(b), &verifier_share.wires(b), &P256_PRIME);
+            let pms = inputs.group.add_in_circuit(b, &prover_share.wires(b), &verifier_share.wires(b));
             let key = hmac_key(b, &pms);
             (key.outer, state_to_bytes::<P::Backend>(&key.inner))
         })

@@ -22,31 +22,13 @@
 //! share is public and the transcript proof derives it.
 
 use super::phases::{Input, PeerMisbehaved, PhaseError, Phases};
+use super::shared_secret::SharedGroup;
 use crate::channel::Channel;
 use crate::circuits::hmac_prf::{hmac_key, hmac_public_inner, native_pad_states, PublicInner, Sha2};
-use crate::circuits::modp::{add_mod, P256_PRIME};
 use crate::circuits::sha256::{finish, state_from_bytes, state_to_bytes, State};
 use crate::circuits::{constant_bytes, Circuit};
 use crate::tls::tls13::key_schedule::{early_secret, expand_info};
 use crate::tls::tls13::{HashAlg, Secret};
-
-/// The key-exchange group whose secret the shares add up to, which fixes their field and
-/// encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SharedGroup {
-    /// Shares of the x-coordinate mod the P-256 prime, 32 bytes big-endian each (SEC 1).
-    P256,
-    /// Shares of the u-coordinate mod 2^255 − 19, 32 bytes little-endian each (RFC 7748).
-    X25519,
-}
-
-/// 2^255 − 19, big-endian.
-const P25519_PRIME: [u8; 32] = {
-    let mut p = [0xff; 32];
-    p[0] = 0x7f;
-    p[31] = 0xed;
-    p
-};
 
 /// The handshake traffic secrets the schedule reveals to both parties.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,22 +52,6 @@ pub(crate) struct ClientTraffic<B: Circuit> {
 fn public_inner(bytes: &[u8]) -> Result<PublicInner, PhaseError> {
     let state: [u8; 32] = bytes.try_into().map_err(|_| PeerMisbehaved::Malformed("inner state length"))?;
     Ok(PublicInner::from_bytes(&state))
-}
-
-/// The 32 bytes of bits `x` with their byte order reversed (a rewiring: free).
-fn reversed_bytes<B: Circuit>(x: &[B::Bit]) -> Vec<B::Bit> {
-    x.chunks(8).rev().flatten().copied().collect()
-}
-
-/// The secret's encoding as TLS uses it, from both parties' shares: their sum mod p.
-fn shared_secret<B: Circuit>(b: &mut B, group: SharedGroup, p: &[B::Bit], v: &[B::Bit]) -> Vec<B::Bit> {
-    match group {
-        SharedGroup::P256 => add_mod(b, p, v, &P256_PRIME),
-        SharedGroup::X25519 => {
-            let sum = add_mod(b, &reversed_bytes::<B>(p), &reversed_bytes::<B>(v), &P25519_PRIME);
-            reversed_bytes::<B>(&sum)
-        }
-    }
 }
 
 /// HMAC-SHA256 under a public key of a private one-block message: the key's pad states are
@@ -119,7 +85,7 @@ pub(crate) async fn handshake<C: Channel, P: Phases<C>>(
     let salt = crate::tls::tls13::key_schedule::derive_secret(alg, &early_secret(alg), b"derived", &alg.hash(&[]));
     let (hs_outer, inner) = p
         .phase(ch, &mut |b| {
-            let secret = shared_secret(b, group, &prover_share.wires(b), &verifier_share.wires(b));
+            let secret = group.add_in_circuit(b, &prover_share.wires(b), &verifier_share.wires(b));
             let hs = hmac_public_key(b, salt.as_bytes(), &secret);
             keyed(b, &hs)
         })

@@ -63,6 +63,7 @@ pub(crate) mod record;
 pub mod reproof;
 pub(crate) mod script;
 pub(crate) mod sealing;
+pub(crate) mod shared_secret;
 pub(crate) mod x25519;
 
 #[cfg(test)]

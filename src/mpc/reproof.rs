@@ -13,11 +13,9 @@
 use super::chacha_record::{tag, MASKED_R_BYTES};
 use super::connection::{ProverConnection, ProverConnection13, VerifierConnection, VerifierConnection13};
 use super::f1305::F1305_BYTES;
-use super::f25519::F25519;
-use super::fp::Fp;
 use super::handshake::MASKS;
 use super::kdf::derive;
-use super::kdf13::{self, SharedGroup};
+use super::kdf13;
 use super::phases::{Input, PhaseError, Phases, ZkPhases};
 use super::record::{direction, ghash_key_share, j0_share, masked_keystream, RecordLayer};
 use super::script::{CommittedInputs, HandshakeScript, SessionScript};
@@ -187,13 +185,11 @@ fn tag_share_bytes(script: &SessionScript) -> usize {
 /// V's share of the key exchange's secret as published, refused unless it is a canonical
 /// element of its group's field.
 fn canonical_share(script: &SessionScript, share: &[u8; 32]) -> Result<(), ReproofError> {
-    let canonical = match script.handshake {
-        HandshakeScript::Tls12(_) | HandshakeScript::Tls13 { group: SharedGroup::P256, .. } => {
-            Fp::from_be_bytes(share).is_some()
-        }
-        HandshakeScript::Tls13 { group: SharedGroup::X25519, .. } => F25519::from_le_bytes(share).is_some(),
+    let group = match &script.handshake {
+        HandshakeScript::Tls12(kdf) => kdf.group,
+        HandshakeScript::Tls13 { group, .. } => *group,
     };
-    match canonical {
+    match group.is_canonical(share) {
         true => Ok(()),
         false => Err(ReproofError::Malformed("the share is not an element of its group's field")),
     }
@@ -273,12 +269,7 @@ fn tag_shares13<W>(c: &VerifierConnection13<W>) -> &[u8] {
     &c.tag_shares
 }
 
-connection_parts!(
-    ProverConnection,
-    VerifierConnection,
-    |c: &VerifierConnection<W>| c.premaster_share.to_be_bytes(),
-    no_tag_shares
-);
+connection_parts!(ProverConnection, VerifierConnection, |c: &VerifierConnection<W>| *c.premaster_share, no_tag_shares);
 connection_parts!(ProverConnection13, VerifierConnection13, |c: &VerifierConnection13<W>| *c.share, tag_shares13);
 
 /// V's side: publishes its inputs (its share, its Poly1305 shares), its labels for them and the
@@ -354,7 +345,10 @@ pub async fn prove<C: Channel, Z: Party<C>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mpc::f25519::F25519;
+    use crate::mpc::fp::Fp;
     use crate::mpc::kdf::KdfInputs;
+    use crate::mpc::shared_secret::SharedGroup;
 
     fn script(handshake: HandshakeScript) -> SessionScript {
         SessionScript { handshake, requests_ahead: false, requests: Vec::new(), closing: Vec::new() }
@@ -365,7 +359,8 @@ mod tests {
     /// for X25519 (little-endian), in either version.
     #[test]
     fn a_published_share_outside_its_field_is_refused() {
-        let kdf = KdfInputs {
+        let kdf = |group| KdfInputs {
+            group,
             client_random: [0; 32],
             server_random: [0; 32],
             session_hash: None,
@@ -384,7 +379,8 @@ mod tests {
             b
         };
         for (s, max, last) in [
-            (script(HandshakeScript::Tls12(kdf)), p256, 31),
+            (script(HandshakeScript::Tls12(kdf(SharedGroup::P256))), p256, 31),
+            (script(HandshakeScript::Tls12(kdf(SharedGroup::X25519))), p25519, 0),
             (script(tls13(SharedGroup::P256)), p256, 31),
             (script(tls13(SharedGroup::X25519)), p25519, 0),
         ] {

@@ -3,8 +3,8 @@
 //! circuit inputs as it committed them ([`super::reproof`] proves over both).
 
 use super::kdf::KdfInputs;
-use super::kdf13::SharedGroup;
 use super::sealing::RecordCipher;
+use super::shared_secret::SharedGroup;
 
 /// The public parameters of a connection's handshake phases.
 #[derive(Clone, Debug)]

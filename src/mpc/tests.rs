@@ -19,6 +19,7 @@ use rand::Rng;
 fn random_inputs(ems: bool) -> KdfInputs {
     let mut rng = rand::rng();
     KdfInputs {
+        group: super::shared_secret::SharedGroup::P256,
         client_random: rng.random(),
         server_random: rng.random(),
         session_hash: ems.then(|| rng.random()),
@@ -545,7 +546,8 @@ fn two_party_handshake_end(p_share: Fp, v_share: Fp, inputs: &KdfInputs) -> (Vec
     let (ole_keys, ole_choices, ole_macs) =
         crate::ot::test_util::random_cots(delta, super::ghash::cots_for_powers(powers));
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
-    let p_inputs = HandshakeInputs::new(p_share);
+    let p_inputs = HandshakeInputs::new(zeroize::Zeroizing::new(p_share.to_be_bytes()));
+    let v_share = v_share.to_be_bytes();
     let prover = client_finished_prover(
         &mut gp,
         &mut a,

@@ -583,37 +583,24 @@ async fn mpc_online(
     };
     let conn_timeout = config.session_timeout;
     let (what, garbling) = ("the connection in two parties", "the proof of the garbling");
-    let (sent_raw, received_raw, connection_time, online, prove_from) = match prepared.tls() {
-        crate::mpc::connection::TwoPartyTls::Tls12 => {
-            let connect = crate::mpc::connection::connect_verifier(
-                prepared,
-                zk,
-                verifier,
-                config.roots.clone(),
-                target.name(),
-                clock,
-                limits,
-            );
-            let conn = within(conn_timeout, what, connect).await??;
-            let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
-            let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+    let server_side = (config.roots.clone(), target.name());
+    let connect = crate::mpc::connection::accept(prepared, zk, verifier, server_side, clock, limits);
+    let conn = within(conn_timeout, what, connect).await??;
+    let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
+    let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
+    let (sent_raw, received_raw, connection_time) = match conn {
+        crate::mpc::connection::VerifierConnected::Tls12(conn) => {
+            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &*conn)).await??;
             let raw = |d| conn.client.transcript().raw_bytes(d);
-            (raw(Direction::Sent), raw(Direction::Received), conn.connection_time.as_secs(), online, prove_from)
+            (raw(Direction::Sent), raw(Direction::Received), conn.connection_time.as_secs())
         }
-        crate::mpc::connection::TwoPartyTls::Tls13 { .. } => {
-            let server_side = (config.roots.clone(), target.name());
-            let connect =
-                crate::mpc::connection::connect_verifier13(prepared, zk, verifier, server_side, clock, limits);
-            let conn = within(conn_timeout, what, connect).await??;
-            let online = phase_since(started.get().unwrap_or(t), up0, down0, zk);
-            let prove_from = (Instant::now(), zk.bytes_received(), zk.bytes_sent());
-            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &conn)).await??;
+        crate::mpc::connection::VerifierConnected::Tls13(conn) => {
+            within(conn_timeout, garbling, crate::mpc::reproof::verify(verifier, zk, &*conn)).await??;
             let [sent, received] = conn.wire();
             // the proof covers the server's whole records (a partial one at the end: bytes the
             // prover forwarded after the server's last whole record)
             let received = &received[..crate::tls::codec::whole_records_len(received)];
-            (sent.clone(), received.to_vec(), conn.connection_time.as_secs(), online, prove_from)
+            (sent.clone(), received.to_vec(), conn.connection_time.as_secs())
         }
     };
     let cot = take_back(verifier, serving, config.session_timeout, "the COTs made beside the connection").await?;

@@ -77,10 +77,16 @@ impl AnyVersionClient {
     /// Offers TLS 1.3 with `config13` and TLS 1.2 with `config12` (both for `server_name`).
     pub fn new(config13: Config13, config12: ClientConfig, server_name: &str, now: UnixTime) -> Result<Self, Error> {
         let config13 = Config13 { tls12: Some(tls12_offer(&config12)), ..config13 };
-        let client = Box::new(Client13::new(config13, server_name, now)?);
+        let client = Client13::new(config13, server_name, now)?;
+        Ok(Self::over(client, config12, server_name, now))
+    }
+
+    /// Offers both versions through `client`, a TLS 1.3 client made (for `server_name`, at
+    /// `now`) with [`tls12_offer`]`(&config12)`, which has sent nothing but its ClientHello.
+    pub(crate) fn over(client: Client13, config12: ClientConfig, server_name: &str, now: UnixTime) -> Self {
         let undecided =
             Undecided { config12: Box::new(config12), name: server_name.to_string(), now, seen: Vec::new() };
-        Ok(AnyVersionClient::Tls13 { client, undecided: Some(undecided) })
+        AnyVersionClient::Tls13 { client: Box::new(client), undecided: Some(undecided) }
     }
 
     /// The version the server chose, once it has.

@@ -302,8 +302,6 @@ pub enum OptionsError {
     ProxyUrl(String),
     #[error("tls.versions must list \"1.2\" and/or \"1.3\", each once, not {0}")]
     TlsVersions(String),
-    #[error("mode \"mpc\" speaks one TLS version a session: tls.versions must be [\"1.2\"] or [\"1.3\"]")]
-    TlsVersionForMpc,
     #[error("tls.cipherSuites must list TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256, TLS_AES_256_GCM_SHA384) or TLS 1.2 suites (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384), each once, not {0}")]
     CipherSuites(String),
     #[error("tls.cipherSuites names TLS 1.3 suites: tls.versions must include \"1.3\"")]
@@ -416,9 +414,6 @@ impl NotarizeOptions {
                 parsed
             }
         };
-        if tls_versions.len() != 1 && mode != ProverMode::Proxy {
-            return Err(OptionsError::TlsVersionForMpc);
-        }
         let (tls13_suites, tls12_suites) = match self.tls.as_ref().and_then(|t| t.cipher_suites.as_deref()) {
             None => (Suite13::PROVER_DEFAULT.to_vec(), default12(&mode)),
             Some(list) => {
@@ -965,12 +960,8 @@ mod tests {
         assert!(with(serde_json::json!({"version": "1.3"}), none.clone()).unwrap_err().contains("unknown field"));
         let mpc = serde_json::json!({"mode": "mpc", "proxyUrl": "ws://p/"});
         assert_eq!(with(serde_json::json!({"versions": ["1.3"]}), mpc.clone()), Ok(vec![TlsVersion::Tls13]));
-        assert_eq!(
-            with(serde_json::json!({"versions": ["1.2", "1.3"]}), mpc.clone()).unwrap_err(),
-            OptionsError::TlsVersionForMpc.to_string()
-        );
         assert_eq!(with(serde_json::json!({"versions": ["1.2"]}), mpc.clone()), Ok(vec![TlsVersion::Tls12]));
-        assert_eq!(with(serde_json::json!({}), mpc), Ok(vec![TlsVersion::Tls12]), "MPC mode's default");
+        assert_eq!(with(serde_json::json!({}), mpc), both, "MPC mode's default: both, the server chooses");
     }
 
     #[test]

@@ -75,7 +75,7 @@ async fn prover<C: Channel>(ch: &mut C, platform: &Platform, s: &Setup) -> Resul
     let (client_finished, _, _) = client_finished_prover(
         &mut gp,
         ch,
-        &HandshakeInputs::new(share),
+        &HandshakeInputs::new(zeroize::Zeroizing::new(share.to_be_bytes())),
         &input_keys,
         ole,
         &s.inputs,
@@ -98,7 +98,8 @@ async fn verifier<C: Channel>(ch: &mut C, s: &Setup) -> Result<(Fp, usize), Stri
     let first = (ECDH_COTS + INPUT_COTS) as u64;
     let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first };
     let mut ep = EvaluatorParty::new();
-    client_finished_verifier(&mut ep, ch, &share, (&choices[input], &input_macs), ole, &s.inputs, finished_powers())
+    let v_share = share.to_be_bytes();
+    client_finished_verifier(&mut ep, ch, &v_share, (&choices[input], &input_macs), ole, &s.inputs, finished_powers())
         .await
         .map_err(|x| e(&x))?;
     Ok((share, ep.revealed().len() + ep.for_verifier().len()))
@@ -148,6 +149,7 @@ pub(crate) fn run(platform: &Platform, log: &mut dyn FnMut(&str)) -> Result<Vec<
     let mut rng = rand::rng();
     let mut random = || rand::Rng::random::<[u8; 32]>(&mut rng);
     let inputs = KdfInputs {
+        group: crate::mpc::shared_secret::SharedGroup::P256,
         client_random: random(),
         server_random: random(),
         session_hash: Some(random()),

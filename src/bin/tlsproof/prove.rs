@@ -43,10 +43,9 @@ pub struct ProveArgs {
     #[arg(long)]
     proxy: Option<String>,
     /// The TLS versions to offer, comma-separated: 1.2, 1.3, or 1.2,1.3 (both in one
-    /// ClientHello; the server chooses). Default: 1.2,1.3 in proxy mode, 1.2 in MPC mode (which
-    /// speaks one of them a session, TLS 1.3 with TLS_CHACHA20_POLY1305_SHA256 or
-    /// TLS_AES_128_GCM_SHA256). TLS 1.2 offers the
-    /// suites of --tls12-suites.
+    /// ClientHello; the server chooses), the default. TLS 1.2 offers the suites of
+    /// --tls12-suites; in MPC mode TLS 1.3 offers TLS_CHACHA20_POLY1305_SHA256 and
+    /// TLS_AES_128_GCM_SHA256.
     #[arg(long, value_delimiter = ',')]
     tls_versions: Vec<TlsVersion>,
     /// The TLS 1.2 suites to offer, comma-separated IANA names in order of preference
@@ -218,7 +217,7 @@ fn reveal_of(args: &ProveArgs, i: usize) -> Result<RevealConfig, String> {
     })
 }
 
-/// The TLS versions to offer: --tls-versions, else the mode's default (both in proxy mode).
+/// The TLS versions to offer: --tls-versions, else the mode's default (both).
 fn offered_versions(args: &ProveArgs, mode: &ProverMode) -> Vec<TlsVersion> {
     match &args.tls_versions {
         none if none.is_empty() => mode.default_tls_versions(),
@@ -405,13 +404,13 @@ mod tests {
         assert!(parse(&["--redact-header", "cookie", "--reveal-sent", "all"]).is_err());
     }
 
-    /// Without --tls-versions, proxy mode offers both versions (the server chooses), MPC mode 1.2.
+    /// Without --tls-versions, both modes offer both versions (the server chooses).
     #[test]
-    fn the_default_offer_is_both_versions_in_proxy_mode() {
+    fn the_default_offer_is_both_versions() {
         let args = parse(&[]).unwrap();
         assert_eq!(offered_versions(&args, &ProverMode::Proxy), [TlsVersion::Tls12, TlsVersion::Tls13]);
         let mpc = ProverMode::Mpc { proxy_url: "ws://p/".into() };
-        assert_eq!(offered_versions(&args, &mpc), [TlsVersion::Tls12]);
+        assert_eq!(offered_versions(&args, &mpc), [TlsVersion::Tls12, TlsVersion::Tls13]);
         let args = parse(&["--tls-versions", "1.3"]).unwrap();
         assert_eq!(offered_versions(&args, &ProverMode::Proxy), [TlsVersion::Tls13]);
     }

@@ -16,10 +16,11 @@ pub(super) struct AheadRecord<W> {
     pub(super) committed: Vec<W>,
 }
 
-/// P's request garbled ahead of the handshake for one cipher: the wires its key and nonce
-/// will be soldered onto, and its records.
+/// P's request garbled ahead of the handshake for one cipher and record layer: the wires its
+/// key and nonce will be soldered onto, and its records.
 pub(super) struct AheadRequest<W> {
     pub(super) cipher: RecordCipher,
+    pub(super) layer: RecordLayer,
     pub(super) key_and_salt: Vec<crate::gc::Wire>,
     pub(super) records: Vec<AheadRecord<W>>,
 }
@@ -34,7 +35,7 @@ pub(super) struct AheadRecordView<W> {
 
 /// P, before the handshake: announces the request's length and, when its records' tables fit
 /// [`AHEAD_TABLES`], sends the labels of their masks and garbles the client direction (for
-/// the cipher `tls` prefers) and the records' phases before their ciphertexts over wires for
+/// the record layer and cipher `tls` prefers) and the records' phases before their ciphertexts over wires for
 /// the key and nonce that the handshake will solder in (docs/protocol.md, "Garbling ahead").
 /// The masks are committed as the connection starts ([`connect_prover`]).
 pub(super) async fn request_ahead_prover<C: Channel, W>(
@@ -66,13 +67,13 @@ pub(super) async fn request_ahead_prover<C: Channel, W>(
     gp.end_ahead(ch).await?;
     gp.set_schedule(Schedule::Online);
     // V answers with a receipt once it holds them all ([`PreparedProver::settle`])
-    Ok(Some(AheadRequest { cipher, key_and_salt, records }))
+    Ok(Some(AheadRequest { cipher, layer, key_and_salt, records }))
 }
 
 /// What V knows of the request before the handshake.
 pub(super) enum RequestView<W> {
-    /// Its records, garbled ahead for `cipher`.
-    Ahead { cipher: RecordCipher, announced: usize, records: Vec<AheadRecordView<W>> },
+    /// Its records, garbled ahead for `cipher` in `layer`.
+    Ahead { cipher: RecordCipher, layer: RecordLayer, announced: usize, records: Vec<AheadRecordView<W>> },
     /// Its length: it is garbled record by record once the keys exist.
     Online { announced: usize },
 }
@@ -104,5 +105,5 @@ pub(super) async fn request_ahead_verifier<C: Channel, W>(
     }
     ep.receive_ahead(ch, tables, &cipher.ahead_decoding(&plan)).await?;
     ch.send(vec![1]).await?;
-    Ok(RequestView::Ahead { cipher, announced, records })
+    Ok(RequestView::Ahead { cipher, layer, announced, records })
 }

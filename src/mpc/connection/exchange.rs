@@ -127,8 +127,8 @@ impl<W> SealedAfter<W> {
 }
 
 /// P: the request sealed (garbled ahead over the wires `keys.client_key_and_salt` is soldered
-/// onto, or record by record, also when it was garbled ahead for another cipher than the
-/// server chose), the server's records forwarded until its data ends, and the client's
+/// onto, or record by record, also when it was garbled ahead for another cipher or TLS version
+/// than the server chose), the server's records forwarded until its data ends, and the client's
 /// close_notify sealed. Returns the connection's script and P's committed inputs, the
 /// `handshake`'s (its script and P's inputs committed for it) first.
 #[allow(clippy::too_many_arguments)]
@@ -148,7 +148,7 @@ pub(super) async fn exchange_prover<C: Channel, S: ByteIo, Z: Party<C>, T: Seali
     let layer = T::LAYER;
     let cipher = keys.cipher();
     let ahead = match ahead {
-        Some(a) if a.cipher != cipher => {
+        Some(a) if (a.cipher, a.layer) != (cipher, layer) => {
             gp.discard_ahead();
             None
         }
@@ -242,7 +242,7 @@ pub(super) async fn exchange_verifier<C: Channel, Z: Party<C>, T: SealingClient>
     let layer = T::LAYER;
     let cipher = keys.cipher();
     let ahead = match ahead {
-        RequestView::Ahead { cipher: c, announced, .. } if c != cipher => {
+        RequestView::Ahead { cipher: c, layer: l, announced, .. } if (c, l) != (cipher, layer) => {
             ep.discard_ahead();
             RequestView::Online { announced }
         }

@@ -57,6 +57,28 @@ impl TwoPartyClient for Client13 {
     }
 }
 
+/// A ClientHello offering both versions: the TLS 1.3 client's until the server chooses.
+impl TwoPartyClient for crate::tls::AnyVersionClient {
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), crate::tls::Error> {
+        crate::tls::driver::SansIoClient::feed(self, bytes)
+    }
+    fn feed_eof(&mut self) -> Result<(), crate::tls::Error> {
+        crate::tls::driver::SansIoClient::feed_eof(self)
+    }
+    fn take_outgoing(&mut self) -> Vec<u8> {
+        crate::tls::driver::SansIoClient::take_outgoing(self)
+    }
+    fn wants_write(&self) -> bool {
+        crate::tls::driver::SansIoClient::wants_write(self)
+    }
+    fn records_held(&self) -> usize {
+        match self {
+            crate::tls::AnyVersionClient::Tls13 { client, .. } => client.records_held(),
+            crate::tls::AnyVersionClient::Tls12(client) => client.records_held(),
+        }
+    }
+}
+
 pub(super) async fn flush<T: TwoPartyClient, S: ByteIo>(client: &mut T, server: &mut S) -> Result<(), ConnectionError> {
     if client.wants_write() {
         server.write_all(&client.take_outgoing()).await?;
@@ -88,7 +110,8 @@ impl ServerBytes {
         }
         let before = client.records_held();
         let fed = client.feed(bytes);
-        self.records += client.records_held() - before;
+        // (a client handing over to another version holds more, never fewer)
+        self.records += client.records_held().saturating_sub(before);
         if self.records > MAX_RECORDS_PER_DIRECTION {
             return Err(ConnectionError::TooManyRecords { limit: MAX_RECORDS_PER_DIRECTION });
         }

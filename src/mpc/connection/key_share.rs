@@ -7,20 +7,24 @@
 use super::*;
 use crate::mpc::ecdh::{run_prover, run_verifier, EcdhProver, EcdhVerifier};
 use crate::mpc::f25519::F25519;
-use crate::mpc::kdf13::SharedGroup;
+use crate::mpc::shared_secret::SharedGroup;
 use crate::mpc::x25519;
 use crate::primitives::field::F128;
 use zeroize::{Zeroize, Zeroizing};
 
-/// The TLS version a two-party connection speaks, announced as its preparation starts: the
-/// requests garbled ahead depend on its record layer.
+/// The TLS versions a two-party connection offers, announced as its preparation starts: the
+/// requests garbled ahead depend on the record layer, and the COTs on what each version's
+/// records take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TwoPartyTls {
     Tls12,
-    /// With the group of the client's first key share and the suites offered.
+    /// With the group of the client's first key share and the suites offered; with
+    /// `also_tls12`, the ClientHello offers TLS 1.2 too and the connection goes on in the
+    /// version the server chooses.
     Tls13 {
         group: NamedGroup,
         suites: Suites13,
+        also_tls12: bool,
     },
 }
 
@@ -71,24 +75,29 @@ impl TwoPartyTls {
         }
     }
 
+    /// Whether the ClientHello offers TLS 1.2.
+    pub(crate) fn offers_tls12(self) -> bool {
+        matches!(self, TwoPartyTls::Tls12 | TwoPartyTls::Tls13 { also_tls12: true, .. })
+    }
+
     pub(super) fn encode(self) -> Vec<u8> {
         match self {
             TwoPartyTls::Tls12 => vec![12],
-            TwoPartyTls::Tls13 { group, suites } => {
+            TwoPartyTls::Tls13 { group, suites, also_tls12 } => {
                 let list = suites.list();
-                let mut out = [&[13][..], &group.id().to_be_bytes(), &[list.len() as u8]].concat();
+                let mut out = [&[13, also_tls12 as u8][..], &group.id().to_be_bytes(), &[list.len() as u8]].concat();
                 out.extend(list.iter().flat_map(|s| s.id().to_be_bytes()));
                 out
             }
         }
     }
 
-    /// The version and, for TLS 1.3, the rest of the message (the prover's half).
+    /// The versions and, for TLS 1.3, the rest of the message (the prover's halves).
     pub(super) fn decode(msg: &[u8]) -> Result<(Self, &[u8]), ConnectionError> {
         let malformed = ConnectionError::Malformed("the connection's TLS version");
         match msg {
             [12] => Ok((TwoPartyTls::Tls12, &[])),
-            [13, hi, lo, n, rest @ ..] => {
+            [13, also_tls12 @ (0 | 1), hi, lo, n, rest @ ..] => {
                 let group = NamedGroup::from_id(u16::from_be_bytes([*hi, *lo]))
                     .ok_or(ConnectionError::Unsupported("this key-exchange group"))?;
                 let (ids, half) = rest.split_at_checked(2 * *n as usize).ok_or(malformed)?;
@@ -103,7 +112,7 @@ impl TwoPartyTls {
                 let suites = Suites13::of(&list).filter(|s| s.list() == list).ok_or(ConnectionError::Malformed(
                     "the TLS 1.3 suites offered: one or both of the two-party ones, cheaper first",
                 ))?;
-                Ok((TwoPartyTls::Tls13 { group, suites }, half))
+                Ok((TwoPartyTls::Tls13 { group, suites, also_tls12: *also_tls12 == 1 }, half))
             }
             _ => Err(malformed),
         }
@@ -273,8 +282,9 @@ pub(super) async fn ecdh_verifier<C: Channel>(
 mod tests {
     use super::*;
 
-    /// The preparation's first message: a version and, for TLS 1.3, a group both parties
-    /// implement and the two-party suites, cheaper first; anything else is refused by name.
+    /// The preparation's first message: a version and, for TLS 1.3, whether TLS 1.2 is offered
+    /// too, a group both parties implement and the two-party suites, cheaper first; anything
+    /// else is refused by name.
     #[test]
     fn the_announced_version_group_and_suites_are_read_or_refused() {
         let (chacha, aes) = (Suite13::ChaCha20Poly1305Sha256, Suite13::Aes128GcmSha256);
@@ -284,8 +294,8 @@ mod tests {
         let aes_only = Suites13::of(&[aes]).expect("one");
         for tls in [
             TwoPartyTls::Tls12,
-            TwoPartyTls::Tls13 { group: NamedGroup::X25519, suites: both },
-            TwoPartyTls::Tls13 { group: NamedGroup::Secp256r1, suites: aes_only },
+            TwoPartyTls::Tls13 { group: NamedGroup::X25519, suites: both, also_tls12: true },
+            TwoPartyTls::Tls13 { group: NamedGroup::Secp256r1, suites: aes_only, also_tls12: false },
         ] {
             let msg = [tls.encode(), vec![9; 3]].concat();
             match tls {
@@ -297,8 +307,8 @@ mod tests {
             }
         }
         assert!(matches!(TwoPartyTls::decode(&[12]), Ok((TwoPartyTls::Tls12, []))));
-        assert!(matches!(TwoPartyTls::decode(&[13, 0, 24, 0]), Err(ConnectionError::Unsupported(_))), "secp384r1");
-        let x25519 = [13, 0, 29];
+        assert!(matches!(TwoPartyTls::decode(&[13, 0, 0, 24, 0]), Err(ConnectionError::Unsupported(_))), "secp384r1");
+        let x25519 = [13, 1, 0, 29];
         let unsupported = [[&x25519[..], &[1, 0x13, 0x02]].concat(), [&x25519[..], &[1, 0x13, 0x09]].concat()];
         for bad in unsupported {
             assert!(matches!(TwoPartyTls::decode(&bad), Err(ConnectionError::Unsupported(_))), "{bad:?}");
@@ -309,7 +319,8 @@ mod tests {
             [&x25519[..], &[2, 0x13, 0x03, 0x13, 0x03]].concat(),
             [&x25519[..], &[2, 0x13, 0x03]].concat(),
         ];
-        for bad in malformed.iter().map(Vec::as_slice).chain([&[][..], &[11], &[13], &[13, 0], &x25519]) {
+        let other_flag = [13, 2, 0, 29, 1, 0x13, 0x03];
+        for bad in malformed.iter().map(Vec::as_slice).chain([&[][..], &[11], &[13], &[13, 0], &x25519, &other_flag]) {
             assert!(matches!(TwoPartyTls::decode(bad), Err(ConnectionError::Malformed(_))), "{bad:?}");
         }
     }

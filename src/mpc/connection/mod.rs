@@ -45,7 +45,6 @@ mod verifier;
 
 use crate::channel::{Channel, ChannelError};
 use crate::mpc::ecdh::{random_scalar, share_point, ROUND_COTS};
-use crate::mpc::fp::Fp;
 use crate::mpc::ghash::cots_for_powers;
 use crate::mpc::handshake::{powers_for_records, HandshakeError, INPUT_COTS};
 use crate::mpc::kdf::KdfInputs;
@@ -54,6 +53,7 @@ use crate::mpc::record::RecordError;
 use crate::mpc::record::RecordLayer;
 use crate::mpc::script::{CommittedInputs, HandshakeScript, SessionScript};
 use crate::mpc::sealing::RecordCipher;
+use crate::mpc::shared_secret::SharedGroup;
 use crate::ot::CotError;
 use crate::tls::codec::{CipherSuite, NamedGroup, MAX_PLAINTEXT};
 use crate::tls::tls13::Suite13;
@@ -71,6 +71,7 @@ pub(crate) use prover::*;
 use seal::*;
 pub(crate) use tls13::*;
 pub(crate) use verifier::*;
+use zeroize::Zeroizing;
 
 /// How much each direction may carry; both parties size the client direction's GHASH powers
 /// or Poly1305 COTs from it (the server's records take none during the connection).
@@ -90,21 +91,23 @@ impl ConnectionLimits {
     }
 
     /// COTs a connection in `tls` takes: the 2PC ECDH's, the verifier's share's labels', and
-    /// for the client's records the GHASH powers' (AES-GCM) or every record's Poly1305 OLEs
-    /// and tag input (ChaCha20-Poly1305), whichever of the suites offered takes more.
+    /// for the client's records the GHASH powers' (AES-GCM, and TLS 1.2) or every record's
+    /// Poly1305 OLEs and tag input (ChaCha20-Poly1305), whichever of the suites and versions
+    /// offered takes more.
     fn cots(&self, tls: TwoPartyTls) -> usize {
-        let records = match tls {
-            TwoPartyTls::Tls12 => cots_for_powers(self.powers()),
-            TwoPartyTls::Tls13 { suites, .. } => suites
-                .list()
-                .into_iter()
-                .map(|s| match RecordCipher::of13(s) {
-                    RecordCipher::AesGcm => cots_for_powers(self.powers()),
-                    RecordCipher::ChaCha20Poly1305 => self.tag_cots(),
-                })
-                .max()
-                .unwrap_or(0),
+        let suites13 = match tls {
+            TwoPartyTls::Tls12 => Vec::new(),
+            TwoPartyTls::Tls13 { suites, .. } => suites.list(),
         };
+        let ciphers =
+            suites13.into_iter().map(RecordCipher::of13).chain(tls.offers_tls12().then_some(RecordCipher::AesGcm));
+        let records = ciphers
+            .map(|cipher| match cipher {
+                RecordCipher::AesGcm => cots_for_powers(self.powers()),
+                RecordCipher::ChaCha20Poly1305 => self.tag_cots(),
+            })
+            .max()
+            .unwrap_or(0);
         ECDH_COTS + INPUT_COTS + records
     }
 
@@ -120,6 +123,13 @@ impl ConnectionLimits {
             .map(|len| cots_for_tag(block_count(aad, len)))
             .sum()
     }
+}
+
+/// The COTs from `first` on that the GHASH powers of `limits` take: those of AES-GCM's client
+/// direction (the pool may hold more, made for another suite offered).
+fn cots_for<T>(pool: &[T], first: usize, limits: ConnectionLimits) -> Result<&[T], ConnectionError> {
+    pool.get(first..first + cots_for_powers(limits.powers()))
+        .ok_or(ConnectionError::Malformed("fewer COTs than the records' GHASH powers take"))
 }
 
 const ECDH_COTS: usize = ROUND_COTS[0] + ROUND_COTS[1] + ROUND_COTS[2];
@@ -185,22 +195,24 @@ pub enum ConnectionError {
     TooManyRecords { limit: usize },
 }
 
-/// The client configuration both parties use: the same values give the same ClientHello.
-/// AES-128-GCM, P-256 only (the ECDH is two-party over P-256), extended master secret offered.
+/// The TLS 1.2 client configuration both parties use: the same values give the same
+/// ClientHello. AES-128-GCM, the groups of the 2PC ECDH (P-256 preferred, then X25519),
+/// extended master secret offered.
 pub(crate) fn two_party_config(roots: RootStore) -> ClientConfig {
     let mut c = ClientConfig::new(roots);
     c.cipher_suites = CipherSuite::AES_128.to_vec();
-    c.groups = vec![NamedGroup::Secp256r1];
+    c.groups = vec![NamedGroup::Secp256r1, NamedGroup::X25519];
     c.key_exchange = KeyExchangeMode::TwoParty;
     c
 }
 
 /// What the prover holds after the connection: its client (the transcript, the request in
-/// the clear, the server's records sealed), its premaster share, and for the proof after
-/// the connection its committed inputs, the phases' public parameters and what they revealed.
+/// the clear, the server's records sealed), its premaster share (in its group's encoding), and
+/// for the proof after the connection its committed inputs, the phases' public parameters and
+/// what they revealed.
 pub struct ProverConnection<W> {
     pub client: Client,
-    pub premaster_share: Fp,
+    pub premaster_share: Zeroizing<[u8; 32]>,
     pub committed: CommittedInputs<W>,
     pub script: SessionScript,
     pub revealed: Vec<Vec<u8>>,
@@ -213,7 +225,7 @@ pub struct ProverConnection<W> {
 /// parameters and what they revealed, to both and to it alone.
 pub struct VerifierConnection<W> {
     pub client: Client,
-    pub premaster_share: Fp,
+    pub premaster_share: Zeroizing<[u8; 32]>,
     pub committed: CommittedInputs<W>,
     pub script: SessionScript,
     pub revealed: Vec<Vec<u8>>,
@@ -245,18 +257,18 @@ async fn take_commitment<C: Channel, Z: Party<C>>(
     Ok(zk.run_batch_deferred(ch, &mut |b| commit_bytes(b, None, len)).await?)
 }
 
-impl<W> Drop for ProverConnection<W> {
-    fn drop(&mut self) {
-        self.premaster_share = Fp::ZERO;
-    }
-}
-
 impl<W> ProverConnection<W> {
     /// The master secret, from the verifier's published premaster share (after the proof
     /// of [`super::reproof`]).
     pub fn master_secret(&self, verifier_share: &[u8; 32]) -> Result<crate::tls::MasterSecret, ConnectionError> {
-        let theirs = Fp::from_be_bytes(verifier_share).ok_or(ConnectionError::Malformed("a share above the prime"))?;
-        let pms = crate::tls::PreMasterSecret::new((self.premaster_share + theirs).to_be_bytes().to_vec());
+        let HandshakeScript::Tls12(kdf) = &self.script.handshake else {
+            return Err(ConnectionError::Malformed("a TLS 1.2 connection's script"));
+        };
+        let pms = kdf
+            .group
+            .add(&self.premaster_share, verifier_share)
+            .ok_or(ConnectionError::Malformed("a share outside its group's field"))?;
+        let pms = crate::tls::PreMasterSecret::new(pms.to_vec());
         Ok(match self.client.session_hash() {
             Some(h) => crate::tls::keys::extended_master_secret(&pms, h),
             None => crate::tls::keys::master_secret(&pms, self.client.client_random(), self.client.server_random()),
@@ -295,22 +307,21 @@ fn compressed(p: &AffinePoint) -> Vec<u8> {
     p.to_encoded_point(true).as_bytes().to_vec()
 }
 
-/// The client key share, the sum of both points, uncompressed as ClientKeyExchange sends it.
+/// The client key share, the sum of both points, uncompressed as the ClientKeyExchange and
+/// the key_share extension send it.
 fn client_key_share(mine: &AffinePoint, theirs: &AffinePoint) -> Vec<u8> {
     (ProjectivePoint::from(*mine) + theirs).to_affine().to_encoded_point(false).as_bytes().to_vec()
 }
 
-/// For a fresh scalar share d: its point d·G (this party's half of the client key share) and
-/// its share d·S of the premaster point, from the server's key share S in the client's state.
-fn own_key_share(client: &Client) -> Result<(AffinePoint, ProjectivePoint), ConnectionError> {
+/// The TLS 1.2 server's key exchange: its group and share, and a fresh half of ours for it.
+fn server_key_exchange(client: &Client) -> Result<(KeyHalf, Vec<u8>), ConnectionError> {
     let request = client.key_exchange_request().ok_or(crate::tls::Error::InvalidState("no key exchange"))?;
-    let server = parse_point(&request.server_public).ok_or(ConnectionError::ServerKeyShare)?;
-    let d = random_scalar();
-    Ok(((ProjectivePoint::GENERATOR * d).to_affine(), share_point(&d, &server)))
+    Ok((KeyHalf::new(request.group), request.server_public))
 }
 
-fn kdf_inputs(client: &Client) -> Result<KdfInputs, ConnectionError> {
+fn kdf_inputs(client: &Client, group: SharedGroup) -> Result<KdfInputs, ConnectionError> {
     Ok(KdfInputs {
+        group,
         client_random: *client.client_random(),
         server_random: *client.server_random(),
         session_hash: client.session_hash().copied(),

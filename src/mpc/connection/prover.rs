@@ -4,14 +4,15 @@
 use super::*;
 use crate::channel::Channel;
 use crate::gc::Garbler;
-use crate::mpc::ecdh::{run_prover, EcdhProver, SenderCots};
+use crate::mpc::ecdh::SenderCots;
 use crate::mpc::garbled::GarblerParty;
 use crate::mpc::handshake::{self, HandshakeInputs, INPUT_COTS};
 use crate::ot::{CotSender, KosSender};
 use crate::primitives::field::F128;
 use crate::tls::driver::ByteIo;
-use crate::tls::Client;
+use crate::tls::{Client, RootStore};
 use crate::zk::Party;
+use rustls_pki_types::UnixTime;
 
 /// What the prover makes before the handshake: the COTs of the connection's inputs and
 /// OLEs, and a request of up to `request_len` bytes garbled ahead when it fits.
@@ -29,11 +30,6 @@ pub(crate) struct PreparedProver<W> {
 }
 
 impl<W> PreparedProver<W> {
-    /// The TLS version the connection was prepared for.
-    pub(crate) fn tls(&self) -> TwoPartyTls {
-        self.tls
-    }
-
     /// The longest request the connection was prepared for.
     pub(crate) fn capacity(&self) -> usize {
         self.request_len
@@ -106,7 +102,7 @@ pub(super) async fn prepare_with<C: Channel, W>(
 }
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it
-/// was prepared for.
+/// was prepared for, in the version the server chooses of those prepared for.
 ///
 /// P cannot read the response before the connection has ended (the server's records open only
 /// once V publishes its key share), so it cannot end the connection where the response's
@@ -114,6 +110,32 @@ pub(super) async fn prepare_with<C: Channel, W>(
 /// the server, having begun to answer, sends nothing for `quiet` (when given): then it ends the
 /// stream itself, as a server that keeps the connection open after its response needs
 /// (docs/protocol.md, "How the connection ends").
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn connect<C: Channel, S: ByteIo, Z: Party<C>>(
+    prepared: PreparedProver<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    server: &mut S,
+    (roots, server_name, now): (RootStore, &str, UnixTime),
+    request: &[u8],
+    limits: ConnectionLimits,
+    quiet: Option<std::time::Duration>,
+) -> Result<ProverConnected<Bit<Z, C>>, ConnectionError> {
+    if prepared.tls == TwoPartyTls::Tls12 {
+        let client = Client::new(two_party_config(roots), server_name, now)?;
+        let conn = connect_prover(prepared, ch, zk, server, client, request, limits, quiet).await?;
+        return Ok(ProverConnected::Tls12(Box::new(conn)));
+    }
+    connect_prover13(prepared, ch, zk, server, (roots, server_name, now), request, limits, quiet).await
+}
+
+/// The prover's connection in the version the server chose.
+pub(crate) enum ProverConnected<W> {
+    Tls12(Box<ProverConnection<W>>),
+    Tls13(Box<ProverConnection13<W>>),
+}
+
+/// [`connect`] for a connection prepared for TLS 1.2 alone, through `client`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     mut prepared: PreparedProver<Bit<Z, C>>,
@@ -131,23 +153,39 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     let delta = start(&mut prepared, ch, zk, request).await?;
     ch.send(client.client_random().to_vec()).await?;
     flush(&mut client, server).await?;
-    let mut account = ServerBytes::new(limits);
-    forward_until(ch, server, &mut client, &mut account, key_exchange_pending).await?;
+    let account = ServerBytes::new(limits);
+    tls12_after_hello(prepared, ch, zk, server, client, request, (limits, quiet), (delta, account)).await
+}
 
-    let (mine, share_point_of_d) = own_key_share(&client)?;
-    ch.send(compressed(&mine)).await?;
+/// P's TLS 1.2 connection from its ClientHello on, sent (by `client`, or by the TLS 1.3 client
+/// it continues from) with `account` holding the server's bytes so far.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn tls12_after_hello<C: Channel, S: ByteIo, Z: Party<C>>(
+    mut prepared: PreparedProver<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    server: &mut S,
+    mut client: Client,
+    request: &[u8],
+    (limits, quiet): (ConnectionLimits, Option<std::time::Duration>),
+    (delta, mut account): (F128, ServerBytes),
+) -> Result<ProverConnection<Bit<Z, C>>, ConnectionError> {
+    forward_until(ch, server, &mut client, &mut account, key_exchange_pending).await?;
+    let (half, server_public) = server_key_exchange(&client)?;
+    ch.send(half.public()).await?;
     prepared.settle(ch).await?;
     let PreparedProver { mut gp, cots, ahead, request_len, .. } = prepared;
-    let theirs = parse_point(&ch.recv().await?)
-        .ok_or(ConnectionError::Malformed("the verifier's key share is not a point on P-256"))?;
-    let share = run_prover(ch, EcdhProver::new(&share_point_of_d)?, delta, &cots[..ECDH_COTS], 0).await?;
-    client.complete_two_party_key_exchange(client_key_share(&mine, &theirs))?;
+    let client_public = half.client_key_share(&ch.recv().await?)?;
+    let share = ecdh_prover(ch, &half, &server_public, delta, &cots[..ECDH_COTS]).await?;
+    client.complete_two_party_key_exchange(client_public)?;
 
     let inputs = HandshakeInputs::new(share);
     let handshake_wires = commit(zk, ch, &inputs.to_bytes()).await?;
     let input_keys: Vec<u128> = cots[ECDH_COTS..ECDH_COTS + INPUT_COTS].iter().map(|k| k.0).collect();
-    let ole = SenderCots { delta, keys: &cots[ECDH_COTS + INPUT_COTS..], first: (ECDH_COTS + INPUT_COTS) as u64 };
-    let kdf = kdf_inputs(&client)?;
+    // (the pool may hold more, for TLS 1.3's ChaCha20-Poly1305 tags offered beside)
+    let first = ECDH_COTS + INPUT_COTS;
+    let ole = SenderCots { delta, keys: cots_for(&cots, first, limits)?, first: first as u64 };
+    let kdf = kdf_inputs(&client, half.shared_group())?;
     let (body, mut keys, verify_data) =
         handshake::client_finished_prover(&mut gp, ch, &inputs, &input_keys, ole, &kdf, limits.powers()).await?;
     // The tag is public (it goes on the wire); V keeps the whole record.
@@ -172,5 +210,6 @@ pub(crate) async fn connect_prover<C: Channel, S: ByteIo, Z: Party<C>>(
     .await?;
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
-    Ok(ProverConnection { client, premaster_share: share, committed, script, revealed, verifier_input })
+    let premaster_share = inputs.share.clone();
+    Ok(ProverConnection { client, premaster_share, committed, script, revealed, verifier_input })
 }

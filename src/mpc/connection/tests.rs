@@ -2,7 +2,6 @@ use super::*;
 use crate::channel::memory_pair;
 use crate::fixture::{FixtureServer, KeyType};
 use crate::gc::Garbler;
-use crate::mpc::fp::Fp;
 use crate::mpc::garbled::GarblerParty;
 use crate::mpc::phases::PhaseError;
 use crate::mpc::record::request_records;
@@ -231,7 +230,9 @@ async fn prover_and_verifier_together_fetch_from_a_real_server_then_the_prover_p
     );
     // The server's keys, from the premaster secret neither party held: its records
     // and the request open under them.
-    let pms = PreMasterSecret::new((p.premaster_share + v.premaster_share).to_be_bytes().to_vec());
+    let HandshakeScript::Tls12(kdf) = &v.script.handshake else { panic!("a TLS 1.2 script") };
+    let pms = kdf.group.add(&p.premaster_share, &v.premaster_share).expect("canonical shares");
+    let pms = PreMasterSecret::new(pms.to_vec());
     let ms = extended_master_secret(&pms, v.client.session_hash().expect("the fixture agrees to EMS"));
     let kb = key_block(&ms, v.client.client_random(), v.client.server_random());
     let mut client_write = AesGcmRecordCrypto::new(&kb.client_write_key, &kb.client_write_iv).expect("key");
@@ -239,7 +240,7 @@ async fn prover_and_verifier_together_fetch_from_a_real_server_then_the_prover_p
         assert_eq!(client_write.open(r.seq.expect("seq"), 23, TLS12, &r.raw[5..]).expect("the request opens"), req);
     }
 
-    let v_share_published = v.premaster_share.to_be_bytes();
+    let v_share_published = *v.premaster_share;
     let (proven, verified) = reproof(p_end, v_end).await;
     verified.expect("the verifier accepts the garbling");
     let (v_share, (p, _, _)) = proven.expect("the prover's proof");
@@ -305,7 +306,7 @@ async fn a_garbler_that_reveals_another_value_is_refused_before_the_transcript_p
 
     // The control: a response record re-sealed around other bytes under the real server
     // key passes the transcript proof of V's copy, had P forwarded it.
-    let ms = p_end.0.master_secret(&v_end.0.premaster_share.to_be_bytes()).expect("a canonical share");
+    let ms = p_end.0.master_secret(&v_end.0.premaster_share).expect("a canonical share");
     let kb = key_block(&ms, p_end.0.client.client_random(), p_end.0.client.server_random());
     let [sent, received] =
         forge_first_record(&v_end.0.client, Direction::Received, &kb.server_write_key, &kb.server_write_iv);
@@ -702,7 +703,8 @@ async fn a_verifier_that_publishes_another_share_than_it_input_is_refused_by_the
     let (port, roots) = fixture().await;
     let (p, v) = connect(port, roots.clone(), roots, &request("/json"), None).await;
     let mut v = v.expect("verifier");
-    v.0.premaster_share = v.0.premaster_share + Fp::ONE;
+    // one bit of the share's lowest (P-256) or highest (X25519) byte: still in the field
+    v.0.premaster_share[31] ^= 1;
     let (proven, _) = reproof(p.expect("prover"), v).await;
     assert!(matches!(proven, Err(super::super::reproof::ReproofError::LabelMismatch { .. })), "{:?}", proven.err());
 }

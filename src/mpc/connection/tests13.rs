@@ -1,6 +1,7 @@
 //! TLS 1.3 connections in two parties against the fixture (rustls): X25519 and P-256, the
 //! request garbled ahead and record by record; the proof of the garbling; the session's keys
-//! from both shares, under which the transcript V holds reads as the server wrote it.
+//! from both shares, under which the transcript V holds reads as the server wrote it; and both
+//! versions offered in one ClientHello.
 
 use super::tests::fixture;
 use super::*;
@@ -10,6 +11,7 @@ use crate::gc::Garbler;
 use crate::mpc::garbled::{GarblerCheat, GarblerParty};
 use crate::mpc::phases::{PeerMisbehaved, PhaseError};
 use crate::mpc::reproof::ReproofError;
+use crate::mpc::shared_secret::SharedGroup;
 use crate::protocol::observe::tls13 as transcript13;
 use crate::protocol::prove::tls13 as proof13;
 use crate::tls::tls13::Suite13;
@@ -59,7 +61,7 @@ async fn connect(
 }
 
 fn tls13(group: NamedGroup, suites: Suites13) -> TwoPartyTls {
-    TwoPartyTls::Tls13 { group, suites }
+    TwoPartyTls::Tls13 { group, suites, also_tls12: false }
 }
 
 /// [`connect`] with each party's roots, and the `flip`th encrypted record from the server
@@ -68,12 +70,40 @@ async fn connect_with(
     gp: GarblerParty,
     tls: TwoPartyTls,
     port: u16,
-    (roots, v_roots): (RootStore, RootStore),
+    roots: (RootStore, RootStore),
     request: &[u8],
     flip: Option<usize>,
 ) -> (Result<ProverEnd, ConnectionError>, Result<VerifierEnd, ConnectionError>) {
+    let (p, v) = connect_any(gp, tls, port, roots, request, (flip, false)).await;
+    let p = p.map(|(conn, zk, ch)| match conn {
+        ProverConnected::Tls13(conn) => (*conn, zk, ch),
+        ProverConnected::Tls12(_) => panic!("the fixture speaks TLS 1.3"),
+    });
+    let v = v.map(|(conn, zk, ch)| match conn {
+        VerifierConnected::Tls13(conn) => (*conn, zk, ch),
+        VerifierConnected::Tls12(_) => panic!("the fixture speaks TLS 1.3"),
+    });
+    (p, v)
+}
+
+type AnyEnds = (
+    Result<(ProverConnected<crate::zk::PBit>, ProverZk, crate::channel::MemoryChannel), ConnectionError>,
+    Result<(VerifierConnected<crate::zk::VBit>, VerifierZk, crate::channel::MemoryChannel), ConnectionError>,
+);
+
+/// One connection in two parties to the fixture, prepared for `tls`, in the version the
+/// server chooses; the server's stream altered on its way to P as `tamper` says (the `flip`th
+/// encrypted record, RFC 8446's downgrade sentinel written into the ServerHello's random).
+async fn connect_any(
+    gp: GarblerParty,
+    tls: TwoPartyTls,
+    port: u16,
+    (roots, v_roots): (RootStore, RootStore),
+    request: &[u8],
+    (flip, sentinel): (Option<usize>, bool),
+) -> AnyEnds {
     let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-    let mut server = Tamper { tcp: tcp.compat(), flip, seen: Vec::new(), done: false };
+    let mut server = Tamper { tcp: tcp.compat(), flip, sentinel, seen: Vec::new(), done: false };
     let limits = limits(request);
     let now = rustls_pki_types::UnixTime::now();
     let (mut a, mut b) = memory_pair(MAX_MESSAGE);
@@ -81,32 +111,45 @@ async fn connect_with(
     let p = async move {
         let prepared = prepare_with(gp, &mut a, tls, request.len(), limits).await?;
         let server_side = (roots, "localhost", now);
-        let conn = connect_prover13(prepared, &mut a, &mut pz, &mut server, server_side, request, limits, None).await?;
+        let conn = super::connect(prepared, &mut a, &mut pz, &mut server, server_side, request, limits, None).await?;
         Ok((conn, pz, a))
     };
     let v = async move {
         let prepared = prepare_verifier(&mut b, limits).await?;
-        let conn = connect_verifier13(prepared, &mut b, &mut vz, (v_roots, "localhost"), || now, limits).await?;
+        let conn = accept(prepared, &mut b, &mut vz, (v_roots, "localhost"), || now, limits).await?;
         Ok((conn, vz, b))
     };
     join(p, v).await
 }
 
 /// The server's stream with one bit of its `flip`th encrypted record (outer type 23, counted
-/// from 0) inverted.
+/// from 0) inverted, and with `sentinel` the last 8 bytes of its ServerHello's random made
+/// RFC 8446's TLS 1.2 downgrade sentinel.
 struct Tamper {
     tcp: tokio_util::compat::Compat<tokio::net::TcpStream>,
     flip: Option<usize>,
+    sentinel: bool,
     seen: Vec<u8>,
     done: bool,
 }
 
+/// Where the server random's last 8 bytes are in the stream: after the record header (5), the
+/// handshake header (4), the version (2) and 24 bytes of the random.
+const SENTINEL_AT: usize = 5 + 4 + 2 + 24;
+
 impl crate::tls::driver::ByteIo for Tamper {
     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tls::Error> {
         let n = crate::tls::driver::ByteIo::read(&mut self.tcp, buf).await?;
-        let Some(target) = self.flip.filter(|_| !self.done) else { return Ok(n) };
         let start = self.seen.len();
         self.seen.extend_from_slice(&buf[..n]);
+        if self.sentinel {
+            for (at, byte) in (SENTINEL_AT..).zip(b"DOWNGRD\x01") {
+                if let Some(b) = at.checked_sub(start).and_then(|i| buf[..n].get_mut(i)) {
+                    *b = *byte;
+                }
+            }
+        }
+        let Some(target) = self.flip.filter(|_| !self.done) else { return Ok(n) };
         let (mut at, mut encrypted) = (0, 0);
         while let Some(h) = self.seen.get(at..at + 5) {
             let len = u16::from_be_bytes([h[3], h[4]]) as usize;
@@ -127,10 +170,14 @@ impl crate::tls::driver::ByteIo for Tamper {
     }
 }
 
-async fn reproof(
-    p: ProverEnd,
-    v: VerifierEnd,
-) -> (Result<([u8; 32], ProverEnd), ReproofError>, Result<(), ReproofError>) {
+async fn reproof<P, V>(
+    p: (P, ProverZk, crate::channel::MemoryChannel),
+    v: (V, VerifierZk, crate::channel::MemoryChannel),
+) -> (Result<([u8; 32], (P, ProverZk, crate::channel::MemoryChannel)), ReproofError>, Result<(), ReproofError>)
+where
+    P: crate::mpc::reproof::GarbledConnection<crate::zk::PBit>,
+    V: crate::mpc::reproof::EvaluatedConnection<crate::zk::VBit>,
+{
     let pp = async move {
         let (conn, mut zk, mut ch) = p;
         crate::mpc::reproof::prove(&mut zk, &mut ch, &conn).await.map(|share| (share, (conn, zk, ch)))
@@ -148,8 +195,15 @@ async fn aes_only_fixture() -> (u16, RootStore) {
     provider.cipher_suites.retain(|s| {
         s.version() != &rustls::version::TLS13 || s.suite() == rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
     });
+    fixture_with(provider, &[&rustls::version::TLS12, &rustls::version::TLS13]).await
+}
+
+async fn fixture_with(
+    provider: rustls::crypto::CryptoProvider,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> (u16, RootStore) {
     let addr = "127.0.0.1:0".parse().expect("addr");
-    let fixture = FixtureServer::bind_with(addr, KeyType::EcdsaP256, 30, provider).await.expect("fixture");
+    let fixture = FixtureServer::bind_with(addr, KeyType::EcdsaP256, 30, provider, versions).await.expect("fixture");
     let port = fixture.local_addr().expect("port").port();
     let roots = RootStore::from_pem(&fixture.certs.ca_pem).expect("roots");
     tokio::spawn(fixture.run());
@@ -347,4 +401,76 @@ async fn a_server_record_altered_before_it_reached_the_prover_does_not_open_unde
         matches!(opened, Err(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::BadRecordMac))),
         "{opened:?}"
     );
+}
+
+fn both_versions() -> TwoPartyTls {
+    TwoPartyTls::Tls13 { group: NamedGroup::X25519, suites: both(), also_tls12: true }
+}
+
+/// A connection that offers both versions in one ClientHello goes on in the one the server
+/// chooses: TLS 1.3 from a server that speaks both; TLS 1.2 from a server that speaks only
+/// TLS 1.2, in the group it picks (rustls prefers X25519; one that implements P-256 alone), where
+/// the request garbled ahead for TLS 1.3 goes record by record.
+/// Either way both parties hold the same bytes, the verifier accepts the proof of the
+/// garbling, and with its share the prover reads the fixture's response.
+#[tokio::test]
+async fn offering_both_versions_goes_on_in_the_one_the_server_chooses() {
+    let (port, roots) = fixture().await;
+    let (port12, roots12) = fixture_with(rustls::crypto::ring::default_provider(), &[&rustls::version::TLS12]).await;
+    let req = request("/json", 0);
+    let gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let (p, v) = connect_any(gp, both_versions(), port, (roots.clone(), roots), &req, (None, false)).await;
+    let (ProverConnected::Tls13(p), VerifierConnected::Tls13(v)) = (p.expect("prover").0, v.expect("verifier").0)
+    else {
+        panic!("a server that speaks both chooses TLS 1.3")
+    };
+    assert_eq!((v.script.requests_ahead, p.client.suite()), (true, Some(Suite13::ChaCha20Poly1305Sha256)));
+
+    let mut p256_only = rustls::crypto::ring::default_provider();
+    p256_only.kx_groups.retain(|g| g.name() == rustls::NamedGroup::secp256r1);
+    let p256_server = fixture_with(p256_only, &[&rustls::version::TLS12]).await;
+    for ((port12, roots12), group) in [((port12, roots12), SharedGroup::X25519), (p256_server, SharedGroup::P256)] {
+        let gp = GarblerParty::new(Garbler::new(Vec::new()));
+        let tls = both_versions();
+        let (p, v) = connect_any(gp, tls, port12, (roots12.clone(), roots12.clone()), &req, (None, false)).await;
+        let ((ProverConnected::Tls12(p), pz, a), (VerifierConnected::Tls12(v), vz, b)) =
+            (p.expect("prover"), v.expect("verifier"))
+        else {
+            panic!("a TLS 1.2 server gets TLS 1.2")
+        };
+        let (p, v) = (*p, *v);
+        let HandshakeScript::Tls12(kdf) = &v.script.handshake else { panic!("a TLS 1.2 script") };
+        assert_eq!(kdf.group, group, "the group the server chose");
+        assert!(!v.script.requests_ahead, "garbled ahead for TLS 1.3's records, sent record by record");
+        let sent = v.client.transcript().raw_bytes(Direction::Sent);
+        assert_eq!(p.client.transcript().raw_bytes(Direction::Sent), sent, "both hold the same bytes");
+        let received = v.client.transcript().raw_bytes(Direction::Received);
+        let session = crate::protocol::observe::tls12::parse(&sent, &received).expect("V reads a TLS 1.2 session");
+        session.validate_server(&roots12, "localhost", rustls_pki_types::UnixTime::now()).expect("and its server");
+        let (proven, verified) = reproof((p, pz, a), (v, vz, b)).await;
+        verified.expect("the verifier accepts the garbling");
+        let (share, (p, _, _)) = proven.expect("the prover's proof");
+        let ms = p.master_secret(&share).expect("the master secret");
+        let opened = p.open_received(&ms).expect("deferred decryption");
+        let response: Vec<u8> = opened.into_iter().filter(|(t, _)| *t == 23).flat_map(|r| r.1).collect();
+        let text = String::from_utf8(response).expect("text");
+        assert!(text.starts_with("HTTP/1.1 200") && text.ends_with(crate::fixture::http::JSON_BODY), "{text}");
+    }
+}
+
+/// RFC 8446 §4.1.3: a TLS 1.2 ServerHello whose random ends with the downgrade sentinel, to a
+/// ClientHello that offered TLS 1.3, is refused by the verifier's copy of the client (and the
+/// prover's): someone in the middle removed TLS 1.3 from the offer.
+#[tokio::test]
+async fn a_tls12_server_hello_with_the_downgrade_sentinel_is_refused_when_both_were_offered() {
+    let (port12, roots12) = fixture_with(rustls::crypto::ring::default_provider(), &[&rustls::version::TLS12]).await;
+    let gp = GarblerParty::new(Garbler::new(Vec::new()));
+    let req = request("/json", 0);
+    let (p, v) = connect_any(gp, both_versions(), port12, (roots12.clone(), roots12), &req, (None, true)).await;
+    let downgrade = |e: &ConnectionError| {
+        matches!(e, ConnectionError::Tls(crate::tls::Error::PeerMisbehaved(crate::tls::PeerMisbehaved::Downgrade)))
+    };
+    let (p, v) = (p.map(|_| ()), v.map(|_| ()));
+    assert!(v.as_ref().err().is_some_and(downgrade), "{:?}", v.err());
+    assert!(p.as_ref().err().is_some_and(downgrade), "{:?}", p.err());
 }

@@ -23,28 +23,50 @@ use crate::channel::Channel;
 use crate::circuits::bytes_to_bits;
 use crate::gc::Wire;
 use crate::mpc::ecdh::{ReceiverCots, SenderCots};
-use crate::mpc::ghash::{block_to_field, cots_for_powers, powers_a, powers_b};
-use crate::mpc::handshake::{check_ole_cots, RecordKeys, TagKeys, INPUT_COTS};
-use crate::mpc::kdf13::{self, HandshakeTraffic, SharedGroup};
+use crate::mpc::ghash::{block_to_field, powers_a, powers_b};
+use crate::mpc::handshake::{RecordKeys, TagKeys, INPUT_COTS};
+use crate::mpc::kdf13::{self, HandshakeTraffic};
 use crate::mpc::phases::Input;
 use crate::mpc::poly1305::TagCots;
 use crate::mpc::record::ghash_key_share;
 use crate::mpc::sealing::{client_direction, ClientDirection};
+use crate::tls::any_version::tls12_offer;
 use crate::tls::driver::ByteIo;
 use crate::tls::tls13::client::two_party::HandshakeRequest13;
 use crate::tls::tls13::client::{Client13, Config13, Schedule13};
 use crate::tls::tls13::key_schedule::{handshake_secret, master_secret, TrafficSecrets};
 use crate::tls::tls13::HashAlg;
 use crate::tls::tls13::Secret;
+use crate::tls::AnyVersionClient;
 use rustls_pki_types::UnixTime;
 use zeroize::Zeroizing;
 
 /// The TLS 1.3 configuration both parties use, so both write the same ClientHello: the
-/// two-party suites offered, in order; the groups are the key shares'.
-pub(crate) fn two_party_config13(roots: RootStore, suites: Suites13) -> Config13 {
+/// two-party suites offered, in order, and TLS 1.2 as `tls12` offers it, if at all; the
+/// groups are the key shares'.
+pub(crate) fn two_party_config13(roots: RootStore, suites: Suites13, tls12: Option<&ClientConfig>) -> Config13 {
     let mut c = Config13::new(roots);
     c.suites = suites.list();
+    c.tls12 = tls12.map(tls12_offer);
     c
+}
+
+/// The client that writes the ClientHello, `client`, offering TLS 1.2 too when `tls12` is
+/// given (the configuration it was made with, [`two_party_config13`]).
+fn offering(client: Client13, tls12: Option<ClientConfig>, server_name: &str, now: UnixTime) -> AnyVersionClient {
+    match tls12 {
+        Some(config12) => AnyVersionClient::over(client, config12, server_name, now),
+        None => AnyVersionClient::Tls13 { client: Box::new(client), undecided: None },
+    }
+}
+
+/// The server has chosen its version, and in TLS 1.3 its ServerHello is read.
+fn version_chosen(c: &AnyVersionClient) -> bool {
+    match c {
+        AnyVersionClient::Tls12(_) => true,
+        AnyVersionClient::Tls13 { client, undecided: None } => hello_read(client),
+        AnyVersionClient::Tls13 { undecided: Some(_), .. } => false,
+    }
 }
 
 /// What the prover holds after a TLS 1.3 connection (as [`ProverConnection`] for TLS 1.2):
@@ -106,10 +128,10 @@ fn hello_read(c: &Client13) -> bool {
     c.handshake_request().is_some()
 }
 
-/// P's TLS 1.3 connection after [`prepare_prover`] (prepared for [`TwoPartyTls::Tls13`]), as
-/// [`connect_prover`] is for TLS 1.2.
+/// P's connection after [`prepare_prover`] prepared for [`TwoPartyTls::Tls13`]: TLS 1.3, or
+/// TLS 1.2 if it was offered too and the server chose it ([`tls12_after_hello`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
+pub(super) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     mut prepared: PreparedProver<Bit<Z, C>>,
     ch: &mut C,
     zk: &mut Z,
@@ -118,18 +140,28 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     request: &[u8],
     limits: ConnectionLimits,
     quiet: Option<std::time::Duration>,
-) -> Result<ProverConnection13<Bit<Z, C>>, ConnectionError> {
-    let (halves, suites) = match (prepared.tls, prepared.halves.take()) {
-        (TwoPartyTls::Tls13 { suites, .. }, Some(halves)) => (halves, suites),
+) -> Result<ProverConnected<Bit<Z, C>>, ConnectionError> {
+    let (halves, suites, also_tls12) = match (prepared.tls, prepared.halves.take()) {
+        (TwoPartyTls::Tls13 { suites, also_tls12, .. }, Some(halves)) => (halves, suites, also_tls12),
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
     let delta = start(&mut prepared, ch, zk, request).await?;
     let shares = halves.client_key_shares(&ch.recv().await?)?;
-    let mut client = Client13::two_party(two_party_config13(roots, suites), server_name, now, shares)?;
+    let config12 = also_tls12.then(|| two_party_config(roots.clone()));
+    let client = Client13::two_party(two_party_config13(roots, suites, config12.as_ref()), server_name, now, shares)?;
     ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
+    let mut client = offering(client, config12, server_name, now);
     flush(&mut client, server).await?;
     let mut account = ServerBytes::new(limits);
-    forward_until(ch, server, &mut client, &mut account, hello_read).await?;
+    forward_until(ch, server, &mut client, &mut account, version_chosen).await?;
+    let mut client = match client {
+        AnyVersionClient::Tls12(client) => {
+            let conn = tls12_after_hello(prepared, ch, zk, server, *client, request, (limits, quiet), (delta, account))
+                .await?;
+            return Ok(ProverConnected::Tls12(Box::new(conn)));
+        }
+        AnyVersionClient::Tls13 { client, .. } => *client,
+    };
     let hello = hello_of(&client, suites)?;
     let half = halves.of(hello.group)?;
     let cipher = RecordCipher::of13(hello.suite);
@@ -159,9 +191,7 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     let tags = match &d {
         ClientDirection::AesGcm(aes) => {
             ghash_key_share(&mut gp, ch, aes, &Input::Wires(&mine[256..])).await?;
-            let ole =
-                SenderCots { delta, keys: &cots[first..first + cots_for_powers(limits.powers())], first: first as u64 };
-            check_ole_cots(ole.keys.len(), limits.powers())?;
+            let ole = SenderCots { delta, keys: cots_for(&cots, first, limits)?, first: first as u64 };
             let powers = powers_a(ch, block_to_field(h_mask), limits.powers(), ole.delta, ole.keys, ole.first)
                 .await
                 .map_err(|e| ConnectionError::Handshake(e.into()))?;
@@ -192,35 +222,51 @@ pub(crate) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     .await?;
     let revealed = gp.revealed().to_vec();
     let verifier_input = (keys.verifier_input, gp.garbler().delta());
-    Ok(ProverConnection13 { client, share, committed, script, revealed, verifier_input })
+    Ok(ProverConnected::Tls13(Box::new(ProverConnection13 {
+        client,
+        share,
+        committed,
+        script,
+        revealed,
+        verifier_input,
+    })))
 }
 
-/// V's TLS 1.3 connection after [`prepare_verifier`], as [`connect_verifier`] is for TLS 1.2.
-pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
-    prepared: PreparedVerifier<Bit<Z, C>>,
+/// V's side of [`connect_prover13`].
+pub(super) async fn connect_verifier13<C: Channel, Z: Party<C>>(
+    mut prepared: PreparedVerifier<Bit<Z, C>>,
     ch: &mut C,
     zk: &mut Z,
     (roots, server_name): (RootStore, &str),
     clock: impl FnOnce() -> UnixTime,
     limits: ConnectionLimits,
-) -> Result<VerifierConnection13<Bit<Z, C>>, ConnectionError> {
-    let PreparedVerifier { mut ep, choices, macs, request: mut ahead, tls, halves } = prepared;
-    let (halves, shares, suites) = match (tls, halves) {
-        (TwoPartyTls::Tls13 { suites, .. }, Some((halves, shares))) => (halves, shares, suites),
+) -> Result<VerifierConnected<Bit<Z, C>>, ConnectionError> {
+    let (halves, shares, suites, also_tls12) = match (prepared.tls, prepared.halves.take()) {
+        (TwoPartyTls::Tls13 { suites, also_tls12, .. }, Some((halves, shares))) => (halves, shares, suites, also_tls12),
         _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
     };
-    take_ahead_commitments(zk, ch, &mut ahead).await?;
+    take_ahead_commitments(zk, ch, &mut prepared.request).await?;
     let randoms = ch.recv().await?;
     let (random, session_id) = randoms
         .split_first_chunk::<32>()
         .and_then(|(r, s)| Some((*r, <[u8; 32]>::try_from(s).ok()?)))
         .ok_or(ConnectionError::Malformed("the client random and session id are 32 bytes each"))?;
     let now = clock();
-    let config = two_party_config13(roots, suites);
-    let mut client = Client13::two_party_with_randoms(config, server_name, now, shares, (random, session_id))?;
+    let config12 = also_tls12.then(|| two_party_config(roots.clone()));
+    let config = two_party_config13(roots, suites, config12.as_ref());
+    let client = Client13::two_party_with_randoms(config, server_name, now, shares, (random, session_id))?;
+    let mut client = offering(client, config12, server_name, now);
     client.take_outgoing();
     let mut account = ServerBytes::new(limits);
-    take_until(ch, &mut client, &mut account, hello_read).await?;
+    take_until(ch, &mut client, &mut account, version_chosen).await?;
+    let mut client = match client {
+        AnyVersionClient::Tls12(client) => {
+            let conn = tls12_after_hello_verifier(prepared, ch, zk, *client, limits, (now, account)).await?;
+            return Ok(VerifierConnected::Tls12(Box::new(conn)));
+        }
+        AnyVersionClient::Tls13 { client, .. } => *client,
+    };
+    let PreparedVerifier { mut ep, choices, macs, request: ahead, .. } = prepared;
     let hello = hello_of(&client, suites)?;
     let half = halves.of(hello.group)?;
     let cipher = RecordCipher::of13(hello.suite);
@@ -250,9 +296,8 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
             let h = ghash_key_share(&mut ep, ch, aes, &Input::Wires(&theirs[256..]))
                 .await?
                 .ok_or(ConnectionError::Malformed("no share of the GHASH key"))?;
-            let ole = input.end..input.end + cots_for_powers(limits.powers());
-            let ole = ReceiverCots { choices: &choices[ole.clone()], macs: &macs[ole], first: input.end as u64 };
-            check_ole_cots(ole.choices.len(), limits.powers())?;
+            let (choices, macs) = (cots_for(&choices, input.end, limits)?, cots_for(&macs, input.end, limits)?);
+            let ole = ReceiverCots { choices, macs, first: input.end as u64 };
             let powers = powers_b(ch, block_to_field(h), limits.powers(), ole.choices, ole.macs, ole.first)
                 .await
                 .map_err(|e| ConnectionError::Handshake(e.into()))?;
@@ -271,7 +316,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
     let (script, committed) =
         exchange_verifier(&mut ep, ch, zk, &mut client, &mut keys, ahead, &mut account, limits, handshake).await?;
     let (revealed, for_verifier) = (ep.revealed().to_vec(), ep.for_verifier().to_vec());
-    Ok(VerifierConnection13 {
+    Ok(VerifierConnected::Tls13(Box::new(VerifierConnection13 {
         client,
         share,
         committed,
@@ -281,7 +326,7 @@ pub(crate) async fn connect_verifier13<C: Channel, Z: Party<C>>(
         own_labels: keys.verifier_input,
         tag_shares: keys.verifier_values,
         connection_time: now,
-    })
+    })))
 }
 
 impl<W> ProverConnection13<W> {
@@ -291,17 +336,9 @@ impl<W> ProverConnection13<W> {
         let HandshakeScript::Tls13 { group, hello_hash, server_finished_hash, .. } = &self.script.handshake else {
             return Err(ConnectionError::Malformed("a TLS 1.3 connection's script"));
         };
-        let not_canonical = || ConnectionError::Malformed("a share outside its group's field");
-        let ecdhe = Zeroizing::new(match group {
-            SharedGroup::P256 => {
-                let [a, b] = [&*self.share, verifier_share].map(crate::mpc::fp::Fp::from_be_bytes);
-                (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_be_bytes()
-            }
-            SharedGroup::X25519 => {
-                let [a, b] = [&*self.share, verifier_share].map(crate::mpc::f25519::F25519::from_le_bytes);
-                (a.ok_or_else(not_canonical)? + b.ok_or_else(not_canonical)?).to_le_bytes()
-            }
-        });
+        let ecdhe = group
+            .add(&self.share, verifier_share)
+            .ok_or(ConnectionError::Malformed("a share outside its group's field"))?;
         let alg = HashAlg::Sha256;
         let handshake_secret = handshake_secret(alg, &*ecdhe);
         let (hello_hash, server_finished_hash) =

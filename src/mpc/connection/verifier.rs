@@ -3,13 +3,14 @@
 
 use super::*;
 use crate::channel::Channel;
-use crate::mpc::ecdh::{run_verifier, EcdhVerifier, ReceiverCots};
+use crate::mpc::ecdh::ReceiverCots;
 use crate::mpc::garbled::EvaluatorParty;
 use crate::mpc::handshake::{self, INPUT_COTS};
 use crate::ot::{CotReceiver, KosReceiver};
 use crate::primitives::field::F128;
 use crate::tls::{Client, RootStore};
 use crate::zk::Party;
+use rustls_pki_types::UnixTime;
 
 /// What the verifier holds before the handshake: its COTs and the request as announced (its
 /// records garbled ahead, or its length).
@@ -21,13 +22,6 @@ pub(crate) struct PreparedVerifier<W> {
     pub(super) tls: TwoPartyTls,
     /// TLS 1.3: its halves of the client key shares, and the client key shares.
     pub(super) halves: Option<(KeyHalves, Vec<(NamedGroup, Vec<u8>)>)>,
-}
-
-impl<W> PreparedVerifier<W> {
-    /// The TLS version the prover prepared the connection for.
-    pub(crate) fn tls(&self) -> TwoPartyTls {
-        self.tls
-    }
 }
 
 /// The verifier's side of [`prepare_prover`].
@@ -53,43 +47,79 @@ pub(crate) async fn prepare_verifier<C: Channel, W>(
     Ok(PreparedVerifier { ep, choices, macs, request, tls, halves })
 }
 
-/// The verifier's connection after [`prepare_verifier`]; `clock` is read when the prover
-/// starts it (which may be long after the preparation).
-pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
+/// The verifier's connection after [`prepare_verifier`], in the version the server chooses of
+/// those the prover prepared for; `clock` is read when the prover starts it (which may be long
+/// after the preparation).
+pub(crate) async fn accept<C: Channel, Z: Party<C>>(
     prepared: PreparedVerifier<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    (roots, server_name): (RootStore, &str),
+    clock: impl FnOnce() -> UnixTime,
+    limits: ConnectionLimits,
+) -> Result<VerifierConnected<Bit<Z, C>>, ConnectionError> {
+    if prepared.tls == TwoPartyTls::Tls12 {
+        let conn = connect_verifier(prepared, ch, zk, roots, server_name, clock, limits).await?;
+        return Ok(VerifierConnected::Tls12(Box::new(conn)));
+    }
+    connect_verifier13(prepared, ch, zk, (roots, server_name), clock, limits).await
+}
+
+/// The verifier's connection in the version the server chose.
+pub(crate) enum VerifierConnected<W> {
+    Tls12(Box<VerifierConnection<W>>),
+    Tls13(Box<VerifierConnection13<W>>),
+}
+
+/// [`accept`] for a connection prepared for TLS 1.2 alone.
+pub(crate) async fn connect_verifier<C: Channel, Z: Party<C>>(
+    mut prepared: PreparedVerifier<Bit<Z, C>>,
     ch: &mut C,
     zk: &mut Z,
     roots: RootStore,
     server_name: &str,
-    clock: impl FnOnce() -> rustls_pki_types::UnixTime,
+    clock: impl FnOnce() -> UnixTime,
     limits: ConnectionLimits,
 ) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
     if prepared.tls != TwoPartyTls::Tls12 {
         return Err(ConnectionError::Malformed("a connection prepared for TLS 1.3 goes on in TLS 1.3"));
     }
-    let PreparedVerifier { mut ep, choices, macs, request: mut ahead, .. } = prepared;
-    take_ahead_commitments(zk, ch, &mut ahead).await?;
+    take_ahead_commitments(zk, ch, &mut prepared.request).await?;
     let random: [u8; 32] =
         ch.recv().await?.try_into().map_err(|_| ConnectionError::Malformed("the client random is 32 bytes"))?;
     let now = clock();
     let mut client = Client::with_client_random(two_party_config(roots), server_name, now, random)?;
     client.take_outgoing();
-    let mut account = ServerBytes::new(limits);
-    take_until(ch, &mut client, &mut account, key_exchange_pending).await?;
+    tls12_after_hello_verifier(prepared, ch, zk, client, limits, (now, ServerBytes::new(limits))).await
+}
 
-    let (mine, share_point_of_d) = own_key_share(&client)?;
-    let theirs = parse_point(&ch.recv().await?)
-        .ok_or(ConnectionError::Malformed("the prover's key share is not a point on P-256"))?;
-    ch.send(compressed(&mine)).await?;
-    let share =
-        run_verifier(ch, EcdhVerifier::new(&share_point_of_d)?, &choices[..ECDH_COTS], &macs[..ECDH_COTS], 0).await?;
-    client.complete_two_party_key_exchange(client_key_share(&theirs, &mine))?;
+/// V's side of [`tls12_after_hello`], its copy of the client having written the ClientHello
+/// and taken the server's bytes so far (`account`); its ahead commitments taken.
+pub(super) async fn tls12_after_hello_verifier<C: Channel, Z: Party<C>>(
+    prepared: PreparedVerifier<Bit<Z, C>>,
+    ch: &mut C,
+    zk: &mut Z,
+    mut client: Client,
+    limits: ConnectionLimits,
+    (now, mut account): (UnixTime, ServerBytes),
+) -> Result<VerifierConnection<Bit<Z, C>>, ConnectionError> {
+    let PreparedVerifier { mut ep, choices, macs, request: ahead, .. } = prepared;
+    take_until(ch, &mut client, &mut account, key_exchange_pending).await?;
+    let (half, server_public) = server_key_exchange(&client)?;
+    let client_public = half.client_key_share(&ch.recv().await?)?;
+    ch.send(half.public()).await?;
+    let share = ecdh_verifier(ch, &half, &server_public, &choices[..ECDH_COTS], &macs[..ECDH_COTS]).await?;
+    client.complete_two_party_key_exchange(client_public)?;
 
     let handshake_wires = take_commitment(zk, ch, 32 + 16 * handshake::MASKS).await?;
     let input = ECDH_COTS..ECDH_COTS + INPUT_COTS;
     let input_macs: Vec<u128> = macs[input.clone()].iter().map(|m| m.0).collect();
-    let ole = ReceiverCots { choices: &choices[input.end..], macs: &macs[input.end..], first: input.end as u64 };
-    let kdf = kdf_inputs(&client)?;
+    let ole = ReceiverCots {
+        choices: cots_for(&choices, input.end, limits)?,
+        macs: cots_for(&macs, input.end, limits)?,
+        first: input.end as u64,
+    };
+    let kdf = kdf_inputs(&client, half.shared_group())?;
     let (ciphertext, mut keys, verify_data) = handshake::client_finished_verifier(
         &mut ep,
         ch,

@@ -63,8 +63,8 @@ pub struct ProverConfig {
     pub tls13_suites: Vec<crate::tls::tls13::Suite13>,
     /// The TLS 1.2 suites to offer in proxy mode, in order of preference (usually
     /// [`CipherSuite::ALL`](crate::tls::CipherSuite::ALL): AES-128-GCM, ChaCha20-Poly1305,
-    /// AES-256-GCM). MPC mode offers the AES-128-GCM ones of them, the only ones its two-party
-    /// client implements.
+    /// AES-256-GCM). MPC mode offers the two AES-128-GCM suites, the only ones its two-party
+    /// client implements, and needs one of them here.
     pub tls12_suites: Vec<crate::tls::CipherSuite>,
 }
 
@@ -73,24 +73,23 @@ impl ProverConfig {
     /// that a session it would refuse is not opened at the verifier (whose log would show only
     /// a connection that went away).
     pub fn check(&self) -> Result<(), ProverError> {
-        if self.mode.session_mode() == SessionMode::Mpc {
-            if self.tls_versions != [TlsVersion::Tls12] && self.tls_versions != [TlsVersion::Tls13] {
-                return Err(ProverError::Unsupported("offering both TLS versions in MPC mode (choose one)"));
-            }
-            if self.tls_versions == [TlsVersion::Tls13]
-                && crate::mpc::connection::Suites13::of(&self.tls13_suites).is_none()
-            {
-                return Err(ProverError::Unsupported(
-                    "these TLS 1.3 suites in MPC mode, which supports only TLS_CHACHA20_POLY1305_SHA256 and \
-                     TLS_AES_128_GCM_SHA256",
-                ));
-            }
+        if self.tls_versions.is_empty() {
+            return Err(ProverError::Unsupported("offering no TLS version"));
+        }
+        if self.mode.session_mode() == SessionMode::Mpc
+            && self.tls_versions.contains(&TlsVersion::Tls13)
+            && crate::mpc::connection::Suites13::of(&self.tls13_suites).is_none()
+        {
+            return Err(ProverError::Unsupported(
+                "these TLS 1.3 suites in MPC mode, which supports only TLS_CHACHA20_POLY1305_SHA256 and \
+                 TLS_AES_128_GCM_SHA256",
+            ));
         }
         if self.tls_versions.contains(&TlsVersion::Tls12) && self.tls12_suites.is_empty() {
             return Err(ProverError::Unsupported("offering TLS 1.2 without a cipher suite"));
         }
         if self.mode.session_mode() == SessionMode::Mpc
-            && self.tls_versions == [TlsVersion::Tls12]
+            && self.tls_versions.contains(&TlsVersion::Tls12)
             && !self.tls12_suites.iter().any(|s| crate::tls::CipherSuite::AES_128.contains(s))
         {
             return Err(ProverError::Unsupported(
@@ -115,14 +114,10 @@ pub enum ProverMode {
 }
 
 impl ProverMode {
-    /// The TLS versions offered when none are asked for: in proxy mode both, in one ClientHello
-    /// (the server chooses, so a server that speaks one of them only is reached either way); in
-    /// MPC mode TLS 1.2, which the two-party client speaks.
+    /// The TLS versions offered when none are asked for: both, in one ClientHello (the server
+    /// chooses, so a server that speaks one of them only is reached either way), in either mode.
     pub fn default_tls_versions(&self) -> Vec<TlsVersion> {
-        match self {
-            ProverMode::Proxy => vec![TlsVersion::Tls12, TlsVersion::Tls13],
-            ProverMode::Mpc { .. } => vec![TlsVersion::Tls12],
-        }
+        vec![TlsVersion::Tls12, TlsVersion::Tls13]
     }
 
     pub(crate) fn session_mode(&self) -> SessionMode {
@@ -639,7 +634,7 @@ async fn ask(
     );
     if mode == SessionMode::Mpc {
         preprocess +=
-            crate::mpc::reproof::preprocess_cots(sizing.request_len, config.tls_versions == [TlsVersion::Tls13]);
+            crate::mpc::reproof::preprocess_cots(sizing.request_len, config.tls_versions.contains(&TlsVersion::Tls13));
     }
     let preprocess = u32::try_from(preprocess).unwrap_or(u32::MAX);
     let req = SessionRequest {

@@ -7,7 +7,7 @@ use crate::mpc::cots_beside::{BesideError, OwnThread};
 use crate::ot::FerretReceiver;
 use crate::protocol::observe::tls12::{self as transcript};
 use crate::protocol::target::ServerTarget;
-use crate::tls::{unix_time, Client, Direction};
+use crate::tls::{unix_time, Direction};
 use crate::wire::mux::MuxChannel;
 use crate::zk::{ProofError, Prover};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,16 +34,18 @@ pub(super) async fn mpc_prepare(
     Ok((prepared, cot))
 }
 
-/// The TLS version MPC mode's connection speaks: the one the configuration offers (its check
-/// allows one), TLS 1.3 with an X25519 key share first and the two-party suites it allows,
-/// ChaCha20-Poly1305 first (its check allows no configuration without one).
+/// The TLS versions MPC mode's connection offers: those of the configuration, TLS 1.3 with an
+/// X25519 key share first and the two-party suites it allows, ChaCha20-Poly1305 first (its
+/// check allows no configuration with TLS 1.3 and neither).
 fn two_party_tls(config: &ProverConfig) -> crate::mpc::connection::TwoPartyTls {
     use crate::mpc::connection::{Suites13, TwoPartyTls};
-    match (config.tls_versions.as_slice(), Suites13::of(&config.tls13_suites)) {
-        ([TlsVersion::Tls13], Some(suites)) => {
-            TwoPartyTls::Tls13 { group: crate::tls::codec::NamedGroup::X25519, suites }
-        }
-        _ => TwoPartyTls::Tls12,
+    match Suites13::of(&config.tls13_suites).filter(|_| config.tls_versions.contains(&TlsVersion::Tls13)) {
+        Some(suites) => TwoPartyTls::Tls13 {
+            group: crate::tls::codec::NamedGroup::X25519,
+            suites,
+            also_tls12: config.tls_versions.contains(&TlsVersion::Tls12),
+        },
+        None => TwoPartyTls::Tls12,
     }
 }
 
@@ -125,11 +127,10 @@ pub(super) async fn mpc_exchange(
     beside: usize,
     report: &dyn Fn(Phase, f64),
 ) -> Result<Exchanged, ProverError> {
-    use crate::mpc::connection::{connect_prover, connect_prover13, two_party_config, ConnectionError, TwoPartyTls};
+    use crate::mpc::connection::{connect, ConnectionError, ProverConnected};
     let step = config.step_timeout;
     report(Phase::Request, 0.1);
     let now = unix_time(config.now);
-    let tls = prepared.tls();
     // `beside` COTs for the proof after the connection, made while it runs; the verifier
     // expects the exchange even when there are none
     let connected = Arc::new(AtomicBool::new(true));
@@ -142,18 +143,17 @@ pub(super) async fn mpc_exchange(
         }
         e => e.into(),
     };
-    let what = "the connection in two parties";
     let garbling = "the proof of the garbling";
     let exchange = async {
-        match tls {
-            TwoPartyTls::Tls12 => {
-                let client = Client::new(two_party_config(config.roots.clone()), target.name(), now)?;
-                let connect = connect_prover(prepared, zk, prover, &mut server, client, request, limits, quiet);
-                let conn = within(step * 5, what, Box::pin(connect)).await?.map_err(failed)?;
-                // the proxy's stream is done with (the server ended it, or fell silent after answering)
-                let _ = server.close().await;
+        let server_side = (config.roots.clone(), target.name(), now);
+        let connect = connect(prepared, zk, prover, &mut server, server_side, request, limits, quiet);
+        let conn = within(step * 5, "the connection in two parties", Box::pin(connect)).await?.map_err(failed)?;
+        // the proxy's stream is done with (the server ended it, or fell silent after answering)
+        let _ = server.close().await;
+        match conn {
+            ProverConnected::Tls12(conn) => {
                 let v_share =
-                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &*conn))).await??;
                 let ms = conn.master_secret(&v_share)?;
                 let records = conn.open_received(&ms)?;
                 let recv_plain: Vec<u8> = records
@@ -174,13 +174,9 @@ pub(super) async fn mpc_exchange(
                     unproven: 0,
                 })
             }
-            TwoPartyTls::Tls13 { .. } => {
-                let server_side = (config.roots.clone(), target.name(), now);
-                let connect = connect_prover13(prepared, zk, prover, &mut server, server_side, request, limits, quiet);
-                let conn = within(step * 5, what, Box::pin(connect)).await?.map_err(failed)?;
-                let _ = server.close().await;
+            ProverConnected::Tls13(conn) => {
                 let v_share =
-                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &conn))).await??;
+                    within(step * 5, garbling, Box::pin(crate::mpc::reproof::prove(prover, zk, &*conn))).await??;
                 let schedule = conn.schedule(&v_share)?;
                 let [sent_raw, received_raw] =
                     conn.client.wire().ok_or(crate::tls::Error::InvalidState("no two-party client"))?;
