@@ -194,6 +194,20 @@ async fn an_mpc_session_prepared_ahead_takes_a_shorter_request_later() {
     assert!(s.preprocess.bytes_up > 12_000_000 && s.online.bytes_up < 9_500_000, "{s:?}");
     assert!(s.online.millis < 2000.0, "the wait before the connection is not online time: {s:?}");
     env.reports.recv().await.unwrap().1.expect("verdict");
+
+    // The same with the default offer, both versions: the preparation takes the verifier's
+    // halves of the TLS 1.3 key shares before its receipt of the tables, and the fixture
+    // chooses TLS 1.3.
+    let socket = WsSocket::connect(&format!("ws://{}/", env.verifier)).await.unwrap();
+    let both = ProverConfig { tls_versions: vec![TlsVersion::Tls12, TlsVersion::Tls13], ..config(&env, mpc(&env)) };
+    let sizing = Sizing { request_len: 1024, request_whole: false, request_hidden: 0, response: RevealExtent::Whole };
+    let prepared = prepare(socket, both, sizing, |_| {}).await.expect("prepared");
+    let out = match prepared.notarize(request, RevealConfig::default(), now, |_| {}).await {
+        Ok(o) => o,
+        Err(e) => panic!("prover: {e} [{}]; verifier: {:?}", e.code(), env.reports.recv().await),
+    };
+    assert_eq!(out.verified.tls.version, TlsVersion::Tls13);
+    env.reports.recv().await.unwrap().1.expect("verdict");
 }
 
 /// A prepared session refuses a request longer than it was prepared for, and in proxy mode

@@ -828,8 +828,15 @@ async fn a_waiting_session_that_floods_is_cut_off() {
             break;
         }
     }
-    let (_, report) =
-        tokio::time::timeout(std::time::Duration::from_secs(10), env.reports.recv()).await.unwrap().unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let report = loop {
+        let (_, report) = tokio::time::timeout_at(deadline, env.reports.recv()).await.unwrap().unwrap();
+        // the holder's session may end first: on a loaded machine it times out waiting for
+        // the TLS traffic it never sends
+        if !matches!(&report, Err(VerifierError::Timeout(_))) {
+            break report;
+        }
+    };
     assert!(
         matches!(&report, Err(VerifierError::Mux(tlsproof::wire::mux::MuxError::InboxOverflow { max, .. })) if *max == 64 << 10),
         "{report:?}"

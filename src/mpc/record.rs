@@ -266,6 +266,32 @@ pub(crate) async fn seal_prover<C: Channel>(
     Ok([body, xor16(mine, theirs).to_vec()].concat())
 }
 
+/// The ciphertext of record `seq` in the prover's message `msg` (after TLS 1.2's explicit
+/// nonce, which must be `seq`), refused when oversized or of another length than its
+/// keystream's `len` bytes: what both ciphers' verifier sides take before helping with a tag.
+pub(crate) fn ciphertext_of(layer: RecordLayer, msg: &[u8], seq: u64, len: usize) -> Result<&[u8], RecordError> {
+    let ciphertext = match layer {
+        RecordLayer::Tls12 => {
+            let (nonce, ciphertext) = msg
+                .split_first_chunk::<NONCE_LEN>()
+                .ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
+            let got = u64::from_be_bytes(*nonce);
+            if got != seq {
+                return Err(RecordError::NonceNotSequence { seq, got });
+            }
+            ciphertext
+        }
+        RecordLayer::Tls13 => msg,
+    };
+    if ciphertext.len() > MAX_CIPHERTEXT {
+        return Err(RecordError::TooLong { seq, len: ciphertext.len() });
+    }
+    if ciphertext.len() != len {
+        return Err(RecordError::NotItsKeystreamsLength { seq, len: ciphertext.len(), keystream: len });
+    }
+    Ok(ciphertext)
+}
+
 /// The verifier's side of sending record `seq` of `len` bytes: takes the nonce (TLS 1.2) and
 /// ciphertext, refuses a nonce other than `seq`, an oversized record and a ciphertext of
 /// another length than its keystream, answers its tag share. Returns the ciphertext: what the
@@ -280,25 +306,7 @@ pub(crate) async fn seal_verifier<C: Channel>(
     len: usize,
 ) -> Result<Vec<u8>, RecordError> {
     let msg = ch.recv().await?;
-    let ciphertext = match layer {
-        RecordLayer::Tls12 => {
-            let (nonce, ciphertext) = msg
-                .split_first_chunk::<NONCE_LEN>()
-                .ok_or(RecordError::Malformed("a record without its explicit nonce"))?;
-            let got = u64::from_be_bytes(*nonce);
-            if got != seq {
-                return Err(RecordError::NonceNotSequence { seq, got });
-            }
-            ciphertext
-        }
-        RecordLayer::Tls13 => &msg[..],
-    };
-    if ciphertext.len() > MAX_CIPHERTEXT {
-        return Err(RecordError::TooLong { seq, len: ciphertext.len() });
-    }
-    if ciphertext.len() != len {
-        return Err(RecordError::NotItsKeystreamsLength { seq, len: ciphertext.len(), keystream: len });
-    }
+    let ciphertext = ciphertext_of(layer, &msg, seq, len)?;
     let share = powers.tag_share(&layer.additional_data(seq, content_type, ciphertext.len()), ciphertext, j0_share)?;
     ch.send(share.to_vec()).await?;
     Ok(ciphertext.to_vec())
@@ -446,6 +454,9 @@ mod tests {
         assert_eq!(opened, plaintext);
     }
 
+    /// What the verifier takes before it helps with a tag ([`ciphertext_of`], which the
+    /// ChaCha20-Poly1305 records' side takes too): a nonce other than the record's position,
+    /// an oversized record, a ciphertext of another length than its keystream are refused.
     #[test]
     fn the_verifier_refuses_a_nonce_other_than_the_records_position_oversized_records_and_other_lengths() {
         let powers = {

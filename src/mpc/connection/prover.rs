@@ -24,9 +24,10 @@ pub(crate) struct PreparedProver<W> {
     /// The verifier's receipt of the tables garbled ahead is still to be read.
     pub(super) receipt_pending: bool,
     pub(super) tls: TwoPartyTls,
-    /// TLS 1.3: this party's halves of the client key shares (the verifier's halves are the
-    /// first message the connection reads).
+    /// TLS 1.3: this party's halves of the client key shares, and once the verifier's halves
+    /// are read (its first message after the COTs), the client key shares.
     pub(super) halves: Option<KeyHalves>,
+    pub(super) client_key_shares: Option<Vec<(NamedGroup, Vec<u8>)>>,
 }
 
 impl<W> PreparedProver<W> {
@@ -41,8 +42,20 @@ impl<W> PreparedProver<W> {
     /// while the tables are still on their way ([`connect_prover`] takes the receipt before
     /// the first message it needs from the verifier).
     pub(crate) async fn settle<C: Channel>(&mut self, ch: &mut C) -> Result<(), ConnectionError> {
+        self.take_peer_halves(ch).await?;
         if std::mem::take(&mut self.receipt_pending) && ch.recv().await? != [1] {
             return Err(ConnectionError::Malformed("the verifier's receipt of the tables garbled ahead"));
+        }
+        Ok(())
+    }
+}
+
+impl<W> PreparedProver<W> {
+    /// TLS 1.3: reads the verifier's halves of the key shares, which it sent before the tables
+    /// garbled ahead, and makes the client key shares (once; nothing in TLS 1.2).
+    pub(super) async fn take_peer_halves<C: Channel>(&mut self, ch: &mut C) -> Result<(), ConnectionError> {
+        if let (Some(halves), None) = (&self.halves, &self.client_key_shares) {
+            self.client_key_shares = Some(halves.client_key_shares(&ch.recv().await?)?);
         }
         Ok(())
     }
@@ -98,7 +111,8 @@ pub(super) async fn prepare_with<C: Channel, W>(
     ch.send([tls.encode(), halves.as_ref().map(KeyHalves::public).unwrap_or_default()].concat()).await?;
     let cots = KosSender::with_delta(delta).extend(ch, limits.cots(tls)).await?;
     let ahead = request_ahead_prover(&mut gp, ch, tls, request_len).await?;
-    Ok(PreparedProver { gp, cots, receipt_pending: ahead.is_some(), ahead, request_len, tls, halves })
+    let receipt_pending = ahead.is_some();
+    Ok(PreparedProver { gp, cots, receipt_pending, ahead, request_len, tls, halves, client_key_shares: None })
 }
 
 /// The prover's connection after [`prepare_prover`], for a request no longer than the one it

@@ -12,7 +12,7 @@ use crate::mpc::garbled::{EvaluatorParty, GarblerParty};
 use crate::mpc::handshake::{EvaluatedBackend, GarbledBackend, RecordKeys, TagKeys};
 use crate::mpc::phases::Input;
 use crate::mpc::poly1305::{block_count, message_blocks, tag_share_prover, tag_share_verifier, OLE_COTS};
-use crate::mpc::record::{seal_prover, seal_verifier, RecordError};
+use crate::mpc::record::{ciphertext_of, seal_prover, seal_verifier};
 use crate::mpc::sealing::{record_phases, ClientDirection, RecordCipher, RecordTail};
 use crate::tls::codec::{ContentType, MAX_PLAINTEXT};
 use crate::zk::Party;
@@ -166,10 +166,8 @@ pub(super) async fn take_sealed<C: Channel, Z: Party<C>>(
         }
         (TagKeys::Poly1305(cots), RecordTail::OneTimeKey { s, masked_r }) => {
             let masked_r = masked_r.ok_or(ConnectionError::Malformed("no r + m"))?;
-            let ciphertext = ch.recv().await?;
-            if ciphertext.len() != len {
-                return Err(RecordError::NotItsKeystreamsLength { seq, len: ciphertext.len(), keystream: len }.into());
-            }
+            let msg = ch.recv().await?;
+            let ciphertext = ciphertext_of(layer, &msg, seq, len)?.to_vec();
             let blocks = block_count(5, len);
             let y = Zeroizing::new(
                 tag_share_verifier(ch, &masked_r, blocks, cots.take_receiver(OLE_COTS * (blocks + 1))?).await?,

@@ -141,12 +141,14 @@ pub(super) async fn connect_prover13<C: Channel, S: ByteIo, Z: Party<C>>(
     limits: ConnectionLimits,
     quiet: Option<std::time::Duration>,
 ) -> Result<ProverConnected<Bit<Z, C>>, ConnectionError> {
-    let (halves, suites, also_tls12) = match (prepared.tls, prepared.halves.take()) {
-        (TwoPartyTls::Tls13 { suites, also_tls12, .. }, Some(halves)) => (halves, suites, also_tls12),
-        _ => return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2")),
+    let TwoPartyTls::Tls13 { suites, also_tls12, .. } = prepared.tls else {
+        return Err(ConnectionError::Malformed("a connection prepared for TLS 1.2 goes on in TLS 1.2"));
     };
     let delta = start(&mut prepared, ch, zk, request).await?;
-    let shares = halves.client_key_shares(&ch.recv().await?)?;
+    prepared.take_peer_halves(ch).await?;
+    let (Some(halves), Some(shares)) = (prepared.halves.take(), prepared.client_key_shares.take()) else {
+        return Err(ConnectionError::Malformed("a connection prepared for TLS 1.3 without its key shares"));
+    };
     let config12 = also_tls12.then(|| two_party_config(roots.clone()));
     let client = Client13::two_party(two_party_config13(roots, suites, config12.as_ref()), server_name, now, shares)?;
     ch.send([&client.client_random()[..], client.session_id()].concat()).await?;
