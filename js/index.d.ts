@@ -1,6 +1,7 @@
 import type { AttestedSession } from "./attestation.js";
 export type { AttestedSession, SignedAttestation, AttestationSecrets } from "./attestation.js";
-// Types of the tlsproof package (index.js: main thread; direct.js: inside a worker).
+// Types of the tlsproof package (index.js: main thread; direct.js: inside a worker; node.js:
+// Node.js, the native prover, the same API).
 
 /** A half-open byte range `[start, end)` of a direction's plaintext. */
 export interface ByteRange {
@@ -391,7 +392,10 @@ export interface ProverConfig {
   startTimeoutMs?: number;
 }
 
-/** A prover running in its own module Web Worker. */
+/**
+ * A prover running in its own module Web Worker. Under Node.js it holds no worker: each
+ * session runs on the native addon's threads, and `ProverConfig` has no use.
+ */
 export class Prover {
   constructor(config?: ProverConfig);
   /** Resolves once the worker has loaded the wasm and started its threads. */

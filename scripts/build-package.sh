@@ -22,7 +22,7 @@ helper="import { startWorkers } from './snippets/wasm-bindgen-rayon-[0-9a-f]*/sr
 grep -qx "$helper" "$pkg/tlsproof.js" || { echo "[package] $pkg/tlsproof.js does not import wasm-bindgen-rayon's helper as expected (built with --features standalone-threads?)" >&2; exit 1; }
 sed "s|^$helper\$|import { startWorkers } from '../threads.js';|" "$pkg/tlsproof.js" > "$out/wasm/tlsproof.js"
 if grep -q "snippets/" "$out/wasm/tlsproof.js"; then echo "[package] the glue imports a snippet the package does not ship" >&2; exit 1; fi
-cp js/index.js js/direct.js js/worker.js js/thread.js js/threads.js js/errors.js js/internal.js js/index.d.ts js/direct.d.ts js/attestation.d.ts js/README.md "$out/"
+cp js/index.js js/node.js js/direct.js js/worker.js js/thread.js js/threads.js js/errors.js js/internal.js js/index.d.ts js/direct.d.ts js/attestation.d.ts js/README.md "$out/"
 # tlsproof/attestation needs secp256k1, Ed25519 and Keccak-256 (noble, a dev dependency):
 # bundled into its one file, so the package has no runtime dependencies and the module loads
 # unbundled (a page, a worker, Node.js) as well as through bundlers. errors.js stays shared, so

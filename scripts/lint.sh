@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The formatter and the linter, as npm test runs them: rustfmt (rustfmt.toml) and clippy with
-# every warning an error, natively over every target and for the browser build.
+# every warning an error, natively over every target of the workspace (the crate and the
+# Node.js addon, node/) and for the browser build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-cargo fmt --check
-cargo clippy --all-targets --quiet -- -D warnings
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The wasm toolchain's clippy where it has one (rustup's nightly); Debian's rustc-web has none,
 # and there rustc's own warnings are denied instead.
 if wasm_env cargo clippy --version >/dev/null 2>&1; then

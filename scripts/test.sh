@@ -136,12 +136,13 @@ echo "the verifier's log: $logged verified sessions, a line each, no transcript 
 # the EVM test checks this session's presentation on chain too
 export TLSPROOF_SESSION_PRESENTATION="$run/presentation.json" TLSPROOF_SESSION_VERIFIER_KEY="$verifier_key"
 
-echo "== package: build, npm pack, TypeScript declarations =="
+echo "== package: build (wasm and the Node.js addon), npm pack, TypeScript declarations =="
 bash scripts/build-wasm.sh
+bash scripts/build-node.sh
 (cd dist/tlsproof && npm pack --json --pack-destination "$run" >"$run/pack.json" 2>/dev/null)
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1]))[0].files.map((f) => f.path);
-  const need = ["package.json", "index.js", "index.d.ts", "direct.js", "direct.d.ts", "worker.js", "errors.js", "attestation.js", "attestation.d.ts", "internal.js", "threads.js", "thread.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
+  const need = ["package.json", "index.js", "index.d.ts", "node.js", "native/tlsproof.linux-x64-gnu.node", "direct.js", "direct.d.ts", "worker.js", "errors.js", "attestation.js", "attestation.d.ts", "internal.js", "threads.js", "thread.js", "wasm/tlsproof.js", "wasm/tlsproof_bg.wasm"];
   const missing = need.filter((f) => !files.includes(f));
   if (missing.length) { console.error("npm pack misses", missing); process.exit(1); }
   const extra = files.filter((f) => f.startsWith("wasm/snippets/"));
@@ -156,6 +157,17 @@ node --input-type=module -e '
   import { verifyPresentation } from "./dist/tlsproof/attestation.js";
   for (const v of JSON.parse(readFileSync("docs/attestation-vectors.json")).vectors) verifyPresentation(v.presentation, { verifierKey: v.verifierKey });
   console.log("the packaged (bundled) attestation.js verifies the published vectors in Node.js");'
+echo "== Node.js: the native prover from the packed tarball, installed into a fresh project (node --test) =="
+node_project="$run/node-project"
+mkdir -p "$node_project"
+tarball="$run/$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1]))[0].filename)' "$run/pack.json")"
+echo '{"name": "node-project", "private": true, "type": "module"}' >"$node_project/package.json"
+(cd "$node_project" && npm install --no-audit --no-fund --loglevel=error "$tarball" >/dev/null)
+cp tests/node/*.test.mjs "$node_project/"
+cp examples/node/notarize.mjs "$node_project/node-example.mjs"
+(cd "$node_project" && node --test --test-reporter=dot ./*.test.mjs)
+echo "Node.js: notarize, prepare, abort, refusals, presentations and the event loop, from the installed tarball"
+
 echo "== EVM: the attestation contract compiled with solc-js and run on ethereumjs =="
 node --test tests/evm/
 

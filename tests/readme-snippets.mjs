@@ -1,6 +1,7 @@
 // The README's code must be the code the tests run: its dApp example is www/example.js (run
 // by tests/e2e/demo-page.mjs), its extension snippets are examples/extension/ (run by
-// tests/e2e/extension.mjs), its Vite config is tests/bundlers/vite/ (run by tests/e2e/bundlers.mjs).
+// tests/e2e/extension.mjs), its Vite config is tests/bundlers/vite/ (run by tests/e2e/bundlers.mjs),
+// its Node.js example is examples/node/notarize.mjs (run by tests/node/notarize.test.mjs).
 import { readFileSync } from "node:fs";
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const snippets = [
@@ -8,6 +9,7 @@ const snippets = [
   ["json", "examples/extension/manifest.json", "extension manifest"],
   ["js", "examples/extension/offscreen.js", "extension's offscreen document"],
   ["js", "tests/bundlers/vite/vite.config.js", "Vite config"],
+  ["js", "examples/node/notarize.mjs", "Node.js example"],
 ];
 let bad = 0;
 for (const [lang, file, what] of snippets) {

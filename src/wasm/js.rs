@@ -3,12 +3,10 @@
 //! failures as `Error` objects with a `code`.
 
 use super::options::{
-    ApiError, NotarizeOptions, NotarizeResult, OptionsError, SessionPlan, OPTION_FIELDS, REQUEST_FIELDS, REVEAL_FIELDS,
-    TLS_FIELDS,
+    ApiError, NotarizeOptions, OptionsError, SessionPlan, OPTION_FIELDS, REQUEST_FIELDS, REVEAL_FIELDS, TLS_FIELDS,
 };
 use crate::protocol::prover::notarize_exchanges;
-use crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
-use crate::protocol::{Phase, Progress, ProverConfig};
+use crate::protocol::{Phase, Progress};
 use crate::transport::{WsSocket, WsStream};
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Reflect};
@@ -136,15 +134,10 @@ impl Drop for AbortWatch {
     }
 }
 
-/// Refuses keys of `obj` not in `known` (a misspelt option would otherwise be ignored).
+/// Refuses keys of `obj` not in `known` ([`super::options::check_keys`]).
 fn check_keys(obj: &JsValue, known: &[&str], prefix: &str) -> Result<(), OptionsError> {
-    for key in Object::keys(obj.unchecked_ref::<Object>()).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !known.contains(&key.as_str()) {
-            return Err(OptionsError::Shape(format!("unknown option {prefix}{key} (known: {})", known.join(", "))));
-        }
-    }
-    Ok(())
+    let keys = Object::keys(obj.unchecked_ref::<Object>());
+    super::options::check_keys(keys.iter().map(|k| k.as_string().unwrap_or_default()), known, prefix)
 }
 
 /// The options object as a plan, its keys checked first (serde-wasm-bindgen would ignore a
@@ -193,27 +186,6 @@ fn progress_callback(on_progress: Option<Function>) -> impl Fn(Progress) {
     }
 }
 
-fn prover_config(plan: &SessionPlan, now_ms: f64) -> Result<ProverConfig, ApiError> {
-    let roots = match &plan.ca_pem {
-        Some(pem) => crate::tls::RootStore::from_pem(pem).map_err(|e| OptionsError::CaPem(e.to_string()))?,
-        None => crate::tls::RootStore::mozilla(),
-    };
-    Ok(ProverConfig {
-        server: plan.server.clone(),
-        server_name: plan.server_name.clone(),
-        roots,
-        max_sent: plan.max_sent,
-        max_recv: plan.max_recv,
-        now: (now_ms / 1000.0) as u64,
-        step_timeout: plan.timeout.map_or(DEFAULT_STEP_TIMEOUT, |t| t.min(DEFAULT_STEP_TIMEOUT)),
-        prg: crate::primitives::prg::PrgKind::fastest_here(),
-        mode: plan.mode.clone(),
-        tls_versions: plan.tls_versions.clone(),
-        tls13_suites: plan.tls13_suites.clone(),
-        tls12_suites: plan.tls12_suites.clone(),
-    })
-}
-
 /// Runs `work` until it ends, `deadline` passes (TIMEOUT) or `signal` fires (ABORTED).
 /// Dropping the work (on abort or timeout) drops its WebSocket, which closes it, so the
 /// verifier ends its side too.
@@ -251,17 +223,9 @@ async fn cancellable<T>(
     }
 }
 
-/// The verdict as the JS result object, the secrets checked against a pinned key first.
-fn js_result(
-    out: &crate::protocol::ProverOutput,
-    pinned: Option<&crate::attestation::VerifyingKey>,
-    started: f64,
-) -> Result<JsValue, ApiError> {
-    if let Some(key) = pinned {
-        crate::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
-            .map_err(crate::protocol::ProverError::from)?;
-    }
-    let result = NotarizeResult::new(out, js_sys::Date::now() - started);
+/// The verdict as the JS result object, the attestation checked against a pinned key first.
+fn js_result(plan: &SessionPlan, out: &crate::protocol::ProverOutput, started: f64) -> Result<JsValue, ApiError> {
+    let result = plan.result(out, js_sys::Date::now() - started)?;
     // `null`, not `undefined`, for what is absent, as index.d.ts declares
     result
         .serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true))
@@ -276,7 +240,7 @@ async fn run(
     let plan = parse_plan(options)?;
     let started = js_sys::Date::now();
     let progress = progress_callback(on_progress);
-    let config = prover_config(&plan, started)?;
+    let config = plan.prover_config(started)?;
     config.check()?;
     let session = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
@@ -284,7 +248,7 @@ async fn run(
         Ok::<_, ApiError>(notarize_exchanges(socket, config, plan.exchanges.clone(), &progress).await?)
     };
     let out = cancellable(session, plan.timeout, signal).await?;
-    js_result(&out, plan.verifier_key.as_ref(), started)
+    js_result(&plan, &out, started)
 }
 
 /// Opens and prepares a session before its request is known (`prepare(options)` in
@@ -311,7 +275,7 @@ async fn prepare_session(
     };
     let plan = parse_plan(options)?;
     let progress = progress_callback(on_progress);
-    let config = prover_config(&plan, js_sys::Date::now())?;
+    let config = plan.prover_config(js_sys::Date::now())?;
     config.check()?;
     let work = async {
         progress(Progress { phase: Phase::Connect, fraction: 0.0 });
@@ -370,7 +334,7 @@ impl PreparedSession {
                 )
             };
             let out = cancellable(work, plan.timeout, signal).await.map_err(|e| to_js_error(&e))?;
-            js_result(&out, plan.verifier_key.as_ref(), started).map_err(|e| to_js_error(&e))
+            js_result(&plan, &out, started).map_err(|e| to_js_error(&e))
         })
     }
 

@@ -897,12 +897,128 @@ impl NotarizeResult {
     }
 }
 
+/// The options object as JSON text (the Node binding's way in, `js/node.js`), its keys
+/// checked as the browser binding checks them: a misspelt option is refused, not ignored.
+pub fn plan_from_json(json: &str) -> Result<SessionPlan, ApiError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| OptionsError::Shape(format!("options are not JSON: {e}")))?;
+    let object = |v: &serde_json::Value| v.as_object().cloned();
+    let Some(options) = object(&value) else {
+        return Err(OptionsError::Shape("notarize options must be an object".into()).into());
+    };
+    check_json_keys(&options, OPTION_FIELDS, "")?;
+    for (field, fields, prefix) in [("reveal", REVEAL_FIELDS, "reveal."), ("tls", TLS_FIELDS, "tls.")] {
+        if let Some(inner) = options.get(field).and_then(object) {
+            check_json_keys(&inner, fields, prefix)?;
+        }
+    }
+    if let Some(list) = options.get("requests").and_then(|r| r.as_array()) {
+        for (i, request) in list.iter().enumerate() {
+            if let Some(request) = object(request) {
+                check_json_keys(&request, REQUEST_FIELDS, &format!("requests[{i}]."))?;
+                if let Some(reveal) = request.get("reveal").and_then(object) {
+                    check_json_keys(&reveal, REVEAL_FIELDS, &format!("requests[{i}].reveal."))?;
+                }
+            }
+        }
+    }
+    let opts: NotarizeOptions = serde_json::from_value(value).map_err(|e| OptionsError::Shape(e.to_string()))?;
+    Ok(opts.plan()?)
+}
+
+fn check_json_keys(
+    object: &serde_json::Map<String, serde_json::Value>,
+    known: &[&str],
+    prefix: &str,
+) -> Result<(), OptionsError> {
+    check_keys(object.keys(), known, prefix)
+}
+
+/// Refuses a key not in `known` (a misspelt option would otherwise be ignored); `prefix` is
+/// where the object is in the options (`"reveal."`).
+pub fn check_keys<K: AsRef<str>>(
+    keys: impl IntoIterator<Item = K>,
+    known: &[&str],
+    prefix: &str,
+) -> Result<(), OptionsError> {
+    match keys.into_iter().find(|k| !known.contains(&k.as_ref())) {
+        Some(key) => {
+            Err(OptionsError::Shape(format!("unknown option {prefix}{} (known: {})", key.as_ref(), known.join(", "))))
+        }
+        None => Ok(()),
+    }
+}
+
+impl SessionPlan {
+    /// The prover's configuration for this plan, the session starting at `now_ms` (Unix
+    /// milliseconds).
+    pub fn prover_config(&self, now_ms: f64) -> Result<crate::protocol::ProverConfig, ApiError> {
+        let roots = match &self.ca_pem {
+            Some(pem) => crate::tls::RootStore::from_pem(pem).map_err(|e| OptionsError::CaPem(e.to_string()))?,
+            None => crate::tls::RootStore::mozilla(),
+        };
+        let step = crate::protocol::prover::DEFAULT_STEP_TIMEOUT;
+        Ok(crate::protocol::ProverConfig {
+            server: self.server.clone(),
+            server_name: self.server_name.clone(),
+            roots,
+            max_sent: self.max_sent,
+            max_recv: self.max_recv,
+            now: (now_ms / 1000.0) as u64,
+            step_timeout: self.timeout.map_or(step, |t| t.min(step)),
+            prg: crate::primitives::prg::PrgKind::fastest_here(),
+            mode: self.mode.clone(),
+            tls_versions: self.tls_versions.clone(),
+            tls13_suites: self.tls13_suites.clone(),
+            tls12_suites: self.tls12_suites.clone(),
+        })
+    }
+
+    /// The verdict as the result object, the attestation checked against the pinned
+    /// `verifierKey` first; `elapsed_ms` is the call's wall time.
+    pub fn result(&self, out: &crate::protocol::ProverOutput, elapsed_ms: f64) -> Result<NotarizeResult, ApiError> {
+        if let Some(key) = &self.verifier_key {
+            crate::protocol::disclose::attest::require_key(out.attestation.as_ref(), key)
+                .map_err(crate::protocol::ProverError::from)?;
+        }
+        Ok(NotarizeResult::new(out, elapsed_ms))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn opts(json: serde_json::Value) -> Result<NotarizeOptions, serde_json::Error> {
         serde_json::from_value(json)
+    }
+
+    /// The Node binding's way in: the options as JSON, every key checked as the browser
+    /// binding checks them (top level, `reveal`, `tls`, each request and its `reveal`), the
+    /// shape refused by name.
+    #[test]
+    fn options_as_json_are_checked_as_the_browsers_are() {
+        let plan = plan_from_json(r#"{"verifierUrl":"ws://v/","url":"https://h/x","tls":{"versions":["1.3"]}}"#)
+            .expect("valid options");
+        assert_eq!(plan.tls_versions, [crate::protocol::messages::TlsVersion::Tls13]);
+        let head = r#"{"verifierUrl":"ws://v/","server":"h:443","#;
+        for (bad, named) in [
+            (format!(r#"{head}"path":"/","revael":{{}}}}"#), "unknown option revael"),
+            (format!(r#"{head}"path":"/","reveal":{{"rcev":"all"}}}}"#), "unknown option reveal.rcev"),
+            (format!(r#"{head}"path":"/","tls":{{"version":"1.3"}}}}"#), "unknown option tls.version"),
+            (format!(r#"{head}"requests":[{{"path":"/","mehtod":"GET"}}]}}"#), "unknown option requests[0].mehtod"),
+            (
+                format!(r#"{head}"requests":[{{"path":"/","reveal":{{"x":1}}}}]}}"#),
+                "unknown option requests[0].reveal.x",
+            ),
+            ("[]".into(), "must be an object"),
+            ("{".into(), "not JSON"),
+            (format!(r#"{head}"path":7}}"#), "invalid type"),
+        ] {
+            let e = plan_from_json(&bad).expect_err(&bad);
+            assert_eq!(e.code(), "BAD_OPTIONS", "{bad}");
+            assert!(e.to_string().contains(named), "{bad}: {e}");
+        }
     }
 
     #[test]
