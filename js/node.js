@@ -3,7 +3,7 @@
 // (index.js, index.d.ts). `import { notarize } from "tlsproof"` resolves here under Node
 // (the package's "node" export condition) and to index.js in browsers and bundlers.
 import { createRequire } from "node:module";
-import { SessionClosedError, toTlsproofError } from "./errors.js";
+import { BadOptionsError, SessionClosedError, toTlsproofError } from "./errors.js";
 import { splitCallOptions, throwIfAborted, withHiddenSecrets } from "./internal.js";
 
 export * from "./errors.js";
@@ -62,9 +62,25 @@ async function call(start, { onProgress, signal }) {
   }
 }
 
-/** The options as the addon takes them: JSON (what a worker's structured clone would carry). */
+/**
+ * The options as the addon takes them: JSON of plain values. What JSON would silently drop or
+ * empty (a function, a `Headers` or `Map`, a class instance) is refused, as the browser
+ * build's structured clone refuses it, rather than sent as nothing.
+ */
 function encode(options) {
-  return JSON.stringify(options);
+  return JSON.stringify(options, function (key, value) {
+    const where = key === "" ? "the options" : `option ${key}`;
+    if (typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+      throw new BadOptionsError(`${where} cannot be sent to the prover (a ${typeof value})`);
+    }
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new BadOptionsError(`${where} must be a plain object or array, not a ${value.constructor?.name ?? "class instance"}`);
+      }
+    }
+    return value;
+  });
 }
 
 /** A prover: in Node.js it holds no worker, only defaults (the addon runs every session). */

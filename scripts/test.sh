@@ -247,6 +247,9 @@ TOML
 $bin bench run "$run/tiny.toml" --target browser --out "$run/bench-browser" --www www --pkg dist/tlsproof | tail -6
 for f in samples.csv summary.md runtime.svg runtime.png; do [ -s "$run/bench-browser/$f" ] || { echo "browser bench: $f missing"; exit 1; }; done
 echo "bench (browser target): 1 passed, 0 failed"
+$bin bench run "$run/tiny.toml" --target node --out "$run/bench-node" --pkg dist/tlsproof | tail -6
+for f in samples.csv summary.md runtime.svg runtime.png; do [ -s "$run/bench-node/$f" ] || { echo "Node.js bench: $f missing"; exit 1; }; done
+echo "bench (Node.js target): 1 passed, 0 failed"
 
 echo "== the verifier as a service: /metrics counted this run's sessions; SIGTERM drains and exits 0 =="
 metrics=$(node -e 'fetch(process.argv[1]).then((r) => r.text()).then((t) => process.stdout.write(t))' "http://$(cat "$run/verifier")/metrics")

@@ -22,7 +22,6 @@ use std::future::Future;
 use std::sync::{mpsc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tlsproof::protocol::prover::{Phase, PreparedSession, Progress};
-use tlsproof::transport::WsSocket;
 use tlsproof::wasm::options::{plan_from_json, ApiError, NotarizeResult, SessionPlan};
 
 /// The runtime every session's thread drives its session on (its workers serve the sockets
@@ -188,15 +187,7 @@ pub fn notarize<'env>(
         let outcome = runtime.block_on(async {
             let plan = plan_from_json(&options)?;
             let progress = progress_reporter(on_progress);
-            let config = plan.prover_config(started)?;
-            config.check()?;
-            let session = async {
-                progress(Progress { phase: Phase::Connect, fraction: 0.0 });
-                let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-                let exchanges = plan.exchanges.clone();
-                Ok(tlsproof::protocol::prover::notarize_exchanges(socket, config, exchanges, &progress).await?)
-            };
-            let out = cancellable(session, plan.timeout, registration).await?;
+            let out = cancellable(plan.notarize(started, &progress), plan.timeout, registration).await?;
             plan.result(&out, now_ms() - started)
         });
         let outcome = AsJs(outcome.into());
@@ -238,14 +229,7 @@ pub fn prepare<'env>(
         let prepared = runtime.block_on(async {
             let plan = plan_from_json(&options)?;
             let progress = progress_reporter(on_progress);
-            let config = plan.prover_config(now_ms())?;
-            config.check()?;
-            let work = async {
-                progress(Progress { phase: Phase::Connect, fraction: 0.0 });
-                let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-                Ok(tlsproof::protocol::prover::prepare(socket, config, plan.sizing(), &progress).await?)
-            };
-            let session = cancellable(work, plan.timeout, registration).await?;
+            let session = cancellable(plan.prepare(now_ms(), &progress), plan.timeout, registration).await?;
             Ok::<_, ApiError>((plan, session))
         });
         let (value, kept) = match prepared {

@@ -104,6 +104,8 @@ impl RevealRecv {
 pub enum Target {
     Native,
     Browser,
+    /// The package's Node.js prover (the napi-rs addon), a process per sample.
+    Node,
 }
 
 /// One measured configuration (every field resolved).
@@ -231,6 +233,7 @@ pub(crate) fn series_label(profile: &str, reveal: RevealRecv, target: Target) ->
     let target = match target {
         Target::Native => "native",
         Target::Browser => "browser",
+        Target::Node => "node",
     };
     format!("{profile} {reveal} ({target})")
 }

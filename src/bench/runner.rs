@@ -245,11 +245,14 @@ pub struct RunOptions {
     /// The `tlsproof` executable (spawned as `tlsproof bench prover` for native samples).
     pub prover_exe: PathBuf,
     /// Browser samples: a runner for the headless-Chromium target, if configured.
-    pub browser: Option<Box<dyn BrowserRunner>>,
+    pub browser: Option<Box<dyn JsRunner>>,
+    /// Node.js samples: a runner for the package's Node.js prover, if configured.
+    pub node: Option<Box<dyn JsRunner>>,
 }
 
-/// Runs a case's samples in a browser (see `tlsproof bench` for the headless-Chromium one).
-pub trait BrowserRunner {
+/// Runs a case's samples through the JS package: in a browser or in Node.js (see `tlsproof
+/// bench` for the headless-Chromium and the Node.js ones).
+pub trait JsRunner {
     fn run<'a>(
         &'a mut self,
         case: &'a BenchCase,
@@ -280,9 +283,13 @@ pub async fn run_all(
         ));
         match case.target {
             Target::Native => rows.extend(run_native(case, &opts.prover_exe, log).await?),
-            Target::Browser => {
+            Target::Browser | Target::Node => {
+                let runner = match case.target {
+                    Target::Browser => opts.browser.as_mut(),
+                    _ => opts.node.as_mut(),
+                };
                 let runner =
-                    opts.browser.as_mut().ok_or_else(|| BenchError::Browser("no browser runner configured".into()))?;
+                    runner.ok_or_else(|| BenchError::Browser(format!("no {:?} runner configured", case.target)))?;
                 let workload = Workload::for_case(case)?;
                 let mut bed = Testbed::start(case).await?;
                 rows.extend(runner.run(case, &workload, &mut bed, log).await?);

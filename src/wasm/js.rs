@@ -5,9 +5,8 @@
 use super::options::{
     ApiError, NotarizeOptions, OptionsError, SessionPlan, OPTION_FIELDS, REQUEST_FIELDS, REVEAL_FIELDS, TLS_FIELDS,
 };
-use crate::protocol::prover::notarize_exchanges;
 use crate::protocol::{Phase, Progress};
-use crate::transport::{WsSocket, WsStream};
+use crate::transport::WsStream;
 use futures::FutureExt;
 use js_sys::{Array, Function, Object, Reflect};
 use serde::Serialize;
@@ -240,14 +239,7 @@ async fn run(
     let plan = parse_plan(options)?;
     let started = js_sys::Date::now();
     let progress = progress_callback(on_progress);
-    let config = plan.prover_config(started)?;
-    config.check()?;
-    let session = async {
-        progress(Progress { phase: Phase::Connect, fraction: 0.0 });
-        let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        Ok::<_, ApiError>(notarize_exchanges(socket, config, plan.exchanges.clone(), &progress).await?)
-    };
-    let out = cancellable(session, plan.timeout, signal).await?;
+    let out = cancellable(plan.notarize(started, &progress), plan.timeout, signal).await?;
     js_result(&plan, &out, started)
 }
 
@@ -275,14 +267,7 @@ async fn prepare_session(
     };
     let plan = parse_plan(options)?;
     let progress = progress_callback(on_progress);
-    let config = plan.prover_config(js_sys::Date::now())?;
-    config.check()?;
-    let work = async {
-        progress(Progress { phase: Phase::Connect, fraction: 0.0 });
-        let socket = WsSocket::connect(&plan.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
-        Ok::<_, ApiError>(crate::protocol::prover::prepare(socket, config, plan.sizing(), &progress).await?)
-    };
-    let session = cancellable(work, plan.timeout, signal).await?;
+    let session = cancellable(plan.prepare(js_sys::Date::now(), &progress), plan.timeout, signal).await?;
     Ok(PreparedSession { defaults, plan, session: std::cell::RefCell::new(Some(session)) })
 }
 

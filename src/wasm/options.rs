@@ -974,6 +974,43 @@ impl SessionPlan {
         })
     }
 
+    /// Notarizes the plan's exchanges, as both JS bindings do: the configuration (at
+    /// `now_ms`, Unix milliseconds) checked, the WebSocket to the verifier (the `connect`
+    /// phase), the session.
+    pub async fn notarize(
+        &self,
+        now_ms: f64,
+        progress: &impl Fn(crate::protocol::Progress),
+    ) -> Result<crate::protocol::ProverOutput, ApiError> {
+        let (config, socket) = self.connect(now_ms, progress).await?;
+        let exchanges = self.exchanges.clone();
+        Ok(crate::protocol::prover::notarize_exchanges(socket, config, exchanges, progress).await?)
+    }
+
+    /// Opens the plan's session and prepares what does not depend on the request
+    /// (`prepare(options)` in index.d.ts).
+    pub async fn prepare(
+        &self,
+        now_ms: f64,
+        progress: &impl Fn(crate::protocol::Progress),
+    ) -> Result<crate::protocol::prover::PreparedSession, ApiError> {
+        let (config, socket) = self.connect(now_ms, progress).await?;
+        Ok(crate::protocol::prover::prepare(socket, config, self.sizing(), progress).await?)
+    }
+
+    async fn connect(
+        &self,
+        now_ms: f64,
+        progress: &impl Fn(crate::protocol::Progress),
+    ) -> Result<(crate::protocol::ProverConfig, crate::transport::WsSocket), ApiError> {
+        let config = self.prover_config(now_ms)?;
+        config.check()?;
+        progress(crate::protocol::Progress { phase: crate::protocol::Phase::Connect, fraction: 0.0 });
+        let socket =
+            crate::transport::WsSocket::connect(&self.verifier_url).await.map_err(ApiError::VerifierUnreachable)?;
+        Ok((config, socket))
+    }
+
     /// The verdict as the result object, the attestation checked against the pinned
     /// `verifierKey` first; `elapsed_ms` is the call's wall time.
     pub fn result(&self, out: &crate::protocol::ProverOutput, elapsed_ms: f64) -> Result<NotarizeResult, ApiError> {

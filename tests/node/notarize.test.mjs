@@ -75,6 +75,10 @@ test("a server the verifier does not allow is refused with its code", async () =
 
 test("bad options are refused by name before anything is sent", async () => {
   await assert.rejects(notarize(base("/json", { revael: {} })), (e) => e.code === "BAD_OPTIONS" && /revael/.test(e.message));
+  // what JSON would drop or empty is refused, as the browser's structured clone refuses it
+  const headers = new Headers({ Authorization: "Bearer node-secret" });
+  await assert.rejects(notarize(base("/json", { headers })), (e) => e.code === "BAD_OPTIONS" && /Headers/.test(e.message));
+  await assert.rejects(notarize(base("/json", { serverName: () => "x" })), (e) => e.code === "BAD_OPTIONS");
 });
 
 test("a prepared session notarizes a request given later, once", async () => {
@@ -119,4 +123,18 @@ test("the README's Node.js example runs as written", async () => {
   });
   assert.match(stdout, /Alice Example/);
   assert.ok(!stdout.includes("readme-secret"));
+});
+
+test("either TLS version as asked; statements and commitments as in the browser", async () => {
+  for (const version of ["1.2", "1.3"]) {
+    const result = await notarize(base("/json", { tls: { versions: [version] } }));
+    assert.equal(result.tls.version, version);
+  }
+  const proven = await notarize(base("/json", { reveal: { prove: ["account.balance.amount >= 1000"] } }));
+  assert.deepEqual(proven.statements.map((s) => s.statement), ["account.balance.amount >= 1000"]);
+  assert.ok(!proven.recv.printable.includes("1234.56"), "the stated value stays hidden");
+  await assert.rejects(notarize(base("/json", { reveal: { prove: ["account.balance.amount >= 2000"] } })), (e) => e.code === "STATEMENT_FALSE");
+  const committed = await notarize(base("/json", { reveal: { recv: { jsonFields: ["owner"] }, commitRecv: { jsonFields: ["balance"] } } }));
+  assert.equal(committed.commitments.length, 1);
+  assert.ok(!committed.recv.printable.includes("1234.56"));
 });

@@ -26,12 +26,14 @@ enum BenchCmd {
         samples: Option<usize>,
         /// Run every case on this target instead of the configured one.
         #[arg(long, value_enum)]
-        target: Option<TargetArg>,
+        target: Option<RunTargetArg>,
         /// Output directory (default: benches/results/<config name>[-<target>]).
         #[arg(long)]
         out: Option<PathBuf>,
         #[command(flatten)]
         browser: PageArgs,
+        #[command(flatten)]
+        node: NodeArgs,
     },
     /// Check the link emulator: a 1 MB upload and 20 ping-pongs through each profile.
     Calibrate {
@@ -139,6 +141,26 @@ impl PageArgs {
 enum TargetArg {
     Native,
     Browser,
+}
+
+/// Where `bench run` runs the prover.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RunTargetArg {
+    Native,
+    Browser,
+    /// The package's Node.js prover (`--pkg`'s node.js and its addon), a process per sample.
+    Node,
+}
+
+/// The Node.js target's programs.
+#[derive(clap::Args)]
+struct NodeArgs {
+    /// The Node.js binary.
+    #[arg(long, default_value = "node")]
+    node: PathBuf,
+    /// The script a Node.js sample runs.
+    #[arg(long, default_value = "scripts/bench-node.mjs")]
+    node_script: PathBuf,
 }
 
 /// Calibration fails when a measurement is further than this from the configured figure.
@@ -275,7 +297,7 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
         }
-        BenchCmd::Run { config: path, quick, samples, target, out, browser } => {
+        BenchCmd::Run { config: path, quick, samples, target, out, browser, node } => {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let mut cases = config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             for c in &mut cases {
@@ -284,14 +306,16 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 if let Some(t) = target {
                     c.target = match t {
-                        TargetArg::Native => Target::Native,
-                        TargetArg::Browser => Target::Browser,
+                        RunTargetArg::Native => Target::Native,
+                        RunTargetArg::Browser => Target::Browser,
+                        RunTargetArg::Node => Target::Node,
                     };
                 }
             }
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("bench").to_string();
             let suffix = match target {
-                Some(TargetArg::Browser) => "-browser",
+                Some(RunTargetArg::Browser) => "-browser",
+                Some(RunTargetArg::Node) => "-node",
                 _ => "",
             };
             let out = out.unwrap_or_else(|| PathBuf::from(format!("benches/results/{stem}{suffix}")));
@@ -312,9 +336,18 @@ pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
             let page =
                 if cases.iter().any(|c| c.target == Target::Browser) { Some(browser.start().await?) } else { None };
+            let node = cases.iter().any(|c| c.target == Target::Node).then(|| {
+                let runner = crate::bench_node::NodeBench {
+                    node: node.node.clone(),
+                    script: node.node_script.clone(),
+                    package: browser.pkg.clone(),
+                };
+                Box::new(runner) as Box<dyn runner::JsRunner>
+            });
             let mut opts = RunOptions {
                 prover_exe: std::env::current_exe()?,
-                browser: page.map(|p| Box::new(p) as Box<dyn runner::BrowserRunner>),
+                browser: page.map(|p| Box::new(p) as Box<dyn runner::JsRunner>),
+                node,
             };
             let mut log = |line: &str| println!("{line}");
             let rows = runner::run_all(&cases, &mut opts, &mut log).await;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tlsproof::bench::config::{BenchCase, RevealRecv};
 use tlsproof::bench::report::SampleRow;
-use tlsproof::bench::runner::{BenchError, BrowserRunner, ProverSample, SAMPLE_TIMEOUT};
+use tlsproof::bench::runner::{BenchError, JsRunner, ProverSample, SAMPLE_TIMEOUT};
 use tlsproof::bench::workload::{Workload, SERVER_NAME};
 use tlsproof::bench::Testbed;
 use tokio::sync::mpsc;
@@ -148,7 +148,7 @@ async fn result_from_page(State(s): State<Shared>, Json(v): Json<Value>) -> axum
 
 /// The package's notarize options for `workload` against `bed` (the same request bytes and
 /// reveal as the native prover).
-fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
+pub(crate) fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
     let sent = match &workload.redact {
         Some(h) => json!({ "redactHeaders": [h] }),
         None => json!("all"),
@@ -184,7 +184,30 @@ fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
     o
 }
 
-impl BrowserRunner for BrowserBench {
+/// A JS target's sample as a row: its answer (`totalMs`, `peakMemory`) and the verifier's
+/// verdict on it, checked against the workload; `before` is the link's traffic (up, down)
+/// before the sample.
+pub(crate) async fn sample_row(
+    case: &BenchCase,
+    workload: &Workload,
+    bed: &mut Testbed,
+    sample: usize,
+    answer: &Value,
+    (up0, down0): (u64, u64),
+) -> Result<SampleRow, BenchError> {
+    let verdict = bed.next_verdict(case, sample).await?;
+    workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
+    let (up1, down1) = bed.protocol_traffic();
+    let stats = verdict.stats;
+    let prover = ProverSample {
+        time_total: answer.get("totalMs").and_then(Value::as_f64).unwrap_or(f64::NAN) / 1e3,
+        peak_memory: answer.get("peakMemory").and_then(Value::as_u64),
+        verified: verdict,
+    };
+    Ok(SampleRow::new(case, sample, &prover, &stats, (up1 - up0, down1 - down0)))
+}
+
+impl JsRunner for BrowserBench {
     fn run<'a>(
         &'a mut self,
         case: &'a BenchCase,
@@ -200,20 +223,7 @@ impl BrowserRunner for BrowserBench {
                 let job = json!({ "options": options(case, workload, bed), "prepared": case.prepared });
                 let answer = self.run_job("notarize", &case.series(), 1, job).await?;
                 let answer = answer.into_iter().next().unwrap_or(Value::Null);
-                let verdict = bed.next_verdict(case, sample).await?;
-                workload.check(&verdict).map_err(|source| BenchError::WrongVerdict {
-                    case: case.series(),
-                    sample,
-                    source,
-                })?;
-                let (up1, down1) = bed.protocol_traffic();
-                let stats = verdict.stats;
-                let prover = ProverSample {
-                    time_total: answer.get("totalMs").and_then(Value::as_f64).unwrap_or(f64::NAN) / 1e3,
-                    peak_memory: answer.get("peakMemory").and_then(Value::as_u64),
-                    verified: verdict,
-                };
-                let row = SampleRow::new(case, sample, &prover, &stats, (up1 - up0, down1 - down0));
+                let row = sample_row(case, workload, bed, sample, &answer, (up0, down0)).await?;
                 log(&row.one_line());
                 rows.push(row);
             }

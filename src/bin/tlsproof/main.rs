@@ -10,6 +10,8 @@ mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench_browser;
 #[cfg(not(target_arch = "wasm32"))]
+mod bench_node;
+#[cfg(not(target_arch = "wasm32"))]
 mod config_file;
 #[cfg(not(target_arch = "wasm32"))]
 mod demo;
