@@ -160,6 +160,13 @@ async fn cancellable<T>(
     Abortable::new(timed, registration).await.unwrap_or(Err(ApiError::Aborted))
 }
 
+/// `work` driven on `runtime`; a panic in it is an `INTERNAL` failure, so the call's promise
+/// still settles (and the session's socket, dropped in the unwinding, still closes).
+fn drive<T>(runtime: &tokio::runtime::Runtime, work: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
+    let driven = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(work)));
+    driven.unwrap_or_else(|_| Err(ApiError::Internal("the prover stopped on an internal error (a panic)".into())))
+}
+
 /// Starts `body` on a thread of its own, which drives it on [`RUNTIME`].
 fn on_session_thread(body: impl FnOnce(&tokio::runtime::Runtime) + Send + 'static) -> napi::Result<()> {
     let runtime = RUNTIME.as_ref().map_err(|e| napi::Error::from_reason(format!("no tokio runtime: {e}")))?;
@@ -184,7 +191,7 @@ pub fn notarize<'env>(
     let (deferred, promise) = env.create_deferred()?;
     on_session_thread(move |runtime| {
         let started = now_ms();
-        let outcome = runtime.block_on(async {
+        let outcome = drive(runtime, async {
             let plan = plan_from_json(&options)?;
             let progress = progress_reporter(on_progress);
             let out = cancellable(plan.notarize(started, &progress), plan.timeout, registration).await?;
@@ -226,7 +233,7 @@ pub fn prepare<'env>(
     let on_progress = threadsafe(on_progress)?;
     let (deferred, promise) = env.create_deferred::<Either<PreparedNative, ErrorObject>, _>()?;
     on_session_thread(move |runtime| {
-        let prepared = runtime.block_on(async {
+        let prepared = drive(runtime, async {
             let plan = plan_from_json(&options)?;
             let progress = progress_reporter(on_progress);
             let session = cancellable(plan.prepare(now_ms(), &progress), plan.timeout, registration).await?;
@@ -255,7 +262,7 @@ fn serve_prepared(runtime: &tokio::runtime::Runtime, session: PreparedSession, i
         return;
     };
     let started = now_ms();
-    let outcome = runtime.block_on(async {
+    let outcome = drive(runtime, async {
         let progress = progress_reporter(on_progress);
         let now = (started / 1000.0) as u64;
         let work = async { Ok(session.notarize_exchanges(plan.exchanges.clone(), now, &progress).await?) };

@@ -54,9 +54,9 @@ pub struct ProverConfig {
     pub prg: PrgKind,
     /// How to reach the server.
     pub mode: ProverMode,
-    /// The TLS versions to offer (MPC mode speaks one of them a session): both go in one
-    /// ClientHello, and the server chooses. [`ProverMode::default_tls_versions`] is what the
-    /// CLI and the browser API offer unless told otherwise.
+    /// The TLS versions to offer, in either mode: both go in one ClientHello, and the server
+    /// chooses. [`ProverMode::default_tls_versions`] is what the CLI and the JS API offer
+    /// unless told otherwise.
     pub tls_versions: Vec<TlsVersion>,
     /// The TLS 1.3 suites to offer, in order of preference (usually
     /// [`Suite13::PROVER_DEFAULT`](crate::tls::tls13::Suite13::PROVER_DEFAULT)).
