@@ -1,4 +1,5 @@
-//! One TLS 1.2 connection with prover (P) and verifier (V) as the client together: P holds the
+//! One TLS connection with prover (P) and verifier (V) as the client together, here TLS 1.2
+//! (TLS 1.3, and both offered in one ClientHello, in [`tls13`]): P holds the
 //! byte stream to the server, V holds the other half of every key, and both run the same
 //! sans-IO client in [`KeyExchangeMode::TwoParty`]. P forwards every byte the server sends
 //! to V as it arrives, before anything else about it; V feeds its own copy of the client, so
@@ -9,8 +10,9 @@
 //!
 //! Steps: COTs (KOS, P the sender under its garbling Δ), the request's records garbled ahead
 //! when they fit [`AHEAD_TABLES`] (over wires its key will be soldered onto), the client
-//! random, the server's flight, the key share (each party's point; the client's is their
-//! sum) and the 2PC ECDH, the key derivation with the client Finished
+//! random, the server's flight, the key share (each party's point in the group the server
+//! chose, P-256 or X25519; the client's is their sum) and the 2PC ECDH, the key derivation
+//! with the client Finished
 //! ([`super::handshake`]), the request right after it without waiting for the server's
 //! Finished (False Start, RFC 7918: P encrypts with its keystream, V helps with the tags and
 //! sees the ciphertext), and the server's Finished and response, forwarded to V as they
