@@ -140,8 +140,13 @@ fn progress_reporter(on_progress: Option<ProgressCallback>) -> impl Fn(Progress)
     }
 }
 
-fn threadsafe(on_progress: Option<Function<'_, ProgressEvent, ()>>) -> napi::Result<Option<ProgressCallback>> {
-    on_progress.map(|f| f.build_threadsafe_function().build()).transpose()
+/// What a call takes to its thread: its cancellation's registration (one call per `Cancel`)
+/// and its progress callback made callable from there.
+fn call_parts(
+    on_progress: Option<Function<'_, ProgressEvent, ()>>,
+    cancel: &Cancel,
+) -> napi::Result<(AbortRegistration, Option<ProgressCallback>)> {
+    Ok((cancel.take()?, on_progress.map(|f| f.build_threadsafe_function().build()).transpose()?))
 }
 
 /// Runs `work` until it ends, the plan's `timeoutMs` passes (TIMEOUT) or the call is
@@ -186,8 +191,7 @@ pub fn notarize<'env>(
     on_progress: Option<Function<'env, ProgressEvent, ()>>,
     cancel: &Cancel,
 ) -> napi::Result<Object<'env>> {
-    let registration = cancel.take()?;
-    let on_progress = threadsafe(on_progress)?;
+    let (registration, on_progress) = call_parts(on_progress, cancel)?;
     let (deferred, promise) = env.create_deferred()?;
     on_session_thread(move |runtime| {
         let started = now_ms();
@@ -229,8 +233,7 @@ pub fn prepare<'env>(
     on_progress: Option<Function<'env, ProgressEvent, ()>>,
     cancel: &Cancel,
 ) -> napi::Result<Object<'env>> {
-    let registration = cancel.take()?;
-    let on_progress = threadsafe(on_progress)?;
+    let (registration, on_progress) = call_parts(on_progress, cancel)?;
     let (deferred, promise) = env.create_deferred::<Either<PreparedNative, ErrorObject>, _>()?;
     on_session_thread(move |runtime| {
         let prepared = drive(runtime, async {
@@ -292,8 +295,7 @@ impl PreparedNative {
         on_progress: Option<Function<'env, ProgressEvent, ()>>,
         cancel: &Cancel,
     ) -> napi::Result<Object<'env>> {
-        let registration = cancel.take()?;
-        let on_progress = threadsafe(on_progress)?;
+        let (registration, on_progress) = call_parts(on_progress, cancel)?;
         let (reply, promise): (Reply, _) = env.create_deferred()?;
         // Taken now, even if the options are refused: a session notarizes once.
         let commands = self.commands.lock().ok().and_then(|mut c| c.take());

@@ -250,18 +250,49 @@ pub struct RunOptions {
     pub node: Option<Box<dyn JsRunner>>,
 }
 
-/// Runs a case's samples through the JS package: in a browser or in Node.js (see `tlsproof
-/// bench` for the headless-Chromium and the Node.js ones).
+/// Runs samples through the JS package: in a browser or in Node.js (see `tlsproof bench` for
+/// the headless-Chromium and the Node.js ones). The loop, the options and the verdict checks
+/// are [`run_js`]'s; a runner answers one sample's job.
 pub trait JsRunner {
-    fn run<'a>(
+    /// Runs sample `sample` of `case`: `job` is `{options, prepared}` (the package's notarize
+    /// options, whether to prepare the session first); the answer is `{totalMs, peakMemory}`.
+    fn sample<'a>(
         &'a mut self,
         case: &'a BenchCase,
-        workload: &'a Workload,
-        bed: &'a mut Testbed,
-        log: &'a mut dyn FnMut(&str),
-    ) -> futures::future::LocalBoxFuture<'a, Result<Vec<SampleRow>, BenchError>>;
-    /// Closes the browser.
+        sample: usize,
+        job: serde_json::Value,
+    ) -> futures::future::LocalBoxFuture<'a, Result<serde_json::Value, BenchError>>;
+    /// Closes what the runner started (the browser).
     fn stop(self: Box<Self>) -> futures::future::LocalBoxFuture<'static, ()>;
+}
+
+/// Runs `case` through `runner`, one sample at a time (so each verdict pairs with its sample).
+async fn run_js(
+    runner: &mut dyn JsRunner,
+    case: &BenchCase,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<SampleRow>, BenchError> {
+    let workload = Workload::for_case(case)?;
+    let mut bed = Testbed::start(case).await?;
+    let mut rows = Vec::with_capacity(case.samples);
+    for sample in 0..case.samples {
+        let (up0, down0) = bed.protocol_traffic();
+        let job = serde_json::json!({ "options": js_options(case, &workload, &bed), "prepared": case.prepared });
+        let answer = runner.sample(case, sample, job).await?;
+        let verdict = bed.next_verdict(case, sample).await?;
+        workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
+        let (up1, down1) = bed.protocol_traffic();
+        let stats = verdict.stats;
+        let prover = ProverSample {
+            time_total: answer.get("totalMs").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN) / 1e3,
+            peak_memory: answer.get("peakMemory").and_then(serde_json::Value::as_u64),
+            verified: verdict,
+        };
+        let row = SampleRow::new(case, sample, &prover, &stats, (up1 - up0, down1 - down0));
+        log(&row.one_line());
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Runs every case in order, stopping at the first failure.
@@ -290,11 +321,47 @@ pub async fn run_all(
                 };
                 let runner =
                     runner.ok_or_else(|| BenchError::Browser(format!("no {:?} runner configured", case.target)))?;
-                let workload = Workload::for_case(case)?;
-                let mut bed = Testbed::start(case).await?;
-                rows.extend(runner.run(case, &workload, &mut bed, log).await?);
+                rows.extend(run_js(runner.as_mut(), case, log).await?);
             }
         }
     }
     Ok(rows)
+}
+
+/// The package's notarize options for `workload` against `bed` (the same request bytes and
+/// reveal as the native prover).
+fn js_options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> serde_json::Value {
+    let sent = match &workload.redact {
+        Some(h) => serde_json::json!({ "redactHeaders": [h] }),
+        None => serde_json::json!("all"),
+    };
+    let recv = match case.reveal_recv {
+        super::config::RevealRecv::All | super::config::RevealRecv::AmountStated => serde_json::json!("all"),
+        _ => serde_json::json!(workload
+            .expected_revealed()
+            .iter()
+            .map(|r| serde_json::json!({"start": r.start, "end": r.end}))
+            .collect::<Vec<_>>()),
+    };
+    let prove: Vec<String> = workload.reveal().statements.iter().map(|s| s.to_string()).collect();
+    let mut o = serde_json::json!({
+        "verifierUrl": bed.verifier_url,
+        "server": bed.server,
+        "path": workload.path,
+        "serverName": SERVER_NAME,
+        "caPem": bed.ca_pem,
+        "headers": workload.headers.iter().map(|(k, v)| serde_json::json!([k, v])).collect::<Vec<_>>(),
+        "reveal": { "sent": sent, "recv": recv, "prove": prove },
+        "maxSentBytes": workload.request.bytes.len(),
+        "maxRecvBytes": workload.response.len(),
+        "tls": { "versions": [case.tls_version.as_str()] },
+    });
+    if case.cipher_suite != "default" {
+        o["tls"]["cipherSuites"] = serde_json::json!([case.cipher_suite]);
+    }
+    if let Some(proxy) = &bed.proxy_url {
+        o["mode"] = serde_json::json!("mpc");
+        o["proxyUrl"] = serde_json::json!(proxy);
+    }
+    o
 }

@@ -11,11 +11,8 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tlsproof::bench::config::{BenchCase, RevealRecv};
-use tlsproof::bench::report::SampleRow;
-use tlsproof::bench::runner::{BenchError, JsRunner, ProverSample, SAMPLE_TIMEOUT};
-use tlsproof::bench::workload::{Workload, SERVER_NAME};
-use tlsproof::bench::Testbed;
+use tlsproof::bench::config::BenchCase;
+use tlsproof::bench::runner::{BenchError, JsRunner, SAMPLE_TIMEOUT};
 use tokio::sync::mpsc;
 
 /// What the page should do next.
@@ -146,88 +143,16 @@ async fn result_from_page(State(s): State<Shared>, Json(v): Json<Value>) -> axum
     axum::http::StatusCode::NO_CONTENT
 }
 
-/// The package's notarize options for `workload` against `bed` (the same request bytes and
-/// reveal as the native prover).
-pub(crate) fn options(case: &BenchCase, workload: &Workload, bed: &Testbed) -> Value {
-    let sent = match &workload.redact {
-        Some(h) => json!({ "redactHeaders": [h] }),
-        None => json!("all"),
-    };
-    let recv = match case.reveal_recv {
-        RevealRecv::All | RevealRecv::AmountStated => json!("all"),
-        _ => json!(workload
-            .expected_revealed()
-            .iter()
-            .map(|r| json!({"start": r.start, "end": r.end}))
-            .collect::<Vec<_>>()),
-    };
-    let prove: Vec<String> = workload.reveal().statements.iter().map(|s| s.to_string()).collect();
-    let mut o = json!({
-        "verifierUrl": bed.verifier_url,
-        "server": bed.server,
-        "path": workload.path,
-        "serverName": SERVER_NAME,
-        "caPem": bed.ca_pem,
-        "headers": workload.headers.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
-        "reveal": { "sent": sent, "recv": recv, "prove": prove },
-        "maxSentBytes": workload.request.bytes.len(),
-        "maxRecvBytes": workload.response.len(),
-        "tls": { "versions": [case.tls_version.as_str()] },
-    });
-    if case.cipher_suite != "default" {
-        o["tls"]["cipherSuites"] = json!([case.cipher_suite]);
-    }
-    if let Some(proxy) = &bed.proxy_url {
-        o["mode"] = json!("mpc");
-        o["proxyUrl"] = json!(proxy);
-    }
-    o
-}
-
-/// A JS target's sample as a row: its answer (`totalMs`, `peakMemory`) and the verifier's
-/// verdict on it, checked against the workload; `before` is the link's traffic (up, down)
-/// before the sample.
-pub(crate) async fn sample_row(
-    case: &BenchCase,
-    workload: &Workload,
-    bed: &mut Testbed,
-    sample: usize,
-    answer: &Value,
-    (up0, down0): (u64, u64),
-) -> Result<SampleRow, BenchError> {
-    let verdict = bed.next_verdict(case, sample).await?;
-    workload.check(&verdict).map_err(|source| BenchError::WrongVerdict { case: case.series(), sample, source })?;
-    let (up1, down1) = bed.protocol_traffic();
-    let stats = verdict.stats;
-    let prover = ProverSample {
-        time_total: answer.get("totalMs").and_then(Value::as_f64).unwrap_or(f64::NAN) / 1e3,
-        peak_memory: answer.get("peakMemory").and_then(Value::as_u64),
-        verified: verdict,
-    };
-    Ok(SampleRow::new(case, sample, &prover, &stats, (up1 - up0, down1 - down0)))
-}
-
 impl JsRunner for BrowserBench {
-    fn run<'a>(
+    fn sample<'a>(
         &'a mut self,
         case: &'a BenchCase,
-        workload: &'a Workload,
-        bed: &'a mut Testbed,
-        log: &'a mut dyn FnMut(&str),
-    ) -> LocalBoxFuture<'a, Result<Vec<SampleRow>, BenchError>> {
+        _sample: usize,
+        job: Value,
+    ) -> LocalBoxFuture<'a, Result<Value, BenchError>> {
         Box::pin(async move {
-            let mut rows = Vec::with_capacity(case.samples);
-            // One sample at a time, so each verdict pairs with its sample.
-            for sample in 0..case.samples {
-                let (up0, down0) = bed.protocol_traffic();
-                let job = json!({ "options": options(case, workload, bed), "prepared": case.prepared });
-                let answer = self.run_job("notarize", &case.series(), 1, job).await?;
-                let answer = answer.into_iter().next().unwrap_or(Value::Null);
-                let row = sample_row(case, workload, bed, sample, &answer, (up0, down0)).await?;
-                log(&row.one_line());
-                rows.push(row);
-            }
-            Ok(rows)
+            let answers = self.run_job("notarize", &case.series(), 1, job).await?;
+            Ok(answers.into_iter().next().unwrap_or(Value::Null))
         })
     }
 

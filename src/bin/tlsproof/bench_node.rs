@@ -1,16 +1,12 @@
 //! The Node.js target of `tlsproof bench`: each sample is a fresh `node scripts/bench-node.mjs`
 //! process that notarizes through the package's Node.js prover (the napi-rs addon), with the
-//! browser target's options; the verifier and the fixture stay here behind the same emulated
-//! links as the other targets.
+//! browser target's options (`bench::runner` runs the samples and checks the verdicts).
 
 use futures::future::LocalBoxFuture;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::PathBuf;
 use tlsproof::bench::config::BenchCase;
-use tlsproof::bench::report::SampleRow;
 use tlsproof::bench::runner::{BenchError, JsRunner, SAMPLE_TIMEOUT};
-use tlsproof::bench::workload::Workload;
-use tlsproof::bench::Testbed;
 use tokio::io::AsyncWriteExt;
 
 /// Runs samples with `node` on `script`, over the package in `package`.
@@ -22,7 +18,7 @@ pub struct NodeBench {
 
 impl NodeBench {
     /// One sample: the job on the script's stdin, its JSON line back.
-    async fn sample(&self, job: &Value) -> Result<Value, String> {
+    async fn answer(&self, job: &Value) -> Result<Value, String> {
         let mut child = tokio::process::Command::new(&self.node)
             .arg(&self.script)
             .arg(&self.package)
@@ -52,29 +48,15 @@ impl NodeBench {
 }
 
 impl JsRunner for NodeBench {
-    fn run<'a>(
+    fn sample<'a>(
         &'a mut self,
         case: &'a BenchCase,
-        workload: &'a Workload,
-        bed: &'a mut Testbed,
-        log: &'a mut dyn FnMut(&str),
-    ) -> LocalBoxFuture<'a, Result<Vec<SampleRow>, BenchError>> {
+        sample: usize,
+        job: Value,
+    ) -> LocalBoxFuture<'a, Result<Value, BenchError>> {
         Box::pin(async move {
-            let mut rows = Vec::with_capacity(case.samples);
-            for sample in 0..case.samples {
-                let (up0, down0) = bed.protocol_traffic();
-                let job =
-                    json!({ "options": crate::bench_browser::options(case, workload, bed), "prepared": case.prepared });
-                let answer = self.sample(&job).await.map_err(|message| BenchError::ProverFailed {
-                    case: case.series(),
-                    sample,
-                    message,
-                })?;
-                let row = crate::bench_browser::sample_row(case, workload, bed, sample, &answer, (up0, down0)).await?;
-                log(&row.one_line());
-                rows.push(row);
-            }
-            Ok(rows)
+            let failed = |message| BenchError::ProverFailed { case: case.series(), sample, message };
+            self.answer(&job).await.map_err(failed)
         })
     }
 
